@@ -1,0 +1,64 @@
+"""attncourse: attention mechanisms, step by step, for numpy arrays and torch tensors.
+
+Every function accepts numpy arrays or torch tensors (any device, any float dtype) and returns
+the same kind, on the same device, in the same dtype.  Masks are boolean, True = may attend.
+torch is imported only when a tensor arrives, or when ``MultiHeadAttention`` is used.
+"""
+
+from __future__ import annotations
+
+from ._backend import AttentionInputError, AttentionTypeError
+from .functional import merge_heads, scaled_dot_product_attention, softmax, split_heads
+from .masks import (
+    causal_mask,
+    from_additive_mask,
+    from_blocked_mask,
+    from_hf_attention_mask,
+    padding_mask,
+    to_additive_mask,
+    to_blocked_mask,
+)
+from .positional import apply_rope, sinusoidal_positional_encoding
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttentionInputError",
+    "AttentionTypeError",
+    "softmax",
+    "scaled_dot_product_attention",
+    "split_heads",
+    "merge_heads",
+    "causal_mask",
+    "padding_mask",
+    "from_blocked_mask",
+    "to_blocked_mask",
+    "from_hf_attention_mask",
+    "from_additive_mask",
+    "to_additive_mask",
+    "sinusoidal_positional_encoding",
+    "apply_rope",
+    "MultiHeadAttention",
+    "best_device",
+]
+
+_LAZY = {"MultiHeadAttention": ".multihead", "best_device": ".device"}
+
+
+def __getattr__(name: str):
+    # MultiHeadAttention subclasses torch.nn.Module, so torch is imported on first use only.
+    if name in _LAZY:
+        import importlib
+
+        try:
+            module = importlib.import_module(_LAZY[name], __name__)
+        except ModuleNotFoundError as e:
+            if e.name == "torch":
+                raise ImportError(f"attncourse.{name} needs PyTorch: pip install torch") from e
+            raise
+        return getattr(module, name)
+    raise AttributeError(f"module 'attncourse' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

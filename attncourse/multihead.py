@@ -1,0 +1,151 @@
+"""Multi-head attention as a ``torch.nn.Module`` (this module imports torch)."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import torch
+from torch import nn
+
+from ._backend import AttentionInputError, fmt_shape
+from .functional import merge_heads, scaled_dot_product_attention, split_heads
+
+__all__ = ["MultiHeadAttention"]
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with ``n_heads`` heads of width ``d_head = d_model // n_heads``.
+
+    Each head attends with its own slice of the projected q, k, v and scales its scores by
+    ``1/sqrt(d_head)`` (not ``1/sqrt(d_model)``); the heads' outputs are concatenated and mixed
+    by ``out_proj`` (W_O).  The parameter count, ``4 * d_model**2`` (+ ``4 * d_model`` biases),
+    does not depend on ``n_heads``.
+
+    ``forward(query, key=None, value=None, mask=None, *, is_causal=False, key_padding_mask=None)``
+    takes ``query (B, L, d_model)`` and ``key``/``value (B, S, d_model)`` (default: ``query``,
+    i.e. self-attention) and returns ``out (B, L, d_model)`` and ``weights (B, H, L, S)``.
+    ``mask`` is boolean, True = may attend, broadcastable to ``(B, H, L, S)``;
+    ``key_padding_mask`` is boolean ``(B, S)``, True = a real token.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        for name, n in (("d_model", d_model), ("n_heads", n_heads)):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise AttentionInputError(f"MultiHeadAttention: {name} must be a positive integer; got {n!r}.")
+        if d_model % n_heads:
+            divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+            raise AttentionInputError(
+                f"MultiHeadAttention: d_model={d_model} is not divisible by n_heads={n_heads}, so the "
+                f"heads cannot share it equally. n_heads must be one of {divisors}."
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise AttentionInputError(f"MultiHeadAttention: dropout must be in [0, 1); got {dropout}.")
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        factory = {"device": device, "dtype": dtype}
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_Q for all heads at once
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_K
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_V
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_O
+        self.dropout = nn.Dropout(dropout)
+
+    def _check(self, name: str, x: torch.Tensor) -> None:
+        if not isinstance(x, torch.Tensor):
+            raise AttentionInputError(f"MultiHeadAttention: {name} must be a torch tensor; got {type(x).__name__}.")
+        if x.ndim != 3 or x.shape[-1] != self.d_model:
+            raise AttentionInputError(
+                f"MultiHeadAttention: {name} must be (B, {'L' if name == 'query' else 'S'}, d_model={self.d_model}); "
+                f"got shape {fmt_shape(x)}."
+            )
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: Optional[torch.Tensor] = None,
+        value: Optional[torch.Tensor] = None,
+        mask: Optional[torch.Tensor] = None,
+        *,
+        is_causal: bool = False,
+        key_padding_mask: Optional[torch.Tensor] = None,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            self._check(name, x)
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise AttentionInputError(
+                "MultiHeadAttention: query (B, L, d), key and value (B, S, d) must share B, and key and "
+                f"value must share S; got query {fmt_shape(query)}, key {fmt_shape(key)}, value {fmt_shape(value)}."
+            )
+        if key_padding_mask is not None:
+            B, S = key.shape[:2]
+            if key_padding_mask.shape != (B, S):
+                raise AttentionInputError(
+                    f"MultiHeadAttention: key_padding_mask must be (B, S) = ({B}, {S}); "
+                    f"got {fmt_shape(key_padding_mask)}."
+                )
+            if key_padding_mask.dtype != torch.bool:
+                raise AttentionInputError(
+                    "MultiHeadAttention: key_padding_mask must be boolean (True = real token); "
+                    f"got dtype {key_padding_mask.dtype}."
+                )
+            kpm = key_padding_mask[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
+            mask = kpm if mask is None else mask & kpm
+
+        q = split_heads(self.q_proj(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
+        k = split_heads(self.k_proj(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_head)
+        v = split_heads(self.v_proj(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_head)
+        # Each head scales by 1/sqrt(d_head): its dot products sum d_head terms, not d_model.
+        out, weights = scaled_dot_product_attention(
+            q, k, v, mask, is_causal=is_causal, scale=1.0 / math.sqrt(self.d_head)
+        )  # out (B, H, L, d_head), weights (B, H, L, S)
+        if self.training and self.dropout.p > 0:
+            out = self.dropout(weights) @ v  # dropout on the weights, as nn.MultiheadAttention does
+        return self.out_proj(merge_heads(out)), weights  # (B, H, L, d_head) -> (B, L, d_model)
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> "MultiHeadAttention":
+        """A copy of ``torch.nn.MultiheadAttention`` ``m`` (same weights, same outputs).
+
+        ``m`` must project q, k and v from ``embed_dim`` features (no ``kdim``/``vdim``), without
+        ``add_bias_kv`` or ``add_zero_attn``; call the original with ``batch_first=True`` to
+        compare outputs.
+        """
+        if not isinstance(m, nn.MultiheadAttention):
+            raise AttentionInputError(
+                f"MultiHeadAttention.from_torch: expected torch.nn.MultiheadAttention; got {type(m).__name__}."
+            )
+        if not m._qkv_same_embed_dim:
+            raise AttentionInputError(
+                "MultiHeadAttention.from_torch: kdim/vdim different from embed_dim are not supported "
+                f"(embed_dim={m.embed_dim}, kdim={m.kdim}, vdim={m.vdim})."
+            )
+        if m.bias_k is not None or m.add_zero_attn:
+            raise AttentionInputError(
+                "MultiHeadAttention.from_torch: add_bias_kv and add_zero_attn are not supported."
+            )
+        w = m.in_proj_weight
+        bias = m.in_proj_bias is not None
+        new = cls(m.embed_dim, m.num_heads, bias=bias, dropout=m.dropout, device=w.device, dtype=w.dtype)
+        d = m.embed_dim
+        with torch.no_grad():
+            # in_proj_weight stacks W_Q, W_K, W_V: (3 * d_model, d_model).
+            for i, proj in enumerate((new.q_proj, new.k_proj, new.v_proj)):
+                proj.weight.copy_(w[i * d : (i + 1) * d])
+                if bias:
+                    proj.bias.copy_(m.in_proj_bias[i * d : (i + 1) * d])
+            new.out_proj.weight.copy_(m.out_proj.weight)
+            if bias:
+                new.out_proj.bias.copy_(m.out_proj.bias)
+        new.train(m.training)
+        return new
