@@ -1,0 +1,56 @@
+// Loaded (before require.js and embed-amd.js) on book pages that embed widget state; see
+// nb_ipywidgets_js in _config.yml.  Three fixes so that embedded widgets work offline,
+// without errors, next to the book theme and MathJax 3.
+(function () {
+  "use strict";
+
+  // 1. embed-amd.js finds its Font Awesome files next to the AMD module's URL.  Map every
+  //    module it defines to embed-amd.js itself, so the fonts are looked up in
+  //    _static/vendor/jupyter-widgets/ instead of beside the page.  A `require` object set
+  //    before require.js loads is RequireJS's configuration.
+  var here = document.currentScript.src; // .../_static/widgets-offline.js?v=...
+  var staticDir = here.slice(0, here.lastIndexOf("/") + 1);
+  var bundle = staticDir + "vendor/jupyter-widgets/embed-amd";
+  var paths = {};
+  [
+    "@jupyter-widgets/base",
+    "@jupyter-widgets/base7",
+    "@jupyter-widgets/controls",
+    "@jupyter-widgets/controls7",
+    "@jupyter-widgets/html-manager",
+    "@jupyter-widgets/html-manager/dist/libembed-amd",
+  ].forEach(function (id) {
+    paths[id] = bundle;
+  });
+  if (typeof window.require === "undefined") {
+    window.require = { paths: paths };
+  } else if (typeof window.require.config === "function") {
+    window.require.config({ paths: paths });
+  }
+
+  // 2. The theme's fontawesome.js replaces each <i class="fa ..."> with an <svg>; the Play
+  //    widget later looks up its <i> to switch play/pause and throws.  "nest" keeps the <i>.
+  window.FontAwesomeConfig = Object.assign({}, window.FontAwesomeConfig, { autoReplaceSvg: "nest" });
+
+  // 3. ipywidgets typesets descriptions with MathJax 2's MathJax.Hub.Queue, which MathJax 3
+  //    lacks.  MathJax loads deferred and replaces window.MathJax, so add the shim once the
+  //    document is parsed (widgets render later, on window "load").
+  function typeset(command) {
+    var mathjax = window.MathJax;
+    var element = command && command[2];
+    if (!mathjax || !mathjax.startup || !element) return;
+    mathjax.startup.promise
+      .then(function () {
+        return mathjax.typesetPromise([element]);
+      })
+      .catch(function (err) {
+        console.warn("MathJax could not typeset a widget label:", err);
+      });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    var mathjax = window.MathJax;
+    if (mathjax && mathjax.startup && !mathjax.Hub) {
+      mathjax.Hub = { Queue: typeset };
+    }
+  });
+})();
