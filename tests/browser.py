@@ -36,6 +36,7 @@ __all__ = [
     "PageLog",
     "BookBrowser",
     "serve",
+    "why_no_chromium",
     "why_no_browser",
     "wait_for_mathjax",
     "wait_for_widgets",
@@ -59,10 +60,8 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
-def why_no_browser(html_dir: Path = BUILD_HTML) -> Optional[str]:
-    """Why the browser tests cannot run here, or None when they can."""
-    if not (Path(html_dir) / "index.html").is_file():
-        return f"the book is not built ({html_dir}/index.html missing): run `jupyter-book build . -W`"
+def why_no_chromium() -> Optional[str]:
+    """Why headless Chromium cannot be driven here, or None when it can."""
     if not CHROMIUM.is_file():
         return f"{CHROMIUM} not found: run `apt-get install -y chromium`"
     try:
@@ -70,6 +69,13 @@ def why_no_browser(html_dir: Path = BUILD_HTML) -> Optional[str]:
     except ImportError:
         return "the playwright Python package is not installed"
     return None
+
+
+def why_no_browser(html_dir: Path = BUILD_HTML) -> Optional[str]:
+    """Why the browser tests over ``html_dir`` cannot run here, or None when they can."""
+    if not (Path(html_dir) / "index.html").is_file():
+        return f"the book is not built ({html_dir}/index.html missing): run `jupyter-book build . -W`"
+    return why_no_chromium()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -28,9 +28,11 @@
     window.require.config({ paths: paths });
   }
 
-  // 2. The theme's fontawesome.js replaces each <i class="fa ..."> with an <svg>; the Play
-  //    widget later looks up its <i> to switch play/pause and throws.  "nest" keeps the <i>.
-  window.FontAwesomeConfig = Object.assign({}, window.FontAwesomeConfig, { autoReplaceSvg: "nest" });
+  // 2. The theme's fontawesome.js replaces each <i class="fa ..."> with an <svg>, also inside
+  //    widgets rendered later (it watches the DOM); the Play widget then looks up its <i> to
+  //    switch play/pause and throws.  Let it convert only the icons in the page as served
+  //    (the theme's); widgets draw theirs with the Font Awesome font of embed-amd.js.
+  window.FontAwesomeConfig = Object.assign({}, window.FontAwesomeConfig, { observeMutations: false });
 
   // 3. ipywidgets typesets descriptions with MathJax 2's MathJax.Hub.Queue, which MathJax 3
   //    lacks.  MathJax loads deferred and replaces window.MathJax, so add the shim once the

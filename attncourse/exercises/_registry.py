@@ -1,0 +1,213 @@
+"""The exercise registry: what each exercise asks, what it is worth, and how it is checked.
+
+An exercise is a function the student writes.  The registry keeps, for each one:
+
+* ``id`` (``"ch05.multi_head_attention"``), a display ``number`` (``"5.3"``), a ``title`` and
+  ``points``;
+* ``solution``: the exercise cell's code as the book shows it, with the solution between
+  ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the markers nbgrader uses);
+* ``reference``: a trusted implementation, computed in float64, that defines "correct";
+* ``public_cases``: small seeded inputs that ``check`` runs (the hidden ones live in
+  ``grading/``, outside the package);
+* ``diagnoses``: classic wrong answers (a wrong variant of the computation, or an error
+  pattern) with the message a student sees when their answer matches one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "Case",
+    "Diagnosis",
+    "Exercise",
+    "CHAPTERS",
+    "register",
+    "get",
+    "all_exercises",
+    "chapter_key",
+    "BEGIN_SOLUTION",
+    "END_SOLUTION",
+    "STUB_LINE",
+]
+
+BEGIN_SOLUTION = "### BEGIN SOLUTION"
+END_SOLUTION = "### END SOLUTION"
+STUB_LINE = 'raise NotImplementedError("write your answer here")'
+
+# chapter key -> (title, notebook stem that hosts its exercises)
+CHAPTERS: Dict[str, Tuple[str, str]] = {
+    "ch01": ("Chapter 1: Softmax", "01_softmax"),
+    "ch02": ("Chapter 2: Dot-product attention", "02_dot_product_attention"),
+    "ch03": ("Chapter 3: Scaling by sqrt(d_k)", "03_scaling"),
+    "ch04": ("Chapter 4: Self-attention", "04_self_attention"),
+    "ch05": ("Chapter 5: Multi-head attention", "05_multi_head_attention"),
+    "ch06": ("Chapter 6: Masked attention", "06_masked_attention"),
+    "ch07": ("Chapter 7: Positional encoding", "07_positional_encoding"),
+    "bugs": ("Appendix A: Common bugs", "appendix_common_bugs"),
+}
+
+
+class Case:
+    """One set of inputs, given in the order of the exercise function's parameters.
+
+    >>> import numpy as np
+    >>> case = Case("three logits", x=np.array([1.0, 2.0, 3.0]))
+    >>> case.name, list(case.inputs)
+    ('three logits', ['x'])
+    """
+
+    def __init__(self, name: str, **inputs: Any) -> None:
+        self.name = name
+        self.inputs = inputs
+
+    def args(self) -> List[Any]:
+        """Fresh copies of the inputs, so a function that writes into them changes nothing here."""
+        return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self.inputs.values()]
+
+    def __repr__(self) -> str:
+        return f"Case({self.name!r}, {', '.join(self.inputs)})"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A classic mistake and the message that explains it.
+
+    ``variant`` computes the wrong answer from the same inputs (or returns ``None`` where the
+    mistake cannot be told apart); a student whose output matches it gets ``message``.
+    ``error`` is a regular expression searched in ``"ErrorType: message"`` of an exception.
+    """
+
+    message: str
+    variant: Optional[Callable[..., Any]] = None
+    error: Optional[str] = None
+
+
+def _functions_defined(source: str) -> List[str]:
+    tree = ast.parse(source)
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise; see the module docstring."""
+
+    id: str
+    number: str
+    title: str
+    points: int
+    function: str
+    solution: str
+    reference: Callable[..., Any]
+    public_cases: Callable[[], List[Case]]
+    description: str = ""
+    outputs: Tuple[str, ...] = ("result",)
+    distributions: Tuple[str, ...] = ()  # outputs whose last axis should sum to 1 (or 0 when masked)
+    diagnoses: Tuple[Diagnosis, ...] = ()
+    needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
+    array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
+    stub: Optional[str] = None  # replaces the solution region in the student version
+    _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "solution", textwrap.dedent(self.solution).strip("\n") + "\n")
+        if self.stub is not None:
+            object.__setattr__(self, "stub", textwrap.dedent(self.stub).strip("\n"))
+        if not re.fullmatch(r"(ch0[1-9]|bugs)\.[a-z][a-z0-9_]*", self.id):
+            raise ValueError(f"exercise id {self.id!r} must look like 'ch01.name' or 'bugs.name'")
+        if self.function not in _functions_defined(self.solution):
+            raise ValueError(f"{self.id}: the solution does not define {self.function}()")
+        if self.solution.count(BEGIN_SOLUTION) != 1 or self.solution.count(END_SOLUTION) != 1:
+            raise ValueError(f"{self.id}: the solution needs one {BEGIN_SOLUTION} / {END_SOLUTION} pair")
+        if self.array_kind not in ("numpy", "torch"):
+            raise ValueError(f"{self.id}: array_kind must be 'numpy' or 'torch'")
+
+    @property
+    def chapter(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def header(self) -> str:
+        """The comment on the exercise cell's first line."""
+        unit = "point" if self.points == 1 else "points"
+        return f"# Exercise {self.number}: {self.title} ({self.points} {unit})"
+
+    @property
+    def params(self) -> Tuple[str, ...]:
+        """The graded function's parameter names, in order."""
+        for node in ast.parse(self.solution).body:
+            if isinstance(node, ast.FunctionDef) and node.name == self.function:
+                return tuple(a.arg for a in node.args.args)
+        raise AssertionError("unreachable: checked in __post_init__")
+
+    def cell_source(self) -> str:
+        """The exercise cell of the book (solution) version."""
+        return f"{self.header}\n{self.solution}".rstrip("\n")
+
+    def solution_code(self) -> str:
+        """The solution without its markers: what the "worked solution" block shows."""
+        lines = [ln for ln in self.solution.splitlines() if ln.strip() not in (BEGIN_SOLUTION, END_SOLUTION)]
+        return "\n".join(lines).rstrip("\n")
+
+    def solution_function(self) -> Callable[..., Any]:
+        """The book's solution, compiled (with the imports in ``needs``)."""
+        if "solution" not in self._cache:
+            namespace: Dict[str, Any] = {"__name__": f"solution_{self.id.replace('.', '_')}"}
+            exec(compile("\n".join(self.needs) + "\n", f"<imports {self.id}>", "exec"), namespace)
+            exec(compile(self.solution, f"<solution {self.id}>", "exec"), namespace)
+            self._cache["solution"] = namespace[self.function]
+        return self._cache["solution"]
+
+
+_REGISTRY: Dict[str, Exercise] = {}
+
+
+def register(*exercises: Exercise) -> None:
+    """Add exercises to the registry (ids and function names must be new)."""
+    for ex in exercises:
+        if ex.id in _REGISTRY:
+            raise ValueError(f"exercise {ex.id!r} is registered twice")
+        clash = [e.id for e in _REGISTRY.values() if e.function == ex.function]
+        if clash:
+            raise ValueError(f"{ex.id}: function name {ex.function!r} is already used by {clash[0]}")
+        _REGISTRY[ex.id] = ex
+
+
+def get(exercise_id: str) -> Exercise:
+    """The exercise with this id; a ``KeyError`` that suggests the nearest ids otherwise."""
+    try:
+        return _REGISTRY[exercise_id]
+    except KeyError:
+        import difflib
+
+        near = difflib.get_close_matches(str(exercise_id), list(_REGISTRY), n=3)
+        hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+        raise KeyError(f"unknown exercise id {exercise_id!r}.{hint}") from None
+
+
+def chapter_key(chapter: Any) -> str:
+    """``1``, ``"1"``, ``"ch01"`` or ``"bugs"`` -> the registry's chapter key."""
+    text = str(chapter).strip().lower()
+    if text in CHAPTERS:
+        return text
+    if text.isdigit() and f"ch{int(text):02d}" in CHAPTERS:
+        return f"ch{int(text):02d}"
+    if text in ("a", "appendix", "common bugs", "common_bugs"):
+        return "bugs"
+    raise KeyError(f"unknown chapter {chapter!r}; use one of {', '.join(CHAPTERS)}")
+
+
+def all_exercises(chapter: Any = None) -> List[Exercise]:
+    """Every registered exercise (of one chapter, if given), in book order."""
+    exercises = list(_REGISTRY.values())
+    if chapter is not None:
+        key = chapter_key(chapter)
+        exercises = [e for e in exercises if e.chapter == key]
+    order = list(CHAPTERS)
+    return sorted(exercises, key=lambda e: (order.index(e.chapter), [int(p) for p in e.number.split(".")[1:]]))

@@ -1,0 +1,299 @@
+"""The book: its table of contents, its offline configuration and the built HTML.
+
+The toc and config tests run anywhere.  The tests on ``_build/html`` need the book built first
+(``jupyter-book build . -W``) and skip, saying so, when it is not; the ``browser`` ones also need
+Debian's Chromium (``apt-get install -y chromium``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from browser import (  # noqa: F401  (book_server and book_browser are fixtures)
+    BUILD_HTML,
+    REPO_ROOT,
+    BookBrowser,
+    book_browser,
+    book_server,
+    serve,
+    wait_for_mathjax,
+    wait_for_widgets,
+    why_no_chromium,
+)
+
+BOOK = REPO_ROOT / "book"
+STATIC = BOOK / "_static"
+CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com")
+
+
+def load_yaml(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf8"))
+
+
+def toc_entries(toc: dict) -> list:
+    """Every ``file:`` of a jb-book toc, the root first, in reading order."""
+    entries = [toc["root"]]
+
+    def walk(items):
+        for item in items or []:
+            if "file" in item:
+                entries.append(item["file"])
+            walk(item.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return entries
+
+
+def book_sources() -> set:
+    """The pages under book/ (as toc entries: repo-relative, no suffix)."""
+    return {
+        path.relative_to(REPO_ROOT).with_suffix("").as_posix()
+        for path in BOOK.rglob("*")
+        if path.suffix in {".ipynb", ".md"}
+        and not {"_static", "_build", ".ipynb_checkpoints"} & set(path.relative_to(BOOK).parts)
+    }
+
+
+@pytest.fixture(scope="module")
+def toc() -> dict:
+    return load_yaml(REPO_ROOT / "_toc.yml")
+
+
+@pytest.fixture(scope="module")
+def sphinx_config() -> dict:
+    return load_yaml(REPO_ROOT / "_config.yml")["sphinx"]["config"]
+
+
+# --- table of contents --------------------------------------------------------------------------
+
+
+def test_toc_is_a_jupyter_book_with_the_intro_as_root(toc):
+    assert toc["format"] == "jb-book"
+    assert toc["root"] == "book/intro"
+
+
+def test_toc_lists_no_page_twice(toc):
+    entries = toc_entries(toc)
+    twice = sorted({e for e in entries if entries.count(e) > 1})
+    assert not twice, f"listed more than once in _toc.yml: {twice}"
+
+
+def test_every_toc_entry_exists_once(toc):
+    for entry in toc_entries(toc):
+        found = [p.name for p in (REPO_ROOT / f"{entry}.ipynb", REPO_ROOT / f"{entry}.md") if p.is_file()]
+        assert len(found) == 1, f"_toc.yml lists {entry!r}: expected one of .ipynb/.md, found {found or 'none'}"
+
+
+def test_every_page_under_book_is_in_the_toc(toc):
+    missing = sorted(book_sources() - set(toc_entries(toc)))
+    assert not missing, (
+        f"pages under book/ missing from _toc.yml (only_build_toc_files skips them): {missing}"
+    )
+
+
+def test_chapters_are_notebooks_in_reading_order(toc):
+    chapters = [e for e in toc_entries(toc) if re.fullmatch(r"book/\d\d_\w+", e)]
+    assert chapters == sorted(chapters)
+    assert [int(c[5:7]) for c in chapters] == list(range(1, len(chapters) + 1))
+    for chapter in chapters:  # Colab opens only notebooks
+        assert (REPO_ROOT / f"{chapter}.ipynb").is_file(), f"{chapter} must be an .ipynb"
+
+
+# --- offline configuration ----------------------------------------------------------------------
+
+
+def test_config_points_mathjax_and_widgets_at_vendored_files(sphinx_config):
+    assert sphinx_config["html_static_path"] == ["book/_static"]
+    local = [sphinx_config["mathjax_path"], *sphinx_config["nb_ipywidgets_js"]]
+    for path in local:
+        assert "://" not in path and not path.startswith("//"), f"{path} is not a local file"
+        assert (STATIC / path).is_file(), f"{STATIC / path} missing: run scripts/vendor_js.sh"
+    # widgets-offline.js configures RequireJS, so it must load before require.js.
+    assert list(sphinx_config["nb_ipywidgets_js"]) == [
+        "widgets-offline.js",
+        "vendor/requirejs/require.js",
+        "vendor/jupyter-widgets/embed-amd.js",
+    ]
+
+
+def test_vendored_files_are_complete():
+    vendor = STATIC / "vendor"
+    assert len(list(vendor.glob("mathjax/output/chtml/fonts/woff-v2/*.woff"))) >= 20
+    assert len(list(vendor.glob("jupyter-widgets/*.woff2"))) == 3
+    versions = (vendor / "VERSIONS.txt").read_text()
+    pinned = json.loads((REPO_ROOT / "package.json").read_text())["dependencies"]
+    for package, version in pinned.items():
+        assert f"{package} {version}" in versions, f"vendored {package} is not the pinned {version}"
+
+
+# --- built HTML (no browser) --------------------------------------------------------------------
+
+needs_build = pytest.mark.skipif(
+    not (BUILD_HTML / "index.html").is_file(),
+    reason=f"the book is not built ({BUILD_HTML}): run `jupyter-book build . -W`",
+)
+
+
+def built_pages() -> list:
+    return sorted(
+        p.relative_to(BUILD_HTML).as_posix()
+        for p in BUILD_HTML.rglob("*.html")
+        if not {"_static", "_sources", "_images"} & set(p.relative_to(BUILD_HTML).parts)
+    )
+
+
+ASSET = re.compile(r"<(?:script|link|img|iframe)\b[^>]*?\b(?:src|href)=\"([^\"]+)\"[^>]*>", re.I)
+
+
+@needs_build
+def test_built_pages_load_no_script_or_style_from_another_host():
+    offenders = []
+    for page in built_pages():
+        text = (BUILD_HTML / page).read_text(encoding="utf8")
+        for match in ASSET.finditer(text):
+            tag, url = match.group(0), html.unescape(match.group(1))
+            is_link = tag.lower().startswith("<link")
+            if is_link and not re.search(r"rel=\"(stylesheet|preload|modulepreload|icon)\"", tag):
+                continue  # <link rel="next"> etc. are navigation, not loads
+            if urlsplit(url).netloc:
+                offenders.append(f"{page}: {tag}")
+        offenders += [f"{page}: mentions {host}" for host in CDN_HOSTS if host in text]
+    assert not offenders, "built pages load from other hosts:\n" + "\n".join(offenders)
+
+
+@needs_build
+def test_colab_button_opens_the_notebook_on_github():
+    text = (BUILD_HTML / "book" / "01_softmax.html").read_text(encoding="utf8")
+    expected = "https://colab.research.google.com/github/attncourse/attention-course/blob/main/book/01_softmax.ipynb"
+    assert f'href="{expected}"' in text
+
+
+# --- built HTML in headless Chromium -------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_every_page_loads_offline_without_errors(book_browser):
+    pages = built_pages()
+    assert "book/intro.html" in pages
+    problems, typeset = [], {}
+    for path in pages:
+        page, log = book_browser.open(path)
+        n_math = page.locator(".math").count()
+        n_typeset = wait_for_mathjax(page)
+        n_widgets = wait_for_widgets(page)
+        if n_math:
+            typeset[path] = n_typeset
+            untypeset = page.locator(".math:not(:has(mjx-container))").count()
+            if untypeset or page.locator("mjx-merror").count():
+                problems.append(f"{path}: {untypeset} of {n_math} math elements not typeset, or a TeX error")
+        if n_widgets and "Error displaying widget" in page.inner_text("body"):
+            problems.append(f"{path}: a widget failed to display")
+        if log.problems():
+            problems.append(log.report())
+    assert not problems, "\n".join(problems)
+    assert typeset, "no built page has math: the MathJax check checked nothing"
+    assert all(n > 0 for n in typeset.values()), typeset
+
+
+WIDGET_NOTEBOOK = '''\
+import io
+
+import ipywidgets as widgets
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+def frame(k):
+    fig, ax = plt.subplots(figsize=(2, 1.5), dpi=50)
+    ax.plot(np.sin(k * np.linspace(0, 2 * np.pi, 50)))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+stack = widgets.Stack([widgets.Image(value=frame(k), format="png") for k in (1, 2, 3)], selected_index=0)
+slider = widgets.IntSlider(value=0, min=0, max=2, description=r"$d_k$")
+play = widgets.Play(value=0, min=0, max=2, interval=100)
+widgets.jslink((slider, "value"), (stack, "selected_index"))
+widgets.jslink((play, "value"), (slider, "value"))
+widgets.VBox([widgets.HBox([play, slider]), stack])
+'''
+
+
+@pytest.fixture(scope="module")
+def widget_book(tmp_path_factory) -> Path:
+    """A scratch book with the real _config.yml and book/_static/, and one widget notebook."""
+    reason = why_no_chromium()
+    if reason:
+        pytest.skip(reason)
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    root = tmp_path_factory.mktemp("widget_book")
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text((REPO_ROOT / "_config.yml").read_text())
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/widgets\n")
+    (root / "book" / "intro.md").write_text("# Scratch\n\nWith math: $\\sqrt{d_k}$.\n")
+    (root / "book" / "_static").symlink_to(STATIC, target_is_directory=True)
+    nb = new_notebook(
+        cells=[new_markdown_cell("# Widgets\n\n$a^2$"), new_code_cell(WIDGET_NOTEBOOK)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, root / "book" / "widgets.ipynb")
+    build = subprocess.run(
+        [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root), "-W", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    return root / "_build" / "html"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_embedded_slider_drives_a_stack_of_images_without_a_kernel(widget_book):
+    text = (widget_book / "book" / "widgets.html").read_text(encoding="utf8")
+    assert 'type="application/vnd.jupyter.widget-state+json"' in text, "widget state was not embedded"
+
+    def shown_image(page) -> str:
+        srcs = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.widget-subarea img'))
+                     .filter(img => img.offsetParent !== null).map(img => img.src)"""
+        )
+        assert len(srcs) == 1, srcs
+        return srcs[0]
+
+    with serve(widget_book) as base_url, BookBrowser(base_url) as browser:
+        page, log = browser.open("book/widgets.html")
+        assert wait_for_widgets(page) == 1
+        assert wait_for_mathjax(page) >= 2  # the page's $a^2$ and the slider's $d_k$ label
+        assert page.locator(".widget-slider .widget-label mjx-container").count() == 1
+        before = shown_image(page)
+        page.locator(".widget-slider .noUi-handle").focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "() => document.querySelector('.widget-slider .widget-readout').textContent.trim() === '1'"
+        )
+        page.wait_for_timeout(200)
+        after = shown_image(page)
+        assert after != before, "moving the slider did not change the image shown"
+        page.locator(".widget-play button").first.click()  # Play: icons swap, values advance
+        page.wait_for_function(
+            "() => document.querySelector('.widget-slider .widget-readout').textContent.trim() === '2'"
+        )
+        assert not log.problems(), log.report()
