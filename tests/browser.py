@@ -11,7 +11,8 @@ page that would reach for a CDN fails fast instead of waiting for the network).
         assert not log.problems(), log.report()
 
 The pytest fixtures ``book_server`` and ``book_browser`` wrap the same, once per test module,
-and skip (with the reason) when the book is not built or Chromium is missing.  Build the book
+and skip (with the reason) when the book is not built or Chromium is missing; with the
+environment variable ``REQUIRE_BROWSER=1`` (as in CI) they fail instead.  Build the book
 first with ``jupyter-book build . -W``; install Chromium with ``apt-get install -y chromium``.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,11 +37,14 @@ __all__ = [
     "CHROMIUM_ARGS",
     "PageLog",
     "BookBrowser",
+    "launch_chromium",
     "serve",
     "why_no_chromium",
     "why_no_browser",
+    "skip_or_fail",
     "wait_for_mathjax",
     "wait_for_widgets",
+    "chromium",
     "book_server",
     "book_browser",
 ]
@@ -76,6 +81,13 @@ def why_no_browser(html_dir: Path = BUILD_HTML) -> Optional[str]:
     if not (Path(html_dir) / "index.html").is_file():
         return f"the book is not built ({html_dir}/index.html missing): run `jupyter-book build . -W`"
     return why_no_chromium()
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip the test, or fail it where ``REQUIRE_BROWSER=1`` (CI) says the checks must run."""
+    if os.environ.get("REQUIRE_BROWSER", "") not in ("", "0"):
+        pytest.fail(f"REQUIRE_BROWSER is set but {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -135,40 +147,60 @@ class PageLog:
         return f"{self.url}: " + ("no problems" if not lines else "\n  " + "\n  ".join(lines))
 
 
-class BookBrowser:
-    """One headless Chromium and one context; ``open`` gives a fresh page and its ``PageLog``."""
+@contextlib.contextmanager
+def launch_chromium():
+    """Start playwright and Debian's headless Chromium; yields the playwright ``Browser``.
 
-    def __init__(self, base_url: str, *, viewport: tuple = (1280, 900), timeout_ms: int = 30_000):
+    Playwright's sync API allows one instance per thread at a time: share it (the ``chromium``
+    fixture) rather than nesting a second one.
+    """
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class BookBrowser:
+    """One browser context over a served book; ``open`` gives a fresh page and its ``PageLog``.
+
+    Pass ``browser`` (from ``launch_chromium`` or the ``chromium`` fixture) to share one
+    Chromium; without it, the ``with`` block launches its own.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        browser=None,
+        *,
+        viewport: tuple = (1280, 900),
+        timeout_ms: int = 30_000,
+    ):
         self.base_url = base_url
         self.viewport = {"width": viewport[0], "height": viewport[1]}
         self.timeout_ms = timeout_ms
-        self._pw = self._browser = self._context = None
-        self._page = None
+        self._browser = browser
+        self._stack = contextlib.ExitStack()
+        self._context = self._page = None
 
     def __enter__(self) -> "BookBrowser":
-        from playwright.sync_api import sync_playwright
-
-        self._pw = sync_playwright().start()
         try:
-            self._browser = self._pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            if self._browser is None:
+                self._browser = self._stack.enter_context(launch_chromium())
             self._context = self._browser.new_context(viewport=self.viewport)
+            self._stack.callback(self._context.close)
             self._context.set_default_timeout(self.timeout_ms)
         except BaseException:
-            self.close()
+            self._stack.close()
             raise
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for obj in (self._page, self._context, self._browser):
-            if obj is not None:
-                with contextlib.suppress(Exception):
-                    obj.close()
-        if self._pw is not None:
-            self._pw.stop()
-        self._pw = self._browser = self._context = self._page = None
+        self._context = self._page = None
+        self._stack.close()
 
     def url(self, path: str) -> str:
         return urljoin(self.base_url, path)
@@ -262,17 +294,30 @@ def wait_for_widgets(page, timeout_ms: int = 20_000) -> int:
 
 
 @pytest.fixture(scope="module")
+def chromium():
+    """Headless Chromium (a playwright ``Browser``), shared by one test module.
+
+    Skips when Chromium or playwright is missing; fails instead under ``REQUIRE_BROWSER=1``.
+    """
+    reason = why_no_chromium()
+    if reason:
+        skip_or_fail(reason)
+    with launch_chromium() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
 def book_server() -> Iterator[str]:
     """Base URL of ``_build/html`` served locally; skips when the book or Chromium is missing."""
     reason = why_no_browser(BUILD_HTML)
     if reason:
-        pytest.skip(reason)
+        skip_or_fail(reason)
     with serve(BUILD_HTML) as base_url:
         yield base_url
 
 
 @pytest.fixture(scope="module")
-def book_browser(book_server: str) -> Iterator[BookBrowser]:
-    """A ``BookBrowser`` over the locally served book, shared by one test module."""
-    with BookBrowser(book_server) as browser:
+def book_browser(book_server: str, chromium) -> Iterator[BookBrowser]:
+    """A ``BookBrowser`` over the locally served ``_build/html``, shared by one test module."""
+    with BookBrowser(book_server, chromium) as browser:
         yield browser

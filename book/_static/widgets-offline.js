@@ -34,21 +34,39 @@
   //    (the theme's); widgets draw theirs with the Font Awesome font of embed-amd.js.
   window.FontAwesomeConfig = Object.assign({}, window.FontAwesomeConfig, { observeMutations: false });
 
-  // 3. ipywidgets typesets descriptions with MathJax 2's MathJax.Hub.Queue, which MathJax 3
-  //    lacks.  MathJax loads deferred and replaces window.MathJax, so add the shim once the
-  //    document is parsed (widgets render later, on window "load").
+  // 3. ipywidgets typesets descriptions (and HTMLMath) with MathJax 2's MathJax.Hub.Queue,
+  //    which MathJax 3 lacks.  MathJax loads deferred and replaces window.MathJax, so add the
+  //    shim once the document is parsed (widgets render later, on window "load").  The book's
+  //    MathJax reads only \(...\) and \[...\] (what MyST writes); widget text uses $...$ as
+  //    in Jupyter, so rewrite the delimiters inside the widget's element only.
+  var DOLLARS = /\$\$([^$]+)\$\$|\$([^$\n]+)\$/g;
+
+  function rewriteDollars(element) {
+    var walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    nodes.forEach(function (node) {
+      if (node.nodeValue.indexOf("$") < 0) return;
+      node.nodeValue = node.nodeValue.replace(DOLLARS, function (match, display, inline) {
+        return display !== undefined ? "\\[" + display + "\\]" : "\\(" + inline + "\\)";
+      });
+    });
+  }
+
   function typeset(command) {
     var mathjax = window.MathJax;
     var element = command && command[2];
-    if (!mathjax || !mathjax.startup || !element) return;
+    if (!mathjax || !mathjax.startup || !element || !element.nodeType) return;
     mathjax.startup.promise
       .then(function () {
+        rewriteDollars(element);
         return mathjax.typesetPromise([element]);
       })
       .catch(function (err) {
-        console.warn("MathJax could not typeset a widget label:", err);
+        console.warn("MathJax could not typeset a widget's text:", err);
       });
   }
+
   document.addEventListener("DOMContentLoaded", function () {
     var mathjax = window.MathJax;
     if (mathjax && mathjax.startup && !mathjax.Hub) {

@@ -1,0 +1,40 @@
+"""Graded exercises with instant feedback.
+
+In a chapter notebook::
+
+    from attncourse.exercises import check, score
+
+    # Exercise 1.2: stable softmax (2 points)
+    def stable_softmax(x):
+        ...
+
+    check("ch01.stable_softmax", stable_softmax)   # points, cases passed, what to fix
+    score("ch01")                                  # the chapter's total so far
+
+``check`` runs the exercise's public cases; instructors grade with hidden cases kept outside the
+package (``attncourse assign`` / ``attncourse grade``, see the book's instructor page).
+"""
+
+from __future__ import annotations
+
+from . import bugs, ch01, ch02, ch03, ch04, ch05, ch06, ch07  # noqa: F401  (they register the exercises)
+from ._check import CheckResult, ScoreReport, check, reset, score
+from ._registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get
+from .notebook import exercise_cells, setup_cell, summary_cell
+
+__all__ = [
+    "check",
+    "score",
+    "reset",
+    "CheckResult",
+    "ScoreReport",
+    "Case",
+    "Diagnosis",
+    "Exercise",
+    "CHAPTERS",
+    "get",
+    "all_exercises",
+    "exercise_cells",
+    "setup_cell",
+    "summary_cell",
+]

@@ -1,0 +1,317 @@
+"""``check`` and ``score``: instant feedback in Jupyter, Colab or a terminal.
+
+``check(exercise_id, fn)`` runs the exercise's public cases on ``fn`` and shows the points,
+which cases passed and, for a failure, one message that says what to fix.  ``score(chapter)``
+adds up the latest check of every exercise in the chapter, in this kernel.
+
+In a notebook the result is shown as HTML (with a plain-text version alongside, which is what
+a terminal or a test sees); nothing beyond IPython's own ``display`` is used, so it looks the
+same in Colab.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from ._child import OutputProblem, error_where, short_message, to_arrays
+from ._compare import NOT_ATTEMPTED, CaseResult, Outcome, expected_outputs, judge
+from ._registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
+
+__all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]
+
+_RESULTS: Dict[str, "CheckResult"] = {}
+
+GREEN, AMBER, RED, GREY = "#1b7f3b", "#a15c00", "#b3261e", "#666666"
+
+
+def _fmt_points(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _ipython() -> Any:
+    if "IPython" not in sys.modules:
+        return None
+    try:
+        from IPython import get_ipython
+
+        return get_ipython()
+    except Exception:
+        return None
+
+
+class _Shown:
+    """Shown once by the function that made it, not again as the cell's value."""
+
+    _shown_at: Any = None
+
+    def text(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def html(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def show(self) -> None:
+        ip = _ipython()
+        if ip is None:
+            print(self.text())
+            return
+        from IPython.display import display
+
+        display({"text/plain": self.text(), "text/html": self.html()}, raw=True)
+        self._shown_at = getattr(ip, "execution_count", None)
+
+    def _ipython_display_(self) -> None:
+        ip = _ipython()
+        if self._shown_at is not None and ip is not None and getattr(ip, "execution_count", None) == self._shown_at:
+            return  # check() already showed it in this cell
+        from IPython.display import display
+
+        display({"text/plain": self.text(), "text/html": self.html()}, raw=True)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+@dataclass(repr=False)
+class CheckResult(_Shown):
+    """The outcome of ``check``: points earned and one line per case."""
+
+    exercise_id: str
+    number: str
+    title: str
+    points: int
+    cases: List[CaseResult] = field(default_factory=list)
+    problem: str = ""  # set when the check itself could not run (unknown id, not a function)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.cases) and all(c.passed for c in self.cases)
+
+    @property
+    def n_passed(self) -> int:
+        return sum(c.passed for c in self.cases)
+
+    @property
+    def earned(self) -> float:
+        if not self.cases:
+            return 0.0
+        return round(self.points * self.n_passed / len(self.cases), 2)
+
+    @property
+    def not_attempted(self) -> bool:
+        return bool(self.cases) and all(c.status == "not attempted" for c in self.cases)
+
+    @property
+    def message(self) -> str:
+        """The first failure's message ("" when every case passed)."""
+        if self.problem:
+            return self.problem
+        return next((c.message for c in self.cases if not c.passed), "")
+
+    def _title(self) -> str:
+        return f"Exercise {self.number} · {self.title}" if self.number else "check"
+
+    def _score(self) -> str:
+        return f"{_fmt_points(self.earned)}/{self.points} points"
+
+    def _lines(self) -> List[tuple]:
+        """(mark, case name, message or "") for every case, without repeating a message."""
+        rows, last = [], None
+        for c in self.cases:
+            if c.passed:
+                rows.append(("✓", c.name, ""))
+            else:
+                rows.append(("✗", c.name, "same problem as above" if c.message == last else c.message))
+                last = c.message
+        return rows
+
+    def text(self) -> str:
+        if self.problem:
+            return f"{self._title()}: {self.problem}"
+        head = f"{self._title()}: {self._score()}"
+        if self.not_attempted:
+            return f"{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, run it, then run this check again"
+        if self.passed:
+            head += " ✓ all cases passed"
+        lines = [head] + [f"  {m} {name}" + (f": {msg}" if msg else "") for m, name, msg in self._lines()]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        esc = html.escape
+        color = RED if self.problem or self.earned == 0 else GREEN if self.passed else AMBER
+        style = (
+            f"border-left:4px solid {color};padding:0.3em 0.8em;margin:0.3em 0;"
+            "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:0.95em;line-height:1.45"
+        )
+        if self.problem:
+            return f'<div style="{style}"><b>{esc(self._title())}</b>: {esc(self.problem)}</div>'
+        head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{esc(self._score())}</b>'
+        if self.not_attempted:
+            return (
+                f'<div style="{style}">{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, '
+                "run it, then run this check again</div>"
+            )
+        if self.passed:
+            head += " ✓ all cases passed"
+        items = []
+        for mark, name, msg in self._lines():
+            c = GREEN if mark == "✓" else RED
+            detail = f": {esc(msg)}" if msg else ""
+            items.append(f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{detail}</li>')
+        return f'<div style="{style}">{head}<ul style="margin:0.2em 0 0 0;padding-left:0.4em">{"".join(items)}</ul></div>'
+
+
+@dataclass(repr=False)
+class ScoreReport(_Shown):
+    """Points per exercise of a chapter, from the latest ``check`` of each in this kernel."""
+
+    chapter: str
+    rows: List[tuple] = field(default_factory=list)  # (exercise, CheckResult or None)
+    problem: str = ""
+
+    @property
+    def earned(self) -> float:
+        return round(sum(r.earned for _, r in self.rows if r is not None), 2)
+
+    @property
+    def points(self) -> int:
+        return sum(ex.points for ex, _ in self.rows)
+
+    def _title(self) -> str:
+        return CHAPTERS[self.chapter][0] if self.chapter in CHAPTERS else "score"
+
+    @staticmethod
+    def _status(r: Optional[CheckResult]) -> str:
+        if r is None:
+            return "not checked yet"
+        if r.not_attempted:
+            return NOT_ATTEMPTED
+        if r.passed:
+            return "all cases passed"
+        return f"{r.n_passed} of {len(r.cases)} cases passed"
+
+    def text(self) -> str:
+        if self.problem:
+            return f"score: {self.problem}"
+        lines = [f"{self._title()}: {_fmt_points(self.earned)}/{self.points} points"]
+        width = max((len(f"{ex.number} {ex.title}") for ex, _ in self.rows), default=0)
+        for ex, r in self.rows:
+            mark = "·" if r is None else "✓" if r.passed else "✗"
+            got = _fmt_points(r.earned) if r is not None else "0"
+            label = f"{ex.number} {ex.title}".ljust(width)
+            lines.append(f"  {mark} Exercise {label}  {got}/{ex.points}  {self._status(r)}")
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        esc = html.escape
+        if self.problem:
+            return f"<div><b>score</b>: {esc(self.problem)}</div>"
+        full = self.points and self.earned == self.points
+        color = GREEN if full else RED if self.earned == 0 else AMBER
+        rows = []
+        for ex, r in self.rows:
+            mark = "·" if r is None else "✓" if r.passed else "✗"
+            c = GREY if r is None else GREEN if r.passed else RED
+            got = _fmt_points(r.earned) if r is not None else "0"
+            rows.append(
+                f'<tr><td style="color:{c};padding:0 0.4em">{mark}</td><td style="padding:0 0.6em 0 0">Exercise {esc(ex.number)}</td>'
+                f'<td style="padding:0 0.8em 0 0">{esc(ex.title)}</td><td style="text-align:right;padding:0 0.8em 0 0">{got}/{ex.points}</td>'
+                f'<td style="color:{GREY}">{esc(self._status(r))}</td></tr>'
+            )
+        style = (
+            f"border-left:4px solid {color};padding:0.3em 0.8em;margin:0.3em 0;"
+            "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:0.95em"
+        )
+        head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{_fmt_points(self.earned)}/{self.points} points</b>'
+        return f'<div style="{style}">{head}<table style="border-collapse:collapse;margin-top:0.2em">{"".join(rows)}</table></div>'
+
+
+def _to_kind(value: Any, kind: str) -> Any:
+    import numpy as np
+
+    if kind == "torch" and isinstance(value, np.ndarray):
+        import torch
+
+        return torch.from_numpy(value)
+    return value
+
+
+def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome:
+    """Run ``fn(*args)`` in this process and capture what happened as an ``Outcome``."""
+    args = [_to_kind(a, exercise.array_kind) for a in args]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # overflow warnings: the message explains them better
+            value = fn(*args)
+    except (Exception, SystemExit) as e:
+        return Outcome("raised", error_type=type(e).__name__, message=short_message(e), where=error_where(e.__traceback__))
+    try:
+        return Outcome("returned", to_arrays(value, exercise.outputs))
+    except OutputProblem as e:
+        return Outcome("bad_output", message=short_message(e))
+
+
+def run_cases(exercise: Exercise, fn: Callable[..., Any], cases: List[Any], *, hidden: bool = False) -> List[CaseResult]:
+    """Judge ``fn`` on ``cases`` in this process (``check`` uses the public ones)."""
+    results = []
+    for case in cases:
+        expected = expected_outputs(exercise, case)
+        results.append(judge(exercise, case, expected, call(exercise, fn, case.args()), hidden=hidden))
+    return results
+
+
+def check(exercise_id: str, fn: Optional[Callable[..., Any]] = None, *, show: bool = True) -> CheckResult:
+    """Check your answer to one exercise on its public cases, show the result and return it.
+
+    >>> result = check("ch01.stable_softmax", lambda x: x, show=False)
+    >>> result.earned, result.points
+    (0.0, 2)
+    """
+    try:
+        exercise = get(exercise_id)
+    except KeyError as e:
+        result = CheckResult(str(exercise_id), "", "", 0, problem=str(e.args[0]))
+    else:
+        result = CheckResult(exercise.id, exercise.number, exercise.title, exercise.points)
+        if fn is None or not callable(fn):
+            got = "nothing" if fn is None else f"a {type(fn).__name__}"
+            result.problem = (
+                f"pass your function itself, e.g. check({exercise.id!r}, {exercise.function}); got {got}"
+            )
+        else:
+            result.cases = run_cases(exercise, fn, exercise.public_cases())
+            _RESULTS.pop(exercise.id, None)  # re-inserted last: score() without a chapter uses the latest
+            _RESULTS[exercise.id] = result
+    if show:
+        result.show()
+    return result
+
+
+def score(chapter: Any = None, *, show: bool = True) -> ScoreReport:
+    """Add up this kernel's latest ``check`` of every exercise in ``chapter`` and show it.
+
+    ``chapter`` is ``"ch01"`` (or ``1``), ``"bugs"`` for the common-bugs appendix, or ``None``
+    for the chapter of the most recent check.
+    """
+    try:
+        if chapter is None:
+            if not _RESULTS:
+                raise KeyError("no exercise has been checked yet in this kernel; pass a chapter, e.g. score('ch01')")
+            chapter = list(_RESULTS)[-1].split(".")[0]
+        key = chapter_key(chapter)
+    except KeyError as e:
+        report = ScoreReport(str(chapter), problem=str(e.args[0]))
+    else:
+        report = ScoreReport(key, [(ex, _RESULTS.get(ex.id)) for ex in all_exercises(key)])
+    if show:
+        report.show()
+    return report
+
+
+def reset() -> None:
+    """Forget every check run so far in this kernel."""
+    _RESULTS.clear()

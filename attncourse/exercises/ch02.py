@@ -1,0 +1,163 @@
+"""Chapter 2 exercises: dot-product attention (unscaled; scaling is chapter 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import scaled_dot_product_attention as sdpa
+from .. import softmax
+from ._common import swap
+from ._registry import Case, Diagnosis, Exercise, register
+
+__all__: list = []
+
+NEEDS = ("import numpy as np", "from attncourse import softmax")
+SCALED_TOO_EARLY = (
+    "you scaled the scores by 1/sqrt(E); in this chapter attention is unscaled (the scale comes in chapter 3)"
+)
+
+
+def _attend(q, k, v, scale=1.0):
+    return sdpa(q, k, v, scale=scale)
+
+
+# ----------------------------------------------------------------------------- 2.1 one query
+def _query_cases():
+    rng = np.random.default_rng(201)
+    return [
+        Case("E=3, S=4", q=rng.normal(size=3), k=rng.normal(size=(4, 3))),
+        Case("two keys", q=np.array([1.0, 0.0]), k=np.array([[2.0, 0.0], [0.0, 2.0]])),
+    ]
+
+
+register(
+    Exercise(
+        id="ch02.query_weights",
+        number="2.1",
+        title="weights for one query",
+        points=1,
+        function="query_weights",
+        description="One query `q` of shape (E,) against keys `k` of shape (S, E): return the S "
+        "attention weights, the softmax of the dot products.",
+        solution='''
+            def query_weights(q, k):
+                """Attention weights (S,) of one query q (E,) over keys k (S, E); unscaled."""
+                ### BEGIN SOLUTION
+                scores = k @ q  # (S, E) @ (E,) -> (S,): one dot product per key
+                return softmax(scores)
+                ### END SOLUTION
+        ''',
+        reference=lambda q, k: softmax(k @ q),
+        public_cases=_query_cases,
+        distributions=("result",),
+        needs=NEEDS,
+        diagnoses=(
+            Diagnosis("these are the raw scores k . q; turn them into weights with softmax", variant=lambda q, k: k @ q),
+            Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k: softmax(k @ q / np.sqrt(q.shape[-1]))),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 2.2 batched attention
+def _batched_cases():
+    rng = np.random.default_rng(202)
+    return [
+        Case("L=2, S=3, E=4, Ev=5", q=rng.normal(size=(2, 4)), k=rng.normal(size=(3, 4)), v=rng.normal(size=(3, 5))),
+        Case(
+            "a batch of 2, L=S=3",
+            q=rng.normal(size=(2, 3, 4)),
+            k=rng.normal(size=(2, 3, 4)),
+            v=rng.normal(size=(2, 3, 2)),
+        ),
+    ]
+
+
+def _swapped_qk(q, k, v):
+    weights = softmax(k @ swap(q))  # (..., S, L): the classic slip
+    return weights @ v, weights
+
+
+register(
+    Exercise(
+        id="ch02.dot_product_attention",
+        number="2.2",
+        title="batched dot-product attention",
+        points=3,
+        function="dot_product_attention",
+        description="Queries `q (..., L, E)`, keys `k (..., S, E)`, values `v (..., S, Ev)`, with any "
+        "leading (batch) dimensions: return `(out, weights)` with `out (..., L, Ev)` and `weights "
+        "(..., L, S)`. No scaling yet.",
+        solution='''
+            def dot_product_attention(q, k, v):
+                """Unscaled attention: returns (out (..., L, Ev), weights (..., L, S))."""
+                ### BEGIN SOLUTION
+                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                weights = softmax(scores)  # each row (one query) sums to 1
+                out = weights @ v  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+                return out, weights
+                ### END SOLUTION
+        ''',
+        reference=_attend,
+        public_cases=_batched_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=NEEDS,
+        diagnoses=(
+            Diagnosis(
+                "q and k are swapped: the scores are q @ k^T, one row per query, shape (..., L, S)",
+                variant=_swapped_qk,
+            ),
+            Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k, v: _attend(q, k, v, scale=1 / np.sqrt(q.shape[-1]))),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 2.3 cross-attention
+def _cross_cases():
+    rng = np.random.default_rng(203)
+    return [
+        Case("2 decoder tokens, 4 encoder tokens", x_dec=rng.normal(size=(2, 3)), x_enc=rng.normal(size=(4, 3))),
+        Case("3 decoder tokens, 3 encoder tokens", x_dec=rng.normal(size=(3, 2)), x_enc=rng.normal(size=(3, 2))),
+    ]
+
+
+register(
+    Exercise(
+        id="ch02.cross_attention",
+        number="2.3",
+        title="cross-attention",
+        points=2,
+        function="cross_attention",
+        description="In cross-attention the decoder's tokens ask and the encoder's tokens answer: "
+        "queries come from `x_dec (..., L, d)`, keys and values from `x_enc (..., S, d)`. Return the "
+        "output (one row per decoder token), unscaled.",
+        solution='''
+            def cross_attention(x_dec, x_enc):
+                """Unscaled cross-attention: queries from x_dec (..., L, d), keys = values = x_enc (..., S, d)."""
+                ### BEGIN SOLUTION
+                weights = softmax(x_dec @ np.swapaxes(x_enc, -1, -2))  # (..., L, d) @ (..., d, S) -> (..., L, S)
+                return weights @ x_enc  # (..., L, S) @ (..., S, d) -> (..., L, d): one row per decoder token
+                ### END SOLUTION
+        ''',
+        reference=lambda x_dec, x_enc: _attend(x_dec, x_enc, x_enc)[0],
+        public_cases=_cross_cases,
+        needs=NEEDS,
+        diagnoses=(
+            Diagnosis(
+                "queries must come from the decoder (x_dec), keys and values from the encoder (x_enc): "
+                "the output needs one row per decoder token",
+                variant=lambda x_dec, x_enc: _attend(x_enc, x_dec, x_dec)[0],
+            ),
+            Diagnosis(
+                "this is self-attention over x_dec; cross-attention takes its keys and values from x_enc",
+                variant=lambda x_dec, x_enc: _attend(x_dec, x_dec, x_dec)[0],
+            ),
+            Diagnosis(
+                SCALED_TOO_EARLY,
+                variant=lambda x_dec, x_enc: _attend(x_dec, x_enc, x_enc, scale=1 / np.sqrt(x_dec.shape[-1]))[0],
+            ),
+        ),
+    )
+)

@@ -1,0 +1,210 @@
+"""Chapter 4 exercises: self-attention, its projections, permutation equivariance and its cost."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import scaled_dot_product_attention as sdpa
+from ._registry import Case, Diagnosis, Exercise, register
+
+__all__: list = []
+
+
+# ----------------------------------------------------------------------------- 4.1 projections
+def _project_cases():
+    rng = np.random.default_rng(401)
+    return [
+        Case(
+            "square weights (4, 4)",
+            x=rng.normal(size=(3, 4)),
+            W_q=rng.normal(size=(4, 4)),
+            W_k=rng.normal(size=(4, 4)),
+            W_v=rng.normal(size=(4, 4)),
+        ),
+        Case(
+            "d_model=4 -> d_k=2, d_v=3",
+            x=rng.normal(size=(5, 4)),
+            W_q=rng.normal(size=(4, 2)),
+            W_k=rng.normal(size=(4, 2)),
+            W_v=rng.normal(size=(4, 3)),
+        ),
+    ]
+
+
+def _transposed_projection(x, W_q, W_k, W_v):
+    if any(W.shape[0] != W.shape[1] for W in (W_q, W_k, W_v)):
+        return None
+    return x @ W_q.T, x @ W_k.T, x @ W_v.T
+
+
+register(
+    Exercise(
+        id="ch04.project_qkv",
+        number="4.1",
+        title="queries, keys and values from x",
+        points=1,
+        function="project_qkv",
+        description="Project the tokens `x (..., L, d_model)` with `W_q`, `W_k (d_model, d_k)` and "
+        "`W_v (d_model, d_v)`; return `(q, k, v)`.",
+        solution='''
+            def project_qkv(x, W_q, W_k, W_v):
+                """(q, k, v) = (x W_q, x W_k, x W_v) for x (..., L, d_model)."""
+                ### BEGIN SOLUTION
+                q = x @ W_q  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+                k = x @ W_k  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+                v = x @ W_v  # (..., L, d_model) @ (d_model, d_v) -> (..., L, d_v)
+                return q, k, v
+                ### END SOLUTION
+        ''',
+        reference=lambda x, W_q, W_k, W_v: (x @ W_q, x @ W_k, x @ W_v),
+        public_cases=_project_cases,
+        outputs=("q", "k", "v"),
+        diagnoses=(
+            Diagnosis(
+                "multiplied by W transposed: with W of shape (d_model, d_k) the projection is x @ W",
+                variant=_transposed_projection,
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 4.2 self-attention
+def _self_attention(x, W_q, W_k, W_v, scale=None):
+    return sdpa(x @ W_q, x @ W_k, x @ W_v, scale=scale)
+
+
+def _self_attention_cases():
+    rng = np.random.default_rng(402)
+    return [
+        Case(
+            "L=3, d_model=6, d_k=2, d_v=4",
+            x=rng.normal(size=(3, 6)),
+            W_q=rng.normal(size=(6, 2)),
+            W_k=rng.normal(size=(6, 2)),
+            W_v=rng.normal(size=(6, 4)),
+        ),
+        Case(
+            "a batch of 2, L=4, d_model=8, d_k=d_v=3",
+            x=rng.normal(size=(2, 4, 8)),
+            W_q=rng.normal(size=(8, 3)) / 2,
+            W_k=rng.normal(size=(8, 3)) / 2,
+            W_v=rng.normal(size=(8, 3)),
+        ),
+    ]
+
+
+register(
+    Exercise(
+        id="ch04.self_attention",
+        number="4.2",
+        title="self-attention from x and its weights",
+        points=3,
+        function="self_attention",
+        description="Self-attention of `x (..., L, d_model)`: project with `W_q`, `W_k (d_model, d_k)` "
+        "and `W_v (d_model, d_v)`, scale the scores by $1/\\sqrt{d_k}$, and return `(out (..., L, d_v), "
+        "weights (..., L, L))`.",
+        solution='''
+            def self_attention(x, W_q, W_k, W_v):
+                """Scaled self-attention of x (..., L, d_model): returns (out (..., L, d_v), weights (..., L, L))."""
+                ### BEGIN SOLUTION
+                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
+                weights = softmax(scores)
+                return weights @ v, weights  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
+                ### END SOLUTION
+        ''',
+        reference=_self_attention,
+        public_cases=_self_attention_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
+        diagnoses=(
+            Diagnosis(
+                "you scaled by sqrt(d_model), the width of x; the scores are dot products of d_k numbers, "
+                "so scale by 1/sqrt(d_k)",
+                variant=lambda x, W_q, W_k, W_v: _self_attention(x, W_q, W_k, W_v, scale=1 / np.sqrt(x.shape[-1])),
+            ),
+            Diagnosis(
+                "the scores are unscaled: divide by sqrt(d_k)",
+                variant=lambda x, W_q, W_k, W_v: _self_attention(x, W_q, W_k, W_v, scale=1.0),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 4.3 permutation
+def _unpermute_cases():
+    rng = np.random.default_rng(403)
+    return [
+        Case("L=3, a cycle", out_permuted=rng.normal(size=(3, 2)), perm=np.array([1, 2, 0])),
+        Case("L=5", out_permuted=rng.normal(size=(5, 3)), perm=np.array([3, 0, 4, 1, 2])),
+    ]
+
+
+register(
+    Exercise(
+        id="ch04.unpermute",
+        number="4.3",
+        title="undo a permutation of the tokens",
+        points=1,
+        function="unpermute",
+        description="Self-attention without positions is permutation-equivariant: "
+        "`attend(x[perm]) == attend(x)[perm]`. Given `out_permuted = attend(x)[perm]` (tokens on axis "
+        "-2) and `perm`, return `attend(x)`: the rows back in their original order.",
+        solution='''
+            def unpermute(out_permuted, perm):
+                """Undo out_permuted = out[..., perm, :]: return out (tokens on axis -2)."""
+                ### BEGIN SOLUTION
+                inverse = np.argsort(perm)  # row j of out went to position inverse[j]
+                return out_permuted[..., inverse, :]  # (..., L, d): rows back in the original order
+                ### END SOLUTION
+        ''',
+        reference=lambda out_permuted, perm: out_permuted[..., np.argsort(perm), :],
+        public_cases=_unpermute_cases,
+        diagnoses=(
+            Diagnosis(
+                "you applied the permutation again; undo it with its inverse, np.argsort(perm)",
+                variant=lambda out_permuted, perm: out_permuted[..., perm, :],
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 4.4 quadratic cost
+def _bytes_cases():
+    return [
+        Case("B=1, H=1, L=4, float32", batch=1, n_heads=1, seq_len=4, bytes_per_element=4),
+        Case("B=2, H=8, L=1024, float16", batch=2, n_heads=8, seq_len=1024, bytes_per_element=2),
+    ]
+
+
+register(
+    Exercise(
+        id="ch04.score_matrix_bytes",
+        number="4.4",
+        title="memory of the attention weights",
+        points=1,
+        function="score_matrix_bytes",
+        description="How many bytes do the attention weights `(batch, n_heads, L, L)` take, at "
+        "`bytes_per_element` bytes each? (The N^2 in attention's cost.)",
+        solution='''
+            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
+                """Bytes of the (batch, n_heads, L, L) attention weights."""
+                ### BEGIN SOLUTION
+                return batch * n_heads * seq_len * seq_len * bytes_per_element  # one L x L matrix per head
+                ### END SOLUTION
+        ''',
+        reference=lambda batch, n_heads, seq_len, bytes_per_element: batch * n_heads * seq_len**2 * bytes_per_element,
+        public_cases=_bytes_cases,
+        diagnoses=(
+            Diagnosis(
+                "the weights form an L x L matrix: their size grows with the square of the sequence length",
+                variant=lambda b, h, n, e: b * h * n * e,
+            ),
+            Diagnosis("each head has its own L x L weights: multiply by n_heads", variant=lambda b, h, n, e: b * n * n * e),
+        ),
+    )
+)

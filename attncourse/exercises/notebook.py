@@ -1,0 +1,325 @@
+"""The exercise cells of a notebook: how they look, how the student version is made, how to validate.
+
+An exercise occupies four cells (``exercise_cells`` makes them):
+
+1. a markdown **prompt** (metadata ``{"attncourse": {"prompt": id}}``), free prose;
+2. the **exercise cell** (metadata ``{"attncourse": {"exercise": id}}``, tag ``remove-input`` so the
+   published book does not show the answer): first line ``# Exercise 1.2: stable softmax (2 points)``,
+   then the function with its body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``;
+3. the **check cell** ``check("ch01.stable_softmax", stable_softmax)``;
+4. a markdown **worked solution**, a collapsed ``{admonition}`` with ``:class: dropdown``
+   (tag ``solution-reveal``), which the student version drops.
+
+Notebooks are handled as plain JSON (the package does not need nbformat).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._registry import BEGIN_SOLUTION, CHAPTERS, END_SOLUTION, STUB_LINE, Exercise, all_exercises, chapter_key, get
+
+__all__ = [
+    "REVEAL_TAG",
+    "BEGIN_HIDDEN",
+    "END_HIDDEN",
+    "exercise_cells",
+    "setup_cell",
+    "summary_cell",
+    "chapter_cells",
+    "exercise_id_of",
+    "replace_solutions",
+    "to_student",
+    "validate_notebook",
+    "read_notebook",
+    "NotebookProblem",
+]
+
+REVEAL_TAG = "solution-reveal"
+HIDE_TAG = "remove-input"
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+END_HIDDEN = "### END HIDDEN TESTS"
+MARKDOWN_STUB = "_Write your answer here._"
+
+
+class NotebookProblem(ValueError):
+    """A notebook that cannot be turned into a student version (or read at all)."""
+
+
+def _lines(source: str) -> List[str]:
+    """nbformat's multi-line string layout: every line but the last keeps its newline."""
+    return source.splitlines(True)
+
+
+def _cell_id(exercise_id: str, part: str) -> str:
+    return f"{exercise_id.replace('.', '-').replace('_', '-')}-{part}"[:64]
+
+
+def _code(source: str, metadata: dict, cell_id: Optional[str]) -> dict:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": metadata, "outputs": [], "source": _lines(source)}
+    if cell_id:
+        cell["id"] = cell_id
+    return cell
+
+
+def _markdown(source: str, metadata: dict, cell_id: Optional[str]) -> dict:
+    cell = {"cell_type": "markdown", "metadata": metadata, "source": _lines(source)}
+    if cell_id:
+        cell["id"] = cell_id
+    return cell
+
+
+def exercise_cells(exercise_id: str, *, with_ids: bool = True) -> List[dict]:
+    """The four cells of one exercise, as nbformat-4 dicts: prompt, exercise, check, worked solution.
+
+    ``nbformat.from_dict`` turns them into ``NotebookNode`` objects if you need those.
+
+    >>> [c["cell_type"] for c in exercise_cells("ch01.stable_softmax")]
+    ['markdown', 'code', 'code', 'markdown']
+    >>> exercise_cells("ch01.stable_softmax")[1]["source"][0]
+    '# Exercise 1.2: stable softmax (2 points)\\n'
+    """
+    ex = get(exercise_id)
+
+    def cid(part: str) -> Optional[str]:
+        return _cell_id(ex.id, part) if with_ids else None
+
+    unit = "point" if ex.points == 1 else "points"
+    prompt = f"**Exercise {ex.number}: {ex.title}** ({ex.points} {unit}). {ex.description}".rstrip()
+    reveal = (
+        "````{admonition} Show a worked solution\n"
+        ":class: dropdown\n\n"
+        f"```python\n{ex.solution_code()}\n```\n"
+        "````"
+    )
+    return [
+        _markdown(prompt, {"attncourse": {"prompt": ex.id}}, cid("prompt")),
+        _code(ex.cell_source(), {"attncourse": {"exercise": ex.id}, "tags": [HIDE_TAG]}, cid("exercise")),
+        _code(f'check("{ex.id}", {ex.function})', {"attncourse": {"check": ex.id}}, cid("check")),
+        _markdown(reveal, {"attncourse": {"solution": ex.id}, "tags": [REVEAL_TAG]}, cid("solution")),
+    ]
+
+
+def setup_cell(chapter: Any, *, with_ids: bool = True) -> dict:
+    """The code cell that imports ``check``, ``score`` and what the chapter's solutions use."""
+    key = chapter_key(chapter)
+    needs: List[str] = []
+    for ex in all_exercises(key):
+        needs += [n for n in ex.needs if n not in needs]
+    source = "\n".join(sorted(needs, key=lambda n: (not n.startswith("import"), n)) + ["from attncourse.exercises import check, score"])
+    return _code(source, {"attncourse": {"setup": key}}, _cell_id(key, "exercises-setup") if with_ids else None)
+
+
+def summary_cell(chapter: Any, *, with_ids: bool = True) -> dict:
+    """The code cell ``score("ch01")`` that shows the chapter's total."""
+    key = chapter_key(chapter)
+    return _code(f'score("{key}")', {"attncourse": {"score": key}}, _cell_id(key, "exercises-score") if with_ids else None)
+
+
+def chapter_cells(chapter: Any, *, with_ids: bool = True) -> List[dict]:
+    """A chapter's whole exercise section: heading, setup, every exercise, the summary."""
+    key = chapter_key(chapter)
+    heading = _markdown(
+        "## Exercises\n\nWrite each function in its cell, run it, then run the `check` below it. "
+        "The last cell adds up your points.",
+        {"attncourse": {"heading": key}},
+        _cell_id(key, "exercises-heading") if with_ids else None,
+    )
+    cells = [heading, setup_cell(key, with_ids=with_ids)]
+    for ex in all_exercises(key):
+        cells += exercise_cells(ex.id, with_ids=with_ids)
+    return cells + [summary_cell(key, with_ids=with_ids)]
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def exercise_id_of(cell: dict) -> Optional[str]:
+    """The exercise id in a cell's metadata (``None`` for other cells)."""
+    meta = cell.get("metadata") or {}
+    ours = meta.get("attncourse") if isinstance(meta, dict) else None
+    value = ours.get("exercise") if isinstance(ours, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _tags(cell: dict) -> List[str]:
+    meta = cell.get("metadata") or {}
+    tags = meta.get("tags", []) if isinstance(meta, dict) else []
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def read_notebook(raw: bytes) -> dict:
+    """Parse a notebook file's bytes, or raise ``NotebookProblem`` saying what is wrong with it."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise NotebookProblem("not UTF-8 text") from None
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise NotebookProblem(f"invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise NotebookProblem("invalid JSON (nested too deeply)") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise NotebookProblem("JSON without a list of cells")
+    if nb.get("nbformat", 4) != 4:
+        raise NotebookProblem(f"nbformat {nb.get('nbformat')!r}; only version 4 notebooks are supported")
+    for i, cell in enumerate(nb["cells"], 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            raise NotebookProblem(f"cell {i} is not a notebook cell")
+        src = cell.get("source", "")
+        if not (isinstance(src, str) or (isinstance(src, list) and all(isinstance(s, str) for s in src))):
+            raise NotebookProblem(f"cell {i} has a malformed source")
+    return nb
+
+
+# ----------------------------------------------------------------------------- student version
+
+
+def _marker(line: str, marker: str) -> bool:
+    return line.strip().startswith(marker)
+
+
+def replace_solutions(source: str, stub: Optional[str] = None, *, markdown: bool = False) -> str:
+    """Replace every ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region by ``stub`` (indented
+    like the marker; default ``raise NotImplementedError(...)``) and drop hidden-test regions.
+
+    >>> print(replace_solutions("def f(x):\\n    ### BEGIN SOLUTION\\n    return x\\n    ### END SOLUTION"))
+    def f(x):
+        raise NotImplementedError("write your answer here")
+    """
+    lines = source.splitlines()
+    out: List[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        for begin, end in ((BEGIN_SOLUTION, END_SOLUTION), (BEGIN_HIDDEN, END_HIDDEN)):
+            if _marker(line, begin):
+                j = next((j for j in range(i + 1, len(lines)) if _marker(lines[j], end)), None)
+                if j is None:
+                    raise NotebookProblem(f"{begin} without a matching {end}")
+                if begin == BEGIN_SOLUTION:
+                    indent = line[: len(line) - len(line.lstrip())]
+                    body = (stub if stub is not None else (MARKDOWN_STUB if markdown else STUB_LINE)).splitlines()
+                    out += [indent + b if b.strip() else "" for b in body]
+                i = j + 1
+                break
+        else:
+            if _marker(line, END_SOLUTION) or _marker(line, END_HIDDEN):
+                raise NotebookProblem(f"{line.strip()} without a matching BEGIN marker")
+            out.append(line)
+            i += 1
+    return "\n".join(out)
+
+
+def to_student(nb: dict) -> dict:
+    """The student version of a (solution) notebook, as a new dict.
+
+    Solution regions become stubs (the exercise's own ``stub`` for spot-the-bug exercises),
+    worked-solution cells are dropped, outputs are cleared.  Raises ``NotebookProblem`` if any
+    solution text would survive.
+    """
+    nb = json.loads(json.dumps(nb))  # a deep copy
+    cells = []
+    for cell in nb["cells"]:
+        meta = cell.get("metadata") or {}
+        ours = meta.get("attncourse", {}) if isinstance(meta, dict) else {}
+        if REVEAL_TAG in _tags(cell) or (isinstance(ours, dict) and "solution" in ours):
+            continue
+        source = _source(cell)
+        if cell.get("cell_type") == "code":
+            ex_id = exercise_id_of(cell)
+            stub = get(ex_id).stub if ex_id else None
+            source = replace_solutions(source, stub)
+            cell["outputs"], cell["execution_count"] = [], None
+            if ex_id and isinstance(meta, dict) and HIDE_TAG in _tags(cell):
+                meta["tags"] = [t for t in _tags(cell) if t != HIDE_TAG]
+                if not meta["tags"]:
+                    del meta["tags"]
+        elif cell.get("cell_type") == "markdown":
+            source = replace_solutions(source, markdown=True)
+        cell["source"] = _lines(source)
+        cells.append(cell)
+    nb["cells"] = cells
+    nb.setdefault("metadata", {}).setdefault("attncourse", {})["student_version"] = True
+    leftover = json.dumps(nb)
+    for marker in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN):
+        if marker in leftover:
+            raise NotebookProblem(f"{marker!r} is still in the student version (a marker inside a string?)")
+    return nb
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _chapter_of_notebook(name: str) -> Optional[str]:
+    stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return next((key for key, (_, nb_stem) in CHAPTERS.items() if nb_stem == stem), None)
+
+
+def validate_notebook(nb: dict, name: str) -> List[str]:
+    """Every problem with the exercise cells of one (solution) notebook; empty when all is well."""
+    problems: List[str] = []
+    seen: Dict[str, int] = {}
+    cells = nb.get("cells", [])
+    host = _chapter_of_notebook(name)
+    sources = [_source(c) for c in cells]
+
+    for i, cell in enumerate(cells, 1):
+        src = sources[i - 1]
+        where = f"{name}, cell {i}"
+        if BEGIN_HIDDEN in src:
+            problems.append(f"{where}: hidden tests belong in grading/, not in the book")
+        ex_id = exercise_id_of(cell)
+        if ex_id is None:
+            if BEGIN_SOLUTION in src and cell.get("cell_type") == "code":
+                problems.append(f"{where}: solution markers in a cell without exercise metadata")
+            continue
+        try:
+            ex = get(ex_id)
+        except KeyError as e:
+            problems.append(f"{where}: {e.args[0]}")
+            continue
+        if ex_id in seen:
+            problems.append(f"{where}: {ex_id} already has an exercise cell (cell {seen[ex_id]})")
+        seen[ex_id] = i
+        if host is not None and ex.chapter != host:
+            problems.append(f"{where}: {ex_id} belongs to {CHAPTERS[ex.chapter][1]}.ipynb")
+        first = src.splitlines()[0] if src.strip() else ""
+        if first.strip() != ex.header:
+            problems.append(f"{where}: the first line should be {ex.header!r}, not {first.strip()!r}")
+        if not re.search(rf"^\s*def {re.escape(ex.function)}\(", src, re.MULTILINE):
+            problems.append(f"{where}: does not define {ex.function}()")
+        begins = [ln for ln in src.splitlines() if _marker(ln, BEGIN_SOLUTION)]
+        if len(begins) != 1 or src.count(END_SOLUTION) != 1:
+            problems.append(f"{where}: needs exactly one {BEGIN_SOLUTION} / {END_SOLUTION} pair")
+        elif not begins[0].startswith((" ", "\t")):
+            problems.append(f"{where}: the solution region must be inside the function body")
+        later = sources[i:]
+        if not any(re.search(rf"check\(\s*['\"]{re.escape(ex_id)}['\"]", s) for s in later):
+            problems.append(f"{where}: no check({ex_id!r}, {ex.function}) cell after it")
+        if not any(
+            REVEAL_TAG in _tags(c) and ((c.get("metadata") or {}).get("attncourse") or {}).get("solution") == ex_id
+            for c in cells
+        ):
+            problems.append(f"{where}: no worked-solution cell (tag {REVEAL_TAG!r}) for {ex_id}")
+
+    if host is not None and seen:
+        missing = [ex.id for ex in all_exercises(host) if ex.id not in seen]
+        if missing:
+            problems.append(f"{name}: missing the exercise cells of {', '.join(missing)}")
+        if not any(re.search(rf"score\(\s*['\"]{host}['\"]\s*\)", s) for s in sources):
+            problems.append(f"{name}: no summary cell score({host!r})")
+    return problems
+
+
+def exercises_in(nb: dict) -> List[Tuple[int, str]]:
+    """(1-based cell number, exercise id) of every exercise cell."""
+    return [(i, ex_id) for i, cell in enumerate(nb.get("cells", []), 1) if (ex_id := exercise_id_of(cell))]

@@ -1,0 +1,842 @@
+"""Slider explorers, one per idea, that work in live Jupyter, in Colab and in the HTML book.
+
+Each explorer draws what a function of :mod:`attncourse.explore` computes and returns an
+ipywidgets widget (a :class:`Explorer`, which is a ``VBox``):
+
+=========================  ===========================  =======================================
+explorer                   controls                     picture
+=========================  ===========================  =======================================
+``softmax_explorer``       temperature                  scores / T and the softmax weights
+``scaling_explorer``       d_k (1 to 1024)              unscaled vs scaled weights, entropy
+                                                        against d_k
+``heads_explorer``         n_heads (divisors of 12)     one attention map per head
+``mask_explorer``          padding length, causal       mask, masked scores, weights
+``positional_explorer``    d_model, position            sinusoidal table, one row, dot product
+                                                        against offset, RoPE scores
+=========================  ===========================  =======================================
+
+Two ways to show a picture, chosen by ``mode``:
+
+``"frames"``
+    Every picture for every value of every control is drawn once, up front, into an
+    ``Image``; the images sit in a ``Stack`` (nested, one level per control) whose
+    ``selected_index`` is ``jslink``-ed to its control.  Switching frames happens in the
+    browser, so it works in the HTML book with no kernel (the notebook's saved widget state
+    holds the frames) and is instant in Jupyter too.  Needs ipywidgets 8 (``Stack``).
+``"live"``
+    One ``Image`` redrawn by a Python callback when a control moves: for ipywidgets 7 (Colab),
+    which has no ``Stack``.  ``Explorer.redraw_ms`` records how long each redraw took.
+``"auto"`` (default)
+    ``"frames"`` with ipywidgets 8 or later, ``"live"`` before.
+
+Figures are made with :class:`matplotlib.figure.Figure` (never pyplot, so nothing is shown
+twice in a notebook) and the helpers of :mod:`attncourse.plotting`.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import ipywidgets as widgets
+import numpy as np
+
+from . import explore
+from .plotting import attention_heatmap, heatmap, mask_overlay
+
+__all__ = [
+    "DPI",
+    "MODES",
+    "Frame",
+    "Control",
+    "Explorer",
+    "ipywidgets_major",
+    "resolve_mode",
+    "render_softmax",
+    "render_scaling",
+    "render_heads",
+    "render_mask",
+    "render_positional",
+    "softmax_explorer",
+    "scaling_explorer",
+    "heads_explorer",
+    "mask_explorer",
+    "positional_explorer",
+]
+
+DPI = 70  # small PNGs: every frame of every explorer is embedded in the HTML book
+MODES = ("auto", "frames", "live")
+_BAR_COLOUR = "#3b528b"  # a viridis blue
+_ACCENT = "#fde725"  # viridis yellow, for the "you are here" marks on dark images
+_LINE_COLOURS = ("#440154", "#21918c")  # viridis purple and teal: apart in grey scale too
+
+
+# --------------------------------------------------------------------------------------------
+# Frames and painters
+#
+# A painter owns one matplotlib figure.  It builds the figure once (with the helpers of
+# attncourse.plotting) and lays it out once, for a fixed reference view; the layout then stays.
+# The artists that change from frame to frame are marked "animated": a full draw leaves them
+# out, and that background (axes, tick labels, colour bars) is kept per background key, so a
+# frame costs restoring the background, drawing the changed artists on it and encoding the PNG.
+# Text is the slow part of a matplotlib draw, and most of the text never changes.  A frame's
+# bytes do not depend on which frames were drawn before it.
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One picture an explorer can show: PNG bytes and a caption (HTML) with its numbers."""
+
+    png: bytes
+    caption: str
+
+
+def _caption(*parts: str) -> str:
+    return '<div class="attncourse-caption">' + "<br>".join(parts) + "</div>"
+
+
+class _Painter:
+    """One figure, built and laid out once, repainted for each frame."""
+
+    size: Tuple[float, float] = (9.8, 3.0)
+    constrained = True
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        # A bare Figure is not registered with pyplot, so the inline backend never shows it.
+        self.fig = Figure(figsize=self.size, dpi=DPI, layout="constrained" if self.constrained else None)
+        FigureCanvasAgg(self.fig)
+        self.dynamic: list = []  # drawn on every frame, in this order (so keep it in z-order)
+        self._backgrounds: Dict[Any, Any] = {}
+
+    def _animate(self, *artists: Any) -> None:
+        for artist in artists:
+            artist.set_animated(True)
+            self.dynamic.append(artist)
+
+    def _freeze(self, reference: dict) -> None:
+        """Paint ``reference``, lay the figure out for it, and keep that layout from now on."""
+        self.paint(reference)
+        self.fig.canvas.draw()
+        if self.constrained:
+            self.fig.set_layout_engine("none")
+
+    def background_key(self, view: dict) -> Any:
+        """What the non-animated artists depend on (the background is redrawn when it changes)."""
+        return ()
+
+    def paint(self, view: dict) -> str:  # pragma: no cover - every painter overrides it
+        """Update the artists for ``view``; return the caption."""
+        raise NotImplementedError
+
+    def frame(self, view: dict) -> Frame:
+        from PIL import Image
+
+        caption = self.paint(view)
+        canvas = self.fig.canvas
+        key = self.background_key(view)
+        if key in self._backgrounds:
+            canvas.restore_region(self._backgrounds[key])
+        else:
+            canvas.draw()  # everything but the animated artists
+            self._backgrounds[key] = canvas.copy_from_bbox(self.fig.bbox)
+        for artist in self.dynamic:
+            if artist.get_visible():
+                self.fig.draw_artist(artist)
+        image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
+        buffer = io.BytesIO()
+        image.save(buffer, format="png")
+        return Frame(buffer.getvalue(), caption)
+
+
+def _annotations(ax, n: int) -> list:
+    """The cell labels that ``attncourse.plotting.heatmap`` wrote, in row-major order."""
+    texts = list(ax.texts)
+    assert len(texts) == n, f"expected {n} cell labels, found {len(texts)}"
+    return texts
+
+
+def _set_cells(texts: list, values: np.ndarray, fmt: str, lo: float, hi: float,
+               blocked: Optional[np.ndarray] = None, blocked_text: str = "") -> None:
+    """Rewrite heatmap cell labels the way ``heatmap`` colours them (dark on the bright end)."""
+    flat = values.ravel()
+    hidden = np.zeros(flat.shape, bool) if blocked is None else blocked.ravel()
+    for text, value, off in zip(texts, flat, hidden):
+        if off:
+            text.set_text(blocked_text)
+            text.set_color("0.25")
+        else:
+            text.set_text(fmt.format(value))
+            bright = hi > lo and (value - lo) / (hi - lo) > 0.6
+            text.set_color("black" if bright else "white")
+
+
+def _hatches(ax, shape: Tuple[int, int]) -> np.ndarray:
+    """One hidden hatched cell per entry, shown where a mask blocks (as ``mask_overlay`` draws)."""
+    from matplotlib.patches import Rectangle
+
+    cells = np.empty(shape, dtype=object)
+    for i in range(shape[0]):
+        for j in range(shape[1]):
+            cells[i, j] = ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.5",
+                                                 hatch="//", lw=0.5, zorder=4, visible=False))
+    return cells
+
+
+def _show_hatches(cells: np.ndarray, blocked: np.ndarray) -> None:
+    for cell, off in zip(cells.ravel(), blocked.ravel()):
+        cell.set_visible(bool(off))
+
+
+class _SoftmaxPainter(_Painter):
+    size = (7.6, 2.5)
+
+    def __init__(self, logits: Tuple[float, ...], labels: Tuple[str, ...]) -> None:
+        super().__init__()
+        n = len(logits)
+        self.labels = list(labels) if len(labels) == n else [str(i) for i in range(n)]
+        self.ax_scores, ax_weights = self.fig.subplots(1, 2)
+        positions = np.arange(n)
+        self.bars_scores = self.ax_scores.bar(positions, np.ones(n), color=_BAR_COLOUR)
+        self.ax_scores.axhline(0, color="0.3", lw=0.8)
+        self.ax_scores.set_xticks(positions, labels=self.labels)
+        self.bars_weights = ax_weights.bar(positions, np.ones(n) / n, color=_BAR_COLOUR)
+        ax_weights.axhline(1 / n, color="0.4", lw=1, ls="--", label="uniform")
+        self.values = [ax_weights.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(n)]
+        ax_weights.set_ylim(0, 1.12)
+        ax_weights.set_xticks(positions, labels=self.labels)
+        ax_weights.legend(loc="upper right", fontsize=8, frameon=False)
+        self.title_scores = self.ax_scores.set_title(" ")
+        self.title_weights = ax_weights.set_title(" ")
+        self._freeze(explore.softmax_view(explore.DEFAULT_TEMPERATURE, logits))
+
+    def background_key(self, view: dict) -> Any:
+        return view["temperature"]  # the score axis rescales with T: everything is redrawn
+
+    def paint(self, view: dict) -> str:
+        scaled = view["scaled_logits"]
+        for bar, height in zip(self.bars_scores, scaled):
+            bar.set_height(height)
+        lo, hi = min(0.0, float(scaled.min())), max(0.0, float(scaled.max()))
+        margin = 0.12 * (hi - lo)
+        self.ax_scores.set_ylim(lo - (margin if lo < 0 else 0.0), hi + margin)
+        for bar, text, w in zip(self.bars_weights, self.values, view["weights"]):
+            bar.set_height(w)
+            text.set_position((bar.get_x() + bar.get_width() / 2, w + 0.02))
+            text.set_text(f"{w:.2f}")
+        self.title_scores.set_text(f"scores / T   (T = {view['temperature']:g})")
+        self.title_weights.set_text(f"softmax: entropy {view['entropy']:.2f} of {view['max_entropy']:.2f} nats")
+        return _caption(
+            f"T = {view['temperature']:g}: weights "
+            + ", ".join(f"{label} {w:.3f}" for label, w in zip(self.labels, view["weights"])),
+            f"entropy {view['entropy']:.3f} nats (uniform: {view['max_entropy']:.3f}); "
+            f"top weight {view['max_weight']:.3f}",
+        )
+
+
+class _ScalingPainter(_Painter):
+    size = (9.8, 2.9)
+
+    def __init__(self, seed: int, d_k_values: Tuple[int, ...]) -> None:
+        super().__init__()
+        reference = explore.scaling_view(explore.DEFAULT_D_K, seed)
+        L, S = reference["weights_scaled"].shape
+        queries, keys = [f"q{i + 1}" for i in range(L)], [f"k{j + 1}" for j in range(S)]
+        ax_raw, ax_scaled, ax_curve = self.fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.2, 0.95]})
+        self.images, self.titles = {}, {}
+        for ax, name in ((ax_raw, "unscaled"), (ax_scaled, "scaled")):
+            attention_heatmap(reference[f"weights_{name}"], queries, keys, ax=ax, annotate=False,
+                              colorbar=name == "scaled", xlabel=None, ylabel=None)
+            ax.tick_params(labelsize=8)
+            self.images[name] = ax.images[0]
+            self.titles[name] = ax.set_title(" ")
+            self._animate(ax.images[0], *ax.spines.values(), self.titles[name])
+        views = [explore.scaling_view(d, seed) for d in d_k_values]
+        self.markers = {}
+        for name, colour in zip(("unscaled", "scaled"), _LINE_COLOURS):
+            ax_curve.plot(d_k_values, [v[f"entropy_{name}"] for v in views], "o-", ms=3, color=colour, label=name)
+            (self.markers[name],) = ax_curve.plot([1], [0], "o", ms=9, mfc="none", mec=colour, mew=2)
+        ax_curve.axhline(reference["max_entropy"], color="0.5", lw=0.8, ls="--")
+        self.here = ax_curve.axvline(1, color="0.5", lw=0.8)
+        ax_curve.set_xscale("log", base=2)
+        ax_curve.set_ylim(0, reference["max_entropy"] * 1.08)
+        ax_curve.set_xlabel("d_k")
+        ax_curve.set_title("mean entropy (nats)")
+        ax_curve.legend(fontsize=8, frameon=False, loc="lower left")
+        self.suptitle = self.fig.suptitle(" ", fontsize=11)
+        self._animate(self.here, *self.markers.values(), self.suptitle)
+        self._freeze(reference)
+
+    def paint(self, view: dict) -> str:
+        formulas = {"unscaled": "q·k", "scaled": "q·k / √d_k"}
+        for name in ("unscaled", "scaled"):
+            self.images[name].set_data(view[f"weights_{name}"])
+            self.titles[name].set_text(
+                f"softmax({formulas[name]})\nmax w {view[f'max_weight_{name}']:.2f}, "
+                f"entropy {view[f'entropy_{name}']:.2f}, |J| {view[f'grad_norm_{name}']:.2f}")
+            self.markers[name].set_data([view["d_k"]], [view[f"entropy_{name}"]])
+        self.here.set_xdata([view["d_k"], view["d_k"]])
+        self.suptitle.set_text(f"d_k = {view['d_k']}: score spread {view['score_std_unscaled']:.1f} unscaled, "
+                               f"{view['score_std_scaled']:.2f} scaled")
+        S = view["weights_scaled"].shape[-1]
+        return _caption(
+            f"d_k = {view['d_k']}; means over {view['n_queries_averaged']} random queries against {S} keys "
+            "(the maps show 6 of the queries).",
+            *(f"{name}: score std {view[f'score_std_{name}']:.3g}, max weight {view[f'max_weight_{name}']:.3f}, "
+              f"entropy {view[f'entropy_{name}']:.3f} nats (uniform {view['max_entropy']:.3f}), "
+              f"softmax gradient norm {view[f'grad_norm_{name}']:.3f}" for name in ("unscaled", "scaled")),
+        )
+
+
+class _HeadsPainter(_Painter):
+    """Up to ``d_model`` small maps, placed by hand for each ``n_heads`` (no layout engine).
+
+    The maps are labelled with their weights only when there is a single head; with many
+    heads the tokens label the first column and (for up to three columns) the bottom row.
+    """
+
+    size = (9.8, 3.6)
+    constrained = False
+    _LEFT, _RIGHT, _TOP, _BOTTOM, _HGAP, _VGAP, _CBAR = 0.55, 0.85, 0.62, 0.5, 0.12, 0.32, 0.12  # inches
+
+    def __init__(self, d_model: int, tokens: Tuple[str, ...], seed: int) -> None:
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+
+        super().__init__()
+        reference = explore.heads_view(d_model, d_model, tokens, seed)  # one map per possible head
+        L = len(tokens)
+        self.axes, self.cells, self.titles = [], [], []
+        for h in range(d_model):
+            ax = self.fig.add_axes([0, 0, 0.1, 0.1], visible=False)
+            attention_heatmap(reference["weights"][h], tokens, tokens, ax=ax, colorbar=False, annotate=True,
+                              xlabel=None, ylabel=None)
+            self.axes.append(ax)
+            self.cells.append(_annotations(ax, L * L))
+            self.titles.append(ax.set_title(" ", fontsize=9, pad=3))
+        width, height = self.size
+        cax = self.fig.add_axes([1 - (self._RIGHT - 0.25) / width, self._BOTTOM / height,
+                                 self._CBAR / width, 1 - (self._BOTTOM + self._TOP) / height])
+        self.fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), cax=cax)
+        cax.tick_params(labelsize=8)
+        self.suptitle = self.fig.suptitle(" ", fontsize=11, y=1 - 0.12 / height, va="top")
+
+    def background_key(self, view: dict) -> Any:
+        return view["n_heads"]  # the grid is laid out anew for each head count; nothing else changes
+
+    def paint(self, view: dict) -> str:
+        n_heads, tokens, L = view["n_heads"], list(view["tokens"]), len(view["tokens"])
+        width, height = self.size
+        n_cols = min(n_heads, max(6, math.ceil(math.sqrt(2.5 * n_heads))))
+        n_rows = math.ceil(n_heads / n_cols)
+        avail_w = width - self._LEFT - self._RIGHT
+        avail_h = height - self._TOP - self._BOTTOM
+        side = min((avail_w - (n_cols - 1) * self._HGAP) / n_cols, (avail_h - (n_rows - 1) * self._VGAP) / n_rows)
+        x0 = self._LEFT + (avail_w - (n_cols * side + (n_cols - 1) * self._HGAP)) / 2
+        y_top = height - self._TOP
+        for h, ax in enumerate(self.axes):
+            ax.set_visible(h < n_heads)
+            if h >= n_heads:
+                continue
+            row, col = divmod(h, n_cols)
+            left = x0 + col * (side + self._HGAP)
+            bottom = y_top - (row + 1) * side - row * self._VGAP
+            ax.set_position([left / width, bottom / height, side / width, side / height])
+            ax.images[0].set_data(view["weights"][h])
+            for text in self.cells[h]:
+                text.set_visible(n_heads == 1)
+            if n_heads == 1:
+                _set_cells(self.cells[h], view["weights"][h], "{:.2f}", 0.0, 1.0)
+            self.titles[h].set_text(f"head {h + 1}")
+            ax.set_yticks(range(L), labels=tokens) if col == 0 else ax.set_yticks([])
+            if row == n_rows - 1 and (col == 0 or n_cols <= 3):
+                ax.set_xticks(range(L), labels=tokens, rotation=90 if n_cols > 3 else 0, ha="center")
+            else:
+                ax.set_xticks([])
+            ax.tick_params(labelsize=7 if n_cols > 3 else 8, length=2)
+        self.suptitle.set_text(
+            f"n_heads = {n_heads}: d_head = {view['d_head']}, scores scaled by 1/√{view['d_head']}; "
+            f"parameters {view['n_params']} for any n_heads")
+        return _caption(
+            f"n_heads = {n_heads}, d_model = {view['d_model']}, d_head = {view['d_head']}; "
+            f"each head's slice of W_Q, W_K, W_V: {view['n_params_per_head']} weights; "
+            f"all parameters (W_Q, W_K, W_V, W_O and biases): {view['n_params']}.",
+            "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ".",
+        )
+
+
+class _MaskPainter(_Painter):
+    size = (9.8, 3.3)
+
+    def __init__(self, tokens: Tuple[str, ...], seed: int) -> None:
+        super().__init__()
+        reference = explore.mask_view(0, False, tokens, seed)  # nothing blocked: every cell labelled
+        labels, mask, L = list(reference["tokens"]), reference["mask"], len(tokens)
+        self.axes = self.fig.subplots(1, 3)
+        ax_mask, ax_scores, ax_weights = self.axes
+        mask_overlay(mask, None, labels, labels, ax=ax_mask, title="mask (hatched = blocked)")
+        scores = reference["scores"]  # the same at every setting: masking comes after the scores
+        self.lo, self.hi = float(scores.min()), float(scores.max())
+        heatmap(scores, labels, labels, ax=ax_scores, cmap="cividis", colorbar=False, annotate=True,
+                fmt="{:.1f}", vmin=self.lo, vmax=self.hi, title="masked scores")
+        mask_overlay(mask, reference["weights"], labels, labels, ax=ax_weights, title="weights (rows sum to 1)")
+        self.score_cells = _annotations(ax_scores, L * L)
+        self.weight_cells = _annotations(ax_weights, L * L)
+        self.hatches = [_hatches(ax_mask, (L, L)), _hatches(ax_weights, (L, L))]
+        for ax in self.axes:
+            ax.set_aspect("equal")
+            ax.tick_params(labelsize=8)
+            ax.set_xlabel("key")
+        ax_scores.set_ylabel(None)
+        ax_weights.set_ylabel(None)
+        self.suptitle = self.fig.suptitle(" ", fontsize=11)
+        # Drawn in this order on the background: pictures, labels, hatching, frames, title.
+        self._animate(*(ax.images[0] for ax in self.axes), *self.score_cells, *self.weight_cells,
+                      *self.hatches[0].ravel(), *self.hatches[1].ravel(),
+                      *(spine for ax in self.axes for spine in ax.spines.values()), self.suptitle)
+        self._freeze(reference)
+
+    def background_key(self, view: dict) -> Any:
+        return view["tokens"]  # the tick labels show which tokens are padding
+
+    def paint(self, view: dict) -> str:
+        labels, mask = list(view["tokens"]), view["mask"]
+        blocked = ~mask
+        ax_mask, ax_scores, ax_weights = self.axes
+        for ax in self.axes:
+            ax.set_xticks(range(len(labels)), labels=labels)
+            ax.set_yticks(range(len(labels)), labels=labels)
+        ax_mask.images[0].set_data(mask.astype(float))
+        ax_scores.images[0].set_data(np.where(mask, view["scores"], np.nan))  # blocked cells left blank
+        _set_cells(self.score_cells, view["scores"], "{:.1f}", self.lo, self.hi, blocked, "-∞")
+        ax_weights.images[0].set_data(view["weights"])
+        _set_cells(self.weight_cells, view["weights"], "{:.2f}", 0.0, 1.0)
+        for text, off in zip(self.weight_cells, blocked.ravel()):
+            text.set_visible(not off)  # hatched over anyway
+        for cells in self.hatches:
+            _show_hatches(cells, blocked)
+        empty = view["empty_rows"]
+        kind = "padding + causal" if view["causal"] else "padding only"
+        self.suptitle.set_text(f"{view['pad_length']} padded of {len(labels)}, {kind}"
+                               + (f": {len(empty)} rows with nothing to attend to are all 0" if empty else ""))
+        return _caption(
+            f"Padding length {view['pad_length']}, causal {'on' if view['causal'] else 'off'}: "
+            f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
+            "Row sums of the weights: " + ", ".join(f"{s:.2f}" for s in view["row_sums"])
+            + (f" (rows {', '.join(str(i + 1) for i in empty)} have no key to attend to)" if empty else ""),
+        )
+
+
+class _PositionalPainter(_Painter):
+    size = (9.8, 5.0)
+
+    def __init__(self, d_model: int, n_positions: int, seed: int) -> None:
+        super().__init__()
+        reference = explore.positional_view(d_model, 0, n_positions, seed)
+        P = n_positions
+        (ax_table, ax_row), (ax_dots, ax_rope) = self.fig.subplots(2, 2)
+        heatmap(reference["pe"], ax=ax_table, cmap="cividis", vmin=-1, vmax=1, annotate=False, colorbar=True,
+                xlabel="dimension", ylabel="position", title=f"sinusoidal table, d_model = {d_model}")
+        self.here = ax_table.axhline(0, color=_ACCENT, lw=2)
+        self.bars = ax_row.bar(np.arange(d_model), reference["row"], color=_BAR_COLOUR, width=0.8)
+        ax_row.set_ylim(-1.1, 1.1)
+        ax_row.set_xlim(-0.5, d_model - 0.5)
+        ax_row.axhline(0, color="0.3", lw=0.8)
+        ax_row.set_xlabel("dimension")
+        self.title_row = ax_row.set_title(" ")
+        (self.dots,) = ax_dots.plot([0], [0], "o-", ms=3, color=_LINE_COLOURS[0])
+        (self.rope,) = ax_rope.plot([0], [0], "o-", ms=3, color=_LINE_COLOURS[1])
+        rope = reference["rope_scores"]  # every position's scores: the y range is fixed
+        spread = float(rope.max() - rope.min())
+        ax_rope.set_ylim(float(rope.min()) - 0.08 * spread, float(rope.max()) + 0.08 * spread)
+        ax_dots.set_ylim(-0.15 * d_model, 0.58 * d_model)
+        self.titles = []
+        for ax in (ax_dots, ax_rope):
+            ax.axvline(0, color="0.5", lw=0.8)
+            ax.axhline(0, color="0.8", lw=0.8, zorder=0)
+            ax.set_xlim(-P, P)
+            ax.set_xlabel("offset j - position")
+            self.titles.append(ax.set_title(" "))
+        self._animate(self.here, *self.bars, self.title_row, self.dots, self.rope, *self.titles)
+        self._freeze(reference)
+
+    def paint(self, view: dict) -> str:
+        position, d_model = view["position"], view["d_model"]
+        self.here.set_ydata([position, position])
+        for bar, height in zip(self.bars, view["row"]):
+            bar.set_height(height)
+        self.title_row.set_text(f"encoding of position {position}")
+        self.dots.set_data(view["offsets"], view["pe_dots"])
+        self.rope.set_data(view["offsets"], view["rope_row"])
+        self.titles[0].set_text(f"PE[{position}] · PE[j]   (d_model/2 = {d_model // 2} at offset 0)")
+        self.titles[1].set_text(f"RoPE: query at {position} · key at j, / √d_model")
+        near = np.abs(view["offsets"]) <= 2
+        return _caption(
+            f"d_model = {d_model}, position {position}: the encoding starts "
+            + ", ".join(f"{x:.2f}" for x in view["row"][:6]) + ", ...",
+            "Dot products with the encodings at offsets " + ", ".join(str(o) for o in view["offsets"][near])
+            + ": " + ", ".join(f"{x:.2f}" for x in view["pe_dots"][near])
+            + " (the same curve, shifted, at every position).",
+        )
+
+
+class _Renderer:
+    """``renderer(**controls) -> Frame``: builds each painter it needs once, then reuses it."""
+
+    def __init__(self, view: Callable[..., dict], painter: Callable[..., _Painter],
+                 structure: Callable[..., Any] = lambda **_: ()) -> None:
+        self.view, self.make_painter, self.structure = view, painter, structure
+        self.painters: Dict[Any, _Painter] = {}
+
+    def __call__(self, **controls: Any) -> Frame:
+        key = self.structure(**controls)
+        if key not in self.painters:
+            self.painters[key] = self.make_painter(key)
+        return self.painters[key].frame(self.view(**controls))
+
+
+def _softmax_renderer(logits: Sequence[float], labels: Sequence[str]) -> _Renderer:
+    logits, labels = tuple(float(x) for x in logits), tuple(labels)
+    return _Renderer(lambda temperature: explore.softmax_view(temperature, logits),
+                     lambda _: _SoftmaxPainter(logits, labels))
+
+
+def _scaling_renderer(seed: int, d_k_values: Sequence[int]) -> _Renderer:
+    d_k_values = tuple(int(d) for d in d_k_values)
+    return _Renderer(lambda d_k: explore.scaling_view(d_k, seed), lambda _: _ScalingPainter(seed, d_k_values))
+
+
+def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> _Renderer:
+    tokens = tuple(tokens)
+    return _Renderer(lambda n_heads: explore.heads_view(n_heads, d_model, tokens, seed),
+                     lambda _: _HeadsPainter(d_model, tokens, seed))
+
+
+def _mask_renderer(tokens: Sequence[str], seed: int) -> _Renderer:
+    tokens = tuple(tokens)
+    return _Renderer(lambda pad_length, causal: explore.mask_view(pad_length, causal, tokens, seed),
+                     lambda _: _MaskPainter(tokens, seed))
+
+
+def _positional_renderer(n_positions: int, seed: int) -> _Renderer:
+    return _Renderer(lambda d_model, position: explore.positional_view(d_model, position, n_positions, seed),
+                     lambda d_model: _PositionalPainter(d_model, n_positions, seed),
+                     structure=lambda d_model, position: d_model)
+
+
+def render_softmax(temperature: float, logits: Sequence[float] = explore.LOGITS,
+                   labels: Sequence[str] = explore.LOGIT_LABELS) -> Frame:
+    """Draw :func:`attncourse.explore.softmax_view`: bars of ``logits / T`` and of the weights."""
+    return _softmax_renderer(logits, labels)(temperature=temperature)
+
+
+def render_scaling(d_k: int, seed: int = 0, d_k_values: Sequence[int] = explore.D_K_VALUES) -> Frame:
+    """Draw :func:`attncourse.explore.scaling_view`: weights without and with ``1/sqrt(d_k)``.
+
+    The third panel is the mean entropy against ``d_k`` over ``d_k_values``, with ``d_k`` marked.
+    """
+    return _scaling_renderer(seed, d_k_values)(d_k=d_k)
+
+
+def render_heads(n_heads: int, d_model: int = explore.DEFAULT_D_MODEL_HEADS,
+                 tokens: Sequence[str] = explore.TOKENS, seed: int = 0) -> Frame:
+    """Draw :func:`attncourse.explore.heads_view`: one attention map per head."""
+    return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads)
+
+
+def render_mask(pad_length: int, causal: bool, tokens: Sequence[str] = explore.TOKENS, seed: int = 0) -> Frame:
+    """Draw :func:`attncourse.explore.mask_view`: the mask, the masked scores, the weights."""
+    return _mask_renderer(tokens, seed)(pad_length=pad_length, causal=causal)
+
+
+def render_positional(d_model: int, position: int, n_positions: int = explore.N_POSITIONS,
+                      seed: int = 0) -> Frame:
+    """Draw :func:`attncourse.explore.positional_view`: table, one row, dot vs offset, RoPE."""
+    return _positional_renderer(n_positions, seed)(d_model=d_model, position=position)
+
+
+# --------------------------------------------------------------------------------------------
+# The explorer: controls plus either precomputed frames or a live image
+
+
+def ipywidgets_major() -> int:
+    """The installed ipywidgets' major version (7 in older Colab, 8 in current Jupyter)."""
+    return int(widgets.__version__.split(".")[0])
+
+
+def resolve_mode(mode: str = "auto") -> str:
+    """``"frames"`` or ``"live"``: what ``mode`` means with the installed ipywidgets."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}; got {mode!r}.")
+    if mode == "auto":
+        return "frames" if ipywidgets_major() >= 8 else "live"
+    if mode == "frames" and not hasattr(widgets, "Stack"):
+        raise ValueError(
+            f"mode='frames' needs ipywidgets 8 or later (for Stack); this is ipywidgets {widgets.__version__}. "
+            "Use mode='live'."
+        )
+    return mode
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control of an explorer: the keyword it sets, its label, the values it offers.
+
+    ``kind`` is ``"int"`` (an ``IntSlider``; values must be ``0, 1, ..., n - 1``),
+    ``"select"`` (a ``SelectionSlider``) or ``"toggle"`` (``ToggleButtons``).  ``labels`` are
+    the option labels shown (default: the values).
+    """
+
+    name: str
+    label: str
+    values: Tuple[Any, ...]
+    default: Any
+    kind: str = "select"
+    labels: Optional[Tuple[str, ...]] = None
+
+    def __post_init__(self) -> None:
+        if self.default not in self.values:
+            raise ValueError(f"{self.name}: default {self.default!r} is not one of {self.values}.")
+        if self.kind == "int" and tuple(self.values) != tuple(range(len(self.values))):
+            raise ValueError(f"{self.name}: an 'int' control's values must be 0..n-1; got {self.values}.")
+        if self.kind not in ("int", "select", "toggle"):
+            raise ValueError(f"{self.name}: kind must be 'int', 'select' or 'toggle'; got {self.kind!r}.")
+
+    @property
+    def default_index(self) -> int:
+        return list(self.values).index(self.default)
+
+    @property
+    def linked_trait(self) -> str:
+        """The trait whose number is the frame index: ``value`` for an IntSlider, else ``index``."""
+        return "value" if self.kind == "int" else "index"
+
+    def make_widget(self) -> widgets.Widget:
+        common = {"description": self.label, "style": {"description_width": "initial"}}
+        if self.kind == "int":
+            widget = widgets.IntSlider(value=self.default, min=0, max=len(self.values) - 1, step=1,
+                                       continuous_update=True, layout=widgets.Layout(width="380px"), **common)
+        else:
+            labels = self.labels or tuple(f"{v:g}" if isinstance(v, float) else str(v) for v in self.values)
+            options = list(zip(labels, self.values))
+            if self.kind == "select":
+                widget = widgets.SelectionSlider(options=options, value=self.default, continuous_update=True,
+                                                 layout=widgets.Layout(width="380px"), **common)
+            else:
+                widget = widgets.ToggleButtons(options=options, value=self.default, **common)
+        widget.add_class(f"attncourse-control-{self.name}")
+        return widget
+
+
+def _frame_widget(frame: Frame, alt: str) -> widgets.Widget:
+    image = widgets.Image(value=frame.png, format="png")
+    if "tooltip" in image.trait_names():  # ipywidgets 8: the <img> gets a title
+        image.tooltip = alt
+    return widgets.VBox([image, widgets.HTML(frame.caption)])
+
+
+class Explorer(widgets.VBox):
+    """Controls above a picture; ``mode`` ``"frames"`` (precomputed) or ``"live"`` (redrawn).
+
+    Parameters
+    ----------
+    name : str
+        Short name, also a CSS class (``attncourse-<name>``) on the box.
+    controls : sequence of Control
+        One or more controls; in frames mode each adds one level of nested ``Stack``.
+    render : callable
+        ``render(**{control.name: value, ...}) -> Frame``.
+    alt : str
+        A one-line description of the picture (the images' tooltip).
+    mode : {"auto", "frames", "live"}
+
+    Attributes
+    ----------
+    controls : dict of str to widget
+    mode : str
+        ``"frames"`` or ``"live"``.
+    frames : dict of tuple to Frame
+        Frames mode: every frame, keyed by the controls' values in order.
+    links : list
+        Frames mode: the ``jslink`` objects, control trait -> ``Stack.selected_index``.
+    redraw_ms : list of float
+        Live mode: how long each redraw took (render, encode, hand to the widget), in ms.
+    """
+
+    def __init__(self, name: str, controls: Sequence[Control], render: Callable[..., Frame], *,
+                 alt: str = "", mode: str = "auto") -> None:
+        super().__init__()
+        self.name = name
+        self.mode = resolve_mode(mode)
+        self.specs: Tuple[Control, ...] = tuple(controls)
+        if not self.specs:
+            raise ValueError("an explorer needs at least one control")
+        self.render = render
+        self.alt = alt
+        self.controls: Dict[str, widgets.Widget] = {c.name: c.make_widget() for c in self.specs}
+        self.frames: Dict[Tuple[Any, ...], Frame] = {}
+        self.links: List[Any] = []
+        self.redraw_ms: List[float] = []
+        self.stack: Optional[widgets.Widget] = None
+        self.image: Optional[widgets.Image] = None
+        self.caption: Optional[widgets.HTML] = None
+        display = self._build_frames(self.specs, ()) if self.mode == "frames" else self._build_live()
+        if self.mode == "frames":
+            self.stack = display
+        self.children = [widgets.VBox(list(self.controls.values())), display]
+        self.add_class("attncourse-explorer")
+        self.add_class(f"attncourse-{name}")
+
+    def __repr__(self) -> str:  # short and deterministic, for the notebook's text/plain output
+        names = ", ".join(c.name for c in self.specs)
+        return f"<{self.name} explorer: {names}>"
+
+    def values(self) -> Dict[str, Any]:
+        """The controls' current values, by name."""
+        return {name: widget.value for name, widget in self.controls.items()}
+
+    # -- frames: nested Stacks, one level per control ----------------------------------------
+
+    def _build_frames(self, specs: Tuple[Control, ...], fixed: Tuple[Any, ...]) -> widgets.Widget:
+        spec, rest = specs[0], specs[1:]
+        children = []
+        for value in spec.values:
+            key = fixed + (value,)
+            if rest:
+                children.append(self._build_frames(rest, key))
+            else:
+                frame = self.frames[key] = self.render(**dict(zip((c.name for c in self.specs), key)))
+                children.append(_frame_widget(frame, self.alt))
+        stack = widgets.Stack(children=children, selected_index=spec.default_index)
+        stack.add_class("attncourse-frames")
+        # Runs in the browser, so the HTML book switches frames without a kernel.
+        self.links.append(widgets.jslink((self.controls[spec.name], spec.linked_trait), (stack, "selected_index")))
+        return stack
+
+    # -- live: one image, redrawn from Python -----------------------------------------------
+
+    def _build_live(self) -> widgets.Widget:
+        frame = self.render(**self.values())
+        self.image = widgets.Image(value=frame.png, format="png")
+        if "tooltip" in self.image.trait_names():
+            self.image.tooltip = self.alt
+        self.caption = widgets.HTML(frame.caption)
+        for widget in self.controls.values():
+            widget.observe(self._redraw, names="value")
+        box = widgets.VBox([self.image, self.caption])
+        box.add_class("attncourse-live")
+        return box
+
+    def _redraw(self, change: Optional[dict] = None) -> None:
+        start = time.perf_counter()
+        frame = self.render(**self.values())
+        self.image.value = frame.png
+        self.caption.value = frame.caption
+        self.redraw_ms.append((time.perf_counter() - start) * 1000.0)
+
+    # -- what is on screen -----------------------------------------------------------------
+
+    def shown(self) -> Frame:
+        """The frame on screen now: the live image, or the Stack's selected frame.
+
+        In frames mode the Stacks follow the controls through ``jslink``, i.e. in the browser;
+        without a front end (in tests), copy each link's source trait to its target first.
+        """
+        if self.mode == "live":
+            return Frame(self.image.value, self.caption.value)
+        node = self.stack
+        while isinstance(node, widgets.Stack):
+            node = node.children[node.selected_index]
+        image, caption = node.children
+        return Frame(image.value, caption.value)
+
+    def frame_bytes(self) -> int:
+        """Total PNG bytes of the precomputed frames (0 in live mode)."""
+        return sum(len(f.png) for f in self.frames.values())
+
+
+# --------------------------------------------------------------------------------------------
+# The five explorers
+
+
+def softmax_explorer(*, temperature: float = explore.DEFAULT_TEMPERATURE,
+                     temperatures: Sequence[float] = explore.TEMPERATURES,
+                     logits: Sequence[float] = explore.LOGITS,
+                     labels: Sequence[str] = explore.LOGIT_LABELS, mode: str = "auto") -> Explorer:
+    """A temperature slider over ``softmax(logits / T)``: the weights and their entropy.
+
+    >>> ex = softmax_explorer(mode="live")
+    >>> ex.controls["temperature"].value
+    1.0
+    """
+    return Explorer(
+        "softmax",
+        [Control("temperature", "temperature T", tuple(float(t) for t in temperatures), float(temperature))],
+        _softmax_renderer(logits, labels),
+        alt="Bar charts of the scores divided by the temperature and of the softmax weights.",
+        mode=mode,
+    )
+
+
+def scaling_explorer(*, d_k: int = explore.DEFAULT_D_K, d_k_values: Sequence[int] = explore.D_K_VALUES,
+                     seed: int = 0, mode: str = "auto") -> Explorer:
+    """A ``d_k`` slider: attention weights of random q, k without and with the ``1/sqrt(d_k)`` scale."""
+    d_k_values = tuple(int(d) for d in d_k_values)
+    return Explorer(
+        "scaling",
+        [Control("d_k", "d_k", d_k_values, int(d_k))],
+        _scaling_renderer(seed, d_k_values),
+        alt="Heatmaps of attention weights without and with scaling, and entropy against d_k.",
+        mode=mode,
+    )
+
+
+def heads_explorer(*, n_heads: int = explore.DEFAULT_N_HEADS, d_model: int = explore.DEFAULT_D_MODEL_HEADS,
+                   tokens: Sequence[str] = explore.TOKENS, seed: int = 0, mode: str = "auto") -> Explorer:
+    """An ``n_heads`` slider over the divisors of ``d_model``: one attention map per head."""
+    tokens = tuple(tokens)
+    return Explorer(
+        "heads",
+        [Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads))],
+        _heads_renderer(d_model, tokens, seed),
+        alt="One attention heatmap per head over a six-word sentence.",
+        mode=mode,
+    )
+
+
+def mask_explorer(*, pad_length: int = explore.DEFAULT_PAD_LENGTH, causal: bool = explore.DEFAULT_CAUSAL,
+                  tokens: Sequence[str] = explore.TOKENS, seed: int = 0, mode: str = "auto") -> Explorer:
+    """A padding-length slider and a causal toggle: the mask, the masked scores and the weights."""
+    tokens = tuple(tokens)
+    return Explorer(
+        "mask",
+        [
+            Control("causal", "causal", (False, True), bool(causal), kind="toggle", labels=("off", "on")),
+            Control("pad_length", "padding length", tuple(range(len(tokens) + 1)), int(pad_length), kind="int"),
+        ],
+        _mask_renderer(tokens, seed),
+        alt="Three heatmaps: the boolean mask, the masked scores and the attention weights.",
+        mode=mode,
+    )
+
+
+def positional_explorer(*, d_model: int = explore.DEFAULT_D_MODEL, position: int = explore.DEFAULT_POSITION,
+                        d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
+                        positions: Sequence[int] = explore.POSITIONS,
+                        n_positions: int = explore.N_POSITIONS, seed: int = 0, mode: str = "auto") -> Explorer:
+    """``d_model`` and position sliders: the sinusoidal table, one row, dot product vs offset, RoPE."""
+    return Explorer(
+        "positional",
+        [
+            Control("d_model", "d_model", tuple(int(d) for d in d_model_values), int(d_model)),
+            Control("position", "position", tuple(int(p) for p in positions), int(position)),
+        ],
+        _positional_renderer(n_positions, seed),
+        alt="Sinusoidal encoding heatmap, one position's encoding, and dot products against offset.",
+        mode=mode,
+    )

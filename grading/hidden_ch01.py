@@ -1,0 +1,58 @@
+"""Hidden cases, chapter 1 (softmax)."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+
+
+def temperature_softmax():
+    rng = np.random.default_rng(1101)
+    return [
+        Case("very low temperature (needs the max subtracted)", logits=np.array([[3.0, 2.0, 1.0], [0.5, 0.4, 0.45]]), temperature=0.001),
+        Case("very high temperature", logits=rng.normal(size=(2, 5)) * 3, temperature=100.0),
+        Case("batch dimensions (2, 3, 4)", logits=rng.normal(size=(2, 3, 4)), temperature=2.0),
+        Case("float32", logits=rng.normal(size=(3, 6)).astype(np.float32), temperature=0.7),
+    ]
+
+
+def stable_softmax():
+    rng = np.random.default_rng(1102)
+    return [
+        Case("float32 logits in the hundreds", x=(rng.normal(size=(4, 6)) * 300).astype(np.float32)),
+        Case("float16 logits up to 20", x=(rng.uniform(-20, 20, size=(3, 5))).astype(np.float16)),
+        Case("very negative logits", x=np.array([[-1000.0, -1001.0, -1002.0], [1.0, 2.0, 4.0]])),
+        Case("rows on very different scales", x=np.array([[0.0, 1.0, 2.0], [1000.0, 999.0, 998.0]])),
+        Case("batch dimensions (2, 3, 4)", x=rng.normal(size=(2, 3, 4))),
+        Case("-inf entries get weight 0", x=np.array([[0.0, -np.inf, 1.0], [-np.inf, 2.0, 2.0]])),
+        Case("a single row of one logit and others", x=np.array([[5.0, 5.0, 5.0, 5.0], [0.0, 0.0, 10.0, 0.0]])),
+    ]
+
+
+def entropy():
+    rng = np.random.default_rng(1103)
+    logits = rng.normal(size=(2, 3, 5))
+    p = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    return [
+        Case("uniform over 8 and one-hot rows", p=np.array([[1 / 8] * 8, [0, 0, 1, 0, 0, 0, 0, 0]])),
+        Case("batch dimensions (2, 3, 5)", p=p),
+        Case("float32 with zeros", p=np.array([[0.25, 0.0, 0.75], [0.0, 0.5, 0.5]], dtype=np.float32)),
+        Case("two outcomes", p=np.array([0.9, 0.1])),
+    ]
+
+
+def softmax_jacobian():
+    rng = np.random.default_rng(1104)
+    return [
+        Case("large logits", x=np.array([1000.0, 1001.0, 999.0])),
+        Case("six random logits", x=rng.normal(size=6) * 2),
+        Case("float32", x=rng.normal(size=4).astype(np.float32)),
+        Case("nearly one-hot", x=np.array([10.0, -10.0, 0.0])),
+    ]
+
+
+HIDDEN = {
+    "ch01.temperature_softmax": temperature_softmax,
+    "ch01.stable_softmax": stable_softmax,
+    "ch01.entropy": entropy,
+    "ch01.softmax_jacobian": softmax_jacobian,
+}

@@ -1,0 +1,46 @@
+"""Hidden cases, chapter 3 (scaling)."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+
+
+def scaled_scores():
+    rng = np.random.default_rng(1301)
+    n = rng.normal
+    return [
+        Case("E=64, float32", q=n(size=(4, 64)).astype(np.float32), k=n(size=(6, 64)).astype(np.float32)),
+        Case("E=2", q=n(size=(3, 2)), k=n(size=(3, 2))),
+        Case("float16", q=n(size=(2, 16)).astype(np.float16), k=n(size=(5, 16)).astype(np.float16)),
+        Case("batch and heads (2, 2, L, E)", q=n(size=(2, 2, 3, 8)), k=n(size=(2, 2, 4, 8))),
+    ]
+
+
+def score_variance():
+    rng = np.random.default_rng(1302)
+    n = rng.normal
+    return [
+        Case("E=64", q=n(size=(1000, 64)), k=n(size=(1000, 64))),
+        Case("E=1", q=n(size=(300, 1)), k=n(size=(300, 1))),
+        Case("entries with standard deviation 3", q=n(size=(400, 8)) * 3, k=n(size=(400, 8))),
+        Case("few pairs", q=n(size=(5, 4)), k=n(size=(5, 4))),
+    ]
+
+
+def scaled_attention():
+    rng = np.random.default_rng(1303)
+    n = rng.normal
+    return [
+        Case("E=64, Ev=8, float32", q=n(size=(3, 64)).astype(np.float32), k=n(size=(5, 64)).astype(np.float32), v=n(size=(5, 8)).astype(np.float32)),
+        Case("float16", q=n(size=(4, 16)).astype(np.float16), k=n(size=(4, 16)).astype(np.float16), v=n(size=(4, 4)).astype(np.float16)),
+        Case("one query", q=n(size=(1, 9)), k=n(size=(3, 9)), v=n(size=(3, 2))),
+        Case("batch and heads, L != S", q=n(size=(2, 3, 2, 4)), k=n(size=(2, 3, 5, 4)), v=n(size=(2, 3, 5, 6))),
+        Case("large logits", q=n(size=(2, 4)) * 30, k=n(size=(3, 4)) * 30, v=n(size=(3, 3))),
+    ]
+
+
+HIDDEN = {
+    "ch03.scaled_scores": scaled_scores,
+    "ch03.score_variance": score_variance,
+    "ch03.scaled_attention": scaled_attention,
+}

@@ -1,0 +1,65 @@
+"""Hidden cases, chapter 5 (multi-head attention)."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+
+
+def _weights(rng, d, dtype=np.float64):
+    names = ("W_q", "W_k", "W_v", "W_o")
+    return {name: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for name in names}
+
+
+def split_into_heads():
+    rng = np.random.default_rng(1501)
+    return [
+        Case("no batch: (L, d_model) = (3, 4), 2 heads", x=rng.normal(size=(3, 4)), n_heads=2),
+        Case("one head", x=rng.normal(size=(2, 3, 4)), n_heads=1),
+        Case("d_head = 1", x=rng.normal(size=(1, 2, 4)), n_heads=4),
+        Case("batch and more: (2, 2, 3, 8), 4 heads", x=rng.normal(size=(2, 2, 3, 8)), n_heads=4),
+    ]
+
+
+def combine_heads():
+    rng = np.random.default_rng(1502)
+    return [
+        Case("no batch: (2, 3, 2)", x=rng.normal(size=(2, 3, 2))),
+        Case("one head", x=rng.normal(size=(2, 1, 3, 4))),
+        Case("(3, 4, 5, 2)", x=rng.normal(size=(3, 4, 5, 2))),
+    ]
+
+
+def multi_head_attention():
+    rng = np.random.default_rng(1503)
+    return [
+        Case("4 heads, d_model=8, L=5, B=3", x=rng.normal(size=(3, 5, 8)), **_weights(rng, 8), n_heads=4),
+        Case("one head", x=rng.normal(size=(2, 3, 4)), **_weights(rng, 4), n_heads=1),
+        Case("d_head = 1", x=rng.normal(size=(1, 4, 4)), **_weights(rng, 4), n_heads=4),
+        Case("float32, 2 heads", x=rng.normal(size=(2, 6, 8)).astype(np.float32), **_weights(rng, 8, np.float32), n_heads=2),
+        Case("one token", x=rng.normal(size=(2, 1, 6)), **_weights(rng, 6), n_heads=3),
+    ]
+
+
+def mha_parameter_count():
+    return [
+        Case("d_model=768, 12 heads, with biases", d_model=768, n_heads=12, bias=True),
+        Case("d_model=4, 1 head, with biases", d_model=4, n_heads=1, bias=True),
+        Case("d_model=64, 64 heads, no biases", d_model=64, n_heads=64, bias=False),
+    ]
+
+
+def weights_from_torch():
+    rng = np.random.default_rng(1505)
+    return [
+        Case("d_model=2", in_proj_weight=rng.normal(size=(6, 2)), out_proj_weight=rng.normal(size=(2, 2))),
+        Case("d_model=8, float32", in_proj_weight=rng.normal(size=(24, 8)).astype(np.float32), out_proj_weight=rng.normal(size=(8, 8)).astype(np.float32)),
+    ]
+
+
+HIDDEN = {
+    "ch05.split_into_heads": split_into_heads,
+    "ch05.combine_heads": combine_heads,
+    "ch05.multi_head_attention": multi_head_attention,
+    "ch05.mha_parameter_count": mha_parameter_count,
+    "ch05.weights_from_torch": weights_from_torch,
+}

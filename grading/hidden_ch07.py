@@ -1,0 +1,50 @@
+"""Hidden cases, chapter 7 (positional encoding)."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+
+
+def sinusoidal_table():
+    return [
+        Case("one position pair: (1, 2)", n_positions=1, d_model=2),
+        Case("(50, 16)", n_positions=50, d_model=16),
+        Case("(3, 64)", n_positions=3, d_model=64),
+        Case("(128, 4)", n_positions=128, d_model=4),
+    ]
+
+
+def rotate_half():
+    rng = np.random.default_rng(1702)
+    return [
+        Case("E=2", x=np.array([[1.0, 2.0], [3.0, -4.0]])),
+        Case("batch (2, 3, 8)", x=rng.normal(size=(2, 3, 8))),
+        Case("float16", x=rng.normal(size=(4, 4)).astype(np.float16)),
+    ]
+
+
+def apply_rotary():
+    rng = np.random.default_rng(1703)
+    return [
+        Case("batch (2, 4, 8), positions 0..3", x=rng.normal(size=(2, 4, 8)), positions=np.arange(4)),
+        Case("positions [100, 7, 0]", x=rng.normal(size=(3, 6)), positions=np.array([100, 7, 0])),
+        Case("E=2", x=rng.normal(size=(5, 2)), positions=np.arange(5)),
+        Case("float32, E=64", x=rng.normal(size=(3, 64)).astype(np.float32), positions=np.array([0, 1, 50])),
+    ]
+
+
+def apply_rotary_interleaved():
+    rng = np.random.default_rng(1704)
+    return [
+        Case("batch (2, 3, 8), positions 0..2", x=rng.normal(size=(2, 3, 8)), positions=np.arange(3)),
+        Case("positions [12, 4]", x=rng.normal(size=(2, 6)), positions=np.array([12, 4])),
+        Case("float32, E=32", x=rng.normal(size=(4, 32)).astype(np.float32), positions=np.array([3, 1, 4, 1])),
+    ]
+
+
+HIDDEN = {
+    "ch07.sinusoidal_table": sinusoidal_table,
+    "ch07.rotate_half": rotate_half,
+    "ch07.apply_rotary": apply_rotary,
+    "ch07.apply_rotary_interleaved": apply_rotary_interleaved,
+}
