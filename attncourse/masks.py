@@ -148,7 +148,7 @@ def from_hf_attention_mask(attention_mask: Array) -> Array:
 def from_additive_mask(additive: Array) -> Array:
     """From an additive float mask (0 = keep, -inf = blocked) to a boolean one.
 
-    Values below ``-1e4`` also count as blocked (the finite "large negative" masks some
+    Values at or below ``-1e4`` also count as blocked (the finite "large negative" masks some
     libraries use); anything else that is not 0 is refused: a learned bias is not a mask.
     """
     func = "from_additive_mask"
@@ -156,7 +156,7 @@ def from_additive_mask(additive: Array) -> Array:
     a = ops.asarray(additive)
     if not ops.is_floating(a):
         raise AttentionTypeError(f"{func}: expected a float mask (0 / -inf); got dtype {a.dtype}.")
-    keep, blocked = a == 0, a < -1e4
+    keep, blocked = a == 0, a <= -1e4
     if not bool(ops.logical_and(ops.logical_not(keep), ops.logical_not(blocked)).sum() == 0):
         raise AttentionInputError(
             f"{func}: an additive mask holds only 0 (keep) and -inf or a large negative number (block); "

@@ -70,7 +70,7 @@ __all__ = [
 DPI = 70  # small PNGs: every frame of every explorer is embedded in the HTML book
 MODES = ("auto", "frames", "live")
 _BAR_COLOUR = "#3b528b"  # a viridis blue
-_ACCENT = "#fde725"  # viridis yellow, for the "you are here" marks on dark images
+_ACCENT = "#d62728"  # red: the "you are here" outline, visible on both ends of cividis
 _LINE_COLOURS = ("#440154", "#21918c")  # viridis purple and teal: apart in grey scale too
 
 
@@ -278,7 +278,7 @@ class _ScalingPainter(_Painter):
             self.images[name].set_data(view[f"weights_{name}"])
             self.titles[name].set_text(
                 f"softmax({formulas[name]})\nmax w {view[f'max_weight_{name}']:.2f}, "
-                f"entropy {view[f'entropy_{name}']:.2f}, |J| {view[f'grad_norm_{name}']:.2f}")
+                f"entropy {view[f'entropy_{name}']:.2f}, grad {view[f'grad_norm_{name}']:.2f}")
             self.markers[name].set_data([view["d_k"]], [view[f"entropy_{name}"]])
         self.here.set_xdata([view["d_k"], view["d_k"]])
         self.suptitle.set_text(f"d_k = {view['d_k']}: score spread {view['score_std_unscaled']:.1f} unscaled, "
@@ -319,12 +319,10 @@ class _HeadsPainter(_Painter):
             self.axes.append(ax)
             self.cells.append(_annotations(ax, L * L))
             self.titles.append(ax.set_title(" ", fontsize=9, pad=3))
-        width, height = self.size
-        cax = self.fig.add_axes([1 - (self._RIGHT - 0.25) / width, self._BOTTOM / height,
-                                 self._CBAR / width, 1 - (self._BOTTOM + self._TOP) / height])
-        self.fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), cax=cax)
-        cax.tick_params(labelsize=8)
-        self.suptitle = self.fig.suptitle(" ", fontsize=11, y=1 - 0.12 / height, va="top")
+        self.cax = self.fig.add_axes([0, 0, 0.1, 0.1])
+        self.fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), cax=self.cax)
+        self.cax.tick_params(labelsize=8)
+        self.suptitle = self.fig.suptitle(" ", fontsize=11, y=1 - 0.12 / self.size[1], va="top")
 
     def background_key(self, view: dict) -> Any:
         return view["n_heads"]  # the grid is laid out anew for each head count; nothing else changes
@@ -359,6 +357,10 @@ class _HeadsPainter(_Painter):
             else:
                 ax.set_xticks([])
             ax.tick_params(labelsize=7 if n_cols > 3 else 8, length=2)
+        grid_right = x0 + n_cols * side + (n_cols - 1) * self._HGAP
+        grid_height = n_rows * side + (n_rows - 1) * self._VGAP
+        self.cax.set_position([(grid_right + 0.15) / width, (y_top - grid_height) / height,
+                               self._CBAR / width, grid_height / height])
         self.suptitle.set_text(
             f"n_heads = {n_heads}: d_head = {view['d_head']}, scores scaled by 1/√{view['d_head']}; "
             f"parameters {view['n_params']} for any n_heads")
@@ -385,6 +387,8 @@ class _MaskPainter(_Painter):
         heatmap(scores, labels, labels, ax=ax_scores, cmap="cividis", colorbar=False, annotate=True,
                 fmt="{:.1f}", vmin=self.lo, vmax=self.hi, title="masked scores")
         mask_overlay(mask, reference["weights"], labels, labels, ax=ax_weights, title="weights (rows sum to 1)")
+        scores_image = ax_scores.images[0]
+        scores_image.set_cmap(scores_image.get_cmap().with_extremes(bad="white"))  # -inf cells: blank
         self.score_cells = _annotations(ax_scores, L * L)
         self.weight_cells = _annotations(ax_weights, L * L)
         self.hatches = [_hatches(ax_mask, (L, L)), _hatches(ax_weights, (L, L))]
@@ -409,11 +413,11 @@ class _MaskPainter(_Painter):
         blocked = ~mask
         ax_mask, ax_scores, ax_weights = self.axes
         for ax in self.axes:
-            ax.set_xticks(range(len(labels)), labels=labels)
+            ax.set_xticks(range(len(labels)), labels=labels, rotation=45, ha="right", rotation_mode="anchor")
             ax.set_yticks(range(len(labels)), labels=labels)
         ax_mask.images[0].set_data(mask.astype(float))
         ax_scores.images[0].set_data(np.where(mask, view["scores"], np.nan))  # blocked cells left blank
-        _set_cells(self.score_cells, view["scores"], "{:.1f}", self.lo, self.hi, blocked, "-∞")
+        _set_cells(self.score_cells, view["scores"], "{:.1f}", self.lo, self.hi, blocked, "−∞")
         ax_weights.images[0].set_data(view["weights"])
         _set_cells(self.weight_cells, view["weights"], "{:.2f}", 0.0, 1.0)
         for text, off in zip(self.weight_cells, blocked.ravel()):
@@ -442,7 +446,9 @@ class _PositionalPainter(_Painter):
         (ax_table, ax_row), (ax_dots, ax_rope) = self.fig.subplots(2, 2)
         heatmap(reference["pe"], ax=ax_table, cmap="cividis", vmin=-1, vmax=1, annotate=False, colorbar=True,
                 xlabel="dimension", ylabel="position", title=f"sinusoidal table, d_model = {d_model}")
-        self.here = ax_table.axhline(0, color=_ACCENT, lw=2)
+        from matplotlib.patches import Rectangle
+
+        self.here = ax_table.add_patch(Rectangle((-0.5, -0.5), d_model, 1, fill=False, edgecolor=_ACCENT, lw=2))
         self.bars = ax_row.bar(np.arange(d_model), reference["row"], color=_BAR_COLOUR, width=0.8)
         ax_row.set_ylim(-1.1, 1.1)
         ax_row.set_xlim(-0.5, d_model - 0.5)
@@ -454,7 +460,9 @@ class _PositionalPainter(_Painter):
         rope = reference["rope_scores"]  # every position's scores: the y range is fixed
         spread = float(rope.max() - rope.min())
         ax_rope.set_ylim(float(rope.min()) - 0.08 * spread, float(rope.max()) + 0.08 * spread)
-        ax_dots.set_ylim(-0.15 * d_model, 0.58 * d_model)
+        dots = reference["pe_dots"]  # from position 0: every offset 0..P-1, and the curve is symmetric
+        spread = float(dots.max() - dots.min())
+        ax_dots.set_ylim(float(dots.min()) - 0.08 * spread, float(dots.max()) + 0.08 * spread)
         self.titles = []
         for ax in (ax_dots, ax_rope):
             ax.axvline(0, color="0.5", lw=0.8)
@@ -467,7 +475,7 @@ class _PositionalPainter(_Painter):
 
     def paint(self, view: dict) -> str:
         position, d_model = view["position"], view["d_model"]
-        self.here.set_ydata([position, position])
+        self.here.set_y(position - 0.5)
         for bar, height in zip(self.bars, view["row"]):
             bar.set_height(height)
         self.title_row.set_text(f"encoding of position {position}")

@@ -76,6 +76,8 @@ def test_additive_converters_match_torch_float_mask(rng):
     assert additive.dtype == np.float64 and set(np.unique(additive)) == {0.0, -np.inf}
     np.testing.assert_array_equal(ac.from_additive_mask(additive), mask)
     np.testing.assert_array_equal(ac.from_additive_mask(np.where(mask, 0.0, -1e9)), mask)
+    bert_style = (1.0 - np.array([[1, 1, 0]], dtype=np.float32)) * -10000.0  # [[-0., -0., -1e4]]
+    assert ac.from_additive_mask(bert_style).tolist() == [[True, True, False]]
     q, k, v = (torch.tensor(rng.normal(size=s)) for s in [(4, 3), (5, 3), (5, 2)])
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(additive))
     out, _ = ac.scaled_dot_product_attention(q, k, v, torch.tensor(mask))

@@ -1,0 +1,99 @@
+"""The ``attncourse`` command: hand out exercises and grade submissions.
+
+    attncourse assign SOURCE_DIR OUT_DIR      student notebooks + private grading bundle
+    attncourse grade BUNDLE_DIR SUBMISSIONS_DIR OUT_DIR
+                                              gradebook.csv + feedback/<student>.txt
+    attncourse validate SOURCE_DIR            check the exercise cells of the book's notebooks
+    attncourse list [CHAPTER]                 the exercises, their ids and points
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="attncourse",
+        description="Hand out the course's exercises and grade submitted notebooks.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("assign", help="write student notebooks and a private grading bundle")
+    p.add_argument("source_dir", type=Path, help="folder of solution notebooks (the book's book/)")
+    p.add_argument("out_dir", type=Path, help="writes OUT_DIR/student/ (hand out) and OUT_DIR/grading/ (keep private)")
+    p.add_argument("--tests", type=Path, default=None, help="folder of hidden_*.py (default: grading/ next to SOURCE_DIR)")
+    p.add_argument("--force", action="store_true", help="replace OUT_DIR/student and OUT_DIR/grading if they exist")
+
+    p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
+    p.add_argument("bundle_dir", type=Path, help="the grading bundle made by `attncourse assign` (OUT_DIR/grading)")
+    p.add_argument("submissions_dir", type=Path, help="STUDENT.ipynb files, or one folder of notebooks per student")
+    p.add_argument("out_dir", type=Path, help="writes gradebook.csv, feedback/STUDENT.txt and results.json")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds for a whole notebook (default 300)")
+    p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds for one cell (default 60)")
+    p.add_argument("--case-timeout", type=float, default=10.0, help="seconds for one call of an exercise function (default 10)")
+    p.add_argument("--memory", type=int, default=2048, help="address-space limit per notebook in MiB (default 2048)")
+    p.add_argument("--jobs", type=int, default=1, help="notebooks graded at the same time (default 1)")
+    p.add_argument("--chapter", action="append", default=None, help="grade only this chapter's exercises (repeatable)")
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "nobody", "hook"],
+        default="auto",
+        help="auto (default): bubblewrap if it works, else run as nobody when root, else the audit hook alone",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing gradebook in OUT_DIR")
+
+    p = sub.add_parser("validate", help="check the exercise cells of a folder of notebooks")
+    p.add_argument("source_dir", type=Path)
+
+    p = sub.add_parser("list", help="list the exercises (of one chapter)")
+    p.add_argument("chapter", nargs="?", default=None, help="ch01 ... ch07, or bugs")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    from .exercises import all_exercises
+    from .exercises.grader import GradingError, Limits, assign, grade, validate
+
+    try:
+        if args.command == "assign":
+            assign(args.source_dir, args.out_dir, tests_dir=args.tests, force=args.force)
+        elif args.command == "grade":
+            limits = Limits(time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory)
+            grade(
+                args.bundle_dir,
+                args.submissions_dir,
+                args.out_dir,
+                limits=limits,
+                jobs=args.jobs,
+                chapters=args.chapter,
+                sandbox=args.sandbox,
+                force=args.force,
+            )
+        elif args.command == "validate":
+            problems = validate(args.source_dir)
+            for problem in problems:
+                print(problem)
+            if problems:
+                return 1
+            print(f"the exercise cells in {args.source_dir} are in order")
+        elif args.command == "list":
+            for ex in all_exercises(args.chapter):
+                print(f"{ex.number:5} {ex.id:36} {ex.points} pt  {ex.function}({', '.join(ex.params)})")
+    except (GradingError, KeyError) as e:
+        message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"attncourse {args.command}: {message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
