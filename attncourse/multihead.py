@@ -110,7 +110,10 @@ class MultiHeadAttention(nn.Module):
             q, k, v, mask, is_causal=is_causal, scale=1.0 / math.sqrt(self.d_head)
         )  # out (B, H, L, d_head), weights (B, H, L, S)
         if self.training and self.dropout.p > 0:
-            out = self.dropout(weights) @ v  # dropout on the weights, as nn.MultiheadAttention does
+            # Dropout on the weights, as nn.MultiheadAttention does; like it, return the dropped
+            # (rescaled) weights, so training-mode rows need not sum to 1.
+            weights = self.dropout(weights)
+            out = weights @ v
         return self.out_proj(merge_heads(out)), weights  # (B, H, L, d_head) -> (B, L, d_model)
 
     @classmethod

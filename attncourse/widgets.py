@@ -112,6 +112,7 @@ class _Painter:
         self.fig = Figure(figsize=self.size, dpi=DPI, layout="constrained" if self.constrained else None)
         FigureCanvasAgg(self.fig)
         self.dynamic: list = []  # drawn on every frame, in this order (so keep it in z-order)
+        self.cell_labels: List[_CellLabels] = []  # written last, over everything
         self._backgrounds: Dict[Any, Any] = {}
 
     def _animate(self, *artists: Any) -> None:
@@ -149,31 +150,62 @@ class _Painter:
             if artist.get_visible():
                 self.fig.draw_artist(artist)
         image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
+        for labels in self.cell_labels:
+            labels.draw(image)
         buffer = io.BytesIO()
         image.save(buffer, format="png")
         return Frame(buffer.getvalue(), caption)
 
 
-def _annotations(ax, n: int) -> list:
-    """The cell labels that ``attncourse.plotting.heatmap`` wrote, in row-major order."""
-    texts = list(ax.texts)
-    assert len(texts) == n, f"expected {n} cell labels, found {len(texts)}"
-    return texts
+_FONTS: Dict[int, Any] = {}
 
 
-def _set_cells(texts: list, values: np.ndarray, fmt: str, lo: float, hi: float,
-               blocked: Optional[np.ndarray] = None, blocked_text: str = "") -> None:
-    """Rewrite heatmap cell labels the way ``heatmap`` colours them (dark on the bright end)."""
-    flat = values.ravel()
-    hidden = np.zeros(flat.shape, bool) if blocked is None else blocked.ravel()
-    for text, value, off in zip(texts, flat, hidden):
-        if off:
-            text.set_text(blocked_text)
-            text.set_color("0.25")
-        else:
-            text.set_text(fmt.format(value))
-            bright = hi > lo and (value - lo) / (hi - lo) > 0.6
-            text.set_color("black" if bright else "white")
+def _font(pixels: int):
+    """matplotlib's own DejaVu Sans, as a PIL font of ``pixels`` pixels."""
+    if pixels not in _FONTS:
+        from matplotlib import font_manager
+        from PIL import ImageFont
+
+        _FONTS[pixels] = ImageFont.truetype(font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans")),
+                                            pixels)
+    return _FONTS[pixels]
+
+
+class _CellLabels:
+    """Numbers written into the cells of a heatmap after the draw.
+
+    The same picture as ``heatmap(..., annotate=True)``, but written with PIL: a heatmap has
+    up to 36 labels that change on every frame, and matplotlib's text is the slow part of a draw.
+    """
+
+    def __init__(self, ax, fontsize: float = 8) -> None:
+        self.ax = ax
+        self.font = _font(round(fontsize * DPI / 72))
+        self.items: list = []
+
+    def set(self, values: np.ndarray, fmt: str, lo: float, hi: float, show: Optional[np.ndarray] = None,
+            blocked: Optional[np.ndarray] = None, blocked_text: str = "") -> None:
+        """Label cell (i, j) with ``fmt.format(values[i, j])`` where ``show``, ``blocked_text`` where ``blocked``."""
+        from matplotlib.colors import to_rgb
+
+        dark, light, grey = (tuple(round(255 * c) for c in to_rgb(name)) for name in ("black", "white", "0.25"))
+        self.items = []
+        for (i, j), value in np.ndenumerate(values):
+            if blocked is not None and blocked[i, j]:
+                self.items.append((i, j, blocked_text, grey))
+            elif show is None or show[i, j]:
+                bright = hi > lo and (value - lo) / (hi - lo) > 0.6  # as plotting.heatmap colours its labels
+                self.items.append((i, j, fmt.format(value), dark if bright else light))
+
+    def draw(self, image) -> None:
+        from PIL import ImageDraw
+
+        if not self.ax.get_visible():
+            return
+        draw, height = ImageDraw.Draw(image), image.height
+        for i, j, text, colour in self.items:
+            x, y = self.ax.transData.transform((j, i))  # display pixels, origin at the bottom left
+            draw.text((x, height - y), text, fill=colour, font=self.font, anchor="mm")
 
 
 def _hatches(ax, shape: Tuple[int, int]) -> np.ndarray:
@@ -314,10 +346,11 @@ class _HeadsPainter(_Painter):
         self.axes, self.cells, self.titles = [], [], []
         for h in range(d_model):
             ax = self.fig.add_axes([0, 0, 0.1, 0.1], visible=False)
-            attention_heatmap(reference["weights"][h], tokens, tokens, ax=ax, colorbar=False, annotate=True,
+            attention_heatmap(reference["weights"][h], tokens, tokens, ax=ax, colorbar=False, annotate=False,
                               xlabel=None, ylabel=None)
             self.axes.append(ax)
-            self.cells.append(_annotations(ax, L * L))
+            self.cells.append(_CellLabels(ax))
+            self.cell_labels.append(self.cells[-1])
             self.titles.append(ax.set_title(" ", fontsize=9, pad=3))
         self.cax = self.fig.add_axes([0, 0, 0.1, 0.1])
         self.fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), cax=self.cax)
@@ -346,10 +379,7 @@ class _HeadsPainter(_Painter):
             bottom = y_top - (row + 1) * side - row * self._VGAP
             ax.set_position([left / width, bottom / height, side / width, side / height])
             ax.images[0].set_data(view["weights"][h])
-            for text in self.cells[h]:
-                text.set_visible(n_heads == 1)
-            if n_heads == 1:
-                _set_cells(self.cells[h], view["weights"][h], "{:.2f}", 0.0, 1.0)
+            self.cells[h].set(view["weights"][h], "{:.2f}", 0.0, 1.0, show=np.full((L, L), n_heads == 1))
             self.titles[h].set_text(f"head {h + 1}")
             ax.set_yticks(range(L), labels=tokens) if col == 0 else ax.set_yticks([])
             if row == n_rows - 1 and (col == 0 or n_cols <= 3):
@@ -384,13 +414,15 @@ class _MaskPainter(_Painter):
         mask_overlay(mask, None, labels, labels, ax=ax_mask, title="mask (hatched = blocked)")
         scores = reference["scores"]  # the same at every setting: masking comes after the scores
         self.lo, self.hi = float(scores.min()), float(scores.max())
-        heatmap(scores, labels, labels, ax=ax_scores, cmap="cividis", colorbar=False, annotate=True,
+        heatmap(scores, labels, labels, ax=ax_scores, cmap="cividis", colorbar=False, annotate=False,
                 fmt="{:.1f}", vmin=self.lo, vmax=self.hi, title="masked scores")
         mask_overlay(mask, reference["weights"], labels, labels, ax=ax_weights, title="weights (rows sum to 1)")
         scores_image = ax_scores.images[0]
         scores_image.set_cmap(scores_image.get_cmap().with_extremes(bad="white"))  # -inf cells: blank
-        self.score_cells = _annotations(ax_scores, L * L)
-        self.weight_cells = _annotations(ax_weights, L * L)
+        for text in list(ax_weights.texts):  # mask_overlay labelled the weights; relabelled per frame
+            text.remove()
+        self.score_cells, self.weight_cells = _CellLabels(ax_scores), _CellLabels(ax_weights)
+        self.cell_labels += [self.score_cells, self.weight_cells]
         self.hatches = [_hatches(ax_mask, (L, L)), _hatches(ax_weights, (L, L))]
         for ax in self.axes:
             ax.set_aspect("equal")
@@ -400,8 +432,7 @@ class _MaskPainter(_Painter):
         ax_weights.set_ylabel(None)
         self.suptitle = self.fig.suptitle(" ", fontsize=11)
         # Drawn in this order on the background: pictures, labels, hatching, frames, title.
-        self._animate(*(ax.images[0] for ax in self.axes), *self.score_cells, *self.weight_cells,
-                      *self.hatches[0].ravel(), *self.hatches[1].ravel(),
+        self._animate(*(ax.images[0] for ax in self.axes), *self.hatches[0].ravel(), *self.hatches[1].ravel(),
                       *(spine for ax in self.axes for spine in ax.spines.values()), self.suptitle)
         self._freeze(reference)
 
@@ -417,11 +448,9 @@ class _MaskPainter(_Painter):
             ax.set_yticks(range(len(labels)), labels=labels)
         ax_mask.images[0].set_data(mask.astype(float))
         ax_scores.images[0].set_data(np.where(mask, view["scores"], np.nan))  # blocked cells left blank
-        _set_cells(self.score_cells, view["scores"], "{:.1f}", self.lo, self.hi, blocked, "−∞")
+        self.score_cells.set(view["scores"], "{:.1f}", self.lo, self.hi, blocked=blocked, blocked_text="−∞")
         ax_weights.images[0].set_data(view["weights"])
-        _set_cells(self.weight_cells, view["weights"], "{:.2f}", 0.0, 1.0)
-        for text, off in zip(self.weight_cells, blocked.ravel()):
-            text.set_visible(not off)  # hatched over anyway
+        self.weight_cells.set(view["weights"], "{:.2f}", 0.0, 1.0, show=mask)  # blocked cells are hatched
         for cells in self.hatches:
             _show_hatches(cells, blocked)
         empty = view["empty_rows"]
@@ -439,45 +468,60 @@ class _MaskPainter(_Painter):
 class _PositionalPainter(_Painter):
     size = (9.8, 5.0)
 
-    def __init__(self, d_model: int, n_positions: int, seed: int) -> None:
-        super().__init__()
-        reference = explore.positional_view(d_model, 0, n_positions, seed)
-        P = n_positions
-        (ax_table, ax_row), (ax_dots, ax_rope) = self.fig.subplots(2, 2)
-        heatmap(reference["pe"], ax=ax_table, cmap="cividis", vmin=-1, vmax=1, annotate=False, colorbar=True,
-                xlabel="dimension", ylabel="position", title=f"sinusoidal table, d_model = {d_model}")
+    def __init__(self, d_model_values: Tuple[int, ...], n_positions: int, seed: int) -> None:
         from matplotlib.patches import Rectangle
 
-        self.here = ax_table.add_patch(Rectangle((-0.5, -0.5), d_model, 1, fill=False, edgecolor=_ACCENT, lw=2))
-        self.bars = ax_row.bar(np.arange(d_model), reference["row"], color=_BAR_COLOUR, width=0.8)
-        ax_row.set_ylim(-1.1, 1.1)
-        ax_row.set_xlim(-0.5, d_model - 0.5)
-        ax_row.axhline(0, color="0.3", lw=0.8)
-        ax_row.set_xlabel("dimension")
-        self.title_row = ax_row.set_title(" ")
-        (self.dots,) = ax_dots.plot([0], [0], "o-", ms=3, color=_LINE_COLOURS[0])
-        (self.rope,) = ax_rope.plot([0], [0], "o-", ms=3, color=_LINE_COLOURS[1])
-        rope = reference["rope_scores"]  # every position's scores: the y range is fixed
-        spread = float(rope.max() - rope.min())
-        ax_rope.set_ylim(float(rope.min()) - 0.08 * spread, float(rope.max()) + 0.08 * spread)
-        dots = reference["pe_dots"]  # from position 0: every offset 0..P-1, and the curve is symmetric
-        spread = float(dots.max() - dots.min())
-        ax_dots.set_ylim(float(dots.min()) - 0.08 * spread, float(dots.max()) + 0.08 * spread)
+        super().__init__()
+        self.n_positions, self.seed = n_positions, seed
+        d_max = max(d_model_values)
+        reference = explore.positional_view(d_max, 0, n_positions, seed)
+        (self.ax_table, self.ax_row), (self.ax_dots, self.ax_rope) = self.fig.subplots(2, 2)
+        heatmap(reference["pe"], ax=self.ax_table, cmap="cividis", vmin=-1, vmax=1, annotate=False,
+                colorbar=True, xlabel="dimension", ylabel="position", title=" ")
+        self.here = self.ax_table.add_patch(Rectangle((-0.5, -0.5), d_max, 1, fill=False, edgecolor=_ACCENT, lw=2))
+        self.bars = self.ax_row.bar(np.arange(d_max), reference["row"], color=_BAR_COLOUR, width=0.8)
+        self.ax_row.set_ylim(-1.1, 1.1)
+        self.ax_row.axhline(0, color="0.3", lw=0.8)
+        self.ax_row.set_xlabel("dimension")
+        self.title_row = self.ax_row.set_title(" ")
+        (self.dots,) = self.ax_dots.plot([0], [0], "o-", ms=3, color=_LINE_COLOURS[0])
+        (self.rope,) = self.ax_rope.plot([0], [0], "o-", ms=3, color=_LINE_COLOURS[1])
         self.titles = []
-        for ax in (ax_dots, ax_rope):
+        for ax in (self.ax_dots, self.ax_rope):
             ax.axvline(0, color="0.5", lw=0.8)
             ax.axhline(0, color="0.8", lw=0.8, zorder=0)
-            ax.set_xlim(-P, P)
+            ax.set_xlim(-n_positions, n_positions)
             ax.set_xlabel("offset j - position")
             self.titles.append(ax.set_title(" "))
         self._animate(self.here, *self.bars, self.title_row, self.dots, self.rope, *self.titles)
         self._freeze(reference)
 
+    def background_key(self, view: dict) -> Any:
+        return view["d_model"]  # the table, the axes' ranges and their ticks
+
+    @staticmethod
+    def _limits(values: np.ndarray) -> Tuple[float, float]:
+        spread = float(values.max() - values.min()) or 1.0
+        return float(values.min()) - 0.08 * spread, float(values.max()) + 0.08 * spread
+
     def paint(self, view: dict) -> str:
-        position, d_model = view["position"], view["d_model"]
+        position, d_model, P = view["position"], view["d_model"], view["n_positions"]
+        # What depends on d_model only (the background): the table, the ranges of the curves.
+        table = self.ax_table.images[0]
+        table.set_data(view["pe"])
+        table.set_extent((-0.5, d_model - 0.5, P - 0.5, -0.5))
+        self.ax_table.set_xlim(-0.5, d_model - 0.5)
+        self.ax_table.set_title(f"sinusoidal table, d_model = {d_model}")
+        self.ax_row.set_xlim(-0.5, d_model - 0.5)
+        self.ax_dots.set_ylim(*self._limits(view["pe_dots"] if position == 0 else
+                                            explore.positional_view(d_model, 0, P, self.seed)["pe_dots"]))
+        self.ax_rope.set_ylim(*self._limits(view["rope_scores"]))  # every position's scores
+        # What moves with the position.
         self.here.set_y(position - 0.5)
-        for bar, height in zip(self.bars, view["row"]):
-            bar.set_height(height)
+        self.here.set_width(d_model)
+        for i, bar in enumerate(self.bars):
+            bar.set_visible(i < d_model)
+            bar.set_height(view["row"][i] if i < d_model else 0.0)
         self.title_row.set_text(f"encoding of position {position}")
         self.dots.set_data(view["offsets"], view["pe_dots"])
         self.rope.set_data(view["offsets"], view["rope_row"])
@@ -531,10 +575,10 @@ def _mask_renderer(tokens: Sequence[str], seed: int) -> _Renderer:
                      lambda _: _MaskPainter(tokens, seed))
 
 
-def _positional_renderer(n_positions: int, seed: int) -> _Renderer:
+def _positional_renderer(d_model_values: Sequence[int], n_positions: int, seed: int) -> _Renderer:
+    d_model_values = tuple(int(d) for d in d_model_values)
     return _Renderer(lambda d_model, position: explore.positional_view(d_model, position, n_positions, seed),
-                     lambda d_model: _PositionalPainter(d_model, n_positions, seed),
-                     structure=lambda d_model, position: d_model)
+                     lambda _: _PositionalPainter(d_model_values, n_positions, seed))
 
 
 def render_softmax(temperature: float, logits: Sequence[float] = explore.LOGITS,
@@ -562,10 +606,13 @@ def render_mask(pad_length: int, causal: bool, tokens: Sequence[str] = explore.T
     return _mask_renderer(tokens, seed)(pad_length=pad_length, causal=causal)
 
 
-def render_positional(d_model: int, position: int, n_positions: int = explore.N_POSITIONS,
-                      seed: int = 0) -> Frame:
-    """Draw :func:`attncourse.explore.positional_view`: table, one row, dot vs offset, RoPE."""
-    return _positional_renderer(n_positions, seed)(d_model=d_model, position=position)
+def render_positional(d_model: int, position: int, n_positions: int = explore.N_POSITIONS, seed: int = 0,
+                      d_model_values: Sequence[int] = explore.D_MODEL_VALUES) -> Frame:
+    """Draw :func:`attncourse.explore.positional_view`: table, one row, dot vs offset, RoPE.
+
+    ``d_model_values`` are the widths the figure is laid out for (``d_model`` must be one).
+    """
+    return _positional_renderer(d_model_values, n_positions, seed)(d_model=d_model, position=position)
 
 
 # --------------------------------------------------------------------------------------------
@@ -844,7 +891,7 @@ def positional_explorer(*, d_model: int = explore.DEFAULT_D_MODEL, position: int
             Control("d_model", "d_model", tuple(int(d) for d in d_model_values), int(d_model)),
             Control("position", "position", tuple(int(p) for p in positions), int(position)),
         ],
-        _positional_renderer(n_positions, seed),
+        _positional_renderer(d_model_values, n_positions, seed),
         alt="Sinusoidal encoding heatmap, one position's encoding, and dot products against offset.",
         mode=mode,
     )

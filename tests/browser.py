@@ -231,7 +231,8 @@ class BookBrowser:
         def on_console(msg):
             if msg.type == "error":
                 where = msg.location or {}
-                log.console_errors.append(f"{msg.text} ({where.get('url', '?')}:{where.get('lineNumber', '?')})")
+                source = f"{where.get('url', '?')}:{where.get('lineNumber', '?')}"
+                log.console_errors.append(f"{msg.text} ({source})")
 
         def on_request_failed(request):
             if request.url not in external:  # already reported as external

@@ -92,7 +92,9 @@ def test_toc_lists_no_page_twice(toc):
 def test_every_toc_entry_exists_once(toc):
     for entry in toc_entries(toc):
         found = [p.name for p in (REPO_ROOT / f"{entry}.ipynb", REPO_ROOT / f"{entry}.md") if p.is_file()]
-        assert len(found) == 1, f"_toc.yml lists {entry!r}: expected one of .ipynb/.md, found {found or 'none'}"
+        assert len(found) == 1, (
+            f"_toc.yml lists {entry!r}: expected one of .ipynb/.md, found {found or 'none'}"
+        )
 
 
 def test_every_page_under_book_is_in_the_toc(toc):
@@ -175,7 +177,10 @@ def test_built_pages_load_no_script_or_style_from_another_host(built_book):
 
 def test_colab_button_opens_the_notebook_on_github(built_book):
     text = (BUILD_HTML / "book" / "01_softmax.html").read_text(encoding="utf8")
-    expected = "https://colab.research.google.com/github/attncourse/attention-course/blob/main/book/01_softmax.ipynb"
+    expected = (
+        "https://colab.research.google.com/github/attncourse/attention-course"
+        "/blob/main/book/01_softmax.ipynb"
+    )
     assert f'href="{expected}"' in text
 
 
@@ -253,7 +258,8 @@ def widget_book(tmp_path_factory, chromium) -> Path:
     )
     nbformat.write(nb, root / "book" / "widgets.ipynb")
     build = subprocess.run(
-        [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root), "-W", "-q"],
+        [sys.executable, "-c", "from jupyter_book.cli.main import main; main()"]
+        + ["build", str(root), "-W", "-q"],
         capture_output=True,
         text=True,
         timeout=300,

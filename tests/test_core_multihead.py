@@ -86,8 +86,11 @@ def test_self_attention_default_and_dropout_only_in_training():
     b, _ = m(x, x, x)
     torch.testing.assert_close(a, b)
     m.train()
-    c, _ = m(x)
+    torch.manual_seed(1)
+    c, w_train = m(x)
     assert not torch.allclose(a, c)
+    # The returned weights are the dropped ones, as in nn.MultiheadAttention: zeros appear.
+    assert (w_train == 0).any() and torch.allclose(c, m.out_proj(ac.merge_heads(w_train @ ac.split_heads(m.v_proj(x), 2))))
 
 
 def test_from_torch_keeps_dtype_device_and_rejects_unsupported():
