@@ -124,6 +124,7 @@ class _Painter:
         """Paint ``reference``, lay the figure out for it, and keep that layout from now on."""
         self.paint(reference)
         self.fig.canvas.draw()
+        self.fig.canvas.draw()  # constrained layout settles in a second pass (rotated tick labels)
         if self.constrained:
             self.fig.set_layout_engine("none")
 
@@ -434,7 +435,7 @@ class _MaskPainter(_Painter):
         # Drawn in this order on the background: pictures, labels, hatching, frames, title.
         self._animate(*(ax.images[0] for ax in self.axes), *self.hatches[0].ravel(), *self.hatches[1].ravel(),
                       *(spine for ax in self.axes for spine in ax.spines.values()), self.suptitle)
-        self._freeze(reference)
+        self._freeze(explore.mask_view(L, True, tokens, seed))  # laid out for the longest labels, <pad>
 
     def background_key(self, view: dict) -> Any:
         return view["tokens"]  # the tick labels show which tokens are padding

@@ -20,7 +20,7 @@ from __future__ import annotations
 from . import bugs, ch01, ch02, ch03, ch04, ch05, ch06, ch07  # noqa: F401  (they register the exercises)
 from ._check import CheckResult, ScoreReport, check, reset, score
 from ._registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get
-from .notebook import exercise_cells, setup_cell, summary_cell
+from .notebook import chapter_cells, exercise_cells, setup_cell, summary_cell
 
 __all__ = [
     "check",
@@ -35,6 +35,7 @@ __all__ = [
     "get",
     "all_exercises",
     "exercise_cells",
+    "chapter_cells",
     "setup_cell",
     "summary_cell",
 ]

@@ -186,7 +186,7 @@ def get(exercise_id: str) -> Exercise:
     except KeyError:
         import difflib
 
-        near = difflib.get_close_matches(str(exercise_id), list(_REGISTRY), n=3)
+        near = difflib.get_close_matches(str(exercise_id), list(_REGISTRY), n=1)
         hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
         raise KeyError(f"unknown exercise id {exercise_id!r}.{hint}") from None
 

@@ -1,0 +1,267 @@
+"""The exercise registry: every solution earns full marks, stubs and wrong answers earn nothing,
+and the messages for the classic mistakes are the ones the book promises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncourse.exercises import CHAPTERS, Case, all_exercises, check, get, reset, score
+from attncourse.exercises._check import run_cases
+from attncourse.exercises._compare import Outcome, expected_outputs, judge
+from attncourse.exercises.grader import load_hidden_cases
+from attncourse.exercises.notebook import replace_solutions
+
+ROOT = Path(__file__).resolve().parents[1]
+HIDDEN = load_hidden_cases(ROOT / "grading")
+EXERCISES = all_exercises()
+IDS = [ex.id for ex in EXERCISES]
+
+
+def all_cases(ex):
+    return ex.public_cases() + HIDDEN[ex.id]()
+
+
+def stub_function(ex):
+    """The student version's function: the stub (or the bug) in place of the solution."""
+    namespace: dict = {}
+    exec("\n".join(ex.needs), namespace)
+    exec(replace_solutions(ex.solution, ex.stub), namespace)
+    return namespace[ex.function]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scores():
+    reset()
+    yield
+    reset()
+
+
+# ----------------------------------------------------------------------------- the registry
+
+
+def test_every_chapter_has_its_exercises():
+    counts = {key: len(all_exercises(key)) for key in CHAPTERS}
+    assert all(counts[f"ch0{n}"] >= 3 for n in range(1, 8)), counts
+    assert counts["ch05"] >= 4 and counts["ch06"] >= 4, counts
+    assert 3 <= counts["bugs"] <= 5, counts
+    assert len(set(IDS)) == len(IDS)
+    assert len({ex.function for ex in EXERCISES}) == len(EXERCISES)
+
+
+def test_every_exercise_has_hidden_cases_that_fit_its_signature():
+    assert set(HIDDEN) == set(IDS)
+    for ex in EXERCISES:
+        assert len(ex.public_cases()) >= 2, ex.id
+        assert len(HIDDEN[ex.id]()) >= 2, ex.id
+        for case in all_cases(ex):
+            assert tuple(case.inputs) == ex.params, (ex.id, case.name)
+
+
+def test_the_hidden_cases_cover_the_edge_cases():
+    def dtypes(ex_id):
+        return {a.dtype for c in HIDDEN[ex_id]() for a in c.inputs.values() if isinstance(a, np.ndarray)}
+
+    assert np.dtype(np.float16) in dtypes("ch01.stable_softmax")
+    assert np.dtype(np.float16) in dtypes("ch06.masked_attention")
+    for ex_id in ("ch06.masked_softmax", "ch06.masked_attention", "ch06.masked_multi_head_attention"):
+        assert any((~c.inputs["mask"].any(-1)).any() for c in HIDDEN[ex_id]()), ex_id  # a row with nothing to attend to
+    assert any(c.inputs["q"].shape[-2] != c.inputs["k"].shape[-2] for c in HIDDEN["ch02.dot_product_attention"]())
+    assert any(np.abs(c.inputs["x"]).max() >= 1000 for c in HIDDEN["ch01.stable_softmax"]())
+
+
+def test_exercise_headers_and_solution_markers():
+    ex = get("ch01.stable_softmax")
+    assert ex.header == "# Exercise 1.2: stable softmax (2 points)"
+    assert get("ch01.temperature_softmax").header.endswith("(1 point)")
+    for ex in EXERCISES:
+        assert ex.cell_source().splitlines()[0] == ex.header
+        assert "### BEGIN SOLUTION" not in ex.solution_code()
+        assert f"def {ex.function}(" in ex.solution_code()
+
+
+# ----------------------------------------------------------------------------- full marks, zero marks
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_the_solution_earns_full_marks_on_every_case(ex_id):
+    ex = get(ex_id)
+    results = run_cases(ex, ex.solution_function(), all_cases(ex))
+    failed = [(r.name, r.message) for r in results if not r.passed]
+    assert not failed
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_the_stub_earns_zero(ex_id):
+    ex = get(ex_id)
+    results = run_cases(ex, stub_function(ex), all_cases(ex))
+    assert not any(r.passed for r in results)
+    if ex.stub is None:
+        # the plain stub fails only because it is not written yet
+        assert {r.status for r in results} == {"not attempted"}
+        assert {r.message for r in results} == {"not attempted yet"}
+    else:
+        # a spot-the-bug stub is the buggy code: the message names the bug
+        assert len({r.message for r in results}) == 1
+        assert not results[0].message.startswith(("raised", "your result differs"))
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_no_case_passes_an_obviously_wrong_answer(ex_id):
+    """Zeros or NaN of the right shape never pass; all-ones never passes every case."""
+    ex = get(ex_id)
+    ones_passes_all = True
+    for case in all_cases(ex):
+        expected = expected_outputs(ex, case)
+        for wrong in (
+            [np.zeros_like(e) for e in expected],
+            [np.full(e.shape, np.nan) if e.dtype.kind == "f" else np.zeros_like(e) for e in expected],
+        ):
+            assert not judge(ex, case, expected, Outcome("returned", wrong)).passed, case.name
+        ones = judge(ex, case, expected, Outcome("returned", [np.ones_like(e) for e in expected]))
+        ones_passes_all &= ones.passed
+        assert not judge(ex, case, expected, Outcome("raised", error_type="NotImplementedError")).passed
+    assert not ones_passes_all
+
+
+# ----------------------------------------------------------------------------- the messages
+
+
+def naive_softmax(x):
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_message_forgot_to_subtract_the_max():
+    result = check("ch01.stable_softmax", naive_softmax, show=False)
+    assert [c.passed for c in result.cases] == [True, True, False]
+    assert result.cases[2].message.startswith("forgot to subtract the max: overflow to nan")
+    assert result.earned == pytest.approx(1.33)
+
+
+def test_message_inverted_mask():
+    def inverted(scores, mask):
+        from attncourse import softmax
+
+        return softmax(np.where(mask, -np.inf, scores))
+
+    result = check("ch06.masked_softmax", inverted, show=False)
+    assert result.earned == 0
+    assert all(c.message.startswith("your mask seems inverted") for c in result.cases)
+
+
+def test_message_d_model_scaling():
+    from attncourse import merge_heads, softmax, split_heads
+
+    def scaled_by_d_model(x, W_q, W_k, W_v, W_o, n_heads):
+        q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+        weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1]))
+        return merge_heads(weights @ v) @ W_o, weights
+
+    result = check("ch05.multi_head_attention", scaled_by_d_model, show=False)
+    assert result.earned == 0
+    assert result.message.startswith("did you scale by sqrt(d_model) instead of sqrt(d_head)?")
+
+
+def test_message_shapes_rows_and_return():
+    ex = get("ch02.dot_product_attention")
+    case = ex.public_cases()[0]  # L=2, S=3, E=4, Ev=5
+    expected = expected_outputs(ex, case)
+    out, weights = expected
+
+    def verdict(*arrays):
+        return judge(ex, case, expected, Outcome("returned", list(arrays))).message
+
+    assert verdict(out, weights.T) == "`weights` has the wrong shape: expected (2, 3), got (3, 2) (the last two axes are swapped)"
+    doubled = weights.copy()
+    doubled[1] *= 2
+    assert verdict(out, doubled).startswith("row 1 of `weights` does not sum to 1 (sums to 2)")
+    assert check("ch02.dot_product_attention", lambda q, k, v: None, show=False).message == (
+        "your function returned None: did you forget `return out, weights`?"
+    )
+    assert check("ch02.dot_product_attention", lambda q, k, v: out, show=False).message.startswith(
+        "expected 2 results (out, weights) as a tuple"
+    )
+
+
+def test_message_for_an_error_points_at_the_line():
+    def broken(logits, temperature):
+        scaled = logits / temperature
+        return scaled @ np.ones((7, 7))
+
+    import inspect
+
+    line = inspect.getsourcelines(broken)[1] + 2  # in a notebook, the line within the cell
+    result = check("ch01.temperature_softmax", broken, show=False)
+    assert result.message.startswith("raised ValueError: matmul")
+    assert result.message.endswith(f"(line {line}: return scaled @ np.ones((7, 7)))")
+
+
+def test_message_bool_mask_expected():
+    result = check("ch06.make_causal_mask", lambda L, S: np.tril(np.ones((L, S))), show=False)
+    assert result.message == "your result should be a boolean mask (dtype bool, True = may attend); got dtype float64"
+
+
+def test_message_for_the_transpose_typo_in_torch():
+    result = check("bugs.transpose_typo", stub_function(get("bugs.transpose_typo")), show=False)
+    assert result.message.startswith("k.transpose(-1-2) is k.transpose(-3)")
+
+
+# ----------------------------------------------------------------------------- check and score
+
+
+def test_check_shows_a_plain_text_result(capsys):
+    result = check("ch01.stable_softmax", get("ch01.stable_softmax").solution_function())
+    shown = capsys.readouterr().out
+    assert shown.startswith("Exercise 1.2 · stable softmax: 2/2 points ✓ all cases passed")
+    assert "✓ large logits" in shown
+    assert result.passed and result.earned == 2
+    html = result.html()
+    assert "2/2 points" in html and "<script" not in html
+
+
+def test_check_escapes_student_text_in_html():
+    def evil(x):
+        raise ValueError("<img src=x onerror=alert(1)>")
+
+    html = check("ch01.stable_softmax", evil, show=False).html()
+    assert "<img" not in html and "&lt;img" in html
+
+
+def test_check_with_a_wrong_id_or_no_function(capsys):
+    result = check("ch01.stabel_softmax", naive_softmax)
+    assert "Did you mean 'ch01.stable_softmax'?" in capsys.readouterr().out
+    assert result.earned == 0 and not result.cases
+    result = check("ch01.stable_softmax", "stable_softmax", show=False)
+    assert result.problem.startswith("pass your function itself, e.g. check('ch01.stable_softmax', stable_softmax)")
+
+
+def test_score_adds_up_the_latest_checks(capsys):
+    def stub(x):
+        raise NotImplementedError
+
+    check("ch01.stable_softmax", stub, show=False)
+    check("ch01.temperature_softmax", get("ch01.temperature_softmax").solution_function(), show=False)
+    report = score("ch01", show=False)
+    assert (report.earned, report.points) == (1, 8)
+    check("ch01.stable_softmax", get("ch01.stable_softmax").solution_function(), show=False)
+    report = score(1)
+    assert (report.earned, report.points) == (3, 8)
+    text = capsys.readouterr().out
+    assert text.startswith("Chapter 1: Softmax: 3/8 points")
+    assert "not checked yet" in text
+    assert score(show=False).chapter == "ch01"  # the chapter of the latest check
+
+
+def test_a_function_that_writes_into_its_inputs_cannot_change_the_expected_values():
+    def vandal(x):
+        x[...] = 0.0
+        return np.full_like(x, 1.0 / x.shape[-1])
+
+    assert check("ch01.stable_softmax", vandal, show=False).earned == 0
+    case = Case("t", x=np.array([1.0, 2.0]))
+    args = case.args()
+    args[0][0] = 99
+    assert case.inputs["x"][0] == 1.0
