@@ -22,6 +22,7 @@ import contextlib
 import functools
 import http.server
 import os
+import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,14 @@ __all__ = [
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BUILD_HTML = REPO_ROOT / "_build" / "html"
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium by default; CHROMIUM_PATH (or chromium-browser on PATH) elsewhere.
+CHROMIUM = Path(
+    os.environ.get("CHROMIUM_PATH")
+    or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    or shutil.which("chromium")
+    or shutil.which("chromium-browser")
+    or "/usr/bin/chromium"
+)
 # Debian's Chromium, headless, as root in a container, with every background call home off.
 CHROMIUM_ARGS = [
     "--no-sandbox",
