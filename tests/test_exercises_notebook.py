@@ -34,6 +34,11 @@ def source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
+def index_of(nb: dict, exercise_id: str) -> int:
+    """0-based index of the exercise cell of ``exercise_id``."""
+    return next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("attncourse", {}).get("exercise") == exercise_id)
+
+
 # ----------------------------------------------------------------------------- format
 
 
@@ -56,22 +61,22 @@ def test_a_demo_notebook_is_valid_and_nbformat_agrees():
     nb = demo_notebook("ch01", "ch06", "bugs")
     nbformat.validate(nbformat.reads(json.dumps(nb), as_version=4))
     assert validate_notebook(nb, "demo.ipynb") == []
-    assert validate_notebook(nb, "01_softmax.ipynb")[0] == "01_softmax.ipynb, cell 25: ch06.make_causal_mask belongs to 06_masked_attention.ipynb"
+    assert validate_notebook(nb, "01_softmax.ipynb")[0] == "01_softmax.ipynb, cell 24: ch06.make_causal_mask belongs to 06_masked_attention.ipynb"
 
 
 def test_validation_names_each_problem():
     nb = demo_notebook("ch01")
     cells = nb["cells"]
-    ex_cell = next(i for i, c in enumerate(cells) if c["metadata"].get("attncourse", {}).get("exercise") == "ch01.entropy")
-    cells[ex_cell]["source"] = ["# Exercise 1.3: entropy (2 points)\n"] + cells[ex_cell]["source"][1:]
-    del cells[ex_cell + 1]  # its check cell
-    cells[3]["metadata"]["attncourse"]["exercise"] = "ch01.stable_softmaxx"
+    entropy = index_of(nb, "ch01.entropy")  # cell 13 (1-based)
+    cells[entropy]["source"] = ["# Exercise 1.3: entropy (2 points)\n"] + cells[entropy]["source"][1:]
+    del cells[entropy + 1]  # its check cell
+    cells[index_of(nb, "ch01.temperature_softmax")]["metadata"]["attncourse"]["exercise"] = "ch01.stable_softmaxx"  # cell 5
     problems = validate_notebook(nb, "01_softmax.ipynb")
     assert problems == [
-        "01_softmax.ipynb, cell 4: unknown exercise id 'ch01.stable_softmaxx'. Did you mean 'ch01.stable_softmax'?",
-        "01_softmax.ipynb, cell 12: the first line should be '# Exercise 1.3: entropy of attention weights (2 points)', "
+        "01_softmax.ipynb, cell 5: unknown exercise id 'ch01.stable_softmaxx'. Did you mean 'ch01.stable_softmax'?",
+        "01_softmax.ipynb, cell 13: the first line should be '# Exercise 1.3: entropy of attention weights (2 points)', "
         "not '# Exercise 1.3: entropy (2 points)'",
-        "01_softmax.ipynb, cell 12: no check('ch01.entropy', entropy) cell after it",
+        "01_softmax.ipynb, cell 13: no check('ch01.entropy', entropy) cell after it",
         "01_softmax.ipynb: missing the exercise cells of ch01.temperature_softmax",
     ]
 
@@ -81,8 +86,9 @@ def test_validation_names_each_problem():
 
 def test_student_version_keeps_signature_and_header_and_drops_the_solution():
     nb = demo_notebook("ch01", "bugs")
-    nb["cells"][3]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["secret\n"]}]
-    nb["cells"][3]["execution_count"] = 7
+    first = index_of(nb, "ch01.temperature_softmax")
+    nb["cells"][first]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["secret\n"]}]
+    nb["cells"][first]["execution_count"] = 7
     student = to_student(nb)
     text = json.dumps(student)
     assert "BEGIN SOLUTION" not in text and "solution-reveal" not in text and "secret" not in text
@@ -97,7 +103,7 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
     assert "tags" not in ex_cell["metadata"] and ex_cell["outputs"] == [] and ex_cell["execution_count"] is None
     bug = next(c for c in student["cells"] if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.transpose_typo")
     assert "return q @ k.transpose(-1-2) / q.shape[-1] ** 0.5" in source(bug)
-    assert nb["cells"][3]["outputs"]  # the input notebook is untouched
+    assert nb["cells"][first]["outputs"]  # the input notebook is untouched
 
 
 def test_replace_solutions_handles_hidden_tests_and_broken_markers():

@@ -1,0 +1,140 @@
+#!/usr/bin/env python
+"""Put each chapter's slider explorer into its notebook, right after the ``explorer-slot`` cell.
+
+    python scripts/insert_explorers.py            # the chapters under book/
+    python scripts/insert_explorers.py --check    # exit 1 if a notebook would change
+    python scripts/insert_explorers.py --book-dir /some/other/book
+
+A chapter asks for its explorer with a markdown cell tagged ``explorer-slot`` (the "Explore
+it" heading and a sentence on what to try).  This script inserts one code cell after it that
+imports and shows the chapter's explorer from ``attncourse.widgets``.  The inserted cell is
+recognised by its metadata (``attncourse.explorer``), so running the script again changes
+nothing, and a cell that has drifted (or sits in the wrong place) is rewritten and moved back
+below the slot.  Notebooks without a slot are left alone.  Outputs are not touched: execute
+the notebooks afterwards (the book build does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import nbformat
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SLOT_TAG = "explorer-slot"
+MARKER = "attncourse"  # cell metadata key holding {"explorer": <function name>}
+
+# notebook file name -> (explorer function, alt text of the picture it shows)
+EXPLORERS: Dict[str, Tuple[str, str]] = {
+    "01_softmax.ipynb": (
+        "softmax_explorer",
+        "Interactive: a temperature slider above two bar charts, the scores divided by the temperature "
+        "and the softmax weights with their entropy.",
+    ),
+    "03_scaling.ipynb": (
+        "scaling_explorer",
+        "Interactive: a d_k slider above heatmaps of attention weights without and with the 1/sqrt(d_k) "
+        "scale, and the mean entropy against d_k.",
+    ),
+    "05_multi_head_attention.ipynb": (
+        "heads_explorer",
+        "Interactive: an n_heads slider above one attention heatmap per head over a six-word sentence, "
+        "with d_head and the parameter count.",
+    ),
+    "06_masked_attention.ipynb": (
+        "mask_explorer",
+        "Interactive: a causal toggle and a padding-length slider above three heatmaps: the boolean mask, "
+        "the masked scores and the attention weights.",
+    ),
+    "07_positional_encoding.ipynb": (
+        "positional_explorer",
+        "Interactive: d_model and position sliders above the sinusoidal encoding table, one position's "
+        "encoding, the dot product of encodings against offset, and RoPE scores against offset.",
+    ),
+}
+
+
+def explorer_cell(function: str, alt: str) -> nbformat.NotebookNode:
+    """The code cell that shows ``attncourse.widgets.<function>()``."""
+    cell = nbformat.v4.new_code_cell(f"from attncourse.widgets import {function}\n\n{function}()")
+    cell.metadata = {
+        MARKER: {"explorer": function},
+        "mystnb": {"image": {"alt": alt}},
+        "tags": [],
+    }
+    cell.id = f"explorer-{function.removesuffix('_explorer')}"
+    return cell
+
+
+def _slot_index(nb: nbformat.NotebookNode) -> Optional[int]:
+    slots = [i for i, c in enumerate(nb.cells) if SLOT_TAG in c.get("metadata", {}).get("tags", [])]
+    if len(slots) > 1:
+        raise ValueError(f"more than one cell is tagged {SLOT_TAG!r} (cells {slots})")
+    return slots[0] if slots else None
+
+
+def insert(nb: nbformat.NotebookNode, function: str, alt: str) -> bool:
+    """Insert (or repair) the explorer cell after the slot; True if the notebook changed."""
+    slot = _slot_index(nb)
+    if slot is None:
+        return False
+    wanted = explorer_cell(function, alt)
+    existing: List[int] = [i for i, c in enumerate(nb.cells) if MARKER in c.get("metadata", {})]
+    if len(existing) == 1 and existing[0] == slot + 1:
+        cell = nb.cells[slot + 1]
+        same = (cell.cell_type == "code" and cell.source == wanted.source
+                and cell.metadata.get(MARKER) == wanted.metadata[MARKER]
+                and cell.metadata.get("mystnb") == wanted.metadata["mystnb"])
+        if same:
+            return False
+        cell.source = wanted.source  # repaired in place: outputs and other metadata stay
+        cell.metadata[MARKER] = wanted.metadata[MARKER]
+        cell.metadata["mystnb"] = wanted.metadata["mystnb"]
+        return True
+    for i in reversed(existing):  # stray or duplicated explorer cells
+        del nb.cells[i]
+    slot = _slot_index(nb)
+    if (nb.nbformat, nb.nbformat_minor) < (4, 5):
+        del wanted["id"]  # cell ids came with nbformat 4.5
+    elif any(c.get("id") == wanted.id for c in nb.cells):
+        wanted.id = nbformat.v4.new_code_cell().id
+    nb.cells.insert(slot + 1, wanted)
+    return True
+
+
+def process(book_dir: Path, check: bool = False) -> List[str]:
+    """Insert the explorers into the notebooks under ``book_dir``; returns what changed."""
+    changed = []
+    for name, (function, alt) in EXPLORERS.items():
+        path = book_dir / name
+        if not path.is_file():
+            continue
+        nb = nbformat.read(path, as_version=4)
+        if _slot_index(nb) is None:
+            print(f"{path}: no cell tagged {SLOT_TAG!r}; skipped")
+            continue
+        if insert(nb, function, alt):
+            changed.append(str(path))
+            if not check:
+                nbformat.validate(nb)
+                nbformat.write(nb, path)
+            print(f"{path}: {function}() {'would be ' if check else ''}inserted")
+        else:
+            print(f"{path}: {function}() already in place")
+    return changed
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book-dir", type=Path, default=REPO_ROOT / "book")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
+    args = parser.parse_args(argv)
+    changed = process(args.book_dir, check=args.check)
+    return 1 if args.check and changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
