@@ -184,9 +184,15 @@ def flash_attention(
     return ops.astype(out, out_dtype)
 
 
+# exp(x) = 2 ** (x * log2(e)): folding log2(e) into the scale lets the loop call exp2, which is
+# cheaper than exp (FlashAttention's kernels do the same).  Scores, m and the shift are then all
+# in base-2 units; the softmax weights, and so the output, are unchanged.
+LOG2_E = 1.0 / math.log(2.0)
+
+
 def _tiles_numpy(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
     """The online-softmax loop over key blocks, numpy (in place, one score buffer reused)."""
-    qs = q * q.dtype.type(scale)  # fold the scale into q: (L, E) multiplications, not (L, S)
+    qs = q * q.dtype.type(scale * LOG2_E)  # fold the scale into q: (L, E) multiplications, not (L, S)
     m = np.full(lead + (L, 1), -np.inf, dtype=q.dtype)  # running max of the scores
     l = np.zeros(lead + (L, 1), dtype=q.dtype)  # running sum of exp(score - m)
     acc = np.zeros(lead + (L, Ev), dtype=q.dtype)  # running sum of exp(score - m) @ v
@@ -198,7 +204,8 @@ def _tiles_numpy(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
             break  # top-left causal: no query sees keys past L - 1
         if buf is None or buf.shape[-1] != j1 - j0:
             buf = np.empty(lead + (L, j1 - j0), dtype=q.dtype)  # the only (L, block) array
-        s = np.matmul(qs, np.swapaxes(k[..., j0:j1, :], -1, -2), out=buf)  # (..., L, E) @ (..., E, b) -> (..., L, b)
+        kT = np.swapaxes(k[..., j0:j1, :], -1, -2)
+        s = np.matmul(qs, kT, out=buf)  # (..., L, E) @ (..., E, b) -> (..., L, b)
         allowed = _mask_columns(mask, j0, j1, S)
         if is_causal:
             causal = rows >= np.arange(j0, j1)  # (L, b): query i sees key j <= i
@@ -207,8 +214,8 @@ def _tiles_numpy(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
             np.copyto(s, -np.inf, where=np.logical_not(allowed))
         m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
         shift = np.where(np.isneginf(m_new), 0, m_new)  # a row blocked so far: exp(-inf - 0) = 0
-        p = np.exp(np.subtract(s, shift, out=s), out=s)  # (..., L, b), in place
-        alpha = np.exp(m - shift)  # rescales what was summed with the old maximum
+        p = np.exp2(np.subtract(s, shift, out=s), out=s)  # (..., L, b), in place
+        alpha = np.exp2(m - shift)  # rescales what was summed with the old maximum
         l = l * alpha + p.sum(axis=-1, keepdims=True)
         acc = acc * alpha + p @ v[..., j0:j1, :]  # (..., L, b) @ (..., b, Ev) -> (..., L, Ev)
         m = m_new
@@ -218,22 +225,30 @@ def _tiles_numpy(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
 def _tiles_torch(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
     """The same loop for torch on any device.
 
-    Without autograd the block of scores is updated in place; with autograd (q, k or v
-    requiring grad) every step is out of place so backward can run through the loop.
+    Without autograd the block of scores lives in one reused buffer, updated in place; with
+    autograd (q, k or v requiring grad) every step is out of place so backward can run
+    through the loop.
     """
     import torch
 
     grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)
-    qs = q * scale  # fold the scale into q
+    qs = q * (scale * LOG2_E)  # fold the scale into q
     m = torch.full(lead + (L, 1), -math.inf, dtype=q.dtype, device=q.device)
     l = torch.zeros(lead + (L, 1), dtype=q.dtype, device=q.device)
     acc = torch.zeros(lead + (L, Ev), dtype=q.dtype, device=q.device)
     rows = torch.arange(L, device=q.device)[:, None]
+    buf = None
     for j0 in range(0, S, block_size):
         j1 = min(j0 + block_size, S)
         if is_causal and j0 > L - 1:
             break  # top-left causal: no query sees keys past L - 1
-        s = qs @ k[..., j0:j1, :].mT  # (..., L, E) @ (..., E, b) -> (..., L, b)
+        kT = k[..., j0:j1, :].mT
+        if grad:
+            s = qs @ kT  # (..., L, E) @ (..., E, b) -> (..., L, b)
+        else:
+            if buf is None or buf.shape[-1] != j1 - j0:
+                buf = torch.empty(lead + (L, j1 - j0), dtype=q.dtype, device=q.device)
+            s = torch.matmul(qs, kT, out=buf)  # the same product, into the reused buffer
         allowed = _mask_columns(mask, j0, j1, S)
         if is_causal:
             causal = rows >= torch.arange(j0, j1, device=q.device)  # (L, b)
@@ -243,8 +258,8 @@ def _tiles_torch(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
         # The maximum only shifts the exponent (the result does not depend on it): no gradient.
         m_new = torch.maximum(m, s.detach().amax(dim=-1, keepdim=True))
         shift = m_new.masked_fill(torch.isneginf(m_new), 0.0)  # a row blocked so far: exp(-inf) = 0
-        p = torch.exp(s - shift) if grad else s.sub_(shift).exp_()  # (..., L, b)
-        alpha = torch.exp(m - shift)
+        p = torch.exp2(s - shift) if grad else s.sub_(shift).exp2_()  # (..., L, b)
+        alpha = torch.exp2(m - shift)
         if grad:
             l = l * alpha + p.sum(dim=-1, keepdim=True)
             acc = acc * alpha + p @ v[..., j0:j1, :]  # (..., L, b) @ (..., b, Ev) -> (..., L, Ev)

@@ -169,7 +169,7 @@ EXPECTED = [
     ["judy", "0", "2", "2", "3", "7", "ok", ""],
     ["mallory", "0", "0", "0", "0", "0", "ok", "errors in cells {n+1}"],
     ["niaj", "0", "0", "0", "0", "0", "malformed", "not a readable notebook: invalid JSON (Expecting ',' delimiter at line 1, column 52)"],
-    ["olivia", "1", "0", "2", "3", "6", "ok", "unknown exercise id 'ch01.my_softmax' in cell 9; not found: stable_softmax"],
+    ["olivia", "1", "0", "2", "3", "6", "ok", "errors in cells 9; unknown exercise id 'ch01.my_softmax' in cell 8; not found: stable_softmax"],
     ["peggy", "1", "2", "2", "3", "8", "ok", "errors in cells {n+1}"],
     ["trent", "1", "2", "2", "3", "8", "ok", ""],
 ]
