@@ -67,7 +67,12 @@ def _set_numpy_blas_threads(n: int) -> bool:
             paths = {line.split()[-1] for line in f if "openblas" in line.rsplit("/", 1)[-1].lower()}
     except OSError:
         return False
-    names = ["scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads"]
+    names = [
+        "scipy_openblas_set_num_threads64_",
+        "openblas_set_num_threads64_",
+        "scipy_openblas_set_num_threads",
+        "openblas_set_num_threads",
+    ]
     for path in sorted(paths):
         lib = ctypes.CDLL(path)
         for name in names:
@@ -202,7 +207,9 @@ def run_benchmark(
         "block_size": block_size,
         "repeats": repeats,
         "timing": "median wall-clock of the repeats, after one warm-up call; rounds interleaved",
-        "memory": "cuda max_memory_allocated" if is_cuda else "torch profiler CPU allocations; tracemalloc for numpy",
+        "memory": "cuda max_memory_allocated"
+        if is_cuda
+        else "torch profiler CPU allocations; tracemalloc for numpy",
     }
     results = []
     gen = torch.Generator().manual_seed(0)
@@ -225,7 +232,14 @@ def run_benchmark(
                     peak = _cuda_peak(fn, dev)
                 else:
                     peak = _torch_cpu_peak(fn)
-                records[name] = {"L": L, "S": L, "implementation": name, "max_abs_err": err, "peak_bytes": peak, "times_s": []}
+                records[name] = {
+                    "L": L,
+                    "S": L,
+                    "implementation": name,
+                    "max_abs_err": err,
+                    "peak_bytes": peak,
+                    "times_s": [],
+                }
             for _ in range(repeats):
                 for name, fn in impls.items():
                     sync()
@@ -285,8 +299,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         description="Time and peak memory of attncourse's attention against PyTorch's (fp32, L = S).",
     )
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda (default: cpu)")
-    parser.add_argument("--lengths", type=int, nargs="+", help=f"sequence lengths L = S (default: {DEFAULT_LENGTHS})")
-    parser.add_argument("--repeats", type=int, help="timed calls per implementation (default: 5; 3 with --quick)")
+    parser.add_argument(
+        "--lengths", type=int, nargs="+", help=f"sequence lengths L = S (default: {DEFAULT_LENGTHS})"
+    )
+    parser.add_argument(
+        "--repeats", type=int, help="timed calls per implementation (default: 5; 3 with --quick)"
+    )
     parser.add_argument(
         "--threads",
         type=int,
@@ -296,8 +314,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--batch", type=int, default=1, help="B (default: 1)")
     parser.add_argument("--heads", type=int, default=4, help="H (default: 4)")
     parser.add_argument("--dim", type=int, default=64, help="E = Ev (default: 64)")
-    parser.add_argument("--block-size", type=int, default=256, help="flash_attention's block_size (default: 256)")
-    parser.add_argument("--numpy", action="store_true", help="also run the attncourse functions on numpy arrays")
+    parser.add_argument(
+        "--block-size", type=int, default=256, help="flash_attention's block_size (default: 256)"
+    )
+    parser.add_argument(
+        "--numpy", action="store_true", help="also run the attncourse functions on numpy arrays"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write every measurement to PATH as JSON")
     parser.add_argument("--quick", action="store_true", help=f"lengths {QUICK_LENGTHS}, 3 repeats")
     args = parser.parse_args(argv)

@@ -1,10 +1,10 @@
 """The ``attncourse`` command: hand out exercises and grade submissions.
 
-    attncourse assign SOURCE_DIR OUT_DIR      student notebooks + private grading bundle
-    attncourse grade BUNDLE_DIR SUBMISSIONS_DIR OUT_DIR
-                                              gradebook.csv + feedback/<student>.txt
-    attncourse validate SOURCE_DIR            check the exercise cells of the book's notebooks
-    attncourse list [CHAPTER]                 the exercises, their ids and points
+attncourse assign SOURCE_DIR OUT_DIR      student notebooks + private grading bundle
+attncourse grade BUNDLE_DIR SUBMISSIONS_DIR OUT_DIR
+                                          gradebook.csv + feedback/<student>.txt
+attncourse validate SOURCE_DIR            check the exercise cells of the book's notebooks
+attncourse list [CHAPTER]                 the exercises, their ids and points
 """
 
 from __future__ import annotations
@@ -28,20 +28,42 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("assign", help="write student notebooks and a private grading bundle")
     p.add_argument("source_dir", type=Path, help="folder of solution notebooks (the book's book/)")
-    p.add_argument("out_dir", type=Path, help="writes OUT_DIR/student/ (hand out) and OUT_DIR/grading/ (keep private)")
-    p.add_argument("--tests", type=Path, default=None, help="folder of hidden_*.py (default: grading/ next to SOURCE_DIR)")
-    p.add_argument("--force", action="store_true", help="replace OUT_DIR/student and OUT_DIR/grading if they exist")
+    p.add_argument(
+        "out_dir", type=Path, help="writes OUT_DIR/student/ (hand out) and OUT_DIR/grading/ (keep private)"
+    )
+    p.add_argument(
+        "--tests",
+        type=Path,
+        default=None,
+        help="folder of hidden_*.py (default: grading/ next to SOURCE_DIR)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace OUT_DIR/student and OUT_DIR/grading if they exist"
+    )
 
     p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
-    p.add_argument("bundle_dir", type=Path, help="the grading bundle made by `attncourse assign` (OUT_DIR/grading)")
-    p.add_argument("submissions_dir", type=Path, help="STUDENT.ipynb files, or one folder of notebooks per student")
+    p.add_argument(
+        "bundle_dir", type=Path, help="the grading bundle made by `attncourse assign` (OUT_DIR/grading)"
+    )
+    p.add_argument(
+        "submissions_dir", type=Path, help="STUDENT.ipynb files, or one folder of notebooks per student"
+    )
     p.add_argument("out_dir", type=Path, help="writes gradebook.csv, feedback/STUDENT.txt and results.json")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for a whole notebook (default 300)")
     p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds for one cell (default 60)")
-    p.add_argument("--case-timeout", type=float, default=10.0, help="seconds for one call of an exercise function (default 10)")
-    p.add_argument("--memory", type=int, default=2048, help="address-space limit per notebook in MiB (default 2048)")
+    p.add_argument(
+        "--case-timeout",
+        type=float,
+        default=10.0,
+        help="seconds for one call of an exercise function (default 10)",
+    )
+    p.add_argument(
+        "--memory", type=int, default=2048, help="address-space limit per notebook in MiB (default 2048)"
+    )
     p.add_argument("--jobs", type=int, default=1, help="notebooks graded at the same time (default 1)")
-    p.add_argument("--chapter", action="append", default=None, help="grade only this chapter's exercises (repeatable)")
+    p.add_argument(
+        "--chapter", action="append", default=None, help="grade only this chapter's exercises (repeatable)"
+    )
     p.add_argument(
         "--sandbox",
         choices=["auto", "bwrap", "nobody", "hook"],
@@ -67,7 +89,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.command == "assign":
             assign(args.source_dir, args.out_dir, tests_dir=args.tests, force=args.force)
         elif args.command == "grade":
-            limits = Limits(time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory)
+            limits = Limits(
+                time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory
+            )
             grade(
                 args.bundle_dir,
                 args.submissions_dir,

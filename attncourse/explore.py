@@ -232,8 +232,9 @@ def scaling_view(d_k: int = DEFAULT_D_K, seed: int = 0) -> View:
     k = rng.standard_normal((_SCALING_KEYS, width))[:, :d_k]
     scale = 1.0 / math.sqrt(d_k)
     scores_all = q_all @ k.T  # (N, d_k) @ (d_k, S) -> (N, S)
-    _, weights_scaled = scaled_dot_product_attention(q_all, k, k)  # scale=None means 1/sqrt(d_k)
-    _, weights_unscaled = scaled_dot_product_attention(q_all, k, k, scale=1.0)
+    v = np.zeros((_SCALING_KEYS, 1))  # only the weights are wanted: the narrowest values will do
+    _, weights_scaled = scaled_dot_product_attention(q_all, k, v)  # scale=None means 1/sqrt(d_k)
+    _, weights_unscaled = scaled_dot_product_attention(q_all, k, v, scale=1.0)
     shown = slice(0, _SCALING_QUERIES)
     view: View = {
         "d_k": d_k,

@@ -58,7 +58,9 @@ def online_softmax(x: Array, axis: int = -1) -> Array:
     x = _as_float(x, ops, "online_softmax", "x")
     out_dtype = x.dtype
     if not -x.ndim <= axis < max(x.ndim, 1):
-        raise AttentionInputError(f"online_softmax: axis={axis} is out of range for x of shape {fmt_shape(x)}.")
+        raise AttentionInputError(
+            f"online_softmax: axis={axis} is out of range for x of shape {fmt_shape(x)}."
+        )
     x = ops.astype(x, ops.compute_dtype(x))
     # Move ``axis`` last so that x[..., j] is "the j-th element of every row".
     if ops.name == "numpy":
@@ -86,7 +88,9 @@ def _check_scale(func: str, scale: Any, E: int) -> float:
     if scale is None:
         return 1.0 / math.sqrt(E) if E > 0 else 1.0
     if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise AttentionTypeError(f"{func}: scale must be a Python number or None; got {type(scale).__name__}.")
+        raise AttentionTypeError(
+            f"{func}: scale must be a Python number or None; got {type(scale).__name__}."
+        )
     return float(scale)
 
 
@@ -162,6 +166,12 @@ def flash_attention(
         to is all zeros (no NaN, no warning; finite gradients on the torch path).  float16 and
         bfloat16 are computed in float32.
 
+    Notes
+    -----
+    Gradients flow through the loop by autograd, which keeps every block's intermediates for
+    the backward pass: training through this function saves memory only in the forward pass.
+    FlashAttention's own backward pass recomputes each block instead of storing it.
+
     Examples
     --------
     >>> import numpy as np
@@ -173,7 +183,7 @@ def flash_attention(
     True
     """
     func = "flash_attention"
-    kind, ops, q, k, v, mask, scale, block_size, lead, (L, S, E, Ev) = _validate(
+    kind, ops, q, k, v, mask, scale, block_size, lead, (L, S, _, Ev) = _validate(
         func, q, k, v, mask, scale, block_size
     )
     out_dtype = q.dtype
@@ -304,7 +314,9 @@ class KVCache:
                 f"got k: {fmt_shape(k)}, v: {fmt_shape(v)}."
             )
         if self.k is not None and (
-            k.shape[:-2] != self.k.shape[:-2] or k.shape[-1] != self.k.shape[-1] or v.shape[-1] != self.v.shape[-1]
+            k.shape[:-2] != self.k.shape[:-2]
+            or k.shape[-1] != self.k.shape[-1]
+            or v.shape[-1] != self.v.shape[-1]
         ):
             raise AttentionInputError(
                 f"{func}: new k {fmt_shape(k)} and v {fmt_shape(v)} do not fit the cache's "

@@ -36,10 +36,11 @@ twice in a notebook) and the helpers of :mod:`attncourse.plotting`.
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import ipywidgets as widgets
 import numpy as np
@@ -280,14 +281,14 @@ class _ScalingPainter(_Painter):
         reference = explore.scaling_view(explore.DEFAULT_D_K, seed)
         L, S = reference["weights_scaled"].shape
         queries, keys = [f"q{i + 1}" for i in range(L)], [f"k{j + 1}" for j in range(S)]
-        ax_raw, ax_scaled, ax_curve = self.fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.2, 0.95]})
+        ax_raw, ax_scaled, ax_curve = self.fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.2, 0.9]})
         self.images, self.titles = {}, {}
         for ax, name in ((ax_raw, "unscaled"), (ax_scaled, "scaled")):
             attention_heatmap(reference[f"weights_{name}"], queries, keys, ax=ax, annotate=False,
                               colorbar=name == "scaled", xlabel=None, ylabel=None)
             ax.tick_params(labelsize=8)
             self.images[name] = ax.images[0]
-            self.titles[name] = ax.set_title(" ")
+            self.titles[name] = ax.set_title(" ", fontsize=9)
             self._animate(ax.images[0], *ax.spines.values(), self.titles[name])
         views = [explore.scaling_view(d, seed) for d in d_k_values]
         self.markers = {}
@@ -299,7 +300,7 @@ class _ScalingPainter(_Painter):
         ax_curve.set_xscale("log", base=2)
         ax_curve.set_ylim(0, reference["max_entropy"] * 1.08)
         ax_curve.set_xlabel("d_k")
-        ax_curve.set_title("mean entropy (nats)")
+        ax_curve.set_title("mean entropy (nats)", fontsize=10)
         ax_curve.legend(fontsize=8, frameon=False, loc="lower left")
         self.suptitle = self.fig.suptitle(" ", fontsize=11)
         self._animate(self.here, *self.markers.values(), self.suptitle)
@@ -310,8 +311,8 @@ class _ScalingPainter(_Painter):
         for name in ("unscaled", "scaled"):
             self.images[name].set_data(view[f"weights_{name}"])
             self.titles[name].set_text(
-                f"softmax({formulas[name]})\nmax w {view[f'max_weight_{name}']:.2f}, "
-                f"entropy {view[f'entropy_{name}']:.2f}, grad {view[f'grad_norm_{name}']:.2f}")
+                f"{name}: softmax({formulas[name]})\nmax {view[f'max_weight_{name}']:.2f} · "
+                f"entropy {view[f'entropy_{name}']:.2f} · grad {view[f'grad_norm_{name}']:.2f}")
             self.markers[name].set_data([view["d_k"]], [view[f"entropy_{name}"]])
         self.here.set_xdata([view["d_k"], view["d_k"]])
         self.suptitle.set_text(f"d_k = {view['d_k']}: score spread {view['score_std_unscaled']:.1f} unscaled, "
@@ -333,9 +334,9 @@ class _HeadsPainter(_Painter):
     heads the tokens label the first column and (for up to three columns) the bottom row.
     """
 
-    size = (9.8, 3.6)
+    size = (9.8, 3.3)
     constrained = False
-    _LEFT, _RIGHT, _TOP, _BOTTOM, _HGAP, _VGAP, _CBAR = 0.55, 0.85, 0.62, 0.5, 0.12, 0.32, 0.12  # inches
+    _LEFT, _RIGHT, _TOP, _BOTTOM, _HGAP, _VGAP, _CBAR = 0.55, 0.85, 0.62, 0.55, 0.12, 0.32, 0.12  # inches
 
     def __init__(self, d_model: int, tokens: Tuple[str, ...], seed: int) -> None:
         from matplotlib.cm import ScalarMappable
@@ -370,7 +371,7 @@ class _HeadsPainter(_Painter):
         avail_h = height - self._TOP - self._BOTTOM
         side = min((avail_w - (n_cols - 1) * self._HGAP) / n_cols, (avail_h - (n_rows - 1) * self._VGAP) / n_rows)
         x0 = self._LEFT + (avail_w - (n_cols * side + (n_cols - 1) * self._HGAP)) / 2
-        y_top = height - self._TOP
+        y_top = height - self._TOP - (avail_h - (n_rows * side + (n_rows - 1) * self._VGAP)) / 2  # centred
         for h, ax in enumerate(self.axes):
             ax.set_visible(h < n_heads)
             if h >= n_heads:
@@ -546,11 +547,21 @@ class _Renderer:
         self.view, self.make_painter, self.structure = view, painter, structure
         self.painters: Dict[Any, _Painter] = {}
 
-    def __call__(self, **controls: Any) -> Frame:
+    def _painter(self, controls: dict) -> _Painter:
         key = self.structure(**controls)
         if key not in self.painters:
             self.painters[key] = self.make_painter(key)
-        return self.painters[key].frame(self.view(**controls))
+        return self.painters[key]
+
+    def __call__(self, **controls: Any) -> Frame:
+        return self._painter(controls).frame(self.view(**controls))
+
+    def warm(self, settings: Iterable[dict]) -> None:
+        """Draw every background these settings need, so that each later frame only repaints."""
+        for controls in settings:
+            painter, view = self._painter(controls), self.view(**controls)
+            if painter.background_key(view) not in painter._backgrounds:
+                painter.frame(view)
 
 
 def _softmax_renderer(logits: Sequence[float], labels: Sequence[str]) -> _Renderer:
@@ -684,16 +695,16 @@ class Control:
                 widget = widgets.SelectionSlider(options=options, value=self.default, continuous_update=True,
                                                  layout=widgets.Layout(width="380px"), **common)
             else:
-                widget = widgets.ToggleButtons(options=options, value=self.default, **common)
+                widget = widgets.ToggleButtons(options=options, value=self.default, description=self.label,
+                                               style={"description_width": "initial", "button_width": "64px"})
         widget.add_class(f"attncourse-control-{self.name}")
         return widget
 
 
-def _frame_widget(frame: Frame, alt: str) -> widgets.Widget:
-    image = widgets.Image(value=frame.png, format="png")
-    if "tooltip" in image.trait_names():  # ipywidgets 8: the <img> gets a title
-        image.tooltip = alt
-    return widgets.VBox([image, widgets.HTML(frame.caption)])
+def _frame_widget(frame: Frame) -> widgets.Widget:
+    # No tooltip on the Image: ipywidgets 8's ImageView fails to render one (it reads the
+    # description an Image does not have).  The caption under it carries the numbers as text.
+    return widgets.VBox([widgets.Image(value=frame.png, format="png"), widgets.HTML(frame.caption)])
 
 
 class Explorer(widgets.VBox):
@@ -706,9 +717,11 @@ class Explorer(widgets.VBox):
     controls : sequence of Control
         One or more controls; in frames mode each adds one level of nested ``Stack``.
     render : callable
-        ``render(**{control.name: value, ...}) -> Frame``.
+        ``render(**{control.name: value, ...}) -> Frame``.  If it has a ``warm(settings)``
+        method, live mode calls it with every setting first (the explorers' renderers draw the
+        figures' static backgrounds then, so that a redraw only repaints what changes).
     alt : str
-        A one-line description of the picture (the images' tooltip).
+        A one-line description of the picture, for the notebook's alt text (``Explorer.alt``).
     mode : {"auto", "frames", "live"}
 
     Attributes
@@ -767,7 +780,7 @@ class Explorer(widgets.VBox):
                 children.append(self._build_frames(rest, key))
             else:
                 frame = self.frames[key] = self.render(**dict(zip((c.name for c in self.specs), key)))
-                children.append(_frame_widget(frame, self.alt))
+                children.append(_frame_widget(frame))
         stack = widgets.Stack(children=children, selected_index=spec.default_index)
         stack.add_class("attncourse-frames")
         # Runs in the browser, so the HTML book switches frames without a kernel.
@@ -777,10 +790,12 @@ class Explorer(widgets.VBox):
     # -- live: one image, redrawn from Python -----------------------------------------------
 
     def _build_live(self) -> widgets.Widget:
+        warm = getattr(self.render, "warm", None)
+        if warm is not None:  # backgrounds first: then no redraw has to lay out or draw tick labels
+            names = [c.name for c in self.specs]
+            warm(dict(zip(names, combo)) for combo in itertools.product(*(c.values for c in self.specs)))
         frame = self.render(**self.values())
         self.image = widgets.Image(value=frame.png, format="png")
-        if "tooltip" in self.image.trait_names():
-            self.image.tooltip = self.alt
         self.caption = widgets.HTML(frame.caption)
         for widget in self.controls.values():
             widget.observe(self._redraw, names="value")

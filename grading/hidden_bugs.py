@@ -19,8 +19,12 @@ def head_scale():
     rng = np.random.default_rng(1902)
     n = rng.normal
     return [
-        Case("8 heads, d_model=32", x=n(size=(1, 4, 32)), W_q=n(size=(32, 32)), W_k=n(size=(32, 32)), n_heads=8),
-        Case("3 heads, d_model=6, B=3", x=n(size=(3, 2, 6)), W_q=n(size=(6, 6)), W_k=n(size=(6, 6)), n_heads=3),
+        Case(
+            "8 heads, d_model=32", x=n(size=(1, 4, 32)), W_q=n(size=(32, 32)), W_k=n(size=(32, 32)), n_heads=8
+        ),
+        Case(
+            "3 heads, d_model=6, B=3", x=n(size=(3, 2, 6)), W_q=n(size=(6, 6)), W_k=n(size=(6, 6)), n_heads=3
+        ),
     ]
 
 
@@ -30,12 +34,20 @@ def mask_polarity():
     return [
         Case("L=S=5", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 4))),
         Case("batch and heads", q=n(size=(2, 2, 3, 4)), k=n(size=(2, 2, 3, 4)), v=n(size=(2, 2, 3, 4))),
-        Case("float32", q=n(size=(4, 3)).astype(np.float32), k=n(size=(4, 3)).astype(np.float32), v=n(size=(4, 2)).astype(np.float32)),
+        Case(
+            "float32",
+            q=n(size=(4, 3)).astype(np.float32),
+            k=n(size=(4, 3)).astype(np.float32),
+            v=n(size=(4, 2)).astype(np.float32),
+        ),
     ]
 
 
 def plain_list():
-    return [Case("d_model=16, 4 heads", d_model=16, n_heads=4), Case("d_model=5, 1 head", d_model=5, n_heads=1)]
+    return [
+        Case("d_model=16, 4 heads", d_model=16, n_heads=4),
+        Case("d_model=5, 1 head", d_model=5, n_heads=1),
+    ]
 
 
 def swapped_qk():

@@ -8,7 +8,11 @@ from attncourse.exercises import Case
 def temperature_softmax():
     rng = np.random.default_rng(1101)
     return [
-        Case("very low temperature (needs the max subtracted)", logits=np.array([[3.0, 2.0, 1.0], [0.5, 0.4, 0.45]]), temperature=0.001),
+        Case(
+            "very low temperature (needs the max subtracted)",
+            logits=np.array([[3.0, 2.0, 1.0], [0.5, 0.4, 0.45]]),
+            temperature=0.001,
+        ),
         Case("very high temperature", logits=rng.normal(size=(2, 5)) * 3, temperature=100.0),
         Case("batch dimensions (2, 3, 4)", logits=rng.normal(size=(2, 3, 4)), temperature=2.0),
         Case("float32", logits=rng.normal(size=(3, 6)).astype(np.float32), temperature=0.7),
@@ -24,7 +28,9 @@ def stable_softmax():
         Case("rows on very different scales", x=np.array([[0.0, 1.0, 2.0], [1000.0, 999.0, 998.0]])),
         Case("batch dimensions (2, 3, 4)", x=rng.normal(size=(2, 3, 4))),
         Case("-inf entries get weight 0", x=np.array([[0.0, -np.inf, 1.0], [-np.inf, 2.0, 2.0]])),
-        Case("a single row of one logit and others", x=np.array([[5.0, 5.0, 5.0, 5.0], [0.0, 0.0, 10.0, 0.0]])),
+        Case(
+            "a single row of one logit and others", x=np.array([[5.0, 5.0, 5.0, 5.0], [0.0, 0.0, 10.0, 0.0]])
+        ),
     ]
 
 

@@ -11,7 +11,9 @@ def query_weights():
         Case("one key", q=rng.normal(size=4), k=rng.normal(size=(1, 4))),
         Case("E=16, S=7", q=rng.normal(size=16), k=rng.normal(size=(7, 16))),
         Case("large scores", q=np.array([30.0, 20.0]), k=np.array([[10.0, 0.0], [0.0, 10.0], [5.0, 5.0]])),
-        Case("float32", q=rng.normal(size=3).astype(np.float32), k=rng.normal(size=(5, 3)).astype(np.float32)),
+        Case(
+            "float32", q=rng.normal(size=3).astype(np.float32), k=rng.normal(size=(5, 3)).astype(np.float32)
+        ),
     ]
 
 
@@ -22,8 +24,18 @@ def dot_product_attention():
         Case("L != S, E != Ev", q=n(size=(3, 2)), k=n(size=(6, 2)), v=n(size=(6, 5))),
         Case("one query", q=n(size=(1, 4)), k=n(size=(3, 4)), v=n(size=(3, 2))),
         Case("one key", q=n(size=(4, 3)), k=n(size=(1, 3)), v=n(size=(1, 3))),
-        Case("batch and heads (2, 3, L, E)", q=n(size=(2, 3, 4, 5)), k=n(size=(2, 3, 6, 5)), v=n(size=(2, 3, 6, 2))),
-        Case("float32", q=n(size=(2, 4, 3)).astype(np.float32), k=n(size=(2, 5, 3)).astype(np.float32), v=n(size=(2, 5, 3)).astype(np.float32)),
+        Case(
+            "batch and heads (2, 3, L, E)",
+            q=n(size=(2, 3, 4, 5)),
+            k=n(size=(2, 3, 6, 5)),
+            v=n(size=(2, 3, 6, 2)),
+        ),
+        Case(
+            "float32",
+            q=n(size=(2, 4, 3)).astype(np.float32),
+            k=n(size=(2, 5, 3)).astype(np.float32),
+            v=n(size=(2, 5, 3)).astype(np.float32),
+        ),
         Case("large scores", q=n(size=(2, 3)) * 20, k=n(size=(4, 3)) * 20, v=n(size=(4, 2))),
     ]
 

@@ -31,10 +31,22 @@ def scaled_attention():
     rng = np.random.default_rng(1303)
     n = rng.normal
     return [
-        Case("E=64, Ev=8, float32", q=n(size=(3, 64)).astype(np.float32), k=n(size=(5, 64)).astype(np.float32), v=n(size=(5, 8)).astype(np.float32)),
-        Case("float16", q=n(size=(4, 16)).astype(np.float16), k=n(size=(4, 16)).astype(np.float16), v=n(size=(4, 4)).astype(np.float16)),
+        Case(
+            "E=64, Ev=8, float32",
+            q=n(size=(3, 64)).astype(np.float32),
+            k=n(size=(5, 64)).astype(np.float32),
+            v=n(size=(5, 8)).astype(np.float32),
+        ),
+        Case(
+            "float16",
+            q=n(size=(4, 16)).astype(np.float16),
+            k=n(size=(4, 16)).astype(np.float16),
+            v=n(size=(4, 4)).astype(np.float16),
+        ),
         Case("one query", q=n(size=(1, 9)), k=n(size=(3, 9)), v=n(size=(3, 2))),
-        Case("batch and heads, L != S", q=n(size=(2, 3, 2, 4)), k=n(size=(2, 3, 5, 4)), v=n(size=(2, 3, 5, 6))),
+        Case(
+            "batch and heads, L != S", q=n(size=(2, 3, 2, 4)), k=n(size=(2, 3, 5, 4)), v=n(size=(2, 3, 5, 6))
+        ),
         Case("large logits", q=n(size=(2, 4)) * 30, k=n(size=(3, 4)) * 30, v=n(size=(3, 3))),
     ]
 

@@ -9,7 +9,13 @@ def project_qkv():
     rng = np.random.default_rng(1401)
     n = rng.normal
     return [
-        Case("a batch (2, 5, 8), d_k=4, d_v=6", x=n(size=(2, 5, 8)), W_q=n(size=(8, 4)), W_k=n(size=(8, 4)), W_v=n(size=(8, 6))),
+        Case(
+            "a batch (2, 5, 8), d_k=4, d_v=6",
+            x=n(size=(2, 5, 8)),
+            W_q=n(size=(8, 4)),
+            W_k=n(size=(8, 4)),
+            W_v=n(size=(8, 6)),
+        ),
         Case("one token", x=n(size=(1, 3)), W_q=n(size=(3, 3)), W_k=n(size=(3, 3)), W_v=n(size=(3, 3))),
         Case(
             "float32",
@@ -25,7 +31,13 @@ def self_attention():
     rng = np.random.default_rng(1402)
     n = rng.normal
     return [
-        Case("a batch (3, 4, 6), d_k=2, d_v=5", x=n(size=(3, 4, 6)), W_q=n(size=(6, 2)), W_k=n(size=(6, 2)), W_v=n(size=(6, 5))),
+        Case(
+            "a batch (3, 4, 6), d_k=2, d_v=5",
+            x=n(size=(3, 4, 6)),
+            W_q=n(size=(6, 2)),
+            W_k=n(size=(6, 2)),
+            W_v=n(size=(6, 5)),
+        ),
         Case("one token", x=n(size=(1, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4)), W_v=n(size=(4, 2))),
         Case(
             "float32, d_model=16, d_k=4",
@@ -34,7 +46,13 @@ def self_attention():
             W_k=(n(size=(16, 4)) / 4).astype(np.float32),
             W_v=n(size=(16, 4)).astype(np.float32),
         ),
-        Case("large projections", x=n(size=(3, 4)) * 10, W_q=n(size=(4, 3)), W_k=n(size=(4, 3)), W_v=n(size=(4, 3))),
+        Case(
+            "large projections",
+            x=n(size=(3, 4)) * 10,
+            W_q=n(size=(4, 3)),
+            W_k=n(size=(4, 3)),
+            W_v=n(size=(4, 3)),
+        ),
     ]
 
 

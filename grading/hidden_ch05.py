@@ -35,7 +35,12 @@ def multi_head_attention():
         Case("4 heads, d_model=8, L=5, B=3", x=rng.normal(size=(3, 5, 8)), **_weights(rng, 8), n_heads=4),
         Case("one head", x=rng.normal(size=(2, 3, 4)), **_weights(rng, 4), n_heads=1),
         Case("d_head = 1", x=rng.normal(size=(1, 4, 4)), **_weights(rng, 4), n_heads=4),
-        Case("float32, 2 heads", x=rng.normal(size=(2, 6, 8)).astype(np.float32), **_weights(rng, 8, np.float32), n_heads=2),
+        Case(
+            "float32, 2 heads",
+            x=rng.normal(size=(2, 6, 8)).astype(np.float32),
+            **_weights(rng, 8, np.float32),
+            n_heads=2,
+        ),
         Case("one token", x=rng.normal(size=(2, 1, 6)), **_weights(rng, 6), n_heads=3),
     ]
 
@@ -52,7 +57,11 @@ def weights_from_torch():
     rng = np.random.default_rng(1505)
     return [
         Case("d_model=2", in_proj_weight=rng.normal(size=(6, 2)), out_proj_weight=rng.normal(size=(2, 2))),
-        Case("d_model=8, float32", in_proj_weight=rng.normal(size=(24, 8)).astype(np.float32), out_proj_weight=rng.normal(size=(8, 8)).astype(np.float32)),
+        Case(
+            "d_model=8, float32",
+            in_proj_weight=rng.normal(size=(24, 8)).astype(np.float32),
+            out_proj_weight=rng.normal(size=(8, 8)).astype(np.float32),
+        ),
     ]
 
 

@@ -31,9 +31,19 @@ def masked_softmax():
     rng = np.random.default_rng(1603)
     causal = np.tril(np.ones((3, 4), dtype=bool))
     return [
-        Case("every row fully masked but one", scores=rng.normal(size=(3, 3)), mask=np.array([[0, 0, 0], [1, 0, 1], [0, 0, 0]], dtype=bool)),
-        Case("a (3, 4) mask broadcast over a batch (2, 3, 4)", scores=rng.normal(size=(2, 3, 4)), mask=causal),
-        Case("large scores", scores=rng.normal(size=(2, 4)) * 1000, mask=np.array([[1, 1, 0, 1], [0, 1, 1, 1]], dtype=bool)),
+        Case(
+            "every row fully masked but one",
+            scores=rng.normal(size=(3, 3)),
+            mask=np.array([[0, 0, 0], [1, 0, 1], [0, 0, 0]], dtype=bool),
+        ),
+        Case(
+            "a (3, 4) mask broadcast over a batch (2, 3, 4)", scores=rng.normal(size=(2, 3, 4)), mask=causal
+        ),
+        Case(
+            "large scores",
+            scores=rng.normal(size=(2, 4)) * 1000,
+            mask=np.array([[1, 1, 0, 1], [0, 1, 1, 1]], dtype=bool),
+        ),
         Case(
             "float16 with a fully masked row",
             scores=rng.normal(size=(3, 4)).astype(np.float16),
@@ -48,8 +58,20 @@ def masked_attention():
     n = rng.normal
     pad = np.array([[1, 1, 0, 0, 0], [0, 0, 0, 0, 0]], dtype=bool)[:, None, :]  # (B, 1, S)
     return [
-        Case("a padding mask (B, 1, S), one sequence fully padded", q=n(size=(2, 3, 4)), k=n(size=(2, 5, 4)), v=n(size=(2, 5, 2)), mask=pad),
-        Case("causal, more queries than keys", q=n(size=(5, 3)), k=n(size=(3, 3)), v=n(size=(3, 3)), mask=np.tril(np.ones((5, 3), dtype=bool))),
+        Case(
+            "a padding mask (B, 1, S), one sequence fully padded",
+            q=n(size=(2, 3, 4)),
+            k=n(size=(2, 5, 4)),
+            v=n(size=(2, 5, 2)),
+            mask=pad,
+        ),
+        Case(
+            "causal, more queries than keys",
+            q=n(size=(5, 3)),
+            k=n(size=(3, 3)),
+            v=n(size=(3, 3)),
+            mask=np.tril(np.ones((5, 3), dtype=bool)),
+        ),
         Case(
             "float16, one query sees nothing",
             q=n(size=(3, 8)).astype(np.float16),
@@ -57,8 +79,20 @@ def masked_attention():
             v=n(size=(4, 2)).astype(np.float16),
             mask=np.array([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=bool),
         ),
-        Case("batch and heads with a (L, S) mask", q=n(size=(2, 2, 3, 4)), k=n(size=(2, 2, 3, 4)), v=n(size=(2, 2, 3, 5)), mask=np.tril(np.ones((3, 3), dtype=bool))),
-        Case("large scores", q=n(size=(3, 4)) * 30, k=n(size=(3, 4)) * 30, v=n(size=(3, 2)), mask=np.tril(np.ones((3, 3), dtype=bool))),
+        Case(
+            "batch and heads with a (L, S) mask",
+            q=n(size=(2, 2, 3, 4)),
+            k=n(size=(2, 2, 3, 4)),
+            v=n(size=(2, 2, 3, 5)),
+            mask=np.tril(np.ones((3, 3), dtype=bool)),
+        ),
+        Case(
+            "large scores",
+            q=n(size=(3, 4)) * 30,
+            k=n(size=(3, 4)) * 30,
+            v=n(size=(3, 2)),
+            mask=np.tril(np.ones((3, 3), dtype=bool)),
+        ),
     ]
 
 
@@ -66,7 +100,10 @@ def mask_from_hf():
     return [
         Case("one sequence, no padding", attention_mask=np.array([[1, 1, 1, 1]])),
         Case("left padding", attention_mask=np.array([[0, 0, 1, 1], [0, 1, 1, 1]])),
-        Case("int32 input", attention_mask=np.array([[1, 1, 0, 0, 0], [1, 1, 1, 1, 0], [1, 0, 0, 0, 0]], dtype=np.int32)),
+        Case(
+            "int32 input",
+            attention_mask=np.array([[1, 1, 0, 0, 0], [1, 1, 1, 1, 0], [1, 0, 0, 0, 0]], dtype=np.int32),
+        ),
     ]
 
 
@@ -76,11 +113,37 @@ def masked_multi_head_attention():
     causal = np.tril(np.ones((4, 4), dtype=bool))
     pad = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 0, 0]], dtype=bool)[:, None, None, :]  # (B, 1, 1, S)
     return [
-        Case("causal and padding together (B, 1, L, L), a fully padded sequence", x=n(size=(3, 4, 8)), **_weights(rng, 8), n_heads=2, mask=pad & causal),
-        Case("one head, causal", x=n(size=(2, 3, 4)), **_weights(rng, 4), n_heads=1, mask=np.tril(np.ones((3, 3), dtype=bool))),
-        Case("float32, 4 heads, padding", x=n(size=(2, 5, 8)).astype(np.float32), **_weights(rng, 8, np.float32), n_heads=4, mask=np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)[:, None, None, :]),
-        Case("per-head mask (1, H, L, L)", x=n(size=(1, 3, 6)), **_weights(rng, 6), n_heads=2, mask=np.stack([np.tril(np.ones((3, 3), dtype=bool)), np.ones((3, 3), dtype=bool)])[None]),
-        Case("4 heads, causal, d_model=16", x=n(size=(2, 4, 16)), **_weights(rng, 16), n_heads=4, mask=causal),
+        Case(
+            "causal and padding together (B, 1, L, L), a fully padded sequence",
+            x=n(size=(3, 4, 8)),
+            **_weights(rng, 8),
+            n_heads=2,
+            mask=pad & causal,
+        ),
+        Case(
+            "one head, causal",
+            x=n(size=(2, 3, 4)),
+            **_weights(rng, 4),
+            n_heads=1,
+            mask=np.tril(np.ones((3, 3), dtype=bool)),
+        ),
+        Case(
+            "float32, 4 heads, padding",
+            x=n(size=(2, 5, 8)).astype(np.float32),
+            **_weights(rng, 8, np.float32),
+            n_heads=4,
+            mask=np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)[:, None, None, :],
+        ),
+        Case(
+            "per-head mask (1, H, L, L)",
+            x=n(size=(1, 3, 6)),
+            **_weights(rng, 6),
+            n_heads=2,
+            mask=np.stack([np.tril(np.ones((3, 3), dtype=bool)), np.ones((3, 3), dtype=bool)])[None],
+        ),
+        Case(
+            "4 heads, causal, d_model=16", x=n(size=(2, 4, 16)), **_weights(rng, 16), n_heads=4, mask=causal
+        ),
     ]
 
 

@@ -38,7 +38,9 @@ def apply_rotary_interleaved():
     return [
         Case("batch (2, 3, 8), positions 0..2", x=rng.normal(size=(2, 3, 8)), positions=np.arange(3)),
         Case("positions [12, 4]", x=rng.normal(size=(2, 6)), positions=np.array([12, 4])),
-        Case("float32, E=32", x=rng.normal(size=(4, 32)).astype(np.float32), positions=np.array([3, 1, 4, 1])),
+        Case(
+            "float32, E=32", x=rng.normal(size=(4, 32)).astype(np.float32), positions=np.array([3, 1, 4, 1])
+        ),
     ]
 
 

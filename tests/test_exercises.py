@@ -67,8 +67,12 @@ def test_the_hidden_cases_cover_the_edge_cases():
     assert np.dtype(np.float16) in dtypes("ch01.stable_softmax")
     assert np.dtype(np.float16) in dtypes("ch06.masked_attention")
     for ex_id in ("ch06.masked_softmax", "ch06.masked_attention", "ch06.masked_multi_head_attention"):
-        assert any((~c.inputs["mask"].any(-1)).any() for c in HIDDEN[ex_id]()), ex_id  # a row with nothing to attend to
-    assert any(c.inputs["q"].shape[-2] != c.inputs["k"].shape[-2] for c in HIDDEN["ch02.dot_product_attention"]())
+        assert any((~c.inputs["mask"].any(-1)).any() for c in HIDDEN[ex_id]()), (
+            ex_id
+        )  # a row with nothing to attend to
+    assert any(
+        c.inputs["q"].shape[-2] != c.inputs["k"].shape[-2] for c in HIDDEN["ch02.dot_product_attention"]()
+    )
     assert any(np.abs(c.inputs["x"]).max() >= 1000 for c in HIDDEN["ch01.stable_softmax"]())
 
 
@@ -174,7 +178,10 @@ def test_message_shapes_rows_and_return():
     def verdict(*arrays):
         return judge(ex, case, expected, Outcome("returned", list(arrays))).message
 
-    assert verdict(out, weights.T) == "`weights` has the wrong shape: expected (2, 3), got (3, 2) (the last two axes are swapped)"
+    assert (
+        verdict(out, weights.T)
+        == "`weights` has the wrong shape: expected (2, 3), got (3, 2) (the last two axes are swapped)"
+    )
     doubled = weights.copy()
     doubled[1] *= 2
     assert verdict(out, doubled).startswith("row 1 of `weights` does not sum to 1 (sums to 2)")
@@ -201,7 +208,10 @@ def test_message_for_an_error_points_at_the_line():
 
 def test_message_bool_mask_expected():
     result = check("ch06.make_causal_mask", lambda L, S: np.tril(np.ones((L, S))), show=False)
-    assert result.message == "your result should be a boolean mask (dtype bool, True = may attend); got dtype float64"
+    assert (
+        result.message
+        == "your result should be a boolean mask (dtype bool, True = may attend); got dtype float64"
+    )
 
 
 def test_message_for_the_transpose_typo_in_torch():
@@ -235,7 +245,9 @@ def test_check_with_a_wrong_id_or_no_function(capsys):
     assert "Did you mean 'ch01.stable_softmax'?" in capsys.readouterr().out
     assert result.earned == 0 and not result.cases
     result = check("ch01.stable_softmax", "stable_softmax", show=False)
-    assert result.problem.startswith("pass your function itself, e.g. check('ch01.stable_softmax', stable_softmax)")
+    assert result.problem.startswith(
+        "pass your function itself, e.g. check('ch01.stable_softmax', stable_softmax)"
+    )
 
 
 def test_score_adds_up_the_latest_checks(capsys):
@@ -265,3 +277,13 @@ def test_a_function_that_writes_into_its_inputs_cannot_change_the_expected_value
     args = case.args()
     args[0][0] = 99
     assert case.inputs["x"][0] == 1.0
+
+
+def test_the_instructor_page_lists_every_exercise():
+    """book/instructors.md has a table of the exercises; it must match the registry."""
+    page = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
+    for key, (title, _) in CHAPTERS.items():
+        exercises = all_exercises(key)
+        row = f"| {title} | " + ", ".join(f"`{ex.id}` ({ex.points})" for ex in exercises)
+        row += f" | {sum(ex.points for ex in exercises)} |"
+        assert row in page, row

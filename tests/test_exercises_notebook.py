@@ -13,7 +13,13 @@ import pytest
 
 from attncourse.exercises import chapter_cells, exercise_cells, get
 from attncourse.exercises.grader import validate
-from attncourse.exercises.notebook import NotebookProblem, read_notebook, replace_solutions, to_student, validate_notebook
+from attncourse.exercises.notebook import (
+    NotebookProblem,
+    read_notebook,
+    replace_solutions,
+    to_student,
+    validate_notebook,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +42,11 @@ def source(cell: dict) -> str:
 
 def index_of(nb: dict, exercise_id: str) -> int:
     """0-based index of the exercise cell of ``exercise_id``."""
-    return next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("attncourse", {}).get("exercise") == exercise_id)
+    return next(
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["metadata"].get("attncourse", {}).get("exercise") == exercise_id
+    )
 
 
 # ----------------------------------------------------------------------------- format
@@ -45,7 +55,10 @@ def index_of(nb: dict, exercise_id: str) -> int:
 def test_the_four_cells_of_an_exercise():
     prompt, exercise, check_cell, reveal = exercise_cells("ch01.stable_softmax")
     assert source(prompt).startswith("**Exercise 1.2: stable softmax** (2 points).")
-    assert exercise["metadata"] == {"attncourse": {"exercise": "ch01.stable_softmax"}, "tags": ["remove-input"]}
+    assert exercise["metadata"] == {
+        "attncourse": {"exercise": "ch01.stable_softmax"},
+        "tags": ["remove-input"],
+    }
     lines = source(exercise).splitlines()
     assert lines[0] == "# Exercise 1.2: stable softmax (2 points)"
     assert lines[1] == "def stable_softmax(x):"
@@ -61,7 +74,10 @@ def test_a_demo_notebook_is_valid_and_nbformat_agrees():
     nb = demo_notebook("ch01", "ch06", "bugs")
     nbformat.validate(nbformat.reads(json.dumps(nb), as_version=4))
     assert validate_notebook(nb, "demo.ipynb") == []
-    assert validate_notebook(nb, "01_softmax.ipynb")[0] == "01_softmax.ipynb, cell 24: ch06.make_causal_mask belongs to 06_masked_attention.ipynb"
+    assert (
+        validate_notebook(nb, "01_softmax.ipynb")[0]
+        == "01_softmax.ipynb, cell 24: ch06.make_causal_mask belongs to 06_masked_attention.ipynb"
+    )
 
 
 def test_validation_names_each_problem():
@@ -70,7 +86,9 @@ def test_validation_names_each_problem():
     entropy = index_of(nb, "ch01.entropy")  # cell 13 (1-based)
     cells[entropy]["source"] = ["# Exercise 1.3: entropy (2 points)\n"] + cells[entropy]["source"][1:]
     del cells[entropy + 1]  # its check cell
-    cells[index_of(nb, "ch01.temperature_softmax")]["metadata"]["attncourse"]["exercise"] = "ch01.stable_softmaxx"  # cell 5
+    cells[index_of(nb, "ch01.temperature_softmax")]["metadata"]["attncourse"]["exercise"] = (
+        "ch01.stable_softmaxx"  # cell 5
+    )
     problems = validate_notebook(nb, "01_softmax.ipynb")
     assert problems == [
         "01_softmax.ipynb, cell 5: unknown exercise id 'ch01.stable_softmaxx'. Did you mean 'ch01.stable_softmax'?",
@@ -93,15 +111,25 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
     text = json.dumps(student)
     assert "BEGIN SOLUTION" not in text and "solution-reveal" not in text and "secret" not in text
     assert len(student["cells"]) == len(nb["cells"]) - 9  # one worked solution per exercise
-    ex_cell = next(c for c in student["cells"] if c["metadata"].get("attncourse", {}).get("exercise") == "ch01.stable_softmax")
+    ex_cell = next(
+        c
+        for c in student["cells"]
+        if c["metadata"].get("attncourse", {}).get("exercise") == "ch01.stable_softmax"
+    )
     assert source(ex_cell) == (
         "# Exercise 1.2: stable softmax (2 points)\n"
         "def stable_softmax(x):\n"
         '    """Softmax over the last axis of x (any shape) that never overflows."""\n'
         '    raise NotImplementedError("write your answer here")'
     )
-    assert "tags" not in ex_cell["metadata"] and ex_cell["outputs"] == [] and ex_cell["execution_count"] is None
-    bug = next(c for c in student["cells"] if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.transpose_typo")
+    assert (
+        "tags" not in ex_cell["metadata"] and ex_cell["outputs"] == [] and ex_cell["execution_count"] is None
+    )
+    bug = next(
+        c
+        for c in student["cells"]
+        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.transpose_typo"
+    )
     assert "return q @ k.transpose(-1-2) / q.shape[-1] ** 0.5" in source(bug)
     assert nb["cells"][first]["outputs"]  # the input notebook is untouched
 

@@ -3,6 +3,10 @@
 Also: the online softmax, the KV cache, error messages, and the memory the tiles save.
 """
 
+import os
+import re
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -14,6 +18,7 @@ from hypothesis import strategies as st
 
 import attncourse as ac
 from attncourse.flash import KVCache, cached_attention, flash_attention, online_softmax
+from attncourse.triton_flash import triton_available, triton_flash_attention
 from support import DEVICES, assert_close
 
 BLOCKS = [1, 3, 7, "S", "S+5"]
@@ -119,8 +124,13 @@ def test_causal_skips_keys_no_query_can_see(rng):
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.integers(1, 9), st.integers(1, 13), st.integers(1, 5), st.integers(1, 5), st.integers(1, 15),
-    st.booleans(), st.integers(0, 2**32 - 1),
+    st.integers(1, 9),
+    st.integers(1, 13),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.integers(1, 15),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
 )
 def test_any_block_size_any_shape(L, S, E, Ev, block, causal, seed):
     rng = np.random.default_rng(seed)
@@ -237,7 +247,9 @@ def test_numpy_equals_torch_in_float64(rng):
     q, k, v = _qkv(rng, L=6, S=11)
     mask = rng.random((6, 11)) > 0.5
     out_np = flash_attention(q, k, v, mask, is_causal=True, scale=0.5, block_size=4)
-    out_t = flash_attention(*(torch.tensor(a) for a in (q, k, v)), torch.tensor(mask), is_causal=True, scale=0.5, block_size=4)
+    out_t = flash_attention(
+        *(torch.tensor(a) for a in (q, k, v)), torch.tensor(mask), is_causal=True, scale=0.5, block_size=4
+    )
     assert isinstance(out_np, np.ndarray) and isinstance(out_t, torch.Tensor)
     np.testing.assert_allclose(out_np, out_t.numpy(), rtol=1e-12, atol=1e-14)
 
@@ -270,20 +282,49 @@ def z(*shape, dtype=np.float64):
 
 
 BAD_INPUTS = {
-    "E mismatch": ((z(2, 5, 8), z(2, 7, 6), z(2, 7, 3)), {}, r"q and k must share their last dimension E.*got E=8 for q and E=6 for k"),
-    "S mismatch": ((z(5, 8), z(7, 8), z(6, 3)), {}, r"k and v must have the same length S.*got S=7 keys and S=6 values"),
+    "E mismatch": (
+        (z(2, 5, 8), z(2, 7, 6), z(2, 7, 3)),
+        {},
+        r"q and k must share their last dimension E.*got E=8 for q and E=6 for k",
+    ),
+    "S mismatch": (
+        (z(5, 8), z(7, 8), z(6, 3)),
+        {},
+        r"k and v must have the same length S.*got S=7 keys and S=6 values",
+    ),
     "lead": ((z(2, 5, 8), z(3, 7, 8), z(3, 7, 4)), {}, r"leading .* do not broadcast"),
     "1-d": ((z(8), z(7, 8), z(7, 4)), {}, r"(?s)need at least 2 dimensions.*q: \(8,\)"),
     "mask shape": (
-        (z(2, 5, 8), z(2, 7, 8), z(2, 7, 4), np.ones((5, 6), bool)), {},
+        (z(2, 5, 8), z(2, 7, 8), z(2, 7, 4), np.ones((5, 6), bool)),
+        {},
         r"mask of shape \(5, 6\) does not broadcast to the scores' shape \(2, 5, 7\)",
     ),
-    "float mask": ((z(5, 8), z(7, 8), z(7, 4), np.ones((5, 7))), {}, r"mask must be boolean \(True = may attend\); got dtype float64"),
-    "int mask": ((z(5, 8), z(7, 8), z(7, 4), np.ones((5, 7), dtype=np.int64)), {}, r"mask must be boolean.*got dtype int64"),
-    "mixed kinds": ((z(5, 8), torch.zeros(7, 8), z(7, 4)), {}, r"cannot be mixed \(q is numpy, k is torch, v is numpy\)"),
+    "float mask": (
+        (z(5, 8), z(7, 8), z(7, 4), np.ones((5, 7))),
+        {},
+        r"mask must be boolean \(True = may attend\); got dtype float64",
+    ),
+    "int mask": (
+        (z(5, 8), z(7, 8), z(7, 4), np.ones((5, 7), dtype=np.int64)),
+        {},
+        r"mask must be boolean.*got dtype int64",
+    ),
+    "mixed kinds": (
+        (z(5, 8), torch.zeros(7, 8), z(7, 4)),
+        {},
+        r"cannot be mixed \(q is numpy, k is torch, v is numpy\)",
+    ),
     "int q": ((z(5, 8, dtype=np.int64), z(7, 8), z(7, 4)), {}, "q must be floating point; got dtype int64"),
-    "mixed dtypes": ((z(5, 8, dtype=np.float32), z(7, 8), z(7, 4)), {}, "q, k and v must share one dtype; got q: float32, k: float64, v: float64"),
-    "bad scale": ((z(5, 8), z(7, 8), z(7, 4)), {"scale": np.ones(3)}, "scale must be a Python number or None; got ndarray"),
+    "mixed dtypes": (
+        (z(5, 8, dtype=np.float32), z(7, 8), z(7, 4)),
+        {},
+        "q, k and v must share one dtype; got q: float32, k: float64, v: float64",
+    ),
+    "bad scale": (
+        (z(5, 8), z(7, 8), z(7, 4)),
+        {"scale": np.ones(3)},
+        "scale must be a Python number or None; got ndarray",
+    ),
 }
 
 
@@ -301,7 +342,9 @@ def test_errors_are_those_of_scaled_dot_product_attention(name):
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, None, "64"])
 def test_bad_block_size(bad):
-    with pytest.raises(ValueError, match=rf"flash_attention: block_size must be a positive integer; got {bad!r}"):
+    with pytest.raises(
+        ValueError, match=rf"flash_attention: block_size must be a positive integer; got {bad!r}"
+    ):
         flash_attention(z(5, 8), z(7, 8), z(7, 4), block_size=bad)
 
 
@@ -385,8 +428,120 @@ def test_cache_refuses_tokens_that_do_not_fit():
     cache.append(z(2, 3, 4), z(2, 3, 5))
     with pytest.raises(ValueError, match=r"KVCache.append: new k \(2, 1, 6\) and v \(2, 1, 5\) do not fit"):
         cache.append(z(2, 1, 6), z(2, 1, 5))
-    with pytest.raises(ValueError, match=r"must agree on every axis but the last; got k: \(2, 1, 4\), v: \(2, 2, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"must agree on every axis but the last; got k: \(2, 1, 4\), v: \(2, 2, 5\)"
+    ):
         cache.append(z(2, 1, 4), z(2, 2, 5))
     with pytest.raises(TypeError, match=r"cannot be mixed"):
         cache.append(torch.zeros(2, 1, 4), torch.zeros(2, 1, 5))
     assert len(cache) == 3
+
+
+# ----------------------------------------------------------------------------------------------
+# The optional Triton kernel: on the CPU through Triton's interpreter, and on a GPU
+# ----------------------------------------------------------------------------------------------
+
+needs_triton = pytest.mark.skipif(not triton_available(), reason="triton is not installed")
+# Triton decides at import whether it interprets, so the CPU cases run in a child process
+# started with TRITON_INTERPRET=1 (test_triton_kernel_in_the_interpreter below starts it).
+INTERPRETING = os.environ.get("TRITON_INTERPRET") == "1"
+TRITON_DEVICES = [
+    pytest.param(
+        "cpu",
+        id="cpu-interpreter",
+        marks=pytest.mark.skipif(not INTERPRETING, reason="runs in a child process with TRITON_INTERPRET=1"),
+    ),
+    pytest.param("cuda", marks=pytest.mark.cuda),
+]
+
+
+@needs_triton
+@pytest.mark.skipif(INTERPRETING, reason="this is the child process")
+def test_triton_kernel_in_the_interpreter():
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            __file__,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "triton_kernel and interpreter",
+        ],
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
+    assert re.search(r"\b8 passed", child.stdout), child.stdout[-2000:]
+
+
+@needs_triton
+@pytest.mark.parametrize("device", TRITON_DEVICES)
+@pytest.mark.parametrize(
+    "case, variant",
+    [
+        ("self L=S", "plain"),
+        ("cross L<S", "is_causal"),
+        ("E!=Ev", "bool mask"),
+        ("L>S", "mask+is_causal"),
+        ("L=1 S=1", "custom scale"),
+        ("self L=S", "B=1 H=1"),
+    ],
+)
+def test_triton_kernel_matches_flash_attention(rng, device, case, variant):
+    shape = CASES[case]
+    lead = (1, 1) if variant == "B=1 H=1" else (2, 3)
+    q, k, v = (torch.tensor(a, dtype=torch.float32, device=device) for a in _qkv(rng, lead, **shape))
+    kw = _kwargs(rng, variant, lead, shape["L"], shape["S"], to=lambda m: torch.tensor(m, device=device))
+    out = triton_flash_attention(q, k, v, block_m=16, block_n=16, **kw)
+    expected = flash_attention(q.double(), k.double(), v.double(), **kw)
+    assert out.dtype == torch.float32 and out.device == q.device
+    assert_close(out, expected)
+
+
+@needs_triton
+@pytest.mark.parametrize("device", TRITON_DEVICES)
+def test_triton_kernel_ragged_blocks_fully_masked_rows_and_half_precision(rng, device):
+    q, k, v = (torch.tensor(a, device=device) for a in _qkv(rng, lead=(2,), L=37, S=70, E=20, Ev=9))
+    mask = torch.tensor(rng.random((2, 37, 70)) > 0.3, device=device)
+    mask[0, 5] = False  # nothing to attend to
+    expected = flash_attention(q, k, v, mask, is_causal=True)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        out = triton_flash_attention(
+            q.to(dtype), k.to(dtype), v.to(dtype), mask, is_causal=True, block_m=16, block_n=32
+        )
+        assert out.dtype == dtype and torch.isfinite(out).all() and (out[0, 5] == 0).all()
+        assert_close(out, expected, dtype=dtype)
+
+
+@needs_triton
+def test_triton_kernel_refuses_the_cpu_without_the_interpreter(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(
+        ValueError, match=r"q is on the CPU, and Triton kernels run on a GPU.*TRITON_INTERPRET=1"
+    ):
+        triton_flash_attention(torch.zeros(4, 16), torch.zeros(4, 16), torch.zeros(4, 16))
+
+
+def test_triton_kernel_errors_without_triton_or_with_bad_input(monkeypatch):
+    with pytest.raises(TypeError, match="triton_flash_attention: needs torch tensors; got numpy arrays"):
+        triton_flash_attention(z(4, 16), z(4, 16), z(4, 16))
+    with pytest.raises(TypeError, match="computes in float32 at most; got torch.float64"):
+        triton_flash_attention(
+            torch.zeros(4, 16, dtype=torch.float64), *[torch.zeros(4, 16, dtype=torch.float64)] * 2
+        )
+    with pytest.raises(ValueError, match="block_m must be a power of two >= 16; got 24"):
+        triton_flash_attention(*[torch.zeros(4, 16)] * 3, block_m=24)
+    with pytest.raises(
+        ValueError, match=r"triton_flash_attention: q and k must share their last dimension E"
+    ):
+        triton_flash_attention(torch.zeros(4, 16), torch.zeros(4, 8), torch.zeros(4, 8))
+    monkeypatch.setattr("attncourse.triton_flash.triton_available", lambda: False)
+    with pytest.raises(ImportError, match=r"needs Triton, which is not installed: pip install triton"):
+        triton_flash_attention(*[torch.zeros(4, 16)] * 3)

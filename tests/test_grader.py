@@ -89,13 +89,21 @@ def course(tmp_path_factory):
     answer(bob, "ch01.stable_softmax", NAIVE)  # passes small logits, overflows on large ones
     submit("bob", bob)
     carol = fresh(*ALL[1:])
-    answer(carol, "ch01.temperature_softmax", "def temperature_softmax(logits, temperature):\n    while True:\n        pass\n")
+    answer(
+        carol,
+        "ch01.temperature_softmax",
+        "def temperature_softmax(logits, temperature):\n    while True:\n        pass\n",
+    )
     submit("carol", carol)
     dave = fresh(*ALL)
     dave["cells"].append(code("while True:\n    pass"))  # a cell that never ends: stopped at the cell limit
     submit("dave", dave)
     erin = fresh(*ALL)
-    erin["cells"].append(code("import time\nwhile True:\n    try:\n        time.sleep(5)\n    except BaseException:\n        pass"))
+    erin["cells"].append(
+        code(
+            "import time\nwhile True:\n    try:\n        time.sleep(5)\n    except BaseException:\n        pass"
+        )
+    )
     submit("erin", erin)  # swallows the cell limit too: killed at the wall-time limit
     frank = fresh(*ALL)
     frank["cells"].insert(3, code("import sys\nsys.exit(1)"))
@@ -143,11 +151,27 @@ def course(tmp_path_factory):
     submit("mallory", mallory)
     submit("niaj", '{"cells": [ {"cell_type": "code", "source": "x = 1"')
     olivia = fresh(*ALL)
-    answer(olivia, "ch01.stable_softmax", NAIVE.replace("def stable_softmax", "def my_softmax"), rename="ch01.my_softmax")
+    answer(
+        olivia,
+        "ch01.stable_softmax",
+        NAIVE.replace("def stable_softmax", "def my_softmax"),
+        rename="ch01.my_softmax",
+    )
     submit("olivia", olivia)
     peggy = fresh(*ALL)
     peggy["cells"].append(code("import numpy as np\nbig = np.ones(2**34)"))
     submit("peggy", peggy)
+    quentin = fresh(*ALL[1:])  # forges result files for the temperature exercise, then leaves it a stub
+    quentin["cells"].append(
+        code(
+            "import json, numpy as np\n"
+            "for c in range(8):\n"
+            "    np.save(f'results/0_{c}_0.npy', np.ones(3))\n"
+            "    json.dump({'status': 'returned', 'n': 1}, open(f'results/0_{c}.json', 'w'))\n"
+            "json.dump({'done': True}, open('results/done.json', 'w'))\n"
+        )
+    )
+    submit("quentin", quentin)
     (subs / "trent").mkdir()  # one folder, two notebooks: the best answer to each exercise counts
     (subs / "trent" / "part1.ipynb").write_text(json.dumps(fresh(*ALL[:2])), encoding="utf-8")
     (subs / "trent" / "part2.ipynb").write_text(json.dumps(fresh(*ALL[2:])), encoding="utf-8")
@@ -163,14 +187,42 @@ EXPECTED = [
     ["dave", "1", "2", "2", "3", "8", "ok", "cells over the 2 s cell limit (stopped): {n+1}"],
     ["erin", "0", "0", "0", "0", "0", "timeout", "stopped at the 8 s time limit while running cell {n+1}"],
     ["frank", "1", "2", "2", "3", "8", "ok", "sys.exit() in cells 4 (ignored)"],
-    ["grace", "0", "0", "0", "0", "0", "crashed", "the notebook ended the grading process early (exit code 3) while running cell {n+1}"],
+    [
+        "grace",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "crashed",
+        "the notebook ended the grading process early (exit code 3) while running cell {n+1}",
+    ],
     ["heidi", "1", "2", "2", "3", "8", "ok", "printed more than 1000000 characters (cut)"],
     ["ivan", "1", "2", "2", "3", "8", "ok", "errors in cells {n+1}, {n+2}, {n+3}, {n+4}, {n+5}"],
     ["judy", "0", "2", "2", "3", "7", "ok", ""],
     ["mallory", "0", "0", "0", "0", "0", "ok", "errors in cells {n+1}"],
-    ["niaj", "0", "0", "0", "0", "0", "malformed", "not a readable notebook: invalid JSON (Expecting ',' delimiter at line 1, column 52)"],
-    ["olivia", "1", "0", "2", "3", "6", "ok", "errors in cells 9; unknown exercise id 'ch01.my_softmax' in cell 8; not found: stable_softmax"],
+    [
+        "niaj",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "malformed",
+        "not a readable notebook: invalid JSON (Expecting ',' delimiter at line 1, column 52)",
+    ],
+    [
+        "olivia",
+        "1",
+        "0",
+        "2",
+        "3",
+        "6",
+        "ok",
+        "errors in cells 9; unknown exercise id 'ch01.my_softmax' in cell 8; not found: stable_softmax",
+    ],
     ["peggy", "1", "2", "2", "3", "8", "ok", "errors in cells {n+1}"],
+    ["quentin", "0", "2", "2", "3", "7", "ok", ""],
     ["trent", "1", "2", "2", "3", "8", "ok", ""],
 ]
 
@@ -198,15 +250,27 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, sandb
     before, canary_before = snapshot(course["subs"]), snapshot(course["canary"].parent)
     temp_before = set(Path(tempfile.gettempdir()).glob("attncourse-grade-*"))
     out = tmp_path / "graded"
-    results = grade(course["bundle"], course["subs"], out, limits=LIMITS, jobs=2, sandbox=sandbox, log=lambda s: None)
+    results = grade(
+        course["bundle"], course["subs"], out, limits=LIMITS, jobs=2, sandbox=sandbox, log=lambda s: None
+    )
 
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["student", *ALL, "total", "out_of", "status", "notes"]
     n = course["n"]
     expected = [
-        [r[0], *r[1:6], "8", r[6], r[7].replace("{n+1}", str(n + 1)).replace("{n+2}", str(n + 2))
-         .replace("{n+3}", str(n + 3)).replace("{n+4}", str(n + 4)).replace("{n+5}", str(n + 5))]
+        [
+            r[0],
+            *r[1:6],
+            "8",
+            r[6],
+            r[7]
+            .replace("{n+1}", str(n + 1))
+            .replace("{n+2}", str(n + 2))
+            .replace("{n+3}", str(n + 3))
+            .replace("{n+4}", str(n + 4))
+            .replace("{n+5}", str(n + 5)),
+        ]
         for r in EXPECTED
     ]
     assert rows[1:] == expected
@@ -227,6 +291,7 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, sandb
     assert "not attempted" in feedback["mallory"]
     assert "cell 4 called sys.exit(1); the grader carried on" in feedback["frank"]
     assert "raised MemoryError" in feedback["peggy"]
+    assert "not attempted" in feedback["quentin"]
     summary = json.loads((out / "results.json").read_text())
     assert summary["sandbox"] == ("hook" if sandbox == "hook" else find_sandbox("auto").mode)
     assert [s["student"] for s in summary["students"]] == [r[0] for r in EXPECTED]
@@ -268,9 +333,22 @@ def test_assign_writes_student_notebooks_and_a_manifest(course, capsys):
 
 
 def test_the_command_line_entry_point_runs():
-    run = subprocess.run([sys.executable, "-m", "attncourse.cli", "list", "ch05"], capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "attncourse.cli", "list", "ch05"], capture_output=True, text=True, cwd=ROOT
+    )
     assert run.returncode == 0
-    assert run.stdout.splitlines()[2].split() == ["5.3", "ch05.multi_head_attention", "4", "pt", "multi_head_attention(x,", "W_q,", "W_k,", "W_v,", "W_o,", "n_heads)"]
+    assert run.stdout.splitlines()[2].split() == [
+        "5.3",
+        "ch05.multi_head_attention",
+        "4",
+        "pt",
+        "multi_head_attention(x,",
+        "W_q,",
+        "W_k,",
+        "W_v,",
+        "W_o,",
+        "n_heads)",
+    ]
 
 
 def test_the_sandbox_is_reported_honestly():

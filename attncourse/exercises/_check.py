@@ -23,7 +23,7 @@ from ._registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
 
 __all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]
 
-_RESULTS: Dict[str, "CheckResult"] = {}
+_RESULTS: Dict[str, CheckResult] = {}
 
 GREEN, AMBER, RED, GREY = "#1b7f3b", "#a15c00", "#b3261e", "#666666"
 
@@ -66,7 +66,11 @@ class _Shown:
 
     def _ipython_display_(self) -> None:
         ip = _ipython()
-        if self._shown_at is not None and ip is not None and getattr(ip, "execution_count", None) == self._shown_at:
+        if (
+            self._shown_at is not None
+            and ip is not None
+            and getattr(ip, "execution_count", None) == self._shown_at
+        ):
             return  # check() already showed it in this cell
         from IPython.display import display
 
@@ -161,7 +165,9 @@ class CheckResult(_Shown):
         for mark, name, msg in self._lines():
             c = GREEN if mark == "✓" else RED
             detail = f": {esc(msg)}" if msg else ""
-            items.append(f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{detail}</li>')
+            items.append(
+                f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{detail}</li>'
+            )
         return f'<div style="{style}">{head}<ul style="margin:0.2em 0 0 0;padding-left:0.4em">{"".join(items)}</ul></div>'
 
 
@@ -248,14 +254,21 @@ def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome
             warnings.simplefilter("ignore")  # overflow warnings: the message explains them better
             value = fn(*args)
     except (Exception, SystemExit) as e:
-        return Outcome("raised", error_type=type(e).__name__, message=short_message(e), where=error_where(e.__traceback__))
+        return Outcome(
+            "raised",
+            error_type=type(e).__name__,
+            message=short_message(e),
+            where=error_where(e.__traceback__),
+        )
     try:
         return Outcome("returned", to_arrays(value, exercise.outputs))
     except OutputProblem as e:
         return Outcome("bad_output", message=short_message(e))
 
 
-def run_cases(exercise: Exercise, fn: Callable[..., Any], cases: List[Any], *, hidden: bool = False) -> List[CaseResult]:
+def run_cases(
+    exercise: Exercise, fn: Callable[..., Any], cases: List[Any], *, hidden: bool = False
+) -> List[CaseResult]:
     """Judge ``fn`` on ``cases`` in this process (``check`` uses the public ones)."""
     results = []
     for case in cases:
@@ -300,7 +313,9 @@ def score(chapter: Any = None, *, show: bool = True) -> ScoreReport:
     try:
         if chapter is None:
             if not _RESULTS:
-                raise KeyError("no exercise has been checked yet in this kernel; pass a chapter, e.g. score('ch01')")
+                raise KeyError(
+                    "no exercise has been checked yet in this kernel; pass a chapter, e.g. score('ch01')"
+                )
             chapter = list(_RESULTS)[-1].split(".")[0]
         key = chapter_key(chapter)
     except KeyError as e:

@@ -65,7 +65,9 @@ def _one_array(value: Any, label: str) -> np.ndarray:
     except Exception:
         raise OutputProblem(f"{label} is {_describe(value)}, not an array") from None
     if arr.dtype.kind not in "biuf":
-        raise OutputProblem(f"{label} is {_describe(value)} that is not an array of numbers (dtype {arr.dtype})")
+        raise OutputProblem(
+            f"{label} is {_describe(value)} that is not an array of numbers (dtype {arr.dtype})"
+        )
     return np.ascontiguousarray(arr)
 
 
@@ -82,9 +84,11 @@ def to_arrays(value: Any, outputs: Sequence[str]) -> List[np.ndarray]:
     attncourse.exercises._child.OutputProblem: your function returned None: did you forget `return`?
     """
     if len(outputs) == 1:
+        if value is None:
+            raise OutputProblem("your function returned None: did you forget `return`?")
         if isinstance(value, (tuple, list)) and value and not _is_number_list(value):
             raise OutputProblem(f"expected one array, but your function returned {_describe(value)}")
-        return [_one_array(value, "your function returned None" if value is None else "your result")]
+        return [_one_array(value, "your result")]
     names = ", ".join(outputs)
     if not isinstance(value, (tuple, list)):
         if value is None:
@@ -203,7 +207,7 @@ def _set_limits(limits: dict) -> None:
         if value is None:
             return
         value = int(value)
-        soft, hard = resource.getrlimit(which)
+        _, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(which, (value, value))
@@ -243,7 +247,13 @@ def _install_audit_hook(scratch: str, protected: Sequence[str], lib_roots: Seque
     scratch = os.path.realpath(scratch)
     protected = tuple(os.path.realpath(p) for p in protected)
     lib_roots = tuple(os.path.realpath(p) for p in lib_roots)
-    realpath, fspath, isabs, join, getcwd = os.path.realpath, os.fspath, os.path.isabs, os.path.join, os.getcwd
+    realpath, fspath, isabs, join, getcwd = (
+        os.path.realpath,
+        os.fspath,
+        os.path.isabs,
+        os.path.join,
+        os.getcwd,
+    )
     sep = os.sep
 
     def inside(path: str, root: str) -> bool:
@@ -278,19 +288,63 @@ def _install_audit_hook(scratch: str, protected: Sequence[str], lib_roots: Seque
             deny("reading other submissions or grading files")
 
     blocked = {
-        "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-        "os.forkpty", "os.kill", "os.killpg", "pty.spawn", "os.startfile", "socket.__new__",
-        "socket.connect", "socket.bind", "resource.setrlimit", "resource.prlimit", "sys.setprofile",
-        "sys.settrace", "gc.get_objects", "gc.get_referrers", "gc.get_referents", "ctypes.cdata",
-        "os.chroot", "os.setuid", "os.setgid", "signal.pthread_kill", "_posixsubprocess.fork_exec",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "pty.spawn",
+        "os.startfile",
+        "socket.__new__",
+        "socket.connect",
+        "socket.bind",
+        "resource.setrlimit",
+        "resource.prlimit",
+        "sys.setprofile",
+        "sys.settrace",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "ctypes.cdata",
+        "os.chroot",
+        "os.setuid",
+        "os.setgid",
+        "signal.pthread_kill",
+        "_posixsubprocess.fork_exec",
     }
     one_path_writes = {
-        "os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.chflags", "os.lchown",
-        "os.lchflags", "os.truncate", "os.utime", "os.mkfifo", "os.mknod", "os.setxattr",
-        "os.removexattr", "shutil.rmtree", "shutil.chown",
+        "os.remove",
+        "os.rmdir",
+        "os.mkdir",
+        "os.chmod",
+        "os.chown",
+        "os.chflags",
+        "os.lchown",
+        "os.lchflags",
+        "os.truncate",
+        "os.utime",
+        "os.mkfifo",
+        "os.mknod",
+        "os.setxattr",
+        "os.removexattr",
+        "shutil.rmtree",
+        "shutil.chown",
     }
-    two_path_writes = {"os.rename", "os.replace", "os.link", "os.symlink", "shutil.copyfile", "shutil.copytree",
-                       "shutil.move", "shutil.copymode", "shutil.copystat"}
+    two_path_writes = {
+        "os.rename",
+        "os.replace",
+        "os.link",
+        "os.symlink",
+        "shutil.copyfile",
+        "shutil.copytree",
+        "shutil.move",
+        "shutil.copymode",
+        "shutil.copystat",
+    }
 
     def hook(event: str, args: tuple) -> None:
         if event == "open":
@@ -305,14 +359,23 @@ def _install_audit_hook(scratch: str, protected: Sequence[str], lib_roots: Seque
             else:
                 check_read(path)
         elif event in one_path_writes:
-            if len(args) > 1 and event not in ("os.truncate", "os.chmod") and isinstance(args[-1], int) and args[-1] >= 0:
+            if (
+                len(args) > 1
+                and event not in ("os.truncate", "os.chmod")
+                and isinstance(args[-1], int)
+                and args[-1] >= 0
+            ):
                 deny(f"{event} relative to a directory descriptor")
             check_write(args[0], event)
         elif event in two_path_writes:
             check_read(args[0])
             check_write(args[1], event)
-            if event in ("os.rename", "os.replace"):
-                check_write(args[0], event)
+            if event in ("os.rename", "os.replace", "os.link", "shutil.move"):
+                check_write(args[0], event)  # a hard link to an outside file would make it writable
+        elif event == "sqlite3.connect":
+            if args and args[0] not in (":memory:", b":memory:", ""):
+                check_write(args[0], "opening a database")
+
         elif event in ("os.listdir", "os.scandir", "glob.glob", "os.walk"):
             if args:
                 check_read(args[0])
@@ -330,6 +393,16 @@ def _install_audit_hook(scratch: str, protected: Sequence[str], lib_roots: Seque
             if isinstance(name, str) and _DENIED_SYMBOLS.match(name):
                 deny(f"the C function {name}()")
 
+    # The C helper behind subprocess raises no audit event of its own: replace it by a refusal.
+    try:
+        import _posixsubprocess
+
+        def fork_exec(*args: Any, **kwargs: Any) -> None:
+            deny("starting a process")
+
+        _posixsubprocess.fork_exec = fork_exec
+    except ImportError:
+        pass
     sys.addaudithook(hook)
 
 
@@ -431,7 +504,12 @@ def main(argv: Sequence[str]) -> int:
             notes["exits"].append({"cell": index, "code": short_message(e)})
         except BaseException as e:
             notes["errors"].append(
-                {"cell": index, "type": type(e).__name__, "message": short_message(e), "where": error_where(e.__traceback__)}
+                {
+                    "cell": index,
+                    "type": type(e).__name__,
+                    "message": short_message(e),
+                    "where": error_where(e.__traceback__),
+                }
             )
     sys.stdout.flush()
     notes["defined"] = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("__"))
@@ -448,7 +526,10 @@ def main(argv: Sequence[str]) -> int:
             try:
                 with np.load(os.path.join(job_dir, case["file"]), allow_pickle=False) as data:
                     arrays = {name: data[name] for name in data.files}
-                args = [_to_kind(arrays[n], exercise["kind"]) if n in arrays else case["scalars"][n] for n in case["order"]]
+                args = [
+                    _to_kind(arrays[n], exercise["kind"]) if n in arrays else case["scalars"][n]
+                    for n in case["order"]
+                ]
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
@@ -32,7 +32,11 @@ from ._registry import Case, Exercise
 
 __all__ = ["TOLERANCES", "tolerance_for", "Outcome", "CaseResult", "expected_outputs", "judge"]
 
-TOLERANCES = {np.dtype(np.float64): (1e-6, 1e-9), np.dtype(np.float32): (1e-4, 1e-6), np.dtype(np.float16): (1e-2, 1e-3)}
+TOLERANCES = {
+    np.dtype(np.float64): (1e-6, 1e-9),
+    np.dtype(np.float32): (1e-4, 1e-6),
+    np.dtype(np.float16): (1e-2, 1e-3),
+}
 
 NOT_ATTEMPTED = "not attempted yet"
 
@@ -104,17 +108,30 @@ def _close(expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], equa
     if expected.dtype == np.bool_ or got.dtype == np.bool_:
         return expected.dtype == got.dtype and bool(np.array_equal(expected, got))
     if expected.dtype.kind in "iu":  # counts and sizes: exact, whatever numeric dtype came back
-        return got.dtype.kind in "iuf" and bool(np.array_equal(expected.astype(np.float64), got.astype(np.float64)))
+        return got.dtype.kind in "iuf" and bool(
+            np.array_equal(expected.astype(np.float64), got.astype(np.float64))
+        )
     rtol, atol = tol
     with np.errstate(all="ignore"):
-        return bool(np.allclose(got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan))
+        return bool(
+            np.allclose(
+                got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan
+            )
+        )
 
 
-def _matches(expected: Sequence[np.ndarray], got: Sequence[np.ndarray], tol: Tuple[float, float], equal_nan: bool = False) -> bool:
+def _matches(
+    expected: Sequence[np.ndarray],
+    got: Sequence[np.ndarray],
+    tol: Tuple[float, float],
+    equal_nan: bool = False,
+) -> bool:
     return len(expected) == len(got) and all(_close(e, g, tol, equal_nan) for e, g in zip(expected, got))
 
 
-def _mismatch(name: str, expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], distribution: bool) -> str:
+def _mismatch(
+    name: str, expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], distribution: bool
+) -> str:
     """One sentence on how ``got`` differs from ``expected``."""
     label = "your result" if name == "result" else f"`{name}`"
     if expected.shape != got.shape and not (expected.size == got.size == 1):

@@ -210,4 +210,6 @@ def all_exercises(chapter: Any = None) -> List[Exercise]:
         key = chapter_key(chapter)
         exercises = [e for e in exercises if e.chapter == key]
     order = list(CHAPTERS)
-    return sorted(exercises, key=lambda e: (order.index(e.chapter), [int(p) for p in e.number.split(".")[1:]]))
+    return sorted(
+        exercises, key=lambda e: (order.index(e.chapter), [int(p) for p in e.number.split(".")[1:]])
+    )

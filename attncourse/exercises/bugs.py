@@ -72,8 +72,20 @@ def _head_weights(x, W_q, W_k, n_heads, scale=None):
 def _head_cases():
     rng = np.random.default_rng(902)
     return [
-        Case("B=1, L=3, d_model=8, 2 heads", x=rng.normal(size=(1, 3, 8)), W_q=rng.normal(size=(8, 8)), W_k=rng.normal(size=(8, 8)), n_heads=2),
-        Case("B=2, L=4, d_model=12, 4 heads", x=rng.normal(size=(2, 4, 12)), W_q=rng.normal(size=(12, 12)), W_k=rng.normal(size=(12, 12)), n_heads=4),
+        Case(
+            "B=1, L=3, d_model=8, 2 heads",
+            x=rng.normal(size=(1, 3, 8)),
+            W_q=rng.normal(size=(8, 8)),
+            W_k=rng.normal(size=(8, 8)),
+            n_heads=2,
+        ),
+        Case(
+            "B=2, L=4, d_model=12, 4 heads",
+            x=rng.normal(size=(2, 4, 12)),
+            W_q=rng.normal(size=(12, 12)),
+            W_k=rng.normal(size=(12, 12)),
+            n_heads=4,
+        ),
     ]
 
 
@@ -91,20 +103,24 @@ register(
                 """Per-head attention weights (B, H, L, L) of x (B, L, d_model)."""
                 B, L, d_model = x.shape
                 d_head = d_model // n_heads
-                q = (x @ W_q).reshape(B, L, n_heads, d_head).swapaxes(1, 2)  # (B, L, d_model) -> (B, H, L, d_head)
+                q = (x @ W_q).reshape(B, L, n_heads, d_head).swapaxes(1, 2)  # -> (B, H, L, d_head)
                 k = (x @ W_k).reshape(B, L, n_heads, d_head).swapaxes(1, 2)
+                scores = q @ k.swapaxes(-1, -2)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
                 ### BEGIN SOLUTION
-                scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_head)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+                scores = scores / np.sqrt(d_head)
                 ### END SOLUTION
                 return softmax(scores)
         ''',
-        stub="scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_model)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)",
+        stub="scores = scores / np.sqrt(d_model)",
         reference=_head_weights,
         public_cases=_head_cases,
         distributions=("result",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
-            Diagnosis(D_MODEL_SCALE, variant=lambda x, W_q, W_k, h: _head_weights(x, W_q, W_k, h, scale=1 / np.sqrt(x.shape[-1]))),
+            Diagnosis(
+                D_MODEL_SCALE,
+                variant=lambda x, W_q, W_k, h: _head_weights(x, W_q, W_k, h, scale=1 / np.sqrt(x.shape[-1])),
+            ),
         ),
     )
 )
@@ -115,7 +131,12 @@ def _causal_cases():
     rng = np.random.default_rng(903)
     return [
         Case("L=S=3", q=rng.normal(size=(3, 4)), k=rng.normal(size=(3, 4)), v=rng.normal(size=(3, 2))),
-        Case("a batch of 2, L=S=4", q=rng.normal(size=(2, 4, 4)), k=rng.normal(size=(2, 4, 4)), v=rng.normal(size=(2, 4, 3))),
+        Case(
+            "a batch of 2, L=S=4",
+            q=rng.normal(size=(2, 4, 4)),
+            k=rng.normal(size=(2, 4, 4)),
+            v=rng.normal(size=(2, 4, 3)),
+        ),
     ]
 
 
@@ -138,7 +159,8 @@ register(
                 """Causal attention (query i sees keys 0..i): returns (out, weights)."""
                 L, S = q.shape[-2], k.shape[-2]
                 allowed = np.tril(np.ones((L, S), dtype=bool))  # True = may attend
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = scores / np.sqrt(q.shape[-1])
                 ### BEGIN SOLUTION
                 scores = np.where(allowed, scores, -np.inf)  # keep the allowed scores, block the rest
                 ### END SOLUTION
@@ -151,14 +173,19 @@ register(
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
-        diagnoses=(Diagnosis(INVERTED_MASK, variant=lambda q, k, v: _causal_attention(q, k, v, invert=True)),),
+        diagnoses=(
+            Diagnosis(INVERTED_MASK, variant=lambda q, k, v: _causal_attention(q, k, v, invert=True)),
+        ),
     )
 )
 
 
 # ----------------------------------------------------------------------------- A.4 plain list
 def _count_cases():
-    return [Case("d_model=8, 2 heads", d_model=8, n_heads=2), Case("d_model=12, 3 heads", d_model=12, n_heads=3)]
+    return [
+        Case("d_model=8, 2 heads", d_model=8, n_heads=2),
+        Case("d_model=12, 3 heads", d_model=12, n_heads=3),
+    ]
 
 
 register(
@@ -178,11 +205,11 @@ register(
                     super().__init__()
                     d_head = d_model // n_heads
                     ### BEGIN SOLUTION
-                    self.heads = nn.ModuleList([nn.Linear(d_model, d_head) for _ in range(n_heads)])  # registered sub-modules
+                    self.heads = nn.ModuleList([nn.Linear(d_model, d_head) for _ in range(n_heads)])
                     ### END SOLUTION
 
                 def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads], dim=-1)  # (B, L, d_model) -> (B, L, d_model)
+                    return torch.cat([head(x) for head in self.heads], dim=-1)  # -> (B, L, d_model)
 
 
             def count_parameters(d_model, n_heads):
@@ -190,7 +217,7 @@ register(
                 model = PerHeadProjections(d_model, n_heads)
                 return sum(p.numel() for p in model.parameters())
         ''',
-        stub="self.heads = [nn.Linear(d_model, d_head) for _ in range(n_heads)]  # registered sub-modules",
+        stub="self.heads = [nn.Linear(d_model, d_head) for _ in range(n_heads)]",
         reference=lambda d_model, n_heads: d_model * d_model + d_model,
         public_cases=_count_cases,
         needs=TORCH_NEEDS,

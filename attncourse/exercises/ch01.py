@@ -158,8 +158,13 @@ register(
                 "e.g. np.log(np.where(p > 0, p, 1.0))",
                 variant=lambda p: -(p * np.log(p)).sum(axis=-1),
             ),
-            Diagnosis("you lost the minus sign: entropy is -sum(p log p), never negative", variant=lambda p: -_entropy_reference(p)),
-            Diagnosis("used log base 2 (bits); this course measures entropy in nats: np.log", variant=_entropy_log2),
+            Diagnosis(
+                "you lost the minus sign: entropy is -sum(p log p), never negative",
+                variant=lambda p: -_entropy_reference(p),
+            ),
+            Diagnosis(
+                "used log base 2 (bits); this course measures entropy in nats: np.log", variant=_entropy_log2
+            ),
             Diagnosis(
                 "summed over the whole array: compute one entropy per distribution (sum over the last axis only)",
                 variant=lambda p: _entropy_reference(p).sum() if np.ndim(p) > 1 else None,
@@ -209,7 +214,9 @@ register(
                 "missing the diagonal term: J = diag(s) - s s^T (s_i also depends on its own x_i directly)",
                 variant=lambda x: -np.outer(softmax(x), softmax(x)),
             ),
-            Diagnosis("the signs are flipped: J = diag(s) - s s^T", variant=lambda x: -_jacobian_reference(x)),
+            Diagnosis(
+                "the signs are flipped: J = diag(s) - s s^T", variant=lambda x: -_jacobian_reference(x)
+            ),
             Diagnosis(
                 "built from the logits x instead of the probabilities s = softmax(x)",
                 variant=lambda x: np.diag(x) - np.outer(x, x),

@@ -52,7 +52,10 @@ register(
         distributions=("result",),
         needs=NEEDS,
         diagnoses=(
-            Diagnosis("these are the raw scores k . q; turn them into weights with softmax", variant=lambda q, k: k @ q),
+            Diagnosis(
+                "these are the raw scores k . q; turn them into weights with softmax",
+                variant=lambda q, k: k @ q,
+            ),
             Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k: softmax(k @ q / np.sqrt(q.shape[-1]))),
         ),
     )
@@ -63,7 +66,12 @@ register(
 def _batched_cases():
     rng = np.random.default_rng(202)
     return [
-        Case("L=2, S=3, E=4, Ev=5", q=rng.normal(size=(2, 4)), k=rng.normal(size=(3, 4)), v=rng.normal(size=(3, 5))),
+        Case(
+            "L=2, S=3, E=4, Ev=5",
+            q=rng.normal(size=(2, 4)),
+            k=rng.normal(size=(3, 4)),
+            v=rng.normal(size=(3, 5)),
+        ),
         Case(
             "a batch of 2, L=S=3",
             q=rng.normal(size=(2, 3, 4)),
@@ -108,7 +116,9 @@ register(
                 "q and k are swapped: the scores are q @ k^T, one row per query, shape (..., L, S)",
                 variant=_swapped_qk,
             ),
-            Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k, v: _attend(q, k, v, scale=1 / np.sqrt(q.shape[-1]))),
+            Diagnosis(
+                SCALED_TOO_EARLY, variant=lambda q, k, v: _attend(q, k, v, scale=1 / np.sqrt(q.shape[-1]))
+            ),
         ),
     )
 )
@@ -118,8 +128,12 @@ register(
 def _cross_cases():
     rng = np.random.default_rng(203)
     return [
-        Case("2 decoder tokens, 4 encoder tokens", x_dec=rng.normal(size=(2, 3)), x_enc=rng.normal(size=(4, 3))),
-        Case("3 decoder tokens, 3 encoder tokens", x_dec=rng.normal(size=(3, 2)), x_enc=rng.normal(size=(3, 2))),
+        Case(
+            "2 decoder tokens, 4 encoder tokens", x_dec=rng.normal(size=(2, 3)), x_enc=rng.normal(size=(4, 3))
+        ),
+        Case(
+            "3 decoder tokens, 3 encoder tokens", x_dec=rng.normal(size=(3, 2)), x_enc=rng.normal(size=(3, 2))
+        ),
     ]
 
 
@@ -135,9 +149,10 @@ register(
         "output (one row per decoder token), unscaled.",
         solution='''
             def cross_attention(x_dec, x_enc):
-                """Unscaled cross-attention: queries from x_dec (..., L, d), keys = values = x_enc (..., S, d)."""
+                """Unscaled cross-attention: queries from x_dec (..., L, d); keys, values: x_enc (..., S, d)."""
                 ### BEGIN SOLUTION
-                weights = softmax(x_dec @ np.swapaxes(x_enc, -1, -2))  # (..., L, d) @ (..., d, S) -> (..., L, S)
+                scores = x_dec @ np.swapaxes(x_enc, -1, -2)  # (..., L, d) @ (..., d, S) -> (..., L, S)
+                weights = softmax(scores)
                 return weights @ x_enc  # (..., L, S) @ (..., S, d) -> (..., L, d): one row per decoder token
                 ### END SOLUTION
         ''',
@@ -156,7 +171,9 @@ register(
             ),
             Diagnosis(
                 SCALED_TOO_EARLY,
-                variant=lambda x_dec, x_enc: _attend(x_dec, x_enc, x_enc, scale=1 / np.sqrt(x_dec.shape[-1]))[0],
+                variant=lambda x_dec, x_enc: _attend(x_dec, x_enc, x_enc, scale=1 / np.sqrt(x_dec.shape[-1]))[
+                    0
+                ],
             ),
         ),
     )

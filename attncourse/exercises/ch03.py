@@ -117,7 +117,12 @@ register(
 def _attention_cases():
     rng = np.random.default_rng(303)
     return [
-        Case("L=2, S=3, E=4, Ev=6", q=rng.normal(size=(2, 4)), k=rng.normal(size=(3, 4)), v=rng.normal(size=(3, 6))),
+        Case(
+            "L=2, S=3, E=4, Ev=6",
+            q=rng.normal(size=(2, 4)),
+            k=rng.normal(size=(3, 4)),
+            v=rng.normal(size=(3, 6)),
+        ),
         Case(
             "a batch of 2, E=16, Ev=4",
             q=rng.normal(size=(2, 3, 16)),
@@ -140,7 +145,8 @@ register(
             def scaled_attention(q, k, v):
                 """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""
                 ### BEGIN SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = scores / np.sqrt(q.shape[-1])
                 weights = softmax(scores)
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
                 ### END SOLUTION

@@ -106,10 +106,11 @@ register(
         "weights (..., L, L))`.",
         solution='''
             def self_attention(x, W_q, W_k, W_v):
-                """Scaled self-attention of x (..., L, d_model): returns (out (..., L, d_v), weights (..., L, L))."""
+                """Scaled self-attention of x (..., L, d_model): (out (..., L, d_v), weights (..., L, L))."""
                 ### BEGIN SOLUTION
                 q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
+                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
+                scores = scores / np.sqrt(q.shape[-1])
                 weights = softmax(scores)
                 return weights @ v, weights  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
                 ### END SOLUTION
@@ -123,7 +124,9 @@ register(
             Diagnosis(
                 "you scaled by sqrt(d_model), the width of x; the scores are dot products of d_k numbers, "
                 "so scale by 1/sqrt(d_k)",
-                variant=lambda x, W_q, W_k, W_v: _self_attention(x, W_q, W_k, W_v, scale=1 / np.sqrt(x.shape[-1])),
+                variant=lambda x, W_q, W_k, W_v: _self_attention(
+                    x, W_q, W_k, W_v, scale=1 / np.sqrt(x.shape[-1])
+                ),
             ),
             Diagnosis(
                 "the scores are unscaled: divide by sqrt(d_k)",
@@ -197,14 +200,19 @@ register(
                 return batch * n_heads * seq_len * seq_len * bytes_per_element  # one L x L matrix per head
                 ### END SOLUTION
         ''',
-        reference=lambda batch, n_heads, seq_len, bytes_per_element: batch * n_heads * seq_len**2 * bytes_per_element,
+        reference=lambda batch, n_heads, seq_len, bytes_per_element: (
+            batch * n_heads * seq_len**2 * bytes_per_element
+        ),
         public_cases=_bytes_cases,
         diagnoses=(
             Diagnosis(
                 "the weights form an L x L matrix: their size grows with the square of the sequence length",
                 variant=lambda b, h, n, e: b * h * n * e,
             ),
-            Diagnosis("each head has its own L x L weights: multiply by n_heads", variant=lambda b, h, n, e: b * n * n * e),
+            Diagnosis(
+                "each head has its own L x L weights: multiply by n_heads",
+                variant=lambda b, h, n, e: b * n * n * e,
+            ),
         ),
     )
 )

@@ -133,8 +133,18 @@ def _mha_cases():
         return [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)]
 
     return [
-        Case("B=1, L=3, d_model=4, 2 heads", x=rng.normal(size=(1, 3, 4)), **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(4))), n_heads=2),
-        Case("B=2, L=4, d_model=6, 3 heads", x=rng.normal(size=(2, 4, 6)), **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(6))), n_heads=3),
+        Case(
+            "B=1, L=3, d_model=4, 2 heads",
+            x=rng.normal(size=(1, 3, 4)),
+            **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(4))),
+            n_heads=2,
+        ),
+        Case(
+            "B=2, L=4, d_model=6, 3 heads",
+            x=rng.normal(size=(2, 4, 6)),
+            **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(6))),
+            n_heads=3,
+        ),
     ]
 
 
@@ -156,7 +166,8 @@ register(
                 q = split_heads(x @ W_q, n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
                 k = split_heads(x @ W_k, n_heads)
                 v = split_heads(x @ W_v, n_heads)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+                scores = q @ np.swapaxes(k, -1, -2)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+                scores = scores / np.sqrt(d_head)  # each head scales by its own width
                 weights = softmax(scores)  # each head has its own (L, L) weights
                 out = merge_heads(weights @ v) @ W_o  # (B, H, L, d_head) -> (B, L, d_model) -> (B, L, d_model)
                 return out, weights
@@ -170,11 +181,15 @@ register(
         diagnoses=(
             Diagnosis(
                 D_MODEL_SCALE,
-                variant=lambda x, W_q, W_k, W_v, W_o, h: mha_reference(x, W_q, W_k, W_v, W_o, h, scale=1 / np.sqrt(x.shape[-1])),
+                variant=lambda x, W_q, W_k, W_v, W_o, h: mha_reference(
+                    x, W_q, W_k, W_v, W_o, h, scale=1 / np.sqrt(x.shape[-1])
+                ),
             ),
             Diagnosis(
                 "out skips the output projection: multiply the merged heads by W_o",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: mha_reference(x, W_q, W_k, W_v, W_o, h, use_w_o=False),
+                variant=lambda x, W_q, W_k, W_v, W_o, h: mha_reference(
+                    x, W_q, W_k, W_v, W_o, h, use_w_o=False
+                ),
             ),
         ),
     )
@@ -221,7 +236,8 @@ register(
                 variant=lambda d, h, b: _count(d, h, b, per_head=True),
             ),
             Diagnosis(
-                "you left out W_O: there are four (d_model, d_model) matrices", variant=lambda d, h, b: _count(d, h, b, matrices=3)
+                "you left out W_O: there are four (d_model, d_model) matrices",
+                variant=lambda d, h, b: _count(d, h, b, matrices=3),
             ),
             Diagnosis(
                 "bias=True adds one d_model-long vector per projection: 4 * d_model more",
@@ -262,7 +278,7 @@ register(
             def weights_from_torch(in_proj_weight, out_proj_weight):
                 """nn.MultiheadAttention's weights -> (W_q, W_k, W_v, W_o) for the x @ W convention."""
                 ### BEGIN SOLUTION
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)  # (3*d_model, d_model) -> 3 x (d_model, d_model)
+                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)  # (3*d, d) -> three (d, d) blocks
                 # nn.Linear computes x @ weight.T, so each block is transposed for x @ W
                 return W_q.T, W_k.T, W_v.T, out_proj_weight.T
                 ### END SOLUTION

@@ -109,7 +109,9 @@ def _masked_softmax_cases():
         Case(
             "padding, with a fully masked row",
             scores=rng.normal(size=(3, 4)),
-            mask=np.array([[True, True, False, False], [False, False, False, False], [True, True, True, True]]),
+            mask=np.array(
+                [[True, True, False, False], [False, False, False, False], [True, True, True, True]]
+            ),
         ),
     ]
 
@@ -134,7 +136,7 @@ register(
                 ### BEGIN SOLUTION
                 scores = np.where(mask, scores, -np.inf)  # blocked keys: exp(-inf) = 0
                 row_max = scores.max(axis=-1, keepdims=True)
-                row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: avoid -inf - (-inf) = NaN
+                row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: no -inf - (-inf) = NaN
                 e = np.exp(scores - row_max)
                 total = e.sum(axis=-1, keepdims=True)
                 return e / np.where(total > 0, total, 1.0)  # a row with nothing to attend to stays all zeros
@@ -201,7 +203,8 @@ register(
             def masked_attention(q, k, v, mask):
                 """Scaled attention with a boolean mask (True = may attend): returns (out, weights)."""
                 ### BEGIN SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = scores / np.sqrt(q.shape[-1])
                 scores = np.where(mask, scores, -np.inf)  # blocked keys get weight exp(-inf) = 0
                 weights = softmax(scores)  # attncourse's softmax: a fully masked row is all zeros, not NaN
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
@@ -269,7 +272,9 @@ def _mmha_cases():
     rng = np.random.default_rng(606)
 
     def weights(d):
-        return dict(zip(("W_q", "W_k", "W_v", "W_o"), [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)]))
+        return dict(
+            zip(("W_q", "W_k", "W_v", "W_o"), [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)])
+        )
 
     return [
         Case(
@@ -317,7 +322,8 @@ register(
                 q = split_heads(x @ W_q, n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
                 k = split_heads(x @ W_k, n_heads)
                 v = split_heads(x @ W_v, n_heads)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+                scores = q @ np.swapaxes(k, -1, -2)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+                scores = scores / np.sqrt(d_head)  # each head scales by its own width
                 scores = np.where(mask, scores, -np.inf)  # mask broadcasts to (B, H, L, L); True = may attend
                 weights = softmax(scores)  # a fully masked row is all zeros
                 out = merge_heads(weights @ v) @ W_o  # (B, H, L, d_head) -> (B, L, d_model) -> (B, L, d_model)

@@ -24,7 +24,10 @@ def _table(n_positions, d_model, layout="interleaved", exponent=2):
 
 
 def _table_cases():
-    return [Case("4 positions, d_model=6", n_positions=4, d_model=6), Case("10 positions, d_model=8", n_positions=10, d_model=8)]
+    return [
+        Case("4 positions, d_model=6", n_positions=4, d_model=6),
+        Case("10 positions, d_model=8", n_positions=10, d_model=8),
+    ]
 
 
 register(
@@ -109,7 +112,10 @@ register(
         reference=_rotate_half,
         public_cases=_rotate_cases,
         diagnoses=(
-            Diagnosis("the signs are the wrong way round: rotate_half(x) = [-x2, x1]", variant=lambda x: -_rotate_half(x)),
+            Diagnosis(
+                "the signs are the wrong way round: rotate_half(x) = [-x2, x1]",
+                variant=lambda x: -_rotate_half(x),
+            ),
             Diagnosis(
                 "this rotates neighbouring pairs (2i, 2i+1), the interleaved layout; rotate_half splits the "
                 "last axis into two halves",
@@ -153,7 +159,7 @@ register(
                 half = x.shape[-1] // 2
                 inv_freq = 10000.0 ** (-np.arange(half) / half)  # (E/2,): 10000^(-2i/E)
                 angles = np.asarray(positions)[..., None] * inv_freq  # (L, 1) * (E/2,) -> (L, E/2)
-                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (L, E): features i and i + E/2 share an angle
+                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (L, E): i and i + E/2 share an angle
                 sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
                 rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)  # rotate_half(x)
                 return x * cos + rotated * sin
@@ -221,7 +227,9 @@ register(
                 "you rotated by -angle: x1' = x1 cos - x2 sin, x2' = x1 sin + x2 cos",
                 variant=lambda x, p: apply_rope(x, -np.asarray(p), interleaved=True),
             ),
-            Diagnosis("you ignored `positions` and used 0..L-1", variant=lambda x, p: _ignored_positions(x, p, True)),
+            Diagnosis(
+                "you ignored `positions` and used 0..L-1", variant=lambda x, p: _ignored_positions(x, p, True)
+            ),
         ),
     )
 )

@@ -34,8 +34,15 @@ import numpy as np
 
 from ._check import _fmt_points
 from ._compare import CaseResult, Outcome, expected_outputs, judge
-from ._registry import CHAPTERS, Case, Exercise, chapter_key, get
-from .notebook import NotebookProblem, exercise_id_of, exercises_in, read_notebook, to_student, validate_notebook
+from ._registry import Case, Exercise, chapter_key, get
+from .notebook import (
+    NotebookProblem,
+    exercise_id_of,
+    exercises_in,
+    read_notebook,
+    to_student,
+    validate_notebook,
+)
 
 __all__ = ["GradingError", "Limits", "assign", "grade", "load_hidden_cases", "find_sandbox", "validate"]
 
@@ -65,7 +72,9 @@ def load_hidden_cases(tests_dir: Path) -> Dict[str, Callable[[], List[Case]]]:
     """``HIDDEN`` of every ``hidden_*.py`` in ``tests_dir``, merged (exercise id -> case maker)."""
     merged: Dict[str, Callable[[], List[Case]]] = {}
     for path in sorted(Path(tests_dir).glob("hidden_*.py")):
-        spec = importlib.util.spec_from_file_location(f"attncourse_hidden_{path.stem}_{abs(hash(str(path)))}", path)
+        spec = importlib.util.spec_from_file_location(
+            f"attncourse_hidden_{path.stem}_{abs(hash(str(path)))}", path
+        )
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
@@ -106,7 +115,14 @@ def validate(source_dir: Path) -> List[str]:
     return problems
 
 
-def assign(source_dir: Path, out_dir: Path, *, tests_dir: Optional[Path] = None, force: bool = False, log: Callable[[str], None] = print) -> dict:
+def assign(
+    source_dir: Path,
+    out_dir: Path,
+    *,
+    tests_dir: Optional[Path] = None,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
     """Write the student versions and the private grading bundle; return the manifest."""
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():
@@ -202,7 +218,12 @@ class Sandbox:
 def _python_paths(python: str) -> List[str]:
     """The child's own sys.path (isolated mode), and its prefixes."""
     out = subprocess.run(
-        [python, "-I", "-c", "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix] + sys.path))"],
+        [
+            python,
+            "-I",
+            "-c",
+            "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix] + sys.path))",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -238,10 +259,21 @@ def _bwrap_layout(python: str, protected: Sequence[str]) -> Sandbox:
         elif os.path.isdir(d):
             system.append(d)
     etc = [
-        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
-        "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/fonts",
+        "/etc/ld.so.cache",
+        "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d",
+        "/etc/alternatives",
+        "/etc/localtime",
+        "/etc/passwd",
+        "/etc/group",
+        "/etc/nsswitch.conf",
+        "/etc/fonts",
     ]
-    ro = system + [e for e in etc if os.path.exists(e)] + [b for b in binds if not any(_inside(b, s) for s in system)]
+    ro = (
+        system
+        + [e for e in etc if os.path.exists(e)]
+        + [b for b in binds if not any(_inside(b, s) for s in system)]
+    )
     return Sandbox("bwrap", tuple(ro), tuple(symlinks))
 
 
@@ -265,7 +297,9 @@ _PROBE_CODE = (
 )
 
 
-def find_sandbox(requested: str = "auto", python: str = sys.executable, protected: Sequence[str] = ()) -> Sandbox:
+def find_sandbox(
+    requested: str = "auto", python: str = sys.executable, protected: Sequence[str] = ()
+) -> Sandbox:
     """The strongest sandbox that works here: ``bwrap`` > ``nobody`` > ``hook``.
 
     ``requested`` names one to insist on (a ``GradingError`` if it does not work).
@@ -276,7 +310,13 @@ def find_sandbox(requested: str = "auto", python: str = sys.executable, protecte
         os.chmod(scratch, 0o777)
         if requested in ("auto", "bwrap") and shutil.which("bwrap"):
             box = _bwrap_layout(python, protected)
-            cmd = _bwrap_command(box, scratch, {"HOME": scratch}) + [python, "-I", "-B", "-c", _PROBE_CODE.format(uid=None)]
+            cmd = _bwrap_command(box, scratch, {"HOME": scratch}) + [
+                python,
+                "-I",
+                "-B",
+                "-c",
+                _PROBE_CODE.format(uid=None),
+            ]
             if _probe(cmd, scratch):
                 return box
         if requested == "bwrap":
@@ -285,7 +325,9 @@ def find_sandbox(requested: str = "auto", python: str = sys.executable, protecte
             if _probe([python, "-I", "-B", "-c", _PROBE_CODE.format(uid=NOBODY)], scratch):
                 return Sandbox("nobody")
         if requested == "nobody":
-            raise GradingError("cannot run as nobody here (not root, or nobody cannot read the Python installation)")
+            raise GradingError(
+                "cannot run as nobody here (not root, or nobody cannot read the Python installation)"
+            )
     return Sandbox("hook")
 
 
@@ -334,7 +376,9 @@ class Prepared:
     files: List[dict]
 
 
-def _prepare_cases(exercises: List[Exercise], hidden: Dict[str, Callable[[], List[Case]]], folder: Path) -> List[Prepared]:
+def _prepare_cases(
+    exercises: List[Exercise], hidden: Dict[str, Callable[[], List[Case]]], folder: Path
+) -> List[Prepared]:
     prepared = []
     for e_index, ex in enumerate(exercises):
         public = ex.public_cases()
@@ -342,14 +386,18 @@ def _prepare_cases(exercises: List[Exercise], hidden: Dict[str, Callable[[], Lis
         cases, flags, expected, files = public + secret, [False] * len(public) + [True] * len(secret), [], []
         for c_index, case in enumerate(cases):
             if list(case.inputs) != list(ex.params):
-                raise GradingError(f"{ex.id}, case {case.name!r}: inputs {list(case.inputs)} do not match {ex.function}{ex.params}")
+                raise GradingError(
+                    f"{ex.id}, case {case.name!r}: inputs {list(case.inputs)} do not match {ex.function}{ex.params}"
+                )
             arrays = {k: v for k, v in case.inputs.items() if isinstance(v, np.ndarray)}
             scalars = {k: v for k, v in case.inputs.items() if not isinstance(v, np.ndarray)}
             for k, v in scalars.items():
                 if not isinstance(v, (bool, int, float, str, type(None))):
                     raise GradingError(f"{ex.id}, case {case.name!r}: input {k} must be an array or a number")
             np.savez(folder / f"{e_index}_{c_index}.npz", **arrays)
-            files.append({"file": f"cases/{e_index}_{c_index}.npz", "order": list(case.inputs), "scalars": scalars})
+            files.append(
+                {"file": f"cases/{e_index}_{c_index}.npz", "order": list(case.inputs), "scalars": scalars}
+            )
             expected.append(expected_outputs(ex, case))
         prepared.append(Prepared(ex, cases, flags, expected, files))
     return prepared
@@ -373,8 +421,8 @@ def _load_json(path: Path) -> Optional[dict]:
     return data if isinstance(data, dict) else None
 
 
-def _load_array(path: Path) -> np.ndarray:
-    arr = np.load(io.BytesIO(_read_capped(path, MAX_RESULT_BYTES)), allow_pickle=False)
+def _load_array(path: Path, limit: int = MAX_RESULT_BYTES) -> np.ndarray:
+    arr = np.load(io.BytesIO(_read_capped(path, limit)), allow_pickle=False)
     if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
         raise ValueError("not an array of numbers")
     return arr
@@ -396,10 +444,26 @@ def _str(value: Any, limit: int = 400) -> str:
     return text[:limit]
 
 
+def _notes(notes: dict, key: str) -> List[dict]:
+    """Entries of ``notes[key]`` (written by the child, so checked): dicts with an int ``cell``."""
+    items = notes.get(key, [])
+    if not isinstance(items, list):
+        return []
+    return [n for n in items if isinstance(n, dict) and isinstance(n.get("cell"), int)]
+
+
 class Grader:
     """Runs notebooks in the sandbox and collects what they returned."""
 
-    def __init__(self, prepared: List[Prepared], cases_dir: Path, work: Path, sandbox: Sandbox, limits: Limits, protected: List[str]):
+    def __init__(
+        self,
+        prepared: List[Prepared],
+        cases_dir: Path,
+        work: Path,
+        sandbox: Sandbox,
+        limits: Limits,
+        protected: List[str],
+    ):
         self.prepared, self.cases_dir, self.work, self.sandbox = prepared, cases_dir, work, sandbox
         self.limits, self.protected = limits, protected
         self.python = sys.executable
@@ -412,7 +476,13 @@ class Grader:
         return {
             "cells": cells,
             "exercises": [
-                {"id": p.exercise.id, "function": p.exercise.function, "kind": p.exercise.array_kind, "outputs": list(p.exercise.outputs), "cases": p.files}
+                {
+                    "id": p.exercise.id,
+                    "function": p.exercise.function,
+                    "kind": p.exercise.array_kind,
+                    "outputs": list(p.exercise.outputs),
+                    "cases": p.files,
+                }
                 for p in self.prepared
             ],
             "limits": {
@@ -437,7 +507,10 @@ class Grader:
                 raise ValueError
             raw = path.read_bytes()
         except (OSError, ValueError):
-            run.status, run.problem = "malformed", f"not a readable notebook: larger than {MAX_NOTEBOOK_BYTES // 2**20} MB or unreadable"
+            run.status, run.problem = (
+                "malformed",
+                f"not a readable notebook: larger than {MAX_NOTEBOOK_BYTES // 2**20} MB or unreadable",
+            )
             return run
         try:
             nb = read_notebook(raw)
@@ -452,7 +525,10 @@ class Grader:
                 except KeyError:
                     run.unknown_ids.append((index, ex_id))
         cells = [
-            {"index": i, "source": "".join(c["source"]) if isinstance(c.get("source"), list) else c.get("source", "")}
+            {
+                "index": i,
+                "source": "".join(c["source"]) if isinstance(c.get("source"), list) else c.get("source", ""),
+            }
             for i, c in enumerate(nb["cells"], 1)
             if c.get("cell_type") == "code"
         ]
@@ -479,7 +555,9 @@ class Grader:
         (scratch / "job.json").write_text(json.dumps(self._job(cells, str(scratch))), encoding="utf-8")
         if self.sandbox.mode == "nobody":
             for root, dirs, files in os.walk(scratch):
-                for name in [root] + [os.path.join(root, d) for d in dirs] + [os.path.join(root, f) for f in files]:
+                for name in (
+                    [root] + [os.path.join(root, d) for d in dirs] + [os.path.join(root, f) for f in files]
+                ):
                     os.chown(name, NOBODY, NOBODY)
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -494,13 +572,24 @@ class Grader:
         }
         child = [self.python, "-I", "-B", str(CHILD), str(scratch)]
         if self.sandbox.mode == "bwrap":
-            cmd, popen_env = _bwrap_command(self.sandbox, str(scratch), env) + child, {"PATH": os.environ.get("PATH", env["PATH"])}
+            cmd, popen_env = (
+                _bwrap_command(self.sandbox, str(scratch), env) + child,
+                {"PATH": os.environ.get("PATH", env["PATH"])},
+            )
         else:
             cmd, popen_env = child, env
         out_path, err_path = Path(str(scratch) + ".out"), Path(str(scratch) + ".err")
         start = time.perf_counter()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(cmd, cwd=scratch, env=popen_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=scratch,
+                env=popen_env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
             try:
                 proc.wait(timeout=self.limits.time_s)
             except subprocess.TimeoutExpired:
@@ -527,10 +616,17 @@ class Grader:
         if run.status == "ok" and not done:
             run.status = "crashed"
         if not done:
-            run.stopped_in = f"cell {progress}" if notes is None and progress.isdigit() else "the exercise functions" if notes is not None else "start-up"
+            run.stopped_in = (
+                f"cell {progress}"
+                if notes is None and progress.isdigit()
+                else "the exercise functions"
+                if notes is not None
+                else "start-up"
+            )
         if notes is not None:
             run.cell_notes = notes
-            run.defined = [d for d in notes.get("defined", []) if isinstance(d, str)]
+            defined = notes.get("defined", [])
+            run.defined = [d for d in defined if isinstance(d, str)] if isinstance(defined, list) else []
         scratch_text = str(scratch)
         for e_index, p in enumerate(self.prepared):
             outcomes: List[Outcome] = []
@@ -556,10 +652,18 @@ class Grader:
                     try:
                         if not isinstance(n, int) or n != len(p.exercise.outputs):
                             raise ValueError
-                        arrays = [_load_array(results / f"{e_index}_{c_index}_{k}.npy") for k in range(n)]
+                        # a result far larger than the expected one is refused before it is read
+                        caps = [min(MAX_RESULT_BYTES, 2**20 + 16 * e.nbytes) for e in p.expected[c_index]]
+                        arrays = [
+                            _load_array(results / f"{e_index}_{c_index}_{k}.npy", caps[k]) for k in range(n)
+                        ]
                         outcomes.append(Outcome("returned", arrays))
                     except (OSError, ValueError):
-                        outcomes.append(Outcome("bad_output", message="its result could not be read back"))
+                        outcomes.append(
+                            Outcome(
+                                "bad_output", message="its result could not be read back (far too large?)"
+                            )
+                        )
                 elif status == "timeout":
                     timed_out = True
                     outcomes.append(Outcome("timeout", seconds=self.limits.case_s))
@@ -606,7 +710,7 @@ class StudentGrade:
     notes: List[str]
     details: List[str]
     grades: List[ExerciseGrade]
-    seconds: float
+    seconds: Dict[str, float]  # wall time of each notebook's run
 
     @property
     def total(self) -> float:
@@ -624,7 +728,9 @@ def _discover(submissions_dir: Path, out_dir: Path) -> List[Tuple[str, List[Path
             notebooks = _notebooks(entry)
             if notebooks:
                 if entry.name in found:
-                    raise GradingError(f"{entry.name}: both {entry.name}.ipynb and a folder {entry.name}/ in {submissions_dir}")
+                    raise GradingError(
+                        f"{entry.name}: both {entry.name}.ipynb and a folder {entry.name}/ in {submissions_dir}"
+                    )
                 found[entry.name] = notebooks
     return sorted(found.items())
 
@@ -647,7 +753,9 @@ def _student_grade(student: str, runs: List[Run], prepared: List[Prepared], limi
                 continue
             cases = [
                 judge(p.exercise, case, expected, outcome, hidden=flag)
-                for case, expected, outcome, flag in zip(p.cases, p.expected, run.outcomes[p.exercise.id], p.hidden)
+                for case, expected, outcome, flag in zip(
+                    p.cases, p.expected, run.outcomes[p.exercise.id], p.hidden
+                )
             ]
             candidate = ExerciseGrade(p.exercise, cases, run.notebook)
             # the best-scoring notebook; on a tie, one that defines the function, then the first
@@ -655,38 +763,58 @@ def _student_grade(student: str, runs: List[Run], prepared: List[Prepared], limi
         if candidates:
             grades.append(max(candidates, key=lambda t: t[:3])[3])
         else:
-            grades.append(ExerciseGrade(p.exercise, [CaseResult(c.name, False, "not graded", "error", h) for c, h in zip(p.cases, p.hidden)]))
+            grades.append(
+                ExerciseGrade(
+                    p.exercise,
+                    [CaseResult(c.name, False, "not graded", "error", h) for c, h in zip(p.cases, p.hidden)],
+                )
+            )
 
     statuses = [r.status for r in runs]
-    status = "malformed" if all(s == "malformed" for s in statuses) else next(
-        (s for s in ("timeout", "crashed", "malformed") if s in statuses), "ok"
+    status = (
+        "malformed"
+        if all(s == "malformed" for s in statuses)
+        else next((s for s in ("timeout", "crashed", "malformed") if s in statuses), "ok")
     )
     for run in runs:
         if run.status == "malformed":
             notes.append(tag(run, run.problem))
             continue
         if run.status == "timeout":
-            notes.append(tag(run, f"stopped at the {limits.time_s:g} s time limit while running {run.stopped_in}"))
+            notes.append(
+                tag(run, f"stopped at the {limits.time_s:g} s time limit while running {run.stopped_in}")
+            )
         elif run.status == "crashed":
             code = run.exit_code
             how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            notes.append(tag(run, f"the notebook ended the grading process early ({how}) while running {run.stopped_in}"))
+            notes.append(
+                tag(
+                    run,
+                    f"the notebook ended the grading process early ({how}) while running {run.stopped_in}",
+                )
+            )
             if run.stderr_tail.strip():
                 details.append(tag(run, "last output: " + run.stderr_tail.strip().splitlines()[-1][:300]))
         cn = run.cell_notes
-        syntax = [n for n in cn.get("syntax", []) if isinstance(n, dict)]
-        errors = [n for n in cn.get("errors", []) if isinstance(n, dict)]
-        exits = [n for n in cn.get("exits", []) if isinstance(n, dict)]
-        timeouts = [n for n in cn.get("timeouts", []) if isinstance(n, dict)]
+        syntax, errors = _notes(cn, "syntax"), _notes(cn, "errors")
+        exits, timeouts = _notes(cn, "exits"), _notes(cn, "timeouts")
         if syntax:
             notes.append(tag(run, "syntax errors in cells " + ", ".join(str(n.get("cell")) for n in syntax)))
         if errors:
             notes.append(tag(run, "errors in cells " + ", ".join(str(n.get("cell")) for n in errors)))
         if exits:
-            notes.append(tag(run, "sys.exit() in cells " + ", ".join(str(n.get("cell")) for n in exits) + " (ignored)"))
+            notes.append(
+                tag(run, "sys.exit() in cells " + ", ".join(str(n.get("cell")) for n in exits) + " (ignored)")
+            )
         if timeouts:
-            notes.append(tag(run, f"cells over the {limits.cell_s:g} s cell limit (stopped): " + ", ".join(str(n.get("cell")) for n in timeouts)))
-        if cn.get("output_truncated"):
+            notes.append(
+                tag(
+                    run,
+                    f"cells over the {limits.cell_s:g} s cell limit (stopped): "
+                    + ", ".join(str(n.get("cell")) for n in timeouts),
+                )
+            )
+        if cn.get("output_truncated") is True:
             notes.append(tag(run, f"printed more than {limits.output_chars} characters (cut)"))
         for index, ex_id in run.unknown_ids:
             notes.append(tag(run, f"unknown exercise id {ex_id!r} in cell {index}"))
@@ -694,17 +822,39 @@ def _student_grade(student: str, runs: List[Run], prepared: List[Prepared], limi
             details.append(tag(run, f"cell {n.get('cell')}: {_str(n.get('message'))}"))
         for n in errors:
             where = f" ({_str(n.get('where'), 200)})" if n.get("where") else ""
-            details.append(tag(run, f"cell {n.get('cell')} raised {_str(n.get('type'), 80)}: {_str(n.get('message'))}{where}"))
+            details.append(
+                tag(
+                    run,
+                    f"cell {n.get('cell')} raised {_str(n.get('type'), 80)}: {_str(n.get('message'))}{where}",
+                )
+            )
         for n in exits:
-            details.append(tag(run, f"cell {n.get('cell')} called sys.exit({_str(n.get('code'), 80)}); the grader carried on"))
+            details.append(
+                tag(
+                    run,
+                    f"cell {n.get('cell')} called sys.exit({_str(n.get('code'), 80)}); the grader carried on",
+                )
+            )
         for n in timeouts:
-            details.append(tag(run, f"cell {n.get('cell')} ran longer than {limits.cell_s:g} s and was stopped"))
+            details.append(
+                tag(run, f"cell {n.get('cell')} ran longer than {limits.cell_s:g} s and was stopped")
+            )
     ran = [r for r in runs if r.status != "malformed" and r.cell_notes]
     if ran:
-        missing = [g.exercise.function for g in grades if not any(g.exercise.function in r.defined for r in ran)]
+        missing = [
+            g.exercise.function for g in grades if not any(g.exercise.function in r.defined for r in ran)
+        ]
         if missing:
             notes.append("not found: " + ", ".join(missing))
-    return StudentGrade(student, [r.notebook for r in runs], status, notes, details, grades, sum(r.seconds for r in runs))
+    return StudentGrade(
+        student,
+        [r.notebook for r in runs],
+        status,
+        notes,
+        details,
+        grades,
+        {r.notebook: round(r.seconds, 3) for r in runs},
+    )
 
 
 def _feedback(sg: StudentGrade, out_of: int) -> str:
@@ -753,7 +903,9 @@ def grade(
     limits = limits or Limits()
     manifest_path = bundle_dir / "manifest.json"
     if not manifest_path.is_file():
-        raise GradingError(f"{bundle_dir} is not a grading bundle (no manifest.json); make one with `attncourse assign`")
+        raise GradingError(
+            f"{bundle_dir} is not a grading bundle (no manifest.json); make one with `attncourse assign`"
+        )
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except ValueError as e:
@@ -786,7 +938,11 @@ def grade(
     needed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, Path(__file__).parents[1])]
     protected = sorted(
         {os.path.realpath(p) for p in (submissions_dir, bundle_dir, out_dir)}
-        - {q for q in map(os.path.realpath, (submissions_dir, bundle_dir, out_dir)) if any(_inside(n, q) for n in needed)}
+        - {
+            q
+            for q in map(os.path.realpath, (submissions_dir, bundle_dir, out_dir))
+            if any(_inside(n, q) for n in needed)
+        }
     )
     box = find_sandbox(sandbox, sys.executable, protected)
     log(f"sandbox: {box.describe()}")
@@ -824,7 +980,9 @@ def grade(
         writer.writerow(["student"] + [ex.id for ex in exercises] + ["total", "out_of", "status", "notes"])
         for sg in results:
             writer.writerow(
-                [sg.student] + [_fmt_points(g.earned) for g in sg.grades] + [_fmt_points(sg.total), out_of, sg.status, "; ".join(sg.notes)]
+                [sg.student]
+                + [_fmt_points(g.earned) for g in sg.grades]
+                + [_fmt_points(sg.total), out_of, sg.status, "; ".join(sg.notes)]
             )
     for sg in results:
         (feedback_dir / f"{_safe_name(sg.student)}.txt").write_text(_feedback(sg, out_of), encoding="utf-8")
@@ -838,9 +996,14 @@ def grade(
                 "notebooks": sg.notebooks,
                 "status": sg.status,
                 "total": sg.total,
-                "seconds": round(sg.seconds, 2),
+                "seconds": sg.seconds,
                 "exercises": {
-                    g.exercise.id: {"earned": g.earned, "passed": sum(c.passed for c in g.cases), "cases": len(g.cases)} for g in sg.grades
+                    g.exercise.id: {
+                        "earned": g.earned,
+                        "passed": sum(c.passed for c in g.cases),
+                        "cases": len(g.cases),
+                    }
+                    for g in sg.grades
                 },
                 "notes": sg.notes,
             }
@@ -850,5 +1013,7 @@ def grade(
     (out_dir / "results.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     n_notebooks = sum(len(sg.notebooks) for sg in results)
     per = elapsed / n_notebooks if n_notebooks else 0.0
-    log(f"graded {len(results)} students ({n_notebooks} notebooks) in {elapsed:.1f} s ({per:.2f} s per notebook); wrote {out_dir / 'gradebook.csv'}")
+    log(
+        f"graded {len(results)} students ({n_notebooks} notebooks) in {elapsed:.1f} s ({per:.2f} s per notebook); wrote {out_dir / 'gradebook.csv'}"
+    )
     return results

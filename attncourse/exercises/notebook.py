@@ -19,7 +19,15 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._registry import BEGIN_SOLUTION, CHAPTERS, END_SOLUTION, STUB_LINE, Exercise, all_exercises, chapter_key, get
+from ._registry import (
+    BEGIN_SOLUTION,
+    CHAPTERS,
+    END_SOLUTION,
+    STUB_LINE,
+    all_exercises,
+    chapter_key,
+    get,
+)
 
 __all__ = [
     "REVEAL_TAG",
@@ -58,7 +66,13 @@ def _cell_id(exercise_id: str, part: str) -> str:
 
 
 def _code(source: str, metadata: dict, cell_id: Optional[str]) -> dict:
-    cell = {"cell_type": "code", "execution_count": None, "metadata": metadata, "outputs": [], "source": _lines(source)}
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": metadata,
+        "outputs": [],
+        "source": _lines(source),
+    }
     if cell_id:
         cell["id"] = cell_id
     return cell
@@ -108,14 +122,23 @@ def setup_cell(chapter: Any, *, with_ids: bool = True) -> dict:
     needs: List[str] = []
     for ex in all_exercises(key):
         needs += [n for n in ex.needs if n not in needs]
-    source = "\n".join(sorted(needs, key=lambda n: (not n.startswith("import"), n)) + ["from attncourse.exercises import check, score"])
-    return _code(source, {"attncourse": {"setup": key}}, _cell_id(key, "exercises-setup") if with_ids else None)
+    source = "\n".join(
+        sorted(needs, key=lambda n: (not n.startswith("import"), n))
+        + ["from attncourse.exercises import check, score"]
+    )
+    return _code(
+        source, {"attncourse": {"setup": key}}, _cell_id(key, "exercises-setup") if with_ids else None
+    )
 
 
 def summary_cell(chapter: Any, *, with_ids: bool = True) -> dict:
     """The code cell ``score("ch01")`` that shows the chapter's total."""
     key = chapter_key(chapter)
-    return _code(f'score("{key}")', {"attncourse": {"score": key}}, _cell_id(key, "exercises-score") if with_ids else None)
+    return _code(
+        f'score("{key}")',
+        {"attncourse": {"score": key}},
+        _cell_id(key, "exercises-score") if with_ids else None,
+    )
 
 
 def chapter_cells(chapter: Any, *, with_ids: bool = True) -> List[dict]:
@@ -207,7 +230,9 @@ def replace_solutions(source: str, stub: Optional[str] = None, *, markdown: bool
                     raise NotebookProblem(f"{begin} without a matching {end}")
                 if begin == BEGIN_SOLUTION:
                     indent = line[: len(line) - len(line.lstrip())]
-                    body = (stub if stub is not None else (MARKDOWN_STUB if markdown else STUB_LINE)).splitlines()
+                    body = (
+                        stub if stub is not None else (MARKDOWN_STUB if markdown else STUB_LINE)
+                    ).splitlines()
                     out += [indent + b if b.strip() else "" for b in body]
                 i = j + 1
                 break
@@ -306,7 +331,8 @@ def validate_notebook(nb: dict, name: str) -> List[str]:
         if not any(re.search(rf"check\(\s*['\"]{re.escape(ex_id)}['\"]", s) for s in later):
             problems.append(f"{where}: no check({ex_id!r}, {ex.function}) cell after it")
         if not any(
-            REVEAL_TAG in _tags(c) and ((c.get("metadata") or {}).get("attncourse") or {}).get("solution") == ex_id
+            REVEAL_TAG in _tags(c)
+            and ((c.get("metadata") or {}).get("attncourse") or {}).get("solution") == ex_id
             for c in cells
         ):
             problems.append(f"{where}: no worked-solution cell (tag {REVEAL_TAG!r}) for {ex_id}")
