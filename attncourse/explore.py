@@ -129,7 +129,9 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
     """
     p = np.asarray(p, dtype=np.float64)
     eye = np.eye(p.shape[-1])
-    return p[..., :, None] * eye - p[..., :, None] * p[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
+    return (
+        p[..., :, None] * eye - p[..., :, None] * p[..., None, :]
+    )  # (..., n, 1) * (..., 1, n) -> (..., n, n)
 
 
 def divisors(n: int) -> Tuple[int, ...]:
@@ -170,11 +172,17 @@ def softmax_view(
     True
     """
     func = "softmax_view"
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.number)) or not temperature > 0:
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float, np.number))
+        or not temperature > 0
+    ):
         raise AttentionInputError(f"{func}: temperature must be a positive number; got {temperature!r}.")
     logits = np.asarray(logits, dtype=np.float64)
     if logits.ndim != 1 or logits.size < 2:
-        raise AttentionInputError(f"{func}: logits must be 1-d with at least 2 entries; got shape {logits.shape}.")
+        raise AttentionInputError(
+            f"{func}: logits must be 1-d with at least 2 entries; got shape {logits.shape}."
+        )
     scaled = logits / temperature
     weights = softmax(scaled)
     return {
@@ -318,7 +326,9 @@ def heads_view(
     q = split_heads(x @ w_q, n_heads)  # (L, d_model) @ (d_model, d_model) -> (L, d_model) -> (H, L, d_head)
     k = split_heads(x @ w_k, n_heads)  # (H, L, d_head)
     v = split_heads(x @ w_v, n_heads)  # (H, L, d_head)
-    heads_out, weights = scaled_dot_product_attention(q, k, v)  # (H, L, d_head), (H, L, L); scale 1/sqrt(d_head)
+    heads_out, weights = scaled_dot_product_attention(
+        q, k, v
+    )  # (H, L, d_head), (H, L, L); scale 1/sqrt(d_head)
     out = merge_heads(heads_out) @ w_o  # (H, L, d_head) -> (L, d_model) @ (d_model, d_model) -> (L, d_model)
     return {
         "tokens": tokens,
@@ -384,11 +394,15 @@ def mask_view(
         raise AttentionInputError(f"{func}: tokens must not be empty.")
     pad_length = _int(func, "pad_length", pad_length, minimum=0)
     if pad_length > L:
-        raise AttentionInputError(f"{func}: pad_length must be at most L={L} (the number of tokens); got {pad_length}.")
+        raise AttentionInputError(
+            f"{func}: pad_length must be at most L={L} (the number of tokens); got {pad_length}."
+        )
     n_real = L - pad_length
     rng = np.random.default_rng(seed)
     q, k, v = rng.standard_normal((3, L, _MASK_E))  # each (L, E)
-    mask = np.broadcast_to(padding_mask([n_real], L), (L, L))  # (1, S) -> (L, S): the same keys hidden from every query
+    mask = np.broadcast_to(
+        padding_mask([n_real], L), (L, L)
+    )  # (1, S) -> (L, S): the same keys hidden from every query
     if causal:
         mask = mask & causal_mask(L)  # (L, S) & (L, S)
     scores = q @ k.T / math.sqrt(_MASK_E)  # (L, E) @ (E, S) -> (L, S)
@@ -454,11 +468,15 @@ def positional_view(
     func = "positional_view"
     d_model = _int(func, "d_model", d_model)
     if d_model % 2:
-        raise AttentionInputError(f"{func}: d_model must be even (sin/cos and RoPE work in pairs); got {d_model}.")
+        raise AttentionInputError(
+            f"{func}: d_model must be even (sin/cos and RoPE work in pairs); got {d_model}."
+        )
     n_positions = _int(func, "n_positions", n_positions)
     position = _int(func, "position", position, minimum=0)
     if position >= n_positions:
-        raise AttentionInputError(f"{func}: position must be below n_positions={n_positions}; got {position}.")
+        raise AttentionInputError(
+            f"{func}: position must be below n_positions={n_positions}; got {position}."
+        )
     pe = sinusoidal_positional_encoding(n_positions, d_model, base=base)  # (P, d_model)
     row = pe[position]  # (d_model,)
     pe_dots = pe @ row  # (P, d_model) @ (d_model,) -> (P,)

@@ -227,9 +227,6 @@ class TinyTransformer(nn.Module):
         )
         self.norm = nn.LayerNorm(d_model, bias=bias, **factory)
         self.head = nn.Linear(d_model, vocab_size, bias=bias, **factory)
-        # Small embeddings (std 0.02, as GPT-2), so the first layer norms see comparable scales.
-        for emb in (self.tok_emb, self.pos_emb):
-            nn.init.normal_(emb.weight, std=0.02)
 
     def _check(self, tokens) -> None:
         if not isinstance(tokens, torch.Tensor):

@@ -168,8 +168,9 @@ def _font(pixels: int):
         from matplotlib import font_manager
         from PIL import ImageFont
 
-        _FONTS[pixels] = ImageFont.truetype(font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans")),
-                                            pixels)
+        _FONTS[pixels] = ImageFont.truetype(
+            font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans")), pixels
+        )
     return _FONTS[pixels]
 
 
@@ -185,12 +186,22 @@ class _CellLabels:
         self.font = _font(round(fontsize * DPI / 72))
         self.items: list = []
 
-    def set(self, values: np.ndarray, fmt: str, lo: float, hi: float, show: Optional[np.ndarray] = None,
-            blocked: Optional[np.ndarray] = None, blocked_text: str = "") -> None:
+    def set(
+        self,
+        values: np.ndarray,
+        fmt: str,
+        lo: float,
+        hi: float,
+        show: Optional[np.ndarray] = None,
+        blocked: Optional[np.ndarray] = None,
+        blocked_text: str = "",
+    ) -> None:
         """Label cell (i, j) with ``fmt.format(values[i, j])`` where ``show``, ``blocked_text`` where ``blocked``."""
         from matplotlib.colors import to_rgb
 
-        dark, light, grey = (tuple(round(255 * c) for c in to_rgb(name)) for name in ("black", "white", "0.25"))
+        dark, light, grey = (
+            tuple(round(255 * c) for c in to_rgb(name)) for name in ("black", "white", "0.25")
+        )
         self.items = []
         for (i, j), value in np.ndenumerate(values):
             if blocked is not None and blocked[i, j]:
@@ -210,21 +221,39 @@ class _CellLabels:
             draw.text((x, height - y), text, fill=colour, font=self.font, anchor="mm")
 
 
-def _hatches(ax, shape: Tuple[int, int]) -> np.ndarray:
-    """One hidden hatched cell per entry, shown where a mask blocks (as ``mask_overlay`` draws)."""
-    from matplotlib.patches import Rectangle
-
-    cells = np.empty(shape, dtype=object)
-    for i in range(shape[0]):
-        for j in range(shape[1]):
-            cells[i, j] = ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.5",
-                                                 hatch="//", lw=0.5, zorder=4, visible=False))
-    return cells
+_HATCH_CELL = 12  # sub-pixels per cell side in the hatching image
 
 
-def _show_hatches(cells: np.ndarray, blocked: np.ndarray) -> None:
-    for cell, off in zip(cells.ravel(), blocked.ravel()):
-        cell.set_visible(bool(off))
+def _hatch_tile() -> np.ndarray:
+    """One blocked cell as ``mask_overlay`` draws it: light grey, "//" hatching, a grey edge."""
+    k = _HATCH_CELL
+    tile = np.ones((k, k, 4))
+    tile[..., :3] = 0.85
+    rows, cols = np.indices((k, k))
+    lines = (rows + cols) % (k // 2) == k // 2 - 1  # rising diagonals, two per cell
+    lines[0, :] = lines[:, 0] = True  # the cell's top and left edges (its neighbours draw the others)
+    tile[lines, :3] = 0.5
+    return tile
+
+
+class _Hatching:
+    """Hatched blocked cells over a heatmap, as one image: far cheaper than one patch per cell."""
+
+    def __init__(self, ax, shape: Tuple[int, int]) -> None:
+        rows, cols = shape
+        self.tiles = np.tile(_hatch_tile(), (rows, cols, 1))  # (rows*k, cols*k, RGBA)
+        self.image = ax.imshow(
+            np.zeros_like(self.tiles),
+            extent=(-0.5, cols - 0.5, rows - 0.5, -0.5),
+            interpolation="nearest",
+            zorder=4,
+        )
+
+    def show(self, blocked: np.ndarray) -> None:
+        k = _HATCH_CELL
+        rgba = self.tiles.copy()
+        rgba[..., 3] = np.kron(blocked.astype(float), np.ones((k, k)))  # opaque where blocked
+        self.image.set_data(rgba)
 
 
 class _SoftmaxPainter(_Painter):
@@ -264,7 +293,9 @@ class _SoftmaxPainter(_Painter):
             text.set_position((bar.get_x() + bar.get_width() / 2, w + 0.02))
             text.set_text(f"{w:.2f}")
         self.title_scores.set_text(f"scores / T   (T = {view['temperature']:g})")
-        self.title_weights.set_text(f"softmax: entropy {view['entropy']:.2f} of {view['max_entropy']:.2f} nats")
+        self.title_weights.set_text(
+            f"softmax: entropy {view['entropy']:.2f} of {view['max_entropy']:.2f} nats"
+        )
         return _caption(
             f"T = {view['temperature']:g}: weights "
             + ", ".join(f"{label} {w:.3f}" for label, w in zip(self.labels, view["weights"])),
@@ -284,8 +315,16 @@ class _ScalingPainter(_Painter):
         ax_raw, ax_scaled, ax_curve = self.fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.2, 0.9]})
         self.images, self.titles = {}, {}
         for ax, name in ((ax_raw, "unscaled"), (ax_scaled, "scaled")):
-            attention_heatmap(reference[f"weights_{name}"], queries, keys, ax=ax, annotate=False,
-                              colorbar=name == "scaled", xlabel=None, ylabel=None)
+            attention_heatmap(
+                reference[f"weights_{name}"],
+                queries,
+                keys,
+                ax=ax,
+                annotate=False,
+                colorbar=name == "scaled",
+                xlabel=None,
+                ylabel=None,
+            )
             ax.tick_params(labelsize=8)
             self.images[name] = ax.images[0]
             self.titles[name] = ax.set_title(" ", fontsize=9)
@@ -293,7 +332,9 @@ class _ScalingPainter(_Painter):
         views = [explore.scaling_view(d, seed) for d in d_k_values]
         self.markers = {}
         for name, colour in zip(("unscaled", "scaled"), _LINE_COLOURS):
-            ax_curve.plot(d_k_values, [v[f"entropy_{name}"] for v in views], "o-", ms=3, color=colour, label=name)
+            ax_curve.plot(
+                d_k_values, [v[f"entropy_{name}"] for v in views], "o-", ms=3, color=colour, label=name
+            )
             (self.markers[name],) = ax_curve.plot([1], [0], "o", ms=9, mfc="none", mec=colour, mew=2)
         ax_curve.axhline(reference["max_entropy"], color="0.5", lw=0.8, ls="--")
         self.here = ax_curve.axvline(1, color="0.5", lw=0.8)
@@ -312,18 +353,24 @@ class _ScalingPainter(_Painter):
             self.images[name].set_data(view[f"weights_{name}"])
             self.titles[name].set_text(
                 f"{name}: softmax({formulas[name]})\nmax {view[f'max_weight_{name}']:.2f} · "
-                f"entropy {view[f'entropy_{name}']:.2f} · grad {view[f'grad_norm_{name}']:.2f}")
+                f"entropy {view[f'entropy_{name}']:.2f} · grad {view[f'grad_norm_{name}']:.2f}"
+            )
             self.markers[name].set_data([view["d_k"]], [view[f"entropy_{name}"]])
         self.here.set_xdata([view["d_k"], view["d_k"]])
-        self.suptitle.set_text(f"d_k = {view['d_k']}: score spread {view['score_std_unscaled']:.1f} unscaled, "
-                               f"{view['score_std_scaled']:.2f} scaled")
+        self.suptitle.set_text(
+            f"d_k = {view['d_k']}: score spread {view['score_std_unscaled']:.1f} unscaled, "
+            f"{view['score_std_scaled']:.2f} scaled"
+        )
         S = view["weights_scaled"].shape[-1]
         return _caption(
             f"d_k = {view['d_k']}; means over {view['n_queries_averaged']} random queries against {S} keys "
             "(the maps show 6 of the queries).",
-            *(f"{name}: score std {view[f'score_std_{name}']:.3g}, max weight {view[f'max_weight_{name}']:.3f}, "
-              f"entropy {view[f'entropy_{name}']:.3f} nats (uniform {view['max_entropy']:.3f}), "
-              f"softmax gradient norm {view[f'grad_norm_{name}']:.3f}" for name in ("unscaled", "scaled")),
+            *(
+                f"{name}: score std {view[f'score_std_{name}']:.3g}, max weight {view[f'max_weight_{name}']:.3f}, "
+                f"entropy {view[f'entropy_{name}']:.3f} nats (uniform {view['max_entropy']:.3f}), "
+                f"softmax gradient norm {view[f'grad_norm_{name}']:.3f}"
+                for name in ("unscaled", "scaled")
+            ),
         )
 
 
@@ -344,12 +391,19 @@ class _HeadsPainter(_Painter):
 
         super().__init__()
         reference = explore.heads_view(d_model, d_model, tokens, seed)  # one map per possible head
-        L = len(tokens)
         self.axes, self.cells, self.titles = [], [], []
         for h in range(d_model):
             ax = self.fig.add_axes([0, 0, 0.1, 0.1], visible=False)
-            attention_heatmap(reference["weights"][h], tokens, tokens, ax=ax, colorbar=False, annotate=False,
-                              xlabel=None, ylabel=None)
+            attention_heatmap(
+                reference["weights"][h],
+                tokens,
+                tokens,
+                ax=ax,
+                colorbar=False,
+                annotate=False,
+                xlabel=None,
+                ylabel=None,
+            )
             self.axes.append(ax)
             self.cells.append(_CellLabels(ax))
             self.cell_labels.append(self.cells[-1])
@@ -369,7 +423,9 @@ class _HeadsPainter(_Painter):
         n_rows = math.ceil(n_heads / n_cols)
         avail_w = width - self._LEFT - self._RIGHT
         avail_h = height - self._TOP - self._BOTTOM
-        side = min((avail_w - (n_cols - 1) * self._HGAP) / n_cols, (avail_h - (n_rows - 1) * self._VGAP) / n_rows)
+        side = min(
+            (avail_w - (n_cols - 1) * self._HGAP) / n_cols, (avail_h - (n_rows - 1) * self._VGAP) / n_rows
+        )
         x0 = self._LEFT + (avail_w - (n_cols * side + (n_cols - 1) * self._HGAP)) / 2
         y_top = height - self._TOP - (avail_h - (n_rows * side + (n_rows - 1) * self._VGAP)) / 2  # centred
         for h, ax in enumerate(self.axes):
@@ -391,11 +447,18 @@ class _HeadsPainter(_Painter):
             ax.tick_params(labelsize=7 if n_cols > 3 else 8, length=2)
         grid_right = x0 + n_cols * side + (n_cols - 1) * self._HGAP
         grid_height = n_rows * side + (n_rows - 1) * self._VGAP
-        self.cax.set_position([(grid_right + 0.15) / width, (y_top - grid_height) / height,
-                               self._CBAR / width, grid_height / height])
+        self.cax.set_position(
+            [
+                (grid_right + 0.15) / width,
+                (y_top - grid_height) / height,
+                self._CBAR / width,
+                grid_height / height,
+            ]
+        )
         self.suptitle.set_text(
             f"n_heads = {n_heads}: d_head = {view['d_head']}, scores scaled by 1/√{view['d_head']}; "
-            f"parameters {view['n_params']} for any n_heads")
+            f"parameters {view['n_params']} for any n_heads"
+        )
         return _caption(
             f"n_heads = {n_heads}, d_model = {view['d_model']}, d_head = {view['d_head']}; "
             f"each head's slice of W_Q, W_K, W_V: {view['n_params_per_head']} weights; "
@@ -416,16 +479,29 @@ class _MaskPainter(_Painter):
         mask_overlay(mask, None, labels, labels, ax=ax_mask, title="mask (hatched = blocked)")
         scores = reference["scores"]  # the same at every setting: masking comes after the scores
         self.lo, self.hi = float(scores.min()), float(scores.max())
-        heatmap(scores, labels, labels, ax=ax_scores, cmap="cividis", colorbar=False, annotate=False,
-                fmt="{:.1f}", vmin=self.lo, vmax=self.hi, title="masked scores")
-        mask_overlay(mask, reference["weights"], labels, labels, ax=ax_weights, title="weights (rows sum to 1)")
+        heatmap(
+            scores,
+            labels,
+            labels,
+            ax=ax_scores,
+            cmap="cividis",
+            colorbar=False,
+            annotate=False,
+            fmt="{:.1f}",
+            vmin=self.lo,
+            vmax=self.hi,
+            title="masked scores",
+        )
+        mask_overlay(
+            mask, reference["weights"], labels, labels, ax=ax_weights, title="weights (rows sum to 1)"
+        )
         scores_image = ax_scores.images[0]
         scores_image.set_cmap(scores_image.get_cmap().with_extremes(bad="white"))  # -inf cells: blank
         for text in list(ax_weights.texts):  # mask_overlay labelled the weights; relabelled per frame
             text.remove()
         self.score_cells, self.weight_cells = _CellLabels(ax_scores), _CellLabels(ax_weights)
         self.cell_labels += [self.score_cells, self.weight_cells]
-        self.hatches = [_hatches(ax_mask, (L, L)), _hatches(ax_weights, (L, L))]
+        self.hatches = [_Hatching(ax_mask, (L, L)), _Hatching(ax_weights, (L, L))]
         for ax in self.axes:
             ax.set_aspect("equal")
             ax.tick_params(labelsize=8)
@@ -433,9 +509,13 @@ class _MaskPainter(_Painter):
         ax_scores.set_ylabel(None)
         ax_weights.set_ylabel(None)
         self.suptitle = self.fig.suptitle(" ", fontsize=11)
-        # Drawn in this order on the background: pictures, labels, hatching, frames, title.
-        self._animate(*(ax.images[0] for ax in self.axes), *self.hatches[0].ravel(), *self.hatches[1].ravel(),
-                      *(spine for ax in self.axes for spine in ax.spines.values()), self.suptitle)
+        # Drawn in this order on the background: pictures, hatching, frames, title (labels last).
+        self._animate(
+            *(ax.images[0] for ax in self.axes),
+            *(hatching.image for hatching in self.hatches),
+            *(spine for ax in self.axes for spine in ax.spines.values()),
+            self.suptitle,
+        )
         self._freeze(explore.mask_view(L, True, tokens, seed))  # laid out for the longest labels, <pad>
 
     def background_key(self, view: dict) -> Any:
@@ -453,16 +533,19 @@ class _MaskPainter(_Painter):
         self.score_cells.set(view["scores"], "{:.1f}", self.lo, self.hi, blocked=blocked, blocked_text="−∞")
         ax_weights.images[0].set_data(view["weights"])
         self.weight_cells.set(view["weights"], "{:.2f}", 0.0, 1.0, show=mask)  # blocked cells are hatched
-        for cells in self.hatches:
-            _show_hatches(cells, blocked)
+        for hatching in self.hatches:
+            hatching.show(blocked)
         empty = view["empty_rows"]
         kind = "padding + causal" if view["causal"] else "padding only"
-        self.suptitle.set_text(f"{view['pad_length']} padded of {len(labels)}, {kind}"
-                               + (f": {len(empty)} rows with nothing to attend to are all 0" if empty else ""))
+        self.suptitle.set_text(
+            f"{view['pad_length']} padded of {len(labels)}, {kind}"
+            + (f": {len(empty)} rows with nothing to attend to are all 0" if empty else "")
+        )
         return _caption(
             f"Padding length {view['pad_length']}, causal {'on' if view['causal'] else 'off'}: "
             f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
-            "Row sums of the weights: " + ", ".join(f"{s:.2f}" for s in view["row_sums"])
+            "Row sums of the weights: "
+            + ", ".join(f"{s:.2f}" for s in view["row_sums"])
             + (f" (rows {', '.join(str(i + 1) for i in empty)} have no key to attend to)" if empty else ""),
         )
 
@@ -478,9 +561,21 @@ class _PositionalPainter(_Painter):
         d_max = max(d_model_values)
         reference = explore.positional_view(d_max, 0, n_positions, seed)
         (self.ax_table, self.ax_row), (self.ax_dots, self.ax_rope) = self.fig.subplots(2, 2)
-        heatmap(reference["pe"], ax=self.ax_table, cmap="cividis", vmin=-1, vmax=1, annotate=False,
-                colorbar=True, xlabel="dimension", ylabel="position", title=" ")
-        self.here = self.ax_table.add_patch(Rectangle((-0.5, -0.5), d_max, 1, fill=False, edgecolor=_ACCENT, lw=2))
+        heatmap(
+            reference["pe"],
+            ax=self.ax_table,
+            cmap="cividis",
+            vmin=-1,
+            vmax=1,
+            annotate=False,
+            colorbar=True,
+            xlabel="dimension",
+            ylabel="position",
+            title=" ",
+        )
+        self.here = self.ax_table.add_patch(
+            Rectangle((-0.5, -0.5), d_max, 1, fill=False, edgecolor=_ACCENT, lw=2)
+        )
         self.bars = self.ax_row.bar(np.arange(d_max), reference["row"], color=_BAR_COLOUR, width=0.8)
         self.ax_row.set_ylim(-1.1, 1.1)
         self.ax_row.axhline(0, color="0.3", lw=0.8)
@@ -515,8 +610,13 @@ class _PositionalPainter(_Painter):
         self.ax_table.set_xlim(-0.5, d_model - 0.5)
         self.ax_table.set_title(f"sinusoidal table, d_model = {d_model}")
         self.ax_row.set_xlim(-0.5, d_model - 0.5)
-        self.ax_dots.set_ylim(*self._limits(view["pe_dots"] if position == 0 else
-                                            explore.positional_view(d_model, 0, P, self.seed)["pe_dots"]))
+        self.ax_dots.set_ylim(
+            *self._limits(
+                view["pe_dots"]
+                if position == 0
+                else explore.positional_view(d_model, 0, P, self.seed)["pe_dots"]
+            )
+        )
         self.ax_rope.set_ylim(*self._limits(view["rope_scores"]))  # every position's scores
         # What moves with the position.
         self.here.set_y(position - 0.5)
@@ -532,9 +632,12 @@ class _PositionalPainter(_Painter):
         near = np.abs(view["offsets"]) <= 2
         return _caption(
             f"d_model = {d_model}, position {position}: the encoding starts "
-            + ", ".join(f"{x:.2f}" for x in view["row"][:6]) + ", ...",
-            "Dot products with the encodings at offsets " + ", ".join(str(o) for o in view["offsets"][near])
-            + ": " + ", ".join(f"{x:.2f}" for x in view["pe_dots"][near])
+            + ", ".join(f"{x:.2f}" for x in view["row"][:6])
+            + ", ...",
+            "Dot products with the encodings at offsets "
+            + ", ".join(str(o) for o in view["offsets"][near])
+            + ": "
+            + ", ".join(f"{x:.2f}" for x in view["pe_dots"][near])
             + " (the same curve, shifted, at every position).",
         )
 
@@ -542,8 +645,12 @@ class _PositionalPainter(_Painter):
 class _Renderer:
     """``renderer(**controls) -> Frame``: builds each painter it needs once, then reuses it."""
 
-    def __init__(self, view: Callable[..., dict], painter: Callable[..., _Painter],
-                 structure: Callable[..., Any] = lambda **_: ()) -> None:
+    def __init__(
+        self,
+        view: Callable[..., dict],
+        painter: Callable[..., _Painter],
+        structure: Callable[..., Any] = lambda **_: (),
+    ) -> None:
         self.view, self.make_painter, self.structure = view, painter, structure
         self.painters: Dict[Any, _Painter] = {}
 
@@ -566,8 +673,10 @@ class _Renderer:
 
 def _softmax_renderer(logits: Sequence[float], labels: Sequence[str]) -> _Renderer:
     logits, labels = tuple(float(x) for x in logits), tuple(labels)
-    return _Renderer(lambda temperature: explore.softmax_view(temperature, logits),
-                     lambda _: _SoftmaxPainter(logits, labels))
+    return _Renderer(
+        lambda temperature: explore.softmax_view(temperature, logits),
+        lambda _: _SoftmaxPainter(logits, labels),
+    )
 
 
 def _scaling_renderer(seed: int, d_k_values: Sequence[int]) -> _Renderer:
@@ -577,24 +686,31 @@ def _scaling_renderer(seed: int, d_k_values: Sequence[int]) -> _Renderer:
 
 def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> _Renderer:
     tokens = tuple(tokens)
-    return _Renderer(lambda n_heads: explore.heads_view(n_heads, d_model, tokens, seed),
-                     lambda _: _HeadsPainter(d_model, tokens, seed))
+    return _Renderer(
+        lambda n_heads: explore.heads_view(n_heads, d_model, tokens, seed),
+        lambda _: _HeadsPainter(d_model, tokens, seed),
+    )
 
 
 def _mask_renderer(tokens: Sequence[str], seed: int) -> _Renderer:
     tokens = tuple(tokens)
-    return _Renderer(lambda pad_length, causal: explore.mask_view(pad_length, causal, tokens, seed),
-                     lambda _: _MaskPainter(tokens, seed))
+    return _Renderer(
+        lambda pad_length, causal: explore.mask_view(pad_length, causal, tokens, seed),
+        lambda _: _MaskPainter(tokens, seed),
+    )
 
 
 def _positional_renderer(d_model_values: Sequence[int], n_positions: int, seed: int) -> _Renderer:
     d_model_values = tuple(int(d) for d in d_model_values)
-    return _Renderer(lambda d_model, position: explore.positional_view(d_model, position, n_positions, seed),
-                     lambda _: _PositionalPainter(d_model_values, n_positions, seed))
+    return _Renderer(
+        lambda d_model, position: explore.positional_view(d_model, position, n_positions, seed),
+        lambda _: _PositionalPainter(d_model_values, n_positions, seed),
+    )
 
 
-def render_softmax(temperature: float, logits: Sequence[float] = explore.LOGITS,
-                   labels: Sequence[str] = explore.LOGIT_LABELS) -> Frame:
+def render_softmax(
+    temperature: float, logits: Sequence[float] = explore.LOGITS, labels: Sequence[str] = explore.LOGIT_LABELS
+) -> Frame:
     """Draw :func:`attncourse.explore.softmax_view`: bars of ``logits / T`` and of the weights."""
     return _softmax_renderer(logits, labels)(temperature=temperature)
 
@@ -607,19 +723,30 @@ def render_scaling(d_k: int, seed: int = 0, d_k_values: Sequence[int] = explore.
     return _scaling_renderer(seed, d_k_values)(d_k=d_k)
 
 
-def render_heads(n_heads: int, d_model: int = explore.DEFAULT_D_MODEL_HEADS,
-                 tokens: Sequence[str] = explore.TOKENS, seed: int = 0) -> Frame:
+def render_heads(
+    n_heads: int,
+    d_model: int = explore.DEFAULT_D_MODEL_HEADS,
+    tokens: Sequence[str] = explore.TOKENS,
+    seed: int = 0,
+) -> Frame:
     """Draw :func:`attncourse.explore.heads_view`: one attention map per head."""
     return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads)
 
 
-def render_mask(pad_length: int, causal: bool, tokens: Sequence[str] = explore.TOKENS, seed: int = 0) -> Frame:
+def render_mask(
+    pad_length: int, causal: bool, tokens: Sequence[str] = explore.TOKENS, seed: int = 0
+) -> Frame:
     """Draw :func:`attncourse.explore.mask_view`: the mask, the masked scores, the weights."""
     return _mask_renderer(tokens, seed)(pad_length=pad_length, causal=causal)
 
 
-def render_positional(d_model: int, position: int, n_positions: int = explore.N_POSITIONS, seed: int = 0,
-                      d_model_values: Sequence[int] = explore.D_MODEL_VALUES) -> Frame:
+def render_positional(
+    d_model: int,
+    position: int,
+    n_positions: int = explore.N_POSITIONS,
+    seed: int = 0,
+    d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
+) -> Frame:
     """Draw :func:`attncourse.explore.positional_view`: table, one row, dot vs offset, RoPE.
 
     ``d_model_values`` are the widths the figure is laid out for (``d_model`` must be one).
@@ -686,17 +813,33 @@ class Control:
     def make_widget(self) -> widgets.Widget:
         common = {"description": self.label, "style": {"description_width": "initial"}}
         if self.kind == "int":
-            widget = widgets.IntSlider(value=self.default, min=0, max=len(self.values) - 1, step=1,
-                                       continuous_update=True, layout=widgets.Layout(width="380px"), **common)
+            widget = widgets.IntSlider(
+                value=self.default,
+                min=0,
+                max=len(self.values) - 1,
+                step=1,
+                continuous_update=True,
+                layout=widgets.Layout(width="380px"),
+                **common,
+            )
         else:
             labels = self.labels or tuple(f"{v:g}" if isinstance(v, float) else str(v) for v in self.values)
             options = list(zip(labels, self.values))
             if self.kind == "select":
-                widget = widgets.SelectionSlider(options=options, value=self.default, continuous_update=True,
-                                                 layout=widgets.Layout(width="380px"), **common)
+                widget = widgets.SelectionSlider(
+                    options=options,
+                    value=self.default,
+                    continuous_update=True,
+                    layout=widgets.Layout(width="380px"),
+                    **common,
+                )
             else:
-                widget = widgets.ToggleButtons(options=options, value=self.default, description=self.label,
-                                               style={"description_width": "initial", "button_width": "64px"})
+                widget = widgets.ToggleButtons(
+                    options=options,
+                    value=self.default,
+                    description=self.label,
+                    style={"description_width": "initial", "button_width": "64px"},
+                )
         widget.add_class(f"attncourse-control-{self.name}")
         return widget
 
@@ -737,8 +880,15 @@ class Explorer(widgets.VBox):
         Live mode: how long each redraw took (render, encode, hand to the widget), in ms.
     """
 
-    def __init__(self, name: str, controls: Sequence[Control], render: Callable[..., Frame], *,
-                 alt: str = "", mode: str = "auto") -> None:
+    def __init__(
+        self,
+        name: str,
+        controls: Sequence[Control],
+        render: Callable[..., Frame],
+        *,
+        alt: str = "",
+        mode: str = "auto",
+    ) -> None:
         super().__init__()
         self.name = name
         self.mode = resolve_mode(mode)
@@ -784,7 +934,9 @@ class Explorer(widgets.VBox):
         stack = widgets.Stack(children=children, selected_index=spec.default_index)
         stack.add_class("attncourse-frames")
         # Runs in the browser, so the HTML book switches frames without a kernel.
-        self.links.append(widgets.jslink((self.controls[spec.name], spec.linked_trait), (stack, "selected_index")))
+        self.links.append(
+            widgets.jslink((self.controls[spec.name], spec.linked_trait), (stack, "selected_index"))
+        )
         return stack
 
     # -- live: one image, redrawn from Python -----------------------------------------------
@@ -835,15 +987,41 @@ class Explorer(widgets.VBox):
 # The five explorers
 
 
-def softmax_explorer(*, temperature: float = explore.DEFAULT_TEMPERATURE,
-                     temperatures: Sequence[float] = explore.TEMPERATURES,
-                     logits: Sequence[float] = explore.LOGITS,
-                     labels: Sequence[str] = explore.LOGIT_LABELS, mode: str = "auto") -> Explorer:
+def softmax_explorer(
+    *,
+    temperature: float = explore.DEFAULT_TEMPERATURE,
+    temperatures: Sequence[float] = explore.TEMPERATURES,
+    logits: Sequence[float] = explore.LOGITS,
+    labels: Sequence[str] = explore.LOGIT_LABELS,
+    mode: str = "auto",
+) -> Explorer:
     """A temperature slider over ``softmax(logits / T)``: the weights and their entropy.
 
+    Draws :func:`attncourse.explore.softmax_view`.  Low temperatures sharpen the distribution
+    towards the largest score, high ones flatten it towards uniform.
+
+    Parameters
+    ----------
+    temperature : float
+        The starting value; one of ``temperatures``.
+    temperatures : sequence of float
+        The slider's values (default ``0.1 .. 10``, 9 values).
+    logits, labels : sequences of the same length
+        The scores and their names (default: five candidate next words).
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+
+    Examples
+    --------
     >>> ex = softmax_explorer(mode="live")
-    >>> ex.controls["temperature"].value
-    1.0
+    >>> ex.controls["temperature"].value, ex.mode
+    (1.0, 'live')
     """
     return Explorer(
         "softmax",
@@ -854,9 +1032,35 @@ def softmax_explorer(*, temperature: float = explore.DEFAULT_TEMPERATURE,
     )
 
 
-def scaling_explorer(*, d_k: int = explore.DEFAULT_D_K, d_k_values: Sequence[int] = explore.D_K_VALUES,
-                     seed: int = 0, mode: str = "auto") -> Explorer:
-    """A ``d_k`` slider: attention weights of random q, k without and with the ``1/sqrt(d_k)`` scale."""
+def scaling_explorer(
+    *,
+    d_k: int = explore.DEFAULT_D_K,
+    d_k_values: Sequence[int] = explore.D_K_VALUES,
+    seed: int = 0,
+    mode: str = "auto",
+) -> Explorer:
+    """A ``d_k`` slider: attention weights of random q, k without and with the ``1/sqrt(d_k)`` scale.
+
+    Draws :func:`attncourse.explore.scaling_view`: the two weight maps side by side, the mean
+    max weight, entropy and softmax gradient norm of each, and the entropy against ``d_k``.
+
+    Parameters
+    ----------
+    d_k : int
+        The starting value; one of ``d_k_values``.
+    d_k_values : sequence of int
+        The slider's values (default: powers of two from 1 to 1024).
+    seed : int
+        Seed of the random queries and keys.
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+    """
     d_k_values = tuple(int(d) for d in d_k_values)
     return Explorer(
         "scaling",
@@ -867,9 +1071,39 @@ def scaling_explorer(*, d_k: int = explore.DEFAULT_D_K, d_k_values: Sequence[int
     )
 
 
-def heads_explorer(*, n_heads: int = explore.DEFAULT_N_HEADS, d_model: int = explore.DEFAULT_D_MODEL_HEADS,
-                   tokens: Sequence[str] = explore.TOKENS, seed: int = 0, mode: str = "auto") -> Explorer:
-    """An ``n_heads`` slider over the divisors of ``d_model``: one attention map per head."""
+def heads_explorer(
+    *,
+    n_heads: int = explore.DEFAULT_N_HEADS,
+    d_model: int = explore.DEFAULT_D_MODEL_HEADS,
+    tokens: Sequence[str] = explore.TOKENS,
+    seed: int = 0,
+    mode: str = "auto",
+) -> Explorer:
+    """An ``n_heads`` slider over the divisors of ``d_model``: one attention map per head.
+
+    Draws :func:`attncourse.explore.heads_view`: as ``n_heads`` grows each head gets a narrower
+    slice (``d_head = d_model / n_heads``) of the same projections, and the parameter count
+    stays the same.
+
+    Parameters
+    ----------
+    n_heads : int
+        The starting value; a divisor of ``d_model``.
+    d_model : int
+        The model width (default 12: six head counts, 1, 2, 3, 4, 6 and 12).
+    tokens : sequence of str
+        The sentence (default "the cat sat on the mat").
+    seed : int
+        Seed of the embeddings and projections.
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+    """
     tokens = tuple(tokens)
     return Explorer(
         "heads",
@@ -880,15 +1114,46 @@ def heads_explorer(*, n_heads: int = explore.DEFAULT_N_HEADS, d_model: int = exp
     )
 
 
-def mask_explorer(*, pad_length: int = explore.DEFAULT_PAD_LENGTH, causal: bool = explore.DEFAULT_CAUSAL,
-                  tokens: Sequence[str] = explore.TOKENS, seed: int = 0, mode: str = "auto") -> Explorer:
-    """A padding-length slider and a causal toggle: the mask, the masked scores and the weights."""
+def mask_explorer(
+    *,
+    pad_length: int = explore.DEFAULT_PAD_LENGTH,
+    causal: bool = explore.DEFAULT_CAUSAL,
+    tokens: Sequence[str] = explore.TOKENS,
+    seed: int = 0,
+    mode: str = "auto",
+) -> Explorer:
+    """A padding-length slider and a causal toggle: the mask, the masked scores and the weights.
+
+    Draws :func:`attncourse.explore.mask_view`: blocked cells are hatched, blocked scores are
+    ``-inf``, their weights exactly 0; a query with nothing left to see gets a row of zeros.
+
+    Parameters
+    ----------
+    pad_length : int
+        The starting number of padded positions, ``0 .. len(tokens)``.
+    causal : bool
+        Whether the causal mask starts on.
+    tokens : sequence of str
+        The sequence (default "the cat sat on the mat"); padded positions show as ``<pad>``.
+    seed : int
+        Seed of the random q, k, v.
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+    """
     tokens = tuple(tokens)
     return Explorer(
         "mask",
         [
             Control("causal", "causal", (False, True), bool(causal), kind="toggle", labels=("off", "on")),
-            Control("pad_length", "padding length", tuple(range(len(tokens) + 1)), int(pad_length), kind="int"),
+            Control(
+                "pad_length", "padding length", tuple(range(len(tokens) + 1)), int(pad_length), kind="int"
+            ),
         ],
         _mask_renderer(tokens, seed),
         alt="Three heatmaps: the boolean mask, the masked scores and the attention weights.",
@@ -896,11 +1161,43 @@ def mask_explorer(*, pad_length: int = explore.DEFAULT_PAD_LENGTH, causal: bool 
     )
 
 
-def positional_explorer(*, d_model: int = explore.DEFAULT_D_MODEL, position: int = explore.DEFAULT_POSITION,
-                        d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
-                        positions: Sequence[int] = explore.POSITIONS,
-                        n_positions: int = explore.N_POSITIONS, seed: int = 0, mode: str = "auto") -> Explorer:
-    """``d_model`` and position sliders: the sinusoidal table, one row, dot product vs offset, RoPE."""
+def positional_explorer(
+    *,
+    d_model: int = explore.DEFAULT_D_MODEL,
+    position: int = explore.DEFAULT_POSITION,
+    d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
+    positions: Sequence[int] = explore.POSITIONS,
+    n_positions: int = explore.N_POSITIONS,
+    seed: int = 0,
+    mode: str = "auto",
+) -> Explorer:
+    """``d_model`` and position sliders: the sinusoidal table, one row, dot product vs offset, RoPE.
+
+    Draws :func:`attncourse.explore.positional_view`: the dot product of two positions'
+    encodings, and the RoPE score of a query and a key, depend on their offset only, so the
+    curves move with the position but keep their shape.
+
+    Parameters
+    ----------
+    d_model, position : int
+        The starting values; one of ``d_model_values`` and of ``positions``.
+    d_model_values : sequence of int
+        The widths offered (default 16, 32, 64); each even.
+    positions : sequence of int
+        The positions offered (default 0, 4, ..., 28), each below ``n_positions``.
+    n_positions : int
+        Rows of the table (default 32).
+    seed : int
+        Seed of the RoPE query and key vectors.
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+    """
     return Explorer(
         "positional",
         [

@@ -59,6 +59,6 @@ def softmax_jacobian():
 HIDDEN = {
     "ch01.temperature_softmax": temperature_softmax,
     "ch01.stable_softmax": stable_softmax,
-    "ch01.entropy": entropy,
+    "ch01.attention_entropy": entropy,
     "ch01.softmax_jacobian": softmax_jacobian,
 }

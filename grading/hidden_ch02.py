@@ -53,6 +53,6 @@ def cross_attention():
 
 HIDDEN = {
     "ch02.query_weights": query_weights,
-    "ch02.dot_product_attention": dot_product_attention,
+    "ch02.batched_attention": dot_product_attention,
     "ch02.cross_attention": cross_attention,
 }

@@ -75,7 +75,7 @@ def score_matrix_bytes():
 
 HIDDEN = {
     "ch04.project_qkv": project_qkv,
-    "ch04.self_attention": self_attention,
+    "ch04.self_attention_forward": self_attention,
     "ch04.unpermute": unpermute,
     "ch04.score_matrix_bytes": score_matrix_bytes,
 }

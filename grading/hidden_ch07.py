@@ -14,12 +14,12 @@ def sinusoidal_table():
     ]
 
 
-def rotate_half():
-    rng = np.random.default_rng(1702)
+def rotation_angles():
     return [
-        Case("E=2", x=np.array([[1.0, 2.0], [3.0, -4.0]])),
-        Case("batch (2, 3, 8)", x=rng.normal(size=(2, 3, 8))),
-        Case("float16", x=rng.normal(size=(4, 4)).astype(np.float16)),
+        Case("50 positions, E=16", positions=np.arange(50), E=16),
+        Case("positions [0, 100, 7], E=4", positions=np.array([0, 100, 7]), E=4),
+        Case("one pair: E=2", positions=np.arange(3), E=2),
+        Case("E=128", positions=np.array([1, 2, 1000]), E=128),
     ]
 
 
@@ -46,7 +46,7 @@ def apply_rotary_interleaved():
 
 HIDDEN = {
     "ch07.sinusoidal_table": sinusoidal_table,
-    "ch07.rotate_half": rotate_half,
+    "ch07.rotation_angles": rotation_angles,
     "ch07.apply_rotary": apply_rotary,
     "ch07.apply_rotary_interleaved": apply_rotary_interleaved,
 }

@@ -4,6 +4,7 @@
     python scripts/insert_explorers.py            # the chapters under book/
     python scripts/insert_explorers.py --check    # exit 1 if a notebook would change
     python scripts/insert_explorers.py --book-dir /some/other/book
+    python scripts/insert_explorers.py --strip-widget-state   # after executing, before committing
 
 A chapter asks for its explorer with a markdown cell tagged ``explorer-slot`` (the "Explore
 it" heading and a sentence on what to try).  This script inserts one code cell after it that
@@ -12,6 +13,12 @@ recognised by its metadata (``attncourse.explorer``), so running the script agai
 nothing, and a cell that has drifted (or sits in the wrong place) is rewritten and moved back
 below the slot.  Notebooks without a slot are left alone.  Outputs are not touched: execute
 the notebooks afterwards (the book build does).
+
+Executing a notebook (nbconvert, nbclient) saves the widgets' state in its metadata: every
+precomputed frame, up to about 1.5 MB per chapter.  The book build executes the chapters again
+and embeds a fresh state in the HTML, so the committed notebooks need none:
+``--strip-widget-state`` removes it (or execute with
+``--ExecutePreprocessor.store_widget_state=False``).
 """
 
 from __future__ import annotations
@@ -85,9 +92,12 @@ def insert(nb: nbformat.NotebookNode, function: str, alt: str) -> bool:
     existing: List[int] = [i for i, c in enumerate(nb.cells) if MARKER in c.get("metadata", {})]
     if len(existing) == 1 and existing[0] == slot + 1:
         cell = nb.cells[slot + 1]
-        same = (cell.cell_type == "code" and cell.source == wanted.source
-                and cell.metadata.get(MARKER) == wanted.metadata[MARKER]
-                and cell.metadata.get("mystnb") == wanted.metadata["mystnb"])
+        same = (
+            cell.cell_type == "code"
+            and cell.source == wanted.source
+            and cell.metadata.get(MARKER) == wanted.metadata[MARKER]
+            and cell.metadata.get("mystnb") == wanted.metadata["mystnb"]
+        )
         if same:
             return False
         cell.source = wanted.source  # repaired in place: outputs and other metadata stay
@@ -105,7 +115,12 @@ def insert(nb: nbformat.NotebookNode, function: str, alt: str) -> bool:
     return True
 
 
-def process(book_dir: Path, check: bool = False) -> List[str]:
+def strip_widget_state(nb: nbformat.NotebookNode) -> bool:
+    """Drop the saved widget state (``metadata.widgets``); True if there was one."""
+    return nb.metadata.pop("widgets", None) is not None
+
+
+def process(book_dir: Path, check: bool = False, strip: bool = False) -> List[str]:
     """Insert the explorers into the notebooks under ``book_dir``; returns what changed."""
     changed = []
     for name, (function, alt) in EXPLORERS.items():
@@ -113,6 +128,11 @@ def process(book_dir: Path, check: bool = False) -> List[str]:
         if not path.is_file():
             continue
         nb = nbformat.read(path, as_version=4)
+        if strip and strip_widget_state(nb):
+            changed.append(str(path))
+            if not check:
+                nbformat.write(nb, path)
+            print(f"{path}: widget state {'would be ' if check else ''}removed")
         if _slot_index(nb) is None:
             print(f"{path}: no cell tagged {SLOT_TAG!r}; skipped")
             continue
@@ -130,9 +150,16 @@ def process(book_dir: Path, check: bool = False) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book-dir", type=Path, default=REPO_ROOT / "book")
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if anything would change"
+    )
+    parser.add_argument(
+        "--strip-widget-state",
+        action="store_true",
+        help="also remove the widget state that executing saved in the notebooks' metadata",
+    )
     args = parser.parse_args(argv)
-    changed = process(args.book_dir, check=args.check)
+    changed = process(args.book_dir, check=args.check, strip=args.strip_widget_state)
     return 1 if args.check and changed else 0
 
 

@@ -70,9 +70,7 @@ def test_the_hidden_cases_cover_the_edge_cases():
         assert any((~c.inputs["mask"].any(-1)).any() for c in HIDDEN[ex_id]()), (
             ex_id
         )  # a row with nothing to attend to
-    assert any(
-        c.inputs["q"].shape[-2] != c.inputs["k"].shape[-2] for c in HIDDEN["ch02.dot_product_attention"]()
-    )
+    assert any(c.inputs["q"].shape[-2] != c.inputs["k"].shape[-2] for c in HIDDEN["ch02.batched_attention"]())
     assert any(np.abs(c.inputs["x"]).max() >= 1000 for c in HIDDEN["ch01.stable_softmax"]())
 
 
@@ -170,7 +168,7 @@ def test_message_d_model_scaling():
 
 
 def test_message_shapes_rows_and_return():
-    ex = get("ch02.dot_product_attention")
+    ex = get("ch02.batched_attention")
     case = ex.public_cases()[0]  # L=2, S=3, E=4, Ev=5
     expected = expected_outputs(ex, case)
     out, weights = expected
@@ -185,10 +183,10 @@ def test_message_shapes_rows_and_return():
     doubled = weights.copy()
     doubled[1] *= 2
     assert verdict(out, doubled).startswith("row 1 of `weights` does not sum to 1 (sums to 2)")
-    assert check("ch02.dot_product_attention", lambda q, k, v: None, show=False).message == (
+    assert check("ch02.batched_attention", lambda q, k, v: None, show=False).message == (
         "your function returned None: did you forget `return out, weights`?"
     )
-    assert check("ch02.dot_product_attention", lambda q, k, v: out, show=False).message.startswith(
+    assert check("ch02.batched_attention", lambda q, k, v: out, show=False).message.startswith(
         "expected 2 results (out, weights) as a tuple"
     )
 

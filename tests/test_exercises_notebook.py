@@ -83,7 +83,7 @@ def test_a_demo_notebook_is_valid_and_nbformat_agrees():
 def test_validation_names_each_problem():
     nb = demo_notebook("ch01")
     cells = nb["cells"]
-    entropy = index_of(nb, "ch01.entropy")  # cell 13 (1-based)
+    entropy = index_of(nb, "ch01.attention_entropy")  # cell 13 (1-based)
     cells[entropy]["source"] = ["# Exercise 1.3: entropy (2 points)\n"] + cells[entropy]["source"][1:]
     del cells[entropy + 1]  # its check cell
     cells[index_of(nb, "ch01.temperature_softmax")]["metadata"]["attncourse"]["exercise"] = (
@@ -94,7 +94,7 @@ def test_validation_names_each_problem():
         "01_softmax.ipynb, cell 5: unknown exercise id 'ch01.stable_softmaxx'. Did you mean 'ch01.stable_softmax'?",
         "01_softmax.ipynb, cell 13: the first line should be '# Exercise 1.3: entropy of attention weights (2 points)', "
         "not '# Exercise 1.3: entropy (2 points)'",
-        "01_softmax.ipynb, cell 13: no check('ch01.entropy', entropy) cell after it",
+        "01_softmax.ipynb, cell 13: no check('ch01.attention_entropy', attention_entropy) cell after it",
         "01_softmax.ipynb: missing the exercise cells of ch01.temperature_softmax",
     ]
 

@@ -157,14 +157,14 @@ def test_masked_weights_are_zero(pad_length, causal):
     assert (weights[~mask] == 0).all()
     assert np.isneginf(view["masked_scores"][~mask]).all()
     np.testing.assert_array_equal(view["masked_scores"][mask], view["scores"][mask])
-    assert not mask[:, 6 - pad_length:].any()  # padded keys are hidden from every query
+    assert not mask[:, 6 - pad_length :].any()  # padded keys are hidden from every query
     if causal:
         assert not np.triu(mask, 1).any()
     has_key = mask.any(axis=-1)
     np.testing.assert_allclose(view["row_sums"][has_key], 1.0)
     np.testing.assert_array_equal(view["row_sums"][~has_key], 0.0)  # nothing to attend to: zeros
     assert view["empty_rows"] == tuple(np.flatnonzero(~has_key))
-    assert view["tokens"][6 - pad_length:] == ("<pad>",) * pad_length
+    assert view["tokens"][6 - pad_length :] == ("<pad>",) * pad_length
 
 
 def test_mask_view_matches_sdpa_with_is_causal():
@@ -194,8 +194,10 @@ def test_dot_vs_offset_is_symmetric_and_peaks_at_zero(d_model):
 
 
 def test_dot_vs_offset_does_not_depend_on_position():
-    curves = [dict(zip(v["offsets"].tolist(), v["pe_dots"]))
-              for v in (explore.positional_view(32, p) for p in explore.POSITIONS)]
+    curves = [
+        dict(zip(v["offsets"].tolist(), v["pe_dots"]))
+        for v in (explore.positional_view(32, p) for p in explore.POSITIONS)
+    ]
     for offset in range(-3, 4):
         values = [c[offset] for c in curves if offset in c]
         np.testing.assert_allclose(values, values[0], atol=1e-9)
@@ -217,11 +219,14 @@ def test_positional_view_table_and_row():
     np.testing.assert_array_equal(view["offsets"], np.arange(32) - 5)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"d_model": 15}, "d_model must be even"),
-    ({"position": 32}, "position must be below n_positions=32"),
-    ({"position": -1}, "position must be an integer >= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"d_model": 15}, "d_model must be even"),
+        ({"position": 32}, "position must be below n_positions=32"),
+        ({"position": -1}, "position must be an integer >= 0"),
+    ],
+)
 def test_positional_view_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         explore.positional_view(**kwargs)
@@ -231,8 +236,10 @@ def test_explore_imports_no_front_end():
     import subprocess
     import sys
 
-    code = ("import sys, attncourse.explore; "
-            "bad = [m for m in ('matplotlib', 'ipywidgets', 'torch') if m in sys.modules]; "
-            "sys.exit(', '.join(bad) or 0)")
+    code = (
+        "import sys, attncourse.explore; "
+        "bad = [m for m in ('matplotlib', 'ipywidgets', 'torch') if m in sys.modules]; "
+        "sys.exit(', '.join(bad) or 0)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, f"attncourse.explore imported {result.stderr or result.stdout}"

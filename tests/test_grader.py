@@ -58,7 +58,7 @@ def solve(nb: dict, *exercise_ids: str) -> None:
         answer(nb, ex_id, get(ex_id).solution_code())
 
 
-ALL = ("ch01.temperature_softmax", "ch01.stable_softmax", "ch01.entropy", "ch01.softmax_jacobian")
+ALL = ("ch01.temperature_softmax", "ch01.stable_softmax", "ch01.attention_entropy", "ch01.softmax_jacobian")
 NAIVE = "def stable_softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=-1, keepdims=True)\n"
 
 
@@ -123,7 +123,7 @@ def course(tmp_path_factory):
         code(f"import os\nos.system('rm -f {canary}')"),
     ]
     submit("ivan", ivan)
-    judy = fresh("ch01.stable_softmax", "ch01.entropy", "ch01.softmax_jacobian")
+    judy = fresh("ch01.stable_softmax", "ch01.attention_entropy", "ch01.softmax_jacobian")
     judy["cells"].append(
         code(
             "import attncourse, numpy\n"
@@ -175,6 +175,16 @@ def course(tmp_path_factory):
     (subs / "trent").mkdir()  # one folder, two notebooks: the best answer to each exercise counts
     (subs / "trent" / "part1.ipynb").write_text(json.dumps(fresh(*ALL[:2])), encoding="utf-8")
     (subs / "trent" / "part2.ipynb").write_text(json.dumps(fresh(*ALL[2:])), encoding="utf-8")
+    (subs / "uma").mkdir()  # her stubs, plus another notebook with someone's stable_softmax: no credit
+    (subs / "uma" / "01_softmax.ipynb").write_text(json.dumps(fresh()), encoding="utf-8")
+    scratchpad = {
+        "cells": [code(get("ch01.stable_softmax").solution_code())],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    scratchpad["cells"][0]["source"] = "import numpy as np\n" + scratchpad["cells"][0]["source"]
+    (subs / "uma" / "scratch.ipynb").write_text(json.dumps(scratchpad), encoding="utf-8")
     (subs / "notes.txt").write_text("not a notebook: ignored\n")
     return {"base": base, "bundle": base / "out" / "grading", "subs": subs, "canary": canary, "n": n}
 
@@ -224,6 +234,7 @@ EXPECTED = [
     ["peggy", "1", "2", "2", "3", "8", "ok", "errors in cells {n+1}"],
     ["quentin", "0", "2", "2", "3", "7", "ok", ""],
     ["trent", "1", "2", "2", "3", "8", "ok", ""],
+    ["uma", "0", "0", "0", "0", "0", "ok", ""],
 ]
 
 
@@ -360,3 +371,44 @@ def test_the_sandbox_is_reported_honestly():
     if os.geteuid() != 0:
         with pytest.raises(Exception, match="cannot run as nobody"):
             find_sandbox("nobody")
+
+
+def book_notebooks_with_exercises() -> list:
+    from attncourse.exercises.notebook import exercises_in, read_notebook
+
+    return [p for p in sorted((ROOT / "book").glob("*.ipynb")) if exercises_in(read_notebook(p.read_bytes()))]
+
+
+@pytest.mark.slow
+def test_the_book_loop_solutions_full_marks_students_zero(tmp_path):
+    """assign the real book, then grade its solution notebooks and its student notebooks."""
+    notebooks = book_notebooks_with_exercises()
+    if not notebooks:
+        pytest.skip("no chapter notebook has exercise cells yet")
+    assert main(["validate", str(ROOT / "book")]) == 0
+    assert main(["assign", str(ROOT / "book"), str(tmp_path / "handout")]) == 0
+    subs = tmp_path / "submissions"
+    (subs / "solutions").mkdir(parents=True)
+    (subs / "students").mkdir()
+    for path in notebooks:
+        shutil.copy(path, subs / "solutions" / path.name)
+        shutil.copy(tmp_path / "handout" / "student" / path.name, subs / "students" / path.name)
+    limits = Limits(time_s=300, cell_s=120, case_s=30, memory_mb=4096)
+    results = {
+        r.student: r
+        for r in grade(
+            tmp_path / "handout" / "grading",
+            subs,
+            tmp_path / "graded",
+            limits=limits,
+            jobs=2,
+            log=lambda s: None,
+        )
+    }
+    solutions, students = results["solutions"], results["students"]
+    assert [(g.exercise.id, g.earned) for g in solutions.grades if g.earned != g.exercise.points] == []
+    assert solutions.status == "ok" and students.status == "ok"
+    assert students.total == 0
+    assert all(
+        c.status == "not attempted" for g in students.grades if g.exercise.stub is None for c in g.cases
+    )

@@ -7,10 +7,13 @@ machine allows), so it is tested without them, in a throw-away Python process.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,3 +107,23 @@ def test_the_hook_refuses_every_way_out(tmp_path):
 def test_the_hook_lets_ordinary_code_run(tmp_path):
     verdicts = run_attempts(tmp_path, ALLOWED)
     assert verdicts == {name: "allowed" for name in ALLOWED}
+
+
+def test_dropping_root_really_drops_it(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can drop to nobody")
+    code = (
+        f"import os, sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from attncourse.exercises._child import _drop_root\n"
+        "_drop_root(65534, 65534)\n"
+        "print(os.getuid(), os.getgid(), os.getgroups())\n"
+        "try:\n"
+        "    os.setuid(0)\n"
+        "except PermissionError:\n"
+        "    print('cannot regain root')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n")[:2] == ["65534 65534 []", "cannot regain root"]

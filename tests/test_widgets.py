@@ -22,13 +22,23 @@ MAX_FRAME_BYTES = 1_500_000
 
 # name: (explorer factory, fresh renderer taking the controls as keywords, {control: a non-default value})
 EXPLORERS = {
-    "softmax": (aw.softmax_explorer, lambda temperature: aw.render_softmax(temperature), {"temperature": 0.25}),
+    "softmax": (
+        aw.softmax_explorer,
+        lambda temperature: aw.render_softmax(temperature),
+        {"temperature": 0.25},
+    ),
     "scaling": (aw.scaling_explorer, lambda d_k: aw.render_scaling(d_k), {"d_k": 1024}),
     "heads": (aw.heads_explorer, lambda n_heads: aw.render_heads(n_heads), {"n_heads": 12}),
-    "mask": (aw.mask_explorer, lambda causal, pad_length: aw.render_mask(pad_length, causal),
-             {"causal": True, "pad_length": 6}),
-    "positional": (aw.positional_explorer, lambda d_model, position: aw.render_positional(d_model, position),
-                   {"d_model": 64, "position": 20}),
+    "mask": (
+        aw.mask_explorer,
+        lambda causal, pad_length: aw.render_mask(pad_length, causal),
+        {"causal": True, "pad_length": 6},
+    ),
+    "positional": (
+        aw.positional_explorer,
+        lambda d_model, position: aw.render_positional(d_model, position),
+        {"d_model": 64, "position": 20},
+    ),
 }
 DEFAULTS = {
     "softmax": {"temperature": explore.DEFAULT_TEMPERATURE},
@@ -203,10 +213,83 @@ def test_no_pyplot_figures_and_a_short_repr():
 
 
 def test_custom_values_and_bad_defaults():
-    explorer = aw.softmax_explorer(temperatures=(0.5, 2.0), temperature=2.0, logits=(1.0, 0.0), labels=("a", "b"),
-                                   mode="live")
+    explorer = aw.softmax_explorer(
+        temperatures=(0.5, 2.0), temperature=2.0, logits=(1.0, 0.0), labels=("a", "b"), mode="live"
+    )
     assert explorer.shown() == aw.render_softmax(2.0, (1.0, 0.0), ("a", "b"))
     explorer.controls["temperature"].value = 0.5
     assert explorer.shown() == aw.render_softmax(0.5, (1.0, 0.0), ("a", "b"))
     with pytest.raises(ValueError, match="default 3 is not one of"):
         aw.scaling_explorer(d_k=3)
+
+
+# -- scripts/insert_explorers.py -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def insert_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "insert_explorers.py"
+    spec = importlib.util.spec_from_file_location("insert_explorers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _chapter():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    slot = nbformat.v4.new_markdown_cell("## Explore it\n\nMove the slider.")
+    slot.metadata["tags"] = ["explorer-slot"]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Masks"),
+        nbformat.v4.new_code_cell("x = 1"),
+        slot,
+        nbformat.v4.new_markdown_cell("## Summary"),
+    ]
+    return nb
+
+
+def test_insert_explorers_once(insert_script, tmp_path):
+    import nbformat
+
+    path = tmp_path / "06_masked_attention.ipynb"
+    nbformat.write(_chapter(), path)
+    assert insert_script.process(tmp_path) == [str(path)]
+    nb = nbformat.read(path, as_version=4)
+    cell = nb.cells[3]
+    assert cell.cell_type == "code" and cell.source.endswith("mask_explorer()")
+    assert cell.metadata["attncourse"] == {"explorer": "mask_explorer"}
+    assert cell.metadata["mystnb"]["image"]["alt"]
+    assert insert_script.process(tmp_path) == []  # idempotent
+    assert insert_script.process(tmp_path, check=True) == []
+    nbformat.validate(nbformat.read(path, as_version=4))
+    # The inserted code runs and shows the explorer the chapter asked for.
+    namespace: dict = {}
+    exec(cell.source.replace("mask_explorer()", "explorer = mask_explorer(mode='live')"), namespace)
+    assert namespace["explorer"].name == "mask"
+
+
+def test_insert_explorers_repairs_a_moved_cell_and_strips_state(insert_script, tmp_path):
+    import nbformat
+
+    path = tmp_path / "01_softmax.ipynb"
+    nb = _chapter()
+    insert_script.insert(nb, "softmax_explorer", "alt")
+    moved = nb.cells.pop(3)
+    moved.source = "softmax_explorer(mode='live')"
+    nb.cells.insert(1, moved)
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    nbformat.write(nb, path)
+    assert insert_script.process(tmp_path, strip=True) == [str(path), str(path)]
+    nb = nbformat.read(path, as_version=4)
+    explorer_cells = [i for i, c in enumerate(nb.cells) if "attncourse" in c.metadata]
+    slot = next(i for i, c in enumerate(nb.cells) if "explorer-slot" in c.metadata.get("tags", []))
+    assert explorer_cells == [slot + 1]
+    assert (
+        nb.cells[slot + 1].source == "from attncourse.widgets import softmax_explorer\n\nsoftmax_explorer()"
+    )
+    assert "widgets" not in nb.metadata

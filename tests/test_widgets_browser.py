@@ -138,11 +138,15 @@ def test_explorer_in_the_built_book(browser, shots, name):
         _move(page, spec, control)
         page.wait_for_function(
             f"([root, old]) => ({_VISIBLE_IMAGE_JS})(root).some(s => s !== old)",
-            arg=[explorer.element_handle(), src], timeout=10_000)
+            arg=[explorer.element_handle(), src],
+            timeout=10_000,
+        )
         values[control_name] = _value(spec, control)
         assert values[control_name] != before, f"{control_name} did not move"
         src, png = _shown(page, explorer)
-        assert png == reference.render(**values).png, f"after moving {control_name}: not the frame for {values}"
+        assert (
+            png == reference.render(**values).png
+        ), f"after moving {control_name}: not the frame for {values}"
         explorer.screenshot(path=str(shots / f"{name}-{step}-{control_name}.png"))
 
     assert not log.problems(), log.report()

@@ -50,7 +50,7 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
     "ch05": ("Chapter 5: Multi-head attention", "05_multi_head_attention"),
     "ch06": ("Chapter 6: Masked attention", "06_masked_attention"),
     "ch07": ("Chapter 7: Positional encoding", "07_positional_encoding"),
-    "bugs": ("Appendix A: Common bugs", "appendix_common_bugs"),
+    "bugs": ("Appendix: Common bugs", "appendix_common_bugs"),
 }
 
 

@@ -134,16 +134,16 @@ def _entropy_log2(p):
 
 register(
     Exercise(
-        id="ch01.entropy",
+        id="ch01.attention_entropy",
         number="1.3",
         title="entropy of attention weights",
         points=2,
-        function="entropy",
+        function="attention_entropy",
         description="The entropy $H(p) = -\\sum_i p_i \\log p_i$ (natural log) of each distribution "
         "along the last axis, with $0 \\log 0 = 0$. Uniform weights have the largest entropy, one-hot "
         "weights zero.",
         solution='''
-            def entropy(p):
+            def attention_entropy(p):
                 """Entropy -sum(p log p) in nats of each distribution along the last axis; 0 log 0 = 0."""
                 ### BEGIN SOLUTION
                 safe = np.where(p > 0, p, 1.0)  # log(1) = 0, so zero probabilities add nothing

@@ -88,16 +88,16 @@ def _swapped_qk(q, k, v):
 
 register(
     Exercise(
-        id="ch02.dot_product_attention",
+        id="ch02.batched_attention",
         number="2.2",
         title="batched dot-product attention",
         points=3,
-        function="dot_product_attention",
+        function="batched_attention",
         description="Queries `q (..., L, E)`, keys `k (..., S, E)`, values `v (..., S, Ev)`, with any "
         "leading (batch) dimensions: return `(out, weights)` with `out (..., L, Ev)` and `weights "
         "(..., L, S)`. No scaling yet.",
         solution='''
-            def dot_product_attention(q, k, v):
+            def batched_attention(q, k, v):
                 """Unscaled attention: returns (out (..., L, Ev), weights (..., L, S))."""
                 ### BEGIN SOLUTION
                 scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)

@@ -96,16 +96,16 @@ def _self_attention_cases():
 
 register(
     Exercise(
-        id="ch04.self_attention",
+        id="ch04.self_attention_forward",
         number="4.2",
         title="self-attention from x and its weights",
         points=3,
-        function="self_attention",
+        function="self_attention_forward",
         description="Self-attention of `x (..., L, d_model)`: project with `W_q`, `W_k (d_model, d_k)` "
         "and `W_v (d_model, d_v)`, scale the scores by $1/\\sqrt{d_k}$, and return `(out (..., L, d_v), "
         "weights (..., L, L))`.",
         solution='''
-            def self_attention(x, W_q, W_k, W_v):
+            def self_attention_forward(x, W_q, W_k, W_v):
                 """Scaled self-attention of x (..., L, d_model): (out (..., L, d_v), weights (..., L, L))."""
                 ### BEGIN SOLUTION
                 q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)

@@ -74,52 +74,48 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.2 rotate_half
-def _rotate_half(x):
-    half = x.shape[-1] // 2
-    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+# ----------------------------------------------------------------------------- 7.2 angles
+def _angles(positions, E, exponent=2, sign=-1):
+    i = np.arange(E // 2, dtype=np.float64)
+    return np.asarray(positions, dtype=np.float64)[..., None] * 10000.0 ** (sign * exponent * i / E)
 
 
-def _rotate_pairs(x):
-    out = np.empty_like(x)
-    out[..., 0::2], out[..., 1::2] = -x[..., 1::2], x[..., 0::2]
-    return out
-
-
-def _rotate_cases():
-    rng = np.random.default_rng(702)
-    return [Case("[1, 2, 3, 4]", x=np.array([1.0, 2.0, 3.0, 4.0])), Case("(3, 6)", x=rng.normal(size=(3, 6)))]
+def _angle_cases():
+    return [
+        Case("positions 0..3, E=6", positions=np.arange(4), E=6),
+        Case("positions 5, 6, 7, E=8", positions=np.array([5, 6, 7]), E=8),
+    ]
 
 
 register(
     Exercise(
-        id="ch07.rotate_half",
+        id="ch07.rotation_angles",
         number="7.2",
-        title="rotate_half",
+        title="the rotation angles of RoPE",
         points=1,
-        function="rotate_half",
-        description="Split the last axis into halves `x1, x2` and return `[-x2, x1]` (the helper of "
-        "the half-split RoPE layout used by GPT-NeoX and Hugging Face).",
+        function="rotation_angles",
+        description="RoPE rotates feature pair `i` (of `E/2` pairs) at position `pos` by the angle "
+        "$pos \\cdot 10000^{-2i/E}$: fast rotations for the first pairs, slow ones for the last. "
+        "Return the `(L, E/2)` table of angles for `positions (L,)`.",
         solution='''
-            def rotate_half(x):
-                """[x1, x2] -> [-x2, x1] along the last axis (its length is even)."""
+            def rotation_angles(positions, E):
+                """Angles pos * 10000^(-2i/E) for positions (L,) and pairs i = 0..E/2-1: shape (L, E/2)."""
                 ### BEGIN SOLUTION
-                half = x.shape[-1] // 2
-                x1, x2 = x[..., :half], x[..., half:]  # the two halves of the last axis
-                return np.concatenate([-x2, x1], axis=-1)
+                i = np.arange(E // 2)  # (E/2,): one frequency per pair of features
+                inv_freq = 10000.0 ** (-2 * i / E)  # from 1 down to almost 1/10000
+                return np.asarray(positions)[:, None] * inv_freq  # (L, 1) * (E/2,) -> (L, E/2)
                 ### END SOLUTION
         ''',
-        reference=_rotate_half,
-        public_cases=_rotate_cases,
+        reference=_angles,
+        public_cases=_angle_cases,
         diagnoses=(
             Diagnosis(
-                "the signs are the wrong way round: rotate_half(x) = [-x2, x1]",
-                variant=lambda x: -_rotate_half(x),
+                "the exponent is off: the frequency of pair i is 10000^(-2i/E), with 2i, not i",
+                variant=lambda p, E: _angles(p, E, exponent=1),
             ),
             Diagnosis(
-                "this rotates neighbouring pairs (2i, 2i+1), the interleaved layout; rotate_half splits the "
-                "last axis into two halves",
-                variant=_rotate_pairs,
+                "the exponent lost its minus sign: the frequencies must fall from 1 to about 1/10000",
+                variant=lambda p, E: _angles(p, E, sign=1),
             ),
         ),
     )

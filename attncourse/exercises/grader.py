@@ -358,6 +358,7 @@ class Run:
     outcomes: Dict[str, List[Outcome]] = field(default_factory=dict)
     cell_notes: dict = field(default_factory=dict)
     unknown_ids: List[Tuple[int, str]] = field(default_factory=list)
+    exercise_cells: List[str] = field(default_factory=list)  # ids of the exercise cells it contains
     defined: List[str] = field(default_factory=list)
     stopped_in: str = ""
     exit_code: Optional[int] = None
@@ -517,13 +518,21 @@ class Grader:
         except NotebookProblem as e:
             run.status, run.problem = "malformed", f"not a readable notebook: {e}"
             return run
+        headers = {p.exercise.header: p.exercise.id for p in self.prepared}
         for index, cell in enumerate(nb["cells"], 1):
             ex_id = exercise_id_of(cell)
             if ex_id is not None:
                 try:
                     get(ex_id)
+                    run.exercise_cells.append(ex_id)
                 except KeyError:
                     run.unknown_ids.append((index, ex_id))
+            elif cell.get("cell_type") == "code":
+                # metadata lost (copied cell, another editor): the first-line comment still names it
+                src = cell.get("source", "")
+                first = ("".join(src) if isinstance(src, list) else str(src)).strip().split("\n", 1)[0]
+                if first.strip() in headers:
+                    run.exercise_cells.append(headers[first.strip()])
         cells = [
             {
                 "index": i,
@@ -747,9 +756,13 @@ def _student_grade(student: str, runs: List[Run], prepared: List[Prepared], limi
         return f"{run.notebook}: {text}" if multi else text
 
     for p in prepared:
+        # the notebook(s) holding the exercise's cell; failing that, those defining its function
+        holders = [r for r in runs if p.exercise.id in r.exercise_cells]
+        definers = [r for r in runs if p.exercise.function in r.defined]
+        pool = holders or definers or runs
         candidates = []
         for order, run in enumerate(runs):
-            if p.exercise.id not in run.outcomes:
+            if run not in pool or p.exercise.id not in run.outcomes:
                 continue
             cases = [
                 judge(p.exercise, case, expected, outcome, hidden=flag)
