@@ -8,6 +8,7 @@ torch is imported only when a tensor arrives, or when ``MultiHeadAttention`` is 
 from __future__ import annotations
 
 from ._backend import AttentionInputError, AttentionTypeError
+from .flash import KVCache, cached_attention, flash_attention, online_softmax
 from .functional import merge_heads, scaled_dot_product_attention, softmax, split_heads
 from .masks import (
     causal_mask,
@@ -27,6 +28,10 @@ __all__ = [
     "AttentionTypeError",
     "softmax",
     "scaled_dot_product_attention",
+    "flash_attention",
+    "online_softmax",
+    "KVCache",
+    "cached_attention",
     "split_heads",
     "merge_heads",
     "causal_mask",

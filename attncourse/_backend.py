@@ -110,6 +110,12 @@ class _NumpyOps:
         return x
 
     exp = staticmethod(np.exp)
+
+    @staticmethod
+    def exp_(x):
+        # In place when x is an array (not a numpy scalar); x must be a fresh temporary.
+        return np.exp(x, out=x) if isinstance(x, np.ndarray) else np.exp(x)
+
     where = staticmethod(np.where)
     logical_and = staticmethod(np.logical_and)
     logical_not = staticmethod(np.logical_not)
@@ -162,6 +168,11 @@ class _TorchOps:
 
     def asarray(self, x):
         return x if isinstance(x, self.torch.Tensor) else self.torch.as_tensor(x)
+
+    @staticmethod
+    def exp_(x):
+        # In place on a fresh temporary; autograd allows it (exp saves its output, not its input).
+        return x.exp_()
 
     def is_floating(self, x) -> bool:
         return x.dtype.is_floating_point

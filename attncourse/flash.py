@@ -25,7 +25,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ._backend import AttentionInputError, AttentionTypeError, common_kind, fmt_shape, ops_for
-from .functional import _as_float, _check_float, _check_mask, _check_qkv
+from .functional import _as_float, _check_float, _check_mask, _check_qkv, _check_scale
 from .masks import causal_mask
 
 __all__ = ["flash_attention", "online_softmax", "KVCache", "cached_attention"]
@@ -81,17 +81,6 @@ def online_softmax(x: Array, axis: int = -1) -> Array:
     out = ops.exp(x - shift) / l  # the only other pass: writing the result
     out = np.moveaxis(out, -1, axis) if ops.name == "numpy" else out.movedim(-1, axis)
     return ops.astype(out, out_dtype)
-
-
-def _check_scale(func: str, scale: Any, E: int) -> float:
-    # Same rule and message as scaled_dot_product_attention.
-    if scale is None:
-        return 1.0 / math.sqrt(E) if E > 0 else 1.0
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise AttentionTypeError(
-            f"{func}: scale must be a Python number or None; got {type(scale).__name__}."
-        )
-    return float(scale)
 
 
 def _check_block_size(func: str, block_size: Any) -> int:

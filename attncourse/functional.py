@@ -65,7 +65,7 @@ def softmax(x: Array, axis: int = -1) -> Array:
     # The max only shifts the exponent; it carries no gradient (softmax is shift-invariant).
     row_max = ops.amax(ops.detach(x), axis)
     row_max = ops.where(ops.isneginf(row_max), ops.zeros_like(row_max), row_max)
-    e = ops.exp(x - row_max)
+    e = ops.exp_(x - row_max)  # in place on the fresh difference: one (..., L, S) array fewer
     total = ops.sum(e, axis)
     # An all -inf row sums to 0: divide by 1 instead, so the row stays all zeros.
     total = ops.where(total == 0, total + 1, total)
@@ -124,6 +124,15 @@ def _check_qkv(func: str, q: Array, k: Array, v: Array) -> tuple:
         f"leading (batch/head) dimensions of q, k and v\n{layout}\n  leading shapes",
     )
     return lead, (int(L), int(S), int(E), int(Ev))
+
+
+def _check_scale(func: str, scale: Any, E: int) -> float:
+    """``None`` means ``1/sqrt(E)``; otherwise a plain number (not an array, not a bool)."""
+    if scale is None:
+        return 1.0 / math.sqrt(E) if E > 0 else 1.0
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
+        raise AttentionTypeError(f"{func}: scale must be a Python number or None; got {type(scale).__name__}.")
+    return float(scale)
 
 
 def _check_mask(func: str, mask: Array, ops, scores_shape: tuple) -> None:
@@ -200,10 +209,7 @@ def scaled_dot_product_attention(
     q, k, v = ops.asarray(q), ops.asarray(k), ops.asarray(v)
     _check_float(func, kind, ops, q=q, k=k, v=v)
     lead, (L, S, E, Ev) = _check_qkv(func, q, k, v)
-    if scale is None:
-        scale = 1.0 / math.sqrt(E) if E > 0 else 1.0
-    elif isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise AttentionTypeError(f"{func}: scale must be a Python number or None; got {type(scale).__name__}.")
+    scale = _check_scale(func, scale, E)
     if mask is not None:
         mask = ops.asarray(mask)
         _check_mask(func, mask, ops, lead + (L, S))
@@ -217,7 +223,7 @@ def scaled_dot_product_attention(
     work = ops.compute_dtype(q)  # float32 for half precision: no overflow in q @ k^T or exp
     q, k, v = ops.astype(q, work), ops.astype(k, work), ops.astype(v, work)
 
-    scores = (q @ ops.swap_last(k)) * scale  # (..., L, E) @ (..., E, S) -> (..., L, S)
+    scores = (q * scale) @ ops.swap_last(k)  # (..., L, E) @ (..., E, S) -> (..., L, S); scale q, not the scores
     if mask is not None:
         scores = ops.where(mask, scores, -ops.inf)  # blocked keys get exp(-inf) = 0
     weights = softmax(scores, axis=-1)  # (..., L, S); all-blocked rows are all zeros

@@ -127,7 +127,10 @@ class _Painter:
         self.fig.canvas.draw()
         self.fig.canvas.draw()  # constrained layout settles in a second pass (rotated tick labels)
         if self.constrained:
-            self.fig.set_layout_engine("none")
+            if hasattr(self.fig, "set_layout_engine"):  # matplotlib >= 3.6
+                self.fig.set_layout_engine("none")
+            else:
+                self.fig.set_constrained_layout(False)
 
     def background_key(self, view: dict) -> Any:
         """What the non-animated artists depend on (the background is redrawn when it changes)."""
@@ -643,30 +646,29 @@ class _PositionalPainter(_Painter):
 
 
 class _Renderer:
-    """``renderer(**controls) -> Frame``: builds each painter it needs once, then reuses it."""
+    """``renderer(**controls) -> Frame``: the pure function's view, drawn by one painter.
 
-    def __init__(
-        self,
-        view: Callable[..., dict],
-        painter: Callable[..., _Painter],
-        structure: Callable[..., Any] = lambda **_: (),
-    ) -> None:
-        self.view, self.make_painter, self.structure = view, painter, structure
-        self.painters: Dict[Any, _Painter] = {}
+    The painter (and its figure) is built on the first call and reused by every later one.
+    """
 
-    def _painter(self, controls: dict) -> _Painter:
-        key = self.structure(**controls)
-        if key not in self.painters:
-            self.painters[key] = self.make_painter(key)
-        return self.painters[key]
+    def __init__(self, view: Callable[..., dict], painter: Callable[[], _Painter]) -> None:
+        self.view, self.make_painter = view, painter
+        self._built: Optional[_Painter] = None
+
+    @property
+    def painter(self) -> _Painter:
+        if self._built is None:
+            self._built = self.make_painter()
+        return self._built
 
     def __call__(self, **controls: Any) -> Frame:
-        return self._painter(controls).frame(self.view(**controls))
+        return self.painter.frame(self.view(**controls))
 
     def warm(self, settings: Iterable[dict]) -> None:
         """Draw every background these settings need, so that each later frame only repaints."""
+        painter = self.painter
         for controls in settings:
-            painter, view = self._painter(controls), self.view(**controls)
+            view = self.view(**controls)
             if painter.background_key(view) not in painter._backgrounds:
                 painter.frame(view)
 
@@ -675,20 +677,20 @@ def _softmax_renderer(logits: Sequence[float], labels: Sequence[str]) -> _Render
     logits, labels = tuple(float(x) for x in logits), tuple(labels)
     return _Renderer(
         lambda temperature: explore.softmax_view(temperature, logits),
-        lambda _: _SoftmaxPainter(logits, labels),
+        lambda: _SoftmaxPainter(logits, labels),
     )
 
 
 def _scaling_renderer(seed: int, d_k_values: Sequence[int]) -> _Renderer:
     d_k_values = tuple(int(d) for d in d_k_values)
-    return _Renderer(lambda d_k: explore.scaling_view(d_k, seed), lambda _: _ScalingPainter(seed, d_k_values))
+    return _Renderer(lambda d_k: explore.scaling_view(d_k, seed), lambda: _ScalingPainter(seed, d_k_values))
 
 
 def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> _Renderer:
     tokens = tuple(tokens)
     return _Renderer(
         lambda n_heads: explore.heads_view(n_heads, d_model, tokens, seed),
-        lambda _: _HeadsPainter(d_model, tokens, seed),
+        lambda: _HeadsPainter(d_model, tokens, seed),
     )
 
 
@@ -696,7 +698,7 @@ def _mask_renderer(tokens: Sequence[str], seed: int) -> _Renderer:
     tokens = tuple(tokens)
     return _Renderer(
         lambda pad_length, causal: explore.mask_view(pad_length, causal, tokens, seed),
-        lambda _: _MaskPainter(tokens, seed),
+        lambda: _MaskPainter(tokens, seed),
     )
 
 
@@ -704,7 +706,7 @@ def _positional_renderer(d_model_values: Sequence[int], n_positions: int, seed: 
     d_model_values = tuple(int(d) for d in d_model_values)
     return _Renderer(
         lambda d_model, position: explore.positional_view(d_model, position, n_positions, seed),
-        lambda _: _PositionalPainter(d_model_values, n_positions, seed),
+        lambda: _PositionalPainter(d_model_values, n_positions, seed),
     )
 
 
