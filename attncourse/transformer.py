@@ -147,7 +147,8 @@ class TransformerBlock(nn.Module):
         """
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise AttentionInputError(
-                f"TransformerBlock.from_torch: expected torch.nn.TransformerEncoderLayer; got {type(layer).__name__}."
+                "TransformerBlock.from_torch: expected torch.nn.TransformerEncoderLayer; "
+                f"got {type(layer).__name__}."
             )
         act = layer.activation
         if not (act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none")):
@@ -222,7 +223,9 @@ class TinyTransformer(nn.Module):
         self.pos_emb = nn.Embedding(max_len, d_model, **factory)  # one learned vector per position
         self.drop = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
-            TransformerBlock(d_model, n_heads, d_ff, dropout=dropout, norm_first=norm_first, bias=bias, **factory)
+            TransformerBlock(
+                d_model, n_heads, d_ff, dropout=dropout, norm_first=norm_first, bias=bias, **factory
+            )
             for _ in range(n_layers)
         )
         self.norm = nn.LayerNorm(d_model, bias=bias, **factory)

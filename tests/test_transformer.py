@@ -60,10 +60,10 @@ def test_matches_nn_transformer_encoder_layer(device, bias, norm_first, masking)
     out, weights = ours(x, **kw_ours)
     assert out.shape == (B, L, 12) and weights.shape == (B, 3, L, L)
     assert_close(out, out_ref)
-    if masking != "none":
-        assert not weights[:, :, 0, 1:].any() or masking == "key padding"
+    if masking in ("is_causal", "causal mask"):
+        assert not weights.triu(1).any()  # no weight on a later key
     if masking == "key padding":
-        assert not weights[1, :, :, 3:].any()
+        assert not weights[1, :, :, 3:].any()  # no weight on a padded key
 
     cot = torch.randn_like(out_ref)
     g_ref = torch.autograd.grad(out_ref, [x, *ref.parameters()], cot)
@@ -77,9 +77,9 @@ def test_matches_nn_transformer_encoder_layer(device, bias, norm_first, masking)
             assert ours_name not in named_ours
             continue
         assert_close(named_ours[ours_name], named_ref[ref_name])
-    assert_close(torch.cat([named_ours[f"attn.{p}_proj.weight"] for p in "qkv"]), named_ref["self_attn.in_proj_weight"])
-    if bias:
-        assert_close(torch.cat([named_ours[f"attn.{p}_proj.bias"] for p in "qkv"]), named_ref["self_attn.in_proj_bias"])
+    for kind in ("weight", "bias") if bias else ("weight",):
+        stacked = torch.cat([named_ours[f"attn.{p}_proj.{kind}"] for p in "qkv"])
+        assert_close(stacked, named_ref[f"self_attn.in_proj_{kind}"])
 
 
 def test_pre_norm_and_post_norm_are_the_formulas():
@@ -149,7 +149,8 @@ def test_block_bad_input():
 
 def _tiny(norm_first=True):
     torch.manual_seed(0)
-    return TinyTransformer(vocab_size=11, d_model=16, n_heads=4, n_layers=2, max_len=9, norm_first=norm_first).eval()
+    model = TinyTransformer(11, d_model=16, n_heads=4, n_layers=2, max_len=9, norm_first=norm_first)
+    return model.eval()  # vocabulary: token ids 0..10
 
 
 @pytest.mark.parametrize("norm_first", [True, False], ids=["pre-norm", "post-norm"])
@@ -183,7 +184,7 @@ def test_tiny_transformer_is_causal(norm_first):
 
 def test_tiny_transformer_bad_input():
     model = _tiny()
-    with pytest.raises(ValueError, match=r"token ids must be in \[0, vocab_size=11\); got values from 0 to 11"):
+    with pytest.raises(ValueError, match=r"must be in \[0, vocab_size=11\); got values from 0 to 11"):
         model(torch.tensor([[0, 3, 11]]))
     with pytest.raises(ValueError, match=r"got values from -1 to 3"):
         model(torch.tensor([[-1, 3]]))
@@ -210,14 +211,14 @@ def test_tiny_transformer_learns_to_repeat_the_previous_token():
     model = TinyTransformer(vocab_size=8, d_model=16, n_heads=2, n_layers=1, max_len=6)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     g = torch.Generator().manual_seed(0)
-    for _ in range(150):
+    for _ in range(100):
         tokens = torch.randint(0, 8, (16, 6), generator=g)
         logits, _ = model(tokens)
         loss = torch.nn.functional.cross_entropy(logits[:, 1:].reshape(-1, 8), tokens[:, :-1].reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert loss.item() < 0.1
+    assert loss.item() < 0.05
 
 
 @pytest.mark.parametrize("device", [pytest.param("cuda", marks=pytest.mark.cuda)])
