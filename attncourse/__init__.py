@@ -44,10 +44,17 @@ __all__ = [
     "sinusoidal_positional_encoding",
     "apply_rope",
     "MultiHeadAttention",
+    "TransformerBlock",
+    "TinyTransformer",
     "best_device",
 ]
 
-_LAZY = {"MultiHeadAttention": ".multihead", "best_device": ".device"}
+_LAZY = {
+    "MultiHeadAttention": ".multihead",
+    "TransformerBlock": ".transformer",
+    "TinyTransformer": ".transformer",
+    "best_device": ".device",
+}
 
 
 def __getattr__(name: str):

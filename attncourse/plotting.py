@@ -56,7 +56,9 @@ def heatmap(
     if row_labels is not None:
         ax.set_yticks(range(n_rows), labels=list(row_labels))
     if col_labels is not None:
-        ax.set_xticks(range(n_cols), labels=list(col_labels), rotation=45 if n_cols > 6 else 0, ha="right" if n_cols > 6 else "center")
+        rotate = n_cols > 6
+        ax.set_xticks(range(n_cols), labels=list(col_labels), rotation=45 if rotate else 0,
+                      ha="right" if rotate else "center", rotation_mode="anchor" if rotate else "default")
     if annotate is None:
         annotate = n_rows * n_cols <= 64
     if annotate:

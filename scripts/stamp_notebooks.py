@@ -18,7 +18,7 @@ import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-BADGE_RE = re.compile(r"^\[!\[Open in Colab\]\([^)]*\)\]\([^)]*\)\s*$", re.MULTILINE)
+BADGE_RE = re.compile(r"^\[!\[Open in Colab\]\([^)]*\)\]\([^)]*\)[ \t]*$", re.MULTILINE)
 INSTALL_TAG = "colab-install"
 
 
