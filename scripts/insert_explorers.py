@@ -89,7 +89,10 @@ def insert(nb: nbformat.NotebookNode, function: str, alt: str) -> bool:
     if slot is None:
         return False
     wanted = explorer_cell(function, alt)
-    existing: List[int] = [i for i, c in enumerate(nb.cells) if MARKER in c.get("metadata", {})]
+    # Only explorer cells: exercise cells keep other entries under the same metadata key.
+    existing: List[int] = [
+        i for i, c in enumerate(nb.cells) if "explorer" in c.get("metadata", {}).get(MARKER, {})
+    ]
     if len(existing) == 1 and existing[0] == slot + 1:
         cell = nb.cells[slot + 1]
         same = (

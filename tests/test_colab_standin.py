@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -43,7 +44,8 @@ def _pip_freeze(python: Path) -> dict:
 @pytest.fixture(scope="session")
 def colab_env(tmp_path_factory):
     """A venv with Colab's versions, and an IPython profile that imports google.colab."""
-    cache = Path(os.environ.get("COLAB_STANDIN_DIR", ROOT / ".colab-standin"))
+    # Outside the checkout, so the book build never sees it; kept between runs.
+    cache = Path(os.environ.get("COLAB_STANDIN_DIR", Path(tempfile.gettempdir()) / "attncourse-colab-standin"))
     python = cache / "venv" / "bin" / "python"
     stamp = cache / "requirements.txt"
     if not python.exists() or not stamp.exists() or stamp.read_text() != REQUIREMENTS.read_text():

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser import BUILD_HTML, skip_or_fail, wait_for_mathjax, wait_for_widgets
+from browser import BUILD_HTML, book_browser, book_server, chromium, skip_or_fail, wait_for_mathjax, wait_for_widgets  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +34,13 @@ def test_student_notebooks_execute_under_nbval(tmp_path):
     assert result.returncode == 0, result.stdout[-5000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
+
+
+def test_every_registered_exercise_is_in_its_chapter_notebook():
+    from attncourse.exercises import all_exercises
+
+    for chapter, (_, stem) in CHAPTERS.items():
+        nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())
+        present = [c["metadata"].get("attncourse", {}).get("exercise") for c in nb["cells"]]
+        wanted = [e.id for e in all_exercises() if e.chapter == chapter]
+        assert wanted and [p for p in present if p] == wanted, (stem, present, wanted)

@@ -273,6 +273,23 @@ def test_insert_explorers_once(insert_script, tmp_path):
     assert namespace["explorer"].name == "mask"
 
 
+def test_insert_explorers_leaves_exercise_cells_alone(insert_script, tmp_path):
+    import nbformat
+
+    path = tmp_path / "03_scaling.ipynb"
+    nb = _chapter()
+    exercise = nbformat.v4.new_code_cell("def f():\n    ...")
+    exercise.metadata["attncourse"] = {"exercise": "ch03.scaled_scores"}
+    nb.cells.append(exercise)
+    nbformat.write(nb, path)
+    assert insert_script.process(tmp_path) == [str(path)]
+    cells = nbformat.read(path, as_version=4).cells
+    assert [c.metadata.get("attncourse") for c in cells if "attncourse" in c.metadata] == [
+        {"explorer": "scaling_explorer"},
+        {"exercise": "ch03.scaled_scores"},
+    ]
+
+
 def test_insert_explorers_repairs_a_moved_cell_and_strips_state(insert_script, tmp_path):
     import nbformat
 
