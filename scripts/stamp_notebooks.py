@@ -43,12 +43,11 @@ def install_source() -> str:
     return (
         "# In Colab, install attncourse and nothing else (--no-deps keeps Colab's own torch, numpy,\n"
         "# matplotlib and ipywidgets); anywhere else this cell only reports the device.\n"
+        "import importlib\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
         f'    %pip install -q --no-deps "attncourse @ git+{url}@{branch}"\n'
-        "    import importlib\n"
-        "\n"
         "    importlib.invalidate_caches()\n"
         "\n"
         "import attncourse as ac\n"
