@@ -110,6 +110,7 @@ class _NumpyOps:
         return x
 
     exp = staticmethod(np.exp)
+    tanh = staticmethod(np.tanh)
 
     @staticmethod
     def exp_(x):
@@ -161,6 +162,7 @@ class _TorchOps:
 
         self.torch = torch
         self.exp = torch.exp
+        self.tanh = torch.tanh
         self.where = torch.where
         self.logical_and = torch.logical_and
         self.logical_not = torch.logical_not

@@ -35,14 +35,22 @@ __all__ = [
     "BEGIN_SOLUTION",
     "END_SOLUTION",
     "STUB_LINE",
+    "KINDS",
 ]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 STUB_LINE = 'raise NotImplementedError("write your answer here")'
 
+# What an exercise asks the learner to do.  ``implement``: write a function the chapter built;
+# ``predict``: a number or shape, written down before running anything (a zero-argument function
+# returning it, graded with a stated tolerance); ``derive``: a closed form, checked on cases;
+# ``diagnose``: fix buggy code from its symptom; ``extend``: something the chapter did not show.
+KINDS = ("implement", "predict", "derive", "diagnose", "extend")
+
 # chapter key -> (title, notebook stem that hosts its exercises)
 CHAPTERS: Dict[str, Tuple[str, str]] = {
+    "ch00": ("Chapter 0: Why attention", "00_why_attention"),
     "ch01": ("Chapter 1: Softmax", "01_softmax"),
     "ch02": ("Chapter 2: Dot-product attention", "02_dot_product_attention"),
     "ch03": ("Chapter 3: Scaling by sqrt(d_k)", "03_scaling"),
@@ -50,6 +58,8 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
     "ch05": ("Chapter 5: Multi-head attention", "05_multi_head_attention"),
     "ch06": ("Chapter 6: Masked attention", "06_masked_attention"),
     "ch07": ("Chapter 7: Positional encoding", "07_positional_encoding"),
+    "ch08": ("Chapter 8: A Transformer block", "08_transformer_block"),
+    "ch09": ("Chapter 9: Efficient attention", "09_efficient_attention"),
     "bugs": ("Appendix: Common bugs", "appendix_common_bugs"),
 }
 
@@ -113,18 +123,21 @@ class Exercise:
     needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
+    kind: str = "implement"  # one of KINDS
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "solution", textwrap.dedent(self.solution).strip("\n") + "\n")
         if self.stub is not None:
             object.__setattr__(self, "stub", textwrap.dedent(self.stub).strip("\n"))
-        if not re.fullmatch(r"(ch0[1-9]|bugs)\.[a-z][a-z0-9_]*", self.id):
+        if not re.fullmatch(r"(ch0[0-9]|bugs)\.[a-z][a-z0-9_]*", self.id):
             raise ValueError(f"exercise id {self.id!r} must look like 'ch01.name' or 'bugs.name'")
         if self.function not in _functions_defined(self.solution):
             raise ValueError(f"{self.id}: the solution does not define {self.function}()")
         if self.solution.count(BEGIN_SOLUTION) != 1 or self.solution.count(END_SOLUTION) != 1:
             raise ValueError(f"{self.id}: the solution needs one {BEGIN_SOLUTION} / {END_SOLUTION} pair")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.id}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.array_kind not in ("numpy", "torch"):
             raise ValueError(f"{self.id}: array_kind must be 'numpy' or 'torch'")
 
