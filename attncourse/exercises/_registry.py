@@ -124,6 +124,9 @@ class Exercise:
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
     kind: str = "implement"  # one of KINDS
+    # Dotted names of further callables this exercise may not use, beyond the rule that applies
+    # to every exercise (no attncourse function that the cell's ``needs`` does not import).
+    forbids: Tuple[str, ...] = ()
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
