@@ -58,17 +58,25 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds for one call of an exercise function (default 10)",
     )
     p.add_argument(
-        "--memory", type=int, default=2048, help="address-space limit per notebook in MiB (default 2048)"
+        "--memory",
+        type=int,
+        default=2048,
+        help="memory (data segment) limit per notebook in MiB (default 2048)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="notebooks graded at the same time (default 1)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="notebooks graded at the same time (default: the number of cores)",
+    )
     p.add_argument(
         "--chapter", action="append", default=None, help="grade only this chapter's exercises (repeatable)"
     )
     p.add_argument(
         "--sandbox",
-        choices=["auto", "bwrap", "nobody", "hook"],
+        choices=["auto", "bwrap", "none"],
         default="auto",
-        help="auto (default): bubblewrap if it works, else run as nobody when root, else the audit hook alone",
+        help="auto (default) or bwrap: bubblewrap, or refuse to grade; none: no sandbox, trusted notebooks only",
     )
     p.add_argument("--force", action="store_true", help="replace an existing gradebook in OUT_DIR")
 
@@ -76,14 +84,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("source_dir", type=Path)
 
     p = sub.add_parser("list", help="list the exercises (of one chapter)")
-    p.add_argument("chapter", nargs="?", default=None, help="ch01 ... ch07, or bugs")
+    p.add_argument("chapter", nargs="?", default=None, help="ch00 ... ch09, or bugs")
     return parser
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     from .exercises import all_exercises
-    from .exercises.grader import GradingError, Limits, assign, grade, validate
+    from .grading import GradingError, Limits, assign, grade, validate
 
     try:
         if args.command == "assign":
@@ -110,8 +118,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return 1
             print(f"the exercise cells in {args.source_dir} are in order")
         elif args.command == "list":
-            for ex in all_exercises(args.chapter):
-                print(f"{ex.number:5} {ex.id:36} {ex.points} pt  {ex.function}({', '.join(ex.params)})")
+            listed = all_exercises(args.chapter)
+            if not listed:
+                print(f"no exercises in {args.chapter} yet")
+            for ex in listed:
+                print(
+                    f"{ex.number:5} {ex.id:36} {ex.kind:9} {ex.points} pt  {ex.function}({', '.join(ex.params)})"
+                )
     except (GradingError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"attncourse {args.command}: {message}", file=sys.stderr)

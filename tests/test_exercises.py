@@ -11,7 +11,7 @@ import pytest
 from attncourse.exercises import CHAPTERS, Case, all_exercises, check, get, reset, score
 from attncourse.exercises._check import run_cases
 from attncourse.exercises._compare import Outcome, expected_outputs, judge
-from attncourse.exercises.grader import load_hidden_cases
+from attncourse.grading import load_hidden_cases
 from attncourse.exercises.notebook import replace_solutions
 
 ROOT = Path(__file__).resolve().parents[1]

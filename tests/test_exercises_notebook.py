@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attncourse.exercises import chapter_cells, exercise_cells, get
-from attncourse.exercises.grader import validate
+from attncourse.grading import validate
 from attncourse.exercises.notebook import (
     NotebookProblem,
     read_notebook,

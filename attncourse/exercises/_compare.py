@@ -27,7 +27,7 @@ from typing import Optional, Any, List, Sequence, Tuple
 
 import numpy as np
 
-from ._child import OutputProblem, to_arrays
+from ._outputs import OutputProblem, to_arrays
 from ._registry import Case, Exercise
 
 __all__ = ["TOLERANCES", "tolerance_for", "Outcome", "CaseResult", "expected_outputs", "judge"]

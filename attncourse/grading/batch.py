@@ -1,0 +1,423 @@
+"""``grade``: find the submissions, run every notebook in the sandbox, write the marks.
+
+A submission folder holds one entry per student: ``STUDENT.ipynb``, or a folder ``STUDENT/`` with
+one or more ``*.ipynb`` directly inside it.  Whatever an entry holds, its student gets exactly one
+row; a failure while grading one student becomes that student's ``error`` row, and the batch goes
+on.  Notebooks are graded ``jobs`` at a time (default: one per core).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..exercises._registry import Exercise, chapter_key, get
+from ..exercises.notebook import NotebookProblem, exercise_id_of, read_notebook
+from . import protocol
+from .gradebook import display_name, write_feedback, write_gradebook, write_results
+from .handout import load_hidden_cases, read_manifest
+from .limits import GradingError, Limits
+from .marking import NotebookRun, Prepared, StudentGrade, error_grade, prepare_cases, student_grade
+from .runner import MEMORY_EXIT
+from .sandbox import Sandbox, find_sandbox, resource_limits, runner_env
+
+__all__ = ["MAX_NOTEBOOK_BYTES", "Submission", "discover", "grade"]
+
+MAX_NOTEBOOK_BYTES = 256 * 2**20
+IGNORED_FOLDERS = (".ipynb_checkpoints", "__MACOSX")
+
+
+@dataclass
+class Submission:
+    """One student: their notebooks, or why they cannot be graded (``problem``)."""
+
+    student: str
+    paths: List[str] = field(default_factory=list)
+    problem: str = ""
+    status: str = ""
+
+
+def _is_notebook_name(name: str) -> bool:
+    return name.endswith(".ipynb")
+
+
+def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
+    """The students in ``submissions_dir`` (sorted) and the entries that are not submissions."""
+    files: Dict[str, str] = {}
+    folders: Dict[str, List[str]] = {}
+    links: Dict[str, str] = {}
+    ignored: List[str] = []
+    with os.scandir(submissions_dir) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        name = entry.name
+        if entry.is_symlink():
+            if _is_notebook_name(name):
+                links[name[: -len(".ipynb")] or name] = name
+            else:
+                ignored.append(name)
+        elif entry.is_dir(follow_symlinks=False):
+            if name in IGNORED_FOLDERS:
+                ignored.append(name)
+                continue
+            with os.scandir(entry.path) as inner:
+                folders[name] = sorted(
+                    e.path for e in inner if _is_notebook_name(e.name) and not e.is_dir(follow_symlinks=False)
+                )
+        elif entry.is_file(follow_symlinks=False) and _is_notebook_name(name):
+            files[name[: -len(".ipynb")] or name] = entry.path
+        else:
+            ignored.append(name)
+    out = []
+    for student in sorted(set(files) | set(folders) | set(links)):
+        sources = [s for s in (files.get(student), student in folders, links.get(student)) if s]
+        if len(sources) > 1:
+            out.append(
+                Submission(
+                    student,
+                    problem=f"both {display_name(student)}.ipynb and a folder {display_name(student)}/ "
+                    "(or a link): keep one and grade again",
+                    status="ambiguous",
+                )
+            )
+        elif student in links:
+            out.append(Submission(student, [os.path.join(submissions_dir, links[student])]))
+        elif student in files:
+            out.append(Submission(student, [files[student]]))
+        elif folders[student]:
+            out.append(Submission(student, folders[student]))
+        else:
+            out.append(Submission(student, problem="the folder holds no .ipynb notebook", status="malformed"))
+    return out, ignored
+
+
+def _read_submitted(path: str) -> bytes:
+    """The bytes of a submitted notebook, or ``NotebookProblem`` saying why not."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if os.path.islink(path):
+            raise NotebookProblem("a symbolic link, not a file: submit the notebook itself") from None
+        raise NotebookProblem(f"cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise NotebookProblem("not a regular file")
+        if st.st_size == 0:
+            raise NotebookProblem("an empty file (0 bytes)")
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise NotebookProblem(f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
+        return f.read(MAX_NOTEBOOK_BYTES + 1)
+
+
+def _tail(path: str, n: int = 2000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _remove(path: str) -> None:
+    def retry(func: Callable, target: str, _exc: object) -> None:
+        try:
+            os.chmod(os.path.dirname(target), 0o700)
+            os.chmod(target, 0o700)
+            func(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=retry)
+
+
+class Grader:
+    """Runs notebooks in the sandbox, one job folder each, and reads back their replies."""
+
+    def __init__(self, prepared: List[Prepared], work: str, box: Sandbox, limits: Limits) -> None:
+        self.prepared, self.work, self.box, self.limits = prepared, work, box, limits
+        self.cases_dir = os.path.join(work, "cases")
+        self.headers = {p.exercise.header: p.exercise.id for p in prepared}
+        needs: List[str] = []
+        for p in prepared:
+            needs += [n for n in p.exercise.needs if n not in needs]
+        self.request = {
+            "prelude": "\n".join(needs) + "\n",
+            "exercises": [
+                {"id": p.exercise.id, "function": p.exercise.function, "cases": p.args} for p in prepared
+            ],
+            "limits": {
+                "cell_s": limits.cell_s,
+                "case_s": limits.case_s,
+                "output_chars": limits.output_chars,
+                "rlimits": resource_limits(limits),
+            },
+        }
+        self.caps = [p.caps() for p in prepared]
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    def _cells(self, nb: dict, run: NotebookRun) -> List[dict]:
+        cells = []
+        for index, cell in enumerate(nb["cells"], 1):
+            if cell.get("cell_type") != "code":
+                continue
+            src = cell.get("source", "")
+            source = "".join(src) if isinstance(src, list) else src
+            ex_id = exercise_id_of(cell)
+            if ex_id is not None:
+                try:
+                    get(ex_id)
+                except KeyError:
+                    run.unknown_ids.append((index, protocol.clean_text(ex_id, 100)))
+                    ex_id = None
+            if ex_id is None:  # metadata lost (copied cell, another editor): the first line still names it
+                first = source.strip().split("\n", 1)[0].strip()
+                ex_id = self.headers.get(first)
+            if ex_id is not None:
+                run.exercise_cells.append(ex_id)
+            cells.append({"index": index, "source": source, "exercise": ex_id})
+        return cells
+
+    def run(self, path: str) -> NotebookRun:
+        run = NotebookRun(os.path.basename(path))
+        try:
+            nb = read_notebook(_read_submitted(path))
+            cells = self._cells(nb, run)
+        except NotebookProblem as e:
+            run.status, run.problem = "malformed", f"not a readable notebook: {e}"
+            return run
+        del nb
+        with self._lock:
+            self._counter += 1
+            job = os.path.join(self.work, f"job{self._counter}")
+        os.makedirs(os.path.join(job, "tmp"))
+        try:
+            self._execute(run, cells, job)
+        finally:
+            _remove(job)
+            for suffix in (".log",):
+                try:
+                    os.remove(job + suffix)
+                except OSError:
+                    pass
+        return run
+
+    def _execute(self, run: NotebookRun, cells: List[dict], job: str) -> None:
+        if self.box.mode == "none":
+            os.symlink(self.cases_dir, os.path.join(job, "cases"))
+        else:
+            os.mkdir(os.path.join(job, "cases"))  # the mount point of the shared, read-only cases
+        protocol.write_request(job, {**self.request, "cells": cells})
+        pass_fds: Tuple[int, ...] = ()
+        seccomp_fd = None
+        if self.box.mode == "bwrap" and self.box.seccomp:
+            seccomp_fd, w = os.pipe()
+            os.write(w, self.box.seccomp)
+            os.close(w)
+            pass_fds = (seccomp_fd,)
+        argv = self.box.argv(job, self.cases_dir, seccomp_fd)
+        env = (
+            runner_env(job) if self.box.mode == "none" else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        )
+        job_fd = os.open(job, os.O_RDONLY | os.O_DIRECTORY)
+        timed_out = False
+        start = time.perf_counter()
+        try:
+            with open(job + ".log", "wb") as log:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=job,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=pass_fds,
+                    start_new_session=True,
+                )
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+            status, usage, timed_out = self._wait(proc, start + self.limits.time_s)
+            run.seconds = time.perf_counter() - start
+            own = usage.ru_utime + usage.ru_stime if usage is not None else 0.0  # bwrap's, or the runner's
+            run.exit_code = os.waitstatus_to_exitcode(status) if status is not None else None
+            try:
+                run.reply = protocol.read_reply(job_fd, self.caps)
+            except protocol.ProtocolError as e:
+                run.problem = f"its reply could not be read ({e})"
+            progress = protocol.read_progress(job_fd)
+            # inside bwrap the runner is not bwrap's waited-for child: it reports its own CPU time
+            run.cpu_seconds = own + (run.reply.cpu_seconds if run.reply and self.box.mode == "bwrap" else 0.0)
+        finally:
+            os.close(job_fd)
+        run.stopped_in = self._describe(progress)
+        if timed_out:
+            run.status = "timeout"
+        elif run.exit_code == MEMORY_EXIT:
+            run.status = "memory"
+        elif run.reply is None or run.reply.stage != "done" or run.problem:
+            run.status = "crashed"
+            run.stderr_tail = _tail(job + ".log")
+
+    def _describe(self, progress: str) -> str:
+        if progress.startswith("cell "):
+            return progress
+        if progress.startswith("case "):
+            e, c = (int(x) for x in progress.split()[1:])
+            if e < len(self.prepared):
+                return f"case {c + 1} of {self.prepared[e].exercise.id}"
+        if progress == "cases":
+            return "the exercise functions"
+        return "start-up"
+
+    @staticmethod
+    def _wait(proc: subprocess.Popen, deadline: float):
+        """Wait for ``proc`` until ``deadline``, then kill its process group; (status, rusage, timed out)."""
+        delay, timed_out = 0.002, False
+        while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            if time.perf_counter() > deadline:
+                timed_out = True
+                break
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.02)
+        try:  # still unreaped, so the group is ours: bwrap (and with it the sandbox's PID namespace),
+            os.killpg(proc.pid, signal.SIGKILL)  # or whatever a --sandbox none run left behind
+        except (ProcessLookupError, PermissionError):
+            pass
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return status, usage, timed_out
+
+
+def _select(manifest: dict, chapters: Optional[Sequence[str]]) -> List[Exercise]:
+    keys = [chapter_key(c) for c in chapters] if chapters else None
+    exercises = []
+    for entry in manifest["exercises"]:
+        ex_id = entry.get("id") if isinstance(entry, dict) else None
+        try:
+            ex = get(ex_id)
+        except KeyError:
+            raise GradingError(
+                f"the bundle lists {ex_id!r}, which this attncourse does not know "
+                f"(the bundle was made by attncourse {manifest.get('attncourse_version')})"
+            ) from None
+        if keys is None or ex.chapter in keys:
+            exercises.append(ex)
+    if not exercises:
+        which = f" of {', '.join(keys)}" if keys else ""
+        raise GradingError(f"the bundle has no exercises{which} to grade (check --chapter)")
+    return exercises
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def grade(
+    bundle_dir: Path,
+    submissions_dir: Path,
+    out_dir: Path,
+    *,
+    limits: Optional[Limits] = None,
+    jobs: Optional[int] = None,
+    chapters: Optional[Sequence[str]] = None,
+    sandbox: str = "auto",
+    python: Optional[str] = None,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> List[StudentGrade]:
+    """Grade every submission in ``submissions_dir``; write the gradebook and feedback to ``out_dir``.
+
+    ``python`` is the interpreter that runs the notebooks (default: this one); ``jobs`` the number
+    of notebooks run at once (default: the number of cores).  Raises ``GradingError`` before
+    writing anything when the bundle, the folders or the sandbox are not in order.
+    """
+    bundle_dir, submissions_dir, out_dir = Path(bundle_dir), Path(submissions_dir), Path(out_dir)
+    limits = limits or Limits()
+    jobs = max(1, jobs if jobs else (os.cpu_count() or 1))
+    python = python or sys.executable
+    manifest = read_manifest(bundle_dir)
+    exercises = _select(manifest, chapters)
+    if not submissions_dir.is_dir():
+        raise GradingError(f"{submissions_dir} is not a folder")
+    if _inside(os.path.realpath(out_dir), os.path.realpath(submissions_dir)):
+        raise GradingError("OUT_DIR must not be inside SUBMISSIONS_DIR")
+    if (out_dir / "gradebook.csv").exists() and not force:
+        raise GradingError(f"{out_dir} already holds a gradebook; pass --force to replace it")
+    hidden = load_hidden_cases(bundle_dir)
+
+    work = tempfile.mkdtemp(prefix="attncourse-grade-")
+    try:
+        protected = [os.path.realpath(p) for p in (submissions_dir, bundle_dir, out_dir, work)]
+        box = find_sandbox(sandbox, python, protected)
+        log(f"sandbox: {box.describe()}")
+        if box.mode == "none":
+            log(
+                "warning: --sandbox none: notebook code runs unconfined with your permissions; trusted notebooks only"
+            )
+        prepared = prepare_cases(exercises, hidden, Path(work))
+        grader = Grader(prepared, work, box, limits)
+        submissions, ignored = discover(str(submissions_dir))
+        start, cpu_start = time.perf_counter(), time.process_time()
+
+        def grade_one(sub: Submission) -> StudentGrade:
+            if sub.problem:
+                return error_grade(sub.student, [], sub.status, sub.problem, prepared)
+            try:
+                return student_grade(sub.student, [grader.run(p) for p in sub.paths], prepared, limits)
+            except Exception as e:  # a bug of ours, or something unforeseen: this student alone
+                note = f"the grader failed on this submission ({type(e).__name__}: {e}); please report it"
+                names = [display_name(os.path.basename(p)) for p in sub.paths]
+                return error_grade(sub.student, names, "error", protocol.clean_text(note), prepared)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(grade_one, submissions))
+        elapsed = time.perf_counter() - start
+        grader_cpu = time.process_time() - cpu_start
+    finally:
+        _remove(work)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    feedback_dir = out_dir / "feedback"
+    if feedback_dir.exists():
+        shutil.rmtree(feedback_dir)
+    feedback_dir.mkdir()
+    write_gradebook(out_dir / "gradebook.csv", results, exercises)
+    files = write_feedback(feedback_dir, results, exercises)
+    n_notebooks = sum(len(sg.seconds) for sg in results)
+    run_cpu = sum(sum(sg.cpu_seconds.values()) for sg in results)
+    summary = {
+        "protocol": protocol.VERSION,
+        "sandbox": box.mode,
+        **(
+            {"sandbox_warning": "notebooks ran without a sandbox (--sandbox none)"}
+            if box.mode == "none"
+            else {}
+        ),
+        "python": python,
+        "limits": limits.as_dict(),
+        "jobs": jobs,
+        "seconds": round(elapsed, 2),
+        "notebooks": n_notebooks,
+        "notebooks_per_second": round(n_notebooks / elapsed, 2) if elapsed > 0 else None,
+        "cpu_seconds_per_notebook": round((run_cpu + grader_cpu) / n_notebooks, 3) if n_notebooks else None,
+        "ignored": ignored,
+    }
+    write_results(out_dir / "results.json", summary, results, files)
+    per = f" ({n_notebooks / elapsed:.2f} notebooks/s)" if elapsed > 0 and n_notebooks else ""
+    log(
+        f"graded {len(results)} students ({n_notebooks} notebooks) in {elapsed:.1f} s{per}; wrote {out_dir / 'gradebook.csv'}"
+    )
+    return results

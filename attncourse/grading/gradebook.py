@@ -1,0 +1,183 @@
+"""Writing the results: ``gradebook.csv``, ``results.json`` and ``feedback/<file>.txt``.
+
+Student names come from file and folder names, so they can hold anything a file system allows:
+bytes that are not UTF-8 (Python keeps them as lone surrogates), spaces, a leading ``=`` or ``.``.
+
+* ``results.json`` keeps every name exactly (JSON ``\\udcxx`` escapes), with the feedback file
+  that belongs to it;
+* ``gradebook.csv`` shows names readably (an undecodable byte as ``\\xff``) and puts a ``'``
+  before any cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, CR);
+* feedback file names are ASCII letters, digits, ``.``, ``_`` and ``-``; a name that had to be
+  changed for that, or that would clash with another one on a case-insensitive file system, gets
+  a short hash of the original name, so every student has a file of their own.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+from ..exercises._check import _fmt_points
+from ..exercises._registry import Exercise
+from .marking import StudentGrade
+
+__all__ = [
+    "display_name",
+    "csv_cell",
+    "feedback_names",
+    "feedback_text",
+    "write_gradebook",
+    "write_results",
+    "write_feedback",
+]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"{p}{i}" for p in ("COM", "LPT") for i in range(1, 10)}
+
+
+def display_name(name: str) -> str:
+    """``name`` as printable UTF-8: undecodable bytes (lone surrogates) become ``\\xNN``.
+
+    >>> display_name("b\\udcf6b")
+    'b\\\\xf6b'
+    """
+    return name.encode("utf-8", "surrogateescape" if _only_escapes(name) else "backslashreplace").decode(
+        "utf-8", "backslashreplace"
+    )
+
+
+def _only_escapes(name: str) -> bool:
+    # surrogateescape can encode U+DC80..U+DCFF only; other lone surrogates are shown as \udxxx
+    return all(not 0xD800 <= ord(ch) <= 0xDFFF or 0xDC80 <= ord(ch) <= 0xDCFF for ch in name)
+
+
+def csv_cell(text: str) -> str:
+    """A cell a spreadsheet shows as text, never runs as a formula.
+
+    >>> csv_cell('=HYPERLINK("http://x", "y")'), csv_cell("alice")
+    ('\\'=HYPERLINK("http://x", "y")', 'alice')
+    """
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def feedback_names(students: Sequence[str]) -> Dict[str, str]:
+    """A distinct, portable file name (without ``.txt``) for every student name.
+
+    >>> names = feedback_names(["a b", "a_b", "../x", "Alice", "alice"])
+    >>> names["a_b"], names["a b"].startswith("a_b-"), names["../x"].startswith("x-")
+    ('a_b', True, True)
+    >>> len(set(n.lower() for n in names.values()))
+    5
+    """
+    safe = {}
+    for name in students:
+        s = _UNSAFE.sub("_", name).lstrip(".")[:80] or "student"
+        safe[name] = s
+    folded: Dict[str, int] = {}
+    for s in safe.values():
+        folded[s.lower()] = folded.get(s.lower(), 0) + 1
+    out: Dict[str, str] = {}
+    for name, s in safe.items():
+        if s != name or folded[s.lower()] > 1 or s.split(".")[0].upper() in _WINDOWS_RESERVED:
+            digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+            s = f"{s}-{digest}"
+        out[name] = s
+    taken = set()
+    for name in students:  # a clash left after hashing would need two equal hashes: count on
+        s, k = out[name], 2
+        while s.lower() in taken:
+            s, k = f"{out[name]}-{k}", k + 1
+        out[name] = s
+        taken.add(s.lower())
+    return out
+
+
+def feedback_text(sg: StudentGrade, out_of: int) -> str:
+    """The feedback a student reads: points per exercise, failed cases, notes."""
+    name = display_name(sg.student)
+    lines = [f"Feedback for {name}", "=" * (13 + len(name)), ""]
+    notebooks = ", ".join(display_name(n) for n in sg.notebooks) or "(none)"
+    lines.append(f"Notebook{'s' if len(sg.notebooks) > 1 else ''}: {notebooks}")
+    lines.append(f"Status: {sg.status}")
+    lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points")
+    lines.append("")
+    for g in sg.grades:
+        ex = g.exercise
+        passed = sum(c.passed for c in g.cases)
+        lines.append(f"Exercise {ex.number} · {ex.title} ({ex.id}): {_fmt_points(g.earned)} / {ex.points}")
+        if g.cases and passed == len(g.cases) and not g.shortcut:
+            lines.append(f"  all {len(g.cases)} cases passed")
+        elif g.cases and all(c.status == "not attempted" for c in g.cases):
+            lines.append("  not attempted")
+        else:
+            lines.append(f"  {passed} of {len(g.cases)} cases passed")
+            last = None
+            for c in g.cases:
+                if not c.passed:
+                    msg = "same problem as above" if c.message == last else c.message
+                    lines.append(f"  ✗ {c.name}: {msg}")
+                    last = c.message
+        lines.append("")
+    if sg.notes or sg.details:
+        lines.append("Notes")
+        lines += [f"  - {n}" for n in sg.notes + sg.details]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_gradebook(path: Path, results: List[StudentGrade], exercises: List[Exercise]) -> None:
+    out_of = sum(ex.points for ex in exercises)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student"] + [ex.id for ex in exercises] + ["total", "out_of", "status", "notes"])
+        for sg in results:
+            writer.writerow(
+                [csv_cell(display_name(sg.student))]
+                + [_fmt_points(g.earned) for g in sg.grades]
+                + [_fmt_points(sg.total), out_of, sg.status, csv_cell(display_name("; ".join(sg.notes)))]
+            )
+
+
+def write_feedback(folder: Path, results: List[StudentGrade], exercises: List[Exercise]) -> Dict[str, str]:
+    """One ``.txt`` per student in ``folder``; returns student -> file name."""
+    out_of = sum(ex.points for ex in exercises)
+    names = feedback_names([sg.student for sg in results])
+    files = {}
+    for sg in results:
+        files[sg.student] = f"{names[sg.student]}.txt"
+        (folder / files[sg.student]).write_text(feedback_text(sg, out_of), encoding="utf-8")
+    return files
+
+
+def write_results(path: Path, summary: dict, results: List[StudentGrade], files: Dict[str, str]) -> None:
+    """``results.json``: ``summary`` (sandbox, limits, timing) and every student, names kept exactly."""
+    summary = dict(summary)
+    summary["students"] = [
+        {
+            "student": sg.student,
+            "feedback": f"feedback/{files[sg.student]}",
+            "notebooks": sg.notebooks,
+            "status": sg.status,
+            "total": sg.total,
+            "seconds": sg.seconds,
+            "cpu_seconds": sg.cpu_seconds,
+            "exercises": {
+                g.exercise.id: {
+                    "earned": g.earned,
+                    "passed": sum(c.passed for c in g.cases),
+                    "cases": len(g.cases),
+                    **({"shortcut": g.shortcut} if g.shortcut else {}),
+                }
+                for g in sg.grades
+            },
+            "notes": sg.notes,
+        }
+        for sg in results
+    ]
+    # ensure_ascii: a name with undecodable bytes is kept as \\udcxx escapes, and the file stays valid
+    path.write_text(json.dumps(summary, indent=1, ensure_ascii=True) + "\n", encoding="ascii")

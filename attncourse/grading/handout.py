@@ -1,0 +1,169 @@
+"""Handing out: ``assign`` writes the student notebooks and the private grading bundle.
+
+``assign(SOURCE_DIR, OUT_DIR)`` writes ``OUT_DIR/student/*.ipynb`` (solutions replaced by stubs,
+worked solutions removed, outputs cleared) and ``OUT_DIR/grading/``: the hidden cases
+(``hidden_*.py``) and ``manifest.json`` (which exercises, worth how many points, in which
+notebook, made by which ``attncourse``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+from ..exercises._registry import Case, get
+from ..exercises.notebook import NotebookProblem, exercises_in, read_notebook, to_student, validate_notebook
+from .limits import GradingError
+
+__all__ = ["MANIFEST_FORMAT", "assign", "validate", "load_hidden_cases", "read_manifest"]
+
+MANIFEST_FORMAT = 1
+
+
+def _find_tests_dir(source_dir: Path) -> Path:
+    for parent in [source_dir, *source_dir.resolve().parents][:3]:
+        candidate = parent / "grading"
+        if candidate.is_dir() and any(candidate.glob("hidden_*.py")):
+            return candidate
+    raise GradingError(f"no hidden tests (grading/hidden_*.py) found next to {source_dir}; pass --tests DIR")
+
+
+def load_hidden_cases(tests_dir: Path) -> Dict[str, Callable[[], List[Case]]]:
+    """``HIDDEN`` of every ``hidden_*.py`` in ``tests_dir``, merged (exercise id -> case maker).
+
+    These are the instructor's own files: they run in the grader's process.
+    """
+    merged: Dict[str, Callable[[], List[Case]]] = {}
+    for path in sorted(Path(tests_dir).glob("hidden_*.py")):
+        spec = importlib.util.spec_from_file_location(f"attncourse_hidden_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise GradingError(f"{path}: could not be loaded ({type(e).__name__}: {e})") from None
+        hidden = getattr(module, "HIDDEN", None)
+        if not isinstance(hidden, dict):
+            raise GradingError(f"{path}: defines no HIDDEN dict")
+        for ex_id, maker in hidden.items():
+            if ex_id in merged:
+                raise GradingError(f"{path}: hidden cases for {ex_id} are defined twice")
+            merged[ex_id] = maker
+    return merged
+
+
+def _notebooks(folder: Path) -> List[Path]:
+    return sorted(p for p in folder.glob("*.ipynb") if p.is_file())
+
+
+def _prepare_out(path: Path, force: bool) -> None:
+    if path.exists() and any(path.iterdir()):
+        if not force:
+            raise GradingError(f"{path} already exists and is not empty; pass --force to replace it")
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def validate(source_dir: Path) -> List[str]:
+    """Problems with the exercise cells of every notebook in ``source_dir`` (empty: all good)."""
+    problems = []
+    for path in _notebooks(Path(source_dir)):
+        try:
+            nb = read_notebook(path.read_bytes())
+        except NotebookProblem as e:
+            problems.append(f"{path.name}: {e}")
+            continue
+        problems += validate_notebook(nb, path.name)
+    return problems
+
+
+def assign(
+    source_dir: Path,
+    out_dir: Path,
+    *,
+    tests_dir: Optional[Path] = None,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Write the student versions and the private grading bundle; return the manifest."""
+    source_dir, out_dir = Path(source_dir), Path(out_dir)
+    if not source_dir.is_dir():
+        raise GradingError(f"{source_dir} is not a folder")
+    tests_dir = Path(tests_dir) if tests_dir else _find_tests_dir(source_dir)
+    hidden = load_hidden_cases(tests_dir)
+    problems = validate(source_dir)
+    if problems:
+        raise GradingError("fix the exercise cells first:\n  " + "\n  ".join(problems))
+
+    student_dir, bundle_dir = out_dir / "student", out_dir / "grading"
+    exercises: List[dict] = []
+    notebooks: Dict[str, List[str]] = {}
+    students: Dict[str, dict] = {}
+    for path in _notebooks(source_dir):
+        nb = read_notebook(path.read_bytes())
+        students[path.name] = to_student(nb)
+        ids = [ex_id for _, ex_id in exercises_in(nb)]
+        if ids:
+            notebooks[path.name] = ids
+        for ex_id in ids:
+            ex = get(ex_id)
+            exercises.append(
+                {
+                    "id": ex.id,
+                    "number": ex.number,
+                    "title": ex.title,
+                    "kind": ex.kind,
+                    "points": ex.points,
+                    "function": ex.function,
+                    "notebook": path.name,
+                    "public_cases": len(ex.public_cases()),
+                    "hidden_cases": len(hidden[ex.id]()) if ex.id in hidden else 0,
+                }
+            )
+    if not exercises:
+        raise GradingError(f"no exercise cells in {source_dir}/*.ipynb")
+    without = [e["id"] for e in exercises if not e["hidden_cases"]]
+
+    _prepare_out(student_dir, force)
+    _prepare_out(bundle_dir, force)
+    for name, nb in students.items():
+        (student_dir / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    for path in sorted(tests_dir.glob("hidden_*.py")):
+        shutil.copy2(path, bundle_dir / path.name)
+    from .. import __version__
+
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "attncourse_version": __version__,
+        "notebooks": notebooks,
+        "exercises": exercises,
+        "total_points": sum(e["points"] for e in exercises),
+    }
+    (bundle_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    log(
+        f"{len(students)} student notebooks in {student_dir}, {len(exercises)} exercises "
+        f"({manifest['total_points']} points); grading bundle in {bundle_dir} (keep it private)"
+    )
+    if without:
+        log(f"warning: no hidden cases for {', '.join(without)} (graded on the public cases only)")
+    return manifest
+
+
+def read_manifest(bundle_dir: Path) -> dict:
+    """The bundle's ``manifest.json``, checked; a ``GradingError`` saying what is wrong otherwise."""
+    path = Path(bundle_dir) / "manifest.json"
+    if not path.is_file():
+        raise GradingError(
+            f"{bundle_dir} is not a grading bundle (no manifest.json); make one with `attncourse assign`"
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GradingError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise GradingError(f"{path}: unsupported format {manifest.get('format')!r}")
+    if not isinstance(manifest.get("exercises"), list):
+        raise GradingError(f"{path}: no list of exercises")
+    return manifest

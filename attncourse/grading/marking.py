@@ -1,0 +1,304 @@
+"""Marks: the runner's reply against expected outputs that only the grader holds.
+
+``prepare_cases`` generates each exercise's inputs (public and hidden cases), writes them for the
+runner and computes the expected outputs with the trusted reference, in this process.  A
+``NotebookRun`` is what came back from one notebook; ``student_grade`` picks, for each exercise,
+the notebook of the student where it scores best and collects the notes for the instructor.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..exercises._compare import CaseResult, Outcome, expected_outputs, judge
+from ..exercises._registry import Case, Exercise
+from .limits import GradingError, Limits
+from .protocol import CellNote, Reply, case_file
+
+__all__ = [
+    "STATUSES",
+    "Prepared",
+    "prepare_cases",
+    "NotebookRun",
+    "ExerciseGrade",
+    "StudentGrade",
+    "student_grade",
+    "error_grade",
+    "SHORTCUT_MESSAGE",
+]
+
+# A student's status, most serious first; ``ok`` when none applies.
+STATUSES = ("ambiguous", "error", "malformed", "timeout", "crashed", "memory", "ok")
+SHORTCUT_MESSAGE = "the package's reference may not be used here: {name}"
+
+
+@dataclass
+class Prepared:
+    """An exercise with its cases, their argument files and their expected outputs."""
+
+    exercise: Exercise
+    cases: List[Case]
+    hidden: List[bool]
+    expected: List[List[np.ndarray]]
+    args: List[List[dict]]  # per case, the protocol's argument specs
+
+    def caps(self) -> List[List[int]]:
+        """The most bytes each output may take: far more than expected is refused unread."""
+        return [[min(64 * 2**20, 2**20 + 16 * e.nbytes) for e in case] for case in self.expected]
+
+
+def prepare_cases(
+    exercises: List[Exercise], hidden: Dict[str, Callable[[], List[Case]]], folder: Path
+) -> List[Prepared]:
+    """Write every case's arguments under ``folder/cases`` and compute the expected outputs."""
+    (folder / "cases").mkdir(exist_ok=True)
+    prepared = []
+    for e, ex in enumerate(exercises):
+        public = ex.public_cases()
+        secret = list(hidden[ex.id]()) if ex.id in hidden else []
+        cases, flags = public + secret, [False] * len(public) + [True] * len(secret)
+        expected, args = [], []
+        for c, case in enumerate(cases):
+            if list(case.inputs) != list(ex.params):
+                raise GradingError(
+                    f"{ex.id}, case {case.name!r}: inputs {list(case.inputs)} do not match "
+                    f"{ex.function}{ex.params}"
+                )
+            specs = []
+            for a, value in enumerate(case.inputs.values()):
+                if isinstance(value, np.ndarray):
+                    np.save(folder / case_file(e, c, a), value, allow_pickle=False)
+                    specs.append({"array": case_file(e, c, a)})
+                elif isinstance(value, (bool, int, float, str, type(None))):
+                    specs.append({"value": value})
+                else:
+                    raise GradingError(f"{ex.id}, case {case.name!r}: inputs must be arrays or numbers")
+            args.append(specs)
+            expected.append(expected_outputs(ex, case))
+        prepared.append(Prepared(ex, cases, flags, expected, args))
+    os.chmod(folder / "cases", 0o755)
+    return prepared
+
+
+@dataclass
+class NotebookRun:
+    """One notebook of one student, after its run (or after it was refused)."""
+
+    notebook: str
+    status: str = "ok"  # ok, malformed, timeout, crashed, memory
+    problem: str = ""
+    reply: Optional[Reply] = None
+    exercise_cells: List[str] = field(default_factory=list)
+    unknown_ids: List[Tuple[int, str]] = field(default_factory=list)
+    stopped_in: str = ""
+    exit_code: Optional[int] = None
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    stderr_tail: str = ""
+
+    def outcomes(self, e: int, p: Prepared, limits: Limits) -> Optional[List[Outcome]]:
+        """The outcome of every case of exercise ``e`` (``None`` if the notebook was never run)."""
+        if self.status == "malformed":
+            return None
+        reply = self.reply
+        ran_cells = reply is not None and reply.stage != "cells"
+        if ran_cells and p.exercise.function not in reply.defined:
+            return [Outcome("missing") for _ in p.cases]
+        if self.status == "timeout":
+            why = f"not run: the notebook hit the {limits.time_s:g} s time limit first"
+        elif self.status == "memory":
+            why = "not run: the notebook ran out of memory first"
+        else:
+            why = "not run: the grading process ended early"
+        out, timed_out = [], False
+        for c in range(len(p.cases)):
+            got = reply.results.get((e, c)) if reply is not None else None
+            if got is None:
+                got = (
+                    Outcome("timeout", seconds=limits.case_s)
+                    if timed_out
+                    else Outcome("not_run", message=why)
+                )
+            timed_out = timed_out or got.kind == "timeout"
+            out.append(got)
+        return out
+
+
+@dataclass
+class ExerciseGrade:
+    exercise: Exercise
+    cases: List[CaseResult]
+    notebook: str = ""
+    shortcut: Optional[str] = None
+
+    @property
+    def earned(self) -> float:
+        if not self.cases or self.shortcut:
+            return 0.0
+        return round(self.exercise.points * sum(c.passed for c in self.cases) / len(self.cases), 2)
+
+
+@dataclass
+class StudentGrade:
+    student: str
+    notebooks: List[str]
+    status: str
+    notes: List[str]
+    details: List[str]
+    grades: List[ExerciseGrade]
+    seconds: Dict[str, float] = field(default_factory=dict)
+    cpu_seconds: Dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return round(sum(g.earned for g in self.grades), 2)
+
+
+def _not_graded(p: Prepared, message: str = "not graded") -> ExerciseGrade:
+    return ExerciseGrade(
+        p.exercise, [CaseResult(c.name, False, message, "error", h) for c, h in zip(p.cases, p.hidden)]
+    )
+
+
+def error_grade(
+    student: str, notebooks: List[str], status: str, note: str, prepared: List[Prepared]
+) -> StudentGrade:
+    """A row with no marks: an ambiguous submission, or a grading that failed for this student alone."""
+    return StudentGrade(student, notebooks, status, [note], [], [_not_graded(p) for p in prepared])
+
+
+def _grade_exercise(e: int, p: Prepared, runs: List[NotebookRun], limits: Limits) -> ExerciseGrade:
+    # the notebook(s) holding the exercise's cell; failing that, those defining its function
+    holders = [r for r in runs if p.exercise.id in r.exercise_cells]
+    definers = [r for r in runs if r.reply is not None and p.exercise.function in r.reply.defined]
+    pool = holders or definers or runs
+    candidates = []
+    for order, run in enumerate(runs):
+        outcomes = run.outcomes(e, p, limits) if run in pool else None
+        if outcomes is None:
+            continue
+        shortcut = next((o.shortcut for o in outcomes if o.shortcut), None)
+        if shortcut:
+            message = SHORTCUT_MESSAGE.format(name=shortcut)
+            cases = [CaseResult(c.name, False, message, "failed", h) for c, h in zip(p.cases, p.hidden)]
+        else:
+            cases = [
+                judge(p.exercise, case, expected, outcome, hidden=flag)
+                for case, expected, outcome, flag in zip(p.cases, p.expected, outcomes, p.hidden)
+            ]
+        grade = ExerciseGrade(p.exercise, cases, run.notebook, shortcut)
+        defines = run.reply is not None and p.exercise.function in run.reply.defined
+        candidates.append((grade.earned, defines, -order, grade))
+    if not candidates:
+        return _not_graded(p)
+    return max(candidates, key=lambda t: t[:3])[3]
+
+
+def _cells(notes: List[CellNote], status: str) -> List[CellNote]:
+    return [n for n in notes if n.status == status]
+
+
+def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> Tuple[List[str], List[str]]:
+    notes: List[str] = []
+    details: List[str] = []
+    if run.status == "malformed":
+        return [tag(run.problem)], []
+    if run.status == "timeout":
+        notes.append(tag(f"stopped at the {limits.time_s:g} s time limit while running {run.stopped_in}"))
+    elif run.status == "memory":
+        notes.append(tag(f"ran out of memory (limit {limits.memory_mb} MiB) while running {run.stopped_in}"))
+    elif run.status == "crashed":
+        code = run.exit_code
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        notes.append(
+            tag(f"the notebook ended the grading process early ({how}) while running {run.stopped_in}")
+        )
+        if run.problem:
+            details.append(tag(run.problem))
+        if run.stderr_tail.strip():
+            details.append(tag("last output: " + run.stderr_tail.strip().splitlines()[-1][:300]))
+    cells = run.reply.cells if run.reply is not None else []
+    syntax, errors = _cells(cells, "syntax"), _cells(cells, "error")
+    exits, timeouts = _cells(cells, "exit"), _cells(cells, "timeout")
+    memory = [n for n in errors if n.error_type == "MemoryError"]
+    errors = [n for n in errors if n.error_type != "MemoryError"]
+    listing = lambda ns: ", ".join(str(n.index) for n in ns)  # noqa: E731
+    if syntax:
+        notes.append(tag(f"syntax errors in cells {listing(syntax)}"))
+    if errors:
+        notes.append(tag(f"errors in cells {listing(errors)}"))
+    if memory:
+        notes.append(tag(f"out of memory (limit {limits.memory_mb} MiB) in cells {listing(memory)}"))
+    if exits:
+        notes.append(tag(f"sys.exit() in cells {listing(exits)} (ignored)"))
+    if timeouts:
+        notes.append(tag(f"cells over the {limits.cell_s:g} s cell limit (stopped): {listing(timeouts)}"))
+    if run.reply is not None and run.reply.output_truncated:
+        notes.append(tag(f"printed more than {limits.output_chars} characters (cut)"))
+    for index, ex_id in run.unknown_ids:
+        notes.append(tag(f"unknown exercise id {ex_id!r} in cell {index}"))
+    for n in syntax:
+        details.append(tag(f"cell {n.index}: {n.message}"))
+    for n in errors + memory:
+        where = f" ({n.where})" if n.where else ""
+        details.append(tag(f"cell {n.index} raised {n.error_type}: {n.message}{where}"))
+    for n in exits:
+        details.append(tag(f"cell {n.index} called sys.exit({n.message}); the grader carried on"))
+    for n in timeouts:
+        details.append(tag(f"cell {n.index} ran longer than {limits.cell_s:g} s and was stopped"))
+    return notes, details
+
+
+def student_grade(
+    student: str, runs: List[NotebookRun], prepared: List[Prepared], limits: Limits
+) -> StudentGrade:
+    """The marks, status and notes of one student from the runs of their notebooks."""
+    grades = [_grade_exercise(e, p, runs, limits) for e, p in enumerate(prepared)]
+    multi = len(runs) > 1
+    notes: List[str] = []
+    details: List[str] = []
+    for run in runs:
+        tag = (lambda text, name=run.notebook: f"{name}: {text}") if multi else (lambda text: text)
+        n, d = _run_notes(run, limits, tag)
+        notes += n
+        details += d
+    # a run counts as "memory" also when a cell ran out of memory and the run carried on
+    statuses = [
+        "memory"
+        if r.status == "ok"
+        and r.reply is not None
+        and any(n.error_type == "MemoryError" for n in r.reply.cells)
+        else r.status
+        for r in runs
+    ]
+    if statuses and all(s == "malformed" for s in statuses):
+        status = "malformed"
+    else:
+        status = next((s for s in STATUSES if s in statuses and s != "malformed"), "ok")
+    ran = [r for r in runs if r.reply is not None and r.reply.stage != "cells"]
+    if ran:
+        missing = [
+            g.exercise.function
+            for g in grades
+            if not any(g.exercise.function in r.reply.defined for r in ran)
+        ]
+        if missing:
+            notes.append("not found: " + ", ".join(missing))
+    for g in grades:
+        if g.shortcut:
+            notes.append(f"{g.exercise.id}: 0 points, {SHORTCUT_MESSAGE.format(name=g.shortcut)}")
+    return StudentGrade(
+        student,
+        [r.notebook for r in runs],
+        status,
+        notes,
+        details,
+        grades,
+        {r.notebook: round(r.seconds, 3) for r in runs},
+        {r.notebook: round(r.cpu_seconds, 3) for r in runs},
+    )
