@@ -69,7 +69,7 @@ def feedback_names(students: Sequence[str]) -> Dict[str, str]:
     """A distinct, portable file name (without ``.txt``) for every student name.
 
     >>> names = feedback_names(["a b", "a_b", "../x", "Alice", "alice"])
-    >>> names["a_b"], names["a b"].startswith("a_b-"), names["../x"].startswith("x-")
+    >>> names["a_b"], names["a b"].startswith("a_b-"), names["../x"].startswith("_x-")
     ('a_b', True, True)
     >>> len(set(n.lower() for n in names.values()))
     5
@@ -78,9 +78,10 @@ def feedback_names(students: Sequence[str]) -> Dict[str, str]:
     for name in students:
         s = _UNSAFE.sub("_", name).lstrip(".")[:80] or "student"
         safe[name] = s
-    folded: Dict[str, int] = {}
-    for s in safe.values():
-        folded[s.lower()] = folded.get(s.lower(), 0) + 1
+    folded: Dict[str, int] = {}  # names kept as they are, case-folded: Alice and alice would clash
+    for name, s in safe.items():
+        if s == name:
+            folded[s.lower()] = folded.get(s.lower(), 0) + 1
     out: Dict[str, str] = {}
     for name, s in safe.items():
         if s != name or folded[s.lower()] > 1 or s.split(".")[0].upper() in _WINDOWS_RESERVED:
