@@ -150,11 +150,7 @@ class Grader:
         self.prepared, self.work, self.box, self.limits = prepared, work, box, limits
         self.cases_dir = os.path.join(work, "cases")
         self.headers = {p.exercise.header: p.exercise.id for p in prepared}
-        needs: List[str] = []
-        for p in prepared:
-            needs += [n for n in p.exercise.needs if n not in needs]
         self.request = {
-            "prelude": "\n".join(needs) + "\n",
             "exercises": [
                 {"id": p.exercise.id, "function": p.exercise.function, "cases": p.args} for p in prepared
             ],
@@ -191,6 +187,14 @@ class Grader:
             cells.append({"index": index, "source": source, "exercise": ex_id})
         return cells
 
+    def _prelude(self, run: NotebookRun) -> str:
+        """The imports of the exercises whose cells the notebook holds (of all of them if none)."""
+        held = [p for p in self.prepared if p.exercise.id in run.exercise_cells] or self.prepared
+        needs: List[str] = []
+        for p in held:
+            needs += [n for n in p.exercise.needs if n not in needs]
+        return "\n".join(needs) + "\n"
+
     def run(self, path: str) -> NotebookRun:
         run = NotebookRun(os.path.basename(path))
         try:
@@ -220,7 +224,7 @@ class Grader:
             os.symlink(self.cases_dir, os.path.join(job, "cases"))
         else:
             os.mkdir(os.path.join(job, "cases"))  # the mount point of the shared, read-only cases
-        protocol.write_request(job, {**self.request, "cells": cells})
+        protocol.write_request(job, {**self.request, "cells": cells, "prelude": self._prelude(run)})
         pass_fds: Tuple[int, ...] = ()
         seccomp_fd = None
         if self.box.mode == "bwrap" and self.box.seccomp:
