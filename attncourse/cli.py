@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         "--sandbox",
         choices=["auto", "bwrap", "none"],
         default="auto",
-        help="auto (default) or bwrap: bubblewrap, or refuse to grade; none: no sandbox, trusted notebooks only",
+        help="auto (default) or bwrap: bubblewrap, or refuse to grade; none: no sandbox (trusted notebooks)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing gradebook in OUT_DIR")
 
@@ -123,7 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(f"no exercises in {args.chapter} yet")
             for ex in listed:
                 print(
-                    f"{ex.number:5} {ex.id:36} {ex.kind:9} {ex.points} pt  {ex.function}({', '.join(ex.params)})"
+                    f"{ex.number:5} {ex.id:36} {ex.kind:9} {ex.points} pt  "
+                    f"{ex.function}({', '.join(ex.params)})"
                 )
     except (GradingError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)

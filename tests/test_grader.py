@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -139,7 +138,8 @@ def course(tmp_path_factory):
     submit("carol", carol)
     hostile("dave", "while True:\n    pass")  # a cell that never ends: stopped at the cell limit
     hostile(  # swallows the cell limit too: killed at the wall-time limit
-        "erin", "import time\nwhile True:\n    try:\n        time.sleep(5)\n    except BaseException:\n        pass"
+        "erin",
+        "import time\nwhile True:\n    try:\n        time.sleep(5)\n    except BaseException:\n        pass",
     )
     hostile("frank", "import sys\nsys.exit(1)")
     hostile("grace", "", "import os\nos._exit(3)")
@@ -155,7 +155,8 @@ def course(tmp_path_factory):
     answer(
         judy,
         ALL[0],
-        "def temperature_softmax(logits, temperature):\n    return attncourse.softmax(logits / temperature)\n",
+        "def temperature_softmax(logits, temperature):\n"
+        "    return attncourse.softmax(logits / temperature)\n",
         extra="import attncourse, numpy\n"
         "attncourse.softmax = lambda x, axis=-1: numpy.ones_like(x) / x.shape[-1]\n"
         "numpy.allclose = lambda *a, **k: True\n"
@@ -214,7 +215,11 @@ def course(tmp_path_factory):
     answer(sam, ALL[0], "import sys\ndef temperature_softmax(logits, temperature):\n    sys.exit(0)\n")
     submit("sam", sam)
     sue = fresh(*ALL[1:])  # lone surrogates in an exception message
-    answer(sue, ALL[0], "def temperature_softmax(logits, temperature):\n    raise ValueError('bad \\ud800 news')\n")
+    answer(
+        sue,
+        ALL[0],
+        "def temperature_softmax(logits, temperature):\n    raise ValueError('bad \\ud800 news')\n",
+    )
     submit("sue", sue)
     dora = fresh()  # deleted every exercise cell, wrote stable_softmax in a cell of her own
     dora["cells"] = [c for c in dora["cells"] if "exercise" not in c["metadata"].get("attncourse", {})]
@@ -227,7 +232,7 @@ def course(tmp_path_factory):
     submit("list", "[1, 2, 3]")
     submit("deep", "[" * 100_000 + "]" * 100_000)
     submit("latin1", json.dumps(fresh(*ALL)).encode("ascii").replace(b"Softmax", b"Softmax \xff", 1))
-    for name in ("a b", "a_b", ".dot", "=HYPERLINK(\"x\")", "x%2Fy", ".."):
+    for name in ("a b", "a_b", ".dot", '=HYPERLINK("x")', "x%2Fy", ".."):
         submit(name, fresh(*ALL))
     os.close(os.open(os.fsencode(subs) + b"/" + NON_UTF8 + b".ipynb", os.O_CREAT | os.O_WRONLY, 0o644))
     with open(os.fsencode(subs) + b"/" + NON_UTF8 + b".ipynb", "w", encoding="utf-8") as f:
@@ -264,25 +269,58 @@ def expected_rows(cells: dict) -> dict:
         "bob": ["1", "1", "0", "3", "5", "8", "ok", ""],
         "carol": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "dave": full[:7] + [f"cells over the 1.5 s cell limit (stopped): {t}"],
-        "erin": ["0", "0", "0", "0", "0", "8", "timeout", f"stopped at the 8 s time limit while running cell {t}"],
+        "erin": [
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+            "8",
+            "timeout",
+            f"stopped at the 8 s time limit while running cell {t}",
+        ],
         "frank": full[:7] + [f"sys.exit() in cells {t} (ignored)"],
         "grace": [
-            "0", "0", "0", "0", "0", "8", "crashed",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+            "8",
+            "crashed",
             f"the notebook ended the grading process early (exit code 3) while running cell {s}",
         ],  # fmt: skip
         "heidi": full[:7] + ["printed more than 1000000 characters (cut)"],
         "ivan": full[:7] + [f"errors in cells {t}, {s}, {e}, {j}"],
         "judy": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "mallory": [
-            "0", "0", "0", "0", "0", "8", "ok",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+            "8",
+            "ok",
             f"errors in cells {s}; not found: stable_softmax",
         ],  # fmt: skip
         "niaj": [
-            "0", "0", "0", "0", "0", "8", "malformed",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+            "8",
+            "malformed",
             "not a readable notebook: invalid JSON (Expecting ',' delimiter at line 1, column 52)",
         ],  # fmt: skip
         "olivia": [
-            "1", "0", "2", "3", "6", "8", "ok",
+            "1",
+            "0",
+            "2",
+            "3",
+            "6",
+            "8",
+            "ok",
             f"unknown exercise id 'ch01.my_softmax' in cell {s}; not found: stable_softmax",
         ],  # fmt: skip
         "peggy": full[:6] + ["memory", f"out of memory (limit 2048 MiB) in cells {t}"],
@@ -293,7 +331,13 @@ def expected_rows(cells: dict) -> dict:
         "sam": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "sue": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "dora": [
-            "0", "2", "0", "0", "2", "8", "ok",
+            "0",
+            "2",
+            "0",
+            "0",
+            "2",
+            "8",
+            "ok",
             "not found: temperature_softmax, attention_entropy, softmax_jacobian",
         ],  # fmt: skip
         "hugo": full,
@@ -308,7 +352,8 @@ def expected_rows(cells: dict) -> dict:
         "x%2Fy": full,
         "..": full,
         os.fsdecode(NON_UTF8): full,
-        "zed": ["0"] * 5 + ["8", "ambiguous", "both zed.ipynb and a folder zed/ (or a link): keep one and grade again"],
+        "zed": ["0"] * 5
+        + ["8", "ambiguous", "both zed.ipynb and a folder zed/ (or a link): keep one and grade again"],
         "trent": full,
         "uma": ["0", "0", "0", "0", "0", "8", "ok", ""],
         "empty": ["0"] * 5 + ["8", "malformed", "the folder holds no .ipynb notebook"],
@@ -327,7 +372,11 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path):
     assert rows[0] == ["student", *ALL, "total", "out_of", "status", "notes"]
     expected = expected_rows(course["cells"])
     shown = {
-        name: ("'" + name if name.startswith("=") else name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+        name: (
+            "'" + name
+            if name.startswith("=")
+            else name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        )
         for name in expected
     }
     assert [r[0] for r in rows[1:]] == [shown[name] for name in sorted(expected)]
@@ -359,7 +408,10 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path):
     assert "forgot to subtract the max: overflow to nan" in feedback["bob"]
     assert "✗ hidden: float16 logits up to 20" in feedback["bob"]
     assert "did not finish within 1 s (an endless loop?)" in feedback["carol"]
-    assert "cell {} called sys.exit(1); the grader carried on".format(course["cells"][ALL[0]]) in feedback["frank"]
+    assert (
+        "cell {} called sys.exit(1); the grader carried on".format(course["cells"][ALL[0]])
+        in feedback["frank"]
+    )
     assert "raised MemoryError" in feedback["peggy"]
     assert "not attempted" in feedback["quentin"]
     assert "FileNotFoundError" in feedback["mallory"] and "FileNotFoundError" in feedback["rita"]
@@ -438,7 +490,9 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
 
     env = sandbox.runner_env
     monkeypatch.setattr(
-        sandbox, "runner_env", lambda job: {**env(job), "PYTHONPATH": f"{shim}{os.pathsep}{sandbox.PACKAGE_ROOT}"}
+        sandbox,
+        "runner_env",
+        lambda job: {**env(job), "PYTHONPATH": f"{shim}{os.pathsep}{sandbox.PACKAGE_ROOT}"},
     )
     import attncourse.grading.batch as batch
 
@@ -446,7 +500,9 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
     subs = tmp_path / "subs"
     subs.mkdir()
     shutil.copy(course["subs"] / "alice.ipynb", subs)
-    results = grade(course["bundle"], subs, tmp_path / "graded", limits=LIMITS, sandbox="none", log=lambda s: None)
+    results = grade(
+        course["bundle"], subs, tmp_path / "graded", limits=LIMITS, sandbox="none", log=lambda s: None
+    )
     alice = results[0]
     assert [g.earned for g in alice.grades] == [0, 2, 2, 3]
     text = (tmp_path / "graded" / "feedback" / "alice.txt").read_text(encoding="utf-8")
@@ -478,14 +534,21 @@ def test_the_book_loop_solutions_full_marks_students_zero(tmp_path):
     results = {
         r.student: r
         for r in grade(
-            tmp_path / "handout" / "grading", subs, tmp_path / "graded", limits=limits, python=python, log=lambda s: None
+            tmp_path / "handout" / "grading",
+            subs,
+            tmp_path / "graded",
+            limits=limits,
+            python=python,
+            log=lambda s: None,
         )
     }
     solutions, students = results["solutions"], results["students"]
     assert [(g.exercise.id, g.earned) for g in solutions.grades if g.earned != g.exercise.points] == []
     assert solutions.status == "ok" and students.status == "ok"
     assert students.total == 0
-    assert all(c.status == "not attempted" for g in students.grades if g.exercise.stub is None for c in g.cases)
+    assert all(
+        c.status == "not attempted" for g in students.grades if g.exercise.stub is None for c in g.cases
+    )
 
 
 def test_a_notebook_that_blocks_the_cell_timer_is_stopped_at_the_wall_limit(course, tmp_path):
@@ -493,7 +556,14 @@ def test_a_notebook_that_blocks_the_cell_timer_is_stopped_at_the_wall_limit(cour
     subs = tmp_path / "subs"
     subs.mkdir()
     nb = json.loads((course["subs"] / "alice.ipynb").read_text(encoding="utf-8"))
-    answer(nb, ALL[0], solution(ALL[0]), extra="import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\ntime.sleep(600)")
+    answer(
+        nb,
+        ALL[0],
+        solution(ALL[0]),
+        extra="import signal, time\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n"
+        "time.sleep(600)",
+    )
     (subs / "stuck.ipynb").write_text(json.dumps(nb), encoding="utf-8")
     limits = Limits(time_s=3, cell_s=1, case_s=1)
     results = grade(course["bundle"], subs, tmp_path / "graded", limits=limits, log=lambda s: None)

@@ -32,7 +32,14 @@ def job(tmp_path: Path, reply) -> int:
 
 
 def reply_of(**kw) -> dict:
-    return {"protocol": protocol.VERSION, "stage": "done", "cells": [], "defined": [], "results": [[], []], **kw}
+    return {
+        "protocol": protocol.VERSION,
+        "stage": "done",
+        "cells": [],
+        "defined": [],
+        "results": [[], []],
+        **kw,
+    }
 
 
 def read(tmp_path, reply):
@@ -89,8 +96,14 @@ def test_results_that_break_the_protocol_are_bad_outputs_not_crashes(tmp_path):
         tmp_path,
         reply_of(results=[[{"kind": "returned", "n": 1}], [{"kind": "returned", "n": 2}]]),
     )
-    assert reply.results[(0, 0)].kind == "bad_output" and "not an array of numbers" in reply.results[(0, 0)].message
-    assert reply.results[(1, 0)].kind == "bad_output" and "larger than 1000 bytes" in reply.results[(1, 0)].message
+    assert (
+        reply.results[(0, 0)].kind == "bad_output"
+        and "not an array of numbers" in reply.results[(0, 0)].message
+    )
+    assert (
+        reply.results[(1, 0)].kind == "bad_output"
+        and "larger than 1000 bytes" in reply.results[(1, 0)].message
+    )
 
     np.save(out / "1_0_0.npy", np.zeros(3))
     reply = read(tmp_path, reply_of(results=[[], [{"kind": "returned", "n": 2}]]))
@@ -215,7 +228,13 @@ def test_list_shows_each_exercise_kind(capsys):
         [sys.executable, "-m", "attncourse.cli", "list", "ch05"], capture_output=True, text=True, cwd=ROOT
     )
     assert run.returncode == 0
-    assert run.stdout.splitlines()[2].split()[:5] == ["5.3", "ch05.multi_head_attention", "implement", "4", "pt"]
+    assert run.stdout.splitlines()[2].split()[:5] == [
+        "5.3",
+        "ch05.multi_head_attention",
+        "implement",
+        "4",
+        "pt",
+    ]
     for key in ("ch00", "ch08", "ch09"):  # chapters that may have no exercises yet
         assert main(["list", key]) == 0
         lines = capsys.readouterr().out.splitlines()

@@ -369,7 +369,8 @@ def grade(
         log(f"sandbox: {box.describe()}")
         if box.mode == "none":
             log(
-                "warning: --sandbox none: notebook code runs unconfined with your permissions; trusted notebooks only"
+                "warning: --sandbox none: notebook code runs unconfined with your permissions; "
+                "trusted notebooks only"
             )
         prepared = prepare_cases(exercises, hidden, Path(work))
         grader = Grader(prepared, work, box, limits)
@@ -422,6 +423,7 @@ def grade(
     write_results(out_dir / "results.json", summary, results, files)
     per = f" ({n_notebooks / elapsed:.2f} notebooks/s)" if elapsed > 0 and n_notebooks else ""
     log(
-        f"graded {len(results)} students ({n_notebooks} notebooks) in {elapsed:.1f} s{per}; wrote {out_dir / 'gradebook.csv'}"
+        f"graded {len(results)} students ({n_notebooks} notebooks) in {elapsed:.1f} s{per}; "
+        f"wrote {out_dir / 'gradebook.csv'}"
     )
     return results
