@@ -192,6 +192,19 @@ def test_the_seccomp_filter_refuses_process_creation_only():
     assert insns[-1] == (0x06, 0, 0, 0x7FFF0000)
 
 
+def test_grading_a_chapter_without_exercises_is_a_clear_error(tmp_path, capsys):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "manifest.json").write_text(
+        json.dumps({"format": 1, "exercises": [{"id": "ch01.stable_softmax"}], "notebooks": {}})
+    )
+    (tmp_path / "subs").mkdir()
+    args = ["grade", str(bundle), str(tmp_path / "subs"), str(tmp_path / "out"), "--chapter", "ch08"]
+    assert main(args) == 1
+    assert "no exercises of ch08 to grade" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_sandbox_never_uses_an_address_space_limit():
     limits = sandbox.resource_limits(sandbox.Limits(memory_mb=100))
     assert "AS" not in limits and limits["DATA"] == 100 * 2**20
@@ -214,8 +227,11 @@ def test_without_bubblewrap_grade_refuses_and_writes_nothing(tmp_path, monkeypat
 
 
 def test_the_sandbox_hides_protected_folders_inside_what_it_mounts(tmp_path):
-    box = sandbox._layout(sys.executable, [os.path.join(sandbox.PACKAGE_ROOT, "attncourse", "x")])
-    assert os.path.join(sandbox.PACKAGE_ROOT, "attncourse", "x") in box.masks
+    inside = os.path.join(sandbox.PACKAGE_ROOT, "attncourse", "grading")  # stands in for a protected folder
+    box = sandbox._layout(
+        sys.executable, [inside, os.path.join(sandbox.PACKAGE_ROOT, "attncourse", "nothing")]
+    )
+    assert box.masks == (inside,)  # a folder that does not exist has nothing to hide
     argv = box.argv("/tmp/job", "/tmp/cases")
     assert argv[:3] == ["bwrap", "--tmpfs", "/tmp"]  # before the mounts it must not hide
     assert "--unshare-all" in argv and "--die-with-parent" in argv

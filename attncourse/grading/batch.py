@@ -350,7 +350,9 @@ def grade(
     """
     bundle_dir, submissions_dir, out_dir = Path(bundle_dir), Path(submissions_dir), Path(out_dir)
     limits = limits or Limits()
-    jobs = max(1, jobs if jobs else (os.cpu_count() or 1))
+    if not jobs:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    jobs = max(1, jobs)
     python = python or sys.executable
     manifest = read_manifest(bundle_dir)
     exercises = _select(manifest, chapters)

@@ -260,7 +260,7 @@ def _layout(python: str, protected: Sequence[str]) -> Sandbox:
                     f"{b} (needed to run Python) is inside {q}, a folder notebooks must not see; "
                     "move the submissions, bundle or output folder elsewhere"
                 )
-    masks = tuple(sorted({q for q in protected for b in binds if _inside(q, b)}))
+    masks = tuple(sorted({q for q in protected for b in binds if _inside(q, b) and os.path.isdir(q)}))
     ro = tuple(binds) + tuple(e for e in ETC_FILES if os.path.exists(e))
     return Sandbox("bwrap", python, ro, tuple(symlinks), masks, seccomp_program())
 
