@@ -156,6 +156,18 @@ def test_feedback_file_names_are_unique_portable_and_stable():
     assert display_name("b\udcf6b") == "b\\xf6b"
 
 
+def test_feedback_shows_undecodable_names_readably():
+    from attncourse.grading.gradebook import feedback_text
+    from attncourse.grading.marking import StudentGrade
+
+    sg = StudentGrade(
+        "b\udcf6b", ["n\udcffb.ipynb", "x.ipynb"], "ok", ["n\udcffb.ipynb: errors in cells 3"], [], []
+    )
+    text = feedback_text(sg, 8)
+    text.encode("utf-8")  # writable as UTF-8
+    assert "Feedback for b\\xf6b" in text and "n\\xffb.ipynb: errors in cells 3" in text
+
+
 def test_submissions_are_found_one_row_per_student(tmp_path):
     for name in ("alice.ipynb", ".dot.ipynb", "zed.ipynb", "notes.txt"):
         (tmp_path / name).write_text("{}")

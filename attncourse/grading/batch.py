@@ -58,6 +58,7 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
     folders: Dict[str, List[str]] = {}
     links: Dict[str, str] = {}
     ignored: List[str] = []
+    unreadable: Dict[str, str] = {}
     with os.scandir(submissions_dir) as it:
         entries = sorted(it, key=lambda e: e.name)
     for entry in entries:
@@ -71,10 +72,16 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
             if name in IGNORED_FOLDERS:
                 ignored.append(name)
                 continue
-            with os.scandir(entry.path) as inner:
-                folders[name] = sorted(
-                    e.path for e in inner if _is_notebook_name(e.name) and not e.is_dir(follow_symlinks=False)
-                )
+            try:
+                with os.scandir(entry.path) as inner:
+                    folders[name] = sorted(
+                        e.path
+                        for e in inner
+                        if _is_notebook_name(e.name) and not e.is_dir(follow_symlinks=False)
+                    )
+            except OSError as e:
+                folders[name] = []
+                unreadable[name] = e.strerror or "cannot be read"
         elif entry.is_file(follow_symlinks=False) and _is_notebook_name(name):
             files[name[: -len(".ipynb")] or name] = entry.path
         else:
@@ -95,6 +102,12 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
             out.append(Submission(student, [os.path.join(submissions_dir, links[student])]))
         elif student in files:
             out.append(Submission(student, [files[student]]))
+        elif student in unreadable:
+            out.append(
+                Submission(
+                    student, problem=f"the folder cannot be read ({unreadable[student]})", status="malformed"
+                )
+            )
         elif folders[student]:
             out.append(Submission(student, folders[student]))
         else:

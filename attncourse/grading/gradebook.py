@@ -126,7 +126,7 @@ def feedback_text(sg: StudentGrade, out_of: int) -> str:
         lines.append("")
     if sg.notes or sg.details:
         lines.append("Notes")
-        lines += [f"  - {n}" for n in sg.notes + sg.details]
+        lines += [f"  - {display_name(n)}" for n in sg.notes + sg.details]
         lines.append("")
     return "\n".join(lines)
 
