@@ -569,3 +569,30 @@ def test_a_notebook_that_blocks_the_cell_timer_is_stopped_at_the_wall_limit(cour
     results = grade(course["bundle"], subs, tmp_path / "graded", limits=limits, log=lambda s: None)
     assert results[0].status == "timeout" and results[0].total == 0
     assert runner_processes() == []
+
+
+def test_a_failure_while_grading_one_student_costs_only_that_row(course, tmp_path, monkeypatch):
+    import attncourse.grading.batch as batch
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("alice", "bob", "carol"):
+        shutil.copy(course["subs"] / f"{name}.ipynb", subs)
+    real = batch.student_grade
+
+    def flaky(student, runs, prepared, limits):
+        if student == "bob":
+            raise RuntimeError("an unforeseen \ud800 problem")
+        return real(student, runs, prepared, limits)
+
+    monkeypatch.setattr(batch, "student_grade", flaky)
+    out = tmp_path / "graded"
+    grade(course["bundle"], subs, out, limits=LIMITS, jobs=2, log=lambda s: None)
+    rows = list(csv.reader((out / "gradebook.csv").open(newline="", encoding="utf-8")))
+    assert [(r[0], r[5], r[7]) for r in rows[1:]] == [
+        ("alice", "8", "ok"),
+        ("bob", "0", "error"),
+        ("carol", "7", "ok"),
+    ]
+    assert "the grader failed on this submission (RuntimeError: an unforeseen \\ud800 problem)" in rows[2][8]
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["alice.txt", "bob.txt", "carol.txt"]

@@ -253,19 +253,21 @@ class Grader:
         timed_out = False
         start = time.perf_counter()
         try:
-            with open(job + ".log", "wb") as log:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=job,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=pass_fds,
-                    start_new_session=True,
-                )
-            if seccomp_fd is not None:
-                os.close(seccomp_fd)
+            try:
+                with open(job + ".log", "wb") as log:
+                    proc = subprocess.Popen(
+                        argv,
+                        cwd=job,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        pass_fds=pass_fds,
+                        start_new_session=True,
+                    )
+            finally:
+                if seccomp_fd is not None:
+                    os.close(seccomp_fd)
             status, usage, timed_out = self._wait(proc, start + self.limits.time_s)
             run.seconds = time.perf_counter() - start
             own = usage.ru_utime + usage.ru_stime if usage is not None else 0.0  # bwrap's, or the runner's
