@@ -21,7 +21,7 @@ import pytest
 
 from attncourse.cli import main
 from attncourse.exercises import chapter_cells, get
-from attncourse.grading import Limits, grade
+from attncourse.grading import Limits, grade, sandbox
 
 pytestmark = pytest.mark.slow
 
@@ -211,6 +211,10 @@ def course(tmp_path_factory):
         "import subprocess\nsubprocess.Popen(['sleep', '600'], start_new_session=True)",
         "import os\nos.posix_spawn('/bin/sleep', ['sleep', '600'], {})",
     )
+    hostile(  # the sandbox's /tmp is memory: it has a size
+        "tina",
+        "for i in range(6):\n    with open(f'/tmp/fill{i}', 'wb') as f:\n        f.write(b'x' * 60 * 2**20)",
+    )
     sam = fresh(*ALL[1:])  # a function that calls sys.exit fails its cases; nothing else
     answer(sam, ALL[0], "import sys\ndef temperature_softmax(logits, temperature):\n    sys.exit(0)\n")
     submit("sam", sam)
@@ -328,6 +332,7 @@ def expected_rows(cells: dict) -> dict:
         "rita": full[:7] + [f"errors in cells {t}, {s}"],
         "nina": full[:7] + [f"errors in cells {t}, {s}"],
         "fiona": full[:7] + [f"errors in cells {t}, {s}, {e}"],
+        "tina": full[:7] + ([f"errors in cells {t}"] if sandbox._tmp_size() else [""]),
         "sam": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "sue": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "dora": [
@@ -486,8 +491,6 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
         "    return out\n"
         "c.call = call\n"
     )
-    from attncourse.grading import sandbox
-
     env = sandbox.runner_env
     monkeypatch.setattr(
         sandbox,

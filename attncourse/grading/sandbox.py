@@ -55,6 +55,7 @@ FIX = (
     "only for notebooks you trust, pass --sandbox none"
 )
 RUNNER = "attncourse.grading.runner"
+TMP_BYTES = 256 * 2**20  # the sandbox's /tmp lives in memory: this caps it
 PACKAGE_ROOT = os.path.realpath(Path(__file__).parents[2])  # the folder holding attncourse/
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = (
@@ -206,6 +207,7 @@ class Sandbox:
     symlinks: Tuple[Tuple[str, str], ...] = ()
     masks: Tuple[str, ...] = ()  # protected folders inside a read-only mount, hidden by an empty tmpfs
     seccomp: Optional[bytes] = None
+    tmp_bytes: Optional[int] = None  # the size of the sandbox's /tmp (bwrap >= 0.7 can set it)
 
     def describe(self) -> str:
         if self.mode == "none":
@@ -218,13 +220,19 @@ class Sandbox:
         runner = [self.python, "-s", "-B", "-m", RUNNER, job_dir]
         if self.mode == "none":
             return runner
-        cmd = ["bwrap", "--tmpfs", "/tmp"]  # first: a later --tmpfs /tmp would hide the mounts below it
+        size = ["--size", str(self.tmp_bytes)] if self.tmp_bytes else []
+        cmd = [
+            "bwrap",
+            *size,
+            "--tmpfs",
+            "/tmp",
+        ]  # first: a later --tmpfs /tmp would hide the mounts below it
         for path in self.ro_binds:
             cmd += ["--ro-bind", path, path]
         for target, link in self.symlinks:
             cmd += ["--symlink", target, link]
         for path in self.masks:
-            cmd += ["--tmpfs", path]
+            cmd += [*(["--size", "4096"] if self.tmp_bytes else []), "--tmpfs", path]
         cmd += ["--bind", job_dir, job_dir, "--ro-bind", cases_dir, os.path.join(job_dir, "cases")]
         cmd += ["--proc", "/proc", "--dev", "/dev"]
         cmd += ["--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
@@ -262,7 +270,16 @@ def _layout(python: str, protected: Sequence[str]) -> Sandbox:
                 )
     masks = tuple(sorted({q for q in protected for b in binds if _inside(q, b) and os.path.isdir(q)}))
     ro = tuple(binds) + tuple(e for e in ETC_FILES if os.path.exists(e))
-    return Sandbox("bwrap", python, ro, tuple(symlinks), masks, seccomp_program())
+    return Sandbox("bwrap", python, ro, tuple(symlinks), masks, seccomp_program(), _tmp_size())
+
+
+def _tmp_size() -> Optional[int]:
+    """``TMP_BYTES`` if this bwrap can size a tmpfs (``--size``, bubblewrap 0.7 and later)."""
+    try:
+        out = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return TMP_BYTES if "--size" in out.stdout + out.stderr else None
 
 
 def find_sandbox(mode: str = "auto", python: str = sys.executable, protected: Sequence[str] = ()) -> Sandbox:
