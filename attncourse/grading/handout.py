@@ -163,7 +163,8 @@ def read_manifest(bundle_dir: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as e:
         raise GradingError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise GradingError(f"{path}: unsupported format {manifest.get('format')!r}")
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise GradingError(f"{path}: unsupported format {found!r}")
     if not isinstance(manifest.get("exercises"), list):
         raise GradingError(f"{path}: no list of exercises")
     return manifest
