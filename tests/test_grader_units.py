@@ -204,6 +204,17 @@ def test_the_seccomp_filter_refuses_process_creation_only():
     assert insns[-1] == (0x06, 0, 0, 0x7FFF0000)
 
 
+def test_a_bubblewrap_that_cannot_start_is_a_refusal_that_says_why(tmp_path, monkeypatch):
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(GradingError, match="cannot start a sandbox here .bwrap: No permissions") as info:
+        sandbox.find_sandbox("auto")
+    assert "unprivileged_userns_clone" in str(info.value)
+
+
 def test_grading_a_chapter_without_exercises_is_a_clear_error(tmp_path, capsys):
     bundle = tmp_path / "bundle"
     bundle.mkdir()
