@@ -521,6 +521,7 @@ def book_notebooks_with_exercises() -> list:
 def test_the_book_loop_solutions_full_marks_students_zero(tmp_path):
     """assign the real book, then grade its solution notebooks and its student notebooks."""
     needs_bwrap()
+    pytest.importorskip("torch")  # the common-bugs exercises need it in the grading Python
     notebooks = book_notebooks_with_exercises()
     if not notebooks:
         pytest.skip("no chapter notebook has exercise cells yet")
