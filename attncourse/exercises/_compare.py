@@ -372,10 +372,15 @@ def judge(
         out_status, sentence = _mismatch(out_name, e, g, tol, out_name in exercise.distributions)
         if first:
             status, headline, first = out_status, sentence, False
-        if out_status == "wrong values" and _same_shape(e, g):
+        if out_status == "wrong values" and _same_shape(e, g) and e.size > 1:
             details.append(_first_differences(_label(out_name), e, g, tol))
     if stated:
-        details.append(f"accepted: within {_fmt_tol(tol)} of the expected value")
+        phrase = _fmt_tol(tol)
+        details.append(
+            "accepted: exactly the expected value"
+            if phrase == "exactly"
+            else f"accepted: within {phrase} of the expected value"
+        )
     for d in exercise.diagnoses:
         if d.variant is None:
             continue

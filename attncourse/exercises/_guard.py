@@ -165,9 +165,14 @@ def _codes_of(obj: Any) -> Set[types.CodeType]:
                 if isinstance(code, types.CodeType):
                     codes.add(code)
     else:
-        code = getattr(obj, "__code__", None)
-        if isinstance(code, types.CodeType):
-            codes.add(code)
+        # a decorated function (functools.wraps, numpy's array-function dispatcher) runs its
+        # wrapped implementation: that is the code to recognise
+        seen = 0
+        while obj is not None and seen < 5:
+            code = getattr(obj, "__code__", None)
+            if isinstance(code, types.CodeType):
+                codes.add(code)
+            obj, seen = getattr(obj, "__wrapped__", None), seen + 1
     return codes
 
 
