@@ -209,3 +209,34 @@ def test_allowed_names_reads_from_imports_only():
         "attncourse.softmax",
         "attncourse.causal_mask",
     }
+
+
+def test_an_audit_hook_that_refuses_setprofile_leaves_the_answer_unwatched_not_failed():
+    # sys.addaudithook cannot be removed, so the refusal is simulated where the guard meets it
+    import attncourse.exercises._guard as guard_module
+
+    class NoProfile:
+        def __getattr__(self, name):
+            return getattr(sys, name)
+
+        @staticmethod
+        def setprofile(fn):
+            raise RuntimeError("sys.setprofile is not allowed here")
+
+    real = guard_module.sys
+    guard_module.sys = NoProfile()
+    try:
+        guard = Guard(SPLIT)
+        out = guard.run(lambda: ac.split_heads(X, 2))
+    finally:
+        guard_module.sys = real
+    assert out.shape == (1, 2, 3, 4) and guard.installed is False and guard.found is None
+
+
+def test_torch_vmap_over_the_package_function_is_caught():
+    torch = pytest.importorskip("torch")
+
+    def vmapped(x, n_heads):
+        return torch.vmap(COPIED_EARLY, in_dims=(0, None))(torch.from_numpy(x), n_heads).numpy()
+
+    assert shortcut(SPLIT, vmapped, X, 2) == "attncourse.split_heads"

@@ -247,6 +247,7 @@ class Guard:
         self._resolve_pending(load=True)
         self._hook = self._profile  # one bound method, so sys.getprofile() can be compared with it
         self._boundary: Optional[types.CodeType] = None
+        self.installed: Optional[bool] = None  # set by run()
 
     # ------------------------------------------------------------------ names -> code objects
     def _resolve_pending(self, load: bool = False) -> None:
@@ -338,11 +339,21 @@ class Guard:
 
     # ------------------------------------------------------------------ running an answer
     def run(self, fn: Callable[[], Any]) -> Any:
-        """``fn()`` with the hook installed; the hook comes off again whatever ``fn`` does."""
-        self._boundary = sys._getframe(0).f_code
+        """``fn()`` with the hook installed; the hook comes off again whatever ``fn`` does.
+
+        Where the hook cannot be installed (an audit hook that refuses ``sys.setprofile``), ``fn``
+        runs unwatched and ``installed`` is False, so the caller can tell.
+        """
+        self._boundary = Guard.run.__code__
         previous, previous_threads = sys.getprofile(), threading.getprofile()
-        threading.setprofile(self._hook)
-        sys.setprofile(self._hook)
+        threading.setprofile(self._hook)  # first: once the hook is on, this call would count
+        try:
+            sys.setprofile(self._hook)
+        except Exception:  # refused by an audit hook: run unwatched rather than fail every answer
+            threading.setprofile(previous_threads)
+            self.installed = False
+            return fn()
+        self.installed = True
         try:
             return fn()
         finally:
