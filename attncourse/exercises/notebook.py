@@ -473,7 +473,15 @@ def sync_notebook(nb: dict, chapter: Any) -> List[str]:
         if heading is None:
             insert(len(cells), [wanted[("heading", key)]], f"the {key} Exercises heading")
             heading = len(cells) - 1
-        insert(heading + 1, [wanted[("setup", key)]], f"the {key} setup cell")
+        after = heading + 1
+        while (  # past the prose that introduces the section, if any, up to the next heading
+            after < len(cells)
+            and cells[after].get("cell_type") == "markdown"
+            and _role(cells[after]) is None
+            and not _source(cells[after]).lstrip().startswith("#")
+        ):
+            after += 1
+        insert(after, [wanted[("setup", key)]], f"the {key} setup cell")
 
     for ex in all_exercises(key):
         for n, part in enumerate(_PARTS):
