@@ -240,3 +240,21 @@ def test_torch_vmap_over_the_package_function_is_caught():
         return torch.vmap(COPIED_EARLY, in_dims=(0, None))(torch.from_numpy(x), n_heads).numpy()
 
     assert shortcut(SPLIT, vmapped, X, 2) == "attncourse.split_heads"
+
+
+def test_every_name_in_the_torch_list_is_recognised():
+    pytest.importorskip("torch")
+    import importlib
+    import types
+
+    from attncourse.exercises._guard import TORCH_ATTENTION, _classify_file, _codes_of
+
+    guard = Guard(_exercise())
+    for dotted in TORCH_ATTENTION:
+        module, _, name = dotted.rpartition(".")
+        obj = getattr(importlib.import_module(module), name)
+        if isinstance(obj, types.BuiltinFunctionType):
+            assert guard._builtin_name(obj) == dotted
+        else:
+            names = {_classify_file(code)[0] for code in _codes_of(obj)}
+            assert dotted in names, (dotted, names)

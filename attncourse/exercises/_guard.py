@@ -47,7 +47,6 @@ from typing import Any, Callable, Dict, Iterable, Optional, Set, Tuple
 __all__ = ["Guard", "allowed_names", "TORCH_ATTENTION"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_EXERCISES_DIR = os.path.join(_PKG_DIR, "exercises") + os.sep
 # Files of the package that hold no answer: the exercise machinery, the command line, plotting and
 # widgets (they draw, they compute nothing an exercise asks for), the device helper.
 _NEUTRAL_TOP = {"__init__.py", "cli.py", "bench.py", "device.py", "__main__.py"}
@@ -55,7 +54,8 @@ _NEUTRAL_PREFIXES = ("plotting", "widgets", "grading")
 _REFERENCE_FILES = re.compile(r"^(ch\d\d|bugs|_common)\.py$")
 _NEUTRAL_CODE_NAMES = {"<module>", "__getattr__", "__dir__"}
 
-# torch's built-in attention, found by where its code lives (no import needed to recognise it).
+# torch's built-in attention (forbidden unless ``needs`` imports it by name), recognised by where
+# its code lives and by the names of the kernels, so nothing has to be imported to recognise it.
 TORCH_ATTENTION: Tuple[str, ...] = (
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.functional.multi_head_attention_forward",
