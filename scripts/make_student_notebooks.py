@@ -77,7 +77,11 @@ def _lines(text: str) -> list[str]:
 def student_notebook(chapter_nb: dict, stem: str, stems: set[str]) -> dict:
     """The student edition of one chapter notebook, as a new dict."""
     nb = to_student(chapter_nb)
-    nb.get("metadata", {}).pop("widgets", None)  # saved slider state: the student runs the cells
+    # Only what does not change when the chapter is executed again: no saved slider state, no
+    # language_info (the executing Python's version), no per-cell execution timings.
+    nb["metadata"] = {k: v for k, v in nb.get("metadata", {}).items() if k in ("kernelspec", "attncourse")}
+    for cell in nb["cells"]:
+        cell.get("metadata", {}).pop("execution", None)
     for cell in nb["cells"]:
         if cell.get("cell_type") == "markdown":
             text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
