@@ -29,5 +29,5 @@ def stub_function(ex):
     """The student version's function: the stub (or the bug) in place of the solution."""
     namespace: dict = {}
     exec("\n".join(ex.needs), namespace)
-    exec(replace_solutions(ex.solution, ex.stub), namespace)
+    exec(replace_solutions(ex.solution, ex.student_stub()), namespace)
     return namespace[ex.function]

@@ -154,3 +154,18 @@ def test_predict_of_a_shape_is_exact():
 def test_a_bad_tolerance_is_refused():
     with pytest.raises(ValueError, match="tolerance must be"):
         _predict(tolerance=(-0.1, 0.0))
+
+
+def test_the_student_stub_carries_the_hint_and_is_still_not_attempted():
+    ex = get("ch04.unpermute")
+    assert ex.student_stub() == (
+        'raise NotImplementedError("write your answer here (hint: undo a permutation with its inverse, '
+        'np.argsort(perm))")'
+    )
+    assert get("bugs.head_scale").student_stub() == "scores = scores / np.sqrt(d_model)"  # the bug itself
+    from exercise_support import stub_function
+
+    result = check("ch04.unpermute", stub_function(ex), show=False)
+    assert result.not_attempted and result.earned == 0
+    with pytest.raises(ValueError, match="one line"):
+        _predict(hint="two\nlines")

@@ -119,7 +119,8 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
         "# Exercise 1.2: stable softmax (2 points)\n"
         "def stable_softmax(x):\n"
         '    """Softmax over the last axis of x (any shape) that never overflows."""\n'
-        '    raise NotImplementedError("write your answer here")'
+        '    raise NotImplementedError("write your answer here (hint: softmax does not change when you subtract '
+        'the same number from every logit of a row)")'
     )
     assert (
         "tags" not in ex_cell["metadata"] and ex_cell["outputs"] == [] and ex_cell["execution_count"] is None

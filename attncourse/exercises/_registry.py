@@ -26,6 +26,7 @@ all come from it.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -133,6 +134,8 @@ class Exercise:
     needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
+    # A nudge for the student stub: raise NotImplementedError("write your answer here (hint: ...)")
+    hint: str = ""
     kind: str = "implement"  # one of KINDS
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
     # to every exercise (no attncourse function that the cell's ``needs`` does not import, no
@@ -158,6 +161,8 @@ class Exercise:
             raise ValueError(f"{self.id}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.array_kind not in ("numpy", "torch"):
             raise ValueError(f"{self.id}: array_kind must be 'numpy' or 'torch'")
+        if "\n" in self.hint:
+            raise ValueError(f"{self.id}: the hint must be one line")
         if self.tolerance is not None:
             rtol, atol = self.tolerance
             if not (rtol >= 0 and atol >= 0):
@@ -186,6 +191,18 @@ class Exercise:
     def cell_source(self) -> str:
         """The exercise cell of the book (solution) version."""
         return f"{self.header}\n{self.solution}".rstrip("\n")
+
+    def student_stub(self) -> str:
+        """What replaces the solution region in the student version.
+
+        The exercise's ``stub`` (the buggy code of a spot-the-bug exercise), else a
+        ``raise NotImplementedError`` whose message carries the ``hint``.
+        """
+        if self.stub is not None:
+            return self.stub
+        if not self.hint:
+            return STUB_LINE
+        return f"raise NotImplementedError({json.dumps(f'write your answer here (hint: {self.hint})', ensure_ascii=False)})"
 
     def solution_code(self) -> str:
         """The solution without its markers: what the "worked solution" block shows."""

@@ -254,7 +254,8 @@ def replace_solutions(source: str, stub: Optional[str] = None, *, markdown: bool
 def to_student(nb: dict) -> dict:
     """The student version of a (solution) notebook, as a new dict.
 
-    Solution regions become stubs (the exercise's own ``stub`` for spot-the-bug exercises),
+    Solution regions become stubs (``Exercise.student_stub``: the buggy code of a spot-the-bug
+    exercise, else ``raise NotImplementedError`` with the exercise's hint),
     worked-solution cells are dropped, outputs are cleared.  Raises ``NotebookProblem`` if any
     solution text would survive.
     """
@@ -268,7 +269,7 @@ def to_student(nb: dict) -> dict:
         source = _source(cell)
         if cell.get("cell_type") == "code":
             ex_id = exercise_id_of(cell)
-            stub = get(ex_id).stub if ex_id else None
+            stub = get(ex_id).student_stub() if ex_id else None
             source = replace_solutions(source, stub)
             cell["outputs"], cell["execution_count"] = [], None
             if ex_id and isinstance(meta, dict) and HIDE_TAG in _tags(cell):
