@@ -172,3 +172,19 @@ def test_a_student_edition_runs_top_to_bottom_and_scores_zero(path, tmp_path, mo
             assert "not attempted yet" in text, text
     score = next(c for c in nb.cells if "score" in c.metadata.get("attncourse", {}))
     assert re.search(r": 0/\d+ points", score.outputs[0]["data"]["text/plain"])
+
+
+def test_the_built_book_links_colab_to_the_student_editions():
+    """On the built HTML (skipped when the book is not built): badge and launch button agree."""
+    html_dir = ROOT / "_build" / "html" / "book"
+    if not html_dir.exists():
+        pytest.skip("the book is not built (jupyter-book build . -W)")
+    for stem in WITH_EXERCISES.values():
+        page = html_dir / f"{stem}.html"
+        if not page.exists():
+            continue
+        links = set(
+            re.findall(r'https://colab\.research\.google\.com/github/[^"\']+?\.ipynb', page.read_text())
+        )
+        assert links and all(link.endswith(f"/student/{stem}.ipynb") for link in links), (stem, links)
+        assert "In Colab, install attncourse" not in page.read_text(), f"{stem}: the install cell shows"
