@@ -9,7 +9,12 @@ book keeps the worked solutions for self-study.
     python scripts/make_student_notebooks.py          # rewrite what is out of date
     python scripts/make_student_notebooks.py --check  # exit 1 and list what is out of date
 
-Edit the chapter in ``book/``, never the file in ``student/``: this script overwrites it.
+Edit the chapter in ``book/``, never the file in ``student/``: this script overwrites it.  After
+new exercises are registered, run the three scripts in this order:
+
+    python scripts/sync_exercise_cells.py     # the exercise cells of the chapters
+    python scripts/stamp_notebooks.py         # the Colab badges (they point here)
+    python scripts/make_student_notebooks.py  # the student editions, badges included
 """
 
 from __future__ import annotations
