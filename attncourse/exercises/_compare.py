@@ -36,7 +36,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._child import OutputProblem, to_arrays
+try:  # the grading package moves these helpers to _outputs; either layout works here
+    from ._outputs import OutputProblem, to_arrays
+except ImportError:  # pragma: no cover - the layout before that move
+    from ._child import OutputProblem, to_arrays
 from ._registry import Case, Exercise
 
 __all__ = [
