@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from exercise_support import load_hidden_cases, stub_function
 
 from attncourse.exercises import CHAPTERS, Case, all_exercises, check, get, reset, score
 from attncourse.exercises._check import run_cases
 from attncourse.exercises._compare import Outcome, expected_outputs, judge
-from attncourse.grading import load_hidden_cases
-from attncourse.exercises.notebook import replace_solutions
 
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN = load_hidden_cases(ROOT / "grading")
@@ -22,14 +21,6 @@ IDS = [ex.id for ex in EXERCISES]
 
 def all_cases(ex):
     return ex.public_cases() + HIDDEN[ex.id]()
-
-
-def stub_function(ex):
-    """The student version's function: the stub (or the bug) in place of the solution."""
-    namespace: dict = {}
-    exec("\n".join(ex.needs), namespace)
-    exec(replace_solutions(ex.solution, ex.stub), namespace)
-    return namespace[ex.function]
 
 
 @pytest.fixture(autouse=True)
@@ -145,9 +136,12 @@ def test_message_forgot_to_subtract_the_max():
 
 def test_message_inverted_mask():
     def inverted(scores, mask):
-        from attncourse import softmax
-
-        return softmax(np.where(mask, -np.inf, scores))
+        # the learner's own masked softmax (attncourse.softmax is not handed out in 6.3)
+        s = np.where(mask, -np.inf, scores)
+        top = s.max(axis=-1, keepdims=True)
+        e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+        total = e.sum(axis=-1, keepdims=True)
+        return np.where(total > 0, e / np.where(total > 0, total, 1.0), 0.0)
 
     result = check("ch06.masked_softmax", inverted, show=False)
     assert result.earned == 0
@@ -275,13 +269,3 @@ def test_a_function_that_writes_into_its_inputs_cannot_change_the_expected_value
     args = case.args()
     args[0][0] = 99
     assert case.inputs["x"][0] == 1.0
-
-
-def test_the_instructor_page_lists_every_exercise():
-    """book/instructors.md has a table of the exercises; it must match the registry."""
-    page = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
-    for key, (title, _) in CHAPTERS.items():
-        exercises = all_exercises(key)
-        row = f"| {title} | " + ", ".join(f"`{ex.id}` ({ex.points})" for ex in exercises)
-        row += f" | {sum(ex.points for ex in exercises)} |"
-        assert row in page, row

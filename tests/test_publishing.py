@@ -44,7 +44,8 @@ def test_badge_and_install_cell(path):
     first = "".join(nb["cells"][0]["source"])
     repo_url, branch = stamp_notebooks.repository()
     links = COLAB.findall(first)
-    assert links == [(repo_url.split("github.com/")[1], branch, f"book/{path.name}")], links
+    target = stamp_notebooks.colab_target(path).relative_to(ROOT).as_posix()  # student/ where it has exercises
+    assert links == [(repo_url.split("github.com/")[1], branch, target)], links
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     install = "".join(code[0]["source"])
     assert "colab-install" in code[0]["metadata"]["tags"]

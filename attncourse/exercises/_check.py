@@ -4,6 +4,10 @@
 which cases passed and, for a failure, one message that says what to fix.  ``score(chapter)``
 adds up the latest check of every exercise in the chapter, in this kernel.
 
+The first failing case shows the inputs' shapes and dtypes and the first entries that differ;
+an answer that calls what the exercise asks for (the package's reference, torch's built-in
+attention: see ``_guard``) scores 0 for that exercise.
+
 In a notebook the result is shown as HTML (with a plain-text version alongside, which is what
 a terminal or a test sees); nothing beyond IPython's own ``display`` is used, so it looks the
 same in Colab.
@@ -19,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ._outputs import OutputProblem, error_where, short_message, to_arrays
 from ._compare import NOT_ATTEMPTED, CaseResult, Outcome, expected_outputs, judge
+from ._guard import Guard
 from ._registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
 
 __all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]
@@ -100,8 +105,13 @@ class CheckResult(_Shown):
         return sum(c.passed for c in self.cases)
 
     @property
+    def shortcut(self) -> bool:
+        """True when the answer used something the exercise forbids: the exercise scores 0."""
+        return any(c.status == "shortcut" for c in self.cases)
+
+    @property
     def earned(self) -> float:
-        if not self.cases:
+        if not self.cases or self.shortcut:
             return 0.0
         return round(self.points * self.n_passed / len(self.cases), 2)
 
@@ -123,14 +133,23 @@ class CheckResult(_Shown):
         return f"{_fmt_points(self.earned)}/{self.points} points"
 
     def _lines(self) -> List[tuple]:
-        """(mark, case name, message or "") for every case, without repeating a message."""
-        rows, last = [], None
+        """(mark, case name, status, message or "", detail lines) for every case.
+
+        A message is not repeated; the details (inputs, first differences) go with the first
+        failing case only.
+        """
+        rows, last, detailed = [], None, False
         for c in self.cases:
             if c.passed:
-                rows.append(("✓", c.name, ""))
-            else:
-                rows.append(("✗", c.name, "same problem as above" if c.message == last else c.message))
-                last = c.message
+                rows.append(("✓", c.name, "", "", []))
+                continue
+            message = "same problem as above" if c.message == last else c.message
+            details: List[str] = []
+            if not detailed and c.status != "not attempted":
+                details = ([f"inputs: {c.inputs}"] if c.inputs else []) + list(c.details)
+                detailed = True
+            rows.append(("✗", c.name, c.status, message, details))
+            last = c.message
         return rows
 
     def text(self) -> str:
@@ -139,9 +158,15 @@ class CheckResult(_Shown):
         head = f"{self._title()}: {self._score()}"
         if self.not_attempted:
             return f"{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, run it, then run this check again"
-        if self.passed:
+        if self.shortcut:
+            head += " · the reference may not be used here, so this exercise scores 0"
+        elif self.passed:
             head += " ✓ all cases passed"
-        lines = [head] + [f"  {m} {name}" + (f": {msg}" if msg else "") for m, name, msg in self._lines()]
+        lines = [head]
+        for mark, name, status, msg, details in self._lines():
+            label = f"{name} [{status}]" if status else name
+            lines.append(f"  {mark} {label}" + (f": {msg}" if msg else ""))
+            lines += [f"      {d}" for d in details]
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -159,14 +184,21 @@ class CheckResult(_Shown):
                 f'<div style="{style}">{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, '
                 "run it, then run this check again</div>"
             )
-        if self.passed:
+        if self.shortcut:
+            head += " · the reference may not be used here, so this exercise scores 0"
+        elif self.passed:
             head += " ✓ all cases passed"
         items = []
-        for mark, name, msg in self._lines():
+        for mark, name, status, msg, details in self._lines():
             c = GREEN if mark == "✓" else RED
+            tag = f' <span style="color:{GREY}">[{esc(status)}]</span>' if status else ""
             detail = f": {esc(msg)}" if msg else ""
+            more = "".join(
+                f'<div style="color:{GREY};margin-left:1.4em;font-family:monospace;font-size:0.9em">{esc(d)}</div>'
+                for d in details
+            )
             items.append(
-                f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{detail}</li>'
+                f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{tag}{detail}{more}</li>'
             )
         return f'<div style="{style}">{head}<ul style="margin:0.2em 0 0 0;padding-left:0.4em">{"".join(items)}</ul></div>'
 
@@ -196,6 +228,8 @@ class ScoreReport(_Shown):
             return "not checked yet"
         if r.not_attempted:
             return NOT_ATTEMPTED
+        if r.shortcut:
+            return "0: the reference may not be used here"
         if r.passed:
             return "all cases passed"
         return f"{r.n_passed} of {len(r.cases)} cases passed"
@@ -247,23 +281,32 @@ def _to_kind(value: Any, kind: str) -> Any:
 
 
 def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome:
-    """Run ``fn(*args)`` in this process and capture what happened as an ``Outcome``."""
+    """Run ``fn(*args)`` in this process and capture what happened as an ``Outcome``.
+
+    The one path by which ``check`` and the grader's runner call an answer.  It runs under a
+    ``Guard``: an answer that used what the exercise forbids gets ``Outcome.shortcut`` (the name of
+    what it called), whatever it returned.  The return value is turned into arrays inside the
+    guard too, so an object that computes lazily (``__array__``) is watched as well.
+    """
     args = [_to_kind(a, exercise.array_kind) for a in args]
+    guard = Guard(exercise, args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # overflow warnings: the message explains them better
-            value = fn(*args)
+            arrays = guard.run(lambda: to_arrays(fn(*args), exercise.outputs))
+    except OutputProblem as e:
+        outcome = Outcome("bad_output", message=short_message(e))
     except (Exception, SystemExit) as e:
-        return Outcome(
+        outcome = Outcome(
             "raised",
             error_type=type(e).__name__,
             message=short_message(e),
             where=error_where(e.__traceback__),
         )
-    try:
-        return Outcome("returned", to_arrays(value, exercise.outputs))
-    except OutputProblem as e:
-        return Outcome("bad_output", message=short_message(e))
+    else:
+        outcome = Outcome("returned", arrays)
+    outcome.shortcut = guard.found
+    return outcome
 
 
 def run_cases(

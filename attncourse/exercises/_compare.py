@@ -16,21 +16,41 @@ float16    1e-2    1e-3
 
 float32 is looser than elementwise round-off because ``x - max`` of logits in the hundreds
 already loses about 1e-5 relative; every wrong answer the cases are built to catch is off by
-far more (a meta-test checks that zeros and the stub never pass).
+far more (a meta-test checks that zeros and the stub never pass).  An exercise may state its own
+``tolerance`` instead (a ``predict`` exercise does: "within 10%"); the feedback then quotes it.
+
+Every case ends in one status (``STATUSES``): ``passed``; ``not attempted`` (the stub's
+``NotImplementedError``); ``raised`` (any other exception); ``wrong shape``; ``wrong values``;
+``bad output`` (``None``, a string, the wrong number of results, a float where a mask was due);
+``shortcut`` (the answer called what the exercise asks for, see ``_guard``); ``timeout``,
+``missing`` (the function is not defined) and ``not run`` come from the grader.  A failure carries
+one headline (the diagnosis of a classic mistake when one matches) and details: the inputs' shapes
+and dtypes and the first entries that differ.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional, Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._outputs import OutputProblem, to_arrays
 from ._registry import Case, Exercise
 
-__all__ = ["TOLERANCES", "tolerance_for", "Outcome", "CaseResult", "expected_outputs", "judge"]
+__all__ = [
+    "TOLERANCES",
+    "STATUSES",
+    "NOT_ATTEMPTED",
+    "tolerance_for",
+    "describe_inputs",
+    "shortcut_message",
+    "Outcome",
+    "CaseResult",
+    "expected_outputs",
+    "judge",
+]
 
 TOLERANCES = {
     np.dtype(np.float64): (1e-6, 1e-9),
@@ -39,6 +59,19 @@ TOLERANCES = {
 }
 
 NOT_ATTEMPTED = "not attempted yet"
+STATUSES = (
+    "passed",
+    "not attempted",
+    "raised",
+    "wrong shape",
+    "wrong values",
+    "bad output",
+    "shortcut",
+    "timeout",
+    "missing",
+    "not run",
+)
+MAX_SHOWN = 3  # differing entries listed in the details
 
 
 def tolerance_for(inputs: Sequence[Any]) -> Tuple[float, float]:
@@ -46,6 +79,38 @@ def tolerance_for(inputs: Sequence[Any]) -> Tuple[float, float]:
     floats = [np.asarray(a).dtype for a in inputs if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
     lowest = min(floats, key=lambda d: d.itemsize) if floats else np.dtype(np.float64)
     return TOLERANCES.get(lowest, TOLERANCES[np.dtype(np.float16)])
+
+
+def _tolerance(exercise: Exercise, case: Case) -> Tuple[float, float]:
+    stated = getattr(exercise, "tolerance", None)
+    return tuple(stated) if stated is not None else tolerance_for(case.args())
+
+
+def _describe_one(name: str, value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{name} {tuple(value.shape)} {value.dtype}"
+    mod = type(value).__module__ or ""
+    if mod.startswith("torch") and hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"{name} {tuple(value.shape)} {str(value.dtype).replace('torch.', 'torch ')}"
+    text = repr(value)
+    return f"{name} = {text if len(text) <= 40 else text[:39] + '…'}"
+
+
+def describe_inputs(case: Case) -> str:
+    """The case's inputs as the learner needs them: shapes and dtypes of arrays, values of the rest.
+
+    >>> describe_inputs(Case("t", q=np.zeros((2, 4)), n_heads=2))
+    'q (2, 4) float64, n_heads = 2'
+    """
+    return ", ".join(_describe_one(name, value) for name, value in case.inputs.items())
+
+
+def shortcut_message(name: str) -> str:
+    """What a learner reads when the answer used the reference (or torch's built-in) it must replace."""
+    return (
+        f"the reference may not be used here: your answer calls {name}, which does what this exercise "
+        "asks you to write; it scores 0 until it works without it"
+    )
 
 
 @dataclass
@@ -68,8 +133,10 @@ class CaseResult:
     name: str
     passed: bool
     message: str = ""
-    status: str = "passed"  # "passed", "failed", "not attempted", "error", "timeout", "missing"
+    status: str = "passed"  # one of STATUSES
     hidden: bool = False
+    inputs: str = ""  # the inputs' shapes and dtypes ("q (2, 4) float64, ...")
+    details: List[str] = field(default_factory=list)  # the first entries that differ, the tolerance
 
 
 def _upcast(value: Any) -> Any:
@@ -91,7 +158,7 @@ def expected_outputs(exercise: Exercise, case: Case) -> List[np.ndarray]:
 
 
 def _index(idx: Tuple[int, ...]) -> str:
-    return str(idx[0]) if len(idx) == 1 else str(tuple(int(i) for i in idx))
+    return str(int(idx[0])) if len(idx) == 1 else str(tuple(int(i) for i in idx))
 
 
 def _fmt(x: Any) -> str:
@@ -99,10 +166,33 @@ def _fmt(x: Any) -> str:
         return str(bool(x))
     if isinstance(x, (int, np.integer)):
         return str(int(x))
-    return f"{float(x):.4g}"
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.4g}"
 
 
-def _close(expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], equal_nan: bool = False) -> bool:
+def _fmt_tol(tol: Tuple[float, float]) -> str:
+    rtol, atol = tol
+    parts = []
+    if rtol:
+        parts.append(f"{rtol:.0%} relative" if rtol >= 0.01 else f"rtol {rtol:g}")
+    if atol:
+        parts.append(f"atol {atol:g}")
+    return " or ".join(parts) if parts else "exactly"
+
+
+def _same_shape(expected: np.ndarray, got: np.ndarray) -> bool:
+    return expected.shape == got.shape or expected.size == got.size == 1
+
+
+def _close(
+    expected: np.ndarray,
+    got: np.ndarray,
+    tol: Tuple[float, float],
+    equal_nan: bool = False,
+    exact_ints: bool = True,
+) -> bool:
     if expected.shape != got.shape:
         if expected.size == got.size == 1:
             expected, got = expected.reshape(()), got.reshape(())
@@ -110,10 +200,12 @@ def _close(expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], equa
             return False
     if expected.dtype == np.bool_ or got.dtype == np.bool_:
         return expected.dtype == got.dtype and bool(np.array_equal(expected, got))
-    if expected.dtype.kind in "iu":  # counts and sizes: exact, whatever numeric dtype came back
-        return got.dtype.kind in "iuf" and bool(
-            np.array_equal(expected.astype(np.float64), got.astype(np.float64))
-        )
+    if got.dtype.kind not in "iuf":
+        return False
+    if (
+        expected.dtype.kind in "iu" and exact_ints
+    ):  # counts and sizes: exact, whatever numeric dtype came back
+        return bool(np.array_equal(expected.astype(np.float64), got.astype(np.float64)))
     rtol, atol = tol
     with np.errstate(all="ignore"):
         return bool(
@@ -128,44 +220,77 @@ def _matches(
     got: Sequence[np.ndarray],
     tol: Tuple[float, float],
     equal_nan: bool = False,
+    exact_ints: bool = True,
 ) -> bool:
-    return len(expected) == len(got) and all(_close(e, g, tol, equal_nan) for e, g in zip(expected, got))
+    return len(expected) == len(got) and all(
+        _close(e, g, tol, equal_nan, exact_ints) for e, g in zip(expected, got)
+    )
+
+
+def _label(name: str) -> str:
+    return "your result" if name == "result" else f"`{name}`"
+
+
+def _first_differences(label: str, expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float]) -> str:
+    """'`weights`: 2 of 12 entries differ; first at (0, 1): expected 0.3, got 0.6; (1, 0): ...'."""
+    if expected.size == got.size == 1:
+        expected, got = expected.reshape(()), got.reshape(())
+    if expected.ndim == 0:
+        return f"{label}: expected {_fmt(expected)}, got {_fmt(got)}"
+    if expected.dtype == np.bool_ or got.dtype == np.bool_:
+        wrong = expected != got
+    else:
+        e, g = expected.astype(np.float64), got.astype(np.float64)
+        rtol, atol = tol
+        with np.errstate(all="ignore"):
+            wrong = ~np.isclose(g, e, rtol=rtol, atol=atol)
+    where = np.argwhere(wrong)
+    shown = "; ".join(
+        f"{_index(tuple(i))}: expected {_fmt(expected[tuple(i)])}, got {_fmt(got[tuple(i)])}"
+        for i in where[:MAX_SHOWN]
+    )
+    return f"{label}: {len(where)} of {expected.size} entries differ; first at {shown}"
 
 
 def _mismatch(
     name: str, expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], distribution: bool
-) -> str:
-    """One sentence on how ``got`` differs from ``expected``."""
-    label = "your result" if name == "result" else f"`{name}`"
-    if expected.shape != got.shape and not (expected.size == got.size == 1):
+) -> Tuple[str, str]:
+    """(status, one sentence on how ``got`` differs from ``expected``)."""
+    label = _label(name)
+    if not _same_shape(expected, got):
         hint = ""
         es, gs = expected.shape, got.shape
         if len(es) >= 2 and gs == es[:-2] + (es[-1], es[-2]):
             hint = " (the last two axes are swapped)"
         elif expected.size == got.size:
             hint = " (the right number of entries in the wrong arrangement)"
-        return f"{label} has the wrong shape: expected {es}, got {gs}{hint}"
+        return "wrong shape", f"{label} has the wrong shape: expected {es}, got {gs}{hint}"
     if expected.size == got.size == 1:
         expected, got = expected.reshape(()), got.reshape(())
     if expected.dtype == np.bool_ and got.dtype != np.bool_:
-        return f"{label} should be a boolean mask (dtype bool, True = may attend); got dtype {got.dtype}"
+        return (
+            "bad output",
+            f"{label} should be a boolean mask (dtype bool, True = may attend); got dtype {got.dtype}",
+        )
     if expected.dtype == np.bool_:
         wrong = np.argwhere(expected != got)
         first = tuple(wrong[0]) if len(wrong) else ()
         where = f" at {_index(first)}" if first else ""
-        return (
+        return "wrong values", (
             f"{label}: {len(wrong)} of {expected.size} entries differ; first{where}: "
             f"expected {_fmt(expected[first])}, got {_fmt(got[first])}"
         )
+    if got.dtype.kind not in "iuf":
+        return "bad output", f"{label} has dtype {got.dtype}; expected numbers"
     if expected.ndim == 0:
-        return f"{label}: expected {_fmt(expected)}, got {_fmt(got)}"
+        return "wrong values", f"{label}: expected {_fmt(expected)}, got {_fmt(got)}"
     g = got.astype(np.float64)
     e = expected.astype(np.float64)
     bad = ~np.isfinite(g) & np.isfinite(e)
     if bad.any():
         first = tuple(np.argwhere(bad)[0])
         what = "NaN" if np.isnan(g[first]) else "inf"
-        return f"{label} has {what} at {_index(first)} where a finite number was expected"
+        return "wrong values", f"{label} has {what} at {_index(first)} where a finite number was expected"
     rtol, atol = tol
     if distribution:
         e_sum, g_sum = e.sum(axis=-1), g.sum(axis=-1)
@@ -175,12 +300,16 @@ def _mismatch(
             row = f"row {_index(first)}" if first else "the weights"
             verb = "does" if first else "do"
             if e_sum[first] > 0.5:
-                return f"{row} of {label} {verb} not sum to 1 (sums to {_fmt(g_sum[first])})"
-            return f"{row} of {label} has nothing to attend to, so it should be all zeros (sums to {_fmt(g_sum[first])})"
-    err = np.abs(g - e) - rtol * np.abs(e)
-    first = tuple(np.unravel_index(int(np.argmax(err)), err.shape))
-    return (
-        f"{label} differs from the expected values; the largest difference is at {_index(first)}: "
+                return "wrong values", f"{row} of {label} {verb} not sum to 1 (sums to {_fmt(g_sum[first])})"
+            return "wrong values", (
+                f"{row} of {label} has nothing to attend to, so it should be all zeros "
+                f"(sums to {_fmt(g_sum[first])})"
+            )
+    with np.errstate(all="ignore"):
+        wrong = ~np.isclose(g, e, rtol=rtol, atol=atol)
+    first = tuple(np.argwhere(wrong)[0]) if wrong.any() else tuple(0 for _ in e.shape)
+    return "wrong values", (
+        f"{label} differs from the expected values; the first difference is at {_index(first)}: "
         f"expected {_fmt(e[first])}, got {_fmt(g[first])}"
     )
 
@@ -193,16 +322,25 @@ def judge(
     *,
     hidden: bool = False,
 ) -> CaseResult:
-    """Pass or fail ``outcome`` on ``case``, with one helpful message for a failure."""
+    """Pass or fail ``outcome`` on ``case``, with one helpful message for a failure.
+
+    A failure's ``details`` show the inputs' shapes and dtypes and the first entries that differ;
+    ``message`` is the diagnosis of a classic mistake when one matches, else what differs.
+    """
     name = f"hidden: {case.name}" if hidden else case.name
+    inputs = describe_inputs(case)
+    tol = _tolerance(exercise, case)
+    stated = getattr(exercise, "tolerance", None) is not None
 
-    def fail(message: str, status: str = "failed") -> CaseResult:
-        return CaseResult(name, False, message, status, hidden)
+    def fail(message: str, status: str, details: Sequence[str] = ()) -> CaseResult:
+        return CaseResult(name, False, message, status, hidden, inputs, list(details))
 
+    if outcome.shortcut:
+        return fail(shortcut_message(outcome.shortcut), "shortcut")
     if outcome.kind == "missing":
         return fail(f"`{exercise.function}` is not defined", "missing")
     if outcome.kind == "not_run":
-        return fail(outcome.message or "was not run", "error")
+        return fail(outcome.message or "was not run", "not run")
     if outcome.kind == "timeout":
         return fail(f"did not finish within {outcome.seconds:g} s (an endless loop?)", "timeout")
     if outcome.kind == "raised":
@@ -212,18 +350,37 @@ def judge(
                 import re
 
                 if re.search(d.error, text):
-                    return fail(d.message, "error")
+                    return fail(d.message, "raised")
         if outcome.error_type == "NotImplementedError":
             return fail(NOT_ATTEMPTED, "not attempted")
         where = f" ({outcome.where})" if outcome.where else ""
-        return fail(f"raised {text}{where}", "error")
+        return fail(f"raised {text}{where}", "raised")
     if outcome.kind == "bad_output":
-        return fail(outcome.message)
+        return fail(outcome.message, "bad output")
 
     got = outcome.arrays
-    tol = tolerance_for(case.args())
-    if _matches(expected, got, tol):
-        return CaseResult(name, True, "", "passed", hidden)
+    exact_ints = not stated
+    if _matches(expected, got, tol, exact_ints=exact_ints):
+        return CaseResult(name, True, "", "passed", hidden, inputs)
+
+    # What differs, output by output: the status, the headline and the details.
+    status, headline, details = "wrong values", "does not match the expected result", []
+    first = True
+    for out_name, e, g in zip(exercise.outputs, expected, got):
+        if _close(e, g, tol, exact_ints=exact_ints):
+            continue
+        out_status, sentence = _mismatch(out_name, e, g, tol, out_name in exercise.distributions)
+        if first:
+            status, headline, first = out_status, sentence, False
+        if out_status == "wrong values" and _same_shape(e, g) and e.size > 1:
+            details.append(_first_differences(_label(out_name), e, g, tol))
+    if stated:
+        phrase = _fmt_tol(tol)
+        details.append(
+            "accepted: exactly the expected value"
+            if phrase == "exactly"
+            else f"accepted: within {phrase} of the expected value"
+        )
     for d in exercise.diagnoses:
         if d.variant is None:
             continue
@@ -235,8 +392,5 @@ def judge(
         except (Exception, OutputProblem):
             continue
         if _matches(wrong, got, tol, equal_nan=True) and not _matches(wrong, expected, tol):
-            return fail(d.message)
-    for out_name, e, g in zip(exercise.outputs, expected, got):
-        if not _close(e, g, tol):
-            return fail(_mismatch(out_name, e, g, tol, out_name in exercise.distributions))
-    return fail("does not match the expected result")  # pragma: no cover - every branch above returns
+            return fail(d.message, status, details)
+    return fail(headline, status, details)

@@ -10,12 +10,23 @@ An exercise is a function the student writes.  The registry keeps, for each one:
 * ``public_cases``: small seeded inputs that ``check`` runs (the hidden ones live in
   ``grading/``, outside the package);
 * ``diagnoses``: classic wrong answers (a wrong variant of the computation, or an error
-  pattern) with the message a student sees when their answer matches one.
+  pattern) with the message a student sees when their answer matches one;
+* ``needs``: the imports the cell relies on, which are also what it hands out: an ``attncourse``
+  callable imported there may be used in the answer, every other one may not (``forbids`` adds
+  more names, ``_guard`` enforces both);
+* ``tolerance``: how close a written-down number must be (``predict`` exercises).
+
+The ``solution`` is the one source of each answer: the chapter's exercise cell and its worked
+solution (``notebook.exercise_cells``, written into the notebooks by
+``scripts/sync_exercise_cells.py``), the student stub (``notebook.to_student``) and the check
+that the solution agrees with ``reference`` on every case (``tests/test_exercise_sources.py``)
+all come from it.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -123,10 +134,17 @@ class Exercise:
     needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
+    # A nudge for the student stub: raise NotImplementedError("write your answer here (hint: ...)")
+    hint: str = ""
     kind: str = "implement"  # one of KINDS
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
-    # to every exercise (no attncourse function that the cell's ``needs`` does not import).
+    # to every exercise (no attncourse function that the cell's ``needs`` does not import, no
+    # torch built-in attention unless ``needs`` imports it by name; see ``_guard``).
     forbids: Tuple[str, ...] = ()
+    # (rtol, atol) that replaces the dtype-based table of ``_compare`` (a ``predict`` exercise
+    # states how close a written-down number must be, e.g. ``(0.1, 0.0)`` for "within 10%");
+    # integer answers are then compared with it too.  The feedback quotes it.
+    tolerance: Optional[Tuple[float, float]] = None
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -143,6 +161,14 @@ class Exercise:
             raise ValueError(f"{self.id}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.array_kind not in ("numpy", "torch"):
             raise ValueError(f"{self.id}: array_kind must be 'numpy' or 'torch'")
+        if "\n" in self.hint:
+            raise ValueError(f"{self.id}: the hint must be one line")
+        if self.tolerance is not None:
+            rtol, atol = self.tolerance
+            if not (rtol >= 0 and atol >= 0):
+                raise ValueError(
+                    f"{self.id}: tolerance must be (rtol, atol) with both >= 0, got {self.tolerance}"
+                )
 
     @property
     def chapter(self) -> str:
@@ -165,6 +191,18 @@ class Exercise:
     def cell_source(self) -> str:
         """The exercise cell of the book (solution) version."""
         return f"{self.header}\n{self.solution}".rstrip("\n")
+
+    def student_stub(self) -> str:
+        """What replaces the solution region in the student version.
+
+        The exercise's ``stub`` (the buggy code of a spot-the-bug exercise), else a
+        ``raise NotImplementedError`` whose message carries the ``hint``.
+        """
+        if self.stub is not None:
+            return self.stub
+        if not self.hint:
+            return STUB_LINE
+        return f"raise NotImplementedError({json.dumps(f'write your answer here (hint: {self.hint})', ensure_ascii=False)})"
 
     def solution_code(self) -> str:
         """The solution without its markers: what the "worked solution" block shows."""

@@ -29,6 +29,7 @@ register(
         number="1.1",
         title="softmax with temperature",
         points=1,
+        hint="divide the logits by the temperature first",
         function="temperature_softmax",
         description="Divide the logits by the temperature before the softmax: a high temperature "
         "flattens the distribution, a low one sharpens it. One line with `softmax`.",
@@ -81,6 +82,7 @@ register(
         number="1.2",
         title="stable softmax",
         points=2,
+        hint="softmax does not change when you subtract the same number from every logit of a row",
         function="stable_softmax",
         description="Write the softmax over the last axis from scratch (numpy only), so that it "
         "never overflows: subtract each row's maximum before `exp`.",
@@ -138,6 +140,7 @@ register(
         number="1.3",
         title="entropy of attention weights",
         points=2,
+        hint="0 * log(0) counts as 0; sum over the last axis",
         function="attention_entropy",
         description="The entropy $H(p) = -\\sum_i p_i \\log p_i$ (natural log) of each distribution "
         "along the last axis, with $0 \\log 0 = 0$. Uniform weights have the largest entropy, one-hot "
@@ -195,6 +198,7 @@ register(
         number="1.4",
         title="the softmax Jacobian",
         points=3,
+        hint="dsoftmax_i/dx_j = s_i * (delta_ij - s_j)",
         function="softmax_jacobian",
         description="For a 1-d vector of logits `x` of length n, return the (n, n) matrix "
         "$J_{ij} = \\partial s_i / \\partial x_j = s_i(\\delta_{ij} - s_j)$ with $s = \\mathrm{softmax}(x)$.",

@@ -36,6 +36,7 @@ register(
         number="2.1",
         title="weights for one query",
         points=1,
+        hint="one dot product per key, then a softmax",
         function="query_weights",
         description="One query `q` of shape (E,) against keys `k` of shape (S, E): return the S "
         "attention weights, the softmax of the dot products.",
@@ -92,6 +93,7 @@ register(
         number="2.2",
         title="batched dot-product attention",
         points=3,
+        hint="scores (..., L, S) from q and k with its last two axes swapped",
         function="batched_attention",
         description="Queries `q (..., L, E)`, keys `k (..., S, E)`, values `v (..., S, Ev)`, with any "
         "leading (batch) dimensions: return `(out, weights)` with `out (..., L, Ev)` and `weights "
@@ -143,6 +145,7 @@ register(
         number="2.3",
         title="cross-attention",
         points=2,
+        hint="the decoder tokens are the queries; the encoder tokens are both keys and values",
         function="cross_attention",
         description="In cross-attention the decoder's tokens ask and the encoder's tokens answer: "
         "queries come from `x_dec (..., L, d)`, keys and values from `x_enc (..., S, d)`. Return the "

@@ -34,6 +34,7 @@ register(
         number="3.1",
         title="scaled scores",
         points=1,
+        hint="q k^T, divided by the square root of the last dimension",
         function="scaled_scores",
         description="The scores $q k^\\top / \\sqrt{E}$ for `q (..., L, E)` and `k (..., S, E)`.",
         solution='''
@@ -80,6 +81,7 @@ register(
         number="3.2",
         title="the variance of the scores",
         points=2,
+        hint="one dot product per row pair, then .var() before and after scaling",
         function="score_variance",
         description="Row `i` of `q (N, E)` and row `i` of `k (N, E)` are one sampled (query, key) pair. "
         "Return the variance (numpy's `var`, ddof=0) of the N dot products, unscaled and scaled by "
@@ -138,6 +140,7 @@ register(
         number="3.3",
         title="scaled dot-product attention",
         points=3,
+        hint="scale the scores before the softmax, not after",
         function="scaled_attention",
         description="Attention with the scores scaled by $1/\\sqrt{E}$: return `(out, weights)` for "
         "`q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`.",

@@ -43,6 +43,7 @@ register(
         number="4.1",
         title="queries, keys and values from x",
         points=1,
+        hint="each projection is one matrix product with x on the left",
         function="project_qkv",
         description="Project the tokens `x (..., L, d_model)` with `W_q`, `W_k (d_model, d_k)` and "
         "`W_v (d_model, d_v)`; return `(q, k, v)`.",
@@ -100,6 +101,7 @@ register(
         number="4.2",
         title="self-attention from x and its weights",
         points=3,
+        hint="project first; then scaled dot-product attention of q, k, v",
         function="self_attention_forward",
         description="Self-attention of `x (..., L, d_model)`: project with `W_q`, `W_k (d_model, d_k)` "
         "and `W_v (d_model, d_v)`, scale the scores by $1/\\sqrt{d_k}$, and return `(out (..., L, d_v), "
@@ -152,6 +154,7 @@ register(
         number="4.3",
         title="undo a permutation of the tokens",
         points=1,
+        hint="undo a permutation with its inverse, np.argsort(perm)",
         function="unpermute",
         description="Self-attention without positions is permutation-equivariant: "
         "`attend(x[perm]) == attend(x)[perm]`. Given `out_permuted = attend(x)[perm]` (tokens on axis "
@@ -190,6 +193,7 @@ register(
         number="4.4",
         title="memory of the attention weights",
         points=1,
+        hint="one L x L matrix per head and per batch element",
         function="score_matrix_bytes",
         description="How many bytes do the attention weights `(batch, n_heads, L, L)` take, at "
         "`bytes_per_element` bytes each? (The N^2 in attention's cost.)",

@@ -39,6 +39,7 @@ register(
         number="5.1",
         title="split into heads",
         points=2,
+        hint="reshape to (..., L, H, d_head), then swap the L and H axes",
         function="split_into_heads",
         description="Reshape `x (..., L, d_model)` into `(..., n_heads, L, d_head)` with "
         "`d_head = d_model // n_heads`; head `h` owns columns `h*d_head : (h+1)*d_head`.",
@@ -89,6 +90,7 @@ register(
         number="5.2",
         title="merge the heads back",
         points=1,
+        hint="the reverse of split_into_heads, in the reverse order",
         function="combine_heads",
         description="The inverse of 5.1: `(..., n_heads, L, d_head) -> (..., L, n_heads * d_head)`.",
         solution='''
@@ -154,6 +156,7 @@ register(
         number="5.3",
         title="the multi-head forward pass",
         points=4,
+        hint="split after projecting, scale by sqrt(d_head), merge before W_o",
         function="multi_head_attention",
         description="Multi-head self-attention of `x (B, L, d_model)` with weight matrices `W_q`, "
         "`W_k`, `W_v`, `W_o` (each `(d_model, d_model)`, used as `x @ W`) and `n_heads` heads: return "
@@ -215,6 +218,7 @@ register(
         number="5.4",
         title="parameters of multi-head attention",
         points=1,
+        hint="count the four weight matrices and their biases; do the heads add any?",
         function="mha_parameter_count",
         description="How many trainable numbers does multi-head attention with `d_model`, `n_heads` "
         "and (optional) biases hold? Compare with `sum(p.numel() for p in nn.MultiheadAttention(...).parameters())`.",
@@ -270,6 +274,7 @@ register(
         number="5.5",
         title="weights from nn.MultiheadAttention",
         points=2,
+        hint="torch stacks q, k, v in in_proj_weight and computes x @ weight.T",
         function="weights_from_torch",
         description="`nn.MultiheadAttention` stores `in_proj_weight (3*d_model, d_model)` (the q, k, v "
         "blocks stacked) and `out_proj.weight (d_model, d_model)`, and computes `x @ weight.T`. Return "

@@ -35,6 +35,7 @@ register(
         number="6.1",
         title="a causal mask",
         points=1,
+        hint="query i may see keys 0..i: the lower triangle",
         function="make_causal_mask",
         description="A boolean `(L, S)` mask, True where query `i` may attend to key `j`: on and below "
         "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`).",
@@ -77,6 +78,7 @@ register(
         number="6.2",
         title="a padding mask from lengths",
         points=2,
+        hint="compare the positions 0..S-1 with each length, broadcasting",
         function="make_padding_mask",
         description="Sequence `b` has `lengths[b]` real tokens followed by padding. Return the boolean "
         "`(B, S)` mask, True for the real tokens (the keys that may be attended to).",
@@ -126,6 +128,7 @@ register(
         number="6.3",
         title="masked softmax",
         points=3,
+        hint="-inf where the mask is False; a row with nothing left must give zeros, not NaN",
         function="masked_softmax",
         description="Softmax over the last axis of `scores` where only the keys with `mask == True` "
         "count (`mask` broadcasts against `scores`). A row with nothing to attend to must come out as "
@@ -195,6 +198,7 @@ register(
         number="6.4",
         title="masked attention",
         points=3,
+        hint="mask the scaled scores with -inf before the softmax",
         function="masked_attention",
         description="Scaled attention in which query `i` may attend to key `j` only where `mask[..., i, j]` "
         "is True (`mask` broadcasts to `(..., L, S)`). Return `(out, weights)`; a query with nothing to "
@@ -241,6 +245,7 @@ register(
         number="6.5",
         title="convert a Hugging Face attention_mask",
         points=1,
+        hint="1 means keep; shape it to broadcast over heads and queries",
         function="mask_from_hf",
         description="Hugging Face's `attention_mask (B, S)` holds 1 for real tokens and 0 for padding. "
         "Return this course's boolean mask (True = may attend), shaped `(B, 1, 1, S)` so it broadcasts "
@@ -308,6 +313,7 @@ register(
         number="6.6",
         title="masked multi-head attention",
         points=5,
+        hint="the multi-head pass of 5.3 with the mask applied to every head's scores",
         function="masked_multi_head_attention",
         description="Everything together: multi-head self-attention of `x (B, L, d_model)` with "
         "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`), `n_heads` heads scaled by "

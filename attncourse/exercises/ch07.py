@@ -36,6 +36,7 @@ register(
         number="7.1",
         title="the sinusoidal table",
         points=2,
+        hint="sin in the even columns, cos in the odd ones, angle pos / 10000^(2i/d_model)",
         function="sinusoidal_table",
         description="The `(n_positions, d_model)` table of *Attention Is All You Need* (d_model even): "
         "$PE[pos, 2i] = \\sin(pos / 10000^{2i/d_{model}})$ and $PE[pos, 2i+1] = \\cos(\\cdot)$ of the same angle.",
@@ -93,6 +94,7 @@ register(
         number="7.2",
         title="the rotation angles of RoPE",
         points=1,
+        hint="one frequency 10000^(-2i/E) per pair of features, times each position",
         function="rotation_angles",
         description="RoPE rotates feature pair `i` (of `E/2` pairs) at position `pos` by the angle "
         "$pos \\cdot 10000^{-2i/E}$: fast rotations for the first pairs, slow ones for the last. "
@@ -144,6 +146,7 @@ register(
         number="7.3",
         title="rotary embeddings (half-split layout)",
         points=3,
+        hint="rotate feature i together with feature i + E/2",
         function="apply_rotary",
         description="Rotate `x (..., L, E)` by position: feature `i` pairs with feature `i + E/2` and the "
         "pair is rotated by the angle `positions * 10000^(-2i/E)`; that is "
@@ -194,6 +197,7 @@ register(
         number="7.4",
         title="rotary embeddings (interleaved layout)",
         points=2,
+        hint="rotate feature 2i together with feature 2i + 1",
         function="apply_rotary_interleaved",
         description="The same rotation in the GPT-J / original LLaMA layout: feature `2i` pairs with "
         "feature `2i+1`, rotated by `positions * 10000^(-2i/E)`.",

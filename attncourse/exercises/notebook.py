@@ -10,6 +10,11 @@ An exercise occupies four cells (``exercise_cells`` makes them):
 4. a markdown **worked solution**, a collapsed ``{admonition}`` with ``:class: dropdown``
    (tag ``solution-reveal``), which the student version drops.
 
+Together with the chapter's **setup** cell (the imports the exercises need) and its **score** cell,
+all of these are produced from the registry: ``sync_notebook`` writes them into a chapter notebook
+(``scripts/sync_exercise_cells.py``) and reports what it changed, so the registry's ``solution``
+is the one source of every answer.
+
 Notebooks are handled as plain JSON (the package does not need nbformat).
 """
 
@@ -43,6 +48,8 @@ __all__ = [
     "validate_notebook",
     "read_notebook",
     "NotebookProblem",
+    "sync_notebook",
+    "solution_lines",
 ]
 
 REVEAL_TAG = "solution-reveal"
@@ -247,7 +254,8 @@ def replace_solutions(source: str, stub: Optional[str] = None, *, markdown: bool
 def to_student(nb: dict) -> dict:
     """The student version of a (solution) notebook, as a new dict.
 
-    Solution regions become stubs (the exercise's own ``stub`` for spot-the-bug exercises),
+    Solution regions become stubs (``Exercise.student_stub``: the buggy code of a spot-the-bug
+    exercise, else ``raise NotImplementedError`` with the exercise's hint),
     worked-solution cells are dropped, outputs are cleared.  Raises ``NotebookProblem`` if any
     solution text would survive.
     """
@@ -261,7 +269,7 @@ def to_student(nb: dict) -> dict:
         source = _source(cell)
         if cell.get("cell_type") == "code":
             ex_id = exercise_id_of(cell)
-            stub = get(ex_id).stub if ex_id else None
+            stub = get(ex_id).student_stub() if ex_id else None
             source = replace_solutions(source, stub)
             cell["outputs"], cell["execution_count"] = [], None
             if ex_id and isinstance(meta, dict) and HIDE_TAG in _tags(cell):
@@ -349,3 +357,167 @@ def validate_notebook(nb: dict, name: str) -> List[str]:
 def exercises_in(nb: dict) -> List[Tuple[int, str]]:
     """(1-based cell number, exercise id) of every exercise cell."""
     return [(i, ex_id) for i, cell in enumerate(nb.get("cells", []), 1) if (ex_id := exercise_id_of(cell))]
+
+
+# ----------------------------------------------------------------------------- one source: sync
+
+
+_ROLES = ("heading", "setup", "prompt", "exercise", "check", "solution", "score")
+_PARTS = ("prompt", "exercise", "check", "solution")  # the four cells of one exercise, in order
+
+
+def _role(cell: dict) -> Optional[Tuple[str, str]]:
+    """("exercise", "ch01.stable_softmax"), ("setup", "ch01") ... from a cell's metadata."""
+    meta = cell.get("metadata") or {}
+    ours = meta.get("attncourse") if isinstance(meta, dict) else None
+    if not isinstance(ours, dict):
+        return None
+    for role in _ROLES:
+        value = ours.get(role)
+        if isinstance(value, str):
+            return role, value
+    return None
+
+
+def _wanted_cells(key: str) -> Dict[Tuple[str, str], dict]:
+    wanted: Dict[Tuple[str, str], dict] = {}
+    for cell in chapter_cells(key):
+        role = _role(cell)
+        assert role is not None
+        wanted[role] = cell
+    return wanted
+
+
+def _same(cell: dict, want: dict) -> bool:
+    meta = cell.get("metadata") or {}
+    return (
+        cell.get("cell_type") == want["cell_type"]
+        and _source(cell) == _source(want)
+        and meta.get("attncourse") == want["metadata"].get("attncourse")
+        and _tags(cell) == want["metadata"].get("tags", [])
+    )
+
+
+def _rewrite(cell: dict, want: dict) -> None:
+    """Make ``cell`` say what ``want`` says; keep its id and any metadata that is not ours."""
+    meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+    meta = {k: v for k, v in meta.items() if k not in ("attncourse", "tags")}
+    meta.update(json.loads(json.dumps(want["metadata"])))
+    cell["cell_type"] = want["cell_type"]
+    cell["metadata"] = meta
+    cell["source"] = list(want["source"])
+    if want["cell_type"] == "code":
+        cell["outputs"], cell["execution_count"] = [], None
+    else:
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+
+
+def _fresh(want: dict, taken: set) -> dict:
+    cell = json.loads(json.dumps(want))
+    base = cell.get("id", "exercise-cell")
+    new, n = base, 2
+    while new in taken:
+        new, n = f"{base[:60]}-{n}", n + 1
+    cell["id"] = new
+    taken.add(new)
+    return cell
+
+
+def _is_exercises_heading(cell: dict) -> bool:
+    return cell.get("cell_type") == "markdown" and _source(cell).lstrip().startswith("## Exercises")
+
+
+def sync_notebook(nb: dict, chapter: Any) -> List[str]:
+    """Bring a chapter notebook's exercise cells in line with the registry, in place.
+
+    Cells whose metadata names an exercise (or the chapter's setup, heading or score cell) are
+    rewritten when they differ from what the registry produces (their outputs cleared, their ids
+    kept); the cells of a registered exercise that the notebook lacks are inserted at the end of
+    the Exercises section (before the ``score`` cell, or after the ``## Exercises`` heading in a
+    chapter that has none yet).  Every other cell is left alone.  Returns one line per change;
+    an empty list means the notebook was already in step.  Cells of exercise ids that are not
+    registered for this chapter raise ``NotebookProblem``.
+    """
+    key = chapter_key(chapter)
+    wanted = _wanted_cells(key)
+    cells: List[dict] = nb["cells"]
+    changes: List[str] = []
+    registered = {ex.id for ex in all_exercises(key)}
+    unknown = sorted({r[1] for c in cells if (r := _role(c)) and r[0] in _PARTS and r[1] not in registered})
+    if unknown:
+        raise NotebookProblem(f"cells of exercises not registered in {key}: {', '.join(unknown)}")
+    if not registered:
+        return changes
+
+    # 1. rewrite what drifted
+    for i, cell in enumerate(cells):
+        role = _role(cell)
+        if role in wanted and not _same(cell, wanted[role]):
+            _rewrite(cell, wanted[role])
+            changes.append(f"cell {i + 1} ({role[0]} {role[1]}) rewritten")
+
+    # 2. insert what is missing, in registry order
+    taken = {c.get("id") for c in cells if c.get("id")}
+
+    def position(role: Tuple[str, str]) -> Optional[int]:
+        return next((i for i, c in enumerate(cells) if _role(c) == role), None)
+
+    def insert(at: int, new: List[dict], what: str) -> None:
+        cells[at:at] = [_fresh(c, taken) for c in new]
+        changes.append(f"{what} inserted at cell {at + 1}")
+
+    if position(("setup", key)) is None:
+        heading = position(("heading", key))
+        if heading is None:
+            heading = next((i for i, c in enumerate(cells) if _is_exercises_heading(c)), None)
+        if heading is None:
+            insert(len(cells), [wanted[("heading", key)]], f"the {key} Exercises heading")
+            heading = len(cells) - 1
+        after = heading + 1
+        while (  # past the prose that introduces the section, if any, up to the next heading
+            after < len(cells)
+            and cells[after].get("cell_type") == "markdown"
+            and _role(cells[after]) is None
+            and not _source(cells[after]).lstrip().startswith("#")
+        ):
+            after += 1
+        insert(after, [wanted[("setup", key)]], f"the {key} setup cell")
+
+    for ex in all_exercises(key):
+        for n, part in enumerate(_PARTS):
+            if position((part, ex.id)) is not None:
+                continue
+            before = [position((p, ex.id)) for p in _PARTS[:n]]
+            before = [b for b in before if b is not None]
+            if before:
+                at = max(before) + 1
+            else:
+                score = position(("score", key))
+                ours = [i for i, c in enumerate(cells) if (r := _role(c)) and r[0] in _PARTS]
+                anchor = [position(("setup", key))] + ours
+                at = score if score is not None else max(a for a in anchor if a is not None) + 1
+            insert(at, [wanted[(part, ex.id)]], f"{part} cell of {ex.id}")
+
+    if position(("score", key)) is None:
+        ours = [i for i, c in enumerate(cells) if (r := _role(c)) and r[0] in _PARTS + ("setup",)]
+        insert(max(ours) + 1, [wanted[("score", key)]], f"the {key} score cell")
+    return changes
+
+
+def solution_lines(exercise_id: str) -> List[str]:
+    """The lines between the solution markers, stripped (what a student version must not hold).
+
+    >>> solution_lines("ch04.score_matrix_bytes")
+    ['return batch * n_heads * seq_len * seq_len * bytes_per_element  # one L x L matrix per head']
+    """
+    ex = get(exercise_id)
+    out, inside = [], False
+    for line in ex.solution.splitlines():
+        if _marker(line, BEGIN_SOLUTION):
+            inside = True
+        elif _marker(line, END_SOLUTION):
+            inside = False
+        elif inside and line.strip():
+            out.append(line.strip())
+    return out
