@@ -127,6 +127,9 @@ class Exercise:
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
     # to every exercise (no attncourse function that the cell's ``needs`` does not import).
     forbids: Tuple[str, ...] = ()
+    # (rtol, atol) for every case of this exercise, instead of the dtype table in ``_compare``;
+    # a ``predict`` exercise states how close a written-down number must be.
+    tolerance: Optional[Tuple[float, float]] = None
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
