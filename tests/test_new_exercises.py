@@ -160,7 +160,7 @@ def test_a_prediction_is_graded_with_its_stated_tolerance():
     ex = get("ch03.predict_score_variance")
     assert ex.tolerance is not None
     rtol = ex.tolerance[0]
-    exact = float(np.asarray(expected_outputs(ex, ex.public_cases()[0])[0]))
+    exact = float(np.asarray(expected_outputs(ex, ex.public_cases()[0])[0]).reshape(-1)[0])
     assert check(ex.id, lambda: exact * (1 + rtol / 2), show=False).passed  # close enough
     assert not check(ex.id, lambda: exact * 10, show=False).passed  # a wrong order of magnitude
     assert not check(ex.id, lambda: exact * (1 + 3 * rtol), show=False).passed
