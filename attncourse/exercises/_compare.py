@@ -177,7 +177,8 @@ def _mismatch(
             if e_sum[first] > 0.5:
                 return f"{row} of {label} {verb} not sum to 1 (sums to {_fmt(g_sum[first])})"
             return f"{row} of {label} has nothing to attend to, so it should be all zeros (sums to {_fmt(g_sum[first])})"
-    err = np.abs(g - e) - rtol * np.abs(e)
+    with np.errstate(invalid="ignore"):  # inf - inf where the expected value is infinite
+        err = np.abs(g - e) - rtol * np.abs(e)
     first = tuple(np.unravel_index(int(np.argmax(err)), err.shape))
     return (
         f"{label} differs from the expected values; the largest difference is at {_index(first)}: "
