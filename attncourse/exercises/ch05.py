@@ -385,7 +385,7 @@ register(
         public_cases=_gqa_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        needs=MHA_NEEDS,
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         diagnoses=(
             Diagnosis(
