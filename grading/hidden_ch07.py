@@ -70,8 +70,20 @@ def alibi_attention():
 def rope_pair_score():
     rng = np.random.default_rng(1706)
     return [
-        Case("batch (2, 3) of pairs, one offset", q=rng.normal(size=(2, 3, 2)), k=rng.normal(size=(2, 3, 2)), offset=7, theta=0.01),
-        Case("large offsets", q=rng.normal(size=(4, 2)), k=rng.normal(size=(4, 2)), offset=np.array([100, -100, 1000, 3]), theta=1.0),
+        Case(
+            "batch (2, 3) of pairs, one offset",
+            q=rng.normal(size=(2, 3, 2)),
+            k=rng.normal(size=(2, 3, 2)),
+            offset=7,
+            theta=0.01,
+        ),
+        Case(
+            "large offsets",
+            q=rng.normal(size=(4, 2)),
+            k=rng.normal(size=(4, 2)),
+            offset=np.array([100, -100, 1000, 3]),
+            theta=1.0,
+        ),
         Case(
             "float32",
             q=rng.normal(size=(3, 2)).astype(np.float32),

@@ -27,7 +27,9 @@ def merge_partials():
     (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :3], v[:3]), _partial(s[:, 3:], v[3:])
     cases.append(Case("the second half dominates", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
     s, v = rng.normal(size=(2, 4)), rng.normal(size=(4, 2))
-    f = [a.astype(np.float32) for pair in (_partial(s[:, :2], v[:2]), _partial(s[:, 2:], v[2:])) for a in pair]
+    f = [
+        a.astype(np.float32) for pair in (_partial(s[:, :2], v[:2]), _partial(s[:, 2:], v[2:])) for a in pair
+    ]
     cases.append(Case("float32", m1=f[0], l1=f[1], acc1=f[2], m2=f[3], l2=f[4], acc2=f[5]))
     return cases
 
@@ -45,7 +47,13 @@ def tiled_attention():
             v=n(size=(2, 2, 10, 3)),
             block_size=4,
         ),
-        Case("large scores (the maximum grows late)", q=5 * n(size=(2, 8)), k=5 * n(size=(9, 8)), v=n(size=(9, 2)), block_size=2),
+        Case(
+            "large scores (the maximum grows late)",
+            q=5 * n(size=(2, 8)),
+            k=5 * n(size=(9, 8)),
+            v=n(size=(9, 2)),
+            block_size=2,
+        ),
         Case(
             "float32",
             q=n(size=(4, 8)).astype(np.float32),
@@ -100,7 +108,12 @@ def fix_cache_alignment():
     n = rng.normal
     return [
         Case("one new query, 6 keys", q=n(size=(1, 4)), k_all=n(size=(6, 4)), v_all=n(size=(6, 2))),
-        Case("batch and heads, 2 new of 7", q=n(size=(2, 2, 2, 3)), k_all=n(size=(2, 2, 7, 3)), v_all=n(size=(2, 2, 7, 3))),
+        Case(
+            "batch and heads, 2 new of 7",
+            q=n(size=(2, 2, 2, 3)),
+            k_all=n(size=(2, 2, 7, 3)),
+            v_all=n(size=(2, 2, 7, 3)),
+        ),
         Case(
             "float32, 3 new of 5",
             q=n(size=(3, 8)).astype(np.float32),

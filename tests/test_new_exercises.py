@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncourse import apply_rope, softmax
+from attncourse import scaled_dot_product_attention as sdpa
 from attncourse.exercises import CHAPTERS, all_exercises, check, get, reset
 from attncourse.exercises._check import run_cases
 from attncourse.exercises._child import to_arrays
@@ -18,6 +20,7 @@ from attncourse.exercises._compare import Outcome, expected_outputs, judge
 from attncourse.exercises._registry import KINDS
 from attncourse.exercises.grader import load_hidden_cases
 from attncourse.exercises.notebook import replace_solutions
+from attncourse.pooling import nadaraya_watson
 
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN = load_hidden_cases(ROOT / "grading")
@@ -34,8 +37,8 @@ def _needs_torch(ex):
 
 def _compile(ex, source):
     namespace: dict = {}
-    exec("\n".join(ex.needs), namespace)
-    exec(source, namespace)
+    exec("\n".join(ex.needs), namespace)  # noqa: S102 - the course's own solution and stub
+    exec(source, namespace)  # noqa: S102
     return namespace[ex.function]
 
 
@@ -171,3 +174,112 @@ def test_a_prediction_is_graded_with_its_stated_tolerance():
     assert check(ex.id, lambda: exact * (1 + rtol / 2), show=False).passed  # close enough
     assert not check(ex.id, lambda: exact * 10, show=False).passed  # a wrong order of magnitude
     assert not check(ex.id, lambda: exact * (1 + 3 * rtol), show=False).passed
+
+
+# ----------------------------------------------------------------------------- the answers are true
+# A prediction's reference, and a derived closed form, are checked against what the code measures.
+
+
+def _answer(ex_id, *args):
+    ex = get(ex_id)
+    return np.asarray(ex.reference(*args)) if len(ex.outputs) == 1 else ex.reference(*args)
+
+
+def test_parameter_counts_are_what_torch_counts():
+    torch = pytest.importorskip("torch")
+    from attncourse import TransformerBlock
+
+    def count(module):
+        return sum(p.numel() for p in module.parameters())
+
+    assert _answer("ch05.predict_mha_parameters") == count(torch.nn.MultiheadAttention(512, 8))
+    assert _answer("ch08.predict_block_parameters") == count(TransformerBlock(d_model=64, n_heads=4))
+    block = TransformerBlock(d_model=32, n_heads=4, bias=False)  # weights only (and the norms' gammas)
+    mlp, attn = count(block.mlp), count(block.attn)
+    assert np.isclose(_answer("ch08.predict_mlp_share"), mlp / (mlp + attn))
+
+
+def test_the_numeric_predictions_hold():
+    limit = float(_answer("ch01.predict_overflow_logit"))
+    with np.errstate(over="ignore"):
+        assert np.isfinite(np.exp(np.float32(limit * 0.999))) and np.isinf(np.exp(np.float32(limit * 1.001)))
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 20000, 64))
+    assert abs((q * k).sum(-1).var() / _answer("ch03.predict_score_variance") - 1) < 0.05
+    out, weights = sdpa(rng.normal(size=(2, 5, 8)), rng.normal(size=(2, 7, 8)), rng.normal(size=(2, 7, 3)))
+    assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
+    assert _answer("ch09.predict_weights_bytes") == np.zeros((4096, 4096), dtype=np.float32).nbytes
+    blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query
+    needed = (blocks[None, :] * 256 <= blocks[:, None] * 256 + 255).sum()
+    assert _answer("ch09.predict_causal_tiles") == needed
+    assert _answer("ch04.predict_projection_parameters") == sum(
+        np.zeros((512, 64)).size for _ in ("W_Q", "W_K", "W_V")
+    )
+
+
+def test_the_derived_closed_forms_hold():
+    rng = np.random.default_rng(1)
+    # E|q.k / T| by simulation (the Gaussian approximation is within a percent at d_k = 64)
+    q, k = rng.normal(size=(2, 40000, 64))
+    for T in (1.0, 8.0):
+        measured = np.abs((q * k).sum(-1) / T).mean()
+        assert abs(measured / _answer("ch03.expected_abs_score", 64, T) - 1) < 0.02
+    # the logit gap gives the leader weight p
+    for p, n in ((0.9, 10), (0.5, 3)):
+        logits = np.zeros(n)
+        logits[0] = _answer("ch01.logit_gap", p, n)
+        assert np.isclose(softmax(logits)[0], p)
+    # the ratio of two Nadaraya-Watson weights
+    x_key = np.array([0.3, -1.0, 2.0])
+    _, weights = nadaraya_watson(np.array([0.0]), x_key, np.zeros(3), width=0.7)
+    assert np.isclose(weights[0, 0] / weights[0, 1], _answer("ch00.kernel_weight_ratio", 0.3, -1.0, 0.7))
+    # RoPE: the rotated dot product depends on the offset only
+    q2, k2 = rng.normal(size=(2, 2))
+    for m, n in ((0, 3), (5, 2), (11, 11)):
+        rq, rk = apply_rope(q2[None], np.array([m]))[0], apply_rope(k2[None], np.array([n]))[0]
+        assert np.isclose(rq @ rk, _answer("ch07.rope_pair_score", q2, k2, n - m, 1.0))
+
+
+def test_the_references_agree_with_the_package_and_torch():
+    torch = pytest.importorskip("torch")
+    from attncourse import KVCache, TransformerBlock, cached_attention
+
+    rng = np.random.default_rng(2)
+    n = rng.normal
+    # the pre-norm block: TransformerBlock without biases, gamma = 1, the same weights
+    d, d_ff, heads = 8, 16, 2
+    x, W_q, W_k, W_v, W_o = n(size=(2, 5, d)), *(n(size=(d, d)) / 3 for _ in range(4))
+    W_1, W_2 = n(size=(d, d_ff)) / 3, n(size=(d_ff, d)) / 4
+    block = TransformerBlock(d, heads, d_ff, bias=False).double()
+    with torch.no_grad():
+        for lin, W in (
+            (block.attn.q_proj, W_q),
+            (block.attn.k_proj, W_k),
+            (block.attn.v_proj, W_v),
+            (block.attn.out_proj, W_o),
+            (block.mlp.up, W_1),
+            (block.mlp.down, W_2),
+        ):
+            lin.weight.copy_(torch.from_numpy(W.T))  # nn.Linear computes x @ weight.T
+        ours, _ = block(torch.from_numpy(x), is_causal=True)
+    ref = _answer("ch08.pre_norm_block", x, W_q, W_k, W_v, W_o, W_1, W_2, heads)
+    np.testing.assert_allclose(ref, ours.numpy(), rtol=1e-10, atol=1e-12)
+    # grouped-query attention: torch's enable_gqa uses the same grouping
+    q, k, v = n(size=(2, 6, 3, 4)), n(size=(2, 2, 5, 4)), n(size=(2, 2, 5, 3))
+    F = torch.nn.functional
+    expected = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v)), enable_gqa=True)
+    np.testing.assert_allclose(
+        _answer("ch05.grouped_query_attention", q, k, v)[0], expected.numpy(), rtol=1e-10
+    )
+    # the bottom-right causal mask of the cache exercise is cached_attention's
+    q, k_all, v_all = n(size=(3, 4)), n(size=(7, 4)), n(size=(7, 2))
+    cache = KVCache()
+    cache.append(k_all[:4], v_all[:4])
+    expected = cached_attention(q, k_all[4:], v_all[4:], cache)
+    np.testing.assert_allclose(_answer("ch09.fix_cache_alignment", q, k_all, v_all)[0], expected, rtol=1e-10)
+    # merging the two halves' states gives attention over all keys
+    s, v = n(size=(3, 9)), n(size=(9, 2))
+    from attncourse.exercises.ch09 import _partial
+
+    _, l, acc = _answer("ch09.merge_partials", *_partial(s[:, :4], v[:4]), *_partial(s[:, 4:], v[4:]))
+    np.testing.assert_allclose(acc / l[:, None], softmax(s) @ v, rtol=1e-10)

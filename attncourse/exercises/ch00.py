@@ -86,7 +86,12 @@ register(
 def _ratio_cases():
     return [
         Case("d1=0, d2=1, width 1", d1=0.0, d2=1.0, width=1.0),
-        Case("several distances, width 0.5", d1=np.array([0.0, 0.5, 1.0]), d2=np.array([1.0, 1.0, 2.0]), width=0.5),
+        Case(
+            "several distances, width 0.5",
+            d1=np.array([0.0, 0.5, 1.0]),
+            d2=np.array([1.0, 1.0, 2.0]),
+            width=0.5,
+        ),
         Case("equal distances", d1=np.array([2.0, -2.0]), d2=np.array([-2.0, 2.0]), width=3.0),
     ]
 
@@ -229,13 +234,16 @@ register(
             Diagnosis(
                 "the tanh is missing: without it the score is w_v.(W_q q) + w_v.(W_k k), a sum of a query "
                 "term and a key term, and every query would rank the keys the same way",
-                variant=lambda q, k, W_q, W_k, w_v: (q @ W_q.T)[:, None, :] @ w_v + (k @ W_k.T)[None, :, :] @ w_v,
+                variant=lambda q, k, W_q, W_k, w_v: (
+                    (q @ W_q.T)[:, None, :] @ w_v + (k @ W_k.T)[None, :, :] @ w_v
+                ),
             ),
             Diagnosis(
                 "you applied tanh to each projection separately: the nonlinearity acts on the sum "
                 "W_q q_i + W_k k_j",
-                variant=lambda q, k, W_q, W_k, w_v: (np.tanh(q @ W_q.T)[:, None, :] + np.tanh(k @ W_k.T)[None, :, :])
-                @ w_v,
+                variant=lambda q, k, W_q, W_k, w_v: (
+                    (np.tanh(q @ W_q.T)[:, None, :] + np.tanh(k @ W_k.T)[None, :, :]) @ w_v
+                ),
             ),
         ),
     )
@@ -247,8 +255,20 @@ def _bilinear_cases():
     rng = np.random.default_rng(5)
     n = rng.normal
     return [
-        Case("L=2, S=3, E_q=4, E_k=5", q=n(size=(2, 4)), k=n(size=(3, 5)), v=n(size=(3, 2)), W=n(size=(4, 5)) / 2),
-        Case("a batch of 2, L=S=3", q=n(size=(2, 3, 3)), k=n(size=(2, 3, 3)), v=n(size=(2, 3, 4)), W=n(size=(3, 3))),
+        Case(
+            "L=2, S=3, E_q=4, E_k=5",
+            q=n(size=(2, 4)),
+            k=n(size=(3, 5)),
+            v=n(size=(3, 2)),
+            W=n(size=(4, 5)) / 2,
+        ),
+        Case(
+            "a batch of 2, L=S=3",
+            q=n(size=(2, 3, 3)),
+            k=n(size=(2, 3, 3)),
+            v=n(size=(2, 3, 4)),
+            W=n(size=(3, 3)),
+        ),
     ]
 
 
@@ -266,6 +286,7 @@ register(
         points=3,
         function="bilinear_attention",
         kind="extend",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="Between additive ($w_v^\\top\\tanh(W_q q + W_k k)$) and dot-product ($q^\\top k$) "
         "scores sits Luong's *general* score $q^\\top W k$, with one learned matrix `W (E_q, E_k)`: "
         "queries and keys may have different widths, and there is no $\\tanh$ and no scaling. Write "

@@ -236,6 +236,7 @@ register(
         points=2,
         function="attend_each_query",
         kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
         "returns `(out, weights)`. Symptom: the rows of `weights` do not sum to 1, and adding one "
         "more query changes the outputs of all the others. Find the bug and fix it.",

@@ -283,6 +283,7 @@ register(
         points=2,
         function="attention_scaled_late",
         kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "
         "Symptom: at $E = 16$ the rows of `weights` sum to 0.25, and the weights are as peaked as "
         "with no scaling at all. Find the bug and fix it.",

@@ -260,7 +260,9 @@ def _copy_paste_cases():
     n = rng.normal
     return [
         Case("L=4, d_model=6, d_k=3", x=n(size=(4, 6)), W_q=n(size=(6, 3)), W_k=n(size=(6, 3))),
-        Case("a batch of 2, L=3, d_model=4, d_k=2", x=n(size=(2, 3, 4)), W_q=n(size=(4, 2)), W_k=n(size=(4, 2))),
+        Case(
+            "a batch of 2, L=3, d_model=4, d_k=2", x=n(size=(2, 3, 4)), W_q=n(size=(4, 2)), W_k=n(size=(4, 2))
+        ),
     ]
 
 
@@ -277,6 +279,7 @@ register(
         points=2,
         function="self_attention_weights",
         kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function should return the self-attention weights `(..., L, L)` of "
         "`x (..., L, d_model)`. Symptom: before the softmax the score matrix is always symmetric "
         "(token $i$ scores token $j$ exactly as $j$ scores $i$), whatever `W_k` is; changing `W_k` "
@@ -304,9 +307,11 @@ register(
             ),
             Diagnosis(
                 "the keys must be projected too: q @ x^T compares queries with raw tokens",
-                variant=lambda x, W_q, W_k: softmax(x @ W_q @ np.swapaxes(x, -1, -2) / np.sqrt(W_q.shape[-1]))
-                if W_q.shape[0] == W_q.shape[1]
-                else None,
+                variant=lambda x, W_q, W_k: (
+                    softmax(x @ W_q @ np.swapaxes(x, -1, -2) / np.sqrt(W_q.shape[-1]))
+                    if W_q.shape[0] == W_q.shape[1]
+                    else None
+                ),
             ),
         ),
     )

@@ -330,7 +330,8 @@ register(
                 variant=lambda: np.array(4 * 512 * 512),
             ),
             Diagnosis(
-                "there is a fourth matrix: the output projection W_O", variant=lambda: np.array(3 * 512 * 512 + 3 * 512)
+                "there is a fourth matrix: the output projection W_O",
+                variant=lambda: np.array(3 * 512 * 512 + 3 * 512),
             ),
         ),
     )
@@ -342,8 +343,18 @@ def _gqa_cases():
     rng = np.random.default_rng(507)
     n = rng.normal
     return [
-        Case("4 query heads, 2 key/value heads", q=n(size=(1, 4, 3, 2)), k=n(size=(1, 2, 5, 2)), v=n(size=(1, 2, 5, 3))),
-        Case("6 query heads, 3 key/value heads, B=2", q=n(size=(2, 6, 2, 4)), k=n(size=(2, 3, 2, 4)), v=n(size=(2, 3, 2, 4))),
+        Case(
+            "4 query heads, 2 key/value heads",
+            q=n(size=(1, 4, 3, 2)),
+            k=n(size=(1, 2, 5, 2)),
+            v=n(size=(1, 2, 5, 3)),
+        ),
+        Case(
+            "6 query heads, 3 key/value heads, B=2",
+            q=n(size=(2, 6, 2, 4)),
+            k=n(size=(2, 3, 2, 4)),
+            v=n(size=(2, 3, 2, 4)),
+        ),
     ]
 
 

@@ -421,6 +421,7 @@ register(
         points=2,
         function="decoder_attention",
         kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="A small language model trained with this causal self-attention reaches almost zero "
         "training loss, then generates nonsense. Changing the token at position $t + 1$ changes the "
         "output at position $t$. Find the leak in the function (it returns `(out, weights)`) and fix it.",
@@ -500,6 +501,7 @@ register(
         points=3,
         function="padded_cross_attention",
         kind="extend",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="A decoder's queries `q (B, L, E)` attend to an encoder's keys and values "
         "`k (B, S, E)`, `v (B, S, Ev)`, where source sequence `b` has `key_lengths[b]` real tokens and "
         "padding after them ($L \\ne S$ in general). Build the mask yourself and return scaled "
@@ -530,17 +532,21 @@ register(
             ),
             Diagnosis(
                 INVERTED_MASK,
-                variant=lambda q, k, v, n: sdpa(q, k, v, ~padding_mask(np.asarray(n), k.shape[-2])[:, None, :]),
+                variant=lambda q, k, v, n: sdpa(
+                    q, k, v, ~padding_mask(np.asarray(n), k.shape[-2])[:, None, :]
+                ),
             ),
             Diagnosis(
                 NAN_FULLY_MASKED,
                 variant=lambda q, k, v, n: (
                     nan_masked_softmax(
-                        q @ swap(k) / np.sqrt(q.shape[-1]), padding_mask(np.asarray(n), k.shape[-2])[:, None, :]
+                        q @ swap(k) / np.sqrt(q.shape[-1]),
+                        padding_mask(np.asarray(n), k.shape[-2])[:, None, :],
                     )
                     @ v,
                     nan_masked_softmax(
-                        q @ swap(k) / np.sqrt(q.shape[-1]), padding_mask(np.asarray(n), k.shape[-2])[:, None, :]
+                        q @ swap(k) / np.sqrt(q.shape[-1]),
+                        padding_mask(np.asarray(n), k.shape[-2])[:, None, :],
                     ),
                 ),
             ),

@@ -236,8 +236,18 @@ def _alibi_cases():
     rng = np.random.default_rng(705)
     n = rng.normal
     return [
-        Case("B=1, 2 heads, L=4, d_head=3", q=n(size=(1, 2, 4, 3)), k=n(size=(1, 2, 4, 3)), v=n(size=(1, 2, 4, 2))),
-        Case("B=2, 4 heads, L=3, d_head=2", q=n(size=(2, 4, 3, 2)), k=n(size=(2, 4, 3, 2)), v=n(size=(2, 4, 3, 2))),
+        Case(
+            "B=1, 2 heads, L=4, d_head=3",
+            q=n(size=(1, 2, 4, 3)),
+            k=n(size=(1, 2, 4, 3)),
+            v=n(size=(1, 2, 4, 2)),
+        ),
+        Case(
+            "B=2, 4 heads, L=3, d_head=2",
+            q=n(size=(2, 4, 3, 2)),
+            k=n(size=(2, 4, 3, 2)),
+            v=n(size=(2, 4, 3, 2)),
+        ),
     ]
 
 
@@ -261,6 +271,7 @@ register(
         points=3,
         function="alibi_attention",
         kind="extend",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="ALiBi (Press et al., 2022) adds no positional encoding at all: it adds to each "
         "head's scores a penalty proportional to the distance, $s_{ij} = q_i \\cdot k_j/\\sqrt{d} - "
         "m_h\\,(i - j)$ for $j \\le i$, with head $h = 0..H-1$ using the slope $m_h = 2^{-8(h+1)/H}$ "
@@ -307,8 +318,16 @@ register(
 def _pair_cases():
     rng = np.random.default_rng(706)
     return [
-        Case("one pair, offset 1, theta 1", q=np.array([1.0, 0.0]), k=np.array([1.0, 0.0]), offset=1, theta=1.0),
-        Case("three pairs, offsets -2..2", q=rng.normal(size=(5, 2)), k=rng.normal(size=(5, 2)), offset=np.arange(-2, 3), theta=0.3),
+        Case(
+            "one pair, offset 1, theta 1", q=np.array([1.0, 0.0]), k=np.array([1.0, 0.0]), offset=1, theta=1.0
+        ),
+        Case(
+            "three pairs, offsets -2..2",
+            q=rng.normal(size=(5, 2)),
+            k=rng.normal(size=(5, 2)),
+            offset=np.arange(-2, 3),
+            theta=0.3,
+        ),
     ]
 
 

@@ -148,8 +148,12 @@ def _block_cases():
         return w
 
     return [
-        Case("B=1, L=3, d_model=4, 2 heads, d_ff=8", x=rng.normal(size=(1, 3, 4)), **weights(4, 8), n_heads=2),
-        Case("B=2, L=4, d_model=6, 3 heads, d_ff=12", x=rng.normal(size=(2, 4, 6)), **weights(6, 12), n_heads=3),
+        Case(
+            "B=1, L=3, d_model=4, 2 heads, d_ff=8", x=rng.normal(size=(1, 3, 4)), **weights(4, 8), n_heads=2
+        ),
+        Case(
+            "B=2, L=4, d_model=6, 3 heads, d_ff=12", x=rng.normal(size=(2, 4, 6)), **weights(6, 12), n_heads=3
+        ),
     ]
 
 
@@ -308,7 +312,7 @@ def _loss_cases():
 
 def _loss(logits, tokens, lengths, shift=1, use_lengths=True, per_sequence=False):
     logits = np.asarray(logits, dtype=np.float64)
-    B, L, V = logits.shape
+    B, L = logits.shape[:2]
     log_p = logits - logits.max(-1, keepdims=True)
     log_p = log_p - np.log(np.exp(log_p).sum(-1, keepdims=True))  # (B, L, V) log-softmax
     t = np.arange(L - shift)
@@ -339,7 +343,7 @@ register(
             def next_token_loss(logits, tokens, lengths):
                 """Mean next-token cross-entropy over the positions whose target is a real token."""
                 ### BEGIN SOLUTION
-                B, L, V = logits.shape
+                L = logits.shape[-2]
                 shifted = logits - logits.max(axis=-1, keepdims=True)  # stable: the largest logit becomes 0
                 log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (B, L, V) log-softmax
                 targets = tokens[:, 1:]  # position t predicts token t + 1: (B, L - 1)
@@ -359,12 +363,16 @@ register(
             Diagnosis(
                 "the padding counts in your mean: leave out every position whose target t + 1 is at or "
                 "past the sequence's length",
-                variant=lambda lg, tk, n: _loss(lg, tk, n, use_lengths=False) if (n < tk.shape[1]).any() else None,
+                variant=lambda lg, tk, n: (
+                    _loss(lg, tk, n, use_lengths=False) if (n < tk.shape[1]).any() else None
+                ),
             ),
             Diagnosis(
                 "you averaged each sequence, then the sequences: a short sequence then weighs as much as a "
                 "long one. Average over all real predictions at once",
-                variant=lambda lg, tk, n: _loss(lg, tk, n, per_sequence=True) if len(set(np.asarray(n).tolist())) > 1 else None,
+                variant=lambda lg, tk, n: (
+                    _loss(lg, tk, n, per_sequence=True) if len(set(np.asarray(n).tolist())) > 1 else None
+                ),
             ),
         ),
     )

@@ -109,7 +109,13 @@ def _tiled_cases():
     n = rng.normal
     return [
         Case("L=3, S=8, block 4", q=n(size=(3, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), block_size=4),
-        Case("L=2, S=7, block 3 (a ragged last block)", q=n(size=(2, 3)), k=n(size=(7, 3)), v=n(size=(7, 5)), block_size=3),
+        Case(
+            "L=2, S=7, block 3 (a ragged last block)",
+            q=n(size=(2, 3)),
+            k=n(size=(7, 3)),
+            v=n(size=(7, 5)),
+            block_size=3,
+        ),
     ]
 
 
@@ -297,7 +303,8 @@ register(
         tolerance=(0.05, 0.0),
         diagnoses=(
             Diagnosis(
-                "that is the number of entries; each float32 takes 4 bytes", variant=lambda: np.array(4096.0**2)
+                "that is the number of entries; each float32 takes 4 bytes",
+                variant=lambda: np.array(4096.0**2),
             ),
             Diagnosis(
                 "that is in bits: a float32 is 32 bits, 4 bytes", variant=lambda: np.array(4096.0**2 * 32)
@@ -355,7 +362,12 @@ def _align_cases():
     n = rng.normal
     return [
         Case("2 new queries, 5 keys in all", q=n(size=(2, 3)), k_all=n(size=(5, 3)), v_all=n(size=(5, 2))),
-        Case("a batch of 2, 3 new queries, 4 keys", q=n(size=(2, 3, 2)), k_all=n(size=(2, 4, 2)), v_all=n(size=(2, 4, 3))),
+        Case(
+            "a batch of 2, 3 new queries, 4 keys",
+            q=n(size=(2, 3, 2)),
+            k_all=n(size=(2, 4, 2)),
+            v_all=n(size=(2, 4, 3)),
+        ),
     ]
 
 
@@ -373,6 +385,7 @@ register(
         points=2,
         function="attend_new_tokens",
         kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="With a KV cache, `L` new tokens (the last `L` of `S`) attend causally to all `S` "
         "cached-plus-new keys. Symptom: generating a prompt in one chunk gives different outputs from "
         "recomputing the whole sequence, and the first new token's weights fall almost all on key 0. "
