@@ -260,9 +260,9 @@ register(
         kind="diagnose",
         array_kind="torch",
         description="This is meant to be the MLP half of a *pre-norm* block (no layer-norm parameters, "
-        "no biases). Symptom: every position of its output has mean 0 and standard deviation 1, "
-        "whatever the input, and a stack of such blocks with a final layer norm trains worse than "
-        "the pre-norm recipe promised. Find the bug and fix it.",
+        "no biases). Symptom: with `W_2 = 0`, so that the MLP adds nothing, it should return `x` "
+        "unchanged; it returns `x` normalised to mean 0 and variance 1 at every position. Find the bug "
+        "and fix it.",
         solution='''
             def mlp_sublayer(x, W_1, W_2):
                 """The MLP sublayer of a pre-norm block: x + GELU(LN(x) W_1) W_2."""

@@ -388,7 +388,7 @@ register(
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="With a KV cache, `L` new tokens (the last `L` of `S`) attend causally to all `S` "
         "cached-plus-new keys. Symptom: generating a prompt in one chunk gives different outputs from "
-        "recomputing the whole sequence, and the first new token's weights fall almost all on key 0. "
+        "recomputing the whole sequence, and the first new token puts all its weight on key 0. "
         "The function returns `(out, weights)`. Find the bug and fix it.",
         solution='''
             def attend_new_tokens(q, k_all, v_all):
