@@ -222,3 +222,13 @@ HIDDEN.update(
         "ch06.padded_cross_attention": padded_cross_attention,
     }
 )
+
+
+def masked_uniform_entropy():
+    return [
+        Case("a fully padded row", lengths=np.array([0, 5, 2]), S=5),
+        Case("long sequences", lengths=np.array([1000, 4096, 17]), S=4096),
+    ]
+
+
+HIDDEN["ch06.masked_uniform_entropy"] = masked_uniform_entropy

@@ -233,6 +233,12 @@ def test_the_derived_closed_forms_hold():
     x_key = np.array([0.3, -1.0, 2.0])
     _, weights = nadaraya_watson(np.array([0.0]), x_key, np.zeros(3), width=0.7)
     assert np.isclose(weights[0, 0] / weights[0, 1], _answer("ch00.kernel_weight_ratio", 0.3, -1.0, 0.7))
+    # equal scores under a padding mask: the entropy of the masked softmax
+    lengths, S = np.array([5, 2, 1, 0]), 5
+    weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], 0.7, -np.inf))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
+    np.testing.assert_allclose(entropy, _answer("ch06.masked_uniform_entropy", lengths, S), atol=1e-12)
     # RoPE: the rotated dot product depends on the offset only
     q2, k2 = rng.normal(size=(2, 2))
     for m, n in ((0, 3), (5, 2), (11, 11)):

@@ -553,3 +553,50 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 6.10 entropy under a mask (derive)
+def _uniform_entropy(lengths, S):
+    lengths = np.asarray(lengths, dtype=np.float64)
+    return np.log(np.where(lengths > 0, lengths, 1.0))  # a row with nothing to attend to: zeros, entropy 0
+
+
+register(
+    Exercise(
+        id="ch06.masked_uniform_entropy",
+        number="6.10",
+        title="the entropy of a padded query's weights",
+        points=1,
+        function="masked_uniform_entropy",
+        kind="derive",
+        description="Every score in a row is the same, and a padding mask leaves the first `lengths[b]` "
+        "of the `S` keys visible. Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of the masked softmax "
+        "weights of each row as a closed form in `lengths` (and `S`, if it matters), and return it, "
+        "one value per row. A row with nothing to attend to has all-zero weights: entropy 0.",
+        solution='''
+            def masked_uniform_entropy(lengths, S):
+                """Entropy (nats) of masked softmax weights over equal scores with lengths[b] visible keys."""
+                ### BEGIN SOLUTION
+                # n equal visible scores -> weight 1/n each: -n * (1/n) log(1/n) = log n; S does not matter
+                n = np.asarray(lengths, dtype=float)
+                return np.log(np.where(n > 0, n, 1.0))  # no visible key: all-zero weights, entropy 0
+                ### END SOLUTION
+        ''',
+        reference=_uniform_entropy,
+        public_cases=lambda: [
+            Case("lengths [4, 2, 1], S=4", lengths=np.array([4, 2, 1]), S=4),
+            Case("lengths [3, 8], S=8", lengths=np.array([3, 8]), S=8),
+        ],
+        diagnoses=(
+            Diagnosis(
+                "the masked keys get weight 0, so only the visible ones count: the entropy is log(lengths), "
+                "not log(S)",
+                variant=lambda lengths, S: np.full(np.shape(lengths), np.log(S)),
+            ),
+            Diagnosis(
+                "that is in bits (log base 2); this course measures entropy in nats: np.log",
+                variant=lambda lengths, S: _uniform_entropy(lengths, S) / np.log(2),
+            ),
+        ),
+    )
+)
