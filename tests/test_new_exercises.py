@@ -289,3 +289,18 @@ def test_the_references_agree_with_the_package_and_torch():
 
     _, l, acc = _answer("ch09.merge_partials", *_partial(s[:, :4], v[:4]), *_partial(s[:, 4:], v[4:]))
     np.testing.assert_allclose(acc / l[:, None], softmax(s) @ v, rtol=1e-10)
+
+
+@pytest.mark.parametrize("ex_id", [i for i in NEW_IDS if not i.startswith("bugs.")])
+def test_the_hidden_cases_include_float32_where_inputs_are_floats(ex_id):
+    def float_dtypes(cases):
+        return {
+            a.dtype
+            for c in cases
+            for a in c.inputs.values()
+            if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+        }
+
+    ex = get(ex_id)
+    if float_dtypes(ex.public_cases()):
+        assert np.dtype(np.float32) in float_dtypes(HIDDEN[ex_id]()), ex_id
