@@ -131,3 +131,31 @@ HIDDEN = {
     "ch09.predict_causal_tiles": predict_causal_tiles,
     "ch09.fix_cache_alignment": fix_cache_alignment,
 }
+
+
+def causal_tiled_attention():
+    rng = np.random.default_rng(1907)
+    n = rng.normal
+    return [
+        Case("block size 1", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), block_size=1),
+        Case(
+            "one block holds everything", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 1)), block_size=8
+        ),
+        Case(
+            "batch and heads, L=10, blocks of 4",
+            q=n(size=(2, 2, 10, 4)),
+            k=n(size=(2, 2, 10, 4)),
+            v=n(size=(2, 2, 10, 3)),
+            block_size=4,
+        ),
+        Case(
+            "float32, large scores",
+            q=(4 * n(size=(9, 8))).astype(np.float32),
+            k=(4 * n(size=(9, 8))).astype(np.float32),
+            v=n(size=(9, 2)).astype(np.float32),
+            block_size=2,
+        ),
+    ]
+
+
+HIDDEN["ch09.causal_tiled_attention"] = causal_tiled_attention

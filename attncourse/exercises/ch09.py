@@ -420,3 +420,88 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 9.7 causal tiles (extend)
+def _causal_tiled_cases():
+    rng = np.random.default_rng(907)
+    n = rng.normal
+    return [
+        Case("L=S=8, blocks of 4", q=n(size=(8, 3)), k=n(size=(8, 3)), v=n(size=(8, 2)), block_size=4),
+        Case(
+            "L=S=7, blocks of 3 (ragged)", q=n(size=(7, 2)), k=n(size=(7, 2)), v=n(size=(7, 3)), block_size=3
+        ),
+    ]
+
+
+def _n_blocks(L, block_size):
+    return -(-L // block_size)  # ceil(L / block_size)
+
+
+def _causal_tiled(q, k, v, block_size, causal=True, skip=True):
+    nb = _n_blocks(q.shape[-2], block_size)
+    tiles = nb * (nb + 1) // 2 if skip else nb * nb
+    return sdpa(q, k, v, is_causal=causal)[0], np.array(tiles)
+
+
+register(
+    Exercise(
+        id="ch09.causal_tiled_attention",
+        number="9.7",
+        title="a causal tiled pass that skips tiles",
+        points=4,
+        function="causal_tiled_attention",
+        kind="extend",
+        description="Causal self-attention (`q, k (..., L, E)`, `v (..., L, Ev)`, query `i` sees keys "
+        "`0..i`), tiled both ways: blocks of `block_size` queries against blocks of `block_size` keys "
+        "(the last block of each may be shorter). A tile whose keys all come after all its queries "
+        "contributes nothing: skip it without computing its scores; tiles on the diagonal need the "
+        "causal mask inside them. Return `(out (..., L, Ev), n_tiles)`, where `n_tiles` counts the "
+        "(query block, key block) tiles whose scores you computed.",
+        solution='''
+            def causal_tiled_attention(q, k, v, block_size):
+                """Causal tiled attention that skips the tiles above the diagonal: (out, tiles computed)."""
+                ### BEGIN SOLUTION
+                L, E = q.shape[-2], q.shape[-1]
+                out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+                n_tiles = 0
+                for i0 in range(0, L, block_size):  # one block of queries at a time
+                    i1 = min(i0 + block_size, L)
+                    q_blk = q[..., i0:i1, :]
+                    m = np.full(q_blk.shape[:-1], -np.inf)  # (..., b) running max, sum and output
+                    l = np.zeros(q_blk.shape[:-1])
+                    acc = np.zeros(q_blk.shape[:-1] + (v.shape[-1],))
+                    for j0 in range(0, i1, block_size):  # key blocks starting after the last query: skipped
+                        j1 = min(j0 + block_size, L)
+                        n_tiles += 1
+                        s = q_blk @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)  # (..., b, E) @ (..., E, b') -> (..., b, b')
+                        allowed = np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None]  # (b, b') causal
+                        s = np.where(allowed, s, -np.inf)
+                        m_new = np.maximum(m, s.max(axis=-1))  # finite: key j0 <= every query of the block
+                        p = np.exp(s - m_new[..., None])
+                        rescale = np.exp(m - m_new)
+                        l = l * rescale + p.sum(axis=-1)
+                        acc = acc * rescale[..., None] + p @ v[..., j0:j1, :]  # (..., b, b') @ (..., b', Ev)
+                        m = m_new
+                    out[..., i0:i1, :] = acc / l[..., None]
+                return out, n_tiles
+                ### END SOLUTION
+        ''',
+        reference=_causal_tiled,
+        public_cases=_causal_tiled_cases,
+        outputs=("out", "n_tiles"),
+        forbids=NO_FUSED,
+        diagnoses=(
+            Diagnosis(
+                "you computed every tile: a key block that starts after the query block's last query "
+                "contributes nothing and is skipped (for n blocks, n (n + 1) / 2 tiles remain)",
+                variant=lambda q, k, v, b: _causal_tiled(q, k, v, b, skip=False),
+            ),
+            Diagnosis(
+                "the tiles on the diagonal need the causal mask inside them: there a query still must not "
+                "see the keys after it",
+                variant=lambda q, k, v, b: _causal_tiled(q, k, v, b, causal=False),
+            ),
+        ),
+    )
+)
