@@ -244,7 +244,7 @@ register(
     Exercise(
         id="ch01.logit_gap",
         number="1.5",
-        title="how big a lead wins the softmax",
+        title="how big a margin wins the softmax",
         points=2,
         function="logit_gap",
         kind="derive",
@@ -254,7 +254,7 @@ register(
         "$p = e^c / (e^c + n - 1)$.",
         solution='''
             def logit_gap(p, n):
-                """The gap c by which one of n logits must lead the others to get softmax weight p."""
+                """The gap c by which one of n logits must exceed the others to get softmax weight p."""
                 ### BEGIN SOLUTION
                 # p = e^c / (e^c + n - 1)  =>  p (n - 1) = (1 - p) e^c  =>  c = log(p (n - 1) / (1 - p))
                 return np.log(p * (n - 1) / (1 - p))
