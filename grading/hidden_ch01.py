@@ -62,3 +62,23 @@ HIDDEN = {
     "ch01.attention_entropy": entropy,
     "ch01.softmax_jacobian": softmax_jacobian,
 }
+
+
+def logit_gap():
+    return [
+        Case("a grid of targets, n=100", p=np.linspace(0.05, 0.95, 7), n=100),
+        Case("almost certain, n=3", p=np.array([0.999, 0.9999]), n=3),
+        Case("float32 targets, n=5", p=np.array([0.3, 0.6], dtype=np.float32), n=5),
+    ]
+
+
+def predict_overflow_logit():
+    return [Case("float32")]
+
+
+HIDDEN.update(
+    {
+        "ch01.logit_gap": logit_gap,
+        "ch01.predict_overflow_logit": predict_overflow_logit,
+    }
+)

@@ -56,3 +56,25 @@ HIDDEN = {
     "ch02.batched_attention": dot_product_attention,
     "ch02.cross_attention": cross_attention,
 }
+
+
+def predict_shapes():
+    return [Case("q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)")]
+
+
+def fix_softmax_axis():
+    rng = np.random.default_rng(1205)
+    n = rng.normal
+    return [
+        Case("one query, S=5", q=n(size=(1, 3)), k=n(size=(5, 3)), v=n(size=(5, 2))),
+        Case("L=6, S=2", q=n(size=(6, 2)), k=n(size=(2, 2)), v=n(size=(2, 4))),
+        Case(
+            "float32",
+            q=n(size=(4, 3)).astype(np.float32),
+            k=n(size=(3, 3)).astype(np.float32),
+            v=n(size=(3, 3)).astype(np.float32),
+        ),
+    ]
+
+
+HIDDEN.update({"ch02.predict_shapes": predict_shapes, "ch02.fix_softmax_axis": fix_softmax_axis})

@@ -56,3 +56,39 @@ HIDDEN = {
     "ch03.score_variance": score_variance,
     "ch03.scaled_attention": scaled_attention,
 }
+
+
+def predict_score_variance():
+    return [Case("d_k = 64")]
+
+
+def expected_abs_score():
+    return [
+        Case("d_k=1, T=1", d_k=1, T=1.0),
+        Case("d_k=512, T from 1 to sqrt(512)", d_k=512, T=np.array([1.0, 4.0, np.sqrt(512)])),
+        Case("float32 temperatures, d_k=32", d_k=32, T=np.array([0.1, 3.0], dtype=np.float32)),
+    ]
+
+
+def fix_late_scaling():
+    rng = np.random.default_rng(1306)
+    n = rng.normal
+    return [
+        Case("L=4, S=2, E=64", q=n(size=(4, 64)), k=n(size=(2, 64)), v=n(size=(2, 3))),
+        Case("batch and heads", q=n(size=(2, 2, 3, 8)), k=n(size=(2, 2, 5, 8)), v=n(size=(2, 2, 5, 2))),
+        Case(
+            "float32, E=9",
+            q=n(size=(3, 9)).astype(np.float32),
+            k=n(size=(3, 9)).astype(np.float32),
+            v=n(size=(3, 4)).astype(np.float32),
+        ),
+    ]
+
+
+HIDDEN.update(
+    {
+        "ch03.predict_score_variance": predict_score_variance,
+        "ch03.expected_abs_score": expected_abs_score,
+        "ch03.fix_late_scaling": fix_late_scaling,
+    }
+)

@@ -79,3 +79,30 @@ HIDDEN = {
     "ch04.unpermute": unpermute,
     "ch04.score_matrix_bytes": score_matrix_bytes,
 }
+
+
+def predict_projection_parameters():
+    return [Case("d_model=512, d_k=d_v=64")]
+
+
+def fix_symmetric_scores():
+    rng = np.random.default_rng(1406)
+    n = rng.normal
+    return [
+        Case("square weights, L=5", x=n(size=(5, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4))),
+        Case("batch and heads", x=n(size=(2, 2, 3, 6)), W_q=n(size=(6, 2)), W_k=n(size=(6, 2))),
+        Case(
+            "float32, L=4",
+            x=n(size=(4, 5)).astype(np.float32),
+            W_q=n(size=(5, 3)).astype(np.float32),
+            W_k=n(size=(5, 3)).astype(np.float32),
+        ),
+    ]
+
+
+HIDDEN.update(
+    {
+        "ch04.predict_projection_parameters": predict_projection_parameters,
+        "ch04.fix_symmetric_scores": fix_symmetric_scores,
+    }
+)

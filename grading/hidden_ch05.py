@@ -72,3 +72,46 @@ HIDDEN = {
     "ch05.mha_parameter_count": mha_parameter_count,
     "ch05.weights_from_torch": weights_from_torch,
 }
+
+
+def predict_mha_parameters():
+    return [Case("d_model=512, 8 heads")]
+
+
+def grouped_query_attention():
+    rng = np.random.default_rng(1507)
+    n = rng.normal
+    return [
+        Case(
+            "one key/value head for 4 query heads (multi-query)",
+            q=n(size=(2, 4, 3, 2)),
+            k=n(size=(2, 1, 4, 2)),
+            v=n(size=(2, 1, 4, 2)),
+        ),
+        Case(
+            "G = H: ordinary multi-head",
+            q=n(size=(1, 3, 2, 4)),
+            k=n(size=(1, 3, 5, 4)),
+            v=n(size=(1, 3, 5, 2)),
+        ),
+        Case(
+            "8 query heads, 2 groups, L != S",
+            q=n(size=(1, 8, 4, 4)),
+            k=n(size=(1, 2, 6, 4)),
+            v=n(size=(1, 2, 6, 3)),
+        ),
+        Case(
+            "float32, 4 heads, 2 groups",
+            q=n(size=(2, 4, 3, 8)).astype(np.float32),
+            k=n(size=(2, 2, 3, 8)).astype(np.float32),
+            v=n(size=(2, 2, 3, 8)).astype(np.float32),
+        ),
+    ]
+
+
+HIDDEN.update(
+    {
+        "ch05.predict_mha_parameters": predict_mha_parameters,
+        "ch05.grouped_query_attention": grouped_query_attention,
+    }
+)

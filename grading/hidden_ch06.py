@@ -155,3 +155,80 @@ HIDDEN = {
     "ch06.mask_from_hf": mask_from_hf,
     "ch06.masked_multi_head_attention": masked_multi_head_attention,
 }
+
+
+def sliding_window_mask():
+    return [
+        Case("window 1: only itself", L=4, window=1),
+        Case("window longer than the sequence", L=3, window=5),
+        Case("L=8, window 3", L=8, window=3),
+    ]
+
+
+def fix_causal_leak():
+    rng = np.random.default_rng(1608)
+    n = rng.normal
+    return [
+        Case("L=6", q=n(size=(6, 4)), k=n(size=(6, 4)), v=n(size=(6, 2))),
+        Case("batch and heads", q=n(size=(2, 2, 4, 3)), k=n(size=(2, 2, 4, 3)), v=n(size=(2, 2, 4, 3))),
+        Case(
+            "float32",
+            q=n(size=(5, 8)).astype(np.float32),
+            k=n(size=(5, 8)).astype(np.float32),
+            v=n(size=(5, 2)).astype(np.float32),
+        ),
+    ]
+
+
+def padded_cross_attention():
+    rng = np.random.default_rng(1609)
+    n = rng.normal
+    return [
+        Case(
+            "B=3, one query, S=6, lengths [6, 1, 0]",
+            q=n(size=(3, 1, 4)),
+            k=n(size=(3, 6, 4)),
+            v=n(size=(3, 6, 2)),
+            key_lengths=np.array([6, 1, 0]),
+        ),
+        Case(
+            "more queries than keys: L=5, S=2",
+            q=n(size=(2, 5, 3)),
+            k=n(size=(2, 2, 3)),
+            v=n(size=(2, 2, 4)),
+            key_lengths=np.array([1, 2]),
+        ),
+        Case(
+            "float32, L=4, S=5",
+            q=n(size=(2, 4, 8)).astype(np.float32),
+            k=n(size=(2, 5, 8)).astype(np.float32),
+            v=n(size=(2, 5, 3)).astype(np.float32),
+            key_lengths=np.array([5, 3]),
+        ),
+        Case(
+            "float16 with a fully padded source",
+            q=n(size=(2, 3, 4)).astype(np.float16),
+            k=n(size=(2, 4, 4)).astype(np.float16),
+            v=n(size=(2, 4, 2)).astype(np.float16),
+            key_lengths=np.array([0, 2]),
+        ),
+    ]
+
+
+HIDDEN.update(
+    {
+        "ch06.sliding_window_mask": sliding_window_mask,
+        "ch06.fix_causal_leak": fix_causal_leak,
+        "ch06.padded_cross_attention": padded_cross_attention,
+    }
+)
+
+
+def masked_uniform_entropy():
+    return [
+        Case("a fully padded row", lengths=np.array([0, 5, 2]), S=5),
+        Case("long sequences", lengths=np.array([1000, 4096, 17]), S=4096),
+    ]
+
+
+HIDDEN["ch06.masked_uniform_entropy"] = masked_uniform_entropy

@@ -50,3 +50,48 @@ HIDDEN = {
     "ch07.apply_rotary": apply_rotary,
     "ch07.apply_rotary_interleaved": apply_rotary_interleaved,
 }
+
+
+def alibi_attention():
+    rng = np.random.default_rng(1705)
+    n = rng.normal
+    return [
+        Case("8 heads, L=5", q=n(size=(1, 8, 5, 2)), k=n(size=(1, 8, 5, 2)), v=n(size=(1, 8, 5, 3))),
+        Case("one head, L=6", q=n(size=(2, 1, 6, 4)), k=n(size=(2, 1, 6, 4)), v=n(size=(2, 1, 6, 1))),
+        Case(
+            "float32, 2 heads, L=3",
+            q=n(size=(1, 2, 3, 8)).astype(np.float32),
+            k=n(size=(1, 2, 3, 8)).astype(np.float32),
+            v=n(size=(1, 2, 3, 2)).astype(np.float32),
+        ),
+    ]
+
+
+def rope_pair_score():
+    rng = np.random.default_rng(1706)
+    return [
+        Case(
+            "batch (2, 3) of pairs, one offset",
+            q=rng.normal(size=(2, 3, 2)),
+            k=rng.normal(size=(2, 3, 2)),
+            offset=7,
+            theta=0.01,
+        ),
+        Case(
+            "large offsets",
+            q=rng.normal(size=(4, 2)),
+            k=rng.normal(size=(4, 2)),
+            offset=np.array([100, -100, 1000, 3]),
+            theta=1.0,
+        ),
+        Case(
+            "float32",
+            q=rng.normal(size=(3, 2)).astype(np.float32),
+            k=rng.normal(size=(3, 2)).astype(np.float32),
+            offset=np.array([1, 2, 3]),
+            theta=0.5,
+        ),
+    ]
+
+
+HIDDEN.update({"ch07.alibi_attention": alibi_attention, "ch07.rope_pair_score": rope_pair_score})

@@ -35,6 +35,7 @@ register(
         title="a transpose that does not transpose",
         points=2,
         function="attention_scores",
+        kind="diagnose",
         description="This function should return the scaled scores `q @ k^T / sqrt(E)` for torch "
         "tensors `q (..., L, E)` and `k (..., S, E)`. It fails. Fix it.",
         solution='''
@@ -96,6 +97,7 @@ register(
         title="the scale of a head",
         points=2,
         function="head_weights",
+        kind="diagnose",
         description="Per-head attention weights `(B, H, L, L)` of `x (B, L, d_model)`. The heads come "
         "out too flat. Fix it.",
         solution='''
@@ -152,6 +154,7 @@ register(
         title="a causal mask the wrong way round",
         points=2,
         function="causal_attention",
+        kind="diagnose",
         description="Causal self-attention returning `(out, weights)`: each query should see itself and "
         "the keys before it. The weights look upside down. Fix it.",
         solution='''
@@ -195,6 +198,7 @@ register(
         title="layers the optimizer cannot see",
         points=2,
         function="count_parameters",
+        kind="diagnose",
         description="A module with one `nn.Linear` per head; `count_parameters` counts what "
         "`model.parameters()` finds (and so what an optimizer would train). It finds nothing. Fix the module.",
         solution='''
@@ -248,6 +252,7 @@ register(
         title="queries and keys swapped",
         points=1,
         function="cross_attention_weights",
+        kind="diagnose",
         description="Attention weights `(L, S)` of queries `q (L, E)` over keys `k (S, E)`. The shape "
         "is wrong whenever L != S. Fix it.",
         solution='''

@@ -228,3 +228,90 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 1.5 logit gap (derive)
+def _gap_cases():
+    return [
+        Case("p=0.9 among n=2", p=0.9, n=2),
+        Case("several targets, n=10", p=np.array([0.5, 0.9, 0.99]), n=10),
+        Case("p=1/n needs no gap; p=1/2 some", p=np.array([0.25, 0.5]), n=4),
+    ]
+
+
+def _gap(p, n):
+    p = np.asarray(p, dtype=np.float64)
+    return np.log(p * (n - 1) / (1 - p))
+
+
+register(
+    Exercise(
+        id="ch01.logit_gap",
+        number="1.5",
+        title="how big a margin wins the softmax",
+        points=2,
+        function="logit_gap",
+        kind="derive",
+        description="One logit is $c$ larger than the other $n - 1$, which are equal. Derive the gap "
+        "$c$ for which the leader gets softmax weight `p` (with $1/n \\le p < 1$), and return it as a "
+        "closed form in `p` and `n` (`p` may be an array). Start from "
+        "$p = e^c / (e^c + n - 1)$.",
+        solution='''
+            def logit_gap(p, n):
+                """The gap c by which one of n logits must exceed the others to get softmax weight p."""
+                ### BEGIN SOLUTION
+                # p = e^c / (e^c + n - 1)  =>  p (n - 1) = (1 - p) e^c  =>  c = log(p (n - 1) / (1 - p))
+                return np.log(p * (n - 1) / (1 - p))
+                ### END SOLUTION
+        ''',
+        reference=_gap,
+        public_cases=_gap_cases,
+        diagnoses=(
+            Diagnosis(
+                "that is the answer for n = 2 (the log-odds log(p / (1 - p))): the leader competes with "
+                "n - 1 others, each contributing e^0 = 1 to the denominator",
+                variant=lambda p, n: np.log(np.asarray(p) / (1 - np.asarray(p))) if n != 2 else None,
+            ),
+            Diagnosis(
+                "the leader competes with the n - 1 others, not n: p = e^c / (e^c + n - 1)",
+                variant=lambda p, n: np.log(np.asarray(p) * n / (1 - np.asarray(p))),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 1.6 overflow (predict)
+register(
+    Exercise(
+        id="ch01.predict_overflow_logit",
+        number="1.6",
+        title="where float32 exp overflows",
+        points=1,
+        function="predict_overflow_logit",
+        kind="predict",
+        description="Before running anything: above which logit $x$ does `np.exp(x)` overflow to `inf` in "
+        "float32 (largest float32 is about $3.4 \\times 10^{38}$)? Return the number; anything within 1% "
+        "passes. It is why the naive softmax of logits in the hundreds returns NaN.",
+        solution='''
+            def predict_overflow_logit():
+                """The logit above which exp overflows in float32."""
+                ### BEGIN SOLUTION
+                return np.log(3.4e38)  # exp(x) > float32 max  <=>  x > log(3.4e38), about 88.7
+                ### END SOLUTION
+        ''',
+        reference=lambda: np.log(float(np.finfo(np.float32).max)),
+        public_cases=lambda: [Case("float32")],
+        tolerance=(1e-2, 0.0),
+        diagnoses=(
+            Diagnosis(
+                "about 709 is float64's limit (log of 1.8e308); float32's largest number is about 3.4e38",
+                variant=lambda: np.log(float(np.finfo(np.float64).max)),
+            ),
+            Diagnosis(
+                "38 is the base-10 exponent of float32's largest number; exp is base e: x = ln(3.4e38)",
+                variant=lambda: 38.5,
+            ),
+        ),
+    )
+)

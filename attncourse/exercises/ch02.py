@@ -181,3 +181,90 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 2.4 shapes (predict)
+register(
+    Exercise(
+        id="ch02.predict_shapes",
+        number="2.4",
+        title="predict the shapes",
+        points=1,
+        function="predict_shapes",
+        kind="predict",
+        description="Without running anything: `q` has shape `(2, 5, 8)`, `k` `(2, 7, 8)` and `v` "
+        "`(2, 7, 3)`. What are the shapes of `out` and `weights` in `out, weights = attention(q, k, v)`? "
+        "Return the two shapes as tuples, `(out_shape, weights_shape)`.",
+        solution='''
+            def predict_shapes():
+                """(shape of out, shape of weights) for q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)."""
+                ### BEGIN SOLUTION
+                out_shape = (2, 5, 3)  # one output per query (L=5), as wide as the values (Ev=3)
+                weights_shape = (2, 5, 7)  # one weight per (query, key) pair: (B, L, S)
+                return out_shape, weights_shape
+                ### END SOLUTION
+        ''',
+        reference=lambda: (np.array([2, 5, 3]), np.array([2, 5, 7])),
+        public_cases=lambda: [Case("q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)")],
+        outputs=("out_shape", "weights_shape"),
+        diagnoses=(
+            Diagnosis(
+                "there is one output per query, not per key: out is (B, L, Ev), and the weights (B, L, S)",
+                variant=lambda: (np.array([2, 7, 3]), np.array([2, 7, 5])),
+            ),
+            Diagnosis(
+                "the output is a weighted sum of values, so its last axis is the values' width Ev=3, not E=8",
+                variant=lambda: (np.array([2, 5, 8]), np.array([2, 5, 7])),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 2.5 wrong axis (diagnose)
+def _axis_cases():
+    rng = np.random.default_rng(205)
+    n = rng.normal
+    return [
+        Case("L=3 queries, S=4 keys", q=n(size=(3, 2)), k=n(size=(4, 2)), v=n(size=(4, 3))),
+        Case("L=S=3", q=n(size=(3, 4)), k=n(size=(3, 4)), v=n(size=(3, 2))),
+    ]
+
+
+register(
+    Exercise(
+        id="ch02.fix_softmax_axis",
+        number="2.5",
+        title="outputs that depend on the other queries",
+        points=2,
+        function="attend_each_query",
+        kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
+        "returns `(out, weights)`. Symptom: the rows of `weights` do not sum to 1, and adding one "
+        "more query changes the outputs of all the others. Find the bug and fix it.",
+        solution='''
+            def attend_each_query(q, k, v):
+                """Unscaled attention of q (L, E) over k (S, E), v (S, Ev): (out (L, Ev), weights (L, S))."""
+                scores = q @ k.T  # (L, E) @ (E, S) -> (L, S)
+                ### BEGIN SOLUTION
+                weights = softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
+                ### END SOLUTION
+                return weights @ v, weights  # (L, S) @ (S, Ev) -> (L, Ev)
+        ''',
+        stub="weights = softmax(scores, axis=0)  # each query's weights over the keys sum to 1",
+        reference=lambda q, k, v: _attend(q, k, v),
+        public_cases=_axis_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=NEEDS,
+        diagnoses=(
+            Diagnosis(
+                "the softmax runs down each column (axis=0, over the queries), so each key's weights sum to "
+                "1 and the queries compete with each other; normalise each row, over the keys (axis=-1)",
+                variant=lambda q, k, v: (softmax(q @ k.T, axis=0) @ v, softmax(q @ k.T, axis=0)),
+            ),
+            Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k, v: _attend(q, k, v, scale=None)),
+        ),
+    )
+)

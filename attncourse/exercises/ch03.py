@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import scaled_dot_product_attention as sdpa
+from .. import softmax
 from ._common import swap
 from ._registry import Case, Diagnosis, Exercise, register
 
@@ -166,6 +167,152 @@ register(
             ),
             Diagnosis(UNSCALED, variant=lambda q, k, v: sdpa(q, k, v, scale=1.0)),
             Diagnosis(DIVIDED_BY_E, variant=lambda q, k, v: sdpa(q, k, v, scale=1 / q.shape[-1])),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 3.4 variance (predict)
+register(
+    Exercise(
+        id="ch03.predict_score_variance",
+        number="3.4",
+        title="predict the variance of q·k",
+        points=1,
+        function="predict_score_variance",
+        kind="predict",
+        description="Before running anything: `q` and `k` each have $d_k = 64$ independent entries of "
+        "mean 0 and variance 1. What is the variance of the unscaled score $q \\cdot k$? Return the "
+        "number; anything within 5% passes.",
+        solution='''
+            def predict_score_variance():
+                """Var(q . k) for d_k = 64 independent unit-variance entries in q and k."""
+                ### BEGIN SOLUTION
+                d_k = 64
+                return d_k  # a sum of d_k independent products q_i k_i, each of variance 1 * 1
+                ### END SOLUTION
+        ''',
+        reference=lambda: np.array(64.0),
+        public_cases=lambda: [Case("d_k = 64")],
+        tolerance=(0.05, 0.0),
+        diagnoses=(
+            Diagnosis(
+                "8 = sqrt(64) is the standard deviation of q·k; its variance is d_k = 64",
+                variant=lambda: np.array(8.0),
+            ),
+            Diagnosis(
+                "1 is the variance after scaling by 1/sqrt(d_k); the unscaled score's variance grows with d_k",
+                variant=lambda: np.array(1.0),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 3.5 E|score| (derive)
+def _abs_cases():
+    return [
+        Case("d_k=64, T=1", d_k=64, T=1.0),
+        Case("d_k=64, scaled (T=8)", d_k=64, T=8.0),
+        Case("several temperatures, d_k=16", d_k=16, T=np.array([0.5, 2.0, 4.0])),
+    ]
+
+
+def _expected_abs(d_k, T):
+    return np.sqrt(2 / np.pi) * np.sqrt(d_k) / np.asarray(T, dtype=np.float64)
+
+
+register(
+    Exercise(
+        id="ch03.expected_abs_score",
+        number="3.5",
+        title="the typical size of a score at temperature T",
+        points=2,
+        function="expected_abs_score",
+        kind="derive",
+        description="`q` and `k` have $d_k$ independent entries of mean 0 and variance 1, and the score "
+        "is $s = q \\cdot k / T$. Treat $s$ as Gaussian (a sum of many independent terms) with the "
+        "variance you know from this chapter, and derive $\\mathbb{E}|s|$ as a closed form in $d_k$ "
+        "and $T$ (`T` may be an array). Hint: for $z \\sim \\mathcal{N}(0, \\sigma^2)$, "
+        "$\\mathbb{E}|z| = \\sigma\\sqrt{2/\\pi}$.",
+        solution='''
+            def expected_abs_score(d_k, T):
+                """E|q . k / T| for q, k with d_k unit-variance entries, treating the score as Gaussian."""
+                ### BEGIN SOLUTION
+                sigma = np.sqrt(d_k) / T  # Var(q . k) = d_k, and dividing by T divides the std by T
+                return sigma * np.sqrt(2 / np.pi)  # E|z| for z ~ N(0, sigma^2)
+                ### END SOLUTION
+        ''',
+        reference=_expected_abs,
+        public_cases=_abs_cases,
+        diagnoses=(
+            Diagnosis(
+                "that is the standard deviation sqrt(d_k) / T; the mean of |s| is smaller by sqrt(2/pi) ~ 0.8",
+                variant=lambda d_k, T: np.sqrt(d_k) / np.asarray(T, dtype=np.float64),
+            ),
+            Diagnosis(
+                "you used the variance d_k where the standard deviation sqrt(d_k) belongs",
+                variant=lambda d_k, T: np.sqrt(2 / np.pi) * d_k / np.asarray(T, dtype=np.float64),
+            ),
+            Diagnosis(
+                "dividing the score by T divides its standard deviation by T (not by sqrt(T))",
+                variant=lambda d_k, T: np.sqrt(2 / np.pi) * np.sqrt(d_k / np.asarray(T, dtype=np.float64)),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 3.6 scale after softmax (diagnose)
+def _late_scale_cases():
+    rng = np.random.default_rng(306)
+    n = rng.normal
+    return [
+        Case("L=2, S=3, E=16", q=n(size=(2, 16)), k=n(size=(3, 16)), v=n(size=(3, 2))),
+        Case("a batch of 2, E=4", q=n(size=(2, 3, 4)), k=n(size=(2, 3, 4)), v=n(size=(2, 3, 3))),
+    ]
+
+
+def _scaled_after(q, k, v):
+    weights = softmax(q @ swap(k)) / np.sqrt(q.shape[-1])
+    return weights @ v, weights
+
+
+register(
+    Exercise(
+        id="ch03.fix_late_scaling",
+        number="3.6",
+        title="a scale in the wrong place",
+        points=2,
+        function="attention_scaled_late",
+        kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "
+        "Symptom: at $E = 16$ the rows of `weights` sum to 0.25, and the weights are as peaked as "
+        "with no scaling at all. Find the bug and fix it.",
+        solution='''
+            def attention_scaled_late(q, k, v):
+                """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""
+                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                ### BEGIN SOLUTION
+                weights = softmax(scores / np.sqrt(q.shape[-1]))
+                ### END SOLUTION
+                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+        ''',
+        stub="weights = softmax(scores) / np.sqrt(q.shape[-1])",
+        reference=lambda q, k, v: sdpa(q, k, v),
+        public_cases=_late_scale_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
+        diagnoses=(
+            Diagnosis(
+                "the scale is applied after the softmax: it only shrinks the weights (rows sum to "
+                "1/sqrt(E)) and leaves them as saturated as before. Scale the scores, then take the softmax",
+                variant=_scaled_after,
+            ),
+            Diagnosis(UNSCALED, variant=lambda q, k, v: sdpa(q, k, v, scale=1.0)),
+            Diagnosis(TIMES_SQRT, variant=lambda q, k, v: sdpa(q, k, v, scale=np.sqrt(q.shape[-1]))),
         ),
     )
 )

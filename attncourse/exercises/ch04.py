@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import scaled_dot_product_attention as sdpa
+from .. import softmax
 from ._registry import Case, Diagnosis, Exercise, register
 
 __all__: list = []
@@ -216,6 +217,105 @@ register(
             Diagnosis(
                 "each head has its own L x L weights: multiply by n_heads",
                 variant=lambda b, h, n, e: b * n * n * e,
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 4.5 parameters (predict)
+register(
+    Exercise(
+        id="ch04.predict_projection_parameters",
+        number="4.5",
+        title="predict the projections' size",
+        points=1,
+        function="predict_projection_parameters",
+        kind="predict",
+        description="Before running anything: a self-attention layer with $d_{model} = 512$ projects to "
+        "$d_k = d_v = 64$ with three weight matrices $W_Q, W_K, W_V$ and no biases. How many numbers "
+        "do the three hold together? Return the count (exact).",
+        solution='''
+            def predict_projection_parameters():
+                """Entries of W_Q, W_K, W_V (d_model=512 -> d_k=d_v=64, no biases)."""
+                ### BEGIN SOLUTION
+                d_model, d_k, d_v = 512, 64, 64
+                return d_model * d_k + d_model * d_k + d_model * d_v  # three (d_model, 64) matrices
+                ### END SOLUTION
+        ''',
+        reference=lambda: np.array(3 * 512 * 64),
+        public_cases=lambda: [Case("d_model=512, d_k=d_v=64")],
+        diagnoses=(
+            Diagnosis(
+                "that is one matrix; there are three, W_Q, W_K and W_V", variant=lambda: np.array(512 * 64)
+            ),
+            Diagnosis(
+                "each matrix maps d_model=512 to 64, so it is (512, 64), not (512, 512)",
+                variant=lambda: np.array(3 * 512 * 512),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 4.6 symmetric scores (diagnose)
+def _copy_paste_cases():
+    rng = np.random.default_rng(406)
+    n = rng.normal
+    return [
+        Case("L=4, d_model=6, d_k=3", x=n(size=(4, 6)), W_q=n(size=(6, 3)), W_k=n(size=(6, 3))),
+        Case(
+            "a batch of 2, L=3, d_model=4, d_k=2", x=n(size=(2, 3, 4)), W_q=n(size=(4, 2)), W_k=n(size=(4, 2))
+        ),
+    ]
+
+
+def _self_weights(x, W_q, W_k):
+    q, k = x @ W_q, x @ W_k
+    return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+
+
+register(
+    Exercise(
+        id="ch04.fix_symmetric_scores",
+        number="4.6",
+        title="scores that are always symmetric",
+        points=2,
+        function="self_attention_weights",
+        kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        description="This function should return the self-attention weights `(..., L, L)` of "
+        "`x (..., L, d_model)`. Symptom: before the softmax the score matrix is always symmetric "
+        "(token $i$ scores token $j$ exactly as $j$ scores $i$), whatever `W_k` is; changing `W_k` "
+        "changes nothing. Find the bug and fix it.",
+        solution='''
+            def self_attention_weights(x, W_q, W_k):
+                """Scaled self-attention weights (..., L, L) of x (..., L, d_model)."""
+                q = x @ W_q  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+                ### BEGIN SOLUTION
+                k = x @ W_k  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+                ### END SOLUTION
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
+                return softmax(scores)
+        ''',
+        stub="k = x @ W_q  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)",
+        reference=_self_weights,
+        public_cases=_copy_paste_cases,
+        distributions=("result",),
+        needs=("import numpy as np", "from attncourse import softmax"),
+        diagnoses=(
+            Diagnosis(
+                "the keys are projected with W_q, so the scores are q q^T, symmetric by construction: "
+                "queries and keys need their own projections (k = x @ W_k)",
+                variant=lambda x, W_q, W_k: _self_weights(x, W_q, W_q),
+            ),
+            Diagnosis(
+                "the keys must be projected too: q @ x^T compares queries with raw tokens",
+                variant=lambda x, W_q, W_k: (
+                    softmax(x @ W_q @ np.swapaxes(x, -1, -2) / np.sqrt(W_q.shape[-1]))
+                    if W_q.shape[0] == W_q.shape[1]
+                    else None
+                ),
             ),
         ),
     )

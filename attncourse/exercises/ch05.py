@@ -299,3 +299,125 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 5.6 parameters (predict)
+register(
+    Exercise(
+        id="ch05.predict_mha_parameters",
+        number="5.6",
+        title="predict a multi-head layer's size",
+        points=1,
+        function="predict_mha_parameters",
+        kind="predict",
+        description="Before running anything: how many parameters does "
+        "`torch.nn.MultiheadAttention(embed_dim=512, num_heads=8)` have (with its default biases)? "
+        "Return the count (exact). Then check it with `sum(p.numel() for p in m.parameters())`.",
+        solution='''
+            def predict_mha_parameters():
+                """Parameters of nn.MultiheadAttention(512, 8) with biases."""
+                ### BEGIN SOLUTION
+                d_model = 512
+                # W_Q, W_K, W_V, W_O are (d_model, d_model) whatever the number of heads, plus 4 biases
+                return 4 * d_model * d_model + 4 * d_model
+                ### END SOLUTION
+        ''',
+        reference=lambda: np.array(4 * 512 * 512 + 4 * 512),
+        public_cases=lambda: [Case("d_model=512, 8 heads")],
+        diagnoses=(
+            Diagnosis(
+                "the count does not depend on the number of heads: the heads split W_Q, W_K, W_V "
+                "(d_model, d_model) into slices, they do not each get a full copy (or a 1/8 share of the total)",
+                variant=lambda: np.array(8 * (4 * 512 * 512 + 4 * 512)),
+            ),
+            Diagnosis(
+                "that leaves out the biases: each of the four projections has 512 of them",
+                variant=lambda: np.array(4 * 512 * 512),
+            ),
+            Diagnosis(
+                "there is a fourth matrix: the output projection W_O",
+                variant=lambda: np.array(3 * 512 * 512 + 3 * 512),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 5.7 grouped-query (extend)
+def _gqa_cases():
+    rng = np.random.default_rng(507)
+    n = rng.normal
+    return [
+        Case(
+            "4 query heads, 2 key/value heads",
+            q=n(size=(1, 4, 3, 2)),
+            k=n(size=(1, 2, 5, 2)),
+            v=n(size=(1, 2, 5, 3)),
+        ),
+        Case(
+            "6 query heads, 3 key/value heads, B=2",
+            q=n(size=(2, 6, 2, 4)),
+            k=n(size=(2, 3, 2, 4)),
+            v=n(size=(2, 3, 2, 4)),
+        ),
+    ]
+
+
+def _gqa(q, k, v, tile=False):
+    group = q.shape[-3] // k.shape[-3]  # query heads per key/value head
+    if tile:
+        k, v = np.concatenate([k] * group, axis=-3), np.concatenate([v] * group, axis=-3)
+    else:
+        k, v = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)
+    return sdpa(q, k, v)
+
+
+register(
+    Exercise(
+        id="ch05.grouped_query_attention",
+        number="5.7",
+        title="grouped-query attention",
+        points=4,
+        function="grouped_query_attention",
+        kind="extend",
+        description="Grouped-query attention (GQA, used by Llama 2 70B and Mistral) keeps all `H` query "
+        "heads but only `G` key/value heads, `H % G == 0`: query heads `0 .. H/G - 1` share key/value head "
+        "0, the next `H/G` share head 1, and so on. This shrinks the keys and values (and the KV cache) "
+        "by `H/G`. Given `q (B, H, L, d_head)`, `k (B, G, S, d_head)`, `v (B, G, S, Ev)`, return "
+        "`(out (B, H, L, Ev), weights (B, H, L, S))` with scores scaled by $1/\\sqrt{d_{head}}$.",
+        solution='''
+            def grouped_query_attention(q, k, v):
+                """GQA: H query heads share G key/value heads in consecutive groups of H // G."""
+                ### BEGIN SOLUTION
+                group = q.shape[1] // k.shape[1]  # query heads per key/value head
+                k = np.repeat(k, group, axis=1)  # (B, G, S, d_head) -> (B, H, S, d_head): 0,0,1,1,...
+                v = np.repeat(v, group, axis=1)  # (B, G, S, Ev) -> (B, H, S, Ev)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, H, L, d) @ (B, H, d, S) -> (B, H, L, S)
+                weights = softmax(scores)
+                return weights @ v, weights  # (B, H, L, S) @ (B, H, S, Ev) -> (B, H, L, Ev)
+                ### END SOLUTION
+        ''',
+        reference=_gqa,
+        public_cases=_gqa_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=MHA_NEEDS,
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        diagnoses=(
+            Diagnosis(
+                "the groups are interleaved: query head h got key/value head h % G (np.tile). Consecutive "
+                "query heads share one key/value head, h // (H // G): use np.repeat along the head axis",
+                variant=lambda q, k, v: _gqa(q, k, v, tile=True),
+            ),
+            Diagnosis(
+                D_MODEL_SCALE,
+                variant=lambda q, k, v: sdpa(
+                    q,
+                    np.repeat(k, q.shape[1] // k.shape[1], axis=1),
+                    np.repeat(v, q.shape[1] // k.shape[1], axis=1),
+                    scale=1 / np.sqrt(q.shape[1] * q.shape[-1]),
+                ),
+            ),
+        ),
+    )
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import apply_rope, sinusoidal_positional_encoding
+from .. import apply_rope, sinusoidal_positional_encoding, softmax
 from ._registry import Case, Diagnosis, Exercise, register
 
 __all__: list = []
@@ -229,6 +229,154 @@ register(
             ),
             Diagnosis(
                 "you ignored `positions` and used 0..L-1", variant=lambda x, p: _ignored_positions(x, p, True)
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 7.5 ALiBi (extend)
+def _alibi_cases():
+    rng = np.random.default_rng(705)
+    n = rng.normal
+    return [
+        Case(
+            "B=1, 2 heads, L=4, d_head=3",
+            q=n(size=(1, 2, 4, 3)),
+            k=n(size=(1, 2, 4, 3)),
+            v=n(size=(1, 2, 4, 2)),
+        ),
+        Case(
+            "B=2, 4 heads, L=3, d_head=2",
+            q=n(size=(2, 4, 3, 2)),
+            k=n(size=(2, 4, 3, 2)),
+            v=n(size=(2, 4, 3, 2)),
+        ),
+    ]
+
+
+def _alibi(q, k, v, first=1, sign=-1.0, causal=True):
+    H, L = q.shape[-3], q.shape[-2]
+    slopes = 2.0 ** (-8.0 * (np.arange(H) + first) / H)  # (H,): 1/2, 1/4, ... for H = 8
+    distance = np.arange(L)[:, None] - np.arange(L)[None, :]  # (L, L): i - j, >= 0 where j <= i
+    bias = sign * slopes[:, None, None] * distance  # (H, 1, 1) * (L, L) -> (H, L, L)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + bias  # (B, H, L, L)
+    if causal:
+        scores = np.where(np.tril(np.ones((L, L), dtype=bool)), scores, -np.inf)
+    weights = softmax(scores)
+    return weights @ v, weights
+
+
+register(
+    Exercise(
+        id="ch07.alibi_attention",
+        number="7.5",
+        title="positions as a bias: ALiBi",
+        points=3,
+        function="alibi_attention",
+        kind="extend",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        description="ALiBi (Press et al., 2022) adds no positional encoding at all: it adds to each "
+        "head's scores a penalty proportional to the distance, $s_{ij} = q_i \\cdot k_j/\\sqrt{d} - "
+        "m_h\\,(i - j)$ for $j \\le i$, with head $h = 0..H-1$ using the slope $m_h = 2^{-8(h+1)/H}$ "
+        "(1/2, 1/4, ..., 1/256 for 8 heads). Write causal self-attention with ALiBi for "
+        "`q, k (B, H, L, d)`, `v (B, H, L, Ev)`; return `(out, weights)`.",
+        solution='''
+            def alibi_attention(q, k, v):
+                """Causal attention with ALiBi's linear distance penalty: (out (B, H, L, Ev), weights (B, H, L, L))."""
+                ### BEGIN SOLUTION
+                H, L = q.shape[-3], q.shape[-2]
+                slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)  # (H,): one slope per head
+                distance = np.arange(L)[:, None] - np.arange(L)[None, :]  # (L, L): i - j
+                bias = -slopes[:, None, None] * distance  # (H, 1, 1) * (L, L) -> (H, L, L): far keys lose more
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, H, L, d) @ (B, H, d, L) -> (B, H, L, L)
+                scores = np.where(np.tril(np.ones((L, L), dtype=bool)), scores + bias, -np.inf)  # causal
+                weights = softmax(scores)
+                return weights @ v, weights  # (B, H, L, L) @ (B, H, L, Ev) -> (B, H, L, Ev)
+                ### END SOLUTION
+        ''',
+        reference=_alibi,
+        public_cases=_alibi_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
+        diagnoses=(
+            Diagnosis(
+                "the slopes start one step too early: head 0 uses 2^(-8/H), not 2^0 = 1 (h + 1 in the exponent)",
+                variant=lambda q, k, v: _alibi(q, k, v, first=0),
+            ),
+            Diagnosis(
+                "the penalty has the wrong sign: distant keys must lose score (- m (i - j)), not gain it",
+                variant=lambda q, k, v: _alibi(q, k, v, sign=1.0),
+            ),
+            Diagnosis(
+                "the causal mask is missing: ALiBi replaces the positional encoding, not the mask",
+                variant=lambda q, k, v: _alibi(q, k, v, causal=False),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 7.6 RoPE score (derive)
+def _pair_cases():
+    rng = np.random.default_rng(706)
+    return [
+        Case(
+            "one pair, offset 1, theta 1", q=np.array([1.0, 0.0]), k=np.array([1.0, 0.0]), offset=1, theta=1.0
+        ),
+        Case(
+            "three pairs, offsets -2..2",
+            q=rng.normal(size=(5, 2)),
+            k=rng.normal(size=(5, 2)),
+            offset=np.arange(-2, 3),
+            theta=0.3,
+        ),
+    ]
+
+
+def _pair_score(q, k, offset, theta, sign=1.0):
+    delta = np.asarray(offset, dtype=np.float64) * theta
+    dot = q[..., 0] * k[..., 0] + q[..., 1] * k[..., 1]
+    cross = q[..., 1] * k[..., 0] - q[..., 0] * k[..., 1]
+    return dot * np.cos(delta) + sign * cross * np.sin(delta)
+
+
+register(
+    Exercise(
+        id="ch07.rope_pair_score",
+        number="7.6",
+        title="RoPE sees only the offset",
+        points=2,
+        function="rope_pair_score",
+        kind="derive",
+        description="Take one RoPE feature pair with frequency $\\theta$: the query's pair $q = (q_0, q_1)$ "
+        "is rotated by $m\\theta$ (position $m$), the key's $k = (k_0, k_1)$ by $n\\theta$ (position $n$), "
+        "each by $R(a) = \\begin{pmatrix}\\cos a & -\\sin a \\\\ \\sin a & \\cos a\\end{pmatrix}$. Derive "
+        "their dot product $(R(m\\theta) q) \\cdot (R(n\\theta) k)$ as a closed form in $q$, $k$ and the "
+        "offset $n - m$ only, and return it. `q`, `k` have shape `(..., 2)`; `offset` broadcasts against `(...)`.",
+        solution='''
+            def rope_pair_score(q, k, offset, theta):
+                """(R(m theta) q) . (R(n theta) k) for pairs q, k (..., 2), as a function of offset = n - m."""
+                ### BEGIN SOLUTION
+                delta = offset * theta  # R(m theta)^T R(n theta) = R((n - m) theta)
+                dot = q[..., 0] * k[..., 0] + q[..., 1] * k[..., 1]  # q . k
+                cross = q[..., 1] * k[..., 0] - q[..., 0] * k[..., 1]  # q x k (the 2-d cross product, sign flipped)
+                return dot * np.cos(delta) + cross * np.sin(delta)
+                ### END SOLUTION
+        ''',
+        reference=_pair_score,
+        public_cases=_pair_cases,
+        diagnoses=(
+            Diagnosis(
+                "the sine term has the wrong sign: you rotated by (m - n) theta; q^T R(-m theta) R(n theta) k "
+                "= q^T R((n - m) theta) k",
+                variant=lambda q, k, o, t: _pair_score(q, k, o, t, sign=-1.0),
+            ),
+            Diagnosis(
+                "only the cosine term: rotating k relative to q also mixes its components, adding "
+                "(q_1 k_0 - q_0 k_1) sin((n - m) theta)",
+                variant=lambda q, k, o, t: (q * k).sum(-1) * np.cos(np.asarray(o, dtype=np.float64) * t),
             ),
         ),
     )

@@ -1,0 +1,161 @@
+"""Hidden cases, chapter 9 (efficient attention): empty halves, ragged blocks, an empty cache, float32."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+from attncourse.exercises.ch09 import _partial
+
+
+def merge_partials():
+    rng = np.random.default_rng(1901)
+    cases = []
+    # a batch (2, 3) of rows; half 2 has no visible key for some rows
+    s, v = rng.normal(size=(2, 3, 6)), rng.normal(size=(2, 6, 4))
+    s2 = s[..., 4:].copy()
+    s2[0, 1] = -np.inf
+    s2[1, :] = -np.inf
+    (m1, l1, a1), (m2, l2, a2) = _partial(s[..., :4], v[:, :4]), _partial(s2, v[:, 4:])
+    cases.append(Case("batch dims, half 2 empty for some rows", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
+    # a row with no visible key in either half
+    s, v = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    s[1] = -np.inf
+    (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :1], v[:1]), _partial(s[:, 1:], v[1:])
+    cases.append(Case("a row with nothing to attend to", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
+    # half 2's maximum far above half 1's
+    s, v = rng.normal(size=(2, 5)), rng.normal(size=(5, 3))
+    s[:, 3:] += 50
+    (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :3], v[:3]), _partial(s[:, 3:], v[3:])
+    cases.append(Case("the second half dominates", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
+    s, v = rng.normal(size=(2, 4)), rng.normal(size=(4, 2))
+    f = [
+        a.astype(np.float32) for pair in (_partial(s[:, :2], v[:2]), _partial(s[:, 2:], v[2:])) for a in pair
+    ]
+    cases.append(Case("float32", m1=f[0], l1=f[1], acc1=f[2], m2=f[3], l2=f[4], acc2=f[5]))
+    return cases
+
+
+def tiled_attention():
+    rng = np.random.default_rng(1902)
+    n = rng.normal
+    return [
+        Case("block larger than S", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 2)), block_size=8),
+        Case("block size 1", q=n(size=(3, 2)), k=n(size=(5, 2)), v=n(size=(5, 3)), block_size=1),
+        Case(
+            "batch and heads, S=10, block 4",
+            q=n(size=(2, 2, 3, 4)),
+            k=n(size=(2, 2, 10, 4)),
+            v=n(size=(2, 2, 10, 3)),
+            block_size=4,
+        ),
+        Case(
+            "large scores (the maximum grows late)",
+            q=5 * n(size=(2, 8)),
+            k=5 * n(size=(9, 8)),
+            v=n(size=(9, 2)),
+            block_size=2,
+        ),
+        Case(
+            "float32",
+            q=n(size=(4, 8)).astype(np.float32),
+            k=n(size=(11, 8)).astype(np.float32),
+            v=n(size=(11, 3)).astype(np.float32),
+            block_size=4,
+        ),
+    ]
+
+
+def decode_step():
+    rng = np.random.default_rng(1903)
+    n = rng.normal
+    return [
+        Case(
+            "an empty cache (the first token)",
+            q_new=n(size=(1, 4)),
+            k_new=n(size=(1, 4)),
+            v_new=n(size=(1, 3)),
+            k_cache=np.zeros((0, 4)),
+            v_cache=np.zeros((0, 3)),
+        ),
+        Case(
+            "batch and heads, 6 cached tokens",
+            q_new=n(size=(2, 3, 1, 2)),
+            k_new=n(size=(2, 3, 1, 2)),
+            v_new=n(size=(2, 3, 1, 5)),
+            k_cache=n(size=(2, 3, 6, 2)),
+            v_cache=n(size=(2, 3, 6, 5)),
+        ),
+        Case(
+            "float32",
+            q_new=n(size=(1, 8)).astype(np.float32),
+            k_new=n(size=(1, 8)).astype(np.float32),
+            v_new=n(size=(1, 2)).astype(np.float32),
+            k_cache=n(size=(3, 8)).astype(np.float32),
+            v_cache=n(size=(3, 2)).astype(np.float32),
+        ),
+    ]
+
+
+def predict_weights_bytes():
+    return [Case("L = S = 4096, float32")]
+
+
+def predict_causal_tiles():
+    return [Case("L = S = 4096, blocks of 256")]
+
+
+def fix_cache_alignment():
+    rng = np.random.default_rng(1906)
+    n = rng.normal
+    return [
+        Case("one new query, 6 keys", q=n(size=(1, 4)), k_all=n(size=(6, 4)), v_all=n(size=(6, 2))),
+        Case(
+            "batch and heads, 2 new of 7",
+            q=n(size=(2, 2, 2, 3)),
+            k_all=n(size=(2, 2, 7, 3)),
+            v_all=n(size=(2, 2, 7, 3)),
+        ),
+        Case(
+            "float32, 3 new of 5",
+            q=n(size=(3, 8)).astype(np.float32),
+            k_all=n(size=(5, 8)).astype(np.float32),
+            v_all=n(size=(5, 2)).astype(np.float32),
+        ),
+    ]
+
+
+HIDDEN = {
+    "ch09.merge_partials": merge_partials,
+    "ch09.tiled_attention": tiled_attention,
+    "ch09.decode_step": decode_step,
+    "ch09.predict_weights_bytes": predict_weights_bytes,
+    "ch09.predict_causal_tiles": predict_causal_tiles,
+    "ch09.fix_cache_alignment": fix_cache_alignment,
+}
+
+
+def causal_tiled_attention():
+    rng = np.random.default_rng(1907)
+    n = rng.normal
+    return [
+        Case("block size 1", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), block_size=1),
+        Case(
+            "one block holds everything", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 1)), block_size=8
+        ),
+        Case(
+            "batch and heads, L=10, blocks of 4",
+            q=n(size=(2, 2, 10, 4)),
+            k=n(size=(2, 2, 10, 4)),
+            v=n(size=(2, 2, 10, 3)),
+            block_size=4,
+        ),
+        Case(
+            "float32, large scores",
+            q=(4 * n(size=(9, 8))).astype(np.float32),
+            k=(4 * n(size=(9, 8))).astype(np.float32),
+            v=n(size=(9, 2)).astype(np.float32),
+            block_size=2,
+        ),
+    ]
+
+
+HIDDEN["ch09.causal_tiled_attention"] = causal_tiled_attention

@@ -1,0 +1,306 @@
+"""The exercises of every kind: each solution earns full marks on its public and hidden cases, the
+student version (a stub, or the buggy code of a ``diagnose`` exercise) earns nothing, and every
+classic wrong answer the exercise anticipates gets its own diagnosis."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncourse import apply_rope, softmax
+from attncourse import scaled_dot_product_attention as sdpa
+from attncourse.exercises import CHAPTERS, all_exercises, check, get, reset
+from attncourse.exercises._check import run_cases
+from attncourse.exercises._child import to_arrays
+from attncourse.exercises._compare import Outcome, expected_outputs, judge
+from attncourse.exercises._registry import KINDS
+from attncourse.exercises.grader import load_hidden_cases
+from attncourse.exercises.notebook import replace_solutions
+from attncourse.pooling import nadaraya_watson
+
+ROOT = Path(__file__).resolve().parents[1]
+HIDDEN = load_hidden_cases(ROOT / "grading")
+EXERCISES = all_exercises()
+# The exercises of the kinds beyond "implement", and those of chapters 0, 8 and 9.
+NEW = [ex for ex in EXERCISES if ex.kind != "implement" or ex.chapter in ("ch00", "ch08", "ch09")]
+NEW_IDS = [ex.id for ex in NEW]
+
+
+def _needs_torch(ex):
+    if ex.array_kind == "torch" or any("torch" in line for line in ex.needs):
+        pytest.importorskip("torch")
+
+
+def _compile(ex, source):
+    namespace: dict = {}
+    exec("\n".join(ex.needs), namespace)  # noqa: S102 - the course's own solution and stub
+    exec(source, namespace)  # noqa: S102
+    return namespace[ex.function]
+
+
+def _quiet(fn, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # a wrong answer may well overflow or divide 0 by 0
+        return fn(*args)
+
+
+def _all_cases(ex):
+    return ex.public_cases() + HIDDEN[ex.id]()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scores():
+    reset()
+    yield
+    reset()
+
+
+# ----------------------------------------------------------------------------- the targets
+
+
+def test_every_chapter_has_four_exercises_of_two_kinds():
+    for key in CHAPTERS:
+        if key == "bugs":
+            continue
+        exercises = all_exercises(key)
+        assert len(exercises) >= 4, (key, len(exercises))
+        assert len({ex.kind for ex in exercises}) >= 2, (key, [ex.kind for ex in exercises])
+
+
+def test_a_third_of_the_points_are_not_implement():
+    points = Counter()
+    for ex in EXERCISES:
+        points[ex.kind] += ex.points
+    assert set(points) <= set(KINDS)
+    assert set(points) == set(KINDS), points  # every kind is used
+    share = 1 - points["implement"] / sum(points.values())
+    assert share >= 1 / 3, (share, points)
+
+
+def test_the_appendix_exercises_are_diagnose():
+    bugs = all_exercises("bugs")
+    assert bugs and all(ex.kind == "diagnose" for ex in bugs)
+    assert all(ex.stub for ex in bugs)  # the student sees the buggy line, not a blank
+
+
+@pytest.mark.parametrize("ex_id", NEW_IDS)
+def test_shape_of_an_exercise(ex_id):
+    ex = get(ex_id)
+    assert ex.description and ex.points >= 1
+    assert ex_id in HIDDEN and HIDDEN[ex_id]()
+    for case in _all_cases(ex):
+        assert tuple(case.inputs) == ex.params, (ex_id, case.name)
+    if ex.kind == "predict":
+        assert ex.params == (), "a prediction is a zero-argument function"
+    if ex.kind == "diagnose":
+        assert ex.stub, "a diagnose exercise shows the buggy code in the student version"
+    if ex.kind != "predict":  # arrays: some hidden case has batch dims, float32, L != S or a mask
+        assert len(HIDDEN[ex_id]()) >= 2, ex_id
+
+
+# ----------------------------------------------------------------------------- grading
+
+
+@pytest.mark.parametrize("ex_id", NEW_IDS)
+def test_the_solution_scores_full_marks_on_public_and_hidden_cases(ex_id):
+    ex = get(ex_id)
+    _needs_torch(ex)
+    fn = ex.solution_function()
+    result = check(ex_id, fn, show=False)
+    assert result.passed and result.earned == ex.points, result.text()
+    hidden = run_cases(ex, fn, HIDDEN[ex_id](), hidden=True)
+    assert all(r.passed for r in hidden), [r.message for r in hidden if not r.passed]
+
+
+@pytest.mark.parametrize("ex_id", NEW_IDS)
+def test_the_student_version_scores_zero(ex_id):
+    ex = get(ex_id)
+    _needs_torch(ex)
+    fn = _compile(ex, replace_solutions(ex.solution, ex.stub))
+    result = check(ex_id, fn, show=False)
+    assert result.earned == 0, result.text()
+    hidden = run_cases(ex, fn, HIDDEN[ex_id](), hidden=True)
+    assert not any(r.passed for r in hidden), ex_id
+    if ex.stub is None:
+        assert result.not_attempted, result.text()
+    else:  # the buggy code is recognised: its own diagnosis, not a generic mismatch
+        messages = {d.message for d in ex.diagnoses}
+        assert any(r.message in messages for r in result.cases + hidden), result.text()
+
+
+@pytest.mark.parametrize("ex_id", NEW_IDS)
+def test_zeros_score_nothing(ex_id):
+    ex = get(ex_id)
+    _needs_torch(ex)
+    for case in _all_cases(ex):
+        expected = expected_outputs(ex, case)
+        zeros = Outcome("returned", [np.zeros_like(e) for e in expected])
+        assert not judge(ex, case, expected, zeros).passed, (ex_id, case.name)
+
+
+@pytest.mark.parametrize(
+    "ex_id, which",
+    [(ex.id, i) for ex in NEW for i, d in enumerate(ex.diagnoses) if d.variant is not None],
+)
+def test_each_classic_mistake_gets_its_diagnosis(ex_id, which):
+    ex = get(ex_id)
+    _needs_torch(ex)
+    diagnosis = ex.diagnoses[which]
+    hits, failed = 0, 0
+    for case in _all_cases(ex):
+        wrong = _quiet(diagnosis.variant, *case.args())
+        if wrong is None:
+            continue
+        expected = expected_outputs(ex, case)
+        result = judge(ex, case, expected, Outcome("returned", to_arrays(wrong, ex.outputs)))
+        failed += not result.passed  # (a mistake may be harmless on a case, e.g. equal distances)
+        hits += result.message == diagnosis.message
+    assert failed >= 1, "the wrong answer passes every case"
+    assert hits >= 1, f"no case shows the diagnosis {diagnosis.message!r}"
+
+
+# ----------------------------------------------------------------------------- predict
+
+
+def test_a_prediction_is_graded_with_its_stated_tolerance():
+    ex = get("ch03.predict_score_variance")
+    assert ex.tolerance is not None
+    rtol = ex.tolerance[0]
+    exact = float(np.asarray(expected_outputs(ex, ex.public_cases()[0])[0]).reshape(-1)[0])
+    assert check(ex.id, lambda: exact * (1 + rtol / 2), show=False).passed  # close enough
+    assert not check(ex.id, lambda: exact * 10, show=False).passed  # a wrong order of magnitude
+    assert not check(ex.id, lambda: exact * (1 + 3 * rtol), show=False).passed
+
+
+# ----------------------------------------------------------------------------- the answers are true
+# A prediction's reference, and a derived closed form, are checked against what the code measures.
+
+
+def _answer(ex_id, *args):
+    ex = get(ex_id)
+    return np.asarray(ex.reference(*args)) if len(ex.outputs) == 1 else ex.reference(*args)
+
+
+def test_parameter_counts_are_what_torch_counts():
+    torch = pytest.importorskip("torch")
+    from attncourse import TransformerBlock
+
+    def count(module):
+        return sum(p.numel() for p in module.parameters())
+
+    assert _answer("ch05.predict_mha_parameters") == count(torch.nn.MultiheadAttention(512, 8))
+    assert _answer("ch08.predict_block_parameters") == count(TransformerBlock(d_model=64, n_heads=4))
+    block = TransformerBlock(d_model=32, n_heads=4, bias=False)  # weights only (and the norms' gammas)
+    mlp, attn = count(block.mlp), count(block.attn)
+    assert np.isclose(_answer("ch08.predict_mlp_share"), mlp / (mlp + attn))
+
+
+def test_the_numeric_predictions_hold():
+    limit = float(_answer("ch01.predict_overflow_logit"))
+    with np.errstate(over="ignore"):
+        assert np.isfinite(np.exp(np.float32(limit * 0.999))) and np.isinf(np.exp(np.float32(limit * 1.001)))
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 20000, 64))
+    assert abs((q * k).sum(-1).var() / _answer("ch03.predict_score_variance") - 1) < 0.05
+    out, weights = sdpa(rng.normal(size=(2, 5, 8)), rng.normal(size=(2, 7, 8)), rng.normal(size=(2, 7, 3)))
+    assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
+    assert _answer("ch09.predict_weights_bytes") == np.zeros((4096, 4096), dtype=np.float32).nbytes
+    blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query
+    needed = (blocks[None, :] * 256 <= blocks[:, None] * 256 + 255).sum()
+    assert _answer("ch09.predict_causal_tiles") == needed
+    assert _answer("ch04.predict_projection_parameters") == sum(
+        np.zeros((512, 64)).size for _ in ("W_Q", "W_K", "W_V")
+    )
+
+
+def test_the_derived_closed_forms_hold():
+    rng = np.random.default_rng(1)
+    # E|q.k / T| by simulation (the Gaussian approximation is within a percent at d_k = 64)
+    q, k = rng.normal(size=(2, 40000, 64))
+    for T in (1.0, 8.0):
+        measured = np.abs((q * k).sum(-1) / T).mean()
+        assert abs(measured / _answer("ch03.expected_abs_score", 64, T) - 1) < 0.02
+    # the logit gap gives the leader weight p
+    for p, n in ((0.9, 10), (0.5, 3)):
+        logits = np.zeros(n)
+        logits[0] = _answer("ch01.logit_gap", p, n)
+        assert np.isclose(softmax(logits)[0], p)
+    # the ratio of two Nadaraya-Watson weights
+    x_key = np.array([0.3, -1.0, 2.0])
+    _, weights = nadaraya_watson(np.array([0.0]), x_key, np.zeros(3), width=0.7)
+    assert np.isclose(weights[0, 0] / weights[0, 1], _answer("ch00.kernel_weight_ratio", 0.3, -1.0, 0.7))
+    # equal scores under a padding mask: the entropy of the masked softmax
+    lengths, S = np.array([5, 2, 1, 0]), 5
+    weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], 0.7, -np.inf))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
+    np.testing.assert_allclose(entropy, _answer("ch06.masked_uniform_entropy", lengths, S), atol=1e-12)
+    # RoPE: the rotated dot product depends on the offset only
+    q2, k2 = rng.normal(size=(2, 2))
+    for m, n in ((0, 3), (5, 2), (11, 11)):
+        rq, rk = apply_rope(q2[None], np.array([m]))[0], apply_rope(k2[None], np.array([n]))[0]
+        assert np.isclose(rq @ rk, _answer("ch07.rope_pair_score", q2, k2, n - m, 1.0))
+
+
+def test_the_references_agree_with_the_package_and_torch():
+    torch = pytest.importorskip("torch")
+    from attncourse import KVCache, TransformerBlock, cached_attention
+
+    rng = np.random.default_rng(2)
+    n = rng.normal
+    # the pre-norm block: TransformerBlock without biases, gamma = 1, the same weights
+    d, d_ff, heads = 8, 16, 2
+    x, W_q, W_k, W_v, W_o = n(size=(2, 5, d)), *(n(size=(d, d)) / 3 for _ in range(4))
+    W_1, W_2 = n(size=(d, d_ff)) / 3, n(size=(d_ff, d)) / 4
+    block = TransformerBlock(d, heads, d_ff, bias=False).double()
+    with torch.no_grad():
+        for lin, W in (
+            (block.attn.q_proj, W_q),
+            (block.attn.k_proj, W_k),
+            (block.attn.v_proj, W_v),
+            (block.attn.out_proj, W_o),
+            (block.mlp.up, W_1),
+            (block.mlp.down, W_2),
+        ):
+            lin.weight.copy_(torch.from_numpy(W.T))  # nn.Linear computes x @ weight.T
+        ours, _ = block(torch.from_numpy(x), is_causal=True)
+    ref = _answer("ch08.pre_norm_block", x, W_q, W_k, W_v, W_o, W_1, W_2, heads)
+    np.testing.assert_allclose(ref, ours.numpy(), rtol=1e-10, atol=1e-12)
+    # grouped-query attention: torch's enable_gqa uses the same grouping
+    q, k, v = n(size=(2, 6, 3, 4)), n(size=(2, 2, 5, 4)), n(size=(2, 2, 5, 3))
+    F = torch.nn.functional
+    expected = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v)), enable_gqa=True)
+    np.testing.assert_allclose(
+        _answer("ch05.grouped_query_attention", q, k, v)[0], expected.numpy(), rtol=1e-10
+    )
+    # the bottom-right causal mask of the cache exercise is cached_attention's
+    q, k_all, v_all = n(size=(3, 4)), n(size=(7, 4)), n(size=(7, 2))
+    cache = KVCache()
+    cache.append(k_all[:4], v_all[:4])
+    expected = cached_attention(q, k_all[4:], v_all[4:], cache)
+    np.testing.assert_allclose(_answer("ch09.fix_cache_alignment", q, k_all, v_all)[0], expected, rtol=1e-10)
+    # merging the two halves' states gives attention over all keys
+    s, v = n(size=(3, 9)), n(size=(9, 2))
+    from attncourse.exercises.ch09 import _partial
+
+    _, l, acc = _answer("ch09.merge_partials", *_partial(s[:, :4], v[:4]), *_partial(s[:, 4:], v[4:]))
+    np.testing.assert_allclose(acc / l[:, None], softmax(s) @ v, rtol=1e-10)
+
+
+@pytest.mark.parametrize("ex_id", [i for i in NEW_IDS if not i.startswith("bugs.")])
+def test_the_hidden_cases_include_float32_where_inputs_are_floats(ex_id):
+    def float_dtypes(cases):
+        return {
+            a.dtype
+            for c in cases
+            for a in c.inputs.values()
+            if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+        }
+
+    ex = get(ex_id)
+    if float_dtypes(ex.public_cases()):
+        assert np.dtype(np.float32) in float_dtypes(HIDDEN[ex_id]()), ex_id
