@@ -25,6 +25,39 @@ def test_width_limits():
     np.testing.assert_allclose(narrow, [6.0])  # very narrow: the nearest key's value
 
 
+def test_vector_values_pool_column_by_column():
+    rng = np.random.default_rng(2)
+    xq, xk, y = rng.normal(size=3), rng.normal(size=5), rng.normal(size=(5, 4))
+    pred, weights = nadaraya_watson(xq, xk, y, width=0.5)
+    assert pred.shape == (3, 4)
+    for j in range(4):
+        col, w_col = nadaraya_watson(xq, xk, y[:, j], width=0.5)
+        np.testing.assert_allclose(pred[:, j], col, rtol=1e-12)
+        np.testing.assert_allclose(weights, w_col)
+
+
+def test_leave_one_out_mask_matches_dropping_the_point():
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(0, 5, size=7), rng.normal(size=7)
+    pred, weights = nadaraya_watson(x, x, y, width=0.8, mask=~np.eye(7, dtype=bool))
+    assert np.all(np.diag(weights) == 0)
+    for i in range(7):
+        others = np.arange(7) != i
+        alone, _ = nadaraya_watson(x[i : i + 1], x[others], y[others], width=0.8)
+        np.testing.assert_allclose(pred[i], alone[0], rtol=1e-12)
+
+
+def test_torch_mask_and_gradient_through_the_values():
+    torch = pytest.importorskip("torch")
+    x = torch.linspace(0, 1, 5, dtype=torch.float64)
+    y = torch.randn(5, dtype=torch.float64, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    pred, weights = nadaraya_watson(x, x, y, width=0.3, mask=~torch.eye(5, dtype=torch.bool))
+    assert isinstance(pred, torch.Tensor) and torch.all(weights.diagonal() == 0)
+    pred.sum().backward()
+    # d(sum of predictions)/dy_j is the total weight key j receives
+    torch.testing.assert_close(y.grad, weights.sum(0))
+
+
 def test_additive_matches_a_loop_and_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
@@ -41,7 +74,7 @@ def test_additive_matches_a_loop_and_torch():
     assert np.all(weights[..., ~mask] == 0)
     np.testing.assert_allclose(weights.sum(-1), 1.0)
     t = [torch.from_numpy(a) for a in (q, k, v, W_q, W_k, w_v)]
-    out_t, weights_t = additive_attention(*t, mask=torch.from_numpy(mask))
+    out_t, _weights_t = additive_attention(*t, mask=torch.from_numpy(mask))
     assert isinstance(out_t, torch.Tensor)
     np.testing.assert_allclose(out_t.numpy(), out, rtol=1e-12)
 
@@ -52,8 +85,19 @@ def test_additive_matches_a_loop_and_torch():
         (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(3), width=0), "width"),
         (lambda: nadaraya_watson(np.zeros((2, 1)), np.zeros(3), np.zeros(3)), r"x_query .*\(2, 1\)"),
         (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(4)), r"y_value .*\(4,\)"),
+        (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros((3, 2, 2))), r"y_value .*\(3, 2, 2\)"),
         (
-            lambda: additive_scores(np.zeros((2, 3)), np.zeros((4, 5)), np.zeros((7, 3)), np.zeros((6, 5)), np.zeros(7)),
+            lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(3), mask=np.ones((2, 3))),
+            "mask must be boolean",
+        ),
+        (
+            lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(3), mask=np.ones((2, 4), bool)),
+            r"mask \(2, 4\)",
+        ),
+        (
+            lambda: additive_scores(
+                np.zeros((2, 3)), np.zeros((4, 5)), np.zeros((7, 3)), np.zeros((6, 5)), np.zeros(7)
+            ),
             r"W_k \(6, 5\)",
         ),
     ],
