@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._backend import AttentionInputError, common_kind, fmt_shape, ops_for
+from ._backend import AttentionInputError, common_kind, fmt_shape, is_torch, ops_for
 from .functional import softmax
 
 __all__ = ["additive_attention", "additive_scores", "gaussian_kernel_scores", "nadaraya_watson"]
@@ -23,18 +23,27 @@ __all__ = ["additive_attention", "additive_scores", "gaussian_kernel_scores", "n
 Array = Any
 
 
-def _width(func: str, width: Any) -> float:
+def _width(func: str, width: Any) -> Any:
+    """A positive float, or a positive one-element torch tensor (kept, so a width can be learned)."""
+    bad = AttentionInputError(f"{func}: width must be a positive number, got {width!r}.")
+    if is_torch(width):
+        if width.numel() != 1 or not float(width.detach()) > 0:
+            raise bad
+        return width.reshape(())
     try:
         w = float(width)
     except (TypeError, ValueError):
-        raise AttentionInputError(f"{func}: width must be a positive number, got {width!r}.") from None
+        raise bad from None
     if not w > 0:
-        raise AttentionInputError(f"{func}: width must be a positive number, got {width!r}.")
+        raise bad
     return w
 
 
-def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> Array:
+def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float | Array = 1.0) -> Array:
     """Scores ``-(x_query[i] - x_key[j])^2 / (2 width^2)``, shape ``(L, S)``, for 1-d inputs.
+
+    ``width`` is a positive number, or a one-element torch tensor (with torch inputs) that
+    gradients can flow into: a kernel width learned by gradient descent.
 
     Examples
     --------
@@ -44,7 +53,7 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> 
     """
     func = "gaussian_kernel_scores"
     w = _width(func, width)
-    kind = common_kind(func, x_query=x_query, x_key=x_key)
+    kind = common_kind(func, x_query=x_query, x_key=x_key, width=w if is_torch(w) else None)
     ops = ops_for(kind)
     x_query, x_key = ops.asarray(x_query), ops.asarray(x_key)
     if x_query.ndim != 1 or x_key.ndim != 1:
@@ -57,7 +66,11 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> 
 
 
 def nadaraya_watson(
-    x_query: Array, x_key: Array, y_value: Array, width: float = 1.0, mask: Array | None = None
+    x_query: Array,
+    x_key: Array,
+    y_value: Array,
+    width: float | Array = 1.0,
+    mask: Array | None = None,
 ) -> tuple[Array, Array]:
     """Kernel regression ``f(x) = sum_i softmax_i(-(x - x_i)^2 / 2w^2) y_i``: ``(predictions, weights)``.
 
@@ -66,7 +79,8 @@ def nadaraya_watson(
     x_query : (L,)  points where we want a prediction (the queries)
     x_key : (S,)    training inputs (the keys)
     y_value : (S,) or (S, Ev)  training targets (the values): one number, or one vector, per key
-    width : float   the kernel's width ``w``; small = local average, large = global mean
+    width : float   the kernel's width ``w``; small = local average, large = global mean (a
+        one-element torch tensor with torch inputs, to learn it by gradient descent)
     mask : optional boolean, broadcastable to ``(L, S)``; True = may attend.  ``~eye(S)`` with the
         keys as queries leaves each point out of its own prediction (leave-one-out).
 

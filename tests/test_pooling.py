@@ -58,6 +58,26 @@ def test_torch_mask_and_gradient_through_the_values():
     torch.testing.assert_close(y.grad, weights.sum(0))
 
 
+def test_a_tensor_width_gets_the_gradient_of_the_loss():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x, y = torch.from_numpy(rng.uniform(0, 5, size=9)), torch.from_numpy(rng.normal(size=9))
+    loo = ~torch.eye(9, dtype=torch.bool)
+
+    def loss(width):
+        pred, _ = nadaraya_watson(x, x, y, width=width, mask=loo)
+        return ((pred - y) ** 2).mean()
+
+    width = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    loss(width).backward()
+    eps = 1e-6
+    numeric = (loss(0.7 + eps) - loss(0.7 - eps)) / (2 * eps)  # float widths: no graph
+    assert width.grad is not None and abs(width.grad.item()) > 1e-4
+    torch.testing.assert_close(width.grad, numeric, rtol=1e-5, atol=1e-9)
+    with pytest.raises(AttentionInputError, match="mixed"):
+        nadaraya_watson(x.numpy(), x.numpy(), y.numpy(), width=width)
+
+
 def test_additive_matches_a_loop_and_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
@@ -83,6 +103,7 @@ def test_additive_matches_a_loop_and_torch():
     "call, match",
     [
         (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(3), width=0), "width"),
+        (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(3), width="wide"), "width"),
         (lambda: nadaraya_watson(np.zeros((2, 1)), np.zeros(3), np.zeros(3)), r"x_query .*\(2, 1\)"),
         (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(4)), r"y_value .*\(4,\)"),
         (lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros((3, 2, 2))), r"y_value .*\(3, 2, 2\)"),
