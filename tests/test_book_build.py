@@ -319,7 +319,7 @@ SEARCH_CONTROLS = """() => Array.from(document.querySelectorAll('.search-button-
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
-def test_one_search_control_and_no_empty_header_bar(book_browser, width, height):
+def test_one_search_control_and_no_empty_header_bar(book_browser, width, height):  # noqa: F811
     page, log = book_browser.open("book/01_softmax.html")
     page.set_viewport_size({"width": width, "height": height})
     page.wait_for_timeout(200)
