@@ -13,28 +13,37 @@ Both accept numpy arrays or torch tensors and return the same kind (they are bui
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any
 
-from ._backend import AttentionInputError, common_kind, fmt_shape, ops_for
+from ._backend import AttentionInputError, common_kind, fmt_shape, is_torch, ops_for
 from .functional import softmax
 
-__all__ = ["gaussian_kernel_scores", "nadaraya_watson", "additive_scores", "additive_attention"]
+__all__ = ["additive_attention", "additive_scores", "gaussian_kernel_scores", "nadaraya_watson"]
 
 Array = Any
 
 
-def _width(func: str, width: Any) -> float:
+def _width(func: str, width: Any) -> Any:
+    """A positive float, or a positive one-element torch tensor (kept, so a width can be learned)."""
+    bad = AttentionInputError(f"{func}: width must be a positive number, got {width!r}.")
+    if is_torch(width):
+        if width.numel() != 1 or not float(width.detach()) > 0:
+            raise bad
+        return width.reshape(())
     try:
         w = float(width)
     except (TypeError, ValueError):
-        raise AttentionInputError(f"{func}: width must be a positive number, got {width!r}.") from None
+        raise bad from None
     if not w > 0:
-        raise AttentionInputError(f"{func}: width must be a positive number, got {width!r}.")
+        raise bad
     return w
 
 
-def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> Array:
+def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float | Array = 1.0) -> Array:
     """Scores ``-(x_query[i] - x_key[j])^2 / (2 width^2)``, shape ``(L, S)``, for 1-d inputs.
+
+    ``width`` is a positive number, or a one-element torch tensor (with torch inputs) that
+    gradients can flow into: a kernel width learned by gradient descent.
 
     Examples
     --------
@@ -44,7 +53,7 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> 
     """
     func = "gaussian_kernel_scores"
     w = _width(func, width)
-    kind = common_kind(func, x_query=x_query, x_key=x_key)
+    kind = common_kind(func, x_query=x_query, x_key=x_key, width=w if is_torch(w) else None)
     ops = ops_for(kind)
     x_query, x_key = ops.asarray(x_query), ops.asarray(x_key)
     if x_query.ndim != 1 or x_key.ndim != 1:
@@ -57,21 +66,28 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> 
 
 
 def nadaraya_watson(
-    x_query: Array, x_key: Array, y_value: Array, width: float = 1.0
-) -> Tuple[Array, Array]:
+    x_query: Array,
+    x_key: Array,
+    y_value: Array,
+    width: float | Array = 1.0,
+    mask: Array | None = None,
+) -> tuple[Array, Array]:
     """Kernel regression ``f(x) = sum_i softmax_i(-(x - x_i)^2 / 2w^2) y_i``: ``(predictions, weights)``.
 
     Parameters
     ----------
     x_query : (L,)  points where we want a prediction (the queries)
     x_key : (S,)    training inputs (the keys)
-    y_value : (S,)  training targets (the values)
-    width : float   the kernel's width ``w``; small = local average, large = global mean
+    y_value : (S,) or (S, Ev)  training targets (the values): one number, or one vector, per key
+    width : float   the kernel's width ``w``; small = local average, large = global mean (a
+        one-element torch tensor with torch inputs, to learn it by gradient descent)
+    mask : optional boolean, broadcastable to ``(L, S)``; True = may attend.  ``~eye(S)`` with the
+        keys as queries leaves each point out of its own prediction (leave-one-out).
 
     Returns
     -------
-    predictions : (L,)
-    weights : (L, S), each row sums to 1
+    predictions : (L,) or (L, Ev)
+    weights : (L, S), each row sums to 1 (a row with nothing to attend to is all zero)
 
     Examples
     --------
@@ -79,17 +95,35 @@ def nadaraya_watson(
     >>> pred, weights = nadaraya_watson(np.array([0.0, 5.0]), np.array([0.0, 5.0]), np.array([1.0, 3.0]), 0.1)
     >>> np.round(pred, 6)
     array([1., 3.])
+
+    Leave-one-out: each key predicts its own value from the others only.
+
+    >>> x = np.array([0.0, 1.0, 2.0])
+    >>> pred, _ = nadaraya_watson(x, x, np.array([1.0, 2.0, 6.0]), 0.01, mask=~np.eye(3, dtype=bool))
+    >>> np.round(pred, 6)
+    array([2. , 3.5, 2. ])
     """
     func = "nadaraya_watson"
     scores = gaussian_kernel_scores(x_query, x_key, width)
-    ops = ops_for(common_kind(func, x_query=x_query, y_value=y_value))
+    ops = ops_for(common_kind(func, x_query=x_query, y_value=y_value, mask=mask))
     y_value = ops.asarray(y_value)
-    if y_value.shape != (scores.shape[1],):
+    if y_value.ndim not in (1, 2) or y_value.shape[0] != scores.shape[1]:
         raise AttentionInputError(
-            f"{func}: y_value must have one value per key, shape ({scores.shape[1]},), got {fmt_shape(y_value)}."
+            f"{func}: y_value must have one value per key, shape ({scores.shape[1]},) or "
+            f"({scores.shape[1]}, Ev), got {fmt_shape(y_value)}."
         )
+    if mask is not None:
+        mask = ops.asarray(mask)
+        if not ops.is_bool(mask):
+            raise AttentionInputError(f"{func}: mask must be boolean (True = may attend), got {mask.dtype}.")
+        try:
+            scores = ops.where(mask, scores, -ops.inf)
+        except (ValueError, RuntimeError):
+            raise AttentionInputError(
+                f"{func}: mask {fmt_shape(mask)} does not broadcast to the weights' shape {fmt_shape(scores)}."
+            ) from None
     weights = softmax(scores, axis=-1)  # (L, S): each query's weights over the keys
-    return weights @ y_value, weights  # (L, S) @ (S,) -> (L,)
+    return weights @ y_value, weights  # (L, S) @ (S,) -> (L,), or (L, S) @ (S, Ev) -> (L, Ev)
 
 
 def additive_scores(q: Array, k: Array, W_q: Array, W_k: Array, w_v: Array) -> Array:
@@ -119,8 +153,8 @@ def additive_scores(q: Array, k: Array, W_q: Array, W_k: Array, w_v: Array) -> A
 
 
 def additive_attention(
-    q: Array, k: Array, v: Array, W_q: Array, W_k: Array, w_v: Array, mask: Optional[Array] = None
-) -> Tuple[Array, Array]:
+    q: Array, k: Array, v: Array, W_q: Array, W_k: Array, w_v: Array, mask: Array | None = None
+) -> tuple[Array, Array]:
     """Additive attention: softmax of :func:`additive_scores` pools ``v (..., S, Ev)``; ``(out, weights)``.
 
     ``mask`` is boolean, broadcastable to ``(..., L, S)``, True = may attend.

@@ -14,5 +14,11 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# axe-core for the accessibility audit of the built pages (package.json's devDependencies),
+# from the lock file; without Node the audit skips (and fails under REQUIRE_BROWSER=1).
+if command -v npm >/dev/null 2>&1; then
+  npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audit will skip" >&2
+fi
+
 NO_OPEN=1 bash scripts/build_book.sh
 python -m pytest "$@"

@@ -107,7 +107,9 @@ def test_every_page_under_book_is_in_the_toc(toc):
 def test_chapters_are_notebooks_in_reading_order(toc):
     chapters = [e for e in toc_entries(toc) if re.fullmatch(r"book/\d\d_\w+", e)]
     assert chapters == sorted(chapters)
-    assert [int(c[5:7]) for c in chapters] == list(range(1, len(chapters) + 1))
+    # Chapter 0 ("Why attention", unnumbered in the book) may come first; then 1, 2, ... in order.
+    numbers = [int(c[5:7]) for c in chapters]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers))) and numbers[0] in (0, 1)
     for chapter in chapters:  # Colab opens only notebooks
         assert (REPO_ROOT / f"{chapter}.ipynb").is_file(), f"{chapter} must be an .ipynb"
 
@@ -182,6 +184,13 @@ def test_colab_button_opens_the_notebook_on_github(built_book):
         "/blob/main/book/01_softmax.ipynb"
     )
     assert f'href="{expected}"' in text
+
+
+def test_no_top_navbar_above_the_article_header(built_book):
+    # pydata-sphinx-theme's top navbar would add a second header bar, holding only a search field,
+    # above every page; the book theme's sidebar and article header are the only header.
+    offenders = [page for page in built_pages() if "bd-header__inner" in (BUILD_HTML / page).read_text("utf8")]
+    assert not offenders, f"pages with the extra top navbar: {offenders}"
 
 
 # --- built HTML in headless Chromium -------------------------------------------------------------
@@ -302,3 +311,21 @@ def test_embedded_slider_drives_a_stack_of_images_without_a_kernel(widget_book, 
             "() => document.querySelector('.widget-slider .widget-readout').textContent.trim() === '2'"
         )
         assert not log.problems(), log.report()
+
+
+SEARCH_CONTROLS = """() => Array.from(document.querySelectorAll('.search-button-field, .search-button'))
+    .filter(el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden').length"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_one_search_control_and_no_empty_header_bar(book_browser, width, height):  # noqa: F811
+    page, log = book_browser.open("book/01_softmax.html")
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(200)
+    assert page.evaluate(SEARCH_CONTROLS) == 1
+    assert page.locator("#pst-header").count() == 0 or not page.locator("#pst-header").is_visible()
+    # The article header is the first thing on the page: nothing sits above it.
+    top = page.evaluate("() => document.querySelector('.bd-header-article').getBoundingClientRect().top")
+    assert top < 1, f"the article header starts {top}px down the page at width {width}"
+    assert not log.problems(), log.report()
