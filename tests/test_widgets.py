@@ -141,11 +141,16 @@ def test_frames_state_embeds_stacks_links_and_images(frames_explorer):
     models = [m["model_name"] for m in data["manager_state"]["state"].values()]
     assert models.count("LinkModel") == len(explorer.links)
     assert models.count("StackModel") == len(explorer.links)
-    assert models.count("ImageModel") == len(explorer.frames)
-    images = [m for m in data["manager_state"]["state"].values() if m["model_name"] == "ImageModel"]
-    assert all(m.get("buffers") for m in images), "an image's PNG is missing from the saved state"
-    # ipywidgets 8's ImageView cannot render an Image with a tooltip (it has no description).
-    assert not any(m["state"].get("tooltip") for m in images)
+    pictures = [
+        m["state"]["value"]
+        for m in data["manager_state"]["state"].values()
+        if m["model_name"] == "HTMLModel" and 'src="data:image/png;base64,' in m["state"].get("value", "")
+    ]
+    assert len(pictures) == len(explorer.frames), "a frame's picture is missing from the saved state"
+    # Every picture carries alt text that says what it shows (ipywidgets' Image has no alt).
+    alts = [p.split(' alt="', 1)[1].split('"', 1)[0] for p in pictures]
+    assert all(len(alt) > 40 for alt in alts)
+    assert len(set(alts)) == len(alts), "two frames share one alt text"
 
 
 # -- live mode (ipywidgets 7, e.g. Colab) ----------------------------------------------------

@@ -1,0 +1,53 @@
+"""Slider explorers, one per idea, that work in live Jupyter, in Colab and in the HTML book.
+
+Each explorer draws what a function of :mod:`attncourse.explore` computes and returns an
+ipywidgets widget (an :class:`Explorer`, which is a ``VBox``).  One module per explorer; the
+shared machinery is in ``_core`` (controls, frames and live modes) and ``_paint`` (figures
+repainted per frame):
+
+=========================  ===========================  =======================================
+explorer                   controls                     picture
+=========================  ===========================  =======================================
+``softmax_explorer``       temperature                  scores / T and the softmax weights
+``scaling_explorer``       d_k (1 to 1024)              unscaled vs scaled weights, entropy
+                                                        against d_k
+``heads_explorer``         n_heads (divisors of 12)     one attention map per head
+``mask_explorer``          padding length, causal       mask, masked scores, weights
+``positional_explorer``    d_model, position            sinusoidal table, one row, dot product
+                                                        against offset, RoPE scores
+=========================  ===========================  =======================================
+
+``mode="frames"`` precomputes every picture and switches between them in the browser (the
+HTML book; ipywidgets 8), ``mode="live"`` redraws from Python (ipywidgets 7, e.g. Colab),
+``mode="auto"`` (the default) picks by the installed version: see :mod:`attncourse.widgets._core`.
+"""
+
+import ipywidgets as widgets  # noqa: F401  (the module the explorers are built from)
+
+from ._core import DPI, MODES, Control, DependentControl, Explorer, Frame, ipywidgets_major, resolve_mode
+from .heads import heads_explorer, render_heads
+from .mask import mask_explorer, render_mask
+from .positional import positional_explorer, render_positional
+from .scaling import render_scaling, scaling_explorer
+from .softmax import render_softmax, softmax_explorer
+
+__all__ = [
+    "DPI",
+    "MODES",
+    "Frame",
+    "Control",
+    "DependentControl",
+    "Explorer",
+    "ipywidgets_major",
+    "resolve_mode",
+    "render_softmax",
+    "render_scaling",
+    "render_heads",
+    "render_mask",
+    "render_positional",
+    "softmax_explorer",
+    "scaling_explorer",
+    "heads_explorer",
+    "mask_explorer",
+    "positional_explorer",
+]
