@@ -17,6 +17,12 @@ function               controls                     what it returns
 ``mask_view``          padding, causal, L           the mask, the masked scores, the weights
 ``positional_view``    d_model, position            the sinusoidal table, one row, dot product
                                                     against offset, RoPE scores
+``kernel_view``        kernel width, query          Nadaraya-Watson fit, one query's weights
+``dot_product_view``   query angle, length          a 2-d query's scores, weights, output
+``self_attention_view``  token, word order          chapter 4's weights, one token's row
+``transformer_view``   layer, head (given maps)     one head's map; previous-token and
+                                                    induction scores of every head
+``efficient_view``     block size, step             the online softmax's running state
 =====================  ===========================  ==========================================
 
 The tuples ``TEMPERATURES``, ``D_K_VALUES``, ``POSITIONS`` and ``D_MODEL_VALUES`` (and the
@@ -25,7 +31,10 @@ names are the values they start at.  Entropies are in nats.
 """
 
 from ._common import TOKENS, divisors, entropy, softmax_jacobian
+from .dot_product import DotProductView, dot_product_view
+from .efficient import EfficientView, efficient_view
 from .heads import DEFAULT_D_MODEL_HEADS, DEFAULT_N_HEADS, HeadsView, heads_view
+from .kernel import KernelView, kernel_view
 from .mask import DEFAULT_CAUSAL, DEFAULT_PAD_LENGTH, MASK_LENGTH, MaskView, mask_view
 from .positional import (
     D_MODEL_VALUES,
@@ -37,7 +46,9 @@ from .positional import (
     positional_view,
 )
 from .scaling import D_K_VALUES, DEFAULT_D_K, VARIANTS, ScalingStats, ScalingView, scaling_view
+from .self_attention import SelfAttentionView, self_attention_view
 from .softmax import DEFAULT_TEMPERATURE, LOGIT_LABELS, LOGITS, TEMPERATURES, SoftmaxView, softmax_view
+from .transformer import TransformerView, transformer_view
 
 __all__ = [
     "TOKENS",
@@ -67,9 +78,19 @@ __all__ = [
     "HeadsView",
     "MaskView",
     "PositionalView",
+    "DotProductView",
+    "EfficientView",
+    "KernelView",
+    "SelfAttentionView",
+    "TransformerView",
+    "kernel_view",
     "softmax_view",
+    "dot_product_view",
+    "self_attention_view",
     "scaling_view",
     "heads_view",
     "mask_view",
     "positional_view",
+    "transformer_view",
+    "efficient_view",
 ]

@@ -5,17 +5,25 @@ ipywidgets widget (an :class:`Explorer`, which is a ``VBox``).  One module per e
 shared machinery is in ``_core`` (controls, frames and live modes) and ``_paint`` (figures
 repainted per frame):
 
-=========================  ===========================  =======================================
-explorer                   controls                     picture
-=========================  ===========================  =======================================
+=============================  ===========================  ===================================
+explorer                       controls                     picture
+=============================  ===========================  ===================================
+``kernel_explorer``            kernel width, query          kernel regression, one query's
+                                                            weights (chapter 0)
+``dot_product_explorer``       query angle and length       a query among keys, scores, weights
 ``softmax_explorer``       temperature                  scores / T and the softmax weights
 ``scaling_explorer``       d_k (1 to 1024)              unscaled vs scaled weights, entropy
                                                         against d_k
+``self_attention_explorer``    word order, token            the weights map and one token's row
 ``heads_explorer``         n_heads (divisors of 12)     one attention map per head
 ``mask_explorer``          padding length, causal       mask, masked scores, weights
 ``positional_explorer``    d_model, position            sinusoidal table, one row, dot product
                                                         against offset, RoPE scores
-=========================  ===========================  =======================================
+``transformer_explorer``       layer, head                  a trained model's attention maps,
+                                                            previous-token and induction scores
+``efficient_explorer``         block size, step             the online softmax block by block,
+                                                            memory against loop steps
+=============================  ===========================  ===================================
 
 ``mode="frames"`` precomputes every picture and switches between them in the browser (the
 HTML book; ipywidgets 8), ``mode="live"`` redraws from Python (ipywidgets 7, e.g. Colab),
@@ -25,11 +33,16 @@ HTML book; ipywidgets 8), ``mode="live"`` redraws from Python (ipywidgets 7, e.g
 import ipywidgets as widgets  # noqa: F401  (the module the explorers are built from)
 
 from ._core import DPI, MODES, Control, DependentControl, Explorer, Frame, ipywidgets_major, resolve_mode
+from .dot_product import dot_product_explorer, render_dot_product
+from .efficient import efficient_explorer, render_efficient
 from .heads import heads_explorer, render_heads
+from .kernel import kernel_explorer, render_kernel
 from .mask import mask_explorer, render_mask
 from .positional import positional_explorer, render_positional
 from .scaling import render_scaling, scaling_explorer
+from .self_attention import render_self_attention, self_attention_explorer
 from .softmax import render_softmax, softmax_explorer
+from .transformer import render_transformer, transformer_explorer
 
 __all__ = [
     "DPI",
@@ -40,14 +53,24 @@ __all__ = [
     "Explorer",
     "ipywidgets_major",
     "resolve_mode",
+    "render_kernel",
     "render_softmax",
+    "render_dot_product",
     "render_scaling",
+    "render_self_attention",
     "render_heads",
     "render_mask",
     "render_positional",
+    "render_transformer",
+    "render_efficient",
+    "kernel_explorer",
     "softmax_explorer",
+    "dot_product_explorer",
     "scaling_explorer",
+    "self_attention_explorer",
     "heads_explorer",
     "mask_explorer",
     "positional_explorer",
+    "transformer_explorer",
+    "efficient_explorer",
 ]

@@ -37,6 +37,7 @@ class Painter:
 
     size: Tuple[float, float] = (9.8, 3.0)
     constrained = True
+    blit = True  # False: every frame is a full draw (simple figures; no animated artists needed)
 
     def __init__(self) -> None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -83,7 +84,9 @@ class Painter:
         caption = self.paint(view)
         canvas = self.fig.canvas
         key = self.background_key(view)
-        if key in self._backgrounds:
+        if not self.blit:
+            canvas.draw()  # a figure whose artists all change: drawn whole, nothing kept
+        elif key in self._backgrounds:
             canvas.restore_region(self._backgrounds[key])
         else:
             canvas.draw()  # everything but the animated artists
