@@ -398,8 +398,8 @@ class Explorer(widgets.VBox):
         start = time.perf_counter()
         self._updating = True
         try:
-            self._refresh_dependents()
             try:
+                self._refresh_dependents()
                 frame = self.render(**self.values())
             except ValueError as error:  # e.g. scores typed in a text box that do not parse
                 self.caption.value = caption(f"<b>Not drawn:</b> {html.escape(str(error))}")

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Sequence, Tuple
 
 import numpy as np
 
 from .. import explore
 from ..plotting import attention_heatmap
-from ._core import Control, Explorer, Frame, caption
+from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import CellLabels, Painter, Renderer
 
 __all__ = ["render_heads", "heads_explorer"]
+
+
+@dataclass(frozen=True, eq=False)
+class _Shown:
+    """A heads view and the head on screen (0: all of them)."""
+
+    view: explore.HeadsView
+    head: int
 
 
 class _HeadsPainter(Painter):
@@ -53,12 +62,18 @@ class _HeadsPainter(Painter):
         self.fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), cax=self.cax)
         self.cax.tick_params(labelsize=8)
         self.suptitle = self.fig.suptitle(" ", fontsize=11, y=1 - 0.12 / self.size[1], va="top")
+        # The first map is also the one picked head's map: it changes within one layout.
+        ax = self.axes[0]
+        self._animate(ax.images[0], *ax.spines.values(), self.titles[0], self.suptitle)
 
-    def background_key(self, view: Any) -> Any:
-        return view.n_heads  # the grid is laid out anew for each head count; nothing else changes
+    def background_key(self, shown: Any) -> Any:
+        # The grid is laid out anew for each number of maps on screen; nothing else changes.
+        return shown.view.n_heads if shown.head == 0 else 1
 
-    def paint(self, view: Any) -> str:
-        n_heads, tokens, L = view.n_heads, list(view.tokens), len(view.tokens)
+    def paint(self, shown: Any) -> str:
+        view, head = shown.view, shown.head
+        picked = range(view.n_heads) if head == 0 else [head - 1]  # which heads' maps are on screen
+        n_heads, tokens, L = len(picked), list(view.tokens), len(view.tokens)
         width, height = self.size
         n_cols = min(n_heads, max(6, math.ceil(math.sqrt(2.5 * n_heads))))
         n_rows = math.ceil(n_heads / n_cols)
@@ -77,9 +92,10 @@ class _HeadsPainter(Painter):
             left = x0 + col * (side + self._HGAP)
             bottom = y_top - (row + 1) * side - row * self._VGAP
             ax.set_position([left / width, bottom / height, side / width, side / height])
-            ax.images[0].set_data(view.weights[h])
-            self.cells[h].set(view.weights[h], "{:.2f}", 0.0, 1.0, show=np.full((L, L), n_heads == 1))
-            self.titles[h].set_text(f"head {h + 1}")
+            weights = view.weights[picked[h]]
+            ax.images[0].set_data(weights)
+            self.cells[h].set(weights, "{:.2f}", 0.0, 1.0, show=np.full((L, L), n_heads == 1))
+            self.titles[h].set_text(f"head {picked[h] + 1}" + (f" of {view.n_heads}" if head else ""))
             ax.set_yticks(range(L), labels=tokens) if col == 0 else ax.set_yticks([])
             if row == n_rows - 1 and (col == 0 or n_cols <= 3):
                 ax.set_xticks(range(L), labels=tokens, rotation=90 if n_cols > 3 else 0, ha="center")
@@ -97,17 +113,36 @@ class _HeadsPainter(Painter):
             ]
         )
         self.suptitle.set_text(
-            f"n_heads = {n_heads}: d_head = {view.d_head}, scores scaled by 1/√{view.d_head}; "
+            f"n_heads = {view.n_heads}: d_head = {view.d_head}, scores scaled by 1/√{view.d_head}; "
             f"parameters {view.n_params} for any n_heads"
         )
+        if head:
+            w = view.weights[head - 1]
+            i, j = np.unravel_index(int(np.argmax(w)), w.shape)
+            focus = (
+                f"Head {head} of {view.n_heads} (d_head = {view.d_head}): its largest weight, {w[i, j]:.2f}, is "
+                f"'{tokens[i]}' (position {i + 1}) attending to '{tokens[j]}' (position {j + 1})."
+            )
+        else:
+            focus = f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the projections."
         return caption(
-            f"n_heads = {n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
+            focus,
+            f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
             f"each head's slice of W_Q, W_K, W_V: {view.n_params_per_head} weights; "
             f"all parameters (W_Q, W_K, W_V, W_O and biases): {view.n_params}.",
             "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ".",
         )
 
-    def alt(self, view: Any) -> str:
+    def alt(self, shown: Any) -> str:
+        view, head = shown.view, shown.head
+        if head:
+            w = view.weights[head - 1]
+            i, j = np.unravel_index(int(np.argmax(w)), w.shape)
+            return (
+                f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}) over the "
+                f"sentence '{' '.join(view.tokens)}', weights written in each cell; the largest, {w[i, j]:.2f}, "
+                f"is '{view.tokens[i]}' attending to '{view.tokens[j]}'."
+            )
         return (
             f"{view.n_heads} attention heatmap{'s' if view.n_heads > 1 else ''}, one per head "
             f"(d_head = {view.d_head}), over the sentence '{' '.join(view.tokens)}'; rows are queries, "
@@ -118,7 +153,7 @@ class _HeadsPainter(Painter):
 def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> Renderer:
     tokens = tuple(tokens)
     return Renderer(
-        lambda n_heads: explore.heads_view(n_heads, d_model, tokens, seed),
+        lambda n_heads, head=0: _Shown(explore.heads_view(n_heads, d_model, tokens, seed), head),
         lambda: _HeadsPainter(d_model, tokens, seed),
     )
 
@@ -128,9 +163,18 @@ def render_heads(
     d_model: int = explore.DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = explore.TOKENS,
     seed: int = 0,
+    head: int = 0,
 ) -> Frame:
-    """Draw :func:`attncourse.explore.heads_view`: one attention map per head."""
-    return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads)
+    """Draw :func:`attncourse.explore.heads_view`: one attention map per head, or head ``head`` (1-based)."""
+    return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads, head=head)
+
+
+def _head_control(values: dict) -> Control:
+    n_heads = values["n_heads"]
+    return Control(
+        "head", "which head", tuple(range(n_heads + 1 if n_heads > 1 else 1)), 0,
+        labels=("all",) + tuple(str(h) for h in range(1, n_heads + 1 if n_heads > 1 else 1)),
+    )
 
 
 def heads_explorer(
@@ -141,11 +185,12 @@ def heads_explorer(
     seed: int = 0,
     mode: str = "auto",
 ) -> Explorer:
-    """An ``n_heads`` slider over the divisors of ``d_model``: one attention map per head.
+    """An ``n_heads`` slider over the divisors of ``d_model``, and which head: the attention maps.
 
     Draws :func:`attncourse.explore.heads_view`: as ``n_heads`` grows each head gets a narrower
     slice (``d_head = d_model / n_heads``) of the same projections, and the parameter count
-    stays the same.
+    stays the same.  The second slider shows all the heads or one of them, large, with its
+    weights written in; it offers as many heads as the first slider gives.
 
     Parameters
     ----------
@@ -169,8 +214,8 @@ def heads_explorer(
     tokens = tuple(tokens)
     return Explorer(
         "heads",
-        [Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads))],
+        [Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads)), DependentControl("head", _head_control)],
         _heads_renderer(d_model, tokens, seed),
-        alt="One attention heatmap per head over a six-word sentence.",
+        alt="One attention heatmap per head, or one head's, over a six-word sentence.",
         mode=mode,
     )

@@ -1,13 +1,14 @@
-"""The softmax explorer: the weights of a few candidate words, and their entropy, against the temperature."""
+"""The softmax explorer: the weights of a few candidate words against the temperature and their scores."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple
+import math
+from typing import Any, Callable, Sequence, Tuple
 
 import numpy as np
 
 from .. import explore
-from ._core import Control, Explorer, Frame, caption
+from ._core import Control, Explorer, Frame, caption, resolve_mode
 from ._paint import BAR_COLOUR, Painter, Renderer
 
 __all__ = ["render_softmax", "softmax_explorer"]
@@ -36,7 +37,7 @@ class _SoftmaxPainter(Painter):
         self._freeze(explore.softmax_view(explore.DEFAULT_TEMPERATURE, logits))
 
     def background_key(self, view: Any) -> Any:
-        return view.temperature  # the score axis rescales with T: everything is redrawn
+        return view.temperature, tuple(view.logits)  # the score axis rescales: everything is redrawn
 
     def paint(self, view: Any) -> str:
         scaled = view.scaled_logits
@@ -52,6 +53,7 @@ class _SoftmaxPainter(Painter):
         self.title_scores.set_text(f"scores / T   (T = {view.temperature:g})")
         self.title_weights.set_text(f"softmax: entropy {view.entropy:.2f} of {view.max_entropy:.2f} nats")
         return caption(
+            "scores " + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits)) + "; "
             f"T = {view.temperature:g}: weights "
             + ", ".join(f"{label} {w:.3f}" for label, w in zip(self.labels, view.weights)),
             f"entropy {view.entropy:.3f} nats (uniform: {view.max_entropy:.3f}); "
@@ -61,7 +63,9 @@ class _SoftmaxPainter(Painter):
     def alt(self, view: Any) -> str:
         weights = ", ".join(f"{label} {w:.2f}" for label, w in zip(self.labels, view.weights))
         return (
-            f"Two bar charts at temperature T = {view.temperature:g}: the scores divided by T, and the "
+            f"Two bar charts at temperature T = {view.temperature:g}: the scores ("
+            + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits))
+            + ") divided by T, and the "
             f"softmax weights ({weights}); entropy {view.entropy:.2f} of at most {view.max_entropy:.2f} nats."
         )
 
@@ -69,7 +73,7 @@ class _SoftmaxPainter(Painter):
 def _softmax_renderer(logits: Sequence[float], labels: Sequence[str]) -> Renderer:
     logits, labels = tuple(float(x) for x in logits), tuple(labels)
     return Renderer(
-        lambda temperature: explore.softmax_view(temperature, logits),
+        lambda temperature, logits=logits: explore.softmax_view(temperature, logits),
         lambda: _SoftmaxPainter(logits, labels),
     )
 
@@ -78,7 +82,23 @@ def render_softmax(
     temperature: float, logits: Sequence[float] = explore.LOGITS, labels: Sequence[str] = explore.LOGIT_LABELS
 ) -> Frame:
     """Draw :func:`attncourse.explore.softmax_view`: bars of ``logits / T`` and of the weights."""
-    return _softmax_renderer(logits, labels)(temperature=temperature)
+    return _softmax_renderer(logits, labels)(temperature=temperature, logits=tuple(float(x) for x in logits))
+
+
+FIRST_SCORES: Tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 5.0)
+
+
+def _scores_parser(n: int) -> Callable[[str], Tuple[float, ...]]:
+    def parse(text: str) -> Tuple[float, ...]:
+        try:
+            scores = tuple(float(x) for x in text.replace(";", ",").split(",") if x.strip())
+        except ValueError:
+            raise ValueError(f"scores: type {n} numbers separated by commas; got {text!r}.") from None
+        if len(scores) != n or not all(math.isfinite(x) for x in scores):
+            raise ValueError(f"scores: type {n} finite numbers separated by commas; got {text!r}.")
+        return scores
+
+    return parse
 
 
 def softmax_explorer(
@@ -87,12 +107,16 @@ def softmax_explorer(
     temperatures: Sequence[float] = explore.TEMPERATURES,
     logits: Sequence[float] = explore.LOGITS,
     labels: Sequence[str] = explore.LOGIT_LABELS,
+    first_scores: Sequence[float] = FIRST_SCORES,
     mode: str = "auto",
 ) -> Explorer:
-    """A temperature slider over ``softmax(logits / T)``: the weights and their entropy.
+    """A temperature slider and editable scores over ``softmax(logits / T)``: the weights and their entropy.
 
     Draws :func:`attncourse.explore.softmax_view`.  Low temperatures sharpen the distribution
-    towards the largest score, high ones flatten it towards uniform.
+    towards the largest score, high ones flatten it towards uniform.  In live mode the scores
+    are a text box (type any numbers, one per label); in frames mode (the HTML book, where
+    every picture is drawn in advance) a second slider sets the first word's score to each of
+    ``first_scores``, the others staying as given.
 
     Parameters
     ----------
@@ -102,6 +126,8 @@ def softmax_explorer(
         The slider's values (default ``0.1 .. 10``, 9 values).
     logits, labels : sequences of the same length
         The scores and their names (default: five candidate next words).
+    first_scores : sequence of float
+        Frames mode: the values offered for the first score (``logits[0]`` is added if missing).
     mode : {"auto", "frames", "live"}
         ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
         ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
@@ -116,10 +142,38 @@ def softmax_explorer(
     >>> ex = softmax_explorer(mode="live")
     >>> ex.controls["temperature"].value, ex.mode
     (1.0, 'live')
+    >>> ex.controls["logits"].value = "0, 0, 0, 0, 9"
+    >>> ex.values()["logits"]
+    (0.0, 0.0, 0.0, 0.0, 9.0)
     """
+    logits, labels = tuple(float(x) for x in logits), tuple(labels)
+    if len(labels) != len(logits):
+        raise ValueError(f"labels: one per score; got {len(labels)} labels for {len(logits)} scores.")
+    temperature_control = Control(
+        "temperature", "temperature T", tuple(float(t) for t in temperatures), float(temperature)
+    )
+    if resolve_mode(mode) == "live":
+        scores_control = Control(
+            "logits",
+            "scores (" + ", ".join(labels) + ")",
+            (logits,),
+            logits,
+            kind="text",
+            labels=(", ".join(f"{x:g}" for x in logits),),
+            parse=_scores_parser(len(logits)),
+        )
+    else:
+        firsts = sorted({float(x) for x in first_scores} | {logits[0]})
+        scores_control = Control(
+            "logits",
+            f"score of '{labels[0]}'",
+            tuple((x,) + logits[1:] for x in firsts),
+            logits,
+            labels=tuple(f"{x:g}" for x in firsts),
+        )
     return Explorer(
         "softmax",
-        [Control("temperature", "temperature T", tuple(float(t) for t in temperatures), float(temperature))],
+        [temperature_control, scores_control],
         _softmax_renderer(logits, labels),
         alt="Bar charts of the scores divided by the temperature and of the softmax weights.",
         mode=mode,
