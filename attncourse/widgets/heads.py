@@ -172,7 +172,10 @@ def render_heads(
 def _head_control(values: dict) -> Control:
     n_heads = values["n_heads"]
     return Control(
-        "head", "which head", tuple(range(n_heads + 1 if n_heads > 1 else 1)), 0,
+        "head",
+        "which head",
+        tuple(range(n_heads + 1 if n_heads > 1 else 1)),
+        0,
         labels=("all",) + tuple(str(h) for h in range(1, n_heads + 1 if n_heads > 1 else 1)),
     )
 
@@ -214,7 +217,10 @@ def heads_explorer(
     tokens = tuple(tokens)
     return Explorer(
         "heads",
-        [Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads)), DependentControl("head", _head_control)],
+        [
+            Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads)),
+            DependentControl("head", _head_control),
+        ],
         _heads_renderer(d_model, tokens, seed),
         alt="One attention heatmap per head, or one head's, over a six-word sentence.",
         mode=mode,

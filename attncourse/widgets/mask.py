@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -40,8 +40,8 @@ class _MaskPainter(Painter):
             title="masked scores",
         )
         mask_overlay(mask, reference.weights, labels, labels, ax=ax_weights, title="weights (rows sum to 1)")
-        scores_image = ax_scores.images[0]
-        scores_image.set_cmap(scores_image.get_cmap().with_extremes(bad="white"))  # -inf cells: blank
+        for ax in self.axes:  # -inf scores, and rows past L: blank
+            ax.images[0].set_cmap(ax.images[0].get_cmap().with_extremes(bad="white"))
         for text in list(ax_weights.texts):  # mask_overlay labelled the weights; relabelled per frame
             text.remove()
         self.score_cells, self.weight_cells = CellLabels(ax_scores), CellLabels(ax_weights)
@@ -64,30 +64,43 @@ class _MaskPainter(Painter):
         self._freeze(explore.mask_view(L, True, tokens, seed))  # laid out for the longest labels, <pad>
 
     def background_key(self, view: Any) -> Any:
-        return view.tokens  # the tick labels show which tokens are padding
+        return view.tokens, view.queries  # the tick labels show which tokens are padding, and L
 
     def paint(self, view: Any) -> str:
-        labels, mask = list(view.tokens), view.mask
-        blocked = ~mask
+        labels, queries, mask = list(view.tokens), list(view.queries), view.mask
+        L, S = mask.shape
+        # The axes keep S rows; the rows past L (no such query) stay blank.
+        real = np.zeros((S, S), dtype=bool)
+        real[:L] = True
+
+        def rows(a: np.ndarray, fill: Any = np.nan) -> np.ndarray:
+            out = np.full((S, S), fill, dtype=np.result_type(a, type(fill)))
+            out[:L] = a
+            return out
+
+        blocked = rows(~mask, False)
         ax_mask, ax_scores, ax_weights = self.axes
         for ax in self.axes:
-            ax.set_xticks(range(len(labels)), labels=labels, rotation=45, ha="right", rotation_mode="anchor")
-            ax.set_yticks(range(len(labels)), labels=labels)
-        ax_mask.images[0].set_data(mask.astype(float))
-        ax_scores.images[0].set_data(np.where(mask, view.scores, np.nan))  # blocked cells left blank
-        self.score_cells.set(view.scores, "{:.1f}", self.lo, self.hi, blocked=blocked, blocked_text="−∞")
-        ax_weights.images[0].set_data(view.weights)
-        self.weight_cells.set(view.weights, "{:.2f}", 0.0, 1.0, show=mask)  # blocked cells are hatched
+            ax.set_xticks(range(S), labels=labels, rotation=45, ha="right", rotation_mode="anchor")
+            ax.set_yticks(range(L), labels=queries)
+        ax_mask.images[0].set_data(rows(mask.astype(float)))
+        ax_scores.images[0].set_data(rows(np.where(mask, view.scores, np.nan)))  # blocked cells left blank
+        self.score_cells.set(
+            rows(view.scores, 0.0), "{:.1f}", self.lo, self.hi, show=real, blocked=blocked, blocked_text="−∞"
+        )
+        ax_weights.images[0].set_data(rows(view.weights))
+        self.weight_cells.set(rows(view.weights, 0.0), "{:.2f}", 0.0, 1.0, show=rows(mask, False))
         for hatching in self.hatches:
             hatching.show(blocked)
         empty = view.empty_rows
         kind = "padding + causal" if view.causal else "padding only"
         self.suptitle.set_text(
-            f"{view.pad_length} padded of {len(labels)}, {kind}"
+            f"L = {L} queries, S = {S} keys, {view.pad_length} padded; {kind}"
             + (f": {len(empty)} rows with nothing to attend to are all 0" if empty else "")
         )
         return caption(
-            f"Padding length {view.pad_length}, causal {'on' if view.causal else 'off'}: "
+            f"L = {L} queries against S = {S} keys, padding length {view.pad_length}, causal "
+            f"{'on' if view.causal else 'off'}: "
             f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
             "Row sums of the weights: "
             + ", ".join(f"{s:.2f}" for s in view.row_sums)
@@ -100,7 +113,8 @@ class _MaskPainter(Painter):
             f"; rows {', '.join(str(i + 1) for i in view.empty_rows)} are all zero" if view.empty_rows else ""
         )
         return (
-            f"Three heatmaps over '{' '.join(view.tokens)}' ({view.pad_length} padded, causal "
+            f"Three heatmaps of {len(view.queries)} queries over the keys '{' '.join(view.tokens)}' "
+            f"({view.pad_length} padded, causal "
             f"{'on' if view.causal else 'off'}): the mask with {blocked} of {view.mask.size} cells blocked "
             f"(hatched), the scores with the blocked cells minus infinity, and the weights, whose rows sum "
             f"to 1{empty}."
@@ -110,30 +124,38 @@ class _MaskPainter(Painter):
 def _mask_renderer(tokens: Sequence[str], seed: int) -> Renderer:
     tokens = tuple(tokens)
     return Renderer(
-        lambda pad_length, causal: explore.mask_view(pad_length, causal, tokens, seed),
+        lambda pad_length, causal, n_queries=None: explore.mask_view(
+            pad_length, causal, tokens, seed, n_queries
+        ),
         lambda: _MaskPainter(tokens, seed),
     )
 
 
 def render_mask(
-    pad_length: int, causal: bool, tokens: Sequence[str] = explore.TOKENS, seed: int = 0
+    pad_length: int,
+    causal: bool,
+    tokens: Sequence[str] = explore.TOKENS,
+    seed: int = 0,
+    n_queries: Optional[int] = None,
 ) -> Frame:
     """Draw :func:`attncourse.explore.mask_view`: the mask, the masked scores, the weights."""
-    return _mask_renderer(tokens, seed)(pad_length=pad_length, causal=causal)
+    return _mask_renderer(tokens, seed)(pad_length=pad_length, causal=causal, n_queries=n_queries)
 
 
 def mask_explorer(
     *,
     pad_length: int = explore.DEFAULT_PAD_LENGTH,
     causal: bool = explore.DEFAULT_CAUSAL,
+    n_queries: Optional[int] = None,
     tokens: Sequence[str] = explore.TOKENS,
     seed: int = 0,
     mode: str = "auto",
 ) -> Explorer:
-    """A padding-length slider and a causal toggle: the mask, the masked scores and the weights.
+    """A causal toggle, the number of queries L and the keys' padding: the mask, the scores, the weights.
 
     Draws :func:`attncourse.explore.mask_view`: blocked cells are hatched, blocked scores are
     ``-inf``, their weights exactly 0; a query with nothing left to see gets a row of zeros.
+    With ``L < S`` the causal mask stays aligned to the top left, as PyTorch's ``is_causal``.
 
     Parameters
     ----------
@@ -141,6 +163,9 @@ def mask_explorer(
         The starting number of padded positions, ``0 .. len(tokens)``.
     causal : bool
         Whether the causal mask starts on.
+    n_queries : int, optional
+        The starting number of queries ``L`` (default: all, ``L = S``); the slider offers every
+        second length up to ``S`` (2, 4, 6 for six tokens).
     tokens : sequence of str
         The sequence (default "the cat sat on the mat"); padded positions show as ``<pad>``.
     seed : int
@@ -155,12 +180,19 @@ def mask_explorer(
         An ipywidgets ``VBox``: display it (or leave it last in a cell).
     """
     tokens = tuple(tokens)
+    # Every second length up to S: each value multiplies the frames the HTML book embeds.
+    query_counts = tuple(sorted({len(tokens), *range(len(tokens) % 2 or 2, len(tokens) + 1, 2)}))
     return Explorer(
         "mask",
         [
             Control("causal", "causal", (False, True), bool(causal), kind="toggle", labels=("off", "on")),
+            Control("n_queries", "queries L", query_counts, int(n_queries or len(tokens))),
             Control(
-                "pad_length", "padding length", tuple(range(len(tokens) + 1)), int(pad_length), kind="int"
+                "pad_length",
+                "padding of the keys",
+                tuple(range(len(tokens) + 1)),
+                int(pad_length),
+                kind="int",
             ),
         ],
         _mask_renderer(tokens, seed),

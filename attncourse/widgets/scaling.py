@@ -30,7 +30,9 @@ class _ScalingPainter(Painter):
         L, S = reference.weights["scaled"].shape
         queries, keys = [f"q{i + 1}" for i in range(L)], [f"k{j + 1}" for j in range(S)]
         ax_map, ax_curve = self.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
-        attention_heatmap(reference.weights["scaled"], queries, keys, ax=ax_map, annotate=False, colorbar=True)
+        attention_heatmap(
+            reference.weights["scaled"], queries, keys, ax=ax_map, annotate=False, colorbar=True
+        )
         ax_map.tick_params(labelsize=8)
         self.image = ax_map.images[0]
         self.cells = CellLabels(ax_map, fontsize=7)
@@ -39,7 +41,9 @@ class _ScalingPainter(Painter):
         views = [explore.scaling_view(d, seed) for d in d_k_values]
         self.markers = {}
         for name, colour in zip(explore.VARIANTS, LINE_COLOURS):
-            ax_curve.plot(d_k_values, [v.stats[name].entropy for v in views], "o-", ms=3, color=colour, label=name)
+            ax_curve.plot(
+                d_k_values, [v.stats[name].entropy for v in views], "o-", ms=3, color=colour, label=name
+            )
             (self.markers[name],) = ax_curve.plot([1], [0], "o", ms=10, mfc="none", mec=colour, mew=2.5)
         ax_curve.axhline(reference.max_entropy, color="0.5", lw=0.8, ls="--")
         self.here = ax_curve.axvline(1, color="0.5", lw=0.8)
@@ -49,8 +53,9 @@ class _ScalingPainter(Painter):
         ax_curve.set_title("mean entropy (nats); dashed: uniform", fontsize=9)
         ax_curve.legend(fontsize=8, frameon=False, loc="lower left")
         self.suptitle = self.fig.suptitle(" ", fontsize=10)
-        self._animate(self.image, *ax_map.spines.values(), self.title, self.here, *self.markers.values(),
-                      self.suptitle)
+        self._animate(
+            self.image, *ax_map.spines.values(), self.title, self.here, *self.markers.values(), self.suptitle
+        )
         self._freeze(_Shown(reference, "scaled"))
 
     def paint(self, shown: Any) -> str:
@@ -145,8 +150,14 @@ def scaling_explorer(
     return Explorer(
         "scaling",
         [
-            Control("variant", "scores", explore.VARIANTS, variant, kind="toggle",
-                    labels=("unscaled q·k", "scaled q·k/√d_k")),
+            Control(
+                "variant",
+                "scores",
+                explore.VARIANTS,
+                variant,
+                kind="toggle",
+                labels=("unscaled q·k", "scaled q·k/√d_k"),
+            ),
             Control("d_k", "d_k", d_k_values, int(d_k)),
         ],
         _scaling_renderer(seed, d_k_values),
