@@ -68,21 +68,21 @@ def efficient_view(block_size: int = DEFAULT_BLOCK_SIZE, step: int = 1, seed: in
     rng = np.random.default_rng(seed)
     scores = rng.normal(0, 2, ROW_LENGTH)  # (S,)
     values = rng.normal(0, 1, ROW_LENGTH)  # (S,)
-    m, l, acc = -np.inf, 0.0, 0.0  # running max, sum of exp(s - m), sum of exp(s - m) * v
+    m, denom, acc = -np.inf, 0.0, 0.0  # running max, sum of exp(s - m), sum of exp(s - m) * v
     maxima, sums = [], []
     for b in range(step):
         block = slice(b * block_size, (b + 1) * block_size)
         m_new = max(m, float(scores[block].max()))
         rescale = math.exp(m - m_new) if np.isfinite(m) else 0.0  # older terms, relative to the new max
         p = np.exp(scores[block] - m_new)  # (b,)
-        l = l * rescale + float(p.sum())
+        denom = denom * rescale + float(p.sum())
         acc = acc * rescale + float(p @ values[block])  # (b,) @ (b,) -> ()
         m = m_new
         maxima.append(m)
-        sums.append(l)
+        sums.append(denom)
     seen = min(step * block_size, ROW_LENGTH)
     weights_so_far = np.zeros(ROW_LENGTH)
-    weights_so_far[:seen] = np.exp(scores[:seen] - m) / l
+    weights_so_far[:seen] = np.exp(scores[:seen] - m) / denom
     weights = softmax(scores)
     return EfficientView(
         block_size=block_size,
@@ -93,7 +93,7 @@ def efficient_view(block_size: int = DEFAULT_BLOCK_SIZE, step: int = 1, seed: in
         running_max=np.array(maxima),
         running_sum=np.array(sums),
         weights_so_far=weights_so_far,
-        out_so_far=acc / l,
+        out_so_far=acc / denom,
         weights=weights,
         out=float(weights @ values),
         floats_held=block_size,

@@ -316,6 +316,23 @@ class Explorer(widgets.VBox):
                 break
         return values
 
+    def control_widget(self, name: str) -> widgets.Widget:
+        """The widget of control ``name`` on screen now (in frames mode, a dependent control's
+        widget for the Stack child shown; without a browser, follow the links first)."""
+        if self.mode == "live" or not isinstance(self._control(name), DependentControl):
+            return self.controls[name]
+        node = self.stack
+        for c in self.control_specs:
+            if isinstance(c, DependentControl):
+                widget, node = node.children
+                if c.name == name:
+                    return widget
+            node = node.children[node.selected_index]
+        raise KeyError(name)  # pragma: no cover - every name is a control's
+
+    def _control(self, name: str) -> AnyControl:
+        return next(c for c in self.control_specs if c.name == name)
+
     @staticmethod
     def _spec(control: AnyControl, values: Dict[str, Any]) -> Control:
         return control.make(values) if isinstance(control, DependentControl) else control

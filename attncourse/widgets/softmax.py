@@ -34,7 +34,8 @@ class _SoftmaxPainter(Painter):
         ax_weights.legend(loc="upper right", fontsize=8, frameon=False)
         self.title_scores = self.ax_scores.set_title(" ")
         self.title_weights = ax_weights.set_title(" ")
-        self._freeze(explore.softmax_view(explore.DEFAULT_TEMPERATURE, logits))
+        # Laid out for scores n-1, ..., 0 whatever the scores shown: the same layout for every frame.
+        self._freeze(explore.softmax_view(explore.DEFAULT_TEMPERATURE, [float(n - 1 - i) for i in range(n)]))
 
     def background_key(self, view: Any) -> Any:
         return view.temperature, tuple(view.logits)  # the score axis rescales: everything is redrawn

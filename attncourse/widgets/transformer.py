@@ -24,7 +24,6 @@ class _TransformerPainter(Painter):
         super().__init__()
         reference = view_of.transformer_view(maps, tokens, 0, 0)
         n_layers, H = reference.induction_scores.shape
-        L = len(reference.tokens)
         grid = self.fig.add_gridspec(2, 2, width_ratios=[1.5, 1])
         self.ax_map = self.fig.add_subplot(grid[:, 0])
         ax_prev, ax_ind = self.fig.add_subplot(grid[0, 1]), self.fig.add_subplot(grid[1, 1])
