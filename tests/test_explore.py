@@ -10,6 +10,7 @@ import torch
 
 import attncourse as ac
 from attncourse import explore
+from attncourse.pooling import nadaraya_watson
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -243,3 +244,152 @@ def test_explore_imports_no_front_end():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, f"attncourse.explore imported {result.stderr or result.stdout}"
+
+
+# -- masks with L != S -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_queries", [1, 2, 4, 6])
+def test_mask_view_with_fewer_queries_matches_sdpa(n_queries):
+    view = explore.mask_view(2, True, n_queries=n_queries)
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((3, 6, 4))
+    _, expected = ac.scaled_dot_product_attention(
+        q[:n_queries], k, v, ac.padding_mask([4], 6), is_causal=True
+    )
+    assert view.mask.shape == view.weights.shape == (n_queries, 6)
+    np.testing.assert_allclose(view.weights, expected)
+    assert view.queries == view.tokens[:n_queries]
+    assert (
+        explore.mask_view(2, True, n_queries=6).weights.tolist()
+        == explore.mask_view(2, True).weights.tolist()
+    )
+
+
+def test_mask_view_refuses_more_queries_than_keys():
+    with pytest.raises(ValueError, match="n_queries must be at most S=6"):
+        explore.mask_view(0, n_queries=7)
+
+
+# -- kernel regression (chapter 0) -----------------------------------------------------------
+
+
+def test_kernel_view_is_nadaraya_watson():
+    view = explore.kernel_view(0.5, 1.5)
+    expected, weights = nadaraya_watson(np.array([1.5]), view.x_key, view.y_value, 0.5)
+    np.testing.assert_allclose(view.weights, weights[0])
+    assert view.prediction == pytest.approx(float(expected[0]))
+    np.testing.assert_allclose(view.weights, ac.softmax(-((1.5 - view.x_key) ** 2) / (2 * 0.5**2)))
+
+
+def test_kernel_width_trades_noise_for_bias():
+    views = {w: explore.kernel_view(w) for w in explore.kernel.WIDTHS}
+    narrow, wide = views[min(views)], views[max(views)]
+    nearest = int(np.argmin(np.abs(narrow.x_key - narrow.query)))
+    assert int(np.argmax(narrow.weights)) == nearest and narrow.weights.max() > 0.5
+    assert wide.weights.max() < 2.0 / len(wide.weights)  # close to uniform
+    assert wide.y_grid.std() < 0.3 * narrow.y_grid.std()  # flattened towards the mean
+    errors = [views[w].mse for w in sorted(views)]
+    best = int(np.argmin(errors))
+    assert 0 < best < len(errors) - 1, errors  # neither the narrowest nor the widest fits best
+
+
+# -- dot-product attention (chapter 2) -------------------------------------------------------
+
+
+def test_dot_product_view_matches_its_formula():
+    view = explore.dot_product_view(135, 2.0)
+    np.testing.assert_allclose(view.q, [-math.sqrt(2), math.sqrt(2)], atol=1e-12)
+    np.testing.assert_allclose(view.scores, view.k @ view.q / math.sqrt(2))
+    np.testing.assert_allclose(view.weights, ac.softmax(view.scores))
+    np.testing.assert_allclose(view.out, view.weights @ view.v)
+
+
+def test_turning_the_query_towards_a_key_raises_its_weight_and_length_sharpens():
+    angles = explore.dot_product.ANGLES
+    # The key at angle 0 (k1) gets its largest weight when the query points at angle 0.
+    weights_k1 = [explore.dot_product_view(a, 2.0).weights[0] for a in angles]
+    assert int(np.argmax(weights_k1)) == angles.index(0)
+    entropies = [
+        explore.entropy(explore.dot_product_view(90, n).weights) for n in explore.dot_product.LENGTHS
+    ]
+    assert all(a > b for a, b in zip(entropies, entropies[1:])), entropies
+
+
+# -- self-attention (chapter 4) --------------------------------------------------------------
+
+
+def test_self_attention_view_matches_the_projections():
+    view = explore.self_attention_view(2)
+    rng = np.random.default_rng(0)
+    w_q, w_k, w_v = rng.normal(size=(3, 4, 3)).round(1)
+    q, k, v = view.x @ w_q, view.x @ w_k, view.x @ w_v
+    np.testing.assert_allclose(view.weights, ac.softmax(q @ k.T / math.sqrt(3)))
+    np.testing.assert_allclose(view.out, view.weights @ v)
+    np.testing.assert_allclose(view.row, view.weights[2])
+
+
+def test_self_attention_is_blind_to_order():
+    original = explore.self_attention_view(0)
+    np.testing.assert_allclose(original.weights[0], original.weights[4])  # the two copies of "the"
+    perm = list(explore.self_attention.ORDERS["shuffled"])
+    shuffled = explore.self_attention_view(0, "shuffled")
+    np.testing.assert_allclose(shuffled.weights, original.weights[np.ix_(perm, perm)])
+    with pytest.raises(ValueError, match="order must be one of"):
+        explore.self_attention_view(0, "reversed")
+
+
+# -- a trained model's heads (chapter 8) -----------------------------------------------------
+
+
+def test_transformer_view_scores_previous_token_and_induction_heads():
+    tokens = [5, 1, 2, 3, 1, 2, 3, 1]
+    L = len(tokens)
+    previous = np.eye(L, k=-1)
+    previous[0, 0] = 1.0
+    induction = np.zeros((L, L))
+    for i in range(L):
+        after_copy = [j for j in range(1, i + 1) if tokens[j - 1] == tokens[i]]
+        induction[i, after_copy or [0]] = 1.0 / max(len(after_copy), 1)
+    uniform = np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]
+    maps = [np.stack([previous, uniform])[None], torch.tensor(np.stack([uniform, induction]))[None]]
+    view = explore.transformer_view(maps, tokens, layer=1, head=1)
+    np.testing.assert_allclose(view.weights, induction)
+    assert view.previous_scores[0, 0] == pytest.approx(1.0) and view.induction_scores[1, 1] == pytest.approx(
+        1.0
+    )
+    assert view.previous_scores[1, 1] < 0.5 and view.induction_scores[0, 0] < 0.5
+    assert (4, 2) in view.induction_cells and all(tokens[j - 1] == tokens[i] for i, j in view.induction_cells)
+
+
+def test_transformer_view_refuses_bad_maps():
+    with pytest.raises(ValueError, match=r"one \(H, L, L\)"):
+        explore.transformer_view([np.zeros((2, 3, 4))], [1, 2, 3])
+    with pytest.raises(ValueError, match="tokens must have L=3"):
+        explore.transformer_view([np.zeros((2, 3, 3))], [1, 2])
+    with pytest.raises(ValueError, match="layer must be below 1"):
+        explore.transformer_view([np.zeros((2, 3, 3))], [1, 2, 3], layer=1)
+
+
+# -- the online softmax (chapter 9) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("block_size", explore.efficient.BLOCK_SIZES)
+def test_online_softmax_steps_end_at_the_exact_softmax(block_size):
+    n = explore.efficient.n_blocks(block_size)
+    views = [explore.efficient_view(block_size, step) for step in range(1, n + 1)]
+    last = views[-1]
+    np.testing.assert_allclose(last.weights_so_far, ac.softmax(last.scores))
+    assert last.out_so_far == pytest.approx(float(ac.softmax(last.scores) @ last.values))
+    assert np.all(np.diff(last.running_max) >= 0)  # the running max never falls
+    for view in views:  # after each step: the softmax of the scores seen so far
+        seen = view.step * block_size
+        np.testing.assert_allclose(view.weights_so_far[:seen], ac.softmax(view.scores[:seen]))
+        assert view.running_max[-1] == view.scores[:seen].max()
+        assert view.floats_held == block_size
+    assert np.allclose(ac.online_softmax(last.scores), last.weights)
+
+
+def test_efficient_view_refuses_a_step_past_the_end():
+    with pytest.raises(ValueError, match="step must be at most 4"):
+        explore.efficient_view(8, 5)
