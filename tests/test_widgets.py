@@ -478,3 +478,17 @@ def test_insert_explorers_repairs_a_moved_cell_and_strips_state(insert_script, t
         nb.cells[slot + 1].source == "from attncourse.widgets import softmax_explorer\n\nsoftmax_explorer()"
     )
     assert "widgets" not in nb.metadata
+
+
+def test_insert_explorers_passes_the_chapters_variables(insert_script, tmp_path):
+    import nbformat
+
+    path = tmp_path / "08_transformer_block.ipynb"
+    nbformat.write(_chapter(), path)
+    assert insert_script.process(tmp_path) == [str(path)]
+    cell = nbformat.read(path, as_version=4).cells[3]
+    assert cell.source.endswith("transformer_explorer(model, demo)")
+    assert cell.outputs == [] and cell.execution_count is None
+    # Every chapter with a slot in the book gets a registered explorer that exists.
+    for name, (function, alt, *args) in insert_script.EXPLORERS.items():
+        assert hasattr(aw, function) and alt.startswith("Interactive: "), name
