@@ -97,6 +97,9 @@ class Painter:
         image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
         for labels in self.cell_labels:
             labels.draw(image)
+        # 256 colours are plenty for these figures, and the PNG is about a third of the RGB one's
+        # size: every frame of every explorer is embedded in the HTML book.
+        image = image.quantize(colors=256, method=2)  # 2: Image.Quantize.FASTOCTREE (Pillow >= 9.1)
         buffer = io.BytesIO()
         image.save(buffer, format="png")
         return Frame(buffer.getvalue(), caption, self.alt(view))
