@@ -44,8 +44,8 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "01_softmax.ipynb": (
         "softmax_explorer",
-        "Interactive: a temperature slider and a score slider above two bar charts, the scores divided by the "
-        "temperature and the softmax weights with their entropy.",
+        "Interactive: a temperature slider and a score slider above two bar charts, the scores divided by "
+        "the temperature and the softmax weights with their entropy.",
     ),
     "02_dot_product_attention.ipynb": (
         "dot_product_explorer",

@@ -12,7 +12,6 @@ import attncourse as ac
 from attncourse import explore
 from attncourse.pooling import nadaraya_watson
 
-
 # -- helpers ---------------------------------------------------------------------------------
 
 
