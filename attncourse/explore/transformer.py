@@ -44,7 +44,8 @@ def as_head_maps(weights: Sequence[Any]) -> np.ndarray:
         maps.append(w)
     if not maps or len({m.shape for m in maps}) != 1:
         raise AttentionInputError(
-            f"transformer_view: weights must be a non-empty list of same-shape maps; got {[m.shape for m in maps]}."
+            "transformer_view: weights must be a non-empty list of same-shape maps; got "
+            f"{[m.shape for m in maps]}."
         )
     return np.stack(maps)  # (n_layers, H, L, L)
 

@@ -5,25 +5,26 @@ ipywidgets widget (an :class:`Explorer`, which is a ``VBox``).  One module per e
 shared machinery is in ``_core`` (controls, frames and live modes) and ``_paint`` (figures
 repainted per frame):
 
-=============================  ===========================  ===================================
-explorer                       controls                     picture
-=============================  ===========================  ===================================
-``kernel_explorer``            kernel width, query          kernel regression, one query's
-                                                            weights (chapter 0)
-``dot_product_explorer``       query angle and length       a query among keys, scores, weights
-``softmax_explorer``       temperature                  scores / T and the softmax weights
-``scaling_explorer``       d_k (1 to 1024)              unscaled vs scaled weights, entropy
-                                                        against d_k
-``self_attention_explorer``    word order, token            the weights map and one token's row
-``heads_explorer``         n_heads (divisors of 12)     one attention map per head
-``mask_explorer``          padding length, causal       mask, masked scores, weights
-``positional_explorer``    d_model, position            sinusoidal table, one row, dot product
-                                                        against offset, RoPE scores
-``transformer_explorer``       layer, head                  a trained model's attention maps,
-                                                            previous-token and induction scores
-``efficient_explorer``         block size, step             the online softmax block by block,
-                                                            memory against loop steps
-=============================  ===========================  ===================================
+=============================  ==============================  ================================
+explorer                       controls                        picture
+=============================  ==============================  ================================
+``kernel_explorer``            kernel width, query             kernel regression, one query's
+                                                               weights (chapter 0)
+``softmax_explorer``           temperature, scores (editable   scores / T and the softmax
+                               in live mode)                   weights
+``dot_product_explorer``       query angle and length          a query among keys, scores,
+                                                               weights
+``scaling_explorer``           scaled/unscaled, d_k            the weights, entropy against d_k
+``self_attention_explorer``    word order, token               the weights map and one row
+``heads_explorer``             n_heads, which head             one attention map per head
+``mask_explorer``              causal, L, keys' padding        mask, masked scores, weights
+``positional_explorer``        sinusoid/RoPE, d_model,         table or RoPE scores, one row,
+                               position                        scores against offset
+``transformer_explorer``       layer, head                     a trained model's attention
+                                                               maps, head scores
+``efficient_explorer``         block size, step                the online softmax block by
+                                                               block, memory against steps
+=============================  ==============================  ================================
 
 ``mode="frames"`` precomputes every picture and switches between them in the browser (the
 HTML book; ipywidgets 8), ``mode="live"`` redraws from Python (ipywidgets 7, e.g. Colab),

@@ -81,7 +81,8 @@ def resolve_mode(mode: str = "auto") -> str:
         return "frames" if ipywidgets_major() >= 8 else "live"
     if mode == "frames" and not hasattr(widgets, "Stack"):
         raise ValueError(
-            f"mode='frames' needs ipywidgets 8 or later (for Stack); this is ipywidgets {widgets.__version__}. "
+            "mode='frames' needs ipywidgets 8 or later (for Stack); this is ipywidgets "
+            f"{widgets.__version__}. "
             "Use mode='live'."
         )
     return mode

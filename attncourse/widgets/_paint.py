@@ -142,7 +142,8 @@ class CellLabels:
         blocked: Optional[np.ndarray] = None,
         blocked_text: str = "",
     ) -> None:
-        """Label cell (i, j) with ``fmt.format(values[i, j])`` where ``show``, ``blocked_text`` where ``blocked``."""
+        """Label cell (i, j) with ``fmt.format(values[i, j])`` where ``show``, ``blocked_text`` where "
+        "``blocked``."""
         from matplotlib.colors import to_rgb
 
         dark, light, grey = (
@@ -224,6 +225,8 @@ class Renderer:
     def warm(self, settings: Iterable[dict]) -> None:
         """Draw every background these settings need, so that each later frame only repaints."""
         painter = self.painter
+        if not painter.blit:  # nothing is kept between frames: nothing to draw ahead
+            return
         for controls in settings:
             view = self.view(**controls)
             if painter.background_key(view) not in painter._backgrounds:

@@ -90,7 +90,8 @@ class _EfficientPainter(Painter):
         self.here.set_data([b, b], [b, view.n_blocks])
         history = ", ".join(f"{x:.2f}" for x in view.running_max)
         return caption(
-            f"Block size {b}, after block {view.step} of {view.n_blocks} (keys 1 to {seen} seen): running max "
+            f"Block size {b}, after block {view.step} of {view.n_blocks} (keys 1 to {seen} seen): running "
+            "max "
             f"m = {m:.3f}, running sum ℓ = {view.running_sum[-1]:.3f}, output so far {view.out_so_far:.4f} "
             f"(exact {view.out:.4f}).",
             f"m after each block: {history}.  Held at once: {view.floats_held} scores per query of "
@@ -101,9 +102,11 @@ class _EfficientPainter(Painter):
         seen = min(view.step * view.block_size, view_of.ROW_LENGTH)
         done = "equal to" if view.step == view.n_blocks else "not yet equal to"
         return (
-            f"The online softmax with block size {view.block_size}, after block {view.step} of {view.n_blocks}: "
+            f"The online softmax with block size {view.block_size}, after block {view.step} of "
+            f"{view.n_blocks}: "
             f"a bar chart of 32 scores with the first {seen} seen and the running maximum "
-            f"{view.running_max[-1]:.2f} as a line; the weights so far, {done} the exact softmax; and, against "
+            f"{view.running_max[-1]:.2f} as a line; the weights so far, {done} the exact softmax; and, "
+            "against "
             f"the block size, the scores held per query rising while the loop's steps fall."
         )
 

@@ -120,11 +120,15 @@ class _HeadsPainter(Painter):
             w = view.weights[head - 1]
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
             focus = (
-                f"Head {head} of {view.n_heads} (d_head = {view.d_head}): its largest weight, {w[i, j]:.2f}, is "
+                f"Head {head} of {view.n_heads} (d_head = {view.d_head}): its largest weight, "
+                f"{w[i, j]:.2f}, is "
                 f"'{tokens[i]}' (position {i + 1}) attending to '{tokens[j]}' (position {j + 1})."
             )
         else:
-            focus = f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the projections."
+            focus = (
+                f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the "
+                "projections."
+            )
         return caption(
             focus,
             f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
@@ -140,7 +144,8 @@ class _HeadsPainter(Painter):
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
             return (
                 f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}) over the "
-                f"sentence '{' '.join(view.tokens)}', weights written in each cell; the largest, {w[i, j]:.2f}, "
+                f"sentence '{' '.join(view.tokens)}', weights written in each cell; the largest, "
+                f"{w[i, j]:.2f}, "
                 f"is '{view.tokens[i]}' attending to '{view.tokens[j]}'."
             )
         return (

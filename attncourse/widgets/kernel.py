@@ -58,15 +58,19 @@ class _KernelPainter(Painter):
         return caption(
             f"Kernel width {view.width:g}: the prediction at x = {view.query:g} is {view.prediction:.3f} "
             f"(true value {float(view_of.true_function(np.array(view.query))):.3f}); its largest weight is "
-            f"{view.weights.max():.3f}, and {n_half} of the {len(view.weights)} keys get at least half of it.",
+            f"{view.weights.max():.3f}, and {n_half} of the {len(view.weights)} keys get at least half of "
+            "it.",
             f"Mean squared error of the whole curve against the true function: {view.mse:.3f}.",
         )
 
     def alt(self, view: Any) -> str:
         return (
-            f"Kernel regression with width {view.width:g}: 40 noisy points, the true function and the prediction "
-            f"curve (mean squared error {view.mse:.3f}), the query x = {view.query:g} marked with its prediction "
-            f"{view.prediction:.2f}; beside it, the query's weights over the keys, the largest {view.weights.max():.2f}."
+            f"Kernel regression with width {view.width:g}: 40 noisy points, the true function and the "
+            "prediction "
+            f"curve (mean squared error {view.mse:.3f}), the query x = {view.query:g} marked with its "
+            "prediction "
+            f"{view.prediction:.2f}; beside it, the query's weights over the keys, the largest "
+            f"{view.weights.max():.2f}."
         )
 
 

@@ -107,7 +107,8 @@ class _PositionalPainter(Painter):
         self.ax_table.set_ylim(P - 0.5, -0.5)
         self.ax_row.set_xlim(-0.5, d_model - 0.5)
         half = d_model // 2
-        # A rotation keeps the length of each pair (i, i + d/2): the bars' range is the same at every position.
+        # A rotation keeps the length of each pair (i, i + d/2): the bars' range is the same at every
+        # position.
         reach = float(np.hypot(view.rope_q[:half], view.rope_q[half:]).max()) * 1.1
         self.ax_row.set_ylim(*((-reach, reach) if rope else (-1.1, 1.1)))
         # The sinusoid's curve at position 0 spans every offset's value (it depends on |offset| only).
@@ -144,12 +145,15 @@ class _PositionalPainter(Painter):
         view = shown.view
         if shown.encoding == "RoPE":
             return (
-                f"RoPE with d_model = {view.d_model}: the matrix of scores of a query and a key rotated to every "
-                f"pair of positions, constant along each diagonal, with row {view.position} outlined; a bar chart "
+                f"RoPE with d_model = {view.d_model}: the matrix of scores of a query and a key rotated to "
+                "every "
+                f"pair of positions, constant along each diagonal, with row {view.position} outlined; a "
+                "bar chart "
                 f"of the query rotated to position {view.position}; and its scores against the offset."
             )
         return (
-            f"Sinusoidal encoding table for d_model = {view.d_model} with position {view.position} outlined, a "
+            f"Sinusoidal encoding table for d_model = {view.d_model} with position {view.position} "
+            "outlined, a "
             f"bar chart of that position's encoding, and the dot product of encodings against the offset "
             f"(peak {view.d_model // 2} at offset 0)."
         )
@@ -229,6 +233,7 @@ def positional_explorer(
             Control("position", "position", tuple(int(p) for p in positions), int(position)),
         ],
         _positional_renderer(d_model_values, n_positions, seed),
-        alt="Sinusoidal encodings or RoPE scores: a heatmap, one position's vector, and scores against offset.",
+        alt="Sinusoidal encodings or RoPE scores: a heatmap, one position's vector, and scores against "
+        "offset.",
         mode=mode,
     )

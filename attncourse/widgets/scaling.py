@@ -75,10 +75,12 @@ class _ScalingPainter(Painter):
         self.suptitle.set_text(f"d_k = {view.d_k}: score spread {stats.score_std:.2f} {variant}")
         S = view.weights["scaled"].shape[-1]
         return caption(
-            f"d_k = {view.d_k}, {variant} scores; means over {view.n_queries_averaged} random queries against {S} "
+            f"d_k = {view.d_k}, {variant} scores; means over {view.n_queries_averaged} random queries "
+            f"against {S} "
             "keys (the map shows 6 of the queries).",
             *(
-                f"{name}: score std {view.stats[name].score_std:.3g}, max weight {view.stats[name].max_weight:.3f}, "
+                f"{name}: score std {view.stats[name].score_std:.3g}, max weight "
+                f"{view.stats[name].max_weight:.3f}, "
                 f"entropy {view.stats[name].entropy:.3f} nats (uniform {view.max_entropy:.3f}), "
                 f"softmax gradient norm {view.stats[name].grad_norm:.3f}"
                 for name in explore.VARIANTS
@@ -89,7 +91,8 @@ class _ScalingPainter(Painter):
         view, variant = shown.view, shown.variant
         stats = view.stats[variant]
         return (
-            f"At d_k = {view.d_k}, {variant}: a heatmap of the attention weights of 6 queries over 8 keys (mean "
+            f"At d_k = {view.d_k}, {variant}: a heatmap of the attention weights of 6 queries over 8 keys "
+            "(mean "
             f"largest weight {stats.max_weight:.2f}), and the mean entropy against d_k from 1 to 1024, the "
             f"unscaled curve falling, the scaled one flat (here {stats.entropy:.2f} nats {variant})."
         )

@@ -74,13 +74,15 @@ class _SelfAttentionPainter(Painter):
             + ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, view.row)),
             "Its output, the weighted sum of the value rows: ["
             + ", ".join(f"{x:.2f}" for x in view.out[view.token])
-            + "]. The same word gets the same row wherever it stands: self-attention alone does not see order.",
+            + "]. The same word gets the same row wherever it stands: self-attention alone does not see "
+            "order.",
         )
 
     def alt(self, view: Any) -> str:
         word, top = view.tokens[view.token], int(np.argmax(view.row))
         return (
-            f"A heatmap of the self-attention weights over '{' '.join(view.tokens)}' with the row of '{word}' "
+            f"A heatmap of the self-attention weights over '{' '.join(view.tokens)}' with the row of "
+            f"'{word}' "
             f"(position {view.token + 1}) outlined, and a bar chart of that row: its largest weight, "
             f"{view.row[top]:.2f}, is on '{view.tokens[top]}' (position {top + 1})."
         )
@@ -121,6 +123,7 @@ def self_attention_explorer(
             Control("token", "query token (position)", tuple(range(len(TOKENS))), int(token), kind="int"),
         ],
         _renderer(seed),
-        alt="A heatmap of self-attention weights over a six-word sentence and a bar chart of one token's row.",
+        alt="A heatmap of self-attention weights over a six-word sentence and a bar chart of one token's "
+        "row.",
         mode=mode,
     )

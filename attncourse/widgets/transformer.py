@@ -79,7 +79,8 @@ class _TransformerPainter(Painter):
     def alt(self, view: Any) -> str:
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
         return (
-            f"The attention map of layer {view.layer + 1}, head {view.head + 1} over a {len(view.tokens)}-token "
+            f"The attention map of layer {view.layer + 1}, head {view.head + 1} over a "
+            f"{len(view.tokens)}-token "
             f"sequence, with the cells right after an earlier copy circled; beside it, tables of every "
             f"head's previous-token score (this head {prev:.2f}) and induction score (this head {ind:.2f})."
         )
