@@ -121,6 +121,11 @@ FRAME_COUNTS = {
 }
 
 
+# The quick tier (-m "not slow") runs the mechanics on one small explorer; the full tier on all ten.
+QUICK = "self_attention"
+PARAMS = [pytest.param(name, marks=() if name == QUICK else pytest.mark.slow) for name in EXPLORERS]
+
+
 def follow_links(explorer: aw.Explorer) -> None:
     """Do what the browser does with each jslink: copy the control's trait to the Stack."""
     for link in explorer.links:
@@ -139,7 +144,7 @@ def set_live(explorer: aw.Explorer, name: str, value) -> None:
     explorer.controls[name].value = ", ".join(f"{x:g}" for x in value) if spec.kind == "text" else value
 
 
-@pytest.fixture(scope="module", params=list(EXPLORERS))
+@pytest.fixture(scope="module", params=PARAMS)
 def frames_explorer(request):
     if not hasattr(ipywidgets, "Stack"):
         pytest.skip(f"frames mode needs ipywidgets 8 (this is {ipywidgets.__version__})")
@@ -147,7 +152,7 @@ def frames_explorer(request):
     return request.param, factory(mode="frames")
 
 
-@pytest.fixture(params=list(EXPLORERS))
+@pytest.fixture(params=PARAMS)
 def live_explorer(request):
     factory = EXPLORERS[request.param][0]
     return request.param, factory(mode="live")
