@@ -6,24 +6,25 @@ arrays and numbers, which the widget draws.  So what a reader sees can be tested
 recomputed in a chapter, with nothing but numpy and the attncourse core.  One module per
 explorer:
 
-=====================  ===========================  ==========================================
-function               controls                     what it returns
-=====================  ===========================  ==========================================
-``softmax_view``       temperature, scores          the distribution and its entropy
-``scaling_view``       d_k                          scaled vs unscaled scores, weights,
-                                                    max weight, entropy, softmax gradient norm
-``heads_view``         n_heads                      one attention map per head, d_head,
-                                                    the parameter count
-``mask_view``          padding, causal, L           the mask, the masked scores, the weights
-``positional_view``    d_model, position            the sinusoidal table, one row, dot product
-                                                    against offset, RoPE scores
-``kernel_view``        kernel width, query          Nadaraya-Watson fit, one query's weights
-``dot_product_view``   query angle, length          a 2-d query's scores, weights, output
-``self_attention_view``  token, word order          chapter 4's weights, one token's row
-``transformer_view``   layer, head (given maps)     one head's map; previous-token and
-                                                    induction scores of every head
-``efficient_view``     block size, step             the online softmax's running state
-=====================  ===========================  ==========================================
+=========================  ===========================  ======================================
+function                   controls                     what it returns
+=========================  ===========================  ======================================
+``kernel_view``            kernel width, query          Nadaraya-Watson fit, one query's
+                                                        weights
+``softmax_view``           temperature, scores          the distribution and its entropy
+``dot_product_view``       query angle and length       a 2-d query's scores, weights, output
+``scaling_view``           d_k                          scaled vs unscaled scores, weights,
+                                                        max weight, entropy, gradient norm
+``self_attention_view``    token, word order            chapter 4's weights, one token's row
+``heads_view``             n_heads                      one attention map per head, d_head,
+                                                        the parameter count
+``mask_view``              padding, causal, L           the mask, the masked scores, weights
+``positional_view``        d_model, position            the sinusoidal table, one row, dot
+                                                        product against offset, RoPE scores
+``transformer_view``       layer, head (given maps)     one head's map; previous-token and
+                                                        induction scores of every head
+``efficient_view``         block size, step             the online softmax's running state
+=========================  ===========================  ======================================
 
 The tuples ``TEMPERATURES``, ``D_K_VALUES``, ``POSITIONS`` and ``D_MODEL_VALUES`` (and the
 divisors from :func:`divisors`) are the values the explorers' sliders offer; the ``DEFAULT_*``
