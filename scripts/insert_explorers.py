@@ -34,39 +34,66 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SLOT_TAG = "explorer-slot"
 MARKER = "attncourse"  # cell metadata key holding {"explorer": <function name>}
 
-# notebook file name -> (explorer function, alt text of the picture it shows)
-EXPLORERS: Dict[str, Tuple[str, str]] = {
+# notebook file name -> (explorer function, alt text of the picture it shows[, the call's arguments]).
+# Chapter 8's explorer reads the chapter's trained ``model`` and its ``demo`` sequence.
+EXPLORERS: Dict[str, Tuple[str, ...]] = {
+    "00_why_attention.ipynb": (
+        "kernel_explorer",
+        "Interactive: a kernel-width slider and a query slider above a kernel-regression fit of noisy points "
+        "and the query's attention weights over the training points.",
+    ),
     "01_softmax.ipynb": (
         "softmax_explorer",
-        "Interactive: a temperature slider above two bar charts, the scores divided by the temperature "
-        "and the softmax weights with their entropy.",
+        "Interactive: a temperature slider and a score slider above two bar charts, the scores divided by "
+        "the temperature and the softmax weights with their entropy.",
+    ),
+    "02_dot_product_attention.ipynb": (
+        "dot_product_explorer",
+        "Interactive: query angle and length sliders above a query among five keys in the plane, and bar "
+        "charts of the scores and the attention weights.",
     ),
     "03_scaling.ipynb": (
         "scaling_explorer",
-        "Interactive: a d_k slider above heatmaps of attention weights without and with the 1/sqrt(d_k) "
-        "scale, and the mean entropy against d_k.",
+        "Interactive: a scaled/unscaled toggle and a d_k slider above a heatmap of attention weights and the "
+        "mean entropy against d_k.",
+    ),
+    "04_self_attention.ipynb": (
+        "self_attention_explorer",
+        "Interactive: a word-order toggle and a token slider above the self-attention weights of a six-word "
+        "sentence and a bar chart of what the chosen token attends to.",
     ),
     "05_multi_head_attention.ipynb": (
         "heads_explorer",
-        "Interactive: an n_heads slider above one attention heatmap per head over a six-word sentence, "
-        "with d_head and the parameter count.",
+        "Interactive: n_heads and head sliders above the attention heatmaps of every head, or of one, over a "
+        "six-word sentence, with d_head and the parameter count.",
     ),
     "06_masked_attention.ipynb": (
         "mask_explorer",
-        "Interactive: a causal toggle and a padding-length slider above three heatmaps: the boolean mask, "
-        "the masked scores and the attention weights.",
+        "Interactive: a causal toggle, a query-count slider and a padding slider above three heatmaps: the "
+        "boolean mask, the masked scores and the attention weights.",
     ),
     "07_positional_encoding.ipynb": (
         "positional_explorer",
-        "Interactive: d_model and position sliders above the sinusoidal encoding table, one position's "
-        "encoding, the dot product of encodings against offset, and RoPE scores against offset.",
+        "Interactive: a sinusoid/RoPE toggle, d_model and position sliders above the encoding table or RoPE "
+        "score matrix, one position's vector, and scores against the offset.",
+    ),
+    "08_transformer_block.ipynb": (
+        "transformer_explorer",
+        "Interactive: layer and head buttons above the trained model's attention map for that head, with the "
+        "induction cells circled, and tables scoring every head.",
+        "model, demo",
+    ),
+    "09_efficient_attention.ipynb": (
+        "efficient_explorer",
+        "Interactive: block-size and step sliders above the online softmax over a row of scores, block by "
+        "block, and the block size's trade-off between memory and loop steps.",
     ),
 }
 
 
-def explorer_cell(function: str, alt: str) -> nbformat.NotebookNode:
-    """The code cell that shows ``attncourse.widgets.<function>()``."""
-    cell = nbformat.v4.new_code_cell(f"from attncourse.widgets import {function}\n\n{function}()")
+def explorer_cell(function: str, alt: str, args: str = "") -> nbformat.NotebookNode:
+    """The code cell that shows ``attncourse.widgets.<function>(<args>)``."""
+    cell = nbformat.v4.new_code_cell(f"from attncourse.widgets import {function}\n\n{function}({args})")
     cell.metadata = {
         MARKER: {"explorer": function},
         "mystnb": {"image": {"alt": alt}},
@@ -83,12 +110,12 @@ def _slot_index(nb: nbformat.NotebookNode) -> Optional[int]:
     return slots[0] if slots else None
 
 
-def insert(nb: nbformat.NotebookNode, function: str, alt: str) -> bool:
+def insert(nb: nbformat.NotebookNode, function: str, alt: str, args: str = "") -> bool:
     """Insert (or repair) the explorer cell after the slot; True if the notebook changed."""
     slot = _slot_index(nb)
     if slot is None:
         return False
-    wanted = explorer_cell(function, alt)
+    wanted = explorer_cell(function, alt, args)
     # Only explorer cells: exercise cells keep other entries under the same metadata key.
     existing: List[int] = [
         i for i, c in enumerate(nb.cells) if "explorer" in c.get("metadata", {}).get(MARKER, {})
@@ -126,7 +153,7 @@ def strip_widget_state(nb: nbformat.NotebookNode) -> bool:
 def process(book_dir: Path, check: bool = False, strip: bool = False) -> List[str]:
     """Insert the explorers into the notebooks under ``book_dir``; returns what changed."""
     changed = []
-    for name, (function, alt) in EXPLORERS.items():
+    for name, (function, alt, *args) in EXPLORERS.items():
         path = book_dir / name
         if not path.is_file():
             continue
@@ -139,7 +166,7 @@ def process(book_dir: Path, check: bool = False, strip: bool = False) -> List[st
         if _slot_index(nb) is None:
             print(f"{path}: no cell tagged {SLOT_TAG!r}; skipped")
             continue
-        if insert(nb, function, alt):
+        if insert(nb, function, alt, *args):
             changed.append(str(path))
             if not check:
                 nbformat.validate(nb)

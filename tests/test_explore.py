@@ -10,7 +10,7 @@ import torch
 
 import attncourse as ac
 from attncourse import explore
-
+from attncourse.pooling import nadaraya_watson
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -40,19 +40,19 @@ def test_divisors():
 
 def test_softmax_view_values():
     view = explore.softmax_view(2.0, [1.0, 2.0, 3.0])
-    np.testing.assert_allclose(view["weights"], ac.softmax(np.array([0.5, 1.0, 1.5])))
-    assert view["weights"].sum() == pytest.approx(1.0)
-    assert view["max_entropy"] == pytest.approx(math.log(3))
-    assert view["max_weight"] == pytest.approx(view["weights"].max())
+    np.testing.assert_allclose(view.weights, ac.softmax(np.array([0.5, 1.0, 1.5])))
+    assert view.weights.sum() == pytest.approx(1.0)
+    assert view.max_entropy == pytest.approx(math.log(3))
+    assert view.max_weight == pytest.approx(view.weights.max())
 
 
 def test_softmax_temperature_orders_entropy():
-    entropies = [explore.softmax_view(t)["entropy"] for t in explore.TEMPERATURES]
+    entropies = [explore.softmax_view(t).entropy for t in explore.TEMPERATURES]
     assert all(a < b for a, b in zip(entropies, entropies[1:])), entropies
     cold, hot = explore.softmax_view(explore.TEMPERATURES[0]), explore.softmax_view(explore.TEMPERATURES[-1])
-    assert cold["max_weight"] > 0.99  # nearly one-hot on the largest logit
-    assert np.argmax(cold["weights"]) == np.argmax(explore.LOGITS)
-    assert hot["entropy"] > 0.95 * hot["max_entropy"]  # nearly uniform
+    assert cold.max_weight > 0.99  # nearly one-hot on the largest logit
+    assert np.argmax(cold.weights) == np.argmax(explore.LOGITS)
+    assert hot.entropy > 0.95 * hot.max_entropy  # nearly uniform
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, True, "1"])
@@ -70,44 +70,44 @@ def scaling_views():
 
 
 def test_unscaled_entropy_falls_as_d_k_grows(scaling_views):
-    entropies = [v["entropy_unscaled"] for v in scaling_views]
+    entropies = [v.stats["unscaled"].entropy for v in scaling_views]
     assert all(a > b for a, b in zip(entropies, entropies[1:])), entropies
-    assert entropies[-1] < 0.1 * scaling_views[-1]["max_entropy"]  # saturated: almost one-hot
-    grads = [v["grad_norm_unscaled"] for v in scaling_views]
+    assert entropies[-1] < 0.1 * scaling_views[-1].max_entropy  # saturated: almost one-hot
+    grads = [v.stats["unscaled"].grad_norm for v in scaling_views]
     assert grads[-1] < 0.2 * grads[0]  # and the gradient through softmax vanishes
 
 
 def test_scaled_entropy_does_not_fall(scaling_views):
-    entropies = np.array([v["entropy_scaled"] for v in scaling_views])
-    assert entropies.max() - entropies.min() < 0.1 * scaling_views[0]["max_entropy"], entropies
-    grads = np.array([v["grad_norm_scaled"] for v in scaling_views])
+    entropies = np.array([v.stats["scaled"].entropy for v in scaling_views])
+    assert entropies.max() - entropies.min() < 0.1 * scaling_views[0].max_entropy, entropies
+    grads = np.array([v.stats["scaled"].grad_norm for v in scaling_views])
     assert grads.min() > 0.8 * grads.max()
 
 
 def test_score_spread_is_sqrt_d_k(scaling_views):
     for view in scaling_views[4:]:  # d_k >= 16: enough terms for the variance to show
-        d_k = view["d_k"]
-        assert view["score_std_unscaled"] == pytest.approx(math.sqrt(d_k), rel=0.25)
-        assert view["score_std_scaled"] == pytest.approx(1.0, rel=0.25)
+        d_k = view.d_k
+        assert view.stats["unscaled"].score_std == pytest.approx(math.sqrt(d_k), rel=0.25)
+        assert view.stats["scaled"].score_std == pytest.approx(1.0, rel=0.25)
 
 
 def test_scaling_view_matches_attention():
     view = explore.scaling_view(32, seed=3)
-    q, k = view["q"], view["k"]
-    np.testing.assert_allclose(view["scores_unscaled"], q @ k.T)
-    np.testing.assert_allclose(view["scores_scaled"], q @ k.T / math.sqrt(32))
+    q, k = view.q, view.k
+    np.testing.assert_allclose(view.scores["unscaled"], q @ k.T)
+    np.testing.assert_allclose(view.scores["scaled"], q @ k.T / math.sqrt(32))
     _, weights = ac.scaled_dot_product_attention(q, k, k)
-    np.testing.assert_allclose(view["weights_scaled"], weights)
-    np.testing.assert_allclose(view["weights_unscaled"], ac.softmax(q @ k.T))
+    np.testing.assert_allclose(view.weights["scaled"], weights)
+    np.testing.assert_allclose(view.weights["unscaled"], ac.softmax(q @ k.T))
     small = explore.scaling_view(8, seed=3)
-    np.testing.assert_array_equal(small["q"], q[:, :8])  # the same vectors, shorter
+    np.testing.assert_array_equal(small.q, q[:, :8])  # the same vectors, shorter
 
 
 # -- heads -----------------------------------------------------------------------------------
 
 
 def test_heads_view_parameter_count_is_constant():
-    counts = {h: explore.heads_view(h)["n_params"] for h in explore.divisors(12)}
+    counts = {h: explore.heads_view(h).n_params for h in explore.divisors(12)}
     assert set(counts.values()) == {4 * 12 * 12 + 4 * 12}
     module = ac.MultiHeadAttention(12, 4)
     assert sum(p.numel() for p in module.parameters()) == counts[4]
@@ -116,28 +116,28 @@ def test_heads_view_parameter_count_is_constant():
 def test_heads_view_shapes_and_d_head():
     for n_heads in explore.divisors(12):
         view = explore.heads_view(n_heads)
-        assert view["d_head"] * n_heads == 12
-        assert view["weights"].shape == (n_heads, 6, 6)
-        np.testing.assert_allclose(view["weights"].sum(-1), 1.0)
-        assert view["n_params_per_head"] * n_heads == 3 * 12 * 12
+        assert view.d_head * n_heads == 12
+        assert view.weights.shape == (n_heads, 6, 6)
+        np.testing.assert_allclose(view.weights.sum(-1), 1.0)
+        assert view.n_params_per_head * n_heads == 3 * 12 * 12
 
 
 def test_heads_view_repeated_token_gets_the_same_row():
     view = explore.heads_view(3)
-    first, second = [i for i, t in enumerate(view["tokens"]) if t == "the"]
-    np.testing.assert_allclose(view["weights"][:, first], view["weights"][:, second])
+    first, second = [i for i, t in enumerate(view.tokens) if t == "the"]
+    np.testing.assert_allclose(view.weights[:, first], view.weights[:, second])
 
 
 def test_heads_view_matches_per_head_attention():
     view = explore.heads_view(4, seed=1)
-    x = view["x"]
+    x = view.x
     rng = np.random.default_rng(1)
     rng.standard_normal((5, 12))  # the embedding draw (5 distinct tokens)
     w_q, w_k, w_v, w_o = rng.standard_normal((4, 12, 12)) / math.sqrt(12)
     for h in range(4):
         cols = slice(3 * h, 3 * h + 3)
         scores = (x @ w_q[:, cols]) @ (x @ w_k[:, cols]).T / math.sqrt(3)  # (L, 3) @ (3, L) -> (L, L)
-        np.testing.assert_allclose(view["weights"][h], ac.softmax(scores), atol=1e-12)
+        np.testing.assert_allclose(view.weights[h], ac.softmax(scores), atol=1e-12)
 
 
 def test_heads_view_refuses_a_non_divisor():
@@ -152,19 +152,19 @@ def test_heads_view_refuses_a_non_divisor():
 @pytest.mark.parametrize("pad_length", range(explore.MASK_LENGTH + 1))
 def test_masked_weights_are_zero(pad_length, causal):
     view = explore.mask_view(pad_length, causal)
-    mask, weights = view["mask"], view["weights"]
+    mask, weights = view.mask, view.weights
     assert mask.shape == (6, 6) and mask.dtype == bool
     assert (weights[~mask] == 0).all()
-    assert np.isneginf(view["masked_scores"][~mask]).all()
-    np.testing.assert_array_equal(view["masked_scores"][mask], view["scores"][mask])
+    assert np.isneginf(view.masked_scores[~mask]).all()
+    np.testing.assert_array_equal(view.masked_scores[mask], view.scores[mask])
     assert not mask[:, 6 - pad_length :].any()  # padded keys are hidden from every query
     if causal:
         assert not np.triu(mask, 1).any()
     has_key = mask.any(axis=-1)
-    np.testing.assert_allclose(view["row_sums"][has_key], 1.0)
-    np.testing.assert_array_equal(view["row_sums"][~has_key], 0.0)  # nothing to attend to: zeros
-    assert view["empty_rows"] == tuple(np.flatnonzero(~has_key))
-    assert view["tokens"][6 - pad_length :] == ("<pad>",) * pad_length
+    np.testing.assert_allclose(view.row_sums[has_key], 1.0)
+    np.testing.assert_array_equal(view.row_sums[~has_key], 0.0)  # nothing to attend to: zeros
+    assert view.empty_rows == tuple(np.flatnonzero(~has_key))
+    assert view.tokens[6 - pad_length :] == ("<pad>",) * pad_length
 
 
 def test_mask_view_matches_sdpa_with_is_causal():
@@ -172,7 +172,7 @@ def test_mask_view_matches_sdpa_with_is_causal():
     rng = np.random.default_rng(0)
     q, k, v = rng.standard_normal((3, 6, 4))
     _, expected = ac.scaled_dot_product_attention(q, k, v, ac.padding_mask([5], 6), is_causal=True)
-    np.testing.assert_allclose(view["weights"], expected)
+    np.testing.assert_allclose(view.weights, expected)
 
 
 def test_mask_view_refuses_too_much_padding():
@@ -186,7 +186,7 @@ def test_mask_view_refuses_too_much_padding():
 @pytest.mark.parametrize("d_model", explore.D_MODEL_VALUES)
 def test_dot_vs_offset_is_symmetric_and_peaks_at_zero(d_model):
     view = explore.positional_view(d_model, 16)
-    by_offset = dict(zip(view["offsets"].tolist(), view["pe_dots"]))
+    by_offset = dict(zip(view.offsets.tolist(), view.pe_dots))
     for offset in range(1, 16):
         assert by_offset[offset] == pytest.approx(by_offset[-offset], abs=1e-9)
         assert by_offset[offset] < by_offset[0]
@@ -195,7 +195,7 @@ def test_dot_vs_offset_is_symmetric_and_peaks_at_zero(d_model):
 
 def test_dot_vs_offset_does_not_depend_on_position():
     curves = [
-        dict(zip(v["offsets"].tolist(), v["pe_dots"]))
+        dict(zip(v.offsets.tolist(), v.pe_dots))
         for v in (explore.positional_view(32, p) for p in explore.POSITIONS)
     ]
     for offset in range(-3, 4):
@@ -205,18 +205,18 @@ def test_dot_vs_offset_does_not_depend_on_position():
 
 def test_rope_scores_depend_on_offset_only():
     view = explore.positional_view(16, 4)
-    scores = view["rope_scores"]
+    scores = view.rope_scores
     for diagonal in range(-5, 6):
         values = np.diagonal(scores, diagonal)
         np.testing.assert_allclose(values, values[0], atol=1e-9)
-    np.testing.assert_allclose(view["rope_row"], scores[4])
+    np.testing.assert_allclose(view.rope_row, scores[4])
 
 
 def test_positional_view_table_and_row():
     view = explore.positional_view(16, 5)
-    np.testing.assert_allclose(view["pe"], ac.sinusoidal_positional_encoding(32, 16))
-    np.testing.assert_allclose(view["row"], view["pe"][5])
-    np.testing.assert_array_equal(view["offsets"], np.arange(32) - 5)
+    np.testing.assert_allclose(view.pe, ac.sinusoidal_positional_encoding(32, 16))
+    np.testing.assert_allclose(view.row, view.pe[5])
+    np.testing.assert_array_equal(view.offsets, np.arange(32) - 5)
 
 
 @pytest.mark.parametrize(
@@ -243,3 +243,152 @@ def test_explore_imports_no_front_end():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, f"attncourse.explore imported {result.stderr or result.stdout}"
+
+
+# -- masks with L != S -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_queries", [1, 2, 4, 6])
+def test_mask_view_with_fewer_queries_matches_sdpa(n_queries):
+    view = explore.mask_view(2, True, n_queries=n_queries)
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((3, 6, 4))
+    _, expected = ac.scaled_dot_product_attention(
+        q[:n_queries], k, v, ac.padding_mask([4], 6), is_causal=True
+    )
+    assert view.mask.shape == view.weights.shape == (n_queries, 6)
+    np.testing.assert_allclose(view.weights, expected)
+    assert view.queries == view.tokens[:n_queries]
+    assert (
+        explore.mask_view(2, True, n_queries=6).weights.tolist()
+        == explore.mask_view(2, True).weights.tolist()
+    )
+
+
+def test_mask_view_refuses_more_queries_than_keys():
+    with pytest.raises(ValueError, match="n_queries must be at most S=6"):
+        explore.mask_view(0, n_queries=7)
+
+
+# -- kernel regression (chapter 0) -----------------------------------------------------------
+
+
+def test_kernel_view_is_nadaraya_watson():
+    view = explore.kernel_view(0.5, 1.5)
+    expected, weights = nadaraya_watson(np.array([1.5]), view.x_key, view.y_value, 0.5)
+    np.testing.assert_allclose(view.weights, weights[0])
+    assert view.prediction == pytest.approx(float(expected[0]))
+    np.testing.assert_allclose(view.weights, ac.softmax(-((1.5 - view.x_key) ** 2) / (2 * 0.5**2)))
+
+
+def test_kernel_width_trades_noise_for_bias():
+    views = {w: explore.kernel_view(w) for w in explore.kernel.WIDTHS}
+    narrow, wide = views[min(views)], views[max(views)]
+    nearest = int(np.argmin(np.abs(narrow.x_key - narrow.query)))
+    assert int(np.argmax(narrow.weights)) == nearest and narrow.weights.max() > 0.5
+    assert wide.weights.max() < 2.0 / len(wide.weights)  # close to uniform
+    assert wide.y_grid.std() < 0.3 * narrow.y_grid.std()  # flattened towards the mean
+    errors = [views[w].mse for w in sorted(views)]
+    best = int(np.argmin(errors))
+    assert 0 < best < len(errors) - 1, errors  # neither the narrowest nor the widest fits best
+
+
+# -- dot-product attention (chapter 2) -------------------------------------------------------
+
+
+def test_dot_product_view_matches_its_formula():
+    view = explore.dot_product_view(135, 2.0)
+    np.testing.assert_allclose(view.q, [-math.sqrt(2), math.sqrt(2)], atol=1e-12)
+    np.testing.assert_allclose(view.scores, view.k @ view.q / math.sqrt(2))
+    np.testing.assert_allclose(view.weights, ac.softmax(view.scores))
+    np.testing.assert_allclose(view.out, view.weights @ view.v)
+
+
+def test_turning_the_query_towards_a_key_raises_its_weight_and_length_sharpens():
+    angles = explore.dot_product.ANGLES
+    # The key at angle 0 (k1) gets its largest weight when the query points at angle 0.
+    weights_k1 = [explore.dot_product_view(a, 2.0).weights[0] for a in angles]
+    assert int(np.argmax(weights_k1)) == angles.index(0)
+    entropies = [
+        explore.entropy(explore.dot_product_view(90, n).weights) for n in explore.dot_product.LENGTHS
+    ]
+    assert all(a > b for a, b in zip(entropies, entropies[1:])), entropies
+
+
+# -- self-attention (chapter 4) --------------------------------------------------------------
+
+
+def test_self_attention_view_matches_the_projections():
+    view = explore.self_attention_view(2)
+    rng = np.random.default_rng(0)
+    w_q, w_k, w_v = rng.normal(size=(3, 4, 3)).round(1)
+    q, k, v = view.x @ w_q, view.x @ w_k, view.x @ w_v
+    np.testing.assert_allclose(view.weights, ac.softmax(q @ k.T / math.sqrt(3)))
+    np.testing.assert_allclose(view.out, view.weights @ v)
+    np.testing.assert_allclose(view.row, view.weights[2])
+
+
+def test_self_attention_is_blind_to_order():
+    original = explore.self_attention_view(0)
+    np.testing.assert_allclose(original.weights[0], original.weights[4])  # the two copies of "the"
+    perm = list(explore.self_attention.ORDERS["shuffled"])
+    shuffled = explore.self_attention_view(0, "shuffled")
+    np.testing.assert_allclose(shuffled.weights, original.weights[np.ix_(perm, perm)])
+    with pytest.raises(ValueError, match="order must be one of"):
+        explore.self_attention_view(0, "reversed")
+
+
+# -- a trained model's heads (chapter 8) -----------------------------------------------------
+
+
+def test_transformer_view_scores_previous_token_and_induction_heads():
+    tokens = [5, 1, 2, 3, 1, 2, 3, 1]
+    L = len(tokens)
+    previous = np.eye(L, k=-1)
+    previous[0, 0] = 1.0
+    induction = np.zeros((L, L))
+    for i in range(L):
+        after_copy = [j for j in range(1, i + 1) if tokens[j - 1] == tokens[i]]
+        induction[i, after_copy or [0]] = 1.0 / max(len(after_copy), 1)
+    uniform = np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]
+    maps = [np.stack([previous, uniform])[None], torch.tensor(np.stack([uniform, induction]))[None]]
+    view = explore.transformer_view(maps, tokens, layer=1, head=1)
+    np.testing.assert_allclose(view.weights, induction)
+    assert view.previous_scores[0, 0] == pytest.approx(1.0) and view.induction_scores[1, 1] == pytest.approx(
+        1.0
+    )
+    assert view.previous_scores[1, 1] < 0.5 and view.induction_scores[0, 0] < 0.5
+    assert (4, 2) in view.induction_cells and all(tokens[j - 1] == tokens[i] for i, j in view.induction_cells)
+
+
+def test_transformer_view_refuses_bad_maps():
+    with pytest.raises(ValueError, match=r"one \(H, L, L\)"):
+        explore.transformer_view([np.zeros((2, 3, 4))], [1, 2, 3])
+    with pytest.raises(ValueError, match="tokens must have L=3"):
+        explore.transformer_view([np.zeros((2, 3, 3))], [1, 2])
+    with pytest.raises(ValueError, match="layer must be below 1"):
+        explore.transformer_view([np.zeros((2, 3, 3))], [1, 2, 3], layer=1)
+
+
+# -- the online softmax (chapter 9) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("block_size", explore.efficient.BLOCK_SIZES)
+def test_online_softmax_steps_end_at_the_exact_softmax(block_size):
+    n = explore.efficient.n_blocks(block_size)
+    views = [explore.efficient_view(block_size, step) for step in range(1, n + 1)]
+    last = views[-1]
+    np.testing.assert_allclose(last.weights_so_far, ac.softmax(last.scores))
+    assert last.out_so_far == pytest.approx(float(ac.softmax(last.scores) @ last.values))
+    assert np.all(np.diff(last.running_max) >= 0)  # the running max never falls
+    for view in views:  # after each step: the softmax of the scores seen so far
+        seen = view.step * block_size
+        np.testing.assert_allclose(view.weights_so_far[:seen], ac.softmax(view.scores[:seen]))
+        assert view.running_max[-1] == view.scores[:seen].max()
+        assert view.floats_held == block_size
+    assert np.allclose(ac.online_softmax(last.scores), last.weights)
+
+
+def test_efficient_view_refuses_a_step_past_the_end():
+    with pytest.raises(ValueError, match="step must be at most 4"):
+        explore.efficient_view(8, 5)

@@ -7,6 +7,7 @@ target).  tests/test_widgets_browser.py checks the same in headless Chromium.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -18,36 +19,111 @@ import matplotlib.pyplot as plt  # noqa: E402
 from attncourse import explore  # noqa: E402
 from attncourse import widgets as aw  # noqa: E402
 
-MAX_FRAME_BYTES = 1_500_000
+MAX_FRAME_BYTES = 1_250_000  # PNG bytes per explorer; the page holds them base64-encoded
+
+
+def _maps(n_layers=2, H=2, L=6, seed=0):
+    """Causal attention maps, one (1, H, L, L) per layer, as a model returns them."""
+    rng = np.random.default_rng(seed)
+    scores = np.where(np.tril(np.ones((L, L), dtype=bool)), rng.normal(size=(n_layers, 1, H, L, L)), -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return list(weights / weights.sum(-1, keepdims=True))
+
+
+MAPS, MAP_TOKENS = _maps(), [7, 3, 9, 7, 3, 9]
 
 # name: (explorer factory, fresh renderer taking the controls as keywords, {control: a non-default value})
 EXPLORERS = {
     "softmax": (
         aw.softmax_explorer,
-        lambda temperature: aw.render_softmax(temperature),
-        {"temperature": 0.25},
+        lambda temperature, logits: aw.render_softmax(temperature, logits),
+        {"temperature": 0.25, "logits": (5.0, 2.0, 1.0, 0.5, -1.0)},
     ),
-    "scaling": (aw.scaling_explorer, lambda d_k: aw.render_scaling(d_k), {"d_k": 1024}),
-    "heads": (aw.heads_explorer, lambda n_heads: aw.render_heads(n_heads), {"n_heads": 12}),
+    "scaling": (
+        aw.scaling_explorer,
+        lambda variant, d_k: aw.render_scaling(d_k, variant=variant),
+        {"variant": "unscaled", "d_k": 1024},
+    ),
+    "heads": (
+        aw.heads_explorer,
+        lambda n_heads, head: aw.render_heads(n_heads, head=head),
+        {"n_heads": 12, "head": 5},
+    ),
     "mask": (
         aw.mask_explorer,
-        lambda causal, pad_length: aw.render_mask(pad_length, causal),
-        {"causal": True, "pad_length": 6},
+        lambda causal, n_queries, pad_length: aw.render_mask(pad_length, causal, n_queries=n_queries),
+        {"causal": True, "n_queries": 4, "pad_length": 6},
     ),
     "positional": (
         aw.positional_explorer,
-        lambda d_model, position: aw.render_positional(d_model, position),
-        {"d_model": 64, "position": 20},
+        lambda encoding, d_model, position: aw.render_positional(d_model, position, encoding=encoding),
+        {"encoding": "RoPE", "d_model": 64, "position": 16},
+    ),
+    "kernel": (
+        aw.kernel_explorer,
+        lambda width, query: aw.render_kernel(width, query),
+        {"width": 2.0, "query": 4.5},
+    ),
+    "dot_product": (
+        aw.dot_product_explorer,
+        lambda angle, length: aw.render_dot_product(angle, length),
+        {"angle": 180, "length": 4.0},
+    ),
+    "self_attention": (
+        aw.self_attention_explorer,
+        lambda order, token: aw.render_self_attention(token, order),
+        {"order": "shuffled", "token": 4},
+    ),
+    "transformer": (
+        lambda mode: aw.transformer_explorer(MAPS, MAP_TOKENS, mode=mode),
+        lambda layer, head: aw.render_transformer(MAPS, MAP_TOKENS, layer, head),
+        {"layer": 1, "head": 1},
+    ),
+    "efficient": (
+        aw.efficient_explorer,
+        lambda block_size, step: aw.render_efficient(block_size, step),
+        {"block_size": 4, "step": 6},
     ),
 }
 DEFAULTS = {
-    "softmax": {"temperature": explore.DEFAULT_TEMPERATURE},
-    "scaling": {"d_k": explore.DEFAULT_D_K},
-    "heads": {"n_heads": explore.DEFAULT_N_HEADS},
-    "mask": {"causal": explore.DEFAULT_CAUSAL, "pad_length": explore.DEFAULT_PAD_LENGTH},
-    "positional": {"d_model": explore.DEFAULT_D_MODEL, "position": explore.DEFAULT_POSITION},
+    "softmax": {"temperature": explore.DEFAULT_TEMPERATURE, "logits": explore.LOGITS},
+    "scaling": {"variant": "scaled", "d_k": explore.DEFAULT_D_K},
+    "heads": {"n_heads": explore.DEFAULT_N_HEADS, "head": 0},
+    "mask": {
+        "causal": explore.DEFAULT_CAUSAL,
+        "n_queries": explore.MASK_LENGTH,
+        "pad_length": explore.DEFAULT_PAD_LENGTH,
+    },
+    "positional": {
+        "encoding": "sinusoidal",
+        "d_model": explore.DEFAULT_D_MODEL,
+        "position": explore.DEFAULT_POSITION,
+    },
+    "kernel": {"width": 0.35, "query": 2.5},
+    "dot_product": {"angle": 45, "length": 1.0},
+    "self_attention": {"order": "original", "token": 1},
+    "transformer": {"layer": 0, "head": 0},
+    "efficient": {"block_size": 8, "step": 1},
 }
-FRAME_COUNTS = {"softmax": 9, "scaling": 11, "heads": 6, "mask": 14, "positional": 24}
+# 9 temperatures x 5 first scores; 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 2 x 3 x 7;
+# 2 x 3 x 4; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 8 + 4 + 2 + 1 steps.
+FRAME_COUNTS = {
+    "softmax": 45,
+    "scaling": 22,
+    "heads": 33,
+    "mask": 42,
+    "positional": 24,
+    "kernel": 40,
+    "dot_product": 32,
+    "self_attention": 12,
+    "transformer": 4,
+    "efficient": 15,
+}
+
+
+# The quick tier (-m "not slow") runs the mechanics on one small explorer; the full tier on all ten.
+QUICK = "self_attention"
+PARAMS = [pytest.param(name, marks=() if name == QUICK else pytest.mark.slow) for name in EXPLORERS]
 
 
 def follow_links(explorer: aw.Explorer) -> None:
@@ -58,11 +134,17 @@ def follow_links(explorer: aw.Explorer) -> None:
 
 
 def set_control(explorer: aw.Explorer, name: str, value) -> None:
-    explorer.controls[name].value = value
+    follow_links(explorer)
+    explorer.control_widget(name).value = value
     follow_links(explorer)
 
 
-@pytest.fixture(scope="module", params=list(EXPLORERS))
+def set_live(explorer: aw.Explorer, name: str, value) -> None:
+    spec = next(s for s in explorer.specs if s.name == name)
+    explorer.controls[name].value = ", ".join(f"{x:g}" for x in value) if spec.kind == "text" else value
+
+
+@pytest.fixture(scope="module", params=PARAMS)
 def frames_explorer(request):
     if not hasattr(ipywidgets, "Stack"):
         pytest.skip(f"frames mode needs ipywidgets 8 (this is {ipywidgets.__version__})")
@@ -70,7 +152,7 @@ def frames_explorer(request):
     return request.param, factory(mode="frames")
 
 
-@pytest.fixture(params=list(EXPLORERS))
+@pytest.fixture(params=PARAMS)
 def live_explorer(request):
     factory = EXPLORERS[request.param][0]
     return request.param, factory(mode="live")
@@ -83,7 +165,7 @@ def test_frames_initial_view_is_the_default(frames_explorer):
     name, explorer = frames_explorer
     render = EXPLORERS[name][1]
     assert explorer.mode == "frames"
-    assert explorer.values() == DEFAULTS[name]
+    assert explorer.values() == DEFAULTS[name] == explorer.default_values()
     follow_links(explorer)  # a no-op: the Stacks already show the default frame
     shown = explorer.shown()
     assert shown == explorer.frames[tuple(DEFAULTS[name].values())]
@@ -100,8 +182,9 @@ def test_frames_follow_each_control(frames_explorer):
             set_control(explorer, control, value)
             values[control] = value
             after = explorer.shown()
+            assert explorer.values() == values
             assert after.png != before.png, f"moving {control} did not change the picture"
-            assert after.caption != before.caption
+            assert after.caption != before.caption and after.alt != before.alt
             assert after == explorer.frames[tuple(values.values())]
             assert after == render(**values)
     finally:
@@ -111,7 +194,7 @@ def test_frames_follow_each_control(frames_explorer):
 
 def test_frames_cover_every_value_and_all_differ(frames_explorer):
     name, explorer = frames_explorer
-    assert len(explorer.frames) == FRAME_COUNTS[name]
+    assert len(explorer.frames) == FRAME_COUNTS[name] == len(list(explorer.settings()))
     pngs = [frame.png for frame in explorer.frames.values()]
     assert len(set(pngs)) == len(pngs), "two settings show the same picture"
     assert all(png.startswith(b"\x89PNG") for png in pngs)
@@ -120,20 +203,20 @@ def test_frames_cover_every_value_and_all_differ(frames_explorer):
 
 def test_frames_are_linked_in_the_browser(frames_explorer):
     name, explorer = frames_explorer
-    specs = explorer.specs
-    # One Stack per value of the outer controls: 1 for one control, 1 + n_outer for two.
-    expected = 1 if len(specs) == 1 else 1 + len(specs[0].values)
-    assert len(explorer.links) == expected
+    # One Stack per setting of the controls before it: 1, then one per value of the first, ...
+    prefixes = {tuple(s.items())[:i] for s in explorer.settings() for i in range(len(explorer.control_specs))}
+    assert len(explorer.links) == len(prefixes)
     for link in explorer.links:
         assert isinstance(link, ipywidgets.widgets.widget_link.Link)  # a jslink, not a Python link
         (source, trait), (target, target_trait) = link.source, link.target
         assert isinstance(target, ipywidgets.Stack) and target_trait == "selected_index"
-        spec = next(s for s in specs if explorer.controls[s.name] is source)
+        control = next(n for n, ws in explorer.control_widgets.items() if any(w is source for w in ws))
+        spec = next(s for s in explorer.specs if s.name == control)
         assert trait == spec.linked_trait
         assert getattr(source, trait) == target.selected_index  # the saved state starts in step
 
 
-def test_frames_state_embeds_stacks_links_and_images(frames_explorer):
+def test_frames_state_embeds_stacks_links_and_pictures(frames_explorer):
     from ipywidgets.embed import dependency_state, embed_data
 
     name, explorer = frames_explorer
@@ -141,11 +224,31 @@ def test_frames_state_embeds_stacks_links_and_images(frames_explorer):
     models = [m["model_name"] for m in data["manager_state"]["state"].values()]
     assert models.count("LinkModel") == len(explorer.links)
     assert models.count("StackModel") == len(explorer.links)
-    assert models.count("ImageModel") == len(explorer.frames)
-    images = [m for m in data["manager_state"]["state"].values() if m["model_name"] == "ImageModel"]
-    assert all(m.get("buffers") for m in images), "an image's PNG is missing from the saved state"
-    # ipywidgets 8's ImageView cannot render an Image with a tooltip (it has no description).
-    assert not any(m["state"].get("tooltip") for m in images)
+    pictures = [
+        m["state"]["value"]
+        for m in data["manager_state"]["state"].values()
+        if m["model_name"] == "HTMLModel" and 'src="data:image/png;base64,' in m["state"].get("value", "")
+    ]
+    assert len(pictures) == len(explorer.frames), "a frame's picture is missing from the saved state"
+    # Every picture carries alt text that says what it shows (ipywidgets' Image has no alt).
+    alts = [p.split(' alt="', 1)[1].split('"', 1)[0] for p in pictures]
+    assert all(len(alt) > 40 for alt in alts)
+    assert len(set(alts)) == len(alts), "two frames share one alt text"
+
+
+# -- accessibility -----------------------------------------------------------------------------
+
+
+def test_every_control_has_a_name_and_every_picture_says_what_it_shows(frames_explorer):
+    name, explorer = frames_explorer
+    for widgets_of_control in explorer.control_widgets.values():
+        for widget in widgets_of_control:
+            assert widget.description.strip(), "a control without a label has no accessible name"
+    for key, frame in explorer.frames.items():
+        html = frame.img_html()
+        assert html.startswith("<img") and ' alt="' in html
+        assert len(frame.alt) > 60 and "\n" not in frame.alt
+        assert explorer._frame_of(html, frame.caption) == frame  # the alt text survives the HTML
 
 
 # -- live mode (ipywidgets 7, e.g. Colab) ----------------------------------------------------
@@ -155,28 +258,98 @@ def test_live_redraws_each_control(live_explorer):
     name, explorer = live_explorer
     render, changes = EXPLORERS[name][1], EXPLORERS[name][2]
     assert explorer.mode == "live" and explorer.stack is None and not explorer.links
+    assert explorer.values() == DEFAULTS[name]
     assert explorer.shown() == render(**DEFAULTS[name])
     values = dict(DEFAULTS[name])
     for control, value in changes.items():
         before = explorer.shown()
         n_redraws = len(explorer.redraw_ms)
-        explorer.controls[control].value = value
+        set_live(explorer, control, value)
         values[control] = value
         after = explorer.shown()
         assert after.png != before.png, f"moving {control} did not change the picture"
+        assert explorer.values() == values
         assert after == render(**values)
         assert len(explorer.redraw_ms) == n_redraws + 1 and explorer.redraw_ms[-1] > 0
 
 
 def test_live_frames_do_not_depend_on_the_path():
     explorer = aw.positional_explorer(mode="live")
-    for d_model in explore.D_MODEL_VALUES:
-        for position in explore.POSITIONS[::3]:
-            explorer.controls["d_model"].value = d_model
-            explorer.controls["position"].value = position
+    for encoding in ("RoPE", "sinusoidal"):
+        for d_model in explore.D_MODEL_VALUES:
+            for position in (0, 16, 24):
+                explorer.controls["encoding"].value = encoding
+                explorer.controls["d_model"].value = d_model
+                explorer.controls["position"].value = position
     explorer.controls["d_model"].value = 16
-    explorer.controls["position"].value = 12
-    assert explorer.shown() == aw.render_positional(16, 12)
+    explorer.controls["position"].value = 8
+    assert explorer.shown() == aw.render_positional(16, 8)
+
+
+def test_live_dependent_control_follows_its_parent():
+    explorer = aw.heads_explorer(mode="live")
+    explorer.controls["n_heads"].value = 12
+    explorer.controls["head"].value = 10
+    assert explorer.shown() == aw.render_heads(12, head=10)
+    explorer.controls["n_heads"].value = 4  # head 10 of 4 does not exist: back to "all"
+    assert explorer.values() == {"n_heads": 4, "head": 0}
+    assert [label for label, _ in explorer.controls["head"].options] == ["all", "1", "2", "3", "4"]
+    assert explorer.shown() == aw.render_heads(4)
+    explorer.controls["head"].value = 2  # a head that still exists is kept
+    explorer.controls["n_heads"].value = 6
+    assert explorer.values() == {"n_heads": 6, "head": 2}
+    efficient = aw.efficient_explorer(mode="live")
+    efficient.controls["block_size"].value = 4
+    assert efficient.specs[1].values == tuple(range(1, 9))
+
+
+def test_frames_dependent_control_has_one_widget_per_parent_value():
+    if not hasattr(ipywidgets, "Stack"):
+        pytest.skip("frames mode needs ipywidgets 8")
+    explorer = aw.efficient_explorer(mode="frames")
+    steps = explorer.control_widgets["step"]
+    assert [w.options[-1][1] for w in steps] == [
+        8,
+        4,
+        2,
+        1,
+    ]  # one slider per block size, as many steps as blocks
+    assert explorer.controls["step"] is steps[1]  # block size 8, the default
+
+
+def test_live_scores_are_editable_and_bad_text_is_reported():
+    explorer = aw.softmax_explorer(mode="live")
+    explorer.controls["logits"].value = "0, 0, 0, 0, 9"
+    assert explorer.values()["logits"] == (0.0, 0.0, 0.0, 0.0, 9.0)
+    assert explorer.shown() == aw.render_softmax(1.0, (0.0, 0.0, 0.0, 0.0, 9.0))
+    good, n_redraws = explorer.shown(), len(explorer.redraw_ms)
+    explorer.controls["logits"].value = "1, two"
+    assert "Not drawn" in explorer.caption.value and "5 numbers" in explorer.caption.value
+    assert explorer.shown().png == good.png and len(explorer.redraw_ms) == n_redraws  # the picture stays
+
+
+def test_text_controls_are_live_only():
+    with pytest.raises(ValueError, match="live mode only"):
+        aw.Explorer(
+            "x", [aw.Control("s", "s", ("1",), "1", kind="text", parse=str)], lambda s: None, mode="frames"
+        )
+    with pytest.raises(ValueError, match="needs parse"):
+        aw.Control("s", "s", ("1",), "1", kind="text")
+
+
+def test_transformer_explorer_runs_a_model():
+    torch = pytest.importorskip("torch")
+    from attncourse import TinyTransformer
+
+    torch.manual_seed(0)
+    model = TinyTransformer(16, d_model=16, n_heads=2, n_layers=3, max_len=8, d_ff=32)
+    tokens = torch.tensor([[1, 2, 3, 4, 1, 2, 3, 4]])
+    with torch.no_grad():
+        _, weights = model(tokens)
+    explorer = aw.transformer_explorer(model, tokens, mode="live")
+    assert [s.values for s in explorer.specs] == [(0, 1, 2), (0, 1)]
+    explorer.controls["layer"].value = 2
+    assert explorer.shown() == aw.render_transformer(weights, tokens[0].tolist(), 2, 0)
 
 
 # -- modes, and what the explorers leave behind ----------------------------------------------
@@ -207,7 +380,7 @@ def test_no_pyplot_figures_and_a_short_repr():
     explorer = aw.mask_explorer(mode="live")
     explorer.controls["causal"].value = True
     assert plt.get_fignums() == []  # nothing for the inline backend to show a second time
-    assert repr(explorer) == "<mask explorer: causal, pad_length>"
+    assert repr(explorer) == "<mask explorer: causal, n_queries, pad_length>"
     assert "attncourse-explorer" in explorer._dom_classes
     assert "attncourse-control-pad_length" in explorer.controls["pad_length"]._dom_classes
 
@@ -310,3 +483,17 @@ def test_insert_explorers_repairs_a_moved_cell_and_strips_state(insert_script, t
         nb.cells[slot + 1].source == "from attncourse.widgets import softmax_explorer\n\nsoftmax_explorer()"
     )
     assert "widgets" not in nb.metadata
+
+
+def test_insert_explorers_passes_the_chapters_variables(insert_script, tmp_path):
+    import nbformat
+
+    path = tmp_path / "08_transformer_block.ipynb"
+    nbformat.write(_chapter(), path)
+    assert insert_script.process(tmp_path) == [str(path)]
+    cell = nbformat.read(path, as_version=4).cells[3]
+    assert cell.source.endswith("transformer_explorer(model, demo)")
+    assert cell.outputs == [] and cell.execution_count is None
+    # Every chapter with a slot in the book gets a registered explorer that exists.
+    for name, (function, alt, *args) in insert_script.EXPLORERS.items():
+        assert hasattr(aw, function) and alt.startswith("Interactive: "), name

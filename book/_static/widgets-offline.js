@@ -1,6 +1,6 @@
 // Loaded (before require.js and embed-amd.js) on book pages that embed widget state; see
 // nb_ipywidgets_js in _config.yml.  Three fixes so that embedded widgets work offline,
-// without errors, next to the book theme and MathJax 3.
+// without errors, next to the book theme and MathJax 3, and a fourth for screen readers.
 (function () {
   "use strict";
 
@@ -72,5 +72,44 @@
     if (mathjax && mathjax.startup && !mathjax.Hub) {
       mathjax.Hub = { Queue: typeset };
     }
+  });
+
+  // 4. Accessible names for sliders.  ipywidgets draws a slider's handle as a
+  //    <div role="slider"> (noUiSlider) and its description as a <label> tied to nothing, so a
+  //    screen reader meets a nameless slider.  Name each handle after its description, and let
+  //    it announce the readout (a SelectionSlider's aria-valuenow is an index, not the value
+  //    shown).  Widgets render after the page loads and readouts change as sliders move, so
+  //    this runs again whenever the widget area changes.
+  function nameSliders() {
+    var handles = document.querySelectorAll(".widget-slider .noUi-handle");
+    Array.prototype.forEach.call(handles, function (handle) {
+      var slider = handle.closest(".widget-slider");
+      var label = slider.querySelector(".widget-label");
+      var readout = slider.querySelector(".widget-readout");
+      var name = label ? label.textContent.trim() : "";
+      if (name && handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
+      var value = readout ? readout.textContent.trim() : "";
+      if (value && handle.getAttribute("aria-valuetext") !== value) handle.setAttribute("aria-valuetext", value);
+    });
+  }
+
+  var pending = false;
+  function scheduleNaming() {
+    if (pending) return;
+    pending = true;
+    window.requestAnimationFrame(function () {
+      pending = false;
+      nameSliders();
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!window.MutationObserver) return;
+    new MutationObserver(scheduleNaming).observe(document.body, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+    scheduleNaming();
   });
 })();

@@ -1,0 +1,106 @@
+"""The heads explorer's view: multi-head self-attention over a toy sentence, one map per head."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from .._backend import AttentionInputError
+from ..functional import merge_heads, scaled_dot_product_attention, split_heads
+from ._common import TOKENS, check_int, divisors
+
+__all__ = ["DEFAULT_D_MODEL_HEADS", "DEFAULT_N_HEADS", "HeadsView", "heads_view"]
+
+# n_heads runs over the divisors of d_model.
+DEFAULT_D_MODEL_HEADS = 12
+DEFAULT_N_HEADS = 3
+
+
+@dataclass(frozen=True, eq=False)
+class HeadsView:
+    """What the heads explorer shows (see :func:`heads_view`)."""
+
+    tokens: Tuple[str, ...]
+    n_heads: int
+    d_model: int
+    d_head: int
+    scale: float  # 1/sqrt(d_head)
+    x: np.ndarray  # (L, d_model) the embeddings
+    weights: np.ndarray  # (n_heads, L, L)
+    out: np.ndarray  # (L, d_model)
+    n_params: int  # W_Q, W_K, W_V, W_O and their biases: independent of n_heads
+    n_params_per_head: int  # each head's slice of W_Q, W_K, W_V: 3 d_model d_head
+
+
+def heads_view(
+    n_heads: int = DEFAULT_N_HEADS,
+    d_model: int = DEFAULT_D_MODEL_HEADS,
+    tokens: Sequence[str] = TOKENS,
+    seed: int = 0,
+) -> HeadsView:
+    """Multi-head self-attention over a toy sentence: one attention map per head.
+
+    Each distinct token gets a random embedding (so a repeated word gets the same one), and
+    ``W_Q, W_K, W_V, W_O`` are random ``(d_model, d_model)`` matrices, the same ones for every
+    ``n_heads``: splitting into heads only decides which columns each head owns, so ``d_head``
+    shrinks as ``n_heads`` grows while the parameter count stays ``4 d_model^2 + 4 d_model``
+    (the four projections with their biases, as in :class:`attncourse.MultiHeadAttention`).
+
+    Parameters
+    ----------
+    n_heads : int
+        Must divide ``d_model``.
+    d_model : int
+    tokens : sequence of str, length L
+    seed : int
+
+    Returns
+    -------
+    HeadsView
+        ``weights[h, i]``: how much token ``i`` attends to each token in head ``h``.
+
+    Examples
+    --------
+    >>> v = heads_view(4)
+    >>> v.weights.shape, v.d_head, v.n_params
+    ((4, 6, 6), 3, 624)
+    >>> heads_view(1).n_params == heads_view(12).n_params
+    True
+    """
+    func = "heads_view"
+    d_model = check_int(func, "d_model", d_model)
+    n_heads = check_int(func, "n_heads", n_heads)
+    if d_model % n_heads:
+        raise AttentionInputError(
+            f"{func}: n_heads={n_heads} does not divide d_model={d_model}; "
+            f"n_heads must be one of {list(divisors(d_model))}."
+        )
+    tokens = tuple(str(t) for t in tokens)
+    if not tokens:
+        raise AttentionInputError(f"{func}: tokens must not be empty.")
+    rng = np.random.default_rng(seed)
+    vocab = list(dict.fromkeys(tokens))  # distinct tokens in order of appearance
+    embedding = rng.standard_normal((len(vocab), d_model))  # (V, d_model)
+    x = embedding[[vocab.index(t) for t in tokens]]  # (L, d_model)
+    w_q, w_k, w_v, w_o = rng.standard_normal((4, d_model, d_model)) / math.sqrt(d_model)
+    d_head = d_model // n_heads
+    q = split_heads(x @ w_q, n_heads)  # (L, d_model) @ (d_model, d_model) -> (L, d_model) -> (H, L, d_head)
+    k = split_heads(x @ w_k, n_heads)  # (H, L, d_head)
+    v = split_heads(x @ w_v, n_heads)  # (H, L, d_head)
+    heads_out, weights = scaled_dot_product_attention(q, k, v)  # (H, L, d_head), (H, L, L); 1/sqrt(d_head)
+    out = merge_heads(heads_out) @ w_o  # (H, L, d_head) -> (L, d_model) @ (d_model, d_model) -> (L, d_model)
+    return HeadsView(
+        tokens=tokens,
+        n_heads=n_heads,
+        d_model=d_model,
+        d_head=d_head,
+        scale=1.0 / math.sqrt(d_head),
+        x=x,
+        weights=weights,
+        out=out,
+        n_params=4 * d_model * d_model + 4 * d_model,
+        n_params_per_head=3 * d_model * d_head,
+    )

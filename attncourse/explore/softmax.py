@@ -1,0 +1,76 @@
+"""The softmax explorer's view: a distribution over a few candidate words at a temperature."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from .._backend import AttentionInputError
+from ..functional import softmax
+from ._common import check_positive, entropy
+
+__all__ = ["LOGIT_LABELS", "LOGITS", "TEMPERATURES", "DEFAULT_TEMPERATURE", "SoftmaxView", "softmax_view"]
+
+# Five candidate next words and their scores.
+LOGIT_LABELS: Tuple[str, ...] = ("mat", "rug", "sofa", "roof", "moon")
+LOGITS: Tuple[float, ...] = (3.0, 2.0, 1.0, 0.5, -1.0)
+TEMPERATURES: Tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0, 10.0)
+DEFAULT_TEMPERATURE = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class SoftmaxView:
+    """What the softmax explorer shows (see :func:`softmax_view`)."""
+
+    logits: np.ndarray  # (n,)
+    temperature: float
+    scaled_logits: np.ndarray  # (n,) logits / temperature
+    weights: np.ndarray  # (n,) sums to 1
+    entropy: float  # nats
+    max_entropy: float  # log n, the uniform distribution's
+    max_weight: float
+
+
+def softmax_view(temperature: float = DEFAULT_TEMPERATURE, logits: Sequence[float] = LOGITS) -> SoftmaxView:
+    """Softmax of ``logits / temperature``: the distribution and how spread out it is.
+
+    Parameters
+    ----------
+    temperature : float
+        Positive.  Below 1 it sharpens the distribution towards the largest logit; above 1 it
+        flattens it towards uniform.
+    logits : sequence of float, shape (n,)
+
+    Returns
+    -------
+    SoftmaxView
+
+    Examples
+    --------
+    >>> v = softmax_view(1.0, [1.0, 2.0, 3.0])
+    >>> v.weights.round(4)
+    array([0.09  , 0.2447, 0.6652])
+    >>> softmax_view(0.1).entropy < softmax_view(1.0).entropy < softmax_view(10.0).entropy
+    True
+    """
+    func = "softmax_view"
+    temperature = check_positive(func, "temperature", temperature)
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.ndim != 1 or logits.size < 2:
+        raise AttentionInputError(
+            f"{func}: logits must be 1-d with at least 2 entries; got shape {logits.shape}."
+        )
+    scaled = logits / temperature
+    weights = softmax(scaled)
+    return SoftmaxView(
+        logits=logits,
+        temperature=temperature,
+        scaled_logits=scaled,
+        weights=weights,
+        entropy=float(entropy(weights)),
+        max_entropy=math.log(logits.size),
+        max_weight=float(weights.max()),
+    )

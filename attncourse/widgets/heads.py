@@ -1,0 +1,232 @@
+"""The heads explorer: one attention map per head as the number of heads changes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence, Tuple
+
+import numpy as np
+
+from .. import explore
+from ..plotting import attention_heatmap
+from ._core import Control, DependentControl, Explorer, Frame, caption
+from ._paint import CellLabels, Painter, Renderer
+
+__all__ = ["render_heads", "heads_explorer"]
+
+
+@dataclass(frozen=True, eq=False)
+class _Shown:
+    """A heads view and the head on screen (0: all of them)."""
+
+    view: explore.HeadsView
+    head: int
+
+
+class _HeadsPainter(Painter):
+    """Up to ``d_model`` small maps, placed by hand for each ``n_heads`` (no layout engine).
+
+    The maps are labelled with their weights only when there is a single head; with many
+    heads the tokens label the first column and (for up to three columns) the bottom row.
+    """
+
+    size = (9.8, 3.3)
+    constrained = False
+    _LEFT, _RIGHT, _TOP, _BOTTOM, _HGAP, _VGAP, _CBAR = 0.55, 0.85, 0.62, 0.55, 0.12, 0.32, 0.12  # inches
+
+    def __init__(self, d_model: int, tokens: Tuple[str, ...], seed: int) -> None:
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+
+        super().__init__()
+        reference = explore.heads_view(d_model, d_model, tokens, seed)  # one map per possible head
+        self.axes, self.cells, self.titles = [], [], []
+        for h in range(d_model):
+            ax = self.fig.add_axes([0, 0, 0.1, 0.1], visible=False)
+            attention_heatmap(
+                reference.weights[h],
+                tokens,
+                tokens,
+                ax=ax,
+                colorbar=False,
+                annotate=False,
+                xlabel=None,
+                ylabel=None,
+            )
+            self.axes.append(ax)
+            self.cells.append(CellLabels(ax))
+            self.cell_labels.append(self.cells[-1])
+            self.titles.append(ax.set_title(" ", fontsize=9, pad=3))
+        self.cax = self.fig.add_axes([0, 0, 0.1, 0.1])
+        self.fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), cax=self.cax)
+        self.cax.tick_params(labelsize=8)
+        self.suptitle = self.fig.suptitle(" ", fontsize=11, y=1 - 0.12 / self.size[1], va="top")
+        # The first map is also the one picked head's map: it changes within one layout.
+        ax = self.axes[0]
+        self._animate(ax.images[0], *ax.spines.values(), self.titles[0], self.suptitle)
+
+    def background_key(self, shown: Any) -> Any:
+        # The grid is laid out anew for each number of maps on screen; nothing else changes.
+        return shown.view.n_heads if shown.head == 0 else 1
+
+    def paint(self, shown: Any) -> str:
+        view, head = shown.view, shown.head
+        picked = range(view.n_heads) if head == 0 else [head - 1]  # which heads' maps are on screen
+        n_heads, tokens, L = len(picked), list(view.tokens), len(view.tokens)
+        width, height = self.size
+        n_cols = min(n_heads, max(6, math.ceil(math.sqrt(2.5 * n_heads))))
+        n_rows = math.ceil(n_heads / n_cols)
+        avail_w = width - self._LEFT - self._RIGHT
+        avail_h = height - self._TOP - self._BOTTOM
+        side = min(
+            (avail_w - (n_cols - 1) * self._HGAP) / n_cols, (avail_h - (n_rows - 1) * self._VGAP) / n_rows
+        )
+        x0 = self._LEFT + (avail_w - (n_cols * side + (n_cols - 1) * self._HGAP)) / 2
+        y_top = height - self._TOP - (avail_h - (n_rows * side + (n_rows - 1) * self._VGAP)) / 2  # centred
+        for h, ax in enumerate(self.axes):
+            ax.set_visible(h < n_heads)
+            if h >= n_heads:
+                continue
+            row, col = divmod(h, n_cols)
+            left = x0 + col * (side + self._HGAP)
+            bottom = y_top - (row + 1) * side - row * self._VGAP
+            ax.set_position([left / width, bottom / height, side / width, side / height])
+            weights = view.weights[picked[h]]
+            ax.images[0].set_data(weights)
+            self.cells[h].set(weights, "{:.2f}", 0.0, 1.0, show=np.full((L, L), n_heads == 1))
+            self.titles[h].set_text(f"head {picked[h] + 1}" + (f" of {view.n_heads}" if head else ""))
+            ax.set_yticks(range(L), labels=tokens) if col == 0 else ax.set_yticks([])
+            if row == n_rows - 1 and (col == 0 or n_cols <= 3):
+                ax.set_xticks(range(L), labels=tokens, rotation=90 if n_cols > 3 else 0, ha="center")
+            else:
+                ax.set_xticks([])
+            ax.tick_params(labelsize=7 if n_cols > 3 else 8, length=2)
+        grid_right = x0 + n_cols * side + (n_cols - 1) * self._HGAP
+        grid_height = n_rows * side + (n_rows - 1) * self._VGAP
+        self.cax.set_position(
+            [
+                (grid_right + 0.15) / width,
+                (y_top - grid_height) / height,
+                self._CBAR / width,
+                grid_height / height,
+            ]
+        )
+        self.suptitle.set_text(
+            f"n_heads = {view.n_heads}: d_head = {view.d_head}, scores scaled by 1/√{view.d_head}; "
+            f"parameters {view.n_params} for any n_heads"
+        )
+        if head:
+            w = view.weights[head - 1]
+            i, j = np.unravel_index(int(np.argmax(w)), w.shape)
+            focus = (
+                f"Head {head} of {view.n_heads} (d_head = {view.d_head}): its largest weight, "
+                f"{w[i, j]:.2f}, is "
+                f"'{tokens[i]}' (position {i + 1}) attending to '{tokens[j]}' (position {j + 1})."
+            )
+        else:
+            focus = (
+                f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the "
+                "projections."
+            )
+        return caption(
+            focus,
+            f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
+            f"each head's slice of W_Q, W_K, W_V: {view.n_params_per_head} weights; "
+            f"all parameters (W_Q, W_K, W_V, W_O and biases): {view.n_params}.",
+            "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ".",
+        )
+
+    def alt(self, shown: Any) -> str:
+        view, head = shown.view, shown.head
+        if head:
+            w = view.weights[head - 1]
+            i, j = np.unravel_index(int(np.argmax(w)), w.shape)
+            return (
+                f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}) over the "
+                f"sentence '{' '.join(view.tokens)}', weights written in each cell; the largest, "
+                f"{w[i, j]:.2f}, "
+                f"is '{view.tokens[i]}' attending to '{view.tokens[j]}'."
+            )
+        return (
+            f"{view.n_heads} attention heatmap{'s' if view.n_heads > 1 else ''}, one per head "
+            f"(d_head = {view.d_head}), over the sentence '{' '.join(view.tokens)}'; rows are queries, "
+            f"columns keys; {view.n_params} parameters whatever the number of heads."
+        )
+
+
+def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> Renderer:
+    tokens = tuple(tokens)
+    return Renderer(
+        lambda n_heads, head=0: _Shown(explore.heads_view(n_heads, d_model, tokens, seed), head),
+        lambda: _HeadsPainter(d_model, tokens, seed),
+    )
+
+
+def render_heads(
+    n_heads: int,
+    d_model: int = explore.DEFAULT_D_MODEL_HEADS,
+    tokens: Sequence[str] = explore.TOKENS,
+    seed: int = 0,
+    head: int = 0,
+) -> Frame:
+    """Draw :func:`attncourse.explore.heads_view`: one attention map per head, or head ``head`` (1-based)."""
+    return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads, head=head)
+
+
+def _head_control(values: dict) -> Control:
+    n_heads = values["n_heads"]
+    return Control(
+        "head",
+        "which head",
+        tuple(range(n_heads + 1 if n_heads > 1 else 1)),
+        0,
+        labels=("all",) + tuple(str(h) for h in range(1, n_heads + 1 if n_heads > 1 else 1)),
+    )
+
+
+def heads_explorer(
+    *,
+    n_heads: int = explore.DEFAULT_N_HEADS,
+    d_model: int = explore.DEFAULT_D_MODEL_HEADS,
+    tokens: Sequence[str] = explore.TOKENS,
+    seed: int = 0,
+    mode: str = "auto",
+) -> Explorer:
+    """An ``n_heads`` slider over the divisors of ``d_model``, and which head: the attention maps.
+
+    Draws :func:`attncourse.explore.heads_view`: as ``n_heads`` grows each head gets a narrower
+    slice (``d_head = d_model / n_heads``) of the same projections, and the parameter count
+    stays the same.  The second slider shows all the heads or one of them, large, with its
+    weights written in; it offers as many heads as the first slider gives.
+
+    Parameters
+    ----------
+    n_heads : int
+        The starting value; a divisor of ``d_model``.
+    d_model : int
+        The model width (default 12: six head counts, 1, 2, 3, 4, 6 and 12).
+    tokens : sequence of str
+        The sentence (default "the cat sat on the mat").
+    seed : int
+        Seed of the embeddings and projections.
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+    """
+    tokens = tuple(tokens)
+    return Explorer(
+        "heads",
+        [
+            Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads)),
+            DependentControl("head", _head_control),
+        ],
+        _heads_renderer(d_model, tokens, seed),
+        alt="One attention heatmap per head, or one head's, over a six-word sentence.",
+        mode=mode,
+    )

@@ -1,0 +1,239 @@
+"""The positional explorer: the sinusoidal table, one position's encoding, dot products and RoPE."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence, Tuple
+
+import numpy as np
+
+from .. import explore
+from ..plotting import heatmap
+from ._core import Control, Explorer, Frame, caption
+from ._paint import ACCENT, BAR_COLOUR, LINE_COLOURS, Painter, Renderer
+
+__all__ = ["render_positional", "positional_explorer"]
+
+
+ENCODINGS = ("sinusoidal", "RoPE")
+
+
+@dataclass(frozen=True, eq=False)
+class _Shown:
+    """A positional view and the encoding on screen."""
+
+    view: explore.PositionalView
+    encoding: str
+
+
+class _PositionalPainter(Painter):
+    """Sinusoidal: the table, one position's encoding, the dot product against the offset.
+
+    RoPE: the score matrix of a query and a key rotated to every pair of positions, the query
+    rotated to one position, and that position's scores against the offset.
+    """
+
+    size = (9.8, 3.3)
+
+    def __init__(self, d_model_values: Tuple[int, ...], n_positions: int, seed: int) -> None:
+        from matplotlib.patches import Rectangle
+
+        super().__init__()
+        self.n_positions, self.seed = n_positions, seed
+        d_max = max(d_model_values)
+        reference = explore.positional_view(d_max, 0, n_positions, seed)
+        self.ax_table, self.ax_row, self.ax_curve = self.fig.subplots(
+            1, 3, gridspec_kw={"width_ratios": [1, 1, 1]}
+        )
+        heatmap(
+            reference.pe,
+            ax=self.ax_table,
+            cmap="cividis",
+            vmin=-1,
+            vmax=1,
+            annotate=False,
+            colorbar=True,
+            title=" ",
+        )
+        self.here = self.ax_table.add_patch(
+            Rectangle((-0.5, -0.5), d_max, 1, fill=False, edgecolor=ACCENT, lw=2)
+        )
+        self.bars = self.ax_row.bar(np.arange(d_max), reference.row, color=BAR_COLOUR, width=0.8)
+        self.ax_row.axhline(0, color="0.3", lw=0.8)
+        self.ax_row.set_xlabel("dimension")
+        self.title_row = self.ax_row.set_title(" ", fontsize=9)
+        (self.curve,) = self.ax_curve.plot([0], [0], "o-", ms=3, color=LINE_COLOURS[1])
+        self.ax_curve.axvline(0, color="0.5", lw=0.8)
+        self.ax_curve.axhline(0, color="0.8", lw=0.8, zorder=0)
+        self.ax_curve.set_xlim(-n_positions, n_positions)
+        self.ax_curve.set_xlabel("offset j - position")
+        self.title_curve = self.ax_curve.set_title(" ", fontsize=9)
+        self._animate(self.here, *self.bars, self.title_row, self.curve, self.title_curve)
+        self._freeze(_Shown(reference, "sinusoidal"))
+
+    def background_key(self, shown: Any) -> Any:
+        return shown.view.d_model, shown.encoding  # the table, the axes' ranges and their ticks
+
+    @staticmethod
+    def _limits(values: np.ndarray) -> Tuple[float, float]:
+        spread = float(values.max() - values.min()) or 1.0
+        return float(values.min()) - 0.08 * spread, float(values.max()) + 0.08 * spread
+
+    def paint(self, shown: Any) -> str:
+        view, rope = shown.view, shown.encoding == "RoPE"
+        position, d_model, P = view.position, view.d_model, view.n_positions
+        # What depends on d_model and the encoding only (the background): the table, the ranges.
+        table = self.ax_table.images[0]
+        if rope:
+            table.set_data(view.rope_scores)
+            table.set_extent((-0.5, P - 0.5, P - 0.5, -0.5))
+            table.set_cmap("viridis")
+            table.set_clim(*self._limits(view.rope_scores))
+            self.ax_table.set_xlim(-0.5, P - 0.5)
+            self.ax_table.set_xlabel("key position n")
+            self.ax_table.set_ylabel("query position m")
+            self.ax_table.set_title(f"RoPE scores q_m · k_n / √{d_model}", fontsize=9)
+            row, curve = view.rope_q, view.rope_row
+        else:
+            table.set_data(view.pe)
+            table.set_extent((-0.5, d_model - 0.5, P - 0.5, -0.5))
+            table.set_cmap("cividis")
+            table.set_clim(-1, 1)
+            self.ax_table.set_xlim(-0.5, d_model - 0.5)
+            self.ax_table.set_xlabel("dimension")
+            self.ax_table.set_ylabel("position")
+            self.ax_table.set_title(f"sinusoidal table, d_model = {d_model}", fontsize=9)
+            row, curve = view.row, view.pe_dots
+        self.ax_table.set_ylim(P - 0.5, -0.5)
+        self.ax_row.set_xlim(-0.5, d_model - 0.5)
+        half = d_model // 2
+        # A rotation keeps the length of each pair (i, i + d/2): the bars' range is the same at every
+        # position.
+        reach = float(np.hypot(view.rope_q[:half], view.rope_q[half:]).max()) * 1.1
+        self.ax_row.set_ylim(*((-reach, reach) if rope else (-1.1, 1.1)))
+        # The sinusoid's curve at position 0 spans every offset's value (it depends on |offset| only).
+        at_zero = explore.positional_view(d_model, 0, P, self.seed).pe_dots
+        self.ax_curve.set_ylim(*self._limits(view.rope_scores if rope else at_zero))
+        # What moves with the position.
+        self.here.set_y(position - 0.5)
+        self.here.set_width(P if rope else d_model)
+        for i, bar in enumerate(self.bars):
+            bar.set_visible(i < d_model)
+            bar.set_height(row[i] if i < d_model else 0.0)
+        self.curve.set_data(view.offsets, curve)
+        if rope:
+            self.title_row.set_text(f"the query rotated to position {position}")
+            self.title_curve.set_text(f"q at {position} · k at j, against the offset")
+        else:
+            self.title_row.set_text(f"encoding of position {position}")
+            self.title_curve.set_text(f"PE[{position}] · PE[j]: {d_model // 2} at offset 0")
+        near = np.abs(view.offsets) <= 2
+        what = "RoPE scores of the query" if rope else "Dot products of the encoding"
+        return caption(
+            f"{shown.encoding}, d_model = {d_model}, position {position}: "
+            + ("the rotated query starts " if rope else "the encoding starts ")
+            + ", ".join(f"{x:.2f}" for x in row[:6])
+            + ", ...",
+            f"{what} with the keys at offsets "
+            + ", ".join(str(o) for o in view.offsets[near])
+            + ": "
+            + ", ".join(f"{x:.2f}" for x in curve[near])
+            + " (the same curve, shifted, at every position).",
+        )
+
+    def alt(self, shown: Any) -> str:
+        view = shown.view
+        if shown.encoding == "RoPE":
+            return (
+                f"RoPE with d_model = {view.d_model}: the matrix of scores of a query and a key rotated to "
+                "every "
+                f"pair of positions, constant along each diagonal, with row {view.position} outlined; a "
+                "bar chart "
+                f"of the query rotated to position {view.position}; and its scores against the offset."
+            )
+        return (
+            f"Sinusoidal encoding table for d_model = {view.d_model} with position {view.position} "
+            "outlined, a "
+            f"bar chart of that position's encoding, and the dot product of encodings against the offset "
+            f"(peak {view.d_model // 2} at offset 0)."
+        )
+
+
+def _positional_renderer(d_model_values: Sequence[int], n_positions: int, seed: int) -> Renderer:
+    d_model_values = tuple(int(d) for d in d_model_values)
+    return Renderer(
+        lambda d_model, position, encoding="sinusoidal": _Shown(
+            explore.positional_view(d_model, position, n_positions, seed), encoding
+        ),
+        lambda: _PositionalPainter(d_model_values, n_positions, seed),
+    )
+
+
+def render_positional(
+    d_model: int,
+    position: int,
+    n_positions: int = explore.N_POSITIONS,
+    seed: int = 0,
+    d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
+    encoding: str = "sinusoidal",
+) -> Frame:
+    """Draw :func:`attncourse.explore.positional_view` for ``encoding`` ``"sinusoidal"`` or ``"RoPE"``.
+
+    ``d_model_values`` are the widths the figure is laid out for (``d_model`` must be one).
+    """
+    renderer = _positional_renderer(d_model_values, n_positions, seed)
+    return renderer(d_model=d_model, position=position, encoding=encoding)
+
+
+def positional_explorer(
+    *,
+    d_model: int = explore.DEFAULT_D_MODEL,
+    position: int = explore.DEFAULT_POSITION,
+    encoding: str = "sinusoidal",
+    d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
+    positions: Sequence[int] = explore.POSITIONS[::2],
+    n_positions: int = explore.N_POSITIONS,
+    seed: int = 0,
+    mode: str = "auto",
+) -> Explorer:
+    """Sinusoid or RoPE, ``d_model`` and position: the table, one row, and scores against the offset.
+
+    Draws :func:`attncourse.explore.positional_view`: the dot product of two positions'
+    sinusoidal encodings, and the RoPE score of a query and a key, depend on their offset only,
+    so the curves move with the position but keep their shape.
+
+    Parameters
+    ----------
+    d_model, position : int
+        The starting values; one of ``d_model_values`` and of ``positions``.
+    encoding : {"sinusoidal", "RoPE"}
+        The encoding shown first.
+    d_model_values : sequence of int
+        The widths offered (default 16, 32, 64); each even.
+    positions : sequence of int
+        The positions offered (default 0, 8, 16, 24), each below ``n_positions``.
+    n_positions : int
+        Rows of the table (default 32).
+    seed : int
+        Seed of the RoPE query and key vectors.
+    mode : {"auto", "frames", "live"}
+        ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
+        ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
+
+    Returns
+    -------
+    Explorer
+        An ipywidgets ``VBox``: display it (or leave it last in a cell).
+    """
+    return Explorer(
+        "positional",
+        [
+            Control("encoding", "encoding", ENCODINGS, encoding, kind="toggle"),
+            Control("d_model", "d_model", tuple(int(d) for d in d_model_values), int(d_model)),
+            Control("position", "position", tuple(int(p) for p in positions), int(position)),
+        ],
+        _positional_renderer(d_model_values, n_positions, seed),
+        alt="Sinusoidal encodings or RoPE scores: a heatmap, one position's vector, and scores against "
+        "offset.",
+        mode=mode,
+    )
