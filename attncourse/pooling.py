@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._backend import AttentionInputError, common_kind, fmt_shape, ops_for
+from ._backend import AttentionInputError, fmt_shape, namespace
+from ._validation import check_mask, public
 from .functional import softmax
 
 __all__ = ["gaussian_kernel_scores", "nadaraya_watson", "additive_scores", "additive_attention"]
@@ -23,16 +24,17 @@ __all__ = ["gaussian_kernel_scores", "nadaraya_watson", "additive_scores", "addi
 Array = Any
 
 
-def _width(func: str, width: Any) -> float:
+def _width(width: Any) -> float:
     try:
         w = float(width)
     except (TypeError, ValueError):
-        raise AttentionInputError(f"{func}: width must be a positive number, got {width!r}.") from None
+        raise AttentionInputError(f"width must be a positive number, got {width!r}.") from None
     if not w > 0:
-        raise AttentionInputError(f"{func}: width must be a positive number, got {width!r}.")
+        raise AttentionInputError(f"width must be a positive number, got {width!r}.")
     return w
 
 
+@public("gaussian_kernel_scores")
 def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> Array:
     """Scores ``-(x_query[i] - x_key[j])^2 / (2 width^2)``, shape ``(L, S)``, for 1-d inputs.
 
@@ -42,23 +44,20 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float = 1.0) -> 
     >>> gaussian_kernel_scores(np.array([0.0]), np.array([0.0, 1.0, 2.0]))
     array([[-0. , -0.5, -2. ]])
     """
-    func = "gaussian_kernel_scores"
-    w = _width(func, width)
-    kind = common_kind(func, x_query=x_query, x_key=x_key)
-    ops = ops_for(kind)
+    w = _width(width)
+    ops = namespace(x_query=x_query, x_key=x_key)
     x_query, x_key = ops.asarray(x_query), ops.asarray(x_key)
     if x_query.ndim != 1 or x_key.ndim != 1:
         raise AttentionInputError(
-            f"{func}: x_query and x_key must be 1-d (L,) and (S,), got x_query {fmt_shape(x_query)} "
+            f"x_query and x_key must be 1-d (L,) and (S,), got x_query {fmt_shape(x_query)} "
             f"and x_key {fmt_shape(x_key)}."
         )
     diff = x_query[:, None] - x_key[None, :]  # (L, 1) - (1, S) -> (L, S)
     return -(diff**2) / (2.0 * w * w)
 
 
-def nadaraya_watson(
-    x_query: Array, x_key: Array, y_value: Array, width: float = 1.0
-) -> Tuple[Array, Array]:
+@public("nadaraya_watson")
+def nadaraya_watson(x_query: Array, x_key: Array, y_value: Array, width: float = 1.0) -> Tuple[Array, Array]:
     """Kernel regression ``f(x) = sum_i softmax_i(-(x - x_i)^2 / 2w^2) y_i``: ``(predictions, weights)``.
 
     Parameters
@@ -80,36 +79,34 @@ def nadaraya_watson(
     >>> np.round(pred, 6)
     array([1., 3.])
     """
-    func = "nadaraya_watson"
     scores = gaussian_kernel_scores(x_query, x_key, width)
-    ops = ops_for(common_kind(func, x_query=x_query, y_value=y_value))
+    ops = namespace(x_query=x_query, y_value=y_value)
     y_value = ops.asarray(y_value)
     if y_value.shape != (scores.shape[1],):
         raise AttentionInputError(
-            f"{func}: y_value must have one value per key, shape ({scores.shape[1]},), got {fmt_shape(y_value)}."
+            f"y_value must have one value per key, shape ({scores.shape[1]},), got {fmt_shape(y_value)}."
         )
     weights = softmax(scores, axis=-1)  # (L, S): each query's weights over the keys
     return weights @ y_value, weights  # (L, S) @ (S,) -> (L,)
 
 
+@public("additive_scores")
 def additive_scores(q: Array, k: Array, W_q: Array, W_k: Array, w_v: Array) -> Array:
     """Bahdanau's scores ``w_v . tanh(W_q q_i + W_k k_j)``, shape ``(..., L, S)``.
 
     Shapes: ``q (..., L, E_q)``, ``k (..., S, E_k)``, ``W_q (H, E_q)``, ``W_k (H, E_k)``,
     ``w_v (H,)``.  Queries and keys need not share a dimension: each is projected to ``H``.
     """
-    func = "additive_scores"
-    kind = common_kind(func, q=q, k=k, W_q=W_q, W_k=W_k, w_v=w_v)
-    ops = ops_for(kind)
+    ops = namespace(q=q, k=k, W_q=W_q, W_k=W_k, w_v=w_v)
     q, k, W_q, W_k, w_v = (ops.asarray(a) for a in (q, k, W_q, W_k, w_v))
     if W_q.ndim != 2 or W_k.ndim != 2 or w_v.ndim != 1 or not (W_q.shape[0] == W_k.shape[0] == w_v.shape[0]):
         raise AttentionInputError(
-            f"{func}: expected W_q (H, E_q), W_k (H, E_k), w_v (H,) with one H, got W_q {fmt_shape(W_q)}, "
+            f"expected W_q (H, E_q), W_k (H, E_k), w_v (H,) with one H, got W_q {fmt_shape(W_q)}, "
             f"W_k {fmt_shape(W_k)}, w_v {fmt_shape(w_v)}."
         )
     if q.shape[-1] != W_q.shape[1] or k.shape[-1] != W_k.shape[1]:
         raise AttentionInputError(
-            f"{func}: q's last dim must be W_q's E_q and k's W_k's E_k; got q {fmt_shape(q)}, "
+            f"q's last dim must be W_q's E_q and k's W_k's E_k; got q {fmt_shape(q)}, "
             f"W_q {fmt_shape(W_q)}, k {fmt_shape(k)}, W_k {fmt_shape(W_k)}."
         )
     q_proj = q @ ops.swap_last(W_q)  # (..., L, E_q) @ (E_q, H) -> (..., L, H)
@@ -118,6 +115,7 @@ def additive_scores(q: Array, k: Array, W_q: Array, W_k: Array, w_v: Array) -> A
     return hidden @ w_v  # (..., L, S, H) @ (H,) -> (..., L, S)
 
 
+@public("additive_attention")
 def additive_attention(
     q: Array, k: Array, v: Array, W_q: Array, W_k: Array, w_v: Array, mask: Optional[Array] = None
 ) -> Tuple[Array, Array]:
@@ -135,8 +133,9 @@ def additive_attention(
     ((2, 6), (2, 4), True)
     """
     scores = additive_scores(q, k, W_q, W_k, w_v)
-    ops = ops_for(common_kind("additive_attention", q=q, v=v, mask=mask))
+    ops = namespace(q=q, v=v, mask=mask)
     if mask is not None:
-        scores = ops.where(ops.asarray(mask), scores, -ops.inf)
+        mask = check_mask(ops, mask, tuple(scores.shape), like=scores)
+        scores = ops.where(mask, scores, -ops.inf)
     weights = softmax(scores, axis=-1)  # (..., L, S)
     return weights @ ops.asarray(v), weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)

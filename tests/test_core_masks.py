@@ -24,7 +24,9 @@ def test_causal_mask_matches_torch_is_causal():
     k = torch.randn(1, 6, 4, dtype=torch.float64)
     v = torch.randn(1, 6, 2, dtype=torch.float64)
     a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-    b = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=torch.as_tensor(ac.causal_mask(3, 6)))
+    b = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=torch.as_tensor(ac.causal_mask(3, 6))
+    )
     torch.testing.assert_close(a, b)
 
 

@@ -3,8 +3,8 @@ import pytest
 import torch
 
 import attncourse as ac
-from support import DEVICES, assert_close
 from reference import loop_softmax
+from support import DEVICES, assert_close
 
 
 def test_matches_loop_reference(rng):
