@@ -4,12 +4,10 @@ import math
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
 import attncourse as ac
 from reference import loop_attention
-from support import DEVICES, assert_close
+from support import DEVICES, F, assert_close, torch
 
 
 def _qkv(rng, lead=(2, 3), L=5, S=7, E=8, Ev=6):

@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
-import torch
 
 import attncourse as ac
-from support import DEVICES
+from support import DEVICES, torch
 
 
 def test_causal_mask_values():

@@ -3,10 +3,11 @@
 import math
 
 import pytest
-import torch
 
 import attncourse as ac
 from support import DEVICES, assert_close
+
+torch = pytest.importorskip("torch")  # the whole module is about a torch.nn.Module
 
 
 def _pair(d_model=12, n_heads=3, bias=True, device="cpu"):

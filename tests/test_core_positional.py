@@ -2,10 +2,9 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 import attncourse as ac
-from support import DEVICES
+from support import DEVICES, torch
 
 
 def test_sinusoidal_matches_the_paper_formula_term_by_term():

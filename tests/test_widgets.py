@@ -62,7 +62,11 @@ def set_control(explorer: aw.Explorer, name: str, value) -> None:
     follow_links(explorer)
 
 
-@pytest.fixture(scope="module", params=list(EXPLORERS))
+# The quick tier draws the first explorer only; -m slow (and scripts/test.sh) draws them all.
+EXPLORER_PARAMS = [pytest.param(name, marks=[pytest.mark.slow] if i else []) for i, name in enumerate(EXPLORERS)]
+
+
+@pytest.fixture(scope="module", params=EXPLORER_PARAMS)
 def frames_explorer(request):
     if not hasattr(ipywidgets, "Stack"):
         pytest.skip(f"frames mode needs ipywidgets 8 (this is {ipywidgets.__version__})")
@@ -70,7 +74,7 @@ def frames_explorer(request):
     return request.param, factory(mode="frames")
 
 
-@pytest.fixture(params=list(EXPLORERS))
+@pytest.fixture(params=EXPLORER_PARAMS)
 def live_explorer(request):
     factory = EXPLORERS[request.param][0]
     return request.param, factory(mode="live")
