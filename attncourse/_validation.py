@@ -154,9 +154,10 @@ def check_qkv(q: Array, k: Array, v: Array) -> Tuple[Tuple[int, ...], Tuple[int,
 
 
 def check_scale(scale: Any, E: int) -> float:
-    """``None`` means ``1/sqrt(E)`` (``inf`` for ``E = 0``, as torch); else a plain real number."""
+    """``None`` means ``1/sqrt(E)`` (1 for ``E = 0``: every score is then an empty sum, 0); else a
+    plain real number."""
     if scale is None:
-        return 1.0 / math.sqrt(E) if E > 0 else math.inf
+        return 1.0 / math.sqrt(E) if E > 0 else 1.0
     if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
         raise AttentionTypeError(f"scale must be a Python number or None; got {type(scale).__name__}.")
     return float(scale)

@@ -53,11 +53,17 @@ def softmax(x: Array, axis: int = -1) -> Array:
     array([0.5, 0.5])
     >>> softmax(np.array([-np.inf, -np.inf]))        # nothing to attend to: zeros, not nan
     array([0., 0.])
+    >>> softmax(np.float64(3.0)), softmax(np.zeros((2, 0))).shape   # 0-d and empty, as torch
+    (array(1.), (2, 0))
     """
     ops = namespace(x=x)
     x = as_float(ops, "x", x)
     axis = check_axis(axis, x)
     out_dtype = x.dtype
+    if x.ndim == 0:  # a single score is a one-element row (axis -1 or 0, as torch.softmax allows)
+        return softmax(x.reshape((1,)), 0).reshape(())
+    if x.shape[axis] == 0:  # rows of no elements: nothing to normalise, an empty result
+        return ops.zeros_like(x)
     x = ops.astype(x, ops.compute_dtype(x))
     # The max only shifts the exponent; it carries no gradient (softmax is shift-invariant).
     row_max = ops.amax(ops.detach(x), axis)
@@ -126,7 +132,9 @@ def scaled_dot_product_attention(
     work = ops.compute_dtype(q)  # float32 for half precision: no overflow in q @ k^T or exp
     q, k, v = ops.astype(q, work), ops.astype(k, work), ops.astype(v, work)
 
-    # Scale q, not the scores: (L, E) multiplications instead of (L, S).
+    # Scale q, not the scores: (L, E) multiplications instead of (L, S).  q takes the leading
+    # shape of all three, so the weights have it too when only v has a batch or head axis.
+    q = ops.broadcast_to(q, lead + (L, E))
     scores = (q * scale) @ ops.swap_last(k)  # (..., L, E) @ (..., E, S) -> (..., L, S)
     if mask is not None:
         scores = ops.where(mask, scores, -ops.inf)  # blocked keys get exp(-inf) = 0
