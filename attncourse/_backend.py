@@ -118,6 +118,15 @@ class _NumpyOps:
         return np.float64
 
     @staticmethod
+    def from_numpy(a, like=None):
+        """A numpy array as this kind, with ``like``'s float dtype and device (numpy: as is)."""
+        return a
+
+    @staticmethod
+    def to_device_of(x, like):
+        return x
+
+    @staticmethod
     def amax(x, axis, keepdims=True):
         return np.max(x, axis=axis, keepdims=keepdims)
 
@@ -252,6 +261,14 @@ class _TorchOps:
 
     def astype(self, x, dtype):
         return x.to(dtype)
+
+    def from_numpy(self, a, like=None):
+        dtype = self.float_dtype_for(like) if a.dtype.kind == "f" else None
+        return self.torch.as_tensor(a, dtype=dtype, device=None if like is None else like.device)
+
+    @staticmethod
+    def to_device_of(x, like):
+        return x.to(like.device)
 
     def float_dtype_for(self, like):
         return (

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._backend import AttentionInputError, AttentionTypeError, fmt_shape, is_torch, namespace, ops_for
+from ._backend import AttentionInputError, AttentionTypeError, fmt_shape, namespace
 from ._validation import positive_int, public
 
 __all__ = [
@@ -50,7 +50,7 @@ def causal_mask(L: int, S: Optional[int] = None, *, like: Optional[Array] = None
     """
     L = positive_int("L", L)
     S = L if S is None else positive_int("S", S)
-    return ops_for("torch" if is_torch(like) else "numpy").tril_mask(L, S, like=like)
+    return namespace(like=like).tril_mask(L, S, like=like)
 
 
 @public("padding_mask")

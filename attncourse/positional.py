@@ -35,12 +35,7 @@ def sinusoidal_positional_encoding(
     pe = np.zeros((n_positions, d_model))
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # an odd d_model has one sin column more
-    if is_torch(like):
-        import torch
-
-        dtype = like.dtype if like.dtype.is_floating_point else torch.get_default_dtype()
-        return torch.as_tensor(pe, dtype=dtype, device=like.device)
-    return pe
+    return namespace(like=like).from_numpy(pe, like=like)  # a tensor on like's device, in its float dtype
 
 
 @public("rope_angles")
@@ -103,9 +98,7 @@ def apply_rope(
     if positions is None:
         positions = ops.arange(L, like=x)
     else:
-        positions = ops.asarray(positions)
-        if ops.name == "torch" and positions.device != x.device:
-            positions = positions.to(x.device)
+        positions = ops.to_device_of(ops.asarray(positions), x)
     try:
         np.broadcast_shapes(tuple(positions.shape), tuple(x.shape[:-1]))
     except ValueError:
