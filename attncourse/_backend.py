@@ -4,6 +4,13 @@ A function in ``attncourse`` accepts numpy arrays or torch tensors and gives bac
 kind, on the same device, in the same dtype.  This module answers "which kind is this?"
 without importing torch (so the numpy path works where torch is absent) and offers the
 handful of operations whose spelling differs between the two libraries.
+
+Why a table of our own and not the array-API standard (``array-api-compat``): the tiled loop of
+``flash.py`` meets its memory budget by working in place on one reused tile (``exp2_``,
+``sub_``, ``masked_fill_``), and the standard has no in-place or ``out=`` operations; it would
+also add a dependency to a package that needs only numpy.  The table holds just the operations
+the algorithms use, each a line or two, so a reader sees at once what differs between numpy and
+torch.
 """
 
 from __future__ import annotations

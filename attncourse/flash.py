@@ -10,8 +10,12 @@ query, three running quantities that are enough to finish the softmax later:
 
 When a new block raises the maximum from ``m`` to ``m_new``, everything accumulated so far was
 computed with the old shift, so ``l`` and ``acc`` are multiplied by ``exp(m - m_new)``.  After
-the last block, ``out = acc / l``.  Only an ``(..., L, block_size)`` block of scores exists at a
-time, so the extra memory grows like ``L * block_size`` instead of ``L * S``.
+the last block, ``out = acc / l``.  The queries are taken ``block_size`` at a time as well (as
+FlashAttention does), so only one ``(..., block_size, block_size)`` tile of scores exists at a
+time: beyond the output, memory does not grow with ``L`` or ``S`` at all.
+
+The loop is written once, against the operations of ``_backend`` (``ops.matmul``,
+``ops.exp2_`` ...), and runs unchanged on numpy arrays and on torch tensors on any device.
 
 Shape letters as in ``functional``: ``q (..., L, E)``, ``k (..., S, E)``, ``v (..., S, Ev)``.
 Masks are boolean, ``True`` = may attend.  numpy and torch (any device) are both accepted.
