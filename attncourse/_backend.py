@@ -205,6 +205,14 @@ class _NumpyOps:
         return np.zeros(shape, dtype=like.dtype)
 
     @staticmethod
+    def empty(shape, like):
+        return np.empty(shape, dtype=like.dtype)
+
+    @staticmethod
+    def requires_grad(*arrays) -> bool:
+        return False
+
+    @staticmethod
     def zeros_like(x):
         return np.zeros_like(x)
 
@@ -336,6 +344,13 @@ class _TorchOps:
 
     def zeros(self, shape, like):
         return self.torch.zeros(shape, dtype=like.dtype, device=like.device)
+
+    def empty(self, shape, like):
+        return self.torch.empty(shape, dtype=like.dtype, device=like.device)
+
+    def requires_grad(self, *arrays) -> bool:
+        """True when autograd would record an operation on these tensors."""
+        return self.torch.is_grad_enabled() and any(a.requires_grad for a in arrays)
 
     def zeros_like(self, x):
         return self.torch.zeros_like(x)

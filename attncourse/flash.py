@@ -195,22 +195,37 @@ def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev
 
     For each block of queries (the outer loop) the keys are read block by block (the inner
     loop) and folded into the running max ``m``, sum ``l`` and output ``acc`` of that block; a
-    finished block writes its rows of ``out``.  The tile of scores is updated in place (it is a
-    fresh matmul result, so autograd allows it; see ``_backend``).
+    finished block writes its rows of ``out``.  The tile of scores is updated in place.  Without
+    autograd the two matmul results live in buffers reused from tile to tile (a fresh 1 MiB
+    array per tile costs as much as a pass over it); with autograd every tile is kept for the
+    backward pass, so each is a fresh array (in-place updates of a fresh matmul result are
+    allowed: see ``_backend``).
     """
+    reuse = not ops.requires_grad(q, k, v)
+    buffers: dict = {}
+
+    def buffer(name, shape):
+        if not reuse:
+            return None
+        if name not in buffers or tuple(buffers[name].shape) != shape:
+            buffers[name] = ops.empty(shape, like=q)
+        return buffers[name]
+
     out = ops.zeros(lead + (L, Ev), like=q)  # rows with nothing to attend to stay 0
     positions = ops.arange(max(L, S), like=q)
     for i0 in range(0, L, block):
         i1 = min(i0 + block, L)
         # Fold the scale and log2(e) into the block of queries: (b, E) products, not (b, b).
         qs = ops.broadcast_to(q[..., i0:i1, :] * (scale * LOG2_E), lead + (i1 - i0, q.shape[-1]))
-        m = l = acc = None
+        m = ops.zeros(lead + (i1 - i0, 1), like=q) - ops.inf  # running max of each query's scores
+        l = ops.zeros(lead + (i1 - i0, 1), like=q)  # running sum of exp2(score - m)
+        acc = ops.zeros(lead + (i1 - i0, Ev), like=q)  # running sum of exp2(score - m) * value
         for j0 in range(0, S, block):
             j1 = min(j0 + block, S)
             if is_causal and j0 > i1 - 1:
                 break  # top-left causal: this block's queries see no key from j0 on
             # (..., bq, E) @ (..., E, bk) -> (..., bq, bk)
-            s = ops.matmul(qs, ops.swap_last(k[..., j0:j1, :]))
+            s = ops.matmul(qs, ops.swap_last(k[..., j0:j1, :]), out=buffer("s", lead + (i1 - i0, j1 - j0)))
             allowed = _tile_of(mask, i0, i1, j0, j1)
             if is_causal and j1 - 1 > i0:  # the tile reaches above the diagonal
                 causal = positions[i0:i1, None] >= positions[None, j0:j1]  # (bq, bk): key j <= query i
@@ -218,20 +233,16 @@ def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev
             if allowed is not None:
                 s = ops.masked_fill_(s, ops.logical_not(allowed), -ops.inf)
             # The maximum only shifts the exponent (the result does not depend on it): no gradient.
-            m_tile = ops.amax(ops.detach(s), -1)  # (..., bq, 1)
-            m_new = m_tile if m is None else ops.maximum(m, m_tile)
+            m_new = ops.maximum(m, ops.amax(ops.detach(s), -1))  # (..., bq, 1)
             shift = ops.where(ops.isneginf(m_new), 0.0, m_new)  # a row blocked so far: exp2(-inf - 0) = 0
             p = ops.exp2_(ops.sub_(s, shift))  # (..., bq, bk), in place
-            pv = ops.matmul(p, v[..., j0:j1, :])  # (..., bq, bk) @ (..., bk, Ev) -> (..., bq, Ev)
-            if m is None:
-                l, acc = ops.sum(p, -1), pv
-            else:
-                alpha = ops.exp2(m - shift)  # rescales what was summed with the old maximum
-                l = ops.add_(ops.mul_(l, alpha), ops.sum(p, -1))
-                acc = ops.add_(ops.mul_(acc, alpha), pv)
+            # (..., bq, bk) @ (..., bk, Ev) -> (..., bq, Ev)
+            pv = ops.matmul(p, v[..., j0:j1, :], out=buffer("pv", lead + (i1 - i0, Ev)))
+            alpha = ops.exp2(m - shift)  # rescales what was summed with the old maximum (0 at first)
+            l = ops.add_(ops.mul_(l, alpha), ops.sum(p, -1))
+            acc = ops.add_(ops.mul_(acc, alpha), pv)
             m = m_new
-        if acc is not None:
-            out[..., i0:i1, :] = acc / ops.where(l == 0, 1.0, l)  # rows with nothing to attend to: 0 / 1 = 0
+        out[..., i0:i1, :] = acc / ops.where(l == 0, 1.0, l)  # rows with nothing to attend to: 0 / 1 = 0
     return out
 
 
