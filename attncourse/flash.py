@@ -213,6 +213,7 @@ def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev
 
     out = ops.zeros(lead + (L, Ev), like=q)  # rows with nothing to attend to stay 0
     positions = ops.arange(max(L, S), like=q)
+    ones = ops.zeros((min(block, S), 1), like=q) + 1  # row sums as p @ ones: one BLAS pass
     for i0 in range(0, L, block):
         i1 = min(i0 + block, L)
         # Fold the scale and log2(e) into the block of queries: (b, E) products, not (b, b).
@@ -239,7 +240,7 @@ def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev
             # (..., bq, bk) @ (..., bk, Ev) -> (..., bq, Ev)
             pv = ops.matmul(p, v[..., j0:j1, :], out=buffer("pv", lead + (i1 - i0, Ev)))
             alpha = ops.exp2(m - shift)  # rescales what was summed with the old maximum (0 at first)
-            l = ops.add_(ops.mul_(l, alpha), ops.sum(p, -1))
+            l = ops.add_(ops.mul_(l, alpha), ops.matmul(p, ones[: j1 - j0]))  # (..., bq, bk) @ (bk, 1)
             acc = ops.add_(ops.mul_(acc, alpha), pv)
             m = m_new
         out[..., i0:i1, :] = acc / ops.where(l == 0, 1.0, l)  # rows with nothing to attend to: 0 / 1 = 0
