@@ -4,12 +4,19 @@ A function in ``attncourse`` accepts numpy arrays or torch tensors and gives bac
 kind, on the same device, in the same dtype.  This module answers "which kind is this?"
 without importing torch (so the numpy path works where torch is absent) and offers the
 handful of operations whose spelling differs between the two libraries.
+
+Why a table of our own and not the array-API standard (``array-api-compat``): the tiled loop of
+``flash.py`` meets its memory budget by working in place on one reused tile (``exp2_``,
+``sub_``, ``masked_fill_``), and the standard has no in-place or ``out=`` operations; it would
+also add a dependency to a package that needs only numpy.  The table holds just the operations
+the algorithms use, each a line or two, so a reader sees at once what differs between numpy and
+torch.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -20,6 +27,7 @@ __all__ = [
     "kind_of",
     "common_kind",
     "ops_for",
+    "namespace",
     "fmt_shape",
 ]
 
@@ -51,23 +59,34 @@ def fmt_shape(x: Any) -> str:
     return str(tuple(int(n) for n in x.shape))
 
 
-def common_kind(func: str, **arrays: Any) -> str:
+def common_kind(func: Optional[str] = None, /, **arrays: Any) -> str:
     """The one kind shared by the named arguments (``None`` values are skipped).
 
     Raises ``AttentionTypeError`` naming each argument's kind when numpy and torch are mixed.
+    Inside a function decorated with ``_validation.public`` leave out ``func``: the boundary
+    adds the public name.
     """
     kinds = {name: kind_of(a) for name, a in arrays.items() if a is not None}
     if len(set(kinds.values())) > 1:
         listed = ", ".join(f"{name} is {kind}" for name, kind in kinds.items())
         raise AttentionTypeError(
-            f"{func}: numpy arrays and torch tensors cannot be mixed ({listed}).\n"
+            f"{func + ': ' if func else ''}numpy arrays and torch tensors cannot be mixed ({listed}).\n"
             "Convert them to one kind first: torch.as_tensor(x, device=q.device) or t.numpy(force=True)."
         )
     return next(iter(kinds.values()), "numpy")
 
 
+def namespace(**arrays: Any):
+    """The operation table for the one kind shared by the named arguments (see ``common_kind``)."""
+    return ops_for(common_kind(**arrays))
+
+
 class _NumpyOps:
-    """The operations below, spelled for numpy."""
+    """The operations the algorithms need, spelled for numpy.
+
+    Methods ending in ``_`` work in place on their first argument, which must be a fresh
+    temporary (never a caller's array); they return it.
+    """
 
     name = "numpy"
     inf = np.inf
@@ -75,6 +94,10 @@ class _NumpyOps:
     @staticmethod
     def asarray(x):
         return np.asarray(x)
+
+    @staticmethod
+    def device(x) -> str:
+        return "cpu"
 
     @staticmethod
     def is_floating(x) -> bool:
@@ -98,6 +121,19 @@ class _NumpyOps:
         return x.astype(dtype, copy=False)
 
     @staticmethod
+    def float_dtype_for(like):
+        return np.float64
+
+    @staticmethod
+    def from_numpy(a, like=None):
+        """A numpy array as this kind, with ``like``'s float dtype and device (numpy: as is)."""
+        return a
+
+    @staticmethod
+    def to_device_of(x, like):
+        return x
+
+    @staticmethod
     def amax(x, axis, keepdims=True):
         return np.max(x, axis=axis, keepdims=keepdims)
 
@@ -110,29 +146,71 @@ class _NumpyOps:
         return x
 
     exp = staticmethod(np.exp)
+    exp2 = staticmethod(np.exp2)
+    cos = staticmethod(np.cos)
+    sin = staticmethod(np.sin)
     tanh = staticmethod(np.tanh)
-
-    @staticmethod
-    def exp_(x):
-        # In place when x is an array (not a numpy scalar); x must be a fresh temporary.
-        return np.exp(x, out=x) if isinstance(x, np.ndarray) else np.exp(x)
-
+    maximum = staticmethod(np.maximum)
+    matmul = staticmethod(np.matmul)
     where = staticmethod(np.where)
     logical_and = staticmethod(np.logical_and)
     logical_not = staticmethod(np.logical_not)
     isneginf = staticmethod(np.isneginf)
+    broadcast_to = staticmethod(np.broadcast_to)
+    moveaxis = staticmethod(np.moveaxis)
+
+    @staticmethod
+    def exp_(x):
+        return np.exp(x, out=x) if isinstance(x, np.ndarray) else np.exp(x)
+
+    @staticmethod
+    def exp2_(x):
+        return np.exp2(x, out=x)
+
+    @staticmethod
+    def sub_(x, y):
+        return np.subtract(x, y, out=x)
+
+    @staticmethod
+    def mul_(x, y):
+        return np.multiply(x, y, out=x)
+
+    @staticmethod
+    def add_(x, y):
+        return np.add(x, y, out=x)
+
+    @staticmethod
+    def masked_fill_(x, blocked, value):
+        np.copyto(x, value, where=blocked)
+        return x
 
     @staticmethod
     def swap_last(x):
         return np.swapaxes(x, -1, -2)
 
     @staticmethod
+    def swap_axes(x, a, b):
+        return np.swapaxes(x, a, b)
+
+    @staticmethod
     def tril_mask(L: int, S: int, like=None):
         return np.tril(np.ones((L, S), dtype=bool))
 
     @staticmethod
-    def arange(n: int, like=None):
-        return np.arange(n)
+    def arange(n: int, like=None, dtype=None):
+        return np.arange(n, dtype=dtype)
+
+    @staticmethod
+    def zeros(shape, like):
+        return np.zeros(shape, dtype=like.dtype)
+
+    @staticmethod
+    def empty(shape, like):
+        return np.empty(shape, dtype=like.dtype)
+
+    @staticmethod
+    def requires_grad(*arrays) -> bool:
+        return False
 
     @staticmethod
     def zeros_like(x):
@@ -146,13 +224,14 @@ class _NumpyOps:
     def stack(xs, axis):
         return np.stack(xs, axis=axis)
 
-    @staticmethod
-    def float_dtype_for(like):
-        return np.float64
-
 
 class _TorchOps:
-    """The same operations, spelled for torch (imported only when a tensor arrives)."""
+    """The same operations, spelled for torch (imported only when a tensor arrives).
+
+    The in-place methods are safe under autograd here: each is applied to a fresh result that
+    no backward formula has saved (matmul saves its inputs, exp2 its output, which is never
+    changed afterwards).
+    """
 
     name = "torch"
     inf = float("inf")
@@ -162,19 +241,25 @@ class _TorchOps:
 
         self.torch = torch
         self.exp = torch.exp
+        self.exp2 = torch.exp2
+        self.cos = torch.cos
+        self.sin = torch.sin
         self.tanh = torch.tanh
+        self.maximum = torch.maximum
+        self.matmul = torch.matmul
         self.where = torch.where
         self.logical_and = torch.logical_and
         self.logical_not = torch.logical_not
         self.isneginf = torch.isneginf
+        self.broadcast_to = torch.broadcast_to
+        self.moveaxis = torch.movedim
 
     def asarray(self, x):
         return x if isinstance(x, self.torch.Tensor) else self.torch.as_tensor(x)
 
     @staticmethod
-    def exp_(x):
-        # In place on a fresh temporary; autograd allows it (exp saves its output, not its input).
-        return x.exp_()
+    def device(x):
+        return x.device
 
     def is_floating(self, x) -> bool:
         return x.dtype.is_floating_point
@@ -192,25 +277,80 @@ class _TorchOps:
     def astype(self, x, dtype):
         return x.to(dtype)
 
+    def from_numpy(self, a, like=None):
+        dtype = self.float_dtype_for(like) if a.dtype.kind == "f" else None
+        return self.torch.as_tensor(a, dtype=dtype, device=None if like is None else like.device)
+
+    @staticmethod
+    def to_device_of(x, like):
+        return x.to(like.device)
+
+    def float_dtype_for(self, like):
+        return (
+            like.dtype
+            if like is not None and like.dtype.is_floating_point
+            else self.torch.get_default_dtype()
+        )
+
     def amax(self, x, axis, keepdims=True):
         return self.torch.amax(x, dim=axis, keepdim=keepdims)
 
     def sum(self, x, axis, keepdims=True):
         return self.torch.sum(x, dim=axis, keepdim=keepdims)
 
-    def detach(self, x):
+    @staticmethod
+    def detach(x):
         return x.detach()
 
-    def swap_last(self, x):
+    @staticmethod
+    def exp_(x):
+        return x.exp_()
+
+    @staticmethod
+    def exp2_(x):
+        return x.exp2_()
+
+    @staticmethod
+    def sub_(x, y):
+        return x.sub_(y)
+
+    @staticmethod
+    def mul_(x, y):
+        return x.mul_(y)
+
+    @staticmethod
+    def add_(x, y):
+        return x.add_(y)
+
+    @staticmethod
+    def masked_fill_(x, blocked, value):
+        return x.masked_fill_(blocked, value)
+
+    @staticmethod
+    def swap_last(x):
         return x.transpose(-1, -2)
+
+    @staticmethod
+    def swap_axes(x, a, b):
+        return x.transpose(a, b)
 
     def tril_mask(self, L: int, S: int, like=None):
         device = like.device if like is not None else None
         return self.torch.ones((L, S), dtype=self.torch.bool, device=device).tril()
 
-    def arange(self, n: int, like=None):
+    def arange(self, n: int, like=None, dtype=None):
         device = like.device if like is not None else None
-        return self.torch.arange(n, device=device)
+        return self.torch.arange(n, device=device, dtype=dtype)
+
+    def zeros(self, shape, like):
+        return self.torch.zeros(shape, dtype=like.dtype, device=like.device)
+
+    def empty(self, shape, like):
+        return self.torch.empty(shape, dtype=like.dtype, device=like.device)
+
+    def requires_grad(self, *arrays) -> bool:
+        """True when autograd would record an operation on these tensors."""
+        return self.torch.is_grad_enabled() and any(a.requires_grad for a in arrays)
 
     def zeros_like(self, x):
         return self.torch.zeros_like(x)
@@ -220,9 +360,6 @@ class _TorchOps:
 
     def stack(self, xs, axis):
         return self.torch.stack(list(xs), dim=axis)
-
-    def float_dtype_for(self, like):
-        return like.dtype if like is not None and like.dtype.is_floating_point else self.torch.get_default_dtype()
 
 
 _NUMPY_OPS = _NumpyOps()

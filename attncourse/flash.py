@@ -10,8 +10,12 @@ query, three running quantities that are enough to finish the softmax later:
 
 When a new block raises the maximum from ``m`` to ``m_new``, everything accumulated so far was
 computed with the old shift, so ``l`` and ``acc`` are multiplied by ``exp(m - m_new)``.  After
-the last block, ``out = acc / l``.  Only an ``(..., L, block_size)`` block of scores exists at a
-time, so the extra memory grows like ``L * block_size`` instead of ``L * S``.
+the last block, ``out = acc / l``.  The queries are taken ``block_size`` at a time as well (as
+FlashAttention does), so only one ``(..., block_size, block_size)`` tile of scores exists at a
+time: beyond the output, memory does not grow with ``L`` or ``S`` at all.
+
+The loop is written once, against the operations of ``_backend`` (``ops.matmul``,
+``ops.exp2_`` ...), and runs unchanged on numpy arrays and on torch tensors on any device.
 
 Shape letters as in ``functional``: ``q (..., L, E)``, ``k (..., S, E)``, ``v (..., S, Ev)``.
 Masks are boolean, ``True`` = may attend.  numpy and torch (any device) are both accepted.
@@ -22,10 +26,17 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Tuple
 
-import numpy as np
-
-from ._backend import AttentionInputError, AttentionTypeError, common_kind, fmt_shape, ops_for
-from .functional import _as_float, _check_float, _check_mask, _check_qkv, _check_scale
+from ._backend import AttentionInputError, fmt_shape, namespace
+from ._validation import (
+    as_float,
+    check_axis,
+    check_mask,
+    check_qkv,
+    check_same_float,
+    check_scale,
+    positive_int,
+    public,
+)
 from .masks import causal_mask
 
 __all__ = ["flash_attention", "online_softmax", "KVCache", "cached_attention"]
@@ -33,6 +44,7 @@ __all__ = ["flash_attention", "online_softmax", "KVCache", "cached_attention"]
 Array = Any  # a numpy array or a torch tensor
 
 
+@public("online_softmax")
 def online_softmax(x: Array, axis: int = -1) -> Array:
     """Softmax whose maximum and sum are found in ONE pass over ``axis`` (the online softmax).
 
@@ -54,65 +66,43 @@ def online_softmax(x: Array, axis: int = -1) -> Array:
     array([[0.5, 0.5],
            [0. , 0. ]])
     """
-    ops = ops_for(common_kind("online_softmax", x=x))
-    x = _as_float(x, ops, "online_softmax", "x")
+    ops = namespace(x=x)
+    x = as_float(ops, "x", x)
+    axis = check_axis(axis, x)
     out_dtype = x.dtype
-    if not -x.ndim <= axis < max(x.ndim, 1):
-        raise AttentionInputError(
-            f"online_softmax: axis={axis} is out of range for x of shape {fmt_shape(x)}."
-        )
-    x = ops.astype(x, ops.compute_dtype(x))
-    # Move ``axis`` last so that x[..., j] is "the j-th element of every row".
-    if ops.name == "numpy":
-        x = np.moveaxis(x, axis, -1)
-    else:
-        x = x.movedim(axis, -1)
-    row = x[..., 0:1]
-    m = ops.zeros_like(row) - ops.inf  # running maximum, starts at -inf
-    l = ops.zeros_like(row)  # running sum of exp(x - m)
+    if x.ndim == 0 or 0 in x.shape:
+        from .functional import softmax  # nothing to loop over: the 0-d and empty cases of softmax
+
+        return softmax(x, axis)
+    x = ops.moveaxis(ops.astype(x, ops.compute_dtype(x)), axis, -1)  # x[..., j]: element j of every row
+    m = ops.zeros_like(x[..., 0:1]) - ops.inf  # running maximum, starts at -inf
+    l = ops.zeros_like(x[..., 0:1])  # running sum of exp(x - m)
     for j in range(x.shape[-1]):  # one pass: each element is read once
         xj = x[..., j : j + 1]
-        m_new = ops.where(xj > m, xj, m)
+        m_new = ops.maximum(m, xj)
         shift = ops.where(ops.isneginf(m_new), ops.zeros_like(m_new), m_new)  # -inf - -inf would be nan
         l = l * ops.exp(m - shift) + ops.exp(xj - shift)
         m = m_new
     shift = ops.where(ops.isneginf(m), ops.zeros_like(m), m)
     l = ops.where(l == 0, l + 1, l)  # an all -inf row: 0 / 1 = zeros, not nan
     out = ops.exp(x - shift) / l  # the only other pass: writing the result
-    out = np.moveaxis(out, -1, axis) if ops.name == "numpy" else out.movedim(-1, axis)
-    return ops.astype(out, out_dtype)
+    return ops.astype(ops.moveaxis(out, -1, axis), out_dtype)
 
 
-def _check_block_size(func: str, block_size: Any) -> int:
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise AttentionInputError(f"{func}: block_size must be a positive integer; got {block_size!r}.")
-    return int(block_size)
-
-
-def _validate(func: str, q, k, v, mask, scale, block_size):
-    """The checks of scaled_dot_product_attention (same helpers, same messages), plus block_size."""
-    kind = common_kind(func, q=q, k=k, v=v, mask=mask)
-    ops = ops_for(kind)
+def validate_attention(q, k, v, mask, scale):
+    """The checks of ``scaled_dot_product_attention``, for the tiled variants: returns
+    ``ops, q, k, v, mask, scale, lead, (L, S, E, Ev)``."""
+    ops = namespace(q=q, k=k, v=v, mask=mask)
     q, k, v = ops.asarray(q), ops.asarray(k), ops.asarray(v)
-    _check_float(func, kind, ops, q=q, k=k, v=v)
-    lead, (L, S, E, Ev) = _check_qkv(func, q, k, v)
-    scale = _check_scale(func, scale, E)
-    block_size = _check_block_size(func, block_size)
+    check_same_float(ops, q=q, k=k, v=v)
+    lead, (L, S, E, Ev) = check_qkv(q, k, v)
+    scale = check_scale(scale, E)
     if mask is not None:
-        mask = ops.asarray(mask)
-        _check_mask(func, mask, ops, lead + (L, S))
-        if kind == "torch" and mask.device != q.device:
-            raise AttentionInputError(f"{func}: mask is on {mask.device} but q is on {q.device}.")
-    return kind, ops, q, k, v, mask, scale, block_size, lead, (L, S, E, Ev)
+        mask = check_mask(ops, mask, lead + (L, S), like=q)
+    return ops, q, k, v, mask, scale, lead, (L, S, E, Ev)
 
 
-def _mask_columns(mask, j0: int, j1: int, S: int):
-    """Columns j0:j1 of a mask broadcastable to (..., L, S); a size-1 last axis is kept whole."""
-    if mask is None or mask.ndim == 0 or (mask.shape[-1] == 1 and S != 1):
-        return mask
-    return mask[..., j0:j1]
-
-
+@public("flash_attention")
 def flash_attention(
     q: Array,
     k: Array,
@@ -123,14 +113,15 @@ def flash_attention(
     scale: Optional[float] = None,
     block_size: int = 256,
 ) -> Array:
-    r"""Attention :math:`\mathrm{softmax}(q k^\top \cdot \text{scale}) v` computed block by block.
+    r"""Attention :math:`\mathrm{softmax}(q k^\top \cdot \text{scale}) v` computed tile by tile.
 
     The same result as ``scaled_dot_product_attention(q, k, v, mask, is_causal=..., scale=...)[0]``
     (the weights are never formed, so only the output is returned), with the same checks, the
     same error messages and the same mask semantics, but the ``(..., L, S)`` matrix of scores is
-    never built: keys and values are read in blocks of ``block_size`` and an online softmax
-    (running maximum, running sum, running output) combines the blocks.  Extra memory grows like
-    ``L * block_size``, not ``L * S``.
+    never built: the queries are taken ``block_size`` at a time, and for each block of queries the
+    keys and values are read in blocks of ``block_size`` and combined by an online softmax
+    (running maximum, running sum, running output).  Beyond the output, memory holds one
+    ``(..., block_size, block_size)`` tile of scores and the block's running statistics.
 
     Parameters
     ----------
@@ -138,15 +129,15 @@ def flash_attention(
     k : (..., S, E)
     v : (..., S, Ev)
     mask : boolean, broadcastable to (..., L, S), optional
-        ``True`` = this query may attend to this key.  It is read one block of columns at a time.
+        ``True`` = this query may attend to this key.  Each tile reads its own rows and columns.
     is_causal : bool
         Top-left aligned causal mask (query ``i`` sees keys ``0..i``), as
         ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``; combined with
-        ``mask`` by AND.  Blocks that no query may see are skipped.
+        ``mask`` by AND.  Tiles that no query may see are skipped.
     scale : float, optional
         Multiplies the scores; ``None`` means ``1 / sqrt(E)``.
     block_size : int
-        Number of keys per block.  Any positive value gives the same result (up to rounding);
+        Queries and keys per tile.  Any positive value gives the same result (up to rounding);
         the last block may be shorter.
 
     Returns
@@ -157,9 +148,9 @@ def flash_attention(
 
     Notes
     -----
-    Gradients flow through the loop by autograd, which keeps every block's intermediates for
+    Gradients flow through the loop by autograd, which keeps every tile's intermediates for
     the backward pass: training through this function saves memory only in the forward pass.
-    FlashAttention's own backward pass recomputes each block instead of storing it.
+    FlashAttention's own backward pass recomputes each tile instead of storing it.
 
     Examples
     --------
@@ -171,15 +162,12 @@ def flash_attention(
     >>> bool(np.allclose(out, scaled_dot_product_attention(q, k, v)[0]))
     True
     """
-    func = "flash_attention"
-    kind, ops, q, k, v, mask, scale, block_size, lead, (L, S, _, Ev) = _validate(
-        func, q, k, v, mask, scale, block_size
-    )
+    ops, q, k, v, mask, scale, lead, (L, S, _, Ev) = validate_attention(q, k, v, mask, scale)
+    block_size = positive_int("block_size", block_size)
     out_dtype = q.dtype
     work = ops.compute_dtype(q)  # float32 for half precision
     q, k, v = ops.astype(q, work), ops.astype(k, work), ops.astype(v, work)
-    tiles = _tiles_torch if kind == "torch" else _tiles_numpy
-    out = tiles(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev)
+    out = _tiled_attention(ops, q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev)
     return ops.astype(out, out_dtype)
 
 
@@ -189,84 +177,74 @@ def flash_attention(
 LOG2_E = 1.0 / math.log(2.0)
 
 
-def _tiles_numpy(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
-    """The online-softmax loop over key blocks, numpy (in place, one score buffer reused)."""
-    qs = q * q.dtype.type(scale * LOG2_E)  # fold the scale into q: (L, E) multiplications, not (L, S)
-    m = np.full(lead + (L, 1), -np.inf, dtype=q.dtype)  # running max of the scores
-    l = np.zeros(lead + (L, 1), dtype=q.dtype)  # running sum of exp(score - m)
-    acc = np.zeros(lead + (L, Ev), dtype=q.dtype)  # running sum of exp(score - m) @ v
-    rows = np.arange(L)[:, None]
-    buf = None
-    for j0 in range(0, S, block_size):
-        j1 = min(j0 + block_size, S)
-        if is_causal and j0 > L - 1:
-            break  # top-left causal: no query sees keys past L - 1
-        if buf is None or buf.shape[-1] != j1 - j0:
-            buf = np.empty(lead + (L, j1 - j0), dtype=q.dtype)  # the only (L, block) array
-        kT = np.swapaxes(k[..., j0:j1, :], -1, -2)
-        s = np.matmul(qs, kT, out=buf)  # (..., L, E) @ (..., E, b) -> (..., L, b)
-        allowed = _mask_columns(mask, j0, j1, S)
-        if is_causal:
-            causal = rows >= np.arange(j0, j1)  # (L, b): query i sees key j <= i
-            allowed = causal if allowed is None else np.logical_and(allowed, causal)
-        if allowed is not None:
-            np.copyto(s, -np.inf, where=np.logical_not(allowed))
-        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
-        shift = np.where(np.isneginf(m_new), 0, m_new)  # a row blocked so far: exp(-inf - 0) = 0
-        p = np.exp2(np.subtract(s, shift, out=s), out=s)  # (..., L, b), in place
-        alpha = np.exp2(m - shift)  # rescales what was summed with the old maximum
-        l = l * alpha + p.sum(axis=-1, keepdims=True)
-        acc = acc * alpha + p @ v[..., j0:j1, :]  # (..., L, b) @ (..., b, Ev) -> (..., L, Ev)
-        m = m_new
-    return acc / np.where(l == 0, 1, l)  # rows with nothing to attend to: 0 / 1 = 0
+def _tile_of(mask, i0: int, i1: int, j0: int, j1: int):
+    """Rows i0:i1 and columns j0:j1 of a mask broadcastable to (..., L, S); size-1 axes kept whole."""
+    if mask is None:
+        return None
+    if mask.ndim < 2:
+        mask = mask.reshape((1,) * (2 - mask.ndim) + tuple(mask.shape))  # () or (S,) -> (1, 1) or (1, S)
+    if mask.shape[-2] != 1:
+        mask = mask[..., i0:i1, :]
+    if mask.shape[-1] != 1:
+        mask = mask[..., j0:j1]
+    return mask
 
 
-def _tiles_torch(q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev):
-    """The same loop for torch on any device.
+def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev):
+    """The online-softmax loop, written once for every backend.
 
-    Without autograd the block of scores lives in one reused buffer, updated in place; with
-    autograd (q, k or v requiring grad) every step is out of place so backward can run
-    through the loop.
+    For each block of queries (the outer loop) the keys are read block by block (the inner
+    loop) and folded into the running max ``m``, sum ``l`` and output ``acc`` of that block; a
+    finished block writes its rows of ``out``.  The tile of scores is updated in place.  Without
+    autograd the two matmul results live in buffers reused from tile to tile (a fresh 1 MiB
+    array per tile costs as much as a pass over it); with autograd every tile is kept for the
+    backward pass, so each is a fresh array (in-place updates of a fresh matmul result are
+    allowed: see ``_backend``).
     """
-    import torch
+    reuse = not ops.requires_grad(q, k, v)
+    buffers: dict = {}
 
-    grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)
-    qs = q * (scale * LOG2_E)  # fold the scale into q
-    m = torch.full(lead + (L, 1), -math.inf, dtype=q.dtype, device=q.device)
-    l = torch.zeros(lead + (L, 1), dtype=q.dtype, device=q.device)
-    acc = torch.zeros(lead + (L, Ev), dtype=q.dtype, device=q.device)
-    rows = torch.arange(L, device=q.device)[:, None]
-    buf = None
-    for j0 in range(0, S, block_size):
-        j1 = min(j0 + block_size, S)
-        if is_causal and j0 > L - 1:
-            break  # top-left causal: no query sees keys past L - 1
-        kT = k[..., j0:j1, :].mT
-        if grad:
-            s = qs @ kT  # (..., L, E) @ (..., E, b) -> (..., L, b)
-        else:
-            if buf is None or buf.shape[-1] != j1 - j0:
-                buf = torch.empty(lead + (L, j1 - j0), dtype=q.dtype, device=q.device)
-            s = torch.matmul(qs, kT, out=buf)  # the same product, into the reused buffer
-        allowed = _mask_columns(mask, j0, j1, S)
-        if is_causal:
-            causal = rows >= torch.arange(j0, j1, device=q.device)  # (L, b)
-            allowed = causal if allowed is None else allowed & causal
-        if allowed is not None:
-            s = s.masked_fill(~allowed, -math.inf) if grad else s.masked_fill_(~allowed, -math.inf)
-        # The maximum only shifts the exponent (the result does not depend on it): no gradient.
-        m_new = torch.maximum(m, s.detach().amax(dim=-1, keepdim=True))
-        shift = m_new.masked_fill(torch.isneginf(m_new), 0.0)  # a row blocked so far: exp(-inf) = 0
-        p = torch.exp2(s - shift) if grad else s.sub_(shift).exp2_()  # (..., L, b)
-        alpha = torch.exp2(m - shift)
-        if grad:
-            l = l * alpha + p.sum(dim=-1, keepdim=True)
-            acc = acc * alpha + p @ v[..., j0:j1, :]  # (..., L, b) @ (..., b, Ev) -> (..., L, Ev)
-        else:
-            l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
-            acc.mul_(alpha).add_(p @ v[..., j0:j1, :])
-        m = m_new
-    return acc / l.masked_fill(l == 0, 1.0)  # rows with nothing to attend to: 0 / 1 = 0
+    def buffer(name, shape):
+        if not reuse:
+            return None
+        if name not in buffers or tuple(buffers[name].shape) != shape:
+            buffers[name] = ops.empty(shape, like=q)
+        return buffers[name]
+
+    out = ops.zeros(lead + (L, Ev), like=q)  # rows with nothing to attend to stay 0
+    positions = ops.arange(max(L, S), like=q)
+    ones = ops.zeros((min(block, S), 1), like=q) + 1  # row sums as p @ ones: one BLAS pass
+    for i0 in range(0, L, block):
+        i1 = min(i0 + block, L)
+        # Fold the scale and log2(e) into the block of queries: (b, E) products, not (b, b).
+        qs = ops.broadcast_to(q[..., i0:i1, :] * (scale * LOG2_E), lead + (i1 - i0, q.shape[-1]))
+        m = ops.zeros(lead + (i1 - i0, 1), like=q) - ops.inf  # running max of each query's scores
+        l = ops.zeros(lead + (i1 - i0, 1), like=q)  # running sum of exp2(score - m)
+        acc = ops.zeros(lead + (i1 - i0, Ev), like=q)  # running sum of exp2(score - m) * value
+        for j0 in range(0, S, block):
+            j1 = min(j0 + block, S)
+            if is_causal and j0 > i1 - 1:
+                break  # top-left causal: this block's queries see no key from j0 on
+            # (..., bq, E) @ (..., E, bk) -> (..., bq, bk)
+            s = ops.matmul(qs, ops.swap_last(k[..., j0:j1, :]), out=buffer("s", lead + (i1 - i0, j1 - j0)))
+            allowed = _tile_of(mask, i0, i1, j0, j1)
+            if is_causal and j1 - 1 > i0:  # the tile reaches above the diagonal
+                causal = positions[i0:i1, None] >= positions[None, j0:j1]  # (bq, bk): key j <= query i
+                allowed = causal if allowed is None else ops.logical_and(allowed, causal)
+            if allowed is not None:
+                s = ops.masked_fill_(s, ops.logical_not(allowed), -ops.inf)
+            # The maximum only shifts the exponent (the result does not depend on it): no gradient.
+            m_new = ops.maximum(m, ops.amax(ops.detach(s), -1))  # (..., bq, 1)
+            shift = ops.where(ops.isneginf(m_new), 0.0, m_new)  # a row blocked so far: exp2(-inf - 0) = 0
+            p = ops.exp2_(ops.sub_(s, shift))  # (..., bq, bk), in place
+            # (..., bq, bk) @ (..., bk, Ev) -> (..., bq, Ev)
+            pv = ops.matmul(p, v[..., j0:j1, :], out=buffer("pv", lead + (i1 - i0, Ev)))
+            alpha = ops.exp2(m - shift)  # rescales what was summed with the old maximum (0 at first)
+            l = ops.add_(ops.mul_(l, alpha), ops.matmul(p, ones[: j1 - j0]))  # (..., bq, bk) @ (bk, 1)
+            acc = ops.add_(ops.mul_(acc, alpha), pv)
+            m = m_new
+        out[..., i0:i1, :] = acc / ops.where(l == 0, 1.0, l)  # rows with nothing to attend to: 0 / 1 = 0
+    return out
 
 
 class KVCache:
@@ -291,15 +269,14 @@ class KVCache:
     def __len__(self) -> int:
         return 0 if self.k is None else int(self.k.shape[-2])
 
+    @public("KVCache.append")
     def append(self, k: Array, v: Array) -> Tuple[Array, Array]:
         """Add ``k (..., n, E)`` and ``v (..., n, Ev)`` for ``n`` new tokens; return all of them."""
-        func = "KVCache.append"
-        kind = common_kind(func, k=k, v=v, cached_k=self.k)
-        ops = ops_for(kind)
+        ops = namespace(k=k, v=v, cached_k=self.k)
         k, v = ops.asarray(k), ops.asarray(v)
         if k.ndim < 2 or v.ndim < 2 or k.shape[:-1] != v.shape[:-1]:
             raise AttentionInputError(
-                f"{func}: k (..., n, E) and v (..., n, Ev) must agree on every axis but the last; "
+                "k (..., n, E) and v (..., n, Ev) must agree on every axis but the last; "
                 f"got k: {fmt_shape(k)}, v: {fmt_shape(v)}."
             )
         if self.k is not None and (
@@ -308,7 +285,7 @@ class KVCache:
             or v.shape[-1] != self.v.shape[-1]
         ):
             raise AttentionInputError(
-                f"{func}: new k {fmt_shape(k)} and v {fmt_shape(v)} do not fit the cache's "
+                f"new k {fmt_shape(k)} and v {fmt_shape(v)} do not fit the cache's "
                 f"k {fmt_shape(self.k)} and v {fmt_shape(self.v)} (only the length axis -2 may differ)."
             )
         if self.k is None:
@@ -319,6 +296,7 @@ class KVCache:
         return self.k, self.v
 
 
+@public("cached_attention")
 def cached_attention(
     q: Array,
     k: Array,
@@ -349,6 +327,6 @@ def cached_attention(
     k_all, v_all = cache.append(k, v)
     L, S = q.shape[-2], k_all.shape[-2]
     if L > S:
-        raise AttentionInputError(f"cached_attention: {L} new queries but only {S} keys (L must be <= S).")
+        raise AttentionInputError(f"{L} new queries but only {S} keys (L must be <= S).")
     mask = causal_mask(S, like=q)[S - L :]  # (L, S): the last L rows, bottom-right aligned
     return flash_attention(q, k_all, v_all, mask, scale=scale, block_size=block_size)

@@ -7,28 +7,26 @@ broadcast.  Masks are boolean and ``True`` means "this query may attend to this 
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Tuple
 
-import numpy as np
-
-from ._backend import AttentionInputError, AttentionTypeError, common_kind, fmt_shape, ops_for
+from ._backend import AttentionInputError, fmt_shape, namespace
+from ._validation import (
+    as_float,
+    check_axis,
+    check_mask,
+    check_qkv,
+    check_same_float,
+    check_scale,
+    positive_int,
+    public,
+)
 
 __all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads"]
 
 Array = Any  # a numpy array or a torch tensor
 
 
-def _as_float(x: Array, ops, func: str, name: str) -> Array:
-    """Return ``x`` as a floating array (integer input is promoted, bool/complex refused)."""
-    x = ops.asarray(x)
-    if ops.is_floating(x):
-        return x
-    if ops.is_integer(x):
-        return ops.astype(x, ops.float_dtype_for(None))
-    raise AttentionTypeError(f"{func}: {name} must hold real numbers; got dtype {x.dtype}.")
-
-
+@public("softmax")
 def softmax(x: Array, axis: int = -1) -> Array:
     """Numerically stable softmax along ``axis``.
 
@@ -55,12 +53,17 @@ def softmax(x: Array, axis: int = -1) -> Array:
     array([0.5, 0.5])
     >>> softmax(np.array([-np.inf, -np.inf]))        # nothing to attend to: zeros, not nan
     array([0., 0.])
+    >>> softmax(np.float64(3.0)), softmax(np.zeros((2, 0))).shape   # 0-d and empty, as torch
+    (array(1.), (2, 0))
     """
-    ops = ops_for(common_kind("softmax", x=x))
-    x = _as_float(x, ops, "softmax", "x")
+    ops = namespace(x=x)
+    x = as_float(ops, "x", x)
+    axis = check_axis(axis, x)
     out_dtype = x.dtype
-    if not -x.ndim <= axis < max(x.ndim, 1):
-        raise AttentionInputError(f"softmax: axis={axis} is out of range for x of shape {fmt_shape(x)}.")
+    if x.ndim == 0:  # a single score is a one-element row (axis -1 or 0, as torch.softmax allows)
+        return softmax(x.reshape((1,)), 0).reshape(())
+    if x.shape[axis] == 0:  # rows of no elements: nothing to normalise, an empty result
+        return ops.zeros_like(x)
     x = ops.astype(x, ops.compute_dtype(x))
     # The max only shifts the exponent; it carries no gradient (softmax is shift-invariant).
     row_max = ops.amax(ops.detach(x), axis)
@@ -72,96 +75,7 @@ def softmax(x: Array, axis: int = -1) -> Array:
     return ops.astype(e / total, out_dtype)
 
 
-def _check_float(func: str, kind: str, ops, **arrays: Array) -> None:
-    """q, k, v must be floating point and share one dtype (and one device for torch)."""
-    for name, a in arrays.items():
-        if not ops.is_floating(a):
-            raise AttentionTypeError(f"{func}: {name} must be floating point; got dtype {a.dtype}.")
-    dtypes = {name: a.dtype for name, a in arrays.items()}
-    if len(set(dtypes.values())) > 1:
-        listed = ", ".join(f"{n}: {d}" for n, d in dtypes.items())
-        raise AttentionTypeError(f"{func}: q, k and v must share one dtype; got {listed}.")
-    if kind == "torch":
-        devices = {name: a.device for name, a in arrays.items()}
-        if len(set(devices.values())) > 1:
-            listed = ", ".join(f"{n}: {d}" for n, d in devices.items())
-            raise AttentionInputError(f"{func}: q, k and v must be on one device; got {listed}.")
-
-
-def _broadcast(shapes: dict, func: str, what: str) -> tuple:
-    try:
-        return tuple(np.broadcast_shapes(*shapes.values()))
-    except ValueError:
-        listed = "\n".join(f"  {n}: {s}" for n, s in shapes.items())
-        raise AttentionInputError(f"{func}: the {what} do not broadcast:\n{listed}") from None
-
-
-def _check_qkv(func: str, q: Array, k: Array, v: Array) -> tuple:
-    """Validate shapes; return the broadcast leading shape and (L, S, E, Ev)."""
-    layout = (
-        f"  q: {fmt_shape(q)}  expected (..., L, E)\n"
-        f"  k: {fmt_shape(k)}  expected (..., S, E)\n"
-        f"  v: {fmt_shape(v)}  expected (..., S, Ev)"
-    )
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
-        raise AttentionInputError(f"{func}: q, k and v need at least 2 dimensions.\n{layout}")
-    L, E = q.shape[-2:]
-    S, Ek = k.shape[-2:]
-    Sv, Ev = v.shape[-2:]
-    if E != Ek:
-        raise AttentionInputError(
-            f"{func}: q and k must share their last dimension E (each query is compared with "
-            f"each key by a dot product); got E={E} for q and E={Ek} for k.\n{layout}"
-        )
-    if S != Sv:
-        raise AttentionInputError(
-            f"{func}: k and v must have the same length S (one value per key); "
-            f"got S={S} keys and S={Sv} values.\n{layout}"
-        )
-    lead = _broadcast(
-        {"q": tuple(q.shape[:-2]), "k": tuple(k.shape[:-2]), "v": tuple(v.shape[:-2])},
-        func,
-        f"leading (batch/head) dimensions of q, k and v\n{layout}\n  leading shapes",
-    )
-    return lead, (int(L), int(S), int(E), int(Ev))
-
-
-def _check_scale(func: str, scale: Any, E: int) -> float:
-    """``None`` means ``1/sqrt(E)``; otherwise a plain number (not an array, not a bool)."""
-    if scale is None:
-        return 1.0 / math.sqrt(E) if E > 0 else 1.0
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise AttentionTypeError(f"{func}: scale must be a Python number or None; got {type(scale).__name__}.")
-    return float(scale)
-
-
-def _check_mask(func: str, mask: Array, ops, scores_shape: tuple) -> None:
-    if not ops.is_bool(mask):
-        hint = ""
-        if ops.is_integer(mask) or ops.is_floating(mask):
-            hint = (
-                "\nA 0/1 or float mask is ambiguous (is 1 'keep' or 'block'? is it added to the scores?)."
-                "\nattncourse masks are boolean with True = may attend. Convert explicitly:"
-                "\n  Hugging Face attention_mask (1 = keep)   -> from_hf_attention_mask(m)"
-                "\n  nn.MultiheadAttention masks (True = block) -> from_blocked_mask(m)"
-                "\n  additive float mask (0 / -inf)             -> from_additive_mask(m)"
-            )
-        raise AttentionTypeError(
-            f"{func}: mask must be boolean (True = may attend); got dtype {mask.dtype}.{hint}"
-        )
-    try:
-        joint = tuple(np.broadcast_shapes(tuple(mask.shape), scores_shape))
-    except ValueError:
-        joint = None
-    if joint != scores_shape:
-        raise AttentionInputError(
-            f"{func}: mask of shape {fmt_shape(mask)} does not broadcast to the scores' shape "
-            f"{scores_shape} = (..., L, S).\n"
-            "  A per-key padding mask (B, S) needs singleton axes: mask[:, None, :] for (B, L, S) "
-            "scores, mask[:, None, None, :] for (B, H, L, S)."
-        )
-
-
+@public("scaled_dot_product_attention")
 def scaled_dot_product_attention(
     q: Array,
     k: Array,
@@ -203,18 +117,13 @@ def scaled_dot_product_attention(
     >>> out.shape, weights.shape, float(weights.sum())
     ((1, 10), (1, 5), 1.0)
     """
-    func = "scaled_dot_product_attention"
-    kind = common_kind(func, q=q, k=k, v=v, mask=mask)
-    ops = ops_for(kind)
+    ops = namespace(q=q, k=k, v=v, mask=mask)
     q, k, v = ops.asarray(q), ops.asarray(k), ops.asarray(v)
-    _check_float(func, kind, ops, q=q, k=k, v=v)
-    lead, (L, S, E, Ev) = _check_qkv(func, q, k, v)
-    scale = _check_scale(func, scale, E)
+    check_same_float(ops, q=q, k=k, v=v)
+    lead, (L, S, E, Ev) = check_qkv(q, k, v)
+    scale = check_scale(scale, E)
     if mask is not None:
-        mask = ops.asarray(mask)
-        _check_mask(func, mask, ops, lead + (L, S))
-        if kind == "torch" and mask.device != q.device:
-            raise AttentionInputError(f"{func}: mask is on {mask.device} but q is on {q.device}.")
+        mask = check_mask(ops, mask, lead + (L, S), like=q)
     if is_causal:
         causal = ops.tril_mask(L, S, like=q)
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -223,7 +132,10 @@ def scaled_dot_product_attention(
     work = ops.compute_dtype(q)  # float32 for half precision: no overflow in q @ k^T or exp
     q, k, v = ops.astype(q, work), ops.astype(k, work), ops.astype(v, work)
 
-    scores = (q * scale) @ ops.swap_last(k)  # (..., L, E) @ (..., E, S) -> (..., L, S); scale q, not the scores
+    # Scale q, not the scores: (L, E) multiplications instead of (L, S).  q takes the leading
+    # shape of all three, so the weights have it too when only v has a batch or head axis.
+    q = ops.broadcast_to(q, lead + (L, E))
+    scores = (q * scale) @ ops.swap_last(k)  # (..., L, E) @ (..., E, S) -> (..., L, S)
     if mask is not None:
         scores = ops.where(mask, scores, -ops.inf)  # blocked keys get exp(-inf) = 0
     weights = softmax(scores, axis=-1)  # (..., L, S); all-blocked rows are all zeros
@@ -231,6 +143,7 @@ def scaled_dot_product_attention(
     return ops.astype(out, out_dtype), ops.astype(weights, out_dtype)
 
 
+@public("split_heads")
 def split_heads(x: Array, n_heads: int) -> Array:
     """``(..., L, d_model) -> (..., n_heads, L, d_head)`` with ``d_head = d_model // n_heads``.
 
@@ -241,28 +154,20 @@ def split_heads(x: Array, n_heads: int) -> Array:
     >>> split_heads(np.zeros((2, 5, 12)), 3).shape
     (2, 3, 5, 4)
     """
-    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
-        raise AttentionInputError(f"split_heads: n_heads must be a positive integer; got {n_heads!r}.")
+    n_heads = positive_int("n_heads", n_heads)
     if x.ndim < 2:
-        raise AttentionInputError(f"split_heads: x must be (..., L, d_model); got shape {fmt_shape(x)}.")
+        raise AttentionInputError(f"x must be (..., L, d_model); got shape {fmt_shape(x)}.")
     *lead, L, d_model = x.shape
     if d_model % n_heads:
         raise AttentionInputError(
-            f"split_heads: d_model={d_model} is not divisible by n_heads={n_heads}; "
-            f"x has shape {fmt_shape(x)}."
+            f"d_model={d_model} is not divisible by n_heads={n_heads}; x has shape {fmt_shape(x)}."
         )
     d_head = d_model // n_heads
     x = x.reshape(*lead, L, n_heads, d_head)  # (..., L, d_model) -> (..., L, H, d_head)
-    return _swap_l_h(x)  # -> (..., H, L, d_head)
+    return namespace(x=x).swap_axes(x, -3, -2)  # -> (..., H, L, d_head)
 
 
-def _swap_l_h(x: Array) -> Array:
-    # (..., L, H, d) <-> (..., H, L, d): swap the third- and second-to-last axes.
-    if common_kind("split_heads", x=x) == "torch":
-        return x.transpose(-3, -2)
-    return np.swapaxes(x, -3, -2)
-
-
+@public("merge_heads")
 def merge_heads(x: Array) -> Array:
     """``(..., n_heads, L, d_head) -> (..., L, n_heads * d_head)``: the inverse of ``split_heads``.
 
@@ -272,9 +177,7 @@ def merge_heads(x: Array) -> Array:
     True
     """
     if x.ndim < 3:
-        raise AttentionInputError(
-            f"merge_heads: x must be (..., n_heads, L, d_head); got shape {fmt_shape(x)}."
-        )
+        raise AttentionInputError(f"x must be (..., n_heads, L, d_head); got shape {fmt_shape(x)}.")
     *lead, H, L, d_head = x.shape
-    x = _swap_l_h(x)  # (..., H, L, d_head) -> (..., L, H, d_head)
+    x = namespace(x=x).swap_axes(x, -3, -2)  # (..., H, L, d_head) -> (..., L, H, d_head)
     return x.reshape(*lead, L, H * d_head)  # -> (..., L, d_model)

@@ -19,7 +19,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._backend import AttentionInputError, AttentionTypeError, common_kind, fmt_shape, is_torch, ops_for
+from ._backend import AttentionInputError, AttentionTypeError, fmt_shape, namespace
+from ._validation import positive_int, public
 
 __all__ = [
     "causal_mask",
@@ -34,12 +35,7 @@ __all__ = [
 Array = Any
 
 
-def _check_size(func: str, name: str, n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise AttentionInputError(f"{func}: {name} must be a positive integer; got {n!r}.")
-    return int(n)
-
-
+@public("causal_mask")
 def causal_mask(L: int, S: Optional[int] = None, *, like: Optional[Array] = None) -> Array:
     """Boolean ``(L, S)`` mask, True on and below the diagonal: query ``i`` sees keys ``0..i``.
 
@@ -52,11 +48,12 @@ def causal_mask(L: int, S: Optional[int] = None, *, like: Optional[Array] = None
            [1, 1, 0],
            [1, 1, 1]])
     """
-    L = _check_size("causal_mask", "L", L)
-    S = L if S is None else _check_size("causal_mask", "S", S)
-    return ops_for("torch" if is_torch(like) else "numpy").tril_mask(L, S, like=like)
+    L = positive_int("L", L)
+    S = L if S is None else positive_int("S", S)
+    return namespace(like=like).tril_mask(L, S, like=like)
 
 
+@public("padding_mask")
 def padding_mask(lengths: Array, S: int) -> Array:
     """Boolean ``(B, S)`` mask, True for the first ``lengths[b]`` keys of sequence ``b``.
 
@@ -68,35 +65,33 @@ def padding_mask(lengths: Array, S: int) -> Array:
     array([[1, 1, 0, 0],
            [1, 1, 1, 0]])
     """
-    func = "padding_mask"
-    S = _check_size(func, "S", S)
-    kind = common_kind(func, lengths=lengths)
-    ops = ops_for(kind)
+    S = positive_int("S", S)
+    ops = namespace(lengths=lengths)
     lengths = ops.asarray(lengths)
     if not ops.is_integer(lengths):
-        raise AttentionTypeError(f"{func}: lengths must be integers; got dtype {lengths.dtype}.")
+        raise AttentionTypeError(f"lengths must be integers; got dtype {lengths.dtype}.")
     if lengths.ndim != 1:
-        raise AttentionInputError(f"{func}: lengths must be 1-d (B,); got shape {fmt_shape(lengths)}.")
+        raise AttentionInputError(f"lengths must be 1-d (B,); got shape {fmt_shape(lengths)}.")
     too_long = [int(n) for n in lengths if int(n) > S]
     if too_long:
         raise AttentionInputError(
-            f"{func}: lengths {too_long} exceed the sequence length S={S}; "
-            f"got lengths={[int(n) for n in lengths]}."
+            f"lengths {too_long} exceed the sequence length S={S}; got lengths={[int(n) for n in lengths]}."
         )
     negative = [int(n) for n in lengths if int(n) < 0]
     if negative:
-        raise AttentionInputError(f"{func}: lengths must be >= 0; got {negative}.")
+        raise AttentionInputError(f"lengths must be >= 0; got {negative}.")
     positions = ops.arange(S, like=lengths)  # (S,)
     return positions[None, :] < lengths[:, None]  # (1, S) < (B, 1) -> (B, S)
 
 
-def _require_bool(func: str, mask: Array, ops, meaning: str) -> Array:
+def _require_bool(ops, mask: Array, meaning: str) -> Array:
     mask = ops.asarray(mask)
     if not ops.is_bool(mask):
-        raise AttentionTypeError(f"{func}: expected a boolean mask ({meaning}); got dtype {mask.dtype}.")
+        raise AttentionTypeError(f"expected a boolean mask ({meaning}); got dtype {mask.dtype}.")
     return mask
 
 
+@public("from_blocked_mask")
 def from_blocked_mask(blocked: Array) -> Array:
     """From ``nn.MultiheadAttention`` / ``nn.Transformer`` boolean masks (True = blocked).
 
@@ -107,18 +102,18 @@ def from_blocked_mask(blocked: Array) -> Array:
     >>> from_blocked_mask(np.array([False, True]))
     array([ True, False])
     """
-    func = "from_blocked_mask"
-    ops = ops_for(common_kind(func, blocked=blocked))
-    return ops.logical_not(_require_bool(func, blocked, ops, "True = blocked"))
+    ops = namespace(blocked=blocked)
+    return ops.logical_not(_require_bool(ops, blocked, "True = blocked"))
 
 
+@public("to_blocked_mask")
 def to_blocked_mask(mask: Array) -> Array:
     """To ``nn.MultiheadAttention``'s convention (True = blocked): the logical NOT."""
-    func = "to_blocked_mask"
-    ops = ops_for(common_kind(func, mask=mask))
-    return ops.logical_not(_require_bool(func, mask, ops, "True = may attend"))
+    ops = namespace(mask=mask)
+    return ops.logical_not(_require_bool(ops, mask, "True = may attend"))
 
 
+@public("from_hf_attention_mask")
 def from_hf_attention_mask(attention_mask: Array) -> Array:
     """From a Hugging Face ``attention_mask`` (B, S) of 1 = real token, 0 = padding.
 
@@ -128,52 +123,50 @@ def from_hf_attention_mask(attention_mask: Array) -> Array:
     >>> from_hf_attention_mask(np.array([[1, 1, 0]])).shape
     (1, 1, 1, 3)
     """
-    func = "from_hf_attention_mask"
-    ops = ops_for(common_kind(func, attention_mask=attention_mask))
+    ops = namespace(attention_mask=attention_mask)
     m = ops.asarray(attention_mask)
     if m.ndim != 2:
-        raise AttentionInputError(f"{func}: attention_mask must be (B, S); got shape {fmt_shape(m)}.")
+        raise AttentionInputError(f"attention_mask must be (B, S); got shape {fmt_shape(m)}.")
     if ops.is_bool(m):
         keep = m
     else:
         values = {float(x) for x in np.unique(np.asarray(m.tolist()))}
         if not values <= {0.0, 1.0}:
             raise AttentionInputError(
-                f"{func}: attention_mask must hold only 0 (padding) and 1 (keep); got values {sorted(values)}."
+                f"attention_mask must hold only 0 (padding) and 1 (keep); got values {sorted(values)}."
             )
         keep = m == 1
     return keep[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
 
 
+@public("from_additive_mask")
 def from_additive_mask(additive: Array) -> Array:
     """From an additive float mask (0 = keep, -inf = blocked) to a boolean one.
 
     Values at or below ``-1e4`` also count as blocked (the finite "large negative" masks some
     libraries use); anything else that is not 0 is refused: a learned bias is not a mask.
     """
-    func = "from_additive_mask"
-    ops = ops_for(common_kind(func, additive=additive))
+    ops = namespace(additive=additive)
     a = ops.asarray(additive)
     if not ops.is_floating(a):
-        raise AttentionTypeError(f"{func}: expected a float mask (0 / -inf); got dtype {a.dtype}.")
+        raise AttentionTypeError(f"expected a float mask (0 / -inf); got dtype {a.dtype}.")
     keep, blocked = a == 0, a <= -1e4
     if not bool(ops.logical_and(ops.logical_not(keep), ops.logical_not(blocked)).sum() == 0):
         raise AttentionInputError(
-            f"{func}: an additive mask holds only 0 (keep) and -inf or a large negative number (block); "
+            f"an additive mask holds only 0 (keep) and -inf or a large negative number (block); "
             f"mask of shape {fmt_shape(a)} holds other values, so it is a bias, not a mask."
         )
     return keep
 
 
+@public("to_additive_mask")
 def to_additive_mask(mask: Array, dtype: Any = None) -> Array:
     """To an additive float mask: 0.0 where True (may attend), ``-inf`` where False.
 
     ``dtype`` defaults to float64 for numpy and the default float dtype for torch.
     """
-    func = "to_additive_mask"
-    kind = common_kind(func, mask=mask)
-    ops = ops_for(kind)
-    mask = _require_bool(func, mask, ops, "True = may attend")
+    ops = namespace(mask=mask)
+    mask = _require_bool(ops, mask, "True = may attend")
     if dtype is None:
         dtype = ops.float_dtype_for(None)
     zeros = ops.astype(ops.zeros_like(mask), dtype)

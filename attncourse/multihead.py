@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from ._backend import AttentionInputError, fmt_shape
+from ._validation import positive_int, public
 from .functional import merge_heads, scaled_dot_product_attention, split_heads
 
 __all__ = ["MultiHeadAttention"]
@@ -29,6 +30,7 @@ class MultiHeadAttention(nn.Module):
     ``key_padding_mask`` is boolean ``(B, S)``, True = a real token.
     """
 
+    @public("MultiHeadAttention")
     def __init__(
         self,
         d_model: int,
@@ -40,17 +42,15 @@ class MultiHeadAttention(nn.Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        for name, n in (("d_model", d_model), ("n_heads", n_heads)):
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise AttentionInputError(f"MultiHeadAttention: {name} must be a positive integer; got {n!r}.")
+        d_model, n_heads = positive_int("d_model", d_model), positive_int("n_heads", n_heads)
         if d_model % n_heads:
             divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
             raise AttentionInputError(
-                f"MultiHeadAttention: d_model={d_model} is not divisible by n_heads={n_heads}, so the "
+                f"d_model={d_model} is not divisible by n_heads={n_heads}, so the "
                 f"heads cannot share it equally. n_heads must be one of {divisors}."
             )
         if not 0.0 <= dropout < 1.0:
-            raise AttentionInputError(f"MultiHeadAttention: dropout must be in [0, 1); got {dropout}.")
+            raise AttentionInputError(f"dropout must be in [0, 1); got {dropout}.")
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         factory = {"device": device, "dtype": dtype}
         self.q_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_Q for all heads at once
@@ -61,13 +61,14 @@ class MultiHeadAttention(nn.Module):
 
     def _check(self, name: str, x: torch.Tensor) -> None:
         if not isinstance(x, torch.Tensor):
-            raise AttentionInputError(f"MultiHeadAttention: {name} must be a torch tensor; got {type(x).__name__}.")
+            raise AttentionInputError(f"{name} must be a torch tensor; got {type(x).__name__}.")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise AttentionInputError(
-                f"MultiHeadAttention: {name} must be (B, {'L' if name == 'query' else 'S'}, d_model={self.d_model}); "
+                f"{name} must be (B, {'L' if name == 'query' else 'S'}, d_model={self.d_model}); "
                 f"got shape {fmt_shape(x)}."
             )
 
+    @public("MultiHeadAttention")
     def forward(
         self,
         query: torch.Tensor,
@@ -84,19 +85,18 @@ class MultiHeadAttention(nn.Module):
             self._check(name, x)
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
             raise AttentionInputError(
-                "MultiHeadAttention: query (B, L, d), key and value (B, S, d) must share B, and key and "
+                "query (B, L, d), key and value (B, S, d) must share B, and key and "
                 f"value must share S; got query {fmt_shape(query)}, key {fmt_shape(key)}, value {fmt_shape(value)}."
             )
         if key_padding_mask is not None:
             B, S = key.shape[:2]
             if key_padding_mask.shape != (B, S):
                 raise AttentionInputError(
-                    f"MultiHeadAttention: key_padding_mask must be (B, S) = ({B}, {S}); "
-                    f"got {fmt_shape(key_padding_mask)}."
+                    f"key_padding_mask must be (B, S) = ({B}, {S}); got {fmt_shape(key_padding_mask)}."
                 )
             if key_padding_mask.dtype != torch.bool:
                 raise AttentionInputError(
-                    "MultiHeadAttention: key_padding_mask must be boolean (True = real token); "
+                    "key_padding_mask must be boolean (True = real token); "
                     f"got dtype {key_padding_mask.dtype}."
                 )
             kpm = key_padding_mask[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
@@ -117,6 +117,7 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(merge_heads(out)), weights  # (B, H, L, d_head) -> (B, L, d_model)
 
     @classmethod
+    @public("MultiHeadAttention.from_torch")
     def from_torch(cls, m: nn.MultiheadAttention) -> "MultiHeadAttention":
         """A copy of ``torch.nn.MultiheadAttention`` ``m`` (same weights, same outputs).
 
@@ -125,18 +126,14 @@ class MultiHeadAttention(nn.Module):
         compare outputs.
         """
         if not isinstance(m, nn.MultiheadAttention):
-            raise AttentionInputError(
-                f"MultiHeadAttention.from_torch: expected torch.nn.MultiheadAttention; got {type(m).__name__}."
-            )
+            raise AttentionInputError(f"expected torch.nn.MultiheadAttention; got {type(m).__name__}.")
         if not m._qkv_same_embed_dim:
             raise AttentionInputError(
-                "MultiHeadAttention.from_torch: kdim/vdim different from embed_dim are not supported "
+                "kdim/vdim different from embed_dim are not supported "
                 f"(embed_dim={m.embed_dim}, kdim={m.kdim}, vdim={m.vdim})."
             )
         if m.bias_k is not None or m.add_zero_attn:
-            raise AttentionInputError(
-                "MultiHeadAttention.from_torch: add_bias_kv and add_zero_attn are not supported."
-            )
+            raise AttentionInputError("add_bias_kv and add_zero_attn are not supported.")
         w = m.in_proj_weight
         bias = m.in_proj_bias is not None
         new = cls(m.embed_dim, m.num_heads, bias=bias, dropout=m.dropout, device=w.device, dtype=w.dtype)

@@ -58,7 +58,7 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float | Array = 
     x_query, x_key = ops.asarray(x_query), ops.asarray(x_key)
     if x_query.ndim != 1 or x_key.ndim != 1:
         raise AttentionInputError(
-            f"{func}: x_query and x_key must be 1-d (L,) and (S,), got x_query {fmt_shape(x_query)} "
+            f"x_query and x_key must be 1-d (L,) and (S,), got x_query {fmt_shape(x_query)} "
             f"and x_key {fmt_shape(x_key)}."
         )
     diff = x_query[:, None] - x_key[None, :]  # (L, 1) - (1, S) -> (L, S)
@@ -103,7 +103,6 @@ def nadaraya_watson(
     >>> np.round(pred, 6)
     array([2. , 3.5, 2. ])
     """
-    func = "nadaraya_watson"
     scores = gaussian_kernel_scores(x_query, x_key, width)
     ops = ops_for(common_kind(func, x_query=x_query, y_value=y_value, mask=mask))
     y_value = ops.asarray(y_value)
@@ -126,24 +125,23 @@ def nadaraya_watson(
     return weights @ y_value, weights  # (L, S) @ (S,) -> (L,), or (L, S) @ (S, Ev) -> (L, Ev)
 
 
+@public("additive_scores")
 def additive_scores(q: Array, k: Array, W_q: Array, W_k: Array, w_v: Array) -> Array:
     """Bahdanau's scores ``w_v . tanh(W_q q_i + W_k k_j)``, shape ``(..., L, S)``.
 
     Shapes: ``q (..., L, E_q)``, ``k (..., S, E_k)``, ``W_q (H, E_q)``, ``W_k (H, E_k)``,
     ``w_v (H,)``.  Queries and keys need not share a dimension: each is projected to ``H``.
     """
-    func = "additive_scores"
-    kind = common_kind(func, q=q, k=k, W_q=W_q, W_k=W_k, w_v=w_v)
-    ops = ops_for(kind)
+    ops = namespace(q=q, k=k, W_q=W_q, W_k=W_k, w_v=w_v)
     q, k, W_q, W_k, w_v = (ops.asarray(a) for a in (q, k, W_q, W_k, w_v))
     if W_q.ndim != 2 or W_k.ndim != 2 or w_v.ndim != 1 or not (W_q.shape[0] == W_k.shape[0] == w_v.shape[0]):
         raise AttentionInputError(
-            f"{func}: expected W_q (H, E_q), W_k (H, E_k), w_v (H,) with one H, got W_q {fmt_shape(W_q)}, "
+            f"expected W_q (H, E_q), W_k (H, E_k), w_v (H,) with one H, got W_q {fmt_shape(W_q)}, "
             f"W_k {fmt_shape(W_k)}, w_v {fmt_shape(w_v)}."
         )
     if q.shape[-1] != W_q.shape[1] or k.shape[-1] != W_k.shape[1]:
         raise AttentionInputError(
-            f"{func}: q's last dim must be W_q's E_q and k's W_k's E_k; got q {fmt_shape(q)}, "
+            f"q's last dim must be W_q's E_q and k's W_k's E_k; got q {fmt_shape(q)}, "
             f"W_q {fmt_shape(W_q)}, k {fmt_shape(k)}, W_k {fmt_shape(W_k)}."
         )
     q_proj = q @ ops.swap_last(W_q)  # (..., L, E_q) @ (E_q, H) -> (..., L, H)
@@ -152,6 +150,7 @@ def additive_scores(q: Array, k: Array, W_q: Array, W_k: Array, w_v: Array) -> A
     return hidden @ w_v  # (..., L, S, H) @ (H,) -> (..., L, S)
 
 
+@public("additive_attention")
 def additive_attention(
     q: Array, k: Array, v: Array, W_q: Array, W_k: Array, w_v: Array, mask: Array | None = None
 ) -> tuple[Array, Array]:
@@ -169,8 +168,9 @@ def additive_attention(
     ((2, 6), (2, 4), True)
     """
     scores = additive_scores(q, k, W_q, W_k, w_v)
-    ops = ops_for(common_kind("additive_attention", q=q, v=v, mask=mask))
+    ops = namespace(q=q, v=v, mask=mask)
     if mask is not None:
-        scores = ops.where(ops.asarray(mask), scores, -ops.inf)
+        mask = check_mask(ops, mask, tuple(scores.shape), like=scores)
+        scores = ops.where(mask, scores, -ops.inf)
     weights = softmax(scores, axis=-1)  # (..., L, S)
     return weights @ ops.asarray(v), weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)

@@ -6,19 +6,15 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._backend import AttentionInputError, AttentionTypeError, common_kind, fmt_shape, is_torch, ops_for
+from ._backend import AttentionInputError, AttentionTypeError, fmt_shape, is_torch, namespace
+from ._validation import positive_int, public
 
 __all__ = ["sinusoidal_positional_encoding", "apply_rope", "rope_angles"]
 
 Array = Any
 
 
-def _positive_int(func: str, name: str, n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise AttentionInputError(f"{func}: {name} must be a positive integer; got {n!r}.")
-    return int(n)
-
-
+@public("sinusoidal_positional_encoding")
 def sinusoidal_positional_encoding(
     n_positions: int, d_model: int, *, base: float = 10000.0, like: Optional[Array] = None
 ) -> Array:
@@ -31,39 +27,37 @@ def sinusoidal_positional_encoding(
     >>> pe.shape, pe[0].tolist()
     ((4, 6), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0])
     """
-    func = "sinusoidal_positional_encoding"
-    n_positions = _positive_int(func, "n_positions", n_positions)
-    d_model = _positive_int(func, "d_model", d_model)
+    n_positions = positive_int("n_positions", n_positions)
+    d_model = positive_int("d_model", d_model)
     pos = np.arange(n_positions, dtype=np.float64)[:, None]  # (P, 1)
     two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(d/2),): the even column indices
     angles = pos / base ** (two_i / d_model)  # (P, 1) / (ceil(d/2),) -> (P, ceil(d/2))
     pe = np.zeros((n_positions, d_model))
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # an odd d_model has one sin column more
-    if is_torch(like):
-        import torch
-
-        dtype = like.dtype if like.dtype.is_floating_point else torch.get_default_dtype()
-        return torch.as_tensor(pe, dtype=dtype, device=like.device)
-    return pe
+    return namespace(like=like).from_numpy(pe, like=like)  # a tensor on like's device, in its float dtype
 
 
+@public("rope_angles")
 def rope_angles(positions: Array, E: int, *, base: float = 10000.0) -> Array:
-    """Rotation angles ``positions[..., None] * base^(-2i/E)``, shape ``(..., E/2)``, float64/float32."""
-    kind = common_kind("rope_angles", positions=positions)
-    ops = ops_for(kind)
+    """Rotation angles ``positions[..., None] * base^(-2i/E)``, shape ``(..., E/2)``.
+
+    float64 for numpy and for float64 tensors, float32 for other tensors.
+
+    >>> rope_angles([0, 1, 2], 4).round(4).tolist()
+    [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]]
+    """
+    ops = namespace(positions=positions)
     positions = ops.asarray(positions)
-    if kind == "torch":
-        import torch
-
-        dtype = torch.float64 if positions.dtype == torch.float64 else torch.float32
-        i = torch.arange(E // 2, device=positions.device, dtype=dtype)
-        inv_freq = base ** (-2 * i / E)
-        return positions.to(dtype)[..., None] * inv_freq  # (..., L, 1) * (E/2,) -> (..., L, E/2)
-    inv_freq = base ** (-2 * np.arange(E // 2, dtype=np.float64) / E)
-    return positions.astype(np.float64)[..., None] * inv_freq
+    if ops.name == "torch":  # float32 angles for tensors unless the positions are float64
+        dtype = ops.torch.float64 if positions.dtype == ops.torch.float64 else ops.torch.float32
+    else:
+        dtype = np.float64
+    inv_freq = base ** (-2 * ops.arange(E // 2, like=positions, dtype=dtype) / E)  # (E/2,)
+    return ops.astype(positions, dtype)[..., None] * inv_freq  # (..., L, 1) * (E/2,) -> (..., L, E/2)
 
 
+@public("apply_rope")
 def apply_rope(
     x: Array,
     positions: Optional[Array] = None,
@@ -89,37 +83,33 @@ def apply_rope(
     >>> np.allclose(np.linalg.norm(apply_rope(x), axis=-1), 2.0)
     True
     """
-    func = "apply_rope"
-    kind = common_kind(func, x=x, positions=positions if is_torch(positions) else None)
-    ops = ops_for(kind)
+    ops = namespace(x=x, positions=positions if is_torch(positions) else None)
     x = ops.asarray(x)
     if not ops.is_floating(x):
-        raise AttentionTypeError(f"{func}: x must be floating point; got dtype {x.dtype}.")
+        raise AttentionTypeError(f"x must be floating point; got dtype {x.dtype}.")
     if x.ndim < 2:
-        raise AttentionInputError(f"{func}: x must be (..., L, E); got shape {fmt_shape(x)}.")
+        raise AttentionInputError(f"x must be (..., L, E); got shape {fmt_shape(x)}.")
     L, E = int(x.shape[-2]), int(x.shape[-1])
     if E % 2:
         raise AttentionInputError(
-            f"{func}: the last dimension E of x must be even (features are rotated in pairs); "
+            f"the last dimension E of x must be even (features are rotated in pairs); "
             f"got E={E} for x of shape {fmt_shape(x)}."
         )
     if positions is None:
         positions = ops.arange(L, like=x)
     else:
-        positions = ops.asarray(positions)
-        if kind == "torch" and positions.device != x.device:
-            positions = positions.to(x.device)
+        positions = ops.to_device_of(ops.asarray(positions), x)
     try:
         np.broadcast_shapes(tuple(positions.shape), tuple(x.shape[:-1]))
     except ValueError:
         raise AttentionInputError(
-            f"{func}: positions of shape {fmt_shape(positions)} do not broadcast to x.shape[:-1] = "
+            f"positions of shape {fmt_shape(positions)} do not broadcast to x.shape[:-1] = "
             f"{tuple(x.shape[:-1])} = (..., L)."
         ) from None
 
     angles = rope_angles(positions, E, base=base)  # (..., L, E/2)
     work = ops.compute_dtype(x)
-    cos, sin = ops.astype(_cos(angles), work), ops.astype(_sin(angles), work)
+    cos, sin = ops.astype(ops.cos(angles), work), ops.astype(ops.sin(angles), work)
     xw = ops.astype(x, work)
     if interleaved:
         x1, x2 = xw[..., 0::2], xw[..., 1::2]  # pairs (2i, 2i+1)
@@ -130,11 +120,3 @@ def apply_rope(
         x1, x2 = xw[..., :half], xw[..., half:]  # pairs (i, i + E/2)
         out = ops.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
     return ops.astype(out, x.dtype)
-
-
-def _cos(a: Array) -> Array:
-    return a.cos() if is_torch(a) else np.cos(a)
-
-
-def _sin(a: Array) -> Array:
-    return a.sin() if is_torch(a) else np.sin(a)

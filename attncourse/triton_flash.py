@@ -18,7 +18,8 @@ import os
 from typing import Any, Optional
 
 from ._backend import AttentionInputError, AttentionTypeError
-from .flash import LOG2_E, _validate
+from ._validation import public
+from .flash import LOG2_E, validate_attention
 
 __all__ = ["triton_available", "triton_flash_attention"]
 
@@ -129,6 +130,7 @@ def _pow2(n: int, least: int = 16) -> int:
     return p
 
 
+@public("triton_flash_attention")
 def triton_flash_attention(
     q: Array,
     k: Array,
@@ -149,27 +151,24 @@ def triton_flash_attention(
     at least 16).  float32 products are computed in full float32 (no TF32); float16 and
     bfloat16 multiply in their own precision and accumulate in float32.
     """
-    func = "triton_flash_attention"
-    kind, _, q, k, v, mask, scale, _, lead, (L, S, E, Ev) = _validate(func, q, k, v, mask, scale, 1)
-    if kind != "torch":
-        raise AttentionTypeError(
-            f"{func}: needs torch tensors; got numpy arrays. Use flash_attention for numpy."
-        )
+    ops, q, k, v, mask, scale, lead, (L, S, E, Ev) = validate_attention(q, k, v, mask, scale)
+    if ops.name != "torch":
+        raise AttentionTypeError("needs torch tensors; got numpy arrays. Use flash_attention for numpy.")
     if str(q.dtype) not in ("torch.float32", "torch.float16", "torch.bfloat16"):
         raise AttentionTypeError(
-            f"{func}: the kernel computes in float32 at most; got {q.dtype}. Use flash_attention for float64."
+            f"the kernel computes in float32 at most; got {q.dtype}. Use flash_attention for float64."
         )
     for name, b in (("block_m", block_m), ("block_n", block_n)):
         if isinstance(b, bool) or not isinstance(b, int) or b < 16 or b & (b - 1):
-            raise AttentionInputError(f"{func}: {name} must be a power of two >= 16; got {b!r}.")
+            raise AttentionInputError(f"{name} must be a power of two >= 16; got {b!r}.")
     if not triton_available():
         raise ImportError(
-            f"{func} needs Triton, which is not installed: pip install triton (Linux). "
+            "triton_flash_attention needs Triton, which is not installed: pip install triton (Linux). "
             "flash_attention runs the same algorithm without it."
         )
     if q.device.type == "cpu" and not _interpreting():
         raise AttentionInputError(
-            f"{func}: q is on the CPU, and Triton kernels run on a GPU. Move the tensors to a GPU, "
+            "q is on the CPU, and Triton kernels run on a GPU. Move the tensors to a GPU, "
             "or set the environment variable TRITON_INTERPRET=1 (before triton is imported) to run the "
             "kernel in Triton's interpreter on the CPU (slow; for tests), or use flash_attention."
         )
@@ -177,7 +176,7 @@ def triton_flash_attention(
 
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
         raise AttentionInputError(
-            f"{func}: the kernel is forward only (no gradients); use flash_attention for training."
+            "the kernel is forward only (no gradients); use flash_attention for training."
         )
     out_dtype = q.dtype
     # One program per (block of queries, batch-and-head): flatten the broadcast leading dims.

@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
-# Everything the tests need, then every test: the package, its doctests, the book build,
-# every notebook under nbval, and the browser checks of the built HTML.
+# The full test tier: what CI runs (.ci/run is this script on a fresh clone).
+#
+#   bash scripts/test.sh               everything below
+#   bash scripts/test.sh -k flash      extra arguments go to the main pytest run (step 4)
+#   python -m pytest -m "not slow"     the quick tier alone (under a minute, no book build)
+#
+# Steps, and how often each chapter notebook is executed:
+#   1. set-up: .venv with the CPU build of torch unless it has one (scripts/setup_env.sh);
+#      Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install them.
+#   2. ruff check and ruff format --check.
+#   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
+#      _build/html, and keeps the executed copies in _build/jupyter_execute/.
+#   4. pytest on everything, slow tests included, on two workers (pytest-xdist, one file per
+#      worker at a time).  tests/test_notebook_outputs.py compares the executed copies of step 3
+#      with the outputs saved in book/*.ipynb under nbval's rules (tests/nbval_sanitize.cfg), so
+#      the check of the saved outputs costs no execution of its own; the browser tests read
+#      _build/html; tests/test_colab_standin.py runs every chapter in a Colab-like venv
+#      (execution 2).  The exercise and grader tests execute student hand-outs and small demo
+#      notebooks made from the chapters (tests/test_student_versions.py,
+#      tests/test_exercises_notebook.py, the graded loop in tests/test_grader.py).
+#   5. the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
+#      package, no torch), runs `python -m pytest tests -m "not slow"`; torch tests skip one by one.
 set -euo pipefail
 . "$(dirname "$0")/setup_env.sh"
 
-# Debian's Chromium for the browser tests and bubblewrap for the grader's sandbox, installed
-# when we may (root with apt-get); otherwise the browser tests skip and the grader falls back
-# to its weaker sandbox.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
@@ -14,11 +31,27 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+echo "== ruff"
+ruff check .
+ruff format --check .
+
 # axe-core for the accessibility audit of the built pages (package.json's devDependencies),
 # from the lock file; without Node the audit skips (and fails under REQUIRE_BROWSER=1).
 if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audit will skip" >&2
 fi
 
+echo "== the book (executes every chapter once)"
 NO_OPEN=1 bash scripts/build_book.sh
-python -m pytest "$@"
+
+echo "== pytest, every tier"
+REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadgroup "$@"
+
+echo "== pytest -m 'not slow' with numpy only (no torch)"
+numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
+if [ ! -x "$numpy_venv/bin/python" ]; then
+  "${PYTHON:-python3}" -m venv "$numpy_venv"
+fi
+"$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
+"$numpy_venv/bin/python" -m pip install -q --no-deps -e .
+"$numpy_venv/bin/python" -m pytest tests -m "not slow" -q -p no:cacheprovider

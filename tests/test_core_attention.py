@@ -4,12 +4,10 @@ import math
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
 import attncourse as ac
-from support import DEVICES, assert_close
 from reference import loop_attention
+from support import DEVICES, F, assert_close, torch
 
 
 def _qkv(rng, lead=(2, 3), L=5, S=7, E=8, Ev=6):
@@ -72,7 +70,8 @@ def test_forward_and_backward_match_torch_sdpa(rng, device, case, variant):
     shape = CASES[case]
     lead = (1, 1) if variant == "B=1 H=1" else (2, 3)
     q, k, v = (
-        torch.tensor(a, dtype=torch.float64, device=device, requires_grad=True) for a in _qkv(rng, lead, **shape)
+        torch.tensor(a, dtype=torch.float64, device=device, requires_grad=True)
+        for a in _qkv(rng, lead, **shape)
     )
     kw = {}
     if variant in ("is_causal", "mask+is_causal"):

@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
-import torch
 
 import attncourse as ac
-from support import DEVICES
+from support import DEVICES, torch
 
 
 def test_causal_mask_values():
@@ -24,7 +23,9 @@ def test_causal_mask_matches_torch_is_causal():
     k = torch.randn(1, 6, 4, dtype=torch.float64)
     v = torch.randn(1, 6, 2, dtype=torch.float64)
     a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-    b = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=torch.as_tensor(ac.causal_mask(3, 6)))
+    b = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=torch.as_tensor(ac.causal_mask(3, 6))
+    )
     torch.testing.assert_close(a, b)
 
 

@@ -3,10 +3,11 @@
 import math
 
 import pytest
-import torch
 
 import attncourse as ac
 from support import DEVICES, assert_close
+
+torch = pytest.importorskip("torch")  # the whole module is about a torch.nn.Module
 
 
 def _pair(d_model=12, n_heads=3, bias=True, device="cpu"):
@@ -73,7 +74,9 @@ def test_scales_by_sqrt_d_head_not_sqrt_d_model():
 
 
 def test_parameter_count_does_not_depend_on_heads():
-    counts = {h: sum(p.numel() for p in ac.MultiHeadAttention(24, h).parameters()) for h in (1, 2, 3, 4, 6, 8)}
+    counts = {
+        h: sum(p.numel() for p in ac.MultiHeadAttention(24, h).parameters()) for h in (1, 2, 3, 4, 6, 8)
+    }
     assert set(counts.values()) == {4 * 24 * 24 + 4 * 24}
 
 
@@ -90,7 +93,9 @@ def test_self_attention_default_and_dropout_only_in_training():
     c, w_train = m(x)
     assert not torch.allclose(a, c)
     # The returned weights are the dropped ones, as in nn.MultiheadAttention: zeros appear.
-    assert (w_train == 0).any() and torch.allclose(c, m.out_proj(ac.merge_heads(w_train @ ac.split_heads(m.v_proj(x), 2))))
+    assert (w_train == 0).any() and torch.allclose(
+        c, m.out_proj(ac.merge_heads(w_train @ ac.split_heads(m.v_proj(x), 2)))
+    )
 
 
 def test_from_torch_keeps_dtype_device_and_rejects_unsupported():
@@ -99,7 +104,9 @@ def test_from_torch_keeps_dtype_device_and_rejects_unsupported():
     with pytest.raises(ValueError, match="kdim/vdim different from embed_dim are not supported"):
         ac.MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(8, 2, kdim=4, vdim=4, batch_first=True))
     with pytest.raises(ValueError, match="add_bias_kv and add_zero_attn are not supported"):
-        ac.MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(8, 2, add_bias_kv=True, batch_first=True))
+        ac.MultiHeadAttention.from_torch(
+            torch.nn.MultiheadAttention(8, 2, add_bias_kv=True, batch_first=True)
+        )
     with pytest.raises(ValueError, match="expected torch.nn.MultiheadAttention; got Linear"):
         ac.MultiHeadAttention.from_torch(torch.nn.Linear(2, 2))
 

@@ -2,10 +2,9 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 import attncourse as ac
-from support import DEVICES
+from support import DEVICES, torch
 
 
 def test_sinusoidal_matches_the_paper_formula_term_by_term():
@@ -56,7 +55,9 @@ def test_rope_matches_pairwise_rotation(rng, interleaved):
     x = rng.normal(size=(5, 8))
     positions = [3, 0, 7, 1, 2]
     np.testing.assert_allclose(
-        ac.apply_rope(x, positions, interleaved=interleaved), _rope_reference(x, positions, interleaved), atol=1e-12
+        ac.apply_rope(x, positions, interleaved=interleaved),
+        _rope_reference(x, positions, interleaved),
+        atol=1e-12,
     )
 
 
@@ -99,7 +100,9 @@ def test_rope_batched_positions(rng):
 def test_rope_errors():
     with pytest.raises(ValueError, match=r"E of x must be even.*got E=5 for x of shape \(3, 5\)"):
         ac.apply_rope(np.zeros((3, 5)))
-    with pytest.raises(ValueError, match=r"positions of shape \(4,\) do not broadcast to x.shape\[:-1\] = \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"positions of shape \(4,\) do not broadcast to x.shape\[:-1\] = \(3,\)"
+    ):
         ac.apply_rope(np.zeros((3, 4)), np.arange(4))
     with pytest.raises(TypeError, match=r"cannot be mixed \(x is numpy, positions is torch\)"):
         ac.apply_rope(np.zeros((3, 4)), torch.arange(3))

@@ -79,18 +79,26 @@ def test_causality_changing_a_future_token_changes_no_earlier_output(n, t, seed)
 def test_rope_score_depends_only_on_the_offset(E, m, n, shift, interleaved, seed):
     rng = np.random.default_rng(seed)
     q, k = rng.normal(size=(1, E)), rng.normal(size=(1, E))
-    score = (ac.apply_rope(q, [m], interleaved=interleaved) @ ac.apply_rope(k, [n], interleaved=interleaved).T).item()
+    score = (
+        ac.apply_rope(q, [m], interleaved=interleaved) @ ac.apply_rope(k, [n], interleaved=interleaved).T
+    ).item()
     shifted = (
-        ac.apply_rope(q, [m + shift], interleaved=interleaved) @ ac.apply_rope(k, [n + shift], interleaved=interleaved).T
+        ac.apply_rope(q, [m + shift], interleaved=interleaved)
+        @ ac.apply_rope(k, [n + shift], interleaved=interleaved).T
     ).item()
     assert np.isclose(score, shifted, rtol=1e-9, atol=1e-9)
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.float64, st.tuples(dims, st.integers(1, 4).map(lambda h: 2 * h)), elements=finite), st.booleans())
+@given(
+    arrays(np.float64, st.tuples(dims, st.integers(1, 4).map(lambda h: 2 * h)), elements=finite),
+    st.booleans(),
+)
 def test_rope_preserves_norms(x, interleaved):
     out = ac.apply_rope(x, interleaved=interleaved)
-    np.testing.assert_allclose(np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-9, atol=1e-12
+    )
 
 
 @settings(max_examples=60, deadline=None)

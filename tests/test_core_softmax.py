@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
-import torch
 
 import attncourse as ac
-from support import DEVICES, assert_close
 from reference import loop_softmax
+from support import DEVICES, assert_close, torch
 
 
 def test_matches_loop_reference(rng):

@@ -211,6 +211,7 @@ def test_tiny_transformer_bad_input():
             TinyTransformer(**kwargs)
 
 
+@pytest.mark.slow
 def test_tiny_transformer_learns_to_repeat_the_previous_token():
     # The target at position t is token t - 1: the model has to attend one step back.
     torch.manual_seed(0)

@@ -1,0 +1,193 @@
+"""Input checks shared by the numerical modules, and the one place errors get their function's name.
+
+Every check here raises ``AttentionInputError`` (or ``AttentionTypeError``) with a message that
+names the argument, shows the shape or value it got and says what was expected; none of them
+knows which public function called it.  The public function is decorated with
+:func:`public`, which prefixes the message with its own name once, at the boundary where the
+user called it (``"softmax: axis=3 is out of range ..."``), the way einops reports the pattern
+a failing call was given.  A public function called by another one (``cached_attention`` calls
+``flash_attention``) reports the outer name: the one the user typed.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import math
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+
+import numpy as np
+
+from ._backend import AttentionInputError, AttentionTypeError, fmt_shape
+
+__all__ = [
+    "public",
+    "positive_int",
+    "as_float",
+    "check_axis",
+    "check_same_float",
+    "check_qkv",
+    "check_scale",
+    "check_mask",
+    "broadcast_shapes",
+]
+
+Array = Any
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The name of the outermost public function running now (None outside any).
+_CALLER: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("attncourse_caller", default=None)
+
+
+def public(name: str) -> Callable[[F], F]:
+    """Decorate a public function so that the errors it raises start with ``name``.
+
+    Only the outermost decorated call adds its name; the message is changed in place, so the
+    exception keeps its type and its traceback.
+
+    >>> @public("double")
+    ... def double(n):
+    ...     return 2 * positive_int("n", n)
+    >>> double(0)
+    Traceback (most recent call last):
+    ...
+    attncourse._backend.AttentionInputError: double: n must be a positive integer; got 0.
+    """
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if _CALLER.get() is not None:  # called from another public function: it reports
+                return func(*args, **kwargs)
+            token = _CALLER.set(name)
+            try:
+                return func(*args, **kwargs)
+            except AttentionInputError as e:
+                if e.args and isinstance(e.args[0], str):
+                    e.args = (f"{name}: {e.args[0]}",) + e.args[1:]
+                raise
+            finally:
+                _CALLER.reset(token)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def positive_int(name: str, n: Any) -> int:
+    """``n`` as an ``int`` if it is an integer >= 1 (``bool`` is refused), else an error naming it."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise AttentionInputError(f"{name} must be a positive integer; got {n!r}.")
+    return int(n)
+
+
+def as_float(ops, name: str, x: Array) -> Array:
+    """``x`` as a floating array: integers are promoted (float64 / torch's default), bool and complex refused."""
+    x = ops.asarray(x)
+    if ops.is_floating(x):
+        return x
+    if ops.is_integer(x):
+        return ops.astype(x, ops.float_dtype_for(None))
+    raise AttentionTypeError(f"{name} must hold real numbers; got dtype {x.dtype}.")
+
+
+def check_axis(axis: Any, x: Array) -> int:
+    """``axis`` must index a dimension of ``x``; a 0-d ``x`` accepts ``-1`` and ``0`` (as torch does)."""
+    ndim = max(int(x.ndim), 1)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise AttentionInputError(f"axis={axis!r} is out of range for x of shape {fmt_shape(x)}.")
+    return int(axis)
+
+
+def check_same_float(ops, **arrays: Array) -> None:
+    """The named arrays are floating point and share one dtype (and, for torch, one device)."""
+    for name, a in arrays.items():
+        if not ops.is_floating(a):
+            raise AttentionTypeError(f"{name} must be floating point; got dtype {a.dtype}.")
+    names = " and ".join([", ".join(list(arrays)[:-1]), list(arrays)[-1]]) if len(arrays) > 1 else "x"
+    dtypes = {n: a.dtype for n, a in arrays.items()}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{n}: {d}" for n, d in dtypes.items())
+        raise AttentionTypeError(f"{names} must share one dtype; got {listed}.")
+    devices = {n: ops.device(a) for n, a in arrays.items()}
+    if len(set(devices.values())) > 1:
+        listed = ", ".join(f"{n}: {d}" for n, d in devices.items())
+        raise AttentionInputError(f"{names} must be on one device; got {listed}.")
+
+
+def broadcast_shapes(what: str, shapes: Dict[str, Tuple[int, ...]]) -> Tuple[int, ...]:
+    """The broadcast of ``shapes``, or an error listing each named shape."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        listed = "\n".join(f"  {n}: {s}" for n, s in shapes.items())
+        raise AttentionInputError(f"the {what} do not broadcast:\n{listed}") from None
+
+
+def check_qkv(q: Array, k: Array, v: Array) -> Tuple[Tuple[int, ...], Tuple[int, int, int, int]]:
+    """Shapes of ``q (..., L, E)``, ``k (..., S, E)``, ``v (..., S, Ev)``: the broadcast leading
+    shape and ``(L, S, E, Ev)``, or an error that lays out all three shapes."""
+    layout = (
+        f"  q: {fmt_shape(q)}  expected (..., L, E)\n"
+        f"  k: {fmt_shape(k)}  expected (..., S, E)\n"
+        f"  v: {fmt_shape(v)}  expected (..., S, Ev)"
+    )
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise AttentionInputError(f"q, k and v need at least 2 dimensions.\n{layout}")
+    L, E = (int(n) for n in q.shape[-2:])
+    S, Ek = (int(n) for n in k.shape[-2:])
+    Sv, Ev = (int(n) for n in v.shape[-2:])
+    if E != Ek:
+        raise AttentionInputError(
+            "q and k must share their last dimension E (each query is compared with each key by a "
+            f"dot product); got E={E} for q and E={Ek} for k.\n{layout}"
+        )
+    if S != Sv:
+        raise AttentionInputError(
+            f"k and v must have the same length S (one value per key); got S={S} keys and S={Sv} values.\n{layout}"
+        )
+    lead = broadcast_shapes(
+        f"leading (batch/head) dimensions of q, k and v\n{layout}\n  leading shapes",
+        {"q": tuple(q.shape[:-2]), "k": tuple(k.shape[:-2]), "v": tuple(v.shape[:-2])},
+    )
+    return lead, (L, S, E, Ev)
+
+
+def check_scale(scale: Any, E: int) -> float:
+    """``None`` means ``1/sqrt(E)`` (1 for ``E = 0``: every score is then an empty sum, 0); else a
+    plain real number."""
+    if scale is None:
+        return 1.0 / math.sqrt(E) if E > 0 else 1.0
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
+        raise AttentionTypeError(f"scale must be a Python number or None; got {type(scale).__name__}.")
+    return float(scale)
+
+
+_CONVERTERS = (
+    "\nA 0/1 or float mask is ambiguous (is 1 'keep' or 'block'? is it added to the scores?)."
+    "\nattncourse masks are boolean with True = may attend. Convert explicitly:"
+    "\n  Hugging Face attention_mask (1 = keep)   -> from_hf_attention_mask(m)"
+    "\n  nn.MultiheadAttention masks (True = block) -> from_blocked_mask(m)"
+    "\n  additive float mask (0 / -inf)             -> from_additive_mask(m)"
+)
+
+
+def check_mask(ops, mask: Array, scores_shape: Tuple[int, ...], like: Array) -> Array:
+    """A boolean mask broadcastable to ``scores_shape = (..., L, S)`` on ``like``'s device."""
+    mask = ops.asarray(mask)
+    if not ops.is_bool(mask):
+        hint = _CONVERTERS if ops.is_integer(mask) or ops.is_floating(mask) else ""
+        raise AttentionTypeError(f"mask must be boolean (True = may attend); got dtype {mask.dtype}.{hint}")
+    try:
+        joint = tuple(np.broadcast_shapes(tuple(mask.shape), scores_shape))
+    except ValueError:
+        joint = None
+    if joint != scores_shape:
+        raise AttentionInputError(
+            f"mask of shape {fmt_shape(mask)} does not broadcast to the scores' shape {scores_shape} = (..., L, S).\n"
+            "  A per-key padding mask (B, S) needs singleton axes: mask[:, None, :] for (B, L, S) "
+            "scores, mask[:, None, None, :] for (B, H, L, S)."
+        )
+    if ops.device(mask) != ops.device(like):
+        raise AttentionInputError(f"mask is on {ops.device(mask)} but q is on {ops.device(like)}.")
+    return mask

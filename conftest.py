@@ -1,0 +1,39 @@
+"""One collection rule for every test path (tests/, the package's doctests).
+
+The package needs only numpy; torch, matplotlib, ipywidgets and the book tooling are optional.
+A test module or doctest module that cannot be imported because one of those libraries is not
+installed is reported as skipped, naming the library, instead of as a collection error.  Any
+other import failure (or a missing library that *is* installed) still fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+
+OPTIONAL = (
+    "torch",
+    "matplotlib",
+    "ipywidgets",
+    "einops",
+    "nbformat",
+    "nbclient",
+    "nbval",
+    "yaml",
+    "playwright",
+)
+_MISSING_MODULE = re.compile(r"No module named '([A-Za-z0-9_]+)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    report = yield
+    if report.failed and isinstance(collector, pytest.Module):
+        found = _MISSING_MODULE.search(str(report.longrepr))
+        library = found and found.group(1)
+        if library in OPTIONAL and importlib.util.find_spec(library) is None:
+            report.outcome = "skipped"
+            report.longrepr = (str(collector.path), 0, f"Skipped: needs {library}, which is not installed")
+    return report
