@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._backend import AttentionInputError, common_kind, fmt_shape, is_torch, ops_for
+from ._backend import AttentionInputError, fmt_shape, is_torch, namespace
+from ._validation import check_mask, public
 from .functional import softmax
 
 __all__ = ["additive_attention", "additive_scores", "gaussian_kernel_scores", "nadaraya_watson"]
@@ -23,9 +24,9 @@ __all__ = ["additive_attention", "additive_scores", "gaussian_kernel_scores", "n
 Array = Any
 
 
-def _width(func: str, width: Any) -> Any:
+def _width(width: Any) -> Any:
     """A positive float, or a positive one-element torch tensor (kept, so a width can be learned)."""
-    bad = AttentionInputError(f"{func}: width must be a positive number, got {width!r}.")
+    bad = AttentionInputError(f"width must be a positive number, got {width!r}.")
     if is_torch(width):
         if width.numel() != 1 or not float(width.detach()) > 0:
             raise bad
@@ -39,6 +40,7 @@ def _width(func: str, width: Any) -> Any:
     return w
 
 
+@public("gaussian_kernel_scores")
 def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float | Array = 1.0) -> Array:
     """Scores ``-(x_query[i] - x_key[j])^2 / (2 width^2)``, shape ``(L, S)``, for 1-d inputs.
 
@@ -51,10 +53,8 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float | Array = 
     >>> gaussian_kernel_scores(np.array([0.0]), np.array([0.0, 1.0, 2.0]))
     array([[-0. , -0.5, -2. ]])
     """
-    func = "gaussian_kernel_scores"
-    w = _width(func, width)
-    kind = common_kind(func, x_query=x_query, x_key=x_key, width=w if is_torch(w) else None)
-    ops = ops_for(kind)
+    w = _width(width)
+    ops = namespace(x_query=x_query, x_key=x_key, width=w if is_torch(w) else None)
     x_query, x_key = ops.asarray(x_query), ops.asarray(x_key)
     if x_query.ndim != 1 or x_key.ndim != 1:
         raise AttentionInputError(
@@ -65,6 +65,7 @@ def gaussian_kernel_scores(x_query: Array, x_key: Array, width: float | Array = 
     return -(diff**2) / (2.0 * w * w)
 
 
+@public("nadaraya_watson")
 def nadaraya_watson(
     x_query: Array,
     x_key: Array,
@@ -104,23 +105,16 @@ def nadaraya_watson(
     array([2. , 3.5, 2. ])
     """
     scores = gaussian_kernel_scores(x_query, x_key, width)
-    ops = ops_for(common_kind(func, x_query=x_query, y_value=y_value, mask=mask))
+    ops = namespace(x_query=x_query, y_value=y_value, mask=mask)
     y_value = ops.asarray(y_value)
     if y_value.ndim not in (1, 2) or y_value.shape[0] != scores.shape[1]:
         raise AttentionInputError(
-            f"{func}: y_value must have one value per key, shape ({scores.shape[1]},) or "
+            f"y_value must have one value per key, shape ({scores.shape[1]},) or "
             f"({scores.shape[1]}, Ev), got {fmt_shape(y_value)}."
         )
     if mask is not None:
-        mask = ops.asarray(mask)
-        if not ops.is_bool(mask):
-            raise AttentionInputError(f"{func}: mask must be boolean (True = may attend), got {mask.dtype}.")
-        try:
-            scores = ops.where(mask, scores, -ops.inf)
-        except (ValueError, RuntimeError):
-            raise AttentionInputError(
-                f"{func}: mask {fmt_shape(mask)} does not broadcast to the weights' shape {fmt_shape(scores)}."
-            ) from None
+        mask = check_mask(ops, mask, tuple(scores.shape), like=scores)
+        scores = ops.where(mask, scores, -ops.inf)
     weights = softmax(scores, axis=-1)  # (L, S): each query's weights over the keys
     return weights @ y_value, weights  # (L, S) @ (S,) -> (L,), or (L, S) @ (S, Ev) -> (L, Ev)
 

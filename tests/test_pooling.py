@@ -113,7 +113,7 @@ def test_additive_matches_a_loop_and_torch():
         ),
         (
             lambda: nadaraya_watson(np.zeros(2), np.zeros(3), np.zeros(3), mask=np.ones((2, 4), bool)),
-            r"mask \(2, 4\)",
+            r"mask of shape \(2, 4\)",
         ),
         (
             lambda: additive_scores(
