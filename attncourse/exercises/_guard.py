@@ -49,7 +49,9 @@ __all__ = ["Guard", "allowed_names", "TORCH_ATTENTION"]
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Files of the package that hold no answer: the exercise machinery, the command line, plotting and
 # widgets (they draw, they compute nothing an exercise asks for), the device helper.
-_NEUTRAL_TOP = {"__init__.py", "cli.py", "bench.py", "device.py", "__main__.py"}
+# _validation.py holds the decorator that names a public function in its errors: its wrapper frame
+# is neutral, and the decorated function's own frame, one level down, is what gets recognised.
+_NEUTRAL_TOP = {"__init__.py", "cli.py", "bench.py", "device.py", "__main__.py", "_validation.py", "_backend.py"}
 _NEUTRAL_PREFIXES = ("plotting", "widgets", "grading")
 _REFERENCE_FILES = re.compile(r"^(ch\d\d|bugs|_common)\.py$")
 _NEUTRAL_CODE_NAMES = {"<module>", "__getattr__", "__dir__"}
@@ -170,7 +172,9 @@ def _codes_of(obj: Any) -> Set[types.CodeType]:
         seen = 0
         while obj is not None and seen < 5:
             code = getattr(obj, "__code__", None)
-            if isinstance(code, types.CodeType):
+            # the wrapper of ``_validation.public`` is one code object shared by every public
+            # function: it names none of them, so only the wrapped implementation counts
+            if isinstance(code, types.CodeType) and not code.co_filename.endswith("_validation.py"):
                 codes.add(code)
             obj, seen = getattr(obj, "__wrapped__", None), seen + 1
     return codes
