@@ -57,8 +57,13 @@ def heatmap(
         ax.set_yticks(range(n_rows), labels=list(row_labels))
     if col_labels is not None:
         rotate = n_cols > 6
-        ax.set_xticks(range(n_cols), labels=list(col_labels), rotation=45 if rotate else 0,
-                      ha="right" if rotate else "center", rotation_mode="anchor" if rotate else "default")
+        ax.set_xticks(
+            range(n_cols),
+            labels=list(col_labels),
+            rotation=45 if rotate else 0,
+            ha="right" if rotate else "center",
+            rotation_mode="anchor" if rotate else "default",
+        )
     if annotate is None:
         annotate = n_rows * n_cols <= 64
     if annotate:
@@ -68,8 +73,15 @@ def heatmap(
                 if np.isfinite(values[i, j]):
                     # Dark text on the bright end of the colour map, light text elsewhere.
                     bright = hi > lo and (values[i, j] - lo) / (hi - lo) > 0.6
-                    ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize=8,
-                            color="black" if bright else "white")
+                    ax.text(
+                        j,
+                        i,
+                        fmt.format(values[i, j]),
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="black" if bright else "white",
+                    )
     if title:
         ax.set_title(title)
     if xlabel:
@@ -112,12 +124,23 @@ def mask_overlay(
     mask = to_numpy(mask).astype(bool)
     ax = _axes(ax)
     base = to_numpy(weights) if weights is not None else mask.astype(float)
-    attention_heatmap(base, queries, keys, ax=ax, title=title, annotate=weights is not None and base.size <= 64,
-                      colorbar=weights is not None)
+    attention_heatmap(
+        base,
+        queries,
+        keys,
+        ax=ax,
+        title=title,
+        annotate=weights is not None and base.size <= 64,
+        colorbar=weights is not None,
+    )
     from matplotlib.patches import Rectangle
 
     for i, j in zip(*np.nonzero(~mask)):
-        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.5", hatch="//", lw=0.5, zorder=4))
+        ax.add_patch(
+            Rectangle(
+                (j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.5", hatch="//", lw=0.5, zorder=4
+            )
+        )
     return ax
 
 

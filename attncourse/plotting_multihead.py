@@ -37,9 +37,7 @@ def head_grid(
     if w.ndim == 4 and w.shape[0] == 1:
         w = w[0]  # (1, H, L, S) -> (H, L, S)
     if w.ndim != 3:
-        raise ValueError(
-            f"head_grid: weights must be (H, L, S) or (1, H, L, S); got shape {tuple(w.shape)}."
-        )
+        raise ValueError(f"head_grid: weights must be (H, L, S) or (1, H, L, S); got shape {tuple(w.shape)}.")
     n_heads, L, S = w.shape
     ncols = min(n_heads, 4) if ncols is None else ncols
     if ncols < 1:
@@ -48,7 +46,11 @@ def head_grid(
     if annotate is None:
         annotate = L * S <= 36
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False, layout="constrained"
+        nrows,
+        ncols,
+        figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+        squeeze=False,
+        layout="constrained",
     )
     for h, ax in enumerate(axes.ravel()):
         if h >= n_heads:

@@ -267,9 +267,7 @@ def wait_for_mathjax(page, timeout_ms: int = 20_000) -> int:
     Returns 0 at once on a page that does not load MathJax (Sphinx adds it only to pages
     with math).
     """
-    loads_mathjax = page.evaluate(
-        "() => Array.from(document.scripts).some(s => /mathjax/i.test(s.src))"
-    )
+    loads_mathjax = page.evaluate("() => Array.from(document.scripts).some(s => /mathjax/i.test(s.src))")
     if not loads_mathjax:
         return 0
     page.wait_for_function(

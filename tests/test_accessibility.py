@@ -14,6 +14,7 @@ import json
 from collections import Counter
 
 import pytest
+
 from browser import (  # noqa: F401  (book_server and chromium are fixtures)
     BUILD_HTML,
     REPO_ROOT,

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+
 from browser import (  # noqa: F401  (chromium, book_server and book_browser are fixtures)
     BUILD_HTML,
     REPO_ROOT,
@@ -143,6 +144,7 @@ def test_vendored_files_are_complete():
 
 # --- built HTML (no browser) --------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def built_book() -> Path:
     """``_build/html``; skips (fails under REQUIRE_BROWSER=1) when the book is not built."""
@@ -180,8 +182,7 @@ def test_built_pages_load_no_script_or_style_from_another_host(built_book):
 def test_colab_button_opens_the_notebook_on_github(built_book):
     text = (BUILD_HTML / "book" / "01_softmax.html").read_text(encoding="utf8")
     expected = (
-        "https://colab.research.google.com/github/attncourse/attention-course"
-        "/blob/main/book/01_softmax.ipynb"
+        "https://colab.research.google.com/github/attncourse/attention-course/blob/main/book/01_softmax.ipynb"
     )
     assert f'href="{expected}"' in text
 
@@ -189,7 +190,9 @@ def test_colab_button_opens_the_notebook_on_github(built_book):
 def test_no_top_navbar_above_the_article_header(built_book):
     # pydata-sphinx-theme's top navbar would add a second header bar, holding only a search field,
     # above every page; the book theme's sidebar and article header are the only header.
-    offenders = [page for page in built_pages() if "bd-header__inner" in (BUILD_HTML / page).read_text("utf8")]
+    offenders = [
+        page for page in built_pages() if "bd-header__inner" in (BUILD_HTML / page).read_text("utf8")
+    ]
     assert not offenders, f"pages with the extra top navbar: {offenders}"
 
 
@@ -220,7 +223,7 @@ def test_every_page_loads_offline_without_errors(book_browser):
     assert all(n > 0 for n in typeset.values()), typeset
 
 
-WIDGET_NOTEBOOK = '''\
+WIDGET_NOTEBOOK = """\
 import io
 
 import ipywidgets as widgets
@@ -246,7 +249,7 @@ play = widgets.Play(value=0, min=0, max=2, interval=100)
 widgets.jslink((slider, "value"), (stack, "selected_index"))
 widgets.jslink((play, "value"), (slider, "value"))
 widgets.VBox([widgets.HBox([play, slider]), stack])
-'''
+"""
 
 
 @pytest.fixture(scope="module")

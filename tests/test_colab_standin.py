@@ -13,7 +13,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import venv
 from pathlib import Path
@@ -24,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = ROOT / "tests" / "colab-requirements.txt"
 # What a Colab user opens: a chapter's student edition where it has one (its badge points there).
 NOTEBOOKS = sorted(
-    ROOT / "student" / p.name if (ROOT / "student" / p.name).exists() else p for p in (ROOT / "book").glob("*.ipynb")
+    ROOT / "student" / p.name if (ROOT / "student" / p.name).exists() else p
+    for p in (ROOT / "book").glob("*.ipynb")
 )
 
 pytestmark = [pytest.mark.colab, pytest.mark.slow]
@@ -40,7 +40,9 @@ nbformat.write(nb, out)
 
 
 def _pip_freeze(python: Path) -> dict:
-    lines = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
+    lines = subprocess.run(
+        [str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True
+    ).stdout
     return dict(line.split("==", 1) for line in lines.splitlines() if "==" in line)
 
 
@@ -48,7 +50,9 @@ def _pip_freeze(python: Path) -> dict:
 def colab_env(tmp_path_factory):
     """A venv with Colab's versions, and an IPython profile that imports google.colab."""
     # Outside the checkout, so the book build never sees it; kept between runs.
-    cache = Path(os.environ.get("COLAB_STANDIN_DIR", Path(tempfile.gettempdir()) / "attncourse-colab-standin"))
+    cache = Path(
+        os.environ.get("COLAB_STANDIN_DIR", Path(tempfile.gettempdir()) / "attncourse-colab-standin")
+    )
     python = cache / "venv" / "bin" / "python"
     stamp = cache / "requirements.txt"
     if not python.exists() or not stamp.exists() or stamp.read_text() != REQUIREMENTS.read_text():
@@ -101,7 +105,10 @@ def test_notebook_runs_in_colab_standin(colab_env, notebook, tmp_path):
     before = _pip_freeze(python)
     result = subprocess.run(
         [str(python), "-c", EXECUTE, str(src), str(tmp_path / "out.ipynb"), str(notebook.parent)],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-4000:]
     after = _pip_freeze(python)

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from exercise_support import load_hidden_cases
 
 from attncourse import apply_rope, softmax
 from attncourse import scaled_dot_product_attention as sdpa
 from attncourse.exercises import CHAPTERS, all_exercises, check, get, reset
 from attncourse.exercises._check import run_cases
-from attncourse.exercises._outputs import to_arrays
 from attncourse.exercises._compare import Outcome, expected_outputs, judge
+from attncourse.exercises._outputs import to_arrays
 from attncourse.exercises._registry import KINDS
-from exercise_support import load_hidden_cases
 from attncourse.exercises.notebook import replace_solutions
 from attncourse.pooling import nadaraya_watson
 

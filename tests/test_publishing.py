@@ -13,12 +13,22 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser import BUILD_HTML, book_browser, book_server, chromium, skip_or_fail, wait_for_mathjax, wait_for_widgets  # noqa: F401 (fixtures)
+from browser import (  # noqa: F401 (fixtures)
+    BUILD_HTML,
+    book_browser,
+    book_server,
+    chromium,
+    skip_or_fail,
+    wait_for_mathjax,
+    wait_for_widgets,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 PAGES_MD = sorted((ROOT / "book").glob("*.md"))
-COLAB = re.compile(r"https://colab\.research\.google\.com/github/([^/]+/[^/]+)/blob/([^/]+)/([^\"')\s]+\.ipynb)")
+COLAB = re.compile(
+    r"https://colab\.research\.google\.com/github/([^/]+/[^/]+)/blob/([^/]+)/([^\"')\s]+\.ipynb)"
+)
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import stamp_notebooks  # noqa: E402
@@ -33,7 +43,9 @@ def _nb(path: Path) -> dict:
 
 def test_notebooks_are_stamped_from_the_one_repository_url():
     result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "stamp_notebooks.py"), "--check"], capture_output=True, text=True
+        [sys.executable, str(ROOT / "scripts" / "stamp_notebooks.py"), "--check"],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -44,7 +56,9 @@ def test_badge_and_install_cell(path):
     first = "".join(nb["cells"][0]["source"])
     repo_url, branch = stamp_notebooks.repository()
     links = COLAB.findall(first)
-    target = stamp_notebooks.colab_target(path).relative_to(ROOT).as_posix()  # student/ where it has exercises
+    target = (
+        stamp_notebooks.colab_target(path).relative_to(ROOT).as_posix()
+    )  # student/ where it has exercises
     assert links == [(repo_url.split("github.com/")[1], branch, target)], links
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     install = "".join(code[0]["source"])
@@ -102,8 +116,12 @@ def test_headings_are_in_order(path):
 def test_no_colour_map_that_fails_in_grey_scale():
     sources = [p.read_text() for p in (ROOT / "attncourse").rglob("*.py")]
     sources += ["".join(c["source"]) for p in NOTEBOOKS for c in _nb(p)["cells"] if c["cell_type"] == "code"]
-    bad = [name for name in ("jet", "rainbow", "hsv", "gist_rainbow", "nipy_spectral") for s in sources
-           if re.search(rf"cmap\s*=\s*[\"']{name}[\"']", s)]
+    bad = [
+        name
+        for name in ("jet", "rainbow", "hsv", "gist_rainbow", "nipy_spectral")
+        for s in sources
+        if re.search(rf"cmap\s*=\s*[\"']{name}[\"']", s)
+    ]
     assert not bad, bad
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
-import make_student_notebooks
+import make_student_notebooks  # noqa: E402
 import stamp_notebooks  # noqa: E402
 import student_launch  # noqa: E402
 

@@ -2,10 +2,10 @@
 
 import pytest
 import torch
-from support import DEVICES, assert_close
 
 import attncourse as ac
 from attncourse.transformer import TinyTransformer, TransformerBlock, next_token_probs
+from support import DEVICES, assert_close
 
 # Our parameter name -> nn.TransformerEncoderLayer's (in_proj_* stacks W_Q, W_K, W_V).
 SAME_NAMES = {

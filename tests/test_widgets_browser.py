@@ -22,6 +22,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
+
 from browser import BUILD_HTML, BookBrowser, serve, wait_for_widgets, why_no_browser
 
 pytestmark = pytest.mark.browser

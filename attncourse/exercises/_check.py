@@ -21,9 +21,9 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from ._outputs import OutputProblem, error_where, short_message, to_arrays
 from ._compare import NOT_ATTEMPTED, CaseResult, Outcome, expected_outputs, judge
 from ._guard import Guard
+from ._outputs import OutputProblem, error_where, short_message, to_arrays
 from ._registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
 
 __all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]

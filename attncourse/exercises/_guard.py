@@ -51,7 +51,15 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # widgets (they draw, they compute nothing an exercise asks for), the device helper.
 # _validation.py holds the decorator that names a public function in its errors: its wrapper frame
 # is neutral, and the decorated function's own frame, one level down, is what gets recognised.
-_NEUTRAL_TOP = {"__init__.py", "cli.py", "bench.py", "device.py", "__main__.py", "_validation.py", "_backend.py"}
+_NEUTRAL_TOP = {
+    "__init__.py",
+    "cli.py",
+    "bench.py",
+    "device.py",
+    "__main__.py",
+    "_validation.py",
+    "_backend.py",
+}
 _NEUTRAL_PREFIXES = ("plotting", "widgets", "grading")
 _REFERENCE_FILES = re.compile(r"^(ch\d\d|bugs|_common)\.py$")
 _NEUTRAL_CODE_NAMES = {"<module>", "__getattr__", "__dir__"}

@@ -126,13 +126,18 @@ def exercise_cells(exercise_id: str, *, with_ids: bool = True) -> List[dict]:
 def setup_cell(chapter: Any, *, with_ids: bool = True) -> dict:
     """The code cell that imports ``check``, ``score`` and what the chapter's solutions use."""
     key = chapter_key(chapter)
-    needs: List[str] = []
+    plain: List[str] = []
+    names: Dict[str, List[str]] = {}  # "from M import a, b" lines merged by module, each name once
     for ex in all_exercises(key):
-        needs += [n for n in ex.needs if n not in needs]
-    source = "\n".join(
-        sorted(needs, key=lambda n: (not n.startswith("import"), n))
-        + ["from attncourse.exercises import check, score"]
-    )
+        for line in ex.needs:
+            m = re.fullmatch(r"from\s+([\w.]+)\s+import\s+([\w\s,]+)", line.strip())
+            if m is None:
+                plain += [line] if line not in plain else []
+                continue
+            have = names.setdefault(m.group(1), [])
+            have += [n.strip() for n in m.group(2).split(",") if n.strip() and n.strip() not in have]
+    froms = [f"from {module} import {', '.join(imported)}" for module, imported in sorted(names.items())]
+    source = "\n".join(sorted(plain) + froms + ["from attncourse.exercises import check, score"])
     return _code(
         source, {"attncourse": {"setup": key}}, _cell_id(key, "exercises-setup") if with_ids else None
     )

@@ -198,6 +198,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     reply = protocol.ReplyWriter(job_dir, len(request["exercises"]))
     reply.save("cells")
     import attncourse.exercises  # noqa: F401  (loaded before any notebook code can replace it)
+
     from ..exercises import _check  # noqa: F401
 
     cap = int(request["limits"]["output_chars"])
