@@ -179,12 +179,13 @@ def test_built_pages_load_no_script_or_style_from_another_host(built_book):
     assert not offenders, "built pages load from other hosts:\n" + "\n".join(offenders)
 
 
-def test_colab_button_opens_the_notebook_on_github(built_book):
+def test_colab_button_opens_the_student_edition_on_github(built_book):
     text = (BUILD_HTML / "book" / "01_softmax.html").read_text(encoding="utf8")
-    expected = (
-        "https://colab.research.google.com/github/attncourse/attention-course/blob/main/book/01_softmax.ipynb"
-    )
-    assert f'href="{expected}"' in text
+    links = set(re.findall(r'href="(https://colab[^"]*)"', text))
+    # the badge and the launch button: both open the student edition, never the solved chapter
+    assert links == {
+        "https://colab.research.google.com/github/attncourse/attention-course/blob/main/student/01_softmax.ipynb"
+    }
 
 
 def test_no_top_navbar_above_the_article_header(built_book):
@@ -264,6 +265,7 @@ def widget_book(tmp_path_factory, chromium) -> Path:
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/widgets\n")
     (root / "book" / "intro.md").write_text("# Scratch\n\nWith math: $\\sqrt{d_k}$.\n")
     (root / "book" / "_static").symlink_to(STATIC, target_is_directory=True)
+    (root / "book" / "_ext").symlink_to(REPO_ROOT / "book" / "_ext", target_is_directory=True)
     nb = new_notebook(
         cells=[new_markdown_cell("# Widgets\n\n$a^2$"), new_code_cell(WIDGET_NOTEBOOK)],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},

@@ -71,11 +71,18 @@ def comparable(outputs: list) -> dict:
     merged: list = []
     for out in outputs:
         if out["output_type"] == "stream" and merged and merged[-1].get("stream") == out["name"]:
-            merged[-1]["text"] += _text(out["text"])
+            merged[-1]["chunks"].append(_text(out["text"]))
         elif out["output_type"] == "stream":
-            merged.append({"stream": out["name"], "text": _text(out["text"])})
+            merged.append({"stream": out["name"], "chunks": [_text(out["text"])]})
         else:
             merged.append(out)
+    for out in merged:
+        if "stream" in out:
+            chunks = out.pop("chunks")
+            # myst-nb's nb_merge_streams joins a cell's stream chunks into the first one but
+            # leaves the later chunks in the executed copy as well: [A+B+C, B, C] reads as A+B+C
+            rest = "".join(chunks[1:])
+            out["text"] = chunks[0] if rest and chunks[0].endswith(rest) else "".join(chunks)
     fields: dict = {}
     for out in merged:
         if "stream" in out:
