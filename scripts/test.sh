@@ -45,7 +45,7 @@ echo "== the book (executes every chapter once)"
 NO_OPEN=1 bash scripts/build_book.sh
 
 echo "== pytest, every tier"
-REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadgroup "$@"
+REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile "$@"
 
 echo "== pytest -m 'not slow' with numpy only (no torch)"
 numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
