@@ -64,6 +64,7 @@ def audit(page) -> list:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_no_serious_or_critical_violation_on_any_page(book_server, chromium, width, height):  # noqa: F811
     if not AXE_JS.is_file():

@@ -201,6 +201,7 @@ def test_no_top_navbar_above_the_article_header(built_book):
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_every_page_loads_offline_without_errors(book_browser):
     pages = built_pages()
     assert "book/intro.html" in pages
@@ -323,6 +324,7 @@ SEARCH_CONTROLS = """() => Array.from(document.querySelectorAll('.search-button-
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_one_search_control_and_no_empty_header_bar(book_browser, width, height):  # noqa: F811
     page, log = book_browser.open("book/01_softmax.html")

@@ -169,6 +169,7 @@ SHOTS = os.environ.get("ATTNCOURSE_SCREENSHOTS")
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_every_page_as_a_reader_sees_it(book_browser, built_pages, width, height):
     problems = []
