@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from typing import Callable, Dict, List
 
-from attncourse.exercises import Case
 from attncourse.exercises.notebook import replace_solutions
+from attncourse.grading import load_hidden_cases  # noqa: F401  (the grader's own loader, for the tests)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_hidden_cases(folder: Path = ROOT / "grading") -> Dict[str, Callable[[], List[Case]]]:
-    """``HIDDEN`` of every ``grading/hidden_*.py``, merged (exercise id -> case maker)."""
-    merged: Dict[str, Callable[[], List[Case]]] = {}
-    for path in sorted(Path(folder).glob("hidden_*.py")):
-        spec = importlib.util.spec_from_file_location(f"exercise_tests_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        for ex_id, maker in module.HIDDEN.items():
-            assert ex_id not in merged, f"{path.name}: hidden cases for {ex_id} are defined twice"
-            merged[ex_id] = maker
-    return merged
 
 
 def stub_function(ex):
