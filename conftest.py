@@ -4,14 +4,26 @@ The package needs only numpy; torch, matplotlib, ipywidgets and the book tooling
 A test module or doctest module that cannot be imported because one of those libraries is not
 installed is reported as skipped, naming the library, instead of as a collection error.  Any
 other import failure (or a missing library that *is* installed) still fails.
+
+Under pytest-xdist each worker, and every kernel or subprocess it starts, gets its share of the
+cores for BLAS/OpenMP threads (unless OMP_NUM_THREADS is set): two workers that each train a
+model on all the cores slow each other down several times over.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 
 import pytest
+
+# At import, before numpy or torch are loaded in this worker (xdist sets the count first).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1 and "OMP_NUM_THREADS" not in os.environ:
+    _SHARE = str(max(1, (os.cpu_count() or 1) // _WORKERS))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[_name] = _SHARE
 
 OPTIONAL = (
     "torch",

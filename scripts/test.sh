@@ -12,13 +12,13 @@
 #   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
 #      _build/html, and keeps the executed copies in _build/jupyter_execute/.
 #   4. pytest on everything, slow tests included, on two workers (pytest-xdist, one file per
-#      worker at a time).  tests/test_notebook_outputs.py compares the executed copies of step 3
-#      with the outputs saved in book/*.ipynb under nbval's rules (tests/nbval_sanitize.cfg), so
-#      the check of the saved outputs costs no execution of its own; the browser tests read
-#      _build/html; tests/test_colab_standin.py runs every chapter in a Colab-like venv
-#      (execution 2).  The exercise and grader tests execute student hand-outs and small demo
-#      notebooks made from the chapters (tests/test_student_versions.py,
-#      tests/test_exercises_notebook.py, the graded loop in tests/test_grader.py).
+#      worker at a time, each worker and its kernels on its share of the cores).
+#      tests/test_notebook_outputs.py compares the executed copies of step 3 with the outputs
+#      saved in book/*.ipynb under nbval's rules (tests/nbval_sanitize.cfg), so the check of the
+#      saved outputs costs no execution of its own; tests/test_built_pages.py loads every built
+#      page once per width in Chromium; tests/test_colab_standin.py runs every chapter's student
+#      edition in a Colab-like venv (execution 2) and checks that it scores 0.  The exercise and
+#      grader tests execute only exercise cells and small demo notebooks.
 #   5. the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
 #      package, no torch), runs `python -m pytest tests -m "not slow"`; torch tests skip one by one.
 set -euo pipefail
@@ -52,7 +52,7 @@ numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git 
 if [ ! -x "$numpy_venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$numpy_venv"
 fi
-"$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
-"$numpy_venv/bin/python" -m pip install -q --no-deps -e .
+"$numpy_venv/bin/python" -m pip install -q --no-compile "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
+"$numpy_venv/bin/python" -m pip install -q --no-compile --no-deps -e .
 # the browser checks ran above; here, without playwright, they skip rather than fail
 env -u REQUIRE_BROWSER "$numpy_venv/bin/python" -m pytest tests -m "not slow" -q -p no:cacheprovider

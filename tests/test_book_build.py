@@ -200,31 +200,6 @@ def test_no_top_navbar_above_the_article_header(built_book):
 # --- built HTML in headless Chromium -------------------------------------------------------------
 
 
-@pytest.mark.browser
-@pytest.mark.slow
-def test_every_page_loads_offline_without_errors(book_browser):
-    pages = built_pages()
-    assert "book/intro.html" in pages
-    problems, typeset = [], {}
-    for path in pages:
-        page, log = book_browser.open(path)
-        n_math = page.locator(".math").count()
-        n_typeset = wait_for_mathjax(page)
-        n_widgets = wait_for_widgets(page)
-        if n_math:
-            typeset[path] = n_typeset
-            untypeset = page.locator(".math:not(:has(mjx-container))").count()
-            if untypeset or page.locator("mjx-merror").count():
-                problems.append(f"{path}: {untypeset} of {n_math} math elements not typeset, or a TeX error")
-        if n_widgets and "Error displaying widget" in page.inner_text("body"):
-            problems.append(f"{path}: a widget failed to display")
-        if log.problems():
-            problems.append(log.report())
-    assert not problems, "\n".join(problems)
-    assert typeset, "no built page has math: the MathJax check checked nothing"
-    assert all(n > 0 for n in typeset.values()), typeset
-
-
 WIDGET_NOTEBOOK = """\
 import io
 

@@ -2,9 +2,14 @@
 
 A fresh virtual environment gets the versions Colab ships (tests/colab-requirements.txt,
 ipywidgets 7.7.1 included), a stand-in ``google.colab`` module is imported when the kernel
-starts (as Colab does), and each notebook's install cell is pointed at this checkout instead of
-the network.  Then every notebook must execute without error, and attncourse must have been
-installed by the install cell itself, without upgrading anything Colab had.
+starts (as Colab does), and each notebook's install cell is pointed at a wheel built once from
+this checkout instead of the network.  Then every notebook (the student edition a Colab badge
+opens) must execute without error, attncourse must have been installed by the install cell
+itself, without upgrading anything Colab had, and with no exercise done every check must say
+0 points ("not attempted yet" where the stub is empty) and the chapter's score 0.
+
+This is the one execution of each student edition per test run; the chapters themselves are
+executed by the book build.
 """
 
 from __future__ import annotations
@@ -12,12 +17,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import venv
 from pathlib import Path
 
 import pytest
+
+from attncourse.exercises import CHAPTERS, all_exercises, get
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = ROOT / "tests" / "colab-requirements.txt"
@@ -39,11 +47,26 @@ nbformat.write(nb, out)
 """
 
 
-def _pip_freeze(python: Path) -> dict:
-    lines = subprocess.run(
-        [str(python), "-m", "pip", "freeze"], capture_output=True, text=True, check=True
+COLAB_OWNS = ("torch", "numpy", "matplotlib", "ipywidgets")
+VERSIONS = r"""
+import json, sys
+from importlib import metadata
+names = sys.argv[1:]
+def version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+print(json.dumps({name: version(name) for name in names}))
+"""
+
+
+def _versions(python: Path, *names: str) -> dict:
+    """The installed version of each distribution in the venv of ``python`` (None: not installed)."""
+    out = subprocess.run(
+        [str(python), "-I", "-c", VERSIONS, *names], capture_output=True, text=True, check=True
     ).stdout
-    return dict(line.split("==", 1) for line in lines.splitlines() if "==" in line)
+    return json.loads(out)
 
 
 @pytest.fixture(scope="session")
@@ -57,10 +80,25 @@ def colab_env(tmp_path_factory):
     stamp = cache / "requirements.txt"
     if not python.exists() or not stamp.exists() or stamp.read_text() != REQUIREMENTS.read_text():
         venv.EnvBuilder(with_pip=True, clear=True).create(cache / "venv")
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
+        # --no-compile: modules get their .pyc when first imported, as in any venv
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--no-compile", "-r", str(REQUIREMENTS)],
+            check=True,
+        )
         stamp.write_text(REQUIREMENTS.read_text())
     # attncourse must come from the notebooks' install cell, so start without it.
     subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
+    # The wheel the install cell installs, built once from a clean copy of the package's sources
+    # (as pip builds the git URL's fresh clone in Colab): no build/ or egg-info of this checkout.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "attncourse", source / "attncourse", ignore=shutil.ignore_patterns("__pycache__"))
+    wheels = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [str(python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)], check=True
+    )
+    (wheel,) = wheels.glob("attncourse-*.whl")
     # Stand-in google.colab (a namespace package: no google/__init__.py) ...
     site = tmp_path_factory.mktemp("colab_site")
     (site / "google" / "colab").mkdir(parents=True)
@@ -73,16 +111,16 @@ def colab_env(tmp_path_factory):
     env = {**os.environ, "PYTHONPATH": str(site), "IPYTHONDIR": str(ipython_dir), "MPLBACKEND": "Agg"}
     env.pop("VIRTUAL_ENV", None)
     env["PATH"] = f"{python.parent}{os.pathsep}{env['PATH']}"
-    return python, env
+    return python, env, wheel
 
 
-def _point_install_cell_at_checkout(nb: dict) -> int:
-    """Rewrite the git URL in the install cell to this checkout; return how many cells changed."""
+def _point_install_cell_at(nb: dict, wheel: Path) -> int:
+    """Rewrite the git URL in the install cell to ``wheel``; return how many cells changed."""
     changed = 0
     for cell in nb["cells"]:
         if "colab-install" in cell.get("metadata", {}).get("tags", []):
             src = "".join(cell["source"])
-            new = re.sub(r'"attncourse @ git\+[^"]+"', f'"{ROOT}"', src)
+            new = re.sub(r'"attncourse @ git\+[^"]+"', f'"{wheel}"', src)
             assert new != src, "the install cell lost its pip line"
             cell["source"] = new
             changed += 1
@@ -95,14 +133,32 @@ def test_colab_requirements_pin_what_colab_ships():
     assert {"torch", "numpy", "matplotlib", "ipywidgets"} <= set(pins)
 
 
+def _assert_nothing_scored(executed: dict, stem: str) -> None:
+    """Every check cell says 0 points, "not attempted yet" for an empty stub; the score is 0."""
+
+    def text(cell):
+        return "".join(cell["outputs"][0]["data"]["text/plain"])
+
+    key = next(k for k, (_, chapter) in CHAPTERS.items() if chapter == stem)
+    checks = [c for c in executed["cells"] if "check" in c["metadata"].get("attncourse", {})]
+    assert len(checks) == len(all_exercises(key))
+    for cell in checks:
+        assert re.match(r"Exercise [0-9A.]+ · .*: 0/\d+ points", text(cell)), text(cell)
+        if get(cell["metadata"]["attncourse"]["check"]).stub is None:  # a diagnose stub is the buggy code
+            assert "not attempted yet" in text(cell), text(cell)
+    score = next(c for c in executed["cells"] if "score" in c["metadata"].get("attncourse", {}))
+    assert re.search(r": 0/\d+ points", text(score)), text(score)
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_colab_standin(colab_env, notebook, tmp_path):
-    python, env = colab_env
+    python, env, wheel = colab_env
     nb = json.loads(notebook.read_text())
-    assert _point_install_cell_at_checkout(nb) == 1, f"{notebook.name} has no colab-install cell"
+    assert _point_install_cell_at(nb, wheel) == 1, f"{notebook.name} has no colab-install cell"
     src = tmp_path / notebook.name
     src.write_text(json.dumps(nb))
-    before = _pip_freeze(python)
+    before = _versions(python, *COLAB_OWNS, "attncourse")
+    assert before["attncourse"] is None
     result = subprocess.run(
         [str(python), "-c", EXECUTE, str(src), str(tmp_path / "out.ipynb"), str(notebook.parent)],
         capture_output=True,
@@ -111,12 +167,13 @@ def test_notebook_runs_in_colab_standin(colab_env, notebook, tmp_path):
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    after = _pip_freeze(python)
-    shown = subprocess.run([str(python), "-m", "pip", "show", "attncourse"], capture_output=True, text=True)
-    assert shown.returncode == 0, "the install cell did not install attncourse"
-    for package in ("torch", "numpy", "matplotlib", "ipywidgets"):
-        assert after.get(package) == before.get(package), f"the install cell changed {package}"
+    after = _versions(python, *COLAB_OWNS, "attncourse")
+    assert after.pop("attncourse") is not None, "the install cell did not install attncourse"
+    for package in COLAB_OWNS:
+        assert after[package] == before[package], f"the install cell changed {package}"
     executed = json.loads((tmp_path / "out.ipynb").read_text())
     errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors[0]
+    if notebook.parent.name == "student":
+        _assert_nothing_scored(executed, notebook.stem)
     subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)

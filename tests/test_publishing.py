@@ -1,10 +1,11 @@
-"""Publishing: Colab badges and install cells in sync, accessibility, and every page as a reader sees it."""
+"""Publishing: Colab badges and install cells in sync, accessible sources, and links that resolve.
+
+Every built page in a browser, as a reader sees it, is tests/test_built_pages.py."""
 
 from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,15 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser import (  # noqa: F401 (fixtures)
-    BUILD_HTML,
-    book_browser,
-    book_server,
-    chromium,
-    skip_or_fail,
-    wait_for_mathjax,
-    wait_for_widgets,
-)
+from browser import BUILD_HTML, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -163,45 +156,3 @@ def test_internal_links_resolve_and_colab_links_name_real_notebooks(built_pages)
                 broken.append(f"{page}: {url}")
     assert colab >= 9, f"only {colab} Colab links in the built book"
     assert not broken, "\n".join(broken)
-
-
-SHOTS = os.environ.get("ATTNCOURSE_SCREENSHOTS")
-
-
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
-def test_every_page_as_a_reader_sees_it(book_browser, built_pages, width, height):
-    problems = []
-    for path in built_pages:
-        page, log = book_browser.open(path)
-        page.set_viewport_size({"width": width, "height": height})
-        wait_for_mathjax(page)
-        n_widgets = wait_for_widgets(page)
-        images = page.evaluate(
-            """() => Array.from(document.querySelectorAll('article img')).map(img => ({
-                   src: img.src.slice(0, 60), ok: img.complete && img.naturalWidth > 0,
-                   alt: img.getAttribute('alt') || '', inWidget: !!img.closest('.jupyter-widgets')}))"""
-        )
-        for img in images:
-            if not img["ok"] and not img["inWidget"]:
-                problems.append(f"{path}: image did not load: {img['src']}")
-            if not img["inWidget"] and len(img["alt"].strip()) < 3:
-                problems.append(f"{path}: image without alt text: {img['src']}")
-        if n_widgets:
-            # Each explorer's initial view shows one loaded picture.
-            visible = page.evaluate(
-                """() => Array.from(document.querySelectorAll('.jupyter-widgets img'))
-                       .filter(img => img.offsetParent !== null && img.naturalWidth > 0).length"""
-            )
-            if visible < 1:
-                problems.append(f"{path}: {n_widgets} widget views but no visible picture")
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
-        if overflow > 2:
-            problems.append(f"{path}: the page scrolls sideways by {overflow}px at width {width}")
-        if log.problems():
-            problems.append(log.report())
-        if SHOTS:
-            Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(Path(SHOTS) / f"{Path(path).stem}-{width}.png"), full_page=False)
-    assert not problems, "\n".join(problems)

@@ -1,0 +1,220 @@
+"""Every built page as a reader sees it: headless Chromium, offline, at desktop and phone width.
+
+Each page of ``_build/html`` is loaded once per width.  The ``visits`` fixture records what that
+load showed (the page's log of errors and blocked requests, MathJax's typesetting, the widget
+views, the images, any sideways scroll, and axe-core's accessibility audit), and each test below
+asserts one of those things over every page.
+
+axe-core (the engine behind browsers' accessibility checkers) is a devDependency in
+package.json, installed with ``npm ci`` (``scripts/test.sh`` does it where Node is present) and
+injected into each page from ``node_modules``: nothing is fetched at run time.  A page fails on
+any violation that axe rates *serious* or *critical*.
+
+Everything here skips when the book, Chromium or axe-core is missing, unless ``REQUIRE_BROWSER=1``
+(then it fails).  ``ATTNCOURSE_SCREENSHOTS`` names a folder for a screenshot of every page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from browser import (  # noqa: F401  (book_server and chromium are fixtures)
+    BUILD_HTML,
+    REPO_ROOT,
+    BookBrowser,
+    book_server,
+    chromium,
+    skip_or_fail,
+    wait_for_mathjax,
+    wait_for_widgets,
+)
+
+WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
+AXE_JS = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("serious", "critical")
+# Sphinx's generated pages, not written by the course: loaded and checked, but not audited.
+NOT_AUDITED = ("search.html", "genindex.html")
+SHOTS = os.environ.get("ATTNCOURSE_SCREENSHOTS")
+
+# Every rule axe runs by default (WCAG 2.0-2.2 A/AA and best practices), results as plain data.
+AXE_RUN = """async () => {
+    const results = await axe.run(document, {resultTypes: ['violations']});
+    return results.violations.map(v => ({
+        id: v.id, impact: v.impact, help: v.help,
+        targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5), count: v.nodes.length}));
+}"""
+IMAGES = """() => Array.from(document.querySelectorAll('article img')).map(img => ({
+    src: img.src.slice(0, 60), ok: img.complete && img.naturalWidth > 0,
+    alt: img.getAttribute('alt') || '', inWidget: !!img.closest('.jupyter-widgets')}))"""
+VISIBLE_WIDGET_PICTURES = """() => Array.from(document.querySelectorAll('.jupyter-widgets img'))
+    .filter(img => img.offsetParent !== null && img.naturalWidth > 0).length"""
+
+
+@dataclass
+class Visit:
+    """What one page showed when it loaded at one width."""
+
+    path: str
+    width: int
+    log: list  # console errors, uncaught exceptions, failed or blocked requests
+    log_report: str
+    n_math: int
+    n_typeset: int
+    untypeset: int
+    tex_errors: int
+    n_widgets: int
+    widget_error: bool
+    visible_widget_pictures: int
+    images: list
+    overflow: int
+    axe: Optional[list] = field(default=None)  # None: not audited
+
+
+def built_pages() -> list:
+    return sorted(
+        p.relative_to(BUILD_HTML).as_posix()
+        for p in BUILD_HTML.rglob("*.html")
+        if not {"_static", "_sources", "_images"} & set(p.relative_to(BUILD_HTML).parts)
+    )
+
+
+def audit(page) -> list:
+    """axe-core's violations on an open page, as dicts (id, impact, help, targets, count)."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
+    return page.evaluate(AXE_RUN)
+
+
+def visit(browser: BookBrowser, path: str, width: int) -> Visit:
+    page, log = browser.open(path)
+    n_math = page.locator(".math").count()
+    n_typeset = wait_for_mathjax(page)
+    n_widgets = wait_for_widgets(page)
+    result = Visit(
+        path=path,
+        width=width,
+        log=log.problems(),
+        log_report=log.report(),
+        n_math=n_math,
+        n_typeset=n_typeset,
+        untypeset=page.locator(".math:not(:has(mjx-container))").count() if n_math else 0,
+        tex_errors=page.locator("mjx-merror").count(),
+        n_widgets=n_widgets,
+        widget_error=bool(n_widgets) and "Error displaying widget" in page.inner_text("body"),
+        visible_widget_pictures=page.evaluate(VISIBLE_WIDGET_PICTURES) if n_widgets else 0,
+        images=page.evaluate(IMAGES),
+        overflow=page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"),
+    )
+    if AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
+        result.axe = audit(page)
+    # anything the checks above set off (a late error, a widget's request) is the page's too
+    result.log, result.log_report = log.problems(), log.report()
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{Path(path).stem}-{width}.png"), full_page=False)
+    return result
+
+
+@pytest.fixture(scope="module", params=list(WIDTHS))
+def visits(request, book_server, chromium) -> list:  # noqa: F811
+    """Every built page, loaded once at the width ``request.param`` names (each at that width
+    from the start, as on a phone: the theme sets some attributes only at load)."""
+    width, height = WIDTHS[request.param]
+    pages = built_pages()
+    assert "book/intro.html" in pages
+    with BookBrowser(book_server, chromium, viewport=(width, height)) as browser:
+        return [visit(browser, path, width) for path in pages]
+
+
+def test_axe_core_is_pinned_as_a_test_dependency():
+    package = json.loads((REPO_ROOT / "package.json").read_text())
+    lock = json.loads((REPO_ROOT / "package-lock.json").read_text())
+    version = package["devDependencies"]["axe-core"]
+    assert version[0].isdigit(), f"pin an exact axe-core version, not {version!r}"
+    assert lock["packages"]["node_modules/axe-core"]["version"] == version
+    assert "axe-core" not in package["dependencies"]  # not vendored into the book
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_every_page_loads_offline_without_errors(visits):
+    problems = [v.log_report for v in visits if v.log]
+    problems += [
+        f"{v.path}: {v.untypeset} of {v.n_math} math elements not typeset, or a TeX error"
+        for v in visits
+        if v.untypeset or v.tex_errors
+    ]
+    problems += [f"{v.path}: a widget failed to display" for v in visits if v.widget_error]
+    assert not problems, "\n".join(problems)
+    typeset = {v.path: v.n_typeset for v in visits if v.n_math}
+    assert typeset, "no built page has math: the MathJax check checked nothing"
+    assert all(n > 0 for n in typeset.values()), typeset
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_every_image_loads_and_has_alt_text(visits):
+    problems = []
+    for v in visits:
+        for img in v.images:
+            if img["inWidget"]:
+                continue  # an explorer's frames: test_every_explorer_shows_a_picture
+            if not img["ok"]:
+                problems.append(f"{v.path}: image did not load: {img['src']}")
+            if len(img["alt"].strip()) < 3:
+                problems.append(f"{v.path}: image without alt text: {img['src']}")
+    assert sum(len(v.images) for v in visits) > 0, "no image on any page: the check checked nothing"
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_every_explorer_shows_a_picture(visits):
+    with_widgets = [v for v in visits if v.n_widgets]
+    assert len(with_widgets) >= 10, [v.path for v in with_widgets]
+    blank = [
+        f"{v.path}: {v.n_widgets} widget views but no visible picture"
+        for v in with_widgets
+        if v.visible_widget_pictures < 1
+    ]
+    assert not blank, "\n".join(blank)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_no_page_scrolls_sideways(visits):
+    wide = [
+        f"{v.path}: scrolls sideways by {v.overflow}px at width {v.width}" for v in visits if v.overflow > 2
+    ]
+    assert not wide, "\n".join(wide)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_no_serious_or_critical_accessibility_violation(visits):
+    if not AXE_JS.is_file():
+        skip_or_fail(f"{AXE_JS} missing: run `npm ci`")
+    audited = [v for v in visits if v.axe is not None]
+    assert any(v.path == "book/intro.html" for v in audited)
+    blocking, minor = [], Counter()
+    for v in audited:
+        for violation in v.axe:
+            if violation["impact"] in BLOCKING:
+                blocking.append(
+                    f"{violation['id']} ({violation['impact']}) on {v.path}: {violation['count']} "
+                    f"element(s), e.g. {', '.join(violation['targets'][:3])}: {violation['help']}"
+                )
+            else:
+                minor[violation["id"]] += violation["count"]
+    width = visits[0].width
+    print(f"width {width}: moderate/minor violations (not blocking): {dict(minor) or 'none'}")
+    assert not blocking, f"{len(blocking)} serious/critical axe violations at width {width}:\n" + "\n".join(
+        blocking
+    )
