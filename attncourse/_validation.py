@@ -23,6 +23,8 @@ from ._backend import AttentionInputError, AttentionTypeError, fmt_shape
 __all__ = [
     "public",
     "positive_int",
+    "int_at_least",
+    "positive_number",
     "as_float",
     "check_axis",
     "check_same_float",
@@ -79,6 +81,20 @@ def positive_int(name: str, n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise AttentionInputError(f"{name} must be a positive integer; got {n!r}.")
     return int(n)
+
+
+def int_at_least(name: str, n: Any, minimum: int) -> int:
+    """``n`` as an ``int`` if it is an integer >= ``minimum`` (``bool`` is refused), else an error."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
+        raise AttentionInputError(f"{name} must be an integer >= {minimum}; got {n!r}.")
+    return int(n)
+
+
+def positive_number(name: str, x: Any) -> float:
+    """``x`` as a ``float`` if it is a real number > 0 (``bool`` is refused), else an error naming it."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not x > 0:
+        raise AttentionInputError(f"{name} must be a positive number; got {x!r}.")
+    return float(x)
 
 
 def as_float(ops, name: str, x: Array) -> Array:

@@ -33,17 +33,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._backend import AttentionInputError, fmt_shape
+from ._validation import int_at_least, positive_int, public
 from .flash import KVCache, cached_attention
 from .functional import merge_heads, softmax, split_heads
 from .multihead import MultiHeadAttention
 
 __all__ = ["TinyTransformer", "TransformerBlock", "next_token_probs"]
-
-
-def _positive_int(owner: str, name: str, n) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise AttentionInputError(f"{owner}: {name} must be a positive integer; got {n!r}.")
-    return n
 
 
 class TransformerBlock(nn.Module):
@@ -85,6 +80,7 @@ class TransformerBlock(nn.Module):
     True
     """
 
+    @public("TransformerBlock")
     def __init__(
         self,
         d_model: int,
@@ -100,12 +96,12 @@ class TransformerBlock(nn.Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        _positive_int("TransformerBlock", "d_model", d_model)
-        d_ff = 4 * d_model if d_ff is None else _positive_int("TransformerBlock", "d_ff", d_ff)
+        positive_int("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else positive_int("d_ff", d_ff)
         attn_dropout = dropout if attn_dropout is None else attn_dropout
         for name, p in (("dropout", dropout), ("attn_dropout", attn_dropout)):
             if not 0.0 <= p < 1.0:
-                raise AttentionInputError(f"TransformerBlock: {name} must be in [0, 1); got {p}.")
+                raise AttentionInputError(f"{name} must be in [0, 1); got {p}.")
         factory = {"device": device, "dtype": dtype}
         self.d_model, self.n_heads, self.d_ff, self.norm_first = d_model, n_heads, d_ff, norm_first
         self.attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=attn_dropout, **factory)
@@ -137,12 +133,11 @@ class TransformerBlock(nn.Module):
 
     def _check_x(self, x) -> None:
         if not isinstance(x, torch.Tensor):
-            raise AttentionInputError(f"TransformerBlock: x must be a torch tensor; got {type(x).__name__}.")
+            raise AttentionInputError(f"x must be a torch tensor; got {type(x).__name__}.")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise AttentionInputError(
-                f"TransformerBlock: x must be (B, L, d_model={self.d_model}); got shape {fmt_shape(x)}."
-            )
+            raise AttentionInputError(f"x must be (B, L, d_model={self.d_model}); got shape {fmt_shape(x)}.")
 
+    @public("TransformerBlock")
     def forward(
         self,
         x: torch.Tensor,
@@ -158,6 +153,7 @@ class TransformerBlock(nn.Module):
 
         return self._sublayers(x, attend)
 
+    @public("TransformerBlock.step")
     def step(self, x: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """The block on the ``n`` newest positions ``x (B, n, d_model)``, causally, with a KV cache.
 
@@ -183,13 +179,11 @@ class TransformerBlock(nn.Module):
         """
         self._check_x(x)
         if not isinstance(cache, KVCache):
-            raise AttentionInputError(
-                f"TransformerBlock.step: cache must be a KVCache; got {type(cache).__name__}."
-            )
+            raise AttentionInputError(f"cache must be a KVCache; got {type(cache).__name__}.")
         attn = self.attn
         if self.training and attn.dropout.p > 0:
             raise AttentionInputError(
-                "TransformerBlock.step: the block is in training mode with dropout on the attention "
+                "the block is in training mode with dropout on the attention "
                 f"weights (p={attn.dropout.p}), which the cached path does not apply; call .eval() first."
             )
 
@@ -278,6 +272,7 @@ class TinyTransformer(nn.Module):
     ((1, 4, 10), 2, (1, 2, 4, 4))
     """
 
+    @public("TinyTransformer")
     def __init__(
         self,
         vocab_size: int,
@@ -297,7 +292,7 @@ class TinyTransformer(nn.Module):
     ) -> None:
         super().__init__()
         for name, n in (("vocab_size", vocab_size), ("n_layers", n_layers), ("max_len", max_len)):
-            _positive_int("TinyTransformer", name, n)
+            positive_int(name, n)
         factory = {"device": device, "dtype": dtype}
         self.vocab_size, self.max_len, self.causal = vocab_size, max_len, bool(causal)
         self.tok_emb = nn.Embedding(vocab_size, d_model, **factory)
@@ -322,34 +317,32 @@ class TinyTransformer(nn.Module):
     def _check(self, tokens) -> None:
         if not isinstance(tokens, torch.Tensor):
             raise AttentionInputError(
-                f"TinyTransformer: tokens must be a torch tensor of token ids; got {type(tokens).__name__}."
+                f"tokens must be a torch tensor of token ids; got {type(tokens).__name__}."
             )
         if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
-            raise AttentionInputError(
-                f"TinyTransformer: tokens must hold integer token ids; got dtype {tokens.dtype}."
-            )
+            raise AttentionInputError(f"tokens must hold integer token ids; got dtype {tokens.dtype}.")
         if tokens.ndim != 2 or tokens.shape[1] == 0:
             raise AttentionInputError(
-                f"TinyTransformer: tokens must be (B, L) with L >= 1; got shape {fmt_shape(tokens)}. "
+                f"tokens must be (B, L) with L >= 1; got shape {fmt_shape(tokens)}. "
                 "Add a batch dimension with tokens[None] for a single sequence."
             )
         if tokens.shape[1] > self.max_len:
             raise AttentionInputError(
-                f"TinyTransformer: the sequence has L={tokens.shape[1]} tokens but max_len={self.max_len} "
+                f"the sequence has L={tokens.shape[1]} tokens but max_len={self.max_len} "
                 "(there is no learned position embedding beyond it); shorten it or build the model "
                 "with a larger max_len."
             )
         lo, hi = int(tokens.min()), int(tokens.max())
         if lo < 0 or hi >= self.vocab_size:
             raise AttentionInputError(
-                f"TinyTransformer: token ids must be in [0, vocab_size={self.vocab_size}); "
-                f"got values from {lo} to {hi}."
+                f"token ids must be in [0, vocab_size={self.vocab_size}); got values from {lo} to {hi}."
             )
 
     def _embed(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
         positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
         return self.drop(self.tok_emb(tokens) + self.pos_emb(positions))  # (B, L, d) + (L, d) -> (B, L, d)
 
+    @public("TinyTransformer")
     def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         self._check(tokens)
         x = self._embed(tokens, 0)
@@ -360,6 +353,7 @@ class TinyTransformer(nn.Module):
         logits = self.head(self.norm(x))  # (B, L, d_model) -> (B, L, vocab_size)
         return logits, weights
 
+    @public("TinyTransformer.decode")
     def decode(self, tokens: torch.Tensor, caches: Sequence[KVCache]) -> torch.Tensor:
         """Logits ``(B, n, vocab_size)`` for ``tokens (B, n)``, the tokens that follow those cached.
 
@@ -386,31 +380,29 @@ class TinyTransformer(nn.Module):
         """
         if not self.causal:
             raise AttentionInputError(
-                "TinyTransformer.decode: a KV cache needs a causal model (causal=True): without the "
+                "a KV cache needs a causal model (causal=True): without the "
                 "mask every earlier position's keys and values change when a token arrives."
             )
         caches = list(caches)
         if len(caches) != len(self.blocks) or not all(isinstance(c, KVCache) for c in caches):
             raise AttentionInputError(
-                f"TinyTransformer.decode: caches must be {len(self.blocks)} KVCache objects, one per "
+                f"caches must be {len(self.blocks)} KVCache objects, one per "
                 f"block; got {len(caches)} object(s) of type(s) {sorted({type(c).__name__ for c in caches})}."
             )
         start = len(caches[0])
         if any(len(c) != start for c in caches):
-            raise AttentionInputError(
-                f"TinyTransformer.decode: the caches hold different lengths {[len(c) for c in caches]}."
-            )
+            raise AttentionInputError(f"the caches hold different lengths {[len(c) for c in caches]}.")
         self._check(tokens)
         if start + tokens.shape[1] > self.max_len:
             raise AttentionInputError(
-                f"TinyTransformer.decode: {start} cached + {tokens.shape[1]} new tokens exceed "
-                f"max_len={self.max_len}."
+                f"{start} cached + {tokens.shape[1]} new tokens exceed max_len={self.max_len}."
             )
         x = self._embed(tokens, start)
         for block, cache in zip(self.blocks, caches):
             x = block.step(x, cache)  # (B, n, d_model): the new positions only
         return self.head(self.norm(x))  # (B, n, d_model) -> (B, n, vocab_size)
 
+    @public("TinyTransformer.generate")
     @torch.no_grad()
     def generate(
         self,
@@ -452,22 +444,18 @@ class TinyTransformer(nn.Module):
         >>> model.generate(prompt, 5, temperature=1.0, top_k=3, generator=g).shape
         torch.Size([1, 8])
         """
-        func = "TinyTransformer.generate"
         self._check(prompt)
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-            raise AttentionInputError(
-                f"{func}: max_new_tokens must be an integer >= 0; got {max_new_tokens!r}."
-            )
-        _check_sampling(func, temperature, top_k)
+        max_new_tokens = int_at_least("max_new_tokens", max_new_tokens, 0)
+        _check_sampling(temperature, top_k)
         if prompt.shape[1] + max_new_tokens > self.max_len:
             raise AttentionInputError(
-                f"{func}: the prompt has {prompt.shape[1]} tokens and max_new_tokens={max_new_tokens}, "
+                f"the prompt has {prompt.shape[1]} tokens and max_new_tokens={max_new_tokens}, "
                 f"{prompt.shape[1] + max_new_tokens} in all, but max_len={self.max_len} (no learned position "
                 "embedding beyond it)."
             )
         if use_cache and not self.causal:
             raise AttentionInputError(
-                f"{func}: use_cache=True needs a causal model (causal=True): without the mask every "
+                "use_cache=True needs a causal model (causal=True): without the mask every "
                 "earlier position's keys and values change when a token arrives, so none can be cached."
             )
         was_training = self.training
@@ -492,15 +480,14 @@ class TinyTransformer(nn.Module):
             self.train(was_training)
 
 
-def _check_sampling(func: str, temperature, top_k) -> None:
+def _check_sampling(temperature, top_k) -> None:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
-        raise AttentionInputError(
-            f"{func}: temperature must be a number >= 0 (0 = greedy); got {temperature!r}."
-        )
+        raise AttentionInputError(f"temperature must be a number >= 0 (0 = greedy); got {temperature!r}.")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise AttentionInputError(f"{func}: top_k must be None or a positive integer; got {top_k!r}.")
+        raise AttentionInputError(f"top_k must be None or a positive integer; got {top_k!r}.")
 
 
+@public("next_token_probs")
 def next_token_probs(
     logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | None = None
 ) -> torch.Tensor:
@@ -524,15 +511,14 @@ def next_token_probs(
     >>> next_token_probs(logits, temperature=0).tolist()
     [1.0, 0.0, 0.0, 0.0]
     """
-    func = "next_token_probs"
     if not isinstance(logits, torch.Tensor) or not logits.dtype.is_floating_point or logits.ndim < 1:
         got = (
             f"dtype {logits.dtype}, shape {fmt_shape(logits)}"
             if isinstance(logits, torch.Tensor)
             else type(logits).__name__
         )
-        raise AttentionInputError(f"{func}: logits must be a floating torch tensor (..., V); got {got}.")
-    _check_sampling(func, temperature, top_k)
+        raise AttentionInputError(f"logits must be a floating torch tensor (..., V); got {got}.")
+    _check_sampling(temperature, top_k)
     if top_k is not None and top_k < logits.shape[-1]:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]  # (..., 1): the k-th largest
         logits = logits.masked_fill(logits < kth, -math.inf)  # the rest get probability 0

@@ -23,14 +23,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
-# --no-compile: Python writes each module's .pyc when it is first imported, so pip need not
-# compile every file of torch and the book tooling up front (a fresh .venv in 18 s, not 39 s).
-pip_install() { python -m pip install -q --no-compile "$@"; }
-pip_install --upgrade pip
+python -m pip install -q --upgrade pip
 if ! python -c "import torch" >/dev/null 2>&1; then
   # With the extra index, "torch==X" resolves to X+cpu (a local version sorts above X).
-  pip_install "torch==$TORCH_VERSION" --extra-index-url "$TORCH_INDEX_URL"
+  python -m pip install -q "torch==$TORCH_VERSION" --extra-index-url "$TORCH_INDEX_URL"
 fi
-pip_install -r requirements.txt
-pip_install --no-deps -e .
+python -m pip install -q -r requirements.txt
+python -m pip install -q --no-deps -e .
 export ATTNCOURSE_ENV_READY="$PWD"

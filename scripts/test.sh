@@ -52,7 +52,7 @@ numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git 
 if [ ! -x "$numpy_venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$numpy_venv"
 fi
-"$numpy_venv/bin/python" -m pip install -q --no-compile "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
-"$numpy_venv/bin/python" -m pip install -q --no-compile --no-deps -e .
+"$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
+"$numpy_venv/bin/python" -m pip install -q --no-deps -e .
 # the browser checks ran above; here, without playwright, they skip rather than fail
 env -u REQUIRE_BROWSER "$numpy_venv/bin/python" -m pytest tests -m "not slow" -q -p no:cacheprovider

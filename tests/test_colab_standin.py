@@ -80,11 +80,7 @@ def colab_env(tmp_path_factory):
     stamp = cache / "requirements.txt"
     if not python.exists() or not stamp.exists() or stamp.read_text() != REQUIREMENTS.read_text():
         venv.EnvBuilder(with_pip=True, clear=True).create(cache / "venv")
-        # --no-compile: modules get their .pyc when first imported, as in any venv
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--no-compile", "-r", str(REQUIREMENTS)],
-            check=True,
-        )
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
         stamp.write_text(REQUIREMENTS.read_text())
     # attncourse must come from the notebooks' install cell, so start without it.
     subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)

@@ -1,31 +1,19 @@
-"""Helpers shared by the explorers' views: entropy, the softmax Jacobian, divisors, input checks."""
+"""Helpers shared by the explorers' views: entropy, the softmax Jacobian, divisors.
+
+Their input checks are the package's own (``attncourse._validation``)."""
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Tuple
 
 import numpy as np
 
-from .._backend import AttentionInputError
+from .._validation import int_at_least, public
 
 __all__ = ["TOKENS", "entropy", "softmax_jacobian", "divisors"]
 
 # The toy sentence used by the heads, mask and self-attention explorers.
 TOKENS: Tuple[str, ...] = ("the", "cat", "sat", "on", "the", "mat")
-
-
-def check_int(func: str, name: str, n: Any, minimum: int = 1) -> int:
-    """``n`` as an int, or an :class:`AttentionInputError` that names ``func`` and ``name``."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise AttentionInputError(f"{func}: {name} must be an integer >= {minimum}; got {n!r}.")
-    return int(n)
-
-
-def check_positive(func: str, name: str, x: Any) -> float:
-    """``x`` as a float > 0, or an :class:`AttentionInputError`."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.number)) or not x > 0:
-        raise AttentionInputError(f"{func}: {name} must be a positive number; got {x!r}.")
-    return float(x)
 
 
 def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -60,11 +48,12 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
     )  # (..., n, 1) * (..., 1, n) -> (..., n, n)
 
 
+@public("divisors")
 def divisors(n: int) -> Tuple[int, ...]:
     """The positive divisors of ``n``, ascending: the head counts that can split ``d_model = n``.
 
     >>> divisors(12)
     (1, 2, 3, 4, 6, 12)
     """
-    n = check_int("divisors", "n", n)
+    n = int_at_least("n", n, 1)
     return tuple(h for h in range(1, n + 1) if n % h == 0)

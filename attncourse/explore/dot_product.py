@@ -8,8 +8,8 @@ from typing import Tuple
 
 import numpy as np
 
+from .._validation import positive_number, public
 from ..functional import scaled_dot_product_attention
-from ._common import check_positive
 
 __all__ = [
     "KEYS_2D",
@@ -45,6 +45,7 @@ class DotProductView:
     out: np.ndarray  # (Ev,) the weighted sum of the values
 
 
+@public("dot_product_view")
 def dot_product_view(angle: float = DEFAULT_ANGLE, length: float = DEFAULT_LENGTH) -> DotProductView:
     r"""A query :math:`q = \ell(\cos\theta, \sin\theta)` against the five keys of ``KEYS_2D``.
 
@@ -60,7 +61,7 @@ def dot_product_view(angle: float = DEFAULT_ANGLE, length: float = DEFAULT_LENGT
     >>> bool(dot_product_view(0, 0.5).weights.max() < v.weights.max())
     True
     """
-    length = check_positive("dot_product_view", "length", length)
+    length = positive_number("length", length)
     theta = math.radians(float(angle))
     q = length * np.array([math.cos(theta), math.sin(theta)])  # (E,)
     k, v = np.array(KEYS_2D), np.array(VALUES_2D)

@@ -9,8 +9,8 @@ from typing import Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
+from .._validation import int_at_least, public
 from ..functional import softmax
-from ._common import check_int
 
 __all__ = ["ROW_LENGTH", "BLOCK_SIZES", "DEFAULT_BLOCK_SIZE", "EfficientView", "efficient_view", "n_blocks"]
 
@@ -43,6 +43,7 @@ class EfficientView:
     floats_full: int  # what a full row would hold: S
 
 
+@public("efficient_view")
 def efficient_view(block_size: int = DEFAULT_BLOCK_SIZE, step: int = 1, seed: int = 0) -> EfficientView:
     r"""The online softmax after ``step`` blocks of ``block_size`` keys, against the exact one.
 
@@ -59,12 +60,11 @@ def efficient_view(block_size: int = DEFAULT_BLOCK_SIZE, step: int = 1, seed: in
     >>> float(efficient_view(8, 1).weights_so_far[8:].max())
     0.0
     """
-    func = "efficient_view"
-    block_size = check_int(func, "block_size", block_size)
+    block_size = int_at_least("block_size", block_size, 1)
     total = n_blocks(block_size)
-    step = check_int(func, "step", step)
+    step = int_at_least("step", step, 1)
     if step > total:
-        raise AttentionInputError(f"{func}: step must be at most {total} (= S / block_size); got {step}.")
+        raise AttentionInputError(f"step must be at most {total} (= S / block_size); got {step}.")
     rng = np.random.default_rng(seed)
     scores = rng.normal(0, 2, ROW_LENGTH)  # (S,)
     values = rng.normal(0, 1, ROW_LENGTH)  # (S,)

@@ -9,8 +9,9 @@ from typing import Sequence, Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
+from .._validation import int_at_least, public
 from ..functional import merge_heads, scaled_dot_product_attention, split_heads
-from ._common import TOKENS, check_int, divisors
+from ._common import TOKENS, divisors
 
 __all__ = ["DEFAULT_D_MODEL_HEADS", "DEFAULT_N_HEADS", "HeadsView", "heads_view"]
 
@@ -35,6 +36,7 @@ class HeadsView:
     n_params_per_head: int  # each head's slice of W_Q, W_K, W_V: 3 d_model d_head
 
 
+@public("heads_view")
 def heads_view(
     n_heads: int = DEFAULT_N_HEADS,
     d_model: int = DEFAULT_D_MODEL_HEADS,
@@ -70,17 +72,16 @@ def heads_view(
     >>> heads_view(1).n_params == heads_view(12).n_params
     True
     """
-    func = "heads_view"
-    d_model = check_int(func, "d_model", d_model)
-    n_heads = check_int(func, "n_heads", n_heads)
+    d_model = int_at_least("d_model", d_model, 1)
+    n_heads = int_at_least("n_heads", n_heads, 1)
     if d_model % n_heads:
         raise AttentionInputError(
-            f"{func}: n_heads={n_heads} does not divide d_model={d_model}; "
+            f"n_heads={n_heads} does not divide d_model={d_model}; "
             f"n_heads must be one of {list(divisors(d_model))}."
         )
     tokens = tuple(str(t) for t in tokens)
     if not tokens:
-        raise AttentionInputError(f"{func}: tokens must not be empty.")
+        raise AttentionInputError("tokens must not be empty.")
     rng = np.random.default_rng(seed)
     vocab = list(dict.fromkeys(tokens))  # distinct tokens in order of appearance
     embedding = rng.standard_normal((len(vocab), d_model))  # (V, d_model)

@@ -7,8 +7,8 @@ from typing import Tuple
 
 import numpy as np
 
+from .._validation import positive_number, public
 from ..pooling import nadaraya_watson
-from ._common import check_positive
 
 __all__ = [
     "WIDTHS",
@@ -50,6 +50,7 @@ class KernelView:
     mse: float  # mean squared error of the curve against the true function
 
 
+@public("kernel_view")
 def kernel_view(width: float = DEFAULT_WIDTH, query: float = DEFAULT_QUERY, seed: int = 0) -> KernelView:
     r"""Nadaraya-Watson regression with a Gaussian kernel of width ``width`` on 40 noisy points.
 
@@ -66,7 +67,7 @@ def kernel_view(width: float = DEFAULT_WIDTH, query: float = DEFAULT_QUERY, seed
     >>> bool(np.isclose(kernel_view().weights.sum(), 1.0))
     True
     """
-    width = check_positive("kernel_view", "width", width)
+    width = positive_number("width", width)
     rng = np.random.default_rng(seed)
     x_key = np.sort(rng.uniform(0, 5, N_KEYS))  # (S,)
     y_value = true_function(x_key) + rng.normal(0, 0.5, N_KEYS)  # (S,)

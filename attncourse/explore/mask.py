@@ -9,9 +9,10 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
+from .._validation import int_at_least, public
 from ..functional import scaled_dot_product_attention
 from ..masks import causal_mask, padding_mask
-from ._common import TOKENS, check_int
+from ._common import TOKENS
 
 __all__ = ["MASK_LENGTH", "DEFAULT_PAD_LENGTH", "DEFAULT_CAUSAL", "MaskView", "mask_view"]
 
@@ -39,6 +40,7 @@ class MaskView:
     empty_rows: Tuple[int, ...]  # the queries with nothing to attend to
 
 
+@public("mask_view")
 def mask_view(
     pad_length: int = DEFAULT_PAD_LENGTH,
     causal: bool = DEFAULT_CAUSAL,
@@ -86,19 +88,18 @@ def mask_view(
     >>> mask_view(1, n_queries=3).weights.shape
     (3, 6)
     """
-    func = "mask_view"
     tokens = tuple(str(t) for t in tokens)
     S = len(tokens)
     if S < 1:
-        raise AttentionInputError(f"{func}: tokens must not be empty.")
-    pad_length = check_int(func, "pad_length", pad_length, minimum=0)
+        raise AttentionInputError("tokens must not be empty.")
+    pad_length = int_at_least("pad_length", pad_length, 0)
     if pad_length > S:
         raise AttentionInputError(
-            f"{func}: pad_length must be at most L={S} (the number of tokens); got {pad_length}."
+            f"pad_length must be at most L={S} (the number of tokens); got {pad_length}."
         )
-    L = S if n_queries is None else check_int(func, "n_queries", n_queries)
+    L = S if n_queries is None else int_at_least("n_queries", n_queries, 1)
     if L > S:
-        raise AttentionInputError(f"{func}: n_queries must be at most S={S} (the number of tokens); got {L}.")
+        raise AttentionInputError(f"n_queries must be at most S={S} (the number of tokens); got {L}.")
     n_real = S - pad_length
     rng = np.random.default_rng(seed)
     q, k, v = rng.standard_normal((3, S, _E))  # each (S, E); the queries are the first L rows

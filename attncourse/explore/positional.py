@@ -9,8 +9,8 @@ from typing import Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
+from .._validation import int_at_least, public
 from ..positional import apply_rope, sinusoidal_positional_encoding
-from ._common import check_int
 
 __all__ = [
     "D_MODEL_VALUES",
@@ -45,6 +45,7 @@ class PositionalView:
     rope_row: np.ndarray  # (n_positions,) rope_scores[position]
 
 
+@public("positional_view")
 def positional_view(
     d_model: int = DEFAULT_D_MODEL,
     position: int = DEFAULT_POSITION,
@@ -84,18 +85,13 @@ def positional_view(
     >>> bool(np.allclose(positional_view(16, 0).pe_dots[:8], positional_view(16, 20).pe_dots[20:28]))
     True
     """
-    func = "positional_view"
-    d_model = check_int(func, "d_model", d_model)
+    d_model = int_at_least("d_model", d_model, 1)
     if d_model % 2:
-        raise AttentionInputError(
-            f"{func}: d_model must be even (sin/cos and RoPE work in pairs); got {d_model}."
-        )
-    n_positions = check_int(func, "n_positions", n_positions)
-    position = check_int(func, "position", position, minimum=0)
+        raise AttentionInputError(f"d_model must be even (sin/cos and RoPE work in pairs); got {d_model}.")
+    n_positions = int_at_least("n_positions", n_positions, 1)
+    position = int_at_least("position", position, 0)
     if position >= n_positions:
-        raise AttentionInputError(
-            f"{func}: position must be below n_positions={n_positions}; got {position}."
-        )
+        raise AttentionInputError(f"position must be below n_positions={n_positions}; got {position}.")
     pe = sinusoidal_positional_encoding(n_positions, d_model, base=base)  # (P, d_model)
     row = pe[position]  # (d_model,)
     pe_dots = pe @ row  # (P, d_model) @ (d_model,) -> (P,)

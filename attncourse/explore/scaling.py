@@ -8,8 +8,9 @@ from typing import Dict, Tuple
 
 import numpy as np
 
+from .._validation import int_at_least, public
 from ..functional import softmax
-from ._common import check_int, entropy, softmax_jacobian
+from ._common import entropy, softmax_jacobian
 
 __all__ = ["D_K_VALUES", "DEFAULT_D_K", "VARIANTS", "ScalingStats", "ScalingView", "scaling_view"]
 
@@ -45,6 +46,7 @@ class ScalingView:
     n_queries_averaged: int
 
 
+@public("scaling_view")
 def scaling_view(d_k: int = DEFAULT_D_K, seed: int = 0) -> ScalingView:
     r"""Scores of random queries against random keys of width ``d_k``, with and without the scale.
 
@@ -76,7 +78,7 @@ def scaling_view(d_k: int = DEFAULT_D_K, seed: int = 0) -> ScalingView:
     >>> bool(np.allclose(large.weights["scaled"].sum(-1), 1.0))
     True
     """
-    d_k = check_int("scaling_view", "d_k", d_k)
+    d_k = int_at_least("d_k", d_k, 1)
     rng = np.random.default_rng(seed)
     width = max(d_k, D_K_VALUES[-1])
     # Prefixes of one draw: (N, d_k) queries, of which the first L are shown, and (S, d_k) keys.

@@ -8,8 +8,9 @@ from typing import Dict, Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
+from .._validation import int_at_least, public
 from ..functional import scaled_dot_product_attention
-from ._common import TOKENS, check_int
+from ._common import TOKENS
 
 __all__ = ["EMBEDDING", "ORDERS", "DEFAULT_TOKEN", "SelfAttentionView", "self_attention_view"]
 
@@ -43,6 +44,7 @@ class SelfAttentionView:
     out: np.ndarray  # (L, Ev)
 
 
+@public("self_attention_view")
 def self_attention_view(
     token: int = DEFAULT_TOKEN, order: str = "original", seed: int = 0
 ) -> SelfAttentionView:
@@ -60,12 +62,11 @@ def self_attention_view(
     >>> bool(np.allclose(a.row[list(ORDERS["shuffled"])], b.row))
     True
     """
-    func = "self_attention_view"
     if order not in ORDERS:
-        raise AttentionInputError(f"{func}: order must be one of {tuple(ORDERS)}; got {order!r}.")
-    token = check_int(func, "token", token, minimum=0)
+        raise AttentionInputError(f"order must be one of {tuple(ORDERS)}; got {order!r}.")
+    token = int_at_least("token", token, 0)
     if token >= len(TOKENS):
-        raise AttentionInputError(f"{func}: token must be below L={len(TOKENS)}; got {token}.")
+        raise AttentionInputError(f"token must be below L={len(TOKENS)}; got {token}.")
     rng = np.random.default_rng(seed)
     w_q, w_k, w_v = rng.normal(size=(3, 4, _E)).round(1)  # each (d_model, E)
     tokens = tuple(TOKENS[i] for i in ORDERS[order])

@@ -9,8 +9,9 @@ from typing import Sequence, Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
+from .._validation import positive_number, public
 from ..functional import softmax
-from ._common import check_positive, entropy
+from ._common import entropy
 
 __all__ = ["LOGIT_LABELS", "LOGITS", "TEMPERATURES", "DEFAULT_TEMPERATURE", "SoftmaxView", "softmax_view"]
 
@@ -34,6 +35,7 @@ class SoftmaxView:
     max_weight: float
 
 
+@public("softmax_view")
 def softmax_view(temperature: float = DEFAULT_TEMPERATURE, logits: Sequence[float] = LOGITS) -> SoftmaxView:
     """Softmax of ``logits / temperature``: the distribution and how spread out it is.
 
@@ -56,13 +58,10 @@ def softmax_view(temperature: float = DEFAULT_TEMPERATURE, logits: Sequence[floa
     >>> softmax_view(0.1).entropy < softmax_view(1.0).entropy < softmax_view(10.0).entropy
     True
     """
-    func = "softmax_view"
-    temperature = check_positive(func, "temperature", temperature)
+    temperature = positive_number("temperature", temperature)
     logits = np.asarray(logits, dtype=np.float64)
     if logits.ndim != 1 or logits.size < 2:
-        raise AttentionInputError(
-            f"{func}: logits must be 1-d with at least 2 entries; got shape {logits.shape}."
-        )
+        raise AttentionInputError(f"logits must be 1-d with at least 2 entries; got shape {logits.shape}.")
     scaled = logits / temperature
     weights = softmax(scaled)
     return SoftmaxView(

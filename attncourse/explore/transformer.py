@@ -8,7 +8,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from .._backend import AttentionInputError
-from ._common import check_int
+from .._validation import int_at_least, public
 
 __all__ = ["TransformerView", "as_head_maps", "transformer_view"]
 
@@ -50,6 +50,7 @@ def as_head_maps(weights: Sequence[Any]) -> np.ndarray:
     return np.stack(maps)  # (n_layers, H, L, L)
 
 
+@public("transformer_view")
 def transformer_view(
     weights: Sequence[Any], tokens: Sequence[Any], layer: int = 0, head: int = 0
 ) -> TransformerView:
@@ -76,19 +77,16 @@ def transformer_view(
     >>> float(v.previous_scores[0, 0]), v.induction_cells[:2]
     (1.0, ((3, 1), (4, 2)))
     """
-    func = "transformer_view"
     maps = as_head_maps(weights)
     n_layers, H, L, _ = maps.shape
     labels = tuple(str(t.item() if hasattr(t, "item") else t) for t in tokens)
     if len(labels) != L:
-        raise AttentionInputError(
-            f"{func}: tokens must have L={L} entries (the maps' size); got {len(labels)}."
-        )
-    layer = check_int(func, "layer", layer, minimum=0)
-    head = check_int(func, "head", head, minimum=0)
+        raise AttentionInputError(f"tokens must have L={L} entries (the maps' size); got {len(labels)}.")
+    layer = int_at_least("layer", layer, 0)
+    head = int_at_least("head", head, 0)
     if layer >= n_layers or head >= H:
         raise AttentionInputError(
-            f"{func}: layer must be below {n_layers} and head below {H}; got layer {layer}, head {head}."
+            f"layer must be below {n_layers} and head below {H}; got layer {layer}, head {head}."
         )
     previous = tuple((i, i - 1) for i in range(1, L))
     induction = tuple((i, j) for i in range(L) for j in range(1, i + 1) if labels[j - 1] == labels[i])
