@@ -2,7 +2,7 @@
 # The full test tier: what CI runs (.ci/run is this script on a fresh clone).
 #
 #   bash scripts/test.sh               everything below
-#   bash scripts/test.sh -k flash      extra arguments go to the main pytest run (step 4)
+#   bash scripts/test.sh -k flash      extra arguments go to both pytest runs (steps 3 and 4)
 #   python -m pytest -m "not slow"     the quick tier alone (under a minute, no book build)
 #
 # Steps, and how often each chapter notebook is executed:
@@ -10,15 +10,17 @@
 #      Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install them.
 #   2. ruff check and ruff format --check.
 #   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
-#      _build/html, and keeps the executed copies in _build/jupyter_execute/.
-#   4. pytest on everything, slow tests included, on two workers (pytest-xdist, one file per
-#      worker at a time, each worker and its kernels on its share of the cores).
+#      _build/html, and keeps the executed copies in _build/jupyter_execute/.  Beside it, in the
+#      background, tests/test_colab_standin.py runs every chapter's student edition in a
+#      Colab-like venv (execution 2) and checks that it scores 0; its report is printed after
+#      step 4 and its failure fails the run.
+#   4. pytest on everything else, slow tests included, on two workers (pytest-xdist, one file
+#      per worker at a time, each worker and its kernels on its share of the cores).
 #      tests/test_notebook_outputs.py compares the executed copies of step 3 with the outputs
 #      saved in book/*.ipynb under nbval's rules (tests/nbval_sanitize.cfg), so the check of the
 #      saved outputs costs no execution of its own; tests/test_built_pages.py loads every built
-#      page once per width in Chromium; tests/test_colab_standin.py runs every chapter's student
-#      edition in a Colab-like venv (execution 2) and checks that it scores 0.  The exercise and
-#      grader tests execute only exercise cells and small demo notebooks.
+#      page once per width in Chromium.  The exercise and grader tests execute only exercise
+#      cells and small demo notebooks.
 #   5. the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
 #      package, no torch), runs `python -m pytest tests -m "not slow"`; torch tests skip one by one.
 set -euo pipefail
@@ -41,11 +43,31 @@ if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audit will skip" >&2
 fi
 
+# The build keeps about one core busy (Sphinx and one kernel at a time), so the Colab stand-in,
+# which reads nothing the build writes, runs beside it (one BLAS thread per kernel, its own temp
+# folder, its report in a log shown when it ends) and the other tests follow on two workers.
+colab_dir=$(mktemp -d)
+trap 'kill "${colab_pid:-}" 2>/dev/null || true; rm -rf "$colab_dir"' EXIT
+echo "== the Colab stand-in (runs every student edition), in the background"
+OMP_NUM_THREADS=1 python -m pytest tests/test_colab_standin.py -p no:cacheprovider \
+  --basetemp "$colab_dir/tmp" "$@" >"$colab_dir/log" 2>&1 &
+colab_pid=$!
+
 echo "== the book (executes every chapter once)"
 NO_OPEN=1 bash scripts/build_book.sh
 
-echo "== pytest, every tier"
-REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile "$@"
+echo "== pytest, every tier but the Colab stand-in"
+status=0
+REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --ignore=tests/test_colab_standin.py "$@" ||
+  status=$?
+
+echo "== the Colab stand-in's report"
+colab_status=0
+wait "$colab_pid" || colab_status=$?
+cat "$colab_dir/log"
+# 5 = nothing selected (extra arguments such as -k that pick no stand-in test)
+if [ "$colab_status" -ne 0 ] && [ "$colab_status" -ne 5 ]; then status=$colab_status; fi
+if [ "$status" -ne 0 ]; then exit "$status"; fi
 
 echo "== pytest -m 'not slow' with numpy only (no torch)"
 numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
