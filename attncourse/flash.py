@@ -328,5 +328,7 @@ def cached_attention(
     L, S = q.shape[-2], k_all.shape[-2]
     if L > S:
         raise AttentionInputError(f"{L} new queries but only {S} keys (L must be <= S).")
-    mask = causal_mask(S, like=q)[S - L :]  # (L, S): the last L rows, bottom-right aligned
+    # (L, S): the last L rows of the causal mask, bottom-right aligned.  One new query (a decode
+    # step) is the last position and sees every key: no mask, so a step costs O(S), not O(S^2).
+    mask = None if L == 1 else causal_mask(S, like=q)[S - L :]
     return flash_attention(q, k_all, v_all, mask, scale=scale, block_size=block_size)

@@ -401,6 +401,21 @@ def test_decoding_with_a_cache_equals_recomputing(rng, kind):
     assert_close(cat(outs, -2), full)
 
 
+def test_a_decode_step_builds_no_mask(rng, monkeypatch):
+    """One new query is the last position and sees every key: no (S, S) mask is built for it."""
+    import attncourse.flash as flash
+
+    sizes = []
+    real = flash.causal_mask
+    monkeypatch.setattr(flash, "causal_mask", lambda S, **kw: sizes.append(S) or real(S, **kw))
+    q, k, v = _qkv(rng, lead=(2,), L=6, S=6)
+    cache = KVCache()
+    cached_attention(q[:, :3], k[:, :3], v[:, :3], cache)  # the prompt: 3 queries, masked
+    for t in range(3, 6):
+        cached_attention(q[:, t : t + 1], k[:, t : t + 1], v[:, t : t + 1], cache)
+    assert sizes == [3]
+
+
 def test_top_left_causal_is_wrong_for_new_queries_after_a_cache(rng):
     q, k, v = _qkv(rng, lead=(), L=8, S=8)
     full, _ = ac.scaled_dot_product_attention(q, k, v, is_causal=True)
