@@ -10,8 +10,8 @@
 #      Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install them.
 #   2. ruff check and ruff format --check.
 #   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
-#      _build/html, and keeps the executed copies in _build/jupyter_execute/.  Beside it, in the
-#      background, tests/test_colab_standin.py runs every chapter's student edition in a
+#      _build/html, and keeps the executed copies in _build/jupyter_execute/.  Beside steps 2-4,
+#      in the background, tests/test_colab_standin.py runs every chapter's student edition in a
 #      Colab-like venv (execution 2) and checks that it scores 0; its report is printed after
 #      step 4 and its failure fails the run.
 #   4. pytest on everything else, slow tests included, on two workers (pytest-xdist, one file
@@ -22,7 +22,8 @@
 #      page once per width in Chromium.  The exercise and grader tests execute only exercise
 #      cells and small demo notebooks.
 #   5. the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
-#      package, no torch), runs `python -m pytest tests -m "not slow"`; torch tests skip one by one.
+#      package, no torch; set up in the background during steps 2-4), runs
+#      `python -m pytest tests -m "not slow"`; torch tests skip one by one.
 set -euo pipefail
 . "$(dirname "$0")/setup_env.sh"
 
@@ -33,6 +34,25 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# Beside the steps below, in the background: the Colab stand-in (it reads nothing the book build
+# writes; one BLAS thread per kernel, its own temp folder, its report in a log shown at the end),
+# and the set-up of the numpy-only venv.  The book build keeps about one core busy (Sphinx and
+# one kernel at a time), so the two cores stay busy and the run takes minutes less.
+bg=$(mktemp -d)
+trap 'kill ${colab_pid:-} ${numpy_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
+echo "== the Colab stand-in (runs every student edition), in the background"
+OMP_NUM_THREADS=1 python -m pytest tests/test_colab_standin.py -p no:cacheprovider \
+  --basetemp "$bg/tmp" "$@" >"$bg/colab.log" 2>&1 &
+colab_pid=$!
+numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
+(
+  set -e
+  [ -x "$numpy_venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$numpy_venv"
+  "$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
+  "$numpy_venv/bin/python" -m pip install -q --no-deps -e .
+) >"$bg/numpy-setup.log" 2>&1 &
+numpy_pid=$!
+
 echo "== ruff"
 ruff check .
 ruff format --check .
@@ -42,16 +62,6 @@ ruff format --check .
 if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audit will skip" >&2
 fi
-
-# The build keeps about one core busy (Sphinx and one kernel at a time), so the Colab stand-in,
-# which reads nothing the build writes, runs beside it (one BLAS thread per kernel, its own temp
-# folder, its report in a log shown when it ends) and the other tests follow on two workers.
-colab_dir=$(mktemp -d)
-trap 'kill "${colab_pid:-}" 2>/dev/null || true; rm -rf "$colab_dir"' EXIT
-echo "== the Colab stand-in (runs every student edition), in the background"
-OMP_NUM_THREADS=1 python -m pytest tests/test_colab_standin.py -p no:cacheprovider \
-  --basetemp "$colab_dir/tmp" "$@" >"$colab_dir/log" 2>&1 &
-colab_pid=$!
 
 echo "== the book (executes every chapter once)"
 NO_OPEN=1 bash scripts/build_book.sh
@@ -64,17 +74,12 @@ REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --ignore=tests/test_c
 echo "== the Colab stand-in's report"
 colab_status=0
 wait "$colab_pid" || colab_status=$?
-cat "$colab_dir/log"
+cat "$bg/colab.log"
 # 5 = nothing selected (extra arguments such as -k that pick no stand-in test)
 if [ "$colab_status" -ne 0 ] && [ "$colab_status" -ne 5 ]; then status=$colab_status; fi
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 
 echo "== pytest -m 'not slow' with numpy only (no torch)"
-numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
-if [ ! -x "$numpy_venv/bin/python" ]; then
-  "${PYTHON:-python3}" -m venv "$numpy_venv"
-fi
-"$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
-"$numpy_venv/bin/python" -m pip install -q --no-deps -e .
+wait "$numpy_pid" || { cat "$bg/numpy-setup.log"; exit 1; }
 # the browser checks ran above; here, without playwright, they skip rather than fail
 env -u REQUIRE_BROWSER "$numpy_venv/bin/python" -m pytest tests -m "not slow" -q -p no:cacheprovider

@@ -75,7 +75,16 @@ def test_stamping_is_idempotent_and_repairs_a_wrong_url(tmp_path):
     assert stamp_notebooks.stamp(node, NOTEBOOKS[0]) is False
 
 
-# --- accessibility (sources) ------------------------------------------------------------------
+# --- accessibility (sources; the built pages are audited by tests/built_pages.py) ------------------------------------------------------------------
+
+
+def test_axe_core_is_pinned_as_a_test_dependency():
+    package = json.loads((ROOT / "package.json").read_text())
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    version = package["devDependencies"]["axe-core"]
+    assert version[0].isdigit(), f"pin an exact axe-core version, not {version!r}"
+    assert lock["packages"]["node_modules/axe-core"]["version"] == version
+    assert "axe-core" not in package["dependencies"]  # not vendored into the book
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

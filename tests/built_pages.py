@@ -1,9 +1,11 @@
-"""Every built page as a reader sees it: headless Chromium, offline, at desktop and phone width.
+"""Every built page as a reader sees it: headless Chromium, offline, at one width.
 
-Each page of ``_build/html`` is loaded once per width.  The ``visits`` fixture records what that
-load showed (the page's log of errors and blocked requests, MathJax's typesetting, the widget
-views, the images, any sideways scroll, and axe-core's accessibility audit), and each test below
-asserts one of those things over every page.
+The tests are collected from the modules that import them, one per width
+(``test_built_pages_desktop.py``, ``test_built_pages_phone.py``, each setting ``VIEWPORT``), so
+the two widths can run on two workers.  Each page of ``_build/html`` is loaded once per width:
+the ``visits`` fixture records what that load showed (the page's log of errors and blocked
+requests, MathJax's typesetting, the widget views, the images, any sideways scroll, and
+axe-core's accessibility audit), and each test asserts one of those things over every page.
 
 axe-core (the engine behind browsers' accessibility checkers) is a devDependency in
 package.json, installed with ``npm ci`` (``scripts/test.sh`` does it where Node is present) and
@@ -16,7 +18,6 @@ Everything here skips when the book, Chromium or axe-core is missing, unless ``R
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,7 +37,6 @@ from browser import (  # noqa: F401  (book_server and chromium are fixtures)
     wait_for_widgets,
 )
 
-WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 AXE_JS = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
 # Sphinx's generated pages, not written by the course: loaded and checked, but not audited.
@@ -122,24 +122,15 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
     return result
 
 
-@pytest.fixture(scope="module", params=list(WIDTHS))
+@pytest.fixture(scope="module")
 def visits(request, book_server, chromium) -> list:  # noqa: F811
-    """Every built page, loaded once at the width ``request.param`` names (each at that width
+    """Every built page, loaded once at the importing module's ``VIEWPORT`` (each at that width
     from the start, as on a phone: the theme sets some attributes only at load)."""
-    width, height = WIDTHS[request.param]
+    width, height = request.module.VIEWPORT
     pages = built_pages()
     assert "book/intro.html" in pages
     with BookBrowser(book_server, chromium, viewport=(width, height)) as browser:
         return [visit(browser, path, width) for path in pages]
-
-
-def test_axe_core_is_pinned_as_a_test_dependency():
-    package = json.loads((REPO_ROOT / "package.json").read_text())
-    lock = json.loads((REPO_ROOT / "package-lock.json").read_text())
-    version = package["devDependencies"]["axe-core"]
-    assert version[0].isdigit(), f"pin an exact axe-core version, not {version!r}"
-    assert lock["packages"]["node_modules/axe-core"]["version"] == version
-    assert "axe-core" not in package["dependencies"]  # not vendored into the book
 
 
 @pytest.mark.browser

@@ -1,0 +1,5 @@
+"""Every built page as a reader sees it at desktop width; the checks are in built_pages.py."""
+
+from built_pages import *  # noqa: F403  (its tests and their fixtures)
+
+VIEWPORT = (1280, 900)
