@@ -64,7 +64,9 @@ if command -v npm >/dev/null 2>&1; then
 fi
 
 echo "== the book (executes every chapter once)"
-NO_OPEN=1 bash scripts/build_book.sh
+# One thread per kernel here too: two multi-threaded torch jobs on two cores slow each other
+# down several times over (printed outputs are the same with one thread or more).
+OMP_NUM_THREADS=1 NO_OPEN=1 bash scripts/build_book.sh
 
 echo "== pytest, every tier but the Colab stand-in"
 status=0

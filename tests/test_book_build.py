@@ -132,6 +132,31 @@ def test_config_points_mathjax_and_widgets_at_vendored_files(sphinx_config):
     ]
 
 
+def test_printed_output_is_joined_as_the_kernel_wrote_it(sphinx_config):
+    """A print cut in two by the kernel's flush timer reads as one line on the page."""
+    pytest.importorskip("myst_nb")
+    nbformat = pytest.importorskip("nbformat")
+    sys.path.insert(0, str(BOOK / "_ext"))
+    import stream_merge
+
+    assert "stream_merge" in sphinx_config["extensions"]
+    assert load_yaml(REPO_ROOT / "_config.yml")["sphinx"]["local_extensions"]["stream_merge"] == "book/_ext"
+    out = nbformat.v4.new_output
+    outputs = [
+        out("stream", name="stdout", text="scores"),
+        out("display_data", data={"text/plain": "<Figure>"}),
+        out("stream", name="stderr", text="a warning\n"),
+        out("stream", name="stdout", text=" (3, 4)\n[[1 2]]\r\n"),
+    ]
+    merged = stream_merge.join_streams(outputs)
+    assert [(o["output_type"], o.get("name"), o.get("text")) for o in merged] == [
+        ("stream", "stdout", "scores (3, 4)\n[[1 2]]\n"),
+        ("display_data", None, None),
+        ("stream", "stderr", "a warning\n"),
+    ]
+    assert outputs[0]["text"] == "scores"  # the executed notebook keeps its chunks
+
+
 def test_vendored_files_are_complete():
     vendor = STATIC / "vendor"
     assert len(list(vendor.glob("mathjax/output/chtml/fonts/woff-v2/*.woff"))) >= 20

@@ -153,7 +153,7 @@ def test_the_launch_button_is_pointed_at_the_student_edition(tmp_path):
 def test_the_book_config_loads_the_launch_extension():
     yaml = pytest.importorskip("yaml")
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    assert config["sphinx"]["local_extensions"] == {"student_launch": "book/_ext"}
+    assert config["sphinx"]["local_extensions"]["student_launch"] == "book/_ext"
     assert "student_launch" in config["sphinx"]["config"]["extensions"]
     assert "student" in config["exclude_patterns"]
 
