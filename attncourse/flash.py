@@ -15,7 +15,7 @@ FlashAttention does), so only one ``(..., block_size, block_size)`` tile of scor
 time: beyond the output, memory does not grow with ``L`` or ``S`` at all.
 
 The loop is written once, against the operations of ``_backend`` (``ops.matmul``,
-``ops.exp2_`` ...), and runs unchanged on numpy arrays and on torch tensors on any device.
+``ops.fast_exp_`` ...), and runs unchanged on numpy arrays and on torch tensors on any device.
 
 Shape letters as in ``functional``: ``q (..., L, E)``, ``k (..., S, E)``, ``v (..., S, Ev)``.
 Masks are boolean, ``True`` = may attend.  numpy and torch (any device) are both accepted.
@@ -23,7 +23,6 @@ Masks are boolean, ``True`` = may attend.  numpy and torch (any device) are both
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Tuple
 
 from ._backend import AttentionInputError, fmt_shape, namespace
@@ -171,10 +170,10 @@ def flash_attention(
     return ops.astype(out, out_dtype)
 
 
-# exp(x) = 2 ** (x * log2(e)): folding log2(e) into the scale lets the loop call exp2, which is
-# cheaper than exp (FlashAttention's kernels do the same).  Scores, m and the shift are then all
-# in base-2 units; the softmax weights, and so the output, are unchanged.
-LOG2_E = 1.0 / math.log(2.0)
+# The loop's exponential is the backend's ``fast_exp``: exp2 for torch, with log2(e) folded into
+# the scale (cheaper than exp; FlashAttention's kernels do the same), exp for numpy (see
+# ``_backend``).  Scores, m and the shift are in that function's units; the softmax weights, and
+# so the output, are unchanged.
 
 
 def _tile_of(mask, i0: int, i1: int, j0: int, j1: int):
@@ -217,10 +216,10 @@ def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev
     for i0 in range(0, L, block):
         i1 = min(i0 + block, L)
         # Fold the scale and log2(e) into the block of queries: (b, E) products, not (b, b).
-        qs = ops.broadcast_to(q[..., i0:i1, :] * (scale * LOG2_E), lead + (i1 - i0, q.shape[-1]))
+        qs = ops.broadcast_to(q[..., i0:i1, :] * (scale * ops.FAST_EXP_SCALE), lead + (i1 - i0, q.shape[-1]))
         m = ops.zeros(lead + (i1 - i0, 1), like=q) - ops.inf  # running max of each query's scores
-        l = ops.zeros(lead + (i1 - i0, 1), like=q)  # running sum of exp2(score - m)
-        acc = ops.zeros(lead + (i1 - i0, Ev), like=q)  # running sum of exp2(score - m) * value
+        l = ops.zeros(lead + (i1 - i0, 1), like=q)  # running sum of fast_exp(score - m)
+        acc = ops.zeros(lead + (i1 - i0, Ev), like=q)  # running sum of fast_exp(score - m) * value
         for j0 in range(0, S, block):
             j1 = min(j0 + block, S)
             if is_causal and j0 > i1 - 1:
@@ -235,11 +234,11 @@ def _tiled_attention(ops, q, k, v, mask, is_causal, scale, block, lead, L, S, Ev
                 s = ops.masked_fill_(s, ops.logical_not(allowed), -ops.inf)
             # The maximum only shifts the exponent (the result does not depend on it): no gradient.
             m_new = ops.maximum(m, ops.amax(ops.detach(s), -1))  # (..., bq, 1)
-            shift = ops.where(ops.isneginf(m_new), 0.0, m_new)  # a row blocked so far: exp2(-inf - 0) = 0
-            p = ops.exp2_(ops.sub_(s, shift))  # (..., bq, bk), in place
+            shift = ops.where(ops.isneginf(m_new), 0.0, m_new)  # a row blocked so far: fast_exp(-inf - 0) = 0
+            p = ops.fast_exp_(ops.sub_(s, shift))  # (..., bq, bk), in place
             # (..., bq, bk) @ (..., bk, Ev) -> (..., bq, Ev)
             pv = ops.matmul(p, v[..., j0:j1, :], out=buffer("pv", lead + (i1 - i0, Ev)))
-            alpha = ops.exp2(m - shift)  # rescales what was summed with the old maximum (0 at first)
+            alpha = ops.fast_exp(m - shift)  # rescales what was summed with the old maximum (0 at first)
             l = ops.add_(ops.mul_(l, alpha), ops.matmul(p, ones[: j1 - j0]))  # (..., bq, bk) @ (bk, 1)
             acc = ops.add_(ops.mul_(acc, alpha), pv)
             m = m_new

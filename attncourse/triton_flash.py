@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-from ._backend import AttentionInputError, AttentionTypeError
+from ._backend import LOG2_E, AttentionInputError, AttentionTypeError
 from ._validation import public
-from .flash import LOG2_E, validate_attention
+from .flash import validate_attention
 
 __all__ = ["triton_available", "triton_flash_attention"]
 
