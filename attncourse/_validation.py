@@ -76,16 +76,21 @@ def public(name: str) -> Callable[[F], F]:
     return decorate
 
 
+def _is_integer(n: Any) -> bool:
+    """A Python or numpy integer, and not a ``bool``."""
+    return isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+
+
 def positive_int(name: str, n: Any) -> int:
     """``n`` as an ``int`` if it is an integer >= 1 (``bool`` is refused), else an error naming it."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+    if not _is_integer(n) or n < 1:
         raise AttentionInputError(f"{name} must be a positive integer; got {n!r}.")
     return int(n)
 
 
 def int_at_least(name: str, n: Any, minimum: int) -> int:
     """``n`` as an ``int`` if it is an integer >= ``minimum`` (``bool`` is refused), else an error."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
+    if not _is_integer(n) or n < minimum:
         raise AttentionInputError(f"{name} must be an integer >= {minimum}; got {n!r}.")
     return int(n)
 
@@ -110,7 +115,7 @@ def as_float(ops, name: str, x: Array) -> Array:
 def check_axis(axis: Any, x: Array) -> int:
     """``axis`` must index a dimension of ``x``; a 0-d ``x`` accepts ``-1`` and ``0`` (as torch does)."""
     ndim = max(int(x.ndim), 1)
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+    if not _is_integer(axis) or not -ndim <= axis < ndim:
         raise AttentionInputError(f"axis={axis!r} is out of range for x of shape {fmt_shape(x)}.")
     return int(axis)
 

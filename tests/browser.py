@@ -40,6 +40,7 @@ __all__ = [
     "BookBrowser",
     "launch_chromium",
     "serve",
+    "book_pages",
     "why_no_chromium",
     "why_no_browser",
     "skip_or_fail",
@@ -71,6 +72,15 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def book_pages(html_dir: Path = BUILD_HTML) -> list:
+    """The HTML pages of the built book, relative to ``html_dir``, sorted (assets left out)."""
+    return sorted(
+        p.relative_to(html_dir).as_posix()
+        for p in Path(html_dir).rglob("*.html")
+        if not {"_static", "_sources", "_images"} & set(p.relative_to(html_dir).parts)
+    )
 
 
 def why_no_chromium() -> Optional[str]:

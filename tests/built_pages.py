@@ -27,9 +27,10 @@ from typing import Optional
 import pytest
 
 from browser import (  # noqa: F401  (book_server and chromium are fixtures)
-    BUILD_HTML,
     REPO_ROOT,
     BookBrowser,
+    PageLog,
+    book_pages,
     book_server,
     chromium,
     skip_or_fail,
@@ -63,8 +64,7 @@ class Visit:
 
     path: str
     width: int
-    log: list  # console errors, uncaught exceptions, failed or blocked requests
-    log_report: str
+    log: PageLog  # console errors, uncaught exceptions, failed or blocked requests, until it closed
     n_math: int
     n_typeset: int
     untypeset: int
@@ -75,14 +75,6 @@ class Visit:
     images: list
     overflow: int
     axe: Optional[list] = field(default=None)  # None: not audited
-
-
-def built_pages() -> list:
-    return sorted(
-        p.relative_to(BUILD_HTML).as_posix()
-        for p in BUILD_HTML.rglob("*.html")
-        if not {"_static", "_sources", "_images"} & set(p.relative_to(BUILD_HTML).parts)
-    )
 
 
 def audit(page) -> list:
@@ -100,8 +92,7 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
     result = Visit(
         path=path,
         width=width,
-        log=log.problems(),
-        log_report=log.report(),
+        log=log,
         n_math=n_math,
         n_typeset=n_typeset,
         untypeset=page.locator(".math:not(:has(mjx-container))").count() if n_math else 0,
@@ -114,8 +105,6 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
     )
     if AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
         result.axe = audit(page)
-    # anything the checks above set off (a late error, a widget's request) is the page's too
-    result.log, result.log_report = log.problems(), log.report()
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / f"{Path(path).stem}-{width}.png"), full_page=False)
@@ -127,7 +116,7 @@ def visits(request, book_server, chromium) -> list:  # noqa: F811
     """Every built page, loaded once at the importing module's ``VIEWPORT`` (each at that width
     from the start, as on a phone: the theme sets some attributes only at load)."""
     width, height = request.module.VIEWPORT
-    pages = built_pages()
+    pages = book_pages()
     assert "book/intro.html" in pages
     with BookBrowser(book_server, chromium, viewport=(width, height)) as browser:
         return [visit(browser, path, width) for path in pages]
@@ -136,7 +125,7 @@ def visits(request, book_server, chromium) -> list:  # noqa: F811
 @pytest.mark.browser
 @pytest.mark.slow
 def test_every_page_loads_offline_without_errors(visits):
-    problems = [v.log_report for v in visits if v.log]
+    problems = [v.log.report() for v in visits if v.log.problems()]
     problems += [
         f"{v.path}: {v.untypeset} of {v.n_math} math elements not typeset, or a TeX error"
         for v in visits

@@ -23,6 +23,7 @@ from browser import (  # noqa: F401  (chromium, book_server and book_browser are
     REPO_ROOT,
     BookBrowser,
     book_browser,
+    book_pages,
     book_server,
     chromium,
     serve,
@@ -178,20 +179,12 @@ def built_book() -> Path:
     return BUILD_HTML
 
 
-def built_pages() -> list:
-    return sorted(
-        p.relative_to(BUILD_HTML).as_posix()
-        for p in BUILD_HTML.rglob("*.html")
-        if not {"_static", "_sources", "_images"} & set(p.relative_to(BUILD_HTML).parts)
-    )
-
-
 ASSET = re.compile(r"<(?:script|link|img|iframe)\b[^>]*?\b(?:src|href)=\"([^\"]+)\"[^>]*>", re.I)
 
 
 def test_built_pages_load_no_script_or_style_from_another_host(built_book):
     offenders = []
-    for page in built_pages():
+    for page in book_pages():
         text = (BUILD_HTML / page).read_text(encoding="utf8")
         for match in ASSET.finditer(text):
             tag, url = match.group(0), html.unescape(match.group(1))
@@ -216,9 +209,7 @@ def test_colab_button_opens_the_student_edition_on_github(built_book):
 def test_no_top_navbar_above_the_article_header(built_book):
     # pydata-sphinx-theme's top navbar would add a second header bar, holding only a search field,
     # above every page; the book theme's sidebar and article header are the only header.
-    offenders = [
-        page for page in built_pages() if "bd-header__inner" in (BUILD_HTML / page).read_text("utf8")
-    ]
+    offenders = [page for page in book_pages() if "bd-header__inner" in (BUILD_HTML / page).read_text("utf8")]
     assert not offenders, f"pages with the extra top navbar: {offenders}"
 
 

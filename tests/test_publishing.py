@@ -1,6 +1,6 @@
 """Publishing: Colab badges and install cells in sync, accessible sources, and links that resolve.
 
-Every built page in a browser, as a reader sees it, is tests/test_built_pages.py."""
+Every built page in a browser, as a reader sees it, is tests/built_pages.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser import BUILD_HTML, skip_or_fail
+from browser import BUILD_HTML, book_pages, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -75,7 +75,7 @@ def test_stamping_is_idempotent_and_repairs_a_wrong_url(tmp_path):
     assert stamp_notebooks.stamp(node, NOTEBOOKS[0]) is False
 
 
-# --- accessibility (sources; the built pages are audited by tests/built_pages.py) ------------------------------------------------------------------
+# --- accessibility (sources; the built pages are audited by tests/built_pages.py) ---------------
 
 
 def test_axe_core_is_pinned_as_a_test_dependency():
@@ -134,11 +134,7 @@ def test_no_colour_map_that_fails_in_grey_scale():
 def built_pages():
     if not (BUILD_HTML / "index.html").is_file():
         skip_or_fail(f"the book is not built ({BUILD_HTML})")
-    return sorted(
-        p.relative_to(BUILD_HTML).as_posix()
-        for p in BUILD_HTML.rglob("*.html")
-        if not {"_static", "_sources", "_images"} & set(p.relative_to(BUILD_HTML).parts)
-    )
+    return book_pages()
 
 
 HREF = re.compile(r"<a\b[^>]*?\bhref=\"([^\"]+)\"", re.I)
