@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         "--tests",
         type=Path,
         default=None,
-        help="folder of hidden_*.py (default: grading/ next to SOURCE_DIR)",
+        help="folder of hidden_*.py (default: hidden_cases/ next to SOURCE_DIR)",
     )
     p.add_argument(
         "--force", action="store_true", help="replace OUT_DIR/student and OUT_DIR/grading if they exist"

@@ -14,7 +14,7 @@ from attncourse.exercises._check import run_cases
 from attncourse.exercises._compare import Outcome, expected_outputs, judge
 
 ROOT = Path(__file__).resolve().parents[1]
-HIDDEN = load_hidden_cases(ROOT / "grading")
+HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 EXERCISES = all_exercises()
 IDS = [ex.id for ex in EXERCISES]
 

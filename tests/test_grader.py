@@ -131,7 +131,7 @@ def _make_course(tmp_path_factory):
     base = tmp_path_factory.mktemp("course")
     (base / "book").mkdir()
     (base / "book" / "01_softmax.ipynb").write_text(json.dumps(demo_notebook()), encoding="utf-8")
-    assert main(["assign", str(base / "book"), str(base / "out"), "--tests", str(ROOT / "grading")]) == 0
+    assert main(["assign", str(base / "book"), str(base / "out"), "--tests", str(ROOT / "hidden_cases")]) == 0
     student = json.loads((base / "out" / "student" / "01_softmax.ipynb").read_text(encoding="utf-8"))
     subs = base / "submissions"
     subs.mkdir()
@@ -500,14 +500,14 @@ def test_assign_writes_student_notebooks_and_a_manifest(course, capsys):
     assert manifest["total_points"] == 8 and manifest["notebooks"] == {"01_softmax.ipynb": list(ALL)}
     assert all(e["hidden_cases"] >= 3 for e in manifest["exercises"])
     assert sorted(p.name for p in (out / "grading").iterdir()) == sorted(
-        ["manifest.json"] + [p.name for p in (ROOT / "grading").glob("hidden_*.py")]
+        ["manifest.json"] + [p.name for p in (ROOT / "hidden_cases").glob("hidden_*.py")]
     )
     student_text = (out / "student" / "01_softmax.ipynb").read_text()
     assert "BEGIN SOLUTION" not in student_text and "hidden" not in student_text.lower()
-    assert main(["assign", str(course["base"] / "book"), str(out), "--tests", str(ROOT / "grading")]) == 1
+    assert main(["assign", str(course["base"] / "book"), str(out), "--tests", str(ROOT / "hidden_cases")]) == 1
     assert "pass --force" in capsys.readouterr().err
     assert main(["assign", str(course["base"] / "book"), str(course["base"] / "out2")]) == 1
-    assert "no hidden tests (grading/hidden_*.py) found" in capsys.readouterr().err
+    assert "no hidden tests (hidden_cases/hidden_*.py) found" in capsys.readouterr().err
 
 
 def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ from attncourse.exercises.notebook import replace_solutions
 from attncourse.pooling import nadaraya_watson
 
 ROOT = Path(__file__).resolve().parents[1]
-HIDDEN = load_hidden_cases(ROOT / "grading")
+HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 EXERCISES = all_exercises()
 # The exercises of the kinds beyond "implement", and those of chapters 0, 8 and 9.
 NEW = [ex for ex in EXERCISES if ex.kind != "implement" or ex.chapter in ("ch00", "ch08", "ch09")]

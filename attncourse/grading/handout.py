@@ -25,10 +25,10 @@ MANIFEST_FORMAT = 1
 
 def _find_tests_dir(source_dir: Path) -> Path:
     for parent in [source_dir, *source_dir.resolve().parents][:3]:
-        candidate = parent / "grading"
+        candidate = parent / "hidden_cases"
         if candidate.is_dir() and any(candidate.glob("hidden_*.py")):
             return candidate
-    raise GradingError(f"no hidden tests (grading/hidden_*.py) found next to {source_dir}; pass --tests DIR")
+    raise GradingError(f"no hidden tests (hidden_cases/hidden_*.py) found next to {source_dir}; pass --tests DIR")
 
 
 def load_hidden_cases(tests_dir: Path) -> Dict[str, Callable[[], List[Case]]]:
