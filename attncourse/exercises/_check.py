@@ -1,8 +1,11 @@
 """``check`` and ``score``: instant feedback in Jupyter, Colab or a terminal.
 
 ``check(exercise_id, fn)`` runs the exercise's public cases on ``fn`` and shows the points,
-which cases passed and, for a failure, one message that says what to fix.  ``score(chapter)``
-adds up the latest check of every exercise in the chapter, in this kernel.
+which cases passed and, for a failure, one message that says what is wrong (the symptom, and for a
+classic mistake the question that leads to it); ``check(..., hint=True)`` adds the hint that names
+the fix.  ``score(chapter)`` re-checks the functions as they are defined now (in the namespace it
+is called from) and adds up the chapter; an exercise whose function is not defined there keeps its
+latest check.  Points follow ``_compare.points_earned``: case groups, all or nothing, as the grader.
 
 The first failing case shows the inputs' shapes and dtypes and the first entries that differ;
 an answer that calls what the exercise asks for (the package's reference, torch's built-in
@@ -21,14 +24,29 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from ._compare import NOT_ATTEMPTED, CaseResult, Outcome, expected_outputs, judge
+from ._compare import (
+    METHOD_ERROR,
+    NOT_ATTEMPTED,
+    CaseResult,
+    Outcome,
+    expected_outputs,
+    groups_passed,
+    judge,
+    points_earned,
+)
 from ._guard import Guard
+from ._method import probe_for
 from ._outputs import OutputProblem, error_where, short_message, to_arrays
 from ._registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
 
 __all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]
 
 _RESULTS: Dict[str, CheckResult] = {}
+
+HIDDEN_NOTE = (
+    "Points re-checked on the functions as defined now. Grading adds hidden cases of the same kinds "
+    "as these; a group of cases earns its share only when all its cases pass."
+)
 
 GREEN, AMBER, RED, GREY = "#1b7f3b", "#a15c00", "#b3261e", "#666666"
 
@@ -95,6 +113,7 @@ class CheckResult(_Shown):
     points: int
     cases: List[CaseResult] = field(default_factory=list)
     problem: str = ""  # set when the check itself could not run (unknown id, not a function)
+    hints: List[str] = field(default_factory=list)  # shown with check(..., hint=True) only
 
     @property
     def passed(self) -> bool:
@@ -110,10 +129,23 @@ class CheckResult(_Shown):
         return any(c.status == "shortcut" for c in self.cases)
 
     @property
+    def method_broken(self) -> bool:
+        """True when the answer broke the exercise's method rule: the exercise scores 0."""
+        return any(c.status == "method" for c in self.cases)
+
+    @property
     def earned(self) -> float:
-        if not self.cases or self.shortcut:
+        if not self.cases:
             return 0.0
-        return round(self.points * self.n_passed / len(self.cases), 2)
+        try:
+            return points_earned(get(self.exercise_id), self.cases)
+        except KeyError:
+            return 0.0
+
+    @property
+    def groups(self) -> tuple:
+        """(groups fully passed, groups)."""
+        return groups_passed(self.cases)
 
     @property
     def not_attempted(self) -> bool:
@@ -158,16 +190,26 @@ class CheckResult(_Shown):
         head = f"{self._title()}: {self._score()}"
         if self.not_attempted:
             return f"{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, run it, then run this check again"
-        if self.shortcut:
-            head += " · the reference may not be used here, so this exercise scores 0"
-        elif self.passed:
-            head += " ✓ all cases passed"
+        head += self._verdict()
         lines = [head]
         for mark, name, status, msg, details in self._lines():
             label = f"{name} [{status}]" if status else name
             lines.append(f"  {mark} {label}" + (f": {msg}" if msg else ""))
             lines += [f"      {d}" for d in details]
+        lines += [f"  hint: {h}" for h in self.hints]
         return "\n".join(lines)
+
+    def _verdict(self) -> str:
+        if self.shortcut:
+            return " · the reference may not be used here, so this exercise scores 0"
+        if self.method_broken:
+            return " · the method rule is broken, so this exercise scores 0"
+        if self.passed:
+            return " ✓ all cases passed (grading adds hidden cases of the same kinds)"
+        won, total = self.groups
+        if total > 1 and len(self.cases) > total:
+            return f" · {won} of {total} groups of cases passed (a group counts only when all its cases pass)"
+        return ""
 
     def html(self) -> str:
         esc = html.escape
@@ -184,10 +226,7 @@ class CheckResult(_Shown):
                 f'<div style="{style}">{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, '
                 "run it, then run this check again</div>"
             )
-        if self.shortcut:
-            head += " · the reference may not be used here, so this exercise scores 0"
-        elif self.passed:
-            head += " ✓ all cases passed"
+        head += esc(self._verdict())
         items = []
         for mark, name, status, msg, details in self._lines():
             c = GREEN if mark == "✓" else RED
@@ -200,6 +239,7 @@ class CheckResult(_Shown):
             items.append(
                 f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{tag}{detail}{more}</li>'
             )
+        items += [f'<li style="list-style:none">💡 hint: {esc(h)}</li>' for h in self.hints]
         return f'<div style="{style}">{head}<ul style="margin:0.2em 0 0 0;padding-left:0.4em">{"".join(items)}</ul></div>'
 
 
@@ -230,6 +270,8 @@ class ScoreReport(_Shown):
             return NOT_ATTEMPTED
         if r.shortcut:
             return "0: the reference may not be used here"
+        if r.method_broken:
+            return "0: the method rule is broken"
         if r.passed:
             return "all cases passed"
         return f"{r.n_passed} of {len(r.cases)} cases passed"
@@ -244,6 +286,7 @@ class ScoreReport(_Shown):
             got = _fmt_points(r.earned) if r is not None else "0"
             label = f"{ex.number} {ex.title}".ljust(width)
             lines.append(f"  {mark} Exercise {label}  {got}/{ex.points}  {self._status(r)}")
+        lines.append(HIDDEN_NOTE)
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -267,7 +310,8 @@ class ScoreReport(_Shown):
             "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:0.95em"
         )
         head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{_fmt_points(self.earned)}/{self.points} points</b>'
-        return f'<div style="{style}">{head}<table style="border-collapse:collapse;margin-top:0.2em">{"".join(rows)}</table></div>'
+        note = f'<div style="color:{GREY};font-size:0.9em">{esc(HIDDEN_NOTE)}</div>'
+        return f'<div style="{style}">{head}<table style="border-collapse:collapse;margin-top:0.2em">{"".join(rows)}</table>{note}</div>'
 
 
 def _to_kind(value: Any, kind: str) -> Any:
@@ -290,10 +334,22 @@ def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome
     """
     args = [_to_kind(a, exercise.array_kind) for a in args]
     guard = Guard(exercise, args)
+    probe = probe_for(exercise)
+    if probe is not None:
+        args = probe.prepare(args)
+    broken: List[Optional[str]] = [None]
+    outcome: Optional[Outcome] = None
+
+    def run() -> Any:
+        arrays = to_arrays(fn(*args), exercise.outputs)
+        if probe is not None:
+            broken[0] = probe.verdict(fn, args, arrays)
+        return arrays
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # overflow warnings: the message explains them better
-            arrays = guard.run(lambda: to_arrays(fn(*args), exercise.outputs))
+            arrays = guard.run(run)
     except OutputProblem as e:
         outcome = Outcome("bad_output", message=short_message(e))
     except (Exception, SystemExit) as e:
@@ -303,8 +359,13 @@ def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome
             message=short_message(e),
             where=error_where(e.__traceback__),
         )
-    else:
+    finally:
+        if probe is not None and hasattr(probe, "close"):
+            probe.close()
+    if outcome is None:
         outcome = Outcome("returned", arrays)
+        if broken[0]:
+            outcome = Outcome("raised", error_type=METHOD_ERROR, message=broken[0])
     outcome.shortcut = guard.found
     return outcome
 
@@ -320,8 +381,24 @@ def run_cases(
     return results
 
 
-def check(exercise_id: str, fn: Optional[Callable[..., Any]] = None, *, show: bool = True) -> CheckResult:
+def _hints(exercise: Exercise, cases: List[CaseResult]) -> List[str]:
+    """The hints that name the fix: the recognised mistakes' (or the exercise's own)."""
+    out: List[str] = []
+    named = {c.diagnosis for c in cases if not c.passed and c.diagnosis}
+    for i, d in enumerate(exercise.diagnoses):
+        if (d.name or f"diagnosis {i + 1}") in named and d.hint and d.hint not in out:
+            out.append(d.hint)
+    if not out and any(not c.passed for c in cases):
+        out.append(exercise.hint or "no hint for this one: compare your result with the expected one above")
+    return out
+
+
+def check(
+    exercise_id: str, fn: Optional[Callable[..., Any]] = None, *, show: bool = True, hint: bool = False
+) -> CheckResult:
     """Check your answer to one exercise on its public cases, show the result and return it.
+
+    The feedback says what is wrong; ``hint=True`` adds a hint that names the fix.
 
     >>> result = check("ch01.stable_softmax", lambda x: x, show=False)
     >>> result.earned, result.points
@@ -340,6 +417,8 @@ def check(exercise_id: str, fn: Optional[Callable[..., Any]] = None, *, show: bo
             )
         else:
             result.cases = run_cases(exercise, fn, exercise.public_cases())
+            if hint:
+                result.hints = _hints(exercise, result.cases)
             _RESULTS.pop(exercise.id, None)  # re-inserted last: score() without a chapter uses the latest
             _RESULTS[exercise.id] = result
     if show:
@@ -347,12 +426,15 @@ def check(exercise_id: str, fn: Optional[Callable[..., Any]] = None, *, show: bo
     return result
 
 
-def score(chapter: Any = None, *, show: bool = True) -> ScoreReport:
-    """Add up this kernel's latest ``check`` of every exercise in ``chapter`` and show it.
+def score(chapter: Any = None, *, show: bool = True, namespace: Optional[dict] = None) -> ScoreReport:
+    """Re-check every exercise of ``chapter`` on its function as defined now, add up and show it.
 
     ``chapter`` is ``"ch01"`` (or ``1``), ``"bugs"`` for the common-bugs appendix, or ``None``
-    for the chapter of the most recent check.
+    for the chapter of the most recent check.  The functions are looked up in ``namespace``
+    (default: the globals of the caller, i.e. the notebook); an exercise whose function is not
+    defined there keeps its latest ``check``.
     """
+    ns = namespace if namespace is not None else sys._getframe(1).f_globals
     try:
         if chapter is None:
             if not _RESULTS:
@@ -364,6 +446,10 @@ def score(chapter: Any = None, *, show: bool = True) -> ScoreReport:
     except KeyError as e:
         report = ScoreReport(str(chapter), problem=str(e.args[0]))
     else:
+        for ex in all_exercises(key):
+            fn = ns.get(ex.function)
+            if callable(fn):
+                check(ex.id, fn, show=False)
         report = ScoreReport(key, [(ex, _RESULTS.get(ex.id)) for ex in all_exercises(key)])
     if show:
         report.show()

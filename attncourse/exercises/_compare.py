@@ -50,6 +50,9 @@ __all__ = [
     "CaseResult",
     "expected_outputs",
     "judge",
+    "points_earned",
+    "groups_passed",
+    "METHOD_ERROR",
 ]
 
 TOLERANCES = {
@@ -67,11 +70,14 @@ STATUSES = (
     "wrong values",
     "bad output",
     "shortcut",
+    "method",
     "timeout",
     "missing",
     "not run",
 )
 MAX_SHOWN = 3  # differing entries listed in the details
+# The error type under which a broken method rule travels (``_check.call`` -> the grader's reply).
+METHOD_ERROR = "MethodRuleBroken"
 
 
 def tolerance_for(inputs: Sequence[Any]) -> Tuple[float, float]:
@@ -105,11 +111,15 @@ def describe_inputs(case: Case) -> str:
     return ", ".join(_describe_one(name, value) for name, value in case.inputs.items())
 
 
-def shortcut_message(name: str) -> str:
-    """What a learner reads when the answer used the reference (or torch's built-in) it must replace."""
+def shortcut_message(name: str, allowed: Sequence[str] = ()) -> str:
+    """What a learner reads when the answer used the reference (or torch's built-in) it must replace.
+
+    ``allowed`` (``Exercise.allowed()``) is named, so the learner knows what is left to use.
+    """
+    may = f" This exercise lets you call: {', '.join(allowed)}." if allowed else ""
     return (
         f"the reference may not be used here: your answer calls {name}, which does what this exercise "
-        "asks you to write; it scores 0 until it works without it"
+        f"asks you to write; it scores 0 until it works without it.{may}"
     )
 
 
@@ -137,6 +147,33 @@ class CaseResult:
     hidden: bool = False
     inputs: str = ""  # the inputs' shapes and dtypes ("q (2, 4) float64, ...")
     details: List[str] = field(default_factory=list)  # the first entries that differ, the tolerance
+    group: str = ""  # what the case tests (``Case.group``); scored all or nothing
+    diagnosis: str = ""  # the name of the classic mistake recognised (``Diagnosis.name``), if any
+
+
+def groups_passed(cases: Sequence[CaseResult]) -> Tuple[int, int]:
+    """(groups whose every case passed, groups): cases group by ``group`` (else by name)."""
+    groups: dict = {}
+    for c in cases:
+        key = c.group or c.name
+        if key.startswith("hidden: "):
+            key = key[len("hidden: ") :]
+        groups[key] = groups.get(key, True) and c.passed
+    return sum(groups.values()), len(groups)
+
+
+def points_earned(exercise: Exercise, cases: Sequence[CaseResult]) -> float:
+    """The scoring policy, one for ``check`` and the grader.
+
+    An answer that used what the exercise forbids (status ``shortcut``) or broke its method rule
+    (status ``method``) scores 0.  Otherwise the points are shared equally among the case groups
+    (``Case.group``: shape, masking, edge rows ...; hidden cases join the public groups of the same
+    kind) and a group is earned only when every one of its cases passes.
+    """
+    if not cases or any(c.status in ("shortcut", "method") for c in cases):
+        return 0.0
+    won, total = groups_passed(cases)
+    return round(exercise.points * won / total, 2)
 
 
 def _upcast(value: Any) -> Any:
@@ -332,17 +369,22 @@ def judge(
     tol = _tolerance(exercise, case)
     stated = getattr(exercise, "tolerance", None) is not None
 
-    def fail(message: str, status: str, details: Sequence[str] = ()) -> CaseResult:
-        return CaseResult(name, False, message, status, hidden, inputs, list(details))
+    group = getattr(case, "group", "") or case.name
+
+    def fail(message: str, status: str, details: Sequence[str] = (), diagnosis: str = "") -> CaseResult:
+        return CaseResult(name, False, message, status, hidden, inputs, list(details), group, diagnosis)
 
     if outcome.shortcut:
-        return fail(shortcut_message(outcome.shortcut), "shortcut")
+        allowed = exercise.allowed() if hasattr(exercise, "allowed") else ()
+        return fail(shortcut_message(outcome.shortcut, allowed), "shortcut")
     if outcome.kind == "missing":
         return fail(f"`{exercise.function}` is not defined", "missing")
     if outcome.kind == "not_run":
         return fail(outcome.message or "was not run", "not run")
     if outcome.kind == "timeout":
         return fail(f"did not finish within {outcome.seconds:g} s (an endless loop?)", "timeout")
+    if outcome.kind == "raised" and outcome.error_type == METHOD_ERROR:
+        return fail(outcome.message, "method")
     if outcome.kind == "raised":
         text = f"{outcome.error_type}: {outcome.message}"
         for d in exercise.diagnoses:
@@ -350,7 +392,7 @@ def judge(
                 import re
 
                 if re.search(d.error, text):
-                    return fail(d.message, "raised")
+                    return fail(d.message, "raised", diagnosis=_name_of(exercise, d))
         if outcome.error_type == "NotImplementedError":
             return fail(NOT_ATTEMPTED, "not attempted")
         where = f" ({outcome.where})" if outcome.where else ""
@@ -361,7 +403,7 @@ def judge(
     got = outcome.arrays
     exact_ints = not stated
     if _matches(expected, got, tol, exact_ints=exact_ints):
-        return CaseResult(name, True, "", "passed", hidden, inputs)
+        return CaseResult(name, True, "", "passed", hidden, inputs, [], group)
 
     # What differs, output by output: the status, the headline and the details.
     status, headline, details = "wrong values", "does not match the expected result", []
@@ -392,5 +434,12 @@ def judge(
         except (Exception, OutputProblem):
             continue
         if _matches(wrong, got, tol, equal_nan=True) and not _matches(wrong, expected, tol):
-            return fail(d.message, status, details)
+            return fail(d.message, status, details, _name_of(exercise, d))
     return fail(headline, status, details)
+
+
+def _name_of(exercise: Exercise, diagnosis: Any) -> str:
+    """The diagnosis's name; an unnamed one is known by its place in the exercise's list."""
+    if getattr(diagnosis, "name", ""):
+        return diagnosis.name
+    return f"diagnosis {list(exercise.diagnoses).index(diagnosis) + 1}"

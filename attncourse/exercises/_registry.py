@@ -47,6 +47,7 @@ __all__ = [
     "END_SOLUTION",
     "STUB_LINE",
     "KINDS",
+    "grouped",
 ]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
@@ -87,6 +88,10 @@ class Case:
     def __init__(self, name: str, **inputs: Any) -> None:
         self.name = name
         self.inputs = inputs
+        # What the case tests ("shape", "masking", "edge rows" ...): an answer earns a group's
+        # share of the points only when it passes every case of the group (public and hidden).
+        # By default each case is a group of its own.
+        self.group = name
 
     def args(self) -> List[Any]:
         """Fresh copies of the inputs, so a function that writes into them changes nothing here."""
@@ -96,6 +101,17 @@ class Case:
         return f"Case({self.name!r}, {', '.join(self.inputs)})"
 
 
+def grouped(group: str, *cases: Case) -> List[Case]:
+    """The ``cases`` as one group: they are scored together, all or nothing.
+
+    >>> [c.group for c in grouped("masking", Case("a"), Case("b"))]
+    ['masking', 'masking']
+    """
+    for case in cases:
+        case.group = group
+    return list(cases)
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """A classic mistake and the message that explains it.
@@ -103,11 +119,18 @@ class Diagnosis:
     ``variant`` computes the wrong answer from the same inputs (or returns ``None`` where the
     mistake cannot be told apart); a student whose output matches it gets ``message``.
     ``error`` is a regular expression searched in ``"ErrorType: message"`` of an exception.
+
+    ``message`` states the symptom and asks the question that leads to the bug; it is what
+    ``check`` and the grader's feedback show.  ``hint`` names the fix: ``check(..., hint=True)``
+    shows it, the grader never does.  ``name`` is the mistake's short name ("wrong softmax
+    axis"): ``CaseResult.diagnosis`` carries it, and the tests' table of wrong answers asserts it.
     """
 
     message: str
     variant: Optional[Callable[..., Any]] = None
     error: Optional[str] = None
+    name: str = ""
+    hint: str = ""
 
 
 def _functions_defined(source: str) -> List[str]:
@@ -145,6 +168,10 @@ class Exercise:
     # states how close a written-down number must be, e.g. ``(0.1, 0.0)`` for "within 10%");
     # integer answers are then compared with it too.  The feedback quotes it.
     tolerance: Optional[Tuple[float, float]] = None
+    # How the answer must work, where the method is the point: a factory of a probe (see
+    # ``_method``) that watches each call and names the rule an answer broke; such a case fails
+    # with status "method" and the exercise scores 0.
+    method: Optional[Callable[[], Any]] = None
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -187,6 +214,27 @@ class Exercise:
             if isinstance(node, ast.FunctionDef) and node.name == self.function:
                 return tuple(a.arg for a in node.args.args)
         raise AssertionError("unreachable: checked in __post_init__")
+
+    def allowed(self) -> List[str]:
+        """What the answer may call, from ``needs``: ``['numpy', 'softmax (attncourse)']``.
+
+        >>> get("ch09.decode_step").allowed()
+        ['numpy', 'softmax (from attncourse)']
+        """
+        out: List[str] = []
+        for line in self.needs:
+            m = re.fullmatch(r"\s*import\s+([\w.]+)(?:\s+as\s+\w+)?\s*", line)
+            if m:
+                out.append(m.group(1))
+                continue
+            m = re.fullmatch(r"\s*from\s+([\w.]+)\s+import\s+([\w\s,]+)", line)
+            if m:
+                names = [n.strip() for n in m.group(2).split(",") if n.strip()]
+                if m.group(1) == "torch":
+                    out += [f"torch.{n}" for n in names]
+                else:
+                    out += [f"{n} (from {m.group(1)})" for n in names]
+        return out
 
     def cell_source(self) -> str:
         """The exercise cell of the book (solution) version."""

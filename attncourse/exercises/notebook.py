@@ -109,6 +109,7 @@ def exercise_cells(exercise_id: str, *, with_ids: bool = True) -> List[dict]:
 
     unit = "point" if ex.points == 1 else "points"
     prompt = f"**Exercise {ex.number}: {ex.title}** ({ex.points} {unit}). {ex.description}".rstrip()
+    prompt += "\n\n" + rules_line(ex)
     reveal = (
         "````{admonition} Show a worked solution\n"
         ":class: dropdown\n\n"
@@ -121,6 +122,25 @@ def exercise_cells(exercise_id: str, *, with_ids: bool = True) -> List[dict]:
         _code(f'check("{ex.id}", {ex.function})', {"attncourse": {"check": ex.id}}, cid("check")),
         _markdown(reveal, {"attncourse": {"solution": ex.id}, "tags": [REVEAL_TAG]}, cid("solution")),
     ]
+
+
+PREDICT_RULE = (
+    "Work it out on paper and return it as a number written down (arithmetic on literals is fine): "
+    "an answer that calls the package or builds the arrays in question scores 0."
+)
+
+
+def rules_line(ex: Any) -> str:
+    """The sentence under an exercise's prompt that says what the answer may call."""
+    if ex.kind == "predict":
+        return f"*Rules:* {PREDICT_RULE}"
+    allowed = ex.allowed()
+    names = ", ".join(f"`{a}`" for a in allowed) if allowed else "plain Python"
+    rule = f"*You may call:* {names}; no other `attncourse` function, and no built-in attention."
+    method = getattr(ex, "method", None)
+    if method is not None:
+        rule += f" *Method rule:* {getattr(method(), 'rule', '')}".rstrip()
+    return rule
 
 
 def setup_cell(chapter: Any, *, with_ids: bool = True) -> dict:
@@ -158,7 +178,11 @@ def chapter_cells(chapter: Any, *, with_ids: bool = True) -> List[dict]:
     key = chapter_key(chapter)
     heading = _markdown(
         "## Exercises\n\nWrite each function in its cell, run it, then run the `check` below it. "
-        "The last cell adds up your points.",
+        "A failed check says what is wrong; `check(..., hint=True)` adds a hint that names the fix. "
+        "The last cell re-checks your functions as they are now and adds up your points. "
+        "Grading adds hidden cases of the same kinds as the ones `check` runs (other sizes, dtypes "
+        "and edge rows), and the cases are scored in groups (shape, masking, edge rows ...): a group "
+        "earns its share of the points only when all its cases pass.",
         {"attncourse": {"heading": key}},
         _cell_id(key, "exercises-heading") if with_ids else None,
     )
