@@ -20,6 +20,7 @@ from .masks import (
     to_blocked_mask,
 )
 from .positional import apply_rope, sinusoidal_positional_encoding
+from .vision import attention_rollout, patchify, unpatchify
 
 __version__ = "0.1.0"
 
@@ -43,9 +44,13 @@ __all__ = [
     "to_additive_mask",
     "sinusoidal_positional_encoding",
     "apply_rope",
+    "patchify",
+    "unpatchify",
+    "attention_rollout",
     "MultiHeadAttention",
     "TransformerBlock",
     "TinyTransformer",
+    "VisionTransformer",
     "best_device",
 ]
 
@@ -53,6 +58,7 @@ _LAZY = {
     "MultiHeadAttention": ".multihead",
     "TransformerBlock": ".transformer",
     "TinyTransformer": ".transformer",
+    "VisionTransformer": ".vit",
     "best_device": ".device",
 }
 
