@@ -145,13 +145,21 @@ def broadcast_shapes(what: str, shapes: Dict[str, Tuple[int, ...]]) -> Tuple[int
         raise AttentionInputError(f"the {what} do not broadcast:\n{listed}") from None
 
 
-def check_qkv(q: Array, k: Array, v: Array) -> Tuple[Tuple[int, ...], Tuple[int, int, int, int]]:
+def check_qkv(
+    q: Array, k: Array, v: Array, enable_gqa: bool = False
+) -> Tuple[Tuple[int, ...], Tuple[int, int, int, int]]:
     """Shapes of ``q (..., L, E)``, ``k (..., S, E)``, ``v (..., S, Ev)``: the broadcast leading
-    shape and ``(L, S, E, Ev)``, or an error that lays out all three shapes."""
+    shape and ``(L, S, E, Ev)``, or an error that lays out all three shapes.
+
+    With ``enable_gqa`` (grouped-query attention, torch's meaning) ``q`` is ``(..., H, L, E)`` and
+    ``k``, ``v`` are ``(..., H_kv, S, E)`` with ``H % H_kv == 0``; the leading shape returned is that
+    of the query heads, ``(..., H)``.  Without it, a head count in dimension -3 that neither equals
+    nor broadcasts to the other is an error naming both counts.
+    """
     layout = (
-        f"  q: {fmt_shape(q)}  expected (..., L, E)\n"
-        f"  k: {fmt_shape(k)}  expected (..., S, E)\n"
-        f"  v: {fmt_shape(v)}  expected (..., S, Ev)"
+        f"  q: {fmt_shape(q)}  expected (..., {'H, ' if enable_gqa else ''}L, E)\n"
+        f"  k: {fmt_shape(k)}  expected (..., {'H_kv, ' if enable_gqa else ''}S, E)\n"
+        f"  v: {fmt_shape(v)}  expected (..., {'H_kv, ' if enable_gqa else ''}S, Ev)"
     )
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise AttentionInputError(f"q, k and v need at least 2 dimensions.\n{layout}")
@@ -167,10 +175,39 @@ def check_qkv(q: Array, k: Array, v: Array) -> Tuple[Tuple[int, ...], Tuple[int,
         raise AttentionInputError(
             f"k and v must have the same length S (one value per key); got S={S} keys and S={Sv} values.\n{layout}"
         )
-    lead = broadcast_shapes(
-        f"leading (batch/head) dimensions of q, k and v\n{layout}\n  leading shapes",
-        {"q": tuple(q.shape[:-2]), "k": tuple(k.shape[:-2]), "v": tuple(v.shape[:-2])},
-    )
+    q_lead, k_lead, v_lead = tuple(q.shape[:-2]), tuple(k.shape[:-2]), tuple(v.shape[:-2])
+    if enable_gqa:
+        if q.ndim < 3 or k.ndim < 3 or v.ndim < 3:
+            raise AttentionInputError(f"enable_gqa=True needs a head dimension (-3) in q, k and v.\n{layout}")
+        H, H_k, H_v = int(q.shape[-3]), int(k.shape[-3]), int(v.shape[-3])
+        if H_k != H_v:
+            raise AttentionInputError(
+                f"k and v must have the same number of key/value heads H_kv (dimension -3); "
+                f"got H_kv={H_k} for k and H_kv={H_v} for v.\n{layout}"
+            )
+        if H_k == 0 or H % H_k:
+            raise AttentionInputError(
+                "with enable_gqa=True the number of query heads H must be a multiple of the number of "
+                f"key/value heads H_kv (query head h reads key/value head h // (H / H_kv)); got H={H} "
+                f"query heads and H_kv={H_k} key/value heads.\n{layout}"
+            )
+        k_lead, v_lead = k_lead[:-1] + (H,), v_lead[:-1] + (H,)  # each KV head serves H / H_kv query heads
+    try:
+        lead = broadcast_shapes(
+            f"leading (batch/head) dimensions of q, k and v\n{layout}\n  leading shapes",
+            {"q": q_lead, "k": k_lead, "v": v_lead},
+        )
+    except AttentionInputError as e:
+        heads = {n: int(a.shape[-3]) for n, a in (("q", q), ("k", k), ("v", v)) if a.ndim >= 3}
+        H = heads.get("q")
+        kv = next((n for n in (heads.get("k"), heads.get("v")) if n not in (None, 1, H)), None)
+        if not enable_gqa and H not in (None, 1) and kv is not None:
+            e.args = (
+                f"{e.args[0]}\n  q has H={H} heads and k, v have H_kv={kv} in dimension -3 (the heads "
+                "of (B, H, L, E) inputs). For grouped-query attention (fewer key/value heads than query "
+                "heads, H % H_kv == 0) pass enable_gqa=True.",
+            )
+        raise
     return lead, (L, S, E, Ev)
 
 

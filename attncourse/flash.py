@@ -36,6 +36,7 @@ from ._validation import (
     positive_int,
     public,
 )
+from .functional import group_query_heads, group_query_heads_count, ungroup_query_heads
 from .masks import causal_mask
 
 __all__ = ["flash_attention", "online_softmax", "KVCache", "cached_attention"]
@@ -88,17 +89,25 @@ def online_softmax(x: Array, axis: int = -1) -> Array:
     return ops.astype(ops.moveaxis(out, -1, axis), out_dtype)
 
 
-def validate_attention(q, k, v, mask, scale):
+def validate_attention(q, k, v, mask, scale, enable_gqa=False):
     """The checks of ``scaled_dot_product_attention``, for the tiled variants: returns
-    ``ops, q, k, v, mask, scale, lead, (L, S, E, Ev)``."""
+    ``ops, q, k, v, mask, scale, lead, (L, S, E, Ev), H``.
+
+    ``H`` is 0 unless grouped-query attention regrouped the query heads (``enable_gqa`` with
+    ``H != H_kv``): then ``q, k, v, mask`` are the grouped views of ``group_query_heads``, ``lead``
+    is ``(..., H_kv, H / H_kv)``, and ``ungroup_query_heads(out, H)`` gives back ``(..., H, L, Ev)``.
+    """
     ops = namespace(q=q, k=k, v=v, mask=mask)
     q, k, v = ops.asarray(q), ops.asarray(k), ops.asarray(v)
     check_same_float(ops, q=q, k=k, v=v)
-    lead, (L, S, E, Ev) = check_qkv(q, k, v)
+    lead, (L, S, E, Ev) = check_qkv(q, k, v, enable_gqa)
     scale = check_scale(scale, E)
     if mask is not None:
         mask = check_mask(ops, mask, lead + (L, S), like=q)
-    return ops, q, k, v, mask, scale, lead, (L, S, E, Ev)
+    H = group_query_heads_count(q, k, enable_gqa)
+    if H:
+        q, k, v, mask, lead = group_query_heads(q, k, v, mask, lead)
+    return ops, q, k, v, mask, scale, lead, (L, S, E, Ev), H
 
 
 @public("flash_attention")
@@ -111,6 +120,7 @@ def flash_attention(
     is_causal: bool = False,
     scale: Optional[float] = None,
     block_size: int = 256,
+    enable_gqa: bool = False,
 ) -> Array:
     r"""Attention :math:`\mathrm{softmax}(q k^\top \cdot \text{scale}) v` computed tile by tile.
 
@@ -138,6 +148,11 @@ def flash_attention(
     block_size : int
         Queries and keys per tile.  Any positive value gives the same result (up to rounding);
         the last block may be shorter.
+    enable_gqa : bool
+        Grouped-query attention as in ``scaled_dot_product_attention``: ``k``, ``v`` carry
+        ``H_kv`` heads in dimension -3, ``H % H_kv == 0``, query head ``h`` reads key/value head
+        ``h // (H / H_kv)``.  Each tile of keys is read once for the ``H / H_kv`` query heads that
+        share it (no copy of the keys and values).
 
     Returns
     -------
@@ -161,12 +176,14 @@ def flash_attention(
     >>> bool(np.allclose(out, scaled_dot_product_attention(q, k, v)[0]))
     True
     """
-    ops, q, k, v, mask, scale, lead, (L, S, _, Ev) = validate_attention(q, k, v, mask, scale)
+    ops, q, k, v, mask, scale, lead, (L, S, _, Ev), H = validate_attention(q, k, v, mask, scale, enable_gqa)
     block_size = positive_int("block_size", block_size)
     out_dtype = q.dtype
     work = ops.compute_dtype(q)  # float32 for half precision
     q, k, v = ops.astype(q, work), ops.astype(k, work), ops.astype(v, work)
     out = _tiled_attention(ops, q, k, v, mask, is_causal, scale, block_size, lead, L, S, Ev)
+    if H:  # (..., H_kv, H / H_kv, L, Ev) -> (..., H, L, Ev)
+        out = ungroup_query_heads(out, H)
     return ops.astype(out, out_dtype)
 
 
@@ -304,6 +321,7 @@ def cached_attention(
     *,
     scale: Optional[float] = None,
     block_size: int = 256,
+    enable_gqa: bool = False,
 ) -> Array:
     """Causal attention of ``L`` new queries to every cached key plus the ``L`` new ones.
 
@@ -312,6 +330,8 @@ def cached_attention(
     so the causal mask is aligned bottom-right: ``causal_mask(S)[-L:]`` (query ``i`` of the new
     ones sees keys ``0 .. S - L + i``), not the top-left ``is_causal`` of
     ``scaled_dot_product_attention``, which would let the first new query see only key 0.
+    With ``enable_gqa`` the cache holds ``H_kv`` key/value heads for ``H`` query heads (see
+    ``flash_attention``): the cache is ``H / H_kv`` times smaller than with one per query head.
 
     >>> import numpy as np
     >>> from attncourse import scaled_dot_product_attention
@@ -330,4 +350,4 @@ def cached_attention(
     # (L, S): the last L rows of the causal mask, bottom-right aligned.  One new query (a decode
     # step) is the last position and sees every key: no mask, so a step costs O(S), not O(S^2).
     mask = None if L == 1 else causal_mask(S, like=q)[S - L :]
-    return flash_attention(q, k_all, v_all, mask, scale=scale, block_size=block_size)
+    return flash_attention(q, k_all, v_all, mask, scale=scale, block_size=block_size, enable_gqa=enable_gqa)

@@ -84,6 +84,7 @@ def scaled_dot_product_attention(
     *,
     is_causal: bool = False,
     scale: Optional[float] = None,
+    enable_gqa: bool = False,
 ) -> Tuple[Array, Array]:
     r"""Attention :math:`\mathrm{softmax}(q k^\top \cdot \text{scale}) v`, returning ``(out, weights)``.
 
@@ -100,6 +101,14 @@ def scaled_dot_product_attention(
         Combined with ``mask`` by AND.
     scale : float, optional
         Multiplies the scores; ``None`` means ``1 / sqrt(E)``.
+    enable_gqa : bool
+        Grouped-query attention, with the meaning of torch's ``enable_gqa``: ``q`` is
+        ``(..., H, L, E)`` and ``k``, ``v`` carry ``H_kv`` heads, ``(..., H_kv, S, E)``, with
+        ``H % H_kv == 0``; query head ``h`` reads key/value head ``h // (H / H_kv)`` (so consecutive
+        query heads share one; ``H_kv = 1`` is multi-query attention).  The key/value heads are
+        not copied: the queries are viewed as ``(..., H_kv, H / H_kv, L, E)`` instead.  Without
+        it, a head count in dimension -3 that differs from ``q``'s (and is not 1, which
+        broadcasts) is an error naming both counts.
 
     Returns
     -------
@@ -120,10 +129,13 @@ def scaled_dot_product_attention(
     ops = namespace(q=q, k=k, v=v, mask=mask)
     q, k, v = ops.asarray(q), ops.asarray(k), ops.asarray(v)
     check_same_float(ops, q=q, k=k, v=v)
-    lead, (L, S, E, Ev) = check_qkv(q, k, v)
+    lead, (L, S, E, Ev) = check_qkv(q, k, v, enable_gqa)
     scale = check_scale(scale, E)
     if mask is not None:
         mask = check_mask(ops, mask, lead + (L, S), like=q)
+    H = group_query_heads_count(q, k, enable_gqa)
+    if H:  # (..., H, L, E) queries -> (..., H_kv, H / H_kv, L, E) against (..., H_kv, 1, S, E) keys
+        q, k, v, mask, lead = group_query_heads(q, k, v, mask, lead)
     if is_causal:
         causal = ops.tril_mask(L, S, like=q)
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -140,7 +152,43 @@ def scaled_dot_product_attention(
         scores = ops.where(mask, scores, -ops.inf)  # blocked keys get exp(-inf) = 0
     weights = softmax(scores, axis=-1)  # (..., L, S); all-blocked rows are all zeros
     out = weights @ v  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+    if H:  # (..., H_kv, H / H_kv, L, .) -> (..., H, L, .)
+        out, weights = ungroup_query_heads(out, H), ungroup_query_heads(weights, H)
     return ops.astype(out, out_dtype), ops.astype(weights, out_dtype)
+
+
+def group_query_heads_count(q: Array, k: Array, enable_gqa: bool) -> int:
+    """``H`` when grouped-query attention needs the query heads grouped (``H != H_kv``), else 0."""
+    if not enable_gqa or q.shape[-3] == k.shape[-3]:
+        return 0
+    return int(q.shape[-3])
+
+
+def group_query_heads(q: Array, k: Array, v: Array, mask: Optional[Array], lead: Tuple[int, ...]):
+    """Views for grouped-query attention, checked beforehand by ``check_qkv(..., enable_gqa=True)``.
+
+    ``q (..., H, L, E)`` becomes ``(..., H_kv, G, L, E)`` with ``G = H / H_kv`` (query head
+    ``h = g_kv * G + g`` is row ``g`` of group ``g_kv``: it reads key/value head ``h // G``), and
+    ``k``, ``v`` gain a size-1 group axis, ``(..., H_kv, 1, S, .)``, which broadcasts over the ``G``
+    query heads of their group without a copy.  A mask with one entry per query head is split the
+    same way; one with a size-1 (or no) head axis broadcasts as it is.  Returns ``q, k, v, mask``
+    and the new leading shape ``(..., H_kv, G)``.
+    """
+    H, H_kv = int(q.shape[-3]), int(k.shape[-3])
+    G = H // H_kv
+    q = q.reshape(tuple(q.shape[:-3]) + (H_kv, G) + tuple(q.shape[-2:]))
+    k, v = k[..., None, :, :], v[..., None, :, :]
+    if mask is not None and mask.ndim >= 3:
+        if mask.shape[-3] == H:
+            mask = mask.reshape(tuple(mask.shape[:-3]) + (H_kv, G) + tuple(mask.shape[-2:]))
+        else:  # a size-1 head axis
+            mask = mask[..., None, :, :]
+    return q, k, v, mask, tuple(lead[:-1]) + (H_kv, G)
+
+
+def ungroup_query_heads(x: Array, H: int) -> Array:
+    """``(..., H_kv, G, L, .) -> (..., H, L, .)``: the inverse of ``group_query_heads`` for results."""
+    return x.reshape(tuple(x.shape[:-4]) + (H,) + tuple(x.shape[-2:]))
 
 
 @public("split_heads")

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from ._backend import LOG2_E, AttentionInputError, AttentionTypeError
 from ._validation import public
 from .flash import validate_attention
+from .functional import ungroup_query_heads
 
 __all__ = ["triton_available", "triton_flash_attention"]
 
@@ -141,6 +142,7 @@ def triton_flash_attention(
     scale: Optional[float] = None,
     block_m: int = 64,
     block_n: int = 64,
+    enable_gqa: bool = False,
 ) -> Array:
     """``flash_attention`` as a Triton kernel: torch tensors on a GPU (or on the CPU under
     ``TRITON_INTERPRET=1``).  Forward only (no gradients).
@@ -150,8 +152,12 @@ def triton_flash_attention(
     ``flash_attention``.  ``block_m`` queries and ``block_n`` keys per tile (powers of two,
     at least 16).  float32 products are computed in full float32 (no TF32); float16 and
     bfloat16 multiply in their own precision and accumulate in float32.
+
+    ``enable_gqa`` has the meaning of ``flash_attention``'s (query head ``h`` reads key/value head
+    ``h // (H / H_kv)``).  The kernel runs one program per query head and reads its key/value
+    head from a copy made per query head, so it gives the grouped result but not the memory saving.
     """
-    ops, q, k, v, mask, scale, lead, (L, S, E, Ev) = validate_attention(q, k, v, mask, scale)
+    ops, q, k, v, mask, scale, lead, (L, S, E, Ev), H = validate_attention(q, k, v, mask, scale, enable_gqa)
     if ops.name != "torch":
         raise AttentionTypeError("needs torch tensors; got numpy arrays. Use flash_attention for numpy.")
     if str(q.dtype) not in ("torch.float32", "torch.float16", "torch.bfloat16"):
@@ -196,7 +202,8 @@ def triton_flash_attention(
         m3, mask_strides = q3, (0, 0, 0)  # a placeholder pointer, never read
     out = torch.empty((n, L, Ev), dtype=out_dtype, device=q.device)
     if n == 0 or L == 0:
-        return out.reshape(*lead, L, Ev)
+        out = out.reshape(*lead, L, Ev)
+        return ungroup_query_heads(out, H) if H else out
     grid = (max(1, -(-L // block_m)), n)
     _kernel()[grid](
         q3, k3, v3, m3, out,
@@ -205,4 +212,5 @@ def triton_flash_attention(
         HAS_MASK=mask is not None, IS_CAUSAL=bool(is_causal), IEEE=q3.dtype == torch.float32,
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_E=_pow2(E), BLOCK_EV=_pow2(Ev),
     )  # fmt: skip
-    return out.reshape(*lead, L, Ev)
+    out = out.reshape(*lead, L, Ev)
+    return ungroup_query_heads(out, H) if H else out  # (..., H_kv, H / H_kv, L, Ev) -> (..., H, L, Ev)
