@@ -10,22 +10,13 @@ import numpy as np
 from .._backend import AttentionInputError
 from .._validation import int_at_least, public
 from ..functional import scaled_dot_product_attention
-from ._common import TOKENS
+from ..toy_data import EMBEDDING, SENTENCE, W_K, W_Q, W_V, embed
 
 __all__ = ["EMBEDDING", "ORDERS", "DEFAULT_TOKEN", "SelfAttentionView", "self_attention_view"]
 
-# Chapter 4's hand-written embedding table: word -> d_model = 4 numbers.
-EMBEDDING: Dict[str, Tuple[float, ...]] = {
-    "the": (1.0, 0.0, 0.0, 0.5),
-    "cat": (0.0, 1.0, 1.0, 0.0),
-    "sat": (0.0, 1.0, 0.0, 1.0),
-    "on": (1.0, 0.0, 1.0, 0.0),
-    "mat": (0.0, 0.0, 1.0, 1.0),
-}
 # The sentence in its own order, and the same words shuffled (self-attention cannot tell).
 ORDERS: Dict[str, Tuple[int, ...]] = {"original": (0, 1, 2, 3, 4, 5), "shuffled": (5, 2, 0, 4, 1, 3)}
-DEFAULT_TOKEN = 1
-_E = 3
+DEFAULT_TOKEN = 1  # "cat", the query chapter 4 works through by hand
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,17 +36,19 @@ class SelfAttentionView:
 
 
 @public("self_attention_view")
-def self_attention_view(
-    token: int = DEFAULT_TOKEN, order: str = "original", seed: int = 0
-) -> SelfAttentionView:
-    r"""Self-attention over "the cat sat on the mat": :math:`Q = XW_Q,\ K = XW_K,\ V = XW_V`.
+def self_attention_view(token: int = DEFAULT_TOKEN, order: str = "original") -> SelfAttentionView:
+    r"""Chapter 4's self-attention over "the cat sat on the mat": :math:`Q = XW_Q,\ K = XW_K,\ V = XW_V`.
 
-    ``W_Q, W_K, W_V (4, 3)`` are random, rounded to one decimal (as in chapter 4).  ``order``
-    ``"shuffled"`` permutes the words: every token's row of weights is permuted with them and
-    otherwise unchanged (self-attention is permutation-equivariant without positions).
+    The model is the chapter's, from :mod:`attncourse.toy_data`: its embedding table
+    (``EMBEDDING``, ``d_model = 4``), its integer ``(4, 4)`` matrices ``W_Q, W_K, W_V`` and the
+    scale :math:`1/\sqrt{E} = 1/2`.  ``order`` ``"shuffled"`` permutes the words: every token's
+    row of weights is permuted with them and otherwise unchanged (self-attention is
+    permutation-equivariant without positions).
 
     Examples
     --------
+    >>> round(float(self_attention_view(1).row[5]), 4)  # cat -> mat, as chapter 4 prints it
+    0.4241
     >>> a, b = self_attention_view(1), self_attention_view(4, "shuffled")  # "cat" in both orders
     >>> a.tokens[1], b.tokens[4]
     ('cat', 'cat')
@@ -65,14 +58,12 @@ def self_attention_view(
     if order not in ORDERS:
         raise AttentionInputError(f"order must be one of {tuple(ORDERS)}; got {order!r}.")
     token = int_at_least("token", token, 0)
-    if token >= len(TOKENS):
-        raise AttentionInputError(f"token must be below L={len(TOKENS)}; got {token}.")
-    rng = np.random.default_rng(seed)
-    w_q, w_k, w_v = rng.normal(size=(3, 4, _E)).round(1)  # each (d_model, E)
-    tokens = tuple(TOKENS[i] for i in ORDERS[order])
-    x = np.array([EMBEDDING[t] for t in tokens])  # (L, d_model)
-    q, k, v = x @ w_q, x @ w_k, x @ w_v  # (L, d_model) @ (d_model, E) -> (L, E)
-    out, weights = scaled_dot_product_attention(q, k, v)  # (L, Ev), (L, L); scale 1/sqrt(E)
+    if token >= len(SENTENCE):
+        raise AttentionInputError(f"token must be below L={len(SENTENCE)}; got {token}.")
+    tokens = tuple(SENTENCE[i] for i in ORDERS[order])
+    x = embed(tokens)  # (L, d_model)
+    q, k, v = x @ W_Q, x @ W_K, x @ W_V  # (L, d_model) @ (d_model, E) -> (L, E)
+    out, weights = scaled_dot_product_attention(q, k, v)  # (L, Ev), (L, L); scale 1/sqrt(E) = 1/2
     return SelfAttentionView(
         tokens=tokens,
         order=order,

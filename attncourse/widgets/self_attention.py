@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..explore import self_attention as view_of
-from ..explore._common import TOKENS
 from ..plotting import attention_heatmap
+from ..toy_data import SENTENCE
 from ._core import Control, Explorer, Frame, caption
 from ._paint import ACCENT, BAR_COLOUR, CellLabels, Painter, Renderer
 
@@ -18,11 +18,11 @@ __all__ = ["render_self_attention", "self_attention_explorer"]
 class _SelfAttentionPainter(Painter):
     size = (9.8, 3.4)
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self) -> None:
         from matplotlib.patches import Rectangle
 
         super().__init__()
-        reference = view_of.self_attention_view(view_of.DEFAULT_TOKEN, "original", seed)
+        reference = view_of.self_attention_view(view_of.DEFAULT_TOKEN, "original")
         L = len(reference.tokens)
         self.ax_map, self.ax_row = self.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.2]})
         attention_heatmap(
@@ -67,7 +67,7 @@ class _SelfAttentionPainter(Painter):
             text.set_position((bar.get_x() + bar.get_width() / 2, w + 0.02))
             text.set_text(f"{w:.2f}")
         word = tokens[view.token]
-        self.title_map.set_text(f"softmax(QKᵀ/√3), {view.order} order")
+        self.title_map.set_text(f"softmax(QKᵀ/2), {view.order} order")
         self.title_row.set_text(f"'{word}' (position {view.token + 1}) attends to")
         return caption(
             f"Query '{word}' at position {view.token + 1} of '{' '.join(tokens)}': weights "
@@ -88,26 +88,23 @@ class _SelfAttentionPainter(Painter):
         )
 
 
-def _renderer(seed: int) -> Renderer:
-    return Renderer(
-        lambda token, order: view_of.self_attention_view(token, order, seed),
-        lambda: _SelfAttentionPainter(seed),
-    )
+def _renderer() -> Renderer:
+    return Renderer(view_of.self_attention_view, _SelfAttentionPainter)
 
 
-def render_self_attention(
-    token: int = view_of.DEFAULT_TOKEN, order: str = "original", seed: int = 0
-) -> Frame:
+def render_self_attention(token: int = view_of.DEFAULT_TOKEN, order: str = "original") -> Frame:
     """Draw :func:`attncourse.explore.self_attention_view`: the weights map and one token's row."""
-    return _renderer(seed)(token=token, order=order)
+    return _renderer()(token=token, order=order)
 
 
 def self_attention_explorer(
-    *, token: int = view_of.DEFAULT_TOKEN, order: str = "original", seed: int = 0, mode: str = "auto"
+    *, token: int = view_of.DEFAULT_TOKEN, order: str = "original", mode: str = "auto"
 ) -> Explorer:
     """Pick a token of "the cat sat on the mat" (and the word order): what does it attend to?
 
-    Draws :func:`attncourse.explore.self_attention_view` with chapter 4's embeddings.  The two
+    Draws :func:`attncourse.explore.self_attention_view`: chapter 4's model (its embedding
+    table, its integer ``W_Q, W_K, W_V`` and the scale 1/2, from :mod:`attncourse.toy_data`), so
+    the default view, the query "cat", shows the weights the chapter computes by hand.  The two
     copies of "the" attend identically, and shuffling the words only shuffles each row.
 
     Examples
@@ -120,9 +117,9 @@ def self_attention_explorer(
         "self_attention",
         [
             Control("order", "word order", tuple(view_of.ORDERS), order, kind="toggle"),
-            Control("token", "query token (position)", tuple(range(len(TOKENS))), int(token), kind="int"),
+            Control("token", "query token (position)", tuple(range(len(SENTENCE))), int(token), kind="int"),
         ],
-        _renderer(seed),
+        _renderer(),
         alt="A heatmap of self-attention weights over a six-word sentence and a bar chart of one token's "
         "row.",
         mode=mode,

@@ -1,0 +1,91 @@
+"""The toy data that a chapter and its explorer share, defined once (numpy only).
+
+A chapter imports these names and prints what it computes from them; its explorer in
+:mod:`attncourse.explore` imports the same names, so the explorer's default view shows the
+chapter's numbers (``tests/test_explore.py`` checks it against the notebooks' saved outputs).
+Arrays are read-only: copy one before changing it.
+
+=========================  ======================================================  =========
+name                       what it is                                              chapters
+=========================  ======================================================  =========
+``SENTENCE``               "the cat sat on the mat", six tokens                    4, 5, 6
+``EMBEDDING``              word -> ``d_model = 4`` zeros and ones                  4
+``W_Q, W_K, W_V``          integer ``(4, 4)`` projections (-1, 0, 1)               4
+``SOFTMAX_SCORES``         six scores for the temperature section, with
+                           ``SOFTMAX_WORDS`` naming them                           1
+``SOFTMAX_TEMPERATURES``   the temperatures the chapter plots                      1
+``PE_TRAIN_LENGTH``        the training length ``N`` of the extrapolation study    7
+``PE_D_MODEL``             its ``d_model``                                         7
+=========================  ======================================================  =========
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Sequence, Tuple
+
+import numpy as np
+
+__all__ = [
+    "SENTENCE",
+    "EMBEDDING",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "embed",
+    "SOFTMAX_SCORES",
+    "SOFTMAX_WORDS",
+    "SOFTMAX_TEMPERATURES",
+    "PE_TRAIN_LENGTH",
+    "PE_D_MODEL",
+]
+
+
+def _frozen(rows: Sequence[Sequence[float]]) -> np.ndarray:
+    array = np.array(rows, dtype=np.float64)
+    array.flags.writeable = False
+    return array
+
+
+# -- chapter 4: self-attention by hand ---------------------------------------------------------
+
+SENTENCE: Tuple[str, ...] = ("the", "cat", "sat", "on", "the", "mat")
+
+# word -> d_model = 4 numbers; the two copies of "the" share a row.
+EMBEDDING: Dict[str, Tuple[float, ...]] = {
+    "the": (1.0, 0.0, 0.0, 1.0),
+    "cat": (0.0, 1.0, 1.0, 0.0),
+    "sat": (0.0, 1.0, 0.0, 1.0),
+    "on": (1.0, 0.0, 1.0, 0.0),
+    "mat": (0.0, 0.0, 1.0, 1.0),
+}
+
+# (d_model, E) = (4, 4) projections of small integers: every product can be checked by hand, and
+# the scale 1/sqrt(E) is 1/2.
+W_Q = _frozen([[0, 1, -1, 1], [0, 1, 1, 0], [0, 1, 0, 0], [1, -1, 0, -1]])
+W_K = _frozen([[0, -1, -1, 0], [-1, -1, 1, -1], [1, 0, 0, 0], [1, 1, 0, 1]])
+W_V = _frozen([[1, 0, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [1, 0, 1, 0]])
+
+
+def embed(tokens: Sequence[str] = SENTENCE) -> np.ndarray:
+    """The rows of :data:`EMBEDDING` for ``tokens``, stacked: ``X (L, d_model)``, a fresh array.
+
+    >>> embed(("the", "mat"))
+    array([[1., 0., 0., 1.],
+           [0., 0., 1., 1.]])
+    """
+    unknown = [t for t in tokens if t not in EMBEDDING]
+    if unknown:
+        raise ValueError(f"tokens: no embedding for {unknown}; the table has {sorted(EMBEDDING)}.")
+    return np.array([EMBEDDING[t] for t in tokens], dtype=np.float64)  # (L, d_model)
+
+
+# -- chapter 1: softmax and temperature -----------------------------------------------------------
+
+SOFTMAX_SCORES: Tuple[float, ...] = (3.0, 1.5, 1.0, 0.2, -0.5, -1.0)
+SOFTMAX_WORDS: Tuple[str, ...] = ("mat", "rug", "sofa", "bed", "roof", "moon")  # candidate next words
+SOFTMAX_TEMPERATURES: Tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 5.0)
+
+# -- chapter 7: past the training length ----------------------------------------------------------
+
+PE_TRAIN_LENGTH = 32
+PE_D_MODEL = 32
