@@ -16,10 +16,11 @@ from .masks import (
     from_blocked_mask,
     from_hf_attention_mask,
     padding_mask,
+    sliding_window_mask,
     to_additive_mask,
     to_blocked_mask,
 )
-from .positional import apply_rope, sinusoidal_positional_encoding
+from .positional import alibi_bias, alibi_slopes, apply_rope, sinusoidal_positional_encoding
 from .vision import attention_rollout, patchify, unpatchify
 
 __version__ = "0.1.0"
@@ -36,6 +37,7 @@ __all__ = [
     "split_heads",
     "merge_heads",
     "causal_mask",
+    "sliding_window_mask",
     "padding_mask",
     "from_blocked_mask",
     "to_blocked_mask",
@@ -44,6 +46,8 @@ __all__ = [
     "to_additive_mask",
     "sinusoidal_positional_encoding",
     "apply_rope",
+    "alibi_slopes",
+    "alibi_bias",
     "patchify",
     "unpatchify",
     "attention_rollout",

@@ -24,6 +24,7 @@ from ._validation import positive_int, public
 
 __all__ = [
     "causal_mask",
+    "sliding_window_mask",
     "padding_mask",
     "from_blocked_mask",
     "to_blocked_mask",
@@ -51,6 +52,36 @@ def causal_mask(L: int, S: Optional[int] = None, *, like: Optional[Array] = None
     L = positive_int("L", L)
     S = L if S is None else positive_int("S", S)
     return namespace(like=like).tril_mask(L, S, like=like)
+
+
+@public("sliding_window_mask")
+def sliding_window_mask(
+    L: int, window: int, S: Optional[int] = None, *, like: Optional[Array] = None
+) -> Array:
+    """Boolean ``(L, S)`` mask of causal attention within a window: True where ``i - window < j <= i``.
+
+    Query ``i`` sees the ``window`` keys ending at its own position, ``i - window + 1 .. i`` (the
+    window counts the query itself; fewer near the start).  Top-left aligned like
+    ``causal_mask``; ``window >= max(L, S)`` gives ``causal_mask(L, S)``.  This is the pattern of
+    Hugging Face's sliding-window causal mask (``masking_utils``: ``kv_idx > q_idx - sliding_window``
+    and ``kv_idx <= q_idx``), used by Mistral-style models with ``sliding_window`` in their config.
+    For a KV cache (the ``L`` queries are the last of ``S`` positions) use
+    ``sliding_window_mask(S, window)[-L:]``.  Returns numpy, or a torch tensor on ``like``'s device.
+
+    >>> sliding_window_mask(5, 3).astype(int)
+    array([[1, 0, 0, 0, 0],
+           [1, 1, 0, 0, 0],
+           [1, 1, 1, 0, 0],
+           [0, 1, 1, 1, 0],
+           [0, 0, 1, 1, 1]])
+    """
+    L = positive_int("L", L)
+    window = positive_int("window", window)
+    S = L if S is None else positive_int("S", S)
+    ops = namespace(like=like)
+    i = ops.arange(L, like=like)[:, None]  # (L, 1): query positions
+    j = ops.arange(S, like=like)[None, :]  # (1, S): key positions
+    return ops.logical_and(j <= i, j > i - window)  # (L, S)
 
 
 @public("padding_mask")

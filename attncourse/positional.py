@@ -1,4 +1,5 @@
-"""Positional information: sinusoidal encodings and rotary embeddings (RoPE)."""
+"""Positional information: sinusoidal encodings, rotary embeddings (RoPE) with Hugging Face's
+context-extension scalings, and ALiBi's linear biases."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ import numpy as np
 from ._backend import AttentionInputError, AttentionTypeError, fmt_shape, is_torch, namespace
 from ._validation import positive_int, public
 
-__all__ = ["sinusoidal_positional_encoding", "apply_rope", "rope_angles"]
+__all__ = [
+    "sinusoidal_positional_encoding",
+    "apply_rope",
+    "rope_angles",
+    "alibi_slopes",
+    "alibi_bias",
+]
 
 Array = Any
 
@@ -120,3 +127,64 @@ def apply_rope(
         x1, x2 = xw[..., :half], xw[..., half:]  # pairs (i, i + E/2)
         out = ops.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
     return ops.astype(out, x.dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# ALiBi: a linear bias on the scores instead of a rotation of q and k
+# ----------------------------------------------------------------------------------------------
+
+
+@public("alibi_slopes")
+def alibi_slopes(n_heads: int, *, like: Optional[Array] = None) -> Array:
+    r"""The per-head slopes of ALiBi (Press, Smith & Lewis, 2022), shape ``(n_heads,)``.
+
+    For ``n`` a power of two the slopes are the geometric sequence :math:`2^{-8k/n}`,
+    ``k = 1 .. n`` (8 heads: 1/2, 1/4, ..., 1/256).  Otherwise, with ``m`` the largest power of
+    two below ``n``: the ``m`` slopes for ``m`` heads, then every other slope of the sequence for
+    ``2m`` heads (its 1st, 3rd, 5th ...) until there are ``n``.  This is the paper's rule as its
+    code, BLOOM (``_get_alibi_slopes``) and MPT (``build_mpt_alibi_tensor``) compute it.
+    Returns numpy float64, or a tensor with ``like``'s device and float dtype.
+
+    >>> alibi_slopes(4).tolist()
+    [0.25, 0.0625, 0.015625, 0.00390625]
+    >>> [round(float(x), 4) for x in alibi_slopes(6)]    # 4 heads' slopes, then 8 heads' 1st and 3rd
+    [0.25, 0.0625, 0.0156, 0.0039, 0.5, 0.125]
+    """
+    n_heads = positive_int("n_heads", n_heads)
+
+    def power_of_two(n: int) -> np.ndarray:  # 2^(-8/n), 2^(-16/n), ..., 2^(-8)
+        return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
+
+    m = 2 ** int(np.floor(np.log2(n_heads)))  # the largest power of two <= n_heads
+    slopes = power_of_two(m)
+    if m != n_heads:  # the odd-numbered slopes of 2m heads fill the rest
+        slopes = np.concatenate([slopes, power_of_two(2 * m)[0::2][: n_heads - m]])
+    return namespace(like=like).from_numpy(slopes, like=like)
+
+
+@public("alibi_bias")
+def alibi_bias(n_heads: int, L: int, S: Optional[int] = None, *, like: Optional[Array] = None) -> Array:
+    r"""ALiBi's additive bias, ``bias[h, i, j] = -slope_h * (i - j)``, shape ``(n_heads, L, S)``.
+
+    Added to the scores of head ``h`` before the softmax: a key ``i - j`` positions back costs
+    ``slope_h * (i - j)``, so each head forgets at its own rate and no position is embedded.
+    Query ``i`` and key ``j`` count from 0 (top-left aligned, as ``causal_mask``); for ``j > i`` the
+    bias is positive, so use it with a causal mask.  For the last ``L`` of ``S`` positions (a KV
+    cache) take ``alibi_bias(n_heads, S)[:, -L:]``.  BLOOM and MPT add ``slope_h * j`` instead,
+    which differs by ``slope_h * i`` along each row, a constant the softmax ignores.
+
+    The scores of ``scaled_dot_product_attention`` take a boolean mask, not a bias: add the bias
+    to ``q @ k^T * scale`` yourself (or pass it as ``attn_mask`` to torch's SDPA, which adds float
+    masks).  Returns numpy float64, or a tensor with ``like``'s device and float dtype.
+
+    >>> alibi_bias(1, 3).tolist()    # one head, slope 1/256
+    [[[0.0, 0.00390625, 0.0078125], [-0.00390625, 0.0, 0.00390625], [-0.0078125, -0.00390625, 0.0]]]
+    """
+    n_heads = positive_int("n_heads", n_heads)
+    L = positive_int("L", L)
+    S = L if S is None else positive_int("S", S)
+    j_minus_i = np.arange(S, dtype=np.float64)[None, :] - np.arange(L, dtype=np.float64)[:, None]  # (L, S)
+    bias = (
+        alibi_slopes(n_heads)[:, None, None] * j_minus_i
+    )  # -slope * (i - j): (H, 1, 1) * (L, S) -> (H, L, S)
+    return namespace(like=like).from_numpy(bias, like=like)
