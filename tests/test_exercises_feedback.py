@@ -93,7 +93,7 @@ def test_a_diagnosis_keeps_the_details():
     result = check("ch05.multi_head_attention", by_d_model, show=False)
     first = result.cases[0]
     assert first.status == "wrong values"
-    assert first.message.startswith("did you scale by sqrt(d_model) instead of sqrt(d_head)?")
+    assert first.diagnosis == "scale by d_model"
     assert first.inputs.startswith("x (1, 3, 4) float64") and "n_heads = 2" in first.inputs
     assert first.details and first.details[0].startswith("`out`: ")
 

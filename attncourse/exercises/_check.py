@@ -340,16 +340,12 @@ def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome
     broken: List[Optional[str]] = [None]
     outcome: Optional[Outcome] = None
 
-    def run() -> Any:
-        arrays = to_arrays(fn(*args), exercise.outputs)
-        if probe is not None:
-            broken[0] = probe.verdict(fn, args, arrays)
-        return arrays
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # overflow warnings: the message explains them better
-            arrays = guard.run(run)
+            arrays = guard.run(lambda: to_arrays(fn(*args), exercise.outputs))
+            if probe is not None:  # after the guard: the probe's own checks are not the answer's calls
+                broken[0] = probe.verdict(fn, args, arrays)
     except OutputProblem as e:
         outcome = Outcome("bad_output", message=short_message(e))
     except (Exception, SystemExit) as e:

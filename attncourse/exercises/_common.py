@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import softmax
-from ._registry import Diagnosis
+from ._registry import SHARED_MISTAKES, Diagnosis
 
 __all__ = [
     "INVERTED_MASK",
@@ -23,28 +23,50 @@ __all__ = [
 ]
 
 INVERTED_MASK = (
-    "your mask seems inverted: True must mean 'may attend' (the key is visible), False 'blocked'. "
-    "Swap the two branches of np.where, or use ~mask"
+    "the weights go to the keys that should be hidden and skip the ones that should be seen: "
+    "what does True mean in your mask, and which branch of np.where keeps the score?"
 )
 D_MODEL_SCALE = (
-    "did you scale by sqrt(d_model) instead of sqrt(d_head)? Each head's scores are dot products "
-    "of d_head numbers, so the scale is 1/sqrt(d_head)"
+    "the heads' weights are flatter than expected, by the same factor in every head: each head's "
+    "scores are dot products of how many numbers?"
 )
 NO_MAX = (
-    "forgot to subtract the max: overflow to nan. exp(x) is inf for large x and inf/inf is NaN; "
-    "subtract each row's maximum first (the softmax does not change)"
+    "NaN where the expected row is finite, for large logits: what does exp(1000) give in floating "
+    "point, and what is inf / inf?"
 )
 NAN_FULLY_MASKED = (
-    "a row where every key is masked came out as NaN (0/0): a query with nothing to attend to "
-    "must get an all-zero row"
+    "a row where every key is masked came out as NaN (0/0): what should a query with nothing to "
+    "attend to get?"
 )
 LARGE_NEGATIVE = (
-    "a fully masked row came out uniform (1/S each): a large negative number instead of -inf "
-    "makes the masked keys equal, not absent. Use -inf, and give rows with nothing to attend to all zeros"
+    "a fully masked row came out uniform (1/S each): with every score equal to the same large "
+    "negative number, what does softmax do?"
 )
 BROADCAST = (
-    "the shapes do not line up: keep the reduced axis (keepdims=True) so a (rows, 1) array "
-    "broadcasts against (rows, columns)"
+    "the shapes do not line up when you divide by the row sums: what shape does a sum over the "
+    "last axis have, and does it broadcast against (rows, columns)?"
+)
+SHARED_MISTAKES.update(
+    {
+        INVERTED_MASK: (
+            "inverted mask",
+            "True must mean 'may attend': swap the two branches of np.where, or use ~mask",
+        ),
+        D_MODEL_SCALE: ("scale by d_model", "scale by 1/sqrt(d_head), not 1/sqrt(d_model)"),
+        NO_MAX: (
+            "missing max subtraction",
+            "subtract each row's maximum before exp (the softmax does not change)",
+        ),
+        NAN_FULLY_MASKED: (
+            "NaN for a fully masked row",
+            "give a row with nothing to attend to all zeros (np.where on the row's sum, or nan_to_num)",
+        ),
+        LARGE_NEGATIVE: (
+            "large negative instead of -inf",
+            "use -inf for blocked keys, and give rows with nothing to attend to all zeros",
+        ),
+        BROADCAST: ("reduced axis dropped", "keep the reduced axis (keepdims=True)"),
+    }
 )
 
 

@@ -121,7 +121,7 @@ class ScoreTiles:
             Tracked.of(q, "q", self.log),
             Tracked.of(k, "k", self.log),
             Tracked.of(v, "v", self.log),
-        ] + list(args[4:])
+        ] + list(args[3:])
 
     def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
         shapes = [s for s in self.log.products if len(s) >= 2]
@@ -176,6 +176,9 @@ class RegisteredHeads:
         except Exception as e:  # the answer's own class failed: say so
             return f"method rule broken: {self.class_name}{tuple(args)} failed: {type(e).__name__}: {e}"[:290]
         want = int(self.expected(*args))
+        said = arrays[0] if arrays else None
+        if said is None or said.size != 1 or float(said.reshape(())) != want:
+            return None  # a wrong count is reported as wrong values, with its diagnosis
         if found != want:
             return (
                 f"method rule broken: {self.class_name}{tuple(args)}.parameters() finds {found} numbers, "

@@ -132,6 +132,18 @@ class Diagnosis:
     name: str = ""
     hint: str = ""
 
+    def __post_init__(self) -> None:
+        known = SHARED_MISTAKES.get(self.message)
+        if known is not None:  # a shared message (``_common``) brings its name and hint
+            if not self.name:
+                object.__setattr__(self, "name", known[0])
+            if not self.hint:
+                object.__setattr__(self, "hint", known[1])
+
+
+# message -> (name, hint) of mistakes shared by several exercises (filled in by ``_common``)
+SHARED_MISTAKES: Dict[str, Tuple[str, str]] = {}
+
 
 def _functions_defined(source: str) -> List[str]:
     tree = ast.parse(source)

@@ -12,6 +12,7 @@ import numpy as np
 from .. import causal_mask, softmax, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE, INVERTED_MASK, swap
+from ._method import RegisteredHeads
 from ._registry import Case, Diagnosis, Exercise, register
 
 __all__: list = []
@@ -52,8 +53,10 @@ register(
         array_kind="torch",
         diagnoses=(
             Diagnosis(
-                "k.transpose(-1-2) is k.transpose(-3): -1-2 is one number, not two. "
-                "Write k.transpose(-2, -1), with a comma",
+                "transpose() complained about its arguments: how many numbers did you pass it? "
+                "Evaluate the expression inside the parentheses by hand",
+                name="one axis instead of two",
+                hint="-1-2 is one number, -3: pass the two axes separated by a comma",
                 error=r"transpose\(\).*(missing|invalid|argument)|axes don't match",
             ),
         ),
@@ -225,10 +228,15 @@ register(
         reference=lambda d_model, n_heads: d_model * d_model + d_model,
         public_cases=_count_cases,
         needs=TORCH_NEEDS,
+        method=lambda: RegisteredHeads(
+            "PerHeadProjections", lambda d_model, n_heads: d_model * d_model + d_model
+        ),
         diagnoses=(
             Diagnosis(
-                "model.parameters() found no parameters: layers kept in a plain Python list are invisible to "
-                "nn.Module (and so to the optimizer, .to(device) and state_dict). Wrap the list in nn.ModuleList",
+                "model.parameters() found no parameters, though the module builds one nn.Linear per head: "
+                "how does an nn.Module find the layers it holds?",
+                name="layers in a plain list",
+                hint="layers in a plain Python list are invisible to nn.Module: use the container torch provides for them",
                 variant=lambda d_model, n_heads: 0,
             ),
         ),
@@ -270,7 +278,9 @@ register(
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "q and k are swapped: the scores are q @ k.T, one row per query, shape (L, S)",
+                "the weights have one row per key and one column per query: which of q and k gives the rows?",
+                name="q and k swapped",
+                hint="one row per query: the query matrix goes on the left of the product",
                 variant=lambda q, k: softmax(k @ q.T / np.sqrt(q.shape[-1])),
             ),
         ),

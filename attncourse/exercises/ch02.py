@@ -7,13 +7,18 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
 from ._common import swap
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
 
 __all__: list = []
 
 NEEDS = ("import numpy as np", "from attncourse import softmax")
 SCALED_TOO_EARLY = (
-    "you scaled the scores by 1/sqrt(E); in this chapter attention is unscaled (the scale comes in chapter 3)"
+    "the weights are flatter than expected by a factor that depends on E: is attention in this chapter "
+    "scaled at all?"
+)
+SHARED_MISTAKES[SCALED_TOO_EARLY] = (
+    "scaled too early",
+    "in this chapter attention is unscaled (the 1/sqrt(E) comes in chapter 3)",
 )
 
 
@@ -260,8 +265,10 @@ register(
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "the softmax runs down each column (axis=0, over the queries), so each key's weights sum to "
-                "1 and the queries compete with each other; normalise each row, over the keys (axis=-1)",
+                "each column of the weights sums to 1 and the rows do not: the queries compete with each "
+                "other for every key. Over which axis should one query's weights add up to 1?",
+                name="wrong softmax axis",
+                hint="normalise each row, over the keys: softmax(..., axis=-1)",
                 variant=lambda q, k, v: (softmax(q @ k.T, axis=0) @ v, softmax(q @ k.T, axis=0)),
             ),
             Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k, v: _attend(q, k, v, scale=None)),

@@ -7,13 +7,26 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
 from ._common import swap
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
 
 __all__: list = []
 
-UNSCALED = "these scores are unscaled: divide by sqrt(E), the width of q and k"
-DIVIDED_BY_E = "divided by E; divide by sqrt(E) (the scores' variance is E, their standard deviation sqrt(E))"
-TIMES_SQRT = "multiplied by sqrt(E); divide by it"
+UNSCALED = (
+    "the scores are larger than expected by a factor of sqrt(E), whatever the inputs: what makes "
+    "them grow with the width E?"
+)
+DIVIDED_BY_E = (
+    "the scores are smaller than expected by a factor of sqrt(E): the scores' variance is E; what is "
+    "their standard deviation?"
+)
+TIMES_SQRT = "the scores are E times the expected ones: did the scale go the right way?"
+SHARED_MISTAKES.update(
+    {
+        UNSCALED: ("unscaled scores", "divide the scores by sqrt(E), the width of q and k"),
+        DIVIDED_BY_E: ("divided by E", "divide by sqrt(E), not E"),
+        TIMES_SQRT: ("multiplied by sqrt(E)", "divide by sqrt(E) instead of multiplying"),
+    }
+)
 
 
 # ----------------------------------------------------------------------------- 3.1 scaled scores
@@ -307,8 +320,10 @@ register(
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the scale is applied after the softmax: it only shrinks the weights (rows sum to "
-                "1/sqrt(E)) and leaves them as saturated as before. Scale the scores, then take the softmax",
+                "the weights' rows sum to 1/sqrt(E), not 1, and are as peaked as the unscaled ones: "
+                "where in the computation does a scale change how peaked a softmax is?",
+                name="scaled after the softmax",
+                hint="scale the scores, then take the softmax",
                 variant=_scaled_after,
             ),
             Diagnosis(UNSCALED, variant=lambda q, k, v: sdpa(q, k, v, scale=1.0)),

@@ -305,12 +305,16 @@ register(
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the keys are projected with W_q, so the scores are q q^T, symmetric by construction: "
-                "queries and keys need their own projections (k = x @ W_k)",
+                "the weights before the softmax are symmetric: token i scores token j exactly as j scores "
+                "i. Which matrix makes the keys, and what would make q_i . k_j = q_j . k_i for every pair?",
+                name="keys projected with W_q",
+                hint="queries and keys need their own projections: k = x @ W_k",
                 variant=lambda x, W_q, W_k: _self_weights(x, W_q, W_q),
             ),
             Diagnosis(
-                "the keys must be projected too: q @ x^T compares queries with raw tokens",
+                "the scores do not depend on W_k at all: what are the queries compared with?",
+                name="keys not projected",
+                hint="the keys must be projected too: q @ (x @ W_k)^T, not q @ x^T",
                 variant=lambda x, W_q, W_k: (
                     softmax(x @ W_q @ np.swapaxes(x, -1, -2) / np.sqrt(W_q.shape[-1]))
                     if W_q.shape[0] == W_q.shape[1]

@@ -450,13 +450,16 @@ register(
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "the mask lets query t see key t + 1 (np.tril(..., k=1) keeps one diagonal above the main "
-                "one): during training each position can copy the next token, the very thing it should "
-                "predict. Use np.tril(...) with k=0",
+                "query t puts weight on key t + 1, one step in its future: during training each position "
+                "could copy the very token it should predict. Which diagonal does your mask keep last?",
+                name="causal off by one (sees the next token)",
+                hint="the last allowed key of query t is t itself: np.tril(...) with k=0",
                 variant=lambda q, k, v: _leaky(q, k, v, 1),
             ),
             Diagnosis(
-                "now a query cannot see itself (k=-1): the diagonal must stay True",
+                "query t gives key t no weight: may a token attend to itself?",
+                name="causal off by one (misses itself)",
+                hint="the diagonal must stay True (k=0)",
                 variant=lambda q, k, v: _leaky(q, k, v, -1) if q.shape[-2] > 1 else None,
             ),
         ),

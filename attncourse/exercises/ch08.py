@@ -9,7 +9,7 @@ import numpy as np
 from .. import merge_heads, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
 
 __all__: list = []
 
@@ -26,8 +26,12 @@ NO_LAYERS = (
     "torch.nn.functional.multi_head_attention_forward",
 )
 POST_NORM = (
-    "this is post-norm, LN(x + f(x)): the residual stream itself is normalised. Pre-norm normalises "
-    "only the sublayer's input and adds its output to the untouched stream: x + f(LN(x))"
+    "every output row has mean 0 and variance 1: the residual stream itself came out normalised. "
+    "In a pre-norm block, what does the layer norm see, and what is added to x untouched?"
+)
+SHARED_MISTAKES[POST_NORM] = (
+    "post-norm instead of pre-norm",
+    "pre-norm normalises only the sublayer's input and adds its output to the untouched stream: x + f(LN(x))",
 )
 UNBIASED_VAR = (
     "layer norm divides by d (the biased variance), not d - 1: torch's var() and numpy's var(ddof=1) "
@@ -279,11 +283,15 @@ register(
         diagnoses=(
             Diagnosis(POST_NORM, variant=lambda x, W_1, W_2: _mlp_sublayer(x, W_1, W_2, "post")),
             Diagnosis(
-                "the residual is missing: the sublayer's output is added to x, not returned instead of it",
+                "the output no longer contains x: what happens to the input of a residual sublayer?",
+                name="residual missing",
+                hint="add the sublayer's output to x instead of returning it alone",
                 variant=lambda x, W_1, W_2: _mlp_sublayer(x, W_1, W_2, "no_residual"),
             ),
             Diagnosis(
-                "you normalised the MLP's output; pre-norm normalises its input: x + f(LN(x))",
+                "the MLP's output was normalised, its input was not: which of the two does pre-norm normalise?",
+                name="normalised the output",
+                hint="pre-norm normalises the sublayer's input: x + f(LN(x))",
                 variant=lambda x, W_1, W_2: _mlp_sublayer(x, W_1, W_2, "norm_output"),
             ),
         ),

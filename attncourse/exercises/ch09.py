@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import scaled_dot_product_attention as sdpa
 from ._common import swap
+from ._method import ScoreTiles
 from ._registry import Case, Diagnosis, Exercise, register
 
 __all__: list = []
@@ -175,6 +176,7 @@ register(
         reference=lambda q, k, v, block_size: sdpa(q, k, v)[0],
         public_cases=_tiled_cases,
         forbids=NO_FUSED,
+        method=ScoreTiles,
         diagnoses=(
             Diagnosis(
                 "the last, shorter block is missing: range(0, S, block_size) visits it, slicing past the "
@@ -409,12 +411,16 @@ register(
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the mask is aligned top-left, as if the new tokens were tokens 0..L-1: new query i is "
-                "token S - L + i and sees keys 0..S - L + i. Align it bottom-right: np.tril(..., k=S - L)",
+                "new query 0 sees only key 0, and new query i only keys 0..i, as if the new tokens were "
+                "the first L of the sequence: which token of the whole sequence is new query i?",
+                name="top-left instead of bottom-right",
+                hint="new query i is token S - L + i: shift the mask's diagonal by S - L (bottom-right)",
                 variant=lambda q, k, v: _chunk(q, k, v, top_left=True),
             ),
             Diagnosis(
-                "the new tokens must not see each other's future: query i sees keys up to S - L + i only",
+                "a new token puts weight on a later new token: may it see the future?",
+                name="no causal mask",
+                hint="query i sees keys up to S - L + i only",
                 variant=lambda q, k, v: sdpa(q, k, v),
             ),
         ),
@@ -491,6 +497,7 @@ register(
         public_cases=_causal_tiled_cases,
         outputs=("out", "n_tiles"),
         forbids=NO_FUSED,
+        method=lambda: ScoreTiles(square=True, count_output=1),
         diagnoses=(
             Diagnosis(
                 "you computed every tile: a key block that starts after the query block's last query "

@@ -1,0 +1,226 @@
+"""Feedback teaches without giving the answer away; methods are graded where they are the point;
+scores follow one policy (case groups, all or nothing) in ``check``, ``score`` and the grader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from exercise_support import ROOT, load_hidden_cases, stub_function
+
+from attncourse.exercises import Case, all_exercises, check, get, reset, score
+from attncourse.exercises._check import call
+from attncourse.exercises._compare import CaseResult, expected_outputs, judge, points_earned
+from attncourse.exercises.notebook import exercise_cells
+from attncourse.grading.gradebook import feedback_text
+from attncourse.grading.marking import ExerciseGrade, StudentGrade
+
+HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
+
+# What fixes each diagnose exercise's bug: none of it may appear in the feedback on the untouched
+# code, in the notebook (check) or in the grader's feedback file.
+FIX_TOKENS = {
+    "ch02.fix_softmax_axis": ["axis=-1", "axis=1", "normalise each row"],
+    "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
+    "ch04.fix_symmetric_scores": ["x @ W_k", "W_k)", "own projection"],
+    "ch06.fix_causal_leak": ["k=0", "tril", "k=1"],
+    "ch08.fix_post_norm": ["x + f(LN(x))", "LN(x)"],
+    "ch09.fix_cache_alignment": ["k=S - L", "S - L", "bottom-right"],
+    "bugs.transpose_typo": ["transpose(-2, -1)", "comma", "-3"],
+    "bugs.head_scale": ["sqrt(d_head)", "d_head"],
+    "bugs.mask_polarity": ["~mask", "swap the two branches"],
+    "bugs.plain_list": ["ModuleList"],
+    "bugs.swapped_qk": ["q @ k.T", "q @ k"],
+}
+DIAGNOSE = [ex.id for ex in all_exercises() if ex.kind == "diagnose"]
+
+
+def test_every_diagnose_exercise_has_its_fix_tokens_listed():
+    assert sorted(DIAGNOSE) == sorted(FIX_TOKENS)
+
+
+def _grader_feedback(ex, fn) -> str:
+    """The grader's feedback file for a student whose notebook holds ``fn``: judged on the public
+    and hidden cases by the grader's own judge, written by the gradebook's own writer."""
+    cases = ex.public_cases() + (list(HIDDEN[ex.id]()) if ex.id in HIDDEN else [])
+    results = [
+        judge(
+            ex,
+            case,
+            expected_outputs(ex, case),
+            call(ex, fn, case.args()),
+            hidden=i >= len(ex.public_cases()),
+        )
+        for i, case in enumerate(cases)
+    ]
+    grade = ExerciseGrade(ex, results, "student.ipynb")
+    return feedback_text(StudentGrade("student", ["student.ipynb"], "ok", [], [], [grade]), ex.points)
+
+
+@pytest.mark.parametrize("ex_id", DIAGNOSE)
+def test_untouched_buggy_code_gets_the_symptom_not_the_fix(ex_id):
+    ex = get(ex_id)
+    fn = stub_function(ex)
+    result = check(ex_id, fn, show=False)
+    assert result.earned == 0 and not result.not_attempted
+    shown = result.text().lower()
+    assert "?" in shown, "the feedback asks the question that leads to the bug"
+    grader = _grader_feedback(ex, fn).lower()
+    for token in FIX_TOKENS[ex_id]:
+        assert token.lower() not in shown, f"check's feedback gives away {token!r}"
+        assert token.lower() not in grader, f"the grader's feedback gives away {token!r}"
+    # the fix comes on request only
+    hinted = check(ex_id, fn, show=False, hint=True)
+    assert hinted.hints and "hint:" in hinted.text()
+    assert not any("hint" in line for line in grader.splitlines())
+
+
+def test_a_hint_names_the_fix_and_is_never_in_judge_messages():
+    ex = get("ch09.fix_cache_alignment")
+    result = check(ex.id, stub_function(ex), show=False, hint=True)
+    assert any("S - L" in h for h in result.hints)
+    assert all("S - L" not in c.message for c in result.cases)
+
+
+# ----------------------------------------------------------------------------- method rules
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def full_tiled(q, k, v, block_size):
+    return _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) @ v
+
+
+def full_causal_tiled(q, k, v, block_size):
+    L = q.shape[-2]
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
+    nb = -(-L // block_size)
+    return _softmax(s) @ v, nb * (nb + 1) // 2  # the right count, claimed without skipping anything
+
+
+def every_tile_claims_skipped(q, k, v, block_size):
+    """Tiles every (query block, key block) pair, masks, and reports the causal count."""
+    L, E = q.shape[-2], q.shape[-1]
+    s = np.full(q.shape[:-1] + (L,), -np.inf)
+    for i0 in range(0, L, block_size):
+        for j0 in range(0, L, block_size):
+            s[..., i0 : i0 + block_size, j0 : j0 + block_size] = (
+                q[..., i0 : i0 + block_size, :]
+                @ np.swapaxes(k[..., j0 : j0 + block_size, :], -1, -2)
+                / np.sqrt(E)
+            )
+    s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
+    nb = -(-L // block_size)
+    return _softmax(s) @ v, nb * (nb + 1) // 2
+
+
+@pytest.mark.parametrize(
+    "ex_id, fn, words",
+    [
+        ("ch09.tiled_attention", full_tiled, "block of scores at once"),
+        ("ch09.causal_tiled_attention", full_causal_tiled, "block of scores at once"),
+        ("ch09.causal_tiled_attention", every_tile_claims_skipped, "computed"),
+    ],
+)
+def test_full_attention_scores_zero_for_the_method_and_says_which_rule(ex_id, fn, words):
+    result = check(ex_id, fn, show=False)
+    assert result.earned == 0 and result.method_broken
+    assert all(c.status == "method" for c in result.cases)
+    assert "method rule broken" in result.message and words in result.message
+    grader = _grader_feedback(get(ex_id), fn)
+    assert "method rule broken" in grader
+
+
+@pytest.mark.parametrize("ex_id", ["ch09.tiled_attention", "ch09.causal_tiled_attention", "bugs.plain_list"])
+def test_the_solution_keeps_the_method(ex_id):
+    ex = get(ex_id)
+    assert check(ex_id, ex.solution_function(), show=False).earned == ex.points
+    assert "method rule broken" not in _grader_feedback(ex, ex.solution_function())
+
+
+def test_a_module_fix_that_only_changes_the_count_scores_zero():
+    ns: dict = {}
+    exec(
+        "import torch\nfrom torch import nn\n"
+        "class PerHeadProjections(nn.Module):\n"
+        "    def __init__(self, d_model, n_heads):\n"
+        "        super().__init__()\n"
+        "        self.heads = [nn.Linear(d_model, d_model // n_heads) for _ in range(n_heads)]\n"
+        "def count_parameters(d_model, n_heads):\n"
+        "    model = PerHeadProjections(d_model, n_heads)\n"
+        "    return sum(p.numel() for h in model.heads for p in h.parameters())\n",
+        ns,
+    )
+    result = check("bugs.plain_list", ns["count_parameters"], show=False)
+    assert result.earned == 0 and result.method_broken
+    assert "parameters() finds 0" in result.message and "ModuleList" not in result.message
+
+
+def test_a_predict_answer_that_builds_the_arrays_scores_zero():
+    import numpy as np
+
+    def computed():
+        return np.zeros((4096, 4096), dtype=np.float32).nbytes
+
+    result = check("ch09.predict_weights_bytes", computed, show=False)
+    assert result.earned == 0 and "written down" in result.message
+    assert check("ch09.predict_weights_bytes", lambda: 4096 * 4096 * 4, show=False).earned == 1
+
+
+# ----------------------------------------------------------------------------- scores
+def test_points_go_by_groups_all_or_nothing():
+    ex = get("ch01.stable_softmax")
+
+    def result(name, group, passed):
+        return CaseResult(name, passed, "", "passed" if passed else "wrong values", group=group)
+
+    cases = [result("a", "g1", True), result("b", "g1", False), result("c", "g2", True)]
+    assert points_earned(ex, cases) == round(ex.points / 2, 2)
+    cases.append(result("hidden: d", "g2", False))
+    assert points_earned(ex, cases) == 0
+    assert points_earned(ex, [result("a", "g1", True)]) == ex.points
+    assert points_earned(ex, [CaseResult("a", False, "", "shortcut", group="g1")]) == 0
+
+
+def test_score_rechecks_the_function_as_defined_now():
+    reset()
+    ex = get("ch01.stable_softmax")
+    namespace = {"stable_softmax": ex.solution_function()}
+    check(ex.id, namespace["stable_softmax"], show=False)
+    assert (
+        dict((e.id, r.earned) for e, r in score("ch01", show=False, namespace=namespace).rows if r)[ex.id]
+        == ex.points
+    )
+    namespace["stable_softmax"] = lambda x: x  # redefined, wrongly, and not checked again
+    report = score("ch01", show=False, namespace=namespace)
+    assert dict((e.id, r.earned) for e, r in report.rows if r)[ex.id] == 0
+    assert "hidden cases" in report.text()
+
+
+def test_the_shortcut_message_names_what_may_be_called():
+    import attncourse
+
+    result = check(
+        "ch09.decode_step",
+        lambda *a: (attncourse.scaled_dot_product_attention(*a[:1] * 3)[0],) * 3,
+        show=False,
+    )
+    assert result.shortcut
+    assert "softmax (from attncourse)" in result.message
+
+
+@pytest.mark.parametrize("ex_id", [ex.id for ex in all_exercises()])
+def test_every_prompt_states_what_the_answer_may_call(ex_id):
+    prompt = "".join(exercise_cells(ex_id)[0]["source"])
+    ex = get(ex_id)
+    if ex.kind == "predict":
+        assert "written down" in prompt or "Work it out on paper" in prompt
+    else:
+        assert "*You may call:*" in prompt
+        for name in ex.allowed():
+            assert name in prompt
+
+
+def test_case_groups_default_to_one_case_each():
+    assert Case("x", a=1).group == "x"
