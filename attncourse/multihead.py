@@ -23,6 +23,11 @@ class MultiHeadAttention(nn.Module):
     by ``out_proj`` (W_O).  The parameter count, ``4 * d_model**2`` (+ ``4 * d_model`` biases),
     does not depend on ``n_heads``.
 
+    ``n_kv_heads`` (default ``n_heads``) gives grouped-query attention: ``k_proj`` and ``v_proj``
+    make only ``n_kv_heads`` heads of keys and values, and query head ``h`` attends with key/value
+    head ``h // (n_heads // n_kv_heads)`` (``n_kv_heads=1`` is multi-query attention).  A KV cache
+    then holds ``n_kv_heads / n_heads`` of the keys and values of multi-head attention.
+
     ``forward(query, key=None, value=None, mask=None, *, is_causal=False, key_padding_mask=None)``
     takes ``query (B, L, d_model)`` and ``key``/``value (B, S, d_model)`` (default: ``query``,
     i.e. self-attention) and returns ``out (B, L, d_model)`` and ``weights (B, H, L, S)``.
@@ -38,11 +43,18 @@ class MultiHeadAttention(nn.Module):
         *,
         bias: bool = True,
         dropout: float = 0.0,
+        n_kv_heads: Optional[int] = None,
         device=None,
         dtype=None,
     ) -> None:
         super().__init__()
         d_model, n_heads = positive_int("d_model", d_model), positive_int("n_heads", n_heads)
+        n_kv_heads = n_heads if n_kv_heads is None else positive_int("n_kv_heads", n_kv_heads)
+        if n_heads % n_kv_heads:
+            raise AttentionInputError(
+                f"n_heads={n_heads} is not a multiple of n_kv_heads={n_kv_heads}: every key/value "
+                "head must serve the same number of query heads."
+            )
         if d_model % n_heads:
             divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
             raise AttentionInputError(
@@ -52,10 +64,12 @@ class MultiHeadAttention(nn.Module):
         if not 0.0 <= dropout < 1.0:
             raise AttentionInputError(f"dropout must be in [0, 1); got {dropout}.")
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.n_kv_heads = n_kv_heads
+        d_kv = n_kv_heads * self.d_head  # d_model for multi-head attention, less when grouped
         factory = {"device": device, "dtype": dtype}
         self.q_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_Q for all heads at once
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_K
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_V
+        self.k_proj = nn.Linear(d_model, d_kv, bias=bias, **factory)  # W_K
+        self.v_proj = nn.Linear(d_model, d_kv, bias=bias, **factory)  # W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias, **factory)  # W_O
         self.dropout = nn.Dropout(dropout)
 
@@ -103,18 +117,30 @@ class MultiHeadAttention(nn.Module):
             mask = kpm if mask is None else mask & kpm
 
         q = split_heads(self.q_proj(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
-        k = split_heads(self.k_proj(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_head)
-        v = split_heads(self.v_proj(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_head)
+        k = split_heads(self.k_proj(key), self.n_kv_heads)  # (B, S, d_kv) -> (B, H_kv, S, d_head)
+        v = split_heads(self.v_proj(value), self.n_kv_heads)  # (B, S, d_kv) -> (B, H_kv, S, d_head)
         # Each head scales by 1/sqrt(d_head): its dot products sum d_head terms, not d_model.
+        # With fewer KV heads, query head h reads KV head h // (H / H_kv) (enable_gqa).
         out, weights = scaled_dot_product_attention(
-            q, k, v, mask, is_causal=is_causal, scale=1.0 / math.sqrt(self.d_head)
+            q,
+            k,
+            v,
+            mask,
+            is_causal=is_causal,
+            scale=1.0 / math.sqrt(self.d_head),
+            enable_gqa=self.n_kv_heads != self.n_heads,
         )  # out (B, H, L, d_head), weights (B, H, L, S)
         if self.training and self.dropout.p > 0:
             # Dropout on the weights, as nn.MultiheadAttention does; like it, return the dropped
             # (rescaled) weights, so training-mode rows need not sum to 1.
             weights = self.dropout(weights)
-            out = weights @ v
+            out = weights @ self.expand_kv(v)
         return self.out_proj(merge_heads(out)), weights  # (B, H, L, d_head) -> (B, L, d_model)
+
+    def expand_kv(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, H_kv, S, d_head) -> (B, H, S, d_head)``: each KV head repeated for its query heads."""
+        group = self.n_heads // self.n_kv_heads
+        return x if group == 1 else x.repeat_interleave(group, dim=-3)  # heads 0,0,1,1,...
 
     @classmethod
     @public("MultiHeadAttention.from_torch")

@@ -62,6 +62,9 @@ class TransformerBlock(nn.Module):
         True (default): pre-norm, ``x + attn(LN(x))``. False: post-norm, ``LN(x + attn(x))``.
     bias : bool
         Biases in the linear layers and the layer norms.
+    n_kv_heads : int, optional
+        Key/value heads (grouped-query attention, see ``MultiHeadAttention``); default ``n_heads``.
+        The KV cache of ``step`` then holds ``n_kv_heads`` heads.
 
     ``forward(x, mask=None, *, is_causal=False, key_padding_mask=None)`` takes ``x (B, L, d_model)``
     and returns ``out (B, L, d_model)`` and the attention weights ``(B, H, L, L)``. ``mask`` is
@@ -92,6 +95,7 @@ class TransformerBlock(nn.Module):
         norm_first: bool = True,
         bias: bool = True,
         layer_norm_eps: float = 1e-5,
+        n_kv_heads: int | None = None,
         device=None,
         dtype=None,
     ) -> None:
@@ -104,7 +108,9 @@ class TransformerBlock(nn.Module):
                 raise AttentionInputError(f"{name} must be in [0, 1); got {p}.")
         factory = {"device": device, "dtype": dtype}
         self.d_model, self.n_heads, self.d_ff, self.norm_first = d_model, n_heads, d_ff, norm_first
-        self.attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=attn_dropout, **factory)
+        self.attn = MultiHeadAttention(
+            d_model, n_heads, bias=bias, dropout=attn_dropout, n_kv_heads=n_kv_heads, **factory
+        )
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)  # around attention
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)  # around the MLP
         # The MLP works on each position on its own: (B, L, d_model) -> (B, L, d_ff) -> (B, L, d_model).
@@ -189,10 +195,13 @@ class TransformerBlock(nn.Module):
 
         def attend(h):
             q = split_heads(attn.q_proj(h), attn.n_heads)  # (B, n, d_model) -> (B, H, n, d_head)
-            k = split_heads(attn.k_proj(h), attn.n_heads)  # (B, n, d_model) -> (B, H, n, d_head)
-            v = split_heads(attn.v_proj(h), attn.n_heads)
-            # The n new queries are the last n of S = len(cache) positions: (B, H, n, d_head).
-            out = cached_attention(q, k, v, cache, scale=1.0 / math.sqrt(attn.d_head))
+            k = split_heads(attn.k_proj(h), attn.n_kv_heads)  # (B, n, d_kv) -> (B, H_kv, n, d_head)
+            v = split_heads(attn.v_proj(h), attn.n_kv_heads)
+            # The n new queries are the last n of S = len(cache) positions: (B, H, n, d_head);
+            # the cache keeps the H_kv key/value heads only.
+            out = cached_attention(
+                q, k, v, cache, scale=1.0 / math.sqrt(attn.d_head), enable_gqa=attn.n_kv_heads != attn.n_heads
+            )
             return attn.out_proj(merge_heads(out)), None  # (B, H, n, d_head) -> (B, n, d_model)
 
         return self._sublayers(x, attend)[0]
@@ -287,6 +296,7 @@ class TinyTransformer(nn.Module):
         norm_first: bool = True,
         bias: bool = True,
         causal: bool = True,
+        n_kv_heads: int | None = None,
         device=None,
         dtype=None,
     ) -> None:
@@ -307,6 +317,7 @@ class TinyTransformer(nn.Module):
                 attn_dropout=attn_dropout,
                 norm_first=norm_first,
                 bias=bias,
+                n_kv_heads=n_kv_heads,
                 **factory,
             )
             for _ in range(n_layers)
