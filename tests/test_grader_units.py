@@ -71,9 +71,9 @@ def test_a_reply_round_trips_through_the_writer_and_the_reader(tmp_path):
     [
         ("not json", "not JSON"),
         ("[" * 50_000 + "]" * 50_000, "not JSON"),
-        (json.dumps({"protocol": 99, "stage": "done"}), "not a protocol 1 reply"),
-        (json.dumps({"protocol": 1, "stage": "later"}), "no valid stage"),
-        (json.dumps({"protocol": 1, "stage": "done", "cells": {}}), "wrong layout"),
+        (json.dumps({"protocol": 99, "stage": "done"}), f"not a protocol {protocol.VERSION} reply"),
+        (json.dumps({"protocol": protocol.VERSION, "stage": "later"}), "no valid stage"),
+        (json.dumps({"protocol": protocol.VERSION, "stage": "done", "cells": {}}), "wrong layout"),
         (b"\xff\xfe", "not JSON"),
     ],
 )
@@ -224,7 +224,7 @@ def test_grading_a_chapter_without_exercises_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "subs").mkdir()
     args = ["grade", str(bundle), str(tmp_path / "subs"), str(tmp_path / "out"), "--chapter", "ch08"]
     assert main(args) == 1
-    assert "no exercises of ch08 to grade" in capsys.readouterr().err
+    assert "--chapter ch08: the bundle holds no exercises of ch08 (it holds ch01)" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional
 
 from ..exercises._registry import Case, get
 from ..exercises.notebook import NotebookProblem, exercises_in, read_notebook, to_student, validate_notebook
+from .assignment import notebook_cells
 from .limits import GradingError
 
 __all__ = ["MANIFEST_FORMAT", "assign", "validate", "load_hidden_cases", "read_manifest"]
@@ -28,7 +29,9 @@ def _find_tests_dir(source_dir: Path) -> Path:
         candidate = parent / "hidden_cases"
         if candidate.is_dir() and any(candidate.glob("hidden_*.py")):
             return candidate
-    raise GradingError(f"no hidden tests (hidden_cases/hidden_*.py) found next to {source_dir}; pass --tests DIR")
+    raise GradingError(
+        f"no hidden tests (hidden_cases/hidden_*.py) found next to {source_dir}; pass --tests DIR"
+    )
 
 
 def load_hidden_cases(tests_dir: Path) -> Dict[str, Callable[[], List[Case]]]:
@@ -101,9 +104,12 @@ def assign(
     exercises: List[dict] = []
     notebooks: Dict[str, List[str]] = {}
     students: Dict[str, dict] = {}
+    cells: Dict[str, Dict[str, List[str]]] = {}
     for path in _notebooks(source_dir):
         nb = read_notebook(path.read_bytes())
         students[path.name] = to_student(nb)
+        mine, theirs = notebook_cells(nb), notebook_cells(students[path.name])
+        cells[path.name] = {k: sorted(set(mine[k]) | set(theirs[k])) for k in mine}
         ids = [ex_id for _, ex_id in exercises_in(nb)]
         if ids:
             notebooks[path.name] = ids
@@ -138,6 +144,7 @@ def assign(
         "format": MANIFEST_FORMAT,
         "attncourse_version": __version__,
         "notebooks": notebooks,
+        "cells": cells,  # the handed-out code cells: what a student did not add
         "exercises": exercises,
         "total_points": sum(e["points"] for e in exercises),
     }

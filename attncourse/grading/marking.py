@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..exercises._compare import CaseResult, Outcome, expected_outputs, judge
+from ..exercises._compare import CaseResult, Outcome, expected_outputs, judge, points_earned, shortcut_message
 from ..exercises._registry import Case, Exercise
 from .limits import GradingError, Limits
 from .protocol import CellNote, Reply, case_file
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 # A student's status, most serious first; ``ok`` when none applies.
-STATUSES = ("ambiguous", "error", "malformed", "timeout", "crashed", "memory", "ok")
+STATUSES = ("ambiguous", "error", "malformed", "other_chapter", "timeout", "crashed", "memory", "ok")
 SHORTCUT_MESSAGE = "the package's reference may not be used here: {name}"
 
 
@@ -90,20 +90,31 @@ class NotebookRun:
     """One notebook of one student, after its run (or after it was refused)."""
 
     notebook: str
-    status: str = "ok"  # ok, malformed, timeout, crashed, memory
+    status: str = "ok"  # ok, malformed, other_chapter, timeout, crashed, memory
     problem: str = ""
     reply: Optional[Reply] = None
     exercise_cells: List[str] = field(default_factory=list)
     unknown_ids: List[Tuple[int, str]] = field(default_factory=list)
     stopped_in: str = ""
+    stopped_at: str = ""  # the runner's last progress line
+    # exercise index -> (the case whose call ended the run, why): the rest of the run went on afresh
+    killed: Dict[int, Tuple[int, str]] = field(default_factory=dict)
+    notes_extra: List[str] = field(default_factory=list)
     exit_code: Optional[int] = None
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     stderr_tail: str = ""
 
+    def cell_shortcut(self, ex_id: str) -> Optional[str]:
+        """What the exercise's own cell used at top level that the exercise forbids (or ``None``)."""
+        if self.reply is None:
+            return None
+        cells = self.reply.cells
+        return next((n.message for n in cells if n.status == "shortcut" and n.exercise == ex_id), None)
+
     def outcomes(self, e: int, p: Prepared, limits: Limits) -> Optional[List[Outcome]]:
         """The outcome of every case of exercise ``e`` (``None`` if the notebook was never run)."""
-        if self.status == "malformed":
+        if self.status in ("malformed", "other_chapter"):
             return None
         reply = self.reply
         ran_cells = reply is not None and reply.stage != "cells"
@@ -116,8 +127,12 @@ class NotebookRun:
         else:
             why = "not run: the grading process ended early"
         out, timed_out = [], False
+        killed = self.killed.get(e)
         for c in range(len(p.cases)):
             got = reply.results.get((e, c)) if reply is not None else None
+            if killed is not None and c >= killed[0]:
+                what = "this call" if c == killed[0] else f"the call of case {killed[0] + 1}"
+                got = Outcome("bad_output", message=f"not graded: {what} {killed[1]}")
             if got is None:
                 got = (
                     Outcome("timeout", seconds=limits.case_s)
@@ -140,7 +155,24 @@ class ExerciseGrade:
     def earned(self) -> float:
         if not self.cases or self.shortcut:
             return 0.0
-        return round(self.exercise.points * sum(c.passed for c in self.cases) / len(self.cases), 2)
+        return points_earned(self.exercise, self.cases)  # the one scoring policy, check's own
+
+
+def case_label(case: Case, hidden: bool) -> str:
+    """A case's name as every report shows it: hidden cases say so."""
+    return f"hidden: {case.name}" if hidden else case.name
+
+
+def _failed(p: Prepared, message: str, status: str) -> List[CaseResult]:
+    return [
+        CaseResult(case_label(c, h), False, message, status, h, group=getattr(c, "group", "") or c.name)
+        for c, h in zip(p.cases, p.hidden)
+    ]
+
+
+def _shortcut_text(exercise: Exercise, name: str) -> str:
+    allowed = exercise.allowed() if hasattr(exercise, "allowed") else ()
+    return shortcut_message(name, allowed)
 
 
 @dataclass
@@ -160,9 +192,7 @@ class StudentGrade:
 
 
 def _not_graded(p: Prepared, message: str = "not graded") -> ExerciseGrade:
-    return ExerciseGrade(
-        p.exercise, [CaseResult(c.name, False, message, "error", h) for c, h in zip(p.cases, p.hidden)]
-    )
+    return ExerciseGrade(p.exercise, _failed(p, message, "not run"))
 
 
 def error_grade(
@@ -182,10 +212,11 @@ def _grade_exercise(e: int, p: Prepared, runs: List[NotebookRun], limits: Limits
         outcomes = run.outcomes(e, p, limits) if run in pool else None
         if outcomes is None:
             continue
-        shortcut = next((o.shortcut for o in outcomes if o.shortcut), None)
+        shortcut = next((o.shortcut for o in outcomes if o.shortcut), None) or run.cell_shortcut(
+            p.exercise.id
+        )
         if shortcut:
-            message = SHORTCUT_MESSAGE.format(name=shortcut)
-            cases = [CaseResult(c.name, False, message, "failed", h) for c, h in zip(p.cases, p.hidden)]
+            cases = _failed(p, _shortcut_text(p.exercise, shortcut), "shortcut")
         else:
             cases = [
                 judge(p.exercise, case, expected, outcome, hidden=flag)
@@ -206,7 +237,7 @@ def _cells(notes: List[CellNote], status: str) -> List[CellNote]:
 def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> Tuple[List[str], List[str]]:
     notes: List[str] = []
     details: List[str] = []
-    if run.status == "malformed":
+    if run.status in ("malformed", "other_chapter"):
         return [tag(run.problem)], []
     if run.status == "timeout":
         notes.append(tag(f"stopped at the {limits.time_s:g} s time limit while running {run.stopped_in}"))
@@ -242,6 +273,12 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
         notes.append(tag(f"printed more than {limits.output_chars} characters (cut)"))
     for index, ex_id in run.unknown_ids:
         notes.append(tag(f"unknown exercise id {ex_id!r} in cell {index}"))
+    notes += [tag(n) for n in run.notes_extra]
+    for n in _cells(cells, "shortcut"):
+        if not n.exercise:
+            notes.append(
+                tag(f"cell {n.index}, a cell of the student's own, used {n.message} (noted, not marked)")
+            )
     for n in syntax:
         details.append(tag(f"cell {n.index}: {n.message}"))
     for n in errors + memory:
@@ -276,10 +313,11 @@ def student_grade(
         else r.status
         for r in runs
     ]
-    if statuses and all(s == "malformed" for s in statuses):
-        status = "malformed"
+    unrun = ("malformed", "other_chapter")
+    if statuses and all(s in unrun for s in statuses):
+        status = next(s for s in STATUSES if s in statuses)
     else:
-        status = next((s for s in STATUSES if s in statuses and s != "malformed"), "ok")
+        status = next((s for s in STATUSES if s in statuses and s not in unrun), "ok")
     ran = [r for r in runs if r.reply is not None and r.reply.stage != "cells"]
     if ran:
         missing = [

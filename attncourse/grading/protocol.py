@@ -1,23 +1,32 @@
-"""The grader <-> runner protocol, version 1: plain files in the job folder, plain data only.
+"""The grader <-> runner protocol, version 2: plain files in the job folder, plain data only.
 
 The grader writes, before the run::
 
-    JOB/request.json     {"protocol": 1,
-                          "cells": [{"index": 7, "source": "...", "exercise": "ch01.x" or null}, ...],
+    JOB/request.json     {"protocol": 2,
+                          "cells": [{"index": 7, "source": "...", "exercise": "ch01.x" or null,
+                                     "kind": "exercise" | "added" | "chapter"}, ...],
                           "prelude": "import numpy as np\\n...",     # the graded exercises' imports
                           "exercises": [{"id": "ch01.x", "function": "x",
                                          "cases": [[{"array": "cases/0_0_0.npy"} or {"value": 2.0},
                                                     ...], ...]}, ...],
-                          "limits": {"cell_s": .., "case_s": .., "output_chars": ..,
+                          "caps": [[[bytes per output] per case] per exercise],
+                          "first_exercise": 0,      # exercises before it are not called (a rerun)
+                          "limits": {"cell_s": .., "case_s": .., "output_chars": .., "wait_s": ..,
                                      "rlimits": {"DATA": .., ...}}}
-    JOB/cases/E_C_A.npy  argument A of case C of exercise E (read-only inside the sandbox)
+
+and, only once the runner reports ``cases`` in ``progress.txt`` (every cell has run), delivers
+the inputs (``deliver_cases``)::
+
+    JOB/cases/E_C_A.npy  argument A of case C of exercise E
+    JOB/cases/ready      written last: the runner waits for it before the first call
 
 The runner writes, while it runs (the grader reads them after it has ended, whatever happened)::
 
-    JOB/progress.txt     "cell 7" or "case 2 5": what it is running now
-    JOB/reply.json       {"protocol": 1, "stage": "cells" | "cases" | "done",
-                          "cells": [{"index": 7, "status": "error" | "syntax" | "exit" | "timeout",
-                                     "type": "ValueError", "message": "...", "where": "line 3: ..."}],
+    JOB/progress.txt     "cell 7", "cases" or "case 2 5": what it is running now
+    JOB/reply.json       {"protocol": 2, "stage": "cells" | "cases" | "done",
+                          "cells": [{"index": 7, "status": "error" | "syntax" | "exit" | "timeout"
+                                     | "shortcut", "type": "ValueError", "message": "...",
+                                     "where": "line 3: ...", "exercise": "ch01.x" or ""}],
                           "defined": ["stable_softmax", ...], "output_truncated": false,
                           "cpu_seconds": 0.31,
                           "results": [[record or null per case] per exercise]}
@@ -55,6 +64,7 @@ __all__ = [
     "case_file",
     "output_file",
     "write_request",
+    "deliver_cases",
     "read_request",
     "ReplyWriter",
     "read_reply",
@@ -62,13 +72,15 @@ __all__ = [
     "clean_text",
 ]
 
-VERSION = 1
+VERSION = 2
 REQUEST, REPLY, PROGRESS = "request.json", "reply.json", "progress.txt"
+CASES_DIR = "cases"
+CASES_READY = "cases/ready"
 MAX_REPLY_BYTES = 8 * 2**20
 MAX_ARRAY_BYTES = 64 * 2**20
 MAX_TEXT = 400
 STAGES = ("cells", "cases", "done")
-CELL_STATUSES = ("error", "syntax", "exit", "timeout")
+CELL_STATUSES = ("error", "syntax", "exit", "timeout", "shortcut")
 KINDS = ("returned", "raised", "bad_output", "timeout")
 
 
@@ -104,15 +116,50 @@ def write_request(job_dir: str, request: Dict[str, Any]) -> None:
         json.dump({"protocol": VERSION, **request}, f, ensure_ascii=True)
 
 
+def deliver_cases(dir_fd: int, files: Dict[str, bytes]) -> str:
+    """Write the cases' inputs (``cases/E_C_A.npy`` -> bytes) into the job folder ``dir_fd``.
+
+    The job folder is the notebook's: nothing there is trusted.  ``cases/`` must not exist yet,
+    is made here, and every file is created new in it (``O_EXCL``, no link followed) through
+    the folder's own descriptor.  Returns "" or why the cases could not be delivered.
+    """
+    try:
+        os.mkdir(CASES_DIR, 0o755, dir_fd=dir_fd)
+    except FileExistsError:
+        return "the notebook made a `cases` entry in its folder, where the grader puts the inputs"
+    except OSError as e:
+        return f"the inputs could not be delivered ({e.strerror})"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    try:
+        folder = os.open(CASES_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError as e:
+        return f"the inputs could not be delivered ({e.strerror})"
+    try:
+        for name, data in [*files.items(), (CASES_READY, b"ready")]:
+            fd = os.open(name.split("/", 1)[1], flags, 0o644, dir_fd=folder)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+    except OSError as e:
+        return f"the inputs could not be delivered ({e.strerror})"
+    finally:
+        os.close(folder)
+    return ""
+
+
 @dataclass
 class CellNote:
-    """A cell that did not run cleanly."""
+    """A cell that did not run cleanly (or, ``shortcut``, used what its exercise forbids)."""
 
     index: int
     status: str  # one of CELL_STATUSES
     error_type: str = ""
     message: str = ""
     where: str = ""
+    exercise: str = ""  # for a shortcut: the exercise whose cell it was ("" for an added cell)
 
 
 @dataclass
@@ -244,6 +291,7 @@ def read_reply(dir_fd: int, caps: Sequence[Sequence[Sequence[int]]]) -> Optional
                     clean_text(note.get("type"), 80),
                     clean_text(note.get("message")),
                     clean_text(note.get("where"), 200),
+                    clean_text(note.get("exercise"), 100),
                 )
             )
     reply.defined = [clean_text(d, 200) for d in defined[:100_000] if isinstance(d, str)]
@@ -292,10 +340,33 @@ class ReplyWriter:
         with open(os.path.join(self.job_dir, PROGRESS), "w", encoding="ascii") as f:
             f.write(text)
 
-    def cell(self, index: int, status: str, error_type: str = "", message: str = "", where: str = "") -> None:
+    def cell(
+        self,
+        index: int,
+        status: str,
+        error_type: str = "",
+        message: str = "",
+        where: str = "",
+        exercise: str = "",
+    ) -> None:
         self.data["cells"].append(
-            {"index": index, "status": status, "type": error_type, "message": message, "where": where}
+            {
+                "index": index,
+                "status": status,
+                "type": error_type,
+                "message": message,
+                "where": where,
+                "exercise": exercise,
+            }
         )
+
+    def drop_outputs(self, e: int, c: int) -> None:
+        """Remove what was written of case ``c`` of exercise ``e``'s outputs (a failed write)."""
+        for k in range(64):
+            try:
+                os.remove(os.path.join(self.job_dir, output_file(e, c, k)))
+            except OSError:
+                pass
 
     def result(self, e: int, c: int, outcome: Any) -> None:
         """Record ``outcome`` (an ``Outcome``) of case ``c`` of exercise ``e``."""

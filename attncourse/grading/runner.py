@@ -5,13 +5,20 @@ the files).  The runner
 
 1. lowers its resource limits (``sandbox.apply_resource_limits``);
 2. runs what grading needs, in one namespace, in notebook order: the graded exercises' imports
-   (their ``needs``), every exercise cell in full, and from every other code cell only its
-   top-level ``def`` and ``class`` statements (so a helper written elsewhere is found, while
-   plots, sliders and training loops are not run).  IPython magics and ``!`` lines are skipped;
-   each cell has a time limit; an exception, ``sys.exit()`` or a cell past its limit is recorded
-   and the next cell runs;
-3. calls each exercise function on each case through ``attncourse.exercises._check.call``, the
-   path ``check`` uses, and writes the outcome to the reply (arrays as ``.npy``).
+   (their ``needs``), every exercise cell and every cell the student added in full (imports,
+   constants, helpers: what ``check`` saw in the notebook), and from the chapter's own other
+   cells only their top-level ``def`` and ``class`` statements (plots, sliders and training loops
+   are not run).  ``check`` and ``score`` do nothing while grading.  An exercise cell runs under
+   its exercise's ``Guard`` from its first statement to its last, so a reference called at top
+   level (to precompute answers) is a shortcut exactly as inside the function.  IPython magics and
+   ``!`` lines are skipped; each cell has a time limit; an exception, ``sys.exit()`` or a cell
+   past its limit is recorded and the next cell runs;
+3. says it is done with the cells (stage ``cases``) and waits for the grader to deliver the
+   cases' inputs into ``JOB/cases/``: no input exists in the sandbox while notebook code runs at
+   top level;
+4. calls each exercise function on each case through ``attncourse.exercises._check.call``, the
+   path ``check`` uses, and writes the outcome to the reply (arrays as ``.npy``); an output over
+   its size cap, or one that cannot be written, fails that case alone.
 
 It never judges: the expected outputs are not in the sandbox.
 """
@@ -24,6 +31,7 @@ import os
 import re
 import signal
 import sys
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -114,41 +122,61 @@ def _timed(seconds: float, fn: Any, *args: Any) -> Any:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+class _Rules:
+    """What ``needs`` and ``forbids`` a guard over a cell the student added reads (no exercise)."""
+
+    def __init__(self, needs: Sequence[str]) -> None:
+        self.needs, self.forbids = tuple(needs), ()
+
+
 def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
     from ..exercises._outputs import error_where, short_message
+    from ..exercises._registry import get
 
     limit = float(request["limits"]["cell_s"])
     prelude = request.get("prelude", "")
     if prelude:
         exec(compile(prelude, "<grading imports>", "exec"), namespace)
+    rules = _Rules(prelude.splitlines())
     for cell in request["cells"]:
         index, source = cell["index"], strip_magics(cell["source"])
+        kind = cell.get("kind") or ("exercise" if cell.get("exercise") else "chapter")
         reply.progress(f"cell {index}")
         filename = f"<cell {index}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         try:
-            if cell.get("exercise"):
-                code = compile(source, filename, "exec")
-            else:
+            if kind == "chapter":
                 module = definitions_only(source)
                 if module is None:
                     continue
                 code = compile(module, filename, "exec")
+            else:
+                code = compile(source, filename, "exec")
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-            if cell.get("exercise"):  # another cell that does not parse is not this grader's business
+            if kind != "chapter":  # a chapter cell that does not parse is not this grader's business
                 line = getattr(e, "lineno", None)
                 text = getattr(e, "msg", None) or short_message(e)
                 where = f" (line {line})" if line else ""
                 reply.cell(index, "syntax", type(e).__name__, f"{type(e).__name__}: {text}{where}")
             continue
+        guard = None
+        if kind != "chapter":
+            from ..exercises._guard import Guard
+
+            guard = Guard(get(cell["exercise"]) if kind == "exercise" else rules)
         try:
-            _timed(limit, exec, code, namespace)
+            if guard is None:
+                _timed(limit, exec, code, namespace)
+            else:
+                _timed(limit, guard.run, lambda code=code: exec(code, namespace))
         except _Timeout:
             reply.cell(index, "timeout")
         except SystemExit as e:
             reply.cell(index, "exit", "SystemExit", short_message(e))
         except BaseException as e:
             reply.cell(index, "error", type(e).__name__, short_message(e), error_where(e.__traceback__))
+        if guard is not None and guard.found:
+            reply.cell(index, "shortcut", message=guard.found, exercise=cell.get("exercise") or "")
 
 
 def _load_args(specs: Sequence[dict]) -> List[Any]:
@@ -161,15 +189,53 @@ def _load_args(specs: Sequence[dict]) -> List[Any]:
     return args
 
 
+def _wait_for_cases(deadline_s: float) -> bool:
+    """Wait until the grader has delivered the cases (``cases/ready``); False if it never did."""
+    from .protocol import CASES_READY
+
+    end = time.monotonic() + deadline_s
+    delay = 0.001
+    while not os.path.exists(CASES_READY):
+        if time.monotonic() > end:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.02)
+    return True
+
+
+def _fits(outcome: Any, caps: Sequence[int]) -> Any:
+    """``outcome``, or a ``bad_output`` one when an output is larger than the grader will read."""
+    from ..exercises._compare import Outcome
+
+    if outcome.kind != "returned":
+        return outcome
+    for k, arr in enumerate(outcome.arrays):
+        cap = caps[k] if k < len(caps) else 0
+        if k >= len(caps):
+            break
+        if arr.nbytes > cap:
+            what = f"output {k + 1}" if len(caps) > 1 else "the answer"
+            return Outcome(
+                "bad_output",
+                message=f"{what} takes {arr.nbytes / 2**20:.1f} MB, more than the {cap / 2**20:.1f} MB "
+                f"this case allows ({arr.shape} {arr.dtype}): check its shape",
+                seconds=outcome.seconds,
+                shortcut=outcome.shortcut,
+            )
+    return outcome
+
+
 def _call_cases(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
     from ..exercises._check import call
     from ..exercises._compare import Outcome
     from ..exercises._registry import get
 
     limit = float(request["limits"]["case_s"])
+    first = int(request.get("first_exercise", 0))
+    caps = request.get("caps") or []
     for e, entry in enumerate(request["exercises"]):
         fn = namespace.get(entry["function"])
-        if not callable(fn):
+        if e < first or not callable(fn):
             continue
         exercise = get(entry["id"])
         for c, specs in enumerate(entry["cases"]):
@@ -180,10 +246,39 @@ def _call_cases(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
                 outcome = Outcome("timeout", seconds=limit)
             except BaseException as err:  # KeyboardInterrupt and the like, raised by the function
                 outcome = Outcome("raised", error_type=type(err).__name__, message=str(err)[:300])
-            reply.result(e, c, outcome)
+            case_caps = caps[e][c] if e < len(caps) and c < len(caps[e]) else []
+            try:
+                reply.result(e, c, _fits(outcome, case_caps))
+            except Exception as err:  # an output that cannot be written back: this case alone fails
+                reply.drop_outputs(e, c)
+                reply.result(
+                    e,
+                    c,
+                    Outcome(
+                        "bad_output",
+                        message=f"the answer could not be sent back to the grader ({type(err).__name__}: "
+                        f"{str(err)[:200]})",
+                    ),
+                )
             if outcome.kind == "timeout":
                 break  # the remaining cases would time out too; they count as failed
         reply.save("cases")
+
+
+def _quiet_checks() -> None:
+    """``check`` and ``score`` do nothing while grading: the grader does the checking."""
+    import attncourse
+    import attncourse.exercises as exercises
+
+    from ..exercises import _check
+
+    def skipped(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    for module in (attncourse, exercises, _check):
+        for name in ("check", "score"):
+            if name in vars(module):
+                setattr(module, name, skipped)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -209,6 +304,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     namespace["display"] = lambda *objs, **kw: print(*objs)
+    _quiet_checks()
     try:
         _run_cells(request, namespace, reply)
         sys.stdout = stdout  # a notebook may have replaced them
@@ -220,7 +316,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         reply.data["output_truncated"] = stdout.truncated or stderr.truncated
         reply.save("cases")
-        reply.progress("cases")
+        reply.progress("cases")  # the grader delivers the cases' inputs now, not before
+        if not _wait_for_cases(float(request["limits"].get("wait_s", 600))):
+            reply.save("cases")
+            os._exit(0)
         _call_cases(request, namespace, reply)
         reply.data["output_truncated"] = stdout.truncated or stderr.truncated
         import resource

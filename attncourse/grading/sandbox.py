@@ -215,8 +215,8 @@ class Sandbox:
         processes = "no new processes" if self.seccomp else "processes NOT limited (unknown machine)"
         return f"bubblewrap: read-only system, no network, own PID namespace, {processes}"
 
-    def argv(self, job_dir: str, cases_dir: str, seccomp_fd: Optional[int] = None) -> List[str]:
-        """The command that runs the runner on ``job_dir`` (with ``cases_dir`` as its read-only cases)."""
+    def argv(self, job_dir: str, seccomp_fd: Optional[int] = None) -> List[str]:
+        """The command that runs the runner on ``job_dir`` (its only writable folder)."""
         runner = [self.python, "-s", "-B", "-m", RUNNER, job_dir]
         if self.mode == "none":
             return runner
@@ -233,7 +233,7 @@ class Sandbox:
             cmd += ["--symlink", target, link]
         for path in self.masks:
             cmd += [*(["--size", "4096"] if self.tmp_bytes else []), "--tmpfs", path]
-        cmd += ["--bind", job_dir, job_dir, "--ro-bind", cases_dir, os.path.join(job_dir, "cases")]
+        cmd += ["--bind", job_dir, job_dir]
         cmd += ["--proc", "/proc", "--dev", "/dev"]
         cmd += ["--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
         cmd += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv", "--chdir", job_dir]
@@ -304,10 +304,9 @@ def find_sandbox(mode: str = "auto", python: str = sys.executable, protected: Se
 def probe(box: Sandbox) -> str:
     """Start the sandbox once, import the runner in it and write a file; "" if that worked."""
     with tempfile.TemporaryDirectory(prefix="attncourse-probe-") as scratch:
-        job, cases = os.path.join(scratch, "job"), os.path.join(scratch, "cases")
-        os.makedirs(os.path.join(job, "cases"))
-        os.mkdir(cases)
-        argv = box.argv(job, cases)
+        job = os.path.join(scratch, "job")
+        os.makedirs(job)
+        argv = box.argv(job)
         code = f"import numpy, {RUNNER}; open('probe.txt', 'w').write('probe-ok')"
         argv = argv[: argv.index("-m")] + ["-c", code]
         try:

@@ -1,0 +1,161 @@
+"""What a run grades: the assignment's chapters, and what each submitted notebook is.
+
+A bundle made from the whole book holds every chapter; a class hands in one.  ``read_submitted``
+reads a notebook's code cells and sorts them:
+
+* ``exercise``: an exercise cell (its metadata names the exercise, or its first line is the
+  exercise's header line, for a cell copied or saved by an editor that drops metadata);
+* ``chapter``: a cell of the handed-out notebook, recognised by its source (or its cell id)
+  among those the bundle's manifest lists: only its definitions run while grading;
+* ``added``: any other code cell, one the student wrote: it runs in full, as it did when the
+  student ran ``check``.
+
+``choose_chapters`` picks the chapters to grade: those named with ``--chapter``, else those whose
+exercise cells the submitted notebooks hold (else every chapter of the bundle).  A notebook whose
+exercise cells all belong to other chapters is ``other_chapter``: it is not run, and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from ..exercises._registry import Exercise, chapter_key, get
+from ..exercises.notebook import exercise_id_of, read_notebook
+
+__all__ = ["cell_key", "notebook_cells", "Scan", "scan_notebook", "choose_chapters"]
+
+
+def cell_key(source: str) -> str:
+    """A short digest of a code cell's source, blind to trailing spaces and blank lines.
+
+    >>> cell_key("x = 1  \\n\\n") == cell_key("x = 1")
+    True
+    """
+    text = "\n".join(line.rstrip() for line in source.strip().splitlines())
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def notebook_cells(nb: dict) -> Dict[str, List[str]]:
+    """The keys and ids of a handed-out notebook's code cells, for the manifest."""
+    keys, ids = [], []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and exercise_id_of(cell) is None:
+            keys.append(cell_key(_source(cell)))
+            if isinstance(cell.get("id"), str):
+                ids.append(cell["id"])
+    return {"keys": sorted(set(keys)), "ids": sorted(set(ids))}
+
+
+@dataclass
+class Scan:
+    """One submitted notebook, read and sorted (``problem`` when it cannot be read)."""
+
+    cells: List[dict] = field(default_factory=list)  # {"index", "source", "exercise", "kind"}
+    exercise_ids: List[str] = field(default_factory=list)
+    unknown_ids: List[Tuple[int, str]] = field(default_factory=list)
+
+    def chapters(self) -> Set[str]:
+        return {get(ex_id).chapter for ex_id in self.exercise_ids}
+
+
+def scan_notebook(
+    raw: bytes, known: Dict[str, Exercise], chapter_cells: Optional[Tuple[Set[str], Set[str]]]
+) -> Scan:
+    """Read and sort the cells of a submitted notebook (``NotebookProblem`` if it is unreadable).
+
+    ``known`` maps the bundle's exercise ids to their exercises; ``chapter_cells`` holds the keys
+    and ids of the handed-out cells (``None`` for an older bundle: every cell that is not an
+    exercise cell then counts as the chapter's, definitions only, as before).
+    """
+    nb = read_notebook(raw)
+    headers = {ex.header: ex.id for ex in known.values()}
+    out = Scan()
+    for index, cell in enumerate(nb["cells"], 1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = _source(cell)
+        ex_id = exercise_id_of(cell)
+        if ex_id is not None and ex_id not in known:
+            try:
+                get(ex_id)
+            except KeyError:
+                out.unknown_ids.append((index, ex_id[:100]))
+            ex_id = None
+        if ex_id is None:  # metadata lost (copied cell, another editor): the first line still names it
+            first = source.strip().split("\n", 1)[0].strip()
+            ex_id = headers.get(first)
+        if ex_id is not None:
+            out.exercise_ids.append(ex_id)
+            kind = "exercise"
+        elif chapter_cells is None:
+            kind = "chapter"
+        else:
+            keys, ids = chapter_cells
+            cid = cell.get("id")
+            own = cell_key(source) in keys or (isinstance(cid, str) and cid in ids)
+            kind = "chapter" if own else "added"
+        out.cells.append({"index": index, "source": source, "exercise": ex_id, "kind": kind})
+    return out
+
+
+def choose_chapters(
+    bundle: Sequence[str], scans: Iterable[Tuple[str, Scan]], override: Optional[Sequence[str]]
+) -> Tuple[List[str], List[str]]:
+    """The chapters to grade (in the bundle's order) and what to tell the instructor about them.
+
+    ``bundle`` lists the bundle's chapters; ``scans`` gives (notebook name, scan) of every readable
+    submitted notebook; ``override`` is ``--chapter``.
+    """
+    counts: Counter = Counter()
+    where: Dict[str, List[str]] = {}
+    scans = list(scans)
+    for name, scan in scans:
+        for ch in sorted(scan.chapters()):
+            counts[ch] += 1
+            where.setdefault(ch, []).append(name)
+    messages: List[str] = []
+    if override:
+        keys = []
+        for ch in override:
+            key = chapter_key(ch)
+            if key not in bundle:
+                raise KeyError(
+                    f"--chapter {ch}: the bundle holds no exercises of {key} (it holds {', '.join(bundle)})"
+                )
+            keys.append(key)
+        chosen = [ch for ch in bundle if ch in keys]
+        other = sorted(ch for ch in counts if ch not in chosen)
+        if other:
+            n_off = sum(1 for _, s in scans if s.chapters() and not s.chapters() & set(chosen))
+            found = ", ".join(f"{ch} ({counts[ch]})" for ch in other)
+            messages.append(
+                f"WARNING: --chapter {' '.join(chosen)}, but the submitted notebooks hold exercises of {found}: "
+                f"{n_off} notebook(s) hold none of {', '.join(chosen)} and are marked other_chapter, not graded"
+            )
+        return chosen, messages
+    chosen = [ch for ch in bundle if ch in counts]
+    if not chosen:
+        messages.append("no submitted notebook holds an exercise cell: grading every chapter of the bundle")
+        return list(bundle), messages
+    total = len([s for _, s in scans if s.chapters()])
+    messages.append(
+        "grading "
+        + ", ".join(f"{ch} (in {counts[ch]} of {total} notebooks)" for ch in chosen)
+        + ": the chapters the submitted notebooks hold; --chapter chooses others"
+    )
+    for ch in chosen:
+        if len(chosen) > 1 and counts[ch] * 2 < total:
+            names = ", ".join(where[ch][:5]) + (" ..." if len(where[ch]) > 5 else "")
+            messages.append(
+                f"WARNING: {ch} is in only {counts[ch]} of {total} notebooks ({names}); every total is out of "
+                f"the points of all chapters graded. If {ch} is not part of this assignment, pass --chapter"
+            )
+    return chosen, messages
