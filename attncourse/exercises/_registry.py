@@ -72,6 +72,7 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
     "ch07": ("Chapter 7: Positional encoding", "07_positional_encoding"),
     "ch08": ("Chapter 8: A Transformer block", "08_transformer_block"),
     "ch09": ("Chapter 9: Efficient attention", "09_efficient_attention"),
+    "ch10": ("Chapter 10: Attention for images", "10_vision_transformer"),
     "bugs": ("Appendix: Common bugs", "appendix_common_bugs"),
 }
 
@@ -124,6 +125,10 @@ class Diagnosis:
     ``check`` and the grader's feedback show.  ``hint`` names the fix: ``check(..., hint=True)``
     shows it, the grader never does.  ``name`` is the mistake's short name ("wrong softmax
     axis"): ``CaseResult.diagnosis`` carries it, and the tests' table of wrong answers asserts it.
+
+    A message written as "what is wrong: how to fix it" (or with "; ") and no ``hint`` is split:
+    the feedback shows what is wrong, the hint is the whole sentence.  An unnamed diagnosis is
+    named by its (shown) message.
     """
 
     message: str
@@ -139,6 +144,16 @@ class Diagnosis:
                 object.__setattr__(self, "name", known[0])
             if not self.hint:
                 object.__setattr__(self, "hint", known[1])
+        if not self.hint and "?" not in self.message:
+            # "what is wrong: how to fix it" -> the feedback keeps what is wrong, the hint all of it
+            head = re.split(r"(?<=[a-z0-9)`'])(?::|;) ", self.message, maxsplit=1)[0]
+            if head != self.message:
+                object.__setattr__(self, "hint", self.message)
+                object.__setattr__(self, "message", head)
+        if not self.name:
+            object.__setattr__(
+                self, "name", self.message if len(self.message) <= 60 else self.message[:57] + "..."
+            )
 
 
 # message -> (name, hint) of mistakes shared by several exercises (filled in by ``_common``)
@@ -190,7 +205,7 @@ class Exercise:
         object.__setattr__(self, "solution", textwrap.dedent(self.solution).strip("\n") + "\n")
         if self.stub is not None:
             object.__setattr__(self, "stub", textwrap.dedent(self.stub).strip("\n"))
-        if not re.fullmatch(r"(ch0[0-9]|bugs)\.[a-z][a-z0-9_]*", self.id):
+        if not re.fullmatch(r"(ch[0-9]{2}|bugs)\.[a-z][a-z0-9_]*", self.id):
             raise ValueError(f"exercise id {self.id!r} must look like 'ch01.name' or 'bugs.name'")
         if self.function not in _functions_defined(self.solution):
             raise ValueError(f"{self.id}: the solution does not define {self.function}()")

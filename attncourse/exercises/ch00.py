@@ -66,7 +66,10 @@ register(
         needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
-                "the kernel is exp(-(x - x_j)^2 / (2 w^2)): you left out the factor 2 in the denominator",
+                "the weights are too peaked, as if the width were w / sqrt(2): what is in the kernel's "
+                "denominator?",
+                name="kernel without the factor 2",
+                hint="the kernel is exp(-(x - x_j)^2 / (2 w^2)): the factor 2 is in the denominator",
                 variant=lambda xq, xk, y, w: _nw(xq, xk, y, w, factor=1.0),
             ),
             Diagnosis(
@@ -128,7 +131,9 @@ register(
                 variant=lambda d1, d2, w: _ratio(d2, d1, w),
             ),
             Diagnosis(
-                "the exponent is (d2^2 - d1^2) / (2 w^2): the factor 2 is missing",
+                "the ratio is the one for width w / sqrt(2): what divides the squared distances?",
+                name="ratio without the factor 2",
+                hint="the exponent is (d2^2 - d1^2) / (2 w^2)",
                 variant=lambda d1, d2, w: _ratio(d1, d2, w / np.sqrt(2)),
             ),
             Diagnosis(

@@ -87,6 +87,7 @@ register(
             Diagnosis(
                 "the two halves were added as they are, but each sum is relative to its own maximum: "
                 "multiply each by exp(m_half - m) before adding",
+                name="missing rescale of the partial sums",
                 variant=lambda *a: _merge(*a, rescale=False),
             ),
             Diagnosis(
@@ -184,8 +185,11 @@ register(
                 variant=_tiled_dropped,
             ),
             Diagnosis(
-                "when the maximum grows, what was already summed must be rescaled by exp(m_old - m_new) "
-                "(both l and the output)",
+                "right while the first block holds each row's maximum, wrong once a later block raises it: "
+                "what happens to the terms already summed under the old maximum?",
+                name="missing rescale in online softmax",
+                hint="when the maximum grows, rescale what was already summed by exp(m_old - m_new), "
+                "both l and the output",
                 variant=_tiled_no_rescale,
             ),
             Diagnosis(

@@ -1,0 +1,284 @@
+"""The mutation table: likely wrong answers, each of which must get its own named diagnosis.
+
+Two parts.  ``WRONG_ANSWERS`` is written here as a student would write it (numpy code, one classic
+mistake each).  ``test_every_registered_mistake_is_recognised`` runs every exercise's registered
+wrong variants as answers and asserts that each gets its own diagnosis, not an earlier one's
+and not the generic line.  ``table_size`` counts both; the exercise notes quote it.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from exercise_support import ROOT, load_hidden_cases
+
+from attncourse.exercises import all_exercises, check, get
+from attncourse.exercises._check import run_cases
+from attncourse.exercises._compare import Outcome, expected_outputs, judge
+from attncourse.exercises._outputs import to_arrays
+
+HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
+
+
+def _sm(s, axis=-1):
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
+# ----------------------------------------------------------------------------- hand-written wrong answers
+def naive_softmax(x):
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def global_max_softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def column_softmax(x):
+    return _sm(x, axis=0) if x.ndim > 1 else _sm(x)
+
+
+def temperature_times(logits, temperature):
+    return _sm(logits * temperature)
+
+
+def attention_axis0(q, k, v):
+    w = _sm(q @ _t(k), axis=-2)
+    return w @ v, w
+
+
+def attention_swapped(q, k, v):
+    w = _sm(k @ _t(q))
+    return w @ v if w.shape[-1] == v.shape[-2] else w, w
+
+
+def scores_unscaled(q, k):
+    return q @ _t(k)
+
+
+def scores_over_e(q, k):
+    return q @ _t(k) / q.shape[-1]
+
+
+def attention_scaled_by_ev(q, k, v):
+    w = _sm(q @ _t(k) / np.sqrt(v.shape[-1]))
+    return w @ v, w
+
+
+def _heads(x, n):
+    B, L, D = x.shape
+    return x.reshape(B, L, n, D // n).swapaxes(1, 2)
+
+
+def _merge(x):
+    B, H, L, d = x.shape
+    return x.swapaxes(1, 2).reshape(B, L, H * d)
+
+
+def mha_scaled_by_d_model(x, W_q, W_k, W_v, W_o, n_heads):
+    q, k, v = (_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+    w = _sm(q @ _t(k) / np.sqrt(x.shape[-1]))
+    return _merge(w @ v) @ W_o, w
+
+
+def mha_without_w_o(x, W_q, W_k, W_v, W_o, n_heads):
+    q, k, v = (_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+    w = _sm(q @ _t(k) / np.sqrt(q.shape[-1]))
+    return _merge(w @ v), w
+
+
+def _masked_sm(s, allowed):
+    s = np.where(allowed, s, -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+    total = e.sum(axis=-1, keepdims=True)
+    return np.where(total > 0, e / np.where(total > 0, total, 1.0), 0.0)
+
+
+def masked_softmax_inverted(scores, mask):
+    return _masked_sm(scores, ~mask)
+
+
+def masked_softmax_large_negative(scores, mask):
+    return _sm(np.where(mask, scores, -1e9))
+
+
+def masked_softmax_nan(scores, mask):
+    return _sm(np.where(mask, scores, -np.inf))
+
+
+def causal_mask_without_diagonal(L, S):
+    return np.tril(np.ones((L, S), dtype=bool), k=-1)
+
+
+def causal_mask_bottom_right(L, S):
+    return np.tril(np.ones((L, S), dtype=bool), k=S - L)
+
+
+def window_one_too_wide(L, window):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    return (j <= i) & (j >= i - window)
+
+
+def window_both_ways(L, window):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    return np.abs(i - j) < window
+
+
+def new_tokens_top_left(q, k_all, v_all):
+    L, S = q.shape[-2], k_all.shape[-2]
+    w = _masked_sm(q @ _t(k_all) / np.sqrt(q.shape[-1]), np.tril(np.ones((L, S), dtype=bool)))
+    return w @ v_all, w
+
+
+def tiled_without_rescale(q, k, v, block_size):
+    m = np.full(q.shape[:-1], -np.inf)
+    l = np.zeros(q.shape[:-1])
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for j in range(0, k.shape[-2], block_size):
+        s = q @ _t(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
+        m = np.maximum(m, s.max(axis=-1))
+        p = np.exp(s - m[..., None])
+        l = l + p.sum(axis=-1)
+        acc = acc + p @ v[..., j : j + block_size, :]
+    return acc / l[..., None]
+
+
+def tiled_dropping_the_last_block(q, k, v, block_size):
+    S = k.shape[-2]
+    kept = (S // block_size) * block_size
+    m = np.full(q.shape[:-1], -np.inf)
+    l = np.zeros(q.shape[:-1])
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for j in range(0, kept, block_size):
+        s = q @ _t(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
+        m_new = np.maximum(m, s.max(axis=-1))
+        p = np.exp(s - m_new[..., None])
+        r = np.exp(m - m_new)
+        l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ v[..., j : j + block_size, :], m_new
+    return acc / l[..., None]
+
+
+def merge_without_rescale(m1, l1, acc1, m2, l2, acc2):
+    return np.maximum(m1, m2), l1 + l2, acc1 + acc2
+
+
+def project_transposed(x, W_q, W_k, W_v):
+    return x @ W_q.T, x @ W_k.T, x @ W_v.T
+
+
+def fix_causal_leak_still_leaking(q, k, v):
+    L, S = q.shape[-2], k.shape[-2]
+    w = _masked_sm(q @ _t(k) / np.sqrt(q.shape[-1]), np.tril(np.ones((L, S), dtype=bool), k=1))
+    return w @ v, w
+
+
+def late_scaling(q, k, v):
+    w = _sm(q @ _t(k)) / np.sqrt(q.shape[-1])
+    return w @ v, w
+
+
+# (exercise id, wrong answer, the name of the diagnosis it must get)
+WRONG_ANSWERS = [
+    ("ch01.stable_softmax", naive_softmax, "missing max subtraction"),
+    ("ch01.stable_softmax", global_max_softmax, "subtracted the maximum of the whole array"),
+    ("ch01.stable_softmax", column_softmax, "normalised along the wrong axis"),
+    ("ch01.temperature_softmax", temperature_times, "multiplied by the temperature"),
+    ("ch02.fix_softmax_axis", attention_axis0, "wrong softmax axis"),
+    ("ch02.batched_attention", attention_swapped, "q and k are swapped"),
+    ("ch03.scaled_scores", scores_unscaled, "unscaled scores"),
+    ("ch03.scaled_scores", scores_over_e, "divided by E"),
+    ("ch03.scaled_attention", attention_scaled_by_ev, "you scaled by sqrt(Ev), the width of the values"),
+    ("ch03.fix_late_scaling", late_scaling, "scaled after the softmax"),
+    ("ch04.project_qkv", project_transposed, "multiplied by W transposed"),
+    ("ch05.multi_head_attention", mha_scaled_by_d_model, "scale by d_model"),
+    ("ch05.multi_head_attention", mha_without_w_o, "out skips the output projection"),
+    ("ch06.masked_softmax", masked_softmax_inverted, "inverted mask"),
+    ("ch06.masked_softmax", masked_softmax_large_negative, "large negative instead of -inf"),
+    ("ch06.masked_softmax", masked_softmax_nan, "NaN for a fully masked row"),
+    ("ch06.make_causal_mask", causal_mask_without_diagonal, "the diagonal must be True"),
+    ("ch06.make_causal_mask", causal_mask_bottom_right, "you aligned the diagonal bottom-right"),
+    ("ch06.sliding_window_mask", window_one_too_wide, "off by one"),
+    ("ch06.sliding_window_mask", window_both_ways, "your window looks both ways"),
+    ("ch06.fix_causal_leak", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
+    ("ch09.fix_cache_alignment", new_tokens_top_left, "top-left instead of bottom-right"),
+    ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
+    ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
+    (
+        "ch09.merge_partials",
+        merge_without_rescale,
+        "missing rescale of the partial sums",
+    ),
+]
+
+
+def _all_cases(ex):
+    return ex.public_cases() + (list(HIDDEN[ex.id]()) if ex.id in HIDDEN else [])
+
+
+@pytest.mark.parametrize(
+    "ex_id, answer, name", WRONG_ANSWERS, ids=[f"{e}-{a.__name__}" for e, a, _ in WRONG_ANSWERS]
+)
+def test_a_likely_wrong_answer_gets_its_named_diagnosis(ex_id, answer, name):
+    ex = get(ex_id)
+    assert name in [d.name for d in ex.diagnoses], f"{ex_id} has no diagnosis named {name!r}"
+    results = run_cases(ex, answer, _all_cases(ex))
+    assert not all(r.passed for r in results)
+    got = {r.diagnosis for r in results if not r.passed}
+    assert name in got, f"{answer.__name__} got {got or 'no diagnosis'}, not {name!r}"
+    assert check(ex_id, answer, show=False).earned < ex.points
+
+
+# ----------------------------------------------------------------------------- the registry's own wrong variants
+REGISTERED = [
+    (ex.id, i)
+    for ex in all_exercises()
+    for i, d in enumerate(ex.diagnoses)
+    if d.variant is not None and ex.chapter in {f"ch0{n}" for n in range(10)} | {"bugs"}
+]
+
+
+@pytest.mark.parametrize("ex_id, index", REGISTERED, ids=[f"{e}#{i}" for e, i in REGISTERED])
+def test_every_registered_mistake_is_recognised(ex_id, index):
+    ex = get(ex_id)
+    d = ex.diagnoses[index]
+
+    def wrong(*args):
+        out = d.variant(*args)
+        if out is None:  # the mistake cannot be told apart on these inputs: answer correctly
+            return ex.reference(*args)
+        return out
+
+    # the variants live in the package, which the guard forbids to answers: judge their outputs directly
+    results = []
+    for case in _all_cases(ex):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                outcome = Outcome("returned", to_arrays(wrong(*case.args()), ex.outputs))
+        except Exception as e:
+            outcome = Outcome("raised", error_type=type(e).__name__, message=str(e))
+        results.append(judge(ex, case, expected_outputs(ex, case), outcome))
+    got = [r.diagnosis for r in results if not r.passed]
+    assert got, f"{d.name!r}: the wrong answer passed every case"
+    assert d.name in got, f"{d.name!r} was diagnosed as {set(got)}"
+
+
+def table_size() -> int:
+    return len(WRONG_ANSWERS) + len(REGISTERED)
+
+
+def test_the_table_covers_every_exercise_of_chapters_0_to_9_and_the_appendix():
+    covered = {e for e, _ in REGISTERED} | {e for e, _, _ in WRONG_ANSWERS}
+    every = {ex.id for ex in all_exercises() if ex.chapter in {f"ch0{n}" for n in range(10)} | {"bugs"}}
+    missing = every - covered - {"bugs.transpose_typo"}  # an error pattern, checked on the untouched bug
+    assert not missing, f"no wrong answer on record for {sorted(missing)}"
+    assert table_size() >= 140
