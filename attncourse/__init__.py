@@ -20,7 +20,7 @@ from .masks import (
     to_additive_mask,
     to_blocked_mask,
 )
-from .positional import alibi_bias, alibi_slopes, apply_rope, sinusoidal_positional_encoding
+from .positional import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positional_encoding
 from .vision import attention_rollout, patchify, unpatchify
 
 __version__ = "0.1.0"
@@ -46,6 +46,7 @@ __all__ = [
     "to_additive_mask",
     "sinusoidal_positional_encoding",
     "apply_rope",
+    "rope_frequencies",
     "alibi_slopes",
     "alibi_bias",
     "patchify",

@@ -32,6 +32,7 @@ __all__ = [
     "check_scale",
     "check_mask",
     "broadcast_shapes",
+    "check_rope_scaling",
 ]
 
 Array = Any
@@ -249,3 +250,96 @@ def check_mask(ops, mask: Array, scores_shape: Tuple[int, ...], like: Array) -> 
     if ops.device(mask) != ops.device(like):
         raise AttentionInputError(f"mask is on {ops.device(mask)} but q is on {ops.device(like)}.")
     return mask
+
+
+# RoPE scaling dicts in Hugging Face's ``rope_parameters`` form: the keys each type reads, and
+# which of them it cannot do without (transformers' ``_validate_*_rope_parameters``).
+_ROPE_KEYS = {
+    "default": (set(), set()),
+    "linear": ({"factor"}, set()),
+    "dynamic": ({"factor", "original_max_position_embeddings"}, set()),
+    "yarn": (
+        {"factor", "original_max_position_embeddings"},
+        {"attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"},
+    ),
+    "llama3": ({"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}, set()),
+}
+_ROPE_COMMON = {"rope_type", "type", "rope_theta", "partial_rotary_factor"}
+
+
+def check_rope_scaling(scaling: Any, base: Optional[float]) -> Tuple[Optional[Dict[str, Any]], float]:
+    """A RoPE ``scaling`` dict (Hugging Face's ``rope_parameters`` form) checked, and the base.
+
+    Returns ``(params, base)``: ``params`` is ``None`` for no scaling (``scaling=None`` or
+    ``rope_type="default"``), else a copy with ``rope_type`` set; ``base`` is ``base``, or the
+    dict's ``rope_theta``, or 10000.  Unknown keys, missing required keys, a rotary fraction
+    below 1 and a ``rope_theta`` that contradicts ``base`` are errors naming the key and value.
+    """
+    if scaling is None:
+        return None, 10000.0 if base is None else positive_number("base", base)
+    if not isinstance(scaling, dict):
+        raise AttentionTypeError(
+            f"scaling must be a dict like {{'rope_type': 'linear', 'factor': 2.0}} or None; "
+            f"got {type(scaling).__name__}."
+        )
+    params = dict(scaling)
+    rope_type = params.pop("rope_type", params.pop("type", "default"))  # "type": the older key
+    params.pop("type", None)
+    if rope_type not in _ROPE_KEYS:
+        raise AttentionInputError(
+            f"scaling['rope_type'] must be one of {sorted(_ROPE_KEYS)}; got {rope_type!r}."
+        )
+    theta = params.pop("rope_theta", None)
+    if theta is not None:
+        theta = positive_number("scaling['rope_theta']", theta)
+        if base is not None and float(base) != theta:
+            raise AttentionInputError(
+                f"base={base!r} and scaling['rope_theta']={theta!r} disagree; give the base once."
+            )
+    base = positive_number("base", base) if base is not None else (theta if theta is not None else 10000.0)
+    fraction = params.pop("partial_rotary_factor", 1.0)
+    if fraction != 1.0:
+        raise AttentionInputError(
+            f"scaling['partial_rotary_factor'] must be 1.0 (apply_rope rotates every feature of x); "
+            f"got {fraction!r}. Rotate a slice yourself: apply_rope(x[..., :d]) with d = E * fraction."
+        )
+    required, optional = _ROPE_KEYS[rope_type]
+    unknown = sorted(set(params) - required - optional)
+    if unknown:
+        raise AttentionInputError(
+            f"scaling of rope_type {rope_type!r} does not use the key(s) {unknown}; it reads "
+            f"{sorted(required | optional | _ROPE_COMMON)}."
+        )
+    missing = sorted(k for k in required if params.get(k) is None)
+    if missing:
+        hint = (
+            " (the length the model was trained at; transformers reads it from the model config's "
+            "max_position_embeddings when the dict lacks it)"
+            if "original_max_position_embeddings" in missing
+            else ""
+        )
+        raise AttentionInputError(f"scaling of rope_type {rope_type!r} needs the key(s) {missing}{hint}.")
+    if rope_type == "default":
+        return None, base
+    params["factor"] = positive_number("scaling['factor']", params["factor"])
+    if "original_max_position_embeddings" in params:
+        params["original_max_position_embeddings"] = positive_int(
+            "scaling['original_max_position_embeddings']", params["original_max_position_embeddings"]
+        )
+    if rope_type == "llama3":
+        low = positive_number("scaling['low_freq_factor']", params["low_freq_factor"])
+        high = positive_number("scaling['high_freq_factor']", params["high_freq_factor"])
+        if not high > low:
+            raise AttentionInputError(
+                f"scaling['high_freq_factor'] must exceed scaling['low_freq_factor']; got "
+                f"high_freq_factor={high!r} and low_freq_factor={low!r}."
+            )
+    if rope_type == "yarn":
+        for key in ("attention_factor", "beta_fast", "beta_slow"):
+            if params.get(key) is not None:
+                params[key] = positive_number(f"scaling[{key!r}]", params[key])
+        for key in ("mscale", "mscale_all_dim"):  # 0 is allowed: transformers then ignores the pair
+            if params.get(key) is not None and params[key] != 0:
+                params[key] = positive_number(f"scaling[{key!r}]", params[key])
+    params["rope_type"] = rope_type
+    return params, base

@@ -8,12 +8,13 @@ from typing import Any, Optional
 import numpy as np
 
 from ._backend import AttentionInputError, AttentionTypeError, fmt_shape, is_torch, namespace
-from ._validation import positive_int, public
+from ._validation import check_rope_scaling, positive_int, public
 
 __all__ = [
     "sinusoidal_positional_encoding",
     "apply_rope",
     "rope_angles",
+    "rope_frequencies",
     "alibi_slopes",
     "alibi_bias",
 ]
@@ -45,11 +46,126 @@ def sinusoidal_positional_encoding(
     return namespace(like=like).from_numpy(pe, like=like)  # a tensor on like's device, in its float dtype
 
 
-@public("rope_angles")
-def rope_angles(positions: Array, E: int, *, base: float = 10000.0) -> Array:
-    """Rotation angles ``positions[..., None] * base^(-2i/E)``, shape ``(..., E/2)``.
+def _rope_inv_freq(E: int, base: float, params: Optional[dict], seq_len: Optional[float]):
+    """``(inv_freq (E/2,) float64, attention_factor)`` for checked ``params`` (transformers' formulas)."""
+    exponents = np.arange(0, E, 2, dtype=np.float64) / E  # 2i / E
+    inv_freq = base**-exponents  # pair i turns by base^(-2i/E) per position
+    if params is None:
+        return inv_freq, 1.0
+    kind, factor = params["rope_type"], params["factor"]
+    if kind == "linear":  # position interpolation: every frequency / factor (= positions / factor)
+        return inv_freq / factor, 1.0
+    original = params["original_max_position_embeddings"]
+    if kind == "dynamic":  # NTK-aware: a larger base once the sequence outgrows the training length
+        if E <= 2:
+            raise AttentionInputError(
+                f"rope_type 'dynamic' needs E >= 4 (its exponent is E / (E - 2)); got E={E}."
+            )
+        seq_len = original if seq_len is None else max(seq_len, original)
+        base = base * ((factor * seq_len / original) - (factor - 1)) ** (E / (E - 2))
+        return base**-exponents, 1.0
+    if kind == "llama3":  # long wavelengths / factor, short ones kept, a smooth blend between
+        low, high = params["low_freq_factor"], params["high_freq_factor"]
+        wavelen = 2 * np.pi / inv_freq
+        smooth = (original / wavelen - low) / (
+            high - low
+        )  # 0 at wavelen = original / low, 1 at original / high
+        blended = (1 - smooth) * inv_freq / factor + smooth * inv_freq
+        out = np.where(wavelen > original / low, inv_freq / factor, inv_freq)
+        medium = (wavelen >= original / high) & (wavelen <= original / low)
+        return np.where(medium, blended, out), 1.0
+    # yarn: pairs that turn fewer than beta_slow times over the training length are interpolated
+    # (/ factor), pairs that turn more than beta_fast times are kept, a linear ramp in between.
+    beta_fast, beta_slow = params.get("beta_fast") or 32, params.get("beta_slow") or 1
 
-    float64 for numpy and for float64 tensors, float32 for other tensors.
+    def pair_of(turns: float) -> float:  # the (fractional) pair index that turns `turns` times
+        return E * np.log(original / (turns * 2 * np.pi)) / (2 * np.log(base))
+
+    low, high = pair_of(beta_fast), pair_of(beta_slow)
+    if params.get("truncate", True):
+        low, high = np.floor(low), np.ceil(high)
+    low, high = max(low, 0), min(high, E - 1)
+    if low == high:
+        high += 0.001  # as transformers does, against a division by zero
+    ramp = np.clip((np.arange(E // 2) - low) / (high - low), 0, 1)  # 0: keep, 1: interpolate
+    inv_freq = (inv_freq / factor) * ramp + inv_freq * (1 - ramp)
+
+    def mscale(scale: float, m: float = 1.0) -> float:
+        return 1.0 if scale <= 1 else 0.1 * m * np.log(scale) + 1.0
+
+    attention = params.get("attention_factor")
+    if attention is None:
+        if params.get("mscale") and params.get("mscale_all_dim"):
+            attention = mscale(factor, params["mscale"]) / mscale(factor, params["mscale_all_dim"])
+        else:
+            attention = mscale(factor)
+    return inv_freq, float(attention)
+
+
+def _even_width(E: Any) -> int:
+    E = positive_int("E", E)
+    if E % 2:
+        raise AttentionInputError(f"E must be even (features are rotated in pairs); got E={E}.")
+    return E
+
+
+@public("rope_frequencies")
+def rope_frequencies(
+    E: int,
+    *,
+    base: Optional[float] = None,
+    scaling: Optional[dict] = None,
+    seq_len: Optional[float] = None,
+    like: Optional[Array] = None,
+):
+    r"""RoPE's rotation frequencies, ``(inv_freq (E/2,), attention_factor)``, with optional scaling.
+
+    Pair ``i`` of features turns by ``inv_freq[i]`` radians per position; unscaled that is
+    :math:`\text{base}^{-2i/E}`.  ``scaling`` is a dict in Hugging Face's ``rope_parameters``
+    form, and the result equals transformers' ``ROPE_INIT_FUNCTIONS[rope_type](config, ...)``
+    for a config with ``head_dim = E``, ``rope_theta = base`` and that dict:
+
+    * ``{"rope_type": "linear", "factor": s}``: position interpolation, every frequency / ``s``.
+    * ``{"rope_type": "dynamic", "factor": s, "original_max_position_embeddings": n}``: NTK-aware
+      scaling.  For ``seq_len > n`` the base becomes
+      :math:`\text{base}\,(s \cdot \text{seq\_len}/n - (s - 1))^{E/(E-2)}`; up to ``n`` nothing
+      changes.  ``n`` is what transformers reads from the model's ``max_position_embeddings``.
+    * ``{"rope_type": "yarn", "factor": s, "original_max_position_embeddings": n, ...}``:
+      pairs that turn more than ``beta_fast`` (32) times in ``n`` positions are kept, fewer than
+      ``beta_slow`` (1) times are divided by ``s``, a linear ramp in between (``truncate``,
+      default True, rounds the ramp's ends outwards).  ``attention_factor`` defaults to
+      ``0.1 ln s + 1`` (or the ``mscale`` / ``mscale_all_dim`` ratio when both are given).
+    * ``{"rope_type": "llama3", "factor": s, "low_freq_factor": a, "high_freq_factor": b,
+      "original_max_position_embeddings": n}``: wavelengths above ``n / a`` are divided by ``s``,
+      those below ``n / b`` kept, a smooth blend between.
+
+    ``rope_theta`` in the dict is the base (then leave ``base`` out, or give the same value).
+    ``attention_factor`` is 1 except for YaRN; ``apply_rope`` multiplies the rotated features by it,
+    as transformers multiplies cos and sin, so a score ``q . k`` grows by its square.
+    Returns numpy float64, or a tensor with ``like``'s device and float dtype.
+
+    >>> inv, att = rope_frequencies(8, scaling={"rope_type": "linear", "factor": 4.0})
+    >>> inv.round(5).tolist(), att
+    ([0.25, 0.025, 0.0025, 0.00025], 1.0)
+    """
+    E = _even_width(E)
+    params, base = check_rope_scaling(scaling, base)
+    if seq_len is not None:
+        seq_len = float(seq_len)
+    inv_freq, attention = _rope_inv_freq(E, base, params, seq_len)
+    return namespace(like=like).from_numpy(inv_freq, like=like), attention
+
+
+@public("rope_angles")
+def rope_angles(
+    positions: Array, E: int, *, base: Optional[float] = None, scaling: Optional[dict] = None
+) -> Array:
+    """Rotation angles ``positions[..., None] * inv_freq``, shape ``(..., E/2)``.
+
+    ``inv_freq`` is ``base^(-2i/E)``, or the scaled frequencies of ``rope_frequencies`` when
+    ``scaling`` is given ("dynamic" takes the sequence length as the largest position + 1, as
+    transformers does from the position ids).  float64 for numpy and for float64 tensors, float32
+    for other tensors.  The attention factor of YaRN is not an angle: ``apply_rope`` applies it.
 
     >>> rope_angles([0, 1, 2], 4).round(4).tolist()
     [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]]
@@ -60,7 +176,15 @@ def rope_angles(positions: Array, E: int, *, base: float = 10000.0) -> Array:
         dtype = ops.torch.float64 if positions.dtype == ops.torch.float64 else ops.torch.float32
     else:
         dtype = np.float64
-    inv_freq = base ** (-2 * ops.arange(E // 2, like=positions, dtype=dtype) / E)  # (E/2,)
+    params, base = check_rope_scaling(scaling, base)
+    if params is None:
+        inv_freq = base ** (-2 * ops.arange(E // 2, like=positions, dtype=dtype) / E)  # (E/2,)
+    else:
+        E = _even_width(E)
+        dynamic = params["rope_type"] == "dynamic" and int(np.prod(tuple(positions.shape))) > 0
+        seq_len = float(positions.max()) + 1 if dynamic else None  # transformers: max(position_ids) + 1
+        inv_freq, _ = _rope_inv_freq(E, base, params, seq_len)
+        inv_freq = ops.astype(ops.from_numpy(inv_freq, like=positions), dtype)
     return ops.astype(positions, dtype)[..., None] * inv_freq  # (..., L, 1) * (E/2,) -> (..., L, E/2)
 
 
@@ -69,8 +193,9 @@ def apply_rope(
     x: Array,
     positions: Optional[Array] = None,
     *,
-    base: float = 10000.0,
+    base: Optional[float] = None,
     interleaved: bool = False,
+    scaling: Optional[dict] = None,
 ) -> Array:
     """Rotate the last dimension of ``x (..., L, E)`` by position-dependent angles (RoPE).
 
@@ -83,7 +208,15 @@ def apply_rope(
 
     ``positions`` defaults to ``0..L-1``; it may be any integer or float array broadcastable
     to ``x.shape[:-1]`` (e.g. ``(L,)`` or ``(B, L)``).  A rotation keeps norms, and the score
-    ``rope(q, m) . rope(k, n)`` depends on ``m - n`` only.
+    ``rope(q, m) . rope(k, n)`` depends on ``m - n`` only.  ``base`` defaults to 10000.
+
+    ``scaling`` stretches the context a model was trained for: a dict in Hugging Face's
+    ``rope_parameters`` form, ``{"rope_type": "linear" | "dynamic" | "yarn" | "llama3",
+    "factor": ..., ...}`` with that library's keys and defaults (see ``rope_frequencies``), giving
+    the rotation transformers gives for the same dict.  "dynamic" takes the sequence length as the
+    largest position + 1 (transformers' rotary module also remembers the longest length it has
+    seen; this function keeps no state).  YaRN's ``attention_factor`` multiplies the result, as
+    transformers multiplies cos and sin: applied to q and to k, it scales the scores by its square.
 
     >>> import numpy as np
     >>> x = np.ones((3, 4))
@@ -114,9 +247,12 @@ def apply_rope(
             f"{tuple(x.shape[:-1])} = (..., L)."
         ) from None
 
-    angles = rope_angles(positions, E, base=base)  # (..., L, E/2)
+    angles = rope_angles(positions, E, base=base, scaling=scaling)  # (..., L, E/2)
     work = ops.compute_dtype(x)
     cos, sin = ops.astype(ops.cos(angles), work), ops.astype(ops.sin(angles), work)
+    attention = rope_frequencies(E, base=base, scaling=scaling)[1] if scaling is not None else 1.0
+    if attention != 1.0:  # YaRN: transformers returns cos * attention_factor, sin * attention_factor
+        cos, sin = cos * attention, sin * attention
     xw = ops.astype(x, work)
     if interleaved:
         x1, x2 = xw[..., 0::2], xw[..., 1::2]  # pairs (2i, 2i+1)
