@@ -125,6 +125,16 @@ def scaled_dot_product_attention(
     >>> out, weights = scaled_dot_product_attention(q, k, v)
     >>> out.shape, weights.shape, float(weights.sum())
     ((1, 10), (1, 5), 1.0)
+
+    Grouped-query attention: 8 query heads share 2 key/value heads (4 query heads each).
+
+    >>> q, k, v = rng.normal(size=(1, 8, 3, 4)), rng.normal(size=(1, 2, 6, 4)), rng.normal(size=(1, 2, 6, 4))
+    >>> out, weights = scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    >>> out.shape, weights.shape
+    ((1, 8, 3, 4), (1, 8, 3, 6))
+    >>> same = scaled_dot_product_attention(q[:, 5], k[:, 5 // 4], v[:, 5 // 4])[0]   # head 5 reads KV head 1
+    >>> bool(np.allclose(out[:, 5], same))
+    True
     """
     ops = namespace(q=q, k=k, v=v, mask=mask)
     q, k, v = ops.asarray(q), ops.asarray(k), ops.asarray(v)
