@@ -23,7 +23,7 @@ from typing import Dict, List, Sequence
 
 from ..exercises._check import _fmt_points
 from ..exercises._registry import Exercise
-from .marking import StudentGrade
+from .marking import ExerciseGrade, StudentGrade
 
 __all__ = [
     "display_name",
@@ -98,37 +98,52 @@ def feedback_names(students: Sequence[str]) -> Dict[str, str]:
     return out
 
 
+NOTHING_RUN = ("ambiguous", "error", "malformed", "other_chapter")
+
+
 def feedback_text(sg: StudentGrade, out_of: int) -> str:
-    """The feedback a student reads: points per exercise, failed cases, notes."""
+    """The feedback a student reads: the status and its reason first, then points per exercise."""
     name = display_name(sg.student)
     lines = [f"Feedback for {name}", "=" * (13 + len(name)), ""]
+    reason = display_name(sg.notes[0]) if sg.status != "ok" and sg.notes else ""
+    lines.append(f"Status: {sg.status}" + (f": {reason}" if reason else ""))
+    lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points")
     notebooks = ", ".join(display_name(n) for n in sg.notebooks) or "(none)"
     lines.append(f"Notebook{'s' if len(sg.notebooks) > 1 else ''}: {notebooks}")
-    lines.append(f"Status: {sg.status}")
-    lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points")
     lines.append("")
-    for g in sg.grades:
-        ex = g.exercise
-        passed = sum(c.passed for c in g.cases)
-        lines.append(f"Exercise {ex.number} · {ex.title} ({ex.id}): {_fmt_points(g.earned)} / {ex.points}")
-        if g.cases and passed == len(g.cases) and not g.shortcut:
-            lines.append(f"  all {len(g.cases)} cases passed")
-        elif g.cases and all(c.status == "not attempted" for c in g.cases):
-            lines.append("  not attempted")
-        else:
-            lines.append(f"  {passed} of {len(g.cases)} cases passed")
-            last = None
-            for c in g.cases:
-                if not c.passed:
-                    msg = "same problem as above" if c.message == last else c.message
-                    lines.append(f"  ✗ {c.name}: {msg}")
-                    last = c.message
+    notes = sg.notes[1:] if reason else sg.notes
+    if sg.status in NOTHING_RUN:
+        lines.append(f"No exercise was graded ({len(sg.grades)} exercises, {out_of} points).")
         lines.append("")
-    if sg.notes or sg.details:
+    else:
+        for g in sg.grades:
+            lines += _exercise_lines(g)
+    if notes or sg.details:
         lines.append("Notes")
-        lines += [f"  - {display_name(n)}" for n in sg.notes + sg.details]
+        lines += [f"  - {display_name(n)}" for n in notes + sg.details]
         lines.append("")
     return "\n".join(lines)
+
+
+def _exercise_lines(g: ExerciseGrade) -> List[str]:
+    ex = g.exercise
+    passed = sum(c.passed for c in g.cases)
+    lines = [f"Exercise {ex.number} · {ex.title} ({ex.id}): {_fmt_points(g.earned)} / {ex.points}"]
+    if g.cases and passed == len(g.cases) and not g.shortcut:
+        lines.append(f"  all {len(g.cases)} cases passed")
+    elif g.cases and all(c.status == "not attempted" for c in g.cases):
+        lines.append("  not attempted")
+    else:
+        lines.append(f"  {passed} of {len(g.cases)} cases passed")
+        last = None
+        for c in g.cases:
+            if not c.passed:
+                label = c.name if c.name.startswith("hidden: ") or not c.hidden else f"hidden: {c.name}"
+                msg = "same problem as above" if c.message == last else c.message
+                lines.append(f"  ✗ {label}: {msg}")
+                last = c.message
+    lines.append("")
+    return lines
 
 
 def write_gradebook(path: Path, results: List[StudentGrade], exercises: List[Exercise]) -> None:
