@@ -30,6 +30,7 @@ FIX_TOKENS = {
     "bugs.mask_polarity": ["~mask", "swap the two branches"],
     "bugs.plain_list": ["ModuleList"],
     "bugs.swapped_qk": ["q @ k.T", "q @ k"],
+    "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
 }
 DIAGNOSE = [ex.id for ex in all_exercises() if ex.kind == "diagnose"]
 

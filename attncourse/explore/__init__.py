@@ -50,6 +50,7 @@ from .scaling import D_K_VALUES, DEFAULT_D_K, VARIANTS, ScalingStats, ScalingVie
 from .self_attention import SelfAttentionView, self_attention_view
 from .softmax import DEFAULT_TEMPERATURE, LOGIT_LABELS, LOGITS, TEMPERATURES, SoftmaxView, softmax_view
 from .transformer import TransformerView, transformer_view
+from .vision import VISION_VIEWS, VisionView, vision_view
 
 __all__ = [
     "TOKENS",
@@ -93,5 +94,8 @@ __all__ = [
     "mask_view",
     "positional_view",
     "transformer_view",
+    "VISION_VIEWS",
+    "VisionView",
+    "vision_view",
     "efficient_view",
 ]

@@ -44,6 +44,7 @@ from .scaling import render_scaling, scaling_explorer
 from .self_attention import render_self_attention, self_attention_explorer
 from .softmax import render_softmax, softmax_explorer
 from .transformer import render_transformer, transformer_explorer
+from .vision import render_vision, vision_explorer
 
 __all__ = [
     "DPI",
@@ -63,6 +64,7 @@ __all__ = [
     "render_mask",
     "render_positional",
     "render_transformer",
+    "render_vision",
     "render_efficient",
     "kernel_explorer",
     "softmax_explorer",
@@ -73,5 +75,6 @@ __all__ = [
     "mask_explorer",
     "positional_explorer",
     "transformer_explorer",
+    "vision_explorer",
     "efficient_explorer",
 ]

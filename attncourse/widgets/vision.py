@@ -1,0 +1,136 @@
+"""The Vision Transformer explorer: an image, its patch grid, and where [CLS] looks, per head or by rollout."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..explore import vision as view_of
+from ._core import Control, Explorer, Frame, caption
+from ._paint import ACCENT, Painter, Renderer
+
+__all__ = ["render_vision", "vision_explorer"]
+
+
+class _VisionPainter(Painter):
+    size = (9.8, 2.4)
+    blit = False  # the grid and the maps change size with the patch size: every frame drawn whole
+
+    def __init__(self, maps: Mapping[str, Any]) -> None:
+        super().__init__()
+        reference = view_of.vision_view(maps, 0, int(maps["patch_sizes"][0]), "layer 1")
+        n_heads = len(reference.titles)
+        axes = self.fig.subplots(1, n_heads + 1)
+        self.ax_image, self.ax_maps = axes[0], list(axes[1:])
+        H, W = reference.image.shape
+        extent = (-0.5, W - 0.5, H - 0.5, -0.5)
+        self.picture = self.ax_image.imshow(reference.image, cmap="gray_r", vmin=0, vmax=1)
+        self.grid_lines = []
+        self.overlays, self.outlines = [], []
+        for ax in self.ax_maps:
+            ax.imshow(reference.image, cmap="gray_r", vmin=0, vmax=1)
+            self.overlays.append(ax.imshow(reference.maps[0], cmap="magma", alpha=0.65, extent=extent))
+            self.outlines.append(ax.plot([], [], color=ACCENT, lw=2)[0])
+        for ax in axes:
+            ax.set_xticks([]), ax.set_yticks([])
+        self.image_title = self.ax_image.set_title(" ", fontsize=9)
+        self.map_titles = [ax.set_title(" ", fontsize=8) for ax in self.ax_maps]
+        self._freeze(reference)
+
+    def paint(self, view: Any) -> str:
+        P = view.patch_size
+        H, W = view.image.shape
+        self.picture.set_data(view.image)
+        for line in self.grid_lines:
+            line.remove()
+        self.grid_lines = [self.ax_image.axvline(x - 0.5, color="tab:orange", lw=1) for x in range(P, W, P)]
+        self.grid_lines += [self.ax_image.axhline(y - 0.5, color="tab:orange", lw=1) for y in range(P, H, P)]
+        self.image_title.set_text(f"label {view.label}: {P}x{P} patches, {view.grid[0]}x{view.grid[1]} grid")
+        for k, ax in enumerate(self.ax_maps):
+            shown = k < len(view.maps)
+            ax.set_visible(shown)
+            if not shown:
+                continue
+            grid = view.maps[k]
+            self.overlays[k].set_data(grid)
+            self.overlays[k].set_clim(0, max(float(grid.max()), 1e-9))
+            r, c = view.top_patches[k]
+            x0, y0 = c * P - 0.5, r * P - 0.5
+            self.outlines[k].set_data([x0, x0 + P, x0 + P, x0, x0], [y0, y0, y0 + P, y0 + P, y0])
+            self.map_titles[k].set_text(view.titles[k])
+        if view.view == "rollout":
+            what = "the rollout's share of each patch in the final [CLS] token"
+        else:
+            what = f"the weight [CLS] puts on each patch in {view.view}, head by head"
+        tops = ", ".join(f"({r}, {c})" for r, c in view.top_patches)
+        return caption(
+            f"{P} x {P} patches: N = {view.grid[0] * view.grid[1]} tokens and [CLS]. Shown: {what}.",
+            f"Largest cell (outlined, row and column on the grid): {tops}.",
+        )
+
+    def alt(self, view: Any) -> str:
+        maps = "one rollout map" if view.view == "rollout" else f"{len(view.maps)} head maps of {view.view}"
+        return (
+            f"A handwritten {view.label} of 8 by 8 pixels with a grid of {view.patch_size} by {view.patch_size} "
+            f"patches drawn over it, and {maps} laid over the image, each with its largest patch outlined."
+        )
+
+
+def _renderer(maps: Mapping[str, Any]) -> Renderer:
+    return Renderer(
+        lambda image, patch_size, view: view_of.vision_view(maps, image, patch_size, view),
+        lambda: _VisionPainter(maps),
+    )
+
+
+def render_vision(
+    maps: Mapping[str, Any], image: int = 0, patch_size: int = 2, view: str = "layer 2"
+) -> Frame:
+    """Draw :func:`attncourse.explore.vision_view` for one image, patch size and view."""
+    return _renderer(maps)(image=image, patch_size=patch_size, view=view)
+
+
+def vision_explorer(
+    maps: Mapping[str, Any], *, image: int = 0, patch_size: int = 2, view: str = "layer 2", mode: str = "auto"
+) -> Explorer:
+    """Pick an image, a patch size, and a layer or the rollout: where [CLS] looks in the image.
+
+    Draws :func:`attncourse.explore.vision_view` from the maps that the chapter's sweep script
+    saved (one trained ViT per patch size): the image with its patch grid, then every head's
+    [CLS] attention over the patches of the chosen layer, or the attention rollout.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> maps = {"images": np.zeros((2, 4, 4)).tolist(), "labels": [3, 5], "patch_sizes": [2],
+    ...         "2": {"cls_attention": np.full((2, 2, 2, 4), 0.2).tolist(), "rollout": np.full((2, 4), 0.2).tolist()}}
+    >>> ex = vision_explorer(maps, mode="live")
+    >>> ex.values()
+    {'image': 0, 'patch_size': 2, 'view': 'layer 2'}
+    """
+    n_images = len(maps["images"])
+    sizes = tuple(int(p) for p in maps["patch_sizes"])
+    return Explorer(
+        "vision",
+        [
+            Control(
+                "image",
+                "image",
+                tuple(range(n_images)),
+                int(image),
+                kind="toggle",
+                labels=tuple(str(i + 1) for i in range(n_images)),
+            ),
+            Control(
+                "patch_size",
+                "patch size",
+                sizes,
+                int(patch_size),
+                kind="toggle",
+                labels=tuple(f"{p}x{p}" for p in sizes),
+            ),
+            Control("view", "[CLS] reads", view_of.VISION_VIEWS, view, kind="toggle"),
+        ],
+        _renderer(maps),
+        alt="A digit with its patch grid and where the Vision Transformer's [CLS] token looks, per head or by rollout.",
+        mode=mode,
+    )

@@ -1,0 +1,96 @@
+"""Hidden cases, chapter 10 (attention for images): other sizes, several channels, float32, P = 1."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+
+
+def _patchify(images, P):  # only to build valid patches for the unpatchify cases
+    B, C, H, W = images.shape
+    x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 3, 5)
+    return x.reshape(B, (H // P) * (W // P), C * P * P)
+
+
+def patchify_images():
+    rng = np.random.default_rng(11001)
+    return [
+        Case("P=1: every pixel a patch", images=rng.normal(size=(2, 3, 3, 5)), patch_size=1),
+        Case("P=H=W: one patch", images=rng.normal(size=(1, 2, 4, 4)), patch_size=4),
+        Case(
+            "float32, B=3, C=3, 8 x 12, P=4",
+            images=rng.normal(size=(3, 3, 8, 12)).astype(np.float32),
+            patch_size=4,
+        ),
+    ]
+
+
+def predict_tokens():
+    return [Case("224 x 224, P=16, [CLS]")]
+
+
+def predict_embedding_parameters():
+    return [Case("32 x 32 RGB, P=4, d_model=48")]
+
+
+def conv_as_matmul():
+    rng = np.random.default_rng(11004)
+    return [
+        Case(
+            "P=1 (a 1 x 1 convolution)",
+            images=rng.normal(size=(2, 3, 3, 4)),
+            weight=rng.normal(size=(4, 3, 1, 1)),
+            bias=rng.normal(size=4),
+        ),
+        Case(
+            "float32, C=2, 4 x 8, P=4, D=6",
+            images=rng.normal(size=(1, 2, 4, 8)).astype(np.float32),
+            weight=rng.normal(size=(6, 2, 4, 4)).astype(np.float32),
+            bias=rng.normal(size=6).astype(np.float32),
+        ),
+    ]
+
+
+def images_from_patches():
+    rng = np.random.default_rng(11005)
+    return [
+        Case("C=3, 4 x 6, P=2", patches=_patchify(rng.normal(size=(2, 3, 4, 6)), 2), patch_size=2, H=4, W=6),
+        Case("P=3, 3 x 9", patches=rng.normal(size=(1, 3, 9)), patch_size=3, H=3, W=9),
+        Case(
+            "float32, 4 x 8, P=4",
+            patches=rng.normal(size=(1, 2, 16)).astype(np.float32),
+            patch_size=4,
+            H=4,
+            W=8,
+        ),
+    ]
+
+
+def rollout_alpha():
+    rng = np.random.default_rng(11006)
+    return [
+        Case(
+            "alpha=0: attention only",
+            weights=np.stack([rng.dirichlet(np.ones(3), size=(1, 2, 3)) for _ in range(2)]),
+            alpha=0.0,
+        ),
+        Case(
+            "alpha=1: residual only",
+            weights=np.stack([rng.dirichlet(np.ones(4), size=(2, 1, 4)) for _ in range(3)]),
+            alpha=1.0,
+        ),
+        Case(
+            "one layer, 4 heads, alpha=0.5",
+            weights=rng.dirichlet(np.ones(6), size=(1, 1, 4, 6)),
+            alpha=0.5,
+        ),
+    ]
+
+
+HIDDEN = {
+    "ch10.patchify": patchify_images,
+    "ch10.predict_tokens": predict_tokens,
+    "ch10.predict_embedding_parameters": predict_embedding_parameters,
+    "ch10.conv_as_matmul": conv_as_matmul,
+    "ch10.fix_unpatchify": images_from_patches,
+    "ch10.rollout_alpha": rollout_alpha,
+}
