@@ -31,6 +31,7 @@ FIX_TOKENS = {
     "bugs.plain_list": ["ModuleList"],
     "bugs.swapped_qk": ["q @ k.T", "q @ k"],
     "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
+    "ch11.fix_rolling_cache": ["> window", "not >="],
 }
 DIAGNOSE = [ex.id for ex in all_exercises() if ex.kind == "diagnose"]
 

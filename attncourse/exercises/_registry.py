@@ -73,6 +73,7 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
     "ch08": ("Chapter 8: A Transformer block", "08_transformer_block"),
     "ch09": ("Chapter 9: Efficient attention", "09_efficient_attention"),
     "ch10": ("Chapter 10: Attention for images", "10_vision_transformer"),
+    "ch11": ("Chapter 11: Attention in today's language models", "11_modern_attention"),
     "bugs": ("Appendix: Common bugs", "appendix_common_bugs"),
 }
 

@@ -1,0 +1,103 @@
+"""Hidden cases, chapter 11 (today's attention): batch axes, float32, an MQA group of 8, chunks
+shorter than the sinks, large windows, other bases and factors."""
+
+import numpy as np
+
+from attncourse.exercises import Case
+
+
+def predict_cache_gib():
+    return [Case("the same model and batch")]
+
+
+def gqa_attention():
+    rng = np.random.default_rng(1902)
+    n = rng.normal
+    mask = np.ones((2, 1, 3, 5), dtype=bool)
+    mask[1, :, :, 3:] = False  # padding in the second sequence
+    return [
+        Case("H=8, H_kv=1", q=n(size=(8, 2, 4)), k=n(size=(1, 3, 4)), v=n(size=(1, 3, 2)), mask=None),
+        Case(
+            "H = H_kv = 3 (plain multi-head)",
+            q=n(size=(3, 2, 4)),
+            k=n(size=(3, 4, 4)),
+            v=n(size=(3, 4, 4)),
+            mask=None,
+        ),
+        Case(
+            "batch, H=4, H_kv=2, padding mask",
+            q=n(size=(2, 4, 3, 4)),
+            k=n(size=(2, 2, 5, 4)),
+            v=n(size=(2, 2, 5, 3)),
+            mask=mask,
+        ),
+        Case(
+            "float32, H=6, H_kv=2",
+            q=n(size=(6, 3, 4)).astype(np.float32),
+            k=n(size=(2, 3, 4)).astype(np.float32),
+            v=n(size=(2, 3, 4)).astype(np.float32),
+            mask=None,
+        ),
+    ]
+
+
+def window_sink_chunk():
+    return [
+        Case("one new query, S=9, window 3, 2 sinks", L=1, S=9, window=3, n_sinks=2),
+        Case("window larger than S", L=4, S=6, window=10, n_sinks=1),
+        Case("no sinks", L=5, S=12, window=3, n_sinks=0),
+        Case("window 1, 3 sinks, L=S=6", L=6, S=6, window=1, n_sinks=3),
+    ]
+
+
+def scaled_frequencies():
+    return [
+        Case("E=4, factor 2, L=3N", E=4, base=10000.0, factor=2.0, L=96, N=32),
+        Case("E=128, Llama-3's base, factor 8", E=128, base=500000.0, factor=8.0, L=65536, N=8192),
+        Case("L just past N", E=8, base=10000.0, factor=4.0, L=33, N=32),
+    ]
+
+
+def fix_rolling_cache():
+    rng = np.random.default_rng(1905)
+    n = rng.normal
+    return [
+        Case("window 2, T=5", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 2)), window=2),
+        Case(
+            "window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4
+        ),
+        Case(
+            "batch and heads, window 2",
+            q=n(size=(2, 2, 6, 4)),
+            k=n(size=(2, 2, 6, 4)),
+            v=n(size=(2, 2, 6, 3)),
+            window=2,
+        ),
+        Case(
+            "float32, window 3",
+            q=n(size=(7, 4)).astype(np.float32),
+            k=n(size=(7, 4)).astype(np.float32),
+            v=n(size=(7, 4)).astype(np.float32),
+            window=3,
+        ),
+    ]
+
+
+def absorb_value_side():
+    rng = np.random.default_rng(1906)
+    n = rng.normal
+    return [
+        Case("one head", W_UV=n(size=(1, 4, 3)), W_O=n(size=(1, 3, 6))),
+        Case("r larger than d_model", W_UV=n(size=(3, 9, 2)), W_O=n(size=(3, 2, 4))),
+        Case("float32", W_UV=n(size=(2, 3, 3)).astype(np.float32), W_O=n(size=(2, 3, 3)).astype(np.float32)),
+    ]
+
+
+HIDDEN = {
+    "ch11.predict_cache_gib": predict_cache_gib,
+    "ch11.gqa_attention": gqa_attention,
+    "ch11.window_sink_chunk": window_sink_chunk,
+    "ch11.scaled_frequencies": scaled_frequencies,
+    "ch11.fix_rolling_cache": fix_rolling_cache,
+    "ch11.absorb_value_side": absorb_value_side,
+}
