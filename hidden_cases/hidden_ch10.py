@@ -79,8 +79,8 @@ def rollout_alpha():
             alpha=1.0,
         ),
         Case(
-            "one layer, 4 heads, alpha=0.5",
-            weights=rng.dirichlet(np.ones(6), size=(1, 1, 4, 6)),
+            "float32, one layer, 4 heads, alpha=0.5",
+            weights=rng.dirichlet(np.ones(6), size=(1, 1, 4, 6)).astype(np.float32),
             alpha=0.5,
         ),
     ]
