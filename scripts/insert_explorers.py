@@ -88,6 +88,11 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
         "Interactive: block-size and step sliders above the online softmax over a row of scores, block by "
         "block, and the block size's trade-off between memory and loop steps.",
     ),
+    "11_modern_attention.ipynb": (
+        "modern_explorer",
+        "Interactive: attention-kind (MHA, GQA, MQA, MLA), window and sink buttons above a 7B model's KV cache "
+        "against sequence length, next to its weights, and the attention pattern of a window with sinks.",
+    ),
 }
 
 

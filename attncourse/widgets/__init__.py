@@ -39,6 +39,7 @@ from .efficient import efficient_explorer, render_efficient
 from .heads import heads_explorer, render_heads
 from .kernel import kernel_explorer, render_kernel
 from .mask import mask_explorer, render_mask
+from .modern import modern_explorer, render_modern, render_rope_scaling, rope_scaling_explorer
 from .positional import positional_explorer, render_positional
 from .scaling import render_scaling, scaling_explorer
 from .self_attention import render_self_attention, self_attention_explorer
@@ -77,4 +78,8 @@ __all__ = [
     "transformer_explorer",
     "vision_explorer",
     "efficient_explorer",
+    "render_modern",
+    "modern_explorer",
+    "render_rope_scaling",
+    "rope_scaling_explorer",
 ]

@@ -1,0 +1,173 @@
+"""Chapter 11's explorers: what a model's KV cache costs under MHA, GQA, MQA, MLA and a window with
+sinks; and RoPE's per-pair frequencies under each context-extension scaling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..explore import modern as view_of
+from ._core import Control, Explorer, Frame, caption
+from ._paint import ACCENT, LINE_COLOURS, Painter, Renderer
+
+__all__ = ["render_modern", "modern_explorer", "render_rope_scaling", "rope_scaling_explorer"]
+
+
+class _CachePainter(Painter):
+    size = (9.8, 3.4)
+    blit = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ax_cache, self.ax_mask = self.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+        ref = view_of.cache_view("MHA")
+        (self.line,) = self.ax_cache.plot(ref.contexts, ref.cache_gib, "o-", color=LINE_COLOURS[0], ms=3)
+        self.ax_cache.axhline(ref.weights_gib, color="0.3", ls="--", lw=1, label="weights (7B, bfloat16)")
+        (self.cross,) = self.ax_cache.plot([], [], "o", ms=9, mfc="none", mec=ACCENT, mew=2)
+        self.ax_cache.set(
+            xscale="log", yscale="log", xlabel="tokens in one sequence", ylabel="KV cache (GiB)"
+        )
+        self.ax_cache.set_xticks(ref.contexts, labels=[f"{n // 1024}k" for n in ref.contexts])
+        self.ax_cache.minorticks_off()
+        self.ax_cache.set_ylim(1e-3, 200)
+        self.ax_cache.legend(fontsize=7, loc="upper left", frameon=False)
+        self.title_cache = self.ax_cache.set_title(" ", fontsize=9)
+        self.image = self.ax_mask.imshow(ref.mask, cmap="Greys", vmin=0, vmax=1.6)
+        self.ax_mask.set(xlabel="key", ylabel="query")
+        self.title_mask = self.ax_mask.set_title(" ", fontsize=9)
+        self._freeze(ref)
+
+    def paint(self, view: Any) -> str:
+        self.line.set_ydata(view.cache_gib)
+        if view.crossover is None:
+            self.cross.set_data([], [])
+            when = None
+        else:
+            self.cross.set_data([view.crossover], [view.weights_gib])
+            when = f"{view.crossover:,} tokens"
+        reach = "never reaches the weights (window)" if when is None else f"= weights at {when}"
+        self.title_cache.set_text(f"{view.kind}: {view.per_token_kib:.1f} KiB a token; {reach}")
+        self.image.set_data(view.mask)
+        pattern = (
+            f"window {view_of.MASK_WINDOW} + {view.sinks} sinks (scaled down)"
+            if view.window
+            else "full causal"
+        )
+        self.title_mask.set_text(pattern)
+        window = f"a window of {view.window} tokens + {view.sinks} sinks" if view.window else "no window"
+        return caption(
+            f"{view.kind}, {window}: {view.per_token_kib:.1f} KiB of keys and values per token; "
+            f"{view.cache_gib[-1]:.2f} GiB for one sequence of 128k tokens (weights {view.weights_gib:.1f} GiB).",
+            "The window caps the cache below the weights."
+            if when is None
+            else f"The cache equals the weights at {when}.",
+        )
+
+    def alt(self, view: Any) -> str:
+        window = (
+            f"with a window of {view.window} and {view.sinks} sinks" if view.window else "without a window"
+        )
+        return (
+            f"KV cache of a 32-layer model under {view.kind} {window}: a log-log line of GiB against "
+            f"tokens, {view.per_token_kib:.1f} KiB per token, next to a dashed line at the weights; "
+            f"and the attention pattern of 16 tokens ({'window of 4 with sinks' if view.window else 'causal'})."
+        )
+
+
+def _cache_renderer() -> Renderer:
+    return Renderer(lambda kind, window, sinks: view_of.cache_view(kind, window, sinks), _CachePainter)
+
+
+def render_modern(kind: str = "GQA-8", window: int = 0, sinks: int = 0) -> Frame:
+    """Draw :func:`attncourse.explore.modern.cache_view`."""
+    return _cache_renderer()(kind=kind, window=window, sinks=sinks)
+
+
+def modern_explorer(*, mode: str = "auto") -> Explorer:
+    """Attention kind, window and sinks: a 7B model's KV cache against its weights, and the mask.
+
+    Examples
+    --------
+    >>> ex = modern_explorer(mode="live")
+    >>> ex.values()
+    {'kind': 'GQA-8', 'window': 0, 'sinks': 0}
+    """
+    return Explorer(
+        "modern",
+        [
+            Control("kind", "attention", tuple(view_of.ATTENTION_KINDS), "GQA-8", kind="toggle"),
+            Control("window", "window", view_of.WINDOWS, 0, kind="toggle", labels=("none", "4096")),
+            Control("sinks", "sinks", view_of.SINKS, 0, kind="toggle"),
+        ],
+        _cache_renderer(),
+        alt="A 7B model's KV cache against its weights under MHA, GQA, MQA and MLA, and the window-with-sinks mask.",
+        mode=mode,
+    )
+
+
+class _RopePainter(Painter):
+    size = (9.8, 3.2)
+    blit = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ax = self.fig.subplots(1, 1)
+        ref = view_of.rope_scaling_view("linear", 4)
+        (self.line,) = self.ax.plot(ref.wavelengths, ref.ratio, "o-", color=LINE_COLOURS[0], ms=3)
+        self.ax.axvline(view_of.ROPE_TRAIN, color="0.4", ls=":", lw=1, label="training length (8192)")
+        self.ax.axhline(1.0, color="0.6", lw=0.8)
+        self.ax.set(xscale="log", yscale="log", xlabel="unscaled wavelength of the pair (tokens)")
+        self.ax.set_ylabel("scaled / unscaled frequency")
+        self.ax.set_ylim(0.01, 1.5)
+        self.ax.legend(fontsize=7, loc="lower left", frameon=False)
+        self.title = self.ax.set_title(" ", fontsize=9)
+        self._freeze(ref)
+
+    def paint(self, view: Any) -> str:
+        self.line.set_ydata(view.ratio)
+        kept = int(np.sum(np.isclose(view.ratio, 1.0)))
+        divided = int(np.sum(np.isclose(view.ratio, 1.0 / view.factor)))
+        self.title.set_text(f"{view.scaling}, factor {view.factor}: 64 pairs of a head of width 128")
+        return caption(
+            f"{view.scaling}, factor {view.factor}: {kept} of 64 pairs keep their frequency, {divided} are "
+            f"divided by {view.factor}, the rest lie between or beyond; lowest ratio {view.ratio.min():.4f}.",
+            f"Attention factor {view.attention_factor:.3f} (scores grow by its square).",
+        )
+
+    def alt(self, view: Any) -> str:
+        return (
+            f"RoPE frequencies under {view.scaling} scaling with factor {view.factor}: the ratio of scaled to "
+            f"unscaled frequency for each of 64 pairs against the pair's wavelength, from "
+            f"{view.ratio.max():.2f} for the fastest pairs to {view.ratio.min():.3f} for the slowest."
+        )
+
+
+def _rope_renderer() -> Renderer:
+    return Renderer(lambda scaling, factor: view_of.rope_scaling_view(scaling, factor), _RopePainter)
+
+
+def render_rope_scaling(scaling: str = "yarn", factor: int = 4) -> Frame:
+    """Draw :func:`attncourse.explore.modern.rope_scaling_view`."""
+    return _rope_renderer()(scaling=scaling, factor=factor)
+
+
+def rope_scaling_explorer(*, mode: str = "auto") -> Explorer:
+    """Scaling type and factor: how much each RoPE pair is slowed, against its wavelength.
+
+    Examples
+    --------
+    >>> ex = rope_scaling_explorer(mode="live")
+    >>> ex.values()
+    {'scaling': 'yarn', 'factor': 4}
+    """
+    return Explorer(
+        "rope_scaling",
+        [
+            Control("scaling", "scaling", view_of.SCALINGS, "yarn", kind="toggle"),
+            Control("factor", "factor", view_of.FACTORS, 4, kind="toggle"),
+        ],
+        _rope_renderer(),
+        alt="RoPE's per-pair frequencies under linear, dynamic, YaRN and Llama-3 scaling.",
+        mode=mode,
+    )
