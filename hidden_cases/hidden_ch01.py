@@ -73,7 +73,7 @@ def logit_gap():
 
 
 def predict_overflow_logit():
-    return [Case("float32")]
+    return [Case("float32, a row of 1000 equal logits")]
 
 
 HIDDEN.update(

@@ -66,7 +66,7 @@ def fix_softmax_axis():
     rng = np.random.default_rng(1205)
     n = rng.normal
     return [
-        Case("one query, S=5", q=n(size=(1, 3)), k=n(size=(5, 3)), v=n(size=(5, 2))),
+        Case("two queries, S=5", q=n(size=(2, 3)), k=n(size=(5, 3)), v=n(size=(5, 2))),
         Case("L=6, S=2", q=n(size=(6, 2)), k=n(size=(2, 2)), v=n(size=(2, 4))),
         Case(
             "float32",

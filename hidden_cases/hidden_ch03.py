@@ -59,7 +59,7 @@ HIDDEN = {
 
 
 def predict_score_variance():
-    return [Case("d_k = 64")]
+    return [Case("d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3")]
 
 
 def expected_abs_score():

@@ -75,7 +75,7 @@ HIDDEN = {
 
 
 def predict_mha_parameters():
-    return [Case("d_model=512, 8 heads")]
+    return [Case("d_model=512, 8 query heads, 2 key/value heads")]
 
 
 def grouped_query_attention():

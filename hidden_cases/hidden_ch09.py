@@ -96,7 +96,7 @@ def decode_step():
 
 
 def predict_weights_bytes():
-    return [Case("L = S = 4096, float32")]
+    return [Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16")]
 
 
 def predict_causal_tiles():

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from . import bugs, ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11  # noqa: F401  (they register the exercises)
 from ._check import CheckResult, ScoreReport, check, reset, score
-from ._registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get
+from ._registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get, grouped
 from .notebook import chapter_cells, exercise_cells, setup_cell, summary_cell
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "CheckResult",
     "ScoreReport",
     "Case",
+    "grouped",
     "Diagnosis",
     "Exercise",
     "CHAPTERS",

@@ -200,6 +200,9 @@ class Exercise:
     # ``_method``) that watches each call and names the rule an answer broke; such a case fails
     # with status "method" and the exercise scores 0.
     method: Optional[Callable[[], Any]] = None
+    # (question, worked answer): a "why" question that is not graded; the prompt asks it and keeps
+    # the worked answer behind a dropdown, in the student edition too
+    reflect: Optional[Tuple[str, str]] = None
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

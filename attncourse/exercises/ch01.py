@@ -286,31 +286,44 @@ register(
     Exercise(
         id="ch01.predict_overflow_logit",
         number="1.6",
-        title="where float32 exp overflows",
+        title="where the sum of a float32 softmax overflows",
         points=1,
         function="predict_overflow_logit",
         kind="predict",
-        description="Before running anything: above which logit $x$ does `np.exp(x)` overflow to `inf` in "
-        "float32 (largest float32 is about $3.4 \\times 10^{38}$)? Return the number; anything within 1% "
-        "passes. It is why the naive softmax of logits in the hundreds returns NaN.",
+        description="A naive float32 softmax (no maximum subtracted) gets a row of $n = 1000$ equal logits "
+        "$x$. Each `np.exp(x)` is still finite, but the row's *sum* is not: above which $x$ does the sum "
+        "overflow to `inf` (largest float32 is about $3.4 \\times 10^{38}$)? Return the number; anything "
+        "within 1% passes.",
         solution='''
             def predict_overflow_logit():
-                """The logit above which exp overflows in float32."""
+                """The logit above which the sum of 1000 float32 exponentials overflows."""
                 ### BEGIN SOLUTION
-                return np.log(3.4e38)  # exp(x) > float32 max  <=>  x > log(3.4e38), about 88.7
+                # 1000 * exp(x) > 3.4e38  <=>  x > ln(3.4e38) - ln(1000), about 88.7 - 6.9
+                return 88.72 - 6.91
                 ### END SOLUTION
         ''',
-        reference=lambda: np.log(float(np.finfo(np.float32).max)),
-        public_cases=lambda: [Case("float32")],
+        reference=lambda: np.log(float(np.finfo(np.float32).max)) - np.log(1000.0),
+        public_cases=lambda: [Case("float32, a row of 1000 equal logits")],
         tolerance=(1e-2, 0.0),
+        hint="the sum is 1000 * exp(x); when is that larger than the largest float32?",
         diagnoses=(
             Diagnosis(
-                "about 709 is float64's limit (log of 1.8e308); float32's largest number is about 3.4e38",
-                variant=lambda: np.log(float(np.finfo(np.float64).max)),
+                "that is where a single exp overflows; the sum of 1000 of them gets there sooner",
+                name="one exp, not the sum",
+                hint="1000 * exp(x) > 3.4e38 gives x > ln(3.4e38) - ln(1000)",
+                variant=lambda: np.log(float(np.finfo(np.float32).max)),
             ),
             Diagnosis(
-                "38 is the base-10 exponent of float32's largest number; exp is base e: x = ln(3.4e38)",
-                variant=lambda: 38.5,
+                "that is a float64 limit (its largest number is about 1.8e308)",
+                name="float64's limit",
+                hint="use float32's largest number, 3.4e38",
+                variant=lambda: np.log(float(np.finfo(np.float64).max)) - np.log(1000.0),
+            ),
+            Diagnosis(
+                "that is in base 10 (log10); exp is base e",
+                name="log base 10",
+                hint="x = ln(3.4e38 / 1000)",
+                variant=lambda: np.log10(float(np.finfo(np.float32).max) / 1000.0),
             ),
         ),
     )

@@ -227,6 +227,12 @@ register(
 
 
 # ----------------------------------------------------------------------------- 2.5 wrong axis (diagnose)
+def _whole_matrix(scores, v):
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w = e / e.sum()
+    return w @ v, w
+
+
 def _axis_cases():
     rng = np.random.default_rng(205)
     n = rng.normal
@@ -240,30 +246,40 @@ register(
     Exercise(
         id="ch02.fix_softmax_axis",
         number="2.5",
-        title="outputs that depend on the other queries",
+        title="outputs that fade as queries are added",
         points=2,
         function="attend_each_query",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
-        "returns `(out, weights)`. Symptom: the rows of `weights` do not sum to 1, and adding one "
-        "more query changes the outputs of all the others. Find the bug and fix it.",
+        "returns `(out, weights)`, normalising the exponentials as the chapter did for one query. "
+        "Symptom: with one query it is right; with more, every output shrinks towards 0, the more "
+        "queries the smaller, and adding a query changes the outputs of all the others. Find the bug "
+        "and fix it.",
         solution='''
             def attend_each_query(q, k, v):
                 """Unscaled attention of q (L, E) over k (S, E), v (S, Ev): (out (L, Ev), weights (L, S))."""
                 scores = q @ k.T  # (L, E) @ (E, S) -> (L, S)
+                e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (L, S), each row's max is 1
                 ### BEGIN SOLUTION
-                weights = softmax(scores, axis=-1)  # each query's weights over the keys sum to 1
+                weights = e / e.sum(axis=-1, keepdims=True)  # (L, S) / (L, 1): each query's row sums to 1
                 ### END SOLUTION
                 return weights @ v, weights  # (L, S) @ (S, Ev) -> (L, Ev)
         ''',
-        stub="weights = softmax(scores, axis=0)  # each query's weights over the keys sum to 1",
+        stub="weights = e / e.sum()  # (L, S) / (L, 1): each query's row sums to 1",
         reference=lambda q, k, v: _attend(q, k, v),
         public_cases=_axis_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=NEEDS,
         diagnoses=(
+            Diagnosis(
+                "the whole weights matrix sums to 1, so each row sums to less than 1 and the queries share "
+                "one budget of weight. Which numbers should one query's weights be divided by?",
+                name="normalised over the whole matrix",
+                hint="divide each row by its own sum: e.sum(axis=-1, keepdims=True)",
+                variant=lambda q, k, v: _whole_matrix(q @ k.T, v),
+            ),
             Diagnosis(
                 "each column of the weights sums to 1 and the rows do not: the queries compete with each "
                 "other for every key. Over which axis should one query's weights add up to 1?",

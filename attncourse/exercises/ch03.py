@@ -190,32 +190,44 @@ register(
     Exercise(
         id="ch03.predict_score_variance",
         number="3.4",
-        title="predict the variance of q·k",
+        title="predict the spread of scores from wider inputs",
         points=1,
         function="predict_score_variance",
         kind="predict",
-        description="Before running anything: `q` and `k` each have $d_k = 64$ independent entries of "
-        "mean 0 and variance 1. What is the variance of the unscaled score $q \\cdot k$? Return the "
-        "number; anything within 5% passes.",
+        description="The chapter's entries had variance 1. Here `q` and `k` each have $d_k = 80$ "
+        "independent entries of mean 0, but the entries of `q` have variance 2.5 and those of `k` variance "
+        "3. What is the variance of the *scaled* score $q \\cdot k / \\sqrt{d_k}$? Return the number; "
+        "anything within 5% passes.",
         solution='''
             def predict_score_variance():
-                """Var(q . k) for d_k = 64 independent unit-variance entries in q and k."""
+                """Var(q . k / sqrt(d_k)) for d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3."""
                 ### BEGIN SOLUTION
-                d_k = 64
-                return d_k  # a sum of d_k independent products q_i k_i, each of variance 1 * 1
+                # each product q_i k_i has variance 2.5 * 3 = 7.5; 80 of them sum to 600; / sqrt(80) divides by 80
+                return 2.5 * 3
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(64.0),
-        public_cases=lambda: [Case("d_k = 64")],
+        reference=lambda: np.array(7.5),
+        public_cases=lambda: [Case("d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3")],
         tolerance=(0.05, 0.0),
+        hint="a product of independent zero-mean numbers has the product of their variances",
         diagnoses=(
             Diagnosis(
-                "8 = sqrt(64) is the standard deviation of q·k; its variance is d_k = 64",
-                variant=lambda: np.array(8.0),
+                "that is the unscaled score's variance; what does dividing by sqrt(d_k) do to a variance?",
+                name="unscaled variance",
+                hint="dividing by sqrt(d_k) divides the variance by d_k",
+                variant=lambda: np.array(600.0),
             ),
             Diagnosis(
-                "1 is the variance after scaling by 1/sqrt(d_k); the unscaled score's variance grows with d_k",
+                "1 is the variance for unit-variance entries; these entries are wider",
+                name="unit-variance answer",
+                hint="each product q_i k_i has variance Var(q_i) Var(k_i)",
                 variant=lambda: np.array(1.0),
+            ),
+            Diagnosis(
+                "that adds the two variances; what is the variance of a product of independent numbers?",
+                name="variances added",
+                hint="Var(q_i k_i) = Var(q_i) Var(k_i) for independent zero-mean q_i, k_i",
+                variant=lambda: np.array(5.5),
             ),
         ),
     )

@@ -306,37 +306,44 @@ register(
     Exercise(
         id="ch05.predict_mha_parameters",
         number="5.6",
-        title="predict a multi-head layer's size",
+        title="predict a grouped-query layer's size",
         points=1,
         function="predict_mha_parameters",
         kind="predict",
-        description="Before running anything: how many parameters does "
-        "`torch.nn.MultiheadAttention(embed_dim=512, num_heads=8)` have (with its default biases)? "
-        "Return the count (exact). Then check it with `sum(p.numel() for p in m.parameters())`.",
+        description="Exercise 5.4 counted a multi-head layer. Now share keys and values: $d_{model} = 512$, "
+        "8 query heads of $d_{head} = 64$, but only 2 key/value heads (grouped-query attention, as in "
+        "Exercise 5.7), no biases. $W_Q$ and $W_O$ stay $(512, 512)$; $W_K$ and $W_V$ make only the 2 "
+        "shared heads. How many parameters? Return the count (exact).",
         solution='''
             def predict_mha_parameters():
-                """Parameters of nn.MultiheadAttention(512, 8) with biases."""
+                """Parameters of grouped-query attention: d_model 512, 8 query heads, 2 key/value heads."""
                 ### BEGIN SOLUTION
-                d_model = 512
-                # W_Q, W_K, W_V, W_O are (d_model, d_model) whatever the number of heads, plus 4 biases
-                return 4 * d_model * d_model + 4 * d_model
+                d_model, d_head, n_kv = 512, 64, 2
+                # W_Q and W_O: (512, 512) each; W_K and W_V: (512, 2 * 64) each
+                return 2 * d_model * d_model + 2 * d_model * n_kv * d_head
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(4 * 512 * 512 + 4 * 512),
-        public_cases=lambda: [Case("d_model=512, 8 heads")],
+        reference=lambda: np.array(2 * 512 * 512 + 2 * 512 * 128),
+        public_cases=lambda: [Case("d_model=512, 8 query heads, 2 key/value heads")],
+        hint="W_K maps 512 features to the 2 shared heads' 2 * 64",
         diagnoses=(
             Diagnosis(
-                "the count does not depend on the number of heads: the heads split W_Q, W_K, W_V "
-                "(d_model, d_model) into slices, they do not each get a full copy (or a 1/8 share of the total)",
-                variant=lambda: np.array(8 * (4 * 512 * 512 + 4 * 512)),
-            ),
-            Diagnosis(
-                "that leaves out the biases: each of the four projections has 512 of them",
+                "that is plain multi-head attention's count: the 2 shared key/value heads need smaller W_K and W_V",
+                name="no sharing",
+                hint="W_K and W_V are (512, 2 * 64), not (512, 512)",
                 variant=lambda: np.array(4 * 512 * 512),
             ),
             Diagnosis(
-                "there is a fourth matrix: the output projection W_O",
-                variant=lambda: np.array(3 * 512 * 512 + 3 * 512),
+                "W_O is missing: the heads' outputs still go through the output projection",
+                name="forgot W_O",
+                hint="W_O is (512, 512)",
+                variant=lambda: np.array(512 * 512 + 2 * 512 * 128),
+            ),
+            Diagnosis(
+                "only one of W_K and W_V was shrunk",
+                name="one shared projection",
+                hint="keys and values are both shared",
+                variant=lambda: np.array(3 * 512 * 512 + 512 * 128),
             ),
         ),
     )

@@ -16,7 +16,7 @@ from ._common import (
     nan_masked_softmax,
     swap,
 )
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 from .ch05 import mha_reference
 
 __all__: list = []
@@ -281,7 +281,8 @@ def _mmha_cases():
             zip(("W_q", "W_k", "W_v", "W_o"), [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)])
         )
 
-    return [
+    return grouped(
+        "causal masks",
         Case(
             "causal (3, 3), B=1, d_model=4, 2 heads",
             x=rng.normal(size=(1, 3, 4)),
@@ -289,6 +290,8 @@ def _mmha_cases():
             n_heads=2,
             mask=np.tril(np.ones((3, 3), dtype=bool)),
         ),
+    ) + grouped(
+        "padding masks",
         Case(
             "padding (B, 1, 1, L), B=2, d_model=6, 3 heads",
             x=rng.normal(size=(2, 4, 6)),
@@ -296,7 +299,7 @@ def _mmha_cases():
             n_heads=3,
             mask=np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :],
         ),
-    ]
+    )
 
 
 def _mmha_nan(x, W_q, W_k, W_v, W_o, n_heads, mask):
@@ -357,7 +360,7 @@ register(
 
 # ----------------------------------------------------------------------------- 6.7 sliding window (extend)
 def _window_cases():
-    return [Case("L=5, window 2", L=5, window=2), Case("L=6, window 3", L=6, window=3)]
+    return grouped("windows", Case("L=5, window 2", L=5, window=2), Case("L=6, window 3", L=6, window=3))
 
 
 def _window(L, window, lo=None):
@@ -594,7 +597,7 @@ register(
         reference=_uniform_entropy,
         public_cases=lambda: [
             Case("lengths [4, 2, 1], S=4", lengths=np.array([4, 2, 1]), S=4),
-            Case("lengths [3, 8], S=8", lengths=np.array([3, 8]), S=8),
+            Case("lengths [5, 9], S=9", lengths=np.array([5, 9]), S=9),
         ],
         diagnoses=(
             Diagnosis(

@@ -323,7 +323,11 @@ def _pair_cases():
     rng = np.random.default_rng(706)
     return [
         Case(
-            "one pair, offset 1, theta 1", q=np.array([1.0, 0.0]), k=np.array([1.0, 0.0]), offset=1, theta=1.0
+            "one pair, offset 3, theta 0.7",
+            q=np.array([1.0, 0.0]),
+            k=np.array([1.0, 0.0]),
+            offset=3,
+            theta=0.7,
         ),
         Case(
             "three pairs, offsets -2..2",

@@ -250,8 +250,14 @@ register(
         description="One step of generation: the new token's `q_new`, `k_new (..., 1, E)` and "
         "`v_new (..., 1, Ev)` arrive, the cache holds the `t` earlier tokens' `k_cache (..., t, E)` and "
         "`v_cache (..., t, Ev)` (`t` may be 0). Append the new key and value at the end of the cache and "
-        "attend (scaled) from the new query to every key. Return `(out (..., 1, Ev), k_all, v_all)`. "
-        "No mask is needed: why?",
+        "attend (scaled) from the new query to every key. Return `(out (..., 1, Ev), k_all, v_all)`.",
+        reflect=(
+            "the new token attends to every cached key with no mask. Why is that still causal?",
+            "The cache holds only tokens that came before the new one, and the new token itself: "
+            "there is no later token in it to hide. A mask is needed when several queries are "
+            "processed at once (a prompt, or a chunk of new tokens as in Exercise 9.6), because then "
+            "some keys are in the future of some queries.",
+        ),
         solution='''
             def decode_step(q_new, k_new, v_new, k_cache, v_cache):
                 """One KV-cache decoding step: (out (..., 1, Ev), k_all (..., t+1, E), v_all (..., t+1, Ev))."""
@@ -289,35 +295,43 @@ register(
     Exercise(
         id="ch09.predict_weights_bytes",
         number="9.4",
-        title="predict the memory of the weights",
+        title="predict the size of a KV cache",
         points=1,
         function="predict_weights_bytes",
         kind="predict",
-        description="Before running anything: how many bytes does one head's attention-weights matrix "
-        "take for $L = S = 4096$ in float32? Return the number of bytes; anything within 5% passes "
-        "(so 64 MiB and 67 MB are both right).",
+        description="A decoder has 24 layers, 8 key/value heads of $d_{head} = 128$ per layer, and keeps "
+        "its KV cache in bfloat16 (2 bytes a number). How many bytes does the cache hold for one sequence "
+        "of 8192 tokens? Return the number of bytes; anything within 5% passes.",
         solution='''
             def predict_weights_bytes():
-                """Bytes of an L x S float32 weights matrix for L = S = 4096."""
+                """Bytes of the KV cache: 24 layers, 8 KV heads of 128, 8192 tokens, bfloat16."""
                 ### BEGIN SOLUTION
-                L = S = 4096
-                return L * S * 4  # 4 bytes per float32: 2**26 bytes = 64 MiB
+                # keys and values (2) x layers x heads x d_head x tokens x 2 bytes
+                return 2 * 24 * 8 * 128 * 8192 * 2
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(4096.0 * 4096 * 4),
-        public_cases=lambda: [Case("L = S = 4096, float32")],
+        reference=lambda: np.array(2.0 * 24 * 8 * 128 * 8192 * 2),
+        public_cases=lambda: [Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16")],
         tolerance=(0.05, 0.0),
+        hint="every layer keeps a key and a value vector per head per token",
         diagnoses=(
             Diagnosis(
-                "that is the number of entries; each float32 takes 4 bytes",
-                variant=lambda: np.array(4096.0**2),
+                "twice the cache: how many bytes does a bfloat16 number take?",
+                name="float32 bytes",
+                hint="bfloat16 is 2 bytes a number, not 4",
+                variant=lambda: np.array(2.0 * 24 * 8 * 128 * 8192 * 4),
             ),
             Diagnosis(
-                "that is in bits: a float32 is 32 bits, 4 bytes", variant=lambda: np.array(4096.0**2 * 32)
+                "that is the number of entries, not bytes",
+                name="entries, not bytes",
+                hint="2 bytes per bfloat16 number",
+                variant=lambda: np.array(2.0 * 24 * 8 * 128 * 8192),
             ),
             Diagnosis(
-                "the weights form an L x S matrix: 4096 * 4096 entries, not 4096",
-                variant=lambda: np.array(4096.0 * 4),
+                "that is one layer's cache; every layer keeps its own",
+                name="one layer",
+                hint="multiply by the 24 layers",
+                variant=lambda: np.array(2.0 * 8 * 128 * 8192 * 2),
             ),
         ),
     )

@@ -110,6 +110,15 @@ def exercise_cells(exercise_id: str, *, with_ids: bool = True) -> List[dict]:
     unit = "point" if ex.points == 1 else "points"
     prompt = f"**Exercise {ex.number}: {ex.title}** ({ex.points} {unit}). {ex.description}".rstrip()
     prompt += "\n\n" + rules_line(ex)
+    reflect = getattr(ex, "reflect", None)
+    if reflect:
+        question, answer = reflect
+        prompt += (
+            f"\n\n*Reflect (not graded):* {question}\n\n"
+            "````{admonition} A worked answer\n:class: dropdown\n\n"
+            f"{answer}\n"
+            "````"
+        )
     reveal = (
         "````{admonition} Show a worked solution\n"
         ":class: dropdown\n\n"
