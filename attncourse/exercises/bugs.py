@@ -126,6 +126,12 @@ register(
                 D_MODEL_SCALE,
                 variant=lambda x, W_q, W_k, h: _head_weights(x, W_q, W_k, h, scale=1 / np.sqrt(x.shape[-1])),
             ),
+            Diagnosis(
+                "the heads are sharper than expected: is there any scale left?",
+                name="no scale",
+                hint="divide each head's scores by sqrt(d_head)",
+                variant=lambda x, W_q, W_k, h: _head_weights(x, W_q, W_k, h, scale=1.0),
+            ),
         ),
     )
 )
@@ -143,6 +149,12 @@ def _causal_cases():
             v=rng.normal(size=(2, 4, 3)),
         ),
     ]
+
+
+def _masked_late(q, k, v):
+    allowed = causal_mask(q.shape[-2], k.shape[-2])
+    w = softmax(q @ swap(k) / np.sqrt(q.shape[-1])) * allowed
+    return w @ v, w
 
 
 def _causal_attention(q, k, v, invert=False):
@@ -181,6 +193,13 @@ register(
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(INVERTED_MASK, variant=lambda q, k, v: _causal_attention(q, k, v, invert=True)),
+            Diagnosis(
+                "the rows of the weights no longer sum to 1: the blocked keys' weight was removed after "
+                "the softmax had shared it out. Where must the mask act?",
+                name="masked after the softmax",
+                hint="block the scores (with -inf) before the softmax",
+                variant=lambda q, k, v: _masked_late(q, k, v),
+            ),
         ),
     )
 )
@@ -277,6 +296,13 @@ register(
         distributions=("result",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
+            Diagnosis(
+                "the shape is right but each column sums to 1, not each row: over which axis was the "
+                "softmax taken?",
+                name="softmax over the queries",
+                hint="one row per query, normalised over the keys: softmax(q @ k.T / sqrt(E), axis=-1)",
+                variant=lambda q, k: softmax(q @ k.T / np.sqrt(q.shape[-1]), axis=0),
+            ),
             Diagnosis(
                 "the weights have one row per key and one column per query: which of q and k gives the rows?",
                 name="q and k swapped",

@@ -66,6 +66,14 @@ register(
                 "multiplied by W transposed: with W of shape (d_model, d_k) the projection is x @ W",
                 variant=_transposed_projection,
             ),
+            Diagnosis(
+                "k and v are both x @ W_q: which weight matrix makes each of the three?",
+                name="one matrix for all three",
+                hint="q = x @ W_q, k = x @ W_k, v = x @ W_v",
+                variant=lambda x, W_q, W_k, W_v: (
+                    (x @ W_q, x @ W_q, x @ W_q) if W_q.shape == W_k.shape == W_v.shape else None
+                ),
+            ),
         ),
     )
 )
@@ -174,6 +182,14 @@ register(
             Diagnosis(
                 "you applied the permutation again; undo it with its inverse, np.argsort(perm)",
                 variant=lambda out_permuted, perm: out_permuted[..., perm, :],
+            ),
+            Diagnosis(
+                "the rows are still in the permuted order: nothing was undone",
+                name="returned unchanged",
+                hint="index the rows with the inverse permutation, np.argsort(perm)",
+                variant=lambda out_permuted, perm: (
+                    None if np.array_equal(perm, np.arange(len(perm))) else out_permuted
+                ),
             ),
         ),
     )

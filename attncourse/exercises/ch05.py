@@ -110,6 +110,15 @@ register(
                 "(..., L, H * d_head)",
                 variant=_combine_no_transpose,
             ),
+            Diagnosis(
+                "each token's features are interleaved across the heads (feature j of every head, then "
+                "feature j + 1): which axes were swapped before the reshape?",
+                name="head and feature axes swapped",
+                hint="move the head axis next to d_head: (..., H, L, d_head) -> (..., L, H, d_head)",
+                variant=lambda x: np.swapaxes(np.swapaxes(x, -3, -2), -1, -2).reshape(
+                    *x.shape[:-3], x.shape[-2], x.shape[-3] * x.shape[-1]
+                ),
+            ),
         ),
     )
 )
@@ -295,6 +304,12 @@ register(
             Diagnosis(
                 "torch's Linear computes x @ weight.T: transpose each block (and out_proj_weight) for the x @ W convention",
                 variant=lambda a, b: _from_torch(a, b, transpose=False),
+            ),
+            Diagnosis(
+                "W_q, W_k, W_v are right but W_o is not: how does out_proj compute its output?",
+                name="out_proj not transposed",
+                hint="out_proj is an nn.Linear too: transpose its weight",
+                variant=lambda a, b: _from_torch(a, b)[:3] + (b,),
             ),
         ),
     )

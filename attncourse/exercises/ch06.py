@@ -321,7 +321,9 @@ register(
         description="Everything together: multi-head self-attention of `x (B, L, d_model)` with "
         "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`), `n_heads` heads scaled by "
         "$1/\\sqrt{d_{head}}$, and a boolean `mask` (True = may attend) that broadcasts to "
-        "`(B, n_heads, L, L)`. Return `(out (B, L, d_model), weights (B, n_heads, L, L))`; a query "
+        "`(B, n_heads, L, L)`. Head `h` owns columns `h * d_head:(h + 1) * d_head` of `x @ W_q`, `x @ W_k` "
+        "and `x @ W_v` (as in Exercise 5.1), and the merged heads go back in the same order before `@ W_o`. "
+        "Return `(out (B, L, d_model), weights (B, n_heads, L, L))`; a query "
         "with nothing to attend to gets zeros, not NaN.",
         solution='''
             def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
