@@ -44,8 +44,8 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "01_softmax.ipynb": (
         "softmax_explorer",
-        "Interactive: a temperature slider and a score slider above two bar charts, the scores divided by "
-        "the temperature and the softmax weights with their entropy.",
+        "Interactive: a temperature slider, word buttons and a score slider (every score can be changed) above "
+        "two bar charts, the scores divided by the temperature and the softmax weights with their entropy.",
     ),
     "02_dot_product_attention.ipynb": (
         "dot_product_explorer",
@@ -69,13 +69,15 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "06_masked_attention.ipynb": (
         "mask_explorer",
-        "Interactive: a causal toggle, a query-count slider and a padding slider above three heatmaps: the "
-        "boolean mask, the masked scores and the attention weights.",
+        "Interactive: mask (padding, causal, top-left or bottom-right with fewer queries), padding side and "
+        "fill-value buttons (-inf, -1e9, 0, -1e9 in float16) above three heatmaps: the boolean mask, the "
+        "masked scores and the attention weights.",
     ),
     "07_positional_encoding.ipynb": (
         "positional_explorer",
-        "Interactive: a sinusoid/RoPE toggle, d_model and position sliders above the encoding table or RoPE "
-        "score matrix, one position's vector, and scores against the offset.",
+        "Interactive: a sinusoid/RoPE/past-training-length toggle, d_model and position sliders above the "
+        "encoding table or RoPE score matrix, one position's vector, and scores against the offset; past the "
+        "training length, the table with the training length marked and the dimensions outside its range.",
     ),
     "08_transformer_block.ipynb": (
         "transformer_explorer",

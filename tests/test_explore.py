@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -254,15 +257,52 @@ def test_mask_view_with_fewer_queries_matches_sdpa(n_queries):
     rng = np.random.default_rng(0)
     q, k, v = rng.standard_normal((3, 6, 4))
     _, expected = ac.scaled_dot_product_attention(
-        q[:n_queries], k, v, ac.padding_mask([4], 6), is_causal=True
+        q[6 - n_queries :], k, v, ac.padding_mask([4], 6), is_causal=True
     )
     assert view.mask.shape == view.weights.shape == (n_queries, 6)
     np.testing.assert_allclose(view.weights, expected)
-    assert view.queries == view.tokens[:n_queries]
+    assert view.queries == view.tokens[6 - n_queries :]  # the newest tokens, as with a KV cache
     assert (
         explore.mask_view(2, True, n_queries=6).weights.tolist()
         == explore.mask_view(2, True).weights.tolist()
     )
+
+
+@pytest.mark.parametrize("pad_side", explore.PAD_SIDES)
+def test_bottom_right_gives_the_rows_of_full_causal_attention(pad_side):
+    full = explore.mask_view(1, True, pad_side=pad_side)
+    for n_queries in (1, 3):
+        right = explore.mask_view(1, True, n_queries=n_queries, align="bottom-right", pad_side=pad_side)
+        wrong = explore.mask_view(1, True, n_queries=n_queries, align="top-left", pad_side=pad_side)
+        np.testing.assert_allclose(right.weights, full.weights[6 - n_queries :])
+        assert not np.allclose(wrong.weights, full.weights[6 - n_queries :])
+    # one query, top-left: only key 0 (a <pad> on the left, so nothing at all)
+    assert explore.mask_view(1, True, n_queries=1, pad_side="right").mask.sum() == 1
+
+
+def test_left_padding_with_the_causal_mask_leaves_rows_with_nothing_to_see():
+    view = explore.mask_view(2, True, pad_side="left")
+    assert view.tokens[:2] == ("<pad>", "<pad>") and view.empty_rows == (0, 1)
+    assert not view.mask[:, :2].any()
+    np.testing.assert_array_equal(view.weights[:2], 0.0)  # -inf and attncourse's softmax: zeros
+
+
+def test_fills_show_what_goes_wrong():
+    """-inf: blocked keys get 0 and empty rows are zeros; 0 leaks; -1e9 spreads an empty row over
+    blocked keys; -1e9 written into float16 overflows to -inf, and a plain softmax gives NaN."""
+    views = {fill: explore.mask_view(2, True, pad_side="left", fill=fill) for fill in explore.FILLS}
+    right = views["-inf"]
+    assert right.blocked_weight == 0.0 and right.nan_rows == ()
+    assert views["0"].blocked_weight > 0.3
+    minus_1e9 = views["-1e9"]
+    np.testing.assert_allclose(minus_1e9.weights[0], 1 / 6)  # nothing to see: uniform over blocked keys
+    np.testing.assert_allclose(minus_1e9.weights[2:], right.weights[2:])  # elsewhere as -inf
+    fp16 = views["-1e9 fp16"]
+    assert fp16.masked_scores.dtype == np.float16 and np.isneginf(fp16.masked_scores[~fp16.mask]).all()
+    assert fp16.nan_rows == (0, 1) == right.empty_rows
+    np.testing.assert_allclose(fp16.weights[2:], right.weights[2:], atol=2e-3)  # float16 scores
+    with pytest.raises(ValueError, match="fill must be one of"):
+        explore.mask_view(fill="-1e4")
 
 
 def test_mask_view_refuses_more_queries_than_keys():
@@ -393,3 +433,87 @@ def test_online_softmax_steps_end_at_the_exact_softmax(block_size):
 def test_efficient_view_refuses_a_step_past_the_end():
     with pytest.raises(ValueError, match="step must be at most 4"):
         explore.efficient_view(8, 5)
+
+
+# -- each explorer shows its chapter's numbers -------------------------------------------------
+#
+# The chapters print numbers computed from attncourse.toy_data; the explorers read the same data.
+# These tests read the numbers from the committed notebooks' saved outputs, so they fail when a
+# chapter and its explorer drift apart (or when a chapter is re-executed with other data).
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+
+
+def _printed(notebook: str, marker: str) -> str:
+    """What the code cell of ``book/<notebook>`` whose source contains ``marker`` printed."""
+    nb = json.loads((BOOK / notebook).read_text(encoding="utf-8"))
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])]
+    assert len(cells) == 1, f"{notebook}: {len(cells)} code cells contain {marker!r}"
+    text = "".join(
+        "".join(o.get("text", "")) for o in cells[0].get("outputs", []) if o["output_type"] == "stream"
+    )
+    assert text, f"{notebook}: the cell with {marker!r} has no saved output; execute the notebook"
+    return text
+
+
+def test_chapter_4_explorer_shows_the_chapters_weights():
+    printed = _printed("04_self_attention.ipynb", 'print("key   q.k  q.k/2')
+    # "mat     2    1.0      2.7183  0.4241   [...]": token, q.k, q.k/2, exp, weight
+    rows = [
+        line.split()
+        for line in printed.splitlines()
+        if line.split()[:1] and line.split()[0] in toy_data.SENTENCE
+    ]
+    weights = [float(row[4]) for row in rows]
+    view = explore.self_attention_view()  # the default view: the query "cat"
+    assert view.tokens[view.token] == "cat" and len(weights) == 6
+    np.testing.assert_allclose(view.row, weights, atol=5e-5)
+    cat_mat = re.search(
+        r"cat -> mat: ([0-9.]+) at \(1, 5\)", _printed("04_self_attention.ipynb", "perm = [0, 5")
+    )
+    assert cat_mat and float(cat_mat.group(1)) == round(float(view.row[5]), 4) == 0.4241
+
+
+def test_chapter_1_explorer_shows_the_chapters_temperatures():
+    printed = _printed("01_softmax.ipynb", "temps = np.logspace(")
+    found = re.findall(r"T = +([0-9.]+): largest weight ([0-9.]+), entropy ([0-9.]+)", printed)
+    assert len(found) >= 3
+    checked = 0
+    for t, top, h in found:
+        if float(t) in explore.FRAME_TEMPERATURES:  # the temperatures the book's explorer offers
+            view = explore.softmax_view(float(t))  # the explorer's scores: the chapter's
+            assert round(view.max_weight, 4) == float(top) and round(view.entropy, 4) == float(h)
+            checked += 1
+    assert checked >= 3  # 0.25, 1.0 (the default) and 5.0
+
+
+def test_chapter_6_explorer_left_padding_and_fills_match_the_chapter():
+    printed = _printed("06_masked_attention.ipynb", 'left = ["<pad>", "<pad>", "dogs"')
+    matrix = np.array(re.findall(r"\[([01 ]+)\]", printed)[:5], dtype=object)
+    mask = np.array([[int(x) for x in row.split()] for row in matrix], dtype=bool)
+    view = explore.mask_view(2, True, tokens=("dogs", "bark", "loudly", "-", "-"), pad_side="left")
+    assert view.tokens == ("<pad>", "<pad>", "dogs", "bark", "loudly")
+    np.testing.assert_array_equal(view.mask, mask)
+    assert "rows with nothing to attend to: [0 1]" in printed and view.empty_rows == (0, 1)
+    # The chapter's table: the weight on blocked keys of a row with every key blocked, per fill.
+    table = _printed("06_masked_attention.ipynb", 'fills = {"0": 0.0')
+    blocked_row = {line.split("|")[0].strip(): line.split("|")[3].strip() for line in table.splitlines()[1:]}
+    left = {fill: explore.mask_view(2, True, pad_side="left", fill=fill) for fill in explore.FILLS}
+    for fill in ("0", "-1e9"):
+        assert float(blocked_row[fill]) == 1.0
+        np.testing.assert_allclose(left[fill].weights[0].sum(), 1.0)  # all of it on blocked keys
+        assert not left[fill].mask[0].any()
+    # -inf with a plain softmax: NaN; -1e9 in float16 is -inf, so the explorer's fp16 row is NaN too
+    assert blocked_row["-inf"] == "nan" and left["-1e9 fp16"].nan_rows == (0, 1)
+
+
+def test_chapter_7_explorer_counts_the_chapters_dimensions_outside_training():
+    printed = _printed("07_positional_encoding.ipynb", "pe_long = ac.sinusoidal_positional_encoding")
+    found = re.findall(r"position +(\d+): +(\d+) of (\d+) dimensions outside", printed)
+    assert len(found) >= 5
+    default = explore.extrapolation_view()  # d_model and N from toy_data, as the chapter
+    for position, outside, d_model in found:
+        position, outside = int(position), int(outside)
+        assert int(d_model) == default.d_model == toy_data.PE_D_MODEL
+        view = default if position < len(default.outside) else explore.extrapolation_view(n_positions=1024)
+        assert int(view.outside[position]) == outside, position

@@ -36,8 +36,8 @@ MAPS, MAP_TOKENS = _maps(), [7, 3, 9, 7, 3, 9]
 EXPLORERS = {
     "softmax": (
         aw.softmax_explorer,
-        lambda temperature, logits: aw.render_softmax(temperature, logits),
-        {"temperature": 0.25, "logits": (5.0, 2.0, 1.0, 0.5, -1.0)},
+        lambda temperature, word, score: aw.render_softmax(temperature, word=word, score=score),
+        {"temperature": 0.25, "word": "roof", "score": 5.0},  # roof's score: its own (-0.5), then 5
     ),
     "scaling": (
         aw.scaling_explorer,
@@ -51,8 +51,10 @@ EXPLORERS = {
     ),
     "mask": (
         aw.mask_explorer,
-        lambda causal, n_queries, pad_length: aw.render_mask(pad_length, causal, n_queries=n_queries),
-        {"causal": True, "n_queries": 4, "pad_length": 6},
+        lambda mask, pad_side, pad_length, fill: aw.render_mask(
+            pad_length, mask, pad_side=pad_side, fill=fill
+        ),
+        {"mask": "causal, L = S/2, bottom-right", "pad_side": "left", "fill": "-1e9 fp16"},
     ),
     "positional": (
         aw.positional_explorer,
@@ -86,13 +88,14 @@ EXPLORERS = {
     ),
 }
 DEFAULTS = {
-    "softmax": {"temperature": explore.DEFAULT_TEMPERATURE, "logits": explore.LOGITS},
+    "softmax": {"temperature": explore.DEFAULT_TEMPERATURE, "word": "mat", "score": explore.LOGITS[0]},
     "scaling": {"variant": "scaled", "d_k": explore.DEFAULT_D_K},
     "heads": {"n_heads": explore.DEFAULT_N_HEADS, "head": 0},
     "mask": {
-        "causal": explore.DEFAULT_CAUSAL,
-        "n_queries": explore.MASK_LENGTH,
+        "mask": "padding",
+        "pad_side": "right",
         "pad_length": explore.DEFAULT_PAD_LENGTH,
+        "fill": "-inf",
     },
     "positional": {
         "encoding": "sinusoidal",
@@ -105,14 +108,14 @@ DEFAULTS = {
     "transformer": {"layer": 0, "head": 0},
     "efficient": {"block_size": 8, "step": 1},
 }
-# 9 temperatures x 5 first scores; 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 2 x 3 x 7;
-# 2 x 3 x 4; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 8 + 4 + 2 + 1 steps.
+# 5 temperatures x 6 words x 4 scores (its own, -2, 2, 5); 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 4 x 2 x 1 x 4;
+# (2 x 3 x 4) + (1 x 3 x 4) past the training length; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 8 + 4 + 2 + 1 steps.
 FRAME_COUNTS = {
-    "softmax": 45,
+    "softmax": 120,
     "scaling": 22,
     "heads": 33,
-    "mask": 42,
-    "positional": 24,
+    "mask": 32,
+    "positional": 36,
     "kernel": 40,
     "dot_product": 32,
     "self_attention": 12,
@@ -120,6 +123,16 @@ FRAME_COUNTS = {
     "efficient": 15,
 }
 
+
+# Live mode differs where the book's frames cannot hold every value: the softmax explorer's scores
+# are one text box there (every score typed at once) instead of a word and its score.
+LIVE = {
+    "softmax": (
+        lambda temperature, logits: aw.render_softmax(temperature, logits),
+        {"temperature": 0.25, "logits": (5.0, 2.0, 1.0, 0.5, -1.0, 0.0)},
+        {"temperature": explore.DEFAULT_TEMPERATURE, "logits": explore.LOGITS},
+    )
+}
 
 # The quick tier (-m "not slow") runs the mechanics on one small explorer; the full tier on all ten.
 QUICK = "self_attention"
@@ -181,6 +194,10 @@ def test_frames_follow_each_control(frames_explorer):
             before = explorer.shown()
             set_control(explorer, control, value)
             values[control] = value
+            names = [c.name for c in explorer.control_specs]
+            for later in names[names.index(control) + 1 :]:  # a dependent control offers its own default
+                if isinstance(explorer._control(later), aw.DependentControl):
+                    values[later] = explorer.values()[later]
             after = explorer.shown()
             assert explorer.values() == values
             assert after.png != before.png, f"moving {control} did not change the picture"
@@ -256,11 +273,11 @@ def test_every_control_has_a_name_and_every_picture_says_what_it_shows(frames_ex
 
 def test_live_redraws_each_control(live_explorer):
     name, explorer = live_explorer
-    render, changes = EXPLORERS[name][1], EXPLORERS[name][2]
+    render, changes, defaults = LIVE.get(name, (*EXPLORERS[name][1:], DEFAULTS[name]))
     assert explorer.mode == "live" and explorer.stack is None and not explorer.links
-    assert explorer.values() == DEFAULTS[name]
-    assert explorer.shown() == render(**DEFAULTS[name])
-    values = dict(DEFAULTS[name])
+    assert explorer.values() == defaults
+    assert explorer.shown() == render(**defaults)
+    values = dict(defaults)
     for control, value in changes.items():
         before = explorer.shown()
         n_redraws = len(explorer.redraw_ms)
@@ -319,12 +336,12 @@ def test_frames_dependent_control_has_one_widget_per_parent_value():
 
 def test_live_scores_are_editable_and_bad_text_is_reported():
     explorer = aw.softmax_explorer(mode="live")
-    explorer.controls["logits"].value = "0, 0, 0, 0, 9"
-    assert explorer.values()["logits"] == (0.0, 0.0, 0.0, 0.0, 9.0)
-    assert explorer.shown() == aw.render_softmax(1.0, (0.0, 0.0, 0.0, 0.0, 9.0))
+    explorer.controls["logits"].value = "0, 0, 0, 0, 0, 9"
+    assert explorer.values()["logits"] == (0.0, 0.0, 0.0, 0.0, 0.0, 9.0)
+    assert explorer.shown() == aw.render_softmax(1.0, (0.0, 0.0, 0.0, 0.0, 0.0, 9.0))
     good, n_redraws = explorer.shown(), len(explorer.redraw_ms)
     explorer.controls["logits"].value = "1, two"
-    assert "Not drawn" in explorer.caption.value and "5 numbers" in explorer.caption.value
+    assert "Not drawn" in explorer.caption.value and "6 numbers" in explorer.caption.value
     assert explorer.shown().png == good.png and len(explorer.redraw_ms) == n_redraws  # the picture stays
 
 
@@ -378,9 +395,9 @@ def test_unknown_mode():
 def test_no_pyplot_figures_and_a_short_repr():
     plt.close("all")
     explorer = aw.mask_explorer(mode="live")
-    explorer.controls["causal"].value = True
+    explorer.controls["mask"].value = "causal"
     assert plt.get_fignums() == []  # nothing for the inline backend to show a second time
-    assert repr(explorer) == "<mask explorer: causal, n_queries, pad_length>"
+    assert repr(explorer) == "<mask explorer: mask, pad_side, pad_length, fill>"
     assert "attncourse-explorer" in explorer._dom_classes
     assert "attncourse-control-pad_length" in explorer.controls["pad_length"]._dom_classes
 
@@ -497,3 +514,32 @@ def test_insert_explorers_passes_the_chapters_variables(insert_script, tmp_path)
     # Every chapter with a slot in the book gets a registered explorer that exists.
     for name, (function, alt, *args) in insert_script.EXPLORERS.items():
         assert hasattr(aw, function) and alt.startswith("Interactive: "), name
+
+
+# -- the chapters' numbers on screen ---------------------------------------------------------
+
+
+def test_default_pictures_show_the_chapters_numbers():
+    """The default frames carry the numbers the chapters print (tests/test_explore.py reads them from the
+    notebooks): chapter 4's cat -> mat 0.4241, chapter 1's weights at T = 1."""
+    assert "mat 0.424" in aw.render_self_attention().caption  # cat's row, as chapter 4 computes it by hand
+    view = explore.softmax_view(1.0)
+    caption = aw.render_softmax(1.0).caption
+    assert f"top weight {view.max_weight:.3f}" in caption and f"entropy {view.entropy:.3f}" in caption
+
+
+@pytest.mark.slow
+def test_softmax_frames_let_every_score_change():
+    if not hasattr(ipywidgets, "Stack"):
+        pytest.skip("frames mode needs ipywidgets 8")
+    explorer = aw.softmax_explorer(mode="frames")
+    by_word = {}
+    for setting in explorer.settings():
+        by_word.setdefault(setting["word"], set()).add(setting["score"])
+    assert set(by_word) == set(explorer_labels := explore.LOGIT_LABELS)
+    for word, own in zip(explorer_labels, explore.LOGITS):
+        assert own in by_word[word] and len(by_word[word]) >= 3
+    set_control(explorer, "word", "moon")
+    set_control(explorer, "score", 5.0)
+    assert explorer.shown() == aw.render_softmax(1.0, word="moon", score=5.0)
+    assert "moon 5" in explorer.shown().caption

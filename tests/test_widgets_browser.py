@@ -38,7 +38,7 @@ PAGES: Dict[str, Tuple[str, List[str]]] = {
     "scaling": ("book/03_scaling.html", ["variant", "d_k"]),
     "self_attention": ("book/04_self_attention.html", ["order", "token"]),
     "heads": ("book/05_multi_head_attention.html", ["n_heads", "head"]),
-    "mask": ("book/06_masked_attention.html", ["causal", "n_queries", "pad_length"]),
+    "mask": ("book/06_masked_attention.html", ["mask", "pad_side", "pad_length", "fill"]),
     "positional": ("book/07_positional_encoding.html", ["encoding", "d_model", "position"]),
     "transformer": ("book/08_transformer_block.html", ["layer", "head"]),
     "efficient": ("book/09_efficient_attention.html", ["block_size", "step"]),

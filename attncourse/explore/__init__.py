@@ -18,9 +18,12 @@ function                   controls                     what it returns
 ``self_attention_view``    token, word order            chapter 4's weights, one token's row
 ``heads_view``             n_heads                      one attention map per head, d_head,
                                                         the parameter count
-``mask_view``              padding, causal, L           the mask, the masked scores, weights
+``mask_view``              padding (side, length),      the mask, the masked scores, weights
+                           causal, L, alignment, fill
 ``positional_view``        d_model, position            the sinusoidal table, one row, dot
                                                         product against offset, RoPE scores
+``extrapolation_view``     d_model, position            the table past the training length,
+                                                        dimensions outside the range seen
 ``transformer_view``       layer, head (given maps)     one head's map; previous-token and
                                                         induction scores of every head
 ``efficient_view``         block size, step             the online softmax's running state
@@ -36,19 +39,40 @@ from .dot_product import DotProductView, dot_product_view
 from .efficient import EfficientView, efficient_view
 from .heads import DEFAULT_D_MODEL_HEADS, DEFAULT_N_HEADS, HeadsView, heads_view
 from .kernel import KernelView, kernel_view
-from .mask import DEFAULT_CAUSAL, DEFAULT_PAD_LENGTH, MASK_LENGTH, MaskView, mask_view
+from .mask import (
+    ALIGNMENTS,
+    DEFAULT_CAUSAL,
+    DEFAULT_PAD_LENGTH,
+    FILLS,
+    MASK_LENGTH,
+    PAD_SIDES,
+    MaskView,
+    mask_view,
+)
 from .positional import (
     D_MODEL_VALUES,
     DEFAULT_D_MODEL,
     DEFAULT_POSITION,
+    EXTRAPOLATION_POSITIONS,
     N_POSITIONS,
     POSITIONS,
+    ExtrapolationView,
     PositionalView,
+    extrapolation_view,
     positional_view,
 )
 from .scaling import D_K_VALUES, DEFAULT_D_K, VARIANTS, ScalingStats, ScalingView, scaling_view
 from .self_attention import SelfAttentionView, self_attention_view
-from .softmax import DEFAULT_TEMPERATURE, LOGIT_LABELS, LOGITS, TEMPERATURES, SoftmaxView, softmax_view
+from .softmax import (
+    DEFAULT_TEMPERATURE,
+    FRAME_TEMPERATURES,
+    LOGIT_LABELS,
+    LOGITS,
+    SCORE_VALUES,
+    TEMPERATURES,
+    SoftmaxView,
+    softmax_view,
+)
 from .transformer import TransformerView, transformer_view
 from .vision import VISION_VIEWS, VisionView, vision_view
 
@@ -57,6 +81,8 @@ __all__ = [
     "LOGITS",
     "LOGIT_LABELS",
     "TEMPERATURES",
+    "FRAME_TEMPERATURES",
+    "SCORE_VALUES",
     "DEFAULT_TEMPERATURE",
     "D_K_VALUES",
     "DEFAULT_D_K",
@@ -66,11 +92,15 @@ __all__ = [
     "MASK_LENGTH",
     "DEFAULT_PAD_LENGTH",
     "DEFAULT_CAUSAL",
+    "ALIGNMENTS",
+    "PAD_SIDES",
+    "FILLS",
     "D_MODEL_VALUES",
     "POSITIONS",
     "N_POSITIONS",
     "DEFAULT_D_MODEL",
     "DEFAULT_POSITION",
+    "EXTRAPOLATION_POSITIONS",
     "entropy",
     "softmax_jacobian",
     "divisors",
@@ -80,6 +110,7 @@ __all__ = [
     "HeadsView",
     "MaskView",
     "PositionalView",
+    "ExtrapolationView",
     "DotProductView",
     "EfficientView",
     "KernelView",
@@ -93,6 +124,7 @@ __all__ = [
     "heads_view",
     "mask_view",
     "positional_view",
+    "extrapolation_view",
     "transformer_view",
     "VISION_VIEWS",
     "VisionView",

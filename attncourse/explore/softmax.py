@@ -11,14 +11,29 @@ import numpy as np
 from .._backend import AttentionInputError
 from .._validation import positive_number, public
 from ..functional import softmax
+from ..toy_data import SOFTMAX_SCORES, SOFTMAX_TEMPERATURES, SOFTMAX_WORDS
 from ._common import entropy
 
-__all__ = ["LOGIT_LABELS", "LOGITS", "TEMPERATURES", "DEFAULT_TEMPERATURE", "SoftmaxView", "softmax_view"]
+__all__ = [
+    "LOGIT_LABELS",
+    "LOGITS",
+    "TEMPERATURES",
+    "FRAME_TEMPERATURES",
+    "SCORE_VALUES",
+    "DEFAULT_TEMPERATURE",
+    "SoftmaxView",
+    "softmax_view",
+]
 
-# Five candidate next words and their scores.
-LOGIT_LABELS: Tuple[str, ...] = ("mat", "rug", "sofa", "roof", "moon")
-LOGITS: Tuple[float, ...] = (3.0, 2.0, 1.0, 0.5, -1.0)
+# Chapter 1's six scores (its temperature section), named as candidate next words.
+LOGIT_LABELS: Tuple[str, ...] = SOFTMAX_WORDS
+LOGITS: Tuple[float, ...] = SOFTMAX_SCORES
+# The temperature slider: all of these where pictures are drawn on demand; in the HTML book,
+# where every picture is drawn in advance, the five temperatures the chapter plots.
 TEMPERATURES: Tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0, 10.0)
+FRAME_TEMPERATURES: Tuple[float, ...] = SOFTMAX_TEMPERATURES
+# The values a score can be set to in the HTML book (besides its own).
+SCORE_VALUES: Tuple[float, ...] = (-2.0, 2.0, 5.0)
 DEFAULT_TEMPERATURE = 1.0
 
 

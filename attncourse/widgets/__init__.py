@@ -17,7 +17,8 @@ explorer                       controls                        picture
 ``scaling_explorer``           scaled/unscaled, d_k            the weights, entropy against d_k
 ``self_attention_explorer``    word order, token               the weights map and one row
 ``heads_explorer``             n_heads, which head             one attention map per head
-``mask_explorer``              causal, L, keys' padding        mask, masked scores, weights
+``mask_explorer``              mask (causal, alignment),       mask, masked scores, weights
+                               padding side and length, fill
 ``positional_explorer``        sinusoid/RoPE, d_model,         table or RoPE scores, one row,
                                position                        scores against offset
 ``transformer_explorer``       layer, head                     a trained model's attention

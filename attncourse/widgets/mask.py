@@ -8,10 +8,31 @@ import numpy as np
 
 from .. import explore
 from ..plotting import heatmap, mask_overlay
-from ._core import Control, Explorer, Frame, caption
+from ..toy_data import SENTENCE
+from ._core import Control, Explorer, Frame, caption, resolve_mode
 from ._paint import CellLabels, Hatching, Painter, Renderer
 
-__all__ = ["render_mask", "mask_explorer"]
+__all__ = ["MASK_KINDS", "render_mask", "mask_explorer"]
+
+# What the blocked score cells say, per fill.
+_FILL_TEXT = {"-inf": "−∞", "-1e9": "−1e9", "0": "0", "-1e9 fp16": "−∞"}
+_FILL_NOTE = {
+    "-inf": " (attncourse's softmax: a row with no key is all zeros)",
+    "-1e9": " (float64; a row with no key spreads its weight over blocked keys)",
+    "0": " (e^0 = 1: blocked keys keep weight)",
+    "-1e9 fp16": " (float16 scores: -1e9 overflows to -inf, and a plain softmax of a row of -inf is NaN)",
+}
+# The mask control: padding alone, or with the causal mask; with L < S, the two alignments.
+MASK_KINDS = ("padding", "causal", "causal, L = S/2, top-left", "causal, L = S/2, bottom-right")
+
+
+def _mask_settings(kind: str, S: int) -> Tuple[bool, Optional[int], str]:
+    """``(causal, n_queries, align)`` for a value of the mask control."""
+    if kind not in MASK_KINDS:
+        raise ValueError(f"mask must be one of {MASK_KINDS}; got {kind!r}.")
+    if kind in ("padding", "causal"):
+        return kind == "causal", None, "top-left"
+    return True, max(1, S // 2), kind.rsplit(", ", 1)[1]
 
 
 class _MaskPainter(Painter):
@@ -39,7 +60,7 @@ class _MaskPainter(Painter):
             vmax=self.hi,
             title="masked scores",
         )
-        mask_overlay(mask, reference.weights, labels, labels, ax=ax_weights, title="weights (rows sum to 1)")
+        mask_overlay(mask, reference.weights, labels, labels, ax=ax_weights, title="weights")
         for ax in self.axes:  # -inf scores, and rows past L: blank
             ax.images[0].set_cmap(ax.images[0].get_cmap().with_extremes(bad="white"))
         for text in list(ax_weights.texts):  # mask_overlay labelled the weights; relabelled per frame
@@ -86,86 +107,132 @@ class _MaskPainter(Painter):
         ax_mask.images[0].set_data(rows(mask.astype(float)))
         ax_scores.images[0].set_data(rows(np.where(mask, view.scores, np.nan)))  # blocked cells left blank
         self.score_cells.set(
-            rows(view.scores, 0.0), "{:.1f}", self.lo, self.hi, show=real, blocked=blocked, blocked_text="−∞"
+            rows(view.scores, 0.0),
+            "{:.1f}",
+            self.lo,
+            self.hi,
+            show=real,
+            blocked=blocked,
+            blocked_text=_FILL_TEXT[view.fill],
         )
-        ax_weights.images[0].set_data(rows(view.weights))
-        self.weight_cells.set(rows(view.weights, 0.0), "{:.2f}", 0.0, 1.0, show=rows(mask, False))
+        weights = rows(view.weights, 0.0)
+        ax_weights.images[0].set_data(rows(view.weights))  # NaN (blank) past L and in NaN rows
+        self.weight_cells.set(weights, "{:.2f}", 0.0, 1.0, show=rows(mask, False) & ~np.isnan(weights))
+        grey = (64, 64, 64)
+        for i, j in zip(*np.nonzero(real & (blocked | np.isnan(weights)))):
+            w = weights[i, j]  # a blocked key's weight (not 0 with a finite fill), or NaN
+            if np.isnan(w) or w > 0.005:
+                self.weight_cells.items.append((i, j, "nan" if np.isnan(w) else f"{w:.2f}", grey))
         for hatching in self.hatches:
             hatching.show(blocked)
-        empty = view.empty_rows
-        kind = "padding + causal" if view.causal else "padding only"
+        empty, nan_rows = view.empty_rows, view.nan_rows
+        if not view.causal:
+            kind = "padding only"
+        elif L < S:
+            kind = f"padding + causal, {view.align}"
+        else:
+            kind = "padding + causal"
+        if nan_rows:
+            outcome = f"{len(nan_rows)} rows NaN"
+        elif view.blocked_weight > 0.005:
+            outcome = f"up to {view.blocked_weight:.2f} of a row's weight on blocked keys"
+        elif empty:
+            outcome = f"{len(empty)} rows with nothing to attend to are all 0"
+        else:
+            outcome = "blocked keys get 0"
         self.suptitle.set_text(
-            f"L = {L} queries, S = {S} keys, {view.pad_length} padded; {kind}"
-            + (f": {len(empty)} rows with nothing to attend to are all 0" if empty else "")
+            f"L = {L}, S = {S}, {view.pad_length} padded on the {view.pad_side}; {kind}; "
+            f"fill {view.fill}: {outcome}"
         )
         return caption(
-            f"L = {L} queries against S = {S} keys, padding length {view.pad_length}, causal "
-            f"{'on' if view.causal else 'off'}: "
+            f"L = {L} queries (the last {L} tokens) against S = {S} keys, {view.pad_length} padded on the "
+            f"{view.pad_side}, causal {('on, ' + view.align if L < S else 'on') if view.causal else 'off'}: "
             f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
-            "Row sums of the weights: "
-            + ", ".join(f"{s:.2f}" for s in view.row_sums)
+            f"Blocked scores filled with {view.fill}{_FILL_NOTE[view.fill]}; largest share of a row's "
+            f"weight on blocked keys: {view.blocked_weight:.3f}. Row sums of the weights: "
+            + ", ".join("nan" if np.isnan(s) else f"{s:.2f}" for s in view.row_sums)
             + (f" (rows {', '.join(str(i + 1) for i in empty)} have no key to attend to)" if empty else ""),
         )
 
     def alt(self, view: Any) -> str:
         blocked = int((~view.mask).sum())
-        empty = (
-            f"; rows {', '.join(str(i + 1) for i in view.empty_rows)} are all zero" if view.empty_rows else ""
-        )
+        if view.nan_rows:
+            rows = f"; rows {', '.join(str(i + 1) for i in view.nan_rows)} are NaN"
+        elif view.empty_rows and view.blocked_weight <= 0.005:
+            rows = f"; rows {', '.join(str(i + 1) for i in view.empty_rows)} are all zero"
+        else:
+            rows = ""
         return (
             f"Three heatmaps of {len(view.queries)} queries over the keys '{' '.join(view.tokens)}' "
-            f"({view.pad_length} padded, causal "
-            f"{'on' if view.causal else 'off'}): the mask with {blocked} of {view.mask.size} cells blocked "
-            f"(hatched), the scores with the blocked cells minus infinity, and the weights, whose rows sum "
-            f"to 1{empty}."
+            f"({view.pad_length} padded on the {view.pad_side}, causal "
+            f"{view.align if view.causal else 'off'}): the mask with {blocked} of {view.mask.size} cells "
+            f"blocked (hatched), the scores with the blocked cells filled with {view.fill}, and the weights, "
+            f"with up to {view.blocked_weight:.2f} of a row's weight on blocked keys{rows}."
         )
 
 
 def _mask_renderer(tokens: Sequence[str], seed: int) -> Renderer:
     tokens = tuple(tokens)
-    return Renderer(
-        lambda pad_length, causal, n_queries=None: explore.mask_view(
-            pad_length, causal, tokens, seed, n_queries
-        ),
-        lambda: _MaskPainter(tokens, seed),
-    )
+
+    def view(mask: str, pad_side: str, pad_length: int, fill: str) -> explore.MaskView:
+        causal, n_queries, align = _mask_settings(mask, len(tokens))
+        return explore.mask_view(
+            pad_length, causal, tokens, seed, n_queries, align=align, pad_side=pad_side, fill=fill
+        )
+
+    return Renderer(view, lambda: _MaskPainter(tokens, seed))
 
 
 def render_mask(
     pad_length: int,
-    causal: bool,
-    tokens: Sequence[str] = explore.TOKENS,
+    mask: str = "padding",
+    *,
+    pad_side: str = "right",
+    fill: str = "-inf",
+    tokens: Sequence[str] = SENTENCE,
     seed: int = 0,
-    n_queries: Optional[int] = None,
 ) -> Frame:
-    """Draw :func:`attncourse.explore.mask_view`: the mask, the masked scores, the weights."""
-    return _mask_renderer(tokens, seed)(pad_length=pad_length, causal=causal, n_queries=n_queries)
+    """Draw :func:`attncourse.explore.mask_view`: the mask, the masked scores, the weights.
+
+    ``mask`` is one of :data:`MASK_KINDS`: padding alone, or with the causal mask (with ``L = S``,
+    or with the last ``S/2`` tokens as queries and the diagonal top-left or bottom-right).
+    """
+    return _mask_renderer(tokens, seed)(mask=mask, pad_side=pad_side, pad_length=pad_length, fill=fill)
 
 
 def mask_explorer(
     *,
+    mask: str = "padding",
+    pad_side: str = "right",
     pad_length: int = explore.DEFAULT_PAD_LENGTH,
-    causal: bool = explore.DEFAULT_CAUSAL,
-    n_queries: Optional[int] = None,
-    tokens: Sequence[str] = explore.TOKENS,
+    fill: str = "-inf",
+    pad_lengths: Optional[Sequence[int]] = None,
+    tokens: Sequence[str] = SENTENCE,
     seed: int = 0,
     mode: str = "auto",
 ) -> Explorer:
-    """A causal toggle, the number of queries L and the keys' padding: the mask, the scores, the weights.
+    """The mask (padding, causal, and its alignment), the padding side and length, and the fill value.
 
-    Draws :func:`attncourse.explore.mask_view`: blocked cells are hatched, blocked scores are
-    ``-inf``, their weights exactly 0; a query with nothing left to see gets a row of zeros.
-    With ``L < S`` the causal mask stays aligned to the top left, as PyTorch's ``is_causal``.
+    Draws :func:`attncourse.explore.mask_view`: blocked cells are hatched and their scores
+    replaced by the fill.  With ``-inf`` their weights are exactly 0 and a query with nothing
+    left to see gets a row of zeros; ``0`` leaks weight to blocked keys; ``-1e9`` gives a row
+    with nothing to see uniform weights over blocked keys; ``-1e9`` in float16 overflows to
+    ``-inf``, and a plain softmax turns such a row into NaN.  Left padding with the causal mask
+    makes those rows.  With ``L = S/2`` the queries are the last tokens, as with a KV cache:
+    the bottom-right diagonal gives the rows of full causal attention, the top-left one
+    (PyTorch's ``is_causal``) does not.
 
     Parameters
     ----------
+    mask : one of MASK_KINDS
+        The starting mask.
+    pad_side : {"right", "left"}
     pad_length : int
-        The starting number of padded positions, ``0 .. len(tokens)``.
-    causal : bool
-        Whether the causal mask starts on.
-    n_queries : int, optional
-        The starting number of queries ``L`` (default: all, ``L = S``); the slider offers every
-        second length up to ``S`` (2, 4, 6 for six tokens).
+        The starting number of padded positions, one of ``pad_lengths``.
+    fill : one of ``attncourse.explore.FILLS``
+    pad_lengths : sequence of int, optional
+        The padding lengths offered.  Default: every length from 0 to ``S`` in live mode, only
+        ``pad_length`` in frames mode (each value would multiply the frames the HTML book embeds).
     tokens : sequence of str
         The sequence (default "the cat sat on the mat"); padded positions show as ``<pad>``.
     seed : int
@@ -180,20 +247,16 @@ def mask_explorer(
         An ipywidgets ``VBox``: display it (or leave it last in a cell).
     """
     tokens = tuple(tokens)
-    # Every second length up to S: each value multiplies the frames the HTML book embeds.
-    query_counts = tuple(sorted({len(tokens), *range(len(tokens) % 2 or 2, len(tokens) + 1, 2)}))
+    if pad_lengths is None:
+        pad_lengths = range(len(tokens) + 1) if resolve_mode(mode) == "live" else (pad_length,)
+    lengths = tuple(sorted({int(n) for n in pad_lengths} | {int(pad_length)}))
     return Explorer(
         "mask",
         [
-            Control("causal", "causal", (False, True), bool(causal), kind="toggle", labels=("off", "on")),
-            Control("n_queries", "queries L", query_counts, int(n_queries or len(tokens))),
-            Control(
-                "pad_length",
-                "padding of the keys",
-                tuple(range(len(tokens) + 1)),
-                int(pad_length),
-                kind="int",
-            ),
+            Control("mask", "mask", MASK_KINDS, mask, kind="toggle"),
+            Control("pad_side", "padding on the", explore.PAD_SIDES, pad_side, kind="toggle"),
+            Control("pad_length", "padded tokens", lengths, int(pad_length), kind="toggle"),
+            Control("fill", "blocked scores filled with", explore.FILLS, fill, kind="toggle"),
         ],
         _mask_renderer(tokens, seed),
         alt="Three heatmaps: the boolean mask, the masked scores and the attention weights.",

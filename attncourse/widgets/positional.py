@@ -9,20 +9,21 @@ import numpy as np
 
 from .. import explore
 from ..plotting import heatmap
-from ._core import Control, Explorer, Frame, caption
+from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import ACCENT, BAR_COLOUR, LINE_COLOURS, Painter, Renderer
 
 __all__ = ["render_positional", "positional_explorer"]
 
 
-ENCODINGS = ("sinusoidal", "RoPE")
+PAST = "past training length"  # the sinusoidal table past the training length of chapter 7's study
+ENCODINGS = ("sinusoidal", "RoPE", PAST)
 
 
 @dataclass(frozen=True, eq=False)
 class _Shown:
     """A positional view and the encoding on screen."""
 
-    view: explore.PositionalView
+    view: Any  # explore.PositionalView, or explore.ExtrapolationView for PAST
     encoding: str
 
 
@@ -60,15 +61,23 @@ class _PositionalPainter(Painter):
         )
         self.bars = self.ax_row.bar(np.arange(d_max), reference.row, color=BAR_COLOUR, width=0.8)
         self.ax_row.axhline(0, color="0.3", lw=0.8)
+        # Past the training length: the range each dimension took in training, and the training length.
+        self.seen = [
+            self.ax_row.step([0], [0], where="mid", color="0.35", lw=1.2, ls=ls, label=label)[0]
+            for ls, label in (("-", "range seen in training"), ("-", None))
+        ]
+        self.train_line_table = self.ax_table.axhline(0, color=ACCENT, lw=1.5, ls="--")
+        self.train_line_curve = self.ax_curve.axvline(0, color=ACCENT, lw=1.5, ls="--", label=" ")
+        (self.marker,) = self.ax_curve.plot([0], [0], "o", ms=8, mfc="none", mec=ACCENT, mew=2)
         self.ax_row.set_xlabel("dimension")
         self.title_row = self.ax_row.set_title(" ", fontsize=9)
         (self.curve,) = self.ax_curve.plot([0], [0], "o-", ms=3, color=LINE_COLOURS[1])
-        self.ax_curve.axvline(0, color="0.5", lw=0.8)
+        self.zero_line = self.ax_curve.axvline(0, color="0.5", lw=0.8)
         self.ax_curve.axhline(0, color="0.8", lw=0.8, zorder=0)
         self.ax_curve.set_xlim(-n_positions, n_positions)
         self.ax_curve.set_xlabel("offset j - position")
         self.title_curve = self.ax_curve.set_title(" ", fontsize=9)
-        self._animate(self.here, *self.bars, self.title_row, self.curve, self.title_curve)
+        self._animate(self.here, *self.bars, self.title_row, self.curve, self.marker, self.title_curve)
         self._freeze(_Shown(reference, "sinusoidal"))
 
     def background_key(self, shown: Any) -> Any:
@@ -79,7 +88,76 @@ class _PositionalPainter(Painter):
         spread = float(values.max() - values.min()) or 1.0
         return float(values.min()) - 0.08 * spread, float(values.max()) + 0.08 * spread
 
+    def _show_past(self, past: bool) -> None:
+        for artist in (*self.seen, self.train_line_table, self.train_line_curve, self.marker):
+            artist.set_visible(past)
+        self.zero_line.set_visible(not past)
+        legends = [self.ax_row.get_legend(), self.ax_curve.get_legend()]
+        for legend in legends:
+            if legend is not None:
+                legend.remove()
+        if past:
+            self.ax_row.legend(handles=[self.seen[0]], fontsize=7, frameon=False, loc="lower left")
+            self.ax_curve.legend(
+                handles=[self.train_line_curve], fontsize=7, frameon=False, loc="lower right"
+            )
+
+    def _paint_past(self, view: Any) -> str:
+        d_model, P, N, position = view.d_model, view.pe.shape[0], view.train_length, view.position
+        table = self.ax_table.images[0]
+        table.set_data(view.pe)
+        table.set_extent((-0.5, d_model - 0.5, P - 0.5, -0.5))
+        table.set_cmap("cividis")
+        table.set_clim(-1, 1)
+        self.ax_table.set_xlim(-0.5, d_model - 0.5)
+        self.ax_table.set_ylim(P - 0.5, -0.5)
+        self.ax_table.set_xlabel("dimension")
+        self.ax_table.set_ylabel("position")
+        self.ax_table.set_title(f"sinusoidal table; training length N = {N}", fontsize=9)
+        self.train_line_table.set_ydata([N - 0.5, N - 0.5])
+        dims = np.arange(d_model)
+        self.seen[0].set_data(dims, view.high)
+        self.seen[1].set_data(dims, view.low)
+        self.ax_row.set_xlim(-0.5, d_model - 0.5)
+        self.ax_row.set_ylim(-1.1, 1.1)
+        positions = np.arange(P)
+        self.curve.set_data(positions, view.outside)
+        self.curve.set_marker("")
+        self.ax_curve.set_xlim(-0.5, P - 0.5)
+        self.ax_curve.set_ylim(-0.5, d_model + 0.5)
+        self.ax_curve.set_xlabel("position")
+        self.train_line_curve.set_xdata([N - 0.5, N - 0.5])
+        self.train_line_curve.set_label(f"training length N = {N}")
+        self._show_past(True)
+        # What moves with the position.
+        self.here.set_y(position - 0.5)
+        self.here.set_width(d_model)
+        for i, bar in enumerate(self.bars):
+            bar.set_visible(i < d_model)
+            bar.set_height(view.row[i] if i < d_model else 0.0)
+            bar.set_color(ACCENT if i < d_model and view.outside_row[i] else BAR_COLOUR)
+        self.marker.set_data([position], [view.outside[position]])
+        n_out = int(view.outside[position])
+        where = "inside" if position < N else "past"
+        self.title_row.set_text(f"position {position} ({where} N): {n_out} outside (red)")
+        self.title_curve.set_text("dimensions outside the training range")
+        return caption(
+            f"Sinusoidal encoding, d_model = {d_model}, trained on positions 0..{N - 1}: position {position} "
+            f"has {n_out} of {d_model} dimensions outside the range those positions covered.",
+            f"Every position below N = {N} has 0; position {N} has {int(view.outside[N])}, and positions "
+            f"{N + 1}..{P - 1} between {int(view.outside[N + 1 :].min())} and {int(view.outside[N + 1 :].max())}: "
+            "values a model trained on N positions never saw.",
+        )
+
     def paint(self, shown: Any) -> str:
+        if shown.encoding == PAST:
+            return self._paint_past(shown.view)
+        self._show_past(False)
+        self.curve.set_marker("o")
+        self.ax_curve.set_xlabel("offset j - position")
+        self.ax_curve.set_xlim(-self.n_positions, self.n_positions)
+        for bar in self.bars:
+            bar.set_color(BAR_COLOUR)
         view, rope = shown.view, shown.encoding == "RoPE"
         position, d_model, P = view.position, view.d_model, view.n_positions
         # What depends on d_model and the encoding only (the background): the table, the ranges.
@@ -143,6 +221,14 @@ class _PositionalPainter(Painter):
 
     def alt(self, shown: Any) -> str:
         view = shown.view
+        if shown.encoding == PAST:
+            return (
+                f"The sinusoidal table for d_model = {view.d_model} over {view.pe.shape[0]} positions with a "
+                f"dashed line at the training length N = {view.train_length} and position {view.position} "
+                f"outlined; a bar chart of that position's encoding against the range each dimension took in "
+                f"training, {int(view.outside[view.position])} dimensions outside it; and the count of such "
+                f"dimensions against the position, 0 before N and {int(view.outside[view.train_length])} at N."
+            )
         if shown.encoding == "RoPE":
             return (
                 f"RoPE with d_model = {view.d_model}: the matrix of scores of a query and a key rotated to "
@@ -161,12 +247,13 @@ class _PositionalPainter(Painter):
 
 def _positional_renderer(d_model_values: Sequence[int], n_positions: int, seed: int) -> Renderer:
     d_model_values = tuple(int(d) for d in d_model_values)
-    return Renderer(
-        lambda d_model, position, encoding="sinusoidal": _Shown(
-            explore.positional_view(d_model, position, n_positions, seed), encoding
-        ),
-        lambda: _PositionalPainter(d_model_values, n_positions, seed),
-    )
+
+    def view(d_model: int, position: int, encoding: str = "sinusoidal") -> _Shown:
+        if encoding == PAST:
+            return _Shown(explore.extrapolation_view(d_model, position), encoding)
+        return _Shown(explore.positional_view(d_model, position, n_positions, seed), encoding)
+
+    return Renderer(view, lambda: _PositionalPainter(d_model_values, n_positions, seed))
 
 
 def render_positional(
@@ -177,7 +264,8 @@ def render_positional(
     d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
     encoding: str = "sinusoidal",
 ) -> Frame:
-    """Draw :func:`attncourse.explore.positional_view` for ``encoding`` ``"sinusoidal"`` or ``"RoPE"``.
+    """Draw :func:`attncourse.explore.positional_view` for ``encoding`` ``"sinusoidal"`` or ``"RoPE"``,
+    :func:`attncourse.explore.extrapolation_view` for ``"past training length"``.
 
     ``d_model_values`` are the widths the figure is laid out for (``d_model`` must be one).
     """
@@ -192,6 +280,7 @@ def positional_explorer(
     encoding: str = "sinusoidal",
     d_model_values: Sequence[int] = explore.D_MODEL_VALUES,
     positions: Sequence[int] = explore.POSITIONS[::2],
+    past_positions: Sequence[int] = explore.EXTRAPOLATION_POSITIONS,
     n_positions: int = explore.N_POSITIONS,
     seed: int = 0,
     mode: str = "auto",
@@ -206,12 +295,16 @@ def positional_explorer(
     ----------
     d_model, position : int
         The starting values; one of ``d_model_values`` and of ``positions``.
-    encoding : {"sinusoidal", "RoPE"}
-        The encoding shown first.
+    encoding : {"sinusoidal", "RoPE", "past training length"}
+        The view shown first.  The third is the sinusoidal table past the training length of
+        chapter 7's extrapolation study (``attncourse.toy_data.PE_TRAIN_LENGTH``), marked with a
+        dashed line, with the dimensions of each position that leave the range seen in training.
     d_model_values : sequence of int
         The widths offered (default 16, 32, 64); each even.
     positions : sequence of int
         The positions offered (default 0, 8, 16, 24), each below ``n_positions``.
+    past_positions : sequence of int
+        The positions offered past the training length (default 16, 32, 64, 112).
     n_positions : int
         Rows of the table (default 32).
     seed : int
@@ -225,12 +318,21 @@ def positional_explorer(
     Explorer
         An ipywidgets ``VBox``: display it (or leave it last in a cell).
     """
+    positions = tuple(int(p) for p in positions)
+    past_positions = tuple(int(p) for p in past_positions)
+
+    def position_control(values: dict) -> Control:
+        if values["encoding"] == PAST:  # past the training length: positions up to 4 N
+            start = position if position in past_positions else past_positions[0]
+            return Control("position", "position", past_positions, start)
+        return Control("position", "position", positions, int(position))
+
     return Explorer(
         "positional",
         [
             Control("encoding", "encoding", ENCODINGS, encoding, kind="toggle"),
             Control("d_model", "d_model", tuple(int(d) for d in d_model_values), int(d_model)),
-            Control("position", "position", tuple(int(p) for p in positions), int(position)),
+            DependentControl("position", position_control),
         ],
         _positional_renderer(d_model_values, n_positions, seed),
         alt="Sinusoidal encodings or RoPE scores: a heatmap, one position's vector, and scores against "

@@ -3,23 +3,40 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import explore
-from ._core import Control, Explorer, Frame, caption, resolve_mode
-from ._paint import BAR_COLOUR, Painter, Renderer
+from ._core import Control, DependentControl, Explorer, Frame, caption, resolve_mode
+from ._paint import ACCENT, BAR_COLOUR, Painter, Renderer
 
 __all__ = ["render_softmax", "softmax_explorer"]
 
 
+@dataclass(frozen=True, eq=False)
+class _Shown:
+    """A softmax view, and which word's score the controls edit (frames mode; None in live mode)."""
+
+    view: explore.SoftmaxView
+    chosen: Optional[int] = None
+
+
 class _SoftmaxPainter(Painter):
     size = (7.6, 2.5)
+    constrained = False  # fixed margins: the score axis's tick labels change width with T and the scores
 
-    def __init__(self, logits: Tuple[float, ...], labels: Tuple[str, ...]) -> None:
+    def __init__(
+        self, logits: Tuple[float, ...], labels: Tuple[str, ...], score_range: Tuple[float, float]
+    ) -> None:
         super().__init__()
+        self.fig.subplots_adjust(left=0.09, right=0.99, bottom=0.13, top=0.88, wspace=0.22)
         n = len(logits)
+        # Scores in this range share one score axis per temperature (the background is drawn once
+        # per temperature); scores outside it get their own axis.  The range depends on score_range
+        # only, so a frame's picture depends on its scores and T, not on the explorer's defaults.
+        self.score_range = (min(0.0, *score_range), max(0.0, *score_range))
         self.labels = list(labels) if len(labels) == n else [str(i) for i in range(n)]
         self.ax_scores, ax_weights = self.fig.subplots(1, 2)
         positions = np.arange(n)
@@ -31,20 +48,35 @@ class _SoftmaxPainter(Painter):
         self.values = [ax_weights.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(n)]
         ax_weights.set_ylim(0, 1.12)
         ax_weights.set_xticks(positions, labels=self.labels)
-        ax_weights.legend(loc="upper right", fontsize=8, frameon=False)
-        self.title_scores = self.ax_scores.set_title(" ")
-        self.title_weights = ax_weights.set_title(" ")
+        self.title_scores = self.ax_scores.set_title(" ", fontsize=9)
+        self.title_weights = ax_weights.set_title(" ", fontsize=9)
+        self._animate(
+            *self.bars_scores, *self.bars_weights, *self.values, self.title_scores, self.title_weights
+        )
         # Laid out for scores n-1, ..., 0 whatever the scores shown: the same layout for every frame.
-        self._freeze(explore.softmax_view(explore.DEFAULT_TEMPERATURE, [float(n - 1 - i) for i in range(n)]))
+        self._freeze(
+            _Shown(explore.softmax_view(explore.DEFAULT_TEMPERATURE, [float(n - 1 - i) for i in range(n)]))
+        )
 
-    def background_key(self, view: Any) -> Any:
-        return view.temperature, tuple(view.logits)  # the score axis rescales: everything is redrawn
+    def _range(self, view: Any) -> Tuple[float, float]:
+        lo, hi = self.score_range
+        if view.logits.min() < lo or view.logits.max() > hi:
+            lo, hi = min(0.0, float(view.logits.min())), max(0.0, float(view.logits.max()))
+        return lo, hi
 
-    def paint(self, view: Any) -> str:
+    def background_key(self, shown: Any) -> Any:
+        return (shown.view.temperature, *self._range(shown.view))  # the score axis, in units of score / T
+
+    def _edited(self, shown: Any) -> str:
+        return "" if shown.chosen is None else f"editing the score of '{self.labels[shown.chosen]}' (red); "
+
+    def paint(self, shown: Any) -> str:
+        view = shown.view
         scaled = view.scaled_logits
-        for bar, height in zip(self.bars_scores, scaled):
+        for i, (bar, height) in enumerate(zip(self.bars_scores, scaled)):
             bar.set_height(height)
-        lo, hi = min(0.0, float(scaled.min())), max(0.0, float(scaled.max()))
+            bar.set_color(ACCENT if i == shown.chosen else BAR_COLOUR)
+        lo, hi = (x / view.temperature for x in self._range(view))
         margin = 0.12 * (hi - lo)
         self.ax_scores.set_ylim(lo - (margin if lo < 0 else 0.0), hi + margin)
         for bar, text, w in zip(self.bars_weights, self.values, view.weights):
@@ -52,41 +84,68 @@ class _SoftmaxPainter(Painter):
             text.set_position((bar.get_x() + bar.get_width() / 2, w + 0.02))
             text.set_text(f"{w:.2f}")
         self.title_scores.set_text(f"scores / T   (T = {view.temperature:g})")
-        self.title_weights.set_text(f"softmax: entropy {view.entropy:.2f} of {view.max_entropy:.2f} nats")
+        self.title_weights.set_text(f"weights: entropy {view.entropy:.2f} of {view.max_entropy:.2f} nats")
         return caption(
-            "scores " + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits)) + "; "
+            self._edited(shown)
+            + "scores "
+            + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits))
+            + "; "
             f"T = {view.temperature:g}: weights "
             + ", ".join(f"{label} {w:.3f}" for label, w in zip(self.labels, view.weights)),
             f"entropy {view.entropy:.3f} nats (uniform: {view.max_entropy:.3f}); "
             f"top weight {view.max_weight:.3f}",
         )
 
-    def alt(self, view: Any) -> str:
+    def alt(self, shown: Any) -> str:
+        view = shown.view
         weights = ", ".join(f"{label} {w:.2f}" for label, w in zip(self.labels, view.weights))
+        edited = "" if shown.chosen is None else f", the score of '{self.labels[shown.chosen]}' in red"
         return (
-            f"Two bar charts at temperature T = {view.temperature:g}: the scores ("
+            f"Two bar charts at temperature T = {view.temperature:g}{edited}: the scores ("
             + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits))
             + ") divided by T, and the "
             f"softmax weights ({weights}); entropy {view.entropy:.2f} of at most {view.max_entropy:.2f} nats."
         )
 
 
-def _softmax_renderer(logits: Sequence[float], labels: Sequence[str]) -> Renderer:
+def _softmax_renderer(
+    logits: Sequence[float], labels: Sequence[str], score_values: Sequence[float] = explore.SCORE_VALUES
+) -> Renderer:
     logits, labels = tuple(float(x) for x in logits), tuple(labels)
-    return Renderer(
-        lambda temperature, logits=logits: explore.softmax_view(temperature, logits),
-        lambda: _SoftmaxPainter(logits, labels),
-    )
+    score_range = (min(score_values), max(score_values))
+
+    def view(
+        temperature: float,
+        logits: Sequence[float] = logits,
+        word: Optional[str] = None,
+        score: Optional[float] = None,
+    ) -> _Shown:
+        scores = list(logits)
+        if word is None:
+            return _Shown(explore.softmax_view(temperature, scores))
+        chosen = labels.index(word)  # frames mode: one word's score set, the others as given
+        scores[chosen] = float(score)
+        return _Shown(explore.softmax_view(temperature, scores), chosen)
+
+    return Renderer(view, lambda: _SoftmaxPainter(logits, labels, score_range))
 
 
 def render_softmax(
-    temperature: float, logits: Sequence[float] = explore.LOGITS, labels: Sequence[str] = explore.LOGIT_LABELS
+    temperature: float,
+    logits: Sequence[float] = explore.LOGITS,
+    labels: Sequence[str] = explore.LOGIT_LABELS,
+    word: Optional[str] = None,
+    score: Optional[float] = None,
 ) -> Frame:
-    """Draw :func:`attncourse.explore.softmax_view`: bars of ``logits / T`` and of the weights."""
-    return _softmax_renderer(logits, labels)(temperature=temperature, logits=tuple(float(x) for x in logits))
+    """Draw :func:`attncourse.explore.softmax_view`: bars of ``logits / T`` and of the weights.
 
-
-FIRST_SCORES: Tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 5.0)
+    With ``word`` (one of ``labels``) that word's score is ``score`` instead of its ``logits`` entry.
+    """
+    if word is None:
+        return _softmax_renderer(logits, labels)(
+            temperature=temperature, logits=tuple(float(x) for x in logits)
+        )
+    return _softmax_renderer(logits, labels)(temperature=temperature, word=word, score=score)
 
 
 def _scores_parser(n: int) -> Callable[[str], Tuple[float, ...]]:
@@ -105,30 +164,32 @@ def _scores_parser(n: int) -> Callable[[str], Tuple[float, ...]]:
 def softmax_explorer(
     *,
     temperature: float = explore.DEFAULT_TEMPERATURE,
-    temperatures: Sequence[float] = explore.TEMPERATURES,
+    temperatures: Optional[Sequence[float]] = None,
     logits: Sequence[float] = explore.LOGITS,
     labels: Sequence[str] = explore.LOGIT_LABELS,
-    first_scores: Sequence[float] = FIRST_SCORES,
+    score_values: Sequence[float] = explore.SCORE_VALUES,
     mode: str = "auto",
 ) -> Explorer:
     """A temperature slider and editable scores over ``softmax(logits / T)``: the weights and their entropy.
 
-    Draws :func:`attncourse.explore.softmax_view`.  Low temperatures sharpen the distribution
-    towards the largest score, high ones flatten it towards uniform.  In live mode the scores
-    are a text box (type any numbers, one per label); in frames mode (the HTML book, where
-    every picture is drawn in advance) a second slider sets the first word's score to each of
-    ``first_scores``, the others staying as given.
+    Draws :func:`attncourse.explore.softmax_view`; its default view is chapter 1's six scores at
+    ``T = 1``.  Low temperatures sharpen the distribution towards the largest score, high ones
+    flatten it towards uniform.  Every score can be changed.  In live mode the scores are a text
+    box (type any numbers, one per word).  In frames mode (the HTML book, where every picture is
+    drawn in advance) pick a word, then its score: its own or one of ``score_values``, the other
+    scores staying as given.
 
     Parameters
     ----------
     temperature : float
         The starting value; one of ``temperatures``.
-    temperatures : sequence of float
-        The slider's values (default ``0.1 .. 10``, 9 values).
+    temperatures : sequence of float, optional
+        The slider's values.  Default: ``explore.TEMPERATURES`` (9 values, 0.1 .. 10) in live
+        mode, the five the chapter plots (``explore.FRAME_TEMPERATURES``) in frames mode.
     logits, labels : sequences of the same length
-        The scores and their names (default: five candidate next words).
-    first_scores : sequence of float
-        Frames mode: the values offered for the first score (``logits[0]`` is added if missing).
+        The scores and their names (default: chapter 1's six scores, as candidate next words).
+    score_values : sequence of float
+        Frames mode: the values offered for each score besides its own (default -2, 2, 5).
     mode : {"auto", "frames", "live"}
         ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
         ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
@@ -143,39 +204,46 @@ def softmax_explorer(
     >>> ex = softmax_explorer(mode="live")
     >>> ex.controls["temperature"].value, ex.mode
     (1.0, 'live')
-    >>> ex.controls["logits"].value = "0, 0, 0, 0, 9"
+    >>> ex.controls["logits"].value = "0, 0, 0, 0, 0, 9"
     >>> ex.values()["logits"]
-    (0.0, 0.0, 0.0, 0.0, 9.0)
+    (0.0, 0.0, 0.0, 0.0, 0.0, 9.0)
     """
     logits, labels = tuple(float(x) for x in logits), tuple(labels)
     if len(labels) != len(logits):
         raise ValueError(f"labels: one per score; got {len(labels)} labels for {len(logits)} scores.")
+    live = resolve_mode(mode) == "live"
+    if temperatures is None:
+        temperatures = explore.TEMPERATURES if live else explore.FRAME_TEMPERATURES
     temperature_control = Control(
         "temperature", "temperature T", tuple(float(t) for t in temperatures), float(temperature)
     )
-    if resolve_mode(mode) == "live":
-        scores_control = Control(
-            "logits",
-            "scores (" + ", ".join(labels) + ")",
-            (logits,),
-            logits,
-            kind="text",
-            labels=(", ".join(f"{x:g}" for x in logits),),
-            parse=_scores_parser(len(logits)),
-        )
+    if live:
+        scores_controls: list = [
+            Control(
+                "logits",
+                "scores (" + ", ".join(labels) + ")",
+                (logits,),
+                logits,
+                kind="text",
+                labels=(", ".join(f"{x:g}" for x in logits),),
+                parse=_scores_parser(len(logits)),
+            )
+        ]
     else:
-        firsts = sorted({float(x) for x in first_scores} | {logits[0]})
-        scores_control = Control(
-            "logits",
-            f"score of '{labels[0]}'",
-            tuple((x,) + logits[1:] for x in firsts),
-            logits,
-            labels=tuple(f"{x:g}" for x in firsts),
-        )
+
+        def score_control(values: dict) -> Control:
+            own = logits[labels.index(values["word"])]
+            options = tuple(sorted({float(x) for x in score_values} | {own}))
+            return Control("score", f"score of '{values['word']}'", options, own)
+
+        scores_controls = [
+            Control("word", "change the score of", labels, labels[0], kind="toggle"),
+            DependentControl("score", score_control),
+        ]
     return Explorer(
         "softmax",
-        [temperature_control, scores_control],
-        _softmax_renderer(logits, labels),
+        [temperature_control, *scores_controls],
+        _softmax_renderer(logits, labels, score_values),
         alt="Bar charts of the scores divided by the temperature and of the softmax weights.",
         mode=mode,
     )
