@@ -5,12 +5,14 @@
 * ``dropout_scarce``: the chapter's two-layer model trained on a small fixed set of sequences
   (so that it can memorise them), with and without dropout, over several seeds.
 
-    OMP_NUM_THREADS=1 python scripts/experiments/transformer_training.py      # the saved run
+    OMP_NUM_THREADS=1 python scripts/experiments/transformer_training.py       # norm_warmup
+    OMP_NUM_THREADS=1 python scripts/experiments/transformer_training.py --experiments dropout_scarce
     python scripts/experiments/transformer_training.py --seeds 0 --steps 20 --out /tmp/x.json
 
 The task and the training loop are chapter 8's (the repeated-segment task, AdamW, linear decay
 to 0, the loss counted at the determined positions only).  Writes
-``book/data/transformer_training.json``, which chapter 8 loads.
+``book/data/transformer_norm_warmup.json`` and ``book/data/transformer_dropout_scarce.json``,
+which chapter 8 loads.
 """
 
 from __future__ import annotations
@@ -141,36 +143,48 @@ def dropout_scarce(seeds, steps, n_train, train, test):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--experiments", nargs="+", default=["norm_warmup"], choices=["norm_warmup", "dropout_scarce"]
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=200, help="steps of norm_warmup")
     parser.add_argument("--scarce", type=int, default=256, help="training sequences for dropout_scarce")
-    parser.add_argument("--dropout-steps", type=int, default=0, help="0: leave dropout_scarce out")
-    parser.add_argument("--out", type=Path, default=ROOT / "book" / "data" / "transformer_training.json")
+    parser.add_argument("--dropout-steps", type=int, default=400, help="steps of dropout_scarce")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: book/data/transformer_<experiment>.json"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
-    train = make_sequences(args.steps * BATCH, np.random.default_rng(1))  # chapter 8's batches
+    train = make_sequences(
+        max(args.steps, args.scarce // BATCH) * BATCH, np.random.default_rng(1)
+    )  # chapter 8's
     test = make_sequences(1000, np.random.default_rng(2))  # chapter 8's held-out set
-    result = {
-        "settings": {
-            "task": "chapter 8's repeated-segment task, V = 32, sequences of 32 tokens",
-            "seeds": args.seeds,
-            "norm_warmup": "4 layers, d_model 64, 4 heads, d_ff 128, AdamW lr 1e-2, "
-            f"{args.steps} steps of {BATCH} fresh sequences, warm-up 0 or 30 steps then linear decay",
-            "dropout_scarce": f"2 layers (chapter 8's model), {args.scarce} training sequences cycled for "
-            f"{args.dropout_steps} steps of {BATCH}, AdamW lr 6e-3, dropout 0 or 0.1 (every slot)",
-            "held_out_sequences": 1000,
-            "script": "scripts/experiments/transformer_training.py",
-            "machine": f"{platform.machine()}, torch {torch.__version__}, 1 thread",
-        },
-        "norm_warmup": norm_warmup(args.seeds, args.steps, train, test),
+    settings = {
+        "task": "chapter 8's repeated-segment task, V = 32, sequences of 32 tokens",
+        "seeds": args.seeds,
+        "held_out_sequences": 1000,
+        "script": "scripts/experiments/transformer_training.py",
+        "machine": f"{platform.machine()}, torch {torch.__version__}, 1 thread",
     }
-    if args.dropout_steps:  # 0 leaves this experiment out
+    result = {"settings": settings}
+    if "norm_warmup" in args.experiments:
+        settings["norm_warmup"] = (
+            "4 layers, d_model 64, 4 heads, d_ff 128, AdamW lr 1e-2, "
+            f"{args.steps} steps of {BATCH} fresh sequences, warm-up 0 or 30 steps then linear decay"
+        )
+        result["norm_warmup"] = norm_warmup(args.seeds, args.steps, train, test)
+    if "dropout_scarce" in args.experiments:
+        settings["dropout_scarce"] = (
+            f"2 layers (chapter 8's model), {args.scarce} training sequences cycled for "
+            f"{args.dropout_steps} steps of {BATCH}, AdamW lr 6e-3, dropout 0 or 0.1 (every slot)"
+        )
         result["dropout_scarce"] = dropout_scarce(args.seeds, args.dropout_steps, args.scarce, train, test)
-    result["settings"]["total_seconds"] = round(time.perf_counter() - start, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print("wrote", args.out)
+    settings["total_seconds"] = round(time.perf_counter() - start, 1)
+    out = args.out or ROOT / "book" / "data" / f"transformer_{'_'.join(args.experiments)}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print("wrote", out)
 
 
 if __name__ == "__main__":
