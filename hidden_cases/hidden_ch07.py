@@ -94,4 +94,14 @@ def rope_pair_score():
     ]
 
 
-HIDDEN.update({"ch07.alibi_attention": alibi_attention, "ch07.rope_pair_score": rope_pair_score})
+def predict_longest_wavelength():
+    return [Case("E = 128, base 10000, the slowest pair")]
+
+
+HIDDEN.update(
+    {
+        "ch07.alibi_attention": alibi_attention,
+        "ch07.rope_pair_score": rope_pair_score,
+        "ch07.predict_longest_wavelength": predict_longest_wavelength,
+    }
+)

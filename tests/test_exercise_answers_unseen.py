@@ -76,36 +76,36 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 # the chapter does not demonstrate.  Each entry says what is new.
 NEW_SITUATIONS = {
     "ch00": {
-        "ch00.bahdanau_scores": "additive scores, which the chapter names but does not compute",
+        "ch00.bottleneck_numbers": "the numbers a decoder reads with and without attention",
         "ch00.bilinear_attention": "a learned bilinear score q W k^T",
     },
     "ch01": {
-        "ch01.softmax_jacobian": "the Jacobian of softmax",
-        "ch01.predict_overflow_logit": "the overflow point of float16, which the chapter does not print",
+        "ch01.logit_gap": "the logit gap that gives the leader weight p among n",
+        "ch01.predict_overflow_logit": "where the sum of 1000 float32 exponentials overflows",
     },
     "ch02": {
-        "ch02.cross_attention": "queries from one sequence, keys and values from another",
+        "ch02.fix_softmax_axis": "a whole-matrix normalisation, a bug the chapter does not show",
         "ch02.predict_shapes": "shapes with a batch and L != S != E != Ev, not the chapter's",
     },
     "ch03": {
         "ch03.expected_abs_score": "the mean |score| under a temperature",
-        "ch03.predict_score_variance": "scores of inputs with variance 4, not 1",
+        "ch03.predict_score_variance": "scaled scores of inputs with variances 2.5 and 3, not 1",
     },
     "ch04": {
-        "ch04.unpermute": "undoing a permutation of the tokens",
-        "ch04.score_matrix_bytes": "memory of the score matrices for a batch of heads",
+        "ch04.unpermute": "undoing a permutation of the tokens (the chapter only applies one)",
+        "ch04.predict_projection_parameters": "the projections' size for d_model 512, d_k 64",
     },
     "ch05": {
-        "ch05.weights_from_torch": "torch's packed in_proj_weight layout",
+        "ch05.predict_mha_parameters": "the size of a grouped-query layer",
         "ch05.grouped_query_attention": "grouped-query attention",
     },
     "ch06": {
-        "ch06.sliding_window_mask": "a sliding-window mask",
+        "ch06.masked_uniform_entropy": "the entropy of padded rows, for lengths the chapter does not use",
         "ch06.padded_cross_attention": "padding in cross-attention's keys",
     },
     "ch07": {
         "ch07.alibi_attention": "ALiBi biases",
-        "ch07.apply_rotary_interleaved": "the interleaved RoPE layout",
+        "ch07.predict_longest_wavelength": "how far the slowest RoPE pair reaches, never computed there",
     },
     "ch08": {
         "ch08.next_token_loss": "a padded next-token loss",

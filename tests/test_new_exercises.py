@@ -213,6 +213,11 @@ def test_the_numeric_predictions_hold():
     assert abs(((q * k).sum(-1) / np.sqrt(80)).var() / _answer("ch03.predict_score_variance") - 1) < 0.05
     out, weights = sdpa(rng.normal(size=(2, 5, 8)), rng.normal(size=(2, 7, 8)), rng.normal(size=(2, 7, 3)))
     assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
+    from attncourse import rope_frequencies
+
+    inv_freq, _ = rope_frequencies(128)  # the package's RoPE frequencies, base 10000
+    slowest = 2 * np.pi / np.min(np.asarray(inv_freq, dtype=np.float64))
+    assert abs(_answer("ch07.predict_longest_wavelength") / slowest - 1) < 1e-3
     layer_keys = np.zeros((8, 8192, 128), dtype=np.float16)  # one layer's keys; bfloat16 is 2 bytes too
     assert _answer("ch09.predict_weights_bytes") == 2 * 24 * layer_keys.nbytes
     blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query

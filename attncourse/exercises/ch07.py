@@ -385,3 +385,58 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 7.7 slowest wavelength (predict)
+def _wavelength(E=128, base=10000.0, i=None, two_pi=True, double=True):
+    i = E // 2 - 1 if i is None else i
+    exponent = (2 * i if double else i) / E
+    return np.array((2 * np.pi if two_pi else 1.0) * base**exponent)
+
+
+register(
+    Exercise(
+        id="ch07.predict_longest_wavelength",
+        number="7.7",
+        title="predict how far the slowest RoPE pair reaches",
+        points=1,
+        function="predict_longest_wavelength",
+        kind="predict",
+        description="RoPE with $E = 128$ features (64 pairs) and base 10000 rotates pair $i$ by "
+        "$\\theta_i = 10000^{-2i/E}$ per position, $i = 0, \\dots, 63$. After how many positions has the "
+        "*slowest* pair turned through one full circle ($2\\pi$)? Return the number of positions; "
+        "anything within 5% passes.",
+        solution='''
+            def predict_longest_wavelength():
+                """Positions for the slowest of 64 RoPE pairs (E = 128, base 10000) to turn 2 pi."""
+                ### BEGIN SOLUTION
+                # the slowest pair is i = 63: theta = 10000 ** (-126 / 128), a full turn takes 2 pi / theta
+                return 2 * 3.14159 * 10000 ** (126 / 128)
+                ### END SOLUTION
+        ''',
+        reference=lambda: _wavelength(),
+        public_cases=lambda: [Case("E = 128, base 10000, the slowest pair")],
+        tolerance=(0.05, 0.0),
+        hint="a pair turning theta per position needs 2 pi / theta positions for a full circle",
+        diagnoses=(
+            Diagnosis(
+                "that is 1 / theta, the positions per radian: a full circle is more than one radian",
+                name="forgot 2 pi",
+                hint="multiply 1 / theta by 2 pi",
+                variant=lambda: _wavelength(two_pi=False),
+            ),
+            Diagnosis(
+                "that is for a pair i = 64, which does not exist: which is the last of 64 pairs?",
+                name="one pair too far",
+                hint="the pairs are i = 0..63; the slowest is i = 63",
+                variant=lambda: _wavelength(i=64),
+            ),
+            Diagnosis(
+                "that is far too fast for the slowest pair: is the exponent 2i/E or i/E?",
+                name="exponent i/E",
+                hint="theta_i = 10000 ** (-2 i / E)",
+                variant=lambda: _wavelength(double=False),
+            ),
+        ),
+    )
+)
