@@ -95,6 +95,12 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
         "Interactive: attention-kind (MHA, GQA, MQA, MLA), window and sink buttons above a 7B model's KV cache "
         "against sequence length, next to its weights, and the attention pattern of a window with sinks.",
     ),
+    "10_vision_transformer.ipynb": (
+        "vision_explorer",
+        "Interactive: image, patch-size and view buttons above a digit with its patch grid and where the trained "
+        "Vision Transformer's [CLS] token looks: each head of the chosen layer, or the attention rollout.",
+        "vision_maps",
+    ),
 }
 
 
