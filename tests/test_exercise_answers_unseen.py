@@ -115,6 +115,11 @@ NEW_SITUATIONS = {
         "ch09.merge_partials": "merging two split-K partial results",
         "ch09.causal_tiled_attention": "a causal tiling that skips tiles",
     },
+    "ch11": {
+        "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
+        "ch11.absorb_value_side": "absorbing MLA's value up-projection into the output",
+        "ch11.predict_cache_gib": "the cache of a configuration the chapter does not tabulate",
+    },
 }
 
 

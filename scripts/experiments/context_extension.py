@@ -267,7 +267,7 @@ def run(quick: bool, models: str | None = None) -> dict:
     out["sinks"] = {
         "length": L_long,
         "window": window,
-        "max_segment": TRAIN_LEN // 2,
+        "segments": [4, TRAIN_LEN // 2],
         "accuracy": {
             name: accuracy(rope, L_long, n_eval, seed=7, mask=m, max_segment=TRAIN_LEN // 2, min_segment=4)
             for name, m in masks.items()
