@@ -11,6 +11,8 @@ name                       what it is                                           
 ``SENTENCE``               "the cat sat on the mat", six tokens                    4, 5, 6
 ``EMBEDDING``              word -> ``d_model = 4`` zeros and ones                  4
 ``W_Q, W_K, W_V``          integer ``(4, 4)`` projections (-1, 0, 1)               4
+``KEYS_2D``, ``VALUES_2D``  five keys and values in the plane: the explorer's       2
+                           picture of dot-product attention
 ``SOFTMAX_SCORES``         six scores for the temperature section, with
                            ``SOFTMAX_WORDS`` naming them                           1
 ``SOFTMAX_TEMPERATURES``   the temperatures the chapter plots                      1
@@ -32,6 +34,8 @@ __all__ = [
     "W_K",
     "W_V",
     "embed",
+    "KEYS_2D",
+    "VALUES_2D",
     "SOFTMAX_SCORES",
     "SOFTMAX_WORDS",
     "SOFTMAX_TEMPERATURES",
@@ -78,6 +82,12 @@ def embed(tokens: Sequence[str] = SENTENCE) -> np.ndarray:
         raise ValueError(f"tokens: no embedding for {unknown}; the table has {sorted(EMBEDDING)}.")
     return np.array([EMBEDDING[t] for t in tokens], dtype=np.float64)  # (L, d_model)
 
+
+# -- chapter 2: dot-product attention in the plane --------------------------------------------------
+
+# Five keys (S, E) = (5, 2) pointing in different directions, and their values (S, Ev) = (5, 2).
+KEYS_2D = _frozen([[2.0, 0.0], [1.0, 1.5], [-1.0, 1.0], [-1.5, -1.0], [0.5, -2.0]])
+VALUES_2D = _frozen([[3.0, 0.5], [1.0, 3.0], [-2.5, 2.0], [-3.0, -2.0], [1.0, -3.0]])
 
 # -- chapter 1: softmax and temperature -----------------------------------------------------------
 

@@ -339,7 +339,8 @@ def test_kernel_width_trades_noise_for_bias():
 def test_dot_product_view_matches_its_formula():
     view = explore.dot_product_view(135, 2.0)
     np.testing.assert_allclose(view.q, [-math.sqrt(2), math.sqrt(2)], atol=1e-12)
-    np.testing.assert_allclose(view.scores, view.k @ view.q / math.sqrt(2))
+    np.testing.assert_allclose(view.scores, view.k @ view.q)  # unscaled, as in chapter 2
+    np.testing.assert_array_equal(view.k, toy_data.KEYS_2D)
     np.testing.assert_allclose(view.weights, ac.softmax(view.scores))
     np.testing.assert_allclose(view.out, view.weights @ view.v)
 
@@ -517,3 +518,16 @@ def test_chapter_7_explorer_counts_the_chapters_dimensions_outside_training():
         assert int(d_model) == default.d_model == toy_data.PE_D_MODEL
         view = default if position < len(default.outside) else explore.extrapolation_view(n_positions=1024)
         assert int(view.outside[position]) == outside, position
+
+
+def test_chapter_2_explorer_shows_the_chapters_plane_example():
+    printed = _printed("02_dot_product_attention.ipynb", "q_plane = np.array(")
+    numbers = {
+        name: np.array(re.search(rf"{name}: *\[([^\]]*)\]", printed).group(1).split(), dtype=float)
+        for name in ("scores q.k", "weights", "output")
+    }
+    view = explore.dot_product_view()  # the default view: length 1 at 45 degrees
+    np.testing.assert_array_equal(view.k, toy_data.KEYS_2D)
+    np.testing.assert_allclose(view.scores, numbers["scores q.k"], atol=5e-3)  # unscaled, as chapter 2
+    np.testing.assert_allclose(view.weights, numbers["weights"], atol=5e-4)
+    np.testing.assert_allclose(view.out, numbers["output"], atol=5e-3)

@@ -48,8 +48,11 @@ class _DotProductPainter(Painter):
         self.bars_scores = self.ax_scores.bar(positions, np.ones(S), color=BAR_COLOUR)
         self.ax_scores.axhline(0, color="0.3", lw=0.8)
         self.ax_scores.set_xticks(positions, labels=self.names)
-        self.ax_scores.set_ylim(-6.5, 6.5)
-        self.ax_scores.set_title("scores q·k / √2", fontsize=9)
+        reach = float(np.linalg.norm(reference.k, axis=-1).max()) * max(
+            view_of.LENGTHS
+        )  # the largest |q . k|
+        self.ax_scores.set_ylim(-1.05 * reach, 1.05 * reach)
+        self.ax_scores.set_title("scores q·k", fontsize=9)
         self.bars_weights = self.ax_weights.bar(positions, np.ones(S) / S, color=BAR_COLOUR)
         self.labels = [self.ax_weights.text(j, 0, "", ha="center", va="bottom", fontsize=8) for j in range(S)]
         self.ax_weights.set_ylim(0, 1.12)
