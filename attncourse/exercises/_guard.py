@@ -61,7 +61,7 @@ _NEUTRAL_TOP = {
     "_backend.py",
 }
 _NEUTRAL_PREFIXES = ("plotting", "widgets", "grading")
-_REFERENCE_FILES = re.compile(r"^(ch\d\d|bugs|_common)\.py$")
+_REFERENCE_FILES = re.compile(r"^(ch\d\d(_[a-z]+)?|bugs|_common)\.py$")
 _NEUTRAL_CODE_NAMES = {"<module>", "__getattr__", "__dir__"}
 
 # torch's built-in attention (forbidden unless ``needs`` imports it by name), recognised by where
