@@ -311,7 +311,9 @@ def main() -> None:
         print(text)
     else:
         pathlib.Path(args.out).write_text(text + "\n")
-        print(f"wrote {args.out} in {result['seconds']} s")
+        # the copy installed with the package, for the chapter in Colab (no book/data/ there)
+        (ROOT / "attncourse" / "data" / "context_extension.json").write_text(text + "\n")
+        print(f"wrote {args.out} (and attncourse/data/) in {result['seconds']} s")
 
 
 if __name__ == "__main__":
