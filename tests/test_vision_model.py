@@ -107,3 +107,10 @@ def test_sweep_script_reduced():
     assert rows[0]["attention_bytes_per_image_per_layer"] == 4 * 5 * 5 * 4
     saved = __import__("json").loads((ROOT / "book/data/vit_digits_sweep.json").read_text())
     assert {r["patch_size"] for r in saved["patch_sizes"]} == {1, 2, 4, 8}
+
+
+def test_the_package_carries_the_saved_results_unchanged():
+    for name in ("vit_digits_sweep.json", "vit_digits_maps.json"):
+        assert (ROOT / "attncourse" / "data" / name).read_bytes() == (
+            ROOT / "book" / "data" / name
+        ).read_bytes()

@@ -14,7 +14,8 @@ and writes ``book/data/vit_digits_sweep.json`` (or prints the reduced run with `
 
 The seed-0 models with P in (1, 2, 4) also give the chapter's explorer its pictures: the [CLS]
 row of every head's attention and the rollout's [CLS] row for four test images (digits 0, 3, 4, 7), written
-to ``book/data/vit_digits_maps.json`` (``--maps-only`` retrains just those three models).
+to ``book/data/vit_digits_maps.json`` (``--maps-only`` retrains just those three models).  Both files
+are copied into ``attncourse/data/`` too, where the student edition finds them in Colab.
 """
 
 from __future__ import annotations
@@ -31,6 +32,16 @@ from attncourse.vit import VisionTransformer, accuracy, digits_split, train_clas
 
 DATA = Path(__file__).resolve().parents[2] / "book" / "data"
 OUT, MAPS_OUT = DATA / "vit_digits_sweep.json", DATA / "vit_digits_maps.json"
+# A copy of each goes into the package, for the student edition in Colab (no book/data/ there).
+PACKAGE_DATA = Path(__file__).resolve().parents[2] / "attncourse" / "data"
+
+
+def save(path, text):
+    """Write ``text`` to ``path`` and to its copy in the package."""
+    for target in (path, PACKAGE_DATA / path.name):
+        target.write_text(text)
+
+
 MAP_PATCH_SIZES, MAP_DIGITS = (1, 2, 4), (0, 3, 4, 7)  # the first test image of each digit
 CONFIG = dict(d_model=32, n_heads=4, n_layers=2, d_ff=64)
 EPOCHS = 20  # as in the chapter
@@ -92,7 +103,7 @@ def main(argv=None):
     if args.maps_only:
         for P in MAP_PATCH_SIZES:
             print(run(P, 0, EPOCHS, data=data, maps=maps), flush=True)
-        MAPS_OUT.write_text(json.dumps(maps) + "\n")
+        save(MAPS_OUT, json.dumps(maps) + "\n")
         print("wrote", MAPS_OUT)
         return maps
     seeds, epochs = ((0,), 2) if args.quick else ((0, 1), EPOCHS)
@@ -113,8 +124,8 @@ def main(argv=None):
             results["variants"].append(run(2 if not args.quick else 4, seed, epochs, pool, positions, data))
             print(results["variants"][-1], flush=True)
     if not args.quick:
-        OUT.write_text(json.dumps(results, indent=1) + "\n")
-        MAPS_OUT.write_text(json.dumps(maps) + "\n")
+        save(OUT, json.dumps(results, indent=1) + "\n")
+        save(MAPS_OUT, json.dumps(maps) + "\n")
         print("wrote", OUT, "and", MAPS_OUT)
     return results
 
