@@ -5,11 +5,17 @@ head ``h`` reads key/value head ``h // (H / H_kv)``.  The reference below writes
 head by head (no reshapes, no repeat), so it checks the grouping, not just the shapes.
 """
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import attncourse as ac
 from attncourse.flash import KVCache, cached_attention, flash_attention
+from attncourse.triton_flash import triton_available, triton_flash_attention
 from support import DEVICES, F, assert_close, torch
 
 # (B, H, H_kv, L, S, E, Ev)
@@ -259,14 +265,57 @@ def test_cuda_grouped_flash_matches_cpu(rng):
     assert_close(gpu.cpu(), cpu)
 
 
-@pytest.mark.cuda
-def test_cuda_triton_kernel_with_grouped_heads(rng):
-    triton_flash = pytest.importorskip("attncourse.triton_flash")
-    if not triton_flash.triton_available():
-        pytest.skip("triton is not installed")
-    q, k, v = (torch.as_tensor(a, dtype=torch.float32, device="cuda") for a in _qkv(rng, *SHAPES["GQA 8/2"]))
-    got = triton_flash.triton_flash_attention(
-        q, k, v, is_causal=True, enable_gqa=True, block_m=16, block_n=16
+# The optional Triton kernel: Triton decides at import whether it interprets, so the CPU case runs
+# in a child process started with TRITON_INTERPRET=1 (as in test_flash.py).
+INTERPRETING = os.environ.get("TRITON_INTERPRET") == "1"
+needs_triton = pytest.mark.skipif(not triton_available(), reason="triton is not installed")
+TRITON_DEVICES = [
+    pytest.param(
+        "cpu",
+        id="cpu-interpreter",
+        marks=pytest.mark.skipif(not INTERPRETING, reason="runs in a child process with TRITON_INTERPRET=1"),
+    ),
+    pytest.param("cuda", marks=pytest.mark.cuda),
+]
+
+
+@needs_triton
+@pytest.mark.skipif(INTERPRETING, reason="this is the child process")
+def test_triton_grouped_heads_in_the_interpreter():
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            __file__,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "triton_kernel and interpreter",
+        ],
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
-    want = flash_attention(q, k, v, is_causal=True, enable_gqa=True)
+    assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
+    assert re.search(r"\b3 passed", child.stdout), child.stdout[-2000:]
+
+
+@needs_triton
+@pytest.mark.parametrize("device", TRITON_DEVICES)
+@pytest.mark.parametrize("variant", ["plain", "is_causal", "per-head mask"])
+def test_triton_kernel_with_grouped_heads(rng, device, variant):
+    B, H, H_kv, L, S, E, Ev = SHAPES["GQA 8/2"]
+    q, k, v = (torch.as_tensor(a, dtype=torch.float32, device=device) for a in _qkv(rng, *SHAPES["GQA 8/2"]))
+    kw = {
+        n: (torch.as_tensor(a, device=device) if n == "mask" else a)
+        for n, a in _kwargs(rng, variant, B, H, L, S).items()
+    }
+    got = triton_flash_attention(q, k, v, enable_gqa=True, block_m=16, block_n=16, **kw)
+    want = flash_attention(q.double(), k.double(), v.double(), enable_gqa=True, **kw)
+    assert got.shape == (B, H, L, Ev) and got.dtype == torch.float32
     assert_close(got, want)
