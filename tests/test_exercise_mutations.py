@@ -186,6 +186,50 @@ def late_scaling(q, k, v):
     return w @ v, w
 
 
+def padding_mask_one_too_many(lengths, S):
+    return np.arange(S)[None, :] <= np.asarray(lengths)[:, None]
+
+
+def split_heads_straight(x, n_heads):
+    *lead, L, D = x.shape
+    return x.reshape(*lead, n_heads, L, D // n_heads)
+
+
+def decode_step_prepending(q_new, k_new, v_new, k_cache, v_cache):
+    k_all = np.concatenate([k_new, k_cache], axis=-2)
+    v_all = np.concatenate([v_new, v_cache], axis=-2)
+    w = _sm(q_new @ _t(k_all) / np.sqrt(q_new.shape[-1]))
+    return w @ v_all, k_all, v_all
+
+
+def causal_tiles_all_computed(q, k, v, block_size):
+    """Tiles every (query block, key block) pair, masking inside, and counts them all."""
+    L, E = q.shape[-2], q.shape[-1]
+    out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    n_tiles = 0
+    for i0 in range(0, L, block_size):
+        i1 = min(i0 + block_size, L)
+        m = np.full(q.shape[:-2] + (i1 - i0,), -np.inf)
+        l = np.zeros_like(m)
+        acc = np.zeros(m.shape + (v.shape[-1],))
+        for j0 in range(0, L, block_size):
+            j1 = min(j0 + block_size, L)
+            n_tiles += 1
+            s = q[..., i0:i1, :] @ _t(k[..., j0:j1, :]) / np.sqrt(E)
+            s = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], s, -np.inf)
+            m_new = np.maximum(m, s.max(axis=-1))
+            p = np.exp(s - np.where(np.isfinite(m_new), m_new, 0.0)[..., None])
+            r = np.exp(np.where(np.isfinite(m), m - m_new, -np.inf))
+            l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ v[..., j0:j1, :], m_new
+        out[..., i0:i1, :] = acc / l[..., None]
+    return out, n_tiles
+
+
+def _named(ex_id, index):
+    """The registry's name of a diagnosis, for the entries whose name is their (long) message."""
+    return get(ex_id).diagnoses[index].name
+
+
 # (exercise id, wrong answer, the name of the diagnosis it must get)
 WRONG_ANSWERS = [
     ("ch01.stable_softmax", naive_softmax, "missing max subtraction"),
@@ -212,11 +256,11 @@ WRONG_ANSWERS = [
     ("ch09.fix_cache_alignment", new_tokens_top_left, "top-left instead of bottom-right"),
     ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
     ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
-    (
-        "ch09.merge_partials",
-        merge_without_rescale,
-        "missing rescale of the partial sums",
-    ),
+    ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
+    ("ch06.make_padding_mask", padding_mask_one_too_many, "off by one"),
+    ("ch05.split_into_heads", split_heads_straight, _named("ch05.split_into_heads", 0)),
+    ("ch09.decode_step", decode_step_prepending, _named("ch09.decode_step", 1)),
+    ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
 ]
 
 
