@@ -208,7 +208,9 @@ def apply_rope(
 
     ``positions`` defaults to ``0..L-1``; it may be any integer or float array broadcastable
     to ``x.shape[:-1]`` (e.g. ``(L,)`` or ``(B, L)``).  A rotation keeps norms, and the score
-    ``rope(q, m) . rope(k, n)`` depends on ``m - n`` only.  ``base`` defaults to 10000.
+    ``rope(q, m) . rope(k, n)`` depends on ``m - n`` only.  ``base`` defaults to 10000.  The
+    angles are float64 for numpy and for float64 tensors (integer positions included), float32 for
+    other tensors (as transformers computes them).
 
     ``scaling`` stretches the context a model was trained for: a dict in Hugging Face's
     ``rope_parameters`` form, ``{"rope_type": "linear" | "dynamic" | "yarn" | "llama3",
@@ -247,6 +249,8 @@ def apply_rope(
             f"{tuple(x.shape[:-1])} = (..., L)."
         ) from None
 
+    if ops.name == "torch" and x.dtype == ops.torch.float64 and not ops.is_floating(positions):
+        positions = ops.astype(positions, ops.torch.float64)  # float64 x: float64 angles, not float32
     angles = rope_angles(positions, E, base=base, scaling=scaling)  # (..., L, E/2)
     work = ops.compute_dtype(x)
     cos, sin = ops.astype(ops.cos(angles), work), ops.astype(ops.sin(angles), work)
