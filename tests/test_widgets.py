@@ -46,13 +46,13 @@ EXPLORERS = {
     ),
     "heads": (
         aw.heads_explorer,
-        lambda n_heads, head: aw.render_heads(n_heads, head=head),
-        {"n_heads": 12, "head": 5},
+        lambda n_heads, head, scale_by: aw.render_heads(n_heads, head=head, scale_by=scale_by),
+        {"n_heads": 12, "head": 5, "scale_by": "d_model"},
     ),
     "mask": (
         aw.mask_explorer,
-        lambda mask, pad_side, pad_length, fill: aw.render_mask(
-            pad_length, mask, pad_side=pad_side, fill=fill
+        lambda mask, pad_side, fill: aw.render_mask(
+            explore.DEFAULT_PAD_LENGTH, mask, pad_side=pad_side, fill=fill
         ),
         {"mask": "causal, L = S/2, bottom-right", "pad_side": "left", "fill": "-1e9 fp16"},
     ),
@@ -63,8 +63,8 @@ EXPLORERS = {
     ),
     "kernel": (
         aw.kernel_explorer,
-        lambda width, query: aw.render_kernel(width, query),
-        {"width": 2.0, "query": 4.5},
+        lambda width, query, leave_one_out: aw.render_kernel(width, query, leave_one_out=leave_one_out),
+        {"width": 2.0, "query": 4.5, "leave_one_out": True},
     ),
     "dot_product": (
         aw.dot_product_explorer,
@@ -90,33 +90,28 @@ EXPLORERS = {
 DEFAULTS = {
     "softmax": {"temperature": explore.DEFAULT_TEMPERATURE, "word": "mat", "score": explore.LOGITS[0]},
     "scaling": {"variant": "scaled", "d_k": explore.DEFAULT_D_K},
-    "heads": {"n_heads": explore.DEFAULT_N_HEADS, "head": 0},
-    "mask": {
-        "mask": "padding",
-        "pad_side": "right",
-        "pad_length": explore.DEFAULT_PAD_LENGTH,
-        "fill": "-inf",
-    },
+    "heads": {"n_heads": explore.DEFAULT_N_HEADS, "head": 0, "scale_by": "d_head"},
+    "mask": {"mask": "padding", "pad_side": "right", "fill": "-inf"},
     "positional": {
         "encoding": "sinusoidal",
         "d_model": explore.DEFAULT_D_MODEL,
         "position": explore.DEFAULT_POSITION,
     },
-    "kernel": {"width": 0.35, "query": 2.5},
+    "kernel": {"width": 0.35, "query": 2.5, "leave_one_out": False},
     "dot_product": {"angle": 45, "length": 1.0},
     "self_attention": {"order": "original", "token": 1},
     "transformer": {"layer": 0, "head": 0},
     "efficient": {"block_size": 8, "step": 1},
 }
-# 5 temperatures x 6 words x 4 scores (its own, -2, 2, 5); 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 4 x 2 x 1 x 4;
+# 5 temperatures x 6 words x 4 scores (its own, -2, 2, 5); 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 4 x 2 x 4;
 # (2 x 3 x 4) + (1 x 3 x 4) past the training length; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 8 + 4 + 2 + 1 steps.
 FRAME_COUNTS = {
     "softmax": 120,
     "scaling": 22,
-    "heads": 33,
+    "heads": 66,  # x 2 scales, sqrt(d_head) and sqrt(d_model)
     "mask": 32,
     "positional": 36,
-    "kernel": 40,
+    "kernel": 80,  # x 2: leave-one-out off and on
     "dot_product": 32,
     "self_attention": 12,
     "transformer": 4,
@@ -125,13 +120,21 @@ FRAME_COUNTS = {
 
 
 # Live mode differs where the book's frames cannot hold every value: the softmax explorer's scores
-# are one text box there (every score typed at once) instead of a word and its score.
+# are one text box there (every score typed at once) instead of a word and its score, and the mask
+# explorer has a padding-length slider.
 LIVE = {
+    "mask": (  # and the mask explorer has a padding-length slider (one length only in the book)
+        lambda mask, pad_side, pad_length, fill: aw.render_mask(
+            pad_length, mask, pad_side=pad_side, fill=fill
+        ),
+        {"mask": "causal, L = S/2, bottom-right", "pad_side": "left", "pad_length": 4, "fill": "-1e9 fp16"},
+        {"mask": "padding", "pad_side": "right", "pad_length": explore.DEFAULT_PAD_LENGTH, "fill": "-inf"},
+    ),
     "softmax": (
         lambda temperature, logits: aw.render_softmax(temperature, logits),
         {"temperature": 0.25, "logits": (5.0, 2.0, 1.0, 0.5, -1.0, 0.0)},
         {"temperature": explore.DEFAULT_TEMPERATURE, "logits": explore.LOGITS},
-    )
+    ),
 }
 
 # The quick tier (-m "not slow") runs the mechanics on one small explorer; the full tier on all ten.
@@ -543,3 +546,20 @@ def test_softmax_frames_let_every_score_change():
     set_control(explorer, "score", 5.0)
     assert explorer.shown() == aw.render_softmax(1.0, word="moon", score=5.0)
     assert "moon 5" in explorer.shown().caption
+
+
+def test_live_positional_switches_to_past_the_training_length():
+    explorer = aw.positional_explorer(mode="live")
+    explorer.controls["encoding"].value = "past training length"
+    assert explorer.values()["position"] in explore.EXTRAPOLATION_POSITIONS
+    assert list(explorer.controls["position"].options) == [
+        (str(p), p) for p in explore.EXTRAPOLATION_POSITIONS
+    ]
+    explorer.controls["position"].value = 64
+    shown = explorer.shown()
+    assert shown == aw.render_positional(explore.DEFAULT_D_MODEL, 64, encoding="past training length")
+    view = explore.extrapolation_view(explore.DEFAULT_D_MODEL, 64)
+    assert f"position 64 has {int(view.outside[64])} of 32 dimensions outside" in shown.caption
+    assert "training length N = 32" in shown.alt
+    explorer.controls["encoding"].value = "sinusoidal"  # back: a position the sinusoid view offers
+    assert explorer.values()["position"] in explore.POSITIONS

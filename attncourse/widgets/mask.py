@@ -171,10 +171,12 @@ class _MaskPainter(Painter):
         )
 
 
-def _mask_renderer(tokens: Sequence[str], seed: int) -> Renderer:
+def _mask_renderer(
+    tokens: Sequence[str], seed: int, pad_length: int = explore.DEFAULT_PAD_LENGTH
+) -> Renderer:
     tokens = tuple(tokens)
 
-    def view(mask: str, pad_side: str, pad_length: int, fill: str) -> explore.MaskView:
+    def view(mask: str, pad_side: str, fill: str, pad_length: int = pad_length) -> explore.MaskView:
         causal, n_queries, align = _mask_settings(mask, len(tokens))
         return explore.mask_view(
             pad_length, causal, tokens, seed, n_queries, align=align, pad_side=pad_side, fill=fill
@@ -231,8 +233,9 @@ def mask_explorer(
         The starting number of padded positions, one of ``pad_lengths``.
     fill : one of ``attncourse.explore.FILLS``
     pad_lengths : sequence of int, optional
-        The padding lengths offered.  Default: every length from 0 to ``S`` in live mode, only
-        ``pad_length`` in frames mode (each value would multiply the frames the HTML book embeds).
+        The padding lengths offered.  Default: every length from 0 to ``S`` in live mode; in
+        frames mode only ``pad_length`` (each value would multiply the frames the HTML book
+        embeds), and then there is no padding-length control.
     tokens : sequence of str
         The sequence (default "the cat sat on the mat"); padded positions show as ``<pad>``.
     seed : int
@@ -250,15 +253,17 @@ def mask_explorer(
     if pad_lengths is None:
         pad_lengths = range(len(tokens) + 1) if resolve_mode(mode) == "live" else (pad_length,)
     lengths = tuple(sorted({int(n) for n in pad_lengths} | {int(pad_length)}))
+    controls = [
+        Control("mask", "mask", MASK_KINDS, mask, kind="toggle"),
+        Control("pad_side", "padding on the", explore.PAD_SIDES, pad_side, kind="toggle"),
+        Control("fill", "blocked scores filled with", explore.FILLS, fill, kind="toggle"),
+    ]
+    if len(lengths) > 1:
+        controls.insert(2, Control("pad_length", "padded tokens", lengths, int(pad_length)))
     return Explorer(
         "mask",
-        [
-            Control("mask", "mask", MASK_KINDS, mask, kind="toggle"),
-            Control("pad_side", "padding on the", explore.PAD_SIDES, pad_side, kind="toggle"),
-            Control("pad_length", "padded tokens", lengths, int(pad_length), kind="toggle"),
-            Control("fill", "blocked scores filled with", explore.FILLS, fill, kind="toggle"),
-        ],
-        _mask_renderer(tokens, seed),
+        controls,
+        _mask_renderer(tokens, seed, int(pad_length)),
         alt="Three heatmaps: the boolean mask, the masked scores and the attention weights.",
         mode=mode,
     )
