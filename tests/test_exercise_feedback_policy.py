@@ -259,3 +259,28 @@ def test_coincidental_passes_earn_nothing_in_6_6_and_6_7():
         results = run_cases(ex, fn, ex.public_cases() + list(HIDDEN[ex_id]()))
         assert any(r.passed for r in results), "the coincidence this test is about"
         assert points_earned(ex, results) == 0
+
+
+def test_the_hint_comes_unasked_only_after_real_attempts():
+    reset()
+    ex = get("ch09.fix_cache_alignment")
+    untouched = stub_function(ex)
+    for _ in range(4):  # the same untouched code, checked again and again: no hint
+        assert check(ex.id, untouched, show=False).hints == []
+    wrong = []
+    for k in (1, 2, 3):  # three different wrong answers
+        ns: dict = {}
+        exec(
+            "import numpy as np\n"
+            "def f(q, k_all, v_all):\n"
+            "    L, S = q.shape[-2], k_all.shape[-2]\n"
+            f"    s = np.where(np.tril(np.ones((L, S), dtype=bool), k={k}), q @ np.swapaxes(k_all, -1, -2), -np.inf)\n"
+            "    w = np.exp(s - s.max(-1, keepdims=True))\n"
+            "    w = w / w.sum(-1, keepdims=True)\n"
+            "    return w @ v_all, w\n",
+            ns,
+        )
+        wrong.append(check(ex.id, ns["f"], show=False))
+    assert [bool(r.hints) for r in wrong] == [False, True, True]  # the untouched code was the first try
+    assert "after" in wrong[-1].hints[-1]
+    reset()

@@ -377,6 +377,30 @@ def run_cases(
     return results
 
 
+HINT_AFTER = 3  # different failing answers to one exercise, after which check shows the hint unasked
+_TRIED: Dict[str, set] = {}
+
+
+def _attempts(exercise_id: str, fn: Callable[..., Any], result: "CheckResult") -> int:
+    """How many different answers (by their compiled code) have failed this exercise in this kernel.
+
+    A real attempt changes the code: re-running the untouched stub or the same wrong answer does
+    not count.  A passing check starts the count again.
+    """
+    if result.passed or result.not_attempted:
+        _TRIED.pop(exercise_id, None)
+        return 0
+    code = getattr(fn, "__code__", None)
+    key = (code.co_code, code.co_consts) if code is not None else id(fn)
+    try:
+        hash(key)
+    except TypeError:
+        key = id(fn)
+    tried = _TRIED.setdefault(exercise_id, set())
+    tried.add(key)
+    return len(tried)
+
+
 def _hints(exercise: Exercise, cases: List[CaseResult]) -> List[str]:
     """The hints that name the fix: the recognised mistakes' (or the exercise's own)."""
     out: List[str] = []
@@ -413,8 +437,11 @@ def check(
             )
         else:
             result.cases = run_cases(exercise, fn, exercise.public_cases())
-            if hint:
+            tries = _attempts(exercise.id, fn, result)
+            if hint or tries >= HINT_AFTER:
                 result.hints = _hints(exercise, result.cases)
+                if not hint and result.hints:
+                    result.hints[-1] += f" (shown after {tries} different failing attempts)"
             _RESULTS.pop(exercise.id, None)  # re-inserted last: score() without a chapter uses the latest
             _RESULTS[exercise.id] = result
     if show:
@@ -455,3 +482,4 @@ def score(chapter: Any = None, *, show: bool = True, namespace: Optional[dict] =
 def reset() -> None:
     """Forget every check run so far in this kernel."""
     _RESULTS.clear()
+    _TRIED.clear()
