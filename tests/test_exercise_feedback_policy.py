@@ -284,3 +284,17 @@ def test_the_hint_comes_unasked_only_after_real_attempts():
     assert [bool(r.hints) for r in wrong] == [False, True, True]  # the untouched code was the first try
     assert "after" in wrong[-1].hints[-1]
     reset()
+
+
+@pytest.mark.parametrize("ex_id", ["ch09.tiled_attention", "ch09.causal_tiled_attention"])
+def test_full_attention_on_plain_arrays_is_caught_by_its_memory(ex_id):
+    """np.asarray hides the score blocks from the tracked inputs; the large case's memory still tells."""
+
+    def plain_full(q, k, v, block_size):
+        q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+        out = full_causal_tiled(q, k, v, block_size) if "causal" in ex_id else full_tiled(q, k, v, block_size)
+        return out
+
+    result = check(ex_id, plain_full, show=False)
+    assert result.earned == 0 and result.method_broken
+    assert "held" in next(c.message for c in result.cases if c.status == "method")

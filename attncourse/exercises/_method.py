@@ -111,12 +111,19 @@ class ScoreTiles:
         self.count_output = count_output
         self.log = _Log()
         self.block = 0
+        self.memory = _PeakMemory()
+        self.full_bytes = 0
 
     def prepare(self, args: List[Any]) -> List[Any]:
         q, k, v, block = args[:4]
         if not all(isinstance(a, np.ndarray) for a in (q, k, v)):
             return args
         self.block = int(block)
+        L, S = q.shape[-2], k.shape[-2]
+        batch = int(np.prod(q.shape[:-2], dtype=np.int64)) if q.ndim > 2 else 1
+        if S >= 8 * self.block:  # large enough for memory to tell a block of scores from all of them
+            self.full_bytes = batch * L * S * 8
+            self.memory.start()
         return [
             Tracked.of(q, "q", self.log),
             Tracked.of(k, "k", self.log),
@@ -125,8 +132,16 @@ class ScoreTiles:
 
     def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
         shapes = [s for s in self.log.products if len(s) >= 2]
+        peak = self.memory.stop()
+        if not shapes and self.full_bytes and peak > self.full_bytes // 2:
+            # the inputs were turned into plain arrays, but the memory the answer held still tells
+            return (
+                f"method rule broken: your answer held {peak / 2**10:.0f} KiB at once, as much as the "
+                f"whole ({self.full_bytes / 2**10:.0f} KiB) matrix of scores; with block_size="
+                f"{self.block} it may hold only blocks of block_size keys"
+            )
         if not shapes or not self.block:
-            return None  # nothing seen (plain arrays): no verdict
+            return None  # nothing seen (plain arrays, a small case): no verdict
         b = self.block
         for shape in shapes:
             rows, cols = shape[-2], shape[-1]
@@ -145,6 +160,40 @@ class ScoreTiles:
                     f"computed {len(shapes)} blocks of scores"
                 )
         return None
+
+    def close(self) -> None:
+        self.memory.stop()
+
+
+class _PeakMemory:
+    """The peak of memory traced by ``tracemalloc`` (numpy's arrays included) between start and stop."""
+
+    def __init__(self) -> None:
+        self._started = False
+        self._running = False
+        self._base = 0
+
+    def start(self) -> None:
+        import tracemalloc
+
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+            self._started = True
+        tracemalloc.reset_peak()
+        self._base = tracemalloc.get_traced_memory()[0]
+        self._running = True
+
+    def stop(self) -> int:
+        import tracemalloc
+
+        if not self._running:
+            return 0
+        self._running = False
+        peak = tracemalloc.get_traced_memory()[1] - self._base if tracemalloc.is_tracing() else 0
+        if self._started:
+            tracemalloc.stop()
+            self._started = False
+        return peak
 
 
 def _num(x: np.ndarray) -> str:
@@ -195,23 +244,14 @@ class WrittenDown:
     rule = "write the number down; an answer that allocates the arrays in question scores 0."
 
     def __init__(self) -> None:
-        self._started = False
+        self.memory = _PeakMemory()
 
     def prepare(self, args: List[Any]) -> List[Any]:
-        import tracemalloc
-
-        if not tracemalloc.is_tracing():
-            tracemalloc.start()
-            self._started = True
-        tracemalloc.reset_peak()
-        self._base = tracemalloc.get_traced_memory()[0]
+        self.memory.start()
         return args
 
     def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
-        import tracemalloc
-
-        peak = tracemalloc.get_traced_memory()[1] - self._base
-        self.close()
+        peak = self.memory.stop()
         if peak > self.LIMIT:
             return (
                 f"method rule broken: a prediction is written down, not computed, but your answer "
@@ -220,11 +260,7 @@ class WrittenDown:
         return None
 
     def close(self) -> None:
-        import tracemalloc
-
-        if self._started and tracemalloc.is_tracing():
-            tracemalloc.stop()
-        self._started = False
+        self.memory.stop()
 
 
 def probe_for(exercise: Any) -> Any:

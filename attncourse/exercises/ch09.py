@@ -118,6 +118,13 @@ def _tiled_cases():
             v=n(size=(7, 5)),
             block_size=3,
         ),
+        Case(
+            "L=32, S=2048, block 64 (the method: blocks, not the whole score matrix)",
+            q=n(size=(32, 8)),
+            k=n(size=(2048, 8)),
+            v=n(size=(2048, 4)),
+            block_size=64,
+        ),
     ]
 
 
@@ -454,6 +461,13 @@ def _causal_tiled_cases():
         Case("L=S=8, blocks of 4", q=n(size=(8, 3)), k=n(size=(8, 3)), v=n(size=(8, 2)), block_size=4),
         Case(
             "L=S=7, blocks of 3 (ragged)", q=n(size=(7, 2)), k=n(size=(7, 2)), v=n(size=(7, 3)), block_size=3
+        ),
+        Case(
+            "L=S=512, blocks of 32 (the method: tiles, not the whole score matrix)",
+            q=n(size=(512, 4)),
+            k=n(size=(512, 4)),
+            v=n(size=(512, 2)),
+            block_size=32,
         ),
     ]
 
