@@ -2,7 +2,10 @@
 
 attncourse assign SOURCE_DIR OUT_DIR      student notebooks + private grading bundle
 attncourse grade BUNDLE_DIR SUBMISSIONS_DIR OUT_DIR
-                                          gradebook.csv + feedback/<student>.txt
+                                          gradebook.csv + feedback/<student>.txt + lms/*.csv
+attncourse grade BUNDLE_DIR NOTEBOOK_OR_FOLDER... --update RESULTS_DIR
+                                          regrade some submissions into RESULTS_DIR
+attncourse gradescope BUNDLE_DIR OUT_DIR  a Gradescope autograder (setup.sh, run_autograder)
 attncourse validate SOURCE_DIR            check the exercise cells of the book's notebooks
 attncourse list [CHAPTER]                 the exercises, their ids and points
 """
@@ -46,9 +49,33 @@ def _parser() -> argparse.ArgumentParser:
         "bundle_dir", type=Path, help="the grading bundle made by `attncourse assign` (OUT_DIR/grading)"
     )
     p.add_argument(
-        "submissions_dir", type=Path, help="STUDENT.ipynb files, or one folder of notebooks per student"
+        "paths",
+        type=Path,
+        nargs="+",
+        metavar="SUBMISSIONS_DIR OUT_DIR",
+        help="SUBMISSIONS_DIR (STUDENT.ipynb files, one folder of notebooks per student, or Canvas's or "
+        "Moodle's bulk download) and OUT_DIR (writes gradebook.csv, feedback/STUDENT.txt, results.json, "
+        "lms/canvas.csv, lms/moodle.csv); with --update, the notebooks or folders to regrade",
     )
-    p.add_argument("out_dir", type=Path, help="writes gradebook.csv, feedback/STUDENT.txt and results.json")
+    p.add_argument(
+        "--update",
+        type=Path,
+        default=None,
+        metavar="RESULTS_DIR",
+        help="regrade the given notebooks (or folders) into RESULTS_DIR, made by an earlier grade",
+    )
+    p.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        help="CSV with columns id, name, email (and optional aliases, ;-separated): rows for every "
+        "student, missing ones included",
+    )
+    p.add_argument(
+        "--assignment-name",
+        default="",
+        help="the assignment's column in lms/canvas.csv (Canvas: 'Name (ID)' updates an existing one)",
+    )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for a whole notebook (default 300)")
     p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds for one cell (default 60)")
     p.add_argument(
@@ -70,7 +97,10 @@ def _parser() -> argparse.ArgumentParser:
         help="notebooks graded at the same time (default: the number of cores)",
     )
     p.add_argument(
-        "--chapter", action="append", default=None, help="grade only this chapter's exercises (repeatable)"
+        "--chapter",
+        action="append",
+        default=None,
+        help="grade these chapters (repeatable); default: the chapters the submitted notebooks hold",
     )
     p.add_argument(
         "--sandbox",
@@ -79,6 +109,14 @@ def _parser() -> argparse.ArgumentParser:
         help="auto (default) or bwrap: bubblewrap, or refuse to grade; none: no sandbox (trusted notebooks)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing gradebook in OUT_DIR")
+
+    p = sub.add_parser("gradescope", help="package a grading bundle as a Gradescope autograder")
+    p.add_argument("bundle_dir", type=Path, help="the grading bundle made by `attncourse assign`")
+    p.add_argument("out_dir", type=Path, help="writes OUT_DIR/autograder.zip and its files")
+    p.add_argument(
+        "--chapter", action="append", default=None, help="the chapters graded (default: the notebook's)"
+    )
+    p.add_argument("--force", action="store_true", help="replace OUT_DIR if it exists")
 
     p = sub.add_parser("validate", help="check the exercise cells of a folder of notebooks")
     p.add_argument("source_dir", type=Path)
@@ -100,16 +138,34 @@ def main(argv: Optional[List[str]] = None) -> int:
             limits = Limits(
                 time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory
             )
-            grade(
-                args.bundle_dir,
-                args.submissions_dir,
-                args.out_dir,
-                limits=limits,
-                jobs=args.jobs,
-                chapters=args.chapter,
-                sandbox=args.sandbox,
-                force=args.force,
+            from .grading.roster import read_roster
+
+            roster = read_roster(args.roster) if args.roster else None
+            common = dict(
+                limits=limits, jobs=args.jobs, chapters=args.chapter, sandbox=args.sandbox, roster=roster
             )
+            if args.update is not None:
+                from .grading.update import update
+
+                update(args.bundle_dir, args.paths, args.update, **common)
+            else:
+                if len(args.paths) != 2:
+                    raise GradingError(
+                        "give SUBMISSIONS_DIR and OUT_DIR (or notebooks to regrade with --update RESULTS_DIR)"
+                    )
+                submissions_dir, out_dir = args.paths
+                grade(
+                    args.bundle_dir,
+                    submissions_dir,
+                    out_dir,
+                    force=args.force,
+                    assignment=args.assignment_name,
+                    **common,
+                )
+        elif args.command == "gradescope":
+            from .grading.gradescope import package
+
+            package(args.bundle_dir, args.out_dir, chapters=args.chapter, force=args.force)
         elif args.command == "validate":
             problems = validate(args.source_dir)
             for problem in problems:

@@ -8,131 +8,43 @@ on.  Notebooks are graded ``jobs`` at a time (default: one per core).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..exercises._registry import Exercise, get
-from ..exercises.notebook import NotebookProblem
 from . import protocol
-from .assignment import Scan, choose_chapters, scan_notebook
+from .assignment import Scan, choose_chapters
 from .gradebook import display_name, write_feedback, write_gradebook, write_results
+from .gradescope import gradescope_results
 from .handout import load_hidden_cases, read_manifest
 from .limits import GradingError, Limits
+from .lms import write_lms_exports
 from .marking import NotebookRun, Prepared, StudentGrade, error_grade, prepare_cases, student_grade
+from .roster import Student, match_roster, parse_lms_name
 from .runner import MEMORY_EXIT
 from .sandbox import Sandbox, find_sandbox, resource_limits, runner_env
+from .submissions import MAX_NOTEBOOK_BYTES, Submission, discover, scan_all, submission_of_file
 
-__all__ = ["MAX_NOTEBOOK_BYTES", "Submission", "discover", "grade", "grade_submissions", "write_outputs"]
-
-MAX_NOTEBOOK_BYTES = 256 * 2**20
-IGNORED_FOLDERS = (".ipynb_checkpoints", "__MACOSX")
-
-
-@dataclass
-class Submission:
-    """One student: their notebooks, or why they cannot be graded (``problem``)."""
-
-    student: str
-    paths: List[str] = field(default_factory=list)
-    problem: str = ""
-    status: str = ""
-
-
-def _is_notebook_name(name: str) -> bool:
-    return name.endswith(".ipynb")
-
-
-def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
-    """The students in ``submissions_dir`` (sorted) and the entries that are not submissions."""
-    files: Dict[str, str] = {}
-    folders: Dict[str, List[str]] = {}
-    links: Dict[str, str] = {}
-    ignored: List[str] = []
-    unreadable: Dict[str, str] = {}
-    with os.scandir(submissions_dir) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
-        name = entry.name
-        if entry.is_symlink():
-            if _is_notebook_name(name):
-                links[name[: -len(".ipynb")] or name] = name
-            else:
-                ignored.append(name)
-        elif entry.is_dir(follow_symlinks=False):
-            if name in IGNORED_FOLDERS:
-                ignored.append(name)
-                continue
-            try:
-                with os.scandir(entry.path) as inner:
-                    folders[name] = sorted(
-                        e.path
-                        for e in inner
-                        if _is_notebook_name(e.name) and not e.is_dir(follow_symlinks=False)
-                    )
-            except OSError as e:
-                folders[name] = []
-                unreadable[name] = e.strerror or "cannot be read"
-        elif entry.is_file(follow_symlinks=False) and _is_notebook_name(name):
-            files[name[: -len(".ipynb")] or name] = entry.path
-        else:
-            ignored.append(name)
-    out = []
-    for student in sorted(set(files) | set(folders) | set(links)):
-        sources = [s for s in (files.get(student), student in folders, links.get(student)) if s]
-        if len(sources) > 1:
-            out.append(
-                Submission(
-                    student,
-                    problem=f"both {display_name(student)}.ipynb and a folder {display_name(student)}/ "
-                    "(or a link): keep one and grade again",
-                    status="ambiguous",
-                )
-            )
-        elif student in links:
-            out.append(Submission(student, [os.path.join(submissions_dir, links[student])]))
-        elif student in files:
-            out.append(Submission(student, [files[student]]))
-        elif student in unreadable:
-            out.append(
-                Submission(
-                    student, problem=f"the folder cannot be read ({unreadable[student]})", status="malformed"
-                )
-            )
-        elif folders[student]:
-            out.append(Submission(student, folders[student]))
-        else:
-            out.append(Submission(student, problem="the folder holds no .ipynb notebook", status="malformed"))
-    return out, ignored
-
-
-def _read_submitted(path: str) -> bytes:
-    """The bytes of a submitted notebook, or ``NotebookProblem`` saying why not."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as e:
-        if os.path.islink(path):
-            raise NotebookProblem("a symbolic link, not a file: submit the notebook itself") from None
-        raise NotebookProblem(f"cannot be read ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise NotebookProblem("not a regular file")
-        if st.st_size == 0:
-            raise NotebookProblem("an empty file (0 bytes)")
-        if st.st_size > MAX_NOTEBOOK_BYTES:
-            raise NotebookProblem(f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
-        return f.read(MAX_NOTEBOOK_BYTES + 1)
+__all__ = [
+    "MAX_NOTEBOOK_BYTES",
+    "Submission",
+    "discover",
+    "submission_of_file",
+    "grade",
+    "grade_submissions",
+    "write_outputs",
+]
 
 
 def _tail(path: str, n: int = 2000) -> str:
@@ -266,6 +178,11 @@ class Grader:
         env = (
             runner_env(job) if self.box.mode == "none" else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         )
+        as_user = {}
+        if self.box.user is not None:  # a root grader without bubblewrap: the notebook runs as nobody
+            for path in (job, os.path.join(job, "tmp")):
+                os.chown(path, self.box.user, self.box.user)
+            as_user = {"user": self.box.user, "group": self.box.user, "extra_groups": []}
         job_fd = os.open(job, os.O_RDONLY | os.O_DIRECTORY)
         timed_out = False
         start = time.perf_counter()
@@ -281,6 +198,7 @@ class Grader:
                         stderr=subprocess.STDOUT,
                         pass_fds=pass_fds,
                         start_new_session=True,
+                        **as_user,
                     )
             finally:
                 if seccomp_fd is not None:
@@ -375,27 +293,6 @@ def _chapter_cells(manifest: dict) -> Optional[Tuple[set, set]]:
     return keys, ids
 
 
-@dataclass
-class Scanned:
-    """The submitted notebooks, read once: a ``Scan`` or why the notebook cannot be read."""
-
-    scans: Dict[str, Scan] = field(default_factory=dict)
-    problems: Dict[str, str] = field(default_factory=dict)
-
-
-def scan_all(
-    submissions: List[Submission], known: Dict[str, Exercise], cells: Optional[Tuple[set, set]]
-) -> Scanned:
-    out = Scanned()
-    for sub in submissions:
-        for path in sub.paths:
-            try:
-                out.scans[path] = scan_notebook(_read_submitted(path), known, cells)
-            except NotebookProblem as e:
-                out.problems[path] = f"not a readable notebook: {e}"
-    return out
-
-
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -411,6 +308,8 @@ def grade(
     sandbox: str = "auto",
     python: Optional[str] = None,
     force: bool = False,
+    roster: Optional[List[Student]] = None,
+    assignment: str = "",
     log: Callable[[str], None] = print,
 ) -> List[StudentGrade]:
     """Grade every submission in ``submissions_dir``; write the gradebook and feedback to ``out_dir``.
@@ -439,10 +338,11 @@ def grade(
         chapters=chapters,
         sandbox=sandbox,
         python=python,
+        roster=roster,
         log=log,
     )
     run.summary["ignored"] = ignored
-    write_outputs(out_dir, run, log)
+    write_outputs(out_dir, run, log, assignment=assignment)
     return run.results
 
 
@@ -467,6 +367,7 @@ def grade_submissions(
     chapters: Optional[Sequence[str]] = None,
     sandbox: str = "auto",
     python: Optional[str] = None,
+    roster: Optional[List[Student]] = None,
     log: Callable[[str], None] = print,
 ) -> Graded:
     """Grade ``submissions`` (found in ``sources``) against the bundle; nothing is written."""
@@ -540,6 +441,7 @@ def grade_submissions(
     finally:
         _remove(work)
 
+    unmatched = _identify(results, submissions, roster, prepared, log)
     n_notebooks = sum(len(sg.seconds) for sg in results)
     run_cpu = sum(sum(sg.cpu_seconds.values()) for sg in results)
     summary = {
@@ -560,20 +462,76 @@ def grade_submissions(
         "notebooks_per_second": round(n_notebooks / elapsed, 2) if elapsed > 0 else None,
         "cpu_seconds_per_notebook": round((run_cpu + grader_cpu) / n_notebooks, 3) if n_notebooks else None,
         "ignored": [],
+        **({"roster": {"students": len(roster), "unmatched": unmatched}} if roster is not None else {}),
     }
     return Graded(results, exercises, submissions, summary)
 
 
-def write_outputs(out_dir: Path, run: Graded, log: Callable[[str], None] = print) -> None:
-    """Write the gradebook, the feedback files and ``results.json`` of a grading run."""
+def _identify(
+    results: List[StudentGrade],
+    submissions: List[Submission],
+    roster: Optional[List[Student]],
+    prepared: List[Prepared],
+    log: Callable[[str], None],
+) -> List[str]:
+    """Fill in who each row is (LMS names, roster); add ``missing`` rows; the unmatched submissions."""
+    for sg, sub in zip(results, submissions):
+        if sub.lms is not None:
+            sg.identity.update(lms=sub.lms.lms, lms_id=sub.lms.lms_id, name=sub.lms.name, late=sub.lms.late)
+    if roster is None:
+        return []
+    found = match_roster(
+        [(sub.student, sub.lms or parse_lms_name(sub.student)) for sub in submissions], roster
+    )
+    for sg in results:
+        student = found.by_key.get(sg.student)
+        if student is not None:
+            sg.identity.update(id=student.id, name=student.name, email=student.email)
+        elif sg.student in found.ambiguous:
+            sg.notes.append(
+                f"matches more than one student of the roster ({', '.join(found.ambiguous[sg.student])})"
+            )
+        else:
+            sg.notes.append("matches no student of the roster")
+    taken = {sg.student for sg in results}
+    for student in found.missing:
+        key = student.name if student.name and student.name not in taken else f"{student.name}_{student.id}"
+        row = error_grade(key, [], "missing", "no submission", prepared)
+        row.identity.update(id=student.id, name=student.name, email=student.email)
+        results.append(row)
+    results.sort(key=lambda sg: sg.student)
+    if found.unmatched:
+        log(
+            f"WARNING: {len(found.unmatched)} submission(s) match no student of the roster (graded, listed "
+            f"in results.json): {', '.join(display_name(k) for k in found.unmatched)}"
+        )
+    if found.missing:
+        log(f"{len(found.missing)} student(s) of the roster handed in nothing: rows with status missing")
+    return found.unmatched
+
+
+def write_outputs(
+    out_dir: Path, run: Graded, log: Callable[[str], None] = print, assignment: str = ""
+) -> None:
+    """Write the gradebook, the feedback files, ``results.json``, the LMS imports and Gradescope's
+    per-student ``results.json`` of a grading run."""
     out_dir.mkdir(parents=True, exist_ok=True)
     feedback_dir = out_dir / "feedback"
     if feedback_dir.exists():
         shutil.rmtree(feedback_dir)
     feedback_dir.mkdir()
-    write_gradebook(out_dir / "gradebook.csv", run.results, run.exercises)
     files = write_feedback(feedback_dir, run.results, run.exercises)
+    write_gradebook(out_dir / "gradebook.csv", run.results, run.exercises, files)
     write_results(out_dir / "results.json", run.summary, run.results, files)
+    name = assignment or f"attncourse {' '.join(run.summary['chapters'])}"
+    for line in write_lms_exports(out_dir / "lms", run.results, run.exercises, files, name):
+        log(line)
+    out_of = run.summary["points_possible"]
+    (out_dir / "gradescope").mkdir(exist_ok=True)
+    for sg in run.results:  # Gradescope's autograder format, one file per student
+        data = gradescope_results(sg, out_of)
+        path = out_dir / "gradescope" / (files[sg.student][: -len(".txt")] + ".json")
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     elapsed, n = run.summary["seconds"], run.summary["notebooks"]
     per = f" ({n / elapsed:.2f} notebooks/s)" if elapsed > 0 and n else ""
     log(

@@ -146,16 +146,40 @@ def _exercise_lines(g: ExerciseGrade) -> List[str]:
     return lines
 
 
-def write_gradebook(path: Path, results: List[StudentGrade], exercises: List[Exercise]) -> None:
+IDENTITY = ("id", "name", "email", "late")
+
+
+def write_gradebook(
+    path: Path, results: List[StudentGrade], exercises: List[Exercise], files: Dict[str, str]
+) -> None:
+    """``gradebook.csv``: a points-possible row, then one row per student (roster order kept)."""
     out_of = sum(ex.points for ex in exercises)
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student"] + [ex.id for ex in exercises] + ["total", "out_of", "status", "notes"])
+        writer.writerow(
+            ["student", *IDENTITY]
+            + [ex.id for ex in exercises]
+            + ["total", "out_of", "status", "feedback", "notes"]
+        )
+        writer.writerow(
+            ["Points Possible", "", "", "", ""]
+            + [ex.points for ex in exercises]
+            + [out_of, out_of, "", "", ""]
+        )
         for sg in results:
+            who = sg.identity
             writer.writerow(
                 [csv_cell(display_name(sg.student))]
+                + [csv_cell(display_name(str(who.get(k, "")))) for k in ("id", "name", "email")]
+                + ["late" if who.get("late") else ""]
                 + [_fmt_points(g.earned) for g in sg.grades]
-                + [_fmt_points(sg.total), out_of, sg.status, csv_cell(display_name("; ".join(sg.notes)))]
+                + [
+                    _fmt_points(sg.total),
+                    out_of,
+                    sg.status,
+                    f"feedback/{files[sg.student]}",
+                    csv_cell(display_name("; ".join(sg.notes))),
+                ]
             )
 
 
@@ -179,6 +203,7 @@ def write_results(path: Path, summary: dict, results: List[StudentGrade], files:
             "feedback": f"feedback/{files[sg.student]}",
             "notebooks": sg.notebooks,
             "status": sg.status,
+            **{k: v for k, v in sg.identity.items() if v not in ("", None, False)},
             "total": sg.total,
             "seconds": sg.seconds,
             "cpu_seconds": sg.cpu_seconds,

@@ -33,7 +33,17 @@ __all__ = [
 ]
 
 # A student's status, most serious first; ``ok`` when none applies.
-STATUSES = ("ambiguous", "error", "malformed", "other_chapter", "timeout", "crashed", "memory", "ok")
+STATUSES = (
+    "missing",
+    "ambiguous",
+    "error",
+    "malformed",
+    "other_chapter",
+    "timeout",
+    "crashed",
+    "memory",
+    "ok",
+)
 SHORTCUT_MESSAGE = "the package's reference may not be used here: {name}"
 
 
@@ -185,6 +195,8 @@ class StudentGrade:
     grades: List[ExerciseGrade]
     seconds: Dict[str, float] = field(default_factory=dict)
     cpu_seconds: Dict[str, float] = field(default_factory=dict)
+    # who this is: the roster's id, name and email, the LMS that named the files, its id, lateness
+    identity: Dict[str, object] = field(default_factory=dict)
 
     @property
     def total(self) -> float:

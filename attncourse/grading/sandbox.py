@@ -208,6 +208,7 @@ class Sandbox:
     masks: Tuple[str, ...] = ()  # protected folders inside a read-only mount, hidden by an empty tmpfs
     seccomp: Optional[bytes] = None
     tmp_bytes: Optional[int] = None  # the size of the sandbox's /tmp (bwrap >= 0.7 can set it)
+    user: Optional[int] = None  # mode "none" only: the uid the runner runs as (a root grader's nobody)
 
     def describe(self) -> str:
         if self.mode == "none":
@@ -288,10 +289,12 @@ def find_sandbox(mode: str = "auto", python: str = sys.executable, protected: Se
     ``protected`` are folders the notebooks must not see (submissions, bundle, output).  Raises
     ``GradingError`` saying why and how to fix it when bubblewrap is wanted but cannot run.
     """
-    if mode not in MODES:
+    if mode not in MODES + ("nobody",):
         raise GradingError(f"unknown sandbox {mode!r}: use {', '.join(MODES)}")
     if mode == "none":
         return Sandbox("none", python)
+    if mode == "nobody":  # Gradescope's container without bubblewrap: no sandbox, but not root
+        return Sandbox("none", python, user=NOBODY if os.geteuid() == 0 else None)
     if shutil.which("bwrap") is None:
         raise GradingError(f"bubblewrap (bwrap) is not installed, so notebooks cannot be sandboxed: {FIX}")
     box = _layout(python, [os.path.realpath(p) for p in protected])

@@ -1,0 +1,214 @@
+"""Gradescope: its autograder's ``results.json``, and the bundle packaged as an autograder.
+
+``gradescope_results`` turns one student's marks into Gradescope's format: ``score``, ``output``
+(the status and its reason first) and ``tests``, one per exercise with ``name``, ``score``,
+``max_score``, ``output`` (the public cases) and ``visibility: visible``, and one per exercise
+with hidden cases (``visibility: after_published``: shown once the grades are published; they
+carry no points of their own, the exercise's test has them).
+
+``attncourse gradescope BUNDLE OUT`` writes ``OUT/autograder.zip`` (upload it as the assignment's
+autograder): ``setup.sh`` installs Python, numpy, torch (CPU) and bubblewrap; ``run_autograder``
+grades ``/autograder/submission/*.ipynb`` with the bundle in ``source/`` and writes
+``/autograder/results/results.json``.  ``AUTOGRADER_ROOT`` replaces ``/autograder`` (a test lays
+out a folder as Gradescope does).
+
+Inside Gradescope's container bubblewrap may be refused (no user namespaces).  Then the notebook
+runs without bubblewrap, as user ``nobody`` when the autograder runs as root, with the bundle and
+the results folder readable by root alone; the output and ``results.json`` say so.  The container
+is the student's own and is thrown away after the run, so what is lost is the protection of the
+hidden cases' generator inside that container, not other students' work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import zipfile
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from ..exercises._check import _fmt_points
+from .limits import GradingError
+from .marking import ExerciseGrade, StudentGrade
+
+__all__ = ["gradescope_results", "package", "run_autograder", "SETUP_SH", "RUN_AUTOGRADER"]
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when the autograder image is built.
+set -euo pipefail
+apt-get update
+apt-get install -y python3 python3-pip python3-venv bubblewrap
+python3 -m venv /autograder/venv
+/autograder/venv/bin/pip install --upgrade pip
+/autograder/venv/bin/pip install "numpy>=1.23"
+/autograder/venv/bin/pip install --index-url https://download.pytorch.org/whl/cpu "torch>=2.2"
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission, in a fresh container.
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+PYTHON="${AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}"
+cd "$ROOT/source"
+exec env PYTHONPATH="$ROOT/source" "$PYTHON" -m attncourse.grading.gradescope "$ROOT" CHAPTERS
+"""
+
+
+def _case_lines(g: ExerciseGrade, hidden: bool) -> List[str]:
+    lines = []
+    for c in g.cases:
+        if c.hidden != hidden:
+            continue
+        lines.append(f"{'✓' if c.passed else '✗'} {c.name}" + ("" if c.passed else f": {c.message}"))
+    return lines
+
+
+def gradescope_results(sg: StudentGrade, out_of: int, extra: str = "") -> dict:
+    """One student's marks as Gradescope's autograder ``results.json``."""
+    reason = f": {sg.notes[0]}" if sg.status != "ok" and sg.notes else ""
+    output = [f"Status: {sg.status}{reason}", f"Total: {_fmt_points(sg.total)} / {out_of} points"]
+    if extra:
+        output.append(extra)
+    output += [f"- {n}" for n in (sg.notes[1:] if reason else sg.notes) + sg.details]
+    tests = []
+    for g in sg.grades:
+        ex = g.exercise
+        name = f"Exercise {ex.number} · {ex.title} ({ex.id})"
+        public = _case_lines(g, False)
+        tests.append(
+            {
+                "name": name,
+                "score": g.earned,
+                "max_score": ex.points,
+                "output": "\n".join(public) or "no public cases",
+                "visibility": "visible",
+            }
+        )
+        hidden = _case_lines(g, True)
+        if hidden:
+            tests.append(
+                {
+                    "name": f"{name}: hidden cases",
+                    "score": 0,
+                    "max_score": 0,
+                    "output": "\n".join(hidden) + "\n(counted in the exercise's score above)",
+                    "visibility": "after_published",
+                }
+            )
+    return {
+        "score": sg.total,
+        "output": "\n".join(output),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def _copy_package(dest: Path) -> None:
+    here = Path(__file__).resolve().parents[1]  # attncourse/
+    shutil.copytree(here, dest / "attncourse", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def package(
+    bundle_dir: Path, out_dir: Path, *, chapters: Optional[Sequence[str]] = None, force: bool = False
+) -> Path:
+    """Write the Gradescope autograder for ``bundle_dir`` into ``out_dir``; returns the zip's path."""
+    from .handout import read_manifest
+
+    bundle_dir, out_dir = Path(bundle_dir), Path(out_dir)
+    read_manifest(bundle_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if not force:
+            raise GradingError(f"{out_dir} already exists and is not empty; pass --force to replace it")
+        shutil.rmtree(out_dir)
+    files = out_dir / "autograder"
+    files.mkdir(parents=True)
+    _copy_package(files)
+    shutil.copytree(bundle_dir, files / "bundle")
+    (files / "setup.sh").write_text(SETUP_SH, encoding="utf-8")
+    chosen = " ".join(f"--chapter {c}" for c in chapters or ())
+    (files / "run_autograder").write_text(RUN_AUTOGRADER.replace("CHAPTERS", chosen), encoding="utf-8")
+    for name in ("setup.sh", "run_autograder"):
+        os.chmod(files / name, 0o755)
+    archive = out_dir / "autograder.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(files.rglob("*")):
+            if path.is_file():
+                info = zipfile.ZipInfo.from_file(path, path.relative_to(files).as_posix())
+                info.external_attr = (stat.S_IFREG | (0o755 if os.access(path, os.X_OK) else 0o644)) << 16
+                z.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+    print(f"wrote {archive}: upload it as the autograder (Gradescope unpacks it into /autograder/source)")
+    return archive
+
+
+def _nobody_runs_python() -> bool:
+    """True when this process is not root, or when user nobody can start this Python."""
+    if os.geteuid() != 0:
+        return True
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import numpy"],
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def run_autograder(root: Path, chapters: Optional[Sequence[str]] = None) -> dict:
+    """Grade ``root/submission`` with ``root/source/bundle``; write ``root/results/results.json``."""
+    from .batch import grade_submissions
+    from .limits import Limits
+    from .submissions import Submission
+
+    root = Path(root)
+    bundle, submission, results = root / "source" / "bundle", root / "submission", root / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    notebooks = sorted(str(p) for p in submission.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    sub = (
+        Submission("submission", notebooks)
+        if notebooks
+        else Submission("submission", problem="no .ipynb notebook was submitted", status="malformed")
+    )
+    extra = ""
+    sandbox = "bwrap"
+    from .sandbox import find_sandbox
+
+    try:
+        if os.environ.get("ATTNCOURSE_NO_BWRAP"):  # as in a container that refuses user namespaces
+            raise GradingError("bubblewrap is switched off (ATTNCOURSE_NO_BWRAP): no sandbox")
+        find_sandbox("bwrap", sys.executable, [str(bundle), str(results)])
+    except GradingError as e:
+        sandbox = "nobody" if _nobody_runs_python() else "none"
+        who = ", as user nobody" if sandbox == "nobody" and os.geteuid() == 0 else ""
+        if os.geteuid() == 0 and sandbox == "none":
+            who = ", as root (user nobody cannot run this Python)"
+        extra = f"Note: bubblewrap cannot run in this container, so the notebook ran without it{who} ({str(e).split(':')[0]})."
+        print(extra)
+        if os.geteuid() == 0 and sandbox == "nobody":  # what the notebook must not read or write: root's
+            for path in (bundle, results):
+                os.chmod(path, 0o700)
+    run = grade_submissions(
+        bundle, [sub], [submission], results, limits=Limits(), jobs=1, chapters=chapters, sandbox=sandbox
+    )
+    sg = run.results[0]
+    data = gradescope_results(sg, sum(ex.points for ex in run.exercises), extra)
+    (results / "results.json").write_text(
+        json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(data["output"])
+    return data
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    chapters = [args[i + 1] for i, a in enumerate(args) if a == "--chapter"]
+    run_autograder(Path(args[0]), chapters or None)

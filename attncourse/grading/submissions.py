@@ -1,0 +1,182 @@
+"""The submissions: finding them in a folder, one per student, and reading their notebooks once.
+
+A submission folder holds one entry per student: ``STUDENT.ipynb``, or a folder ``STUDENT/`` with
+one or more ``*.ipynb`` directly inside it; Canvas's and Moodle's download names are read
+(``roster.parse_lms_name``), so the files of one student are one submission.  Whatever an entry
+holds, its student gets exactly one row.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from ..exercises._registry import Exercise
+from ..exercises.notebook import NotebookProblem
+from .assignment import Scan, scan_notebook
+from .gradebook import display_name
+from .roster import LmsName, parse_lms_name
+
+__all__ = [
+    "MAX_NOTEBOOK_BYTES",
+    "Submission",
+    "discover",
+    "submission_of_file",
+    "read_submitted",
+    "Scanned",
+    "scan_all",
+]
+
+MAX_NOTEBOOK_BYTES = 256 * 2**20
+IGNORED_FOLDERS = (".ipynb_checkpoints", "__MACOSX")
+
+
+@dataclass
+class Submission:
+    """One student: their notebooks, or why they cannot be graded (``problem``)."""
+
+    student: str
+    paths: List[str] = field(default_factory=list)
+    problem: str = ""
+    status: str = ""
+    lms: Optional[LmsName] = None  # what the LMS's download name said (Canvas, Moodle), if anything
+
+
+def _is_notebook_name(name: str) -> bool:
+    return name.endswith(".ipynb")
+
+
+def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
+    """The students in ``submissions_dir`` (sorted) and the entries that are not submissions.
+
+    Canvas's and Moodle's download names are read (``roster.parse_lms_name``): the files of one
+    student become one submission, whatever they are called.
+    """
+    files: Dict[str, List[str]] = {}
+    folders: Dict[str, List[str]] = {}
+    links: Dict[str, str] = {}
+    names: Dict[str, LmsName] = {}
+    ignored: List[str] = []
+    unreadable: Dict[str, str] = {}
+    with os.scandir(submissions_dir) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        name = entry.name
+        if entry.is_symlink():
+            if _is_notebook_name(name):
+                ident = parse_lms_name(name)
+                links[ident.key] = name
+                names.setdefault(ident.key, ident)
+            else:
+                ignored.append(name)
+        elif entry.is_dir(follow_symlinks=False):
+            if name in IGNORED_FOLDERS:
+                ignored.append(name)
+                continue
+            ident = parse_lms_name(name, folder=True)
+            names.setdefault(ident.key, ident)
+            try:
+                with os.scandir(entry.path) as inner:
+                    folders.setdefault(ident.key, []).extend(
+                        sorted(
+                            e.path
+                            for e in inner
+                            if _is_notebook_name(e.name) and not e.is_dir(follow_symlinks=False)
+                        )
+                    )
+            except OSError as e:
+                folders.setdefault(ident.key, [])
+                unreadable[ident.key] = e.strerror or "cannot be read"
+        elif entry.is_file(follow_symlinks=False) and _is_notebook_name(name):
+            ident = parse_lms_name(name)
+            names.setdefault(ident.key, ident)
+            if ident.late:
+                names[ident.key] = ident  # one late file makes the submission late
+            files.setdefault(ident.key, []).append(entry.path)
+        else:
+            ignored.append(name)
+    out = []
+    for student in sorted(set(files) | set(folders) | set(links)):
+        lms = names.get(student)
+        lms = lms if lms is not None and lms.lms else None
+        sources = [s for s in (student in files, student in folders, student in links) if s]
+        if len(sources) > 1 and lms is None:
+            out.append(
+                Submission(
+                    student,
+                    problem=f"both {display_name(student)}.ipynb and a folder {display_name(student)}/ "
+                    "(or a link): keep one and grade again",
+                    status="ambiguous",
+                )
+            )
+            continue
+        paths = files.get(student, []) + folders.get(student, [])
+        if student in links:
+            paths.append(os.path.join(submissions_dir, links[student]))
+        if student in unreadable:
+            out.append(
+                Submission(
+                    student,
+                    problem=f"the folder cannot be read ({unreadable[student]})",
+                    status="malformed",
+                    lms=lms,
+                )
+            )
+        elif paths:
+            out.append(Submission(student, sorted(paths), lms=lms))
+        else:
+            out.append(
+                Submission(
+                    student, problem="the folder holds no .ipynb notebook", status="malformed", lms=lms
+                )
+            )
+    return out, ignored
+
+
+def submission_of_file(path: Path) -> Submission:
+    """A single notebook given on the command line (``grade --update``): one student."""
+    ident = parse_lms_name(path.name)
+    return Submission(ident.key, [str(path)], lms=ident if ident.lms else None)
+
+
+def read_submitted(path: str) -> bytes:
+    """The bytes of a submitted notebook, or ``NotebookProblem`` saying why not."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if os.path.islink(path):
+            raise NotebookProblem("a symbolic link, not a file: submit the notebook itself") from None
+        raise NotebookProblem(f"cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise NotebookProblem("not a regular file")
+        if st.st_size == 0:
+            raise NotebookProblem("an empty file (0 bytes)")
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise NotebookProblem(f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
+        return f.read(MAX_NOTEBOOK_BYTES + 1)
+
+
+@dataclass
+class Scanned:
+    """The submitted notebooks, read once: a ``Scan`` or why the notebook cannot be read."""
+
+    scans: Dict[str, Scan] = field(default_factory=dict)
+    problems: Dict[str, str] = field(default_factory=dict)
+
+
+def scan_all(
+    submissions: List[Submission], known: Dict[str, Exercise], cells: Optional[Tuple[set, set]]
+) -> Scanned:
+    out = Scanned()
+    for sub in submissions:
+        for path in sub.paths:
+            try:
+                out.scans[path] = scan_notebook(read_submitted(path), known, cells)
+            except NotebookProblem as e:
+                out.problems[path] = f"not a readable notebook: {e}"
+    return out

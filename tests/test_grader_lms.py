@@ -1,0 +1,233 @@
+"""Grading for an LMS: Canvas's and Moodle's download names, a roster, the grade imports read back
+as Canvas and Moodle read them, ``grade --update``, and the Gradescope autograder run in a
+folder laid out as Gradescope lays it out."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from attncourse.cli import main
+from attncourse.exercises import all_exercises, chapter_cells, get
+from attncourse.grading.lms import CANVAS_COLUMNS, MOODLE_COLUMNS
+from attncourse.grading.roster import Student, match_roster, parse_lms_name
+from attncourse.grading.submissions import discover
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ["--timeout", "60", "--cell-timeout", "20", "--case-timeout", "5", "--jobs", "2"]
+POINTS = sum(ex.points for ex in all_exercises("ch01"))
+
+
+def needs_bwrap():
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
+
+
+def test_canvas_and_moodle_names_are_read():
+    c = parse_lms_name("smithjohn_LATE_4411_98001_01_softmax.ipynb")
+    assert (c.key, c.lms, c.lms_id, c.name, c.late, c.original) == (
+        "smithjohn_4411",
+        "canvas",
+        "4411",
+        "smithjohn",
+        True,
+        "01_softmax.ipynb",
+    )
+    c = parse_lms_name("doejane_4412_98002_01_softmax-1.ipynb")
+    assert (c.key, c.late, c.original) == ("doejane_4412", False, "01_softmax-1.ipynb")
+    m = parse_lms_name("Ana María López_208_assignsubmission_file_01_softmax.ipynb")
+    assert (m.key, m.lms, m.lms_id, m.name) == ("Ana María López_208", "moodle", "208", "Ana María López")
+    assert parse_lms_name("Bo Li_209_assignsubmission_file_", folder=True).lms_id == "209"
+    assert parse_lms_name("alice.ipynb").lms == "" and parse_lms_name("alice.ipynb").key == "alice"
+
+
+def test_the_files_of_one_canvas_student_are_one_submission(tmp_path):
+    for name in (
+        "smithjohn_late_4411_98001_part1.ipynb",
+        "smithjohn_late_4411_98001_part2.ipynb",
+        "bob.ipynb",
+    ):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "Bo Li_209_assignsubmission_file_").mkdir()
+    (tmp_path / "Bo Li_209_assignsubmission_file_" / "01_softmax.ipynb").write_text("{}")
+    subs = {s.student: s for s in discover(str(tmp_path))[0]}
+    assert sorted(subs) == ["Bo Li_209", "bob", "smithjohn_4411"]
+    assert len(subs["smithjohn_4411"].paths) == 2 and subs["smithjohn_4411"].lms.late
+    assert subs["Bo Li_209"].lms.lms == "moodle" and subs["bob"].lms is None
+
+
+def test_the_roster_matches_ids_names_emails_and_aliases():
+    roster = [
+        Student("4411", "John Smith", "js@uni.edu"),
+        Student("s2", "Doe, Jane", "jdoe@uni.edu"),
+        Student("s3", "Carl Ng", "carl@uni.edu", ["cng", "carlito"]),
+        Student("s4", "Nobody Here", "nh@uni.edu"),
+    ]
+    subs = [
+        ("smithjohn_4411", parse_lms_name("smithjohn_4411_1_a.ipynb")),  # Canvas user id
+        ("janedoe", parse_lms_name("janedoe.ipynb")),  # name, either order
+        ("carlito", parse_lms_name("carlito.ipynb")),  # alias
+        ("stranger", parse_lms_name("stranger.ipynb")),
+    ]
+    found = match_roster(subs, roster)
+    assert {k: s.id for k, s in found.by_key.items()} == {
+        "smithjohn_4411": "4411",
+        "janedoe": "s2",
+        "carlito": "s3",
+    }
+    assert [s.id for s in found.missing] == ["s4"] and found.unmatched == ["stranger"]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    needs_bwrap()
+    base = tmp_path_factory.mktemp("lms")
+    (base / "book").mkdir()
+    nb = {"cells": chapter_cells("ch01"), "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (base / "book" / "01_softmax.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    assert (
+        main(["assign", str(base / "book"), str(base / "handout"), "--tests", str(ROOT / "hidden_cases")])
+        == 0
+    )
+    student = json.loads((base / "handout" / "student" / "01_softmax.ipynb").read_text(encoding="utf-8"))
+    return {"base": base, "bundle": base / "handout" / "grading", "student": student}
+
+
+def solved(student: dict, *ids: str) -> dict:
+    nb = json.loads(json.dumps(student))
+    for cell in nb["cells"]:
+        ex_id = cell["metadata"].get("attncourse", {}).get("exercise")
+        if ex_id in ids:
+            cell["source"] = get(ex_id).header + "\n" + get(ex_id).solution_code()
+    return nb
+
+
+ALL = [ex.id for ex in all_exercises("ch01")]
+
+
+def read_csv(path: Path) -> list:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    write = lambda name, nb: (subs / name).write_text(json.dumps(nb), encoding="utf-8")  # noqa: E731
+    write("smithjohn_late_4411_98001_01_softmax.ipynb", solved(course["student"], *ALL))
+    write("Jane Doe_208_assignsubmission_file_01_softmax.ipynb", solved(course["student"], ALL[0]))
+    write("stranger.ipynb", solved(course["student"]))
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "id,name,email,aliases\n4411,John Smith,js@uni.edu,\n208,Jane Doe,jd@uni.edu,\n77,Ann Absent,aa@uni.edu,ann\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "results"
+    args = ["grade", str(course["bundle"]), str(subs), str(out), "--roster", str(roster), *FAST]
+    assert main(args + ["--assignment-name", "Softmax (123)"]) == 0
+    printed = capsys.readouterr().out
+    assert "1 submission(s) match no student of the roster" in printed and "stranger" in printed
+
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[0]["student"] == "Points Possible" and rows[0]["total"] == str(POINTS)
+    assert [rows[0][ex] for ex in ALL] == [str(get(ex).points) for ex in ALL]
+    by = {r["student"]: r for r in rows[1:]}
+    assert sorted(by) == ["Ann Absent", "Jane Doe_208", "smithjohn_4411", "stranger"]
+    assert (by["smithjohn_4411"]["id"], by["smithjohn_4411"]["email"], by["smithjohn_4411"]["late"]) == (
+        "4411",
+        "js@uni.edu",
+        "late",
+    )
+    assert by["smithjohn_4411"]["total"] == str(POINTS)
+    assert by["Ann Absent"]["status"] == "missing" and by["Ann Absent"]["total"] == "0"
+    assert "matches no student of the roster" in by["stranger"]["notes"]
+    for row in by.values():
+        assert (out / row["feedback"]).is_file()
+
+    # Canvas: columns by name, the Points Possible row, students by ID
+    canvas = list(csv.DictReader(open(out / "lms" / "canvas.csv", newline="", encoding="utf-8")))
+    assert list(canvas[0]) == [*CANVAS_COLUMNS, "Softmax (123)"]
+    assert canvas[0]["Student"] == "Points Possible" and float(canvas[0]["Softmax (123)"]) == POINTS
+    scores = {r["ID"]: float(r["Softmax (123)"]) for r in canvas[1:]}
+    assert scores == {"4411": POINTS, "208": float(get(ALL[0]).points), "77": 0.0}
+    # Moodle: the grading worksheet's columns; Identifier "Participant N" and Grade read back
+    moodle = list(csv.DictReader(open(out / "lms" / "moodle.csv", newline="", encoding="utf-8")))
+    assert list(moodle[0]) == list(MOODLE_COLUMNS)
+    grades = {r["Identifier"]: float(r["Grade"]) for r in moodle}
+    assert grades == {
+        "Participant 4411": POINTS,
+        "Participant 208": float(get(ALL[0]).points),
+        "Participant 77": 0,
+    }
+    assert all(float(r["Maximum Grade"]) == POINTS for r in moodle)
+
+    # Gradescope's format for each student
+    gs = json.loads((out / "gradescope" / "smithjohn_4411.json").read_text(encoding="utf-8"))
+    assert gs["score"] == POINTS and sum(t["max_score"] for t in gs["tests"]) == POINTS
+    assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
+    assert all("hidden:" in t["output"] for t in gs["tests"] if t["visibility"] == "after_published")
+    assert all("hidden:" not in t["output"] for t in gs["tests"] if t["visibility"] == "visible")
+
+    # --update: Jane hands in again (one file); her row changes, nobody else's
+    again = tmp_path / "late" / "Jane Doe_208_assignsubmission_file_01_softmax.ipynb"
+    again.parent.mkdir()
+    again.write_text(json.dumps(solved(course["student"], *ALL)), encoding="utf-8")
+    before = {
+        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8"))
+    }
+    assert (
+        main(
+            ["grade", str(course["bundle"]), str(again), "--update", str(out), "--roster", str(roster), *FAST]
+        )
+        == 0
+    )
+    after = {
+        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8"))
+    }
+    assert sorted(after) == sorted(before)
+    assert after["Jane Doe_208"]["total"] == str(POINTS) and before["Jane Doe_208"]["total"] != str(POINTS)
+    assert all(after[k] == before[k] for k in before if k != "Jane Doe_208")
+    summary = json.loads((out / "results.json").read_text(encoding="ascii"))
+    assert summary["updates"][-1]["students"] == ["Jane Doe_208"]
+    assert next(s for s in summary["students"] if s["student"] == "Jane Doe_208")["total"] == POINTS
+
+
+@pytest.mark.parametrize("no_bwrap", [False, True])
+def test_the_gradescope_autograder_runs_in_gradescopes_layout(course, tmp_path, no_bwrap):
+    assert main(["gradescope", str(course["bundle"]), str(tmp_path / "package")]) == 0
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(tmp_path / "package" / "autograder.zip") as z:
+        z.extractall(root / "source")
+        names = z.namelist()
+    assert "setup.sh" in names and "run_autograder" in names and "bundle/manifest.json" in names
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    nb = solved(course["student"], *ALL[:2])
+    (root / "submission" / "01_softmax.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    run = root / "source" / "run_autograder"
+    os.chmod(run, 0o755)
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "AUTOGRADER_PYTHON": sys.executable,
+        "OMP_NUM_THREADS": "1",
+    }
+    if no_bwrap:
+        env["ATTNCOURSE_NO_BWRAP"] = "1"
+    done = subprocess.run([str(run)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    assert data["score"] == get(ALL[0]).points + get(ALL[1]).points
+    assert [t["name"] for t in data["tests"] if t["visibility"] == "visible"][0].startswith("Exercise 1.1")
+    assert all(set(t) >= {"name", "score", "max_score", "output", "visibility"} for t in data["tests"])
+    said = "bubblewrap cannot run in this container" in done.stdout
+    assert said == no_bwrap and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
