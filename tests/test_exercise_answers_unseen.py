@@ -18,7 +18,7 @@ from attncourse.exercises._compare import expected_outputs
 
 BOOK = ROOT / "book"
 # chapters 0-9 here; a new chapter joins by adding its key once its exercises pass
-CHECKED = {f"ch0{n}" for n in range(10)}
+CHECKED = {f"ch0{n}" for n in range(10)} | {"ch10"}
 ASKED = [ex for ex in all_exercises() if ex.kind in ("predict", "derive") and ex.chapter in CHECKED]
 
 
@@ -114,6 +114,11 @@ NEW_SITUATIONS = {
     "ch09": {
         "ch09.merge_partials": "merging two split-K partial results",
         "ch09.causal_tiled_attention": "a causal tiling that skips tiles",
+    },
+    "ch10": {
+        "ch10.predict_tokens": "the sequence length of a ViT on 224 x 224 images",
+        "ch10.predict_embedding_parameters": "the input layers of an RGB ViT the chapter does not build",
+        "ch10.rollout_alpha": "a rollout whose residual share is not one half",
     },
     "ch11": {
         "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
