@@ -312,12 +312,12 @@ def test_live_dependent_control_follows_its_parent():
     explorer.controls["head"].value = 10
     assert explorer.shown() == aw.render_heads(12, head=10)
     explorer.controls["n_heads"].value = 4  # head 10 of 4 does not exist: back to "all"
-    assert explorer.values() == {"n_heads": 4, "head": 0}
+    assert explorer.values() == {"n_heads": 4, "head": 0, "scale_by": "d_head"}
     assert [label for label, _ in explorer.controls["head"].options] == ["all", "1", "2", "3", "4"]
     assert explorer.shown() == aw.render_heads(4)
     explorer.controls["head"].value = 2  # a head that still exists is kept
     explorer.controls["n_heads"].value = 6
-    assert explorer.values() == {"n_heads": 6, "head": 2}
+    assert explorer.values() == {"n_heads": 6, "head": 2, "scale_by": "d_head"}
     efficient = aw.efficient_explorer(mode="live")
     efficient.controls["block_size"].value = 4
     assert efficient.specs[1].values == tuple(range(1, 9))

@@ -32,12 +32,12 @@ HTML_DIR = Path(os.environ.get("ATTNCOURSE_BOOK_HTML", BUILD_HTML))
 
 # explorer name -> (page, its controls in the order they are moved)
 PAGES: Dict[str, Tuple[str, List[str]]] = {
-    "kernel": ("book/00_why_attention.html", ["width", "query"]),
+    "kernel": ("book/00_why_attention.html", ["width", "query", "leave_one_out"]),
     "softmax": ("book/01_softmax.html", ["temperature", "word", "score"]),
     "dot_product": ("book/02_dot_product_attention.html", ["angle", "length"]),
     "scaling": ("book/03_scaling.html", ["variant", "d_k"]),
     "self_attention": ("book/04_self_attention.html", ["order", "token"]),
-    "heads": ("book/05_multi_head_attention.html", ["n_heads", "head"]),
+    "heads": ("book/05_multi_head_attention.html", ["n_heads", "head", "scale_by"]),
     "mask": ("book/06_masked_attention.html", ["mask", "pad_side", "fill"]),
     "positional": ("book/07_positional_encoding.html", ["encoding", "d_model", "position"]),
     "transformer": ("book/08_transformer_block.html", ["layer", "head"]),

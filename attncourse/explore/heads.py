@@ -13,11 +13,13 @@ from .._validation import int_at_least, public
 from ..functional import merge_heads, scaled_dot_product_attention, split_heads
 from ._common import TOKENS, divisors
 
-__all__ = ["DEFAULT_D_MODEL_HEADS", "DEFAULT_N_HEADS", "HeadsView", "heads_view"]
+__all__ = ["DEFAULT_D_MODEL_HEADS", "DEFAULT_N_HEADS", "HEAD_SCALES", "HeadsView", "heads_view"]
 
 # n_heads runs over the divisors of d_model.
 DEFAULT_D_MODEL_HEADS = 12
 DEFAULT_N_HEADS = 3
+# What the scores are divided by the square root of: the head's width (right) or the model's (a bug).
+HEAD_SCALES: Tuple[str, ...] = ("d_head", "d_model")
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,12 +30,14 @@ class HeadsView:
     n_heads: int
     d_model: int
     d_head: int
-    scale: float  # 1/sqrt(d_head)
+    scale: float  # 1/sqrt(d_head), or 1/sqrt(d_model) with scale_by="d_model" (the bug)
     x: np.ndarray  # (L, d_model) the embeddings
     weights: np.ndarray  # (n_heads, L, L)
     out: np.ndarray  # (L, d_model)
     n_params: int  # W_Q, W_K, W_V, W_O and their biases: independent of n_heads
     n_params_per_head: int  # each head's slice of W_Q, W_K, W_V: 3 d_model d_head
+    scale_by: str = "d_head"
+    mean_entropy: float = 0.0  # of the rows of every head's map, in nats (ln L: uniform)
 
 
 @public("heads_view")
@@ -42,6 +46,7 @@ def heads_view(
     d_model: int = DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = TOKENS,
     seed: int = 0,
+    scale_by: str = "d_head",
 ) -> HeadsView:
     """Multi-head self-attention over a toy sentence: one attention map per head.
 
@@ -58,6 +63,10 @@ def heads_view(
     d_model : int
     tokens : sequence of str, length L
     seed : int
+    scale_by : {"d_head", "d_model"}
+        Divide the scores by ``sqrt(d_head)`` (right: each head's dot product sums ``d_head``
+        terms) or by ``sqrt(d_model)``, chapter 5's bug: a temperature ``sqrt(n_heads)`` too high,
+        which flattens every map the more the more heads there are.
 
     Returns
     -------
@@ -71,6 +80,8 @@ def heads_view(
     ((4, 6, 6), 3, 624)
     >>> heads_view(1).n_params == heads_view(12).n_params
     True
+    >>> heads_view(12, scale_by="d_model").mean_entropy > heads_view(12).mean_entropy
+    True
     """
     d_model = int_at_least("d_model", d_model, 1)
     n_heads = int_at_least("n_heads", n_heads, 1)
@@ -79,6 +90,8 @@ def heads_view(
             f"n_heads={n_heads} does not divide d_model={d_model}; "
             f"n_heads must be one of {list(divisors(d_model))}."
         )
+    if scale_by not in HEAD_SCALES:
+        raise AttentionInputError(f"scale_by must be one of {HEAD_SCALES}; got {scale_by!r}.")
     tokens = tuple(str(t) for t in tokens)
     if not tokens:
         raise AttentionInputError("tokens must not be empty.")
@@ -91,17 +104,20 @@ def heads_view(
     q = split_heads(x @ w_q, n_heads)  # (L, d_model) @ (d_model, d_model) -> (L, d_model) -> (H, L, d_head)
     k = split_heads(x @ w_k, n_heads)  # (H, L, d_head)
     v = split_heads(x @ w_v, n_heads)  # (H, L, d_head)
-    heads_out, weights = scaled_dot_product_attention(q, k, v)  # (H, L, d_head), (H, L, L); 1/sqrt(d_head)
+    scale = 1.0 / math.sqrt(d_head if scale_by == "d_head" else d_model)
+    heads_out, weights = scaled_dot_product_attention(q, k, v, scale=scale)  # (H, L, d_head), (H, L, L)
     out = merge_heads(heads_out) @ w_o  # (H, L, d_head) -> (L, d_model) @ (d_model, d_model) -> (L, d_model)
     return HeadsView(
         tokens=tokens,
         n_heads=n_heads,
         d_model=d_model,
         d_head=d_head,
-        scale=1.0 / math.sqrt(d_head),
+        scale=scale,
         x=x,
         weights=weights,
         out=out,
         n_params=4 * d_model * d_model + 4 * d_model,
         n_params_per_head=3 * d_model * d_head,
+        scale_by=scale_by,
+        mean_entropy=float(-(weights * np.log(np.maximum(weights, 1e-300))).sum(-1).mean()),
     )

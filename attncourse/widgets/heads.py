@@ -9,6 +9,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from .. import explore
+from ..explore.heads import HEAD_SCALES
 from ..plotting import attention_heatmap
 from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import CellLabels, Painter, Renderer
@@ -112,9 +113,11 @@ class _HeadsPainter(Painter):
                 grid_height / height,
             ]
         )
+        by = view.d_head if view.scale_by == "d_head" else view.d_model
         self.suptitle.set_text(
-            f"n_heads = {view.n_heads}: d_head = {view.d_head}, scores scaled by 1/√{view.d_head}; "
-            f"parameters {view.n_params} for any n_heads"
+            f"n_heads = {view.n_heads}: d_head = {view.d_head}, scores divided by √{view.scale_by} = √{by}"
+            + (" (the bug)" if view.scale_by == "d_model" and view.n_heads > 1 else "")
+            + f"; parameters {view.n_params} for any n_heads"
         )
         if head:
             w = view.weights[head - 1]
@@ -134,6 +137,10 @@ class _HeadsPainter(Painter):
             f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
             f"each head's slice of W_Q, W_K, W_V: {view.n_params_per_head} weights; "
             f"all parameters (W_Q, W_K, W_V, W_O and biases): {view.n_params}.",
+            f"Scores divided by √{'d_head' if view.scale_by == 'd_head' else 'd_model'} = "
+            f"{1 / view.scale:.3g}; mean row entropy {view.mean_entropy:.3f} nats "
+            f"(uniform: ln {L} = {math.log(L):.3f})"
+            + (", flatter than with √d_head." if view.scale_by == "d_model" and view.n_heads > 1 else "."),
             "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ".",
         )
 
@@ -143,14 +150,16 @@ class _HeadsPainter(Painter):
             w = view.weights[head - 1]
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
             return (
-                f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}) over the "
+                f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}, scores "
+                f"divided by the square root of {view.scale_by}) over the "
                 f"sentence '{' '.join(view.tokens)}', weights written in each cell; the largest, "
                 f"{w[i, j]:.2f}, "
                 f"is '{view.tokens[i]}' attending to '{view.tokens[j]}'."
             )
         return (
             f"{view.n_heads} attention heatmap{'s' if view.n_heads > 1 else ''}, one per head "
-            f"(d_head = {view.d_head}), over the sentence '{' '.join(view.tokens)}'; rows are queries, "
+            f"(d_head = {view.d_head}, scores divided by the square root of {view.scale_by}), over the "
+            f"sentence '{' '.join(view.tokens)}'; rows are queries, "
             f"columns keys; {view.n_params} parameters whatever the number of heads."
         )
 
@@ -158,7 +167,9 @@ class _HeadsPainter(Painter):
 def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> Renderer:
     tokens = tuple(tokens)
     return Renderer(
-        lambda n_heads, head=0: _Shown(explore.heads_view(n_heads, d_model, tokens, seed), head),
+        lambda n_heads, head=0, scale_by="d_head": _Shown(
+            explore.heads_view(n_heads, d_model, tokens, seed, scale_by), head
+        ),
         lambda: _HeadsPainter(d_model, tokens, seed),
     )
 
@@ -169,9 +180,10 @@ def render_heads(
     tokens: Sequence[str] = explore.TOKENS,
     seed: int = 0,
     head: int = 0,
+    scale_by: str = "d_head",
 ) -> Frame:
     """Draw :func:`attncourse.explore.heads_view`: one attention map per head, or head ``head`` (1-based)."""
-    return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads, head=head)
+    return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads, head=head, scale_by=scale_by)
 
 
 def _head_control(values: dict) -> Control:
@@ -191,14 +203,17 @@ def heads_explorer(
     d_model: int = explore.DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = explore.TOKENS,
     seed: int = 0,
+    scale_by: str = "d_head",
     mode: str = "auto",
 ) -> Explorer:
-    """An ``n_heads`` slider over the divisors of ``d_model``, and which head: the attention maps.
+    """An ``n_heads`` slider over the divisors of ``d_model``, which head, and the scale: the maps.
 
     Draws :func:`attncourse.explore.heads_view`: as ``n_heads`` grows each head gets a narrower
     slice (``d_head = d_model / n_heads``) of the same projections, and the parameter count
     stays the same.  The second slider shows all the heads or one of them, large, with its
-    weights written in; it offers as many heads as the first slider gives.
+    weights written in; it offers as many heads as the first slider gives.  The scale toggle
+    divides the scores by ``sqrt(d_head)`` (right) or ``sqrt(d_model)`` (chapter 5's bug), which
+    flattens the maps more the more heads there are.
 
     Parameters
     ----------
@@ -210,6 +225,8 @@ def heads_explorer(
         The sentence (default "the cat sat on the mat").
     seed : int
         Seed of the embeddings and projections.
+    scale_by : {"d_head", "d_model"}
+        The starting scale.
     mode : {"auto", "frames", "live"}
         ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
         ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
@@ -225,8 +242,17 @@ def heads_explorer(
         [
             Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads)),
             DependentControl("head", _head_control),
+            Control(
+                "scale_by",
+                "scores divided by",
+                HEAD_SCALES,
+                scale_by,
+                kind="toggle",
+                labels=("√d_head", "√d_model (bug)"),
+            ),
         ],
         _heads_renderer(d_model, tokens, seed),
-        alt="One attention heatmap per head, or one head's, over a six-word sentence.",
+        alt="One attention heatmap per head, or one head's, over a six-word sentence, with the scores "
+        "divided by the square root of d_head or, the bug, of d_model.",
         mode=mode,
     )
