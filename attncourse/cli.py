@@ -43,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force", action="store_true", help="replace OUT_DIR/student and OUT_DIR/grading if they exist"
     )
+    p.add_argument(
+        "--host",
+        default=None,
+        help="where the student notebooks will be put, github:OWNER/REPO[/FOLDER][@BRANCH] or a GitHub "
+        "folder address: Colab badges open them there (without it, the badges are removed)",
+    )
 
     p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
     p.add_argument(
@@ -133,7 +139,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     try:
         if args.command == "assign":
-            assign(args.source_dir, args.out_dir, tests_dir=args.tests, force=args.force)
+            assign(args.source_dir, args.out_dir, tests_dir=args.tests, force=args.force, host=args.host)
         elif args.command == "grade":
             limits = Limits(
                 time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory

@@ -411,7 +411,22 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
 
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["student", *ALL, "total", "out_of", "status", "notes"]
+    assert rows[0] == [
+        "student",
+        "id",
+        "name",
+        "email",
+        "late",
+        *ALL,
+        "total",
+        "out_of",
+        "status",
+        "feedback",
+        "notes",
+    ]
+    assert rows[1] == ["Points Possible", "", "", "", "", "1", "2", "2", "3", "8", "8", "", "", ""]
+    feedback_files = [r[-2] for r in rows[2:]]
+    rows = [rows[0]] + [r[:1] + r[5:-2] + r[-1:] for r in rows[2:]]  # the columns this test is about
     expected = expected_rows(course["cells"])
     shown = {
         name: (
@@ -441,6 +456,7 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
     assert [s["student"] for s in summary["students"]] == sorted(expected)
     assert summary["ignored"] == ["notes.txt"]
     files = [s["feedback"] for s in summary["students"]]
+    assert feedback_files == files
     assert len(set(f.lower() for f in files)) == len(files)
     assert sorted(p.name for p in (out / "feedback").iterdir()) == sorted(f.split("/")[1] for f in files)
     assert all(not f.split("/")[1].startswith(".") and f.isascii() for f in files)
@@ -504,7 +520,9 @@ def test_assign_writes_student_notebooks_and_a_manifest(course, capsys):
     )
     student_text = (out / "student" / "01_softmax.ipynb").read_text()
     assert "BEGIN SOLUTION" not in student_text and "HIDDEN" not in student_text
-    assert main(["assign", str(course["base"] / "book"), str(out), "--tests", str(ROOT / "hidden_cases")]) == 1
+    assert (
+        main(["assign", str(course["base"] / "book"), str(out), "--tests", str(ROOT / "hidden_cases")]) == 1
+    )
     assert "pass --force" in capsys.readouterr().err
     assert main(["assign", str(course["base"] / "book"), str(course["base"] / "out2")]) == 1
     assert "no hidden tests (hidden_cases/hidden_*.py) found" in capsys.readouterr().err
@@ -630,10 +648,14 @@ def test_a_failure_while_grading_one_student_costs_only_that_row(course, tmp_pat
     out = tmp_path / "graded"
     grade(course["bundle"], subs, out, limits=LIMITS, jobs=2, log=lambda s: None)
     rows = list(csv.reader((out / "gradebook.csv").open(newline="", encoding="utf-8")))
-    assert [(r[0], r[5], r[7]) for r in rows[1:]] == [
+    rows = list(csv.DictReader((out / "gradebook.csv").open(newline="", encoding="utf-8")))[1:]
+    assert [(r["student"], r["total"], r["status"]) for r in rows] == [
         ("alice", "8", "ok"),
         ("bob", "0", "error"),
         ("carol", "7", "ok"),
     ]
-    assert "the grader failed on this submission (RuntimeError: an unforeseen \\ud800 problem)" in rows[2][8]
+    assert (
+        "the grader failed on this submission (RuntimeError: an unforeseen \\ud800 problem)"
+        in rows[1]["notes"]
+    )
     assert sorted(p.name for p in (out / "feedback").iterdir()) == ["alice.txt", "bob.txt", "carol.txt"]

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional
 
 from ..exercises._registry import Case, get
 from ..exercises.notebook import NotebookProblem, exercises_in, read_notebook, to_student, validate_notebook
+from .assets import colab_base, inline_images, set_badges
 from .assignment import notebook_cells
 from .limits import GradingError
 
@@ -88,9 +89,14 @@ def assign(
     *,
     tests_dir: Optional[Path] = None,
     force: bool = False,
+    host: Optional[str] = None,
     log: Callable[[str], None] = print,
 ) -> dict:
-    """Write the student versions and the private grading bundle; return the manifest."""
+    """Write the student versions and the private grading bundle; return the manifest.
+
+    Images are put inside the student notebooks (``assets.inline_images``); each Colab badge
+    opens the notebook in ``host`` (where the handout will be put), or is removed without one.
+    """
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():
         raise GradingError(f"{source_dir} is not a folder")
@@ -131,6 +137,11 @@ def assign(
     if not exercises:
         raise GradingError(f"no exercise cells in {source_dir}/*.ipynb")
     without = [e["id"] for e in exercises if not e["hidden_cases"]]
+    base = colab_base(host) if host else None
+    images = badges = 0
+    for name, nb in students.items():
+        badges += set_badges(nb, name, base)
+        images += inline_images(nb, source_dir, name)
 
     _prepare_out(student_dir, force)
     _prepare_out(bundle_dir, force)
@@ -147,12 +158,19 @@ def assign(
         "cells": cells,  # the handed-out code cells: what a student did not add
         "exercises": exercises,
         "total_points": sum(e["points"] for e in exercises),
+        "host": host or "",
     }
     (bundle_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     log(
         f"{len(students)} student notebooks in {student_dir}, {len(exercises)} exercises "
         f"({manifest['total_points']} points); grading bundle in {bundle_dir} (keep it private)"
     )
+    if base:
+        log(f"{images} images inlined; {badges} Colab badges open {base}/NOTEBOOK")
+    else:
+        log(
+            f"{images} images inlined; {badges} Colab badges removed (pass --host to point them at the handout)"
+        )
     if without:
         log(f"warning: no hidden cases for {', '.join(without)} (graded on the public cases only)")
     return manifest
