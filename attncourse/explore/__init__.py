@@ -27,6 +27,8 @@ function                   controls                     what it returns
 ``transformer_view``       layer, head (given maps)     one head's map; previous-token and
                                                         induction scores of every head
 ``efficient_view``         block size, step             the online softmax's running state
+``vision_view``            image, patch size, layer or  [CLS]'s attention per head, or the
+                           rollout (given saved maps)   rollout, laid on the patch grid
 =========================  ===========================  ======================================
 
 The tuples ``TEMPERATURES``, ``D_K_VALUES``, ``POSITIONS`` and ``D_MODEL_VALUES`` (and the

@@ -25,6 +25,8 @@ explorer                       controls                        picture
                                                                maps, head scores
 ``efficient_explorer``         block size, step                the online softmax block by
                                                                block, memory against steps
+``vision_explorer``            image, patch size, layer or     a digit, its patch grid, [CLS]'s
+                               rollout                         attention per head or rollout
 =============================  ==============================  ================================
 
 ``mode="frames"`` precomputes every picture and switches between them in the browser (the
