@@ -145,7 +145,7 @@ class _MaskPainter(Painter):
             f"fill {view.fill}: {outcome}"
         )
         return caption(
-            f"L = {L} queries (the last {L} tokens) against S = {S} keys, {view.pad_length} padded on the "
+            f"L = {L} queries{f' (the last {L} tokens)' if L < S else ''} against S = {S} keys, {view.pad_length} padded on the "
             f"{view.pad_side}, causal {('on, ' + view.align if L < S else 'on') if view.causal else 'off'}: "
             f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
             f"Blocked scores filled with {view.fill}{_FILL_NOTE[view.fill]}; largest share of a row's "
