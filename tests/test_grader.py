@@ -487,7 +487,7 @@ def test_the_sandbox_none_grades_and_says_so(course, tmp_path, capsys):
     args = ["grade", str(course["bundle"]), str(only_alice), str(out), "--sandbox", "none", "--jobs", "1"]
     assert main(args) == 0
     assert "warning: --sandbox none" in capsys.readouterr().out
-    assert "alice,1,2,2,3,8,8,ok," in (out / "gradebook.csv").read_text()
+    assert "alice,,,,,1,2,2,3,8,8,ok,feedback/alice.txt," in (out / "gradebook.csv").read_text()
     summary = json.loads((out / "results.json").read_text())
     assert summary["sandbox"] == "none" and "sandbox_warning" in summary
 
@@ -499,7 +499,7 @@ def test_grade_refuses_to_overwrite_and_reports_bad_bundles(course, tmp_path, ca
     shutil.copy(course["subs"] / "alice.ipynb", only_alice)
     args = ["grade", str(course["bundle"]), str(only_alice), str(out), "--timeout", "30"]
     assert main(args) == 0
-    assert "alice,1,2,2,3,8,8,ok," in (out / "gradebook.csv").read_text()
+    assert "alice,,,,,1,2,2,3,8,8,ok,feedback/alice.txt," in (out / "gradebook.csv").read_text()
     assert main(args) == 1
     assert "already holds a gradebook; pass --force" in capsys.readouterr().err
     assert main(["grade", str(tmp_path), str(only_alice), str(tmp_path / "x")]) == 1
