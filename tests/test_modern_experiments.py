@@ -36,13 +36,13 @@ def test_gqa_quick_run_matches_parameters_and_cache():
 
 def test_gqa_saved_results_are_the_full_run():
     saved = json.loads((DATA / "gqa_seeds.json").read_text())
-    assert saved["steps"] == 400 and saved["seeds"] == [0, 1, 2]
+    assert saved["steps"] == 400 and saved["seeds"] == [0, 1, 2, 3, 4, 5]
     assert {k: (v["n_kv_heads"], v["d_ff"]) for k, v in saved["variants"].items()} == {
         "MHA": (4, 128),
         "GQA": (2, 160),
         "MQA": (1, 176),
     }
-    assert all(len(v["accuracy"]) == 3 for v in saved["variants"].values())
+    assert all(len(v["accuracy"]) == 6 for v in saved["variants"].values())
 
 
 @pytest.mark.parametrize("name", ["linear", "dynamic", "yarn", "llama3"])

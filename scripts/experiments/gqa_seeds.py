@@ -3,7 +3,7 @@
 Chapter 8's model (``TinyTransformer``, 2 layers, d_model 64, 4 query heads of 16) learns the
 repeated-segment task with 4 (MHA), 2 (GQA) or 1 (MQA) key/value heads.  Fewer KV heads mean smaller
 ``k_proj``/``v_proj``; the MLP's hidden width ``d_ff`` grows to give the parameters back, so the three
-models have the same parameter count within 0.2%.  Three seeds each (the seed sets the initial
+models have the same parameter count within 0.2%.  Six seeds each (the seed sets the initial
 weights and the order of the training sequences); chapter 8's 400 steps, batch 32, lr 6e-3.
 
     OMP_NUM_THREADS=1 python scripts/experiments/gqa_seeds.py           # book/data/gqa_seeds.json
@@ -95,7 +95,7 @@ def train_one(n_kv_heads, d_ff, seed, n_steps, test):
 
 def run(quick: bool) -> dict:
     torch.set_num_threads(1)
-    n_steps, seeds = (60, [0]) if quick else (400, [0, 1, 2])
+    n_steps, seeds = (60, [0]) if quick else (400, [0, 1, 2, 3, 4, 5])
     test = make_sequences(1000, np.random.default_rng(2))
     t0 = time.perf_counter()
     out = {"steps": n_steps, "seeds": seeds, "variants": {}}
