@@ -380,7 +380,9 @@ register(
         function="sliding_window_mask",
         kind="extend",
         description="Local attention (Longformer, Mistral) lets each token see only itself and the "
-        "`window - 1` tokens before it, so the cost grows like $L \\cdot w$ instead of $L^2$. Return the "
+        "`window - 1` tokens before it; a kernel that skips the blocked blocks does work that grows like "
+        "$L \\cdot w$ instead of $L^2$ (a dense `(L, L)` mask like this one still costs $L^2$: the chapter's "
+        "sliding-window section measures both). Return the "
         "boolean `(L, L)` mask, True = may attend: query `i` sees keys `j` with "
         "$i - \\text{window} < j \\le i$.",
         solution='''
