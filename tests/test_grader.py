@@ -552,9 +552,9 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
         "runner_env",
         lambda job: {**env(job), "PYTHONPATH": f"{shim}{os.pathsep}{sandbox.PACKAGE_ROOT}"},
     )
-    import attncourse.grading.batch as batch
+    import attncourse.grading.jobs as jobs
 
-    monkeypatch.setattr(batch, "runner_env", sandbox.runner_env)
+    monkeypatch.setattr(jobs, "runner_env", sandbox.runner_env)
     subs = tmp_path / "subs"
     subs.mkdir()
     shutil.copy(course["subs"] / "alice.ipynb", subs)

@@ -9,9 +9,17 @@ One module per concern, each readable alone:
   ``.npy`` files, plain data only);
 * ``runner``: ``python -m attncourse.grading.runner JOB_DIR``, which executes one notebook inside
   the sandbox and writes a reply; it never judges anything;
+* ``assets``: the handout's images inside its notebooks, its Colab badges pointed at ``--host``;
+* ``assignment``: which chapters a run grades, and what each cell of a submitted notebook is;
+* ``submissions``: finding the submissions (Canvas and Moodle names too) and reading them once;
+* ``jobs``: one notebook's run in the sandbox (cases delivered after its cells, a fresh run when
+  a call ends the process);
 * ``marking``: turns a reply into marks, comparing with expected outputs only the grader holds;
 * ``gradebook``: ``gradebook.csv``, ``results.json`` and one feedback file per student;
-* ``batch``: ``grade``, which finds the submissions and grades them in parallel.
+* ``roster``, ``lms``, ``gradescope``: the roster, Canvas's and Moodle's imports, Gradescope's
+  results and autograder;
+* ``batch``: ``grade``, which finds the submissions and grades them in parallel;
+* ``update``: ``grade --update``, regrading some submissions into an existing results folder.
 """
 
 from __future__ import annotations
