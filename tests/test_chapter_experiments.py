@@ -1,4 +1,4 @@
-"""The saved experiment results that chapters 0, 3, 5 and 8 load (book/data/*.json) come from the
+"""The saved experiment results that chapters 0, 3, 5 and 8 load (attncourse/data/*.json) come from the
 scripts in scripts/experiments/ as they are now: each script reruns here in a reduced form, and
 what the reduced run shares with the saved one (parameter counts, the loss of the first steps,
 which depends only on the seed) must agree."""
@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "book" / "data"
+DATA = ROOT / "attncourse" / "data"
 
 
 def _script(name):

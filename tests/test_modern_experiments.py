@@ -13,7 +13,7 @@ import torch
 import attncourse as ac
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DATA = ROOT / "book" / "data"
+DATA = ROOT / "attncourse" / "data"
 
 
 def _load(name):
@@ -85,9 +85,3 @@ def test_context_extension_saved_results_are_the_full_run():
     assert saved["eval_lengths"] == [32, 64, 128, 256]
     assert saved["rope_train_loss"] < 0.1  # the base model learned the task at its training length
     assert saved["zero_shot"]["none"][0] > 0.9
-
-
-@pytest.mark.parametrize("name", ["gqa_seeds.json", "context_extension.json"])
-def test_the_packaged_copy_equals_the_book_data(name):
-    # Colab opens the chapter without book/data/: it reads the copy installed with attncourse
-    assert (ROOT / "attncourse" / "data" / name).read_text() == (DATA / name).read_text()

@@ -60,7 +60,7 @@ def test_view_errors(kwargs, pattern):
 
 
 def test_saved_maps_fit_the_view():
-    path = ROOT / "book" / "data" / "vit_digits_maps.json"
+    path = ROOT / "attncourse" / "data" / "vit_digits_maps.json"
     maps = json.loads(path.read_text())
     for P in maps["patch_sizes"]:
         for view in explore.VISION_VIEWS:

@@ -7,7 +7,7 @@ sequences of 64 to 256 tokens under each RoPE scaling of Hugging Face's ``rope_p
 fine-tuning at 128 tokens; an ALiBi model (no RoPE) is trained and fine-tuned the same way.  The same
 base model is then run on long sequences with a sliding window, with and without "sink" tokens.
 
-    OMP_NUM_THREADS=1 python scripts/experiments/context_extension.py            # book/data/context_extension.json
+    OMP_NUM_THREADS=1 python scripts/experiments/context_extension.py            # attncourse/data/context_extension.json
     OMP_NUM_THREADS=1 python scripts/experiments/context_extension.py --quick    # a reduced run (the test)
 
 Runs on one CPU thread; the full run takes a few minutes.  Results depend on floating-point
@@ -302,7 +302,7 @@ def first_token_weight(model, tokens):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a reduced run; prints, writes nothing")
-    parser.add_argument("--out", default=str(ROOT / "book" / "data" / "context_extension.json"))
+    parser.add_argument("--out", default=str(ROOT / "attncourse" / "data" / "context_extension.json"))
     parser.add_argument("--models", default=None, help="keep/reuse the trained base models in this folder")
     args = parser.parse_args()
     result = run(args.quick, args.models)
@@ -311,9 +311,7 @@ def main() -> None:
         print(text)
     else:
         pathlib.Path(args.out).write_text(text + "\n")
-        # the copy installed with the package, for the chapter in Colab (no book/data/ there)
-        (ROOT / "attncourse" / "data" / "context_extension.json").write_text(text + "\n")
-        print(f"wrote {args.out} (and attncourse/data/) in {result['seconds']} s")
+        print(f"wrote {args.out} in {result['seconds']} s")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ repeated-segment task with 4 (MHA), 2 (GQA) or 1 (MQA) key/value heads.  Fewer K
 models have the same parameter count within 0.2%.  Six seeds each (the seed sets the initial
 weights and the order of the training sequences); chapter 8's 400 steps, batch 32, lr 6e-3.
 
-    OMP_NUM_THREADS=1 python scripts/experiments/gqa_seeds.py           # book/data/gqa_seeds.json
+    OMP_NUM_THREADS=1 python scripts/experiments/gqa_seeds.py           # attncourse/data/gqa_seeds.json
     OMP_NUM_THREADS=1 python scripts/experiments/gqa_seeds.py --quick   # a reduced run (the test)
 """
 
@@ -118,7 +118,7 @@ def run(quick: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a reduced run; prints, writes nothing")
-    parser.add_argument("--out", default=str(ROOT / "book" / "data" / "gqa_seeds.json"))
+    parser.add_argument("--out", default=str(ROOT / "attncourse" / "data" / "gqa_seeds.json"))
     args = parser.parse_args()
     result = run(args.quick)
     text = json.dumps(result, indent=1)
@@ -126,9 +126,7 @@ def main() -> None:
         print(text)
     else:
         pathlib.Path(args.out).write_text(text + "\n")
-        # the copy installed with the package, for the chapter in Colab (no book/data/ there)
-        (ROOT / "attncourse" / "data" / "gqa_seeds.json").write_text(text + "\n")
-        print(f"wrote {args.out} (and attncourse/data/) in {result['seconds']} s")
+        print(f"wrote {args.out} in {result['seconds']} s")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ At every position t >= 2 the model must output **both** earlier tokens, x_{t-1} 
 linear read-outs.  Every H has exactly the same parameters (4 d_model^2 + 4 d_model in the
 attention layer, whatever H is), the same seed, data and steps.  One head gives each query one
 distribution over the keys, so its output is one blend of x_{t-1} and x_{t-2}; two heads can
-look at each on its own.  Writes ``book/data/heads_two_lookups.json`` (the table's runs and,
+look at each on its own.  Writes ``attncourse/data/heads_two_lookups.json`` (the table's runs and,
 for seed 0, every head's weights on one held-out sequence), which chapter 5 loads.
 """
 
@@ -80,7 +80,7 @@ def main(argv=None):
     parser.add_argument("--heads", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=600)
-    parser.add_argument("--out", type=Path, default=ROOT / "book" / "data" / "heads_two_lookups.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "attncourse" / "data" / "heads_two_lookups.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()

@@ -1,5 +1,5 @@
 """Chapter 3's training run: one attention layer at a realistic head size (d_k = 64 and 128),
-scores scaled by 1/sqrt(d_k) or not, several seeds; the loss curves go to book/data.
+scores scaled by 1/sqrt(d_k) or not, several seeds; the loss curves go to attncourse/data.
 
     OMP_NUM_THREADS=1 python scripts/experiments/scaling_training.py          # the saved run
     python scripts/experiments/scaling_training.py --d-ks 64 --seeds 0 --steps 20 --out /tmp/x.json
@@ -90,7 +90,7 @@ def main(argv=None):
     parser.add_argument("--d-ks", type=int, nargs="+", default=[64, 128])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--out", type=Path, default=ROOT / "book" / "data" / "scaling_training.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "attncourse" / "data" / "scaling_training.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()

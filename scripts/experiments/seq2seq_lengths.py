@@ -4,7 +4,7 @@ attention, and with the encoder's final state only (same parameter count), as th
     OMP_NUM_THREADS=1 python scripts/experiments/seq2seq_lengths.py            # the saved run
     python scripts/experiments/seq2seq_lengths.py --lengths 4 --seeds 0 --steps 20 --out /tmp/x.json
 
-Writes ``book/data/seq2seq_lengths.json``: the settings, one row per (length, kind, seed) with
+Writes ``attncourse/data/seq2seq_lengths.json``: the settings, one row per (length, kind, seed) with
 held-out accuracies, parameter count and seconds, and the mean attention map of each attention
 kind at ``--map-length`` for seed 0.  Chapter 0 loads and plots it.
 """
@@ -62,7 +62,7 @@ def main(argv=None):
     parser.add_argument("--lengths", type=int, nargs="+", default=[4, 8, 12, 16])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=400)
-    parser.add_argument("--out", type=Path, default=ROOT / "book" / "data" / "seq2seq_lengths.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "attncourse" / "data" / "seq2seq_lengths.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()

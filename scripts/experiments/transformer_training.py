@@ -11,7 +11,7 @@
 
 The task and the training loop are chapter 8's (the repeated-segment task, AdamW, linear decay
 to 0, the loss counted at the determined positions only).  Writes
-``book/data/transformer_norm_warmup.json`` and ``book/data/transformer_dropout_scarce.json``,
+``attncourse/data/transformer_norm_warmup.json`` and ``attncourse/data/transformer_dropout_scarce.json``,
 which chapter 8 loads.
 """
 
@@ -151,7 +151,7 @@ def main(argv=None):
     parser.add_argument("--scarce", type=int, default=256, help="training sequences for dropout_scarce")
     parser.add_argument("--dropout-steps", type=int, default=400, help="steps of dropout_scarce")
     parser.add_argument(
-        "--out", type=Path, default=None, help="default: book/data/transformer_<experiment>.json"
+        "--out", type=Path, default=None, help="default: attncourse/data/transformer_<experiment>.json"
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -181,7 +181,7 @@ def main(argv=None):
         )
         result["dropout_scarce"] = dropout_scarce(args.seeds, args.dropout_steps, args.scarce, train, test)
     settings["total_seconds"] = round(time.perf_counter() - start, 1)
-    out = args.out or ROOT / "book" / "data" / f"transformer_{'_'.join(args.experiments)}.json"
+    out = args.out or ROOT / "attncourse" / "data" / f"transformer_{'_'.join(args.experiments)}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print("wrote", out)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The Vision Transformer chapter's sweeps, too long for the chapter itself: saved to book/data/.
+"""The Vision Transformer chapter's sweeps, too long for the chapter itself: saved to attncourse/data/.
 
     OMP_NUM_THREADS=1 python scripts/experiments/vit_digits_sweep.py            # the full sweep
     OMP_NUM_THREADS=1 python scripts/experiments/vit_digits_sweep.py --quick    # a reduced one (tests)
@@ -10,11 +10,11 @@ Trains the chapter's tiny ViT on scikit-learn's 8 x 8 digits (seeded, one thread
   one forward pass over the test set (the fastest of 7), and the bytes of one layer's attention weights per image;
 * at P = 2: learned vs 2-D sinusoidal vs no positions, each with a [CLS] token and with mean pooling.
 
-and writes ``book/data/vit_digits_sweep.json`` (or prints the reduced run with ``--quick``).
+and writes ``attncourse/data/vit_digits_sweep.json`` (or prints the reduced run with ``--quick``).
 
 The seed-0 models with P in (1, 2, 4) also give the chapter's explorer its pictures: the [CLS]
 row of every head's attention and the rollout's [CLS] row for four test images (digits 0, 3, 4, 7), written
-to ``book/data/vit_digits_maps.json`` (``--maps-only`` retrains just those three models).  Both files
+to ``attncourse/data/vit_digits_maps.json`` (``--maps-only`` retrains just those three models).  Both files
 are copied into ``attncourse/data/`` too, where the student edition finds them in Colab.
 """
 
@@ -23,23 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import torch
 
 import attncourse as ac
+from attncourse.results import RESULTS_DIR as DATA
 from attncourse.vit import VisionTransformer, accuracy, digits_split, train_classifier
 
-DATA = Path(__file__).resolve().parents[2] / "book" / "data"
 OUT, MAPS_OUT = DATA / "vit_digits_sweep.json", DATA / "vit_digits_maps.json"
-# A copy of each goes into the package, for the student edition in Colab (no book/data/ there).
-PACKAGE_DATA = Path(__file__).resolve().parents[2] / "attncourse" / "data"
 
 
 def save(path, text):
-    """Write ``text`` to ``path`` and to its copy in the package."""
-    for target in (path, PACKAGE_DATA / path.name):
-        target.write_text(text)
+    """Write ``text`` to ``path``."""
+    path.write_text(text)
 
 
 MAP_PATCH_SIZES, MAP_DIGITS = (1, 2, 4), (0, 3, 4, 7)  # the first test image of each digit
