@@ -127,6 +127,11 @@ def test_the_readme_commands_grade_the_chapter_handed_in(handout, tmp_path, caps
     feedback = (tmp_path / "results2" / "feedback" / "ann.txt").read_text(encoding="utf-8").splitlines()
     assert feedback[3].startswith("Status: other_chapter: this notebook holds the exercises of ch06")
 
+    # a single notebook is a submission of its own
+    assert main(["grade", str(handout["bundle"]), str(subs / "ben.ipynb"), str(tmp_path / "one"), *FAST]) == 0
+    rows = gradebook(tmp_path / "one" / "gradebook.csv")
+    assert sorted(rows) == ["Points Possible", "ben"] and rows["ben"]["total"] == "1"
+
 
 READ_AHEAD = """
 import glob, os

@@ -98,26 +98,35 @@ def grade(
     in order.
     """
     bundle_dir, submissions_dir, out_dir = Path(bundle_dir), Path(submissions_dir), Path(out_dir)
-    if not submissions_dir.is_dir():
-        raise GradingError(f"{submissions_dir} is not a folder")
+    single = submissions_dir.is_file() and submissions_dir.name.endswith(".ipynb")
+    if not submissions_dir.is_dir() and not single:
+        raise GradingError(f"{submissions_dir} is neither a folder of submissions nor a notebook")
     if _inside(os.path.realpath(out_dir), os.path.realpath(submissions_dir)):
         raise GradingError("OUT_DIR must not be inside SUBMISSIONS_DIR")
     if (out_dir / "gradebook.csv").exists() and not force:
         raise GradingError(f"{out_dir} already holds a gradebook; pass --force to replace it")
-    submissions, ignored = discover(str(submissions_dir))
-    run = grade_submissions(
-        bundle_dir,
-        submissions,
-        [submissions_dir],
-        out_dir,
-        limits=limits,
-        jobs=jobs,
-        chapters=chapters,
-        sandbox=sandbox,
-        python=python,
-        roster=roster,
-        log=log,
-    )
+    scratch = Path(tempfile.mkdtemp(prefix="attncourse-single-"))
+    try:
+        if single:  # one notebook: one student
+            submissions, ignored = [submission_of_file(submissions_dir, scratch)], []
+            submissions_dir = scratch
+        else:
+            submissions, ignored = discover(str(submissions_dir))
+        run = grade_submissions(
+            bundle_dir,
+            submissions,
+            [submissions_dir],
+            out_dir,
+            limits=limits,
+            jobs=jobs,
+            chapters=chapters,
+            sandbox=sandbox,
+            python=python,
+            roster=roster,
+            log=log,
+        )
+    finally:
+        remove_tree(str(scratch))
     run.summary["ignored"] = ignored
     write_outputs(out_dir, run, log, assignment=assignment)
     return run.results

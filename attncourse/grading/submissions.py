@@ -9,6 +9,7 @@ holds, its student gets exactly one row.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,10 +137,20 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
     return out, ignored
 
 
-def submission_of_file(path: Path) -> Submission:
-    """A single notebook given on the command line (``grade --update``): one student."""
+def submission_of_file(path: Path, folder: Path) -> Submission:
+    """A single notebook given on the command line: one student, its notebook copied into
+    ``folder`` (a scratch folder the sandbox hides, so that the folder it came from, which may
+    hold the Python the runner needs, stays visible)."""
+    path = Path(path)
     ident = parse_lms_name(path.name)
-    return Submission(ident.key, [str(path)], lms=ident if ident.lms else None)
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / path.name
+    n = 2
+    while copy.exists():
+        copy, n = folder / f"{n}" / path.name, n + 1
+        copy.parent.mkdir(exist_ok=True)
+    shutil.copyfile(path, copy)  # the instructor's own argument: a link is followed here
+    return Submission(ident.key, [str(copy)], lms=ident if ident.lms else None)
 
 
 def read_submitted(path: str) -> bytes:

@@ -51,20 +51,56 @@ def update(
         raise GradingError(f"{results_dir} holds no gradebook.csv and results.json: grade into it first")
     summary = json.loads(summary_path.read_text(encoding="ascii"))
     submissions: List[Submission] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            submissions += discover(str(path))[0]
-        elif path.is_file() and path.name.endswith(".ipynb"):
-            submissions.append(submission_of_file(path))
-        else:
-            raise GradingError(f"{path} is neither a notebook (.ipynb) nor a folder of submissions")
-    if not submissions:
-        raise GradingError("no submission to regrade in " + ", ".join(map(str, paths)))
+    singles = Path(tempfile.mkdtemp(prefix="attncourse-single-"))
+    try:
+        for path in map(Path, paths):
+            if path.is_dir():
+                submissions += discover(str(path))[0]
+            elif path.is_file() and path.name.endswith(".ipynb"):
+                submissions.append(submission_of_file(path, singles))
+            else:
+                raise GradingError(f"{path} is neither a notebook (.ipynb) nor a folder of submissions")
+        if not submissions:
+            raise GradingError("no submission to regrade in " + ", ".join(map(str, paths)))
+        return _regrade(
+            bundle_dir,
+            submissions,
+            [singles, *(p for p in map(Path, paths) if p.is_dir())],
+            results_dir,
+            summary,
+            limits=limits,
+            jobs=jobs,
+            chapters=chapters,
+            sandbox=sandbox,
+            python=python,
+            roster=roster,
+            log=log,
+        )
+    finally:
+        shutil.rmtree(singles, ignore_errors=True)
+
+
+def _regrade(
+    bundle_dir: Path,
+    submissions: List[Submission],
+    sources: List[Path],
+    results_dir: Path,
+    summary: dict,
+    *,
+    limits: Optional[Limits],
+    jobs: Optional[int],
+    chapters: Optional[Sequence[str]],
+    sandbox: str,
+    python: Optional[str],
+    roster: Optional[List[Student]],
+    log: Callable[[str], None],
+) -> List[StudentGrade]:
+    book, summary_path = results_dir / "gradebook.csv", results_dir / "results.json"
     chapters = chapters or summary.get("chapters")
     run = grade_submissions(
         bundle_dir,
         submissions,
-        [p if Path(p).is_dir() else Path(p).parent for p in paths],
+        sources,
         results_dir,
         limits=limits,
         jobs=jobs,
