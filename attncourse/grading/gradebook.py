@@ -98,7 +98,7 @@ def feedback_names(students: Sequence[str]) -> Dict[str, str]:
     return out
 
 
-NOTHING_RUN = ("ambiguous", "error", "malformed", "other_chapter")
+NOTHING_RUN = ("missing", "ambiguous", "error", "malformed", "other_chapter")
 
 
 def feedback_text(sg: StudentGrade, out_of: int) -> str:
