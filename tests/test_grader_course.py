@@ -214,6 +214,15 @@ def temperature_softmax(logits, temperature):
     os._exit(7)
 """
 
+IGNORES_ITS_LIMIT = """
+import signal
+
+def stable_softmax(x):
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])  # the runner's alarm never arrives
+    while True:
+        pass
+"""
+
 NOT_AN_ARRAY = """
 def logit_gap(*args):
     return object()
@@ -226,17 +235,19 @@ def test_one_exercises_failure_costs_that_exercise_alone(handout, tmp_path):
     answer(nb, "ch01.attention_entropy", BIG)  # 72 MB per case
     answer(nb, "ch01.temperature_softmax", ENDS_PROCESS)
     answer(nb, "ch01.logit_gap", NOT_AN_ARRAY)
+    answer(nb, "ch01.stable_softmax", IGNORES_ITS_LIMIT)
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "max.ipynb").write_text(json.dumps(nb), encoding="utf-8")
     assert main(["grade", str(handout["bundle"]), str(subs), str(tmp_path / "out"), *FAST]) == 0
     row = gradebook(tmp_path / "out" / "gradebook.csv")["max"]
     assert row["status"] == "ok", row
-    lost = {"ch01.attention_entropy", "ch01.temperature_softmax", "ch01.logit_gap"}
+    lost = {"ch01.attention_entropy", "ch01.temperature_softmax", "ch01.logit_gap", "ch01.stable_softmax"}
     for ex in all_exercises("ch01"):
         assert row[ex.id] == ("0" if ex.id in lost else str(ex.points)), ex.id
     feedback = (tmp_path / "out" / "feedback" / "max.txt").read_text(encoding="utf-8")
     assert "takes 68.7 MB, more than the" in feedback
     assert "ended the grading process (exit code 7)" in feedback
     assert "case 1 of ch01.temperature_softmax ended the grading process (exit code 7)" in row["notes"]
+    assert "case 1 of ch01.stable_softmax ran far past the 5 s limit of one call" in row["notes"]
     assert np.zeros(9_000_000).nbytes == 72_000_000

@@ -22,6 +22,8 @@ from .sandbox import Sandbox, resource_limits, runner_env
 
 __all__ = ["Grader", "remove_tree"]
 
+STUCK = "a call ran past its limit"
+
 
 def _tail(path: str, n: int = 2000) -> str:
     try:
@@ -111,6 +113,8 @@ class Grader:
             if run.reply is not None:
                 run.reply.results.update(kept)
             if killer is None:
+                if run.status == "stuck":
+                    run.status = "timeout"
                 return run
             e, c = killer
             reason = self._kill_reason(run)
@@ -127,7 +131,7 @@ class Grader:
 
     def _killer(self, run: NotebookRun, first: int) -> Optional[Tuple[int, int]]:
         """The (exercise, case) whose call ended the run, when a call did."""
-        if run.status not in ("crashed", "memory") or not run.stopped_at.startswith("case "):
+        if run.status not in ("crashed", "memory", "stuck") or not run.stopped_at.startswith("case "):
             return None
         e, c = (int(x) for x in run.stopped_at.split()[1:])
         return (e, c) if first <= e < len(self.prepared) else None
@@ -135,6 +139,10 @@ class Grader:
     def _kill_reason(self, run: NotebookRun) -> str:
         if run.status == "memory":
             return f"ran out of memory (limit {self.limits.memory_mb} MiB)"
+        if run.status == "stuck":
+            return (
+                f"ran far past the {self.limits.case_s:g} s limit of one call, ignoring it, and was stopped"
+            )
         code = run.exit_code
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return f"ended the grading process ({how})"
@@ -200,6 +208,8 @@ class Grader:
         run.stopped_in = self._describe(progress)
         if timed_out:
             run.status = "timeout"
+        elif run.problem == STUCK:
+            run.status, run.problem = "stuck", ""
         elif run.exit_code == MEMORY_EXIT:
             run.status = "memory"
         elif run.reply is None or run.reply.stage != "done" or run.problem:
@@ -221,10 +231,21 @@ class Grader:
         """Wait for ``proc`` until ``deadline``, delivering the cases once its cells have run, then kill
         its process group; (status, rusage, timed out, why the cases could not be delivered)."""
         delay, timed_out, delivered, problem = 0.002, False, False, ""
+        # a call still running well past its own limit ignored the runner's alarm: stop it here
+        stuck_after = self.limits.case_s + max(5.0, self.limits.case_s)
+        last, since, checked = "", time.perf_counter(), 0.0
         while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            if time.perf_counter() > deadline:
+            now = time.perf_counter()
+            if now > deadline:
                 timed_out = True
                 break
+            if delivered and now - checked > 0.25:
+                checked, progress = now, protocol.read_progress(job_fd)
+                if progress != last:
+                    last, since = progress, now
+                elif progress.startswith("case ") and now - since > stuck_after:
+                    problem = STUCK
+                    break
             if not delivered and protocol.read_progress(job_fd) == "cases":
                 delivered = True
                 problem = protocol.deliver_cases(job_fd, self.case_files)
