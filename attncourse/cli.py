@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "paths",
         type=Path,
         nargs="+",
-        metavar="SUBMISSIONS_DIR OUT_DIR",
+        metavar="PATH",
         help="SUBMISSIONS_DIR (STUDENT.ipynb files, one folder of notebooks per student, or Canvas's or "
         "Moodle's bulk download) and OUT_DIR (writes gradebook.csv, feedback/STUDENT.txt, results.json, "
         "lms/canvas.csv, lms/moodle.csv); with --update, the notebooks or folders to regrade",
