@@ -72,16 +72,32 @@ def index_of(nb: dict, exercise_id: str) -> int:
     return nb["cells"].index(exercise_cell(nb, exercise_id)) + 1
 
 
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
+
+
 def runner_processes() -> list:
-    """Processes still running the grading runner (read from /proc)."""
+    """Processes still running the grading runner (read from /proc) that are not another test
+    worker's: a runner below a sibling of this process (the other pytest-xdist worker, grading at
+    the same time) is left out; one below this process, or orphaned, is counted."""
+    me, parent = os.getpid(), os.getppid()
     found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"attncourse.grading.runner" in cmdline:
-            found.append(int(pid))
+        if b"attncourse.grading.runner" not in cmdline:
+            continue
+        ancestor = pid
+        while ancestor > 1 and ancestor != me and _parent(ancestor) != parent:
+            ancestor = _parent(ancestor)
+        if ancestor == me or ancestor <= 1:  # ours, or orphaned
+            found.append(pid)
     return found
 
 
