@@ -295,11 +295,18 @@ def wait_for_widgets(page, timeout_ms: int = 20_000) -> int:
     """Wait until every embedded widget view is rendered; returns how many there are.
 
     The widgets manager (embed-amd.js) puts a ``div.widget-subarea`` before each view's
-    ``<script>``; a page without widget state returns 0 at once.
+    ``<script>``; a page without widget state returns 0 at once.  The book loads the manager
+    and the state only when an explorer comes near the screen (``_static/lazy-widgets.js``):
+    this scrolls to the first view, as a reader would, and back to the top once the state is in.
     """
     n_views = page.locator(WIDGET_VIEW).count()
-    if n_views == 0 or page.locator(WIDGET_STATE).count() == 0:
+    lazy = page.locator("script[src*='lazy-widgets.js']").count() > 0
+    if n_views == 0 or (page.locator(WIDGET_STATE).count() == 0 and not lazy):
         return 0
+    if lazy:
+        page.evaluate(f"() => document.querySelector('{WIDGET_VIEW}').parentElement.scrollIntoView()")
+        page.wait_for_function(f"() => document.querySelector('{WIDGET_STATE}')", timeout=timeout_ms)
+        page.evaluate("() => window.scrollTo(0, 0)")
     page.wait_for_function(
         f"""() => Array.from(document.querySelectorAll('{WIDGET_VIEW}')).every(
                 s => s.previousElementSibling &&

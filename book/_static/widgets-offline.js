@@ -67,7 +67,14 @@
       });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
+  // This script may be loaded after the page was parsed (book/_static/lazy-widgets.js loads
+  // it when an explorer comes near): then run at once what waits for the parse.
+  function whenParsed(fn) {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
+    else fn();
+  }
+
+  whenParsed(function () {
     var mathjax = window.MathJax;
     if (mathjax && mathjax.startup && !mathjax.Hub) {
       mathjax.Hub = { Queue: typeset };
@@ -103,7 +110,7 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
+  whenParsed(function () {
     if (!window.MutationObserver) return;
     new MutationObserver(scheduleNaming).observe(document.body, {
       childList: true,
