@@ -34,9 +34,14 @@ import html
 import json
 import posixpath
 import re
+import shutil
 import struct
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["defer_scripts", "image_size", "placeholder_parts", "process_page", "setup"]
 
@@ -264,6 +269,15 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
             process_page(path, outdir, widget_js)
 
 
+def _config_inited(app: Any, config: Any) -> None:
+    # sphinxcontrib-katex renders formulas at build time with Node; without Node, let the
+    # browser render them (with the KaTeX it bundles, served locally) rather than fail.
+    if getattr(config, "katex_prerender", False) and shutil.which("node") is None:
+        config.katex_prerender = False
+        logger.info("fast_pages: Node.js not found; KaTeX will render the formulas in the browser")
+
+
 def setup(app: Any) -> Dict[str, Any]:
+    app.connect("config-inited", _config_inited, priority=400)
     app.connect("build-finished", _build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
