@@ -18,6 +18,10 @@ any chapter without a list of pages.  On each page:
   ``INLINE_BYTES``, e.g. Sphinx's ``documentation_options.js``), which is written into the page
   instead (no request at all), where it was.  Inline scripts stay as they are: they set the
   variables the files read, and the theme's light/dark choice must apply before the first paint.
+* **One stylesheet.**  A page links a dozen stylesheets (the theme's, Sphinx's, each
+  extension's), each a request that holds the first paint, and the theme's imports a further one.
+  They are joined, in their order, into one ``_static/styles-<hash>.css`` (imports written in,
+  ``url()``\ s rewritten to stay right), shared by every page that links the same set.
 * **No icon script.**  The theme's ``fontawesome.js`` (1.4 MB) turns each ``<i class="fa-...">``
   into an SVG; the theme's stylesheet already draws the same icons with its Font Awesome web
   font, so the script is dropped.
@@ -54,9 +58,13 @@ IMG_TAG = re.compile(r"<img\b[^>]*>")
 DATA_PNG = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 ARTICLE_START = re.compile(r'<article\b[^>]*class="[^"]*bd-article')
 SCRIPT_TAG = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S)
+STYLESHEET_TAG = re.compile(r"<link\b[^>]*>")
+CSS_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s]+)["']?\s*\)?\s*;""")
+CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]+))\s*\)""")
 SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
 INLINE_BYTES = 1024  # a script file smaller than this is written into the page
 CONTROL_ROW_PX = 36  # the height of one row of ipywidgets' controls
+_BUNDLES: Dict[tuple, str] = {}  # stylesheet files -> the bundle's name, for this build
 
 
 def image_size(data: bytes) -> Optional[Tuple[int, int]]:
@@ -119,6 +127,38 @@ def placeholder_parts(state: Dict[str, Any], model_id: str) -> List[Tuple[str, s
     return parts
 
 
+def _css_text(file: Path, target_dir: Path, seen: set) -> str:
+    """The stylesheet ``file`` with its ``@import``\ s written in and its relative ``url()``\ s
+    rewritten to be relative to ``target_dir``."""
+    if file in seen or not file.is_file():
+        return ""
+    seen.add(file)
+    text = file.read_text(encoding="utf-8")
+    text = re.sub(r"/\*#\s*sourceMappingURL=[^*]*\*/", "", text)
+    text = re.sub(r"@charset\s+[^;]+;", "", text)
+
+    imports: List[str] = []
+
+    def imported(match: "re.Match") -> str:
+        url = match.group(1)
+        if url.startswith(("http:", "https:", "//", "data:")):
+            return match.group(0)
+        imports.append(_css_text((file.parent / url.split("?")[0]).resolve(), target_dir, seen))
+        return f"\0{len(imports) - 1}\0"
+
+    def moved(match: "re.Match") -> str:
+        url = next(g for g in match.groups() if g is not None)
+        if not url or url.startswith(("data:", "http:", "https:", "//", "/", "#")):
+            return match.group(0)
+        path, _, rest = url.partition("?")
+        new = posixpath.relpath((file.parent / path).resolve().as_posix(), target_dir.resolve().as_posix())
+        return f'url("{new}{"?" + rest if rest else ""}")'
+
+    # This file's url()s first; then the imported files (already rewritten) go in.
+    text = CSS_URL.sub(moved, CSS_IMPORT.sub(imported, text))
+    return re.sub("\0([0-9]+)\0", lambda m: imports[int(m.group(1))], text)
+
+
 def defer_scripts(head: str, read_local) -> str:
     """``head`` with its script files deferred or inlined (see the module's docstring);
     ``read_local(src)`` gives a local file's bytes, or None."""
@@ -160,6 +200,38 @@ class _Page:
             return None
         file = (self.path.parent / src.split("?")[0]).resolve()
         return file.read_bytes() if file.is_file() else None
+
+    def bundle_styles(self, head: str) -> str:
+        """``head`` with its local stylesheets joined into one (see the module's docstring)."""
+        links = []
+        for match in STYLESHEET_TAG.finditer(head):
+            tag = match.group(0)
+            href = re.search(r'\shref="([^"]+)"', tag)
+            media = re.search(r'\smedia="([^"]*)"', tag)
+            if not re.search(r'\srel="stylesheet"', tag) or not href or (media and media.group(1) != "all"):
+                continue
+            if self.read_local(href.group(1)) is None:
+                continue
+            links.append((match, (self.path.parent / href.group(1).split("?")[0]).resolve()))
+        if len(links) < 2:
+            return head
+        static = self.outdir / "_static"
+        key = tuple(file for _, file in links)
+        name = _BUNDLES.get(key)
+        if name is None:
+            text = "\n".join(_css_text(file, static, set()) for file in key)
+            name = f"styles-{hashlib.sha1(text.encode()).hexdigest()[:12]}.css"
+            (static / name).write_text(text, encoding="utf-8")
+            _BUNDLES[key] = name
+        bundle = f'<link rel="stylesheet" href="{self.url(static / name)}" />'
+        out, at = [], 0
+        for i, (match, _) in enumerate(links):
+            out.append(head[at : match.start()])
+            if i == 0:
+                out.append(bundle)
+            at = match.end()
+        out.append(head[at:])
+        return "".join(out)
 
     def frame_file(self, png: bytes) -> str:
         """Write ``png`` once to ``_images/`` (named by its hash); its URL from this page."""
@@ -203,7 +275,8 @@ class _Page:
             text = self.defer_widgets(text, state_match)
         head_end = text.find("</head>")
         if head_end > 0:
-            text = defer_scripts(text[:head_end], self.read_local) + text[head_end:]
+            head = self.bundle_styles(defer_scripts(text[:head_end], self.read_local))
+            text = head + text[head_end:]
         start = ARTICLE_START.search(text)
         article_at = start.start() if start else 0
         first = [True]
@@ -263,6 +336,7 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
+    _BUNDLES.clear()
     widget_js = list(getattr(app.config, "nb_ipywidgets_js", {}) or {})
     for path in sorted(outdir.rglob("*.html")):
         if not SKIP_DIRS & set(path.relative_to(outdir).parts):
