@@ -10,7 +10,9 @@ for each page in turn, one page at a time, so that the pages do not compete for 
 mobile preset is Lighthouse's default: simulated slow 4G and a 4x slower CPU.
 
 The budget (``BUDGET``, below) is the full tier's performance gate (``scripts/test.sh``): every
-page must meet all of it.  The table of every page's scores goes to stdout and, with the
+page must meet all of it.  Lighthouse's simulated timings scale with how long the page's work
+took on this machine, so a run on a busy machine reads slow: a page over budget is run
+``--retries`` more times and judged on its median run (Lighthouse's own advice for variance).  The table of every page's scores goes to stdout and, with the
 reports' key numbers, to ``_build/lighthouse/<preset>.md`` and ``.json``.  Exit status 1 when a
 page is over budget, 2 when Lighthouse or Chromium is missing (``--skip-missing``: 0 instead).
 """
@@ -211,6 +213,12 @@ def main(argv=None) -> int:
     parser.add_argument("pages", nargs="*", help="pages relative to the built book (default: every page)")
     parser.add_argument("--preset", choices=("mobile", "desktop"), default="mobile")
     parser.add_argument("--runs", type=int, default=1, help="runs per page; the median is kept")
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=2,
+        help="a page over budget is run this many more times and judged on the median run",
+    )
     parser.add_argument("--html", type=Path, default=BUILD_HTML)
     parser.add_argument("--no-budget", action="store_true", help="measure and report only")
     parser.add_argument("--skip-missing", action="store_true", help="exit 0 without Lighthouse/Chromium")
@@ -228,7 +236,11 @@ def main(argv=None) -> int:
     with serve_gzip(args.html) as base, chromium(port):
         for path in pages:
             runs = [lighthouse(base + path, port, args.preset) for _ in range(args.runs)]
+            if over_budget(median_run(runs), budget) and not args.no_budget:
+                # One slow run on a busy machine is not a slow page: judge it on the median.
+                runs += [lighthouse(base + path, port, args.preset) for _ in range(args.retries)]
             results[path] = r = median_run(runs)
+            r["runs"] = len(runs)
             why = over_budget(r, budget)
             failures += [f"{path}: {w}" for w in why]
             print(
