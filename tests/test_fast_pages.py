@@ -183,3 +183,11 @@ def test_the_book_config_uses_the_extension_and_katex_at_build_time():
     assert config["config"]["katex_prerender"] is True
     assert "://" not in config["config"]["katex_css_path"]
     assert (REPO_ROOT / "book" / "_static" / config["config"]["katex_css_path"]).is_file()
+
+
+def test_brand_icons_become_inline_svg_read_from_the_theme_script():
+    js = 'var a={"github-alt":[480,512,[],"f113","M1 1z"],github:[496,512,[],"f09b","M2 2z"],"x":[1,2,[],"f1","M3"]};'
+    svg = fast_pages.brand_svg(js, "github")
+    assert 'viewBox="0 0 496 512"' in svg and 'd="M2 2z"' in svg and 'aria-hidden="true"' in svg
+    assert 'd="M1 1z"' in fast_pages.brand_svg(js, "github-alt")
+    assert fast_pages.brand_svg(js, "gitlab") is None

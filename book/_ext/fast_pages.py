@@ -24,7 +24,9 @@ any chapter without a list of pages.  On each page:
   ``url()``\ s rewritten to stay right), shared by every page that links the same set.
 * **No icon script.**  The theme's ``fontawesome.js`` (1.4 MB) turns each ``<i class="fa-...">``
   into an SVG; the theme's stylesheet already draws the same icons with its Font Awesome web
-  font, so the script is dropped.
+  font, so the script is dropped.  The brand icons (the GitHub button) are the only ones that
+  need the 120 kB brands font: they are written in as inline SVG (their paths read from that
+  same script at build time), so that font is never fetched.
 * **Images by need.**  Every ``<img>`` of a PNG, JPEG or GIF in the page gets its pixel size
   (``width``/``height``, so the browser reserves the room before the file arrives) and
   ``decoding="async"``; all but the first in the article load lazily (``loading="lazy"``).
@@ -47,13 +49,14 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["defer_scripts", "image_size", "placeholder_parts", "process_page", "setup"]
+__all__ = ["brand_svg", "defer_scripts", "image_size", "placeholder_parts", "process_page", "setup"]
 
 STATE_TAG = re.compile(r'\s*<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
 VIEW_TAG = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', re.S)
 FONTAWESOME_TAG = re.compile(
     r'\s*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>'
 )
+BRAND_ICON = re.compile(r'<i class="(?:fab|fa-brands) fa-([a-z0-9-]+)"></i>')
 IMG_TAG = re.compile(r"<img\b[^>]*>")
 DATA_PNG = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 ARTICLE_START = re.compile(r'<article\b[^>]*class="[^"]*bd-article')
@@ -64,6 +67,7 @@ CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]+))\s*\)""")
 SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
 INLINE_BYTES = 1024  # a script file smaller than this is written into the page
 CONTROL_ROW_PX = 36  # the height of one row of ipywidgets' controls
+_ICON_SOURCE: Dict[Path, str] = {}  # fontawesome.js, read once
 _BUNDLES: Dict[tuple, str] = {}  # stylesheet files -> the bundle's name, for this build
 
 
@@ -125,6 +129,19 @@ def placeholder_parts(state: Dict[str, Any], model_id: str) -> List[Tuple[str, s
 
     walk(model_id)
     return parts
+
+
+def brand_svg(fontawesome_js: str, name: str) -> Optional[str]:
+    """The Font Awesome brand icon ``name`` as an inline ``<svg>``, read from ``fontawesome.js``."""
+    key = rf'(?:"{re.escape(name)}"|(?<![\w"-]){re.escape(name)})'
+    found = re.search(key + r':\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]+","([^"]+)"\]', fontawesome_js)
+    if not found:
+        return None
+    width, height, path = found.groups()
+    return (
+        f'<svg class="fast-pages-icon fa-{name}" viewBox="0 0 {width} {height}" aria-hidden="true" '
+        f'focusable="false"><path fill="currentColor" d="{path}"/></svg>'
+    )
 
 
 def _css_text(file: Path, target_dir: Path, seen: set) -> str:
@@ -201,6 +218,12 @@ class _Page:
         file = (self.path.parent / src.split("?")[0]).resolve()
         return file.read_bytes() if file.is_file() else None
 
+    def brand_icon(self, match: "re.Match") -> str:
+        script = self.outdir / "_static" / "scripts" / "fontawesome.js"
+        if script not in _ICON_SOURCE:
+            _ICON_SOURCE[script] = script.read_text(encoding="utf-8") if script.is_file() else ""
+        return brand_svg(_ICON_SOURCE[script], match.group(1)) or match.group(0)
+
     def bundle_styles(self, head: str) -> str:
         """``head`` with its local stylesheets joined into one (see the module's docstring)."""
         links = []
@@ -270,6 +293,7 @@ class _Page:
 
     def rewrite(self, text: str) -> str:
         text = FONTAWESOME_TAG.sub("", text)
+        text = BRAND_ICON.sub(self.brand_icon, text)
         state_match = STATE_TAG.search(text)
         if state_match:
             text = self.defer_widgets(text, state_match)
