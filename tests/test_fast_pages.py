@@ -191,3 +191,37 @@ def test_brand_icons_become_inline_svg_read_from_the_theme_script():
     assert 'viewBox="0 0 496 512"' in svg and 'd="M2 2z"' in svg and 'aria-hidden="true"' in svg
     assert 'd="M1 1z"' in fast_pages.brand_svg(js, "github-alt")
     assert fast_pages.brand_svg(js, "gitlab") is None
+
+
+def test_stylesheets_are_joined_in_order_and_the_bundle_follows_its_sources(tmp_path):
+    out = tmp_path / "html"
+    (out / "_static" / "styles").mkdir(parents=True)
+    (out / "book").mkdir()
+    (out / "_static" / "basic.css").write_text(".basic{background:url(file.png)}")
+    (out / "_static" / "styles" / "theme.css").write_text(
+        '@import "../basic.css";\n.theme{src:url(../fonts/a.woff2)}'
+    )
+    (out / "_static" / "course.css").write_text(".course{color:red}")
+    head = (
+        '<html><head><link href="../_static/styles/theme.css?digest=1" rel="stylesheet" />'
+        '<link rel="stylesheet" type="text/css" href="../_static/course.css?v=2" />'
+        '<link rel="next" href="other.html" /></head><body></body></html>'
+    )
+    page = out / "book" / "page.html"
+    page.write_text(head)
+    fast_pages._BUNDLES.clear()
+    fast_pages.process_page(page, out, WIDGET_JS)
+    text = page.read_text()
+    (bundle,) = (out / "_static").glob("styles-*.css")
+    assert text.count('rel="stylesheet"') == 1 and f"../_static/{bundle.name}?v=" in text
+    assert '<link rel="next" href="other.html" />' in text
+    css = bundle.read_text()
+    assert "@import" not in css
+    assert css.index(".basic") < css.index(".theme") < css.index(".course")
+    assert 'url("file.png")' in css and 'url("fonts/a.woff2")' in css  # relative to _static/
+
+    # A stylesheet changes; the page is not rewritten (an incremental build): the bundle is.
+    (out / "_static" / "course.css").write_text(".course{color:blue}")
+    fast_pages._BUNDLES.clear()
+    fast_pages.process_page(page, out, WIDGET_JS)
+    assert "color:blue" in bundle.read_text() and page.read_text() != text

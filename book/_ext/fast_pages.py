@@ -131,6 +131,20 @@ def placeholder_parts(state: Dict[str, Any], model_id: str) -> List[Tuple[str, s
     return parts
 
 
+BUNDLE_OF = "fast_pages: the stylesheets"
+
+
+def _bundle_sources(bundle: Path) -> Optional[List[Path]]:
+    """The files a bundle joins (from its first line), or None if it is not one of ours."""
+    with bundle.open(encoding="utf-8") as f:
+        first = f.readline()
+    if not first.startswith(f"/* {BUNDLE_OF} "):
+        return None
+    static = bundle.parent
+    files = [(static / name).resolve() for name in first[len(BUNDLE_OF) + 4 : -3].split()]
+    return files if all(f.is_file() for f in files) else None
+
+
 def brand_svg(fontawesome_js: str, name: str) -> Optional[str]:
     """The Font Awesome brand icon ``name`` as an inline ``<svg>``, read from ``fontawesome.js``."""
     key = rf'(?:"{re.escape(name)}"|(?<![\w"-]){re.escape(name)})'
@@ -225,7 +239,13 @@ class _Page:
         return brand_svg(_ICON_SOURCE[script], match.group(1)) or match.group(0)
 
     def bundle_styles(self, head: str) -> str:
-        """``head`` with its local stylesheets joined into one (see the module's docstring)."""
+        """``head`` with its local stylesheets joined into one (see the module's docstring).
+
+        The bundle is named after the files it joins and starts with a comment listing them;
+        a page already linking a bundle (an incremental build rewrites only changed pages) gets
+        that bundle rebuilt from its files, so a changed stylesheet reaches every page.
+        """
+        static = self.outdir / "_static"
         links = []
         for match in STYLESHEET_TAG.finditer(head):
             tag = match.group(0)
@@ -235,18 +255,19 @@ class _Page:
                 continue
             if self.read_local(href.group(1)) is None:
                 continue
-            links.append((match, (self.path.parent / href.group(1).split("?")[0]).resolve()))
-        if len(links) < 2:
+            file = (self.path.parent / href.group(1).split("?")[0]).resolve()
+            sources = _bundle_sources(file) if file.name.startswith("styles-") else None
+            links.append((match, sources or [file]))
+        files = tuple(f for _, group in links for f in group)
+        if len(files) < 2:
             return head
-        static = self.outdir / "_static"
-        key = tuple(file for _, file in links)
-        name = _BUNDLES.get(key)
-        if name is None:
-            text = "\n".join(_css_text(file, static, set()) for file in key)
-            name = f"styles-{hashlib.sha1(text.encode()).hexdigest()[:12]}.css"
-            (static / name).write_text(text, encoding="utf-8")
-            _BUNDLES[key] = name
-        bundle = f'<link rel="stylesheet" href="{self.url(static / name)}" />'
+        if files not in _BUNDLES:
+            listed = [f.relative_to(static.resolve()).as_posix() for f in files]
+            text = "\n".join(_css_text(f, static, set()) for f in files)
+            name = f"styles-{hashlib.sha1(' '.join(listed).encode()).hexdigest()[:12]}.css"
+            (static / name).write_text(f"/* {BUNDLE_OF} {' '.join(listed)} */\n{text}", encoding="utf-8")
+            _BUNDLES[files] = f"{name}?v={hashlib.sha1(text.encode()).hexdigest()[:8]}"
+        bundle = f'<link rel="stylesheet" href="{self.url(static / "_")[:-1]}{_BUNDLES[files]}" />'
         out, at = [], 0
         for i, (match, _) in enumerate(links):
             out.append(head[at : match.start()])
