@@ -398,5 +398,7 @@ def _config_inited(app: Any, config: Any) -> None:
 
 def setup(app: Any) -> Dict[str, Any]:
     app.connect("config-inited", _config_inited, priority=400)
-    app.connect("build-finished", _build_finished)
+    # After the theme's own build-finished work (pydata-sphinx-theme rewrites pygments.css
+    # there, with its light and dark colours): the stylesheets must be final when joined.
+    app.connect("build-finished", _build_finished, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
