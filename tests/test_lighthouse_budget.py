@@ -46,8 +46,16 @@ def test_a_page_within_budget_passes():
     ],
 )
 def test_each_limit_fails_a_page_that_breaks_it(change, words):
-    why = lb.over_budget({**GOOD, **change}, lb.BUDGET["mobile"])
+    why = lb.over_budget({**GOOD, **change}, lb.TARGET["mobile"])
     assert len(why) == 1 and words in why[0], why
+
+
+def test_the_gate_is_never_stricter_than_the_target():
+    for preset, gate in lb.BUDGET.items():
+        target = lb.TARGET[preset]
+        assert gate["performance"] <= target["performance"] and gate["fcp_ms"] >= target["fcp_ms"]
+        assert gate["accessibility"] == target["accessibility"] == 100
+        assert lb.over_budget({**GOOD, "performance": gate["performance"] - 1}, gate)
 
 
 def test_the_median_run_is_judged():
