@@ -225,3 +225,27 @@ def test_stylesheets_are_joined_in_order_and_the_bundle_follows_its_sources(tmp_
     fast_pages._BUNDLES.clear()
     fast_pages.process_page(page, out, WIDGET_JS)
     assert "color:blue" in bundle.read_text() and page.read_text() != text
+
+
+def test_a_page_with_formulas_preloads_katex_main_fonts(tmp_path):
+    out = tmp_path / "html"
+    fonts = out / "_static" / "vendor" / "katex" / "fonts"
+    fonts.mkdir(parents=True)
+    for name in fast_pages.PRELOAD_FONTS:
+        (fonts / name).write_bytes(b"wOF2")
+    (out / "book").mkdir()
+    with_math, without = out / "book" / "math.html", out / "book" / "plain.html"
+    with_math.write_text('<html><head></head><body><span class="katex">x</span></body></html>')
+    without.write_text("<html><head></head><body><p>x</p></body></html>")
+    for page in (with_math, without):
+        fast_pages.process_page(page, out, WIDGET_JS, "vendor/katex/katex.min.css")
+    text = with_math.read_text()
+    head = text[: text.index("</head>")]
+    for name in fast_pages.PRELOAD_FONTS:
+        assert (
+            f'rel="preload" as="font" type="font/woff2" crossorigin href="../_static/vendor/katex/fonts/{name}"'
+            in head
+        )
+    assert "preload" not in without.read_text()
+    fast_pages.process_page(with_math, out, WIDGET_JS, "vendor/katex/katex.min.css")
+    assert with_math.read_text() == text  # once only

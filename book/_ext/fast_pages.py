@@ -27,6 +27,9 @@ any chapter without a list of pages.  On each page:
   font, so the script is dropped.  The brand icons (the GitHub button) are the only ones that
   need the 120 kB brands font: they are written in as inline SVG (their paths read from that
   same script at build time), so that font is never fetched.
+* **Formula fonts before the first paint.**  A page with KaTeX formulas preloads KaTeX's two
+  main fonts (``PRELOAD_FONTS``), so that they are there when its text is first drawn instead of
+  arriving later and shifting every formula (and the lines around it) once more.
 * **Images by need.**  Every ``<img>`` of a PNG, JPEG or GIF in the page gets its pixel size
   (``width``/``height``, so the browser reserves the room before the file arrives) and
   ``decoding="async"``; all but the first in the article load lazily (``loading="lazy"``).
@@ -66,6 +69,7 @@ CSS_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s]+)["']?\s*\)?\s
 CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]+))\s*\)""")
 SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
 INLINE_BYTES = 1024  # a script file smaller than this is written into the page
+PRELOAD_FONTS = ("KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2")  # beside katex.min.css, in fonts/
 CONTROL_ROW_PX = 36  # the height of one row of ipywidgets' controls
 _ICON_SOURCE: Dict[Path, str] = {}  # fontawesome.js, read once
 _BUNDLES: Dict[tuple, str] = {}  # stylesheet files -> the bundle's name, for this build
@@ -214,8 +218,9 @@ def defer_scripts(head: str, read_local) -> str:
 class _Page:
     """One HTML page being rewritten; ``images_dir`` is the build's ``_images``."""
 
-    def __init__(self, path: Path, outdir: Path, widget_js: List[str]):
+    def __init__(self, path: Path, outdir: Path, widget_js: List[str], katex_css: str = ""):
         self.path, self.outdir, self.widget_js = path, outdir, widget_js
+        self.katex_css = katex_css
         self.rel_root = posixpath.relpath(".", path.parent.relative_to(outdir).as_posix() or ".")
         self.images_dir = outdir / "_images"
 
@@ -237,6 +242,17 @@ class _Page:
         if script not in _ICON_SOURCE:
             _ICON_SOURCE[script] = script.read_text(encoding="utf-8") if script.is_file() else ""
         return brand_svg(_ICON_SOURCE[script], match.group(1)) or match.group(0)
+
+    def font_preloads(self, text: str) -> str:
+        """Preload links for KaTeX's main fonts on a page with formulas (and without them yet)."""
+        if not self.katex_css or 'class="katex"' not in text or 'rel="preload" as="font"' in text:
+            return ""
+        fonts = (self.outdir / "_static" / self.katex_css).parent / "fonts"
+        return "".join(
+            f'<link rel="preload" as="font" type="font/woff2" crossorigin href="{self.url(fonts / name)}" />\n'
+            for name in PRELOAD_FONTS
+            if (fonts / name).is_file()
+        )
 
     def bundle_styles(self, head: str) -> str:
         """``head`` with its local stylesheets joined into one (see the module's docstring).
@@ -321,7 +337,7 @@ class _Page:
         head_end = text.find("</head>")
         if head_end > 0:
             head = self.bundle_styles(defer_scripts(text[:head_end], self.read_local))
-            text = head + text[head_end:]
+            text = head + self.font_preloads(text) + text[head_end:]
         start = ARTICLE_START.search(text)
         article_at = start.start() if start else 0
         first = [True]
@@ -369,10 +385,11 @@ class _Page:
         return VIEW_TAG.sub(each_view, text)
 
 
-def process_page(path: Path, outdir: Path, widget_js: List[str]) -> None:
-    """Rewrite one written page in place (see the module's docstring)."""
+def process_page(path: Path, outdir: Path, widget_js: List[str], katex_css: str = "") -> None:
+    """Rewrite one written page in place (see the module's docstring); ``katex_css`` is the
+    KaTeX stylesheet's path under ``_static/`` (its fonts are preloaded), or ""."""
     text = path.read_text(encoding="utf-8")
-    new = _Page(path, outdir, widget_js).rewrite(text)
+    new = _Page(path, outdir, widget_js, katex_css).rewrite(text)
     if new != text:
         path.write_text(new, encoding="utf-8")
 
@@ -383,9 +400,12 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
     outdir = Path(app.outdir)
     _BUNDLES.clear()
     widget_js = list(getattr(app.config, "nb_ipywidgets_js", {}) or {})
+    katex_css = str(getattr(app.config, "katex_css_path", "") or "")
+    if "://" in katex_css or katex_css.startswith("//"):
+        katex_css = ""
     for path in sorted(outdir.rglob("*.html")):
         if not SKIP_DIRS & set(path.relative_to(outdir).parts):
-            process_page(path, outdir, widget_js)
+            process_page(path, outdir, widget_js, katex_css)
 
 
 def _config_inited(app: Any, config: Any) -> None:
