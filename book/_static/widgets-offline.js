@@ -60,9 +60,24 @@
       css.href = staticDir + "vendor/katex/katex.min.css";
       document.head.appendChild(css);
     }
-    katexReady = load("vendor/katex/katex.min.js").then(function () {
-      return load("vendor/katex/auto-render.min.js");
-    });
+    if (typeof window.define === "function" && window.define.amd && typeof window.require === "function") {
+      // RequireJS is on the page (the widgets need it): KaTeX's files then register as AMD
+      // modules instead of setting globals, so load them as modules.
+      window.require.config({ paths: { katex: staticDir + "vendor/katex/katex.min" } });
+      katexReady = new Promise(function (resolve, reject) {
+        window.require(["katex", staticDir + "vendor/katex/auto-render.min.js"], function (katex, render) {
+          resolve(typeof render === "function" ? render : render && render.default);
+        }, reject);
+      });
+    } else {
+      katexReady = load("vendor/katex/katex.min.js")
+        .then(function () {
+          return load("vendor/katex/auto-render.min.js");
+        })
+        .then(function () {
+          return window.renderMathInElement;
+        });
+    }
     return katexReady;
   }
 
@@ -70,8 +85,8 @@
     var element = command && command[2];
     if (!element || !element.nodeType || !TEX.test(element.textContent || "")) return;
     loadKatex()
-      .then(function () {
-        window.renderMathInElement(element, {
+      .then(function (renderMathInElement) {
+        renderMathInElement(element, {
           delimiters: [
             { left: "$$", right: "$$", display: true },
             { left: "$", right: "$", display: false },
