@@ -49,7 +49,7 @@ OUT = ROOT / "_build" / "lighthouse"
 # Bytes: everything the page transfers at load (compressed); the explorers' widget code and
 # frames load only when scrolled to, so they are not counted.
 BUDGET = {
-    "mobile": {"performance": 75, "accessibility": 100, "fcp_ms": 3500, "cls": 0.1, "kib": 650},
+    "mobile": {"performance": 70, "accessibility": 100, "fcp_ms": 4000, "cls": 0.1, "kib": 650},
     "desktop": {"performance": 90, "accessibility": 100, "fcp_ms": 1500, "cls": 0.1, "kib": 650},
 }
 TARGET = {
