@@ -44,6 +44,7 @@ __all__ = [
     "why_no_chromium",
     "why_no_browser",
     "skip_or_fail",
+    "wait_for_math",
     "wait_for_mathjax",
     "wait_for_widgets",
     "chromium",
@@ -271,20 +272,31 @@ class BookBrowser:
         return page, log
 
 
-def wait_for_mathjax(page, timeout_ms: int = 20_000) -> int:
-    """Wait until MathJax has typeset the page; returns the number of ``mjx-container``s.
+def wait_for_math(page, timeout_ms: int = 20_000) -> int:
+    """Wait until the page's formulas are rendered; returns how many are.
 
-    Returns 0 at once on a page that does not load MathJax (Sphinx adds it only to pages
-    with math).
+    The book's formulas are rendered to KaTeX's HTML when it is built (or, without Node, by
+    KaTeX in the browser): each ``.math`` element gets a ``.katex`` inside.  A page that loads
+    MathJax instead (``mjx-container``) is waited for too.  Returns 0 at once on a page
+    without formulas.
     """
-    loads_mathjax = page.evaluate("() => Array.from(document.scripts).some(s => /mathjax/i.test(s.src))")
-    if not loads_mathjax:
+    if page.locator(".math").count() == 0:
         return 0
+    loads_mathjax = page.evaluate("() => Array.from(document.scripts).some(s => /mathjax/i.test(s.src))")
+    if loads_mathjax:
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=timeout_ms
+        )
+        page.evaluate("() => MathJax.startup.promise")
+        return page.locator("mjx-container").count()
     page.wait_for_function(
-        "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=timeout_ms
+        "() => Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('.katex'))",
+        timeout=timeout_ms,
     )
-    page.evaluate("() => MathJax.startup.promise")
-    return page.locator("mjx-container").count()
+    return page.locator(".math .katex").count()
+
+
+wait_for_mathjax = wait_for_math  # the name it had while the book used MathJax
 
 
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
@@ -295,11 +307,18 @@ def wait_for_widgets(page, timeout_ms: int = 20_000) -> int:
     """Wait until every embedded widget view is rendered; returns how many there are.
 
     The widgets manager (embed-amd.js) puts a ``div.widget-subarea`` before each view's
-    ``<script>``; a page without widget state returns 0 at once.
+    ``<script>``; a page without widget state returns 0 at once.  The book loads the manager
+    and the state only when an explorer comes near the screen (``_static/lazy-widgets.js``):
+    this scrolls to the first view, as a reader would, and back to the top once the state is in.
     """
     n_views = page.locator(WIDGET_VIEW).count()
-    if n_views == 0 or page.locator(WIDGET_STATE).count() == 0:
+    lazy = page.locator("script[src*='lazy-widgets.js']").count() > 0
+    if n_views == 0 or (page.locator(WIDGET_STATE).count() == 0 and not lazy):
         return 0
+    if lazy:
+        page.evaluate(f"() => document.querySelector('{WIDGET_VIEW}').parentElement.scrollIntoView()")
+        page.wait_for_function(f"() => document.querySelector('{WIDGET_STATE}')", timeout=timeout_ms)
+        page.evaluate("() => window.scrollTo(0, 0)")
     page.wait_for_function(
         f"""() => Array.from(document.querySelectorAll('{WIDGET_VIEW}')).every(
                 s => s.previousElementSibling &&

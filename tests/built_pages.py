@@ -4,7 +4,7 @@ The tests are collected from the modules that import them, one per width
 (``test_built_pages_desktop.py``, ``test_built_pages_phone.py``, each setting ``VIEWPORT``), so
 the two widths can run on two workers.  Each page of ``_build/html`` is loaded once per width:
 the ``visits`` fixture records what that load showed (the page's log of errors and blocked
-requests, MathJax's typesetting, the widget views, the images, any sideways scroll, and
+requests, the formulas (rendered by KaTeX when the book is built), the widget views, the images, any sideways scroll, and
 axe-core's accessibility audit), and each test asserts one of those things over every page.
 
 axe-core (the engine behind browsers' accessibility checkers) is a devDependency in
@@ -34,7 +34,7 @@ from browser import (  # noqa: F401  (book_server and chromium are fixtures)
     book_server,
     chromium,
     skip_or_fail,
-    wait_for_mathjax,
+    wait_for_math,
     wait_for_widgets,
 )
 
@@ -51,9 +51,17 @@ AXE_RUN = """async () => {
         id: v.id, impact: v.impact, help: v.help,
         targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5), count: v.nodes.length}));
 }"""
+# Images load lazily (book/_ext/fast_pages.py): have them all load first, as scrolling would.
+LOAD_LAZY_IMAGES = """async () => {
+    const lazy = Array.from(document.querySelectorAll('img[loading="lazy"]'));
+    lazy.forEach(img => { img.loading = 'eager'; });
+    await Promise.all(lazy.map(img => img.decode().catch(() => null)));
+}"""
 IMAGES = """() => Array.from(document.querySelectorAll('article img')).map(img => ({
     src: img.src.slice(0, 60), ok: img.complete && img.naturalWidth > 0,
-    alt: img.getAttribute('alt') || '', inWidget: !!img.closest('.jupyter-widgets')}))"""
+    alt: img.getAttribute('alt') || '', inWidget: !!img.closest('.jupyter-widgets'),
+    raster: /[.](png|jpe?g|gif)([?#]|$)/i.test(img.getAttribute('src') || ''),
+    sized: img.hasAttribute('width') && img.hasAttribute('height')}))"""
 VISIBLE_WIDGET_PICTURES = """() => Array.from(document.querySelectorAll('.jupyter-widgets img'))
     .filter(img => img.offsetParent !== null && img.naturalWidth > 0).length"""
 
@@ -87,7 +95,7 @@ def audit(page) -> list:
 def visit(browser: BookBrowser, path: str, width: int) -> Visit:
     page, log = browser.open(path)
     n_math = page.locator(".math").count()
-    n_typeset = wait_for_mathjax(page)
+    n_typeset = wait_for_math(page)
     n_widgets = wait_for_widgets(page)
     result = Visit(
         path=path,
@@ -95,12 +103,12 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
         log=log,
         n_math=n_math,
         n_typeset=n_typeset,
-        untypeset=page.locator(".math:not(:has(mjx-container))").count() if n_math else 0,
-        tex_errors=page.locator("mjx-merror").count(),
+        untypeset=page.locator(".math:not(:has(.katex, mjx-container))").count() if n_math else 0,
+        tex_errors=page.locator(".katex-error, mjx-merror").count(),
         n_widgets=n_widgets,
         widget_error=bool(n_widgets) and "Error displaying widget" in page.inner_text("body"),
         visible_widget_pictures=page.evaluate(VISIBLE_WIDGET_PICTURES) if n_widgets else 0,
-        images=page.evaluate(IMAGES),
+        images=page.evaluate(LOAD_LAZY_IMAGES) or page.evaluate(IMAGES),
         overflow=page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"),
     )
     if AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
@@ -134,7 +142,7 @@ def test_every_page_loads_offline_without_errors(visits):
     problems += [f"{v.path}: a widget failed to display" for v in visits if v.widget_error]
     assert not problems, "\n".join(problems)
     typeset = {v.path: v.n_typeset for v in visits if v.n_math}
-    assert typeset, "no built page has math: the MathJax check checked nothing"
+    assert typeset, "no built page has math: the formula check checked nothing"
     assert all(n > 0 for n in typeset.values()), typeset
 
 
@@ -150,6 +158,8 @@ def test_every_image_loads_and_has_alt_text(visits):
                 problems.append(f"{v.path}: image did not load: {img['src']}")
             if len(img["alt"].strip()) < 3:
                 problems.append(f"{v.path}: image without alt text: {img['src']}")
+            if img["raster"] and not img["sized"]:  # its room is not kept while it loads
+                problems.append(f"{v.path}: image without width and height: {img['src']}")
     assert sum(len(v.images) for v in visits) > 0, "no image on any page: the check checked nothing"
     assert not problems, "\n".join(problems)
 

@@ -119,9 +119,9 @@ def test_chapters_are_notebooks_in_reading_order(toc):
 # --- offline configuration ----------------------------------------------------------------------
 
 
-def test_config_points_mathjax_and_widgets_at_vendored_files(sphinx_config):
+def test_config_points_katex_and_widgets_at_vendored_files(sphinx_config):
     assert sphinx_config["html_static_path"] == ["book/_static"]
-    local = [sphinx_config["mathjax_path"], *sphinx_config["nb_ipywidgets_js"]]
+    local = [sphinx_config["katex_css_path"], *sphinx_config["nb_ipywidgets_js"]]
     for path in local:
         assert "://" not in path and not path.startswith("//"), f"{path} is not a local file"
         assert (STATIC / path).is_file(), f"{STATIC / path} missing: run scripts/vendor_js.sh"
@@ -160,7 +160,7 @@ def test_printed_output_is_joined_as_the_kernel_wrote_it(sphinx_config):
 
 def test_vendored_files_are_complete():
     vendor = STATIC / "vendor"
-    assert len(list(vendor.glob("mathjax/output/chtml/fonts/woff-v2/*.woff"))) >= 20
+    assert len(list(vendor.glob("katex/fonts/*.woff2"))) >= 20
     assert len(list(vendor.glob("jupyter-widgets/*.woff2"))) == 3
     versions = (vendor / "VERSIONS.txt").read_text()
     pinned = json.loads((REPO_ROOT / "package.json").read_text())["dependencies"]
@@ -277,8 +277,11 @@ def widget_book(tmp_path_factory, chromium) -> Path:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_embedded_slider_drives_a_stack_of_images_without_a_kernel(widget_book, chromium):
-    text = (widget_book / "book" / "widgets.html").read_text(encoding="utf8")
-    assert 'type="application/vnd.jupyter.widget-state+json"' in text, "widget state was not embedded"
+    state = widget_book / "book" / "widgets.widgets.js"  # the page loads it when the widget is near
+    assert (
+        "application/vnd.jupyter.widget-state+json" not in (widget_book / "book" / "widgets.html").read_text()
+    )
+    assert state.is_file() and '"state"' in state.read_text(encoding="utf8"), "widget state was not saved"
 
     def shown_image(page) -> str:
         srcs = page.evaluate(
@@ -292,8 +295,8 @@ def test_embedded_slider_drives_a_stack_of_images_without_a_kernel(widget_book, 
         page, log = browser.open("book/widgets.html")
         assert wait_for_widgets(page) == 1
         assert wait_for_mathjax(page) >= 1  # the page's $a^2$
-        # The slider's description "$d_k$" is typeset too (MathJax 2 API shimmed onto MathJax 3).
-        page.wait_for_selector(".widget-slider .widget-label mjx-container", timeout=10_000)
+        # The slider's description "$d_k$" is typeset too (MathJax 2's API answered with KaTeX).
+        page.wait_for_selector(".widget-slider .widget-label .katex", timeout=10_000)
         before = shown_image(page)
         page.locator(".widget-slider .noUi-handle").focus()
         page.keyboard.press("ArrowRight")

@@ -1,6 +1,7 @@
 // Loaded (before require.js and embed-amd.js) on book pages that embed widget state; see
-// nb_ipywidgets_js in _config.yml.  Three fixes so that embedded widgets work offline,
-// without errors, next to the book theme and MathJax 3, and a fourth for screen readers.
+// nb_ipywidgets_js in _config.yml (book/_static/lazy-widgets.js loads them when an explorer
+// comes near).  Three fixes so that embedded widgets work offline, without errors, next to the
+// book theme and with formulas in their text, and a fourth for screen readers.
 (function () {
   "use strict";
 
@@ -34,45 +35,82 @@
   //    (the theme's); widgets draw theirs with the Font Awesome font of embed-amd.js.
   window.FontAwesomeConfig = Object.assign({}, window.FontAwesomeConfig, { observeMutations: false });
 
-  // 3. ipywidgets typesets descriptions (and HTMLMath) with MathJax 2's MathJax.Hub.Queue,
-  //    which MathJax 3 lacks.  MathJax loads deferred and replaces window.MathJax, so add the
-  //    shim once the document is parsed (widgets render later, on window "load").  The book's
-  //    MathJax reads only \(...\) and \[...\] (what MyST writes); widget text uses $...$ as
-  //    in Jupyter, so rewrite the delimiters inside the widget's element only.
-  var DOLLARS = /\$\$([^$]+)\$\$|\$([^$\n]+)\$/g;
+  // 3. ipywidgets typesets descriptions (and HTMLMath) with MathJax 2's
+  //    MathJax.Hub.Queue(["Typeset", MathJax.Hub, element]) whenever window.MathJax exists.
+  //    The book renders its own formulas when it is built (KaTeX) and loads no MathJax, so
+  //    answer that call here: an element whose text has TeX in it ($...$, $$...$$, \(...\),
+  //    \[...\]) is rendered with the vendored KaTeX, loaded on first need.
+  var TEX = /\$[^$]+\$|\\\(|\\\[/;
+  var katexReady = null;
 
-  function rewriteDollars(element) {
-    var walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
-    var nodes = [];
-    while (walker.nextNode()) nodes.push(walker.currentNode);
-    nodes.forEach(function (node) {
-      if (node.nodeValue.indexOf("$") < 0) return;
-      node.nodeValue = node.nodeValue.replace(DOLLARS, function (match, display, inline) {
-        return display !== undefined ? "\\[" + display + "\\]" : "\\(" + inline + "\\)";
+  function loadKatex() {
+    if (katexReady) return katexReady;
+    function load(src) {
+      return new Promise(function (resolve, reject) {
+        var tag = document.createElement("script");
+        tag.src = staticDir + src;
+        tag.onload = resolve;
+        tag.onerror = reject;
+        document.head.appendChild(tag);
       });
-    });
+    }
+    if (!document.querySelector('link[href*="vendor/katex/katex.min.css"]')) {
+      var css = document.createElement("link");
+      css.rel = "stylesheet";
+      css.href = staticDir + "vendor/katex/katex.min.css";
+      document.head.appendChild(css);
+    }
+    if (typeof window.define === "function" && window.define.amd && typeof window.require === "function") {
+      // RequireJS is on the page (the widgets need it): KaTeX's files then register as AMD
+      // modules instead of setting globals, so load them as modules.
+      window.require.config({ paths: { katex: staticDir + "vendor/katex/katex.min" } });
+      katexReady = new Promise(function (resolve, reject) {
+        window.require(["katex", staticDir + "vendor/katex/auto-render.min.js"], function (katex, render) {
+          resolve(typeof render === "function" ? render : render && render.default);
+        }, reject);
+      });
+    } else {
+      katexReady = load("vendor/katex/katex.min.js")
+        .then(function () {
+          return load("vendor/katex/auto-render.min.js");
+        })
+        .then(function () {
+          return window.renderMathInElement;
+        });
+    }
+    return katexReady;
   }
 
   function typeset(command) {
-    var mathjax = window.MathJax;
     var element = command && command[2];
-    if (!mathjax || !mathjax.startup || !element || !element.nodeType) return;
-    mathjax.startup.promise
-      .then(function () {
-        rewriteDollars(element);
-        return mathjax.typesetPromise([element]);
+    if (!element || !element.nodeType || !TEX.test(element.textContent || "")) return;
+    loadKatex()
+      .then(function (renderMathInElement) {
+        renderMathInElement(element, {
+          delimiters: [
+            { left: "$$", right: "$$", display: true },
+            { left: "$", right: "$", display: false },
+            { left: "\\(", right: "\\)", display: false },
+            { left: "\\[", right: "\\]", display: true },
+          ],
+          throwOnError: false,
+        });
       })
       .catch(function (err) {
-        console.warn("MathJax could not typeset a widget's text:", err);
+        console.warn("KaTeX could not typeset a widget's text:", err);
       });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
-    var mathjax = window.MathJax;
-    if (mathjax && mathjax.startup && !mathjax.Hub) {
-      mathjax.Hub = { Queue: typeset };
-    }
-  });
+  if (!window.MathJax) {
+    window.MathJax = { Hub: { Queue: typeset } };
+  }
+
+  // This script may be loaded after the page was parsed (book/_static/lazy-widgets.js loads
+  // it when an explorer comes near): then run at once what waits for the parse.
+  function whenParsed(fn) {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
+    else fn();
+  }
 
   // 4. Accessible names for sliders.  ipywidgets draws a slider's handle as a
   //    <div role="slider"> (noUiSlider) and its description as a <label> tied to nothing, so a
@@ -103,7 +141,7 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
+  whenParsed(function () {
     if (!window.MutationObserver) return;
     new MutationObserver(scheduleNaming).observe(document.body, {
       childList: true,

@@ -1,0 +1,251 @@
+"""book/_ext/fast_pages.py: what it does to a written page, on small pages made here.
+
+The whole book, in a browser, is checked by tests/built_pages.py and tests/test_widgets_browser.py
+(explorers load when scrolled to and still switch frames) and, for speed, by the Lighthouse
+budget (scripts/lighthouse_budget.py, in the full tier).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import sys
+import zlib
+
+import pytest
+
+from browser import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "book" / "_ext"))
+fast_pages = pytest.importorskip("fast_pages")  # needs Sphinx (its logger)
+
+WIDGET_JS = ["widgets-offline.js", "vendor/requirejs/require.js", "vendor/jupyter-widgets/embed-amd.js"]
+
+
+def png(width: int, height: int) -> bytes:
+    """A valid grey PNG of the given size."""
+    raw = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_image_size_reads_png_gif_and_jpeg_headers():
+    assert fast_pages.image_size(png(37, 11)) == (37, 11)
+    assert fast_pages.image_size(b"GIF89a" + struct.pack("<HH", 5, 9) + b"\x00" * 8) == (5, 9)
+    jpeg = b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 4) + b"\x00\x00"
+    jpeg += b"\xff\xc0" + struct.pack(">HBHH", 11, 8, 30, 40) + b"\x00" * 6
+    assert fast_pages.image_size(jpeg) == (40, 30)
+    assert fast_pages.image_size(b"<svg xmlns='http://www.w3.org/2000/svg'/>") is None
+
+
+def model(name, **state):
+    return {"model_name": name, "state": state}
+
+
+def explorer_state(frames):
+    """An explorer's shape: a slider above a Stack of frames (the second one selected)."""
+    state = {
+        "slider": model("IntSliderModel", description="width", value=1),
+        "stack": model(
+            "StackModel", children=[f"IPY_MODEL_f{i}" for i in range(len(frames))], selected_index=1
+        ),
+        "box": model("VBoxModel", children=["IPY_MODEL_controls", "IPY_MODEL_stack"]),
+        "controls": model("VBoxModel", children=["IPY_MODEL_slider"]),
+    }
+    for i, frame in enumerate(frames):
+        state[f"f{i}"] = model("HTMLModel", value=frame)
+    return state
+
+
+def test_placeholder_shows_the_controls_and_only_the_selected_frame():
+    state = explorer_state(["<p>zero</p>", "<p>one</p>", "<p>two</p>"])
+    assert fast_pages.placeholder_parts(state, "box") == [("control", "width"), ("html", "<p>one</p>")]
+    assert fast_pages.placeholder_parts(state, "missing") == []
+
+
+def test_head_scripts_are_deferred_tiny_ones_inlined_inline_ones_kept():
+    files = {"_static/tiny.js": b"var OPTIONS = {a: 1};", "_static/big.js": b"//" + b"x" * 5000}
+    head = (
+        '<head><script>document.documentElement.dataset.mode = "light";</script>'
+        '<script src="_static/tiny.js?v=1"></script>'
+        '<script src="_static/big.js?v=2"></script>'
+        "<script>OPTIONS.page = 'p';</script>"
+        '<script async src="_static/other.js"></script>'
+        '<script type="application/json">{"a": 1}</script>'
+    )
+    out = fast_pages.defer_scripts(head, lambda src: files.get(src.split("?")[0]))
+    assert "<script>\nvar OPTIONS = {a: 1};\n</script>" in out  # inlined where it was, before its user
+    assert out.index("var OPTIONS") < out.index("OPTIONS.page")
+    assert '<script defer src="_static/big.js?v=2"></script>' in out
+    assert "<script>OPTIONS.page = 'p';</script>" in out  # inline scripts run where they are
+    assert '<script async src="_static/other.js"></script>' in out
+    assert '<script type="application/json">{"a": 1}</script>' in out
+    assert out.count("defer") == 1
+
+
+PAGE = """<html><head>
+<script defer src="../_static/scripts/fontawesome.js?digest=abc"></script>
+<script type="application/vnd.jupyter.widget-state+json">{STATE}</script>
+<script src="../_static/widgets-offline.js?v=1"></script>
+<script src="../_static/vendor/requirejs/require.js?v=2"></script>
+<script src="../_static/vendor/jupyter-widgets/embed-amd.js?v=3"></script>
+</head><body>
+<img alt="logo in the header" src="../_static/logo.png" />
+<article class="bd-article"><p>Text</p>
+<img alt="the first figure" src="../_images/first.png" />
+<img alt="a later figure" src="../_images/later.png" />
+<div class="cell_output"><script type="application/vnd.jupyter.widget-view+json">{"version_major": 2, "version_minor": 0, "model_id": "box"}</script></div>
+</article></body></html>
+"""
+
+
+def test_a_page_with_an_explorer_is_rewritten_to_load_it_by_need(tmp_path):
+    out = tmp_path / "html"
+    (out / "book").mkdir(parents=True)
+    (out / "_images").mkdir()
+    (out / "_static").mkdir()
+    (out / "_static" / "logo.png").write_bytes(png(20, 10))
+    (out / "_images" / "first.png").write_bytes(png(300, 200))
+    (out / "_images" / "later.png").write_bytes(png(640, 480))
+    frames = [
+        f'<img class="attncourse-picture" src="data:image/png;base64,{base64.b64encode(png(70 + i, 50)).decode()}" '
+        f'alt="frame {i}">'
+        for i in range(3)
+    ]
+    state = {"version_major": 2, "version_minor": 0, "state": explorer_state(frames)}
+    page = out / "book" / "chapter.html"
+    page.write_text(PAGE.replace("{STATE}", json.dumps(state)))
+
+    fast_pages.process_page(page, out, WIDGET_JS)
+    text = page.read_text()
+
+    assert "fontawesome.js" not in text
+    assert "widget-state+json" not in text and "data:image/png" not in text
+    saved = (out / "book" / "chapter.widgets.js").read_text()
+    assert saved.startswith("window.attncourseWidgetState(") and json.loads(saved[29:-3]) == state
+    loader = text[text.index("lazy-widgets.js") - 40 : text.index("</head>")]
+    assert 'defer src="../_static/lazy-widgets.js"' in loader and 'data-state="chapter.widgets.js"' in loader
+    assert json.loads(loader.split("data-scripts='")[1].split("'")[0]) == [
+        "../_static/widgets-offline.js?v=1",
+        "../_static/vendor/requirejs/require.js?v=2",
+        "../_static/vendor/jupyter-widgets/embed-amd.js?v=3",
+    ]
+    for name in WIDGET_JS:  # no longer loaded by the page itself
+        assert f'<script src="../_static/{name}' not in text
+
+    # The placeholder: room for the slider, then the selected frame (frame 1) as a file.
+    placeholder = text[text.index('<div class="lazy-widget-placeholder">') : text.index("widget-view+json")]
+    assert placeholder.index("lazy-widget-control") < placeholder.index("<img")
+    assert 'alt="frame 1"' in placeholder and 'width="71" height="50"' in placeholder
+    src = placeholder.split('src="')[1].split('"')[0]
+    assert src.startswith("../_images/widget-frame-")
+    assert (out / "book" / src).resolve().read_bytes() == png(71, 50)
+
+    # Images: sized; the first in the article loads at once, the others lazily.
+    first = text[text.index('alt="the first figure"') - 5 :].split(">")[0]
+    later = text[text.index('alt="a later figure"') - 5 :].split(">")[0]
+    logo = text[text.index('alt="logo in the header"') - 5 :].split(">")[0]
+    assert 'width="300" height="200"' in first and "loading=" not in first
+    assert 'width="640" height="480"' in later and 'loading="lazy"' in later
+    assert 'width="20" height="10"' in logo and 'loading="lazy"' in logo
+
+    fast_pages.process_page(page, out, WIDGET_JS)  # a second pass changes nothing
+    assert page.read_text() == text
+
+
+def test_a_page_without_widgets_keeps_its_text(tmp_path):
+    out = tmp_path / "html"
+    out.mkdir()
+    page = out / "plain.html"
+    body = "<html><head><title>t</title></head><body><article class='bd-article'><p>Words</p></article></body></html>"
+    page.write_text(body)
+    fast_pages.process_page(page, out, WIDGET_JS)
+    assert page.read_text() == body
+    assert not list(out.glob("*.widgets.js"))
+
+
+def test_the_book_config_uses_the_extension_and_katex_at_build_time():
+    import yaml
+
+    config = yaml.safe_load((REPO_ROOT / "_config.yml").read_text())["sphinx"]
+    assert config["local_extensions"]["fast_pages"] == "book/_ext"
+    assert {"fast_pages", "sphinxcontrib.katex"} <= set(config["config"]["extensions"])
+    assert config["config"]["katex_prerender"] is True
+    assert "://" not in config["config"]["katex_css_path"]
+    assert (REPO_ROOT / "book" / "_static" / config["config"]["katex_css_path"]).is_file()
+
+
+def test_brand_icons_become_inline_svg_read_from_the_theme_script():
+    js = 'var a={"github-alt":[480,512,[],"f113","M1 1z"],github:[496,512,[],"f09b","M2 2z"],"x":[1,2,[],"f1","M3"]};'
+    svg = fast_pages.brand_svg(js, "github")
+    assert 'viewBox="0 0 496 512"' in svg and 'd="M2 2z"' in svg and 'aria-hidden="true"' in svg
+    assert 'd="M1 1z"' in fast_pages.brand_svg(js, "github-alt")
+    assert fast_pages.brand_svg(js, "gitlab") is None
+
+
+def test_stylesheets_are_joined_in_order_and_the_bundle_follows_its_sources(tmp_path):
+    out = tmp_path / "html"
+    (out / "_static" / "styles").mkdir(parents=True)
+    (out / "book").mkdir()
+    (out / "_static" / "basic.css").write_text(".basic{background:url(file.png)}")
+    (out / "_static" / "styles" / "theme.css").write_text(
+        '@import "../basic.css";\n.theme{src:url(../fonts/a.woff2)}'
+    )
+    (out / "_static" / "course.css").write_text(".course{color:red}")
+    head = (
+        '<html><head><link href="../_static/styles/theme.css?digest=1" rel="stylesheet" />'
+        '<link rel="stylesheet" type="text/css" href="../_static/course.css?v=2" />'
+        '<link rel="next" href="other.html" /></head><body></body></html>'
+    )
+    page = out / "book" / "page.html"
+    page.write_text(head)
+    fast_pages._BUNDLES.clear()
+    fast_pages.process_page(page, out, WIDGET_JS)
+    text = page.read_text()
+    (bundle,) = (out / "_static").glob("styles-*.css")
+    assert text.count('rel="stylesheet"') == 1 and f"../_static/{bundle.name}?v=" in text
+    assert '<link rel="next" href="other.html" />' in text
+    css = bundle.read_text()
+    assert "@import" not in css
+    assert css.index(".basic") < css.index(".theme") < css.index(".course")
+    assert 'url("file.png")' in css and 'url("fonts/a.woff2")' in css  # relative to _static/
+
+    # A stylesheet changes; the page is not rewritten (an incremental build): the bundle is.
+    (out / "_static" / "course.css").write_text(".course{color:blue}")
+    fast_pages._BUNDLES.clear()
+    fast_pages.process_page(page, out, WIDGET_JS)
+    assert "color:blue" in bundle.read_text() and page.read_text() != text
+
+
+def test_a_page_with_formulas_preloads_katex_main_fonts(tmp_path):
+    out = tmp_path / "html"
+    fonts = out / "_static" / "vendor" / "katex" / "fonts"
+    fonts.mkdir(parents=True)
+    for name in fast_pages.PRELOAD_FONTS:
+        (fonts / name).write_bytes(b"wOF2")
+    (out / "book").mkdir()
+    with_math, without = out / "book" / "math.html", out / "book" / "plain.html"
+    with_math.write_text('<html><head></head><body><span class="katex">x</span></body></html>')
+    without.write_text("<html><head></head><body><p>x</p></body></html>")
+    for page in (with_math, without):
+        fast_pages.process_page(page, out, WIDGET_JS, "vendor/katex/katex.min.css")
+    text = with_math.read_text()
+    head = text[: text.index("</head>")]
+    for name in fast_pages.PRELOAD_FONTS:
+        assert (
+            f'rel="preload" as="font" type="font/woff2" crossorigin href="../_static/vendor/katex/fonts/{name}"'
+            in head
+        )
+    assert "preload" not in without.read_text()
+    fast_pages.process_page(with_math, out, WIDGET_JS, "vendor/katex/katex.min.css")
+    assert with_math.read_text() == text  # once only
