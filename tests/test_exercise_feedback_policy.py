@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from exercise_support import ROOT, load_hidden_cases, stub_function
+from exercise_support import ROOT, load_hidden_cases, skip_without_torch, stub_function
 
 from attncourse.exercises import Case, all_exercises, check, get, reset, score
 from attncourse.exercises._check import call
@@ -65,6 +65,7 @@ def _grader_feedback(ex, fn) -> str:
 @pytest.mark.parametrize("ex_id", DIAGNOSE)
 def test_untouched_buggy_code_gets_the_symptom_not_the_fix(ex_id):
     ex = get(ex_id)
+    skip_without_torch(ex)
     fn = stub_function(ex)
     result = check(ex_id, fn, show=False)
     assert result.earned == 0 and not result.not_attempted
@@ -141,11 +142,13 @@ def test_full_attention_scores_zero_for_the_method_and_says_which_rule(ex_id, fn
 @pytest.mark.parametrize("ex_id", ["ch09.tiled_attention", "ch09.causal_tiled_attention", "bugs.plain_list"])
 def test_the_solution_keeps_the_method(ex_id):
     ex = get(ex_id)
+    skip_without_torch(ex)
     assert check(ex_id, ex.solution_function(), show=False).earned == ex.points
     assert "method rule broken" not in _grader_feedback(ex, ex.solution_function())
 
 
 def test_a_module_fix_that_only_changes_the_count_scores_zero():
+    pytest.importorskip("torch")
     ns: dict = {}
     exec(
         "import torch\nfrom torch import nn\n"

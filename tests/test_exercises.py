@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from exercise_support import load_hidden_cases, stub_function
+from exercise_support import load_hidden_cases, skip_without_torch, stub_function
 
 from attncourse.exercises import CHAPTERS, Case, all_exercises, check, get, reset, score
 from attncourse.exercises._check import run_cases
@@ -21,12 +21,6 @@ IDS = [ex.id for ex in EXERCISES]
 
 def all_cases(ex):
     return ex.public_cases() + HIDDEN[ex.id]()
-
-
-def skip_without_torch(ex):
-    """An exercise on torch tensors is skipped, on its own, where torch is not installed."""
-    if any("torch" in line for line in ex.needs):
-        pytest.importorskip("torch")
 
 
 @pytest.fixture(autouse=True)
