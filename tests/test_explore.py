@@ -531,3 +531,61 @@ def test_chapter_2_explorer_shows_the_chapters_plane_example():
     np.testing.assert_allclose(view.scores, numbers["scores q.k"], atol=5e-3)  # unscaled, as chapter 2
     np.testing.assert_allclose(view.weights, numbers["weights"], atol=5e-4)
     np.testing.assert_allclose(view.out, numbers["output"], atol=5e-3)
+
+
+def test_chapter_11_explorer_shows_the_chapters_cache_sizes():
+    from attncourse.explore.modern import cache_view  # not re-exported by attncourse.explore
+
+    printed = _printed("11_modern_attention.ipynb", "cache = weights at")
+    # "Llama-3-8B           128.0      4.00        15.0  122,529 tokens": KiB/token, GiB at 32k
+    rows = {
+        m.group(1): (float(m.group(2)), float(m.group(3)))
+        for m in re.finditer(r"^(\S+) +([0-9.]+) +([0-9.]+) +[0-9.]+ ", printed, re.MULTILINE)
+    }
+    at_32k = list(cache_view().contexts).index(32768)
+    # The explorer's model is Llama-like (32 layers of 32 query heads of 128): its default, GQA with
+    # 8 KV heads, is the chapter's Llama-3-8B; MHA is Llama-2-7B; a 4096 window is Mistral-7B's.
+    for model, view in [
+        ("Llama-3-8B", cache_view()),
+        ("Llama-2-7B", cache_view("MHA")),
+        ("Mistral-7B-v0.1", cache_view("GQA-8", 4096)),
+    ]:
+        kib_per_token, gib_at_32k = rows[model]
+        assert view.per_token_kib == pytest.approx(kib_per_token, abs=0.05), model
+        assert view.cache_gib[at_32k] == pytest.approx(gib_at_32k, abs=0.005), model
+    first = _printed("11_modern_attention.ipynb", "Llama-2-7B: {per_token")
+    context = re.search(r"Llama-2-7B: (\d+) KiB per token, ([0-9.]+) GiB for its (\d+)-token context", first)
+    assert context, first
+    mha = cache_view("MHA")
+    assert mha.per_token_kib == float(context.group(1))
+    assert mha.cache_gib[list(mha.contexts).index(int(context.group(3)))] == pytest.approx(
+        float(context.group(2)), abs=0.05
+    )
+
+
+def test_chapter_5_explorer_counts_the_chapters_parameters():
+    printed = _printed("05_multi_head_attention.ipynb", '"n_heads  d_head  ac params')
+    # "      4       6       2400          2400         49,152": n_heads, d_head, ac params, ...
+    rows = re.findall(r"^ +(\d+) +(\d+) +(\d+) +(\d+) +[0-9,]+$", printed, re.MULTILINE)
+    d_model = int(re.search(r"4 d_model\^2 \+ 4 d_model = (\d+)", printed).group(1))
+    assert len(rows) == 8 and d_model == int(rows[0][2])
+    for n_heads, d_head, n_params, _ in rows:
+        view = explore.heads_view(int(n_heads), int(n_heads) * int(d_head))  # the table's d_model, 24
+        assert view.d_head == int(d_head) and view.n_params == int(n_params) == d_model, n_heads
+
+
+def test_chapter_10_explorer_grids_have_the_chapters_token_counts():
+    from attncourse.results import saved_results
+
+    printed = _printed("10_vision_transformer.ipynb", "{'attention KiB':>13}")
+    # " 2     17  18218          4.52       14.6  0.954 (0.960, 0.949)": P, tokens, params, ...
+    tokens = {int(p): int(t) for p, t in re.findall(r"^ *(\d+) +(\d+) +\d+ +[0-9.]+ ", printed, re.MULTILINE)}
+    maps = saved_results("vit_digits_maps.json")  # what the chapter hands to vision_explorer
+    shared = [p for p in maps["patch_sizes"] if p in tokens]
+    assert shared == [1, 2, 4], (sorted(tokens), maps["patch_sizes"])
+    for patch_size in shared:
+        for view in ("layer 1", "layer 2", "rollout"):
+            shown = explore.vision_view(maps, 0, patch_size, view)  # the default image, 0
+            patches = shown.grid[0] * shown.grid[1]
+            assert patches + 1 == tokens[patch_size], (patch_size, view)  # the patches and [CLS]
+            assert shown.maps.shape[1:] == shown.grid
