@@ -8,6 +8,9 @@ Arrays are read-only: copy one before changing it.
 =========================  ======================================================  =========
 name                       what it is                                              chapters
 =========================  ======================================================  =========
+``kernel_function``        ``2 sin(x) + x^0.8``, the curve kernel regression       0
+                           recovers
+``kernel_regression_data``  its noisy training and held-out points                 0
 ``SENTENCE``               "the cat sat on the mat", six tokens                    4, 5, 6
 ``EMBEDDING``              word -> ``d_model = 4`` zeros and ones                  4
 ``W_Q, W_K, W_V``          integer ``(4, 4)`` projections (-1, 0, 1)               4
@@ -28,6 +31,10 @@ from typing import Dict, Sequence, Tuple
 import numpy as np
 
 __all__ = [
+    "KERNEL_N",
+    "KERNEL_NOISE",
+    "kernel_function",
+    "kernel_regression_data",
     "SENTENCE",
     "EMBEDDING",
     "W_Q",
@@ -99,3 +106,31 @@ SOFTMAX_TEMPERATURES: Tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 5.0)
 
 PE_TRAIN_LENGTH = 32
 PE_D_MODEL = 32
+
+# -- chapter 0: kernel regression ----------------------------------------------------------------
+
+KERNEL_N = 50  # training points, and as many held-out ones
+KERNEL_NOISE = 0.5  # standard deviation of the noise on the values
+
+
+def kernel_function(x: np.ndarray) -> np.ndarray:
+    """The curve chapter 0's kernel regression recovers: ``2 sin(x) + x^0.8`` on ``[0, 5]``."""
+    return 2 * np.sin(x) + x**0.8
+
+
+def kernel_regression_data(rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``x_train, y_train, x_val, y_val``: ``KERNEL_N`` sorted inputs each, values with noise.
+
+    Drawn from ``rng`` in this order (training inputs, their noise, held-out inputs, their
+    noise), so chapter 0 and its explorer, each passing ``np.random.default_rng(0)``, hold the
+    same points.
+
+    >>> x_train, y_train, x_val, y_val = kernel_regression_data(np.random.default_rng(0))
+    >>> x_train.shape, bool(np.all(np.diff(x_train) >= 0))
+    ((50,), True)
+    """
+    x_train = np.sort(rng.uniform(0, 5, KERNEL_N))
+    y_train = kernel_function(x_train) + rng.normal(0, KERNEL_NOISE, KERNEL_N)
+    x_val = np.sort(rng.uniform(0, 5, KERNEL_N))
+    y_val = kernel_function(x_val) + rng.normal(0, KERNEL_NOISE, KERNEL_N)
+    return x_train, y_train, x_val, y_val

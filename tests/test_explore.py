@@ -520,6 +520,17 @@ def test_chapter_7_explorer_counts_the_chapters_dimensions_outside_training():
         assert int(view.outside[position]) == outside, position
 
 
+def test_chapter_0_explorer_fits_the_chapters_points():
+    # "width  0.3: training MSE 0.244, held-out MSE ..." for each width the chapter tries
+    text = _printed("00_why_attention.ipynb", "kernel_regression_data(rng)")
+    rows = re.findall(r"width\s+([0-9.]+): training MSE ([0-9.]+)", text)
+    assert len(rows) == 3, text
+    assert explore.kernel.DEFAULT_WIDTH in {float(w) for w, _ in rows}  # the default is one of them
+    for width, train_mse in rows:
+        view = explore.kernel_view(float(width))
+        assert view.train_mse == pytest.approx(float(train_mse), abs=5e-4), width
+
+
 def test_chapter_2_explorer_shows_the_chapters_plane_example():
     printed = _printed("02_dot_product_attention.ipynb", "q_plane = np.array(")
     numbers = {

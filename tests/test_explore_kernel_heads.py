@@ -12,7 +12,7 @@ from attncourse.explore import kernel
 
 
 def test_leave_one_out_off_is_the_explorer_as_before():
-    plain, off = kernel.kernel_view(0.35, 2.5), kernel.kernel_view(0.35, 2.5, leave_one_out=False)
+    plain, off = kernel.kernel_view(0.3, 2.5), kernel.kernel_view(0.3, 2.5, leave_one_out=False)
     assert off.query == 2.5 and not off.leave_one_out
     np.testing.assert_array_equal(off.weights, plain.weights)
     assert len(off.x_grid) == 101  # the curve on the grid, not at the keys
@@ -31,7 +31,7 @@ def test_leave_one_out_masks_the_query_s_own_key(width):
 
 
 def test_training_error_falls_as_the_kernel_narrows_and_leave_one_out_error_does_not():
-    narrow, best = kernel.kernel_view(0.05), kernel.kernel_view(0.35)
+    narrow, best = kernel.kernel_view(0.05), kernel.kernel_view(0.3)
     assert narrow.train_mse < best.train_mse  # each point predicts itself more and more
     assert narrow.loo_mse > best.loo_mse  # the honest error prefers the wider kernel
     for view in (narrow, best):

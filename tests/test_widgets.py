@@ -97,7 +97,7 @@ DEFAULTS = {
         "d_model": explore.DEFAULT_D_MODEL,
         "position": explore.DEFAULT_POSITION,
     },
-    "kernel": {"width": 0.35, "query": 2.5, "leave_one_out": False},
+    "kernel": {"width": 0.3, "query": 2.5, "leave_one_out": False},
     "dot_product": {"angle": 45, "length": 1.0},
     "self_attention": {"order": "original", "token": 1},
     "transformer": {"layer": 0, "head": 0},

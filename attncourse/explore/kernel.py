@@ -7,6 +7,7 @@ from typing import Tuple
 
 import numpy as np
 
+from .. import toy_data
 from .._validation import positive_number, public
 from ..pooling import nadaraya_watson
 
@@ -22,18 +23,16 @@ __all__ = [
     "true_function",
 ]
 
-WIDTHS: Tuple[float, ...] = (0.05, 0.1, 0.2, 0.35, 0.5, 1.0, 2.0, 5.0)
+WIDTHS: Tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0)
 QUERIES: Tuple[float, ...] = (0.5, 1.5, 2.5, 3.5, 4.5)
-DEFAULT_WIDTH = 0.35
+DEFAULT_WIDTH = 0.3  # one of the widths chapter 0 prints
 DEFAULT_QUERY = 2.5
-N_KEYS = 40
+N_KEYS = toy_data.KERNEL_N  # chapter 0's training points
 LEAVE_ONE_OUT: Tuple[bool, ...] = (False, True)
 _GRID = 101
 
 
-def true_function(x: np.ndarray) -> np.ndarray:
-    """The function the noisy training values come from: ``2 sin(x) + x^0.8``."""
-    return 2 * np.sin(x) + x**0.8
+true_function = toy_data.kernel_function  # the function the noisy training values come from
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +58,8 @@ class KernelView:
 def kernel_view(
     width: float = DEFAULT_WIDTH, query: float = DEFAULT_QUERY, seed: int = 0, leave_one_out: bool = False
 ) -> KernelView:
-    r"""Nadaraya-Watson regression with a Gaussian kernel of width ``width`` on 40 noisy points.
+    r"""Nadaraya-Watson regression with a Gaussian kernel of width ``width`` on chapter 0's 50 noisy
+    training points (``toy_data.kernel_regression_data``; ``seed=0`` draws the chapter's).
 
     Each prediction :math:`f(x) = \sum_i \mathrm{softmax}_i(-(x - x_i)^2 / 2w^2)\, y_i` is
     attention with the input as the query, the training inputs as keys and their targets as
@@ -87,9 +87,7 @@ def kernel_view(
     if leave_one_out not in LEAVE_ONE_OUT:
         raise ValueError(f"kernel_view: leave_one_out must be True or False; got {leave_one_out!r}.")
     leave_one_out = bool(leave_one_out)
-    rng = np.random.default_rng(seed)
-    x_key = np.sort(rng.uniform(0, 5, N_KEYS))  # (S,)
-    y_value = true_function(x_key) + rng.normal(0, 0.5, N_KEYS)  # (S,)
+    x_key, y_value, _, _ = toy_data.kernel_regression_data(np.random.default_rng(seed))  # (S,), (S,)
     on_keys, _ = nadaraya_watson(x_key, x_key, y_value, width)  # (S,): each point may see itself
     not_self = ~np.eye(N_KEYS, dtype=bool)  # (S, S): True = may attend
     loo, loo_weights = nadaraya_watson(x_key, x_key, y_value, width, mask=not_self)  # (S,), (S, S)

@@ -78,12 +78,12 @@ class _KernelPainter(Painter):
     def alt(self, view: Any) -> str:
         if view.leave_one_out:
             return (
-                f"Leave-one-out kernel regression with width {view.width:g}: each of 40 noisy points "
+                f"Leave-one-out kernel regression with width {view.width:g}: each of {len(view.x_key)} noisy points "
                 f"predicted from the others (error {view.loo_mse:.3f}), and the weights of the training "
                 f"point x = {view.query:.2f}, zero on itself, the largest {view.weights.max():.2f}."
             )
         return (
-            f"Kernel regression with width {view.width:g}: 40 noisy points, the true function and the "
+            f"Kernel regression with width {view.width:g}: {len(view.x_key)} noisy points, the true function and the "
             "prediction "
             f"curve (mean squared error {view.mse:.3f}), the query x = {view.query:g} marked with its "
             "prediction "
@@ -131,7 +131,7 @@ def kernel_explorer(
     --------
     >>> ex = kernel_explorer(mode="live")
     >>> ex.values()
-    {'width': 0.35, 'query': 2.5, 'leave_one_out': False}
+    {'width': 0.3, 'query': 2.5, 'leave_one_out': False}
     """
     return Explorer(
         "kernel",
