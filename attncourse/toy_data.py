@@ -11,6 +11,7 @@ name                       what it is                                           
 ``kernel_function``        ``2 sin(x) + x^0.8``, the curve kernel regression       0
                            recovers
 ``kernel_regression_data``  its noisy training and held-out points                 0
+``repeat_task``            chapter 8's task: filler, then a segment repeated       8, 11
 ``SENTENCE``               "the cat sat on the mat", six tokens                    4, 5, 6
 ``EMBEDDING``              word -> ``d_model = 4`` zeros and ones                  4
 ``W_Q, W_K, W_V``          integer ``(4, 4)`` projections (-1, 0, 1)               4
@@ -35,6 +36,7 @@ __all__ = [
     "KERNEL_NOISE",
     "kernel_function",
     "kernel_regression_data",
+    "repeat_task",
     "SENTENCE",
     "EMBEDDING",
     "W_Q",
@@ -134,3 +136,36 @@ def kernel_regression_data(rng: np.random.Generator) -> Tuple[np.ndarray, np.nda
     x_val = np.sort(rng.uniform(0, 5, KERNEL_N))
     y_val = kernel_function(x_val) + rng.normal(0, KERNEL_NOISE, KERNEL_N)
     return x_train, y_train, x_val, y_val
+
+
+# -- chapter 8 (and 11's experiments): copy the repeated segment ----------------------------------
+
+
+def repeat_task(
+    n_seq: int, rng: np.random.Generator, L: int = 32, V: int = 32
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tokens (n_seq, L)``, ``repeat_from (n_seq,)`` and ``determined (n_seq, L)``.
+
+    Each sequence is filler, then a segment of 4 to 10 distinct tokens (of ``V``) repeated to the
+    end; from ``repeat_from`` on, every next token is determined by the one a segment earlier
+    (``determined`` is True there).  Chapter 8 builds the same sequences in its own cell, with
+    the same draws from ``rng``.
+
+    >>> tokens, start, det = repeat_task(2, np.random.default_rng(0))
+    >>> tokens.shape, det.shape
+    ((2, 32), (2, 32))
+    >>> bool(det[0, start[0]]), bool(det[0, start[0] - 1])
+    (True, False)
+    """
+    tokens = np.empty((n_seq, L), dtype=np.int64)
+    repeat_from = np.empty(n_seq, dtype=np.int64)
+    for i in range(n_seq):
+        n = rng.integers(4, 11)  # the segment's length
+        r = rng.integers(0, L - 2 * n + 1)  # filler before it, room for two copies
+        perm = rng.permutation(V)
+        segment, others = perm[:n], perm[n:]
+        tokens[i, :r] = rng.choice(others, size=r)  # filler never uses the segment's tokens
+        tokens[i, r:] = np.resize(segment, L - r)  # the segment, repeated
+        repeat_from[i] = r + n
+    determined = np.arange(L)[None, :] >= repeat_from[:, None]  # (n_seq, L)
+    return tokens, repeat_from, determined

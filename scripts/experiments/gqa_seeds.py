@@ -26,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from attncourse import kv_cache  # noqa: E402
+from attncourse.toy_data import repeat_task  # noqa: E402
 from attncourse.transformer import TinyTransformer  # noqa: E402
 
 V, L_MAX, D_MODEL, N_HEADS, N_LAYERS = 32, 32, 64, 4, 2
@@ -34,17 +35,8 @@ VARIANTS = {"MHA": (4, 128), "GQA": (2, 160), "MQA": (1, 176)}
 
 
 def make_sequences(n_seq, rng, L=L_MAX):
-    """Chapter 8's task: filler, then a segment of 4-10 distinct tokens repeated to the end."""
-    tokens = np.empty((n_seq, L), dtype=np.int64)
-    repeat_from = np.empty(n_seq, dtype=np.int64)
-    for i in range(n_seq):
-        n = rng.integers(4, 11)
-        r = rng.integers(0, L - 2 * n + 1)
-        perm = rng.permutation(V)
-        segment, others = perm[:n], perm[n:]
-        tokens[i, :r] = rng.choice(others, size=r)
-        tokens[i, r:] = np.resize(segment, L - r)
-        repeat_from[i] = r + n
+    """Chapter 8's task (attncourse.toy_data.repeat_task): tokens and where the repeat starts."""
+    tokens, repeat_from, _ = repeat_task(n_seq, rng, L, V)
     return torch.from_numpy(tokens), torch.from_numpy(repeat_from)
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from attncourse.toy_data import repeat_task
 from attncourse.transformer import TinyTransformer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,17 +35,8 @@ V, L_MAX, BATCH = 32, 32, 32
 
 
 def make_sequences(n_seq, rng, L=L_MAX):
-    """Chapter 8's task: filler, then a segment of n distinct tokens repeated to the end."""
-    tokens = np.empty((n_seq, L), dtype=np.int64)
-    repeat_from = np.empty(n_seq, dtype=np.int64)
-    for i in range(n_seq):
-        n = rng.integers(4, 11)
-        r = rng.integers(0, L - 2 * n + 1)
-        perm = rng.permutation(V)
-        segment, others = perm[:n], perm[n:]
-        tokens[i, :r] = rng.choice(others, size=r)
-        tokens[i, r:] = np.resize(segment, L - r)
-        repeat_from[i] = r + n
+    """Chapter 8's task (attncourse.toy_data.repeat_task): tokens and where the repeat starts."""
+    tokens, repeat_from, _ = repeat_task(n_seq, rng, L, V)
     return torch.from_numpy(tokens), torch.from_numpy(repeat_from)
 
 
