@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncourse.toy_data import repeat_task
+
 torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,3 +113,17 @@ def test_transformer_script_reproduces_the_saved_first_steps(tmp_path):
         )
         # Step 0's loss depends only on the seed and the first batch, not on the schedule's length.
         assert run["curve"][0] == pytest.approx(same["curve"][0], rel=1e-3)
+
+
+def test_chapter_8_builds_the_sequences_the_scripts_train_on():
+    # the chapter writes its task out as teaching code; the scripts import toy_data.repeat_task
+    torch = pytest.importorskip("torch")
+    nb = json.loads((ROOT / "book" / "08_transformer_block.ipynb").read_text(encoding="utf-8"))
+    (source,) = ["".join(c["source"]) for c in nb["cells"] if "def make_sequences" in "".join(c["source"])]
+    namespace = {"np": np, "torch": torch, "V": 32, "L_MAX": 32}
+    exec(source[: source.index("\nexample, example_from")], namespace)
+    tokens, repeat_from = namespace["make_sequences"](40, np.random.default_rng(7))
+    expected_tokens, expected_from, expected_determined = repeat_task(40, np.random.default_rng(7))
+    np.testing.assert_array_equal(tokens.numpy(), expected_tokens)
+    np.testing.assert_array_equal(repeat_from.numpy(), expected_from)
+    np.testing.assert_array_equal(namespace["determined"](repeat_from, 32).numpy(), expected_determined)
