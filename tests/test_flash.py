@@ -3,19 +3,17 @@
 Also: the online softmax, the KV cache, error messages, and the memory the tiles save.
 """
 
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from triton_support import INTERPRETING, TRITON_DEVICES, needs_triton, run_interpreter_cases
 
 import attncourse as ac
 from attncourse.flash import KVCache, cached_attention, flash_attention, online_softmax
-from attncourse.triton_flash import triton_available, triton_flash_attention
+from attncourse.triton_flash import triton_flash_attention
 from support import DEVICES, F, assert_close, torch
 
 BLOCKS = [1, 3, 7, "S", "S+5"]
@@ -446,42 +444,11 @@ def test_cache_refuses_tokens_that_do_not_fit():
 # The optional Triton kernel: on the CPU through Triton's interpreter, and on a GPU
 # ----------------------------------------------------------------------------------------------
 
-needs_triton = pytest.mark.skipif(not triton_available(), reason="triton is not installed")
-# Triton decides at import whether it interprets, so the CPU cases run in a child process
-# started with TRITON_INTERPRET=1 (test_triton_kernel_in_the_interpreter below starts it).
-INTERPRETING = os.environ.get("TRITON_INTERPRET") == "1"
-TRITON_DEVICES = [
-    pytest.param(
-        "cpu",
-        id="cpu-interpreter",
-        marks=pytest.mark.skipif(not INTERPRETING, reason="runs in a child process with TRITON_INTERPRET=1"),
-    ),
-    pytest.param("cuda", marks=pytest.mark.cuda),
-]
-
 
 @needs_triton
 @pytest.mark.skipif(INTERPRETING, reason="this is the child process")
 def test_triton_kernel_in_the_interpreter():
-    child = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            __file__,
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-k",
-            "triton_kernel and interpreter",
-        ],
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    child = run_interpreter_cases(__file__)
     assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
     assert re.search(r"\b8 passed", child.stdout), child.stdout[-2000:]
 

@@ -5,17 +5,15 @@ head ``h`` reads key/value head ``h // (H / H_kv)``.  The reference below writes
 head by head (no reshapes, no repeat), so it checks the grouping, not just the shapes.
 """
 
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from triton_support import INTERPRETING, TRITON_DEVICES, needs_triton, run_interpreter_cases
 
 import attncourse as ac
 from attncourse.flash import KVCache, cached_attention, flash_attention
-from attncourse.triton_flash import triton_available, triton_flash_attention
+from attncourse.triton_flash import triton_flash_attention
 from support import DEVICES, F, assert_close, torch
 
 # (B, H, H_kv, L, S, E, Ev)
@@ -265,42 +263,10 @@ def test_cuda_grouped_flash_matches_cpu(rng):
     assert_close(gpu.cpu(), cpu)
 
 
-# The optional Triton kernel: Triton decides at import whether it interprets, so the CPU case runs
-# in a child process started with TRITON_INTERPRET=1 (as in test_flash.py).
-INTERPRETING = os.environ.get("TRITON_INTERPRET") == "1"
-needs_triton = pytest.mark.skipif(not triton_available(), reason="triton is not installed")
-TRITON_DEVICES = [
-    pytest.param(
-        "cpu",
-        id="cpu-interpreter",
-        marks=pytest.mark.skipif(not INTERPRETING, reason="runs in a child process with TRITON_INTERPRET=1"),
-    ),
-    pytest.param("cuda", marks=pytest.mark.cuda),
-]
-
-
 @needs_triton
 @pytest.mark.skipif(INTERPRETING, reason="this is the child process")
 def test_triton_grouped_heads_in_the_interpreter():
-    child = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            __file__,
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-k",
-            "triton_kernel and interpreter",
-        ],
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    child = run_interpreter_cases(__file__)
     assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
     assert re.search(r"\b3 passed", child.stdout), child.stdout[-2000:]
 
