@@ -45,7 +45,6 @@ __all__ = [
     "why_no_browser",
     "skip_or_fail",
     "wait_for_math",
-    "wait_for_mathjax",
     "wait_for_widgets",
     "chromium",
     "book_server",
@@ -294,9 +293,6 @@ def wait_for_math(page, timeout_ms: int = 20_000) -> int:
         timeout=timeout_ms,
     )
     return page.locator(".math .katex").count()
-
-
-wait_for_mathjax = wait_for_math  # the name it had while the book used MathJax
 
 
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'

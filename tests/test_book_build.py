@@ -28,7 +28,7 @@ from browser import (  # noqa: F401  (chromium, book_server and book_browser are
     chromium,
     serve,
     skip_or_fail,
-    wait_for_mathjax,
+    wait_for_math,
     wait_for_widgets,
 )
 
@@ -294,7 +294,7 @@ def test_embedded_slider_drives_a_stack_of_images_without_a_kernel(widget_book, 
     with serve(widget_book) as base_url, BookBrowser(base_url, chromium) as browser:
         page, log = browser.open("book/widgets.html")
         assert wait_for_widgets(page) == 1
-        assert wait_for_mathjax(page) >= 1  # the page's $a^2$
+        assert wait_for_math(page) >= 1  # the page's $a^2$
         # The slider's description "$d_k$" is typeset too (MathJax 2's API answered with KaTeX).
         page.wait_for_selector(".widget-slider .widget-label .katex", timeout=10_000)
         before = shown_image(page)
