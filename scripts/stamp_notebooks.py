@@ -53,7 +53,10 @@ def colab_url(notebook: Path) -> str:
 
 
 def badge(notebook: Path) -> str:
-    return f"[![Open in Colab](_static/colab-badge.svg)]({colab_url(notebook)})"
+    sys.path.insert(0, str(ROOT))
+    from attncourse.grading.assets import colab_badge
+
+    return colab_badge(colab_url(notebook))
 
 
 def install_source() -> str:

@@ -20,7 +20,7 @@ from typing import List, Optional, Tuple
 
 from .limits import GradingError
 
-__all__ = ["inline_images", "colab_base", "set_badges", "image_refs", "BADGE"]
+__all__ = ["inline_images", "colab_base", "colab_badge", "set_badges", "image_refs", "BADGE"]
 
 MD_IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 HTML_IMAGE = re.compile(r"(<img\b[^>]*?\bsrc=\")([^\"]+)(\")")
@@ -120,10 +120,19 @@ def colab_base(host: str) -> str:
     )
 
 
+def colab_badge(url: str) -> str:
+    """The chapters' Colab badge, as markdown, opening ``url`` (also written by scripts/stamp_notebooks.py).
+
+    >>> colab_badge("https://colab.research.google.com/github/o/r/blob/main/x.ipynb")
+    '[![Open in Colab](_static/colab-badge.svg)](https://colab.research.google.com/github/o/r/blob/main/x.ipynb)'
+    """
+    return f"[![Open in Colab](_static/colab-badge.svg)]({url})"
+
+
 def set_badges(nb: dict, notebook_name: str, base: Optional[str]) -> int:
     """Point every Colab badge of ``nb`` at ``base/notebook_name`` (or remove it if ``base`` is None)."""
     changed = 0
-    badge = f"[![Open in Colab](_static/colab-badge.svg)]({base}/{notebook_name})\n"  # inlined next
+    badge = colab_badge(f"{base}/{notebook_name}") + "\n"  # its image is inlined next
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "markdown":
             continue
