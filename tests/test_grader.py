@@ -20,9 +20,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
 
 from attncourse.cli import main
-from attncourse.exercises import _registry, chapter_cells, get
+from attncourse.exercises import _registry, get
 from attncourse.grading import Limits, grade, sandbox
 
 pytestmark = pytest.mark.slow
@@ -34,26 +35,8 @@ NAIVE = "def stable_softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=-1
 NON_UTF8 = b"b\xf6b"
 
 
-def needs_bwrap():
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
-
-
 def demo_notebook() -> dict:
-    cells = [{"cell_type": "markdown", "id": "title", "metadata": {}, "source": ["# Softmax exercises\n"]}]
-    cells += chapter_cells("ch01")
-    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-
-
-def code(text: str) -> dict:
-    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": text}
-
-
-def exercise_cell(nb: dict, exercise_id: str) -> dict:
-    for cell in nb["cells"]:
-        if cell["metadata"].get("attncourse", {}).get("exercise") == exercise_id:
-            return cell
-    raise AssertionError(exercise_id)
+    return chapter_notebook("ch01", "Softmax exercises")
 
 
 def answer(nb: dict, exercise_id: str, body: str, *, extra: str = "", rename: str = "") -> None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
 
 from attncourse.cli import main
-from attncourse.exercises import all_exercises, chapter_cells, get
+from attncourse.exercises import all_exercises, get
 from attncourse.exercises._check import check
 
 pytestmark = pytest.mark.slow
@@ -22,26 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--timeout", "60", "--cell-timeout", "20", "--case-timeout", "5", "--jobs", "2"]
 
 
-def needs_bwrap():
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
-
-
 def notebook_of(chapter: str) -> dict:
-    cells = [{"cell_type": "markdown", "id": "title", "metadata": {}, "source": [f"# {chapter}\n"]}]
-    cells += chapter_cells(chapter)
-    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-
-
-def code(text: str) -> dict:
-    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": text}
-
-
-def exercise_cell(nb: dict, exercise_id: str) -> dict:
-    for cell in nb["cells"]:
-        if cell["metadata"].get("attncourse", {}).get("exercise") == exercise_id:
-            return cell
-    raise AssertionError(exercise_id)
+    return chapter_notebook(chapter, chapter)
 
 
 def answer(nb: dict, exercise_id: str, body: str) -> None:

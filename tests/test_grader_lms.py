@@ -7,13 +7,13 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from grader_support import needs_bwrap
 
 from attncourse.cli import main
 from attncourse.exercises import all_exercises, chapter_cells, get
@@ -24,11 +24,6 @@ from attncourse.grading.submissions import discover
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--timeout", "60", "--cell-timeout", "20", "--case-timeout", "5", "--jobs", "2"]
 POINTS = sum(ex.points for ex in all_exercises("ch01"))
-
-
-def needs_bwrap():
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
 
 
 def test_canvas_and_moodle_names_are_read():
