@@ -81,9 +81,9 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "08_transformer_block.ipynb": (
         "transformer_explorer",
-        "Interactive: layer and head buttons above the trained model's attention map for that head, with the "
-        "induction cells circled, and tables scoring every head.",
-        "model, demo",
+        "Interactive: layer and head buttons above the trained model's attention map for that head on the demo "
+        "sequence, with the induction cells circled, and tables scoring every head over the held-out sequences.",
+        "model, demo, held_out=(test_tokens[:, :-1], determined(test_from, L_MAX - 1))",
     ),
     "09_efficient_attention.ipynb": (
         "efficient_explorer",

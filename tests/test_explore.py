@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -412,6 +413,76 @@ def test_transformer_view_refuses_bad_maps():
         explore.transformer_view([np.zeros((2, 3, 3))], [1, 2, 3], layer=1)
 
 
+def _head_scores_by_loops(maps, tokens, rows):
+    """Chapter 8's definitions, one (layer, head, sequence, query) at a time."""
+    n_layers, B, H, L, _ = maps.shape
+    previous, induction = np.zeros((n_layers, H)), np.zeros((n_layers, H))
+    for layer in range(n_layers):
+        for h in range(H):
+            on_prev = [maps[layer, b, h, t, t - 1] for b in range(B) for t in range(1, L)]
+            on_copies = [
+                sum(maps[layer, b, h, t, j] for j in range(1, t + 1) if tokens[b, j - 1] == tokens[b, t])
+                for b in range(B)
+                for t in range(L)
+                if rows[b, t]
+            ]
+            previous[layer, h], induction[layer, h] = np.mean(on_prev), np.mean(on_copies)
+    return previous, induction
+
+
+def test_head_scores_over_a_batch_follow_chapter_8s_definitions(rng):
+    from attncourse.explore.transformer import head_scores
+
+    tokens, _, determined = toy_data.repeat_task(5, np.random.default_rng(3), L=22, V=14)
+    n_layers, H, L = 2, 3, tokens.shape[1]
+    maps = rng.random((n_layers, 5, H, L, L)) * np.tril(np.ones((L, L)))
+    maps /= maps.sum(-1, keepdims=True)  # causal rows that sum to 1
+    scores = head_scores(list(maps), tokens, induction_rows=determined)
+    previous, induction = _head_scores_by_loops(maps, tokens, determined)
+    np.testing.assert_allclose(scores.previous, previous)
+    np.testing.assert_allclose(scores.induction, induction)
+    assert scores.n_sequences == 5
+    # By default the induction score counts every row whose token occurred before, filler included.
+    has_copy = np.array([[tokens[b, t] in tokens[b, :t] for t in range(L)] for b in range(5)])
+    assert (has_copy & ~determined).any()  # the default really counts other rows
+    np.testing.assert_allclose(
+        head_scores(list(maps), torch.as_tensor(tokens)).induction,
+        _head_scores_by_loops(maps, tokens, has_copy)[1],
+    )
+
+
+def test_transformer_view_tables_show_the_scores_given(rng):
+    from attncourse.explore.transformer import head_scores
+
+    tokens, _, determined = toy_data.repeat_task(4, np.random.default_rng(0), L=20, V=12)
+    maps = rng.random((2, 4, 2, 20, 20)) * np.tril(np.ones((20, 20)))
+    maps /= maps.sum(-1, keepdims=True)
+    batch = head_scores(list(maps), tokens, induction_rows=determined)
+    view = explore.transformer_view([m[:1] for m in maps], tokens[0], 1, 0, scores=batch)
+    assert view.held_out and view.n_scored == 4
+    np.testing.assert_array_equal(view.previous_scores, batch.previous)
+    np.testing.assert_array_equal(view.induction_scores, batch.induction)
+    alone = head_scores([m[:1] for m in maps], tokens[:1])  # the sequence shown, on its own
+    np.testing.assert_allclose(view.sequence_previous, alone.previous)
+    np.testing.assert_allclose(view.sequence_induction, alone.induction)
+    plain = explore.transformer_view([m[:1] for m in maps], tokens[0], 1, 0)
+    assert not plain.held_out and plain.n_scored == 1
+    np.testing.assert_allclose(plain.previous_scores, alone.previous)
+
+
+def test_head_scores_refuse_mismatched_shapes():
+    from attncourse.explore.transformer import HeadScores, head_scores
+
+    maps = [np.zeros((2, 3, 4, 4))]  # B = 2, H = 3, L = 4
+    with pytest.raises(ValueError, match=r"tokens must have shape \(B, L\) = \(2, 4\)"):
+        head_scores(maps, np.zeros((2, 5), dtype=int))
+    with pytest.raises(ValueError, match=r"induction_rows must have shape \(B, L\) = \(2, 4\)"):
+        head_scores(maps, np.zeros((2, 4), dtype=int), induction_rows=np.ones((1, 4), dtype=bool))
+    wrong = HeadScores(previous=np.zeros((1, 2)), induction=np.zeros((1, 2)), n_sequences=3)
+    with pytest.raises(ValueError, match=r"scores must hold \(1, 3\)"):
+        explore.transformer_view([np.zeros((3, 4, 4))], [1, 2, 3, 4], scores=wrong)
+
+
 # -- the online softmax (chapter 9) ----------------------------------------------------------
 
 
@@ -445,9 +516,9 @@ def test_efficient_view_refuses_a_step_past_the_end():
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
 
-def _printed(notebook: str, marker: str) -> str:
+def _printed(notebook: str, marker: str, book: Path = BOOK) -> str:
     """What the code cell of ``book/<notebook>`` whose source contains ``marker`` printed."""
-    nb = json.loads((BOOK / notebook).read_text(encoding="utf-8"))
+    nb = json.loads((book / notebook).read_text(encoding="utf-8"))
     cells = [c for c in nb["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])]
     assert len(cells) == 1, f"{notebook}: {len(cells)} code cells contain {marker!r}"
     text = "".join(
@@ -600,3 +671,68 @@ def test_chapter_10_explorer_grids_have_the_chapters_token_counts():
             patches = shown.grid[0] * shown.grid[1]
             assert patches + 1 == tokens[patch_size], (patch_size, view)  # the patches and [CLS]
             assert shown.maps.shape[1:] == shown.grid
+
+
+# Chapter 8's explorer shows the model the chapter trains; its weights are not saved, so its
+# frames exist only in the built book (the build executes the chapter and draws every frame).
+BUILT = BOOK.parent / "_build"
+_TRANSFORMER_CAPTION = re.compile(
+    r"Layer (\d+), head (\d+): previous-token score ([0-9.]+), induction score ([0-9.]+), averaged over "
+    r"(\d+) held-out sequences.*?On the sequence shown, [0-9 ]+: mean weight on the previous token ([0-9.]+);"
+    r" on the keys right after an earlier copy of the query.s token \(circled\) ([0-9.]+)\.",
+    re.S,
+)
+
+
+def _built(path: Path) -> Path:
+    if not path.is_file():
+        reason = f"the book is not built ({path} missing): run `bash scripts/build_book.sh`"
+        if os.environ.get("REQUIRE_BUILT_BOOK") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+def _transformer_frames(page: Path) -> dict:
+    """(layer, head) -> (held-out previous, induction, demo previous, induction) from the captions
+    of every frame of the page's Transformer explorer (the widget state: in ``<page>.widgets.js``
+    once book/_ext/fast_pages.py has moved it out of the page, else in the page)."""
+    state = page.with_suffix(".widgets.js")
+    text = (state if state.is_file() else page).read_text(encoding="utf-8")
+    frames: dict = {}
+    for m in _TRANSFORMER_CAPTION.finditer(text):
+        numbers = (m.group(3), m.group(4), m.group(6), m.group(7))
+        assert frames.setdefault((int(m.group(1)), int(m.group(2))), numbers) == numbers, m.group(0)
+    return frames
+
+
+def test_chapter_8_explorer_tables_are_the_chapters_held_out_scores():
+    # The page and the executed notebook of one build: the same execution, the same trained model.
+    page = _built(BUILT / "html" / "book" / "08_transformer_block.html")
+    executed = _built(BUILT / "jupyter_execute" / "book" / "08_transformer_block.ipynb")
+    frames = _transformer_frames(page)
+    assert sorted(frames) == [(layer, head) for layer in (1, 2) for head in (1, 2, 3, 4)], sorted(frames)
+
+    # "layer 1 previous-token  held-out: 0.34 0.46 0.63 0.56   demo: 0.54 0.66 0.77 0.66": printed
+    # by the cell that measures with the package's head_scores, as the explorer does.
+    both = _printed(executed.name, "package_head_scores(", book=executed.parent)
+    rows = re.findall(
+        r"^layer (\d) +(previous-token|induction) +held-out: ([0-9. ]+?) +demo: ([0-9. ]+)$", both, re.M
+    )
+    assert len(rows) == 4, both
+    for layer, score, held_out, demo in rows:
+        column = 0 if score == "previous-token" else 1
+        for head, (mean, one) in enumerate(zip(held_out.split(), demo.split()), start=1):
+            shown = frames[int(layer), head]
+            assert (shown[column], shown[2 + column]) == (mean, one), (layer, head, score)
+
+    # The chapter's own measurement (its head_scores, in torch) prints the same table.
+    own = _printed(executed.name, "def head_scores(weights, tokens, starts)", book=executed.parent)
+    table = re.findall(r"^layer (\d) +previous-token: ([0-9. ]+?) +induction: ([0-9. ]+)$", own, re.M)
+    assert len(table) == 2, own
+    for layer, previous, induction in table:
+        for head, (p, i) in enumerate(zip(previous.split(), induction.split()), start=1):
+            shown = frames[int(layer), head]
+            # one unit in the last printed digit: float32 sums in the chapter, float64 in the package
+            assert float(shown[0]) == pytest.approx(float(p), abs=0.0101), (layer, head)
+            assert float(shown[1]) == pytest.approx(float(i), abs=0.0101), (layer, head)

@@ -372,6 +372,33 @@ def test_transformer_explorer_runs_a_model():
     assert explorer.shown() == aw.render_transformer(weights, tokens[0].tolist(), 2, 0)
 
 
+def test_transformer_explorer_scores_the_held_out_batch_it_is_given():
+    import html
+
+    torch = pytest.importorskip("torch")
+    from attncourse import TinyTransformer
+    from attncourse.explore.transformer import head_scores
+
+    torch.manual_seed(0)
+    model = TinyTransformer(16, d_model=16, n_heads=2, n_layers=2, max_len=8, d_ff=32)
+    shown = torch.tensor([1, 2, 3, 4, 1, 2, 3, 4])
+    batch = torch.randint(0, 16, (5, 8))
+    rows = torch.rand(5, 8) < 0.5
+    with torch.no_grad():
+        _, batch_weights = model(batch)
+    expected = head_scores(batch_weights, batch, induction_rows=rows)  # measured here, not by the explorer
+    explorer = aw.transformer_explorer(model, shown, held_out=(batch, rows), mode="live")
+    explorer.controls["head"].value = 1
+    text = html.unescape(explorer.shown().caption)
+    prev, ind = expected.previous[0, 1], expected.induction[0, 1]
+    assert f"previous-token score {prev:.2f}, induction score {ind:.2f}, averaged over 5 held-out" in text
+    given = aw.render_transformer(model, shown, 0, 1, held_out=expected)  # the scores handed over
+    assert explorer.shown() == given
+    assert explorer.shown() != aw.render_transformer(model, shown, 0, 1)  # not the sequence's own
+    with pytest.raises(ValueError, match="held_out must be a HeadScores"):
+        aw.transformer_explorer(MAPS, MAP_TOKENS, held_out=(batch, rows), mode="live")
+
+
 # -- modes, and what the explorers leave behind ----------------------------------------------
 
 
@@ -512,7 +539,9 @@ def test_insert_explorers_passes_the_chapters_variables(insert_script, tmp_path)
     nbformat.write(_chapter(), path)
     assert insert_script.process(tmp_path) == [str(path)]
     cell = nbformat.read(path, as_version=4).cells[3]
-    assert cell.source.endswith("transformer_explorer(model, demo)")
+    assert cell.source.endswith(
+        "transformer_explorer(model, demo, held_out=(test_tokens[:, :-1], determined(test_from, L_MAX - 1)))"
+    )
     assert cell.outputs == [] and cell.execution_count is None
     # Every chapter with a slot in the book gets a registered explorer that exists.
     for name, (function, alt, *args) in insert_script.EXPLORERS.items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -18,11 +18,13 @@ class _TransformerPainter(Painter):
     size = (9.8, 4.4)
     blit = False
 
-    def __init__(self, maps: np.ndarray, tokens: Sequence[str]) -> None:
+    def __init__(
+        self, maps: np.ndarray, tokens: Sequence[str], scores: Optional[view_of.HeadScores] = None
+    ) -> None:
         from matplotlib.patches import Rectangle
 
         super().__init__()
-        reference = view_of.transformer_view(maps, tokens, 0, 0)
+        reference = view_of.transformer_view(maps, tokens, 0, 0, scores=scores)
         n_layers, H = reference.induction_scores.shape
         grid = self.fig.add_gridspec(2, 2, width_ratios=[1.5, 1])
         self.ax_map = self.fig.add_subplot(grid[:, 0])
@@ -51,11 +53,12 @@ class _TransformerPainter(Painter):
             self.ax_map.legend(fontsize=7, loc="upper right", frameon=True, framealpha=0.8)
         layers, heads = [f"layer {i + 1}" for i in range(n_layers)], [f"head {h + 1}" for h in range(H)]
         self.outlines = []
-        for ax, scores, title in (
-            (ax_prev, reference.previous_scores, "previous-token score"),
-            (ax_ind, reference.induction_scores, "induction score"),
+        over = f", {reference.n_scored} held-out sequences" if reference.held_out else ""
+        for ax, table, title in (
+            (ax_prev, reference.previous_scores, "previous-token score" + over),
+            (ax_ind, reference.induction_scores, "induction score" + over),
         ):
-            heatmap(scores, layers, heads, ax=ax, vmin=0, vmax=1, title=title, annotate=True, colorbar=False)
+            heatmap(table, layers, heads, ax=ax, vmin=0, vmax=1, title=title, annotate=True, colorbar=False)
             ax.title.set_fontsize(9)
             ax.tick_params(labelsize=8)
             self.outlines.append(
@@ -70,6 +73,16 @@ class _TransformerPainter(Painter):
             outline.set_xy((view.head - 0.5, view.layer - 0.5))
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
         self.title.set_text(f"layer {view.layer + 1}, head {view.head + 1}")
+        if view.held_out:
+            seq_prev = view.sequence_previous[view.layer, view.head]
+            seq_ind = view.sequence_induction[view.layer, view.head]
+            return caption(
+                f"Layer {view.layer + 1}, head {view.head + 1}: previous-token score {prev:.2f}, "
+                f"induction score {ind:.2f}, averaged over {view.n_scored} held-out sequences (the tables).",
+                f"On the sequence shown, {' '.join(view.tokens)}: mean weight on the previous token "
+                f"{seq_prev:.2f}; on the keys right after an earlier copy of the query's token (circled) "
+                f"{seq_ind:.2f}.",
+            )
         return caption(
             f"Layer {view.layer + 1}, head {view.head + 1}: mean weight on the previous token {prev:.2f}; "
             f"on the key right after an earlier copy of the query's token (circled) {ind:.2f}.",
@@ -78,16 +91,43 @@ class _TransformerPainter(Painter):
 
     def alt(self, view: Any) -> str:
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
+        over = f", averaged over {view.n_scored} held-out sequences" if view.held_out else ""
         return (
             f"The attention map of layer {view.layer + 1}, head {view.head + 1} over a "
             f"{len(view.tokens)}-token "
             f"sequence, with the cells right after an earlier copy circled; beside it, tables of every "
-            f"head's previous-token score (this head {prev:.2f}) and induction score (this head {ind:.2f})."
+            f"head's previous-token score (this head {prev:.2f}) and induction score (this head {ind:.2f}){over}."
         )
 
 
+def _is_model(source: Any) -> bool:
+    return hasattr(source, "parameters") and callable(source)
+
+
+HeldOut = Union[view_of.HeadScores, tuple]
+
+
+def _held_out_scores(source: Any, held_out: Optional[HeldOut]) -> Optional[view_of.HeadScores]:
+    """The tables' scores: given, or measured by running the model on ``(tokens, rows)``."""
+    if held_out is None or isinstance(held_out, view_of.HeadScores):
+        return held_out
+    if not (isinstance(held_out, tuple) and len(held_out) == 2 and _is_model(source)):
+        raise ValueError(
+            "transformer_explorer: held_out must be a HeadScores (from attncourse.explore.transformer."
+            "head_scores), or, with a model as the source, a pair (tokens (B, L), induction_rows (B, L) "
+            f"or None); got {type(held_out).__name__} with a {type(source).__name__} source."
+        )
+    import torch
+
+    tokens, rows = held_out
+    ids = torch.as_tensor(tokens)
+    with torch.no_grad():
+        _, weights = source(ids)  # one (B, H, L, L) per layer
+    return view_of.head_scores(weights, ids, rows)
+
+
 def _maps_and_tokens(source: Any, tokens: Any):
-    if hasattr(source, "parameters") and callable(source):  # a model: run it on the tokens once
+    if _is_model(source):  # a model: run it on the tokens once
         import torch
 
         ids = tokens if hasattr(tokens, "dim") else torch.as_tensor(tokens)
@@ -101,23 +141,26 @@ def _maps_and_tokens(source: Any, tokens: Any):
     return view_of.as_head_maps(source), labels
 
 
-def _renderer(maps: np.ndarray, labels: Sequence[str]) -> Renderer:
+def _renderer(maps: np.ndarray, labels: Sequence[str], scores: Optional[view_of.HeadScores]) -> Renderer:
     return Renderer(
-        lambda layer, head: view_of.transformer_view(maps, labels, layer, head),
-        lambda: _TransformerPainter(maps, labels),
+        lambda layer, head: view_of.transformer_view(maps, labels, layer, head, scores=scores),
+        lambda: _TransformerPainter(maps, labels, scores),
     )
 
 
-def render_transformer(source: Any, tokens: Any, layer: int = 0, head: int = 0) -> Frame:
+def render_transformer(
+    source: Any, tokens: Any, layer: int = 0, head: int = 0, *, held_out: Optional[HeldOut] = None
+) -> Frame:
     """Draw :func:`attncourse.explore.transformer_view` for ``layer``, ``head`` (0-based)."""
     maps, labels = _maps_and_tokens(source, tokens)
-    return _renderer(maps, labels)(layer=layer, head=head)
+    return _renderer(maps, labels, _held_out_scores(source, held_out))(layer=layer, head=head)
 
 
 def transformer_explorer(
     source: Any,
     tokens: Any,
     *,
+    held_out: Optional[HeldOut] = None,
     layer: int = 0,
     head: int = 0,
     mode: str = "auto",
@@ -137,6 +180,11 @@ def transformer_explorer(
         per layer.
     tokens : sequence or tensor
         The token ids ``(L,)`` or ``(1, L)`` (labels are their ``str``).
+    held_out : HeadScores or (tokens, induction_rows), optional
+        What the score tables show: scores from :func:`attncourse.explore.transformer.head_scores`,
+        or, with a model as ``source``, a batch ``tokens (B, L)`` (and the rows ``(B, L)`` the
+        induction score counts, or None) that the model is run on and scored over, as chapter 8
+        scores its held-out sequences.  Default: the scores on ``tokens`` alone.
     layer, head : int
         The 0-based starting layer and head.
     mode : {"auto", "frames", "live"}
@@ -149,7 +197,9 @@ def transformer_explorer(
     >>> ex.values()
     {'layer': 0, 'head': 0}
     """
-    maps, labels = _maps_and_tokens(source if model is None else model, tokens)
+    source = source if model is None else model
+    maps, labels = _maps_and_tokens(source, tokens)
+    scores = _held_out_scores(source, held_out)
     n_layers, H = maps.shape[:2]
     return Explorer(
         "transformer",
@@ -171,7 +221,7 @@ def transformer_explorer(
                 labels=tuple(str(h + 1) for h in range(H)),
             ),
         ],
-        _renderer(maps, labels),
+        _renderer(maps, labels, scores),
         alt="A trained model's attention map for one layer and head, with tables scoring every head.",
         mode=mode,
     )
