@@ -3,6 +3,8 @@
 * ``kv_cache_bytes``: the bytes of keys and values a model keeps per token and per sequence, from
   the numbers in its published configuration (layers, key/value heads, head width, dtype, a
   sliding window, or a multi-head latent attention rank).
+* ``MODEL_CONFIGS``: those numbers for five published models, read by chapter 11's table and by its
+  cache explorer.
 * ``window_sink_mask`` and ``RollingKVCache``: a sliding window that keeps only the last ``window``
   tokens, optionally with the first ``n_sinks`` tokens kept for ever (StreamingLLM's "attention
   sinks").
@@ -14,14 +16,49 @@ numpy only, except ``RollingKVCache``, which stores whatever arrays it is given 
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._backend import AttentionInputError, fmt_shape, namespace
 from ._validation import int_at_least, positive_int, public
 
-__all__ = ["kv_cache_bytes", "window_sink_mask", "RollingKVCache", "PagedKVCache", "contiguous_slots"]
+__all__ = [
+    "MODEL_CONFIGS",
+    "kv_cache_bytes",
+    "window_sink_mask",
+    "RollingKVCache",
+    "PagedKVCache",
+    "contiguous_slots",
+]
+
+# name -> layers, query heads, KV heads, head width, [sliding window], [MLA latent rank, MLA RoPE
+# key width], parameters: from each model's config.json on Hugging Face (num_hidden_layers,
+# num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads, sliding_window,
+# kv_lora_rank, qk_rope_head_dim) and the parameter counts of the model cards.  Read-only.
+MODEL_CONFIGS: Mapping[str, Mapping[str, float]] = MappingProxyType(
+    {
+        name: MappingProxyType(config)
+        for name, config in {
+            "Llama-2-7B": dict(n_layers=32, n_heads=32, n_kv_heads=32, head_dim=128, params=6.74e9),
+            "Llama-2-70B": dict(n_layers=80, n_heads=64, n_kv_heads=8, head_dim=128, params=69.0e9),
+            "Llama-3-8B": dict(n_layers=32, n_heads=32, n_kv_heads=8, head_dim=128, params=8.03e9),
+            "Mistral-7B-v0.1": dict(
+                n_layers=32, n_heads=32, n_kv_heads=8, head_dim=128, window=4096, params=7.24e9
+            ),
+            "DeepSeek-V3": dict(
+                n_layers=61,
+                n_heads=128,
+                n_kv_heads=128,
+                head_dim=128,
+                kv_lora_rank=512,
+                rope_head_dim=64,
+                params=671e9,
+            ),
+        }.items()
+    }
+)
 
 
 @public("kv_cache_bytes")

@@ -22,6 +22,11 @@ name                       what it is                                           
 ``SOFTMAX_TEMPERATURES``   the temperatures the chapter plots                      1
 ``PE_TRAIN_LENGTH``        the training length ``N`` of the extrapolation study    7
 ``PE_D_MODEL``             its ``d_model``                                         7
+``scaling_draw``           the random queries and keys of the saturation tables    3
+``ONLINE_SCORES``          the online-softmax walk-through's row, with
+                           ``ONLINE_VALUES`` (one value per key)                   9
+``ROPE_HEAD_DIM``          head width and training length of the context-
+``ROPE_TRAIN_LENGTH``      extension model, and ``rope_scalings`` for it           11
 =========================  ======================================================  =========
 """
 
@@ -50,6 +55,15 @@ __all__ = [
     "SOFTMAX_TEMPERATURES",
     "PE_TRAIN_LENGTH",
     "PE_D_MODEL",
+    "SCALING_N_ROWS",
+    "SCALING_N_KEYS",
+    "scaling_draw",
+    "ONLINE_SCORES",
+    "ONLINE_VALUES",
+    "ROPE_HEAD_DIM",
+    "ROPE_TRAIN_LENGTH",
+    "ROPE_FACTOR",
+    "rope_scalings",
 ]
 
 
@@ -169,3 +183,67 @@ def repeat_task(
         repeat_from[i] = r + n
     determined = np.arange(L)[None, :] >= repeat_from[:, None]  # (n_seq, L)
     return tokens, repeat_from, determined
+
+
+# -- chapter 3: the softmax saturates -------------------------------------------------------------
+
+SCALING_N_ROWS = 1000  # rows (one query each) measured at every d_k
+SCALING_N_KEYS = 16  # keys per row, S
+
+
+def scaling_draw(d_k: int, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+    """``q (SCALING_N_ROWS, d_k)`` and ``k (SCALING_N_ROWS, SCALING_N_KEYS, d_k)``, float32.
+
+    Standard normal entries; row ``n`` is one query against its own 16 keys.  Each ``d_k`` has its
+    own generator, seeded by ``(seed, d_k)``, so a width's draw does not depend on which widths
+    were drawn before it: chapter 3's saturation tables and its scaling explorer hold the same rows.
+
+    >>> q, k = scaling_draw(64)
+    >>> q.shape, k.shape, q.dtype.name
+    ((1000, 64), (1000, 16, 64), 'float32')
+    """
+    if int(d_k) != d_k or d_k < 1:
+        raise ValueError(f"d_k: expected a positive integer width; got {d_k!r}.")
+    rng = np.random.default_rng((seed, int(d_k)))
+    q = rng.standard_normal((SCALING_N_ROWS, int(d_k)), dtype=np.float32)  # a query per row
+    k = rng.standard_normal((SCALING_N_ROWS, SCALING_N_KEYS, int(d_k)), dtype=np.float32)  # S keys each
+    return q, k
+
+
+# -- chapter 9: the online softmax by hand --------------------------------------------------------
+
+ONLINE_SCORES: Tuple[float, ...] = (3.0, 1.0, 4.0, 1.0, 5.0)  # small enough to follow by hand
+ONLINE_VALUES: Tuple[float, ...] = (2.0, -1.0, 0.5, 3.0, -2.0)  # one value per key (E_v = 1)
+
+# -- chapter 11: stretching RoPE's context ---------------------------------------------------------
+
+ROPE_HEAD_DIM = 16  # the context-extension model's head width: 8 rotating pairs
+ROPE_TRAIN_LENGTH = 32  # its training length N
+ROPE_FACTOR = 4.0  # new length / training length
+
+
+def rope_scalings(
+    factor: float = ROPE_FACTOR, train_length: int = ROPE_TRAIN_LENGTH
+) -> Dict[str, Dict[str, float]]:
+    """The four context-extension scalings as Hugging Face ``rope_parameters`` dicts, fresh.
+
+    linear (position interpolation), dynamic (NTK-aware), yarn and llama3 (Llama 3.1's, with
+    ``low_freq_factor`` 1 and ``high_freq_factor`` 4), each stretching a model trained on
+    ``train_length`` tokens by ``factor``; pass one as ``apply_rope(x, scaling=...)``.
+
+    >>> rope_scalings(4.0)["dynamic"]
+    {'rope_type': 'dynamic', 'factor': 4.0, 'original_max_position_embeddings': 32}
+    """
+    factor, trained = float(factor), {"original_max_position_embeddings": int(train_length)}
+    return {
+        "linear": {"rope_type": "linear", "factor": factor},
+        "dynamic": {"rope_type": "dynamic", "factor": factor, **trained},
+        "yarn": {"rope_type": "yarn", "factor": factor, **trained},
+        "llama3": {
+            "rope_type": "llama3",
+            "factor": factor,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            **trained,
+        },
+    }

@@ -54,8 +54,8 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "03_scaling.ipynb": (
         "scaling_explorer",
-        "Interactive: a scaled/unscaled toggle and a d_k slider above a heatmap of attention weights and the "
-        "mean entropy against d_k.",
+        "Interactive: a scaled/unscaled toggle and a d_k slider above a heatmap of the attention weights of six "
+        "of the chapter's random rows, each a query against its own 16 keys, and the mean entropy against d_k.",
     ),
     "04_self_attention.ipynb": (
         "self_attention_explorer",
@@ -87,13 +87,15 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "09_efficient_attention.ipynb": (
         "efficient_explorer",
-        "Interactive: block-size and step sliders above the online softmax over a row of scores, block by "
-        "block, and the block size's trade-off between memory and loop steps.",
+        "Interactive: block-size and step sliders above the online softmax over the chapter's row of scores "
+        "3, 1, 4, 1, 5, block by block, the weights so far against the exact softmax, and the block size's "
+        "trade-off between memory and loop steps.",
     ),
     "11_modern_attention.ipynb": (
         "modern_explorer",
-        "Interactive: attention-kind (MHA, GQA, MQA, MLA), window and sink buttons above a 7B model's KV cache "
-        "against sequence length, next to its weights, and the attention pattern of a window with sinks.",
+        "Interactive: attention-kind (Llama-3-8B's own GQA, or the same model with MHA, MQA or MLA), window and "
+        "sink buttons above its KV cache against sequence length, next to its weights, and the attention "
+        "pattern of a window with sinks.",
     ),
     "10_vision_transformer.ipynb": (
         "vision_explorer",

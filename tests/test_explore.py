@@ -97,14 +97,17 @@ def test_score_spread_is_sqrt_d_k(scaling_views):
 
 def test_scaling_view_matches_attention():
     view = explore.scaling_view(32, seed=3)
-    q, k = view.q, view.k
-    np.testing.assert_allclose(view.scores["unscaled"], q @ k.T)
-    np.testing.assert_allclose(view.scores["scaled"], q @ k.T / math.sqrt(32))
-    _, weights = ac.scaled_dot_product_attention(q, k, k)
-    np.testing.assert_allclose(view.weights["scaled"], weights)
-    np.testing.assert_allclose(view.weights["unscaled"], ac.softmax(q @ k.T))
-    small = explore.scaling_view(8, seed=3)
-    np.testing.assert_array_equal(small.q, q[:, :8])  # the same vectors, shorter
+    q, k = view.q[:, None, :], view.k  # each shown row: one query (1, E) against its own keys (S, E)
+    scores = (q @ k.transpose(0, 2, 1))[:, 0]  # (L, 1, E) @ (L, E, S) -> (L, S)
+    np.testing.assert_allclose(view.scores["unscaled"], scores, rtol=1e-5)  # float32 products
+    np.testing.assert_allclose(view.scores["scaled"], scores / math.sqrt(32), rtol=1e-5)
+    _, weights = ac.scaled_dot_product_attention(q, k, k)  # (L, 1, S)
+    np.testing.assert_allclose(view.weights["scaled"], weights[:, 0], rtol=1e-4)
+    np.testing.assert_allclose(view.weights["unscaled"], ac.softmax(scores), rtol=1e-3, atol=1e-12)
+    q_draw, k_draw = toy_data.scaling_draw(32, seed=3)  # the view's rows are the draw's first rows
+    np.testing.assert_array_equal(view.q, q_draw[: len(view.q)])
+    assert view.n_queries_averaged == len(q_draw) and view.k.shape[1:] == k_draw.shape[1:]
+    assert not np.array_equal(explore.scaling_view(32).q, view.q)  # the seed matters
 
 
 # -- heads -----------------------------------------------------------------------------------
@@ -503,8 +506,8 @@ def test_online_softmax_steps_end_at_the_exact_softmax(block_size):
 
 
 def test_efficient_view_refuses_a_step_past_the_end():
-    with pytest.raises(ValueError, match="step must be at most 4"):
-        explore.efficient_view(8, 5)
+    with pytest.raises(ValueError, match="step must be at most 3"):
+        explore.efficient_view(2, 4)  # 5 keys in blocks of 2: 3 blocks
 
 
 # -- each explorer shows its chapter's numbers -------------------------------------------------
@@ -625,8 +628,9 @@ def test_chapter_11_explorer_shows_the_chapters_cache_sizes():
         for m in re.finditer(r"^(\S+) +([0-9.]+) +([0-9.]+) +[0-9.]+ ", printed, re.MULTILINE)
     }
     at_32k = list(cache_view().contexts).index(32768)
-    # The explorer's model is Llama-like (32 layers of 32 query heads of 128): its default, GQA with
-    # 8 KV heads, is the chapter's Llama-3-8B; MHA is Llama-2-7B; a 4096 window is Mistral-7B's.
+    # The explorer's model is Llama-3-8B (32 layers of 32 query heads of 128): its default, GQA with
+    # 8 KV heads, is the chapter's row; with MHA it keeps Llama-2-7B's cache; a 4096 window is
+    # Mistral-7B's.
     for model, view in [
         ("Llama-3-8B", cache_view()),
         ("Llama-2-7B", cache_view("MHA")),
@@ -643,6 +647,110 @@ def test_chapter_11_explorer_shows_the_chapters_cache_sizes():
     assert mha.cache_gib[list(mha.contexts).index(int(context.group(3)))] == pytest.approx(
         float(context.group(2)), abs=0.05
     )
+
+
+def test_chapter_11_cache_explorer_default_is_the_tables_llama_3_8b():
+    from attncourse.explore.modern import BASE_MODEL, cache_view
+
+    printed = _printed("11_modern_attention.ipynb", "cache = weights at")
+    # "Llama-3-8B           128.0      4.00        15.0  122,529 tokens": ..., weights GiB, crossover
+    rows = {
+        m.group(1): (float(m.group(2)), m.group(3))
+        for m in re.finditer(
+            r"^(\S+) +[0-9.]+ +[0-9.]+ +([0-9.]+) +(never \(window\)|[0-9,]+ tokens)$", printed, re.MULTILINE
+        )
+    }
+    assert len(rows) == 5, printed
+    default = cache_view()
+    weights_gib, crossover = rows[BASE_MODEL]
+    assert BASE_MODEL == "Llama-3-8B"
+    assert default.weights_gib == pytest.approx(weights_gib, abs=0.05)
+    assert f"{default.crossover:,} tokens" == crossover  # 122,529 tokens
+    assert cache_view("GQA-8", 4096).crossover is None and rows["Mistral-7B-v0.1"][1] == "never (window)"
+
+
+def test_chapter_11_rope_explorer_shows_the_chapters_frequency_ratios():
+    from attncourse.explore import modern
+
+    printed = _printed("11_modern_attention.ipynb", "SCALINGS = toy_data.rope_scalings")
+    # "{'rope_type': 'llama3', 'factor': 4.0, ..., 'original_max_position_embeddings': 32}", then
+    # "yarn     (factor 1.139)  1.000   0.625   0.250 ...": attention factor, ratio per pair
+    factor = float(re.search(r"'factor': ([0-9.]+)", printed).group(1))
+    trained = int(re.search(r"'original_max_position_embeddings': (\d+)", printed).group(1))
+    rows = {
+        m.group(1): (float(m.group(2)), [float(x) for x in m.group(3).split()])
+        for m in re.finditer(r"^(\w+) +\(factor ([0-9.]+)\) +([0-9. ]+)$", printed, re.MULTILINE)
+    }
+    assert set(rows) == set(modern.SCALINGS) and trained == modern.ROPE_TRAIN
+    default = modern.rope_scaling_view()
+    assert (default.scaling, default.factor) == ("yarn", factor)  # a view the chapter prints
+    for scaling, (attention_factor, ratios) in rows.items():
+        view = modern.rope_scaling_view(scaling, int(factor))
+        assert len(view.ratio) == len(ratios) == modern.ROPE_E // 2, scaling
+        np.testing.assert_allclose(view.ratio, ratios, atol=5e-4, err_msg=scaling)
+        assert view.attention_factor == pytest.approx(attention_factor, abs=5e-4), scaling
+
+
+def test_chapter_3_explorer_shows_the_chapters_saturation_tables():
+    weights_table = _printed("03_scaling.ipynb", 'print(" d_k   largest weight')
+    # "  64   0.850    0.252     0.389   2.346": largest weight and entropy, unscaled then scaled
+    saturation = {
+        int(m[0]): [float(x) for x in m[1:]]
+        for m in re.findall(
+            r"^ *(\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", weights_table, re.MULTILINE
+        )
+    }
+    jacobian_table = _printed("03_scaling.ipynb", 'print(" d_k     median ||J||')
+    # "  64   9.33e-02   0.305     0.170    0.306": median ||J|| unscaled, scaled; mean unscaled, scaled
+    jacobian = {
+        int(m[0]): [float(x) for x in m[1:]]
+        for m in re.findall(
+            r"^ *(\d+) +([0-9.e+-]+) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", jacobian_table, re.MULTILINE
+        )
+    }
+    assert sorted(saturation) == sorted(jacobian) == list(explore.D_K_VALUES)
+    assert explore.scaling_view().d_k == 64 and 128 in saturation  # the default, a printed width
+    for d_k in explore.D_K_VALUES:  # every position of the slider is a row of the tables
+        view = explore.scaling_view(d_k)
+        unscaled, scaled = view.stats["unscaled"], view.stats["scaled"]
+        shown = [unscaled.max_weight, scaled.max_weight, unscaled.entropy, scaled.entropy]
+        np.testing.assert_allclose(shown, saturation[d_k], atol=6e-4, err_msg=f"d_k = {d_k}")
+        np.testing.assert_allclose(
+            [unscaled.median_grad_norm, scaled.median_grad_norm], jacobian[d_k][:2], rtol=6e-3
+        )
+        np.testing.assert_allclose([unscaled.grad_norm, scaled.grad_norm], jacobian[d_k][2:], atol=6e-4)
+
+
+def test_chapter_9_explorer_steps_through_the_chapters_worked_row():
+    notebook = "09_efficient_attention.ipynb"
+    by_element = _printed(notebook, "x = np.array(toy_data.ONLINE_SCORES)")
+    # "j = 2: x_j = 4   m = 4   l = 1.4177": one line per element
+    elements = re.findall(r"x_j = (\S+) +m = (\S+) +l = ([0-9.]+)", by_element)
+    one_by_one = explore.efficient_view(1, len(elements))
+    assert one_by_one.step == one_by_one.n_blocks == len(elements) == 5
+    np.testing.assert_allclose(one_by_one.scores, [float(x) for x, _, _ in elements])
+    np.testing.assert_allclose(one_by_one.running_max, [float(m) for _, m, _ in elements])
+    np.testing.assert_allclose(one_by_one.running_sum, [float(ell) for _, _, ell in elements], atol=5e-5)
+
+    by_block = _printed(notebook, "v = np.array(toy_data.ONLINE_VALUES)")
+    # "block [4. 1.]: m = 4   l = 1.4675   out so far = acc / l = 0.9100": one line per block
+    blocks = re.findall(
+        r"block \[([^\]]*)\]: m = (\S+) +l = ([0-9.]+) +out so far = acc / l = (-?[0-9.]+)", by_block
+    )
+    default = explore.efficient_view()  # block size 2, after the first block
+    assert default.step == 1 and default.n_blocks == len(blocks) == 3
+    b = default.block_size
+    for step, (block, m, ell, out) in enumerate(blocks, start=1):
+        view = explore.efficient_view(b, step)
+        np.testing.assert_allclose(view.scores[(step - 1) * b : step * b], [float(x) for x in block.split()])
+        assert view.running_max[-1] == float(m), step
+        assert view.running_sum[-1] == pytest.approx(float(ell), abs=5e-5), step
+        assert view.out_so_far == pytest.approx(float(out), abs=5e-5), step
+    np.testing.assert_allclose(view.running_out, [float(out) for *_, out in blocks], atol=5e-5)
+    exact = re.search(r"softmax\(x\) @ v = (-?[0-9.]+)", by_block).group(1)
+    assert view.out == pytest.approx(float(exact), abs=5e-5)
+    online = re.search(r"online softmax: \[([^\]]*)\]", _printed(notebook, "p_online = np.exp(x - m) / l"))
+    np.testing.assert_allclose(view.weights_so_far, [float(x) for x in online.group(1).split()], atol=5e-5)
 
 
 def test_chapter_5_explorer_counts_the_chapters_parameters():

@@ -18,15 +18,28 @@ def test_cache_view_numbers(kind, window, sinks):
     assert v.per_token_kib == 32 * per_layer * 2 / 1024
     kept = np.minimum(v.contexts, window + sinks) if window else v.contexts
     np.testing.assert_allclose(v.cache_gib, kept * 32 * per_layer * 2 / 2**30)
-    if v.crossover is not None:
-        assert (
-            kv_cache.kv_cache_bytes(32, kv, 128, v.crossover, kv_lora_rank=rank, rope_head_dim=rope) >= 14e9
-        )
+    if v.crossover is not None:  # the first length at which the cache holds as many bytes as the weights
+
+        def cache(tokens):
+            return kv_cache.kv_cache_bytes(32, kv, 128, tokens, kv_lora_rank=rank, rope_head_dim=rope)
+
+        assert cache(v.crossover) >= 2 * 8.03e9 > cache(v.crossover - 1)
+        assert v.weights_gib == 2 * 8.03e9 / 2**30  # Llama-3-8B's weights, whatever the attention
     else:
         assert window and v.cache_gib.max() < v.weights_gib
     np.testing.assert_array_equal(
         v.mask, kv_cache.window_sink_mask(16, 4, sinks) if window else np.tril(np.ones((16, 16), dtype=bool))
     )
+
+
+def test_cache_view_is_llama_3_8b_with_each_attention():
+    config = kv_cache.MODEL_CONFIGS[modern.BASE_MODEL]
+    assert modern.BASE_MODEL == "Llama-3-8B" and config["params"] == 8.03e9
+    assert modern.ATTENTION_KINDS[modern.DEFAULT_KIND] == (config["n_kv_heads"], None, 0) == (8, None, 0)
+    assert modern.ATTENTION_KINDS["MHA"][0] == config["n_heads"] == 32
+    assert modern.WINDOWS[1] == kv_cache.MODEL_CONFIGS["Mistral-7B-v0.1"]["window"]
+    with pytest.raises(TypeError):
+        config["params"] = 7.0e9  # read-only: the chapter and the explorer share it
 
 
 def test_rope_view_linear_and_yarn_ends():

@@ -84,7 +84,7 @@ EXPLORERS = {
     "efficient": (
         aw.efficient_explorer,
         lambda block_size, step: aw.render_efficient(block_size, step),
-        {"block_size": 4, "step": 6},
+        {"block_size": 1, "step": 4},
     ),
 }
 DEFAULTS = {
@@ -101,10 +101,10 @@ DEFAULTS = {
     "dot_product": {"angle": 45, "length": 1.0},
     "self_attention": {"order": "original", "token": 1},
     "transformer": {"layer": 0, "head": 0},
-    "efficient": {"block_size": 8, "step": 1},
+    "efficient": {"block_size": 2, "step": 1},
 }
 # 5 temperatures x 6 words x 4 scores (its own, -2, 2, 5); 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 4 x 2 x 4;
-# (2 x 3 x 4) + (1 x 3 x 4) past the training length; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 8 + 4 + 2 + 1 steps.
+# (2 x 3 x 4) + (1 x 3 x 4) past the training length; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 5 + 3 + 1 steps.
 FRAME_COUNTS = {
     "softmax": 120,
     "scaling": 22,
@@ -115,7 +115,7 @@ FRAME_COUNTS = {
     "dot_product": 32,
     "self_attention": 12,
     "transformer": 4,
-    "efficient": 15,
+    "efficient": 9,  # the chapter's row of 5 in blocks of 1, 2 and 5
 }
 
 
@@ -319,8 +319,8 @@ def test_live_dependent_control_follows_its_parent():
     explorer.controls["n_heads"].value = 6
     assert explorer.values() == {"n_heads": 6, "head": 2, "scale_by": "d_head"}
     efficient = aw.efficient_explorer(mode="live")
-    efficient.controls["block_size"].value = 4
-    assert efficient.specs[1].values == tuple(range(1, 9))
+    efficient.controls["block_size"].value = 1
+    assert efficient.specs[1].values == tuple(range(1, 6))
 
 
 def test_frames_dependent_control_has_one_widget_per_parent_value():
@@ -328,13 +328,8 @@ def test_frames_dependent_control_has_one_widget_per_parent_value():
         pytest.skip("frames mode needs ipywidgets 8")
     explorer = aw.efficient_explorer(mode="frames")
     steps = explorer.control_widgets["step"]
-    assert [w.options[-1][1] for w in steps] == [
-        8,
-        4,
-        2,
-        1,
-    ]  # one slider per block size, as many steps as blocks
-    assert explorer.controls["step"] is steps[1]  # block size 8, the default
+    assert [w.options[-1][1] for w in steps] == [5, 3, 1]  # one slider per block size, a step per block
+    assert explorer.controls["step"] is steps[1]  # block size 2, the default
 
 
 def test_live_scores_are_editable_and_bad_text_is_reported():

@@ -10,11 +10,14 @@ import numpy as np
 
 from .._backend import AttentionInputError
 from .._validation import public
-from ..kv_cache import kv_cache_bytes, window_sink_mask
+from ..kv_cache import MODEL_CONFIGS, kv_cache_bytes, window_sink_mask
 from ..positional import rope_frequencies
+from ..toy_data import ROPE_HEAD_DIM, ROPE_TRAIN_LENGTH, rope_scalings
 
 __all__ = [
+    "BASE_MODEL",
     "ATTENTION_KINDS",
+    "DEFAULT_KIND",
     "WINDOWS",
     "SINKS",
     "SCALINGS",
@@ -25,22 +28,29 @@ __all__ = [
     "rope_scaling_view",
 ]
 
-# A Llama-like model: 32 layers, 32 query heads of width 128, 7 billion parameters, bfloat16.
-N_LAYERS, N_HEADS, HEAD_DIM, PARAMS = 32, 32, 128, 7.0e9
-# attention kind -> (KV heads, MLA latent rank or None, MLA RoPE key width)
+# Every kind is Llama-3-8B (32 layers of 32 query heads of 128, bfloat16) with that attention; its own,
+# GQA with 8 KV heads, is the default.  The weights stay at Llama-3-8B's parameter count for every
+# kind: the key/value projections' own size would change it by at most a tenth (MHA: +0.8e9).
+BASE_MODEL = "Llama-3-8B"
+_BASE, _MLA = MODEL_CONFIGS[BASE_MODEL], MODEL_CONFIGS["DeepSeek-V3"]
+N_LAYERS, N_HEADS, HEAD_DIM = int(_BASE["n_layers"]), int(_BASE["n_heads"]), int(_BASE["head_dim"])
+PARAMS = float(_BASE["params"])
+# attention kind -> (KV heads, MLA latent rank or None, MLA RoPE key width); MLA's from DeepSeek-V3
 ATTENTION_KINDS: Dict[str, Tuple[int, Optional[int], int]] = {
-    "MHA": (32, None, 0),
-    "GQA-8": (8, None, 0),
+    "MHA": (N_HEADS, None, 0),
+    "GQA-8": (int(_BASE["n_kv_heads"]), None, 0),
     "MQA": (1, None, 0),
-    "MLA-512": (32, 512, 64),
+    "MLA-512": (N_HEADS, int(_MLA["kv_lora_rank"]), int(_MLA["rope_head_dim"])),
 }
-WINDOWS: Tuple[int, ...] = (0, 4096)  # 0 = no window
+DEFAULT_KIND = "GQA-8"  # Llama-3-8B's own attention
+WINDOWS: Tuple[int, ...] = (0, int(MODEL_CONFIGS["Mistral-7B-v0.1"]["window"]))  # 0 = no window
 SINKS: Tuple[int, ...] = (0, 4)
 CONTEXTS = np.array([1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])
 MASK_LEN, MASK_WINDOW = 16, 4  # the pattern drawn: 16 tokens, a window of 4 (scaled down)
 SCALINGS: Tuple[str, ...] = ("linear", "dynamic", "yarn", "llama3")
 FACTORS: Tuple[int, ...] = (2, 4, 8)
-ROPE_E, ROPE_TRAIN = 128, 8192  # head width and training length of the frequency view
+# head width and training length of the frequency view: chapter 11's context-extension model
+ROPE_E, ROPE_TRAIN = ROPE_HEAD_DIM, ROPE_TRAIN_LENGTH
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,16 +69,22 @@ class CacheView:
 
 
 @public("cache_view")
-def cache_view(kind: str = "GQA-8", window: int = 0, sinks: int = 0) -> CacheView:
-    """A 32-layer model with 32 query heads of 128 (7B parameters, bfloat16) under ``kind``.
+def cache_view(kind: str = DEFAULT_KIND, window: int = 0, sinks: int = 0) -> CacheView:
+    """Llama-3-8B's KV cache against its weights, with its attention replaced by ``kind``.
 
-    ``kind`` is one of ``ATTENTION_KINDS`` (MHA, GQA with 8 KV heads, MQA, MLA with rank 512 and a
-    64-wide RoPE key); ``window`` (0 = none) caps the cache at that many tokens plus ``sinks``.
-    The mask is the same rule drawn for 16 tokens with a window of 4.
+    The model is ``kv_cache.MODEL_CONFIGS["Llama-3-8B"]`` (32 layers, 32 query heads of 128,
+    8.03e9 parameters, bfloat16), the row of chapter 11's table.  ``kind`` is one of
+    ``ATTENTION_KINDS``: GQA with 8 KV heads (the model's own, the default), or the same model with
+    MHA (32 KV heads), MQA (1) or MLA with DeepSeek-V3's rank 512 and 64-wide RoPE key.  The weights
+    stay at 8.03e9 parameters for every kind.  ``window`` (0 = none; 4096 is Mistral-7B's) caps the
+    cache at that many tokens plus ``sinks``.  The mask is the same rule drawn for 16 tokens with a
+    window of 4.
 
-    >>> v = cache_view("MHA")
+    >>> v = cache_view()
     >>> v.per_token_kib, v.crossover
-    (512.0, 26703)
+    (128.0, 122529)
+    >>> cache_view("MHA").crossover
+    30633
     >>> cache_view("GQA-8", 4096, 4).crossover is None
     True
     """
@@ -118,24 +134,24 @@ class RopeScalingView:
 
 @public("rope_scaling_view")
 def rope_scaling_view(scaling: str = "yarn", factor: int = 4) -> RopeScalingView:
-    """Per-pair frequency ratios (scaled / unscaled) of a head of width 128 trained on 8192 tokens.
+    """Per-pair frequency ratios (scaled / unscaled) of chapter 11's context-extension model.
 
-    ``scaling`` is a Hugging Face ``rope_type`` (linear, dynamic, yarn, llama3) with ``factor``;
-    "dynamic" is evaluated at ``factor`` times the training length.
+    Its heads are 16 wide (8 pairs) and it was trained on 32 tokens (``toy_data.ROPE_HEAD_DIM``,
+    ``ROPE_TRAIN_LENGTH``).  ``scaling`` is one of ``toy_data.rope_scalings(factor)``, Hugging
+    Face ``rope_type`` dicts (linear, dynamic, yarn, llama3); "dynamic" is evaluated at ``factor``
+    times the training length, as the chapter's plot is.
 
     >>> v = rope_scaling_view("linear", 4)
     >>> float(v.ratio.min()), float(v.ratio.max())
     (0.25, 0.25)
+    >>> np.round(rope_scaling_view("yarn", 4).ratio, 3)
+    array([1.   , 0.625, 0.25 , 0.25 , 0.25 , 0.25 , 0.25 , 0.25 ])
     """
     if scaling not in SCALINGS or factor not in FACTORS:
         raise AttentionInputError(
             f"scaling must be one of {SCALINGS} and factor one of {FACTORS}; got {scaling!r}, {factor}."
         )
-    params = {"rope_type": scaling, "factor": float(factor)}
-    if scaling != "linear":
-        params["original_max_position_embeddings"] = ROPE_TRAIN
-    if scaling == "llama3":
-        params.update(low_freq_factor=1.0, high_freq_factor=4.0)
+    params = rope_scalings(factor, ROPE_TRAIN)[scaling]
     base, _ = rope_frequencies(ROPE_E)
     scaled, attention = rope_frequencies(ROPE_E, scaling=params, seq_len=factor * ROPE_TRAIN)
     return RopeScalingView(

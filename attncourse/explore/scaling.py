@@ -1,4 +1,4 @@
-"""The scaling explorer's view: random queries against random keys, with and without 1/sqrt(d_k)."""
+"""The scaling explorer's view: chapter 3's random rows of scores, with and without 1/sqrt(d_k)."""
 
 from __future__ import annotations
 
@@ -10,25 +10,27 @@ import numpy as np
 
 from .._validation import int_at_least, public
 from ..functional import softmax
+from ..toy_data import scaling_draw
 from ._common import entropy, softmax_jacobian
 
 __all__ = ["D_K_VALUES", "DEFAULT_D_K", "VARIANTS", "ScalingStats", "ScalingView", "scaling_view"]
 
-# Powers of two from 1 to 1024.
+# Powers of two from 1 to 1024, chapter 3's grid.
 D_K_VALUES: Tuple[int, ...] = tuple(2**i for i in range(11))
 DEFAULT_D_K = 64
 VARIANTS: Tuple[str, ...] = ("unscaled", "scaled")
-_QUERIES, _KEYS, _STAT_QUERIES = 6, 8, 256
+_SHOWN = 6  # rows drawn in the map
 
 
 @dataclass(frozen=True)
 class ScalingStats:
-    """Averages over the 256 queries, for one variant (scaled or unscaled)."""
+    """Averages over chapter 3's 1000 rows, for one variant (scaled or unscaled)."""
 
     score_std: float  # standard deviation of the scores
-    max_weight: float  # mean of each query's largest weight
+    max_weight: float  # mean of each row's largest weight
     entropy: float  # mean entropy in nats (log S is uniform)
     grad_norm: float  # mean Frobenius norm of the softmax Jacobian
+    median_grad_norm: float  # its median: the typical row
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,33 +39,33 @@ class ScalingView:
 
     d_k: int
     scale: float  # 1/sqrt(d_k)
-    q: np.ndarray  # (L, d_k), the queries shown
-    k: np.ndarray  # (S, d_k)
+    q: np.ndarray  # (L, d_k), the queries of the rows shown
+    k: np.ndarray  # (L, S, d_k), each shown row's own keys
     scores: Dict[str, np.ndarray]  # variant -> (L, S)
     weights: Dict[str, np.ndarray]  # variant -> (L, S)
-    stats: Dict[str, ScalingStats]  # variant -> averages over n_queries_averaged queries
+    stats: Dict[str, ScalingStats]  # variant -> averages over n_queries_averaged rows
     max_entropy: float  # log S
     n_queries_averaged: int
 
 
 @public("scaling_view")
 def scaling_view(d_k: int = DEFAULT_D_K, seed: int = 0) -> ScalingView:
-    r"""Scores of random queries against random keys of width ``d_k``, with and without the scale.
+    r"""Chapter 3's saturation measurement at one width ``d_k``: random rows, with and without the scale.
 
-    The entries of the queries and the ``S = 8`` keys are standard normal, so each score
+    Each of the 1000 rows is a query against its own ``S = 16`` keys, all standard normal
+    (:func:`attncourse.toy_data.scaling_draw`, the draw chapter 3's tables print), so each score
     :math:`q \cdot k` has variance ``d_k``.  Unscaled, the scores spread out as ``d_k`` grows and
     the softmax saturates (one weight near 1, entropy and gradient near 0); divided by
-    :math:`\sqrt{d_k}` they keep variance 1 at every width.  The vectors for a smaller ``d_k``
-    are the first ``d_k`` columns of the same draw, so moving the slider lengthens the same
-    vectors rather than drawing new ones.  The summary numbers are averages over 256 queries
-    (so they change smoothly with ``d_k``); the arrays hold the first ``L = 6`` of them.
+    :math:`\sqrt{d_k}` they keep variance 1 at every width.  The summary numbers are averages
+    (and the median Jacobian norm) over the 1000 rows, as the chapter's tables; the arrays hold
+    the first ``L = 6`` rows.  Each ``d_k`` has its own draw, as in the chapter.
 
     Parameters
     ----------
     d_k : int
         The query/key width ``E``.
     seed : int
-        Seed of the draw.
+        Seed of the draw; 0 is the chapter's.
 
     Returns
     -------
@@ -72,41 +74,41 @@ def scaling_view(d_k: int = DEFAULT_D_K, seed: int = 0) -> ScalingView:
 
     Examples
     --------
-    >>> small, large = scaling_view(1), scaling_view(1024)
-    >>> large.stats["unscaled"].entropy < small.stats["unscaled"].entropy
+    >>> view = scaling_view(64)
+    >>> view.weights["scaled"].shape, view.n_queries_averaged
+    ((6, 16), 1000)
+    >>> view.stats["unscaled"].max_weight > view.stats["scaled"].max_weight
     True
-    >>> bool(np.allclose(large.weights["scaled"].sum(-1), 1.0))
+    >>> bool(np.allclose(view.weights["scaled"].sum(-1), 1.0))
     True
     """
     d_k = int_at_least("d_k", d_k, 1)
-    rng = np.random.default_rng(seed)
-    width = max(d_k, D_K_VALUES[-1])
-    # Prefixes of one draw: (N, d_k) queries, of which the first L are shown, and (S, d_k) keys.
-    q_all = rng.standard_normal((_STAT_QUERIES, width))[:, :d_k]
-    k = rng.standard_normal((_KEYS, width))[:, :d_k]
+    q_all, k_all = scaling_draw(d_k, seed)  # (N, d_k), (N, S, d_k), float32
     scale = 1.0 / math.sqrt(d_k)
-    # einsum, not @: a product this small runs faster without BLAS's threads (which stall on a
-    # busy machine); the weights are softmax(scores * scale), as scaled_dot_product_attention's.
-    scores_all = np.einsum("ne,se->ns", q_all, k)  # (N, d_k), (S, d_k) -> (N, S)
+    # each row's query against its own S keys, in float32 as the chapter computes them:
+    # (N, d_k), (N, S, d_k) -> (N, S); the weights are softmax(scores * scale), as SDPA's
+    scores_all = np.einsum("nd,nsd->ns", q_all, k_all).astype(np.float64)
     scores, weights, stats = {}, {}, {}
     for name, variant_scores in (("unscaled", scores_all), ("scaled", scores_all * scale)):
         variant_weights = softmax(variant_scores)
-        jacobian = softmax_jacobian(variant_weights)  # (N, S, S): d weights / d scores, one per query
-        scores[name], weights[name] = variant_scores[:_QUERIES], variant_weights[:_QUERIES]
+        jacobian = softmax_jacobian(variant_weights)  # (N, S, S): d weights / d scores, one per row
+        norms = np.linalg.norm(jacobian, axis=(-2, -1))  # (N,)
+        scores[name], weights[name] = variant_scores[:_SHOWN], variant_weights[:_SHOWN]
         stats[name] = ScalingStats(
             score_std=float(variant_scores.std()),
             max_weight=float(variant_weights.max(axis=-1).mean()),
             entropy=float(entropy(variant_weights).mean()),
-            grad_norm=float(np.linalg.norm(jacobian, axis=(-2, -1)).mean()),
+            grad_norm=float(norms.mean()),
+            median_grad_norm=float(np.median(norms)),
         )
     return ScalingView(
         d_k=d_k,
         scale=scale,
-        q=q_all[:_QUERIES],
-        k=k,
+        q=q_all[:_SHOWN].astype(np.float64),
+        k=k_all[:_SHOWN].astype(np.float64),
         scores=scores,
         weights=weights,
         stats=stats,
-        max_entropy=math.log(_KEYS),
-        n_queries_averaged=_STAT_QUERIES,
+        max_entropy=math.log(k_all.shape[1]),
+        n_queries_averaged=len(q_all),
     )

@@ -35,9 +35,10 @@ class _EfficientPainter(Painter):
             [-0.5, S - 0.5], [0, 0], color=ACCENT, lw=1.2, ls="--", label="running max m"
         )
         self.block = self.ax_scores.add_patch(
-            Rectangle((-0.5, -6), 1, 12, fill=False, edgecolor=ACCENT, lw=1.5)
+            Rectangle((-0.5, 0), 1, 1, fill=False, edgecolor=ACCENT, lw=1.5)
         )
-        self.ax_scores.set_ylim(reference.scores.min() - 0.6, reference.scores.max() + 1.6)
+        self.ax_scores.set_ylim(min(0.0, reference.scores.min()) - 0.3, reference.scores.max() + 1.6)
+        self.ax_scores.set_xticks(keys, labels=[str(j + 1) for j in keys])
         self.ax_scores.legend(fontsize=7, loc="upper left", frameon=False)
         self.ax_scores.set_xlabel("key")
         self.title_scores = self.ax_scores.set_title(" ", fontsize=9)
@@ -47,7 +48,8 @@ class _EfficientPainter(Painter):
         self.ax_weights.plot(
             keys, reference.weights, "_", color="black", ms=7, mew=1.5, label="exact softmax"
         )
-        self.ax_weights.set_ylim(0, max(0.5, 1.15 * float(reference.weights.max())))
+        self.ax_weights.set_ylim(0, 1.05)
+        self.ax_weights.set_xticks(keys, labels=[str(j + 1) for j in keys])
         self.ax_weights.legend(fontsize=7, loc="upper left", frameon=False)
         self.ax_weights.set_xlabel("key")
         self.title_weights = self.ax_weights.set_title(" ", fontsize=9)
@@ -61,13 +63,13 @@ class _EfficientPainter(Painter):
             ms=3,
             label="tiles, loop steps (S/b)",
         )
-        (self.here,) = ax_cost.plot([8, 8], [8, 4], "o", ms=9, mfc="none", mec=ACCENT, mew=2)
+        (self.here,) = ax_cost.plot([1, 1], [1, 1], "o", ms=9, mfc="none", mec=ACCENT, mew=2)
         ax_cost.set_xscale("log", base=2)
         ax_cost.set_yscale("log", base=2)
         ax_cost.set_xticks(sizes, labels=[str(b) for b in sizes])
         ax_cost.set_xlabel("block size b")
         ax_cost.legend(fontsize=7, loc="upper center", frameon=False)
-        ax_cost.set_ylim(0.7, 64)
+        ax_cost.set_ylim(0.7, 2 * S)
         ax_cost.set_title(f"memory against steps, S = {S}", fontsize=9)
         self._freeze(reference)
 
@@ -82,20 +84,24 @@ class _EfficientPainter(Painter):
             start - 0.5, self.ax_scores.get_ylim()[0], b, np.diff(self.ax_scores.get_ylim())[0]
         )
         self.title_scores.set_text(
-            f"block {view.step} of {view.n_blocks}: m = {m:.2f}, ℓ = {view.running_sum[-1]:.2f}"
+            f"block {view.step} of {view.n_blocks}: m = {m:g}, ℓ = {view.running_sum[-1]:.4f}"
         )
         for bar, w in zip(self.bars_weights, view.weights_so_far):
             bar.set_height(w)
-        self.title_weights.set_text(f"weights so far; output {view.out_so_far:.3f} (exact {view.out:.3f})")
+        self.title_weights.set_text(f"weights so far; output {view.out_so_far:.4f} (exact {view.out:.4f})")
         self.here.set_data([b, b], [b, view.n_blocks])
-        history = ", ".join(f"{x:.2f}" for x in view.running_max)
         return caption(
             f"Block size {b}, after block {view.step} of {view.n_blocks} (keys 1 to {seen} seen): running "
-            "max "
-            f"m = {m:.3f}, running sum ℓ = {view.running_sum[-1]:.3f}, output so far {view.out_so_far:.4f} "
-            f"(exact {view.out:.4f}).",
-            f"m after each block: {history}.  Held at once: {view.floats_held} scores per query of "
-            f"{view.floats_full}; the loop takes {view.n_blocks} steps.",
+            f"max m = {m:g}, running sum ℓ = {view.running_sum[-1]:.4f}, output so far "
+            f"{view.out_so_far:.4f} (exact {view.out:.4f}).",
+            "After each block: m = "
+            + ", ".join(f"{x:g}" for x in view.running_max)
+            + "; ℓ = "
+            + ", ".join(f"{x:.4f}" for x in view.running_sum)
+            + "; output "
+            + ", ".join(f"{x:.4f}" for x in view.running_out)
+            + f".  Held at once: {view.floats_held} scores per query of {view.floats_full}; the loop "
+            f"takes {view.n_blocks} steps.",
         )
 
     def alt(self, view: Any) -> str:
@@ -104,7 +110,9 @@ class _EfficientPainter(Painter):
         return (
             f"The online softmax with block size {view.block_size}, after block {view.step} of "
             f"{view.n_blocks}: "
-            f"a bar chart of 32 scores with the first {seen} seen and the running maximum "
+            f"a bar chart of the {view_of.ROW_LENGTH} scores {', '.join(f'{x:g}' for x in view.scores)} "
+            f"with the first {seen} seen and "
+            f"the running maximum "
             f"{view.running_max[-1]:.2f} as a line; the weights so far, {done} the exact softmax; and, "
             "against "
             f"the block size, the scores held per query rising while the loop's steps fall."
@@ -126,21 +134,23 @@ def _step_control(values: dict) -> Control:
 
 
 def efficient_explorer(*, block_size: int = view_of.DEFAULT_BLOCK_SIZE, mode: str = "auto") -> Explorer:
-    """Block size and step: the online softmax over one row of 32 scores, block by block.
+    """Block size and step: the online softmax over chapter 9's row [3, 1, 4, 1, 5], block by block.
 
     Draws :func:`attncourse.explore.efficient_view`: the running maximum and sum after each
-    block, the weights so far against the exact softmax (equal after the last block), and what
-    the block size trades: scores held at once per query against steps of the loop.  The
-    ``step`` slider offers as many steps as the block size gives blocks.
+    block, the weights so far against the exact softmax (equal after the last block), the output
+    so far with one value per key (``toy_data.ONLINE_VALUES``), and what the block size trades:
+    scores held at once per query against steps of the loop.  Block size 1 is the chapter's
+    element-by-element walk-through, 2 its blocks [3, 1], [4, 1], [5] (the default), 5 the whole
+    row at once.  The ``step`` slider offers as many steps as the block size gives blocks.
 
     Examples
     --------
     >>> ex = efficient_explorer(mode="live")
     >>> ex.values()
-    {'block_size': 8, 'step': 1}
-    >>> ex.controls["block_size"].value = 16
+    {'block_size': 2, 'step': 1}
+    >>> ex.controls["block_size"].value = 1
     >>> ex.specs[1].values
-    (1, 2)
+    (1, 2, 3, 4, 5)
     """
     return Explorer(
         "efficient",

@@ -23,7 +23,9 @@ class _CachePainter(Painter):
         self.ax_cache, self.ax_mask = self.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
         ref = view_of.cache_view("MHA")
         (self.line,) = self.ax_cache.plot(ref.contexts, ref.cache_gib, "o-", color=LINE_COLOURS[0], ms=3)
-        self.ax_cache.axhline(ref.weights_gib, color="0.3", ls="--", lw=1, label="weights (7B, bfloat16)")
+        self.ax_cache.axhline(
+            ref.weights_gib, color="0.3", ls="--", lw=1, label=f"weights ({view_of.BASE_MODEL}, bfloat16)"
+        )
         (self.cross,) = self.ax_cache.plot([], [], "o", ms=9, mfc="none", mec=ACCENT, mew=2)
         self.ax_cache.set(
             xscale="log", yscale="log", xlabel="tokens in one sequence", ylabel="KV cache (GiB)"
@@ -47,7 +49,7 @@ class _CachePainter(Painter):
             self.cross.set_data([view.crossover], [view.weights_gib])
             when = f"{view.crossover:,} tokens"
         reach = "never reaches the weights (window)" if when is None else f"= weights at {when}"
-        self.title_cache.set_text(f"{view.kind}: {view.per_token_kib:.1f} KiB a token; {reach}")
+        self.title_cache.set_text(f"{_model(view.kind)}: {view.per_token_kib:.1f} KiB a token; {reach}")
         self.image.set_data(view.mask)
         pattern = (
             f"window {view_of.MASK_WINDOW} + {view.sinks} sinks (scaled down)"
@@ -57,7 +59,7 @@ class _CachePainter(Painter):
         self.title_mask.set_text(pattern)
         window = f"a window of {view.window} tokens + {view.sinks} sinks" if view.window else "no window"
         return caption(
-            f"{view.kind}, {window}: {view.per_token_kib:.1f} KiB of keys and values per token; "
+            f"{_model(view.kind)}, {window}: {view.per_token_kib:.1f} KiB of keys and values per token; "
             f"{view.cache_gib[-1]:.2f} GiB for one sequence of 128k tokens (weights {view.weights_gib:.1f} GiB).",
             "The window caps the cache below the weights."
             if when is None
@@ -69,23 +71,32 @@ class _CachePainter(Painter):
             f"with a window of {view.window} and {view.sinks} sinks" if view.window else "without a window"
         )
         return (
-            f"KV cache of a 32-layer model under {view.kind} {window}: a log-log line of GiB against "
+            f"KV cache of {_model(view.kind)} {window}: a log-log line of GiB against "
             f"tokens, {view.per_token_kib:.1f} KiB per token, next to a dashed line at the weights; "
             f"and the attention pattern of 16 tokens ({'window of 4 with sinks' if view.window else 'causal'})."
         )
+
+
+def _model(kind: str) -> str:
+    """Llama-3-8B as published (GQA-8), or "Llama-3-8B with MHA" for the others."""
+    return view_of.BASE_MODEL if kind == view_of.DEFAULT_KIND else f"{view_of.BASE_MODEL} with {kind}"
 
 
 def _cache_renderer() -> Renderer:
     return Renderer(lambda kind, window, sinks: view_of.cache_view(kind, window, sinks), _CachePainter)
 
 
-def render_modern(kind: str = "GQA-8", window: int = 0, sinks: int = 0) -> Frame:
+def render_modern(kind: str = view_of.DEFAULT_KIND, window: int = 0, sinks: int = 0) -> Frame:
     """Draw :func:`attncourse.explore.modern.cache_view`."""
     return _cache_renderer()(kind=kind, window=window, sinks=sinks)
 
 
 def modern_explorer(*, mode: str = "auto") -> Explorer:
-    """Attention kind, window and sinks: a 7B model's KV cache against its weights, and the mask.
+    """Attention kind, window and sinks: Llama-3-8B's KV cache against its weights, and the mask.
+
+    The default, GQA with 8 key/value heads, is Llama-3-8B as published (chapter 11's table); MHA,
+    MQA and MLA are the same model with that attention instead, its weights kept at 8.03e9
+    parameters.  Draws :func:`attncourse.explore.modern.cache_view`.
 
     Examples
     --------
@@ -96,12 +107,15 @@ def modern_explorer(*, mode: str = "auto") -> Explorer:
     return Explorer(
         "modern",
         [
-            Control("kind", "attention", tuple(view_of.ATTENTION_KINDS), "GQA-8", kind="toggle"),
+            Control("kind", "attention", tuple(view_of.ATTENTION_KINDS), view_of.DEFAULT_KIND, kind="toggle"),
             Control("window", "window", view_of.WINDOWS, 0, kind="toggle", labels=("none", "4096")),
             Control("sinks", "sinks", view_of.SINKS, 0, kind="toggle"),
         ],
         _cache_renderer(),
-        alt="A 7B model's KV cache against its weights under MHA, GQA, MQA and MLA, and the window-with-sinks mask.",
+        alt=(
+            "Llama-3-8B's KV cache against its weights with its own GQA or with MHA, MQA or MLA, and the "
+            "window-with-sinks mask."
+        ),
         mode=mode,
     )
 
@@ -115,7 +129,9 @@ class _RopePainter(Painter):
         self.ax = self.fig.subplots(1, 1)
         ref = view_of.rope_scaling_view("linear", 4)
         (self.line,) = self.ax.plot(ref.wavelengths, ref.ratio, "o-", color=LINE_COLOURS[0], ms=3)
-        self.ax.axvline(view_of.ROPE_TRAIN, color="0.4", ls=":", lw=1, label="training length (8192)")
+        self.ax.axvline(
+            view_of.ROPE_TRAIN, color="0.4", ls=":", lw=1, label=f"training length ({view_of.ROPE_TRAIN})"
+        )
         self.ax.axhline(1.0, color="0.6", lw=0.8)
         self.ax.set(xscale="log", yscale="log", xlabel="unscaled wavelength of the pair (tokens)")
         self.ax.set_ylabel("scaled / unscaled frequency")
@@ -128,17 +144,23 @@ class _RopePainter(Painter):
         self.line.set_ydata(view.ratio)
         kept = int(np.sum(np.isclose(view.ratio, 1.0)))
         divided = int(np.sum(np.isclose(view.ratio, 1.0 / view.factor)))
-        self.title.set_text(f"{view.scaling}, factor {view.factor}: 64 pairs of a head of width 128")
+        pairs = len(view.ratio)
+        self.title.set_text(
+            f"{view.scaling}, factor {view.factor}: {pairs} pairs of a head of width {view_of.ROPE_E}, "
+            f"trained on {view_of.ROPE_TRAIN}"
+        )
         return caption(
-            f"{view.scaling}, factor {view.factor}: {kept} of 64 pairs keep their frequency, {divided} are "
-            f"divided by {view.factor}, the rest lie between or beyond; lowest ratio {view.ratio.min():.4f}.",
+            f"{view.scaling}, factor {view.factor}: {kept} of {pairs} pairs keep their frequency, {divided} "
+            f"are divided by {view.factor}, the rest lie between or beyond; lowest ratio "
+            f"{view.ratio.min():.4f}.",
+            "Ratio per pair, fast to slow: " + ", ".join(f"{r:.3f}" for r in view.ratio) + ".",
             f"Attention factor {view.attention_factor:.3f} (scores grow by its square).",
         )
 
     def alt(self, view: Any) -> str:
         return (
             f"RoPE frequencies under {view.scaling} scaling with factor {view.factor}: the ratio of scaled to "
-            f"unscaled frequency for each of 64 pairs against the pair's wavelength, from "
+            f"unscaled frequency for each of {len(view.ratio)} pairs against the pair's wavelength, from "
             f"{view.ratio.max():.2f} for the fastest pairs to {view.ratio.min():.3f} for the slowest."
         )
 
@@ -154,6 +176,10 @@ def render_rope_scaling(scaling: str = "yarn", factor: int = 4) -> Frame:
 
 def rope_scaling_explorer(*, mode: str = "auto") -> Explorer:
     """Scaling type and factor: how much each RoPE pair is slowed, against its wavelength.
+
+    The head is chapter 11's context-extension model's (width 16, trained on 32 tokens); at factor 4
+    the ratios are the rows the chapter prints.  Draws
+    :func:`attncourse.explore.modern.rope_scaling_view`.
 
     Examples
     --------

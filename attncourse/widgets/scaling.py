@@ -1,4 +1,4 @@
-"""The scaling explorer: attention weights of random q, k without and with the 1/sqrt(d_k) scale."""
+"""The scaling explorer: chapter 3's random rows of weights without and with the 1/sqrt(d_k) scale."""
 
 from __future__ import annotations
 
@@ -28,14 +28,15 @@ class _ScalingPainter(Painter):
         super().__init__()
         reference = explore.scaling_view(explore.DEFAULT_D_K, seed)
         L, S = reference.weights["scaled"].shape
-        queries, keys = [f"q{i + 1}" for i in range(L)], [f"k{j + 1}" for j in range(S)]
+        queries, keys = [f"row {i + 1}" for i in range(L)], [str(j + 1) for j in range(S)]
         ax_map, ax_curve = self.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
         attention_heatmap(
             reference.weights["scaled"], queries, keys, ax=ax_map, annotate=False, colorbar=True
         )
-        ax_map.tick_params(labelsize=8)
+        ax_map.tick_params(labelsize=7)
+        ax_map.set_xlabel("key (each row has its own 16)", fontsize=8)
         self.image = ax_map.images[0]
-        self.cells = CellLabels(ax_map, fontsize=7)
+        self.cells = CellLabels(ax_map, fontsize=5.5)
         self.cell_labels.append(self.cells)
         self.title = ax_map.set_title(" ", fontsize=9)
         views = [explore.scaling_view(d, seed) for d in d_k_values]
@@ -63,7 +64,7 @@ class _ScalingPainter(Painter):
         stats = view.stats[variant]
         formula = {"unscaled": "q·k", "scaled": "q·k / √d_k"}[variant]
         self.image.set_data(view.weights[variant])
-        self.cells.set(view.weights[variant], "{:.2f}", 0.0, 1.0)
+        self.cells.set(view.weights[variant], "{:.1f}", 0.0, 1.0)
         self.title.set_text(
             f"{variant}: softmax({formula})\nmax {stats.max_weight:.2f} · entropy {stats.entropy:.2f} · "
             f"grad {stats.grad_norm:.2f}"
@@ -73,16 +74,16 @@ class _ScalingPainter(Painter):
             marker.set_visible(name == variant)
         self.here.set_xdata([view.d_k, view.d_k])
         self.suptitle.set_text(f"d_k = {view.d_k}: score spread {stats.score_std:.2f} {variant}")
-        S = view.weights["scaled"].shape[-1]
+        L, S = view.weights["scaled"].shape
         return caption(
-            f"d_k = {view.d_k}, {variant} scores; means over {view.n_queries_averaged} random queries "
-            f"against {S} "
-            "keys (the map shows 6 of the queries).",
+            f"d_k = {view.d_k}, {variant} scores; means over chapter 3's {view.n_queries_averaged} random "
+            f"rows, each a query against its own {S} keys (the map shows the first {L}).",
             *(
-                f"{name}: score std {view.stats[name].score_std:.3g}, max weight "
+                f"{name}: score std {view.stats[name].score_std:.3g}, largest weight "
                 f"{view.stats[name].max_weight:.3f}, "
                 f"entropy {view.stats[name].entropy:.3f} nats (uniform {view.max_entropy:.3f}), "
-                f"softmax gradient norm {view.stats[name].grad_norm:.3f}"
+                f"softmax Jacobian norm median {view.stats[name].median_grad_norm:.3g}, mean "
+                f"{view.stats[name].grad_norm:.3f}"
                 for name in explore.VARIANTS
             ),
         )
@@ -91,8 +92,8 @@ class _ScalingPainter(Painter):
         view, variant = shown.view, shown.variant
         stats = view.stats[variant]
         return (
-            f"At d_k = {view.d_k}, {variant}: a heatmap of the attention weights of 6 queries over 8 keys "
-            "(mean "
+            f"At d_k = {view.d_k}, {variant}: a heatmap of the attention weights of 6 rows, each a query over "
+            "its own 16 keys (mean "
             f"largest weight {stats.max_weight:.2f}), and the mean entropy against d_k from 1 to 1024, the "
             f"unscaled curve falling, the scaled one flat (here {stats.entropy:.2f} nats {variant})."
         )
@@ -124,11 +125,13 @@ def scaling_explorer(
     seed: int = 0,
     mode: str = "auto",
 ) -> Explorer:
-    """A ``d_k`` slider and a scaled/unscaled toggle: attention weights of random q and k.
+    """A ``d_k`` slider and a scaled/unscaled toggle: chapter 3's random rows of attention weights.
 
-    Draws :func:`attncourse.explore.scaling_view`: the weights map of the chosen variant, the
-    mean max weight, entropy and softmax gradient norm of both, and the entropy against ``d_k``.
-    Unscaled, the weights saturate (one key per query) as ``d_k`` grows; scaled, they do not.
+    Draws :func:`attncourse.explore.scaling_view`: the weights map of the chosen variant (6 of the
+    chapter's 1000 rows, each a query against its own 16 keys), the mean largest weight, entropy
+    and softmax Jacobian norm (median and mean) of both, which are the numbers of the chapter's
+    tables at each ``d_k``, and the entropy against ``d_k``.  Unscaled, the weights saturate (one
+    key per query) as ``d_k`` grows; scaled, they do not.
 
     Parameters
     ----------
@@ -139,7 +142,7 @@ def scaling_explorer(
     variant : {"scaled", "unscaled"}
         The variant shown first.
     seed : int
-        Seed of the random queries and keys.
+        Seed of the random queries and keys; 0 is the chapter's draw.
     mode : {"auto", "frames", "live"}
         ``"frames"`` precomputes every picture and switches in the browser (the HTML book; needs
         ipywidgets 8); ``"live"`` redraws from Python (ipywidgets 7); ``"auto"`` picks by version.
