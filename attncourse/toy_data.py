@@ -27,6 +27,10 @@ name                       what it is                                           
                            ``ONLINE_VALUES`` (one value per key)                   9
 ``ROPE_HEAD_DIM``          head width and training length of the context-
 ``ROPE_TRAIN_LENGTH``      extension model, and ``rope_scalings`` for it           11
+``HEADS_VOCAB``            the toy sentence's words, with ``heads_embedding``,     5
+``heads_projections``      its ``d_model = 8`` table, and the random ``W_Q, W_K,
+                           W_V, W_O`` of the per-head maps (``HEADS_N_HEADS``
+                           heads, query ``HEADS_QUERY``)
 =========================  ======================================================  =========
 """
 
@@ -64,6 +68,12 @@ __all__ = [
     "ROPE_TRAIN_LENGTH",
     "ROPE_FACTOR",
     "rope_scalings",
+    "HEADS_VOCAB",
+    "HEADS_D_MODEL",
+    "HEADS_N_HEADS",
+    "HEADS_QUERY",
+    "heads_embedding",
+    "heads_projections",
 ]
 
 
@@ -247,3 +257,45 @@ def rope_scalings(
             **trained,
         },
     }
+
+
+# -- chapter 5: one map per head ------------------------------------------------------------------
+
+HEADS_VOCAB: Tuple[str, ...] = ("cat", "mat", "on", "sat", "the")  # SENTENCE's words, sorted
+HEADS_D_MODEL = 8  # the worked example's width: 1, 2, 4 or 8 heads
+HEADS_N_HEADS = 4  # the per-head maps: four heads of d_head = 2
+HEADS_QUERY = "sat"  # the query whose largest weight per head the chapter prints
+
+
+def heads_embedding(d_model: int = HEADS_D_MODEL, seed: int = 0) -> np.ndarray:
+    """Chapter 5's embedding table: ``(len(HEADS_VOCAB), d_model)``, a fresh array.
+
+    Normal entries of standard deviation 2, rounded to one decimal so that they print short; row
+    ``i`` belongs to ``HEADS_VOCAB[i]``, so the two copies of "the" share a row.
+
+    >>> table = heads_embedding()
+    >>> table.shape, table[0, :3]
+    ((5, 8), array([ 0.3, -0.3,  1.3]))
+    """
+    d_model = int(d_model)
+    if d_model < 1:
+        raise ValueError(f"d_model: expected a positive width; got {d_model}.")
+    return np.random.default_rng(seed).normal(scale=2.0, size=(len(HEADS_VOCAB), d_model)).round(1)
+
+
+def heads_projections(d_model: int = HEADS_D_MODEL, seed: int = 1) -> np.ndarray:
+    """Chapter 5's untrained ``W_Q, W_K, W_V, W_O``: ``(4, d_model, d_model)``, used as ``x @ W``.
+
+    Uniform on ``[-1/sqrt(d_model), 1/sqrt(d_model)]``, the range of ``nn.Linear``'s default
+    initialisation; no biases.  The same matrices serve every number of heads: head ``h`` owns
+    columns ``h d_head`` to ``(h + 1) d_head`` of ``W_Q``, ``W_K`` and ``W_V``.
+
+    >>> w_q, w_k, w_v, w_o = heads_projections()
+    >>> w_q.shape, bool(abs(w_q).max() <= 8 ** -0.5)
+    ((8, 8), True)
+    """
+    d_model = int(d_model)
+    if d_model < 1:
+        raise ValueError(f"d_model: expected a positive width; got {d_model}.")
+    bound = 1.0 / np.sqrt(d_model)
+    return np.random.default_rng(seed).uniform(-bound, bound, size=(4, d_model, d_model))

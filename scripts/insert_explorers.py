@@ -64,8 +64,10 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "05_multi_head_attention.ipynb": (
         "heads_explorer",
-        "Interactive: n_heads and head sliders above the attention heatmaps of every head, or of one, over a "
-        "six-word sentence, with d_head and the parameter count.",
+        "Interactive: n_heads and head sliders and a scale toggle (the square root of d_head, or of d_model: "
+        "the bug) above the attention heatmaps of every head, or of one, over the chapter's six-word sentence, "
+        "opening on its four heads of d_head 2; the caption gives each head's largest weight for 'sat', the "
+        "mean row entropy and the parameter count.",
     ),
     "06_masked_attention.ipynb": (
         "mask_explorer",
@@ -100,7 +102,8 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     "10_vision_transformer.ipynb": (
         "vision_explorer",
         "Interactive: image, patch-size and view buttons above a digit with its patch grid and where the trained "
-        "Vision Transformer's [CLS] token looks: each head of the chosen layer, or the attention rollout.",
+        "Vision Transformer's [CLS] token looks: each head of the chosen layer, or the attention rollout; it "
+        "opens on the chapter's model (2 x 2 patches), its first 0 and layer 2.",
         "vision_maps",
     ),
 }

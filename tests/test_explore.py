@@ -114,42 +114,47 @@ def test_scaling_view_matches_attention():
 
 
 def test_heads_view_parameter_count_is_constant():
-    counts = {h: explore.heads_view(h).n_params for h in explore.divisors(12)}
+    counts = {h: explore.heads_view(h, 12).n_params for h in explore.divisors(12)}
     assert set(counts.values()) == {4 * 12 * 12 + 4 * 12}
     module = ac.MultiHeadAttention(12, 4)
     assert sum(p.numel() for p in module.parameters()) == counts[4]
 
 
 def test_heads_view_shapes_and_d_head():
-    for n_heads in explore.divisors(12):
-        view = explore.heads_view(n_heads)
-        assert view.d_head * n_heads == 12
-        assert view.weights.shape == (n_heads, 6, 6)
-        np.testing.assert_allclose(view.weights.sum(-1), 1.0)
-        assert view.n_params_per_head * n_heads == 3 * 12 * 12
+    for d_model in (explore.DEFAULT_D_MODEL_HEADS, 12):
+        for n_heads in explore.divisors(d_model):
+            view = explore.heads_view(n_heads, d_model)
+            assert view.d_head * n_heads == d_model
+            assert view.weights.shape == (n_heads, 6, 6)
+            np.testing.assert_allclose(view.weights.sum(-1), 1.0)
+            assert view.n_params_per_head * n_heads == 3 * d_model * d_model
 
 
 def test_heads_view_repeated_token_gets_the_same_row():
-    view = explore.heads_view(3)
+    view = explore.heads_view()
     first, second = [i for i, t in enumerate(view.tokens) if t == "the"]
     np.testing.assert_allclose(view.weights[:, first], view.weights[:, second])
 
 
 def test_heads_view_matches_per_head_attention():
-    view = explore.heads_view(4, seed=1)
-    x = view.x
-    rng = np.random.default_rng(1)
-    rng.standard_normal((5, 12))  # the embedding draw (5 distinct tokens)
-    w_q, w_k, w_v, w_o = rng.standard_normal((4, 12, 12)) / math.sqrt(12)
+    view = explore.heads_view(4, 12, seed=2)
+    table = toy_data.heads_embedding(12)
+    np.testing.assert_array_equal(view.x, table[[toy_data.HEADS_VOCAB.index(t) for t in view.tokens]])
+    w_q, w_k, w_v, w_o = toy_data.heads_projections(12, seed=2)
+    assert not np.allclose(w_q, toy_data.heads_projections(12)[0])  # the seed picks the projections
     for h in range(4):
         cols = slice(3 * h, 3 * h + 3)
-        scores = (x @ w_q[:, cols]) @ (x @ w_k[:, cols]).T / math.sqrt(3)  # (L, 3) @ (3, L) -> (L, L)
+        scores = (
+            (view.x @ w_q[:, cols]) @ (view.x @ w_k[:, cols]).T / math.sqrt(3)
+        )  # (L, 3) @ (3, L) -> (L, L)
         np.testing.assert_allclose(view.weights[h], ac.softmax(scores), atol=1e-12)
 
 
-def test_heads_view_refuses_a_non_divisor():
+def test_heads_view_refuses_a_non_divisor_and_an_unknown_word():
     with pytest.raises(ValueError, match=r"n_heads=5 does not divide d_model=12.*\[1, 2, 3, 4, 6, 12\]"):
-        explore.heads_view(5)
+        explore.heads_view(5, 12)
+    with pytest.raises(ValueError, match=r"tokens: no embedding for \['dog'\]"):
+        explore.heads_view(tokens=("the", "dog"))
 
 
 # -- masks -----------------------------------------------------------------------------------
@@ -764,6 +769,24 @@ def test_chapter_5_explorer_counts_the_chapters_parameters():
         assert view.d_head == int(d_head) and view.n_params == int(n_params) == d_model, n_heads
 
 
+def test_chapter_5_explorer_opens_on_the_chapters_per_head_maps():
+    printed = _printed("05_multi_head_attention.ipynb", "query = tokens.index(toy_data.HEADS_QUERY)")
+    # "head 2: 'sat' attends most to 'on' (weight 0.47)": one line per head
+    rows = re.findall(r"head (\d+): '(\w+)' attends most to '(\w+)' \(weight ([0-9.]+)\)", printed)
+    entropies = re.search(
+        r"mean row entropy of the four maps: ([0-9.]+) with 1/sqrt\(d_head\), ([0-9.]+) with 1/sqrt\(d_model\)",
+        printed,
+    )
+    right, bug = explore.heads_view(), explore.heads_view(scale_by="d_model")  # the explorer's default
+    assert right.n_heads == len(rows) == 4 and right.d_head == 2
+    for h, query, top, weight in rows:
+        row = right.weights[int(h), right.tokens.index(query)]
+        assert right.tokens[int(row.argmax())] == top, h
+        assert row.max() == pytest.approx(float(weight), abs=5e-3), h
+    assert right.mean_entropy == pytest.approx(float(entropies.group(1)), abs=5e-4)
+    assert bug.mean_entropy == pytest.approx(float(entropies.group(2)), abs=5e-4)
+
+
 def test_chapter_10_explorer_grids_have_the_chapters_token_counts():
     from attncourse.results import saved_results
 
@@ -779,6 +802,35 @@ def test_chapter_10_explorer_grids_have_the_chapters_token_counts():
             patches = shown.grid[0] * shown.grid[1]
             assert patches + 1 == tokens[patch_size], (patch_size, view)  # the patches and [CLS]
             assert shown.maps.shape[1:] == shown.grid
+
+
+def test_chapter_10_explorer_default_is_the_chapters_model():
+    """The saved P = 2 maps are those of the model chapter 10 trains (same seed, data, epochs)."""
+    from attncourse.results import saved_results
+
+    maps = saved_results("vit_digits_maps.json")  # what the chapter hands to vision_explorer
+    heads = _printed("10_vision_transformer.ipynb", "on_self = torch.stack(")
+    # "the 0, layer 2: head 1 0.553 at (1, 2)   head 2 ...": each head's largest weight on a patch
+    layers = dict(re.findall(r"^the 0, layer (\d+): (.*)$", heads, re.MULTILINE))
+    assert sorted(layers) == ["1", "2"], heads
+    for layer, line in layers.items():
+        shown = re.findall(r"head (\d+) ([0-9.]+) at \((\d+), (\d+)\)", line)
+        view = explore.vision_view(maps, 0, 2, f"layer {layer}")  # the default image and patch size
+        assert view.label == 0 and len(shown) == len(view.maps) == 4
+        for (h, weight, row, col), grid, top in zip(shown, view.maps, view.top_patches):
+            assert top == (int(row), int(col)), (layer, h)
+            assert grid.max() == pytest.approx(float(weight), abs=6e-4), (layer, h)
+    assert explore.vision_view(maps).view == "layer 2"  # the explorer opens on one of them
+
+    printed = _printed("10_vision_transformer.ipynb", "top4 = cls_rollout[shown[0]]")
+    # "the 0's top 4 patches by rollout, (row, column) and share: (1, 2) 0.098, (2, 0) 0.089, ..."
+    top4 = re.findall(r"\((\d+), (\d+)\) ([0-9.]+)", printed.split("share:")[1])
+    rollout = explore.vision_view(maps, 0, 2, "rollout").maps[0]  # (4, 4)
+    order = np.argsort(-rollout, axis=None)[: len(top4)]
+    assert len(top4) == 4
+    for k, (row, col, share) in zip(order, top4):
+        assert divmod(int(k), 4) == (int(row), int(col))
+        assert rollout.flat[k] == pytest.approx(float(share), abs=6e-4)
 
 
 # Chapter 8's explorer shows the model the chapter trains; its weights are not saved, so its

@@ -50,7 +50,7 @@ def test_leave_one_out_must_be_a_bool():
         kernel.kernel_view(leave_one_out="yes")
 
 
-@pytest.mark.parametrize("n_heads", [2, 3, 4, 6, 12])
+@pytest.mark.parametrize("n_heads", [2, 4, 8])  # the divisors of chapter 5's d_model = 8, past 1
 def test_scaling_by_d_model_flattens_every_head_and_more_so_with_more_heads(n_heads):
     right, bug = explore.heads_view(n_heads), explore.heads_view(n_heads, scale_by="d_model")
     assert right.scale == pytest.approx(1 / math.sqrt(right.d_head))
@@ -68,11 +68,11 @@ def test_with_one_head_the_two_scales_agree_and_the_bug_grows_with_the_heads():
     )
     gaps = [
         explore.heads_view(h, scale_by="d_model").mean_entropy - explore.heads_view(h).mean_entropy
-        for h in (2, 12)
+        for h in (2, 8)
     ]
     assert gaps[1] > gaps[0] > 0
 
 
 def test_scale_by_must_be_named():
     with pytest.raises(ValueError, match="scale_by must be one of"):
-        explore.heads_view(3, scale_by="sqrt")
+        explore.heads_view(4, scale_by="sqrt")

@@ -47,7 +47,7 @@ EXPLORERS = {
     "heads": (
         aw.heads_explorer,
         lambda n_heads, head, scale_by: aw.render_heads(n_heads, head=head, scale_by=scale_by),
-        {"n_heads": 12, "head": 5, "scale_by": "d_model"},
+        {"n_heads": 8, "head": 5, "scale_by": "d_model"},
     ),
     "mask": (
         aw.mask_explorer,
@@ -103,12 +103,12 @@ DEFAULTS = {
     "transformer": {"layer": 0, "head": 0},
     "efficient": {"block_size": 2, "step": 1},
 }
-# 5 temperatures x 6 words x 4 scores (its own, -2, 2, 5); 2 x 11; 1 + 3 + 4 + 5 + 7 + 13 (all heads, or each); 4 x 2 x 4;
+# 5 temperatures x 6 words x 4 scores (its own, -2, 2, 5); 2 x 11; 1 + 3 + 5 + 9 (all heads, or each); 4 x 2 x 4;
 # (2 x 3 x 4) + (1 x 3 x 4) past the training length; 8 x 5; 8 x 4; 2 x 6; 2 x 2; 5 + 3 + 1 steps.
 FRAME_COUNTS = {
     "softmax": 120,
     "scaling": 22,
-    "heads": 66,  # x 2 scales, sqrt(d_head) and sqrt(d_model)
+    "heads": 36,  # x 2 scales, sqrt(d_head) and sqrt(d_model); d_model = 8, chapter 5's
     "mask": 32,
     "positional": 36,
     "kernel": 80,  # x 2: leave-one-out off and on
@@ -308,16 +308,16 @@ def test_live_frames_do_not_depend_on_the_path():
 
 def test_live_dependent_control_follows_its_parent():
     explorer = aw.heads_explorer(mode="live")
-    explorer.controls["n_heads"].value = 12
-    explorer.controls["head"].value = 10
-    assert explorer.shown() == aw.render_heads(12, head=10)
-    explorer.controls["n_heads"].value = 4  # head 10 of 4 does not exist: back to "all"
+    explorer.controls["n_heads"].value = 8
+    explorer.controls["head"].value = 7
+    assert explorer.shown() == aw.render_heads(8, head=7)
+    explorer.controls["n_heads"].value = 4  # head 7 of 4 does not exist: back to "all"
     assert explorer.values() == {"n_heads": 4, "head": 0, "scale_by": "d_head"}
     assert [label for label, _ in explorer.controls["head"].options] == ["all", "1", "2", "3", "4"]
     assert explorer.shown() == aw.render_heads(4)
     explorer.controls["head"].value = 2  # a head that still exists is kept
-    explorer.controls["n_heads"].value = 6
-    assert explorer.values() == {"n_heads": 6, "head": 2, "scale_by": "d_head"}
+    explorer.controls["n_heads"].value = 8
+    assert explorer.values() == {"n_heads": 8, "head": 2, "scale_by": "d_head"}
     efficient = aw.efficient_explorer(mode="live")
     efficient.controls["block_size"].value = 1
     assert efficient.specs[1].values == tuple(range(1, 6))
@@ -553,6 +553,13 @@ def test_default_pictures_show_the_chapters_numbers():
     view = explore.softmax_view(1.0)
     caption = aw.render_softmax(1.0).caption
     assert f"top weight {view.max_weight:.3f}" in caption and f"entropy {view.entropy:.3f}" in caption
+    heads = explore.heads_view()  # chapter 5's four heads; tests/test_explore.py ties them to its output
+    caption = aw.render_heads(heads.n_heads).caption
+    query = heads.tokens.index("sat")
+    for h in range(heads.n_heads):
+        assert f"head {h + 1} '{heads.tokens[int(heads.weights[h, query].argmax())]}' " in caption
+        assert f"{heads.weights[h, query].max():.2f}" in caption
+    assert f"mean row entropy {heads.mean_entropy:.3f}" in caption
 
 
 @pytest.mark.slow

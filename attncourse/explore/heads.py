@@ -1,4 +1,9 @@
-"""The heads explorer's view: multi-head self-attention over a toy sentence, one map per head."""
+"""The heads explorer's view: multi-head self-attention over a toy sentence, one map per head.
+
+Its data are chapter 5's (:mod:`attncourse.toy_data`): the embedding table, the untrained
+projections and the sentence of the per-head maps, so the default view, four heads of
+``d_head = 2``, is the chapter's picture and prints the chapter's numbers.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
+from .. import toy_data
 from .._backend import AttentionInputError
 from .._validation import int_at_least, public
 from ..functional import merge_heads, scaled_dot_product_attention, split_heads
@@ -15,9 +21,9 @@ from ._common import TOKENS, divisors
 
 __all__ = ["DEFAULT_D_MODEL_HEADS", "DEFAULT_N_HEADS", "HEAD_SCALES", "HeadsView", "heads_view"]
 
-# n_heads runs over the divisors of d_model.
-DEFAULT_D_MODEL_HEADS = 12
-DEFAULT_N_HEADS = 3
+# Chapter 5's per-head maps: d_model = 8 and four heads; n_heads runs over the divisors of d_model.
+DEFAULT_D_MODEL_HEADS = toy_data.HEADS_D_MODEL
+DEFAULT_N_HEADS = toy_data.HEADS_N_HEADS
 # What the scores are divided by the square root of: the head's width (right) or the model's (a bug).
 HEAD_SCALES: Tuple[str, ...] = ("d_head", "d_model")
 
@@ -45,24 +51,30 @@ def heads_view(
     n_heads: int = DEFAULT_N_HEADS,
     d_model: int = DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = TOKENS,
-    seed: int = 0,
+    seed: int = 1,
     scale_by: str = "d_head",
 ) -> HeadsView:
     """Multi-head self-attention over a toy sentence: one attention map per head.
 
-    Each distinct token gets a random embedding (so a repeated word gets the same one), and
-    ``W_Q, W_K, W_V, W_O`` are random ``(d_model, d_model)`` matrices, the same ones for every
-    ``n_heads``: splitting into heads only decides which columns each head owns, so ``d_head``
-    shrinks as ``n_heads`` grows while the parameter count stays ``4 d_model^2 + 4 d_model``
-    (the four projections with their biases, as in :class:`attncourse.MultiHeadAttention`).
+    Chapter 5's data: each token's row of :func:`attncourse.toy_data.heads_embedding` (so a
+    repeated word gets the same one), and the untrained ``W_Q, W_K, W_V, W_O`` of
+    :func:`attncourse.toy_data.heads_projections`, ``(d_model, d_model)`` each, the same ones for
+    every ``n_heads``: splitting into heads only decides which columns each head owns, so
+    ``d_head`` shrinks as ``n_heads`` grows while the parameter count stays
+    ``4 d_model^2 + 4 d_model`` (the four projections with their biases, as in
+    :class:`attncourse.MultiHeadAttention`; the biases here are zero).  The defaults are the
+    chapter's per-head maps: ``d_model = 8``, four heads of ``d_head = 2``.
 
     Parameters
     ----------
     n_heads : int
         Must divide ``d_model``.
     d_model : int
+        The width of the embedding table and of the projections.
     tokens : sequence of str, length L
+        Words of :data:`attncourse.toy_data.HEADS_VOCAB`.
     seed : int
+        Seed of the projections (1: the chapter's).
     scale_by : {"d_head", "d_model"}
         Divide the scores by ``sqrt(d_head)`` (right: each head's dot product sums ``d_head``
         terms) or by ``sqrt(d_model)``, chapter 5's bug: a temperature ``sqrt(n_heads)`` too high,
@@ -75,12 +87,14 @@ def heads_view(
 
     Examples
     --------
-    >>> v = heads_view(4)
+    >>> v = heads_view()
     >>> v.weights.shape, v.d_head, v.n_params
-    ((4, 6, 6), 3, 624)
-    >>> heads_view(1).n_params == heads_view(12).n_params
+    ((4, 6, 6), 2, 288)
+    >>> print(f"{v.weights[0, 2].max():.2f}")  # head 0, query "sat": the chapter prints 0.20
+    0.20
+    >>> heads_view(1).n_params == heads_view(8).n_params
     True
-    >>> heads_view(12, scale_by="d_model").mean_entropy > heads_view(12).mean_entropy
+    >>> heads_view(8, scale_by="d_model").mean_entropy > heads_view(8).mean_entropy
     True
     """
     d_model = int_at_least("d_model", d_model, 1)
@@ -95,11 +109,14 @@ def heads_view(
     tokens = tuple(str(t) for t in tokens)
     if not tokens:
         raise AttentionInputError("tokens must not be empty.")
-    rng = np.random.default_rng(seed)
-    vocab = list(dict.fromkeys(tokens))  # distinct tokens in order of appearance
-    embedding = rng.standard_normal((len(vocab), d_model))  # (V, d_model)
-    x = embedding[[vocab.index(t) for t in tokens]]  # (L, d_model)
-    w_q, w_k, w_v, w_o = rng.standard_normal((4, d_model, d_model)) / math.sqrt(d_model)
+    unknown = sorted({t for t in tokens if t not in toy_data.HEADS_VOCAB})
+    if unknown:
+        raise AttentionInputError(
+            f"tokens: no embedding for {unknown}; the table has {list(toy_data.HEADS_VOCAB)}."
+        )
+    embedding = toy_data.heads_embedding(d_model)  # (V, d_model)
+    x = embedding[[toy_data.HEADS_VOCAB.index(t) for t in tokens]]  # (L, d_model)
+    w_q, w_k, w_v, w_o = toy_data.heads_projections(d_model, seed)  # (d_model, d_model) each
     d_head = d_model // n_heads
     q = split_heads(x @ w_q, n_heads)  # (L, d_model) @ (d_model, d_model) -> (L, d_model) -> (H, L, d_head)
     k = split_heads(x @ w_k, n_heads)  # (H, L, d_head)

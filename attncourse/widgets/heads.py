@@ -8,7 +8,7 @@ from typing import Any, Sequence, Tuple
 
 import numpy as np
 
-from .. import explore
+from .. import explore, toy_data
 from ..explore.heads import HEAD_SCALES
 from ..plotting import attention_heatmap
 from ._core import Control, DependentControl, Explorer, Frame, caption
@@ -132,8 +132,19 @@ class _HeadsPainter(Painter):
                 f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the "
                 "projections."
             )
+        query = ""
+        if toy_data.HEADS_QUERY in tokens:  # the query whose rows chapter 5 prints
+            i = tokens.index(toy_data.HEADS_QUERY)
+            query = f"Query '{tokens[i]}', its largest weight (uniform: 1/{L} = {1 / L:.2f}): " + (
+                "; ".join(
+                    f"head {h + 1} '{tokens[int(view.weights[h, i].argmax())]}' {view.weights[h, i].max():.2f}"
+                    for h in picked
+                )
+                + "."
+            )
         return caption(
             focus,
+            *([query] if query else []),
             f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
             f"each head's slice of W_Q, W_K, W_V: {view.n_params_per_head} weights; "
             f"all parameters (W_Q, W_K, W_V, W_O and biases): {view.n_params}.",
@@ -141,7 +152,9 @@ class _HeadsPainter(Painter):
             f"{1 / view.scale:.3g}; mean row entropy {view.mean_entropy:.3f} nats "
             f"(uniform: ln {L} = {math.log(L):.3f})"
             + (", flatter than with √d_head." if view.scale_by == "d_model" and view.n_heads > 1 else "."),
-            "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ".",
+            "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ". "
+            f"Chapter 5's untrained layer (d_model = {view.d_model}); its per-head maps are the four heads "
+            "with √d_head, and the other head counts cut the same W_Q, W_K, W_V into other slices.",
         )
 
     def alt(self, shown: Any) -> str:
@@ -178,7 +191,7 @@ def render_heads(
     n_heads: int,
     d_model: int = explore.DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = explore.TOKENS,
-    seed: int = 0,
+    seed: int = 1,
     head: int = 0,
     scale_by: str = "d_head",
 ) -> Frame:
@@ -202,13 +215,14 @@ def heads_explorer(
     n_heads: int = explore.DEFAULT_N_HEADS,
     d_model: int = explore.DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = explore.TOKENS,
-    seed: int = 0,
+    seed: int = 1,
     scale_by: str = "d_head",
     mode: str = "auto",
 ) -> Explorer:
     """An ``n_heads`` slider over the divisors of ``d_model``, which head, and the scale: the maps.
 
-    Draws :func:`attncourse.explore.heads_view`: as ``n_heads`` grows each head gets a narrower
+    Draws :func:`attncourse.explore.heads_view` on chapter 5's data (the default view is the
+    chapter's four per-head maps): as ``n_heads`` grows each head gets a narrower
     slice (``d_head = d_model / n_heads``) of the same projections, and the parameter count
     stays the same.  The second slider shows all the heads or one of them, large, with its
     weights written in; it offers as many heads as the first slider gives.  The scale toggle
@@ -220,11 +234,11 @@ def heads_explorer(
     n_heads : int
         The starting value; a divisor of ``d_model``.
     d_model : int
-        The model width (default 12: six head counts, 1, 2, 3, 4, 6 and 12).
+        The model width (default 8, chapter 5's: four head counts, 1, 2, 4 and 8).
     tokens : sequence of str
-        The sentence (default "the cat sat on the mat").
+        The sentence (default "the cat sat on the mat"), words of chapter 5's embedding table.
     seed : int
-        Seed of the embeddings and projections.
+        Seed of the projections (default 1: chapter 5's, whose four-head maps are the default view).
     scale_by : {"d_head", "d_model"}
         The starting scale.
     mode : {"auto", "frames", "live"}
