@@ -48,6 +48,7 @@ import struct
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import css_prune
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,11 @@ VIEW_TAG = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+jso
 FONTAWESOME_TAG = re.compile(
     r'\s*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>'
 )
+SEARCH_SCRIPT_TAG = re.compile(
+    r'\s*<script\b[^>]*\bsrc="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)'
+    r'(?:\?[^"]*)?"[^>]*></script>'
+)
+SCRIPT_PRELOAD = re.compile(r'\s*<link\b(?=[^>]*\brel="preload")(?=[^>]*\bas="script")[^>]*>')
 BRAND_ICON = re.compile(r'<i class="(?:fab|fa-brands) fa-([a-z0-9-]+)"></i>')
 IMG_TAG = re.compile(r"<img\b[^>]*>")
 DATA_PNG = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
@@ -330,6 +336,10 @@ class _Page:
 
     def rewrite(self, text: str) -> str:
         text = FONTAWESOME_TAG.sub("", text)
+        text = SCRIPT_PRELOAD.sub("", text)
+        is_search_page = self.path.parent == self.outdir and self.path.name == "search.html"
+        if not is_search_page and "DOCUMENTATION_OPTIONS.search_as_you_type = false" in text:
+            text = SEARCH_SCRIPT_TAG.sub("", text)
         text = BRAND_ICON.sub(self.brand_icon, text)
         state_match = STATE_TAG.search(text)
         if state_match:
@@ -403,9 +413,36 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
     katex_css = str(getattr(app.config, "katex_css_path", "") or "")
     if "://" in katex_css or katex_css.startswith("//"):
         katex_css = ""
-    for path in sorted(outdir.rglob("*.html")):
-        if not SKIP_DIRS & set(path.relative_to(outdir).parts):
-            process_page(path, outdir, widget_js, katex_css)
+    pages = [p for p in sorted(outdir.rglob("*.html")) if not SKIP_DIRS & set(p.relative_to(outdir).parts)]
+    for path in pages:
+        process_page(path, outdir, widget_js, katex_css)
+    if getattr(app.config, "fast_pages_prune_css", True):
+        prune_bundles(outdir, pages)
+
+
+def prune_bundles(outdir: Path, pages: List[Path]) -> None:
+    """Cut every stylesheet bundle of this build to the rules the pages can use and Font
+    Awesome's fonts to the icons they draw (``css_prune``); the pages' links follow the new
+    contents (``?v=``)."""
+    static = outdir / "_static"
+    texts = {p: p.read_text(encoding="utf-8") for p in pages}
+    scripts = [f.read_bytes() for f in sorted(static.rglob("*.js")) if f.name not in css_prune.SKIP_SCRIPTS]
+    keep = css_prune.keeper(*css_prune.used_tokens(texts.values(), scripts))
+    links = {}
+    for link in sorted(set(_BUNDLES.values())):
+        name = link.partition("?v=")[0]
+        file = static / name
+        header, _, css = file.read_text(encoding="utf-8").partition("\n")
+        pruned = css_prune.subset_icon_fonts(css_prune.prune_css(css, keep), static)
+        file.write_text(f"{header}\n{pruned}", encoding="utf-8")
+        links[link] = f"{name}?v={hashlib.sha1(pruned.encode()).hexdigest()[:8]}"
+        logger.info(f"fast_pages: {name} cut from {len(css) // 1024} to {len(pruned) // 1024} KiB")
+    for path, text in texts.items():
+        new = text
+        for old, link in links.items():
+            new = new.replace(old, link)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
 
 
 def _config_inited(app: Any, config: Any) -> None:
@@ -417,6 +454,7 @@ def _config_inited(app: Any, config: Any) -> None:
 
 
 def setup(app: Any) -> Dict[str, Any]:
+    app.add_config_value("fast_pages_prune_css", True, "html")
     app.connect("config-inited", _config_inited, priority=400)
     # After the theme's own build-finished work (pydata-sphinx-theme rewrites pygments.css
     # there, with its light and dark colours): the stylesheets must be final when joined.
