@@ -8,31 +8,54 @@
 // Only the performance and accessibility categories run, and no screenshots are taken (the
 // full-page one alone costs seconds a page): what the budget reads is all that is computed.
 import lighthouse from "lighthouse";
+import defaultConfig from "lighthouse/core/config/default-config.js";
 import desktopConfig from "lighthouse/core/config/desktop-config.js";
+
+// The performance score is made of five metrics; the category's unweighted diagnostics
+// (unused CSS, image sizes, the back/forward cache test, which navigates the page twice more...)
+// only explain it, and some cost seconds a page.  Those read here are kept.
+const READ = new Set([
+  "network-requests",
+  "mainthread-work-breakdown",
+  "metrics",
+  "render-blocking-resources",
+  "largest-contentful-paint-element",
+  "layout-shifts",
+]);
+const UNREAD = defaultConfig.categories.performance.auditRefs
+  .filter((ref) => ref.weight === 0 && !READ.has(ref.id))
+  .map((ref) => ref.id);
 
 const [port, preset, ...urls] = process.argv.slice(2);
 const flags = {
   port: Number(port),
   output: "json",
   logLevel: "error",
-  onlyCategories: ["performance", "accessibility"],
+  onlyCategories: (process.env.LIGHTHOUSE_CATEGORIES || "performance,accessibility").split(","),
   disableFullPageScreenshot: true,
-  skipAudits: ["screenshot-thumbnails", "final-screenshot"],
+  skipAudits: ["screenshot-thumbnails", "final-screenshot", ...UNREAD],
   maxWaitForLoad: 60000,
+  skipAboutBlank: true,
 };
+// LIGHTHOUSE_QUIET_MS: how long the page must be idle (network, CPU) after load before the trace
+// ends; Lighthouse's default (1000 ms each) when unset.
+if (process.env.LIGHTHOUSE_QUIET_MS) {
+  const ms = Number(process.env.LIGHTHOUSE_QUIET_MS);
+  Object.assign(flags, { pauseAfterFcpMs: ms, pauseAfterLoadMs: ms, networkQuietThresholdMs: ms, cpuQuietThresholdMs: ms });
+}
 const config = preset === "desktop" ? desktopConfig : undefined;
 
 function summary(lhr) {
   const audits = lhr.audits;
   const items = audits["network-requests"]?.details?.items ?? [];
-  const failedA11y = lhr.categories.accessibility.auditRefs
+  const failedA11y = (lhr.categories.accessibility?.auditRefs ?? [])
     .map((ref) => audits[ref.id])
     .filter((a) => a.score !== null && a.score < 1)
     .map((a) => a.id);
   const value = (id) => audits[id]?.numericValue ?? null;
   return {
     performance: Math.round(lhr.categories.performance.score * 100),
-    accessibility: Math.round(lhr.categories.accessibility.score * 100),
+    accessibility: lhr.categories.accessibility ? Math.round(lhr.categories.accessibility.score * 100) : null,
     fcp_ms: value("first-contentful-paint"),
     lcp_ms: value("largest-contentful-paint"),
     tbt_ms: value("total-blocking-time"),
