@@ -383,22 +383,43 @@ def test_pages_that_do_not_search_load_no_search_index_nor_script_preloads(tmp_p
 
 
 def test_prune_bundles_cuts_the_bundle_and_the_links_follow(tmp_path):
+    pytest.importorskip("fontTools")
     out = tmp_path / "html"
-    (out / "_static").mkdir(parents=True)
-    (out / "_static" / "a.css").write_text(".used{color:red}")
-    (out / "_static" / "b.css").write_text(".unused{color:blue}")
-    page = out / "index.html"
-    page.write_text(
-        '<html><head><link rel="stylesheet" href="_static/a.css" /><link rel="stylesheet" href="_static/b.css" />'
-        '</head><body><p class="used">x</p></body></html>'
+    fonts = out / "_static" / "vendor" / "fontawesome" / "webfonts"
+    fonts.mkdir(parents=True)
+    _icon_font(fonts / "fa-solid-900.ttf", [0xF0C9, 0xF001])
+    (out / "_static" / "a.css").write_text(
+        '@font-face{font-weight:900;src:url("vendor/fontawesome/webfonts/fa-solid-900.woff2") format("woff2")}'
+        '.used{color:red}.fa-bars:before{content:"\\f0c9"}'
     )
+    (out / "_static" / "b.css").write_text(".unused{color:blue}")
+    (out / "book").mkdir()
+    page, plain = out / "book" / "index.html", out / "book" / "plain.html"
+    for path, body in ((page, '<i class="fa-solid fa-bars"></i>'), (plain, "")):
+        path.write_text(
+            '<html><head><link rel="stylesheet" href="../_static/a.css" />'
+            '<link rel="stylesheet" href="../_static/b.css" />'
+            f'</head><body><p class="used">x</p>{body}</body></html>'
+        )
     fast_pages._BUNDLES.clear()
-    fast_pages.process_page(page, out, WIDGET_JS)
+    for path in (page, plain):
+        fast_pages.process_page(path, out, WIDGET_JS)
     before = page.read_text()
-    fast_pages.prune_bundles(out, [page])
+    fast_pages.prune_bundles(out, [page, plain])
     (bundle,) = (out / "_static").glob("styles-*.css")
     css = bundle.read_text()
     assert css.startswith("/* fast_pages: the stylesheets a.css b.css */")
     assert ".used{color:red}" in css and "unused" not in css
-    link = page.read_text().split('href="_static/')[1].split('"')[0]
-    assert link != before.split('href="_static/')[1].split('"')[0] and link.startswith(bundle.name + "?v=")
+    text = page.read_text()
+    link = text.split('rel="stylesheet" href="../_static/')[1].split('"')[0]
+    assert link != before.split('rel="stylesheet" href="../_static/')[1].split('"')[0]
+    assert link.startswith(bundle.name + "?v=")
+    # The page that shows an icon preloads the icons' (cut) font; the other does not.
+    (font,) = fonts.glob("fa-solid-900-*.woff")
+    assert (
+        f'rel="preload" as="font" type="font/woff" crossorigin href="../_static/vendor/fontawesome/webfonts/{font.name}"'
+        in text
+    )
+    assert "preload" not in plain.read_text()
+    fast_pages.prune_bundles(out, [page, plain])  # once only
+    assert page.read_text().count('rel="preload"') == 1

@@ -74,6 +74,12 @@ SEARCH_SCRIPT_TAG = re.compile(
     r'(?:\?[^"]*)?"[^>]*></script>'
 )
 SCRIPT_PRELOAD = re.compile(r'\s*<link\b(?=[^>]*\brel="preload")(?=[^>]*\bas="script")[^>]*>')
+ICON_SUBSET = re.compile(
+    r'url\("(vendor/fontawesome/webfonts/fa-(?:solid-900|regular-400)-[0-9a-f]+\.woff)"\)'
+)
+ICON_PRELOAD = re.compile(
+    r'<link rel="preload" as="font" type="font/woff" crossorigin href="[^"]*fa-solid-900-[0-9a-f]+\.woff" />\n'
+)
 BRAND_ICON = re.compile(r'<i class="(?:fab|fa-brands) fa-([a-z0-9-]+)"></i>')
 IMG_TAG = re.compile(r"<img\b[^>]*>")
 DATA_PNG = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
@@ -437,19 +443,33 @@ def prune_bundles(outdir: Path, pages: List[Path]) -> None:
     texts = {p: p.read_text(encoding="utf-8") for p in pages}
     scripts = [f.read_bytes() for f in sorted(static.rglob("*.js")) if f.name not in css_prune.SKIP_SCRIPTS]
     keep = css_prune.keeper(*css_prune.used_tokens(texts.values(), scripts))
-    links = {}
+    links, icon_fonts = {}, {}
     for link in sorted(set(_BUNDLES.values())):
         name = link.partition("?v=")[0]
         file = static / name
         header, _, css = file.read_text(encoding="utf-8").partition("\n")
         pruned = css_prune.subset_icon_fonts(css_prune.prune_css(css, keep), static)
         file.write_text(f"{header}\n{pruned}", encoding="utf-8")
-        links[link] = f"{name}?v={hashlib.sha1(pruned.encode()).hexdigest()[:8]}"
+        new_link = links[link] = f"{name}?v={hashlib.sha1(pruned.encode()).hexdigest()[:8]}"
+        icon_fonts[new_link] = ICON_SUBSET.findall(pruned)
         logger.info(f"fast_pages: {name} cut from {len(css) // 1024} to {len(pruned) // 1024} KiB")
     for path, text in texts.items():
-        new = text
+        new = ICON_PRELOAD.sub("", text)
         for old, link in links.items():
             new = new.replace(old, link)
+        # The icons' font, now a few kB, comes with the stylesheet: arriving after the first
+        # paint, it would resize the header's icons and shift the page below them.
+        fonts = [f for link, found in icon_fonts.items() if link in new for f in found]
+        solid = [
+            f for f in fonts if "fa-solid-900" in f and re.search(r'class="[^"]*\b(fa-solid|fas)\b', new)
+        ]
+        if solid and "</head>" in new:
+            page = _Page(path, outdir, [])
+            tags = "".join(
+                f'<link rel="preload" as="font" type="font/woff" crossorigin href="{page.url(static / f)}" />\n'
+                for f in solid
+            )
+            new = new.replace("</head>", tags + "</head>", 1)
         if new != text:
             path.write_text(new, encoding="utf-8")
 
