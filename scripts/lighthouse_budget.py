@@ -48,17 +48,18 @@ LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
 OUT = ROOT / "_build" / "lighthouse"
 
 # What every page must meet, per preset (the gate), and what it should meet (the target: issue
-# #20's "performance >= 90 (desktop 95), first contentful paint under 2 s" on mobile).  Every
-# page reaches the target on a quiet machine; the gate's performance floor sits 5 points below
-# it because Lighthouse's simulated timings scale with the CPU time the page took here, and on a
-# busy two-core machine a chapter's total blocking time, and with it its score, moves by up to
-# ~8 points from run to run (FCP moves far less: it is mostly network in the simulation).
-# Pages under target are listed, not failed.  Bytes: everything the page transfers at load
-# (compressed); the explorers' widget code and frames load only when scrolled to, so they are
-# not counted.
+# #20's "performance >= 90 (desktop 95), first contentful paint under 2 s" on mobile).  The gate
+# is the target: in five runs over every page on the shared two-core machine (load 0.7-2.3) the
+# lowest mobile score was 93 and the slowest first paint 1.7 s (desktop: 100 and 0.4 s).
+# Lighthouse's simulated timings scale with the CPU time the page took here, so a busy machine
+# reads slow (a chapter's total blocking time, and with it its score, moves by up to ~8 points
+# from run to run; FCP far less: it is mostly network in the simulation): a page over budget is
+# run twice more and judged on its median run.  Bytes: everything the page transfers at load
+# (compressed; the largest page, 03_scaling, is ~235 KiB); the explorers' widget code and
+# frames load only when scrolled to, so they are not counted.
 BUDGET = {
-    "mobile": {"performance": 85, "accessibility": 100, "fcp_ms": 2000, "cls": 0.1, "kib": 400},
-    "desktop": {"performance": 90, "accessibility": 100, "fcp_ms": 1000, "cls": 0.1, "kib": 400},
+    "mobile": {"performance": 90, "accessibility": 100, "fcp_ms": 2000, "cls": 0.1, "kib": 400},
+    "desktop": {"performance": 95, "accessibility": 100, "fcp_ms": 1000, "cls": 0.1, "kib": 400},
 }
 TARGET = {
     "mobile": {"performance": 90, "accessibility": 100, "fcp_ms": 2000, "cls": 0.1, "kib": 400},

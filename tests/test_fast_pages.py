@@ -351,6 +351,7 @@ def test_the_icon_font_is_cut_to_the_icons_the_stylesheet_draws(tmp_path):
     assert 'format("woff")' in out and "fa-solid-900.woff2" not in out
     subset = TTFont(str(tmp_path / url))
     assert set(subset.getBestCmap()) == {0xF0C9, 0xF05A}  # the music icon is not drawn: gone
+    assert css_prune.subset_icon_fonts(css, tmp_path) == out  # the same font, the same name
     assert css_prune.subset_icon_fonts(".a{color:red}", tmp_path) == ".a{color:red}"
 
 
@@ -392,8 +393,12 @@ def test_prune_bundles_cuts_the_bundle_and_the_links_follow(tmp_path):
         '@font-face{font-weight:900;src:url("vendor/fontawesome/webfonts/fa-solid-900.woff2") format("woff2")}'
         '.used{color:red}.fa-bars:before{content:"\\f0c9"}'
     )
-    (out / "_static" / "b.css").write_text(".unused{color:blue}")
+    (out / "_static" / "b.css").write_text(".unused{color:blue}.in-a-frame{color:green}")
     (out / "book").mkdir()
+    # A class only an explorer's later frame uses (in the page's widget state, not its HTML).
+    (out / "book" / "index.widgets.js").write_text(
+        'window.attncourseWidgetState({"state": {"f": {"state": {"value": "<p class=\\"in-a-frame\\">2</p>"}}}});'
+    )
     page, plain = out / "book" / "index.html", out / "book" / "plain.html"
     for path, body in ((page, '<i class="fa-solid fa-bars"></i>'), (plain, "")):
         path.write_text(
@@ -409,7 +414,7 @@ def test_prune_bundles_cuts_the_bundle_and_the_links_follow(tmp_path):
     (bundle,) = (out / "_static").glob("styles-*.css")
     css = bundle.read_text()
     assert css.startswith("/* fast_pages: the stylesheets a.css b.css */")
-    assert ".used{color:red}" in css and "unused" not in css
+    assert ".used{color:red}" in css and ".in-a-frame{color:green}" in css and "unused" not in css
     text = page.read_text()
     link = text.split('rel="stylesheet" href="../_static/')[1].split('"')[0]
     assert link != before.split('rel="stylesheet" href="../_static/')[1].split('"')[0]

@@ -246,7 +246,7 @@ def subset_icon_fonts(css: str, css_dir: Path) -> str:
         source = (css_dir / url).resolve().with_suffix(".ttf")
         if not source.is_file():
             return match.group(0)
-        font = TTFont(str(source))
+        font = TTFont(str(source), recalcTimestamp=False)  # the same bytes (and name) every build
         options = subset.Options()
         options.flavor = "woff"  # zlib: woff2 would need brotli
         options.notdef_outline = True

@@ -442,7 +442,9 @@ def prune_bundles(outdir: Path, pages: List[Path]) -> None:
     static = outdir / "_static"
     texts = {p: p.read_text(encoding="utf-8") for p in pages}
     scripts = [f.read_bytes() for f in sorted(static.rglob("*.js")) if f.name not in css_prune.SKIP_SCRIPTS]
-    keep = css_prune.keeper(*css_prune.used_tokens(texts.values(), scripts))
+    # The explorers' frames (HTML in each page's widget state, shown once the widgets load).
+    frames = [f.read_text(encoding="utf-8").replace('\\"', '"') for f in sorted(outdir.rglob("*.widgets.js"))]
+    keep = css_prune.keeper(*css_prune.used_tokens([*texts.values(), *frames], scripts))
     links, icon_fonts = {}, {}
     for link in sorted(set(_BUNDLES.values())):
         name = link.partition("?v=")[0]
