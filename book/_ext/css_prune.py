@@ -216,16 +216,22 @@ def prune_css(css: str, keep: Callable[[str], bool]) -> str:
     return "\n".join(out)
 
 
-ICON_CHAR = re.compile(r"""["']\\([0-9a-fA-F]{1,6})\s?["']""")
+SHORT_STRING = re.compile(r"""(["'])((?:\\[0-9a-fA-F]{1,6}\s?|[^"'\\\n]){1,3})\1""")
+CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?")
 ICON_FONT_URL = re.compile(
     r"""url\(\s*["']?([^"')]*/(fa-(?:solid-900|regular-400))\.woff2)["']?\s*\)\s*format\(["']?woff2["']?\)"""
 )
 
 
 def icon_codepoints(css: str) -> Set[int]:
-    """Every character the stylesheet writes as a one-character escaped string (``content:
-    "\\f0c9"``, ``--fa:"\\f0c9"``, ``--pst-icon-...: "\\f05a"``): the icons it can draw."""
-    return {int(h, 16) for h in ICON_CHAR.findall(css)}
+    """Every character of the stylesheet's short strings (one to three characters, escaped as
+    ``"\\f0c9"`` or written as they are, as pydata-sphinx-theme writes its ``--pst-icon-*``):
+    the icons its rules can draw (``content``, ``--fa``...), and a few letters besides."""
+    points: Set[int] = set()
+    for match in SHORT_STRING.finditer(css):
+        text = CSS_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), match.group(2))
+        points.update(ord(c) for c in text)
+    return points
 
 
 def subset_icon_fonts(css: str, css_dir: Path) -> str:
