@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 import sys
 import zlib
 
 import pytest
 
-from browser import REPO_ROOT
+from browser import REPO_ROOT, book_browser, book_server, chromium  # noqa: F401  (fixtures)
 
 sys.path.insert(0, str(REPO_ROOT / "book" / "_ext"))
 fast_pages = pytest.importorskip("fast_pages")  # needs Sphinx (its logger)
@@ -429,3 +430,36 @@ def test_prune_bundles_cuts_the_bundle_and_the_links_follow(tmp_path):
     assert "preload" not in plain.read_text()
     fast_pages.prune_bundles(out, [page, plain])  # once only
     assert page.read_text().count('rel="preload"') == 1
+
+
+# The built book, in Chromium: every icon a page draws is in the cut icon font.
+ICONS_DRAWN = """() => { const out = new Set(); for (const el of document.querySelectorAll('*')) {
+  for (const pseudo of [null, '::before', '::after']) { const cs = getComputedStyle(el, pseudo);
+    if (!/Font Awesome/.test(cs.fontFamily)) continue;
+    const text = pseudo ? cs.content : (el.children.length ? '' : el.textContent);
+    for (const ch of text) { const c = ch.codePointAt(0); if (c >= 0xE000 && c <= 0xF8FF) out.add(c); } } }
+  return [...out]; }"""
+
+
+def test_every_icon_the_built_pages_draw_is_in_the_cut_icon_font(book_browser):
+    from fontTools.ttLib import TTFont
+
+    from browser import BUILD_HTML
+
+    (bundle,) = (BUILD_HTML / "_static").glob("styles-*.css")
+    css = bundle.read_text(encoding="utf-8")
+    font = re.search(r"vendor/fontawesome/webfonts/fa-solid-900-[0-9a-f]+\.woff", css)
+    assert font, "the book's stylesheet does not use the cut icon font"
+    cmap = set(TTFont(str(BUILD_HTML / "_static" / font.group(0))).getBestCmap())
+    assert len(cmap) < 100 and len(css) < 300_000  # cut, not the whole font and theme
+    # An exercise page (admonition icons), the glossary, the search page: header, sidebar,
+    # dropdowns, theme switch, admonitions.
+    drawn = set()
+    for path in ("book/01_softmax.html", "book/appendix_glossary.html", "search.html"):
+        page, log = book_browser.open(path, wait_until="load")
+        found = set(page.evaluate(ICONS_DRAWN))
+        assert found, f"{path}: no Font Awesome icon drawn"
+        assert found <= cmap, f"{path}: icons missing from the cut font: {sorted(map(hex, found - cmap))}"
+        drawn |= found
+        page.close()
+    assert 0xF0F3 in drawn  # the admonitions' bell, which the theme writes as the character itself
