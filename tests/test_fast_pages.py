@@ -1,4 +1,6 @@
-"""book/_ext/fast_pages.py: what it does to a written page, on small pages made here.
+"""book/_ext/fast_pages.py and css_prune.py: what they do to a written page, on small pages
+and stylesheets made here; and, over the built book in Chromium, that the cut icon font holds
+every icon the pages draw.
 
 The whole book, in a browser, is checked by tests/built_pages.py and tests/test_widgets_browser.py
 (explorers load when scrolled to and still switch frames) and, for speed, by the Lighthouse
