@@ -4,17 +4,22 @@
     python scripts/lighthouse_budget.py --preset desktop book/03_scaling.html
     python scripts/lighthouse_budget.py --no-budget --runs 3   # measure only (median of 3)
 
-One Debian Chromium (headless, offline: the server is on 127.0.0.1) is started once; Lighthouse
-(``node_modules/.bin/lighthouse``, pinned in package.json, installed by ``npm ci``) connects to it
-for each page in turn, one page at a time, so that the pages do not compete for the CPU.  The
-mobile preset is Lighthouse's default: simulated slow 4G and a 4x slower CPU.
+One Debian Chromium (headless, offline: the server is on 127.0.0.1) is started once, and one
+Node process (``scripts/lighthouse_pages.mjs``: Lighthouse's Node API, pinned in package.json,
+installed by ``npm ci``) runs Lighthouse on each page in turn against it, one page at a time, so
+that the pages do not compete for the CPU.  Only what the budget reads is computed: the
+performance category (its five metrics and the requests; no screenshots, none of the unweighted
+diagnostics) and, on the pages ``--accessibility-on`` names (default: all), the accessibility
+category.  The mobile preset is Lighthouse's default: simulated slow 4G and a 4x slower CPU.
 
 The budget (``BUDGET``, below) is the full tier's performance gate (``scripts/test.sh``): every
 page must meet all of it.  Lighthouse's simulated timings scale with how long the page's work
 took on this machine, so a run on a busy machine reads slow: a page over budget is run
-``--retries`` more times and judged on its median run (Lighthouse's own advice for variance).  The table of every page's scores goes to stdout and, with the
-reports' key numbers, to ``_build/lighthouse/<preset>.md`` and ``.json``.  Exit status 1 when a
-page is over budget, 2 when Lighthouse or Chromium is missing (``--skip-missing``: 0 instead).
+``--retries`` more times and judged on its median run (Lighthouse's own advice for variance).
+The table of every page's scores goes to stdout and, with the reports' key numbers, to
+``_build/lighthouse/<preset>.md`` and ``.json`` (``--reports DIR``: every full report too).
+Exit status 1 when a page is over budget, 2 when Node, Lighthouse or Chromium is missing
+(``--skip-missing``: 0 instead).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import gzip
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -42,19 +48,22 @@ LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
 OUT = ROOT / "_build" / "lighthouse"
 
 # What every page must meet, per preset (the gate), and what it should meet (the target: issue
-# #20's "performance >= 90, first contentful paint under 2 s" on mobile).  The gate sits below
-# the target where the book does not reach it yet on every run: Lighthouse's simulated timings
-# scale with the CPU time the page took on this machine, and on a busy two-core CI machine one
-# page scores 80 on one run and 96 on the next.  Pages under target are listed, not failed.
-# Bytes: everything the page transfers at load (compressed); the explorers' widget code and
+# #20's "performance >= 90 (desktop 95), first contentful paint under 2 s" on mobile).  The gate
+# is the target: in five runs over every page on the shared two-core machine (load 0.7-2.3) the
+# lowest mobile score was 93 and the slowest first paint 1.7 s (desktop: 100 and 0.4 s).
+# Lighthouse's simulated timings scale with the CPU time the page took here, so a busy machine
+# reads slow (a chapter's total blocking time, and with it its score, moves by up to ~8 points
+# from run to run; FCP far less: it is mostly network in the simulation): a page over budget is
+# run twice more and judged on its median run.  Bytes: everything the page transfers at load
+# (compressed; the largest page, 03_scaling, is ~235 KiB); the explorers' widget code and
 # frames load only when scrolled to, so they are not counted.
 BUDGET = {
-    "mobile": {"performance": 70, "accessibility": 100, "fcp_ms": 4000, "cls": 0.1, "kib": 650},
-    "desktop": {"performance": 90, "accessibility": 100, "fcp_ms": 1500, "cls": 0.1, "kib": 650},
+    "mobile": {"performance": 90, "accessibility": 100, "fcp_ms": 2000, "cls": 0.1, "kib": 400},
+    "desktop": {"performance": 95, "accessibility": 100, "fcp_ms": 1000, "cls": 0.1, "kib": 400},
 }
 TARGET = {
-    "mobile": {"performance": 90, "accessibility": 100, "fcp_ms": 2000, "cls": 0.1, "kib": 650},
-    "desktop": {"performance": 95, "accessibility": 100, "fcp_ms": 1000, "cls": 0.1, "kib": 650},
+    "mobile": {"performance": 90, "accessibility": 100, "fcp_ms": 2000, "cls": 0.1, "kib": 400},
+    "desktop": {"performance": 95, "accessibility": 100, "fcp_ms": 1000, "cls": 0.1, "kib": 400},
 }
 GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
 
@@ -138,46 +147,43 @@ def chromium(port: int):
             proc.wait(10)
 
 
+RUNNER = ROOT / "scripts" / "lighthouse_pages.mjs"
+
+
+def lighthouse_many(
+    urls: list, port: int, preset: str, reports: Path = None, accessibility: bool = True
+) -> list:
+    """One Lighthouse run of each of ``urls``, in turn, in one Node process (``RUNNER``): the key
+    numbers of each report, in order.  ``reports``: a folder for the full JSON reports;
+    ``accessibility``: whether the accessibility category runs too (its axe-core audit is
+    about a third of a chapter page's run), else its score is None."""
+    if not urls:
+        return []
+    env = {**os.environ, **({"LIGHTHOUSE_REPORTS": str(reports)} if reports else {})}
+    env["LIGHTHOUSE_CATEGORIES"] = "performance,accessibility" if accessibility else "performance"
+    done = subprocess.run(
+        ["node", str(RUNNER), str(port), preset, *urls],
+        capture_output=True,
+        text=True,
+        timeout=120 + 120 * len(urls),
+        cwd=ROOT,
+        env=env,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    by_url = {line["url"]: line for line in lines}
+    results = []
+    for url in urls:
+        line = by_url.get(url)
+        if line is None or "error" in line:
+            why = line["error"] if line else f"no result (exit {done.returncode}): {done.stderr[-2000:]}"
+            raise RuntimeError(f"lighthouse failed on {url}: {why}")
+        results.append(line)
+    return results
+
+
 def lighthouse(url: str, port: int, preset: str) -> dict:
     """One Lighthouse run of ``url``: the key numbers of its report."""
-    cmd = [
-        str(LIGHTHOUSE),
-        url,
-        f"--port={port}",
-        "--output=json",
-        "--output-path=stdout",
-        "--only-categories=performance,accessibility",
-        "--quiet",
-        "--max-wait-for-load=60000",
-    ]
-    if preset == "desktop":
-        cmd.append("--preset=desktop")
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise RuntimeError(f"lighthouse failed on {url}: {done.stderr[-2000:]}")
-    report = json.loads(done.stdout)
-    audits, categories = report["audits"], report["categories"]
-    items = audits["network-requests"]["details"]["items"]
-    failed_a11y = [
-        a["id"]
-        for a in (audits[ref["id"]] for ref in categories["accessibility"]["auditRefs"])
-        if a.get("score") is not None and a["score"] < 1
-    ]
-    return {
-        "performance": round(categories["performance"]["score"] * 100),
-        "accessibility": round(categories["accessibility"]["score"] * 100),
-        "fcp_ms": audits["first-contentful-paint"]["numericValue"],
-        "lcp_ms": audits["largest-contentful-paint"]["numericValue"],
-        "tbt_ms": audits["total-blocking-time"]["numericValue"],
-        "si_ms": audits["speed-index"]["numericValue"],
-        "cls": audits["cumulative-layout-shift"]["numericValue"],
-        "kib": sum(i.get("transferSize", 0) for i in items) / 1024,
-        "requests": len(items),
-        "a11y_failed": failed_a11y,
-        "biggest": sorted(
-            ((i.get("transferSize", 0) // 1024, i["url"].split("/")[-1][:50]) for i in items), reverse=True
-        )[:4],
-    }
+    return lighthouse_many([url], port, preset)[0]
 
 
 def median_run(runs: list) -> dict:
@@ -190,7 +196,7 @@ def over_budget(result: dict, budget: dict) -> list:
     why = []
     if result["performance"] < budget["performance"]:
         why.append(f"performance {result['performance']} < {budget['performance']}")
-    if result["accessibility"] < budget["accessibility"]:
+    if result["accessibility"] is not None and result["accessibility"] < budget["accessibility"]:
         why.append(f"accessibility {result['accessibility']} < 100 ({', '.join(result['a11y_failed'])})")
     if result["fcp_ms"] > budget["fcp_ms"]:
         why.append(f"first contentful paint {result['fcp_ms'] / 1000:.2f} s > {budget['fcp_ms'] / 1000:g} s")
@@ -210,7 +216,7 @@ def table(results: dict) -> str:
         lines.append(
             f"| {path} | {r['performance']} | {r['fcp_ms'] / 1000:.1f} s | {r['lcp_ms'] / 1000:.1f} s "
             f"| {r['tbt_ms']:.0f} ms | {r['cls']:.3f} | {r['kib']:.0f} | {r['requests']} "
-            f"| {r['accessibility']} |"
+            f"| {'not run' if r['accessibility'] is None else r['accessibility']} |"
         )
     return "\n".join(lines)
 
@@ -230,26 +236,54 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--html", type=Path, default=BUILD_HTML)
     parser.add_argument("--no-budget", action="store_true", help="measure and report only")
+    parser.add_argument(
+        "--accessibility-on",
+        metavar="PAGES",
+        help="comma-separated pages whose accessibility category also runs (default: every page; "
+        "'' for none): the performance budget is held on every page either way",
+    )
+    parser.add_argument("--reports", type=Path, help="a folder for each run's full JSON report")
     parser.add_argument("--skip-missing", action="store_true", help="exit 0 without Lighthouse/Chromium")
     args = parser.parse_args(argv)
 
     missing = [str(p) for p in (LIGHTHOUSE, CHROMIUM, args.html / "index.html") if not p.exists()]
+    if shutil.which("node") is None:
+        missing.append("node")
     if missing:
         print(f"lighthouse budget: not run, missing {', '.join(missing)} (npm ci; apt-get install chromium)")
         return 0 if args.skip_missing else 2
     pages = args.pages or book_pages(args.html)
+    a11y_pages = set(pages) if args.accessibility_on is None else set(args.accessibility_on.split(",")) - {""}
     budget = BUDGET[args.preset]
     results, failures = {}, []
     start = time.perf_counter()
     port = _free_port()
+    reports = None
+    if args.reports:
+        reports = args.reports.resolve()
+        reports.mkdir(parents=True, exist_ok=True)
     with serve_gzip(args.html) as base, chromium(port):
+        runs = {path: [] for path in pages}
+
+        def measure(paths: list, reports: Path = None) -> None:
+            with_a11y = [p for p in paths if p in a11y_pages]
+            without = [p for p in paths if p not in a11y_pages]
+            for group, a11y in ((with_a11y, True), (without, False)):
+                found = lighthouse_many([base + p for p in group], port, args.preset, reports, a11y)
+                for path, r in zip(group, found):
+                    runs[path].append(r)
+
+        for _ in range(args.runs):
+            measure(pages, reports)
+        again = [p for p in pages if over_budget(median_run(runs[p]), budget)]
+        if again and not args.no_budget:
+            # One slow run on a busy machine is not a slow page: judge it on the median.
+            print(f"over budget on the first run, run {args.retries} more times: {', '.join(again)}")
+            for _ in range(args.retries):
+                measure(again)
         for path in pages:
-            runs = [lighthouse(base + path, port, args.preset) for _ in range(args.runs)]
-            if over_budget(median_run(runs), budget) and not args.no_budget:
-                # One slow run on a busy machine is not a slow page: judge it on the median.
-                runs += [lighthouse(base + path, port, args.preset) for _ in range(args.retries)]
-            results[path] = r = median_run(runs)
-            r["runs"] = len(runs)
+            results[path] = r = median_run(runs[path])
+            r["runs"] = len(runs[path])
             why = over_budget(r, budget)
             failures += [f"{path}: {w}" for w in why]
             print(
@@ -261,7 +295,11 @@ def main(argv=None) -> int:
     elapsed = time.perf_counter() - start
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{args.preset}.json").write_text(json.dumps(results, indent=1))
-    text = f"Lighthouse, {args.preset} preset, {len(pages)} pages, {elapsed:.0f} s\n\n{table(results)}\n"
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    text = (
+        f"Lighthouse, {args.preset} preset, {len(pages)} pages, {elapsed:.0f} s, "
+        f"load average at the end {load}\n\n{table(results)}\n"
+    )
     (OUT / f"{args.preset}.md").write_text(text)
     print(text)
     under = [p for p, r in results.items() if over_budget(r, TARGET[args.preset])]

@@ -1,4 +1,6 @@
-"""book/_ext/fast_pages.py: what it does to a written page, on small pages made here.
+"""book/_ext/fast_pages.py and css_prune.py: what they do to a written page, on small pages
+and stylesheets made here; and, over the built book in Chromium, that the cut icon font holds
+every icon the pages draw.
 
 The whole book, in a browser, is checked by tests/built_pages.py and tests/test_widgets_browser.py
 (explorers load when scrolled to and still switch frames) and, for speed, by the Lighthouse
@@ -9,13 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 import sys
 import zlib
 
 import pytest
 
-from browser import REPO_ROOT
+from browser import REPO_ROOT, book_browser, book_server, chromium  # noqa: F401  (fixtures)
 
 sys.path.insert(0, str(REPO_ROOT / "book" / "_ext"))
 fast_pages = pytest.importorskip("fast_pages")  # needs Sphinx (its logger)
@@ -249,3 +252,216 @@ def test_a_page_with_formulas_preloads_katex_main_fonts(tmp_path):
     assert "preload" not in without.read_text()
     fast_pages.process_page(with_math, out, WIDGET_JS, "vendor/katex/katex.min.css")
     assert with_math.read_text() == text  # once only
+
+
+css_prune = pytest.importorskip("css_prune")
+
+CSS = """/*! Font Awesome Free - licence kept */
+/* an ordinary comment goes */
+:root{--pst-icon-note:"\\f05a"}
+html[data-theme=dark] .used{color:#fff}
+.used,.unused{color:red}
+.unused{color:blue}
+.menu.show{display:block}
+div.used > p:not(.nowhere)::before{content:"a{b}"}
+.fa-bars:before{content:"\\f0c9"}
+.fa-music:before{content:"\\f001"}
+#main-id{margin:0}
+#other-id{margin:1px}
+.sm\\:flex{display:flex}
+@font-face{font-family:X;src:url(x.woff2)}
+@keyframes spin{0%{transform:none}to{transform:rotate(1turn)}}
+@media (min-width:960px){.unused{width:1px}.used{width:2px}}
+@media print{.unused{display:none}}
+@supports (display:grid){@media screen{.unused{a:b}}}
+table{border:0}
+marquee{speed:1}
+"""
+
+
+def test_the_stylesheet_keeps_the_rules_the_pages_can_match_and_only_those():
+    page = '<html><body><div class="used fa-bars" id="main-id"><p>x</p></div><table></table></body></html>'
+    keep = css_prune.keeper(*css_prune.used_tokens([page], [b'el.classList.add("show"); x.className="menu"']))
+    out = css_prune.prune_css(CSS, keep)
+    assert out.startswith("/*! Font Awesome Free - licence kept */") and "ordinary comment" not in out
+    for kept in (
+        ':root{--pst-icon-note:"\\f05a"}',
+        "html[data-theme=dark] .used{color:#fff}",
+        ".used{color:red}",  # the selector list loses its unused half
+        ".menu.show{display:block}",  # classes a script adds
+        'div.used > p:not(.nowhere)::before{content:"a{b}"}',  # :not() and strings are not read
+        '.fa-bars:before{content:"\\f0c9"}',
+        "#main-id{margin:0}",
+        ".sm\\:flex{display:flex}",  # escaped: cannot be read, so kept
+        "@font-face{font-family:X;src:url(x.woff2)}",
+        "@keyframes spin{0%{transform:none}to{transform:rotate(1turn)}}",
+        "@media (min-width:960px){.used{width:2px}}",
+        "table{border:0}",
+    ):
+        assert kept in out, kept
+    for dropped in ("color:blue", "\\f001", "other-id", "width:1px", "@media print", "@supports", "marquee"):
+        assert dropped not in out, dropped
+
+
+def test_split_rules_reads_strings_comments_and_nested_blocks():
+    rules = css_prune.split_rules('@import "a;b.css";\n.a{content:"}"}/* } */@media x{.b{c:d}}')
+    assert rules == [('@import "a;b.css";', None), (".a", 'content:"}"'), ("@media x", ".b{c:d}")]
+
+
+def _icon_font(path, points):
+    """A TrueType font with a square glyph for each code point."""
+    from fontTools.fontBuilder import FontBuilder
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+
+    names = [".notdef"] + [f"icon{p:x}" for p in points]
+    fb = FontBuilder(1000, isTTF=True)
+    fb.setupGlyphOrder(names)
+    fb.setupCharacterMap({p: f"icon{p:x}" for p in points})
+    glyphs = {}
+    for name in names:
+        pen = TTGlyphPen(None)
+        pen.moveTo((0, 0))
+        pen.lineTo((0, 500))
+        pen.lineTo((500, 500))
+        pen.closePath()
+        glyphs[name] = pen.glyph()
+    fb.setupGlyf(glyphs)
+    fb.setupHorizontalMetrics({n: (600, 0) for n in names})
+    fb.setupHorizontalHeader(ascent=800, descent=-200)
+    fb.setupNameTable({"familyName": "Icons", "styleName": "Solid"})
+    fb.setupOS2()
+    fb.setupPost()
+    fb.save(str(path))
+
+
+def test_the_icon_font_is_cut_to_the_icons_the_stylesheet_draws(tmp_path):
+    pytest.importorskip("fontTools")
+    from fontTools.ttLib import TTFont
+
+    fonts = tmp_path / "vendor" / "fontawesome" / "webfonts"
+    fonts.mkdir(parents=True)
+    _icon_font(fonts / "fa-solid-900.ttf", [0xF0C9, 0xF001, 0xF05A])
+    (fonts / "fa-solid-900.woff2").write_bytes(b"wOF2 (the full font)")
+    css = (
+        '@font-face{font-family:"Font Awesome 6 Free";font-weight:900;'
+        'src:url("vendor/fontawesome/webfonts/fa-solid-900.woff2") format("woff2"),'
+        'url("vendor/fontawesome/webfonts/fa-solid-900.ttf") format("truetype")}'
+        # pydata-sphinx-theme writes its icons as the characters themselves, Font Awesome escaped
+        ':root{--pst-icon-note:"\uf05a"}.fa-bars:before{content:"\\f0c9"}'
+    )
+    out = css_prune.subset_icon_fonts(css, tmp_path)
+    url = out.split('url("')[1].split('"')[0]
+    assert url.startswith("vendor/fontawesome/webfonts/fa-solid-900-") and url.endswith(".woff")
+    assert 'format("woff")' in out and "fa-solid-900.woff2" not in out
+    subset = TTFont(str(tmp_path / url))
+    assert set(subset.getBestCmap()) == {0xF0C9, 0xF05A}  # the music icon is not drawn: gone
+    assert css_prune.subset_icon_fonts(css, tmp_path) == out  # the same font, the same name
+    assert css_prune.subset_icon_fonts(".a{color:red}", tmp_path) == ".a{color:red}"
+
+
+def test_pages_that_do_not_search_load_no_search_index_nor_script_preloads(tmp_path):
+    out = tmp_path / "html"
+    (out / "book").mkdir(parents=True)
+    head = (
+        '<html><head><link rel="preload" as="script" href="{r}_static/scripts/bootstrap.js?digest=1" />'
+        '<link rel="preload" as="font" type="font/woff2" crossorigin href="{r}_static/f.woff2" />'
+        "<script>DOCUMENTATION_OPTIONS.search_as_you_type = false;</script>"
+        '<script defer src="{r}_static/searchtools.js"></script>'
+        '<script defer src="{r}_static/language_data.js"></script>'
+        '<script defer src="{r}searchindex.js"></script>'
+        '</head><body><script defer src="{r}_static/scripts/bootstrap.js?digest=1"></script></body></html>'
+    )
+    chapter, search = out / "book" / "chapter.html", out / "search.html"
+    chapter.write_text(head.replace("{r}", "../"))
+    search.write_text(head.replace("{r}", ""))
+    for page in (chapter, search):
+        fast_pages.process_page(page, out, WIDGET_JS)
+    text = chapter.read_text()
+    assert "searchindex.js" not in text and "searchtools.js" not in text and "language_data" not in text
+    assert 'as="script"' not in text and 'as="font"' in text
+    assert 'defer src="../_static/scripts/bootstrap.js' in text
+    assert "searchindex.js" in search.read_text() and "searchtools.js" in search.read_text()
+    # A book whose search runs as the reader types needs the index on every page.
+    chapter.write_text(head.replace("{r}", "../").replace("= false", "= true"))
+    fast_pages.process_page(chapter, out, WIDGET_JS)
+    assert "searchindex.js" in chapter.read_text()
+
+
+def test_prune_bundles_cuts_the_bundle_and_the_links_follow(tmp_path):
+    pytest.importorskip("fontTools")
+    out = tmp_path / "html"
+    fonts = out / "_static" / "vendor" / "fontawesome" / "webfonts"
+    fonts.mkdir(parents=True)
+    _icon_font(fonts / "fa-solid-900.ttf", [0xF0C9, 0xF001])
+    (out / "_static" / "a.css").write_text(
+        '@font-face{font-weight:900;src:url("vendor/fontawesome/webfonts/fa-solid-900.woff2") format("woff2")}'
+        '.used{color:red}.fa-bars:before{content:"\\f0c9"}'
+    )
+    (out / "_static" / "b.css").write_text(".unused{color:blue}.in-a-frame{color:green}")
+    (out / "book").mkdir()
+    # A class only an explorer's later frame uses (in the page's widget state, not its HTML).
+    (out / "book" / "index.widgets.js").write_text(
+        'window.attncourseWidgetState({"state": {"f": {"state": {"value": "<p class=\\"in-a-frame\\">2</p>"}}}});'
+    )
+    page, plain = out / "book" / "index.html", out / "book" / "plain.html"
+    for path, body in ((page, '<i class="fa-solid fa-bars"></i>'), (plain, "")):
+        path.write_text(
+            '<html><head><link rel="stylesheet" href="../_static/a.css" />'
+            '<link rel="stylesheet" href="../_static/b.css" />'
+            f'</head><body><p class="used">x</p>{body}</body></html>'
+        )
+    fast_pages._BUNDLES.clear()
+    for path in (page, plain):
+        fast_pages.process_page(path, out, WIDGET_JS)
+    before = page.read_text()
+    fast_pages.prune_bundles(out, [page, plain])
+    (bundle,) = (out / "_static").glob("styles-*.css")
+    css = bundle.read_text()
+    assert css.startswith("/* fast_pages: the stylesheets a.css b.css */")
+    assert ".used{color:red}" in css and ".in-a-frame{color:green}" in css and "unused" not in css
+    text = page.read_text()
+    link = text.split('rel="stylesheet" href="../_static/')[1].split('"')[0]
+    assert link != before.split('rel="stylesheet" href="../_static/')[1].split('"')[0]
+    assert link.startswith(bundle.name + "?v=")
+    # The page that shows an icon preloads the icons' (cut) font; the other does not.
+    (font,) = fonts.glob("fa-solid-900-*.woff")
+    assert (
+        f'rel="preload" as="font" type="font/woff" crossorigin href="../_static/vendor/fontawesome/webfonts/{font.name}"'
+        in text
+    )
+    assert "preload" not in plain.read_text()
+    fast_pages.prune_bundles(out, [page, plain])  # once only
+    assert page.read_text().count('rel="preload"') == 1
+
+
+# The built book, in Chromium: every icon a page draws is in the cut icon font.
+ICONS_DRAWN = """() => { const out = new Set(); for (const el of document.querySelectorAll('*')) {
+  for (const pseudo of [null, '::before', '::after']) { const cs = getComputedStyle(el, pseudo);
+    if (!/Font Awesome/.test(cs.fontFamily)) continue;
+    const text = pseudo ? cs.content : (el.children.length ? '' : el.textContent);
+    for (const ch of text) { const c = ch.codePointAt(0); if (c >= 0xE000 && c <= 0xF8FF) out.add(c); } } }
+  return [...out]; }"""
+
+
+def test_every_icon_the_built_pages_draw_is_in_the_cut_icon_font(book_browser):
+    from fontTools.ttLib import TTFont
+
+    from browser import BUILD_HTML
+
+    (bundle,) = (BUILD_HTML / "_static").glob("styles-*.css")
+    css = bundle.read_text(encoding="utf-8")
+    font = re.search(r"vendor/fontawesome/webfonts/fa-solid-900-[0-9a-f]+\.woff", css)
+    assert font, "the book's stylesheet does not use the cut icon font"
+    cmap = set(TTFont(str(BUILD_HTML / "_static" / font.group(0))).getBestCmap())
+    assert len(cmap) < 100 and len(css) < 300_000  # cut, not the whole font and theme
+    # An exercise page (admonition icons), the glossary, the search page: header, sidebar,
+    # dropdowns, theme switch, admonitions.
+    drawn = set()
+    for path in ("book/01_softmax.html", "book/appendix_glossary.html", "search.html"):
+        page, log = book_browser.open(path, wait_until="load")
+        found = set(page.evaluate(ICONS_DRAWN))
+        assert found, f"{path}: no Font Awesome icon drawn"
+        assert found <= cmap, f"{path}: icons missing from the cut font: {sorted(map(hex, found - cmap))}"
+        drawn |= found
+        page.close()
+    assert 0xF0F3 in drawn  # the admonitions' bell, which the theme writes as the character itself

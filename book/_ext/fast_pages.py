@@ -22,6 +22,15 @@ any chapter without a list of pages.  On each page:
   extension's), each a request that holds the first paint, and the theme's imports a further one.
   They are joined, in their order, into one ``_static/styles-<hash>.css`` (imports written in,
   ``url()``\ s rewritten to stay right), shared by every page that links the same set.
+  Once every page is written, the bundle is cut to the rules the book's pages and scripts can
+  match (570 kB to ~150 kB) and Font Awesome's fonts to the icons those rules draw (156 kB to
+  3 kB): see ``css_prune``.  ``fast_pages_prune_css = False`` (conf) keeps them whole.
+* **Nothing fetched early that the first paint does not need.**  The theme preloads its two
+  scripts (``<link rel="preload" as="script">``) although they run deferred, after the text is
+  shown; the preloads go.  On a page that does not search, the theme's search scripts and the
+  whole search index (30 kB, more as the book grows) are left out: with
+  ``search_as_you_type`` off (the default) the theme only uses them on ``search.html``, where
+  its search box sends the reader.
 * **No icon script.**  The theme's ``fontawesome.js`` (1.4 MB) turns each ``<i class="fa-...">``
   into an SVG; the theme's stylesheet already draws the same icons with its Font Awesome web
   font, so the script is dropped.  The brand icons (the GitHub button) are the only ones that
@@ -48,6 +57,7 @@ import struct
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import css_prune
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -58,6 +68,17 @@ STATE_TAG = re.compile(r'\s*<script type="application/vnd\.jupyter\.widget-state
 VIEW_TAG = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', re.S)
 FONTAWESOME_TAG = re.compile(
     r'\s*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>'
+)
+SEARCH_SCRIPT_TAG = re.compile(
+    r'\s*<script\b[^>]*\bsrc="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)'
+    r'(?:\?[^"]*)?"[^>]*></script>'
+)
+SCRIPT_PRELOAD = re.compile(r'\s*<link\b(?=[^>]*\brel="preload")(?=[^>]*\bas="script")[^>]*>')
+ICON_SUBSET = re.compile(
+    r'url\("(vendor/fontawesome/webfonts/fa-(?:solid-900|regular-400)-[0-9a-f]+\.woff)"\)'
+)
+ICON_PRELOAD = re.compile(
+    r'<link rel="preload" as="font" type="font/woff" crossorigin href="[^"]*fa-solid-900-[0-9a-f]+\.woff" />\n'
 )
 BRAND_ICON = re.compile(r'<i class="(?:fab|fa-brands) fa-([a-z0-9-]+)"></i>')
 IMG_TAG = re.compile(r"<img\b[^>]*>")
@@ -330,6 +351,10 @@ class _Page:
 
     def rewrite(self, text: str) -> str:
         text = FONTAWESOME_TAG.sub("", text)
+        text = SCRIPT_PRELOAD.sub("", text)
+        is_search_page = self.path.parent == self.outdir and self.path.name == "search.html"
+        if not is_search_page and "DOCUMENTATION_OPTIONS.search_as_you_type = false" in text:
+            text = SEARCH_SCRIPT_TAG.sub("", text)
         text = BRAND_ICON.sub(self.brand_icon, text)
         state_match = STATE_TAG.search(text)
         if state_match:
@@ -403,9 +428,52 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
     katex_css = str(getattr(app.config, "katex_css_path", "") or "")
     if "://" in katex_css or katex_css.startswith("//"):
         katex_css = ""
-    for path in sorted(outdir.rglob("*.html")):
-        if not SKIP_DIRS & set(path.relative_to(outdir).parts):
-            process_page(path, outdir, widget_js, katex_css)
+    pages = [p for p in sorted(outdir.rglob("*.html")) if not SKIP_DIRS & set(p.relative_to(outdir).parts)]
+    for path in pages:
+        process_page(path, outdir, widget_js, katex_css)
+    if getattr(app.config, "fast_pages_prune_css", True):
+        prune_bundles(outdir, pages)
+
+
+def prune_bundles(outdir: Path, pages: List[Path]) -> None:
+    """Cut every stylesheet bundle of this build to the rules the pages can use and Font
+    Awesome's fonts to the icons they draw (``css_prune``); the pages' links follow the new
+    contents (``?v=``)."""
+    static = outdir / "_static"
+    texts = {p: p.read_text(encoding="utf-8") for p in pages}
+    scripts = [f.read_bytes() for f in sorted(static.rglob("*.js")) if f.name not in css_prune.SKIP_SCRIPTS]
+    # The explorers' frames (HTML in each page's widget state, shown once the widgets load).
+    frames = [f.read_text(encoding="utf-8").replace('\\"', '"') for f in sorted(outdir.rglob("*.widgets.js"))]
+    keep = css_prune.keeper(*css_prune.used_tokens([*texts.values(), *frames], scripts))
+    links, icon_fonts = {}, {}
+    for link in sorted(set(_BUNDLES.values())):
+        name = link.partition("?v=")[0]
+        file = static / name
+        header, _, css = file.read_text(encoding="utf-8").partition("\n")
+        pruned = css_prune.subset_icon_fonts(css_prune.prune_css(css, keep), static)
+        file.write_text(f"{header}\n{pruned}", encoding="utf-8")
+        new_link = links[link] = f"{name}?v={hashlib.sha1(pruned.encode()).hexdigest()[:8]}"
+        icon_fonts[new_link] = ICON_SUBSET.findall(pruned)
+        logger.info(f"fast_pages: {name} cut from {len(css) // 1024} to {len(pruned) // 1024} KiB")
+    for path, text in texts.items():
+        new = ICON_PRELOAD.sub("", text)
+        for old, link in links.items():
+            new = new.replace(old, link)
+        # The icons' font, now a few kB, comes with the stylesheet: arriving after the first
+        # paint, it would resize the header's icons and shift the page below them.
+        fonts = [f for link, found in icon_fonts.items() if link in new for f in found]
+        solid = [
+            f for f in fonts if "fa-solid-900" in f and re.search(r'class="[^"]*\b(fa-solid|fas)\b', new)
+        ]
+        if solid and "</head>" in new:
+            page = _Page(path, outdir, [])
+            tags = "".join(
+                f'<link rel="preload" as="font" type="font/woff" crossorigin href="{page.url(static / f)}" />\n'
+                for f in solid
+            )
+            new = new.replace("</head>", tags + "</head>", 1)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
 
 
 def _config_inited(app: Any, config: Any) -> None:
@@ -417,6 +485,7 @@ def _config_inited(app: Any, config: Any) -> None:
 
 
 def setup(app: Any) -> Dict[str, Any]:
+    app.add_config_value("fast_pages_prune_css", True, "html")
     app.connect("config-inited", _config_inited, priority=400)
     # After the theme's own build-finished work (pydata-sphinx-theme rewrites pygments.css
     # there, with its light and dark colours): the stylesheets must be final when joined.

@@ -1,0 +1,96 @@
+// Lighthouse over several pages in one Node process, against one Chromium already running
+// (scripts/lighthouse_budget.py starts it and the static server, and reads what this prints).
+//
+//   node scripts/lighthouse_pages.mjs PORT PRESET URL [URL ...]
+//
+// Each URL is measured in turn (never two at once: simulated timings scale with the CPU time the
+// page took here); one JSON line per run goes to stdout, the full report's key numbers only.
+// Only the performance and accessibility categories run, and no screenshots are taken (the
+// full-page one alone costs seconds a page): what the budget reads is all that is computed.
+import lighthouse from "lighthouse";
+import defaultConfig from "lighthouse/core/config/default-config.js";
+import desktopConfig from "lighthouse/core/config/desktop-config.js";
+
+// The performance score is made of five metrics; the category's unweighted diagnostics
+// (unused CSS, image sizes, the back/forward cache test, which navigates the page twice more...)
+// only explain it, and some cost seconds a page.  Those read here are kept.
+const READ = new Set([
+  "network-requests",
+  "mainthread-work-breakdown",
+  "metrics",
+  "render-blocking-resources",
+  "largest-contentful-paint-element",
+  "layout-shifts",
+]);
+const UNREAD = defaultConfig.categories.performance.auditRefs
+  .filter((ref) => ref.weight === 0 && !READ.has(ref.id))
+  .map((ref) => ref.id);
+
+const [port, preset, ...urls] = process.argv.slice(2);
+const flags = {
+  port: Number(port),
+  output: "json",
+  logLevel: "error",
+  onlyCategories: (process.env.LIGHTHOUSE_CATEGORIES || "performance,accessibility").split(","),
+  disableFullPageScreenshot: true,
+  skipAudits: ["screenshot-thumbnails", "final-screenshot", ...UNREAD],
+  maxWaitForLoad: 60000,
+  skipAboutBlank: true,
+};
+// LIGHTHOUSE_QUIET_MS: how long the page must be idle (network, CPU) after load before the trace
+// ends; Lighthouse's default (1000 ms each) when unset.
+if (process.env.LIGHTHOUSE_QUIET_MS) {
+  const ms = Number(process.env.LIGHTHOUSE_QUIET_MS);
+  Object.assign(flags, { pauseAfterFcpMs: ms, pauseAfterLoadMs: ms, networkQuietThresholdMs: ms, cpuQuietThresholdMs: ms });
+}
+const config = preset === "desktop" ? desktopConfig : undefined;
+
+function summary(lhr) {
+  const audits = lhr.audits;
+  const items = audits["network-requests"]?.details?.items ?? [];
+  const failedA11y = (lhr.categories.accessibility?.auditRefs ?? [])
+    .map((ref) => audits[ref.id])
+    .filter((a) => a.score !== null && a.score < 1)
+    .map((a) => a.id);
+  const value = (id) => audits[id]?.numericValue ?? null;
+  return {
+    performance: Math.round(lhr.categories.performance.score * 100),
+    accessibility: lhr.categories.accessibility ? Math.round(lhr.categories.accessibility.score * 100) : null,
+    fcp_ms: value("first-contentful-paint"),
+    lcp_ms: value("largest-contentful-paint"),
+    tbt_ms: value("total-blocking-time"),
+    si_ms: value("speed-index"),
+    cls: value("cumulative-layout-shift"),
+    kib: items.reduce((sum, i) => sum + (i.transferSize ?? 0), 0) / 1024,
+    requests: items.length,
+    a11y_failed: failedA11y,
+    biggest: items
+      .map((i) => [Math.floor((i.transferSize ?? 0) / 1024), i.url.split("/").pop().slice(0, 50)])
+      .sort((a, b) => b[0] - a[0])
+      .slice(0, 4),
+    main_thread_ms: Object.fromEntries(
+      (audits["mainthread-work-breakdown"]?.details?.items ?? []).map((i) => [i.group, Math.round(i.duration)]),
+    ),
+    warnings: lhr.runWarnings,
+  };
+}
+
+for (const url of urls) {
+  const started = Date.now();
+  try {
+    const result = await lighthouse(url, flags, config);
+    if (!result || result.lhr.runtimeError) {
+      throw new Error(result ? result.lhr.runtimeError.message : "no result");
+    }
+    const line = { url, seconds: (Date.now() - started) / 1000, ...summary(result.lhr) };
+    if (process.env.LIGHTHOUSE_REPORTS) {
+      const fs = await import("node:fs");
+      const name = url.replace(/^https?:\/\/[^/]+\//, "").replace(/[^A-Za-z0-9_.-]/g, "_") || "index";
+      fs.writeFileSync(`${process.env.LIGHTHOUSE_REPORTS}/${preset}-${name}.json`, result.report);
+    }
+    process.stdout.write(JSON.stringify(line) + "\n");
+  } catch (error) {
+    process.stdout.write(JSON.stringify({ url, error: String(error?.message ?? error) }) + "\n");
+  }
+}
+process.exit(0);
