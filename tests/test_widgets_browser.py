@@ -41,7 +41,7 @@ PAGES: Dict[str, Tuple[str, List[str]]] = {
     "mask": ("book/06_masked_attention.html", ["mask", "pad_side", "fill"]),
     "positional": ("book/07_positional_encoding.html", ["encoding", "d_model", "position"]),
     "transformer": ("book/08_transformer_block.html", ["layer", "head"]),
-    "efficient": ("book/09_efficient_attention.html", ["block_size", "step"]),
+    "efficient": ("book/09_efficient_attention.html", ["step", "block_size"]),  # block 5 has one step
 }
 NO_REFERENCE = {"transformer"}  # drawn from the chapter's trained model
 
