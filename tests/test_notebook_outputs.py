@@ -17,11 +17,11 @@ that a failure.  A build older than a notebook's code fails: rebuild with ``bash
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
+from built_book import built_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
@@ -130,13 +130,7 @@ def differences(saved: dict, executed: dict) -> list:
 
 
 def _executed_copy(notebook: Path) -> Path:
-    copy = EXECUTED / notebook.relative_to(ROOT)
-    if not copy.exists():
-        reason = f"the book is not built ({copy} missing): run `bash scripts/build_book.sh`"
-        if os.environ.get("REQUIRE_BUILT_BOOK") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return copy
+    return built_file(EXECUTED / notebook.relative_to(ROOT))
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
