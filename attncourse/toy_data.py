@@ -2,7 +2,7 @@
 
 A chapter imports these names and prints what it computes from them; its explorer in
 :mod:`attncourse.explore` imports the same names, so the explorer's default view shows the
-chapter's numbers (``tests/test_explore.py`` checks it against the notebooks' saved outputs).
+chapter's numbers (``tests/test_explorer_ties.py`` checks it against the notebooks' saved outputs).
 Arrays are read-only: copy one before changing it.
 
 =========================  ======================================================  =========

@@ -547,13 +547,13 @@ def test_insert_explorers_passes_the_chapters_variables(insert_script, tmp_path)
 
 
 def test_default_pictures_show_the_chapters_numbers():
-    """The default frames carry the numbers the chapters print (tests/test_explore.py reads them from the
+    """The default frames carry the numbers the chapters print (tests/test_explorer_ties.py reads them from the
     notebooks): chapter 4's cat -> mat 0.4241, chapter 1's weights at T = 1."""
     assert "mat 0.424" in aw.render_self_attention().caption  # cat's row, as chapter 4 computes it by hand
     view = explore.softmax_view(1.0)
     caption = aw.render_softmax(1.0).caption
     assert f"top weight {view.max_weight:.3f}" in caption and f"entropy {view.entropy:.3f}" in caption
-    heads = explore.heads_view()  # chapter 5's four heads; tests/test_explore.py ties them to its output
+    heads = explore.heads_view()  # chapter 5's four heads (tied in test_explorer_ties.py)
     caption = aw.render_heads(heads.n_heads).caption
     query = heads.tokens.index("sat")
     for h in range(heads.n_heads):
