@@ -226,3 +226,70 @@ def test_the_gradescope_autograder_runs_in_gradescopes_layout(course, tmp_path, 
     assert all(set(t) >= {"name", "score", "max_score", "output", "visibility"} for t in data["tests"])
     said = "bubblewrap cannot run in this container" in done.stdout
     assert said == no_bwrap and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
+
+
+def _nobody_python(root: Path) -> Path:
+    """``root/venv``, a venv of ``/usr/bin/python3`` as setup.sh makes one, seeing this interpreter's
+    packages (numpy, torch), which user ``nobody`` can run; skips saying why when it cannot be made."""
+    import shutil
+    import sysconfig
+
+    if os.geteuid() != 0:
+        pytest.skip("the autograder runs notebooks as user nobody only when it runs as root")
+    system = Path("/usr/bin/python3")
+    if not system.exists() or shutil.which("bwrap") is None:
+        pytest.skip("no /usr/bin/python3 to make a venv of, as setup.sh does")
+    ours = f"{sys.version_info.major}.{sys.version_info.minor}"
+    theirs = subprocess.run(
+        [str(system), "-c", "import sys; print(f'{sys.version_info.major}.{sys.version_info.minor}')"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if theirs != ours:
+        pytest.skip(f"/usr/bin/python3 is {theirs}, this Python {ours}: its packages would not load")
+    venv = root / "venv"
+    subprocess.run([str(system), "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    site = venv / "lib" / f"python{ours}" / "site-packages"
+    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (site / "packages.pth").write_text("\n".join(sorted(paths)) + "\n", encoding="utf-8")
+    python = venv / "bin" / "python"
+    check = subprocess.run([str(python), "-c", "import numpy"], user=65534, group=65534, capture_output=True)
+    if check.returncode != 0:
+        pytest.skip(f"user nobody cannot import numpy from {python}: {check.stderr.decode()[-300:]}")
+    return python
+
+
+def test_the_gradescope_autograder_grades_as_nobody_without_bubblewrap(course, tmp_path):
+    import shutil
+    import tempfile
+
+    assert main(["gradescope", str(course["bundle"]), str(tmp_path / "package")]) == 0
+    # /autograder as in Gradescope's container: root's, open to others (tmp_path is root's alone)
+    root = Path(tempfile.mkdtemp(prefix="autograder-"))
+    try:
+        os.chmod(root, 0o755)
+        python = _nobody_python(root)
+        assert python == root / "venv" / "bin" / "python"  # run_autograder's Python, as setup.sh puts it
+        with zipfile.ZipFile(tmp_path / "package" / "autograder.zip") as z:
+            z.extractall(root / "source")
+        (root / "submission").mkdir()
+        nb = solved(course["student"], *ALL)
+        (root / "submission" / "01_softmax.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+        run = root / "source" / "run_autograder"
+        os.chmod(run, 0o755)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+        env.update(AUTOGRADER_ROOT=str(root), ATTNCOURSE_NO_BWRAP="1", OMP_NUM_THREADS="1")
+        done = subprocess.run([str(run)], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+        assert data["output"].startswith("Status: ok"), data["output"]
+        assert data["score"] == POINTS, data["output"]
+        assert "as user nobody" in data["output"] and "as user nobody" in done.stdout
+        # the isolation that is left, and what is not, is said
+        for words in ("a separate user", "resource limits", "no bubblewrap", "network"):
+            assert words in data["output"], data["output"]
+        # nothing of the grader's is left open to nobody: bundle and results are root's alone
+        for folder in (root / "source" / "bundle", root / "results"):
+            assert os.stat(folder).st_mode & 0o077 == 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -13,10 +13,13 @@ grades ``/autograder/submission/*.ipynb`` with the bundle in ``source/`` and wri
 out a folder as Gradescope does).
 
 Inside Gradescope's container bubblewrap may be refused (no user namespaces).  Then the notebook
-runs without bubblewrap, as user ``nobody`` when the autograder runs as root, with the bundle and
-the results folder readable by root alone; the output and ``results.json`` say so.  The container
-is the student's own and is thrown away after the run, so what is lost is the protection of the
-hidden cases' generator inside that container, not other students' work.
+runs without bubblewrap, as user ``nobody`` when the autograder runs as root and ``nobody`` can
+run its Python (the venv setup.sh makes from ``/usr/bin/python3``), with the bundle and the
+results folder readable by root alone and its job folder outside the folder of the cases' inputs;
+else as root.  ``isolation_note`` says in the output and ``results.json`` what isolation is left
+(a separate user, resource limits) and what is lost (bubblewrap's namespaces: network, processes).
+The container is the student's own and is thrown away after the run, so what is at stake is the
+hidden cases inside that container, not other students' work.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..exercises._check import _fmt_points
 from .limits import GradingError
 from .marking import ExerciseGrade, StudentGrade
 
-__all__ = ["gradescope_results", "package", "run_autograder", "SETUP_SH", "RUN_AUTOGRADER"]
+__all__ = ["gradescope_results", "isolation_note", "package", "run_autograder", "SETUP_SH", "RUN_AUTOGRADER"]
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when the autograder image is built.
@@ -144,23 +147,50 @@ def package(
 
 
 def _nobody_runs_python() -> bool:
-    """True when this process is not root, or when user nobody can start this Python."""
+    """True when this process is not root, or when user nobody can start this Python and import
+    the grader's runner from where it lies (a venv of ``/usr/bin/python3``, as setup.sh makes)."""
     if os.geteuid() != 0:
         return True
     import subprocess
 
+    from .sandbox import NOBODY, PACKAGE_ROOT, RUNNER
+
     try:
         done = subprocess.run(
-            [sys.executable, "-c", "import numpy"],
-            user=65534,
-            group=65534,
+            [sys.executable, "-s", "-c", f"import numpy, {RUNNER}"],
+            user=NOBODY,
+            group=NOBODY,
             extra_groups=[],
+            env={"PYTHONPATH": PACKAGE_ROOT, "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/"},
+            cwd="/",
             capture_output=True,
             timeout=60,
         )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
+
+
+def isolation_note(sandbox: str, why: str) -> str:
+    """What a run without bubblewrap still isolates, and what it does not, in the run's output."""
+    head = f"Note: bubblewrap cannot run in this container ({why}), so the notebook ran without it"
+    limits = "resource limits (memory, CPU time, file size, wall time)"
+    if sandbox == "nobody" and os.geteuid() == 0:
+        return (
+            f"{head}, as user nobody. Isolation left: a separate user, who cannot read the grading bundle "
+            f"(hidden cases), the expected outputs or the results; {limits}. Lost with no bubblewrap "
+            "namespaces: the notebook could use the network, start processes and read what the "
+            "container leaves readable to all."
+        )
+    if sandbox == "nobody":
+        return (
+            f"{head}, as this autograder's own user. Isolation left: {limits} only; the notebook "
+            "could read the grading bundle and use the network."
+        )
+    return (
+        f"{head}, as root (user nobody cannot run this Python). Isolation left: {limits} only; "
+        "the notebook could read the grading bundle and rewrite the results."
+    )
 
 
 def run_autograder(root: Path, chapters: Optional[Sequence[str]] = None) -> dict:
@@ -188,10 +218,7 @@ def run_autograder(root: Path, chapters: Optional[Sequence[str]] = None) -> dict
         find_sandbox("bwrap", sys.executable, [str(bundle), str(results)])
     except GradingError as e:
         sandbox = "nobody" if _nobody_runs_python() else "none"
-        who = ", as user nobody" if sandbox == "nobody" and os.geteuid() == 0 else ""
-        if os.geteuid() == 0 and sandbox == "none":
-            who = ", as root (user nobody cannot run this Python)"
-        extra = f"Note: bubblewrap cannot run in this container, so the notebook ran without it{who} ({str(e).split(':')[0]})."
+        extra = isolation_note(sandbox, str(e).split(":")[0])
         print(extra)
         if os.geteuid() == 0 and sandbox == "nobody":  # what the notebook must not read or write: root's
             for path in (bundle, results):

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -97,10 +98,7 @@ class Grader:
         first, kept = 0, {}
         deadline = time.perf_counter() + self.limits.time_s
         while True:
-            with self._lock:
-                self._counter += 1
-                job = os.path.join(self.work, f"job{self._counter}")
-            os.makedirs(os.path.join(job, "tmp"))
+            job = self._job_folder()
             try:
                 self._execute(run, cells, job, first, deadline)
             finally:
@@ -109,6 +107,8 @@ class Grader:
                     os.remove(job + ".log")
                 except OSError:
                     pass
+                if self.box.user is not None:
+                    remove_tree(os.path.dirname(job))
             killer = self._killer(run, first)
             if run.reply is not None:
                 run.reply.results.update(kept)
@@ -128,6 +128,26 @@ class Grader:
             if first >= len(self.prepared) or time.perf_counter() > deadline:
                 run.status = "ok" if first >= len(self.prepared) else "timeout"
                 return run
+
+    def _job_folder(self) -> str:
+        """A new, empty job folder (with ``tmp/`` inside).
+
+        It sits in the work folder, which holds the cases' inputs and is the grader's alone: a
+        sandboxed run sees only its job folder.  A run as another user (``box.user``, a root grader
+        without bubblewrap) must reach its folder, so that folder sits in a parent of its own that
+        others may pass through but not list, away from the cases.
+        """
+        with self._lock:
+            self._counter += 1
+            n = self._counter
+        if self.box.user is None:
+            job = os.path.join(self.work, f"job{n}")
+        else:
+            parent = tempfile.mkdtemp(prefix="attncourse-job-")
+            os.chmod(parent, 0o711)
+            job = os.path.join(parent, f"job{n}")
+        os.makedirs(os.path.join(job, "tmp"))
+        return job
 
     def _killer(self, run: NotebookRun, first: int) -> Optional[Tuple[int, int]]:
         """The (exercise, case) whose call ended the run, when a call did."""
