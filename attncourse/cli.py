@@ -46,8 +46,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--host",
         default=None,
-        help="where the student notebooks will be put, github:OWNER/REPO[/FOLDER][@BRANCH] or a GitHub "
-        "folder address: Colab badges open them there (without it, the badges are removed)",
+        help="the folder where the student notebooks will be put, github:OWNER/REPO[/FOLDER][@BRANCH] "
+        "or https://github.com/OWNER/REPO/tree/BRANCH/FOLDER (not a notebook's address): Colab badges "
+        "open them there (without it, the badges are removed)",
+    )
+    p.add_argument(
+        "--chapter",
+        action="append",
+        default=None,
+        help="hand out this chapter alone (repeatable: ch06, 6, bugs); the bundle records the "
+        "chapters as the assignment's (default: every notebook of SOURCE_DIR)",
     )
 
     p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
@@ -139,7 +147,14 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     try:
         if args.command == "assign":
-            assign(args.source_dir, args.out_dir, tests_dir=args.tests, force=args.force, host=args.host)
+            assign(
+                args.source_dir,
+                args.out_dir,
+                tests_dir=args.tests,
+                force=args.force,
+                host=args.host,
+                chapters=args.chapter,
+            )
         elif args.command == "grade":
             limits = Limits(
                 time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory

@@ -20,7 +20,7 @@ from typing import List, Optional, Tuple
 
 from .limits import GradingError
 
-__all__ = ["inline_images", "colab_base", "colab_badge", "set_badges", "image_refs", "BADGE"]
+__all__ = ["inline_images", "colab_base", "HOST_FORMS", "colab_badge", "set_badges", "image_refs", "BADGE"]
 
 MD_IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 HTML_IMAGE = re.compile(r"(<img\b[^>]*?\bsrc=\")([^\"]+)(\")")
@@ -96,28 +96,52 @@ def inline_images(nb: dict, folder: Path, name: str) -> int:
     return count
 
 
+HOST_FORMS = (
+    "github:OWNER/REPO[/FOLDER][@BRANCH], or a GitHub folder address "
+    "https://github.com/OWNER/REPO[/tree/BRANCH[/FOLDER]]"
+)
+
+
+def _file_refusal(host: str, fixed: str) -> GradingError:
+    return GradingError(
+        f"--host {host!r} names a notebook, not the folder the student notebooks will be in: give the "
+        f"folder, {fixed} (each badge then opens its own notebook there); the forms are {HOST_FORMS}"
+    )
+
+
 def colab_base(host: str) -> str:
     """The Colab address of the folder ``host`` names: ``github:OWNER/REPO[/FOLDER][@BRANCH]`` or a
-    GitHub address ``https://github.com/OWNER/REPO/tree/BRANCH/FOLDER``.
+    GitHub folder address ``https://github.com/OWNER/REPO[/tree/BRANCH[/FOLDER]]`` (``https://``,
+    ``www.`` and a ``.git`` ending may be left out or added; ``blob`` is read as ``tree``).  An
+    address of a notebook (``….ipynb``) is refused with the folder's address in the message.
 
     >>> colab_base("github:uni/ml-course/week3@fall")
     'https://colab.research.google.com/github/uni/ml-course/blob/fall/week3'
     >>> colab_base("https://github.com/uni/ml-course/tree/main/handout/student")
     'https://colab.research.google.com/github/uni/ml-course/blob/main/handout/student'
+    >>> colab_base("github.com/uni/ml-course.git")
+    'https://colab.research.google.com/github/uni/ml-course/blob/main'
     """
     text = host.strip().rstrip("/")
-    m = re.fullmatch(r"github:([\w.-]+)/([\w.-]+)((?:/[^@]+)?)(?:@([\w./-]+))?", text)
+    m = re.fullmatch(r"github:([\w.-]+)/([\w.-]+?)(?:\.git)?((?:/[^@]+)?)(?:@([\w./-]+))?", text)
     if m:
         owner, repo, folder, branch = m.group(1), m.group(2), m.group(3) or "", m.group(4) or "main"
+        if folder.lower().endswith(".ipynb"):
+            at = f"@{m.group(4)}" if m.group(4) else ""
+            raise _file_refusal(host, f"github:{owner}/{repo}{folder.rsplit('/', 1)[0]}{at}")
         return f"https://colab.research.google.com/github/{owner}/{repo}/blob/{branch}{folder}"
-    m = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+)(?:/(?:tree|blob)/([\w.-]+)((?:/.+)?))?", text)
-    if m:
-        owner, repo, branch, folder = m.group(1), m.group(2), m.group(3) or "main", m.group(4) or ""
-        return f"https://colab.research.google.com/github/{owner}/{repo}/blob/{branch}{folder}"
-    raise GradingError(
-        f"--host {host!r}: give github:OWNER/REPO[/FOLDER][@BRANCH] or https://github.com/OWNER/REPO/tree/BRANCH/FOLDER "
-        "(the folder where the student notebooks will be)"
+    m = re.fullmatch(
+        r"(?:https?://)?(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?"
+        r"(?:/(tree|blob)/([\w.-]+)((?:/[^?#]+)?))?",
+        text,
     )
+    if m:
+        owner, repo, branch, folder = m.group(1), m.group(2), m.group(4) or "main", m.group(5) or ""
+        if folder.lower().endswith(".ipynb"):
+            up = folder.rsplit("/", 1)[0]
+            raise _file_refusal(host, f"https://github.com/{owner}/{repo}/tree/{branch}{up}")
+        return f"https://colab.research.google.com/github/{owner}/{repo}/blob/{branch}{folder}"
+    raise GradingError(f"--host {host!r}: give {HOST_FORMS} (the folder where the student notebooks will be)")
 
 
 def colab_badge(url: str) -> str:

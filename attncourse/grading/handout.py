@@ -3,7 +3,9 @@
 ``assign(SOURCE_DIR, OUT_DIR)`` writes ``OUT_DIR/student/*.ipynb`` (solutions replaced by stubs,
 worked solutions removed, outputs cleared) and ``OUT_DIR/grading/``: the hidden cases
 (``hidden_*.py``) and ``manifest.json`` (which exercises, worth how many points, in which
-notebook, made by which ``attncourse``).
+notebook, made by which ``attncourse``).  ``chapters`` (``--chapter``) hands out those chapters'
+notebooks alone, their figures inside them, and the bundle holds those chapters alone and records
+them as the assignment's (``assigned_chapters``).
 """
 
 from __future__ import annotations
@@ -12,15 +14,23 @@ import importlib.util
 import json
 import shutil
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
-from ..exercises._registry import Case, get
+from ..exercises._registry import CHAPTERS, Case, chapter_key, get
 from ..exercises.notebook import NotebookProblem, exercises_in, read_notebook, to_student, validate_notebook
 from .assets import colab_base, inline_images, set_badges
 from .assignment import notebook_cells
 from .limits import GradingError
 
-__all__ = ["MANIFEST_FORMAT", "assign", "validate", "load_hidden_cases", "read_manifest"]
+__all__ = [
+    "MANIFEST_FORMAT",
+    "assign",
+    "assigned_chapters",
+    "notebook_chapter",
+    "validate",
+    "load_hidden_cases",
+    "read_manifest",
+]
 
 MANIFEST_FORMAT = 1
 
@@ -42,24 +52,56 @@ def load_hidden_cases(tests_dir: Path) -> Dict[str, Callable[[], List[Case]]]:
     """
     merged: Dict[str, Callable[[], List[Case]]] = {}
     for path in sorted(Path(tests_dir).glob("hidden_*.py")):
-        spec = importlib.util.spec_from_file_location(f"attncourse_hidden_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:
-            raise GradingError(f"{path}: could not be loaded ({type(e).__name__}: {e})") from None
-        hidden = getattr(module, "HIDDEN", None)
-        if not isinstance(hidden, dict):
-            raise GradingError(f"{path}: defines no HIDDEN dict")
-        for ex_id, maker in hidden.items():
+        for ex_id, maker in load_hidden_cases_file(path).items():
             if ex_id in merged:
                 raise GradingError(f"{path}: hidden cases for {ex_id} are defined twice")
             merged[ex_id] = maker
     return merged
 
 
+def load_hidden_cases_file(path: Path) -> Dict[str, Callable[[], List[Case]]]:
+    """``HIDDEN`` of one ``hidden_*.py``."""
+    spec = importlib.util.spec_from_file_location(f"attncourse_hidden_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise GradingError(f"{path}: could not be loaded ({type(e).__name__}: {e})") from None
+    hidden = getattr(module, "HIDDEN", None)
+    if not isinstance(hidden, dict):
+        raise GradingError(f"{path}: defines no HIDDEN dict")
+    return hidden
+
+
 def _notebooks(folder: Path) -> List[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if p.is_file())
+
+
+def notebook_chapter(name: str, nb: dict) -> Optional[str]:
+    """The chapter a book notebook is: by its file name (``06_masked_attention.ipynb``), else by
+    its exercises; ``None`` when neither says.
+
+    >>> notebook_chapter("06_masked_attention.ipynb", {"cells": []})
+    'ch06'
+    """
+    stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
+    for key, (_, book_stem) in CHAPTERS.items():
+        if stem == book_stem:
+            return key
+    ids = [ex_id for _, ex_id in exercises_in(nb)]
+    return get(ids[0]).chapter if ids else None
+
+
+def _chapter_keys(chapters: Sequence[str]) -> List[str]:
+    keys: List[str] = []
+    for ch in chapters:
+        try:
+            key = chapter_key(ch)
+        except KeyError as e:
+            raise GradingError(f"--chapter {ch}: {e.args[0]}") from None
+        if key not in keys:
+            keys.append(key)
+    return keys
 
 
 def _prepare_out(path: Path, force: bool) -> None:
@@ -70,10 +112,10 @@ def _prepare_out(path: Path, force: bool) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def validate(source_dir: Path) -> List[str]:
-    """Problems with the exercise cells of every notebook in ``source_dir`` (empty: all good)."""
+def validate(source_dir: Path, paths: Optional[Sequence[Path]] = None) -> List[str]:
+    """Problems with the exercise cells of every notebook in ``source_dir`` (or of ``paths``)."""
     problems = []
-    for path in _notebooks(Path(source_dir)):
+    for path in _notebooks(Path(source_dir)) if paths is None else paths:
         try:
             nb = read_notebook(path.read_bytes())
         except NotebookProblem as e:
@@ -90,19 +132,33 @@ def assign(
     tests_dir: Optional[Path] = None,
     force: bool = False,
     host: Optional[str] = None,
+    chapters: Optional[Sequence[str]] = None,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Write the student versions and the private grading bundle; return the manifest.
 
     Images are put inside the student notebooks (``assets.inline_images``); each Colab badge
     opens the notebook in ``host`` (where the handout will be put), or is removed without one.
+    ``chapters`` (``--chapter``): hand out these chapters' notebooks alone.
     """
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():
         raise GradingError(f"{source_dir} is not a folder")
+    base = colab_base(host) if host else None  # a wrong --host is refused before anything is read
+    wanted = _chapter_keys(chapters) if chapters else None
+    paths = _notebooks(source_dir)
+    if wanted is not None:
+        of = {p: notebook_chapter(p.name, read_notebook(p.read_bytes())) for p in paths}
+        absent = [ch for ch in wanted if ch not in of.values()]
+        if absent:
+            raise GradingError(
+                f"--chapter {' '.join(absent)}: no notebook of {source_dir} is that chapter "
+                f"(it holds {', '.join(sorted({c for c in of.values() if c})) or 'none'})"
+            )
+        paths = [p for p in paths if of[p] in wanted]
     tests_dir = Path(tests_dir) if tests_dir else _find_tests_dir(source_dir)
     hidden = load_hidden_cases(tests_dir)
-    problems = validate(source_dir)
+    problems = validate(source_dir, paths)
     if problems:
         raise GradingError("fix the exercise cells first:\n  " + "\n  ".join(problems))
 
@@ -111,7 +167,7 @@ def assign(
     notebooks: Dict[str, List[str]] = {}
     students: Dict[str, dict] = {}
     cells: Dict[str, Dict[str, List[str]]] = {}
-    for path in _notebooks(source_dir):
+    for path in paths:
         nb = read_notebook(path.read_bytes())
         students[path.name] = to_student(nb)
         mine, theirs = notebook_cells(nb), notebook_cells(students[path.name])
@@ -137,7 +193,6 @@ def assign(
     if not exercises:
         raise GradingError(f"no exercise cells in {source_dir}/*.ipynb")
     without = [e["id"] for e in exercises if not e["hidden_cases"]]
-    base = colab_base(host) if host else None
     images = badges = 0
     for name, nb in students.items():
         badges += set_badges(nb, name, base)
@@ -147,8 +202,10 @@ def assign(
     _prepare_out(bundle_dir, force)
     for name, nb in students.items():
         (student_dir / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    for path in sorted(tests_dir.glob("hidden_*.py")):
-        shutil.copy2(path, bundle_dir / path.name)
+    ids = {e["id"] for e in exercises}
+    for path in sorted(tests_dir.glob("hidden_*.py")):  # with --chapter: those chapters' files alone
+        if wanted is None or set(load_hidden_cases_file(path)) & ids:
+            shutil.copy2(path, bundle_dir / path.name)
     from .. import __version__
 
     manifest = {
@@ -158,11 +215,14 @@ def assign(
         "cells": cells,  # the handed-out code cells: what a student did not add
         "exercises": exercises,
         "total_points": sum(e["points"] for e in exercises),
+        # the assignment's chapters, when named with --chapter (else the submissions decide)
+        "assigned_chapters": list(wanted or []),
         "host": host or "",
     }
     (bundle_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    named = f" of {', '.join(wanted)}" if wanted else ""
     log(
-        f"{len(students)} student notebooks in {student_dir}, {len(exercises)} exercises "
+        f"{len(students)} student notebooks{named} in {student_dir}, {len(exercises)} exercises "
         f"({manifest['total_points']} points); grading bundle in {bundle_dir} (keep it private)"
     )
     if base:
@@ -174,6 +234,21 @@ def assign(
     if without:
         log(f"warning: no hidden cases for {', '.join(without)} (graded on the public cases only)")
     return manifest
+
+
+def assigned_chapters(bundle: Union[Path, dict]) -> Optional[List[str]]:
+    """The assignment's chapters, as ``assign --chapter`` recorded them in the bundle (a bundle's
+    folder or its manifest); ``None`` when the bundle was made without ``--chapter`` or before it
+    recorded them.
+
+    >>> assigned_chapters({"assigned_chapters": ["ch06", "ch11"]}), assigned_chapters({})
+    (['ch06', 'ch11'], None)
+    """
+    manifest = bundle if isinstance(bundle, dict) else read_manifest(Path(bundle))
+    named = manifest.get("assigned_chapters")
+    if isinstance(named, list) and named and all(isinstance(c, str) for c in named):
+        return list(named)
+    return None
 
 
 def read_manifest(bundle_dir: Path) -> dict:
