@@ -175,12 +175,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                         "give SUBMISSIONS_DIR and OUT_DIR (or notebooks to regrade with --update RESULTS_DIR)"
                     )
                 submissions_dir, out_dir = args.paths
+                from .grading.progress import ProgressLine
+
                 grade(
                     args.bundle_dir,
                     submissions_dir,
                     out_dir,
                     force=args.force,
                     assignment=args.assignment_name,
+                    progress=ProgressLine(sys.stderr),
                     **common,
                 )
         elif args.command == "gradescope":

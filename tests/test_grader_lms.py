@@ -128,8 +128,12 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     out = tmp_path / "results"
     args = ["grade", str(course["bundle"]), str(subs), str(out), "--roster", str(roster), *FAST]
     assert main(args + ["--assignment-name", "Softmax (123)"]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "1 submission(s) match no student of the roster" in printed and "stranger" in printed
+    assert "graded 3/3 notebooks · 0:" in captured.err  # the progress line, ended at the last notebook
+    summary_page = (out / "summary.html").read_text(encoding="utf-8")
+    assert "Ann Absent" not in summary_page and "1 missing (no submission), 1 late" in summary_page
 
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

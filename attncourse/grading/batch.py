@@ -32,6 +32,7 @@ from .marking import NotebookRun, Prepared, StudentGrade, error_grade, prepare_c
 from .roster import Student, match_roster, parse_lms_name
 from .sandbox import find_sandbox
 from .submissions import MAX_NOTEBOOK_BYTES, Submission, discover, scan_all, submission_of_file
+from .summary import write_summary
 
 __all__ = [
     "MAX_NOTEBOOK_BYTES",
@@ -88,6 +89,7 @@ def grade(
     roster: Optional[List[Student]] = None,
     assignment: str = "",
     log: Callable[[str], None] = print,
+    progress: Optional[Callable[[StudentGrade, int, int], None]] = None,
 ) -> List[StudentGrade]:
     """Grade every submission in ``submissions_dir``; write the gradebook and feedback to ``out_dir``.
 
@@ -124,6 +126,7 @@ def grade(
             python=python,
             roster=roster,
             log=log,
+            progress=progress,
         )
     finally:
         remove_tree(str(scratch))
@@ -155,8 +158,12 @@ def grade_submissions(
     python: Optional[str] = None,
     roster: Optional[List[Student]] = None,
     log: Callable[[str], None] = print,
+    progress: Optional[Callable[[StudentGrade, int, int], None]] = None,
 ) -> Graded:
-    """Grade ``submissions`` (found in ``sources``) against the bundle; nothing is written."""
+    """Grade ``submissions`` (found in ``sources``) against the bundle; nothing is written.
+
+    ``progress(row, notebooks, total)`` is called as each student's row is done (``progress.py``).
+    """
     bundle_dir = Path(bundle_dir)
     limits = limits or Limits()
     if not jobs:
@@ -220,8 +227,16 @@ def grade_submissions(
                 names = [display_name(os.path.basename(p)) for p in sub.paths]
                 return error_grade(sub.student, names, "error", protocol.clean_text(note), prepared)
 
+        total = sum(len(sub.paths) for sub in submissions)
+
+        def reported(sub: Submission) -> StudentGrade:
+            row = grade_one(sub)
+            if progress is not None:
+                progress(row, len(sub.paths), total)
+            return row
+
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(grade_one, submissions))
+            results = list(pool.map(reported, submissions))
         elapsed = time.perf_counter() - start
         grader_cpu = time.process_time() - cpu_start
     finally:
@@ -318,10 +333,11 @@ def write_outputs(
         data = gradescope_results(sg, out_of)
         path = out_dir / "gradescope" / (files[sg.student][: -len(".txt")] + ".json")
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_summary(out_dir, run.results, run.exercises)
     elapsed, n = run.summary["seconds"], run.summary["notebooks"]
     per = f" ({n / elapsed:.2f} notebooks/s)" if elapsed > 0 and n else ""
     log(
         f"graded {len(run.results)} students ({n} notebooks) in {elapsed:.1f} s{per}, out of "
         f"{run.summary['points_possible']} points ({', '.join(run.summary['chapters'])}); "
-        f"wrote {out_dir / 'gradebook.csv'}"
+        f"wrote {out_dir / 'gradebook.csv'} and {out_dir / 'summary.html'}"
     )

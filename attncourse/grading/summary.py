@@ -1,0 +1,326 @@
+"""``summary.html``: a grading run's report for the instructor, one self-contained page.
+
+``render_summary(data)`` turns the run's ``results.json`` (a dict: the run's summary and its
+``students``) into HTML: the statuses, late and missing counts, each exercise's score
+distribution (an inline SVG histogram with a text alternative and a table of its counts), the
+most common named mistakes (``Diagnosis`` names of the failed cases) with how many students made
+them, what the sandbox stopped (time, memory, output, killed runs), and the slowest notebooks.
+Plain data in, HTML out: no scripts, no external files; every string from a run (a student's
+name, a file name, a note) is escaped.  Optional entries are read when present: per student
+``mistakes`` (exercise id -> names, added by ``write_summary`` from the run), ``late`` and a
+late ``penalty``; the run's ``exercises`` (id, number, title, points).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .gradebook import display_name
+
+__all__ = ["render_summary", "write_summary", "histogram_bins", "sandbox_notes", "mistakes_of"]
+
+# What the sandbox stopped, found in a student's notes: (heading, pattern)
+CAUGHT: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
+    ("time limit", re.compile(r"time limit|cell limit|s limit of one call|ran past")),
+    ("memory limit", re.compile(r"out of memory")),
+    ("output cap", re.compile(r"printed more than")),
+    ("process ended or killed", re.compile(r"ended the grading process|killed by signal")),
+    ("sys.exit()", re.compile(r"sys\.exit\(\)")),
+)
+SLOWEST = 5
+MISTAKES = 10
+
+CSS = """
+:root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#555;--bar:#2f6db5;--line:#ccc}
+@media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--bg:#121212;--muted:#b0b0b0;--bar:#7fb0ef;--line:#444}}
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:60rem;margin:0 auto;padding:1rem}
+h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}
+th,td{text-align:left;padding:.3rem .4rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.muted{color:var(--muted)}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(16rem,1fr));gap:1rem}
+figure{position:relative;margin:0;border:1px solid var(--line);border-radius:.4rem;padding:.5rem}
+figcaption{font-weight:600;overflow-wrap:anywhere}
+svg{display:block;width:100%;height:auto}
+svg .bar{fill:var(--bar)}svg text{fill:var(--fg);font:11px system-ui,sans-serif}
+svg .axis{stroke:var(--line)}
+.visually-hidden{position:absolute!important;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+ul{padding-left:1.2rem}li{overflow-wrap:anywhere}
+"""
+
+
+def _t(value: object) -> str:
+    """Any value from a run as escaped, printable text (undecodable bytes as ``\\xNN``)."""
+    text = display_name(str(value))
+    text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    return html.escape(text, quote=True)
+
+
+def _pts(x: float) -> str:
+    return f"{x:g}" if abs(x - round(x)) > 1e-9 else str(int(round(x)))
+
+
+def histogram_bins(scores: Sequence[float], maximum: float) -> List[Tuple[str, int]]:
+    """(label, count) of the scores' histogram: one bar per whole point up to 20 points (a score
+    counts under the whole points it reached), else ten equal bars, the last holding the maximum.
+
+    >>> histogram_bins([0, 1, 1.5, 2], 2)
+    [('0', 1), ('1', 2), ('2', 1)]
+    >>> [n for _, n in histogram_bins([0, 5, 34, 34], 34)]
+    [1, 1, 0, 0, 0, 0, 0, 0, 0, 2]
+    """
+    maximum = float(maximum)
+    if maximum <= 0:
+        return [("0", len(scores))]
+    if maximum <= 20 and maximum == int(maximum):
+        counts = [0] * (int(maximum) + 1)
+        for s in scores:
+            counts[min(max(int(s + 1e-9), 0), int(maximum))] += 1
+        return [(str(i), n) for i, n in enumerate(counts)]
+    width = maximum / 10
+    counts = [0] * 10
+    for s in scores:
+        counts[min(max(int(s / width + 1e-9), 0), 9)] += 1
+    return [
+        (f"{_pts(round(i * width, 1))}–{_pts(round((i + 1) * width, 1))}", n) for i, n in enumerate(counts)
+    ]
+
+
+def _svg_histogram(uid: str, title: str, bins: List[Tuple[str, int]], unit: str) -> str:
+    """An SVG bar chart with ``<title>``/``<desc>`` (its text alternative), and the counts as a table
+    for screen readers."""
+    w, h, pad, base = 320, 140, 4, 112
+    top = max((n for _, n in bins), default=0) or 1
+    step = (w - 2 * pad) / max(len(bins), 1)
+    parts = []
+    for i, (label, n) in enumerate(bins):
+        bh = 0 if n == 0 else max(2.0, (base - 16) * n / top)
+        x = pad + i * step
+        parts.append(
+            f'<rect class="bar" x="{x + 1:.1f}" y="{base - bh:.1f}" width="{max(step - 2, 1):.1f}" height="{bh:.1f}"/>'
+        )
+        if n:
+            parts.append(
+                f'<text x="{x + step / 2:.1f}" y="{base - bh - 3:.1f}" text-anchor="middle">{n}</text>'
+            )
+        if len(bins) <= 11 or i % 2 == 0 or i == len(bins) - 1:
+            parts.append(
+                f'<text x="{x + step / 2:.1f}" y="{base + 14}" text-anchor="middle">{_t(label)}</text>'
+            )
+    desc = "; ".join(f"{label} {unit}: {n}" for label, n in bins)
+    svg = (
+        f'<svg viewBox="0 0 {w} {h}" role="img" aria-labelledby="{uid}-t {uid}-d">'
+        f'<title id="{uid}-t">{_t(title)}</title><desc id="{uid}-d">Students by score: {_t(desc)}</desc>'
+        f'<line class="axis" x1="{pad}" y1="{base + 0.5}" x2="{w - pad}" y2="{base + 0.5}"/>'
+        + "".join(parts)
+        + f'<text x="{w / 2}" y="{h - 2}" text-anchor="middle">{_t(unit)}</text></svg>'
+    )
+    rows = "".join(f'<tr><td>{_t(label)}</td><td class="n">{n}</td></tr>' for label, n in bins)
+    table = (
+        f'<div class="visually-hidden"><table><caption>{_t(title)}: students by score</caption>'
+        f'<thead><tr><th scope="col">{_t(unit)}</th><th scope="col">students</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+    return svg + table
+
+
+def sandbox_notes(students: Iterable[dict]) -> List[Tuple[str, str, str]]:
+    """(kind, student, note) of every note that says the sandbox stopped something."""
+    found = []
+    for s in students:
+        for note in s.get("notes") or []:
+            for kind, pattern in CAUGHT:
+                if pattern.search(str(note)):
+                    found.append((kind, _who(s), str(note)))
+                    break
+    return found
+
+
+def mistakes_of(results: Iterable[object]) -> Dict[str, Dict[str, List[str]]]:
+    """student -> exercise id -> the named mistakes (``CaseResult.diagnosis``) of its failed cases."""
+    out: Dict[str, Dict[str, List[str]]] = {}
+    for sg in results:
+        named = {}
+        for g in getattr(sg, "grades", []):
+            names = sorted({c.diagnosis for c in g.cases if not c.passed and c.diagnosis})
+            if names:
+                named[g.exercise.id] = names
+        out[sg.student] = named
+    return out
+
+
+def _who(s: dict) -> str:
+    name = s.get("name") or s.get("student") or "?"
+    return str(name) if str(name) == str(s.get("student", name)) else f"{name} ({s.get('student')})"
+
+
+def _late(s: dict) -> bool:
+    return bool(s.get("late")) or bool(s.get("days_late")) or bool(s.get("penalty"))
+
+
+def _exercises(data: dict) -> List[dict]:
+    listed = data.get("exercises")
+    if isinstance(listed, list) and listed:
+        return [e for e in listed if isinstance(e, dict) and "id" in e]
+    ids: List[str] = []
+    for s in data.get("students", []):
+        ids += [i for i in (s.get("exercises") or {}) if i not in ids]
+    out = []
+    for ex_id in ids:
+        try:
+            from ..exercises._registry import get
+
+            ex = get(ex_id)
+            out.append({"id": ex.id, "number": ex.number, "title": ex.title, "points": ex.points})
+        except KeyError:
+            earned = [
+                float((s.get("exercises") or {}).get(ex_id, {}).get("earned", 0)) for s in data["students"]
+            ]
+            out.append({"id": ex_id, "number": "", "title": ex_id, "points": max(earned, default=0)})
+    return out
+
+
+def _table(head: Sequence[str], rows: List[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+    th = "".join(f'<th scope="col"{" class=n" if i in numeric else ""}>{h}</th>' for i, h in enumerate(head))
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=n' if i in numeric else ''}>{c}</td>" for i, c in enumerate(r))
+        + "</tr>"
+        for r in rows
+    )
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_summary(data: dict, title: Optional[str] = None) -> str:
+    """The summary page of a run's ``results.json`` data (see the module's docstring)."""
+    students = [s for s in data.get("students", []) if isinstance(s, dict)]
+    handed_in = [s for s in students if s.get("status") != "missing"]
+    chapters = ", ".join(str(c) for c in data.get("chapters", []))
+    title = title or f"Grading summary{': ' + chapters if chapters else ''}"
+    possible = float(data.get("points_possible") or 0)
+    out = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_t(title)}</title><style>{CSS}</style></head><body><main>",
+        f"<h1>{_t(title)}</h1>",
+    ]
+    facts = [f"{len(students)} students", f"{sum(len(s.get('notebooks') or []) for s in students)} notebooks"]
+    if possible:
+        facts.append(f"out of {_pts(possible)} points")
+    if data.get("seconds") is not None:
+        facts.append(f"graded in {float(data['seconds']):.1f} s")
+    if data.get("sandbox"):
+        facts.append(f"sandbox: {data['sandbox']}")
+    out.append(f'<p class="muted">{_t(" · ".join(facts))}</p>')
+    if data.get("sandbox_warning"):
+        out.append(f"<p><strong>Warning:</strong> {_t(data['sandbox_warning'])}</p>")
+
+    # statuses, late, missing
+    statuses = Counter(str(s.get("status", "?")) for s in students)
+    rows = [[_t(k), str(n)] for k, n in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0]))]
+    late = [s for s in students if _late(s)]
+    penalised = [s for s in students if s.get("penalty")]
+    out.append('<section aria-labelledby="h-status"><h2 id="h-status">Statuses</h2>')
+    out.append(_table(["status", "students"], rows, numeric=(1,)))
+    counts = f"{statuses.get('missing', 0)} missing (no submission), {len(late)} late"
+    if penalised:
+        counts += f", {len(penalised)} with a late penalty"
+    out.append(f"<p>{_t(counts)}.</p></section>")
+
+    # distributions
+    out.append('<section aria-labelledby="h-scores"><h2 id="h-scores">Scores</h2>')
+    unit = "points"
+    out.append(
+        f'<p class="muted">{len(handed_in)} students who handed something in; bars count students.</p>'
+    )
+    out.append('<div class="grid">')
+    totals = [float(s.get("total") or 0) for s in handed_in]
+    if possible:
+        caption = f"Total, out of {_pts(possible)}"
+        out.append(
+            f"<figure><figcaption>{_t(caption)}</figcaption>"
+            + _svg_histogram("hist-total", caption, histogram_bins(totals, possible), unit)
+            + "</figure>"
+        )
+    for i, ex in enumerate(_exercises(data)):
+        scores = [float((s.get("exercises") or {}).get(ex["id"], {}).get("earned", 0)) for s in handed_in]
+        full = sum(1 for x in scores if x >= float(ex.get("points") or 0) > 0)
+        number = f"Exercise {ex.get('number')} · " if ex.get("number") else ""
+        caption = f"{number}{ex.get('title', ex['id'])} ({_pts(float(ex.get('points') or 0))} pt)"
+        out.append(
+            f"<figure><figcaption>{_t(caption)}</figcaption>"
+            + _svg_histogram(f"hist-{i}", caption, histogram_bins(scores, float(ex.get("points") or 0)), unit)
+            + f'<p class="muted">{full} of {len(scores)} full marks · {_t(ex["id"])}</p></figure>'
+        )
+    out.append("</div></section>")
+
+    # mistakes
+    made: Counter = Counter()
+    for s in students:
+        for ex_id, names in (s.get("mistakes") or {}).items():
+            for name in set(names):
+                made[(str(ex_id), str(name))] += 1
+    out.append('<section aria-labelledby="h-mistakes"><h2 id="h-mistakes">Most common mistakes</h2>')
+    if made:
+        rows = [[_t(name), _t(ex_id), str(n)] for (ex_id, name), n in made.most_common(MISTAKES)]
+        out.append(_table(["mistake", "exercise", "students"], rows, numeric=(2,)))
+    else:
+        out.append("<p>No named mistake was recognised.</p>")
+    out.append("</section>")
+
+    # the sandbox
+    caught = sandbox_notes(students)
+    out.append('<section aria-labelledby="h-sandbox"><h2 id="h-sandbox">Stopped by the sandbox</h2>')
+    if caught:
+        out.append("<ul>")
+        out += [
+            f"<li><strong>{_t(kind)}</strong>: <bdi>{_t(who)}</bdi>: {_t(note)}</li>"
+            for kind, who, note in caught
+        ]
+        out.append("</ul>")
+    else:
+        out.append("<p>Nothing: no notebook hit a time, memory or output limit or ended its run.</p>")
+    out.append("</section>")
+
+    # slowest
+    timed = [
+        (float(sec), _who(s), str(nb))
+        for s in students
+        for nb, sec in (s.get("seconds") or {}).items()
+        if isinstance(sec, (int, float))
+    ]
+    timed.sort(key=lambda t: -t[0])
+    out.append('<section aria-labelledby="h-slow"><h2 id="h-slow">Slowest notebooks</h2>')
+    if timed:
+        rows = [[f"<bdi>{_t(who)}</bdi>", _t(nb), f"{sec:.1f}"] for sec, who, nb in timed[:SLOWEST]]
+        out.append(_table(["student", "notebook", "seconds"], rows, numeric=(2,)))
+    else:
+        out.append("<p>No notebook was run.</p>")
+    out.append("</section></main></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_summary(out_dir: Path, results: Sequence[object] = (), exercises: Sequence[object] = ()) -> Path:
+    """Write ``out_dir/summary.html`` from ``out_dir/results.json``, with the named mistakes of
+    ``results`` (the run's ``StudentGrade`` rows) and the run's ``exercises``."""
+    out_dir = Path(out_dir)
+    data = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    mistakes = mistakes_of(results)
+    for s in data.get("students", []):
+        s.setdefault("mistakes", mistakes.get(s.get("student"), {}))
+    if exercises:
+        data["exercises"] = [
+            {"id": ex.id, "number": ex.number, "title": ex.title, "points": ex.points} for ex in exercises
+        ]
+    path = out_dir / "summary.html"
+    path.write_text(render_summary(data), encoding="utf-8", errors="backslashreplace")
+    return path
