@@ -113,7 +113,9 @@ def test_the_histograms_count_each_student_once_in_the_right_bar():
     )
     page = render_summary(run_data())
     # the total's histogram: the four who handed in (the missing one is left out) over 0..5
-    total = re.search(r'<div class="visually-hidden"><table><caption>Total, out of 5.*?</table>', page).group(0)
+    total = re.search(r'<div class="visually-hidden"><table><caption>Total, out of 5.*?</table>', page).group(
+        0
+    )
     counts = [int(n) for n in re.findall(r'<td class="n">(\d+)</td>', total)]
     assert counts == [1, 1, 0, 1, 0, 1]  # dee 0, the hostile name 1, bob 3, ann 5
     desc = re.search(r'<desc id="hist-total-d">(.*?)</desc>', page).group(1)
