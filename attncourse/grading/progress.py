@@ -56,7 +56,8 @@ class ProgressLine:
             self.done += notebooks
             for name, sec in (getattr(row, "seconds", None) or {}).items():
                 if sec > self.slowest[1]:
-                    label = f"{getattr(row, 'student', '')}/{name}" if getattr(row, "student", "") else name
+                    who = str(getattr(row, "student", "") or "")
+                    label = name if not who or name in (who, f"{who}.ipynb") else f"{who}/{name}"
                     self.slowest = (label, float(sec))
             end = self.done >= total
             if self.tty:

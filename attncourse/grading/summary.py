@@ -111,10 +111,15 @@ def _svg_histogram(uid: str, title: str, bins: List[Tuple[str, int]], unit: str)
             parts.append(
                 f'<text x="{x + step / 2:.1f}" y="{base - bh - 3:.1f}" text-anchor="middle">{n}</text>'
             )
-        if len(bins) <= 11 or i % 2 == 0 or i == len(bins) - 1:
+        if "–" not in label and (len(bins) <= 11 or i % 2 == 0):  # whole points: the bars' numbers
             parts.append(
                 f'<text x="{x + step / 2:.1f}" y="{base + 14}" text-anchor="middle">{_t(label)}</text>'
             )
+        elif i % 3 == 0 and i < len(bins) - 2:  # ranges: every third bar's lower edge, at its left
+            parts.append(f'<text x="{x:.1f}" y="{base + 14}">{_t(label.split("–")[0])}</text>')
+    if bins and "–" in bins[-1][0]:
+        end = bins[-1][0].split("–")[1]
+        parts.append(f'<text x="{w - pad}" y="{base + 14}" text-anchor="end">{_t(end)}</text>')
     desc = "; ".join(f"{label} {unit}: {n}" for label, n in bins)
     svg = (
         f'<svg viewBox="0 0 {w} {h}" role="img" aria-labelledby="{uid}-t {uid}-d">'
