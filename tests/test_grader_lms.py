@@ -268,11 +268,12 @@ def test_the_gradescope_autograder_grades_as_nobody_without_bubblewrap(course, t
     import tempfile
 
     assert main(["gradescope", str(course["bundle"]), str(tmp_path / "package")]) == 0
-    # /autograder as in Gradescope's container: root's, open to others (tmp_path is root's alone)
+    # /autograder as in Gradescope's container, outside tmp_path (root's alone)
     root = Path(tempfile.mkdtemp(prefix="autograder-"))
     try:
         os.chmod(root, 0o755)
         python = _nobody_python(root)
+        os.chmod(root, 0o700)  # closed, as mkdtemp makes it: run_autograder opens the way for nobody
         assert python == root / "venv" / "bin" / "python"  # run_autograder's Python, as setup.sh puts it
         with zipfile.ZipFile(tmp_path / "package" / "autograder.zip") as z:
             z.extractall(root / "source")

@@ -54,6 +54,9 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for every submission, in a fresh container.
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}"
+# without bubblewrap the notebook runs as user nobody, who must reach the venv and the package
+# (the bundle and the results are made root's alone before anything runs)
+chmod o+x "$ROOT" "$ROOT/source" 2>/dev/null || true
 cd "$ROOT/source"
 exec env PYTHONPATH="$ROOT/source" "$PYTHON" -m attncourse.grading.gradescope "$ROOT" CHAPTERS
 """
