@@ -236,15 +236,17 @@ def delta_rule(
             f"initial_state must be (..., E, Ev) = (..., {E}, {Ev}) for q {fmt_shape(q)} and "
             f"v {fmt_shape(v)}; got {fmt_shape(initial_state)}."
         )
-    shapes = {"q, k and v": lead + (L,)}  # every per-position input broadcasts to (..., L)
+    # Every input broadcasts to (..., L): beta and decay as they are, the others without their
+    # feature axes.
+    shapes = {"q, k and v (leading dims, L)": lead + (L,)}
     shapes.update({n: tuple(a.shape) for n, a in (("beta", beta), ("decay", decay)) if a is not None})
     if initial_state is not None:
-        shapes["initial_state"] = tuple(initial_state.shape[:-2]) + (L,)
-    full = broadcast_shapes("leading dimensions and length L of the inputs, (..., L)", shapes)
+        shapes["initial_state (leading dims, L)"] = tuple(initial_state.shape[:-2]) + (L,)
+    full = broadcast_shapes("shapes (..., L) of the inputs", shapes)
     if full[-1] != L:
         raise AttentionInputError(
             f"beta and decay must be (..., L) with L={L}; got "
-            + ", ".join(f"{n} {s}" for n, s in shapes.items() if n != "q, k and v")
+            + ", ".join(f"{n} {s}" for n, s in shapes.items() if n in ("beta", "decay"))
             + "."
         )
     lead = full[:-1]
