@@ -84,6 +84,12 @@ def linear_attention(
     -------
     out : (..., L, Ev), the same kind, device and dtype as ``q``.
 
+    Notes
+    -----
+    The causal case is computed with a cumulative sum over positions, which forms every state
+    ``S_t`` at once (``(..., L, E, Ev)`` numbers); the recurrence of the module docstring gives the
+    same numbers keeping one state, and the masked quadratic form below the same again.
+
     Examples
     --------
     The output equals the weights ``phi(q) phi(k)^T`` (lower triangle, rows divided by their sums)

@@ -8,6 +8,8 @@ allowed key, causal rows with fewer keys than ``top_k``, leading dims, gradients
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attncourse import scaled_dot_product_attention, topk_attention
 from reference import loop_attention
@@ -143,6 +145,28 @@ def test_half_precision_and_a_low_precision_indexer(rng):
     kept = torch.as_tensor(np.stack([loop_kept(s, 4, False) for s in index_scores.float().numpy()]))
     ref_out, _ = scaled_dot_product_attention(q.double(), k.double(), v.double(), kept)
     assert_close(out, ref_out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    L=st.integers(1, 6),
+    S=st.integers(1, 6),
+    top_k=st.integers(1, 8),
+    causal=st.booleans(),
+    seed=st.integers(0, 2**16),
+    levels=st.integers(1, 4),  # few distinct index scores: many ties
+)
+def test_property_kept_keys(L, S, top_k, causal, seed, levels):
+    rng = np.random.default_rng(seed)
+    q, k, v = _qkv(rng, L=L, S=S)
+    index_scores = rng.integers(0, levels, size=(L, S)).astype(float)
+    _, weights = topk_attention(q, k, v, top_k, index_scores=index_scores, is_causal=causal)
+    allowed = np.tril(np.ones((L, S), dtype=bool)) if causal else np.ones((L, S), dtype=bool)
+    kept = weights > 0
+    np.testing.assert_array_equal(kept, loop_kept(index_scores, top_k, causal))
+    np.testing.assert_array_equal(kept.sum(-1), np.minimum(top_k, allowed.sum(-1)))  # min(top_k, allowed)
+    np.testing.assert_allclose(weights.sum(-1), 1.0)
+    assert not (kept & ~allowed).any()
 
 
 ERRORS = [
