@@ -155,7 +155,9 @@ def test_elu_feature_map_matches_loop_and_torch(rng):
     np.testing.assert_allclose(elu_feature_map(x), loop_elu_feature_map(x), rtol=1e-15)
     t = torch.tensor(x, dtype=torch.float32)
     assert_close(elu_feature_map(t), torch.nn.functional.elu(t) + 1)
-    assert (elu_feature_map(x) >= 0).all() and (elu_feature_map(x)[:-3] > 0).all()  # exp(-1000) underflows to 0
+    assert (elu_feature_map(x) >= 0).all() and (
+        elu_feature_map(x)[:-3] > 0
+    ).all()  # exp(-1000) underflows to 0
 
 
 @pytest.mark.parametrize("causal", [True, False])
