@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._backend import AttentionInputError, AttentionTypeError
 from .flash import KVCache, cached_attention, flash_attention, online_softmax
 from .functional import merge_heads, scaled_dot_product_attention, softmax, split_heads
+from .linear import delta_rule, elu_feature_map, linear_attention
 from .masks import (
     causal_mask,
     from_additive_mask,
@@ -21,6 +22,7 @@ from .masks import (
     to_blocked_mask,
 )
 from .positional import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positional_encoding
+from .sparse import topk_attention
 from .vision import attention_rollout, patchify, unpatchify
 
 __version__ = "0.1.0"
@@ -52,10 +54,15 @@ __all__ = [
     "patchify",
     "unpatchify",
     "attention_rollout",
+    "linear_attention",
+    "elu_feature_map",
+    "delta_rule",
+    "topk_attention",
     "MultiHeadAttention",
     "TransformerBlock",
     "TinyTransformer",
     "VisionTransformer",
+    "TransformerEncoderDecoder",
     "best_device",
 ]
 
@@ -64,6 +71,7 @@ _LAZY = {
     "TransformerBlock": ".transformer",
     "TinyTransformer": ".transformer",
     "VisionTransformer": ".vit",
+    "TransformerEncoderDecoder": ".models.encoder_decoder",
     "best_device": ".device",
 }
 

@@ -233,6 +233,26 @@ class _NumpyOps:
     def stack(xs, axis):
         return np.stack(xs, axis=axis)
 
+    @staticmethod
+    def cumsum(x, axis):
+        return np.cumsum(x, axis=axis)
+
+    @staticmethod
+    def argsort_descending(x):
+        """Indices that sort the last axis from largest to smallest; ties keep the lower index first."""
+        return np.argsort(-x, axis=-1, kind="stable")
+
+    @staticmethod
+    def take_along_axis(x, indices, axis):
+        return np.take_along_axis(x, indices, axis=axis)
+
+    @staticmethod
+    def scatter_along_axis(x, indices, values, axis):
+        """A copy of ``x`` with ``values`` written at ``indices`` along ``axis``."""
+        out = x.copy()
+        np.put_along_axis(out, indices, values, axis=axis)
+        return out
+
 
 class _TorchOps:
     """The same operations, spelled for torch (imported only when a tensor arrives).
@@ -373,6 +393,21 @@ class _TorchOps:
 
     def stack(self, xs, axis):
         return self.torch.stack(list(xs), dim=axis)
+
+    def cumsum(self, x, axis):
+        return self.torch.cumsum(x, dim=axis)
+
+    def argsort_descending(self, x):
+        """Indices that sort the last axis from largest to smallest; ties keep the lower index first."""
+        return self.torch.sort(x, dim=-1, descending=True, stable=True).indices
+
+    def take_along_axis(self, x, indices, axis):
+        return self.torch.take_along_dim(x, indices, dim=axis)
+
+    @staticmethod
+    def scatter_along_axis(x, indices, values, axis):
+        """A copy of ``x`` with ``values`` written at ``indices`` along ``axis`` (differentiable)."""
+        return x.scatter(axis, indices, values)
 
 
 _NUMPY_OPS = _NumpyOps()

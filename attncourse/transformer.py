@@ -13,7 +13,8 @@
       y = LN2(h + mlp(h))
 
 Both equal ``torch.nn.TransformerEncoderLayer(..., activation="gelu", batch_first=True)`` with the
-same ``norm_first`` and the same weights (``TransformerBlock.from_torch`` copies them).
+same ``norm_first`` and the same weights (``TransformerBlock.from_torch`` copies them), and with
+``activation="relu"`` the layer of the same activation (the 2017 paper's, torch's default).
 
 ``TinyTransformer`` stacks the blocks into a decoder-only (causal) language model: token embeddings
 plus learned position embeddings, ``n_layers`` blocks under a causal mask, a final layer norm and a
@@ -25,17 +26,16 @@ without a KV cache (``attncourse.flash.KVCache``); ``TinyTransformer.decode`` is
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ._backend import AttentionInputError, fmt_shape
 from ._validation import int_at_least, positive_int, public
-from .flash import KVCache, cached_attention
-from .functional import merge_heads, softmax, split_heads
+from .flash import KVCache
+from .functional import softmax
+from .models.layers import activation_name, cached_self_attention, feed_forward
 from .multihead import MultiHeadAttention
 
 __all__ = ["TinyTransformer", "TransformerBlock", "next_token_probs"]
@@ -60,6 +60,8 @@ class TransformerBlock(nn.Module):
         ``dropout`` there too.  ``dropout=0, attn_dropout=p`` drops attention weights only.
     norm_first : bool
         True (default): pre-norm, ``x + attn(LN(x))``. False: post-norm, ``LN(x + attn(x))``.
+    activation : str
+        The MLP's nonlinearity: ``"gelu"`` (default, the exact GELU) or ``"relu"``.
     bias : bool
         Biases in the linear layers and the layer norms.
     n_kv_heads : int, optional
@@ -93,6 +95,7 @@ class TransformerBlock(nn.Module):
         dropout: float = 0.0,
         attn_dropout: float | None = None,
         norm_first: bool = True,
+        activation: str = "gelu",
         bias: bool = True,
         layer_norm_eps: float = 1e-5,
         n_kv_heads: int | None = None,
@@ -114,14 +117,7 @@ class TransformerBlock(nn.Module):
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)  # around attention
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)  # around the MLP
         # The MLP works on each position on its own: (B, L, d_model) -> (B, L, d_ff) -> (B, L, d_model).
-        self.mlp = nn.Sequential(
-            OrderedDict(
-                up=nn.Linear(d_model, d_ff, bias=bias, **factory),
-                act=nn.GELU(),
-                drop=nn.Dropout(dropout),
-                down=nn.Linear(d_ff, d_model, bias=bias, **factory),
-            )
-        )
+        self.mlp = feed_forward(d_model, d_ff, activation, dropout, bias, **factory)
         self.drop1 = nn.Dropout(dropout)  # on the attention sublayer's output
         self.drop2 = nn.Dropout(dropout)  # on the MLP sublayer's output
 
@@ -193,36 +189,25 @@ class TransformerBlock(nn.Module):
                 f"weights (p={attn.dropout.p}), which the cached path does not apply; call .eval() first."
             )
 
-        def attend(h):
-            q = split_heads(attn.q_proj(h), attn.n_heads)  # (B, n, d_model) -> (B, H, n, d_head)
-            k = split_heads(attn.k_proj(h), attn.n_kv_heads)  # (B, n, d_kv) -> (B, H_kv, n, d_head)
-            v = split_heads(attn.v_proj(h), attn.n_kv_heads)
-            # The n new queries are the last n of S = len(cache) positions: (B, H, n, d_head);
-            # the cache keeps the H_kv key/value heads only.
-            out = cached_attention(
-                q, k, v, cache, scale=1.0 / math.sqrt(attn.d_head), enable_gqa=attn.n_kv_heads != attn.n_heads
-            )
-            return attn.out_proj(merge_heads(out)), None  # (B, H, n, d_head) -> (B, n, d_model)
-
-        return self._sublayers(x, attend)[0]
+        return self._sublayers(x, lambda h: (cached_self_attention(attn, h, cache), None))[0]
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> TransformerBlock:
         """A copy of ``torch.nn.TransformerEncoderLayer`` ``layer`` (same weights, same outputs).
 
-        ``layer`` must use ``activation="gelu"`` (the exact, erf-based GELU); call it with
-        ``batch_first=True`` to compare outputs.
+        ``layer`` must use ``activation="gelu"`` (the exact, erf-based GELU) or ``"relu"``; call it
+        with ``batch_first=True`` to compare outputs.
         """
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise AttentionInputError(
                 "TransformerBlock.from_torch: expected torch.nn.TransformerEncoderLayer; "
                 f"got {type(layer).__name__}."
             )
-        act = layer.activation
-        if not (act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none")):
+        activation = activation_name(layer.activation)
+        if activation is None:
             raise AttentionInputError(
-                "TransformerBlock.from_torch: only activation='gelu' is supported (the block's MLP uses "
-                f"the exact GELU); got {act!r}."
+                "TransformerBlock.from_torch: only activation='gelu' (the exact GELU) or 'relu' is "
+                f"supported; got {layer.activation!r}."
             )
         attn = MultiHeadAttention.from_torch(layer.self_attn)
         w = layer.linear1.weight
@@ -233,6 +218,7 @@ class TransformerBlock(nn.Module):
             layer.linear1.out_features,
             dropout=layer.dropout.p,
             norm_first=layer.norm_first,
+            activation=activation,
             bias=bias,
             layer_norm_eps=layer.norm1.eps,
             device=w.device,
