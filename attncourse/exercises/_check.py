@@ -31,7 +31,7 @@ from ._compare import (
     Outcome,
     expected_outputs,
     groups_passed,
-    judge,
+    judge_all,
     points_earned,
 )
 from ._guard import Guard
@@ -369,12 +369,10 @@ def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome
 def run_cases(
     exercise: Exercise, fn: Callable[..., Any], cases: List[Any], *, hidden: bool = False
 ) -> List[CaseResult]:
-    """Judge ``fn`` on ``cases`` in this process (``check`` uses the public ones)."""
-    results = []
-    for case in cases:
-        expected = expected_outputs(exercise, case)
-        results.append(judge(exercise, case, expected, call(exercise, fn, case.args()), hidden=hidden))
-    return results
+    """Judge ``fn`` on ``cases`` in this process (``check`` uses the public ones), as the grader does."""
+    expected = [expected_outputs(exercise, case) for case in cases]
+    outcomes = [call(exercise, fn, case.args()) for case in cases]
+    return judge_all(exercise, cases, expected, outcomes, [hidden] * len(cases))
 
 
 HINT_AFTER = 3  # different failing answers to one exercise, after which check shows the hint unasked
