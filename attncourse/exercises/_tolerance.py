@@ -3,7 +3,7 @@
 One tolerance table by dtype, the one the package's own tests use (``tests/support.py``):
 
 =========  ======  =====================================
-precision  rtol    atol (x the largest expected magnitude)
+precision  rtol    atol (x the largest expected magnitude, at least 1)
 =========  ======  =====================================
 float64    1e-7    1e-9
 float32    1e-5    1e-5
@@ -15,8 +15,10 @@ An answer is judged at the lower of two precisions: the case's (its lowest-preci
 input) and the answer's own (its lowest-precision float output).  So a correct answer computed
 in float32 (``.float()``, ``astype(np.float32)``, torch's default) passes a float64 case, and a
 float64 answer on a float16 case is judged as float16.  ``atol`` is scaled by the largest finite
-magnitude among the expected values, so entries near zero, where float32 round-off is larger
-than any relative tolerance, pass; every wrong answer the cases catch is off by far more.
+magnitude among the expected values (at least 1: the intermediate values of a computation, such
+as probabilities near 1 whose differences are the result, are rarely smaller), so entries near
+zero, where float32 round-off is larger than any relative tolerance, pass; every wrong answer
+the cases catch is off by far more.
 
 A bfloat16 tensor reaches the judge as float32 (numpy has no bfloat16): a float32 array whose
 every entry has the 16 low bits clear, and some entry more than the few leading bits of a round
@@ -101,7 +103,7 @@ class Tolerance:
             return self.atol
         e = np.asarray(expected, dtype=np.float64)
         finite = np.abs(e[np.isfinite(e)])
-        scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        scale = max(1.0, float(finite.max())) if finite.size else 1.0
         return self.atol * scale
 
     def allowed(self, expected_entry: float, expected: np.ndarray) -> float:
@@ -114,7 +116,7 @@ class Tolerance:
             return _stated_phrase(self.rtol, self.atol)
         return (
             f"{self.precision} precision (rtol {self.rtol:g}, atol {self.atol:g} x the largest "
-            "expected magnitude)"
+            "expected magnitude, at least 1)"
         )
 
     def lowered_note(self, what: str = "your result") -> str:

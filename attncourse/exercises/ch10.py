@@ -348,7 +348,7 @@ register(
                 ),
             ),
             Diagnosis(
-                "each patch comes back whole but in the wrong square of the grid, as if the grid were "
+                "each patch comes back whole but in the wrong place on the grid, as if the grid were "
                 "filled column by column: which of the grid's two axes does patchify list first?",
                 name="grid axes swapped",
                 hint="the grid is (H/P, W/P), rows first",
