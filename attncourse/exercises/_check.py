@@ -5,7 +5,7 @@ which cases passed and, for a failure, one message that says what is wrong (the 
 classic mistake the question that leads to it); ``check(..., hint=True)`` adds the hint that names
 the fix.  ``score(chapter)`` re-checks the functions as they are defined now (in the namespace it
 is called from) and adds up the chapter; an exercise whose function is not defined there keeps its
-latest check.  Points follow ``_compare.points_earned``: case groups, all or nothing, as the grader.
+latest check.  Points follow ``_scoring.points_earned``: case groups, all or nothing, as the grader.
 
 The first failing case shows the inputs' shapes and dtypes and the first entries that differ;
 an answer that calls what the exercise asks for (the package's reference, torch's built-in

@@ -203,7 +203,7 @@ class Exercise:
     # to every exercise (no attncourse function that the cell's ``needs`` does not import, no
     # torch built-in attention unless ``needs`` imports it by name; see ``_guard``).
     forbids: Tuple[str, ...] = ()
-    # (rtol, atol) that replaces the dtype-based table of ``_compare`` (a ``predict`` exercise
+    # (rtol, atol) that replaces the dtype-based table of ``_tolerance`` (a ``predict`` exercise
     # states how close a written-down number must be, e.g. ``(0.1, 0.0)`` for "within 10%");
     # integer answers are then compared with it too.  The feedback quotes it.
     tolerance: Optional[Tuple[float, float]] = None

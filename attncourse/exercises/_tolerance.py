@@ -188,7 +188,7 @@ def how_far(expected: float, got: float) -> str:
     if not math.isfinite(g):
         return "not a finite number"
     if e == 0:
-        return "too high: what should it be when nothing contributes?" if g > 0 else "too low"
+        return "too high" if g > 0 else "too low"
     if g == 0:
         return "zero, and it should not be: what contributes to it?"
     if (e > 0) != (g > 0):

@@ -401,7 +401,7 @@ register(
         title="grouped-query attention",
         points=4,
         function="grouped_query_attention",
-        hint="repeat each key/value head H/G times along the head axis (np.repeat, not np.tile), then attend as usual",
+        hint="query head h uses key/value head h // (H/G): give every query head its keys and values, then attend as usual",
         kind="extend",
         description="Grouped-query attention (GQA, used by Llama 2 70B and Mistral) keeps all `H` query "
         "heads but only `G` key/value heads, `H % G == 0`: query heads `0 .. H/G - 1` share key/value head "

@@ -356,7 +356,7 @@ register(
         title="predict the tiles a causal pass needs",
         points=1,
         function="predict_causal_tiles",
-        hint="query block i needs key blocks 0..i: add up the tiles block by block",
+        hint="which tiles have at least one key at or before one of their queries? count them row of blocks by row of blocks",
         kind="predict",
         description="A tiled causal pass splits $L = S = 4096$ into blocks of 256 queries and 256 keys, "
         "a grid of 16 x 16 tiles, and skips every tile that lies entirely above the diagonal (all its "

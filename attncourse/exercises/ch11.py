@@ -25,7 +25,7 @@ register(
         title="predict a model's KV cache",
         points=1,
         function="predict_cache_gib",
-        hint="bytes per token: layers x (key and value) x KV heads x width x bytes per number; then times the tokens in the batch",
+        hint="what does one token keep in every layer, in how many bytes, and how many tokens does the batch hold?",
         kind="predict",
         description="A model has 40 layers, 32 query heads and 8 key/value heads of width 128, and serves "
         "in bfloat16. Before running anything: how many GiB ($2^{30}$ bytes) does its KV cache take for "
@@ -122,7 +122,7 @@ register(
         title="grouped-query attention",
         points=2,
         function="gqa_attention",
-        hint="repeat each KV head H/H_kv times along the head axis (np.repeat, not np.tile), then masked scaled attention as usual",
+        hint="query head h uses KV head h // (H / H_kv): give every query head its keys and values, then masked scaled attention as usual",
         kind="implement",
         forbids=NO_FUSED,
         description="Implement grouped-query attention in numpy: `q (..., H, L, E)`, `k (..., H_kv, S, E)`, "
@@ -267,7 +267,7 @@ register(
         title="linear and dynamic-NTK frequencies",
         points=2,
         function="scaled_frequencies",
-        hint="linear divides every frequency by the factor; dynamic grows the base by (s L / N - (s - 1)) ** (E / (E - 2))",
+        hint="linear slows every pair by the factor; dynamic keeps the form base ** (-2i / E) with a larger base that depends on L / N",
         kind="derive",
         forbids=("attncourse.rope_frequencies", "attncourse.rope_angles", "attncourse.apply_rope"),
         description="From the formulas in the section on stretching the context, return the per-pair RoPE "
