@@ -12,7 +12,7 @@ from exercise_support import ROOT, load_hidden_cases, skip_without_torch
 
 from attncourse.exercises import Case, Exercise, all_exercises, check, get, reset
 from attncourse.exercises._check import call, run_cases
-from attncourse.exercises._compare import expected_outputs, judge_all
+from attncourse.exercises._compare import expected_outputs, judge, judge_all
 from attncourse.exercises._registry import _REGISTRY
 from attncourse.exercises._tolerance import TOLERANCES, how_far, tolerance_for
 from attncourse.grading.gradebook import feedback_text
@@ -335,16 +335,25 @@ def test_4_6_a_fix_whose_scores_are_still_symmetric_is_told_so(how):
 def test_a_diagnosis_that_one_case_refutes_is_not_shown():
     """A wrong answer that matches a variant on one case by coincidence gets the plain message."""
     ex = get("ch06.sliding_window_mask")
-    variant = next(d for d in ex.diagnoses if d.variant is not None)
     cases = ex.public_cases()
+    first = tuple(cases[0].inputs.values())
 
-    def matches_on_the_first_case_only(L, window):
-        if (L, window) == tuple(cases[0].inputs.values()):
-            return variant.variant(L, window)
-        return np.zeros((L, L), dtype=bool)
+    def one_too_wide_on_the_first_case_only(L, window):
+        i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+        if (L, window) == first:
+            return (j <= i) & (j >= i - window)  # the "off by one" mistake
+        return j <= i  # another mistake: no window at all
 
-    results = run_cases(ex, matches_on_the_first_case_only, cases)
-    assert not any(r.diagnosis for r in results)
+    outcomes = [call(ex, one_too_wide_on_the_first_case_only, c.args()) for c in cases]
+    alone = judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0])
+    assert alone.diagnosis == "off by one"  # what the first case, judged alone, would say
+    results = run_cases(ex, one_too_wide_on_the_first_case_only, cases)
+    assert not any(r.passed for r in results)
+    assert not any(r.diagnosis == "off by one" for r in results)
+    assert (
+        results[0].message
+        == judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0], diagnose=False).message
+    )
 
 
 # ----------------------------------------------------------------------------- hints
