@@ -297,12 +297,38 @@ def _make_course(tmp_path_factory):
     listener.close()
 
 
+def naive_mark() -> float:
+    """What NAIVE earns for 1.2 in this process, public and hidden cases judged as ``check`` judges:
+    the sandboxed grader must give the same mark (it passes small logits and overflows on large ones)."""
+    from exercise_support import ROOT, load_hidden_cases
+
+    from attncourse.exercises._check import call
+    from attncourse.exercises._compare import expected_outputs, judge_all, points_earned
+
+    ex, ns = get("ch01.stable_softmax"), {}
+    exec("import numpy as np\n" + NAIVE, ns)
+    public, hidden = ex.public_cases(), list(load_hidden_cases(ROOT / "hidden_cases")[ex.id]())
+    cases = public + hidden
+    results = judge_all(
+        ex,
+        cases,
+        [expected_outputs(ex, c) for c in cases],
+        [call(ex, ns["stable_softmax"], c.args()) for c in cases],
+        [False] * len(public) + [True] * len(hidden),
+    )
+    assert not all(r.passed for r in results)
+    return points_earned(ex, results)
+
+
 def expected_rows(cells: dict) -> dict:
+    from attncourse.exercises._check import _fmt_points
+
     t, s, e, j = (cells[ex] for ex in ALL)
     full = ["1", "2", "2", "3", "8", "8", "ok", ""]
+    naive = naive_mark()
     rows = {
         "alice": full,
-        "bob": ["1", "1", "0", "3", "5", "8", "ok", ""],
+        "bob": ["1", _fmt_points(naive), "0", "3", _fmt_points(4 + naive), "8", "ok", ""],
         "carol": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "dave": full[:7] + [f"cells over the 1.5 s cell limit (stopped): {t}"],
         "erin": [
@@ -475,7 +501,7 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
     assert "Resource temporarily unavailable" in feedback["fiona"]
     assert "raised SystemExit" in feedback["sam"]
     assert "bad \\ud800 news" in feedback["sue"]
-    assert {r.student: r.total for r in results}["bob"] == 5
+    assert {r.student: r.total for r in results}["bob"] == round(4 + naive_mark(), 2)
 
 
 def test_the_sandbox_none_grades_and_says_so(course, tmp_path, capsys):

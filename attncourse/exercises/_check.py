@@ -5,7 +5,7 @@ which cases passed and, for a failure, one message that says what is wrong (the 
 classic mistake the question that leads to it); ``check(..., hint=True)`` adds the hint that names
 the fix.  ``score(chapter)`` re-checks the functions as they are defined now (in the namespace it
 is called from) and adds up the chapter; an exercise whose function is not defined there keeps its
-latest check.  Points follow ``_compare.points_earned``: case groups, all or nothing, as the grader.
+latest check.  Points follow ``_scoring.points_earned``: case groups, all or nothing, as the grader.
 
 The first failing case shows the inputs' shapes and dtypes and the first entries that differ;
 an answer that calls what the exercise asks for (the package's reference, torch's built-in
@@ -31,7 +31,7 @@ from ._compare import (
     Outcome,
     expected_outputs,
     groups_passed,
-    judge,
+    judge_all,
     points_earned,
 )
 from ._guard import Guard
@@ -369,12 +369,10 @@ def call(exercise: Exercise, fn: Callable[..., Any], args: List[Any]) -> Outcome
 def run_cases(
     exercise: Exercise, fn: Callable[..., Any], cases: List[Any], *, hidden: bool = False
 ) -> List[CaseResult]:
-    """Judge ``fn`` on ``cases`` in this process (``check`` uses the public ones)."""
-    results = []
-    for case in cases:
-        expected = expected_outputs(exercise, case)
-        results.append(judge(exercise, case, expected, call(exercise, fn, case.args()), hidden=hidden))
-    return results
+    """Judge ``fn`` on ``cases`` in this process (``check`` uses the public ones), as the grader does."""
+    expected = [expected_outputs(exercise, case) for case in cases]
+    outcomes = [call(exercise, fn, case.args()) for case in cases]
+    return judge_all(exercise, cases, expected, outcomes, [hidden] * len(cases))
 
 
 HINT_AFTER = 3  # different failing answers to one exercise, after which check shows the hint unasked
@@ -408,8 +406,8 @@ def _hints(exercise: Exercise, cases: List[CaseResult]) -> List[str]:
     for i, d in enumerate(exercise.diagnoses):
         if (d.name or f"diagnosis {i + 1}") in named and d.hint and d.hint not in out:
             out.append(d.hint)
-    if not out and any(not c.passed for c in cases):
-        out.append(exercise.hint or "no hint for this one: compare your result with the expected one above")
+    if not out and any(not c.passed for c in cases) and exercise.hint:
+        out.append(exercise.hint)  # every registered exercise has one (tests/test_scoring_policy.py)
     return out
 
 

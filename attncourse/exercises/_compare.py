@@ -4,20 +4,12 @@ Used by ``check`` (in the learner's kernel, on the public cases) and by the grad
 instructor's process, on what a sandboxed run sent back).  In both, the expected output comes
 from the exercise's trusted ``reference``, computed in float64 on a private copy of the inputs.
 
-The tolerance depends on the lowest-precision float among the inputs, stated once here:
-
-=========  ======  =======
-inputs     rtol    atol
-=========  ======  =======
-float64    1e-6    1e-9
-float32    1e-4    1e-6
-float16    1e-2    1e-3
-=========  ======  =======
-
-float32 is looser than elementwise round-off because ``x - max`` of logits in the hundreds
-already loses about 1e-5 relative; every wrong answer the cases are built to catch is off by
-far more (a meta-test checks that zeros and the stub never pass).  An exercise may state its own
-``tolerance`` instead (a ``predict`` exercise does: "within 10%"); the feedback then quotes it.
+The tolerance depends on the precision of the case and of the answer: one table by dtype, in
+``_tolerance`` (a correct answer in float32 or on torch tensors passes; a failure shows enough
+digits to see the difference, the tolerance, and says when the answer has a lower precision than
+the case).  An exercise may state its own ``tolerance`` instead (a ``predict`` exercise does:
+"within 10%"); the feedback then quotes it.  The expected value of a ``predict`` or ``derive``
+exercise is never shown: the feedback says in words how far off an answer is.
 
 Every case ends in one status (``STATUSES``): ``passed``; ``not attempted`` (the stub's
 ``NotImplementedError``); ``raised`` (any other exception); ``wrong shape``; ``wrong values``;
@@ -30,6 +22,7 @@ and dtypes and the first entries that differ.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence, Tuple
@@ -38,6 +31,8 @@ import numpy as np
 
 from ._outputs import OutputProblem, to_arrays
 from ._registry import Case, Exercise
+from ._scoring import groups_passed, points_earned
+from ._tolerance import TOLERANCES, Tolerance, fmt, fmt_pair, how_far, tolerance_for
 
 __all__ = [
     "TOLERANCES",
@@ -50,16 +45,13 @@ __all__ = [
     "CaseResult",
     "expected_outputs",
     "judge",
+    "judge_all",
+    "settle_diagnoses",
     "points_earned",
     "groups_passed",
     "METHOD_ERROR",
+    "HIDDEN_VALUES",
 ]
-
-TOLERANCES = {
-    np.dtype(np.float64): (1e-6, 1e-9),
-    np.dtype(np.float32): (1e-4, 1e-6),
-    np.dtype(np.float16): (1e-2, 1e-3),
-}
 
 NOT_ATTEMPTED = "not attempted yet"
 STATUSES = (
@@ -78,18 +70,16 @@ STATUSES = (
 MAX_SHOWN = 3  # differing entries listed in the details
 # The error type under which a broken method rule travels (``_check.call`` -> the grader's reply).
 METHOD_ERROR = "MethodRuleBroken"
+# Kinds of exercise whose expected values the feedback never shows: the number is the answer.
+HIDDEN_VALUES = ("predict", "derive")
 
 
-def tolerance_for(inputs: Sequence[Any]) -> Tuple[float, float]:
-    """(rtol, atol) for the lowest-precision float array among ``inputs``."""
-    floats = [np.asarray(a).dtype for a in inputs if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    lowest = min(floats, key=lambda d: d.itemsize) if floats else np.dtype(np.float64)
-    return TOLERANCES.get(lowest, TOLERANCES[np.dtype(np.float16)])
+def _tolerance(exercise: Exercise, case: Case, got: Sequence[np.ndarray] = ()) -> Tolerance:
+    return tolerance_for(case.args(), got, getattr(exercise, "tolerance", None))
 
 
-def _tolerance(exercise: Exercise, case: Case) -> Tuple[float, float]:
-    stated = getattr(exercise, "tolerance", None)
-    return tuple(stated) if stated is not None else tolerance_for(case.args())
+def _hides_values(exercise: Exercise) -> bool:
+    return getattr(exercise, "kind", "") in HIDDEN_VALUES
 
 
 def _describe_one(name: str, value: Any) -> str:
@@ -151,31 +141,6 @@ class CaseResult:
     diagnosis: str = ""  # the name of the classic mistake recognised (``Diagnosis.name``), if any
 
 
-def groups_passed(cases: Sequence[CaseResult]) -> Tuple[int, int]:
-    """(groups whose every case passed, groups): cases group by ``group`` (else by name)."""
-    groups: dict = {}
-    for c in cases:
-        key = c.group or c.name
-        if key.startswith("hidden: "):
-            key = key[len("hidden: ") :]
-        groups[key] = groups.get(key, True) and c.passed
-    return sum(groups.values()), len(groups)
-
-
-def points_earned(exercise: Exercise, cases: Sequence[CaseResult]) -> float:
-    """The scoring policy, one for ``check`` and the grader.
-
-    An answer that used what the exercise forbids (status ``shortcut``) or broke its method rule
-    (status ``method``) scores 0.  Otherwise the points are shared equally among the case groups
-    (``Case.group``: shape, masking, edge rows ...; hidden cases join the public groups of the same
-    kind) and a group is earned only when every one of its cases passes.
-    """
-    if not cases or any(c.status in ("shortcut", "method") for c in cases):
-        return 0.0
-    won, total = groups_passed(cases)
-    return round(exercise.points * won / total, 2)
-
-
 def _upcast(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return value.astype(np.float64)
@@ -198,35 +163,21 @@ def _index(idx: Tuple[int, ...]) -> str:
     return str(int(idx[0])) if len(idx) == 1 else str(tuple(int(i) for i in idx))
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    x = float(x)
-    if x.is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.4g}"
-
-
-def _fmt_tol(tol: Tuple[float, float]) -> str:
-    rtol, atol = tol
-    parts = []
-    if rtol:
-        parts.append(f"{rtol:.0%} relative" if rtol >= 0.01 else f"rtol {rtol:g}")
-    if atol:
-        parts.append(f"atol {atol:g}")
-    return " or ".join(parts) if parts else "exactly"
-
-
 def _same_shape(expected: np.ndarray, got: np.ndarray) -> bool:
     return expected.shape == got.shape or expected.size == got.size == 1
+
+
+def _off(expected: np.ndarray, got: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """Where ``got`` is further from ``expected`` than the tolerance allows (same shapes)."""
+    e, g = expected.astype(np.float64), got.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return ~np.isclose(g, e, rtol=tol.rtol, atol=tol.atol_for(e))
 
 
 def _close(
     expected: np.ndarray,
     got: np.ndarray,
-    tol: Tuple[float, float],
+    tol: Tolerance,
     equal_nan: bool = False,
     exact_ints: bool = True,
 ) -> bool:
@@ -243,19 +194,17 @@ def _close(
         expected.dtype.kind in "iu" and exact_ints
     ):  # counts and sizes: exact, whatever numeric dtype came back
         return bool(np.array_equal(expected.astype(np.float64), got.astype(np.float64)))
-    rtol, atol = tol
+    e = expected.astype(np.float64)
     with np.errstate(all="ignore"):
         return bool(
-            np.allclose(
-                got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan
-            )
+            np.allclose(got.astype(np.float64), e, rtol=tol.rtol, atol=tol.atol_for(e), equal_nan=equal_nan)
         )
 
 
 def _matches(
     expected: Sequence[np.ndarray],
     got: Sequence[np.ndarray],
-    tol: Tuple[float, float],
+    tol: Tolerance,
     equal_nan: bool = False,
     exact_ints: bool = True,
 ) -> bool:
@@ -268,29 +217,52 @@ def _label(name: str) -> str:
     return "your result" if name == "result" else f"`{name}`"
 
 
-def _first_differences(label: str, expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float]) -> str:
+def _entry(e: Any, g: Any, hide: bool) -> str:
+    """'expected 0.3, got 0.6' (as many digits as it takes to differ), or for a hidden value
+    'got 0.6 (about 2 times too large)'."""
+    if hide:
+        if isinstance(e, (bool, np.bool_)) or isinstance(g, (bool, np.bool_)):
+            return f"got {fmt(g)}, which is wrong"
+        return f"got {fmt(g)} ({how_far(e, g)})"
+    es, gs = fmt_pair(e, g)
+    return f"expected {es}, got {gs}"
+
+
+def _first_differences(
+    label: str, expected: np.ndarray, got: np.ndarray, tol: Tolerance, hide: bool = False
+) -> str:
     """'`weights`: 2 of 12 entries differ; first at (0, 1): expected 0.3, got 0.6; (1, 0): ...'."""
     if expected.size == got.size == 1:
         expected, got = expected.reshape(()), got.reshape(())
     if expected.ndim == 0:
-        return f"{label}: expected {_fmt(expected)}, got {_fmt(got)}"
+        return f"{label}: {_entry(expected[()], got[()], hide)}"
     if expected.dtype == np.bool_ or got.dtype == np.bool_:
         wrong = expected != got
     else:
-        e, g = expected.astype(np.float64), got.astype(np.float64)
-        rtol, atol = tol
-        with np.errstate(all="ignore"):
-            wrong = ~np.isclose(g, e, rtol=rtol, atol=atol)
+        wrong = _off(expected, got, tol)
     where = np.argwhere(wrong)
     shown = "; ".join(
-        f"{_index(tuple(i))}: expected {_fmt(expected[tuple(i)])}, got {_fmt(got[tuple(i)])}"
-        for i in where[:MAX_SHOWN]
+        f"{_index(tuple(i))}: {_entry(expected[tuple(i)], got[tuple(i)], hide)}" for i in where[:MAX_SHOWN]
     )
     return f"{label}: {len(where)} of {expected.size} entries differ; first at {shown}"
 
 
+def _near_miss(expected: np.ndarray, got: np.ndarray, first: Tuple[int, ...], tol: Tolerance) -> str:
+    """' (off by 1.1e-08; float64 precision allows 5.2e-09 there)' for a float entry."""
+    e, g = float(expected[first]), float(got[first])
+    allowed = tol.allowed(e, expected.astype(np.float64))
+    if tol.stated:
+        return ""
+    return f" (off by {abs(g - e):.2g}; {tol.precision} precision allows {allowed:.2g} there)"
+
+
 def _mismatch(
-    name: str, expected: np.ndarray, got: np.ndarray, tol: Tuple[float, float], distribution: bool
+    name: str,
+    expected: np.ndarray,
+    got: np.ndarray,
+    tol: Tolerance,
+    distribution: bool,
+    hide: bool = False,
 ) -> Tuple[str, str]:
     """(status, one sentence on how ``got`` differs from ``expected``)."""
     label = _label(name)
@@ -315,12 +287,15 @@ def _mismatch(
         where = f" at {_index(first)}" if first else ""
         return "wrong values", (
             f"{label}: {len(wrong)} of {expected.size} entries differ; first{where}: "
-            f"expected {_fmt(expected[first])}, got {_fmt(got[first])}"
+            f"{_entry(expected[first], got[first], hide)}"
         )
     if got.dtype.kind not in "iuf":
         return "bad output", f"{label} has dtype {got.dtype}; expected numbers"
     if expected.ndim == 0:
-        return "wrong values", f"{label}: expected {_fmt(expected)}, got {_fmt(got)}"
+        if hide:
+            return "wrong values", f"{label} is {how_far(expected[()], got[()])}"
+        near = _near_miss(expected, got, (), tol) if expected.dtype.kind == "f" else ""
+        return "wrong values", f"{label}: {_entry(expected[()], got[()], False)}{near}"
     g = got.astype(np.float64)
     e = expected.astype(np.float64)
     bad = ~np.isfinite(g) & np.isfinite(e)
@@ -328,27 +303,56 @@ def _mismatch(
         first = tuple(np.argwhere(bad)[0])
         what = "NaN" if np.isnan(g[first]) else "inf"
         return "wrong values", f"{label} has {what} at {_index(first)} where a finite number was expected"
-    rtol, atol = tol
     if distribution:
         e_sum, g_sum = e.sum(axis=-1), g.sum(axis=-1)
-        off = np.abs(g_sum - e_sum) > atol + rtol
+        off = np.abs(g_sum - e_sum) > tol.atol + tol.rtol
         if off.any():
             first = tuple(np.argwhere(off)[0]) if g_sum.ndim else ()
             row = f"row {_index(first)}" if first else "the weights"
             verb = "does" if first else "do"
             if e_sum[first] > 0.5:
-                return "wrong values", f"{row} of {label} {verb} not sum to 1 (sums to {_fmt(g_sum[first])})"
+                return "wrong values", f"{row} of {label} {verb} not sum to 1 (sums to {fmt(g_sum[first])})"
             return "wrong values", (
                 f"{row} of {label} has nothing to attend to, so it should be all zeros "
-                f"(sums to {_fmt(g_sum[first])})"
+                f"(sums to {fmt(g_sum[first])})"
             )
-    with np.errstate(all="ignore"):
-        wrong = ~np.isclose(g, e, rtol=rtol, atol=atol)
+    wrong = _off(expected, got, tol)
     first = tuple(np.argwhere(wrong)[0]) if wrong.any() else tuple(0 for _ in e.shape)
+    near = "" if hide else _near_miss(expected, got, first, tol)
     return "wrong values", (
         f"{label} differs from the expected values; the first difference is at {_index(first)}: "
-        f"expected {_fmt(e[first])}, got {_fmt(g[first])}"
+        f"{_entry(e[first], g[first], hide)}{near}"
     )
+
+
+def _variant_outputs(exercise: Exercise, diagnosis: Any, case: Case) -> Optional[List[np.ndarray]]:
+    """The outputs of a diagnosis's wrong variant on ``case`` (``None`` when it has none there)."""
+    if diagnosis.variant is None:
+        return None
+    try:
+        wrong = _quiet(diagnosis.variant, *case.args())
+        return None if wrong is None else to_arrays(wrong, exercise.outputs)
+    except (Exception, OutputProblem):
+        return None
+
+
+def _shows(
+    exercise: Exercise, diagnosis: Any, case: Case, expected: Sequence[np.ndarray], got, tol
+) -> Optional[bool]:
+    """Whether ``got`` shows the diagnosis's mistake on ``case``: ``None`` where the mistake
+    cannot be told apart from the correct result there (or the diagnosis has no test)."""
+    symptom = getattr(diagnosis, "symptom", None)
+    if symptom is not None:
+        try:
+            if _quiet(symptom, list(expected), *case.args()):
+                return None
+            return bool(_quiet(symptom, list(got), *case.args()))
+        except Exception:
+            return None
+    wrong = _variant_outputs(exercise, diagnosis, case)
+    if wrong is None or _matches(wrong, expected, tol):
+        return None
+    return _matches(wrong, got, tol, equal_nan=True)
 
 
 def judge(
@@ -358,16 +362,17 @@ def judge(
     outcome: Outcome,
     *,
     hidden: bool = False,
+    diagnose: bool = True,
 ) -> CaseResult:
     """Pass or fail ``outcome`` on ``case``, with one helpful message for a failure.
 
-    A failure's ``details`` show the inputs' shapes and dtypes and the first entries that differ;
-    ``message`` is the diagnosis of a classic mistake when one matches, else what differs.
+    A failure's ``details`` show the inputs' shapes and dtypes, the first entries that differ and
+    the tolerance; ``message`` is the diagnosis of a classic mistake when the answer's outputs
+    match it (unless ``diagnose`` is false), else what differs.
     """
     name = f"hidden: {case.name}" if hidden else case.name
     inputs = describe_inputs(case)
-    tol = _tolerance(exercise, case)
-    stated = getattr(exercise, "tolerance", None) is not None
+    hide = _hides_values(exercise)
 
     group = getattr(case, "group", "") or case.name
 
@@ -387,12 +392,9 @@ def judge(
         return fail(outcome.message, "method")
     if outcome.kind == "raised":
         text = f"{outcome.error_type}: {outcome.message}"
-        for d in exercise.diagnoses:
-            if d.error is not None:
-                import re
-
-                if re.search(d.error, text):
-                    return fail(d.message, "raised", diagnosis=_name_of(exercise, d))
+        for d in exercise.diagnoses if diagnose else ():
+            if d.error is not None and re.search(d.error, text):
+                return fail(d.message, "raised", diagnosis=_name_of(exercise, d))
         if outcome.error_type == "NotImplementedError":
             return fail(NOT_ATTEMPTED, "not attempted")
         where = f" ({outcome.where})" if outcome.where else ""
@@ -401,7 +403,8 @@ def judge(
         return fail(outcome.message, "bad output")
 
     got = outcome.arrays
-    exact_ints = not stated
+    tol = _tolerance(exercise, case, got)
+    exact_ints = not tol.stated
     if _matches(expected, got, tol, exact_ints=exact_ints):
         return CaseResult(name, True, "", "passed", hidden, inputs, [], group)
 
@@ -411,31 +414,77 @@ def judge(
     for out_name, e, g in zip(exercise.outputs, expected, got):
         if _close(e, g, tol, exact_ints=exact_ints):
             continue
-        out_status, sentence = _mismatch(out_name, e, g, tol, out_name in exercise.distributions)
+        out_status, sentence = _mismatch(out_name, e, g, tol, out_name in exercise.distributions, hide)
         if first:
             status, headline, first = out_status, sentence, False
         if out_status == "wrong values" and _same_shape(e, g) and e.size > 1:
-            details.append(_first_differences(_label(out_name), e, g, tol))
-    if stated:
-        phrase = _fmt_tol(tol)
+            details.append(_first_differences(_label(out_name), e, g, tol, hide))
+    if tol.stated:
+        phrase = tol.describe()
         details.append(
             "accepted: exactly the expected value"
             if phrase == "exactly"
             else f"accepted: within {phrase} of the expected value"
         )
-    for d in exercise.diagnoses:
-        if d.variant is None:
-            continue
-        try:
-            wrong = _quiet(d.variant, *case.args())
-            if wrong is None:
-                continue
-            wrong = to_arrays(wrong, exercise.outputs)
-        except (Exception, OutputProblem):
-            continue
-        if _matches(wrong, got, tol, equal_nan=True) and not _matches(wrong, expected, tol):
+    elif status == "wrong values":
+        details.append(f"compared at {tol.describe()}")
+        if tol.lowered:
+            headline += f"; {tol.lowered_note()}"
+    for d in exercise.diagnoses if diagnose else ():
+        if _shows(exercise, d, case, expected, got, tol):
             return fail(d.message, status, details, _name_of(exercise, d))
     return fail(headline, status, details)
+
+
+def settle_diagnoses(
+    exercise: Exercise,
+    cases: Sequence[Case],
+    expected: Sequence[Sequence[np.ndarray]],
+    outcomes: Sequence[Outcome],
+    results: List[CaseResult],
+    hidden: Sequence[bool],
+) -> List[CaseResult]:
+    """Keep a diagnosis only where it is true of the answer: on every case where its mistake can be
+    told apart from the correct result and the answer returned outputs, the answer shows it.
+
+    A wrong answer that matches a variant on one case by coincidence (``L / N`` equal to the
+    factor, a one-head case) but not on another gets the plain message instead.
+    """
+    named = {r.diagnosis for r in results if r.diagnosis}
+    if not named:
+        return results
+    refuted = set()
+    for d in exercise.diagnoses:
+        name = _name_of(exercise, d)
+        if name not in named or (d.variant is None and getattr(d, "symptom", None) is None):
+            continue
+        for case, exp, outcome in zip(cases, expected, outcomes):
+            if outcome.kind != "returned" or outcome.shortcut:
+                continue
+            got = outcome.arrays
+            if _shows(exercise, d, case, exp, got, _tolerance(exercise, case, got)) is False:
+                refuted.add(name)
+                break
+    return [
+        judge(exercise, c, e, o, hidden=h, diagnose=False) if r.diagnosis in refuted else r
+        for c, e, o, r, h in zip(cases, expected, outcomes, results, hidden)
+    ]
+
+
+def judge_all(
+    exercise: Exercise,
+    cases: Sequence[Case],
+    expected: Sequence[Sequence[np.ndarray]],
+    outcomes: Sequence[Outcome],
+    hidden: Sequence[bool] = (),
+) -> List[CaseResult]:
+    """Judge an answer on all its cases at once: ``judge`` each, then ``settle_diagnoses``.
+
+    The one path by which ``check`` and the grader judge an exercise.
+    """
+    flags = list(hidden) or [False] * len(cases)
+    results = [judge(exercise, c, e, o, hidden=h) for c, e, o, h in zip(cases, expected, outcomes, flags)]
+    return settle_diagnoses(exercise, cases, expected, outcomes, results, flags)
 
 
 def _name_of(exercise: Exercise, diagnosis: Any) -> str:

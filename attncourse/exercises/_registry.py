@@ -81,26 +81,30 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
 class Case:
     """One set of inputs, given in the order of the exercise function's parameters.
 
+    ``group`` names what the case tests ("shape", "masking", "edge rows" ...): an answer earns a
+    group's share of the points only when it passes every case of the group, public and hidden.
+    The public cases define an exercise's groups; a hidden case joins one of them (``group=`` is
+    a keyword of ``Case``, never an input).  A case that names no group is a group of its own.
+
     >>> import numpy as np
-    >>> case = Case("three logits", x=np.array([1.0, 2.0, 3.0]))
-    >>> case.name, list(case.inputs)
-    ('three logits', ['x'])
+    >>> case = Case("three logits", group="shape", x=np.array([1.0, 2.0, 3.0]))
+    >>> case.name, case.group, list(case.inputs)
+    ('three logits', 'shape', ['x'])
     """
 
-    def __init__(self, name: str, **inputs: Any) -> None:
+    def __init__(self, name: str, group: Optional[str] = None, **inputs: Any) -> None:
+        if group is not None and (not isinstance(group, str) or not group.strip()):
+            raise ValueError(f"case {name!r}: group must be a non-empty string, got {group!r}")
         self.name = name
         self.inputs = inputs
-        # What the case tests ("shape", "masking", "edge rows" ...): an answer earns a group's
-        # share of the points only when it passes every case of the group (public and hidden).
-        # By default each case is a group of its own.
-        self.group = name
+        self.group = group if group is not None else name
 
     def args(self) -> List[Any]:
         """Fresh copies of the inputs, so a function that writes into them changes nothing here."""
         return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self.inputs.values()]
 
     def __repr__(self) -> str:
-        return f"Case({self.name!r}, {', '.join(self.inputs)})"
+        return f"Case({self.name!r}, group={self.group!r}, {', '.join(self.inputs)})"
 
 
 def grouped(group: str, *cases: Case) -> List[Case]:
@@ -120,7 +124,13 @@ class Diagnosis:
 
     ``variant`` computes the wrong answer from the same inputs (or returns ``None`` where the
     mistake cannot be told apart); a student whose output matches it gets ``message``.
+    ``symptom`` is for a mistake with many forms that no one variant computes: a test
+    ``symptom(outputs, *inputs) -> bool`` on the answer's outputs (a list of arrays) that is true
+    only when they show the mistake (e.g. "the scores are still symmetric").
     ``error`` is a regular expression searched in ``"ErrorType: message"`` of an exception.
+    A diagnosis is shown only when the answer's outputs match it on every case where it can be
+    told apart from the correct result (``_compare.settle_diagnoses``), never because an answer
+    merely fails.
 
     ``message`` states the symptom and asks the question that leads to the bug; it is what
     ``check`` and the grader's feedback show.  ``hint`` names the fix: ``check(..., hint=True)``
@@ -137,6 +147,7 @@ class Diagnosis:
     error: Optional[str] = None
     name: str = ""
     hint: str = ""
+    symptom: Optional[Callable[..., bool]] = None
 
     def __post_init__(self) -> None:
         known = SHARED_MISTAKES.get(self.message)
@@ -192,7 +203,7 @@ class Exercise:
     # to every exercise (no attncourse function that the cell's ``needs`` does not import, no
     # torch built-in attention unless ``needs`` imports it by name; see ``_guard``).
     forbids: Tuple[str, ...] = ()
-    # (rtol, atol) that replaces the dtype-based table of ``_compare`` (a ``predict`` exercise
+    # (rtol, atol) that replaces the dtype-based table of ``_tolerance`` (a ``predict`` exercise
     # states how close a written-down number must be, e.g. ``(0.1, 0.0)`` for "within 10%");
     # integer answers are then compared with it too.  The feedback quotes it.
     tolerance: Optional[Tuple[float, float]] = None

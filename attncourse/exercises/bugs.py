@@ -36,6 +36,7 @@ register(
         title="a transpose that does not transpose",
         points=2,
         function="attention_scores",
+        hint="transpose takes two axes: the last two, -2 and -1",
         kind="diagnose",
         description="This function should return the scaled scores `q @ k^T / sqrt(E)` for torch "
         "tensors `q (..., L, E)` and `k (..., S, E)`. It fails. Fix it.",
@@ -100,6 +101,7 @@ register(
         title="the scale of a head",
         points=2,
         function="head_weights",
+        hint="each head's scores are dot products of d_head numbers: scale by sqrt(d_head)",
         kind="diagnose",
         description="Per-head attention weights `(B, H, L, L)` of `x (B, L, d_model)`. The heads come "
         "out too flat. Fix it.",
@@ -169,6 +171,7 @@ register(
         title="a causal mask the wrong way round",
         points=2,
         function="causal_attention",
+        hint="True means may attend: keep the score where the mask is True, -inf elsewhere",
         kind="diagnose",
         description="Causal self-attention returning `(out, weights)`: each query should see itself and "
         "the keys before it. The weights look upside down. Fix it.",
@@ -220,6 +223,7 @@ register(
         title="layers the optimizer cannot see",
         points=2,
         function="count_parameters",
+        hint="a plain list hides its layers from parameters(): hold them in an nn.ModuleList",
         kind="diagnose",
         description="A module with one `nn.Linear` per head; `count_parameters` counts what "
         "`model.parameters()` finds (and so what an optimizer would train). It finds nothing. Fix the module.",
@@ -279,6 +283,7 @@ register(
         title="queries and keys swapped",
         points=1,
         function="cross_attention_weights",
+        hint="the scores are (L, S): the queries on the left, q @ k.T",
         kind="diagnose",
         description="Attention weights `(L, S)` of queries `q (L, E)` over keys `k (S, E)`. The shape "
         "is wrong whenever L != S. Fix it.",

@@ -47,6 +47,7 @@ register(
         title="Nadaraya-Watson kernel regression",
         points=2,
         function="kernel_regression",
+        hint="one row of weights per query: the (L, S) differences x_query[:, None] - x_key[None, :], a softmax over each row, then a weighted sum of y_value",
         kind="implement",
         description="Predict at each query point `x_query (L,)` a weighted average of the training "
         "targets `y_value (S,)`, weighting key `x_key[j]` by a Gaussian kernel of width `width`: "
@@ -110,6 +111,7 @@ register(
         title="how much more a near key weighs",
         points=2,
         function="kernel_weight_ratio",
+        hint="write each weight as exp(score) / Z: what happens to Z in the ratio?",
         kind="derive",
         description="A query sits at distance `d1` from key 1 and `d2` from key 2 (any other keys are "
         "the same for both). Derive the ratio $\\alpha_1 / \\alpha_2$ of their Nadaraya-Watson weights "
@@ -157,6 +159,7 @@ register(
         title="what the decoder gets to see",
         points=1,
         function="bottleneck_numbers",
+        hint="without attention the decoder reads one state vector; with attention, how many state vectors can it read?",
         kind="predict",
         description="An RNN encoder with a hidden state of 512 numbers reads a sentence of 40 tokens. "
         "Before running anything, write down how many numbers the decoder can read from the encoder "
@@ -219,6 +222,7 @@ register(
         title="additive (Bahdanau) scores",
         points=2,
         function="bahdanau_scores",
+        hint="project the queries and the keys once each, broadcast them to (L, S, H), apply tanh, then contract H with w_v",
         kind="implement",
         description="Score every query `q (L, E_q)` against every key `k (S, E_k)` with a small network: "
         "$e_{ij} = w_v^\\top \\tanh(W_q q_i + W_k k_j)$, with `W_q (H, E_q)`, `W_k (H, E_k)`, "
@@ -290,6 +294,7 @@ register(
         title="a third score: bilinear attention",
         points=3,
         function="bilinear_attention",
+        hint="scores q @ W @ k^T over the last two axes, a softmax over the keys, then the weighted sum of v",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="Between additive ($w_v^\\top\\tanh(W_q q + W_k k)$) and dot-product ($q^\\top k$) "

@@ -251,6 +251,7 @@ register(
         title="how big a margin wins the softmax",
         points=2,
         function="logit_gap",
+        hint="solve p = e^c / (e^c + n - 1) for e^c first, then take the log",
         kind="derive",
         description="One logit is $c$ larger than the other $n - 1$, which are equal. Derive the gap "
         "$c$ for which the leader gets softmax weight `p` (with $1/n \\le p < 1$), and return it as a "

@@ -196,6 +196,7 @@ register(
         title="predict the shapes",
         points=1,
         function="predict_shapes",
+        hint="weights: one number per (query, key) pair; out: one row per query, as wide as what?",
         kind="predict",
         description="Without running anything: `q` has shape `(2, 5, 8)`, `k` `(2, 7, 8)` and `v` "
         "`(2, 7, 3)`. What are the shapes of `out` and `weights` in `out, weights = attention(q, k, v)`? "
@@ -249,6 +250,7 @@ register(
         title="outputs that fade as queries are added",
         points=2,
         function="attend_each_query",
+        hint="each query's weights must sum to 1 on their own: sum over the keys' axis only, keeping it for the division",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "

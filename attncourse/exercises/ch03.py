@@ -254,6 +254,7 @@ register(
         title="the typical size of a score at temperature T",
         points=2,
         function="expected_abs_score",
+        hint="find the standard deviation of s first; E|z| of a Gaussian z is a fixed multiple of its standard deviation",
         kind="derive",
         description="`q` and `k` have $d_k$ independent entries of mean 0 and variance 1, and the score "
         "is $s = q \\cdot k / T$. Treat $s$ as Gaussian (a sum of many independent terms) with the "
@@ -310,6 +311,7 @@ register(
         title="a scale in the wrong place",
         points=2,
         function="attention_scaled_late",
+        hint="the scaling belongs inside the softmax: divide the scores, not the weights",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "

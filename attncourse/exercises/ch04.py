@@ -247,6 +247,7 @@ register(
         title="predict the projections' size",
         points=1,
         function="predict_projection_parameters",
+        hint="what shape does each of W_Q, W_K and W_V have, and how many numbers does that hold?",
         kind="predict",
         description="Before running anything: a self-attention layer with $d_{model} = 512$ projects to "
         "$d_k = d_v = 64$ with three weight matrices $W_Q, W_K, W_V$ and no biases. How many numbers "
@@ -286,6 +287,21 @@ def _copy_paste_cases():
     ]
 
 
+def _symmetric_scores(weights):
+    """Whether the softmax weights (..., L, L) come from symmetric scores.
+
+    With s symmetric, log w_ij - log w_ji = log Z_j - log Z_i: the antisymmetric part of log w is a
+    difference c_j - c_i, which its first row gives.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim < 2 or w.shape[-1] != w.shape[-2] or w.shape[-1] < 2 or not (w > 0).all():
+        return False
+    log_w = np.log(w)
+    a = log_w - np.swapaxes(log_w, -1, -2)
+    row = a[..., :1, :]  # c_j - c_0
+    return bool(np.allclose(a, row - np.swapaxes(row, -1, -2), atol=1e-4))
+
+
 def _self_weights(x, W_q, W_k):
     q, k = x @ W_q, x @ W_k
     return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
@@ -298,6 +314,7 @@ register(
         title="scores that are always symmetric",
         points=2,
         function="self_attention_weights",
+        hint="queries and keys need their own projections: the keys are x @ W_k",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function should return the self-attention weights `(..., L, L)` of "
@@ -326,6 +343,14 @@ register(
                 name="keys projected with W_q",
                 hint="queries and keys need their own projections: k = x @ W_k",
                 variant=lambda x, W_q, W_k: _self_weights(x, W_q, W_q),
+            ),
+            Diagnosis(
+                "the scores before the softmax are still symmetric: token i scores token j exactly as j "
+                "scores i. For q_i . k_j = q_j . k_i to hold for every pair, what must the queries and "
+                "the keys have in common, and do yours still have it?",
+                name="scores still symmetric",
+                hint="the keys come from x and W_k alone, with nothing of W_q in them: k = x @ W_k",
+                symptom=lambda outputs, x, W_q, W_k: _symmetric_scores(outputs[0]),
             ),
             Diagnosis(
                 "the scores do not depend on W_k at all: what are the queries compared with?",

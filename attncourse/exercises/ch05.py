@@ -401,6 +401,7 @@ register(
         title="grouped-query attention",
         points=4,
         function="grouped_query_attention",
+        hint="query head h uses key/value head h // (H/G): give every query head its keys and values, then attend as usual",
         kind="extend",
         description="Grouped-query attention (GQA, used by Llama 2 70B and Mistral) keeps all `H` query "
         "heads but only `G` key/value heads, `H % G == 0`: query heads `0 .. H/G - 1` share key/value head "

@@ -378,6 +378,7 @@ register(
         title="a sliding-window causal mask",
         points=2,
         function="sliding_window_mask",
+        hint="compare key positions j with query positions i: causal (j <= i) and fewer than `window` steps back",
         kind="extend",
         description="Local attention (Longformer, Mistral) lets each token see only itself and the "
         "`window - 1` tokens before it; a kernel that skips the blocked blocks does work that grows like "

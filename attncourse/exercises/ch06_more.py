@@ -41,6 +41,7 @@ register(
         title="a decoder that peeks",
         points=2,
         function="decoder_attention",
+        hint="query i may see keys 0..i: the lower triangle with the diagonal and nothing above it",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="A small language model trained with this causal self-attention reaches almost zero "
@@ -124,6 +125,7 @@ register(
         title="cross-attention over padded sources",
         points=3,
         function="padded_cross_attention",
+        hint="mask the keys past each source's length, (B, 1, S), the same for every query; -inf before the softmax, all zeros for a source with no real token",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="A decoder's queries `q (B, L, E)` attend to an encoder's keys and values "
@@ -192,6 +194,7 @@ register(
         title="the entropy of a padded query's weights",
         points=1,
         function="masked_uniform_entropy",
+        hint="with n visible keys and equal scores, what is each visible weight, and what is the entropy of n equal weights?",
         kind="derive",
         description="Every score in a row is the same, and a padding mask leaves the first `lengths[b]` "
         "of the `S` keys visible. Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of the masked softmax "

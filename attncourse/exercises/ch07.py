@@ -274,6 +274,7 @@ register(
         title="positions as a bias: ALiBi",
         points=3,
         function="alibi_attention",
+        hint="one slope per head times the distance i - j, subtracted from the scaled scores, with a causal mask on top",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="ALiBi (Press et al., 2022) adds no positional encoding at all: it adds to each "
@@ -353,6 +354,7 @@ register(
         title="RoPE sees only the offset",
         points=2,
         function="rope_pair_score",
+        hint="R(m theta)^T R(n theta) is a single rotation: by which angle, and what does a rotation do to q . k?",
         kind="derive",
         description="Take one RoPE feature pair with frequency $\\theta$: the query's pair $q = (q_0, q_1)$ "
         "is rotated by $m\\theta$ (position $m$), the key's $k = (k_0, k_1)$ by $n\\theta$ (position $n$), "

@@ -67,6 +67,7 @@ register(
         title="predict a block's size",
         points=2,
         function="predict_block_parameters",
+        hint="count attention (four d x d matrices and their biases), the MLP (two matrices and their biases) and the two layer norms separately",
         kind="predict",
         description="Before running anything: how many parameters does "
         "`TransformerBlock(d_model=64, n_heads=4)` have? Its MLP is $d_{ff} = 4\\,d_{model}$ wide, and "
@@ -111,6 +112,7 @@ register(
         title="where a block's weights are",
         points=1,
         function="predict_mlp_share",
+        hint="write each part's weight count as a multiple of d_model squared",
         kind="predict",
         description="Counting only the weight matrices (no biases, no layer norms) of a block with "
         "$d_{ff} = 4\\,d_{model}$: what fraction of them sits in the MLP rather than in attention? "
@@ -183,6 +185,7 @@ register(
         title="a pre-norm block's forward pass",
         points=5,
         function="pre_norm_block",
+        hint="normalise only the input of each sublayer, and add the sublayer's output to the unnormalised x",
         kind="implement",
         array_kind="torch",
         description="The forward pass of one causal pre-norm block on torch tensors, "
@@ -261,6 +264,7 @@ register(
         title="a pre-norm block that is not",
         points=2,
         function="mlp_sublayer",
+        hint="in a pre-norm block only the sublayer's input is normalised: x + f(LN(x))",
         kind="diagnose",
         array_kind="torch",
         description="This is meant to be the MLP half of a *pre-norm* block (no layer-norm parameters, "
@@ -340,6 +344,7 @@ register(
         title="the training loss, with padding",
         points=3,
         function="next_token_loss",
+        hint="position t predicts token t + 1: drop the last position's logits and the first token, and average only over real targets",
         kind="extend",
         description="The model of this chapter is trained on sequences of one length. Batches of real "
         "text come padded: sequence `b` of `tokens (B, L)` has `lengths[b]` real tokens, then padding. "

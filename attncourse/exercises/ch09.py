@@ -60,6 +60,7 @@ register(
         title="merge two partial softmax results",
         points=3,
         function="merge_partials",
+        hint="bring both halves to the common maximum: multiply each half's l and acc by exp(its m - the common m)",
         kind="extend",
         description="Two workers each scanned half of the keys (split-K, as FlashDecoding does) and "
         "return, per query row, the online-softmax state of their half: the running maximum `m (..., L)`, "
@@ -156,6 +157,7 @@ register(
         title="a tiled pass over the keys",
         points=3,
         function="tiled_attention",
+        hint="keep a running maximum, sum and output per query; when a block raises the maximum, rescale what you have by exp(old max - new max)",
         kind="implement",
         description="Scaled attention `softmax(q k^T / sqrt(E)) v` for `q (..., L, E)`, `k (..., S, E)`, "
         "`v (..., S, Ev)`, computed one block of `block_size` keys at a time, never holding more than "
@@ -253,6 +255,7 @@ register(
         title="one decoding step with a KV cache",
         points=2,
         function="decode_step",
+        hint="append the new key and value at the end of the cache, then attend from the new query to every cached key and itself",
         kind="implement",
         description="One step of generation: the new token's `q_new`, `k_new (..., 1, E)` and "
         "`v_new (..., 1, Ev)` arrive, the cache holds the `t` earlier tokens' `k_cache (..., t, E)` and "
@@ -353,6 +356,7 @@ register(
         title="predict the tiles a causal pass needs",
         points=1,
         function="predict_causal_tiles",
+        hint="which tiles have at least one key at or before one of their queries? count them row of blocks by row of blocks",
         kind="predict",
         description="A tiled causal pass splits $L = S = 4096$ into blocks of 256 queries and 256 keys, "
         "a grid of 16 x 16 tiles, and skips every tile that lies entirely above the diagonal (all its "
@@ -411,6 +415,7 @@ register(
         title="new tokens that forget the cache",
         points=2,
         function="attend_new_tokens",
+        hint="new query i is token S - L + i: shift the diagonal of the causal mask by S - L",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="With a KV cache, `L` new tokens (the last `L` of `S`) attend causally to all `S` "
@@ -489,6 +494,7 @@ register(
         title="a causal tiled pass that skips tiles",
         points=4,
         function="causal_tiled_attention",
+        hint="for each query block, visit only the key blocks that start at or before its last query, and mask inside the tiles on the diagonal",
         kind="extend",
         description="Causal self-attention (`q, k (..., L, E)`, `v (..., L, Ev)`, query `i` sees keys "
         "`0..i`), tiled both ways: blocks of `block_size` queries against blocks of `block_size` keys "

@@ -112,6 +112,7 @@ register(
         title="how long is the sequence",
         points=1,
         function="predict_tokens",
+        hint="how many patches fit along each side of the image, and which token is not a patch?",
         kind="predict",
         description="The original ViT-B/16 reads RGB images of 224 x 224 pixels with 16 x 16 patches and "
         "a [CLS] token. How many tokens does its encoder attend over? Write the number down.",
@@ -164,6 +165,7 @@ register(
         title="the size of the input layers",
         points=2,
         function="predict_embedding_parameters",
+        hint="the patch embedding maps C*P*P numbers to d_model (plus a bias); count one position vector per token",
         kind="predict",
         description="A ViT for RGB images of 32 x 32 pixels uses 4 x 4 patches, `d_model = 48`, a [CLS] "
         "token and learned positions (one per token, [CLS] included). How many parameters do its patch "
@@ -314,6 +316,7 @@ register(
         title="a digit in stripes",
         points=2,
         function="images_from_patches",
+        hint="reshape to (B, H/P, W/P, C, P, P), move the axes to (B, C, H/P, P, W/P, P), then reshape",
         kind="diagnose",
         description="`images_from_patches(patches, patch_size, H, W)` should undo this chapter's "
         "`patchify`: `(B, N, C*P*P)` back to `(B, C, H, W)`. Symptom: a digit comes back in horizontal "
@@ -345,8 +348,8 @@ register(
                 ),
             ),
             Diagnosis(
-                "the patches land on the grid in the wrong places when the image is not square: "
-                "which of the grid's two axes does patchify list first?",
+                "each patch comes back whole but in the wrong place on the grid, as if the grid were "
+                "filled column by column: which of the grid's two axes does patchify list first?",
                 name="grid axes swapped",
                 hint="the grid is (H/P, W/P), rows first",
                 variant=lambda patches, patch_size, H, W: _unpatchify(
@@ -409,6 +412,7 @@ register(
         title="rollout with a residual share",
         points=3,
         function="rollout_alpha",
+        hint="mix each layer's head-mean with the identity, (1 - alpha) A + alpha I, and multiply the later layer from the left",
         kind="extend",
         description="The chapter's rollout splits each layer evenly between attention and the residual "
         "path, $(\\bar A + I)/2$. Make the residual share a parameter: with `weights` a numpy array "

@@ -25,6 +25,7 @@ register(
         title="predict a model's KV cache",
         points=1,
         function="predict_cache_gib",
+        hint="what does one token keep in every layer, in how many bytes, and how many tokens does the batch hold?",
         kind="predict",
         description="A model has 40 layers, 32 query heads and 8 key/value heads of width 128, and serves "
         "in bfloat16. Before running anything: how many GiB ($2^{30}$ bytes) does its KV cache take for "
@@ -121,6 +122,7 @@ register(
         title="grouped-query attention",
         points=2,
         function="gqa_attention",
+        hint="query head h uses KV head h // (H / H_kv): give every query head its keys and values, then masked scaled attention as usual",
         kind="implement",
         forbids=NO_FUSED,
         description="Implement grouped-query attention in numpy: `q (..., H, L, E)`, `k (..., H_kv, S, E)`, "
@@ -194,6 +196,7 @@ register(
         title="a window with sinks for a chunk of new tokens",
         points=2,
         function="window_sink_chunk",
+        hint="new query i is position S - L + i; it sees key j when j <= its position and j is in the window or among the sinks",
         kind="extend",
         description="A prompt is processed in chunks: `L` new queries are the **last** `L` of `S` positions "
         "(as with chapter 9's cache). Return the boolean `(L, S)` mask of a sliding window of `window` "
@@ -264,6 +267,7 @@ register(
         title="linear and dynamic-NTK frequencies",
         points=2,
         function="scaled_frequencies",
+        hint="linear slows every pair by the factor; dynamic keeps the form base ** (-2i / E) with a larger base that depends on L / N",
         kind="derive",
         forbids=("attncourse.rope_frequencies", "attncourse.rope_angles", "attncourse.apply_rope"),
         description="From the formulas in the section on stretching the context, return the per-pair RoPE "
@@ -299,7 +303,8 @@ register(
                 variant=lambda E, base, factor, L, N: _freqs(E, base, factor, L, N, no_exponent=True),
             ),
             Diagnosis(
-                "the dynamic frequencies do not depend on the sequence length: what does 'dynamic' adapt to?",
+                "the dynamic frequencies are those of a base grown by the factor s alone, the static NTK "
+                "scaling: what does 'dynamic' adapt to?",
                 name="static NTK factor",
                 hint="use s * L / N - (s - 1), not s",
                 variant=lambda E, base, factor, L, N: _freqs(E, base, factor, L, N, plain_factor=True),
@@ -336,6 +341,7 @@ register(
         title="a rolling cache that forgets too much",
         points=2,
         function="rolling_decode",
+        hint="the window counts the newest token: drop the oldest only when the cache holds more than `window`",
         kind="diagnose",
         forbids=NO_FUSED,
         description="`rolling_decode` decodes `T` tokens one at a time with a rolling cache that should "
@@ -410,6 +416,7 @@ register(
         title="absorb the value up-projection into the output",
         points=2,
         function="absorb_value_side",
+        hint="P (c W_UV) W_O = P c (W_UV W_O): one (r, d_model) product per head",
         kind="extend",
         description="In latent attention head `h`'s value for token `t` is `c[t] @ W_UV[h]` (`c (S, r)`, "
         "`W_UV (H, r, d_head)`), and the output projection maps head `h`'s output with its slice "

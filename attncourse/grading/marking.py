@@ -15,7 +15,14 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..exercises._compare import CaseResult, Outcome, expected_outputs, judge, points_earned, shortcut_message
+from ..exercises._compare import (
+    CaseResult,
+    Outcome,
+    expected_outputs,
+    judge_all,
+    points_earned,
+    shortcut_message,
+)
 from ..exercises._registry import Case, Exercise
 from .limits import GradingError, Limits
 from .protocol import CellNote, Reply, case_file
@@ -230,10 +237,7 @@ def _grade_exercise(e: int, p: Prepared, runs: List[NotebookRun], limits: Limits
         if shortcut:
             cases = _failed(p, _shortcut_text(p.exercise, shortcut), "shortcut")
         else:
-            cases = [
-                judge(p.exercise, case, expected, outcome, hidden=flag)
-                for case, expected, outcome, flag in zip(p.cases, p.expected, outcomes, p.hidden)
-            ]
+            cases = judge_all(p.exercise, p.cases, p.expected, outcomes, p.hidden)  # check's own judge
         grade = ExerciseGrade(p.exercise, cases, run.notebook, shortcut)
         defines = run.reply is not None and p.exercise.function in run.reply.defined
         candidates.append((grade.earned, defines, -order, grade))

@@ -1,0 +1,374 @@
+"""One judge for ``check`` and the grader: case groups defined by the public cases, tolerance by
+the answer's precision, predict answers that stay unknown, diagnoses that are true, a hint for
+every exercise."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from exercise_support import ROOT, load_hidden_cases, skip_without_torch
+
+from attncourse.exercises import Case, Exercise, all_exercises, check, get, reset
+from attncourse.exercises._check import call, run_cases
+from attncourse.exercises._compare import expected_outputs, judge, judge_all
+from attncourse.exercises._registry import _REGISTRY
+from attncourse.exercises._tolerance import TOLERANCES, how_far, tolerance_for
+from attncourse.grading.gradebook import feedback_text
+from attncourse.grading.marking import ExerciseGrade, StudentGrade
+
+HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scores():
+    reset()
+    yield
+    reset()
+
+
+def _graded(ex, fn, hidden_cases=None):
+    """What the grader gives ``fn``: public and hidden cases, judged and marked as the grader does."""
+    public = ex.public_cases()
+    secret = list(HIDDEN[ex.id]()) if hidden_cases is None and ex.id in HIDDEN else list(hidden_cases or [])
+    cases = public + secret
+    flags = [False] * len(public) + [True] * len(secret)
+    results = judge_all(
+        ex, cases, [expected_outputs(ex, c) for c in cases], [call(ex, fn, c.args()) for c in cases], flags
+    )
+    return ExerciseGrade(ex, results, "student.ipynb")
+
+
+def _feedback(grade) -> str:
+    sg = StudentGrade("student", ["student.ipynb"], "ok", [], [], [grade])
+    return feedback_text(sg, grade.exercise.points)
+
+
+# ----------------------------------------------------------------------------- groups
+def _doubling(**fields):
+    base = dict(
+        id="ch01.doubling_demo",
+        number="1.99",
+        title="double it",
+        points=4,
+        function="doubling_demo",
+        solution="def doubling_demo(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n",
+        reference=lambda x: 2 * x,
+        public_cases=lambda: [
+            Case("positive", group="values", x=np.array([1.0, 2.0, 3.0])),
+            Case("mixed signs", group="values", x=np.array([-1.0, 2.0, -3.0])),
+            Case("a matrix", group="shape", x=np.array([[1.0, 2.0], [3.0, 4.0]])),
+        ],
+        hint="multiply by two",
+    )
+    base.update(fields)
+    return Exercise(**base)
+
+
+def test_a_case_takes_its_group_as_a_keyword_that_is_not_an_input():
+    case = Case("positive", group="values", x=np.zeros(2))
+    assert case.group == "values" and list(case.inputs) == ["x"]
+    assert Case("alone", x=1).group == "alone"
+    with pytest.raises(ValueError, match="group"):
+        Case("blank", group=" ", x=1)
+
+
+def test_a_coincidental_pass_earns_nothing_for_its_group_in_check_and_in_the_grader(monkeypatch):
+    ex = _doubling()
+    monkeypatch.setitem(_REGISTRY, ex.id, ex)
+
+    def clipped_at_zero(x):  # right on positive entries only: passes "positive" by coincidence
+        return 2 * np.maximum(x, 0)
+
+    result = check(ex.id, clipped_at_zero, show=False)
+    assert [c.passed for c in result.cases] == [True, False, True]
+    assert result.earned == ex.points / 2  # "shape" only: "values" needs both of its cases
+    hidden = [Case("hidden: large", group="values", x=np.array([100.0, 7.0]))]
+    assert _graded(ex, clipped_at_zero, hidden).earned == result.earned
+
+
+def test_a_hidden_case_joins_a_public_group_and_never_adds_one(monkeypatch):
+    ex = _doubling()
+    monkeypatch.setitem(_REGISTRY, ex.id, ex)
+
+    def capped(x):  # right below 50: every public case passes, the hidden one does not
+        return 2 * np.minimum(x, 50)
+
+    assert check(ex.id, capped, show=False).earned == ex.points
+    hidden = [Case("large", group="values", x=np.array([100.0, 7.0]))]
+    grade = _graded(ex, capped, hidden)
+    assert grade.earned == ex.points / 2  # 1 of the 2 public groups, not 2 of 3
+    correct = _graded(ex, ex.solution_function(), hidden)
+    assert correct.earned == ex.points
+    # a hidden case whose group is none of the public ones counts against every group
+    stray = [Case("large", group="edge rows", x=np.array([100.0, 7.0]))]
+    assert _graded(ex, capped, stray).earned == 0
+    assert _graded(ex, ex.solution_function(), stray).earned == ex.points
+
+
+def _hidden_ids():
+    return sorted(ex_id for ex_id in HIDDEN if ex_id in _REGISTRY)
+
+
+@pytest.mark.parametrize("ex_id", _hidden_ids())
+def test_every_hidden_case_belongs_to_a_public_group_of_its_exercise(ex_id):
+    ex = get(ex_id)
+    public = list(dict.fromkeys(c.group for c in ex.public_cases()))
+    stray = [(c.name, c.group) for c in HIDDEN[ex_id]() if c.group not in public]
+    assert not stray, "; ".join(
+        f"{ex_id}: hidden case {name!r} has group {group!r}, which is none of its public groups {public}"
+        for name, group in stray
+    )
+
+
+def test_every_hidden_exercise_id_is_registered():
+    assert not [ex_id for ex_id in HIDDEN if ex_id not in _REGISTRY]
+
+
+# ----------------------------------------------------------------------------- tolerance by precision
+def test_one_tolerance_table_follows_the_package_tests():
+    assert TOLERANCES["float32"] == (1e-5, 1e-5) and TOLERANCES["float16"] == (1e-2, 1e-2)
+    assert TOLERANCES["bfloat16"] == (5e-2, 5e-2)
+    assert tolerance_for([np.zeros(2)], [np.zeros(2, np.float32)]).precision == "float32"
+    assert tolerance_for([np.zeros(2, np.float16)], [np.zeros(2)]).precision == "float16"
+    assert tolerance_for([np.zeros(2)], [np.zeros(2)]).precision == "float64"
+
+
+def test_a_bfloat16_tensor_is_judged_as_bfloat16():
+    torch = pytest.importorskip("torch")
+    from attncourse.exercises._outputs import to_arrays
+
+    out = to_arrays(torch.linspace(-1, 1, 7, dtype=torch.bfloat16), ("result",))
+    assert tolerance_for([np.zeros(2)], out).precision == "bfloat16"
+
+
+def _float32(fn):
+    """``fn`` run on float32 copies of its float64 inputs, its float results in float32."""
+
+    def down(v):
+        if isinstance(v, np.ndarray) and v.dtype == np.float64:
+            return v.astype(np.float32)
+        if hasattr(v, "is_floating_point") and v.is_floating_point():
+            return v.float()
+        return v
+
+    def answer(*args):
+        out = fn(*[down(a) for a in args])
+        return (
+            tuple(down(np.asarray(o) if isinstance(o, float) else o) for o in out)
+            if isinstance(out, tuple)
+            else down(out)
+        )
+
+    return answer
+
+
+FLOAT32 = [
+    ex.id for ex in all_exercises() if ex.kind != "predict" and ex.id != "bugs.plain_list"
+]  # plain_list: the method rule watches the module class itself
+
+
+@pytest.mark.parametrize("ex_id", FLOAT32)
+def test_a_correct_answer_in_float32_gets_full_marks_in_check_and_in_the_grader(ex_id):
+    ex = get(ex_id)
+    skip_without_torch(ex)
+    fn = _float32(ex.solution_function())
+    result = check(ex_id, fn, show=False)
+    assert result.earned == ex.points, result.text()
+    assert _graded(ex, fn).earned == ex.points
+
+
+def test_4_2_with_torch_float_gets_full_marks():
+    torch = pytest.importorskip("torch")
+
+    def self_attention_forward(x, W_q, W_k, W_v):
+        x, W_q, W_k, W_v = (torch.from_numpy(a).float() for a in (x, W_q, W_k, W_v))
+        q, k, v = x @ W_q, x @ W_k, x @ W_v
+        weights = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
+        return weights @ v, weights
+
+    ex = get("ch04.self_attention_forward")
+    assert check(ex.id, self_attention_forward, show=False).earned == ex.points
+    assert _graded(ex, self_attention_forward).earned == ex.points
+
+
+def test_a_float32_near_miss_shows_the_difference_the_tolerance_and_the_lower_precision():
+    ex = get("ch04.self_attention_forward")
+    solution = ex.solution_function()
+
+    def slightly_off(x, W_q, W_k, W_v):
+        out, weights = solution(*(a.astype(np.float32) for a in (x, W_q, W_k, W_v)))
+        return (out * 1.001).astype(np.float32), weights.astype(np.float32)
+
+    first = next(c for c in check(ex.id, slightly_off, show=False).cases if not c.passed)
+    expected, got = re.search(r"expected (\S+), got (\S+)", first.message).groups()
+    assert expected != got  # enough digits to see the difference
+    assert "off by" in first.message and "float32 precision allows" in first.message
+    assert "float32 while the case's inputs are float64" in first.message
+    assert any("rtol 1e-05" in d for d in first.details)
+
+
+def test_a_float64_near_miss_prints_two_different_numbers():
+    ex = get("ch04.self_attention_forward")
+    solution = ex.solution_function()
+
+    def off_by_a_little(*args):
+        out, weights = solution(*args)
+        return out * (1 + 3e-7), weights
+
+    first = next(c for c in check(ex.id, off_by_a_little, show=False).cases if not c.passed)
+    expected, got = re.search(r"expected (\S+), got (\S+)", first.message).groups()
+    assert expected != got and "float64 precision allows" in first.message
+
+
+# ----------------------------------------------------------------------------- predict stays unknown
+def _forms(x: float) -> set:
+    """How a number could be written: 655360, 655,360, 6.554e+05, 0.6931 ..."""
+    out = {repr(x)} | {f"{x:.{d}g}" for d in range(3, 8)}
+    if float(x).is_integer():
+        out |= {str(int(x)), f"{int(x):,}"}
+    return {f for f in out if len(re.sub(r"[^0-9]", "", f)) >= 3}
+
+
+def _numbers(arrays) -> set:
+    out = set()
+    for a in arrays:
+        for v in np.asarray(a, dtype=np.float64).ravel()[:50]:
+            if np.isfinite(v) and v != 0:
+                out |= _forms(float(v))
+    return out
+
+
+WRONG_GUESSES = {
+    "twice": lambda v: v * 2,
+    "ten times": lambda v: v * 10,
+    "half": lambda v: v / 2,
+    "one more": lambda v: v + 1,
+    "one less": lambda v: v - 1,
+    "a third more": lambda v: v * 1.3,
+}
+
+
+@pytest.mark.parametrize("guess", sorted(WRONG_GUESSES))
+@pytest.mark.parametrize("ex_id", [ex.id for ex in all_exercises() if ex.kind in ("predict", "derive")])
+def test_a_wrong_guess_never_sees_the_expected_value(ex_id, guess):
+    ex = get(ex_id)
+    solution, change = ex.solution_function(), WRONG_GUESSES[guess]
+
+    def answer(*args):
+        out = solution(*args)
+        if isinstance(out, tuple):
+            return tuple(change(np.asarray(o, dtype=np.float64)) for o in out)
+        return change(np.asarray(out, dtype=np.float64))
+
+    cases = ex.public_cases() + (list(HIDDEN[ex_id]()) if ex_id in HIDDEN else [])
+    secret = _numbers(a for c in cases for a in expected_outputs(ex, c))
+    # numbers the student has anyway: their own answer, the case names and inputs
+    seen = _numbers(a for c in cases for a in np.atleast_1d(answer(*c.args())))
+    seen |= {m for c in cases for m in re.findall(r"\d[\d.,]*\d|\d", c.name)}
+    texts = [
+        check(ex_id, answer, show=False).text(),
+        check(ex_id, answer, show=False, hint=True).text(),
+        _feedback(_graded(ex, answer)),
+    ]
+    for text in texts:
+        assert not re.search(r"expected -?\d", text), text
+        for form in secret - seen:
+            assert not re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", text), (form, text)
+
+
+def test_how_far_says_it_in_words():
+    assert how_far(655360, 655360 * 10) == "about 10 times too large (off by an order of magnitude)"
+    assert how_far(98304, 49152) == "about 2 times too small"
+    assert how_far(197, 196) == "close, but too low (within 1%)"
+    assert how_far(5472, -5472) == "the wrong sign"
+    assert "orders of magnitude" in how_far(1.0, 2e5)
+
+
+# ----------------------------------------------------------------------------- true diagnoses
+def test_11_4_code_that_uses_the_length_is_not_told_it_does_not():
+    def uses_L_over_N(E, base, factor, L, N):  # L / N equals the factor in one public case
+        exponents = np.arange(0, E, 2) / E
+        growth = L / N
+        return base**-exponents / factor, (base * growth ** (E / (E - 2))) ** -exponents
+
+    ex = get("ch11.scaled_frequencies")
+    for cases in (check(ex.id, uses_L_over_N, show=False).cases, _graded(ex, uses_L_over_N).cases):
+        assert not any(c.diagnosis for c in cases)
+        assert not any("sequence length" in c.message or "static" in c.message for c in cases)
+
+
+def test_10_5_says_nothing_of_a_non_square_image_on_a_square_case():
+    def grid_swapped(patches, patch_size, H, W):  # the grid read as (W/P, H/P)
+        B, N, F = patches.shape
+        P = patch_size
+        C = F // (P * P)
+        x = patches.reshape(B, W // P, H // P, C, P, P).transpose(0, 3, 2, 4, 1, 5)
+        return x.reshape(B, C, H, W)
+
+    result = check("ch10.fix_unpatchify", grid_swapped, show=False)
+    square = result.cases[0]
+    assert "4 x 4" in square.name and square.diagnosis == "grid axes swapped"
+    assert "square" not in square.message and "wrong place on the grid" in square.message
+
+
+@pytest.mark.parametrize("how", ["k = 2 q", "scores averaged with their transpose"])
+def test_4_6_a_fix_whose_scores_are_still_symmetric_is_told_so(how):
+    from attncourse import softmax
+
+    def still_symmetric(x, W_q, W_k):
+        q = x @ W_q
+        if how == "k = 2 q":
+            s = q @ np.swapaxes(2 * q, -1, -2)
+        else:
+            s = q @ np.swapaxes(x @ W_k, -1, -2)
+            s = (s + np.swapaxes(s, -1, -2)) / 2
+        return softmax(s / np.sqrt(q.shape[-1]))
+
+    ex = get("ch04.fix_symmetric_scores")
+    for cases in (check(ex.id, still_symmetric, show=False).cases, _graded(ex, still_symmetric).cases):
+        assert all(c.diagnosis == "scores still symmetric" for c in cases)
+        assert all("still symmetric" in c.message for c in cases)
+
+
+def test_a_diagnosis_that_one_case_refutes_is_not_shown():
+    """A wrong answer that matches a variant on one case by coincidence gets the plain message."""
+    ex = get("ch06.sliding_window_mask")
+    cases = ex.public_cases()
+    first = tuple(cases[0].inputs.values())
+
+    def one_too_wide_on_the_first_case_only(L, window):
+        i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+        if (L, window) == first:
+            return (j <= i) & (j >= i - window)  # the "off by one" mistake
+        return j <= i  # another mistake: no window at all
+
+    outcomes = [call(ex, one_too_wide_on_the_first_case_only, c.args()) for c in cases]
+    alone = judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0])
+    assert alone.diagnosis == "off by one"  # what the first case, judged alone, would say
+    results = run_cases(ex, one_too_wide_on_the_first_case_only, cases)
+    assert not any(r.passed for r in results)
+    assert not any(r.diagnosis == "off by one" for r in results)
+    assert (
+        results[0].message
+        == judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0], diagnose=False).message
+    )
+
+
+# ----------------------------------------------------------------------------- hints
+@pytest.mark.parametrize("ex_id", [ex.id for ex in all_exercises()])
+def test_every_exercise_has_a_hint(ex_id):
+    assert get(ex_id).hint.strip()
+
+
+def test_the_unasked_hint_after_three_attempts_is_never_empty():
+    ex = get("ch00.kernel_regression")
+    answers = (  # three different wrong answers, none of them a recognised mistake
+        lambda x_query, x_key, y_value, width: x_query * 2,
+        lambda x_query, x_key, y_value, width: x_query * 3,
+        lambda x_query, x_key, y_value, width: x_query * 4,
+    )
+    results = [check(ex.id, fn, show=False) for fn in answers]
+    assert results[-1].hints and results[-1].hints[0].startswith(ex.hint)
+    assert "no hint" not in results[-1].text()
