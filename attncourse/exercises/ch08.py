@@ -339,8 +339,8 @@ def _loss_cases():
         + grouped(
             "large logits",
             Case(
-                "logits in the hundreds, B=2, L=3, V=4, lengths [3, 2]",
-                logits=rng.normal(size=(2, 3, 4)) * 400,
+                "logits in the thousands, B=2, L=3, V=4, lengths [3, 2]",
+                logits=rng.normal(size=(2, 3, 4)) * 1000,
                 tokens=rng.integers(0, 4, size=(2, 3)),
                 lengths=np.array([3, 2]),
             ),
