@@ -325,11 +325,11 @@ def _unpatchify_cases():
     ) + grouped(
         "dtype",
         Case(
-            "float32, B=1, C=2, 2 x 4, P=2",
-            patches=rng.normal(size=(1, 2, 8)).astype(np.float32),
+            "float32, B=1, C=2, 4 x 6, P=2",
+            patches=rng.normal(size=(1, 6, 8)).astype(np.float32),
             patch_size=2,
-            H=2,
-            W=4,
+            H=4,
+            W=6,
         ),
     )
 

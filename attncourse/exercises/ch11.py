@@ -89,6 +89,7 @@ def _gqa_cases():
     n = rng.normal
     causal = np.tril(np.ones((4, 4), dtype=bool))
     chunk = np.tril(np.ones((3, 5), dtype=bool), k=2)  # the last 3 of 5 positions, causal
+    padding = np.arange(4) < np.array([4, 2])[:, None, None, None]  # (B, 1, 1, S): sequence 1 has 2 keys
     return (
         grouped(
             "grouping",
@@ -100,11 +101,11 @@ def _gqa_cases():
                 mask=None,
             ),
             Case(
-                "B=2, H=6, H_kv=3",
+                "B=2, H=6, H_kv=3, padding mask",
                 q=n(size=(2, 6, 2, 4)),
                 k=n(size=(2, 3, 4, 4)),
                 v=n(size=(2, 3, 4, 4)),
-                mask=None,
+                mask=padding,
             ),
             Case(
                 "batch (2, 2), H=6, H_kv=2, L=2, S=3",
@@ -134,11 +135,11 @@ def _gqa_cases():
         + grouped(
             "dtype",
             Case(
-                "float32, H=4, H_kv=2, L=2, S=3",
-                q=n(size=(4, 2, 4)).astype(np.float32),
+                "float32, H=6, H_kv=2, L=2, S=3, causal mask",
+                q=n(size=(6, 2, 4)).astype(np.float32),
                 k=n(size=(2, 3, 4)).astype(np.float32),
                 v=n(size=(2, 3, 2)).astype(np.float32),
-                mask=None,
+                mask=np.tril(np.ones((2, 3), dtype=bool), k=1),
             ),
         )
     )
@@ -210,7 +211,7 @@ def _sink_cases():
     return grouped(
         "chunk of new queries",
         Case("L=3 new of S=10, window 4, 2 sinks", L=3, S=10, window=4, n_sinks=2),
-        Case("L=S=7, window 2, 1 sink", L=7, S=7, window=2, n_sinks=1),
+        Case("L=S=7, window 2, 2 sinks", L=7, S=7, window=2, n_sinks=2),
     ) + grouped(
         "sinks still causal",
         Case("L=4 new of S=5, window 1, 4 sinks", L=4, S=5, window=1, n_sinks=4),
