@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncourse.exercises import Case
+from attncourse.exercises import Case, grouped
 from attncourse.exercises.ch09 import _partial
 
 
@@ -15,59 +15,73 @@ def merge_partials():
     s2[0, 1] = -np.inf
     s2[1, :] = -np.inf
     (m1, l1, a1), (m2, l2, a2) = _partial(s[..., :4], v[:, :4]), _partial(s2, v[:, 4:])
-    cases.append(Case("batch dims, half 2 empty for some rows", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
+    cases += grouped(
+        "empty halves",
+        Case("batch dims, half 2 empty for some rows", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2),
+    )
     # a row with no visible key in either half
     s, v = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
     s[1] = -np.inf
     (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :1], v[:1]), _partial(s[:, 1:], v[1:])
-    cases.append(Case("a row with nothing to attend to", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
+    cases += grouped(
+        "empty halves", Case("a row with nothing to attend to", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2)
+    )
     # half 2's maximum far above half 1's
     s, v = rng.normal(size=(2, 5)), rng.normal(size=(5, 3))
     s[:, 3:] += 50
     (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :3], v[:3]), _partial(s[:, 3:], v[3:])
-    cases.append(Case("the second half dominates", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
+    cases += grouped("merge", Case("the second half dominates", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
     s, v = rng.normal(size=(2, 4)), rng.normal(size=(4, 2))
     f = [
         a.astype(np.float32) for pair in (_partial(s[:, :2], v[:2]), _partial(s[:, 2:], v[2:])) for a in pair
     ]
-    cases.append(Case("float32", m1=f[0], l1=f[1], acc1=f[2], m2=f[3], l2=f[4], acc2=f[5]))
+    cases += grouped("dtype", Case("float32", m1=f[0], l1=f[1], acc1=f[2], m2=f[3], l2=f[4], acc2=f[5]))
     return cases
 
 
 def tiled_attention():
     rng = np.random.default_rng(1902)
     n = rng.normal
-    return [
-        Case("block larger than S", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 2)), block_size=8),
-        Case("block size 1", q=n(size=(3, 2)), k=n(size=(5, 2)), v=n(size=(5, 3)), block_size=1),
-        Case(
-            "batch and heads, S=10, block 4",
-            q=n(size=(2, 2, 3, 4)),
-            k=n(size=(2, 2, 10, 4)),
-            v=n(size=(2, 2, 10, 3)),
-            block_size=4,
-        ),
-        Case(
-            "large scores (the maximum grows late)",
-            q=5 * n(size=(2, 8)),
-            k=5 * n(size=(9, 8)),
-            v=n(size=(9, 2)),
-            block_size=2,
-        ),
-        Case(
-            "float32",
-            q=n(size=(4, 8)).astype(np.float32),
-            k=n(size=(11, 8)).astype(np.float32),
-            v=n(size=(11, 3)).astype(np.float32),
-            block_size=4,
-        ),
-    ]
+    return (
+        grouped(
+            "blocks",
+            Case("block larger than S", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 2)), block_size=8),
+            Case("block size 1", q=n(size=(3, 2)), k=n(size=(5, 2)), v=n(size=(5, 3)), block_size=1),
+            Case(
+                "large scores (the maximum grows late)",
+                q=5 * n(size=(2, 8)),
+                k=5 * n(size=(9, 8)),
+                v=n(size=(9, 2)),
+                block_size=2,
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "batch and heads, S=10, block 4",
+                q=n(size=(2, 2, 3, 4)),
+                k=n(size=(2, 2, 10, 4)),
+                v=n(size=(2, 2, 10, 3)),
+                block_size=4,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32",
+                q=n(size=(4, 8)).astype(np.float32),
+                k=n(size=(11, 8)).astype(np.float32),
+                v=n(size=(11, 3)).astype(np.float32),
+                block_size=4,
+            ),
+        )
+    )
 
 
 def decode_step():
     rng = np.random.default_rng(1903)
     n = rng.normal
-    return [
+    cases = [
         Case(
             "an empty cache (the first token)",
             q_new=n(size=(1, 4)),
@@ -93,20 +107,21 @@ def decode_step():
             v_cache=n(size=(3, 2)).astype(np.float32),
         ),
     ]
+    return grouped("cache", *cases[0:1]) + grouped("batch dims", *cases[1:2]) + grouped("dtype", *cases[2:3])
 
 
 def predict_weights_bytes():
-    return [Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16")]
+    return grouped("prediction", Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16"))
 
 
 def predict_causal_tiles():
-    return [Case("L = S = 4096, blocks of 256")]
+    return grouped("prediction", Case("L = S = 4096, blocks of 256"))
 
 
 def fix_cache_alignment():
     rng = np.random.default_rng(1906)
     n = rng.normal
-    return [
+    cases = [
         Case("one new query, 6 keys", q=n(size=(1, 4)), k_all=n(size=(6, 4)), v_all=n(size=(6, 2))),
         Case(
             "batch and heads, 2 new of 7",
@@ -121,6 +136,7 @@ def fix_cache_alignment():
             v_all=n(size=(5, 2)).astype(np.float32),
         ),
     ]
+    return grouped("chunk", *cases[0:1]) + grouped("batch dims", *cases[1:2]) + grouped("dtype", *cases[2:3])
 
 
 HIDDEN = {
@@ -136,7 +152,7 @@ HIDDEN = {
 def causal_tiled_attention():
     rng = np.random.default_rng(1907)
     n = rng.normal
-    return [
+    cases = [
         Case("block size 1", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), block_size=1),
         Case(
             "one block holds everything", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 1)), block_size=8
@@ -156,6 +172,7 @@ def causal_tiled_attention():
             block_size=2,
         ),
     ]
+    return grouped("tiles", *cases[0:2]) + grouped("batch dims", *cases[2:3]) + grouped("dtype", *cases[3:4])
 
 
 HIDDEN["ch09.causal_tiled_attention"] = causal_tiled_attention

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncourse.exercises import Case
+from attncourse.exercises import Case, grouped
 
 
 def _patchify(images, P):  # only to build valid patches for the unpatchify cases
@@ -13,7 +13,7 @@ def _patchify(images, P):  # only to build valid patches for the unpatchify case
 
 def patchify_images():
     rng = np.random.default_rng(11001)
-    return [
+    cases = [
         Case("P=1: every pixel a patch", images=rng.normal(size=(2, 3, 3, 5)), patch_size=1),
         Case("P=H=W: one patch", images=rng.normal(size=(1, 2, 4, 4)), patch_size=4),
         Case(
@@ -22,19 +22,20 @@ def patchify_images():
             patch_size=4,
         ),
     ]
+    return grouped("layout", *cases[0:2]) + grouped("dtype", *cases[2:3])
 
 
 def predict_tokens():
-    return [Case("224 x 224, P=16, [CLS]")]
+    return grouped("prediction", Case("224 x 224, P=16, [CLS]"))
 
 
 def predict_embedding_parameters():
-    return [Case("32 x 32 RGB, P=4, d_model=48")]
+    return grouped("prediction", Case("32 x 32 RGB, P=4, d_model=48"))
 
 
 def conv_as_matmul():
     rng = np.random.default_rng(11004)
-    return [
+    cases = [
         Case(
             "P=1 (a 1 x 1 convolution)",
             images=rng.normal(size=(2, 3, 3, 4)),
@@ -48,11 +49,12 @@ def conv_as_matmul():
             bias=rng.normal(size=6).astype(np.float32),
         ),
     ]
+    return grouped("convolution", *cases[0:1]) + grouped("dtype", *cases[1:2])
 
 
 def images_from_patches():
     rng = np.random.default_rng(11005)
-    return [
+    cases = [
         Case("C=3, 4 x 6, P=2", patches=_patchify(rng.normal(size=(2, 3, 4, 6)), 2), patch_size=2, H=4, W=6),
         Case("P=3, 3 x 9", patches=rng.normal(size=(1, 3, 9)), patch_size=3, H=3, W=9),
         Case(
@@ -63,11 +65,12 @@ def images_from_patches():
             W=8,
         ),
     ]
+    return grouped("grid", *cases[0:2]) + grouped("dtype", *cases[2:3])
 
 
 def rollout_alpha():
     rng = np.random.default_rng(11006)
-    return [
+    cases = [
         Case(
             "alpha=0: attention only",
             weights=np.stack([rng.dirichlet(np.ones(3), size=(1, 2, 3)) for _ in range(2)]),
@@ -84,6 +87,7 @@ def rollout_alpha():
             alpha=0.5,
         ),
     ]
+    return grouped("rollout", *cases[0:2]) + grouped("dtype", *cases[2:3])
 
 
 HIDDEN = {

@@ -3,11 +3,11 @@ shorter than the sinks, large windows, other bases and factors."""
 
 import numpy as np
 
-from attncourse.exercises import Case
+from attncourse.exercises import Case, grouped
 
 
 def predict_cache_gib():
-    return [Case("the same model and batch")]
+    return grouped("prediction", Case("the same model and batch"))
 
 
 def gqa_attention():
@@ -15,7 +15,7 @@ def gqa_attention():
     n = rng.normal
     mask = np.ones((2, 1, 3, 5), dtype=bool)
     mask[1, :, :, 3:] = False  # padding in the second sequence
-    return [
+    cases = [
         Case("H=8, H_kv=1", q=n(size=(8, 2, 4)), k=n(size=(1, 3, 4)), v=n(size=(1, 3, 2)), mask=None),
         Case(
             "H = H_kv = 3 (plain multi-head)",
@@ -39,29 +39,32 @@ def gqa_attention():
             mask=None,
         ),
     ]
+    return grouped("grouping", *cases[0:2]) + grouped("masking", *cases[2:3]) + grouped("dtype", *cases[3:4])
 
 
 def window_sink_chunk():
-    return [
+    cases = [
         Case("one new query, S=9, window 3, 2 sinks", L=1, S=9, window=3, n_sinks=2),
         Case("window larger than S", L=4, S=6, window=10, n_sinks=1),
         Case("no sinks", L=5, S=12, window=3, n_sinks=0),
         Case("window 1, 3 sinks, L=S=6", L=6, S=6, window=1, n_sinks=3),
     ]
+    return grouped("chunk of new queries", *cases[0:3]) + grouped("sinks still causal", *cases[3:4])
 
 
 def scaled_frequencies():
-    return [
+    cases = [
         Case("E=4, factor 2, L=3N", E=4, base=10000.0, factor=2.0, L=96, N=32),
         Case("E=128, Llama-3's base, factor 8", E=128, base=500000.0, factor=8.0, L=65536, N=8192),
         Case("L just past N", E=8, base=10000.0, factor=4.0, L=33, N=32),
     ]
+    return grouped("frequencies", *cases[0:3])
 
 
 def fix_rolling_cache():
     rng = np.random.default_rng(1905)
     n = rng.normal
-    return [
+    cases = [
         Case("window 2, T=5", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 2)), window=2),
         Case(
             "window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4
@@ -81,16 +84,22 @@ def fix_rolling_cache():
             window=3,
         ),
     ]
+    return (
+        grouped("rolling window", *cases[0:2])
+        + grouped("batch dims", *cases[2:3])
+        + grouped("dtype", *cases[3:4])
+    )
 
 
 def absorb_value_side():
     rng = np.random.default_rng(1906)
     n = rng.normal
-    return [
+    cases = [
         Case("one head", W_UV=n(size=(1, 4, 3)), W_O=n(size=(1, 3, 6))),
         Case("r larger than d_model", W_UV=n(size=(3, 9, 2)), W_O=n(size=(3, 2, 4))),
         Case("float32", W_UV=n(size=(2, 3, 3)).astype(np.float32), W_O=n(size=(2, 3, 3)).astype(np.float32)),
     ]
+    return grouped("absorbed projection", *cases[0:2]) + grouped("dtype", *cases[2:3])
 
 
 HIDDEN = {

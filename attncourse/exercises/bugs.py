@@ -13,7 +13,7 @@ from .. import causal_mask, softmax, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE, INVERTED_MASK, swap
 from ._method import RegisteredHeads
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -23,10 +23,19 @@ TORCH_NEEDS = ("import torch", "from torch import nn")
 # ----------------------------------------------------------------------------- A.1 transpose typo
 def _transpose_cases():
     rng = np.random.default_rng(901)
-    return [
+    return grouped(
+        "shape",
         Case("L=2, S=3, E=4", q=rng.normal(size=(2, 4)), k=rng.normal(size=(3, 4))),
         Case("a batch of 2, L=S=3, E=2", q=rng.normal(size=(2, 3, 2)), k=rng.normal(size=(2, 3, 2))),
-    ]
+        Case("batch (2, 2), L=3, S=2, E=3", q=rng.normal(size=(2, 2, 3, 3)), k=rng.normal(size=(2, 2, 2, 3))),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, L=2, S=4, E=3",
+            q=rng.normal(size=(2, 3)).astype(np.float32),
+            k=rng.normal(size=(4, 3)).astype(np.float32),
+        ),
+    )
 
 
 register(
@@ -76,7 +85,8 @@ def _head_weights(x, W_q, W_k, n_heads, scale=None):
 
 def _head_cases():
     rng = np.random.default_rng(902)
-    return [
+    return grouped(
+        "heads",
         Case(
             "B=1, L=3, d_model=8, 2 heads",
             x=rng.normal(size=(1, 3, 8)),
@@ -91,7 +101,7 @@ def _head_cases():
             W_k=rng.normal(size=(12, 12)),
             n_heads=4,
         ),
-    ]
+    )
 
 
 register(
@@ -142,7 +152,8 @@ register(
 # ----------------------------------------------------------------------------- A.3 mask polarity
 def _causal_cases():
     rng = np.random.default_rng(903)
-    return [
+    return grouped(
+        "shape",
         Case("L=S=3", q=rng.normal(size=(3, 4)), k=rng.normal(size=(3, 4)), v=rng.normal(size=(3, 2))),
         Case(
             "a batch of 2, L=S=4",
@@ -150,7 +161,21 @@ def _causal_cases():
             k=rng.normal(size=(2, 4, 4)),
             v=rng.normal(size=(2, 4, 3)),
         ),
-    ]
+        Case(
+            "batch (2, 2), L=S=3",
+            q=rng.normal(size=(2, 2, 3, 2)),
+            k=rng.normal(size=(2, 2, 3, 2)),
+            v=rng.normal(size=(2, 2, 3, 2)),
+        ),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, L=S=3",
+            q=rng.normal(size=(3, 2)).astype(np.float32),
+            k=rng.normal(size=(3, 2)).astype(np.float32),
+            v=rng.normal(size=(3, 2)).astype(np.float32),
+        ),
+    )
 
 
 def _masked_late(q, k, v):
@@ -210,10 +235,11 @@ register(
 
 # ----------------------------------------------------------------------------- A.4 plain list
 def _count_cases():
-    return [
+    return grouped(
+        "counts",
         Case("d_model=8, 2 heads", d_model=8, n_heads=2),
         Case("d_model=12, 3 heads", d_model=12, n_heads=3),
-    ]
+    )
 
 
 register(
@@ -270,10 +296,12 @@ register(
 # ----------------------------------------------------------------------------- A.5 swapped q and k
 def _swapped_cases():
     rng = np.random.default_rng(905)
-    return [
+    return grouped(
+        "shape",
         Case("L=2 queries, S=4 keys", q=rng.normal(size=(2, 3)), k=rng.normal(size=(4, 3))),
         Case("L=S=3", q=rng.normal(size=(3, 2)), k=rng.normal(size=(3, 2))),
-    ]
+        Case("L=4 queries, S=2 keys", q=rng.normal(size=(4, 2)), k=rng.normal(size=(2, 2))),
+    )
 
 
 register(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import apply_rope, sinusoidal_positional_encoding, softmax
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -24,10 +24,11 @@ def _table(n_positions, d_model, layout="interleaved", exponent=2):
 
 
 def _table_cases():
-    return [
+    return grouped(
+        "shape",
         Case("4 positions, d_model=6", n_positions=4, d_model=6),
         Case("10 positions, d_model=8", n_positions=10, d_model=8),
-    ]
+    )
 
 
 register(
@@ -82,10 +83,11 @@ def _angles(positions, E, exponent=2, sign=-1):
 
 
 def _angle_cases():
-    return [
+    return grouped(
+        "positions",
         Case("positions 0..3, E=6", positions=np.arange(4), E=6),
         Case("positions 5, 6, 7, E=8", positions=np.array([5, 6, 7]), E=8),
-    ]
+    )
 
 
 register(
@@ -127,10 +129,29 @@ register(
 # ----------------------------------------------------------------------------- 7.3 RoPE
 def _rope_cases():
     rng = np.random.default_rng(703)
-    return [
-        Case("L=4, E=6, positions 0..3", x=rng.normal(size=(4, 6)), positions=np.arange(4)),
-        Case("L=3, E=8, positions 5, 6, 7", x=rng.normal(size=(3, 8)), positions=np.array([5, 6, 7])),
-    ]
+    n = rng.normal
+    return (
+        grouped(
+            "positions",
+            Case("L=4, E=6, positions 0..3", x=n(size=(4, 6)), positions=np.arange(4)),
+            Case("L=3, E=8, positions 5, 6, 7", x=n(size=(3, 8)), positions=np.array([5, 6, 7])),
+        )
+        + grouped(
+            "batch dims",
+            Case("a batch of 2, L=3, E=4, positions 2, 3, 4", x=n(size=(2, 3, 4)), positions=np.arange(2, 5)),
+            Case(
+                "batch (2, 2), L=2, E=6, positions 1, 7", x=n(size=(2, 2, 2, 6)), positions=np.array([1, 7])
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=3, E=4, positions 0, 4, 9",
+                x=n(size=(3, 4)).astype(np.float32),
+                positions=np.array([0, 4, 9]),
+            ),
+        )
+    )
 
 
 def _ignored_positions(x, positions, interleaved=False):
@@ -185,10 +206,29 @@ register(
 # ----------------------------------------------------------------------------- 7.4 interleaved RoPE
 def _rope_interleaved_cases():
     rng = np.random.default_rng(704)
-    return [
-        Case("L=4, E=6, positions 0..3", x=rng.normal(size=(4, 6)), positions=np.arange(4)),
-        Case("L=2, E=4, positions 3, 9", x=rng.normal(size=(2, 4)), positions=np.array([3, 9])),
-    ]
+    n = rng.normal
+    return (
+        grouped(
+            "positions",
+            Case("L=4, E=6, positions 0..3", x=n(size=(4, 6)), positions=np.arange(4)),
+            Case("L=2, E=4, positions 3, 9", x=n(size=(2, 4)), positions=np.array([3, 9])),
+        )
+        + grouped(
+            "batch dims",
+            Case("a batch of 2, L=3, E=4, positions 2, 3, 4", x=n(size=(2, 3, 4)), positions=np.arange(2, 5)),
+            Case(
+                "batch (2, 2), L=2, E=6, positions 1, 7", x=n(size=(2, 2, 2, 6)), positions=np.array([1, 7])
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=3, E=4, positions 0, 4, 9",
+                x=n(size=(3, 4)).astype(np.float32),
+                positions=np.array([0, 4, 9]),
+            ),
+        )
+    )
 
 
 register(
@@ -239,7 +279,8 @@ register(
 def _alibi_cases():
     rng = np.random.default_rng(705)
     n = rng.normal
-    return [
+    return grouped(
+        "heads",
         Case(
             "B=1, 2 heads, L=4, d_head=3",
             q=n(size=(1, 2, 4, 3)),
@@ -252,7 +293,15 @@ def _alibi_cases():
             k=n(size=(2, 4, 3, 2)),
             v=n(size=(2, 4, 3, 2)),
         ),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=1, 3 heads, L=3, d_head=2",
+            q=n(size=(1, 3, 3, 2)).astype(np.float32),
+            k=n(size=(1, 3, 3, 2)).astype(np.float32),
+            v=n(size=(1, 3, 3, 2)).astype(np.float32),
+        ),
+    )
 
 
 def _alibi(q, k, v, first=1, sign=-1.0, causal=True):
@@ -322,22 +371,39 @@ register(
 # ----------------------------------------------------------------------------- 7.6 RoPE score (derive)
 def _pair_cases():
     rng = np.random.default_rng(706)
-    return [
+    return grouped(
+        "pairs",
         Case(
             "one pair, offset 3, theta 0.7",
-            q=np.array([1.0, 0.0]),
-            k=np.array([1.0, 0.0]),
+            q=np.array([1.0, 0.5]),
+            k=np.array([0.25, 1.0]),
             offset=3,
             theta=0.7,
         ),
         Case(
-            "three pairs, offsets -2..2",
+            "five pairs, offsets -2..2",
             q=rng.normal(size=(5, 2)),
             k=rng.normal(size=(5, 2)),
             offset=np.arange(-2, 3),
             theta=0.3,
         ),
-    ]
+        Case(
+            "batch (2, 3) of pairs, offsets per column",
+            q=rng.normal(size=(2, 3, 2)),
+            k=rng.normal(size=(2, 3, 2)),
+            offset=np.array([1, -4, 2]),
+            theta=0.5,
+        ),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, two pairs, offsets 1, 3",
+            q=rng.normal(size=(2, 2)).astype(np.float32),
+            k=rng.normal(size=(2, 2)).astype(np.float32),
+            offset=np.array([1, 3]),
+            theta=0.4,
+        ),
+    )
 
 
 def _pair_score(q, k, offset, theta, sign=1.0):
@@ -417,7 +483,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: _wavelength(),
-        public_cases=lambda: [Case("E = 128, base 10000, the slowest pair")],
+        public_cases=lambda: grouped("prediction", Case("E = 128, base 10000, the slowest pair")),
         tolerance=(0.05, 0.0),
         hint="a pair turning theta per position needs 2 pi / theta positions for a full circle",
         diagnoses=(

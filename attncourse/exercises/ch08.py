@@ -9,7 +9,7 @@ import numpy as np
 from .. import merge_heads, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -85,7 +85,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_block_parameters,
-        public_cases=lambda: [Case("d_model=64, n_heads=4, d_ff=256")],
+        public_cases=lambda: grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256")),
         diagnoses=(
             Diagnosis(
                 "the two layer norms have parameters too: a gamma and a beta of d_model numbers each",
@@ -127,7 +127,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(2.0 / 3.0),
-        public_cases=lambda: [Case("d_ff = 4 d_model")],
+        public_cases=lambda: grouped("prediction", Case("d_ff = 4 d_model")),
         tolerance=(0.02, 0.0),
         diagnoses=(
             Diagnosis(
@@ -147,20 +147,29 @@ register(
 def _block_cases():
     rng = np.random.default_rng(803)
 
-    def weights(d, d_ff):
+    def weights(d, d_ff, dtype=np.float64):
         w = {name: rng.normal(size=(d, d)) / np.sqrt(d) for name in ("W_q", "W_k", "W_v", "W_o")}
         w["W_1"] = rng.normal(size=(d, d_ff)) / np.sqrt(d)
         w["W_2"] = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff)
-        return w
+        return {name: a.astype(dtype) for name, a in w.items()}
 
-    return [
+    return grouped(
+        "shape",
         Case(
             "B=1, L=3, d_model=4, 2 heads, d_ff=8", x=rng.normal(size=(1, 3, 4)), **weights(4, 8), n_heads=2
         ),
         Case(
             "B=2, L=4, d_model=6, 3 heads, d_ff=12", x=rng.normal(size=(2, 4, 6)), **weights(6, 12), n_heads=3
         ),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=2, L=3, d_model=4, 2 heads, d_ff=8",
+            x=rng.normal(size=(2, 3, 4)).astype(np.float32),
+            **weights(4, 8, np.float32),
+            n_heads=2,
+        ),
+    )
 
 
 def _block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads, post=False, ddof=0, scale=None, causal=True):
@@ -231,7 +240,8 @@ register(
 # ----------------------------------------------------------------------------- 8.4 post-norm by mistake (diagnose)
 def _mlp_cases():
     rng = np.random.default_rng(804)
-    return [
+    return grouped(
+        "shape",
         Case(
             "B=1, L=3, d_model=4, d_ff=8",
             x=3 * rng.normal(size=(1, 3, 4)) + 1,
@@ -244,7 +254,15 @@ def _mlp_cases():
             W_1=rng.normal(size=(6, 12)) / 2,
             W_2=rng.normal(size=(12, 6)) / 3,
         ),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=1, L=2, d_model=4, d_ff=8",
+            x=(2 * rng.normal(size=(1, 2, 4)) - 1).astype(np.float32),
+            W_1=(rng.normal(size=(4, 8)) / 2).astype(np.float32),
+            W_2=(rng.normal(size=(8, 4)) / 3).astype(np.float32),
+        ),
+    )
 
 
 def _mlp_sublayer(x, W_1, W_2, mode="pre"):
@@ -306,20 +324,41 @@ register(
 # ----------------------------------------------------------------------------- 8.5 padded loss (extend)
 def _loss_cases():
     rng = np.random.default_rng(805)
-    return [
-        Case(
-            "B=2, L=4, V=5, no padding",
-            logits=rng.normal(size=(2, 4, 5)),
-            tokens=rng.integers(0, 5, size=(2, 4)),
-            lengths=np.array([4, 4]),
-        ),
-        Case(
-            "B=3, L=5, V=4, lengths [5, 3, 2]",
-            logits=rng.normal(size=(3, 5, 4)) * 2,
-            tokens=rng.integers(0, 4, size=(3, 5)),
-            lengths=np.array([5, 3, 2]),
-        ),
-    ]
+    return (
+        grouped(
+            "padding",
+            Case(
+                "B=2, L=4, V=5, no padding",
+                logits=rng.normal(size=(2, 4, 5)),
+                tokens=rng.integers(0, 5, size=(2, 4)),
+                lengths=np.array([4, 4]),
+            ),
+            Case(
+                "B=3, L=5, V=4, lengths [5, 3, 2]",
+                logits=rng.normal(size=(3, 5, 4)) * 2,
+                tokens=rng.integers(0, 4, size=(3, 5)),
+                lengths=np.array([5, 3, 2]),
+            ),
+        )
+        + grouped(
+            "large logits",
+            Case(
+                "logits in the thousands, B=2, L=3, V=4, lengths [3, 2]",
+                logits=rng.normal(size=(2, 3, 4)) * 1000,
+                tokens=rng.integers(0, 4, size=(2, 3)),
+                lengths=np.array([3, 2]),
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32 logits, B=2, L=4, V=6, lengths [4, 3]",
+                logits=(rng.normal(size=(2, 4, 6)) * 2).astype(np.float32),
+                tokens=rng.integers(0, 6, size=(2, 4)),
+                lengths=np.array([4, 3]),
+            ),
+        )
+    )
 
 
 def _loss(logits, tokens, lengths, shift=1, use_lengths=True, per_sequence=False):

@@ -7,7 +7,7 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from ._common import swap
 from ._method import ScoreTiles
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -23,17 +23,42 @@ def _partial(scores, values):
     return m, p.sum(axis=-1), p @ values  # (..., L), (..., L), (..., L, b) @ (..., b, Ev) -> (..., L, Ev)
 
 
+def _merge_case(name, scores, values, split, dtype=np.float64):
+    """The two halves' states of ``scores (..., L, S)`` and ``values (..., S, Ev)``, split at ``split``."""
+    first = _partial(scores[..., :split], values[..., :split, :])
+    second = _partial(scores[..., split:], values[..., split:, :])
+    (m1, l1, acc1), (m2, l2, acc2) = [[a.astype(dtype) for a in half] for half in (first, second)]
+    return Case(name, m1=m1, l1=l1, acc1=acc1, m2=m2, l2=l2, acc2=acc2)
+
+
 def _merge_cases():
     rng = np.random.default_rng(901)
-    cases = []
-    for name, (L, S, Ev, split, scale) in {
-        "L=2 queries, blocks of 3 and 2 keys": (2, 5, 3, 3, 1.0),
-        "L=3, blocks of 2 and 4 keys, large scores": (3, 6, 2, 2, 30.0),
-    }.items():
-        s, v = scale * rng.normal(size=(L, S)), rng.normal(size=(S, Ev))
-        (m1, l1, acc1), (m2, l2, acc2) = _partial(s[:, :split], v[:split]), _partial(s[:, split:], v[split:])
-        cases.append(Case(name, m1=m1, l1=l1, acc1=acc1, m2=m2, l2=l2, acc2=acc2))
-    return cases
+    n = rng.normal
+    empty = n(size=(3, 5))
+    empty[0, 2:] = -np.inf  # row 0: no visible key in half 2
+    empty[1, :] = -np.inf  # row 1: no visible key in either half
+    return (
+        grouped(
+            "merge",
+            _merge_case("L=2 queries, blocks of 3 and 2 keys", n(size=(2, 5)), n(size=(5, 3)), 3),
+            _merge_case("L=3, blocks of 2 and 4 keys, large scores", 30 * n(size=(3, 6)), n(size=(6, 2)), 2),
+        )
+        + grouped(
+            "batch dims",
+            _merge_case("a batch of 2, L=3, blocks of 2 and 2", n(size=(2, 3, 4)), n(size=(2, 4, 2)), 2),
+            _merge_case(
+                "batch (2, 2), L=2, blocks of 1 and 3", 5 * n(size=(2, 2, 2, 4)), n(size=(2, 2, 4, 3)), 1
+            ),
+        )
+        + grouped(
+            "empty halves",
+            _merge_case("L=3: a row empty in half 2, a row empty in both", empty, n(size=(5, 2)), 2),
+        )
+        + grouped(
+            "dtype",
+            _merge_case("float32, L=2, blocks of 2 and 3", n(size=(2, 5)), n(size=(5, 2)), 2, np.float32),
+        )
+    )
 
 
 def _merge(m1, l1, acc1, m2, l2, acc2, rescale=True, flipped=False):
@@ -110,23 +135,53 @@ register(
 def _tiled_cases():
     rng = np.random.default_rng(902)
     n = rng.normal
-    return [
-        Case("L=3, S=8, block 4", q=n(size=(3, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), block_size=4),
-        Case(
-            "L=2, S=7, block 3 (a ragged last block)",
-            q=n(size=(2, 3)),
-            k=n(size=(7, 3)),
-            v=n(size=(7, 5)),
-            block_size=3,
-        ),
-        Case(
-            "L=32, S=2048, block 64 (the method: blocks, not the whole score matrix)",
-            q=n(size=(32, 8)),
-            k=n(size=(2048, 8)),
-            v=n(size=(2048, 4)),
-            block_size=64,
-        ),
-    ]
+    return (
+        grouped(
+            "blocks",
+            Case("L=3, S=8, block 4", q=n(size=(3, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), block_size=4),
+            Case(
+                "L=2, S=7, block 3 (a ragged last block)",
+                q=n(size=(2, 3)),
+                k=n(size=(7, 3)),
+                v=n(size=(7, 5)),
+                block_size=3,
+            ),
+            Case(
+                "L=32, S=2048, block 64 (the method: blocks, not the whole score matrix)",
+                q=n(size=(32, 8)),
+                k=n(size=(2048, 8)),
+                v=n(size=(2048, 4)),
+                block_size=64,
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "a batch of 2, L=2, S=5, block 2",
+                q=n(size=(2, 2, 3)),
+                k=n(size=(2, 5, 3)),
+                v=n(size=(2, 5, 2)),
+                block_size=2,
+            ),
+            Case(
+                "batch (2, 2), L=3, S=6, block 4",
+                q=2 * n(size=(2, 2, 3, 2)),
+                k=2 * n(size=(2, 2, 6, 2)),
+                v=n(size=(2, 2, 6, 3)),
+                block_size=4,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=2, S=5, block 2",
+                q=n(size=(2, 4)).astype(np.float32),
+                k=n(size=(5, 4)).astype(np.float32),
+                v=n(size=(5, 2)).astype(np.float32),
+                block_size=2,
+            ),
+        )
+    )
 
 
 def _tiled_dropped(q, k, v, block_size):
@@ -214,24 +269,57 @@ register(
 def _step_cases():
     rng = np.random.default_rng(903)
     n = rng.normal
-    return [
-        Case(
-            "4 cached tokens, E=3, Ev=2",
-            q_new=n(size=(1, 3)),
-            k_new=n(size=(1, 3)),
-            v_new=n(size=(1, 2)),
-            k_cache=n(size=(4, 3)),
-            v_cache=n(size=(4, 2)),
-        ),
-        Case(
-            "a batch of 2, 2 cached tokens",
-            q_new=n(size=(2, 1, 4)),
-            k_new=n(size=(2, 1, 4)),
-            v_new=n(size=(2, 1, 4)),
-            k_cache=n(size=(2, 2, 4)),
-            v_cache=n(size=(2, 2, 4)),
-        ),
-    ]
+    return (
+        grouped(
+            "cache",
+            Case(
+                "4 cached tokens, E=3, Ev=2",
+                q_new=n(size=(1, 3)),
+                k_new=n(size=(1, 3)),
+                v_new=n(size=(1, 2)),
+                k_cache=n(size=(4, 3)),
+                v_cache=n(size=(4, 2)),
+            ),
+            Case(
+                "an empty cache (the first token), E=2, Ev=3",
+                q_new=n(size=(1, 2)),
+                k_new=n(size=(1, 2)),
+                v_new=n(size=(1, 3)),
+                k_cache=np.zeros((0, 2)),
+                v_cache=np.zeros((0, 3)),
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "a batch of 2, 2 cached tokens",
+                q_new=n(size=(2, 1, 4)),
+                k_new=n(size=(2, 1, 4)),
+                v_new=n(size=(2, 1, 4)),
+                k_cache=n(size=(2, 2, 4)),
+                v_cache=n(size=(2, 2, 4)),
+            ),
+            Case(
+                "batch (2, 2), 3 cached tokens",
+                q_new=n(size=(2, 2, 1, 2)),
+                k_new=n(size=(2, 2, 1, 2)),
+                v_new=n(size=(2, 2, 1, 3)),
+                k_cache=n(size=(2, 2, 3, 2)),
+                v_cache=n(size=(2, 2, 3, 3)),
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, 2 cached tokens",
+                q_new=n(size=(1, 4)).astype(np.float32),
+                k_new=n(size=(1, 4)).astype(np.float32),
+                v_new=n(size=(1, 2)).astype(np.float32),
+                k_cache=n(size=(2, 4)).astype(np.float32),
+                v_cache=n(size=(2, 2)).astype(np.float32),
+            ),
+        )
+    )
 
 
 def _step(q_new, k_new, v_new, k_cache, v_cache, include_new=True, prepend=False):
@@ -321,7 +409,9 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(2.0 * 24 * 8 * 128 * 8192 * 2),
-        public_cases=lambda: [Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16")],
+        public_cases=lambda: grouped(
+            "prediction", Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16")
+        ),
         tolerance=(0.05, 0.0),
         hint="every layer keeps a key and a value vector per head per token",
         diagnoses=(
@@ -370,7 +460,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(16 * 17 // 2),
-        public_cases=lambda: [Case("L = S = 4096, blocks of 256")],
+        public_cases=lambda: grouped("prediction", Case("L = S = 4096, blocks of 256")),
         diagnoses=(
             Diagnosis(
                 "the diagonal tiles are needed too (a query sees the keys up to itself inside them): "
@@ -391,15 +481,38 @@ register(
 def _align_cases():
     rng = np.random.default_rng(906)
     n = rng.normal
-    return [
-        Case("2 new queries, 5 keys in all", q=n(size=(2, 3)), k_all=n(size=(5, 3)), v_all=n(size=(5, 2))),
-        Case(
-            "a batch of 2, 3 new queries, 4 keys",
-            q=n(size=(2, 3, 2)),
-            k_all=n(size=(2, 4, 2)),
-            v_all=n(size=(2, 4, 3)),
-        ),
-    ]
+    return (
+        grouped(
+            "chunk",
+            Case(
+                "2 new queries, 5 keys in all", q=n(size=(2, 3)), k_all=n(size=(5, 3)), v_all=n(size=(5, 2))
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "a batch of 2, 3 new queries, 4 keys",
+                q=n(size=(2, 3, 2)),
+                k_all=n(size=(2, 4, 2)),
+                v_all=n(size=(2, 4, 3)),
+            ),
+            Case(
+                "batch (2, 2), 2 new queries, 6 keys",
+                q=n(size=(2, 2, 2, 3)),
+                k_all=n(size=(2, 2, 6, 3)),
+                v_all=n(size=(2, 2, 6, 2)),
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, 2 new queries, 4 keys",
+                q=n(size=(2, 4)).astype(np.float32),
+                k_all=n(size=(4, 4)).astype(np.float32),
+                v_all=n(size=(4, 2)).astype(np.float32),
+            ),
+        )
+    )
 
 
 def _chunk(q, k_all, v_all, top_left=False):
@@ -462,19 +575,53 @@ register(
 def _causal_tiled_cases():
     rng = np.random.default_rng(907)
     n = rng.normal
-    return [
-        Case("L=S=8, blocks of 4", q=n(size=(8, 3)), k=n(size=(8, 3)), v=n(size=(8, 2)), block_size=4),
-        Case(
-            "L=S=7, blocks of 3 (ragged)", q=n(size=(7, 2)), k=n(size=(7, 2)), v=n(size=(7, 3)), block_size=3
-        ),
-        Case(
-            "L=S=512, blocks of 32 (the method: tiles, not the whole score matrix)",
-            q=n(size=(512, 4)),
-            k=n(size=(512, 4)),
-            v=n(size=(512, 2)),
-            block_size=32,
-        ),
-    ]
+    return (
+        grouped(
+            "tiles",
+            Case("L=S=8, blocks of 4", q=n(size=(8, 3)), k=n(size=(8, 3)), v=n(size=(8, 2)), block_size=4),
+            Case(
+                "L=S=7, blocks of 3 (ragged)",
+                q=n(size=(7, 2)),
+                k=n(size=(7, 2)),
+                v=n(size=(7, 3)),
+                block_size=3,
+            ),
+            Case(
+                "L=S=512, blocks of 32 (the method: tiles, not the whole score matrix)",
+                q=n(size=(512, 4)),
+                k=n(size=(512, 4)),
+                v=n(size=(512, 2)),
+                block_size=32,
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "a batch of 2, L=S=5, blocks of 2",
+                q=n(size=(2, 5, 3)),
+                k=n(size=(2, 5, 3)),
+                v=n(size=(2, 5, 2)),
+                block_size=2,
+            ),
+            Case(
+                "batch (2, 2), L=S=4, blocks of 3",
+                q=n(size=(2, 2, 4, 2)),
+                k=n(size=(2, 2, 4, 2)),
+                v=n(size=(2, 2, 4, 2)),
+                block_size=3,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=S=6, blocks of 4",
+                q=n(size=(6, 4)).astype(np.float32),
+                k=n(size=(6, 4)).astype(np.float32),
+                v=n(size=(6, 2)).astype(np.float32),
+                block_size=4,
+            ),
+        )
+    )
 
 
 def _n_blocks(L, block_size):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -44,11 +44,19 @@ def _unpatchify(patches, P, H, W, mode="right"):
 # ----------------------------------------------------------------------------- 10.1 patchify (implement)
 def _patchify_cases():
     rng = np.random.default_rng(1001)
-    return [
+    return grouped(
+        "layout",
         Case("one 1 x 4 x 4 image, P=2", images=np.arange(16.0).reshape(1, 1, 4, 4), patch_size=2),
         Case("B=2, C=3, 6 x 4, P=2", images=rng.normal(size=(2, 3, 6, 4)), patch_size=2),
         Case("B=1, C=2, 6 x 9, P=3", images=rng.normal(size=(1, 2, 6, 9)), patch_size=3),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=1, C=2, 4 x 6, P=2",
+            images=rng.normal(size=(1, 2, 4, 6)).astype(np.float32),
+            patch_size=2,
+        ),
+    )
 
 
 register(
@@ -124,7 +132,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(197),
-        public_cases=lambda: [Case("224 x 224, P=16, [CLS]")],
+        public_cases=lambda: grouped("prediction", Case("224 x 224, P=16, [CLS]")),
         tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
@@ -183,7 +191,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_embedding_parameters,
-        public_cases=lambda: [Case("32 x 32 RGB, P=4, d_model=48")],
+        public_cases=lambda: grouped("prediction", Case("32 x 32 RGB, P=4, d_model=48")),
         tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
@@ -225,7 +233,8 @@ def _conv(images, weight, bias, mode="right"):
 
 def _conv_cases():
     rng = np.random.default_rng(10040)
-    return [
+    return grouped(
+        "convolution",
         Case(
             "B=2, C=1, 4 x 4, P=2, D=3",
             images=rng.normal(size=(2, 1, 4, 4)),
@@ -238,7 +247,15 @@ def _conv_cases():
             weight=rng.normal(size=(5, 3, 2, 2)),
             bias=rng.normal(size=5),
         ),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=1, C=2, 4 x 6, P=2, D=3",
+            images=rng.normal(size=(1, 2, 4, 6)).astype(np.float32),
+            weight=rng.normal(size=(3, 2, 2, 2)).astype(np.float32),
+            bias=rng.normal(size=3).astype(np.float32),
+        ),
+    )
 
 
 register(
@@ -297,7 +314,8 @@ register(
 # ----------------------------------------------------------------------------- 10.5 scrambled picture (diagnose)
 def _unpatchify_cases():
     rng = np.random.default_rng(1005)
-    return [
+    return grouped(
+        "grid",
         Case(
             "a 1 x 4 x 4 image, P=2",
             patches=_patchify(np.arange(16.0).reshape(1, 1, 4, 4), 2),
@@ -306,7 +324,16 @@ def _unpatchify_cases():
             W=4,
         ),
         Case("B=2, C=2, 6 x 4, P=2", patches=rng.normal(size=(2, 6, 8)), patch_size=2, H=6, W=4),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=1, C=2, 4 x 6, P=2",
+            patches=rng.normal(size=(1, 6, 8)).astype(np.float32),
+            patch_size=2,
+            H=4,
+            W=6,
+        ),
+    )
 
 
 register(
@@ -391,7 +418,8 @@ def _rollout(weights, alpha, mode="right"):
 
 def _rollout_cases():
     rng = np.random.default_rng(1006)
-    return [
+    return grouped(
+        "rollout",
         Case(
             "2 layers, B=1, 2 heads, N=4, alpha=0.3",
             weights=np.stack([rng.dirichlet(np.ones(4), size=(1, 2, 4)) for _ in range(2)]),
@@ -402,7 +430,16 @@ def _rollout_cases():
             weights=np.stack([rng.dirichlet(np.ones(5), size=(2, 3, 5)) for _ in range(3)]),
             alpha=0.8,
         ),
-    ]
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, 2 layers, B=1, 2 heads, N=3, alpha=0.6",
+            weights=np.stack([rng.dirichlet(np.ones(3), size=(1, 2, 3)) for _ in range(2)]).astype(
+                np.float32
+            ),
+            alpha=0.6,
+        ),
+    )
 
 
 register(

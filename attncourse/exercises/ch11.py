@@ -39,7 +39,9 @@ register(
                 ### END SOLUTION
         ''',
         reference=_cache_gib,
-        public_cases=lambda: [Case("40 layers, 8 KV heads of 128, bfloat16, 4 x 16384 tokens")],
+        public_cases=lambda: grouped(
+            "prediction", Case("40 layers, 8 KV heads of 128, bfloat16, 4 x 16384 tokens")
+        ),
         tolerance=(0.05, 0.0),
         diagnoses=(
             Diagnosis(
@@ -87,31 +89,60 @@ def _gqa_cases():
     rng = np.random.default_rng(1102)
     n = rng.normal
     causal = np.tril(np.ones((4, 4), dtype=bool))
-    return grouped(
-        "grouping",
-        Case(
-            "H=4 query heads, H_kv=2, L=3, S=5",
-            q=n(size=(4, 3, 8)),
-            k=n(size=(2, 5, 8)),
-            v=n(size=(2, 5, 3)),
-            mask=None,
-        ),
-        Case(
-            "B=2, H=6, H_kv=3",
-            q=n(size=(2, 6, 2, 4)),
-            k=n(size=(2, 3, 4, 4)),
-            v=n(size=(2, 3, 4, 4)),
-            mask=None,
-        ),
-    ) + grouped(
-        "mask and MQA",
-        Case(
-            "H=4, H_kv=1 (multi-query), causal mask",
-            q=n(size=(4, 4, 4)),
-            k=n(size=(1, 4, 4)),
-            v=n(size=(1, 4, 2)),
-            mask=causal,
-        ),
+    chunk = np.tril(np.ones((3, 5), dtype=bool), k=2)  # the last 3 of 5 positions, causal
+    padding = np.arange(4) < np.array([4, 2])[:, None, None, None]  # (B, 1, 1, S): sequence 1 has 2 keys
+    return (
+        grouped(
+            "grouping",
+            Case(
+                "H=4 query heads, H_kv=2, L=3, S=5",
+                q=n(size=(4, 3, 8)),
+                k=n(size=(2, 5, 8)),
+                v=n(size=(2, 5, 3)),
+                mask=None,
+            ),
+            Case(
+                "B=2, H=6, H_kv=3, padding mask",
+                q=n(size=(2, 6, 2, 4)),
+                k=n(size=(2, 3, 4, 4)),
+                v=n(size=(2, 3, 4, 4)),
+                mask=padding,
+            ),
+            Case(
+                "batch (2, 2), H=6, H_kv=2, L=2, S=3",
+                q=n(size=(2, 2, 6, 2, 2)),
+                k=n(size=(2, 2, 2, 3, 2)),
+                v=n(size=(2, 2, 2, 3, 3)),
+                mask=None,
+            ),
+        )
+        + grouped(
+            "masking",
+            Case(
+                "H=4, H_kv=1 (multi-query), causal mask",
+                q=n(size=(4, 4, 4)),
+                k=n(size=(1, 4, 4)),
+                v=n(size=(1, 4, 2)),
+                mask=causal,
+            ),
+            Case(
+                "H=6, H_kv=2, the last 3 of 5 positions, causal mask",
+                q=n(size=(6, 3, 4)),
+                k=n(size=(2, 5, 4)),
+                v=n(size=(2, 5, 2)),
+                mask=chunk,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, H=6, H_kv=2, L=2, S=3, causal mask",
+                q=n(size=(6, 2, 4)).astype(np.float32),
+                k=n(size=(2, 3, 4)).astype(np.float32),
+                v=n(size=(2, 3, 2)).astype(np.float32),
+                mask=np.tril(np.ones((2, 3), dtype=bool), k=1),
+            ),
+        )
     )
 
 
@@ -182,10 +213,11 @@ def _sink_cases():
     return grouped(
         "chunk of new queries",
         Case("L=3 new of S=10, window 4, 2 sinks", L=3, S=10, window=4, n_sinks=2),
-        Case("L=S=7, window 2, 1 sink", L=7, S=7, window=2, n_sinks=1),
+        Case("L=S=7, window 2, 2 sinks", L=7, S=7, window=2, n_sinks=2),
     ) + grouped(
         "sinks still causal",
         Case("L=4 new of S=5, window 1, 4 sinks", L=4, S=5, window=1, n_sinks=4),
+        Case("L=S=6, window 2, 3 sinks", L=6, S=6, window=2, n_sinks=3),
     )
 
 
@@ -325,12 +357,38 @@ def _rolling(q, k, v, window, keep=None):
 def _rolling_cases():
     rng = np.random.default_rng(1105)
     n = rng.normal
-    return grouped(
-        "rolling window",
-        Case("T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), window=3),
-        Case(
-            "2 heads, T=6, window 4", q=n(size=(2, 6, 3)), k=n(size=(2, 6, 3)), v=n(size=(2, 6, 3)), window=4
-        ),
+    return (
+        grouped(
+            "rolling window",
+            Case("T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), window=3),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "2 heads, T=6, window 4",
+                q=n(size=(2, 6, 3)),
+                k=n(size=(2, 6, 3)),
+                v=n(size=(2, 6, 3)),
+                window=4,
+            ),
+            Case(
+                "batch (2, 2), T=5, window 2",
+                q=n(size=(2, 2, 5, 2)),
+                k=n(size=(2, 2, 5, 2)),
+                v=n(size=(2, 2, 5, 3)),
+                window=2,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, T=5, window 3",
+                q=n(size=(5, 4)).astype(np.float32),
+                k=n(size=(5, 4)).astype(np.float32),
+                v=n(size=(5, 2)).astype(np.float32),
+                window=3,
+            ),
+        )
     )
 
 
@@ -406,6 +464,13 @@ def _absorb_cases():
         "absorbed projection",
         Case("H=2 heads, r=3, d_head=4, d_model=5", W_UV=n(size=(2, 3, 4)), W_O=n(size=(2, 4, 5))),
         Case("H=4 heads, r=6, d_head=2, d_model=8", W_UV=n(size=(4, 6, 2)), W_O=n(size=(4, 2, 8))),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, H=3, r=2, d_head=3, d_model=4",
+            W_UV=n(size=(3, 2, 3)).astype(np.float32),
+            W_O=n(size=(3, 3, 4)).astype(np.float32),
+        ),
     )
 
 

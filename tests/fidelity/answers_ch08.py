@@ -1,0 +1,270 @@
+"""Chapter 8 (a Transformer block): answers in students' styles, correct and wrong."""
+
+CORRECT = {
+    "ch08.predict_block_parameters": {
+        "counted with the chapter's nn layers": """
+            def predict_block_parameters():
+                layers = [nn.Linear(64, 64) for _ in range(4)] + [nn.Linear(64, 256), nn.Linear(256, 64)]
+                layers += [nn.LayerNorm(64), nn.LayerNorm(64)]
+                return sum(p.numel() for layer in layers for p in layer.parameters())
+        """,
+        "the literal": """
+            def predict_block_parameters():
+                return 49984
+        """,
+        "a float from numpy": """
+            def predict_block_parameters():
+                d = np.float64(64)
+                return 4 * d * d + 4 * d + 4 * d + 2 * 4 * d * d + 4 * d + d
+        """,
+        "helper in an added cell": [
+            """
+            def _block_linear(n_in, n_out):
+                return n_in * n_out + n_out
+            """,
+            """
+            def predict_block_parameters():
+                return 4 * _block_linear(64, 64) + _block_linear(64, 256) + _block_linear(256, 64) + 2 * 2 * 64
+            """,
+        ],
+    },
+    "ch08.predict_mlp_share": {
+        "a fraction with the chapter's torch import": """
+            def predict_mlp_share():
+                d = 64
+                mlp = torch.tensor(2 * d * 4 * d, dtype=torch.float64)
+                return mlp / (mlp + 4 * d * d)
+        """,
+        "a rounded literal": """
+            def predict_mlp_share():
+                return 0.667
+        """,
+        "a numpy float32": """
+            def predict_mlp_share():
+                return np.float32(8) / np.float32(12)
+        """,
+        "helper in an added cell": [
+            """
+            def _mlp_weight_entries(d, d_ff):
+                return d * d_ff + d_ff * d
+            """,
+            """
+            def predict_mlp_share():
+                d = 100
+                return _mlp_weight_entries(d, 4 * d) / (_mlp_weight_entries(d, 4 * d) + 4 * d * d)
+            """,
+        ],
+    },
+    "ch08.pre_norm_block": {
+        "torch by hand: layer norm, heads and causal softmax": """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                B, L, d = x.shape
+                dh = d // n_heads
+
+                def ln(t):
+                    mu = t.mean(dim=-1, keepdim=True)
+                    return (t - mu) / torch.sqrt(((t - mu) ** 2).mean(dim=-1, keepdim=True) + 1e-5)
+
+                h = ln(x)
+                q, k, v = ((h @ W).view(B, L, n_heads, dh).transpose(1, 2) for W in (W_q, W_k, W_v))
+                s = q @ k.transpose(-1, -2) / dh ** 0.5
+                s = s.masked_fill(torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1), float("-inf"))
+                att = torch.softmax(s, dim=-1) @ v
+                x = x + att.transpose(1, 2).reshape(B, L, d) @ W_o
+                z = ln(x) @ W_1
+                return x + 0.5 * z * (1 + torch.erf(z / 2 ** 0.5)) @ W_2
+        """,
+        "float32 with the chapter's F": """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                x, W_q, W_k, W_v, W_o, W_1, W_2 = (t.float() for t in (x, W_q, W_k, W_v, W_o, W_1, W_2))
+                d = x.shape[-1]
+                h = F.layer_norm(x, (d,))
+                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+                out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
+                x = x + merge_heads(out) @ W_o
+                return x + F.gelu(F.layer_norm(x, (d,)) @ W_1) @ W_2
+        """,
+        "helper in an added cell, nn.GELU and einsum": [
+            """
+            def _pn_attention(h, W_q, W_k, W_v, W_o, n_heads):
+                q, k, v = (split_heads(torch.einsum("bld,de->ble", h, W), n_heads) for W in (W_q, W_k, W_v))
+                out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
+                return merge_heads(out) @ W_o
+            """,
+            """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                norm = nn.LayerNorm(x.shape[-1], elementwise_affine=False, dtype=x.dtype)
+                x = x + _pn_attention(norm(x), W_q, W_k, W_v, W_o, n_heads)
+                return x + nn.GELU()(norm(x) @ W_1) @ W_2
+            """,
+        ],
+    },
+    "ch08.fix_post_norm": {
+        "torch layer norm by hand": """
+            def mlp_sublayer(x, W_1, W_2):
+                mu = x.mean(-1, keepdim=True)
+                var = x.var(-1, keepdim=True, unbiased=False)
+                return x + F.gelu((x - mu) / torch.sqrt(var + 1e-5) @ W_1) @ W_2
+        """,
+        "float32 with the chapter's F": """
+            def mlp_sublayer(x, W_1, W_2):
+                x32 = x.float()
+                return x32 + F.gelu(F.layer_norm(x32, (x32.shape[-1],)) @ W_1.float()) @ W_2.float()
+        """,
+        "helper in an added cell, nn modules": [
+            """
+            def _sublayer_norm(x):
+                return nn.LayerNorm(x.shape[-1], elementwise_affine=False, dtype=x.dtype)(x)
+            """,
+            """
+            def mlp_sublayer(x, W_1, W_2):
+                return x + nn.GELU()(_sublayer_norm(x) @ W_1) @ W_2
+            """,
+        ],
+    },
+    "ch08.next_token_loss": {
+        "F.cross_entropy with the chapter's torch and F": """
+            def next_token_loss(logits, tokens, lengths):
+                lg = torch.as_tensor(logits, dtype=torch.float64)
+                tk = torch.as_tensor(tokens)
+                L = lg.shape[1]
+                real = torch.arange(1, L)[None, :] < torch.as_tensor(lengths)[:, None]
+                return F.cross_entropy(lg[:, :-1][real], tk[:, 1:][real])
+        """,
+        "torch with ignore_index": """
+            def next_token_loss(logits, tokens, lengths):
+                lg = torch.as_tensor(logits, dtype=torch.float64)[:, :-1]
+                targets = torch.as_tensor(tokens)[:, 1:].clone()
+                pad = torch.arange(1, lg.shape[1] + 1)[None, :] >= torch.as_tensor(lengths)[:, None]
+                targets[pad] = -100
+                return F.cross_entropy(lg.reshape(-1, lg.shape[-1]), targets.reshape(-1), ignore_index=-100)
+        """,
+        "float32 logsumexp": """
+            def next_token_loss(logits, tokens, lengths):
+                lg = np.asarray(logits, dtype=np.float32)
+                top = lg.max(axis=-1, keepdims=True)
+                lse = top[..., 0] + np.log(np.exp(lg - top).sum(axis=-1))
+                B, L, V = lg.shape
+                total, count = np.float32(0), 0
+                for b in range(B):
+                    for t in range(L - 1):
+                        if t + 1 < lengths[b]:
+                            total += lse[b, t] - lg[b, t, tokens[b, t + 1]]
+                            count += 1
+                return total / count
+        """,
+        "helper in an added cell, loops": [
+            """
+            def _row_log_softmax(row):
+                m = max(row)
+                return row - (m + np.log(np.sum(np.exp(row - m))))
+            """,
+            """
+            def next_token_loss(logits, tokens, lengths):
+                losses = []
+                for b in range(logits.shape[0]):
+                    for t in range(int(lengths[b]) - 1):
+                        losses.append(-_row_log_softmax(logits[b, t])[tokens[b, t + 1]])
+                return np.mean(losses)
+            """,
+        ],
+    },
+}
+
+WRONG = {
+    "ch08.predict_block_parameters": {
+        "d_ff = d_model": """
+            def predict_block_parameters():
+                d = 64
+                return 4 * (d * d + d) + 4 * d + 2 * (d * d + d)
+        """,
+        "attention without biases": """
+            def predict_block_parameters():
+                d, d_ff = 64, 256
+                return 4 * d * d + 4 * d + (d * d_ff + d_ff) + (d_ff * d + d)
+        """,
+    },
+    "ch08.predict_mlp_share": {
+        "d_ff counted as four matrices": """
+            def predict_mlp_share():
+                return 16 / (16 + 4)
+        """,
+    },
+    "ch08.pre_norm_block": {
+        "torch's var(): the unbiased variance": """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                def ln(t):
+                    return (t - t.mean(-1, keepdim=True)) / torch.sqrt(t.var(-1, keepdim=True) + 1e-5)
+
+                q, k, v = (split_heads(ln(x) @ W, n_heads) for W in (W_q, W_k, W_v))
+                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
+                return x + F.gelu(ln(x) @ W_1) @ W_2
+        """,
+        "ReLU instead of GELU": """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                d = x.shape[-1]
+                h = F.layer_norm(x, (d,))
+                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
+                return x + F.relu(F.layer_norm(x, (d,)) @ W_1) @ W_2
+        """,
+        "the MLP reads the first layer norm's output": """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                h = F.layer_norm(x, (x.shape[-1],))
+                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
+                return x + F.gelu(h @ W_1) @ W_2
+        """,
+        "the tanh approximation of GELU": """
+            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                d = x.shape[-1]
+                h = F.layer_norm(x, (d,))
+                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
+                return x + F.gelu(F.layer_norm(x, (d,)) @ W_1, approximate="tanh") @ W_2
+        """,
+    },
+    "ch08.fix_post_norm": {
+        "torch's std(): the unbiased variance": """
+            def mlp_sublayer(x, W_1, W_2):
+                h = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
+                return x + F.gelu(h @ W_1) @ W_2
+        """,
+        "ReLU instead of GELU": """
+            def mlp_sublayer(x, W_1, W_2):
+                return x + F.relu(F.layer_norm(x, (x.shape[-1],)) @ W_1) @ W_2
+        """,
+        "the layer norm moved between the two matrices": """
+            def mlp_sublayer(x, W_1, W_2):
+                return x + F.layer_norm(F.gelu(x @ W_1), (W_1.shape[-1],)) @ W_2
+        """,
+    },
+    "ch08.next_token_loss": {
+        "log of a naive softmax (overflows)": """
+            def next_token_loss(logits, tokens, lengths):
+                p = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+                L = logits.shape[1]
+                picked = np.take_along_axis(np.log(p[:, :-1]), tokens[:, 1:, None], axis=-1)[..., 0]
+                real = np.arange(1, L)[None, :] < lengths[:, None]
+                return -picked[real].mean()
+        """,
+        "one padded target too many (t < lengths)": """
+            def next_token_loss(logits, tokens, lengths):
+                s = logits - logits.max(axis=-1, keepdims=True)
+                log_p = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+                L = logits.shape[1]
+                picked = np.take_along_axis(log_p[:, :-1], tokens[:, 1:, None], axis=-1)[..., 0]
+                real = np.arange(L - 1)[None, :] < lengths[:, None]
+                return -picked[real].mean()
+        """,
+        "the sum, not the mean": """
+            def next_token_loss(logits, tokens, lengths):
+                s = logits - logits.max(axis=-1, keepdims=True)
+                log_p = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+                L = logits.shape[1]
+                picked = np.take_along_axis(log_p[:, :-1], tokens[:, 1:, None], axis=-1)[..., 0]
+                real = np.arange(1, L)[None, :] < lengths[:, None]
+                return -picked[real].sum()
+        """,
+    },
+}

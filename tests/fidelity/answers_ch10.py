@@ -1,0 +1,304 @@
+"""Chapter 10 (attention for images): answers in students' styles, correct and wrong."""
+
+CORRECT = {
+    "ch10.patchify": {
+        "torch unfold with the chapter's torch import": """
+            def patchify_images(images, patch_size):
+                P = patch_size
+                x = torch.as_tensor(images)
+                B, C, H, W = x.shape
+                x = x.unfold(2, P, P).unfold(3, P, P)  # (B, C, H/P, W/P, P, P)
+                return x.permute(0, 2, 3, 1, 4, 5).reshape(B, (H // P) * (W // P), C * P * P)
+        """,
+        "nn.Unfold from the chapter's nn": """
+            def patchify_images(images, patch_size):
+                cols = nn.Unfold(kernel_size=patch_size, stride=patch_size)(torch.as_tensor(images))
+                return cols.transpose(1, 2)  # (B, C*P*P, N) -> (B, N, C*P*P)
+        """,
+        "float32 numpy with moveaxis": """
+            def patchify_images(images, patch_size):
+                B, C, H, W = images.shape
+                P = patch_size
+                x = images.astype(np.float32).reshape(B, C, H // P, P, W // P, P)
+                x = np.moveaxis(x, (2, 4), (1, 2))  # (B, H/P, W/P, C, P, P)
+                return x.reshape(B, -1, C * P * P)
+        """,
+        "helper in an added cell, loops over the grid": [
+            """
+            def _patch_at(images, row, col, P):
+                return images[:, :, row * P : (row + 1) * P, col * P : (col + 1) * P].reshape(images.shape[0], -1)
+            """,
+            """
+            def patchify_images(images, patch_size):
+                H, W = images.shape[-2:]
+                P = patch_size
+                patches = [_patch_at(images, r, c, P) for r in range(H // P) for c in range(W // P)]
+                return np.stack(patches, axis=1)
+            """,
+        ],
+    },
+    "ch10.predict_tokens": {
+        "an expression with the chapter's torch import": """
+            def predict_tokens():
+                return int(torch.tensor(224 // 16) ** 2 + 1)
+        """,
+        "the literal": """
+            def predict_tokens():
+                return 197
+        """,
+        "a numpy float": """
+            def predict_tokens():
+                return np.float64(224 / 16) ** 2 + 1
+        """,
+        "helper in an added cell": [
+            """
+            def _n_patches(side, P):
+                return (side // P) * (side // P)
+            """,
+            """
+            def predict_tokens():
+                return _n_patches(224, 16) + 1
+            """,
+        ],
+    },
+    "ch10.predict_embedding_parameters": {
+        "counted with the chapter's nn": """
+            def predict_embedding_parameters():
+                embedding = nn.Linear(3 * 4 * 4, 48)
+                positions = nn.Parameter(torch.zeros(1, (32 // 4) ** 2 + 1, 48))
+                return sum(p.numel() for p in embedding.parameters()) + positions.numel()
+        """,
+        "the literal": """
+            def predict_embedding_parameters():
+                return 5472
+        """,
+        "a numpy int": """
+            def predict_embedding_parameters():
+                return np.int64(48) * (48 + 1 + 64 + 1)
+        """,
+        "helper in an added cell": [
+            """
+            def _linear_parameters(n_in, n_out):
+                return n_in * n_out + n_out
+            """,
+            """
+            def predict_embedding_parameters():
+                return _linear_parameters(3 * 4 * 4, 48) + (8 * 8 + 1) * 48
+            """,
+        ],
+    },
+    "ch10.conv_as_matmul": {
+        "torch with the chapter's ac.patchify": """
+            def conv_as_matmul(images, weight, bias):
+                D, C, P, _ = weight.shape
+                B, _, H, W = images.shape
+                patches = torch.as_tensor(ac.patchify(images, P))
+                out = patches @ torch.as_tensor(weight).reshape(D, -1).T + torch.as_tensor(bias)
+                return out.permute(0, 2, 1).reshape(B, D, H // P, W // P)
+        """,
+        "float32 einsum with patches cut by hand": """
+            def conv_as_matmul(images, weight, bias):
+                D, C, P, _ = weight.shape
+                B, _, H, W = images.shape
+                x = images.astype(np.float32).reshape(B, C, H // P, P, W // P, P)
+                out = np.einsum("bcgphq,dcpq->bdgh", x, weight.astype(np.float32))
+                return out + bias.astype(np.float32)[None, :, None, None]
+        """,
+        "helper in an added cell": [
+            """
+            def _conv_weight_matrix(weight):
+                return weight.reshape(weight.shape[0], -1).T  # (C*P*P, D): one column per output channel
+            """,
+            """
+            def conv_as_matmul(images, weight, bias):
+                B, _, H, W = images.shape
+                D, P = weight.shape[0], weight.shape[-1]
+                out = patchify(images, P) @ _conv_weight_matrix(weight) + bias  # (B, N, D)
+                return np.moveaxis(out, -1, 1).reshape(B, D, H // P, W // P)
+            """,
+        ],
+    },
+    "ch10.fix_unpatchify": {
+        "torch with the chapter's torch import": """
+            def images_from_patches(patches, patch_size, H, W):
+                B, N, Fe = patches.shape
+                P = patch_size
+                C = Fe // (P * P)
+                x = torch.as_tensor(patches).reshape(B, H // P, W // P, C, P, P)
+                return x.permute(0, 3, 1, 4, 2, 5).reshape(B, C, H, W)
+        """,
+        "nn.functional.fold from the chapter's nn": """
+            def images_from_patches(patches, patch_size, H, W):
+                cols = torch.as_tensor(patches).transpose(1, 2)  # (B, C*P*P, N)
+                return nn.functional.fold(cols, (H, W), kernel_size=patch_size, stride=patch_size)
+        """,
+        "float32 numpy": """
+            def images_from_patches(patches, patch_size, H, W):
+                B, N, Fe = patches.shape
+                P = patch_size
+                C = Fe // (P * P)
+                x = patches.astype(np.float32).reshape(B, H // P, W // P, C, P, P)
+                return np.einsum("bghcpq->bcgphq", x).reshape(B, C, H, W)
+        """,
+        "helper in an added cell, loops": [
+            """
+            def _put_patch(image, patch, row, col, P):
+                image[:, row * P : (row + 1) * P, col * P : (col + 1) * P] = patch.reshape(image.shape[0], P, P)
+            """,
+            """
+            def images_from_patches(patches, patch_size, H, W):
+                B, N, Fe = patches.shape
+                P = patch_size
+                out = np.zeros((B, Fe // (P * P), H, W), dtype=patches.dtype)
+                for b in range(B):
+                    for n in range(N):
+                        _put_patch(out[b], patches[b, n], n // (W // P), n % (W // P), P)
+                return out
+            """,
+        ],
+    },
+    "ch10.rollout_alpha": {
+        "torch with the chapter's torch import": """
+            def rollout_alpha(weights, alpha):
+                w = torch.as_tensor(weights)
+                eye = torch.eye(w.shape[-1], dtype=w.dtype)
+                result = eye
+                for layer in w:
+                    result = ((1 - alpha) * layer.mean(dim=1) + alpha * eye) @ result
+                return result
+        """,
+        "float32 numpy with einsum": """
+            def rollout_alpha(weights, alpha):
+                w = weights.astype(np.float32)
+                N = w.shape[-1]
+                mixed = (1 - alpha) * w.mean(axis=2) + alpha * np.eye(N, dtype=np.float32)  # (n_layers, B, N, N)
+                result = mixed[0]
+                for a in mixed[1:]:
+                    result = np.einsum("bij,bjk->bik", a, result)
+                return result
+        """,
+        "helper in an added cell, functools.reduce": [
+            """
+            import functools
+
+            def _mixed_layer(w, alpha):
+                return (1 - alpha) * w.mean(axis=-3) + alpha * np.eye(w.shape[-1])
+            """,
+            """
+            def rollout_alpha(weights, alpha):
+                layers = [_mixed_layer(w, alpha) for w in weights]
+                return functools.reduce(lambda acc, a: a @ acc, layers[1:], layers[0])
+            """,
+        ],
+    },
+}
+
+WRONG = {
+    "ch10.patchify": {
+        "features in (P, P, C) order": """
+            def patchify_images(images, patch_size):
+                B, C, H, W = images.shape
+                P = patch_size
+                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 3, 5, 1)
+                return x.reshape(B, (H // P) * (W // P), C * P * P)
+        """,
+        "rows and columns of each patch swapped": """
+            def patchify_images(images, patch_size):
+                B, C, H, W = images.shape
+                P = patch_size
+                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 5, 3)
+                return x.reshape(B, (H // P) * (W // P), C * P * P)
+        """,
+        "grid read column by column": """
+            def patchify_images(images, patch_size):
+                B, C, H, W = images.shape
+                P = patch_size
+                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 4, 2, 1, 3, 5)
+                return x.reshape(B, (H // P) * (W // P), C * P * P)
+        """,
+    },
+    "ch10.predict_tokens": {
+        "pixels over the patch size": """
+            def predict_tokens():
+                return 224 * 224 // 16 + 1
+        """,
+    },
+    "ch10.predict_embedding_parameters": {
+        "the bias forgotten": """
+            def predict_embedding_parameters():
+                return 3 * 4 * 4 * 48 + 65 * 48
+        """,
+        "the [CLS] token counted too": """
+            def predict_embedding_parameters():
+                return 3 * 4 * 4 * 48 + 48 + 65 * 48 + 48
+        """,
+    },
+    "ch10.conv_as_matmul": {
+        "features in (P, P, C) order against a (C, P, P) kernel": """
+            def conv_as_matmul(images, weight, bias):
+                D, C, P, _ = weight.shape
+                B, _, H, W = images.shape
+                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 3, 5, 1)
+                out = x.reshape(B, -1, C * P * P) @ weight.reshape(D, -1).T + bias
+                return out.transpose(0, 2, 1).reshape(B, D, H // P, W // P)
+        """,
+        "the grid read as (W/P, H/P)": """
+            def conv_as_matmul(images, weight, bias):
+                D, C, P, _ = weight.shape
+                B, _, H, W = images.shape
+                out = patchify(images, P) @ weight.reshape(D, -1).T + bias
+                return out.transpose(0, 2, 1).reshape(B, D, W // P, H // P).swapaxes(-1, -2)
+        """,
+        "the weight not transposed (kernel per row of patches)": """
+            def conv_as_matmul(images, weight, bias):
+                D, C, P, _ = weight.shape
+                B, _, H, W = images.shape
+                out = weight.reshape(D, -1) @ np.swapaxes(patchify(images, P), -1, -2)  # (B, D, N)
+                return out.reshape(B, D, H // P, W // P)
+        """,
+    },
+    "ch10.fix_unpatchify": {
+        "channels read first": """
+            def images_from_patches(patches, patch_size, H, W):
+                B, N, Fe = patches.shape
+                P = patch_size
+                C = Fe // (P * P)
+                x = patches.reshape(B, C, H // P, W // P, P, P).transpose(0, 1, 2, 4, 3, 5)
+                return x.reshape(B, C, H, W)
+        """,
+        "grid axes and pixel axes mixed up": """
+            def images_from_patches(patches, patch_size, H, W):
+                B, N, Fe = patches.shape
+                P = patch_size
+                C = Fe // (P * P)
+                x = patches.reshape(B, H // P, W // P, C, P, P).transpose(0, 3, 4, 1, 5, 2)
+                return x.reshape(B, C, H, W)
+        """,
+    },
+    "ch10.rollout_alpha": {
+        "layers multiplied in the wrong order": """
+            def rollout_alpha(weights, alpha):
+                N = weights.shape[-1]
+                result = np.eye(N)
+                for w in weights:
+                    result = result @ ((1 - alpha) * w.mean(axis=-3) + alpha * np.eye(N))
+                return result
+        """,
+        "averaged over the batch axis": """
+            def rollout_alpha(weights, alpha):
+                N = weights.shape[-1]
+                result = np.eye(N)
+                for w in weights:
+                    result = ((1 - alpha) * w.mean(axis=0) + alpha * np.eye(N)) @ result
+                return result
+        """,
+        "the identity added once, after the product": """
+            def rollout_alpha(weights, alpha):
+                N = weights.shape[-1]
+                result = np.eye(N)
+                for w in weights:
+                    result = w.mean(axis=-3) @ result
+                return (1 - alpha) * result + alpha * np.eye(N)
+        """,
+    },
+}
