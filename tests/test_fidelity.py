@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "fidelity"))
 
 import harness  # noqa: E402
 
+from attncourse.exercises import CHAPTERS as ALL_CHAPTERS  # noqa: E402
 from attncourse.exercises import all_exercises, get  # noqa: E402
 
 ANSWERS = harness.load_answers()
@@ -56,6 +57,21 @@ def test_every_answer_defines_its_function_in_its_exercise_cell():
         if f"def {function}(" not in source and f"{function} =" not in source:
             bad.append(f"{a.exercise_id} [{a.label}]")
     assert not bad, "these answers do not define the exercise's function:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("chapter", list(ALL_CHAPTERS))
+def test_every_case_is_in_a_public_group_of_its_kind(chapter):
+    """Public cases name their group; a hidden case joins one of them, never a group of its own."""
+    hidden = load_hidden_cases(ROOT / "hidden_cases")
+    bad = []
+    for ex in all_exercises(chapter):
+        public = ex.public_cases()
+        groups = {c.group for c in public}
+        bad += [f"{ex.id}: public case {c.name!r} has no group" for c in public if c.group == c.name]
+        for c in hidden[ex.id]() if ex.id in hidden else []:
+            if c.group not in groups:
+                bad.append(f"{ex.id}: hidden case {c.name!r} is in group {c.group!r}, not one of {sorted(groups)}")
+    assert not bad, "\n".join(bad)
 
 
 @pytest.fixture(scope="module")
