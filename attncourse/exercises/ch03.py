@@ -7,7 +7,7 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
 from ._common import swap
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 

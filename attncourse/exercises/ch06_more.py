@@ -12,7 +12,7 @@ from ._common import (
     nan_masked_softmax,
     swap,
 )
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
