@@ -69,7 +69,7 @@ def multi_head_attention():
         "heads",
         "heads",
         "heads",
-        "one token",
+        "heads",
     )
 
 

@@ -36,11 +36,11 @@ def _nw_cases():
     ) + grouped(
         "far queries and narrow kernels",
         Case(
-            "a query far from every key, width 0.1",
-            x_query=np.array([-4.0, 1.0]),
-            x_key=np.array([0.0, 1.0, 2.0]),
+            "a query 512 from the keys (its kernel values underflow), width 8",
+            x_query=np.array([-512.0, 0.25]),
+            x_key=np.array([0.0, 0.25, 0.5]),
             y_value=np.array([2.0, -1.0, 4.0]),
-            width=0.1,
+            width=8.0,
         ),
     )
 

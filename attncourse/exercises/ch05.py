@@ -167,8 +167,6 @@ def _mha_cases():
             **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(6))),
             n_heads=3,
         ),
-    ) + grouped(
-        "one token",
         Case(
             "B=2, L=1, d_model=4, 2 heads",
             x=rng.normal(size=(2, 1, 4)),

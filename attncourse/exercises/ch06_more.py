@@ -230,7 +230,7 @@ register(
             "entropies",
             Case("lengths [4, 2, 1], S=4", lengths=np.array([4, 2, 1]), S=4),
             Case("lengths [5, 9], S=9", lengths=np.array([5, 9]), S=9),
-            Case("lengths [0, 3]: a fully padded row, S=3", lengths=np.array([0, 3]), S=3),
+            Case("lengths [0, 7]: a fully padded row, S=7", lengths=np.array([0, 7]), S=7),
         ),
         diagnoses=(
             Diagnosis(
