@@ -98,20 +98,24 @@ def predict_projection_parameters():
 def fix_symmetric_scores():
     rng = np.random.default_rng(1406)
     n = rng.normal
-    return grouped(
-        "shapes",
-        Case("square weights, L=5", x=n(size=(5, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4))),
-    ) + grouped(
-        "batch dimensions",
-        Case("batch and heads", x=n(size=(2, 2, 3, 6)), W_q=n(size=(6, 2)), W_k=n(size=(6, 2))),
-    ) + grouped(
-        "shapes",
-        Case(
-            "float32, L=4",
-            x=n(size=(4, 5)).astype(np.float32),
-            W_q=n(size=(5, 3)).astype(np.float32),
-            W_k=n(size=(5, 3)).astype(np.float32),
-        ),
+    return (
+        grouped(
+            "shapes",
+            Case("square weights, L=5", x=n(size=(5, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4))),
+        )
+        + grouped(
+            "batch dimensions",
+            Case("batch and heads", x=n(size=(2, 2, 3, 6)), W_q=n(size=(6, 2)), W_k=n(size=(6, 2))),
+        )
+        + grouped(
+            "shapes",
+            Case(
+                "float32, L=4",
+                x=n(size=(4, 5)).astype(np.float32),
+                W_q=n(size=(5, 3)).astype(np.float32),
+                W_k=n(size=(5, 3)).astype(np.float32),
+            ),
+        )
     )
 
 

@@ -70,7 +70,9 @@ def test_every_case_is_in_a_public_group_of_its_kind(chapter):
         bad += [f"{ex.id}: public case {c.name!r} has no group" for c in public if c.group == c.name]
         for c in hidden[ex.id]() if ex.id in hidden else []:
             if c.group not in groups:
-                bad.append(f"{ex.id}: hidden case {c.name!r} is in group {c.group!r}, not one of {sorted(groups)}")
+                bad.append(
+                    f"{ex.id}: hidden case {c.name!r} is in group {c.group!r}, not one of {sorted(groups)}"
+                )
     assert not bad, "\n".join(bad)
 
 
