@@ -63,7 +63,7 @@ def dot_product_attention():
         "values",
         "values",
         "batch dimensions",
-        "values",
+        "batch dimensions",
         "values",
     )
 

@@ -125,7 +125,7 @@ def masked_attention():
                 mask=np.tril(np.ones((3, 3), dtype=bool)),
             ),
         ],
-        "fully masked rows",
+        "batch dimensions",
         "values",
         "fully masked rows",
         "batch dimensions",

@@ -31,7 +31,7 @@ def _temperature_cases():
             "extreme temperatures",
             Case(
                 "temperature 0.001: logits / T in the thousands",
-                logits=np.array([3.0, 2.0, 1.0]),
+                logits=np.array([[3.0, 2.0, 1.0], [1.0, 1.5, 0.5]]),
                 temperature=0.001,
             ),
         )
