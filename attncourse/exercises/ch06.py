@@ -238,11 +238,11 @@ def _masked_attention_cases():
                 mask=np.array([[1, 0, 1], [1, 1, 0]], dtype=bool),
             ),
             Case(
-                "a padding mask (B, 1, S), B=2, L=2, S=3",
+                "a padding mask (B, 1, S), B=2, L=2, S=3, the second sequence fully padded",
                 q=n(size=(2, 2, 3)),
                 k=n(size=(2, 3, 3)),
                 v=n(size=(2, 3, 2)),
-                mask=np.array([[1, 1, 0], [1, 1, 1]], dtype=bool)[:, None, :],
+                mask=np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)[:, None, :],
             ),
         )
     )
