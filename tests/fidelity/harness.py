@@ -283,7 +283,8 @@ def grade_notebooks(bundle: Path, notebooks: Dict[str, dict], work: Path) -> Dic
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     marks: Dict[str, Dict[str, Mark]] = {}
     for student in results["students"]:
-        notes = "; ".join(student.get("notes", []))[:90]
+        # "not found: ..." names the other chapters' functions (every slot notebook holds one chapter)
+        notes = "; ".join(n for n in student.get("notes", []) if not n.startswith("not found"))[:90]
         marks[student["student"]] = {
             ex_id: Mark(round(float(g["earned"]), 2), notes) for ex_id, g in student["exercises"].items()
         }
