@@ -5,117 +5,152 @@ import numpy as np
 from attncourse.exercises import Case
 
 
+def _kinds(cases, *groups):
+    """The cases, each put in the public group of its kind (same order)."""
+    cases = list(cases)
+    if len(cases) != len(groups):
+        raise ValueError(f"{len(cases)} cases, {len(groups)} groups")
+    for case, group in zip(cases, groups):
+        case.group = group
+    return cases
+
+
 def kernel_regression():
     rng = np.random.default_rng(1000)
     x_key = rng.uniform(-3, 3, size=10)
     y = np.cos(x_key)
-    return [
-        Case(
-            "one key",
-            x_query=np.array([-1.0, 0.0, 2.0]),
-            x_key=np.array([0.5]),
-            y_value=np.array([3.0]),
-            width=1.0,
-        ),
-        Case(
-            "narrow kernel, far queries", x_query=np.array([-10.0, 10.0]), x_key=x_key, y_value=y, width=0.05
-        ),
-        Case(
-            "wide kernel: close to the mean",
-            x_query=np.linspace(-3, 3, 5),
-            x_key=x_key,
-            y_value=y,
-            width=100.0,
-        ),
-        Case(
-            "float32",
-            x_query=np.linspace(-2, 2, 7).astype(np.float32),
-            x_key=x_key.astype(np.float32),
-            y_value=y.astype(np.float32),
-            width=0.7,
-        ),
-    ]
+    return _kinds(
+        [
+            Case(
+                "one key",
+                x_query=np.array([-1.0, 0.0, 2.0]),
+                x_key=np.array([0.5]),
+                y_value=np.array([3.0]),
+                width=1.0,
+            ),
+            Case(
+                "narrow kernel, far queries",
+                x_query=np.array([-10.0, 10.0]),
+                x_key=x_key,
+                y_value=y,
+                width=0.05,
+            ),
+            Case(
+                "wide kernel: close to the mean",
+                x_query=np.linspace(-3, 3, 5),
+                x_key=x_key,
+                y_value=y,
+                width=100.0,
+            ),
+            Case(
+                "float32",
+                x_query=np.linspace(-2, 2, 7).astype(np.float32),
+                x_key=x_key.astype(np.float32),
+                y_value=y.astype(np.float32),
+                width=0.7,
+            ),
+        ],
+        "far queries and narrow kernels",
+        "far queries and narrow kernels",
+        "predictions",
+        "predictions",
+    )
 
 
 def kernel_weight_ratio():
     rng = np.random.default_rng(1002)
-    return [
-        Case(
-            "a (2, 3) grid of distances",
-            d1=rng.uniform(0, 2, (2, 3)),
-            d2=rng.uniform(0, 2, (2, 3)),
-            width=0.8,
-        ),
-        Case(
-            "negative distances (only the square matters)",
-            d1=np.array([-1.0, 1.0]),
-            d2=np.array([2.0, -3.0]),
-            width=2.0,
-        ),
-        Case(
-            "float32",
-            d1=np.array([0.1, 0.4], dtype=np.float32),
-            d2=np.array([0.3, 0.2], dtype=np.float32),
-            width=0.5,
-        ),
-    ]
+    return _kinds(
+        [
+            Case(
+                "a (2, 3) grid of distances",
+                d1=rng.uniform(0, 2, (2, 3)),
+                d2=rng.uniform(0, 2, (2, 3)),
+                width=0.8,
+            ),
+            Case(
+                "negative distances (only the square matters)",
+                d1=np.array([-1.0, 1.0]),
+                d2=np.array([2.0, -3.0]),
+                width=2.0,
+            ),
+            Case(
+                "float32",
+                d1=np.array([0.1, 0.4], dtype=np.float32),
+                d2=np.array([0.3, 0.2], dtype=np.float32),
+                width=0.5,
+            ),
+        ],
+        "ratios",
+        "ratios",
+        "ratios",
+    )
 
 
 def bottleneck_numbers():
-    return [Case("hidden size 512, 40 tokens")]
+    return _kinds([Case("hidden size 512, 40 tokens")], "the counts")
 
 
 def bahdanau_scores():
     rng = np.random.default_rng(1004)
     n = rng.normal
-    return [
-        Case(
-            "one query, S=6",
-            q=n(size=(1, 2)),
-            k=n(size=(6, 3)),
-            W_q=n(size=(4, 2)),
-            W_k=n(size=(4, 3)),
-            w_v=n(size=4),
-        ),
-        Case(
-            "hidden size 1",
-            q=n(size=(3, 2)),
-            k=n(size=(2, 2)),
-            W_q=n(size=(1, 2)),
-            W_k=n(size=(1, 2)),
-            w_v=n(size=1),
-        ),
-        Case(
-            "float32, large inputs (tanh saturates)",
-            q=(10 * n(size=(2, 4))).astype(np.float32),
-            k=(10 * n(size=(5, 4))).astype(np.float32),
-            W_q=n(size=(3, 4)).astype(np.float32),
-            W_k=n(size=(3, 4)).astype(np.float32),
-            w_v=n(size=3).astype(np.float32),
-        ),
-    ]
+    return _kinds(
+        [
+            Case(
+                "one query, S=6",
+                q=n(size=(1, 2)),
+                k=n(size=(6, 3)),
+                W_q=n(size=(4, 2)),
+                W_k=n(size=(4, 3)),
+                w_v=n(size=4),
+            ),
+            Case(
+                "hidden size 1",
+                q=n(size=(3, 2)),
+                k=n(size=(2, 2)),
+                W_q=n(size=(1, 2)),
+                W_k=n(size=(1, 2)),
+                w_v=n(size=1),
+            ),
+            Case(
+                "float32, large inputs (tanh saturates)",
+                q=(10 * n(size=(2, 4))).astype(np.float32),
+                k=(10 * n(size=(5, 4))).astype(np.float32),
+                W_q=n(size=(3, 4)).astype(np.float32),
+                W_k=n(size=(3, 4)).astype(np.float32),
+                w_v=n(size=3).astype(np.float32),
+            ),
+        ],
+        "scores",
+        "scores",
+        "scores",
+    )
 
 
 def bilinear_attention():
     rng = np.random.default_rng(1005)
     n = rng.normal
-    return [
-        Case("L=1, S=5", q=n(size=(1, 3)), k=n(size=(5, 2)), v=n(size=(5, 4)), W=n(size=(3, 2))),
-        Case(
-            "batch and heads (2, 2, ...)",
-            q=n(size=(2, 2, 3, 4)),
-            k=n(size=(2, 2, 6, 4)),
-            v=n(size=(2, 2, 6, 1)),
-            W=n(size=(4, 4)),
-        ),
-        Case(
-            "float32, L=4, S=2",
-            q=n(size=(4, 3)).astype(np.float32),
-            k=n(size=(2, 5)).astype(np.float32),
-            v=n(size=(2, 3)).astype(np.float32),
-            W=n(size=(3, 5)).astype(np.float32),
-        ),
-    ]
+    return _kinds(
+        [
+            Case("L=1, S=5", q=n(size=(1, 3)), k=n(size=(5, 2)), v=n(size=(5, 4)), W=n(size=(3, 2))),
+            Case(
+                "batch and heads (2, 2, ...)",
+                q=n(size=(2, 2, 3, 4)),
+                k=n(size=(2, 2, 6, 4)),
+                v=n(size=(2, 2, 6, 1)),
+                W=n(size=(4, 4)),
+            ),
+            Case(
+                "float32, L=4, S=2",
+                q=n(size=(4, 3)).astype(np.float32),
+                k=n(size=(2, 5)).astype(np.float32),
+                v=n(size=(2, 3)).astype(np.float32),
+                W=n(size=(3, 5)).astype(np.float32),
+            ),
+        ],
+        "shapes",
+        "batch dimensions",
+        "shapes",
+    )
 
 
 HIDDEN = {

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import softmax
 from ..pooling import additive_scores, nadaraya_watson
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -17,7 +17,8 @@ SOFTMAX_NEEDS = ("import numpy as np", "from attncourse import softmax")
 def _nw_cases():
     rng = np.random.default_rng(1)
     x_key = np.sort(rng.uniform(0, 5, size=8))
-    return [
+    return grouped(
+        "predictions",
         Case(
             "three keys, width 1",
             x_query=np.array([0.0, 1.5]),
@@ -32,7 +33,16 @@ def _nw_cases():
             y_value=np.sin(x_key) + 0.1 * rng.normal(size=8),
             width=0.5,
         ),
-    ]
+    ) + grouped(
+        "far queries and narrow kernels",
+        Case(
+            "a query 512 from the keys (its kernel values underflow), width 8",
+            x_query=np.array([-512.0, 0.25]),
+            x_key=np.array([0.0, 0.25, 0.5]),
+            y_value=np.array([2.0, -1.0, 4.0]),
+            width=8.0,
+        ),
+    )
 
 
 def _nw(x_query, x_key, y_value, width, factor=2.0, power=2):
@@ -88,7 +98,8 @@ register(
 
 # ----------------------------------------------------------------------------- 0.2 weight ratio
 def _ratio_cases():
-    return [
+    return grouped(
+        "ratios",
         Case("d1=0, d2=1, width 1", d1=0.0, d2=1.0, width=1.0),
         Case(
             "several distances, width 0.5",
@@ -97,7 +108,7 @@ def _ratio_cases():
             width=0.5,
         ),
         Case("equal distances", d1=np.array([2.0, -2.0]), d2=np.array([-2.0, 2.0]), width=3.0),
-    ]
+    )
 
 
 def _ratio(d1, d2, width):
@@ -174,7 +185,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_bottleneck_reference,
-        public_cases=lambda: [Case("hidden size 512, 40 tokens")],
+        public_cases=lambda: grouped("the counts", Case("hidden size 512, 40 tokens")),
         outputs=("without", "with_attention"),
         diagnoses=(
             Diagnosis(
@@ -195,7 +206,8 @@ register(
 def _additive_cases():
     rng = np.random.default_rng(4)
     n = rng.normal
-    return [
+    return grouped(
+        "scores",
         Case(
             "L=2, S=3, E_q=E_k=4, hidden 5",
             q=n(size=(2, 4)),
@@ -212,7 +224,7 @@ def _additive_cases():
             W_k=n(size=(7, 6)),
             w_v=n(size=7),
         ),
-    ]
+    )
 
 
 register(
@@ -263,7 +275,8 @@ register(
 def _bilinear_cases():
     rng = np.random.default_rng(5)
     n = rng.normal
-    return [
+    return grouped(
+        "shapes",
         Case(
             "L=2, S=3, E_q=4, E_k=5",
             q=n(size=(2, 4)),
@@ -271,6 +284,9 @@ def _bilinear_cases():
             v=n(size=(3, 2)),
             W=n(size=(4, 5)) / 2,
         ),
+        Case("L=S=3, square W", q=n(size=(3, 3)), k=n(size=(3, 3)), v=n(size=(3, 2)), W=n(size=(3, 3))),
+    ) + grouped(
+        "batch dimensions",
         Case(
             "a batch of 2, L=S=3",
             q=n(size=(2, 3, 3)),
@@ -278,7 +294,14 @@ def _bilinear_cases():
             v=n(size=(2, 3, 4)),
             W=n(size=(3, 3)),
         ),
-    ]
+        Case(
+            "batch and heads (2, 2), L=3, S=4, E_q=2, E_k=3",
+            q=n(size=(2, 2, 3, 2)),
+            k=n(size=(2, 2, 4, 3)),
+            v=n(size=(2, 2, 4, 2)),
+            W=n(size=(2, 3)),
+        ),
+    )
 
 
 def _bilinear(q, k, v, W):

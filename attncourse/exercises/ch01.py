@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import softmax
 from ._common import BROADCAST, NO_MAX, naive_softmax
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -16,11 +16,26 @@ SOFTMAX_NEEDS = ("import numpy as np", "from attncourse import softmax")
 # ----------------------------------------------------------------------------- 1.1 temperature
 def _temperature_cases():
     rng = np.random.default_rng(101)
-    return [
-        Case("temperature 1", logits=np.array([2.0, 1.0, 0.1]), temperature=1.0),
-        Case("temperature 0.5 sharpens", logits=rng.normal(size=(3, 4)), temperature=0.5),
-        Case("temperature 10 flattens", logits=np.array([[4.0, 0.0, -4.0]]), temperature=10.0),
-    ]
+    return (
+        grouped(
+            "values",
+            Case("temperature 1", logits=np.array([2.0, 1.0, 0.1]), temperature=1.0),
+            Case("temperature 0.5 sharpens", logits=rng.normal(size=(3, 4)), temperature=0.5),
+            Case("temperature 10 flattens", logits=np.array([[4.0, 0.0, -4.0]]), temperature=10.0),
+        )
+        + grouped(
+            "batch dimensions",
+            Case("batch dimensions (2, 2, 3)", logits=rng.normal(size=(2, 2, 3)), temperature=2.0),
+        )
+        + grouped(
+            "extreme temperatures",
+            Case(
+                "temperature 0.001: logits / T in the thousands",
+                logits=np.array([[3.0, 2.0, 1.0], [1.0, 1.5, 0.5]]),
+                temperature=0.001,
+            ),
+        )
+    )
 
 
 register(
@@ -60,11 +75,22 @@ register(
 # ----------------------------------------------------------------------------- 1.2 stable softmax
 def _stable_cases():
     rng = np.random.default_rng(102)
-    return [
-        Case("three logits", x=np.array([1.0, 2.0, 3.0])),
-        Case("a batch of rows (4, 5)", x=rng.normal(size=(4, 5))),
-        Case("large logits", x=np.array([[1000.0, 1001.0, 1002.0], [-5.0, 0.0, 5.0]])),
-    ]
+    return (
+        grouped(
+            "values",
+            Case("three logits", x=np.array([1.0, 2.0, 3.0])),
+            Case("a batch of rows (4, 5)", x=rng.normal(size=(4, 5))),
+        )
+        + grouped(
+            "batch dimensions",
+            Case("batch dimensions (2, 3, 4)", x=rng.normal(size=(2, 3, 4))),
+        )
+        + grouped(
+            "extreme logits",
+            Case("large logits", x=np.array([[1000.0, 1001.0, 1002.0], [-5.0, 0.0, 5.0]])),
+            Case("a -inf logit gets weight 0", x=np.array([[0.0, -np.inf, 2.0], [-1000.0, -1001.0, -999.0]])),
+        )
+    )
 
 
 def _wrong_axis(x):
@@ -123,11 +149,22 @@ def _entropy_reference(p):
 
 
 def _entropy_cases():
-    return [
-        Case("uniform over 4", p=np.full(4, 0.25)),
-        Case("three distributions", p=np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25], [0.9, 0.05, 0.05]])),
-        Case("with zero probabilities", p=np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])),
-    ]
+    p = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25], [0.9, 0.05, 0.05], [0.3, 0.3, 0.4]])
+    return (
+        grouped(
+            "values",
+            Case("uniform over 4", p=np.full(4, 0.25)),
+            Case("three distributions", p=p[:3]),
+        )
+        + grouped(
+            "batch dimensions",
+            Case("batch dimensions (2, 2, 3)", p=p.reshape(2, 2, 3)),
+        )
+        + grouped(
+            "zero probabilities",
+            Case("with zero probabilities", p=np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])),
+        )
+    )
 
 
 def _entropy_log2(p):
@@ -185,11 +222,12 @@ def _jacobian_reference(x):
 
 def _jacobian_cases():
     rng = np.random.default_rng(104)
-    return [
+    return grouped(
+        "values",
         Case("logits [1, 2, 3]", x=np.array([1.0, 2.0, 3.0])),
         Case("four equal logits", x=np.zeros(4)),
         Case("five random logits", x=rng.normal(size=5)),
-    ]
+    ) + grouped("large logits", Case("logits near 500", x=np.array([500.0, 501.0, 499.0])))
 
 
 register(
@@ -232,11 +270,12 @@ register(
 
 # ----------------------------------------------------------------------------- 1.5 logit gap (derive)
 def _gap_cases():
-    return [
+    return grouped(
+        "gaps",
         Case("p=0.9 among n=2", p=0.9, n=2),
         Case("several targets, n=10", p=np.array([0.5, 0.9, 0.99]), n=10),
         Case("p=1/n needs no gap; p=1/2 some", p=np.array([0.25, 0.5]), n=4),
-    ]
+    )
 
 
 def _gap(p, n):
@@ -304,7 +343,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.log(float(np.finfo(np.float32).max)) - np.log(1000.0),
-        public_cases=lambda: [Case("float32, a row of 1000 equal logits")],
+        public_cases=lambda: grouped("the number", Case("float32, a row of 1000 equal logits")),
         tolerance=(1e-2, 0.0),
         hint="the sum is 1000 * exp(x); when is that larger than the largest float32?",
         diagnoses=(

@@ -7,7 +7,7 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
 from ._common import swap
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -29,10 +29,12 @@ def _attend(q, k, v, scale=1.0):
 # ----------------------------------------------------------------------------- 2.1 one query
 def _query_cases():
     rng = np.random.default_rng(201)
-    return [
+    return grouped(
+        "weights",
         Case("E=3, S=4", q=rng.normal(size=3), k=rng.normal(size=(4, 3))),
         Case("two keys", q=np.array([1.0, 0.0]), k=np.array([[2.0, 0.0], [0.0, 2.0]])),
-    ]
+        Case("large scores", q=np.array([40.0, 30.0]), k=np.array([[20.0, 0.0], [0.0, 20.0], [9.0, 9.0]])),
+    )
 
 
 register(
@@ -71,20 +73,21 @@ register(
 # ----------------------------------------------------------------------------- 2.2 batched attention
 def _batched_cases():
     rng = np.random.default_rng(202)
-    return [
+    n = rng.normal
+    return grouped(
+        "values",
+        Case("L=2, S=3, E=4, Ev=5", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 5))),
+        Case("L=S=3, E=2, Ev=3", q=n(size=(3, 2)), k=n(size=(3, 2)), v=n(size=(3, 3))),
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch of 2, L=S=3", q=n(size=(2, 3, 4)), k=n(size=(2, 3, 4)), v=n(size=(2, 3, 2))),
         Case(
-            "L=2, S=3, E=4, Ev=5",
-            q=rng.normal(size=(2, 4)),
-            k=rng.normal(size=(3, 4)),
-            v=rng.normal(size=(3, 5)),
+            "batch and heads (2, 2), L=2, S=4",
+            q=n(size=(2, 2, 2, 3)),
+            k=n(size=(2, 2, 4, 3)),
+            v=n(size=(2, 2, 4, 2)),
         ),
-        Case(
-            "a batch of 2, L=S=3",
-            q=rng.normal(size=(2, 3, 4)),
-            k=rng.normal(size=(2, 3, 4)),
-            v=rng.normal(size=(2, 3, 2)),
-        ),
-    ]
+    )
 
 
 def _swapped_qk(q, k, v):
@@ -134,14 +137,16 @@ register(
 # ----------------------------------------------------------------------------- 2.3 cross-attention
 def _cross_cases():
     rng = np.random.default_rng(203)
-    return [
-        Case(
-            "2 decoder tokens, 4 encoder tokens", x_dec=rng.normal(size=(2, 3)), x_enc=rng.normal(size=(4, 3))
-        ),
-        Case(
-            "3 decoder tokens, 3 encoder tokens", x_dec=rng.normal(size=(3, 2)), x_enc=rng.normal(size=(3, 2))
-        ),
-    ]
+    n = rng.normal
+    return grouped(
+        "values",
+        Case("2 decoder tokens, 4 encoder tokens", x_dec=n(size=(2, 3)), x_enc=n(size=(4, 3))),
+        Case("3 decoder tokens, 3 encoder tokens", x_dec=n(size=(3, 2)), x_enc=n(size=(3, 2))),
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch of 2, L=3, S=2", x_dec=n(size=(2, 3, 4)), x_enc=n(size=(2, 2, 4))),
+        Case("batch and heads (2, 2), L=S=3", x_dec=n(size=(2, 2, 3, 2)), x_enc=n(size=(2, 2, 3, 2))),
+    )
 
 
 register(
@@ -211,7 +216,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: (np.array([2, 5, 3]), np.array([2, 5, 7])),
-        public_cases=lambda: [Case("q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)")],
+        public_cases=lambda: grouped("the shapes", Case("q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)")),
         outputs=("out_shape", "weights_shape"),
         diagnoses=(
             Diagnosis(
@@ -237,10 +242,11 @@ def _whole_matrix(scores, v):
 def _axis_cases():
     rng = np.random.default_rng(205)
     n = rng.normal
-    return [
+    return grouped(
+        "outputs",
         Case("L=3 queries, S=4 keys", q=n(size=(3, 2)), k=n(size=(4, 2)), v=n(size=(4, 3))),
         Case("L=S=3", q=n(size=(3, 4)), k=n(size=(3, 4)), v=n(size=(3, 2))),
-    ]
+    )
 
 
 register(

@@ -7,7 +7,7 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
 from ._common import swap
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, register
+from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -36,10 +36,16 @@ def _scores(q, k, scale):
 
 def _scores_cases():
     rng = np.random.default_rng(301)
-    return [
-        Case("L=3, S=5, E=4", q=rng.normal(size=(3, 4)), k=rng.normal(size=(5, 4))),
-        Case("a batch of 2, E=9", q=rng.normal(size=(2, 2, 9)), k=rng.normal(size=(2, 3, 9))),
-    ]
+    n = rng.normal
+    return grouped(
+        "values",
+        Case("L=3, S=5, E=4", q=n(size=(3, 4)), k=n(size=(5, 4))),
+        Case("L=S=2, E=9", q=n(size=(2, 9)), k=n(size=(2, 9))),
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch of 2, E=9", q=n(size=(2, 2, 9)), k=n(size=(2, 3, 9))),
+        Case("batch and heads (2, 2), L=2, S=3, E=4", q=n(size=(2, 2, 2, 4)), k=n(size=(2, 2, 3, 4))),
+    )
 
 
 register(
@@ -78,10 +84,11 @@ def _variances(q, k, ddof=0):
 
 def _variance_cases():
     rng = np.random.default_rng(302)
-    return [
+    return grouped(
+        "variances",
         Case("N=2000 pairs, E=16", q=rng.normal(size=(2000, 16)), k=rng.normal(size=(2000, 16))),
         Case("N=500 pairs, E=4", q=rng.normal(size=(500, 4)), k=rng.normal(size=(500, 4))),
-    ]
+    )
 
 
 def _all_pairs(q, k):
@@ -132,20 +139,26 @@ register(
 # ----------------------------------------------------------------------------- 3.3 scaled attention
 def _attention_cases():
     rng = np.random.default_rng(303)
-    return [
+    n = rng.normal
+    return grouped(
+        "values",
+        Case("L=2, S=3, E=4, Ev=6", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 6))),
         Case(
-            "L=2, S=3, E=4, Ev=6",
-            q=rng.normal(size=(2, 4)),
-            k=rng.normal(size=(3, 4)),
-            v=rng.normal(size=(3, 6)),
+            "large scores, L=2, S=3, E=4, Ev=2",
+            q=n(size=(2, 4)) * 30,
+            k=n(size=(3, 4)) * 30,
+            v=n(size=(3, 2)),
         ),
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch of 2, E=16, Ev=4", q=n(size=(2, 3, 16)), k=n(size=(2, 5, 16)), v=n(size=(2, 5, 4))),
         Case(
-            "a batch of 2, E=16, Ev=4",
-            q=rng.normal(size=(2, 3, 16)),
-            k=rng.normal(size=(2, 5, 16)),
-            v=rng.normal(size=(2, 5, 4)),
+            "batch and heads (2, 2), L=2, S=3, E=9, Ev=3",
+            q=n(size=(2, 2, 2, 9)),
+            k=n(size=(2, 2, 3, 9)),
+            v=n(size=(2, 2, 3, 3)),
         ),
-    ]
+    )
 
 
 register(
@@ -207,7 +220,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(7.5),
-        public_cases=lambda: [Case("d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3")],
+        public_cases=lambda: grouped("the number", Case("d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3")),
         tolerance=(0.05, 0.0),
         hint="a product of independent zero-mean numbers has the product of their variances",
         diagnoses=(
@@ -236,11 +249,12 @@ register(
 
 # ----------------------------------------------------------------------------- 3.5 E|score| (derive)
 def _abs_cases():
-    return [
+    return grouped(
+        "values",
         Case("d_k=64, T=1", d_k=64, T=1.0),
         Case("d_k=64, scaled (T=8)", d_k=64, T=8.0),
         Case("several temperatures, d_k=16", d_k=16, T=np.array([0.5, 2.0, 4.0])),
-    ]
+    )
 
 
 def _expected_abs(d_k, T):
@@ -293,10 +307,19 @@ register(
 def _late_scale_cases():
     rng = np.random.default_rng(306)
     n = rng.normal
-    return [
+    return grouped(
+        "values",
         Case("L=2, S=3, E=16", q=n(size=(2, 16)), k=n(size=(3, 16)), v=n(size=(3, 2))),
+    ) + grouped(
+        "batch dimensions",
         Case("a batch of 2, E=4", q=n(size=(2, 3, 4)), k=n(size=(2, 3, 4)), v=n(size=(2, 3, 3))),
-    ]
+        Case(
+            "batch and heads (2, 2), L=2, S=3, E=9",
+            q=n(size=(2, 2, 2, 9)),
+            k=n(size=(2, 2, 3, 9)),
+            v=n(size=(2, 2, 3, 2)),
+        ),
+    )
 
 
 def _scaled_after(q, k, v):

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -14,22 +14,21 @@ __all__: list = []
 # ----------------------------------------------------------------------------- 4.1 projections
 def _project_cases():
     rng = np.random.default_rng(401)
-    return [
-        Case(
-            "square weights (4, 4)",
-            x=rng.normal(size=(3, 4)),
-            W_q=rng.normal(size=(4, 4)),
-            W_k=rng.normal(size=(4, 4)),
-            W_v=rng.normal(size=(4, 4)),
-        ),
-        Case(
-            "d_model=4 -> d_k=2, d_v=3",
-            x=rng.normal(size=(5, 4)),
-            W_q=rng.normal(size=(4, 2)),
-            W_k=rng.normal(size=(4, 2)),
-            W_v=rng.normal(size=(4, 3)),
-        ),
-    ]
+    n = rng.normal
+
+    def weights(d_model, d_k, d_v):
+        return {"W_q": n(size=(d_model, d_k)), "W_k": n(size=(d_model, d_k)), "W_v": n(size=(d_model, d_v))}
+
+    # every group has a square case (W and W.T both fit) and a case where d_model, d_k, d_v differ
+    return grouped(
+        "shapes",
+        Case("square weights (4, 4)", x=n(size=(3, 4)), **weights(4, 4, 4)),
+        Case("d_model=4 -> d_k=2, d_v=3", x=n(size=(5, 4)), **weights(4, 2, 3)),
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch (2, 3, 4), square weights", x=n(size=(2, 3, 4)), **weights(4, 4, 4)),
+        Case("batch and heads (2, 2, 3, 4), d_k=2, d_v=5", x=n(size=(2, 2, 3, 4)), **weights(4, 2, 5)),
+    )
 
 
 def _transposed_projection(x, W_q, W_k, W_v):
@@ -86,22 +85,25 @@ def _self_attention(x, W_q, W_k, W_v, scale=None):
 
 def _self_attention_cases():
     rng = np.random.default_rng(402)
-    return [
-        Case(
-            "L=3, d_model=6, d_k=2, d_v=4",
-            x=rng.normal(size=(3, 6)),
-            W_q=rng.normal(size=(6, 2)),
-            W_k=rng.normal(size=(6, 2)),
-            W_v=rng.normal(size=(6, 4)),
-        ),
-        Case(
-            "a batch of 2, L=4, d_model=8, d_k=d_v=3",
-            x=rng.normal(size=(2, 4, 8)),
-            W_q=rng.normal(size=(8, 3)) / 2,
-            W_k=rng.normal(size=(8, 3)) / 2,
-            W_v=rng.normal(size=(8, 3)),
-        ),
-    ]
+    n = rng.normal
+
+    def weights(d_model, d_k, d_v, scale=1.0):
+        return {
+            "W_q": n(size=(d_model, d_k)) * scale,
+            "W_k": n(size=(d_model, d_k)) * scale,
+            "W_v": n(size=(d_model, d_v)),
+        }
+
+    # d_k differs from d_model and from d_v in every case: a scale by the wrong width shows
+    return grouped(
+        "shapes",
+        Case("L=3, d_model=6, d_k=2, d_v=4", x=n(size=(3, 6)), **weights(6, 2, 4)),
+        Case("L=5, d_model=4, d_k=3, d_v=2", x=n(size=(5, 4)), **weights(4, 3, 2)),
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch of 2, L=4, d_model=8, d_k=3, d_v=5", x=n(size=(2, 4, 8)), **weights(8, 3, 5, 0.5)),
+        Case("batch and heads (2, 2, 3, 6), d_k=2, d_v=4", x=n(size=(2, 2, 3, 6)), **weights(6, 2, 4, 0.5)),
+    )
 
 
 register(
@@ -151,10 +153,19 @@ register(
 # ----------------------------------------------------------------------------- 4.3 permutation
 def _unpermute_cases():
     rng = np.random.default_rng(403)
-    return [
+    return grouped(
+        "tokens",
         Case("L=3, a cycle", out_permuted=rng.normal(size=(3, 2)), perm=np.array([1, 2, 0])),
         Case("L=5", out_permuted=rng.normal(size=(5, 3)), perm=np.array([3, 0, 4, 1, 2])),
-    ]
+    ) + grouped(
+        "batch dimensions",
+        Case("a batch (2, 4, 4)", out_permuted=rng.normal(size=(2, 4, 4)), perm=np.array([2, 0, 3, 1])),
+        Case(
+            "batch and heads (3, 2, 3, 3)",
+            out_permuted=rng.normal(size=(3, 2, 3, 3)),
+            perm=np.array([1, 2, 0]),
+        ),
+    )
 
 
 register(
@@ -198,10 +209,12 @@ register(
 
 # ----------------------------------------------------------------------------- 4.4 quadratic cost
 def _bytes_cases():
-    return [
+    return grouped(
+        "sizes",
         Case("B=1, H=1, L=4, float32", batch=1, n_heads=1, seq_len=4, bytes_per_element=4),
         Case("B=2, H=8, L=1024, float16", batch=2, n_heads=8, seq_len=1024, bytes_per_element=2),
-    ]
+        Case("B=3, H=2, L=5, float64", batch=3, n_heads=2, seq_len=5, bytes_per_element=8),
+    )
 
 
 register(
@@ -261,7 +274,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(3 * 512 * 64),
-        public_cases=lambda: [Case("d_model=512, d_k=d_v=64")],
+        public_cases=lambda: grouped("the count", Case("d_model=512, d_k=d_v=64")),
         diagnoses=(
             Diagnosis(
                 "that is one matrix; there are three, W_Q, W_K and W_V", variant=lambda: np.array(512 * 64)
@@ -279,12 +292,22 @@ register(
 def _copy_paste_cases():
     rng = np.random.default_rng(406)
     n = rng.normal
-    return [
+    return grouped(
+        "shapes",
         Case("L=4, d_model=6, d_k=3", x=n(size=(4, 6)), W_q=n(size=(6, 3)), W_k=n(size=(6, 3))),
+        Case("square weights, L=3, d_model=d_k=4", x=n(size=(3, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4))),
+    ) + grouped(
+        "batch dimensions",
         Case(
             "a batch of 2, L=3, d_model=4, d_k=2", x=n(size=(2, 3, 4)), W_q=n(size=(4, 2)), W_k=n(size=(4, 2))
         ),
-    ]
+        Case(
+            "batch and heads (2, 2, 3, 4), square weights",
+            x=n(size=(2, 2, 3, 4)),
+            W_q=n(size=(4, 4)),
+            W_k=n(size=(4, 4)),
+        ),
+    )
 
 
 def _symmetric_scores(weights):

@@ -7,7 +7,7 @@ import numpy as np
 from .. import merge_heads, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -17,10 +17,15 @@ MHA_NEEDS = ("import numpy as np", "from attncourse import softmax, split_heads,
 # ----------------------------------------------------------------------------- 5.1 split heads
 def _split_cases():
     rng = np.random.default_rng(501)
-    return [
+    return grouped(
+        "heads",
         Case("(1, 3, 4) into 2 heads", x=np.arange(12.0).reshape(1, 3, 4), n_heads=2),
         Case("(2, 4, 6) into 3 heads", x=rng.normal(size=(2, 4, 6)), n_heads=3),
-    ]
+    ) + grouped(
+        "batch dimensions",
+        Case("no batch: (3, 4) into 2 heads", x=rng.normal(size=(3, 4)), n_heads=2),
+        Case("batch and more: (2, 2, 3, 6) into 3 heads", x=rng.normal(size=(2, 2, 3, 6)), n_heads=3),
+    )
 
 
 def _split_no_transpose(x, n_heads):
@@ -73,10 +78,15 @@ register(
 # ----------------------------------------------------------------------------- 5.2 merge heads
 def _combine_cases():
     rng = np.random.default_rng(502)
-    return [
+    return grouped(
+        "heads",
         Case("2 heads of (3, 2)", x=np.arange(12.0).reshape(1, 2, 3, 2)),
         Case("a batch of 2, 3 heads of (4, 2)", x=rng.normal(size=(2, 3, 4, 2))),
-    ]
+    ) + grouped(
+        "batch dimensions",
+        Case("no batch: 2 heads of (3, 4)", x=rng.normal(size=(2, 3, 4))),
+        Case("batch and more: (2, 2), 3 heads of (2, 2)", x=rng.normal(size=(2, 2, 3, 2, 2))),
+    )
 
 
 def _combine_no_transpose(x):
@@ -143,7 +153,8 @@ def _mha_cases():
     def weights(d):
         return [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)]
 
-    return [
+    return grouped(
+        "heads",
         Case(
             "B=1, L=3, d_model=4, 2 heads",
             x=rng.normal(size=(1, 3, 4)),
@@ -156,7 +167,13 @@ def _mha_cases():
             **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(6))),
             n_heads=3,
         ),
-    ]
+        Case(
+            "B=2, L=1, d_model=4, 2 heads",
+            x=rng.normal(size=(2, 1, 4)),
+            **dict(zip(("W_q", "W_k", "W_v", "W_o"), weights(4))),
+            n_heads=2,
+        ),
+    )
 
 
 register(
@@ -215,10 +232,11 @@ def _count(d_model, n_heads, bias, matrices=4, per_head=False, biases=True):
 
 
 def _count_cases():
-    return [
+    return grouped(
+        "counts",
         Case("d_model=8, 2 heads, with biases", d_model=8, n_heads=2, bias=True),
         Case("d_model=512, 8 heads, no biases", d_model=512, n_heads=8, bias=False),
-    ]
+    )
 
 
 register(
@@ -264,10 +282,11 @@ register(
 # ----------------------------------------------------------------------------- 5.5 from torch
 def _from_torch_cases():
     rng = np.random.default_rng(505)
-    return [
+    return grouped(
+        "weights",
         Case("d_model=4", in_proj_weight=rng.normal(size=(12, 4)), out_proj_weight=rng.normal(size=(4, 4))),
         Case("d_model=6", in_proj_weight=rng.normal(size=(18, 6)), out_proj_weight=rng.normal(size=(6, 6))),
-    ]
+    )
 
 
 def _from_torch(in_proj_weight, out_proj_weight, transpose=True):
@@ -339,7 +358,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=lambda: np.array(2 * 512 * 512 + 2 * 512 * 128),
-        public_cases=lambda: [Case("d_model=512, 8 query heads, 2 key/value heads")],
+        public_cases=lambda: grouped("the count", Case("d_model=512, 8 query heads, 2 key/value heads")),
         hint="W_K maps 512 features to the 2 shared heads' 2 * 64",
         diagnoses=(
             Diagnosis(
@@ -369,7 +388,10 @@ register(
 def _gqa_cases():
     rng = np.random.default_rng(507)
     n = rng.normal
-    return [
+    # one group: H // G and G differ in every case but the first, and L != S, so repeating by G,
+    # np.tile for np.repeat or interleaved groups fail the group however the cases line up
+    return grouped(
+        "grouped heads",
         Case(
             "4 query heads, 2 key/value heads",
             q=n(size=(1, 4, 3, 2)),
@@ -382,7 +404,13 @@ def _gqa_cases():
             k=n(size=(2, 3, 2, 4)),
             v=n(size=(2, 3, 2, 4)),
         ),
-    ]
+        Case(
+            "6 query heads, 2 key/value heads, L=2, S=4, Ev=3",
+            q=n(size=(1, 6, 2, 2)),
+            k=n(size=(1, 2, 4, 2)),
+            v=n(size=(1, 2, 4, 3)),
+        ),
+    )
 
 
 def _gqa(q, k, v, tile=False):

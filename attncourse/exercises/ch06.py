@@ -26,7 +26,12 @@ NEEDS = ("import numpy as np", "from attncourse import softmax")
 
 # ----------------------------------------------------------------------------- 6.1 causal mask
 def _causal_cases():
-    return [Case("L=S=4", L=4, S=4), Case("L=3 queries, S=5 keys", L=3, S=5)]
+    return grouped(
+        "masks",
+        Case("L=S=4", L=4, S=4),
+        Case("L=3 queries, S=5 keys", L=3, S=5),
+        Case("L=4 queries, S=2 keys", L=4, S=2),
+    )
 
 
 register(
@@ -66,10 +71,11 @@ register(
 
 # ----------------------------------------------------------------------------- 6.2 padding mask
 def _padding_cases():
-    return [
+    return grouped(
+        "masks",
         Case("lengths [2, 3], S=4", lengths=np.array([2, 3]), S=4),
         Case("lengths [1, 4, 0], S=4", lengths=np.array([1, 4, 0]), S=4),
-    ]
+    )
 
 
 register(
@@ -106,16 +112,35 @@ register(
 # ----------------------------------------------------------------------------- 6.3 masked softmax
 def _masked_softmax_cases():
     rng = np.random.default_rng(603)
-    return [
-        Case("causal (3, 3)", scores=rng.normal(size=(3, 3)), mask=np.tril(np.ones((3, 3), dtype=bool))),
-        Case(
-            "padding, with a fully masked row",
-            scores=rng.normal(size=(3, 4)),
-            mask=np.array(
-                [[True, True, False, False], [False, False, False, False], [True, True, True, True]]
+    return (
+        grouped(
+            "values",
+            Case("causal (3, 3)", scores=rng.normal(size=(3, 3)), mask=np.tril(np.ones((3, 3), dtype=bool))),
+            Case(
+                "large scores, a (2, 4) mask",
+                scores=rng.normal(size=(2, 4)) * 1000,
+                mask=np.array([[1, 0, 1, 1], [0, 1, 1, 0]], dtype=bool),
             ),
-        ),
-    ]
+        )
+        + grouped(
+            "fully masked rows",
+            Case(
+                "padding, with a fully masked row",
+                scores=rng.normal(size=(3, 4)),
+                mask=np.array(
+                    [[True, True, False, False], [False, False, False, False], [True, True, True, True]]
+                ),
+            ),
+        )
+        + grouped(
+            "batch dimensions",
+            Case(
+                "a (2, 3) mask broadcast over a batch (2, 2, 2, 3)",
+                scores=rng.normal(size=(2, 2, 2, 3)),
+                mask=np.tril(np.ones((2, 3), dtype=bool)),
+            ),
+        )
+    )
 
 
 def _times_mask(scores, mask):
@@ -174,22 +199,53 @@ def _nan_attention(q, k, v, mask):
 
 def _masked_attention_cases():
     rng = np.random.default_rng(604)
-    return [
-        Case(
-            "causal, L=S=4",
-            q=rng.normal(size=(4, 3)),
-            k=rng.normal(size=(4, 3)),
-            v=rng.normal(size=(4, 2)),
-            mask=np.tril(np.ones((4, 4), dtype=bool)),
-        ),
-        Case(
-            "padding, the second query sees nothing",
-            q=rng.normal(size=(3, 4)),
-            k=rng.normal(size=(5, 4)),
-            v=rng.normal(size=(5, 3)),
-            mask=np.array([[1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool),
-        ),
-    ]
+    n = rng.normal
+    return (
+        grouped(
+            "values",
+            Case(
+                "causal, L=5 queries, S=3 keys",
+                q=n(size=(5, 2)),
+                k=n(size=(3, 2)),
+                v=n(size=(3, 3)),
+                mask=np.tril(np.ones((5, 3), dtype=bool)),
+            ),
+            Case(
+                "causal, L=S=4",
+                q=rng.normal(size=(4, 3)),
+                k=rng.normal(size=(4, 3)),
+                v=rng.normal(size=(4, 2)),
+                mask=np.tril(np.ones((4, 4), dtype=bool)),
+            ),
+        )
+        + grouped(
+            "fully masked rows",
+            Case(
+                "padding, the second query sees nothing",
+                q=rng.normal(size=(3, 4)),
+                k=rng.normal(size=(5, 4)),
+                v=rng.normal(size=(5, 3)),
+                mask=np.array([[1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool),
+            ),
+        )
+        + grouped(
+            "batch dimensions",
+            Case(
+                "batch and heads (2, 2) with a (L, S) mask, L=2, S=3",
+                q=n(size=(2, 2, 2, 4)),
+                k=n(size=(2, 2, 3, 4)),
+                v=n(size=(2, 2, 3, 2)),
+                mask=np.array([[1, 0, 1], [1, 1, 0]], dtype=bool),
+            ),
+            Case(
+                "a padding mask (B, 1, S), B=2, L=2, S=3, the second sequence fully padded",
+                q=n(size=(2, 2, 3)),
+                k=n(size=(2, 3, 3)),
+                v=n(size=(2, 3, 2)),
+                mask=np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)[:, None, :],
+            ),
+        )
+    )
 
 
 register(
@@ -233,10 +289,11 @@ register(
 
 # ----------------------------------------------------------------------------- 6.5 HF mask
 def _hf_cases():
-    return [
+    return grouped(
+        "masks",
         Case("two sequences, S=3", attention_mask=np.array([[1, 1, 0], [1, 1, 1]])),
         Case("three sequences, S=4", attention_mask=np.array([[1, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]])),
-    ]
+    )
 
 
 register(
@@ -281,24 +338,47 @@ def _mmha_cases():
             zip(("W_q", "W_k", "W_v", "W_o"), [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)])
         )
 
-    return grouped(
-        "causal masks",
-        Case(
-            "causal (3, 3), B=1, d_model=4, 2 heads",
-            x=rng.normal(size=(1, 3, 4)),
-            **weights(4),
-            n_heads=2,
-            mask=np.tril(np.ones((3, 3), dtype=bool)),
-        ),
-    ) + grouped(
-        "padding masks",
-        Case(
-            "padding (B, 1, 1, L), B=2, d_model=6, 3 heads",
-            x=rng.normal(size=(2, 4, 6)),
-            **weights(6),
-            n_heads=3,
-            mask=np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :],
-        ),
+    return (
+        grouped(
+            "causal masks",
+            Case(
+                "causal (3, 3), B=1, d_model=4, 2 heads",
+                x=rng.normal(size=(1, 3, 4)),
+                **weights(4),
+                n_heads=2,
+                mask=np.tril(np.ones((3, 3), dtype=bool)),
+            ),
+        )
+        + grouped(
+            "padding masks",
+            Case(
+                "padding (B, 1, 1, L), B=2, d_model=6, 3 heads",
+                x=rng.normal(size=(2, 4, 6)),
+                **weights(6),
+                n_heads=3,
+                mask=np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :],
+            ),
+        )
+        + grouped(
+            "fully masked rows",
+            Case(
+                "padding, the second sequence fully padded, B=2, d_model=4, 2 heads",
+                x=rng.normal(size=(2, 3, 4)),
+                **weights(4),
+                n_heads=2,
+                mask=np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)[:, None, None, :],
+            ),
+        )
+        + grouped(
+            "per-head masks",
+            Case(
+                "per-head mask (1, 2, 3, 3): head 0 causal, head 1 sees all",
+                x=rng.normal(size=(1, 3, 4)),
+                **weights(4),
+                n_heads=2,
+                mask=np.stack([np.tril(np.ones((3, 3), dtype=bool)), np.ones((3, 3), dtype=bool)])[None],
+            ),
+        )
     )
 
 
@@ -362,7 +442,13 @@ register(
 
 # ----------------------------------------------------------------------------- 6.7 sliding window (extend)
 def _window_cases():
-    return grouped("windows", Case("L=5, window 2", L=5, window=2), Case("L=6, window 3", L=6, window=3))
+    return grouped(
+        "windows", Case("L=5, window 2", L=5, window=2), Case("L=6, window 3", L=6, window=3)
+    ) + grouped(
+        "edge windows",
+        Case("window 1, L=3: only itself", L=3, window=1),
+        Case("window 4 longer than L=2", L=2, window=4),
+    )
 
 
 def _window(L, window, lo=None):

@@ -12,7 +12,7 @@ from ._common import (
     nan_masked_softmax,
     swap,
 )
-from ._registry import Case, Diagnosis, Exercise, register
+from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -23,10 +23,19 @@ NEEDS = ("import numpy as np", "from attncourse import softmax")
 def _leak_cases():
     rng = np.random.default_rng(608)
     n = rng.normal
-    return [
+    return grouped(
+        "values",
         Case("L=4, E=3", q=n(size=(4, 3)), k=n(size=(4, 3)), v=n(size=(4, 2))),
+    ) + grouped(
+        "batch dimensions",
         Case("a batch of 2, L=3", q=n(size=(2, 3, 2)), k=n(size=(2, 3, 2)), v=n(size=(2, 3, 3))),
-    ]
+        Case(
+            "batch and heads (2, 2), L=3",
+            q=n(size=(2, 2, 3, 4)),
+            k=n(size=(2, 2, 3, 4)),
+            v=n(size=(2, 2, 3, 2)),
+        ),
+    )
 
 
 def _leaky(q, k, v, diagonal):
@@ -87,7 +96,8 @@ register(
 def _padded_cross_cases():
     rng = np.random.default_rng(609)
     n = rng.normal
-    return [
+    return grouped(
+        "values",
         Case(
             "B=2, L=3 queries, S=4 keys, lengths [4, 2]",
             q=n(size=(2, 3, 4)),
@@ -96,13 +106,22 @@ def _padded_cross_cases():
             key_lengths=np.array([4, 2]),
         ),
         Case(
+            "B=2, more queries than keys: L=4, S=2, lengths [1, 2]",
+            q=n(size=(2, 4, 3)),
+            k=n(size=(2, 2, 3)),
+            v=n(size=(2, 2, 2)),
+            key_lengths=np.array([1, 2]),
+        ),
+    ) + grouped(
+        "fully padded sources",
+        Case(
             "B=2, L=2, S=5, one source fully padded",
             q=n(size=(2, 2, 3)),
             k=n(size=(2, 5, 3)),
             v=n(size=(2, 5, 3)),
             key_lengths=np.array([3, 0]),
         ),
-    ]
+    )
 
 
 def _padded_cross(q, k, v, key_lengths):
@@ -210,10 +229,12 @@ register(
                 ### END SOLUTION
         ''',
         reference=_uniform_entropy,
-        public_cases=lambda: [
+        public_cases=lambda: grouped(
+            "entropies",
             Case("lengths [4, 2, 1], S=4", lengths=np.array([4, 2, 1]), S=4),
             Case("lengths [5, 9], S=9", lengths=np.array([5, 9]), S=9),
-        ],
+            Case("lengths [0, 7]: a fully padded row, S=7", lengths=np.array([0, 7]), S=7),
+        ),
         diagnoses=(
             Diagnosis(
                 "the masked keys get weight 0, so only the visible ones count: the entropy is log(lengths), "

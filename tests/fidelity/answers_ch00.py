@@ -1,0 +1,190 @@
+"""Chapter 0 (why attention): answers in students' styles, correct and wrong."""
+
+CORRECT = {
+    "ch00.kernel_regression": {
+        "torch with the chapter's torch import": """
+            def kernel_regression(x_query, x_key, y_value, width):
+                xq, xk, y = (torch.as_tensor(a, dtype=torch.float64) for a in (x_query, x_key, y_value))
+                w = torch.softmax(-((xq[:, None] - xk[None, :]) ** 2) / (2 * width**2), dim=-1)
+                return w @ y
+        """,
+        "float32 numpy with the chapter's ac.softmax": """
+            def kernel_regression(x_query, x_key, y_value, width):
+                d = (x_query[:, None] - x_key[None, :]).astype(np.float32)
+                w = ac.softmax(-(d**2) / np.float32(2 * width**2), axis=-1)
+                return w @ y_value.astype(np.float32)
+        """,
+        "helper in an added cell, a loop": [
+            """
+            def _log_gaussian_01(d, width):
+                return -(d**2) / (2 * width**2)
+            """,
+            """
+            def kernel_regression(x_query, x_key, y_value, width):
+                out = []
+                for xq in x_query:
+                    s = _log_gaussian_01(xq - x_key, width)
+                    a = np.exp(s - s.max())
+                    out.append((a * y_value).sum() / a.sum())
+                return np.array(out)
+            """,
+        ],
+    },
+    "ch00.kernel_weight_ratio": {
+        "ratio of the two kernels": """
+            def kernel_weight_ratio(d1, d2, width):
+                return np.exp(-(d1**2) / (2 * width**2)) / np.exp(-(d2**2) / (2 * width**2))
+        """,
+        "torch with the chapter's torch import": """
+            def kernel_weight_ratio(d1, d2, width):
+                d1, d2 = torch.as_tensor(d1, dtype=torch.float64), torch.as_tensor(d2, dtype=torch.float64)
+                return torch.exp((d2**2 - d1**2) / (2 * width**2))
+        """,
+        "helper in an added cell": [
+            """
+            def _score_02(d, width):
+                return -np.square(d) / (2.0 * width * width)
+            """,
+            """
+            def kernel_weight_ratio(d1, d2, width):
+                return np.exp(_score_02(d1, width) - _score_02(d2, width))
+            """,
+        ],
+    },
+    "ch00.bottleneck_numbers": {
+        "the literals": """
+            def bottleneck_numbers():
+                return 512, 20480
+        """,
+        "numpy integers": """
+            def bottleneck_numbers():
+                return np.int64(512), np.int64(512) * 40
+        """,
+        "constants in an added cell": [
+            """
+            HIDDEN_03, TOKENS_03 = 512, 40
+            """,
+            """
+            def bottleneck_numbers():
+                return [HIDDEN_03, HIDDEN_03 * TOKENS_03]
+            """,
+        ],
+    },
+    "ch00.bahdanau_scores": {
+        "einsum": """
+            def bahdanau_scores(q, k, W_q, W_k, w_v):
+                h = np.tanh(np.einsum("hq,lq->lh", W_q, q)[:, None, :] + np.einsum("hk,sk->sh", W_k, k)[None])
+                return np.einsum("lsh,h->ls", h, w_v)
+        """,
+        "torch with the chapter's torch import": """
+            def bahdanau_scores(q, k, W_q, W_k, w_v):
+                t = lambda a: torch.as_tensor(a, dtype=torch.float64)
+                h = torch.tanh((t(q) @ t(W_q).T)[:, None, :] + (t(k) @ t(W_k).T)[None, :, :])
+                return h @ t(w_v)
+        """,
+        "helper in an added cell, a double loop": [
+            """
+            def _score_pair_04(qi, kj, W_q, W_k, w_v):
+                return w_v @ np.tanh(W_q @ qi + W_k @ kj)
+            """,
+            """
+            def bahdanau_scores(q, k, W_q, W_k, w_v):
+                return np.array([[_score_pair_04(qi, kj, W_q, W_k, w_v) for kj in k] for qi in q])
+            """,
+        ],
+    },
+    "ch00.bilinear_attention": {
+        "torch with the chapter's torch import": """
+            def bilinear_attention(q, k, v, W):
+                q, k, v, W = (torch.as_tensor(a, dtype=torch.float64) for a in (q, k, v, W))
+                w = torch.softmax(q @ W @ k.transpose(-1, -2), dim=-1)
+                return w @ v, w
+        """,
+        "float32 einsum": """
+            def bilinear_attention(q, k, v, W):
+                s = np.einsum("...le,ef,...sf->...ls", q.astype(np.float32), W.astype(np.float32), k.astype(np.float32))
+                w = softmax(s)
+                return w @ v.astype(np.float32), w
+        """,
+        "helper in an added cell": [
+            """
+            def _rows_softmax_05(s):
+                e = np.exp(s - s.max(axis=-1, keepdims=True))
+                return e / e.sum(axis=-1, keepdims=True)
+            """,
+            """
+            def bilinear_attention(q, k, v, W):
+                w = _rows_softmax_05(q @ (W @ np.swapaxes(k, -1, -2)))
+                return w @ v, w
+            """,
+        ],
+    },
+}
+
+WRONG = {
+    "ch00.kernel_regression": {
+        "no factor 2": """
+            def kernel_regression(x_query, x_key, y_value, width):
+                w = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / width**2)
+                return w @ y_value
+        """,
+        "softmax over the queries": """
+            def kernel_regression(x_query, x_key, y_value, width):
+                w = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2), axis=0)
+                return w @ y_value
+        """,
+        "unnormalised kernel": """
+            def kernel_regression(x_query, x_key, y_value, width):
+                w = np.exp(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                return w @ y_value
+        """,
+    },
+    "ch00.kernel_weight_ratio": {
+        "the inverse": """
+            def kernel_weight_ratio(d1, d2, width):
+                return np.exp((d1**2 - d2**2) / (2 * width**2))
+        """,
+        "distances not squared": """
+            def kernel_weight_ratio(d1, d2, width):
+                return np.exp((d2 - d1) / (2 * width**2))
+        """,
+    },
+    "ch00.bottleneck_numbers": {
+        "swapped": """
+            def bottleneck_numbers():
+                return 20480, 512
+        """,
+        "tokens, not numbers": """
+            def bottleneck_numbers():
+                return 1, 40
+        """,
+    },
+    "ch00.bahdanau_scores": {
+        "no tanh": """
+            def bahdanau_scores(q, k, W_q, W_k, w_v):
+                return (q @ W_q.T)[:, None, :] @ w_v + ((k @ W_k.T) @ w_v)[None, :]
+        """,
+        "W_q applied to the keys": """
+            def bahdanau_scores(q, k, W_q, W_k, w_v):
+                h = np.tanh((q @ W_q.T)[:, None, :] + (k @ W_q.T)[None, :, :])
+                return h @ w_v
+        """,
+    },
+    "ch00.bilinear_attention": {
+        "W transposed": """
+            def bilinear_attention(q, k, v, W):
+                w = softmax(q @ W.T @ np.swapaxes(k, -1, -2))
+                return w @ v, w
+        """,
+        "k.T on a batch": """
+            def bilinear_attention(q, k, v, W):
+                w = softmax(q @ W @ k.T)
+                return w @ v, w
+        """,
+        "scaled by sqrt(E)": """
+            def bilinear_attention(q, k, v, W):
+                w = softmax(q @ W @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                return w @ v, w
+        """,
+    },
+}
