@@ -270,3 +270,49 @@ def test_no_solution_notebook_of_the_book_carries_an_error_note(tmp_path):
         assert short == [], row["student"]
         # each notebook holds one chapter: the others' functions are "not found", nothing else is said
         assert row["status"] == "ok" and [n for n in row["notes"] if not n.startswith("not found")] == [], row
+
+
+def imported_names(nb: dict) -> list:
+    """The names the top-level imports of a notebook's chapter cells bind."""
+    from attncourse.exercises.notebook import exercise_id_of
+    from attncourse.grading.runner import strip_magics
+
+    names = []
+    for cell in nb["cells"]:
+        if cell.get("cell_type") != "code" or exercise_id_of(cell) is not None:
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        for node in ast.parse(strip_magics(source)).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = [a.asname or a.name.split(".")[0] for a in node.names]
+                names += [name for name in bound if name not in names]
+    return names
+
+
+@pytest.mark.slow
+def test_every_name_a_chapter_imports_is_there_when_graded(tmp_path):
+    """A cell the student added that reads every name the chapter's cells import: they all import
+    in the sandbox, and the marks stay full."""
+    needs_bwrap()
+    pytest.importorskip("torch")
+    from attncourse.exercises.notebook import read_notebook
+
+    assert main(["assign", str(ROOT / "book"), str(tmp_path / "handout")]) == 0
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    wanted = {}
+    for path in book_notebooks():
+        nb = read_notebook(path.read_bytes())
+        wanted[path.stem] = imported_names(nb)
+        nb["cells"].append(code("used = [" + ", ".join(wanted[path.stem]) + "]\nprint(len(used))"))
+        (subs / path.name).write_text(json.dumps(nb), encoding="utf-8")
+    assert {"torch", "F", "math", "nn", "ac", "rearrange"} <= set().union(*wanted.values())
+    out = tmp_path / "out"
+    assert main(["grade", str(tmp_path / "handout" / "grading"), str(subs), str(out), "--jobs", "2"]) == 0
+    rows = json.loads((out / "results.json").read_text())["students"]
+    assert sorted(row["student"] for row in rows) == sorted(wanted)
+    for row in rows:
+        assert [n for n in row["notes"] if not n.startswith("not found")] == [], row
+        held = {get(ex_id).chapter for ex_id, e in row["exercises"].items() if e["earned"] > 0}
+        full = sum(ex.points for ch in held for ex in all_exercises(ch))
+        assert len(held) == 1 and sum(e["earned"] for e in row["exercises"].values()) == full, row["student"]
