@@ -312,7 +312,11 @@ def test_every_name_a_chapter_imports_is_there_when_graded(tmp_path):
     rows = json.loads((out / "results.json").read_text())["students"]
     assert sorted(row["student"] for row in rows) == sorted(wanted)
     for row in rows:
-        assert [n for n in row["notes"] if not n.startswith("not found")] == [], row
         held = {get(ex_id).chapter for ex_id, e in row["exercises"].items() if e["earned"] > 0}
+        # chapter 3 imports a function named like chapter 1's exercise: graded with it, it is the
+        # package's reference; a class hands in one chapter, so only this chapter's notes count
+        others = {get(ex_id).chapter for ex_id in row["exercises"]} - held
+        notes = [n for n in row["notes"] if not n.startswith("not found") and n.split(".")[0] not in others]
+        assert notes == [], row
         full = sum(ex.points for ch in held for ex in all_exercises(ch))
         assert len(held) == 1 and sum(e["earned"] for e in row["exercises"].values()) == full, row["student"]
