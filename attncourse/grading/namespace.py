@@ -241,10 +241,11 @@ def plan(cells: Sequence[Tuple[str, str]], functions: Iterable[str] = ()) -> Lis
         modules.append(tree if kind != "chapter" else None)
         if tree is None:
             continue
-        try:
-            statements += [analyse(node, c) for node in tree.body]
-        except RecursionError:  # code nested past what a walk can follow: its reads stay unknown
-            continue
+        for node in tree.body:
+            try:
+                statements.append(analyse(node, c))
+            except RecursionError:  # scopes nested past what the walk follows: its reads stay unknown
+                continue
     imported = set().union(*(s.imports for s in statements)) if statements else set()
     binders: Dict[str, List[int]] = {}
     stars: List[int] = []
