@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -120,6 +122,41 @@ def test_cells_that_do_not_parse_or_nest_deeply_are_left_to_the_runner():
     assert modules[0] is None and modules[2] is None  # the runner reports the added cell's syntax error
     assert ast.unparse(modules[1]) == "y = 2"
     assert isinstance(modules[3], ast.Module)  # read without recursion: its reads are known
+
+
+class Reply:
+    """What the runner reports of its cells, kept in lists."""
+
+    def __init__(self) -> None:
+        self.ran, self.notes = [], []
+
+    def progress(self, text: str) -> None:
+        self.ran.append(text)
+
+    def cell(self, index, status, *args, **kwargs) -> None:
+        self.notes.append((index, status, *args))
+
+
+def test_the_runner_runs_what_the_answers_reach_in_notebook_order():
+    from attncourse.grading.runner import _run_cells
+
+    cells = [
+        {"index": 1, "kind": "chapter", "source": "import math\nimport json\n%matplotlib inline"},
+        {"index": 2, "kind": "chapter", "source": "raise RuntimeError('a plot')"},
+        {"index": 3, "kind": "chapter", "source": "TAU = 2 * math.pi\nprint(json.dumps([TAU]))"},
+        {"index": 4, "kind": "added", "source": "def turns(x):\n    return x / TAU"},
+        {"index": 5, "kind": "chapter", "source": "def later(x):\n    return math.floor(x)\nlater(1 / 0)"},
+    ]
+    request = {"cells": cells, "prelude": "", "exercises": [], "limits": {"cell_s": 10}}
+    namespace: dict = {}
+    reply = Reply()
+    handler = signal.getsignal(signal.SIGALRM)  # the runner's cell timer replaces it
+    try:
+        _run_cells(request, namespace, reply)
+    finally:
+        signal.signal(signal.SIGALRM, handler)
+    assert reply.ran == ["cell 1", "cell 3", "cell 4"] and reply.notes == []
+    assert namespace["turns"](math.pi) == 0.5 and "json" not in namespace and "later" not in namespace
 
 
 # ---------------------------------------------------------------------------------- graded
