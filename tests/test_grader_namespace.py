@@ -24,9 +24,9 @@ from attncourse.grading.namespace import plan
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def kept(cells, functions=()):
+def kept(cells, functions=(), defined=()):
     """The statements run of each chapter cell, as source lines (``[]``: the cell is not run)."""
-    modules = plan(cells, functions)
+    modules = plan(cells, functions, defined)
     return [
         [ast.unparse(node).split("\n")[0] for node in module.body] if module is not None else []
         for (kind, _), module in zip(cells, modules)
@@ -107,6 +107,18 @@ def test_the_graded_functions_are_read_after_the_last_cell():
     cells = [("chapter", "from attncourse.explore import softmax_jacobian as answer\nother = 1")]
     assert kept(cells) == [[]]
     assert kept(cells, ["answer"]) == [["from attncourse.explore import softmax_jacobian as answer"]]
+
+
+def test_a_graded_function_defined_in_a_chapter_cell_runs_even_without_its_exercise_cell():
+    cells = [
+        ("chapter", "import numpy as np\nfrom attncourse import softmax as stable_softmax"),
+        ("chapter", "def temperature_softmax(x, t):\n    return np.exp(x / t)\ndef other():\n    pass"),
+    ]
+    # another chapter's graded function only runs as a def or class, never from an import
+    assert kept(cells, [], ["temperature_softmax", "stable_softmax"]) == [
+        ["import numpy as np"],
+        ["def temperature_softmax(x, t):"],
+    ]
 
 
 def test_cells_that_do_not_parse_or_nest_deeply_are_left_to_the_runner():

@@ -18,7 +18,8 @@ The analysis reads the code, it runs nothing (``ast``; Python's scoping rules):
   binding of that name no longer matters);
 * a read of a name is served by the statements that bind it before the reader, back to the last
   one that replaces it; a later read also by every statement that binds it after its function is
-  defined (the function may be called then); the graded functions are read after the last cell.
+  defined (the function may be called then); the graded functions are read after the last cell,
+  and a chapter ``def`` of a graded function's name runs whatever reads it.
 
 What it does not follow: a value changed only by being passed to a function
 (``nn.init.zeros_(w)``), names reached through ``globals()`` or ``eval`` of a string, and a
@@ -34,6 +35,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 __all__ = ["Statement", "analyse", "plan"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
@@ -170,7 +172,7 @@ class Statement:
 
 def _replaced(node: ast.stmt) -> Set[str]:
     """Names a top-level statement binds whatever happened before it (no condition, no loop)."""
-    if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+    if isinstance(node, _DEFINITIONS):
         return {node.name}
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"}
@@ -222,11 +224,15 @@ def _parse(source: str) -> Optional[ast.Module]:
         return None  # the runner reports it when the cell is run in full
 
 
-def plan(cells: Sequence[Tuple[str, str]], functions: Iterable[str] = ()) -> List[Optional[ast.Module]]:
+def plan(
+    cells: Sequence[Tuple[str, str]], functions: Iterable[str] = (), defined: Iterable[str] = ()
+) -> List[Optional[ast.Module]]:
     """For each cell ``(kind, source)``, the module to run: the whole cell for an ``exercise`` or
     ``added`` cell, the statements the others reach for a ``chapter`` cell (``None``: nothing).
 
-    ``functions`` are the names the grader calls after the cells (the graded exercises').
+    ``functions`` are names read after the last cell (the graded functions whose exercise cells
+    the notebook holds); a ``def`` or ``class`` of a chapter cell named in ``defined`` runs whatever
+    reads it (a graded function the student moved out of its exercise cell is still graded).
 
     >>> cells = [("chapter", "import math\\nimport matplotlib.pyplot as plt\\nscale = math.pi"),
     ...          ("chapter", "plt.plot([scale])\\ndef helper(x):\\n    return x * scale"),
@@ -273,6 +279,10 @@ def plan(cells: Sequence[Tuple[str, str]], functions: Iterable[str] = ()) -> Lis
     todo = [p for p, s in enumerate(statements) if cells[s.cell][0] != "chapter"]
     for name in functions:
         todo += before(name, len(statements))
+    wanted = set(defined)
+    todo += [
+        p for p, s in enumerate(statements) if isinstance(s.node, _DEFINITIONS) and s.node.name in wanted
+    ]
     while todo:
         p = todo.pop()
         if p in needed:

@@ -32,7 +32,7 @@ import re
 import signal
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -117,12 +117,13 @@ class _Rules:
         self.needs, self.forbids = tuple(needs), ()
 
 
-def _graded_functions(request: Dict[str, Any]) -> List[str]:
-    """The names the grader calls after the cells: the functions of the graded exercises whose
-    cells the notebook holds (the grader calls the others too, but the notebook never wrote them)."""
+def _graded_functions(request: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+    """The names the grader calls after the cells: those of the graded exercises whose cells the
+    notebook holds, and those of every graded exercise (found by name wherever they are defined)."""
     first = int(request.get("first_exercise", 0))
     held = {cell.get("exercise") for cell in request["cells"] if cell.get("kind", "exercise") == "exercise"}
-    return [entry["function"] for entry in request["exercises"][first:] if entry["id"] in held]
+    graded = request["exercises"][first:]
+    return [e["function"] for e in graded if e["id"] in held], [e["function"] for e in graded]
 
 
 def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
@@ -136,7 +137,7 @@ def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
     rules = _Rules(prelude.splitlines())
     cells = [(cell, strip_magics(cell["source"])) for cell in request["cells"]]
     kinds = [cell.get("kind") or ("exercise" if cell.get("exercise") else "chapter") for cell, _ in cells]
-    reached = plan(list(zip(kinds, (source for _, source in cells))), _graded_functions(request))
+    reached = plan(list(zip(kinds, (source for _, source in cells))), *_graded_functions(request))
     for (cell, source), kind, module in zip(cells, kinds, reached):
         index = cell["index"]
         if kind == "chapter" and module is None:
