@@ -29,6 +29,7 @@ random generator's state advanced by a statement nothing else needs.
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -258,22 +259,27 @@ def plan(
     for p, s in enumerate(statements):
         s.binds |= s.methods - imported
         for name in s.binds:
-            binders.setdefault(name, []).append(p)
+            binders.setdefault(name, []).append(p)  # in increasing order
         if s.star:
             stars.append(p)
+
+    def positions(name: str) -> List[int]:
+        found = binders.get(name, [])
+        return sorted({*found, *stars}) if stars else found
 
     def before(name: str, p: int) -> List[int]:
         """The binders of ``name`` a read at position ``p`` may see: back to the last replacement."""
         found = []
-        for q in sorted({*binders.get(name, ()), *stars}, reverse=True):
-            if q < p:
-                found.append(q)
-                if name in statements[q].replaces:
-                    break
+        candidates = positions(name)
+        for q in reversed(candidates[: bisect.bisect_left(candidates, p)]):
+            found.append(q)
+            if name in statements[q].replaces:
+                break
         return found
 
     def after(name: str, p: int) -> List[int]:
-        return [q for q in {*binders.get(name, ()), *stars} if q > p]
+        candidates = positions(name)
+        return candidates[bisect.bisect_right(candidates, p) :]
 
     needed: Set[int] = set()
     todo = [p for p, s in enumerate(statements) if cells[s.cell][0] != "chapter"]
