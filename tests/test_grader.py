@@ -55,33 +55,28 @@ def index_of(nb: dict, exercise_id: str) -> int:
     return nb["cells"].index(exercise_cell(nb, exercise_id)) + 1
 
 
-def _parent(pid: int) -> int:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0
-    return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
-
-
-def runner_processes() -> list:
-    """Processes still running the grading runner (read from /proc) that are not another test
-    worker's: a runner below a sibling of this process (the other pytest-xdist worker, grading at
-    the same time) is left out; one below this process, or orphaned, is counted."""
-    me, parent = os.getpid(), os.getppid()
+def runner_processes(own: Path) -> list:
+    """Processes still running the grading runner (read from /proc) on a job folder inside ``own``,
+    the temp folder this test gave the grader: the runner and bubblewrap both name the job folder on
+    their command line, so a grading that runs beside the test on this machine is never counted."""
+    marker = os.fsencode(str(own)) + b"/"
     found = []
     for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"attncourse.grading.runner" not in cmdline:
-            continue
-        ancestor = pid
-        while ancestor > 1 and ancestor != me and _parent(ancestor) != parent:
-            ancestor = _parent(ancestor)
-        if ancestor == me or ancestor <= 1:  # ours, or orphaned
+        if b"attncourse.grading.runner" in cmdline and marker in cmdline:
             found.append(pid)
     return found
+
+
+def own_temp_folder(tmp_path: Path, monkeypatch) -> Path:
+    """A temp folder for the grader's job folders that belongs to this test alone."""
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
+    return own
 
 
 @contextlib.contextmanager
@@ -428,8 +423,7 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
     before, canary_before = snapshot(course["subs"]), snapshot(course["canary"].parent / "out")
     # the grader's job folders go to a temp folder of this test's own, so a grading that runs
     # beside it (another test worker) cannot upset the "nothing left behind" check
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    own = own_temp_folder(tmp_path, monkeypatch)
     temp_before = set(Path(tempfile.gettempdir()).glob("attncourse-grade-*"))
     out = tmp_path / "graded"
     results = grade(course["bundle"], course["subs"], out, limits=LIMITS, jobs=2, log=lambda s: None)
@@ -471,7 +465,7 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
     assert snapshot(course["canary"].parent / "out") == canary_before
     assert course["canary"].read_text() == "do not touch\n"
     assert set(Path(tempfile.gettempdir()).glob("attncourse-grade-*")) == temp_before
-    assert runner_processes() == []
+    assert runner_processes(own) == []
     with pytest.raises(socket.timeout):
         course["listener"].accept()
 
@@ -635,8 +629,9 @@ def test_the_book_loop_solutions_full_marks_students_zero(tmp_path):
     )
 
 
-def test_a_notebook_that_blocks_the_cell_timer_is_stopped_at_the_wall_limit(course, tmp_path):
+def test_a_notebook_that_blocks_the_cell_timer_is_stopped_at_the_wall_limit(course, tmp_path, monkeypatch):
     """A notebook that blocks SIGALRM and sleeps is stopped at the wall-time limit, and nothing is left."""
+    own = own_temp_folder(tmp_path, monkeypatch)
     subs = tmp_path / "subs"
     subs.mkdir()
     nb = json.loads((course["subs"] / "alice.ipynb").read_text(encoding="utf-8"))
@@ -652,7 +647,8 @@ def test_a_notebook_that_blocks_the_cell_timer_is_stopped_at_the_wall_limit(cour
     limits = Limits(time_s=3, cell_s=1, case_s=1)
     results = grade(course["bundle"], subs, tmp_path / "graded", limits=limits, log=lambda s: None)
     assert results[0].status == "timeout" and results[0].total == 0
-    assert runner_processes() == []
+    assert list(own.glob("attncourse-grade-*")) == []
+    assert runner_processes(own) == []
 
 
 def test_a_failure_while_grading_one_student_costs_only_that_row(course, tmp_path, monkeypatch):

@@ -17,7 +17,6 @@ from attncourse.cli import main
 from attncourse.grading import GradingError, protocol, sandbox
 from attncourse.grading.batch import discover
 from attncourse.grading.gradebook import csv_cell, display_name, feedback_names
-from attncourse.grading.runner import definitions_only
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPS = [[[1000]], [[1000, 1000]]]  # exercise 0: one case, one output; exercise 1: one case, two outputs
@@ -187,12 +186,6 @@ def test_submissions_are_found_one_row_per_student(tmp_path):
     assert [Path(p).name for p in by_name["trent"].paths] == ["a.ipynb", "b.ipynb"]
     assert by_name["empty"].status == "malformed"
     assert sorted(ignored) == [".ipynb_checkpoints", "notes.txt"]
-
-
-def test_the_runner_keeps_only_definitions_of_other_cells():
-    module = definitions_only("import torch\nmodel.fit()\n@dec\ndef f():\n    pass\nclass C:\n    pass\n")
-    assert [type(n).__name__ for n in module.body] == ["FunctionDef", "ClassDef"]
-    assert definitions_only("plot(x)") is None
 
 
 def test_the_seccomp_filter_refuses_process_creation_only():

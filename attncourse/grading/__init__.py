@@ -9,6 +9,8 @@ One module per concern, each readable alone:
   ``.npy`` files, plain data only);
 * ``runner``: ``python -m attncourse.grading.runner JOB_DIR``, which executes one notebook inside
   the sandbox and writes a reply; it never judges anything;
+* ``namespace``: which statements of the chapter's cells the runner runs (those the answers
+  reach, found by reading the code);
 * ``assets``: the handout's images inside its notebooks, its Colab badges pointed at ``--host``;
 * ``assignment``: which chapters a run grades, and what each cell of a submitted notebook is;
 * ``submissions``: finding the submissions (Canvas and Moodle names too) and reading them once;

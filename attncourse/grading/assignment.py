@@ -6,7 +6,8 @@ reads a notebook's code cells and sorts them:
 * ``exercise``: an exercise cell (its metadata names the exercise, or its first line is the
   exercise's header line, for a cell copied or saved by an editor that drops metadata);
 * ``chapter``: a cell of the handed-out notebook, recognised by its source (or its cell id)
-  among those the bundle's manifest lists: only its definitions run while grading;
+  among those the bundle's manifest lists: while grading, only the statements that the answers
+  reach run (``namespace.plan``);
 * ``added``: any other code cell, one the student wrote: it runs in full, as it did when the
   student ran ``check``.
 
@@ -73,7 +74,7 @@ def scan_notebook(
 
     ``known`` maps the bundle's exercise ids to their exercises; ``chapter_cells`` holds the keys
     and ids of the handed-out cells (``None`` for an older bundle: every cell that is not an
-    exercise cell then counts as the chapter's, definitions only, as before).
+    exercise cell then counts as the chapter's: only what the answers reach runs).
     """
     nb = read_notebook(raw)
     headers = {ex.header: ex.id for ex in known.values()}

@@ -94,7 +94,7 @@ class Grader:
         cells = [
             c if c["exercise"] in graded or c["kind"] != "exercise" else {**c, "kind": "chapter"}
             for c in scan.cells
-        ]  # an exercise of a chapter not graded: its definitions only
+        ]  # an exercise of a chapter not graded: only what the graded answers reach of it runs
         first, kept = 0, {}
         deadline = time.perf_counter() + self.limits.time_s
         while True:

@@ -7,12 +7,13 @@ the files).  The runner
 2. runs what grading needs, in one namespace, in notebook order: the graded exercises' imports
    (their ``needs``), every exercise cell and every cell the student added in full (imports,
    constants, helpers: what ``check`` saw in the notebook), and from the chapter's own other
-   cells only their top-level ``def`` and ``class`` statements (plots, sliders and training loops
-   are not run).  ``check`` and ``score`` do nothing while grading.  An exercise cell runs under
-   its exercise's ``Guard`` from its first statement to its last, so a reference called at top
-   level (to precompute answers) is a shortcut exactly as inside the function.  IPython magics and
-   ``!`` lines are skipped; each cell has a time limit; an exception, ``sys.exit()`` or a cell
-   past its limit is recorded and the next cell runs;
+   cells the top-level statements that the answers reach (``namespace.plan``: the imports,
+   constants and helpers they read, transitively; plots, sliders and training loops nothing
+   reads are not run).  ``check`` and ``score`` do nothing while grading.  An exercise cell runs
+   under its exercise's ``Guard`` from its first statement to its last, so a reference called at
+   top level (to precompute answers) is a shortcut exactly as inside the function.  IPython
+   magics and ``!`` lines are skipped; each cell has a time limit; an exception, ``sys.exit()``
+   or a cell past its limit is recorded and the next cell runs;
 3. says it is done with the cells (stage ``cases``) and waits for the grader to deliver the
    cases' inputs into ``JOB/cases/``: no input exists in the sandbox while notebook code runs at
    top level;
@@ -25,18 +26,19 @@ It never judges: the expected outputs are not in the sandbox.
 
 from __future__ import annotations
 
-import ast
 import linecache
 import os
 import re
 import signal
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["main", "strip_magics", "definitions_only"]
+from .namespace import plan
+
+__all__ = ["main", "strip_magics"]
 
 MEMORY_EXIT = 86  # the runner itself ran out of memory outside any cell or call
 
@@ -63,20 +65,6 @@ def strip_magics(source: str) -> str:
         m = _MAGIC.match(line)
         lines.append(f"{m.group(1)}pass" if m else line)
     return "\n".join(lines)
-
-
-def definitions_only(source: str) -> Optional[ast.Module]:
-    """The top-level ``def`` and ``class`` statements of a cell (``None`` if it has none).
-
-    >>> module = definitions_only("import os\\nx = f()\\ndef g():\\n    return 1\\nplot(x)")
-    >>> [type(node).__name__ for node in module.body]
-    ['FunctionDef']
-    """
-    tree = ast.parse(source)
-    keep = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    if not keep:
-        return None
-    return ast.Module(body=keep, type_ignores=[])
 
 
 class _CappedText:
@@ -129,6 +117,15 @@ class _Rules:
         self.needs, self.forbids = tuple(needs), ()
 
 
+def _graded_functions(request: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+    """The names the grader calls after the cells: those of the graded exercises whose cells the
+    notebook holds, and those of every graded exercise (found by name wherever they are defined)."""
+    first = int(request.get("first_exercise", 0))
+    held = {cell.get("exercise") for cell in request["cells"] if cell.get("kind", "exercise") == "exercise"}
+    graded = request["exercises"][first:]
+    return [e["function"] for e in graded if e["id"] in held], [e["function"] for e in graded]
+
+
 def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
     from ..exercises._outputs import error_where, short_message
     from ..exercises._registry import get
@@ -138,20 +135,18 @@ def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
     if prelude:
         exec(compile(prelude, "<grading imports>", "exec"), namespace)
     rules = _Rules(prelude.splitlines())
-    for cell in request["cells"]:
-        index, source = cell["index"], strip_magics(cell["source"])
-        kind = cell.get("kind") or ("exercise" if cell.get("exercise") else "chapter")
+    cells = [(cell, strip_magics(cell["source"])) for cell in request["cells"]]
+    kinds = [cell.get("kind") or ("exercise" if cell.get("exercise") else "chapter") for cell, _ in cells]
+    reached = plan(list(zip(kinds, (source for _, source in cells))), *_graded_functions(request))
+    for (cell, source), kind, module in zip(cells, kinds, reached):
+        index = cell["index"]
+        if kind == "chapter" and module is None:
+            continue  # nothing an answer uses: not run
         reply.progress(f"cell {index}")
         filename = f"<cell {index}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         try:
-            if kind == "chapter":
-                module = definitions_only(source)
-                if module is None:
-                    continue
-                code = compile(module, filename, "exec")
-            else:
-                code = compile(source, filename, "exec")
+            code = compile(module if kind == "chapter" else source, filename, "exec")
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             if kind != "chapter":  # a chapter cell that does not parse is not this grader's business
                 line = getattr(e, "lineno", None)
