@@ -155,8 +155,9 @@ def choose_chapters(
     off = [(name, chs) for name, chs in voters if not chs & set(chosen)]
     if off:
         listed = "; ".join(f"{name} ({', '.join(sorted(chs))})" for name, chs in off[:10])
+        said = f"WARNING: --chapter {' '.join(chosen)}, but " if override else ""
         messages.append(
-            f"{len(off)} submission(s) hold no exercise of {', '.join(chosen)} and are marked other_chapter, "
-            f"not graded: {listed}" + (" ..." if len(off) > 10 else "")
+            f"{said}{len(off)} submission(s) hold no exercise of {', '.join(chosen)} and are marked "
+            f"other_chapter, not graded: {listed}" + (" ..." if len(off) > 10 else "")
         )
     return chosen, messages

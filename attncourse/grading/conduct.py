@@ -10,7 +10,7 @@ marks nothing; the note says which cell used what.
 from __future__ import annotations
 
 import ast
-from typing import Iterable, List
+from typing import Dict, Iterable, List
 
 __all__ = ["suspicious_uses"]
 
@@ -88,20 +88,22 @@ def _uses(source: str) -> List[str]:
 
 
 def suspicious_uses(cells: Iterable[dict]) -> List[str]:
-    """One note per cell that runs in full and uses something an exercise never needs.
+    """A note naming what the cells that run in full reach for that no exercise needs (or none).
 
-    >>> suspicious_uses([{"index": 3, "kind": "added", "source": "import socket\\ntry:\\n    open('/etc/shadow')\\nexcept OSError:\\n    pass"}])
-    ['cell 3 reaches for the network, files outside its folder, which no exercise needs (noted, not marked)']
+    >>> suspicious_uses([{"index": 3, "kind": "added", "source": "import socket\\ntry:\\n    open('/etc/shadow')\\nexcept OSError:\\n    pass"},
+    ...                  {"index": 5, "kind": "exercise", "source": "import socket"}])
+    ['reaches for the network (cells 3, 5), files outside its folder (cell 3), which no exercise needs (noted, not marked)']
     >>> suspicious_uses([{"index": 1, "kind": "exercise", "source": "def f(x):\\n    return x"}])
     []
     """
-    notes = []
+    where: Dict[str, List[str]] = {}
     for cell in cells:
-        if cell.get("kind") not in ("exercise", "added"):
-            continue
-        found = _uses(cell.get("source", ""))
-        if found:
-            notes.append(
-                f"cell {cell['index']} reaches for {', '.join(found)}, which no exercise needs (noted, not marked)"
-            )
-    return notes
+        if cell.get("kind") in ("exercise", "added"):
+            for what in _uses(cell.get("source", "")):
+                where.setdefault(what, []).append(str(cell["index"]))
+    if not where:
+        return []
+    listed = ", ".join(
+        f"{what} (cell{'s' if len(c) > 1 else ''} {', '.join(c)})" for what, c in where.items()
+    )
+    return [f"reaches for {listed}, which no exercise needs (noted, not marked)"]

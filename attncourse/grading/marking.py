@@ -3,8 +3,8 @@
 ``prepare_cases`` generates each exercise's inputs (public and hidden cases), writes them for the
 runner and computes the expected outputs with the trusted reference, in this process.  A
 ``NotebookRun`` is what came back from one notebook; ``student_grade`` picks, for each exercise,
-the notebook it counts from (the latest handed in that holds its cell, or with
-``--resubmissions best`` the one where it scores best) and collects the notes for the instructor.
+the notebook it counts from (the latest handed in that holds its cell with an answer, not the
+stub, or with ``--resubmissions best`` the one where it scores best) and collects the notes for the instructor.
 
 Hidden cases stay hidden: a failed hidden case reports its label (the case's name, and its group
 when that differs), what kind of failure it was and, for an exception, the exception's type,
@@ -277,11 +277,12 @@ def _grade_exercise(
             ]
         grade = ExerciseGrade(p.exercise, cases, run.notebook, shortcut)
         defines = run.reply is not None and p.exercise.function in run.reply.defined
-        candidates.append((grade.earned, defines, -order, grade))
+        attempted = any(c.status not in ("not attempted", "missing", "not run") for c in cases)
+        candidates.append((grade.earned, defines, -order, grade, attempted))
     if not candidates:
         return _not_graded(p)
-    if policy == "latest":  # runs come in hand-in order: the latest notebook that holds it counts
-        return min(candidates, key=lambda t: t[2])[3]
+    if policy == "latest":  # runs come in hand-in order: the latest answer counts, not a later stub
+        return max(candidates, key=lambda t: (t[4], -t[2]))[3]
     return max(candidates, key=lambda t: t[:3])[3]
 
 

@@ -107,7 +107,16 @@ def update(
     )
     if roster is not None:
         summary["roster"] = {**summary.get("roster", {}), "list": [s.as_dict() for s in roster]}
-    write_outputs(results_dir, Graded(merged, run.exercises, [], summary), log, summary.get("assignment", ""))
+    if late is not None:
+        summary["late_policy"] = late.as_dict()
+
+    def told(line: str) -> None:  # the whole-run timing line would be the first run's: left out
+        if not line.startswith("graded "):
+            log(line)
+
+    write_outputs(
+        results_dir, Graded(merged, run.exercises, [], summary), told, summary.get("assignment", "")
+    )
     log(f"regraded {len(run.results)} student(s) into {book}")
     return run.results
 
