@@ -288,8 +288,10 @@ def _tag(x) -> str:
 def test_hidden_inputs_reach_no_output(handout, tmp_path):
     """A function that raises and prints its inputs: the hidden ones appear in no output file, the
     feedback still names the failed hidden case and the exception's type."""
-    subs = tmp_path / "subs"
-    put(subs, "leaky.ipynb", answered(handout["student"]["ch01"], LEAKY))
+    subs = tmp_path / "subs"  # a Moodle name: its row in moodle.csv carries a comment too
+    put(
+        subs, "Lee Ky_301_assignsubmission_file_01_softmax.ipynb", answered(handout["student"]["ch01"], LEAKY)
+    )
     out = tmp_path / "out"
     assert grade(handout["bundle"], subs, out) == 0
     hidden = load_hidden_cases(handout["bundle"])
@@ -303,7 +305,8 @@ def test_hidden_inputs_reach_no_output(handout, tmp_path):
     everything = "\n".join(texts)
     assert [s for s in secrets if s in everything] == []
     assert any(s in everything for s in public)  # a public case's message is shown, as it should be
-    feedback = (out / "feedback" / "leaky.txt").read_text(encoding="utf-8")
+    assert "Participant 301" in (out / "lms" / "moodle.csv").read_text(encoding="utf-8")
+    feedback = (out / "feedback" / "Lee_Ky_301-d7b6f0f4.txt").read_text(encoding="utf-8")
     assert "✗ hidden: float32 logits in the hundreds: raised ValueError; the hidden case's" in feedback
     assert "reaches for os._exit" in feedback  # a note for the instructor
 
