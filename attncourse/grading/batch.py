@@ -23,7 +23,7 @@ from ..exercises._registry import Exercise, get
 from . import protocol
 from .assignment import choose_chapters
 from .conduct import suspicious_uses
-from .gradebook import display_name, write_feedback, write_gradebook, write_results
+from .gradebook import NOTHING_RUN, display_name, write_feedback, write_gradebook, write_results
 from .gradescope import gradescope_results
 from .handout import load_hidden_cases, read_manifest
 from .jobs import Grader, remove_tree
@@ -364,16 +364,13 @@ def _assess_late(results: List[StudentGrade], submissions: List[Submission], lat
     by_key = {sub.student: sub for sub in submissions}
     for sg in results:
         sub = by_key.get(sg.student)
-        if sub is None or not sub.paths or sg.status in NOT_GRADED:
+        if sub is None or not sub.paths or sg.status in NOTHING_RUN:
             continue
         submitted = max(sub.order(p)[1] for p in sub.paths) or None
         extension = float(sg.identity.get("extension_days", 0) or 0)
         sg.penalty = late.assess(submitted, sub.late, extension)
         if sg.penalty:
             sg.identity["late"] = True
-
-
-NOT_GRADED = ("missing", "ambiguous", "error", "malformed", "not_a_notebook", "other_chapter")
 
 
 def write_outputs(
@@ -422,7 +419,7 @@ def _statuses_line(results: List[StudentGrade]) -> str:
         counts[sg.status] = counts.get(sg.status, 0) + 1
     parts = [", ".join(f"{n} {status}" for status, n in sorted(counts.items()))]
     for sg in results:
-        if sg.status in NOT_GRADED and sg.status != "missing" and sg.notes:
+        if sg.status in NOTHING_RUN and sg.status != "missing" and sg.notes:
             parts.append(f"{display_name(sg.student)}: {sg.status}: {display_name(sg.notes[0])}")
     late = [f"{display_name(sg.student)} -{sg.penalty['percent']:g}%" for sg in results if sg.penalty]
     if late:
