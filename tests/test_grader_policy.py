@@ -14,7 +14,9 @@ from attncourse.exercises._compare import CaseResult, Outcome
 from attncourse.grading.assignment import choose_chapters
 from attncourse.grading.gradebook import feedback_text, read_students, write_results
 from attncourse.grading.late import parse_due, parse_penalty
+from attncourse.grading.limits import GradingError
 from attncourse.grading.marking import ExerciseGrade, StudentGrade, hide
+from attncourse.grading.roster import match_roster, parse_lms_name, read_roster
 from attncourse.grading.submissions import discover
 
 BUNDLE = ["ch01", "ch05", "ch06", "ch11"]
@@ -107,3 +109,22 @@ def test_results_json_reads_back_whole(tmp_path):
     assert feedback_text(back, 2) == feedback_text(sg, 2)
     assert feedback_text(sg, 2).startswith("Feedback for John Smith (u1)")
     assert "Late penalty: 10% of the points earned: handed in late" in feedback_text(sg, 2)
+
+
+def test_the_roster_carries_lms_ids_and_extensions(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text(
+        "id,name,email,canvas_id,moodle_id,extension_days\n20230001,John Smith,js@uni.edu,4411,,1.5\n"
+        "20230002,Jane Doe,jd@uni.edu,,208,\n",
+        encoding="utf-8",
+    )
+    john, jane = read_roster(path)
+    assert (john.lms_ids, john.extension_days, jane.lms_ids, jane.extension_days) == (
+        {"canvas": "4411"}, 1.5, {"moodle": "208"}, 0.0,
+    )  # fmt: skip
+    # Canvas's user id finds John although his roster id is a university number
+    found = match_roster([("x_4411", parse_lms_name("x_4411_9_a.ipynb"))], [john, jane])
+    assert found.by_key["x_4411"] is john
+    path.write_text("id,name,extension_days\n1,A,soon\n", encoding="utf-8")
+    with pytest.raises(GradingError, match="extension_days 'soon'"):
+        read_roster(path)

@@ -57,7 +57,12 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
+MAX_SOURCE = 2**20  # a cell longer than this is not read for the note
+
+
 def _uses(source: str) -> List[str]:
+    if len(source) > MAX_SOURCE:
+        return []
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
