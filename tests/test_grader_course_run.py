@@ -337,7 +337,7 @@ def test_late_work_is_penalised_and_extensions_count(handout, tmp_path, capsys):
         POINTS01 * 0.8,
     )
     assert john["days_late"] == "1.5" and john["late"] == "late"
-    assert jane["late_penalty"] == "" and jane["total"] == str(POINTS01)
+    assert (jane["late_penalty"], jane["late"], jane["total"]) == ("", "", str(POINTS01))  # her extension
     assert carl["late_penalty"] == "" and carl["total"] == str(POINTS01)
     assert got["students"]["smithjohn_4411"]["late_penalty"]["percent"] == 20
     assert "Late penalty: 20% of the points earned" in got["feedback"]["smithjohn_4411"]
@@ -350,6 +350,16 @@ def test_late_work_is_penalised_and_extensions_count(handout, tmp_path, capsys):
     assert grade(handout["bundle"], subs, tmp_path / "flag", *args) == 0
     flag = outputs(tmp_path / "flag")["book"]
     assert flag["smithjohn_4411"]["late_penalty"] == "10%" and flag["doejane_4412"]["late_penalty"] == ""
+
+    # --due alone: how late, no penalty
+    assert grade(handout["bundle"], subs, tmp_path / "due", "--roster", roster, "--due", when) == 0
+    due_only = outputs(tmp_path / "due")
+    john = due_only["book"]["smithjohn_4411"]
+    assert (john["days_late"], john["late_penalty"], john["total"]) == ("1.5", "", str(POINTS01))
+    assert (
+        "Late: handed in" in due_only["feedback"]["smithjohn_4411"]
+        and "no late penalty" in due_only["feedback"]["smithjohn_4411"]
+    )
 
     assert grade(handout["bundle"], subs, tmp_path / "bad", "--late-penalty", "ten percent") == 1
     assert "--late-penalty 'ten percent'" in capsys.readouterr().err

@@ -369,8 +369,7 @@ def _assess_late(results: List[StudentGrade], submissions: List[Submission], lat
         submitted = max(sub.order(p)[1] for p in sub.paths) or None
         extension = float(sg.identity.get("extension_days", 0) or 0)
         sg.penalty = late.assess(submitted, sub.late, extension)
-        if sg.penalty:
-            sg.identity["late"] = True
+        sg.identity["late"] = bool(sg.penalty)  # the policy's verdict: an extension may cover a flag
 
 
 def write_outputs(
@@ -421,7 +420,11 @@ def _statuses_line(results: List[StudentGrade]) -> str:
     for sg in results:
         if sg.status in NOTHING_RUN and sg.status != "missing" and sg.notes:
             parts.append(f"{display_name(sg.student)}: {sg.status}: {display_name(sg.notes[0])}")
-    late = [f"{display_name(sg.student)} -{sg.penalty['percent']:g}%" for sg in results if sg.penalty]
+    late = [
+        f"{display_name(sg.student)} -{sg.penalty['percent']:g}%"
+        for sg in results
+        if sg.penalty.get("percent")
+    ]
     if late:
         parts.append(f"late penalties: {', '.join(late)}")
     return "statuses: " + "; ".join(parts)

@@ -119,10 +119,12 @@ def feedback_text(sg: StudentGrade, out_of: int) -> str:
     lines = [f"Feedback for {name}", "=" * (13 + len(name)), ""]
     reason = display_name(sg.notes[0]) if sg.status != "ok" and sg.notes else ""
     lines.append(f"Status: {sg.status}" + (f": {reason}" if reason else ""))
-    before = f" ({_fmt_points(sg.earned)} before the late penalty)" if sg.penalty else ""
+    before = f" ({_fmt_points(sg.earned)} before the late penalty)" if sg.penalty.get("percent") else ""
     lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points{before}")
-    if sg.penalty:
+    if sg.penalty.get("percent"):
         lines.append(f"Late penalty: {sg.penalty['percent']:g}% of the points earned: {sg.penalty['why']}")
+    elif sg.penalty:
+        lines.append(f"Late: {sg.penalty['why']}")
     notebooks = ", ".join(display_name(n) for n in sg.notebooks) or "(none)"
     lines.append(f"Notebook{'s' if len(sg.notebooks) > 1 else ''} graded: {notebooks}")
     lines.append("")
@@ -194,7 +196,7 @@ def write_gradebook(
                 + [
                     _fmt_points(sg.earned),
                     "" if sg.penalty.get("days_late") is None else f"{sg.penalty['days_late']:g}",
-                    f"{sg.penalty['percent']:g}%" if sg.penalty else "",
+                    f"{sg.penalty['percent']:g}%" if sg.penalty.get("percent") else "",
                     _fmt_points(sg.total),
                     out_of,
                     sg.status,

@@ -50,6 +50,8 @@ class LatePolicy:
         }
 
     def describe(self) -> str:
+        if not self.percent:
+            return "no late penalty"
         per = f"/{self.unit}" if self.unit else " once late"
         cap = f", at most {self.cap:g}%" if self.cap < 100 else ""
         return f"{self.percent:g}%{per}{cap}"

@@ -60,7 +60,7 @@ def _text(value: object) -> str:
 
 def _comment(sg: StudentGrade, out_of: int, feedback: str) -> str:
     parts = [f"{_fmt_points(sg.total)} / {out_of} points ({sg.status})"]
-    if sg.penalty:
+    if sg.penalty.get("percent"):
         parts.append(f"late penalty {sg.penalty['percent']:g}% of {_fmt_points(sg.earned)}")
     parts += [f"{g.exercise.id}: {_fmt_points(g.earned)}/{g.exercise.points}" for g in sg.grades]
     if sg.status != "ok" and sg.notes:
