@@ -74,8 +74,8 @@ def _parser() -> argparse.ArgumentParser:
         "--roster",
         type=Path,
         default=None,
-        help="CSV with columns id, name, email (and optional aliases, ;-separated): rows for every "
-        "student, missing ones included",
+        help="CSV with columns id, name, email (optional: aliases, ;-separated; canvas_id and moodle_id, "
+        "the LMS's own ids; extension_days): rows for every student, missing ones included",
     )
     p.add_argument(
         "--assignment-name",
