@@ -258,6 +258,7 @@ def test_a_py_file_under_a_canvas_name_is_said_to_be_one(handout, tmp_path):
     john = got["book"]["smithjohn_4411"]
     assert john["status"] == "not_a_notebook" and "smithjohn_4411_100_softmax.py" in john["notes"]
     assert got["students"]["smithjohn_4411"]["status"] == "not_a_notebook"
+    assert got["summary"]["ignored"] == []
     assert "missing" not in {r["status"] for r in got["book"].values()}
 
 

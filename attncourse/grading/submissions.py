@@ -132,7 +132,8 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
             if ident.lms and entry.is_file(follow_symlinks=False):  # a student's file, not a notebook
                 names.setdefault(ident.key, ident)
                 others.setdefault(ident.key, []).append(name)
-            ignored.append(name)
+            else:
+                ignored.append(name)
     out = []
     for student in sorted(set(others) - set(files) - set(folders) - set(links)):
         listed = ", ".join(display_name(n) for n in others[student])
