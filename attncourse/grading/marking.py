@@ -14,6 +14,7 @@ never its message, its printed output or anything computed from the inputs (``hi
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -290,6 +291,26 @@ def _cells(notes: List[CellNote], status: str) -> List[CellNote]:
     return [n for n in notes if n.status == status]
 
 
+_HOW = re.compile(r" \((?:exit code -?\d+|killed by signal \d+)\)")
+
+
+def _hide_exit_codes(run: NotebookRun, prepared: List[Prepared]) -> None:
+    """A call on a hidden case that ended the process chose its exit code, maybe from the inputs:
+    the notes say that it ended the process, not how."""
+
+    def hidden(e: int, c: int) -> bool:
+        return 0 <= e < len(prepared) and 0 <= c < len(prepared[e].hidden) and prepared[e].hidden[c]
+
+    for e, (c, _) in run.killed.items():
+        if hidden(e, c):
+            head = f"case {c + 1} of {prepared[e].exercise.id} "
+            run.notes_extra = [_HOW.sub("", n) if n.startswith(head) else n for n in run.notes_extra]
+    parts = run.stopped_at.split()
+    if len(parts) == 3 and parts[0] == "case" and parts[1].isdigit() and parts[2].isdigit():
+        if hidden(int(parts[1]), int(parts[2])):
+            run.exit_code = None
+
+
 def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> Tuple[List[str], List[str]]:
     notes: List[str] = []
     details: List[str] = []
@@ -302,9 +323,8 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
     elif run.status == "crashed":
         code = run.exit_code
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        notes.append(
-            tag(f"the notebook ended the grading process early ({how}) while running {run.stopped_in}")
-        )
+        how = f" ({how})" if code is not None else ""
+        notes.append(tag(f"the notebook ended the grading process early{how} while running {run.stopped_in}"))
         if run.problem:
             details.append(tag(run.problem))
         # what it printed, unless the cases' inputs had reached it: hidden inputs never reach a student
@@ -361,6 +381,7 @@ def student_grade(
     details: List[str] = []
     for run in runs:
         tag = (lambda text, name=run.notebook: f"{name}: {text}") if multi else (lambda text: text)
+        _hide_exit_codes(run, prepared)
         n, d = _run_notes(run, limits, tag)
         notes += n
         details += d
