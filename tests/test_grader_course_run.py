@@ -100,6 +100,13 @@ def outputs(out: Path) -> dict:
         cid = s.get("canvas_id") or (s.get("lms_id") if s.get("lms") == "canvas" else "")
         if cid or s.get("id"):
             assert canvas_totals[(cid or "", s.get("id", ""))] == pytest.approx(s["total"])
+    moodle_totals = {r["Identifier"]: float(r["Grade"]) for r in moodle}
+    assert len(moodle_totals) == len(moodle)
+    for row, s in by_file.values():
+        mid = s.get("moodle_id") or (s.get("lms_id") if s.get("lms") == "moodle" else "")
+        assert (f"Participant {mid}" in moodle_totals) == bool(mid)
+        if mid:
+            assert moodle_totals[f"Participant {mid}"] == pytest.approx(s["total"])
     return {
         "book": {r["student"]: r for r in book},
         "summary": summary,
@@ -152,16 +159,19 @@ def test_update_keeps_one_row_per_student_and_every_file_agrees(handout, tmp_pat
     subs = tmp_path / "subs"
     put(subs, "smithjohn_4411_100_01_softmax.ipynb", solved(ch01, CH01))
     put(subs, "doejane_4412_101_01_softmax.ipynb", ch01)
+    put(subs, "Bo Li_208_assignsubmission_file_01_softmax.ipynb", ch01)  # a Moodle file among them
     roster = tmp_path / "roster.csv"
     roster.write_text(
         "id,name,email,aliases,canvas_id\n"
-        "u1001,John Smith,js@uni.edu,,4411\nu1002,Jane Doe,jd@uni.edu,,4412\nu1003,Ann Absent,aa@uni.edu,ann,\n",
+        "u1001,John Smith,js@uni.edu,,4411\nu1002,Jane Doe,jd@uni.edu,,4412\nu1003,Ann Absent,aa@uni.edu,ann,\n"
+        "u1004,Bo Li,bl@uni.edu,,\n",
         encoding="utf-8",
     )
     out = tmp_path / "out"
     assert grade(handout["bundle"], subs, out, "--roster", roster) == 0
     before = outputs(out)
-    assert sorted(before["book"]) == ["Ann Absent", "doejane_4412", "smithjohn_4411"]
+    assert sorted(before["book"]) == ["Ann Absent", "Bo Li_208", "doejane_4412", "smithjohn_4411"]
+    assert [r["Grade"] for r in before["moodle"]] == ["0"]
     assert before["book"]["doejane_4412"]["total"] == "0"
 
     # a regrade without --roster (the folder's own roster is used): Jane's row, and only hers, changes
@@ -174,7 +184,17 @@ def test_update_keeps_one_row_per_student_and_every_file_agrees(handout, tmp_pat
     assert all(after["book"][k] == before["book"][k] for k in before["book"] if k != "doejane_4412")
     assert f"Total: {POINTS01} / {POINTS01}" in after["feedback"]["doejane_4412"]
     canvas = {r["SIS User ID"]: (r["ID"], float(r[list(r)[-1]])) for r in after["canvas"][1:]}
-    assert canvas == {"u1001": ("4411", POINTS01), "u1002": ("4412", POINTS01), "u1003": ("", 0.0)}
+    assert canvas == {
+        "u1001": ("4411", POINTS01),
+        "u1002": ("4412", POINTS01),
+        "u1003": ("", 0.0),
+        "u1004": ("", 0.0),
+    }
+
+    # Bo hands in again through Moodle: moodle.csv follows
+    put(tmp_path / "bo", "Bo Li_208_assignsubmission_file_01_softmax.ipynb", solved(ch01, CH01))
+    assert main(["grade", str(handout["bundle"]), str(tmp_path / "bo"), "--update", str(out), *FAST]) == 0
+    assert [float(r["Grade"]) for r in outputs(out)["moodle"]] == [POINTS01]
 
     # the missing student hands in a plain ann.ipynb: matched through the roster's alias, no new row
     put(tmp_path / "ann", "ann.ipynb", solved(ch01, CH01[:1]))
@@ -186,7 +206,7 @@ def test_update_keeps_one_row_per_student_and_every_file_agrees(handout, tmp_pat
     assert ann["status"] == "ok" and float(ann["total"]) == get(CH01[0]).points and ann["id"] == "u1003"
     assert "no submission" not in final["feedback"]["Ann Absent"]
     assert final["feedback"]["Ann Absent"].startswith("Feedback for Ann Absent (u1003)")
-    assert len(final["summary"]["updates"]) == 2
+    assert len(final["summary"]["updates"]) == 3
 
     # no roster at all: a regrade of alice replaces alice
     plain = tmp_path / "plain"
