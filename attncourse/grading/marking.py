@@ -193,7 +193,7 @@ def hide(case: CaseResult, outcome: Optional[Outcome] = None) -> CaseResult:
     if not case.hidden or case.passed:
         return case
     if outcome is not None and outcome.kind == "raised" and case.status in ("raised", "method"):
-        what = f"raised {protocol_name(outcome.error_type)}"
+        what = f"raised {_type_name(outcome.error_type)}"
     elif case.status in ("not run", "timeout", "not attempted", "missing", "shortcut"):
         return CaseResult(
             case.name, False, case.message, case.status, True, "", [], case.group, case.diagnosis
@@ -205,7 +205,7 @@ def hide(case: CaseResult, outcome: Optional[Outcome] = None) -> CaseResult:
     return CaseResult(case.name, False, message, case.status, True, "", [], case.group, case.diagnosis)
 
 
-def protocol_name(error_type: str) -> str:
+def _type_name(error_type: str) -> str:
     """An exception's type name as reported, cut to a plain identifier (the name is the student's)."""
     name = "".join(ch for ch in str(error_type)[:60] if ch.isalnum() or ch in "._")
     return name or "an exception"
@@ -228,7 +228,7 @@ class StudentGrade:
     cpu_seconds: Dict[str, float] = field(default_factory=dict)
     # who this is: the roster's id, name and email, the LMS that named the files, its id, lateness
     identity: Dict[str, object] = field(default_factory=dict)
-    # the late penalty applied (``late.Penalty.as_dict``): percent, days, why; empty when none
+    # the late penalty applied (``LatePolicy.assess``): percent, days_late, why; empty when on time
     penalty: Dict[str, object] = field(default_factory=dict)
 
     @property
