@@ -82,8 +82,8 @@ def _parser() -> argparse.ArgumentParser:
         "--roster",
         type=Path,
         default=None,
-        help="CSV with columns id, name, email (and optional aliases, ;-separated): rows for every "
-        "student, missing ones included",
+        help="CSV with columns id, name, email (optional: aliases, ;-separated; canvas_id and moodle_id, "
+        "the LMS's own ids; extension_days): rows for every student, missing ones included",
     )
     p.add_argument(
         "--assignment-name",
@@ -122,6 +122,27 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="auto (default) or bwrap: bubblewrap, or refuse to grade; none: no sandbox (trusted notebooks)",
     )
+    p.add_argument(
+        "--resubmissions",
+        choices=["latest", "best"],
+        default=None,
+        help="latest (default): a student's latest submission counts; best: each exercise from the "
+        "notebook where it scores best",
+    )
+    p.add_argument(
+        "--late-penalty",
+        default=None,
+        metavar="POLICY",
+        help="e.g. '10%%/day', '2%%/hour', '25%%' (flat), optionally followed by 'max 50%%': a share of "
+        "the points earned; lateness from --due, else from Canvas's LATE flag",
+    )
+    p.add_argument(
+        "--due",
+        default=None,
+        metavar="DATETIME",
+        help="the due date, e.g. 2026-11-20T23:59 (this machine's time zone unless given); a roster "
+        "column extension_days moves it per student",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing gradebook in OUT_DIR")
 
     p = sub.add_parser("gradescope", help="package a grading bundle as a Gradescope autograder")
@@ -159,11 +180,22 @@ def main(argv: Optional[List[str]] = None) -> int:
             limits = Limits(
                 time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory
             )
+            from .grading.late import parse_penalty
             from .grading.roster import read_roster
 
             roster = read_roster(args.roster) if args.roster else None
+            try:
+                late = parse_penalty(args.late_penalty, args.due) if args.late_penalty or args.due else None
+            except ValueError as e:
+                raise GradingError(str(e)) from None
             common = dict(
-                limits=limits, jobs=args.jobs, chapters=args.chapter, sandbox=args.sandbox, roster=roster
+                limits=limits,
+                jobs=args.jobs,
+                chapters=args.chapter,
+                sandbox=args.sandbox,
+                roster=roster,
+                resubmissions=args.resubmissions,
+                late=late,
             )
             if args.update is not None:
                 from .grading.update import update
@@ -175,6 +207,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         "give SUBMISSIONS_DIR and OUT_DIR (or notebooks to regrade with --update RESULTS_DIR)"
                     )
                 submissions_dir, out_dir = args.paths
+                common["resubmissions"] = args.resubmissions or "latest"
                 from .grading.progress import ProgressLine
 
                 grade(

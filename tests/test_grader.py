@@ -315,6 +315,9 @@ def naive_mark() -> float:
     return points_earned(ex, results)
 
 
+NOTED = ", which no exercise needs (noted, not marked)"  # the note on code reaching for more
+
+
 def expected_rows(cells: dict) -> dict:
     from attncourse.exercises._check import _fmt_points
 
@@ -345,10 +348,15 @@ def expected_rows(cells: dict) -> dict:
             "0",
             "8",
             "crashed",
-            f"the notebook ended the grading process early (exit code 3) while running cell {s}",
+            f"the notebook ended the grading process early (exit code 3) while running cell {s}; "
+            f"reaches for os._exit (cell {s}){NOTED}",
         ],  # fmt: skip
         "heidi": full[:7] + ["printed more than 1000000 characters (cut)"],
-        "ivan": full[:7] + [f"errors in cells {t}, {s}, {e}, {j}"],
+        "ivan": full[:7]
+        + [
+            f"errors in cells {t}, {s}, {e}, {j}; reaches for files outside its folder (cell {s}), deleting "
+            f"folders (shutil.rmtree) (cell {e}), new processes (cell {j}){NOTED}"
+        ],
         "judy": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "mallory": [
             "0",
@@ -358,7 +366,7 @@ def expected_rows(cells: dict) -> dict:
             "0",
             "8",
             "ok",
-            f"errors in cells {s}; not found: stable_softmax",
+            f"errors in cells {s}; reaches for files outside its folder (cell {s}){NOTED}; not found: stable_softmax",
         ],  # fmt: skip
         "niaj": [
             "0",
@@ -382,9 +390,11 @@ def expected_rows(cells: dict) -> dict:
         ],  # fmt: skip
         "peggy": full[:6] + ["memory", f"out of memory (limit 2048 MiB) in cells {t}"],
         "quentin": ["0", "2", "2", "3", "7", "8", "ok", ""],
-        "rita": full[:7] + [f"errors in cells {t}, {s}"],
-        "nina": full[:7] + [f"errors in cells {t}, {s}"],
-        "fiona": full[:7] + [f"errors in cells {t}, {s}, {e}"],
+        "rita": full[:7]
+        + [f"errors in cells {t}, {s}; reaches for files outside its folder (cells {t}, {s}){NOTED}"],
+        "nina": full[:7] + [f"errors in cells {t}, {s}; reaches for the network (cells {t}, {s}){NOTED}"],
+        "fiona": full[:7]
+        + [f"errors in cells {t}, {s}, {e}; reaches for new processes (cells {t}, {s}, {e}){NOTED}"],
         "tina": full[:7] + ([f"errors in cells {t}"] if sandbox._tmp_size() else [""]),
         "sam": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "sue": ["0", "2", "2", "3", "7", "8", "ok", ""],
@@ -437,15 +447,21 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
         "email",
         "late",
         *ALL,
+        "earned",
+        "days_late",
+        "late_penalty",
         "total",
         "out_of",
         "status",
         "feedback",
         "notes",
     ]
-    assert rows[1] == ["Points Possible", "", "", "", "", "1", "2", "2", "3", "8", "8", "", "", ""]
+    points = ["1", "2", "2", "3"]
+    assert rows[1] == ["Points Possible", "", "", "", "", *points, "8", "", "", "8", "8", "", "", ""]
+    assert all(r[9] == r[12] and r[10:12] == ["", ""] for r in rows[2:])  # no late policy: earned = total
     feedback_files = [r[-2] for r in rows[2:]]
-    rows = [rows[0]] + [r[:1] + r[5:-2] + r[-1:] for r in rows[2:]]  # the columns this test is about
+    # the columns this test is about
+    rows = [rows[0]] + [r[:1] + r[5:9] + r[12:-2] + r[-1:] for r in rows[2:]]
     expected = expected_rows(course["cells"])
     shown = {
         name: (
@@ -506,7 +522,7 @@ def test_the_sandbox_none_grades_and_says_so(course, tmp_path, capsys):
     args = ["grade", str(course["bundle"]), str(only_alice), str(out), "--sandbox", "none", "--jobs", "1"]
     assert main(args) == 0
     assert "warning: --sandbox none" in capsys.readouterr().out
-    assert "alice,,,,,1,2,2,3,8,8,ok,feedback/alice.txt," in (out / "gradebook.csv").read_text()
+    assert "alice,,,,,1,2,2,3,8,,,8,8,ok,feedback/alice.txt," in (out / "gradebook.csv").read_text()
     summary = json.loads((out / "results.json").read_text())
     assert summary["sandbox"] == "none" and "sandbox_warning" in summary
 
@@ -518,7 +534,7 @@ def test_grade_refuses_to_overwrite_and_reports_bad_bundles(course, tmp_path, ca
     shutil.copy(course["subs"] / "alice.ipynb", only_alice)
     args = ["grade", str(course["bundle"]), str(only_alice), str(out), "--timeout", "30"]
     assert main(args) == 0
-    assert "alice,,,,,1,2,2,3,8,8,ok,feedback/alice.txt," in (out / "gradebook.csv").read_text()
+    assert "alice,,,,,1,2,2,3,8,,,8,8,ok,feedback/alice.txt," in (out / "gradebook.csv").read_text()
     assert main(args) == 1
     assert "already holds a gradebook; pass --force" in capsys.readouterr().err
     assert main(["grade", str(tmp_path), str(only_alice), str(tmp_path / "x")]) == 1
@@ -660,10 +676,10 @@ def test_a_failure_while_grading_one_student_costs_only_that_row(course, tmp_pat
         shutil.copy(course["subs"] / f"{name}.ipynb", subs)
     real = batch.student_grade
 
-    def flaky(student, runs, prepared, limits):
+    def flaky(student, runs, prepared, limits, *policy):
         if student == "bob":
             raise RuntimeError("an unforeseen \ud800 problem")
-        return real(student, runs, prepared, limits)
+        return real(student, runs, prepared, limits, *policy)
 
     monkeypatch.setattr(batch, "student_grade", flaky)
     out = tmp_path / "graded"

@@ -75,7 +75,7 @@ def test_the_readme_commands_grade_the_chapter_handed_in(handout, tmp_path, caps
 
     assert main(["grade", str(handout["bundle"]), str(subs), str(tmp_path / "results"), *FAST]) == 0
     out = capsys.readouterr().out
-    assert "grading ch06 (in 3 of 3 notebooks)" in out
+    assert "grading ch06 (held by 3 of 3 submissions)" in out
     rows = gradebook(tmp_path / "results" / "gradebook.csv")
     assert {
         name: (row["total"], row["out_of"]) for name, row in rows.items() if name in ("ann", "ben", "cy")
@@ -102,7 +102,8 @@ def test_the_readme_commands_grade_the_chapter_handed_in(handout, tmp_path, caps
     ]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "WARNING: --chapter ch01, but the submitted notebooks hold exercises of ch06 (3)" in out
+    assert "WARNING: --chapter ch01, but 3 submission(s) hold no exercise of ch01" in out
+    assert "ann (ch06); ben (ch06); cy (ch06)" in out
     rows = gradebook(tmp_path / "results2" / "gradebook.csv")
     assert {row["status"] for name, row in rows.items() if name in ("ann", "ben", "cy")} == {"other_chapter"}
     assert "holds the exercises of ch06, not of this assignment (ch01)" in rows["ann"]["notes"]

@@ -122,7 +122,8 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     write("stranger.ipynb", solved(course["student"]))
     roster = tmp_path / "roster.csv"
     roster.write_text(
-        "id,name,email,aliases\n4411,John Smith,js@uni.edu,\n208,Jane Doe,jd@uni.edu,\n77,Ann Absent,aa@uni.edu,ann\n",
+        "id,name,email,aliases,moodle_id\n4411,John Smith,js@uni.edu,,\n208,Jane Doe,jd@uni.edu,,\n"
+        "77,Ann Absent,aa@uni.edu,ann,77\n",
         encoding="utf-8",
     )
     out = tmp_path / "results"
@@ -152,21 +153,18 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     for row in by.values():
         assert (out / row["feedback"]).is_file()
 
-    # Canvas: columns by name, the Points Possible row, students by ID
+    # Canvas: columns by name, the Points Possible row, students by ID (Canvas's user id) or by
+    # SIS User ID (the roster's id), one kind of id per column
     canvas = list(csv.DictReader(open(out / "lms" / "canvas.csv", newline="", encoding="utf-8")))
     assert list(canvas[0]) == [*CANVAS_COLUMNS, "Softmax (123)"]
     assert canvas[0]["Student"] == "Points Possible" and float(canvas[0]["Softmax (123)"]) == POINTS
-    scores = {r["ID"]: float(r["Softmax (123)"]) for r in canvas[1:]}
-    assert scores == {"4411": POINTS, "208": float(get(ALL[0]).points), "77": 0.0}
+    scores = {(r["ID"], r["SIS User ID"]): float(r["Softmax (123)"]) for r in canvas[1:]}
+    assert scores == {("4411", "4411"): POINTS, ("", "208"): float(get(ALL[0]).points), ("", "77"): 0.0}
     # Moodle: the grading worksheet's columns; Identifier "Participant N" and Grade read back
     moodle = list(csv.DictReader(open(out / "lms" / "moodle.csv", newline="", encoding="utf-8")))
     assert list(moodle[0]) == list(MOODLE_COLUMNS)
     grades = {r["Identifier"]: float(r["Grade"]) for r in moodle}
-    assert grades == {
-        "Participant 4411": POINTS,
-        "Participant 208": float(get(ALL[0]).points),
-        "Participant 77": 0,
-    }
+    assert grades == {"Participant 208": float(get(ALL[0]).points), "Participant 77": 0}  # Moodle's ids
     assert all(float(r["Maximum Grade"]) == POINTS for r in moodle)
 
     # Gradescope's format for each student

@@ -18,10 +18,13 @@ One module per concern, each readable alone:
   a call ends the process);
 * ``marking``: turns a reply into marks, comparing with expected outputs only the grader holds;
 * ``gradebook``: ``gradebook.csv``, ``results.json`` and one feedback file per student;
+* ``conduct``: a note naming what a notebook's code reaches for that no exercise needs;
+* ``late``: the late-penalty policy, the due date and extensions;
 * ``roster``, ``lms``, ``gradescope``: the roster, Canvas's and Moodle's imports, Gradescope's
   results and autograder;
 * ``batch``: ``grade``, which finds the submissions and grades them in parallel;
-* ``update``: ``grade --update``, regrading some submissions into an existing results folder.
+* ``update``: ``grade --update``, regrading some submissions into an existing results folder and
+  writing every output again from the whole class.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ reads a notebook's code cells and sorts them:
 * ``added``: any other code cell, one the student wrote: it runs in full, as it did when the
   student ran ``check``.
 
-``choose_chapters`` picks the chapters to grade: those named with ``--chapter``, else those whose
-exercise cells the submitted notebooks hold (else every chapter of the bundle).  A notebook whose
-exercise cells all belong to other chapters is ``other_chapter``: it is not run, and says so.
+``choose_chapters`` picks the chapters to grade: those named with ``--chapter``, else those held
+by a strict majority of the submissions (else every chapter of the bundle, when no notebook holds
+an exercise cell).  A notebook whose exercise cells all belong to other chapters is
+``other_chapter``: it is not run, and says so; it never changes what the others are graded on.
 """
 
 from __future__ import annotations
@@ -108,20 +109,21 @@ def scan_notebook(
 
 
 def choose_chapters(
-    bundle: Sequence[str], scans: Iterable[Tuple[str, Scan]], override: Optional[Sequence[str]]
+    bundle: Sequence[str], held: Iterable[Tuple[str, Set[str]]], override: Optional[Sequence[str]]
 ) -> Tuple[List[str], List[str]]:
     """The chapters to grade (in the bundle's order) and what to tell the instructor about them.
 
-    ``bundle`` lists the bundle's chapters; ``scans`` gives (notebook name, scan) of every readable
-    submitted notebook; ``override`` is ``--chapter``.
+    ``bundle`` lists the bundle's chapters; ``held`` gives, for every submission (a student), its
+    name and the chapters whose exercise cells its readable notebooks hold; ``override`` is
+    ``--chapter``.  Without it the assignment is the chapters held by a strict majority of the
+    submissions that hold any exercise cell; when no chapter is, ``KeyError`` asks for
+    ``--chapter``.  No single submission decides what everyone else is graded on.
     """
     counts: Counter = Counter()
-    where: Dict[str, List[str]] = {}
-    scans = list(scans)
-    for name, scan in scans:
-        for ch in sorted(scan.chapters()):
-            counts[ch] += 1
-            where.setdefault(ch, []).append(name)
+    held = [(name, set(chs)) for name, chs in held]
+    for _, chs in held:
+        counts.update(chs)
+    voters = [(name, chs) for name, chs in held if chs]
     messages: List[str] = []
     if override:
         keys = []
@@ -133,30 +135,30 @@ def choose_chapters(
                 )
             keys.append(key)
         chosen = [ch for ch in bundle if ch in keys]
-        other = sorted(ch for ch in counts if ch not in chosen)
-        if other:
-            n_off = sum(1 for _, s in scans if s.chapters() and not s.chapters() & set(chosen))
-            found = ", ".join(f"{ch} ({counts[ch]})" for ch in other)
+    else:
+        if not voters:
             messages.append(
-                f"WARNING: --chapter {' '.join(chosen)}, but the submitted notebooks hold exercises of {found}: "
-                f"{n_off} notebook(s) hold none of {', '.join(chosen)} and are marked other_chapter, not graded"
+                "no submitted notebook holds an exercise cell: grading every chapter of the bundle"
             )
-        return chosen, messages
-    chosen = [ch for ch in bundle if ch in counts]
-    if not chosen:
-        messages.append("no submitted notebook holds an exercise cell: grading every chapter of the bundle")
-        return list(bundle), messages
-    total = len([s for _, s in scans if s.chapters()])
-    messages.append(
-        "grading "
-        + ", ".join(f"{ch} (in {counts[ch]} of {total} notebooks)" for ch in chosen)
-        + ": the chapters the submitted notebooks hold; --chapter chooses others"
-    )
-    for ch in chosen:
-        if len(chosen) > 1 and counts[ch] * 2 < total:
-            names = ", ".join(where[ch][:5]) + (" ..." if len(where[ch]) > 5 else "")
-            messages.append(
-                f"WARNING: {ch} is in only {counts[ch]} of {total} notebooks ({names}); every total is out of "
-                f"the points of all chapters graded. If {ch} is not part of this assignment, pass --chapter"
+            return list(bundle), messages
+        chosen = [ch for ch in bundle if counts[ch] * 2 > len(voters)]
+        if not chosen:
+            found = ", ".join(f"{ch} in {counts[ch]}" for ch in bundle if counts[ch])
+            raise KeyError(
+                f"no chapter is held by more than half of the {len(voters)} submissions ({found}): name the "
+                "assignment's chapters with --chapter (e.g. --chapter " + max(counts, key=counts.get) + ")"
             )
+        messages.append(
+            "grading "
+            + ", ".join(f"{ch} (held by {counts[ch]} of {len(voters)} submissions)" for ch in chosen)
+            + ": the chapters most submissions hold; --chapter names them instead"
+        )
+    off = [(name, chs) for name, chs in voters if not chs & set(chosen)]
+    if off:
+        listed = "; ".join(f"{name} ({', '.join(sorted(chs))})" for name, chs in off[:10])
+        said = f"WARNING: --chapter {' '.join(chosen)}, but " if override else ""
+        messages.append(
+            f"{said}{len(off)} submission(s) hold no exercise of {', '.join(chosen)} and are marked "
+            f"other_chapter, not graded: {listed}" + (" ..." if len(off) > 10 else "")
+        )
     return chosen, messages

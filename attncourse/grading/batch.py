@@ -22,10 +22,12 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from ..exercises._registry import Exercise, get
 from . import protocol
 from .assignment import choose_chapters
-from .gradebook import display_name, write_feedback, write_gradebook, write_results
+from .conduct import suspicious_uses
+from .gradebook import NOTHING_RUN, display_name, write_feedback, write_gradebook, write_results
 from .gradescope import gradescope_results
 from .handout import load_hidden_cases, read_manifest
 from .jobs import Grader, remove_tree
+from .late import LatePolicy
 from .limits import GradingError, Limits
 from .lms import write_lms_exports
 from .marking import NotebookRun, Prepared, StudentGrade, error_grade, prepare_cases, student_grade
@@ -88,13 +90,17 @@ def grade(
     force: bool = False,
     roster: Optional[List[Student]] = None,
     assignment: str = "",
+    resubmissions: str = "latest",
+    late: Optional[LatePolicy] = None,
     log: Callable[[str], None] = print,
     progress: Optional[Callable[[StudentGrade, int, int], None]] = None,
 ) -> List[StudentGrade]:
     """Grade every submission in ``submissions_dir``; write the gradebook and feedback to ``out_dir``.
 
-    The chapters graded are those of ``chapters`` (``--chapter``), else those whose exercise cells
-    the submitted notebooks hold.  ``python`` is the interpreter that runs the notebooks (default:
+    The chapters graded are those of ``chapters`` (``--chapter``), else those held by most
+    submissions (``assignment.choose_chapters``).  Of a student's resubmissions the latest counts
+    (``resubmissions="best"``: each exercise from the notebook where it scores best); ``late``
+    is the late-penalty policy.  ``python`` is the interpreter that runs the notebooks (default:
     this one); ``jobs`` the number of notebooks run at once (default: the number of cores).  Raises
     ``GradingError`` before writing anything when the bundle, the folders or the sandbox are not
     in order.
@@ -125,12 +131,15 @@ def grade(
             sandbox=sandbox,
             python=python,
             roster=roster,
+            resubmissions=resubmissions,
+            late=late,
             log=log,
             progress=progress,
         )
     finally:
         remove_tree(str(scratch))
     run.summary["ignored"] = ignored
+    run.summary["assignment"] = assignment
     write_outputs(out_dir, run, log, assignment=assignment)
     return run.results
 
@@ -157,6 +166,9 @@ def grade_submissions(
     sandbox: str = "auto",
     python: Optional[str] = None,
     roster: Optional[List[Student]] = None,
+    resubmissions: str = "latest",
+    late: Optional[LatePolicy] = None,
+    roster_missing: bool = True,
     log: Callable[[str], None] = print,
     progress: Optional[Callable[[StudentGrade, int, int], None]] = None,
 ) -> Graded:
@@ -164,7 +176,14 @@ def grade_submissions(
 
     ``progress(row, notebooks, total)`` is called as each student's row is done (``progress.py``).
     """
+    if resubmissions not in ("latest", "best"):
+        raise GradingError(f"--resubmissions {resubmissions}: choose latest or best")
     bundle_dir = Path(bundle_dir)
+    for sub in submissions:  # hand-in order, latest last; of Canvas's resubmissions the latest alone
+        if resubmissions == "latest":
+            sub.keep_latest()
+        else:
+            sub.paths.sort(key=sub.order)
     limits = limits or Limits()
     if not jobs:
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -177,9 +196,15 @@ def grade_submissions(
     order = [
         ch for i, ch in enumerate(ex.chapter for ex in bundle) if ch not in [e.chapter for e in bundle[:i]]
     ]
-    named = [(display_name(os.path.basename(p)), s) for p, s in scanned.scans.items()]
+    held = [
+        (
+            display_name(sub.student),
+            set().union(*(scanned.scans[p].chapters() for p in sub.paths if p in scanned.scans)),
+        )
+        for sub in submissions
+    ]
     try:
-        chosen, messages = choose_chapters(order, named, chapters)
+        chosen, messages = choose_chapters(order, held, chapters)
     except KeyError as e:
         raise GradingError(e.args[0]) from None
     for message in messages:
@@ -215,13 +240,25 @@ def grade_submissions(
                     problem=f"this notebook holds the exercises of {', '.join(sorted(held))}, not of this "
                     f"assignment ({', '.join(chosen)}): not graded",
                 )
-            return grader.run(name, scan)
+            run = grader.run(name, scan)
+            run.notes_extra += suspicious_uses(scan.cells)
+            return run
 
         def grade_one(sub: Submission) -> StudentGrade:
             if sub.problem:
                 return error_grade(sub.student, [], sub.status, sub.problem, prepared)
             try:
-                return student_grade(sub.student, [run_one(p) for p in sub.paths], prepared, limits)
+                sg = student_grade(
+                    sub.student, [run_one(p) for p in sub.paths], prepared, limits, resubmissions
+                )
+                if sub.earlier:
+                    names = ", ".join(os.path.basename(p) for p in sub.earlier)
+                    sg.notes.append(f"earlier submission(s), not graded (the latest counts): {names}")
+                if sub.not_notebooks:
+                    sg.notes.append(
+                        f"also handed in, not a notebook, not graded: {', '.join(sub.not_notebooks)}"
+                    )
+                return sg
             except Exception as e:  # a bug of ours, or something unforeseen: this student alone
                 note = f"the grader failed on this submission ({type(e).__name__}: {e}); please report it"
                 names = [display_name(os.path.basename(p)) for p in sub.paths]
@@ -242,7 +279,9 @@ def grade_submissions(
     finally:
         remove_tree(work)
 
-    unmatched = _identify(results, submissions, roster, prepared, log)
+    unmatched = _identify(results, submissions, roster, prepared, log, roster_missing)
+    if late is not None:
+        _assess_late(results, submissions, late)
     n_notebooks = sum(len(sg.seconds) for sg in results)
     run_cpu = sum(sum(sg.cpu_seconds.values()) for sg in results)
     summary = {
@@ -263,7 +302,20 @@ def grade_submissions(
         "notebooks_per_second": round(n_notebooks / elapsed, 2) if elapsed > 0 else None,
         "cpu_seconds_per_notebook": round((run_cpu + grader_cpu) / n_notebooks, 3) if n_notebooks else None,
         "ignored": [],
-        **({"roster": {"students": len(roster), "unmatched": unmatched}} if roster is not None else {}),
+        "exercises": [ex.id for ex in exercises],
+        "resubmissions": resubmissions,
+        **({"late_policy": late.as_dict()} if late is not None else {}),
+        **(
+            {
+                "roster": {
+                    "students": len(roster),
+                    "unmatched": unmatched,
+                    "list": [s.as_dict() for s in roster],
+                }
+            }
+            if roster is not None
+            else {}
+        ),
     }
     return Graded(results, exercises, submissions, summary)
 
@@ -274,11 +326,13 @@ def _identify(
     roster: Optional[List[Student]],
     prepared: List[Prepared],
     log: Callable[[str], None],
+    add_missing: bool = True,
 ) -> List[str]:
-    """Fill in who each row is (LMS names, roster); add ``missing`` rows; the unmatched submissions."""
+    """Fill in who each row is (LMS names, roster); add ``missing`` rows (unless ``add_missing`` is
+    false: a regrade of some students); return the unmatched submissions."""
     for sg, sub in zip(results, submissions):
         if sub.lms is not None:
-            sg.identity.update(lms=sub.lms.lms, lms_id=sub.lms.lms_id, name=sub.lms.name, late=sub.lms.late)
+            sg.identity.update(lms=sub.lms.lms, lms_id=sub.lms.lms_id, name=sub.lms.name, late=sub.late)
     if roster is None:
         return []
     found = match_roster(
@@ -287,7 +341,7 @@ def _identify(
     for sg in results:
         student = found.by_key.get(sg.student)
         if student is not None:
-            sg.identity.update(id=student.id, name=student.name, email=student.email)
+            sg.identity.update(_roster_identity(student))
         elif sg.student in found.ambiguous:
             sg.notes.append(
                 f"matches more than one student of the roster ({', '.join(found.ambiguous[sg.student])})"
@@ -295,10 +349,10 @@ def _identify(
         else:
             sg.notes.append("matches no student of the roster")
     taken = {sg.student for sg in results}
-    for student in found.missing:
+    for student in found.missing if add_missing else []:
         key = student.name if student.name and student.name not in taken else f"{student.name}_{student.id}"
         row = error_grade(key, [], "missing", "no submission", prepared)
-        row.identity.update(id=student.id, name=student.name, email=student.email)
+        row.identity.update(_roster_identity(student))
         results.append(row)
     results.sort(key=lambda sg: sg.student)
     if found.unmatched:
@@ -306,33 +360,63 @@ def _identify(
             f"WARNING: {len(found.unmatched)} submission(s) match no student of the roster (graded, listed "
             f"in results.json): {', '.join(display_name(k) for k in found.unmatched)}"
         )
-    if found.missing:
+    if found.missing and add_missing:
         log(f"{len(found.missing)} student(s) of the roster handed in nothing: rows with status missing")
     return found.unmatched
+
+
+def _roster_identity(student: Student) -> dict:
+    """What the roster says about a student: its ids (the LMS's own too), name, e-mail, extension."""
+    who: dict = {"id": student.id, "name": student.name, "email": student.email}
+    who.update({f"{lms}_id": v for lms, v in student.lms_ids.items()})
+    if student.extension_days:
+        who["extension_days"] = student.extension_days
+    return who
+
+
+def _assess_late(results: List[StudentGrade], submissions: List[Submission], late: LatePolicy) -> None:
+    """Each graded submission's late penalty, from its latest notebook's time or the LMS's flag."""
+    by_key = {sub.student: sub for sub in submissions}
+    for sg in results:
+        sub = by_key.get(sg.student)
+        if sub is None or not sub.paths or sg.status in NOTHING_RUN:
+            continue
+        submitted = max(sub.order(p)[1] for p in sub.paths) or None
+        extension = float(sg.identity.get("extension_days", 0) or 0)
+        sg.penalty = late.assess(submitted, sub.late, extension)
+        sg.identity["late"] = bool(sg.penalty)  # the policy's verdict: an extension may cover a flag
 
 
 def write_outputs(
     out_dir: Path, run: Graded, log: Callable[[str], None] = print, assignment: str = ""
 ) -> None:
     """Write the gradebook, the feedback files, ``results.json``, the LMS imports and Gradescope's
-    per-student ``results.json`` of a grading run."""
+    per-student ``results.json`` of a grading run: one consistent set, every earlier one replaced.
+
+    Names that are not UTF-8 are written readably (``\\xNN``) and listed; no name stops a file."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    feedback_dir = out_dir / "feedback"
-    if feedback_dir.exists():
-        shutil.rmtree(feedback_dir)
-    feedback_dir.mkdir()
-    files = write_feedback(feedback_dir, run.results, run.exercises)
+    for folder in ("feedback", "gradescope"):
+        if (out_dir / folder).exists():
+            shutil.rmtree(out_dir / folder)
+        (out_dir / folder).mkdir()
+    files = write_feedback(out_dir / "feedback", run.results, run.exercises)
     write_gradebook(out_dir / "gradebook.csv", run.results, run.exercises, files)
     write_results(out_dir / "results.json", run.summary, run.results, files)
-    name = assignment or f"attncourse {' '.join(run.summary['chapters'])}"
+    name = assignment or run.summary.get("assignment") or f"attncourse {' '.join(run.summary['chapters'])}"
     for line in write_lms_exports(out_dir / "lms", run.results, run.exercises, files, name):
         log(line)
     out_of = run.summary["points_possible"]
-    (out_dir / "gradescope").mkdir(exist_ok=True)
     for sg in run.results:  # Gradescope's autograder format, one file per student
         data = gradescope_results(sg, out_of)
         path = out_dir / "gradescope" / (files[sg.student][: -len(".txt")] + ".json")
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=True) + "\n", encoding="ascii")
+    odd = [sg.student for sg in run.results if display_name(sg.student) != sg.student]
+    if odd:
+        log(
+            f"{len(odd)} name(s) are not valid UTF-8, written with \\xNN in the gradebook and the LMS files "
+            f"(exactly in results.json): {', '.join(display_name(n) for n in odd)}"
+        )
+    log(_statuses_line(run.results))
     write_summary(out_dir, run.results, run.exercises)
     elapsed, n = run.summary["seconds"], run.summary["notebooks"]
     per = f" ({n / elapsed:.2f} notebooks/s)" if elapsed > 0 and n else ""
@@ -341,3 +425,22 @@ def write_outputs(
         f"{run.summary['points_possible']} points ({', '.join(run.summary['chapters'])}); "
         f"wrote {out_dir / 'gradebook.csv'} and {out_dir / 'summary.html'}"
     )
+
+
+def _statuses_line(results: List[StudentGrade]) -> str:
+    """The run in one line: how many of each status, who was not graded and why, who was late."""
+    counts: dict = {}
+    for sg in results:
+        counts[sg.status] = counts.get(sg.status, 0) + 1
+    parts = [", ".join(f"{n} {status}" for status, n in sorted(counts.items()))]
+    for sg in results:
+        if sg.status in NOTHING_RUN and sg.status != "missing" and sg.notes:
+            parts.append(f"{display_name(sg.student)}: {sg.status}: {display_name(sg.notes[0])}")
+    late = [
+        f"{display_name(sg.student)} -{sg.penalty['percent']:g}%"
+        for sg in results
+        if sg.penalty.get("percent")
+    ]
+    if late:
+        parts.append(f"late penalties: {', '.join(late)}")
+    return "statuses: " + "; ".join(parts)

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 from ..exercises._check import _fmt_points
-from ..exercises._registry import Exercise
+from ..exercises._compare import CaseResult
+from ..exercises._registry import Exercise, get
 from .marking import ExerciseGrade, StudentGrade
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
     "write_gradebook",
     "write_results",
     "write_feedback",
+    "read_students",
+    "heading",
 ]
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -98,18 +101,32 @@ def feedback_names(students: Sequence[str]) -> Dict[str, str]:
     return out
 
 
-NOTHING_RUN = ("missing", "ambiguous", "error", "malformed", "other_chapter")
+NOTHING_RUN = ("missing", "ambiguous", "error", "malformed", "not_a_notebook", "other_chapter")
+
+
+def heading(sg: StudentGrade) -> str:
+    """Who the feedback is for: the roster's (or the LMS's) name when known, else the file's."""
+    name = str(sg.identity.get("name") or "")
+    key = display_name(sg.student)
+    if name and sg.identity.get("id"):
+        return f"{display_name(name)} ({display_name(str(sg.identity['id']))})"
+    return display_name(name) if name and name != sg.student else key
 
 
 def feedback_text(sg: StudentGrade, out_of: int) -> str:
     """The feedback a student reads: the status and its reason first, then points per exercise."""
-    name = display_name(sg.student)
+    name = heading(sg)
     lines = [f"Feedback for {name}", "=" * (13 + len(name)), ""]
     reason = display_name(sg.notes[0]) if sg.status != "ok" and sg.notes else ""
     lines.append(f"Status: {sg.status}" + (f": {reason}" if reason else ""))
-    lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points")
+    before = f" ({_fmt_points(sg.earned)} before the late penalty)" if sg.penalty.get("percent") else ""
+    lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points{before}")
+    if sg.penalty.get("percent"):
+        lines.append(f"Late penalty: {sg.penalty['percent']:g}% of the points earned: {sg.penalty['why']}")
+    elif sg.penalty:
+        lines.append(f"Late: {sg.penalty['why']}")
     notebooks = ", ".join(display_name(n) for n in sg.notebooks) or "(none)"
-    lines.append(f"Notebook{'s' if len(sg.notebooks) > 1 else ''}: {notebooks}")
+    lines.append(f"Notebook{'s' if len(sg.notebooks) > 1 else ''} graded: {notebooks}")
     lines.append("")
     notes = sg.notes[1:] if reason else sg.notes
     if sg.status in NOTHING_RUN:
@@ -117,7 +134,7 @@ def feedback_text(sg: StudentGrade, out_of: int) -> str:
         lines.append("")
     else:
         for g in sg.grades:
-            lines += _exercise_lines(g)
+            lines += _exercise_lines(g, sg.notebooks)
     if notes or sg.details:
         lines.append("Notes")
         lines += [f"  - {display_name(n)}" for n in notes + sg.details]
@@ -125,10 +142,12 @@ def feedback_text(sg: StudentGrade, out_of: int) -> str:
     return "\n".join(lines)
 
 
-def _exercise_lines(g: ExerciseGrade) -> List[str]:
+def _exercise_lines(g: ExerciseGrade, notebooks: Sequence[str] = ()) -> List[str]:
     ex = g.exercise
     passed = sum(c.passed for c in g.cases)
     lines = [f"Exercise {ex.number} · {ex.title} ({ex.id}): {_fmt_points(g.earned)} / {ex.points}"]
+    if g.notebook and len(notebooks) > 1:
+        lines.append(f"  from {display_name(g.notebook)}")
     if g.cases and passed == len(g.cases) and not g.shortcut:
         lines.append(f"  all {len(g.cases)} cases passed")
     elif g.cases and all(c.status == "not attempted" for c in g.cases):
@@ -147,6 +166,7 @@ def _exercise_lines(g: ExerciseGrade) -> List[str]:
 
 
 IDENTITY = ("id", "name", "email", "late")
+LATE_COLUMNS = ("earned", "days_late", "late_penalty")
 
 
 def write_gradebook(
@@ -154,17 +174,17 @@ def write_gradebook(
 ) -> None:
     """``gradebook.csv``: a points-possible row, then one row per student (roster order kept)."""
     out_of = sum(ex.points for ex in exercises)
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
         writer.writerow(
             ["student", *IDENTITY]
             + [ex.id for ex in exercises]
-            + ["total", "out_of", "status", "feedback", "notes"]
+            + [*LATE_COLUMNS, "total", "out_of", "status", "feedback", "notes"]
         )
         writer.writerow(
             ["Points Possible", "", "", "", ""]
             + [ex.points for ex in exercises]
-            + [out_of, out_of, "", "", ""]
+            + [out_of, "", "", out_of, out_of, "", "", ""]
         )
         for sg in results:
             who = sg.identity
@@ -174,6 +194,9 @@ def write_gradebook(
                 + ["late" if who.get("late") else ""]
                 + [_fmt_points(g.earned) for g in sg.grades]
                 + [
+                    _fmt_points(sg.earned),
+                    "" if sg.penalty.get("days_late") is None else f"{sg.penalty['days_late']:g}",
+                    f"{sg.penalty['percent']:g}%" if sg.penalty.get("percent") else "",
                     _fmt_points(sg.total),
                     out_of,
                     sg.status,
@@ -190,7 +213,8 @@ def write_feedback(folder: Path, results: List[StudentGrade], exercises: List[Ex
     files = {}
     for sg in results:
         files[sg.student] = f"{names[sg.student]}.txt"
-        (folder / files[sg.student]).write_text(feedback_text(sg, out_of), encoding="utf-8")
+        text = feedback_text(sg, out_of)
+        (folder / files[sg.student]).write_text(text, encoding="utf-8", errors="backslashreplace")
     return files
 
 
@@ -205,6 +229,8 @@ def write_results(path: Path, summary: dict, results: List[StudentGrade], files:
             "status": sg.status,
             **{k: v for k, v in sg.identity.items() if v not in ("", None, False)},
             "total": sg.total,
+            "earned": sg.earned,
+            **({"late_penalty": sg.penalty} if sg.penalty else {}),
             "seconds": sg.seconds,
             "cpu_seconds": sg.cpu_seconds,
             "exercises": {
@@ -213,12 +239,69 @@ def write_results(path: Path, summary: dict, results: List[StudentGrade], files:
                     "passed": sum(c.passed for c in g.cases),
                     "cases": len(g.cases),
                     **({"shortcut": g.shortcut} if g.shortcut else {}),
+                    "notebook": g.notebook,
+                    "results": [
+                        {
+                            "name": c.name,
+                            "passed": c.passed,
+                            "status": c.status,
+                            "message": c.message,
+                            "hidden": c.hidden,
+                            "group": c.group,
+                            "diagnosis": c.diagnosis,
+                        }
+                        for c in g.cases
+                    ],
                 }
                 for g in sg.grades
             },
             "notes": sg.notes,
+            "details": sg.details,
         }
         for sg in results
     ]
     # ensure_ascii: a name with undecodable bytes is kept as \\udcxx escapes, and the file stays valid
     path.write_text(json.dumps(summary, indent=1, ensure_ascii=True) + "\n", encoding="ascii")
+
+
+def read_students(summary: dict) -> List[StudentGrade]:
+    """The students of a ``results.json`` (as ``write_results`` wrote them), marks and notes whole:
+    ``grade --update`` rewrites every output from them.  ``ValueError`` if the file is older."""
+    out = []
+    for s in summary.get("students", []):
+        grades = []
+        for ex_id, e in s["exercises"].items():
+            if "results" not in e:
+                raise ValueError("results.json was written by an older attncourse: grade everyone again")
+            cases = [
+                CaseResult(
+                    c["name"],
+                    bool(c["passed"]),
+                    c.get("message", ""),
+                    c.get("status", ""),
+                    bool(c.get("hidden")),
+                    "",
+                    [],
+                    c.get("group", ""),
+                    c.get("diagnosis", ""),
+                )
+                for c in e["results"]
+            ]
+            grades.append(ExerciseGrade(get(ex_id), cases, e.get("notebook", ""), e.get("shortcut")))
+        known = {"student", "feedback", "notebooks", "status", "total", "earned", "late_penalty", "seconds"}
+        known |= {"cpu_seconds", "exercises", "notes", "details"}
+        out.append(
+            StudentGrade(
+                s["student"],
+                list(s.get("notebooks", [])),
+                s["status"],
+                list(s.get("notes", [])),
+                list(s.get("details", [])),
+                grades,
+                dict(s.get("seconds", {})),
+                dict(s.get("cpu_seconds", {})),
+                {k: v for k, v in s.items() if k not in known},
+                dict(s.get("late_penalty", {})),
+            )
+        )
+    return out

@@ -3,12 +3,18 @@
 ``prepare_cases`` generates each exercise's inputs (public and hidden cases), writes them for the
 runner and computes the expected outputs with the trusted reference, in this process.  A
 ``NotebookRun`` is what came back from one notebook; ``student_grade`` picks, for each exercise,
-the notebook of the student where it scores best and collects the notes for the instructor.
+the notebook it counts from (the latest handed in that holds its cell with an answer, not the
+stub, or with ``--resubmissions best`` the one where it scores best) and collects the notes for the instructor.
+
+Hidden cases stay hidden: a failed hidden case reports its label (the case's name, and its group
+when that differs), what kind of failure it was and, for an exception, the exception's type,
+never its message, its printed output or anything computed from the inputs (``hide``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -45,6 +51,7 @@ STATUSES = (
     "ambiguous",
     "error",
     "malformed",
+    "not_a_notebook",
     "other_chapter",
     "timeout",
     "crashed",
@@ -187,6 +194,30 @@ def _failed(p: Prepared, message: str, status: str) -> List[CaseResult]:
     ]
 
 
+def hide(case: CaseResult, outcome: Optional[Outcome] = None) -> CaseResult:
+    """A failed hidden case as a student may see it: its label, the kind of failure and the
+    exception's type; the message, the inputs' shapes and the differing entries are dropped."""
+    if not case.hidden or case.passed:
+        return case
+    if outcome is not None and outcome.kind == "raised" and case.status in ("raised", "method"):
+        what = f"raised {_type_name(outcome.error_type)}"
+    elif case.status in ("not run", "timeout", "not attempted", "missing", "shortcut"):
+        return CaseResult(
+            case.name, False, case.message, case.status, True, "", [], case.group, case.diagnosis
+        )
+    else:
+        what = case.status  # "wrong values", "wrong shape", "bad output" ...
+    label = "" if not case.group or f"hidden: {case.group}" == case.name else f" (group {case.group})"
+    message = f"{what}{label}; the hidden case's details are not shown"
+    return CaseResult(case.name, False, message, case.status, True, "", [], case.group, case.diagnosis)
+
+
+def _type_name(error_type: str) -> str:
+    """An exception's type name as reported, cut to a plain identifier (the name is the student's)."""
+    name = "".join(ch for ch in str(error_type)[:60] if ch.isalnum() or ch in "._")
+    return name or "an exception"
+
+
 def _shortcut_text(exercise: Exercise, name: str) -> str:
     allowed = exercise.allowed() if hasattr(exercise, "allowed") else ()
     return shortcut_message(name, allowed)
@@ -204,10 +235,19 @@ class StudentGrade:
     cpu_seconds: Dict[str, float] = field(default_factory=dict)
     # who this is: the roster's id, name and email, the LMS that named the files, its id, lateness
     identity: Dict[str, object] = field(default_factory=dict)
+    # the late penalty applied (``LatePolicy.assess``): percent, days_late, why; empty when on time
+    penalty: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def earned(self) -> float:
+        """The points of the exercises, before any late penalty."""
+        return round(sum(g.earned for g in self.grades), 2)
 
     @property
     def total(self) -> float:
-        return round(sum(g.earned for g in self.grades), 2)
+        """The grade: the points earned less the late penalty (a percentage of them)."""
+        percent = float(self.penalty.get("percent", 0) or 0)
+        return round(self.earned * (1 - percent / 100), 2)
 
 
 def _not_graded(p: Prepared, message: str = "not graded") -> ExerciseGrade:
@@ -221,7 +261,9 @@ def error_grade(
     return StudentGrade(student, notebooks, status, [note], [], [_not_graded(p) for p in prepared])
 
 
-def _grade_exercise(e: int, p: Prepared, runs: List[NotebookRun], limits: Limits) -> ExerciseGrade:
+def _grade_exercise(
+    e: int, p: Prepared, runs: List[NotebookRun], limits: Limits, policy: str = "latest"
+) -> ExerciseGrade:
     # the notebook(s) holding the exercise's cell; failing that, those defining its function
     holders = [r for r in runs if p.exercise.id in r.exercise_cells]
     definers = [r for r in runs if r.reply is not None and p.exercise.function in r.reply.defined]
@@ -237,17 +279,41 @@ def _grade_exercise(e: int, p: Prepared, runs: List[NotebookRun], limits: Limits
         if shortcut:
             cases = _failed(p, _shortcut_text(p.exercise, shortcut), "shortcut")
         else:
-            cases = judge_all(p.exercise, p.cases, p.expected, outcomes, p.hidden)  # check's own judge
+            judged = judge_all(p.exercise, p.cases, p.expected, outcomes, p.hidden)  # check's own judge
+            cases = [hide(result, outcome) for result, outcome in zip(judged, outcomes)]
         grade = ExerciseGrade(p.exercise, cases, run.notebook, shortcut)
         defines = run.reply is not None and p.exercise.function in run.reply.defined
-        candidates.append((grade.earned, defines, -order, grade))
+        attempted = any(c.status not in ("not attempted", "missing", "not run") for c in cases)
+        candidates.append((grade.earned, defines, -order, grade, attempted))
     if not candidates:
         return _not_graded(p)
+    if policy == "latest":  # runs come in hand-in order: the latest answer counts, not a later stub
+        return max(candidates, key=lambda t: (t[4], -t[2]))[3]
     return max(candidates, key=lambda t: t[:3])[3]
 
 
 def _cells(notes: List[CellNote], status: str) -> List[CellNote]:
     return [n for n in notes if n.status == status]
+
+
+_HOW = re.compile(r" \((?:exit code -?\d+|killed by signal \d+)\)")
+
+
+def _hide_exit_codes(run: NotebookRun, prepared: List[Prepared]) -> None:
+    """A call on a hidden case that ended the process chose its exit code, maybe from the inputs:
+    the notes say that it ended the process, not how."""
+
+    def hidden(e: int, c: int) -> bool:
+        return 0 <= e < len(prepared) and 0 <= c < len(prepared[e].hidden) and prepared[e].hidden[c]
+
+    for e, (c, _) in run.killed.items():
+        if hidden(e, c):
+            head = f"case {c + 1} of {prepared[e].exercise.id} "
+            run.notes_extra = [_HOW.sub("", n) if n.startswith(head) else n for n in run.notes_extra]
+    parts = run.stopped_at.split()
+    if len(parts) == 3 and parts[0] == "case" and parts[1].isdigit() and parts[2].isdigit():
+        if hidden(int(parts[1]), int(parts[2])):
+            run.exit_code = None
 
 
 def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> Tuple[List[str], List[str]]:
@@ -262,12 +328,12 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
     elif run.status == "crashed":
         code = run.exit_code
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        notes.append(
-            tag(f"the notebook ended the grading process early ({how}) while running {run.stopped_in}")
-        )
+        how = f" ({how})" if code is not None else ""
+        notes.append(tag(f"the notebook ended the grading process early{how} while running {run.stopped_in}"))
         if run.problem:
             details.append(tag(run.problem))
-        if run.stderr_tail.strip():
+        # what it printed, unless the cases' inputs had reached it: hidden inputs never reach a student
+        if run.stderr_tail.strip() and (run.stopped_at.startswith("cell ") or not run.stopped_at):
             details.append(tag("last output: " + run.stderr_tail.strip().splitlines()[-1][:300]))
     cells = run.reply.cells if run.reply is not None else []
     syntax, errors = _cells(cells, "syntax"), _cells(cells, "error")
@@ -308,15 +374,19 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
 
 
 def student_grade(
-    student: str, runs: List[NotebookRun], prepared: List[Prepared], limits: Limits
+    student: str, runs: List[NotebookRun], prepared: List[Prepared], limits: Limits, policy: str = "latest"
 ) -> StudentGrade:
-    """The marks, status and notes of one student from the runs of their notebooks."""
-    grades = [_grade_exercise(e, p, runs, limits) for e, p in enumerate(prepared)]
+    """The marks, status and notes of one student from the runs of their notebooks (in hand-in
+    order, latest last); ``policy`` is ``latest`` or ``best`` (``--resubmissions``)."""
+    if policy not in ("latest", "best"):
+        raise ValueError(f"policy must be 'latest' or 'best', not {policy!r}")
+    grades = [_grade_exercise(e, p, runs, limits, policy) for e, p in enumerate(prepared)]
     multi = len(runs) > 1
     notes: List[str] = []
     details: List[str] = []
     for run in runs:
         tag = (lambda text, name=run.notebook: f"{name}: {text}") if multi else (lambda text: text)
+        _hide_exit_codes(run, prepared)
         n, d = _run_notes(run, limits, tag)
         notes += n
         details += d

@@ -10,7 +10,8 @@ A submission's name (a file ``NAME.ipynb`` or a folder ``NAME/``) is read as
 * anything else: the name itself (``alice.ipynb`` is ``alice``).
 
 A roster (``--roster FILE``: a CSV with columns ``id``, ``name``, ``email`` and optionally
-``aliases``, separated by ``;``) maps submissions to students: by the LMS id, else by the name,
+``aliases``, separated by ``;``, ``canvas_id`` and ``moodle_id``, the LMS's own ids, and
+``extension_days``, a per-student extension of the due date) maps submissions to students: by the LMS id, else by the name,
 the e-mail (or the part before ``@``) or an alias, compared without case, spaces or punctuation
 (``Smith, John``, ``john smith`` and ``smithjohn`` are one name).  A student with no
 submission gets a ``missing`` row; a submission that matches no one is listed, not dropped.
@@ -45,13 +46,14 @@ class LmsName:
     name: str = ""
     late: bool = False
     original: str = ""  # the file name the student uploaded
+    submission: str = ""  # Canvas's submission id: a later submission has a larger one
 
 
 def parse_lms_name(name: str, *, folder: bool = False) -> LmsName:
     """Read a file or folder name as Canvas or Moodle wrote it.
 
     >>> parse_lms_name("smithjohn_late_1234_99812_06_masked_attention.ipynb")
-    LmsName(key='smithjohn_1234', lms='canvas', lms_id='1234', name='smithjohn', late=True, original='06_masked_attention.ipynb')
+    LmsName(key='smithjohn_1234', lms='canvas', lms_id='1234', name='smithjohn', late=True, original='06_masked_attention.ipynb', submission='99812')
     >>> parse_lms_name("John Smith_56_assignsubmission_file_", folder=True).key
     'John Smith_56'
     >>> parse_lms_name("alice.ipynb").key
@@ -78,6 +80,7 @@ def parse_lms_name(name: str, *, folder: bool = False) -> LmsName:
                 m.group("name"),
                 bool(m.group("late")),
                 m.group("file"),
+                m.group("sid"),
             )
     return LmsName(stem or name, original=name)
 
@@ -96,6 +99,29 @@ class Student:
     name: str
     email: str = ""
     aliases: List[str] = field(default_factory=list)
+    lms_ids: Dict[str, str] = field(default_factory=dict)  # "canvas" / "moodle" -> that LMS's id
+    extension_days: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "email": self.email,
+            "aliases": self.aliases,
+            "lms_ids": self.lms_ids,
+            "extension_days": self.extension_days,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Student":
+        return cls(
+            str(d["id"]),
+            str(d.get("name", "")),
+            str(d.get("email", "")),
+            [str(a) for a in d.get("aliases", [])],
+            {str(k): str(v) for k, v in d.get("lms_ids", {}).items()},
+            float(d.get("extension_days", 0.0)),
+        )
 
     def keys(self) -> List[str]:
         """Every normalised form a submission name may take for this student."""
@@ -133,7 +159,16 @@ def read_roster(path: Path) -> List[Student]:
             raise GradingError(f"--roster {path}, line {n}: id {sid} is there twice")
         seen.add(sid)
         aliases = [a.strip() for a in re.split(r"[;|]", get("aliases")) if a.strip()]
-        students.append(Student(sid, get("name"), get("email"), aliases))
+        lms_ids = {lms: get(f"{lms}_id") for lms in ("canvas", "moodle") if get(f"{lms}_id")}
+        try:
+            extension = float(get("extension_days") or 0)
+        except ValueError:
+            extension = -1.0
+        if not extension >= 0 or extension == float("inf"):
+            raise GradingError(
+                f"--roster {path}, line {n}: extension_days {get('extension_days')!r} is not a number of days >= 0"
+            )
+        students.append(Student(sid, get("name"), get("email"), aliases, lms_ids, extension))
     return students
 
 
@@ -158,7 +193,10 @@ def match_roster(submissions: Sequence[Tuple[str, LmsName]], roster: List[Studen
     unmatched: List[str] = []
     ambiguous: Dict[str, List[str]] = {}
     for key, lms in submissions:
-        found: Optional[Student] = by_id.get(lms.lms_id) if lms.lms_id else None
+        found: Optional[Student] = None
+        if lms.lms_id:  # the LMS's own id, given in the roster; else a roster whose ids are the LMS's
+            found = next((s for s in roster if s.lms_ids.get(lms.lms) == lms.lms_id), None)
+            found = found or by_id.get(lms.lms_id)
         if found is None:
             candidates: List[Student] = []
             for form in (lms.name, key, lms.lms_id):

@@ -44,6 +44,35 @@ class Submission:
     problem: str = ""
     status: str = ""
     lms: Optional[LmsName] = None  # what the LMS's download name said (Canvas, Moodle), if anything
+    # what each notebook's name said (Canvas's submission id and late flag, per file)
+    names: Dict[str, LmsName] = field(default_factory=dict)
+    earlier: List[str] = field(default_factory=list)  # notebooks of earlier submissions, not graded
+    not_notebooks: List[str] = field(default_factory=list)  # other files under the student's name
+
+    def order(self, path: str) -> Tuple[int, float, str]:
+        """When ``path`` was handed in, as the LMS says: Canvas's submission id, else the file's time."""
+        ident = self.names.get(path)
+        sid = int(ident.submission) if ident is not None and ident.submission.isdigit() else -1
+        try:
+            mtime = os.lstat(path).st_mtime
+        except OSError:
+            mtime = 0.0
+        return sid, mtime, path
+
+    def keep_latest(self) -> None:
+        """Grade the latest submission alone: of Canvas's files, those of the largest submission id
+        (the others go to ``earlier``).  The notebooks are put in hand-in order, latest last."""
+        self.paths.sort(key=self.order)
+        sids = {self.order(p)[0] for p in self.paths}
+        if len(sids) > 1:
+            latest = max(sids)
+            self.earlier = [p for p in self.paths if self.order(p)[0] != latest]
+            self.paths = [p for p in self.paths if self.order(p)[0] == latest]
+
+    @property
+    def late(self) -> bool:
+        """Canvas marked a graded file late."""
+        return any(self.names[p].late for p in self.paths if p in self.names)
 
 
 def _is_notebook_name(name: str) -> bool:
@@ -62,6 +91,8 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
     names: Dict[str, LmsName] = {}
     ignored: List[str] = []
     unreadable: Dict[str, str] = {}
+    per_file: Dict[str, LmsName] = {}
+    others: Dict[str, List[str]] = {}
     with os.scandir(submissions_dir) as it:
         entries = sorted(it, key=lambda e: e.name)
     for entry in entries:
@@ -94,12 +125,27 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
         elif entry.is_file(follow_symlinks=False) and _is_notebook_name(name):
             ident = parse_lms_name(name)
             names.setdefault(ident.key, ident)
-            if ident.late:
-                names[ident.key] = ident  # one late file makes the submission late
+            per_file[entry.path] = ident
             files.setdefault(ident.key, []).append(entry.path)
         else:
-            ignored.append(name)
+            ident = parse_lms_name(name)
+            if ident.lms and entry.is_file(follow_symlinks=False):  # a student's file, not a notebook
+                names.setdefault(ident.key, ident)
+                others.setdefault(ident.key, []).append(name)
+            else:
+                ignored.append(name)
     out = []
+    for student in sorted(set(others) - set(files) - set(folders) - set(links)):
+        listed = ", ".join(display_name(n) for n in others[student])
+        out.append(
+            Submission(
+                student,
+                problem=f"handed in {listed}, which is not a notebook (.ipynb): nothing to grade",
+                status="not_a_notebook",
+                lms=names.get(student),
+                not_notebooks=others[student],
+            )
+        )
     for student in sorted(set(files) | set(folders) | set(links)):
         lms = names.get(student)
         lms = lms if lms is not None and lms.lms else None
@@ -127,14 +173,22 @@ def discover(submissions_dir: str) -> Tuple[List[Submission], List[str]]:
                 )
             )
         elif paths:
-            out.append(Submission(student, sorted(paths), lms=lms))
+            out.append(
+                Submission(
+                    student,
+                    sorted(paths),
+                    lms=lms,
+                    names={p: per_file[p] for p in paths if p in per_file},
+                    not_notebooks=others.get(student, []),
+                )
+            )
         else:
             out.append(
                 Submission(
                     student, problem="the folder holds no .ipynb notebook", status="malformed", lms=lms
                 )
             )
-    return out, ignored
+    return sorted(out, key=lambda sub: sub.student), ignored
 
 
 def submission_of_file(path: Path, folder: Path) -> Submission:
@@ -150,7 +204,8 @@ def submission_of_file(path: Path, folder: Path) -> Submission:
         copy, n = folder / f"{n}" / path.name, n + 1
         copy.parent.mkdir(exist_ok=True)
     shutil.copyfile(path, copy)  # the instructor's own argument: a link is followed here
-    return Submission(ident.key, [str(copy)], lms=ident if ident.lms else None)
+    shutil.copystat(path, copy)  # its time: the order of hand-in when nothing else says it
+    return Submission(ident.key, [str(copy)], lms=ident if ident.lms else None, names={str(copy): ident})
 
 
 def read_submitted(path: str) -> bytes:

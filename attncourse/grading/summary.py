@@ -167,8 +167,14 @@ def _who(s: dict) -> str:
     return str(name) if str(name) == str(s.get("student", name)) else f"{name} ({s.get('student')})"
 
 
+def _penalty(s: dict) -> dict:
+    """The late penalty results.json records for a student (``late_penalty``), or an empty dict."""
+    penalty = s.get("late_penalty") or s.get("penalty") or {}
+    return penalty if isinstance(penalty, dict) else {}
+
+
 def _late(s: dict) -> bool:
-    return bool(s.get("late")) or bool(s.get("days_late")) or bool(s.get("penalty"))
+    return bool(s.get("late")) or bool(s.get("days_late")) or bool(_penalty(s))
 
 
 def _exercises(data: dict) -> List[dict]:
@@ -233,7 +239,7 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
     statuses = Counter(str(s.get("status", "?")) for s in students)
     rows = [[_t(k), str(n)] for k, n in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0]))]
     late = [s for s in students if _late(s)]
-    penalised = [s for s in students if s.get("penalty")]
+    penalised = [s for s in students if _penalty(s).get("percent")]
     out.append('<section aria-labelledby="h-status"><h2 id="h-status">Statuses</h2>')
     out.append(_table(["status", "students"], rows, numeric=(1,)))
     counts = f"{statuses.get('missing', 0)} missing (no submission), {len(late)} late"

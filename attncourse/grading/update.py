@@ -1,34 +1,32 @@
 """``grade --update RESULTS``: regrade some submissions into an existing results folder.
 
 The given submissions (single notebooks, or folders laid out as for ``grade``) are graded on the
-chapters the results folder was graded on, written to a scratch folder, then merged: their rows
-of ``gradebook.csv`` (matched by student, or by roster id) and their entries in ``results.json``
-are replaced or added, their feedback files are written; every other row stays as it was.
+chapters, the resubmission rule and the late policy the results folder was graded with.  Each
+regraded submission replaces the row of the student it belongs to, found by its name, the
+roster's id, the LMS's id, or the roster (the one given, else the one the folder was graded with)
+matching its name to a row's; a submission that belongs to nobody already graded adds a row.
+Every output (``gradebook.csv``, ``results.json``, ``feedback/``, ``lms/``, ``gradescope/``) is
+then written again from the whole class, so the files agree and each student has one row.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
-from .batch import grade_submissions, write_outputs
+from .batch import Graded, grade_submissions, write_outputs
+from .gradebook import display_name, read_students
+from .late import LatePolicy, parse_penalty
 from .limits import GradingError, Limits
 from .marking import StudentGrade
-from .roster import Student
+from .roster import Student, match_roster, parse_lms_name
 from .submissions import Submission, discover, submission_of_file
 
 __all__ = ["update"]
-
-
-def _read_csv(path: Path) -> List[List[str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.reader(f))
 
 
 def update(
@@ -42,6 +40,8 @@ def update(
     sandbox: str = "auto",
     python: Optional[str] = None,
     roster: Optional[List[Student]] = None,
+    resubmissions: Optional[str] = None,
+    late: Optional[LatePolicy] = None,
     log: Callable[[str], None] = print,
 ) -> List[StudentGrade]:
     """Regrade the submissions at ``paths`` into ``results_dir`` (made by ``grade``)."""
@@ -50,6 +50,18 @@ def update(
     if not book.is_file() or not summary_path.is_file():
         raise GradingError(f"{results_dir} holds no gradebook.csv and results.json: grade into it first")
     summary = json.loads(summary_path.read_text(encoding="ascii"))
+    try:
+        old = read_students(summary)
+    except (ValueError, KeyError) as e:
+        raise GradingError(f"{summary_path}: {e.args[0] if e.args else e}") from None
+    if roster is None and summary.get("roster", {}).get("list"):
+        roster = [Student.from_dict(s) for s in summary["roster"]["list"]]
+    if late is None and summary.get("late_policy"):
+        kept = summary["late_policy"]
+        try:
+            late = parse_penalty(kept.get("spec") or None, kept.get("due"))
+        except ValueError as e:
+            raise GradingError(f"{summary_path}: late_policy: {e}") from None
     submissions: List[Submission] = []
     singles = Path(tempfile.mkdtemp(prefix="attncourse-single-"))
     try:
@@ -62,96 +74,92 @@ def update(
                 raise GradingError(f"{path} is neither a notebook (.ipynb) nor a folder of submissions")
         if not submissions:
             raise GradingError("no submission to regrade in " + ", ".join(map(str, paths)))
-        return _regrade(
+        run = grade_submissions(
             bundle_dir,
             submissions,
             [singles, *(p for p in map(Path, paths) if p.is_dir())],
             results_dir,
-            summary,
             limits=limits,
             jobs=jobs,
-            chapters=chapters,
+            chapters=chapters or summary.get("chapters"),
             sandbox=sandbox,
             python=python,
             roster=roster,
+            resubmissions=resubmissions or summary.get("resubmissions", "latest"),
+            late=late,
+            roster_missing=False,
             log=log,
         )
     finally:
         shutil.rmtree(singles, ignore_errors=True)
-
-
-def _regrade(
-    bundle_dir: Path,
-    submissions: List[Submission],
-    sources: List[Path],
-    results_dir: Path,
-    summary: dict,
-    *,
-    limits: Optional[Limits],
-    jobs: Optional[int],
-    chapters: Optional[Sequence[str]],
-    sandbox: str,
-    python: Optional[str],
-    roster: Optional[List[Student]],
-    log: Callable[[str], None],
-) -> List[StudentGrade]:
-    book, summary_path = results_dir / "gradebook.csv", results_dir / "results.json"
-    chapters = chapters or summary.get("chapters")
-    run = grade_submissions(
-        bundle_dir,
-        submissions,
-        sources,
-        results_dir,
-        limits=limits,
-        jobs=jobs,
-        chapters=chapters,
-        sandbox=sandbox,
-        python=python,
-        roster=None,
-        log=log,
-    )
-    if roster is not None:  # only the given submissions: nobody else is "missing" here
-        from .batch import _identify
-
-        _identify(run.results, run.submissions, roster, [], lambda s: None)
-        run.results[:] = [r for r in run.results if r.status != "missing"]
-    scratch = Path(tempfile.mkdtemp(prefix="attncourse-update-"))
-    try:
-        write_outputs(scratch, run, lambda s: None)
-        old, new = _read_csv(book), _read_csv(scratch / "gradebook.csv")
-        if old[0] != new[0]:
-            raise GradingError(
-                f"{results_dir} was graded on other exercises ({len(old[0])} columns, now {len(new[0])}): "
-                "regrade everyone instead"
-            )
-        head, student, ident = old[0], old[0].index("student"), old[0].index("id")
-        fresh = {row[student] for row in new[2:]}
-        fresh_ids = {row[ident] for row in new[2:] if row[ident]}
-        kept = [
-            row
-            for row in old[2:]
-            if row[student] not in fresh and not (row[ident] and row[ident] in fresh_ids)
-        ]
-        rows = sorted(kept + new[2:], key=lambda row: row[student])
-        with open(book, "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([head, new[1], *rows])
-        (results_dir / "feedback").mkdir(exist_ok=True)
-        for name in os.listdir(scratch / "feedback"):
-            shutil.copyfile(scratch / "feedback" / name, results_dir / "feedback" / name)
-        added = json.loads((scratch / "results.json").read_text(encoding="ascii"))
-        names = {s["student"] for s in added["students"]}
-        ids = {s["id"] for s in added["students"] if s.get("id")}
-        students = [s for s in summary["students"] if s["student"] not in names and s.get("id") not in ids]
-        summary["students"] = sorted(students + added["students"], key=lambda s: s["student"])
-        summary.setdefault("updates", []).append(
-            {
-                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "students": sorted(names),
-                "seconds": added["seconds"],
-            }
+    if [ex.id for ex in run.exercises] != summary.get("exercises"):
+        raise GradingError(
+            f"{results_dir} was graded on other exercises ({', '.join(summary.get('exercises') or [])}; now "
+            f"{', '.join(ex.id for ex in run.exercises)}): regrade everyone instead"
         )
-        summary_path.write_text(json.dumps(summary, indent=1, ensure_ascii=True) + "\n", encoding="ascii")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    merged, replaced = _merge(old, run.results, log)
+    summary.setdefault("updates", []).append(
+        {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "students": sorted(replaced),
+            "seconds": run.summary["seconds"],
+        }
+    )
+    if roster is not None:
+        summary["roster"] = {**summary.get("roster", {}), "list": [s.as_dict() for s in roster]}
+    if late is not None:
+        summary["late_policy"] = late.as_dict()
+
+    def told(line: str) -> None:  # the whole-run timing line would be the first run's: left out
+        if not line.startswith("graded "):
+            log(line)
+
+    write_outputs(
+        results_dir, Graded(merged, run.exercises, [], summary), told, summary.get("assignment", "")
+    )
     log(f"regraded {len(run.results)} student(s) into {book}")
     return run.results
+
+
+def _merge(old: List[StudentGrade], new: List[StudentGrade], log: Callable[[str], None]) -> tuple:
+    """The class with each regraded student in place of their old row; and the rows replaced."""
+    rows: Dict[str, StudentGrade] = {sg.student: sg for sg in old}
+    by_id = {str(sg.identity["id"]): sg.student for sg in old if sg.identity.get("id")}
+    by_lms = {
+        (sg.identity.get("lms"), str(sg.identity.get("lms_id"))): sg.student
+        for sg in old
+        if sg.identity.get("lms") and sg.identity.get("lms_id")
+    }
+    # the old rows as a roster, so that "jane.ipynb" finds the row "Jane Doe_208"
+    pseudo = [
+        Student(
+            sg.student,
+            str(sg.identity.get("name") or ""),
+            str(sg.identity.get("email") or ""),
+            [sg.student, parse_lms_name(sg.student).name or sg.student],
+        )
+        for sg in old
+    ]
+    replaced = []
+    for sg in new:
+        key = sg.student if sg.student in rows else None
+        key = key or by_id.get(str(sg.identity.get("id") or "\0"))
+        key = key or by_lms.get((sg.identity.get("lms"), str(sg.identity.get("lms_id"))))
+        if key is None:
+            found = match_roster([(sg.student, parse_lms_name(sg.student))], pseudo)
+            key = found.by_key[sg.student].id if sg.student in found.by_key else None
+        if key is None:
+            log(f"{display_name(sg.student)} matches no student already graded: added as a new row")
+            key = sg.student
+        else:
+            previous = rows[key]
+            sg.identity = {
+                **previous.identity,
+                **{k: v for k, v in sg.identity.items() if v not in ("", None)},
+            }
+            if key != sg.student:
+                sg.notes.append(f"regraded from {display_name(sg.student)}")
+                sg.student = key
+        rows[key] = sg
+        replaced.append(key)
+    return sorted(rows.values(), key=lambda r: r.student), replaced
