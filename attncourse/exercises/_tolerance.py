@@ -180,7 +180,7 @@ def how_far(expected: float, got: float) -> str:
     """How far ``got`` is from ``expected``, in words that do not give ``expected`` away.
 
     >>> how_far(655360.0, 6553600.0)
-    'about 10 times too large'
+    'about 10 times too large (off by an order of magnitude)'
     >>> how_far(197.0, 198.0)
     'close, but too high (within 1%)'
     """
