@@ -110,7 +110,7 @@ def decode_step():
     return grouped("cache", *cases[0:1]) + grouped("batch dims", *cases[1:2]) + grouped("dtype", *cases[2:3])
 
 
-def predict_weights_bytes():
+def predict_kv_cache_bytes():
     return grouped("prediction", Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16"))
 
 
@@ -143,7 +143,7 @@ HIDDEN = {
     "ch09.merge_partials": merge_partials,
     "ch09.tiled_attention": tiled_attention,
     "ch09.decode_step": decode_step,
-    "ch09.predict_weights_bytes": predict_weights_bytes,
+    "ch09.predict_kv_cache_bytes": predict_kv_cache_bytes,
     "ch09.predict_causal_tiles": predict_causal_tiles,
     "ch09.fix_cache_alignment": fix_cache_alignment,
 }

@@ -172,9 +172,9 @@ def test_a_predict_answer_that_builds_the_arrays_scores_zero():
     def computed():  # builds one layer's keys for all heads and tokens, in bfloat16-sized numbers
         return 2 * 24 * np.zeros((8, 8192, 128), dtype=np.float16).nbytes
 
-    result = check("ch09.predict_weights_bytes", computed, show=False)
+    result = check("ch09.predict_kv_cache_bytes", computed, show=False)
     assert result.earned == 0 and "written down" in result.message
-    assert check("ch09.predict_weights_bytes", lambda: 2 * 24 * 8 * 128 * 8192 * 2, show=False).earned == 1
+    assert check("ch09.predict_kv_cache_bytes", lambda: 2 * 24 * 8 * 128 * 8192 * 2, show=False).earned == 1
 
 
 # ----------------------------------------------------------------------------- scores

@@ -219,7 +219,7 @@ def test_the_numeric_predictions_hold():
     slowest = 2 * np.pi / np.min(np.asarray(inv_freq, dtype=np.float64))
     assert abs(_answer("ch07.predict_longest_wavelength") / slowest - 1) < 1e-3
     layer_keys = np.zeros((8, 8192, 128), dtype=np.float16)  # one layer's keys; bfloat16 is 2 bytes too
-    assert _answer("ch09.predict_weights_bytes") == 2 * 24 * layer_keys.nbytes
+    assert _answer("ch09.predict_kv_cache_bytes") == 2 * 24 * layer_keys.nbytes
     blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query
     needed = (blocks[None, :] * 256 <= blocks[:, None] * 256 + 255).sum()
     assert _answer("ch09.predict_causal_tiles") == needed

@@ -466,8 +466,9 @@ register(
         function="sliding_window_mask",
         hint="compare key positions j with query positions i: causal (j <= i) and fewer than `window` steps back",
         kind="extend",
-        description="Local attention (Longformer, Mistral) lets each token see only itself and the "
-        "`window - 1` tokens before it; a kernel that skips the blocked blocks does work that grows like "
+        description="Causal local attention (Mistral's sliding window) lets each token see only itself "
+        "and the `window - 1` tokens before it (Longformer's window, for an encoder, is two-sided, with a few "
+        "global tokens that attend to and are attended by every position); a kernel that skips the blocked blocks does work that grows like "
         "$L \\cdot w$ instead of $L^2$ (a dense `(L, L)` mask like this one still costs $L^2$: the chapter's "
         "sliding-window section measures both). Return the "
         "boolean `(L, L)` mask, True = may attend: query `i` sees keys `j` with "

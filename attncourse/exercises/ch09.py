@@ -391,17 +391,17 @@ register(
 # ----------------------------------------------------------------------------- 9.4 bytes (predict)
 register(
     Exercise(
-        id="ch09.predict_weights_bytes",
+        id="ch09.predict_kv_cache_bytes",
         number="9.4",
         title="predict the size of a KV cache",
         points=1,
-        function="predict_weights_bytes",
+        function="predict_kv_cache_bytes",
         kind="predict",
         description="A decoder has 24 layers, 8 key/value heads of $d_{head} = 128$ per layer, and keeps "
         "its KV cache in bfloat16 (2 bytes a number). How many bytes does the cache hold for one sequence "
         "of 8192 tokens? Return the number of bytes; anything within 5% passes.",
         solution='''
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 """Bytes of the KV cache: 24 layers, 8 KV heads of 128, 8192 tokens, bfloat16."""
                 ### BEGIN SOLUTION
                 # keys and values (2) x layers x heads x d_head x tokens x 2 bytes

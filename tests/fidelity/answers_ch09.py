@@ -127,17 +127,17 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.predict_weights_bytes": {
+    "ch09.predict_kv_cache_bytes": {
         "an expression with the chapter's math import": """
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 return math.prod([2, 24, 8, 128, 8192, 2])
         """,
         "the literal in GiB, converted": """
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 return 0.75 * 2**30
         """,
         "a numpy int64": """
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 return np.int64(2 * 24 * 8 * 128 * 2) * np.int64(8192)
         """,
         "helper in an added cell": [
@@ -146,7 +146,7 @@ CORRECT = {
                 return 2 * layers * kv_heads * d_head * bytes_per_number
             """,
             """
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 return _cache_bytes_per_token(24, 8, 128, 2) * 8192
             """,
         ],
@@ -362,13 +362,13 @@ WRONG = {
                 return w @ v_all, k_cache, v_cache
         """,
     },
-    "ch09.predict_weights_bytes": {
+    "ch09.predict_kv_cache_bytes": {
         "in GiB, not bytes": """
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 return 2 * 24 * 8 * 128 * 8192 * 2 / 2**30
         """,
         "keys only": """
-            def predict_weights_bytes():
+            def predict_kv_cache_bytes():
                 return 24 * 8 * 128 * 8192 * 2
         """,
     },

@@ -1,0 +1,292 @@
+"""The chapters' sentences against the numbers printed beside them.
+
+Each test reads a chapter's saved outputs (the committed, executed ``book/*.ipynb``) and the prose
+cell that describes them, and checks that the prose says what the numbers say: a sentence that
+claims something grows, stays flat or is a given fraction of something else fails here when a
+re-executed chapter prints numbers that no longer support it.  Where the numbers are
+deterministic (the memory peaks of chapter 9), the test also measures them again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+
+
+def _cells(notebook: str) -> list:
+    return json.loads((BOOK / notebook).read_text(encoding="utf-8"))["cells"]
+
+
+def _printed(notebook: str, marker: str) -> str:
+    """What the code cell of ``book/<notebook>`` whose source contains ``marker`` printed."""
+    cells = [c for c in _cells(notebook) if c["cell_type"] == "code" and marker in "".join(c["source"])]
+    assert len(cells) == 1, f"{notebook}: {len(cells)} code cells contain {marker!r}"
+    text = "".join(
+        "".join(o.get("text", "")) for o in cells[0].get("outputs", []) if o["output_type"] == "stream"
+    )
+    assert text, f"{notebook}: the cell with {marker!r} has no saved output; execute the notebook"
+    return text
+
+
+def _prose(notebook: str, cell_id: str) -> str:
+    """The text of the markdown cell ``cell_id``, on one line (the prose wraps anywhere)."""
+    cells = [c for c in _cells(notebook) if c.get("id") == cell_id]
+    assert len(cells) == 1 and cells[0]["cell_type"] == "markdown", cell_id
+    return " ".join("".join(cells[0]["source"]).split())
+
+
+# -- chapter 9: the memory table ------------------------------------------------------------------
+
+CH09 = "09_efficient_attention.ipynb"
+
+
+def _memory_table() -> dict:
+    """(L, S, b) -> (one L x S, full peak, output, tile, tiled peak, tiled - output), in MiB."""
+    text = _printed(CH09, "settings = {  # one of L, S and b")
+    rows = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 9 and all(re.fullmatch(r"[0-9.]+", p) for p in parts):
+            rows[tuple(int(p) for p in parts[:3])] = tuple(float(p) for p in parts[3:])
+    assert len(rows) == 10, text  # 12 settings, (1024, 1024, 128) three times
+    return rows
+
+
+def test_chapter_9_memory_table_varies_one_thing_at_a_time_as_the_prose_says():
+    rows = _memory_table()
+    prose = _prose(CH09, "99d95720")
+    full = {key: row[1] for key, row in rows.items()}
+    tiled = {key: row[4] for key, row in rows.items()}
+    rest = {key: row[5] for key, row in rows.items()}
+
+    by_L = [(n, 1024, 128) for n in (512, 1024, 2048, 4096)]
+    by_S = [(1024, n, 128) for n in (512, 1024, 2048, 4096)]
+    by_b = [(1024, 1024, n) for n in (64, 128, 256, 512)]
+    # "the full peak doubles with each doubling of L (it is three L x S matrices)"; "doubles again" for S
+    for key in by_L + by_S:
+        assert full[key] / rows[key][0] == pytest.approx(3, abs=0.1), key
+    # "the last column stays at about 0.25 MiB" while L grows eightfold
+    assert "stays at about 0.25 MiB" in prose
+    assert all(abs(rest[key] - 0.25) <= 0.02 for key in by_L), [rest[k] for k in by_L]
+    # "0.25 MiB per 1024 queries": the output of 1024 rows of 64 float32
+    assert rows[2048, 1024, 128][2] - rows[1024, 1024, 128][2] == pytest.approx(0.25)
+    # "the tiled peak hardly moves (under 0.1 MiB while S grows eightfold)"
+    assert "under 0.1 MiB while $S$ grows eightfold" in prose
+    assert max(tiled[k] for k in by_S) - min(tiled[k] for k in by_S) < 0.1
+    # "the full peak does not depend on b"; the rest grows "more than twofold per doubling of b,
+    # and nearly threefold from 256 to 512"
+    assert len({full[key] for key in by_b}) == 1
+    growth = [rest[b2] / rest[b1] for b1, b2 in zip(by_b, by_b[1:])]
+    assert all(g > 2 for g in growth) and 2.5 < growth[-1] < 3.2, growth
+
+
+def _peaks(L: int, S: int, b: int) -> tuple:
+    import attncourse as ac
+
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(L, 64)).astype(np.float32)
+    k, v = (rng.normal(size=(S, 64)).astype(np.float32) for _ in range(2))
+    out = []
+    for fn in (
+        lambda: ac.scaled_dot_product_attention(q, k, v),
+        lambda: ac.flash_attention(q, k, v, block_size=b),
+    ):
+        tracemalloc.start()
+        fn()
+        out.append(tracemalloc.get_traced_memory()[1] / 2**20)
+        tracemalloc.stop()
+    return tuple(out)
+
+
+@pytest.mark.parametrize("setting", [(2048, 1024, 128), (1024, 4096, 128), (1024, 1024, 512)])
+def test_chapter_9_memory_table_is_what_tracemalloc_measures_now(setting):
+    full, tiled = _peaks(*setting)
+    saved = _memory_table()[setting]
+    assert full == pytest.approx(saved[1], rel=0.05, abs=0.02)
+    assert tiled == pytest.approx(saved[4], rel=0.05, abs=0.02)
+
+
+def test_chapter_9_tiles_the_queries_as_the_package_does():
+    import attncourse as ac
+
+    text = _prose(CH09, "ch09-tiled-figure")
+    assert "its tile is $b \\times b$" in text and "keeps all $L$ queries in one block" in text
+    # ac.flash_attention's tiles are b x b: a call with L >> b holds less than one L x b block of scores
+    L, S, b = 4096, 1024, 64
+    q, k, v = (np.zeros((n, 8), np.float32) for n in (L, S, S))
+    tracemalloc.start()
+    ac.flash_attention(q, k, v, block_size=b)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    output = 4 * L * 8
+    assert peak - output < 4 * L * b  # less than one (L, b) float32 block beyond the output
+
+
+def test_chapter_9_cached_step_is_flat_and_the_uncached_one_grows():
+    text = _printed(CH09, "first = {name: np.median(times[:32])")
+    found = dict(
+        (name.strip(), (float(a), float(b)))
+        for name, a, b in re.findall(
+            r"(with(?:out)? cache) *: *([0-9.]+) ms per token at lengths 1\.\.32, *([0-9.]+) ms", text
+        )
+    )
+    assert set(found) == {"with cache", "without cache"}, text
+    early, late = found["with cache"]
+    assert late / early < 1.25  # "hardly changes over these 256 lengths"
+    early, late = found["without cache"]
+    assert late / early > 2.5  # "grows several-fold"
+    assert "hardly changes" in _prose(CH09, "ch09-cache-timing-outro")
+
+
+# -- chapter 0: the noise floor -------------------------------------------------------------------
+
+CH00 = "00_why_attention.ipynb"
+
+
+def test_chapter_0_memorising_is_judged_against_the_true_function():
+    text = _printed(CH00, "kernel_regression_data(rng)")
+    truth = re.search(r"the true f itself: training MSE ([0-9.]+), held-out MSE ([0-9.]+)", text)
+    widths = {
+        float(w): (float(t), float(h))
+        for w, t, h in re.findall(r"width\s+([0-9.]+): training MSE ([0-9.]+), held-out MSE ([0-9.]+)", text)
+    }
+    true_train, true_held_out = float(truth.group(1)), float(truth.group(2))
+    prose = _prose(CH00, "why-06")
+    # "its training error is a third of what the true f scores on the same points"
+    assert "a third of what the true $f$ scores" in prose
+    assert 0.28 < widths[0.05][0] / true_train < 0.38
+    # "its held-out error is nearly twice that of w = 0.3"
+    assert 1.6 < widths[0.05][1] / widths[0.3][1] < 2.0
+    # w = 0.3's training error is near the true f's: the training error alone condemns nothing
+    assert abs(widths[0.3][0] - true_train) < 0.02
+    # "a held-out error a little below what the true f scores on the same fifty held-out points"
+    best = _printed(CH00, "widths = np.logspace(-2, 1, 61)")
+    fitted = [float(x) for x in re.findall(r"held-out MSE ([0-9.]+)", best)]
+    assert len(fitted) == 2 and all(true_held_out - 0.03 < x < true_held_out for x in fitted)
+    assert "a little below what the true $f$ scores" in _prose(CH00, "why-08")
+
+
+# -- chapter 5: one head, seed by seed ------------------------------------------------------------
+
+
+def test_chapter_5_one_head_recovers_one_lookup_per_seed():
+    text = _printed("05_multi_head_attention.ipynb", 'lookups = saved_results("heads_two_lookups.json")')
+    seeds = re.findall(r"seed (\d):\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", text.split("seed by seed")[1])
+    assert len(seeds) == 3, text
+    prose = _prose("05_multi_head_attention.ipynb", "c040-heads-after")
+    assert "0.96 to 0.99" in prose and "0.19 to 0.22" in prose
+    for seed, t1, t2, both in seeds:
+        good, other = max(float(t1), float(t2)), min(float(t1), float(t2))
+        assert 0.955 <= good < 0.995 and 0.185 <= other < 0.225, seed
+        assert 0.15 < float(both) < 0.25  # "both are right on about a fifth of the positions"
+    # "x_(t-1) for seeds 0 and 1, x_(t-2) for seed 2"
+    assert [float(t1) > float(t2) for _, t1, t2, _ in seeds] == [True, True, False]
+
+
+# -- chapter 7: the steps of RoPE past its training length -----------------------------------------
+
+CH07 = "07_positional_encoding.ipynb"
+
+
+def test_chapter_7_steps_and_turns_are_the_printed_ones():
+    text = _printed(CH07, 'rope_model = models["rope"]')
+    rivals = [
+        int(d) for d in re.search(r"score higher than offset 1: \[([^\]]*)\]", text).group(1).split(",")
+    ]
+    top = [
+        int(d)
+        for d in re.findall(
+            r"(\d+) \(\d+%\)", text.split("attended to most by queries past position 31:")[1].splitlines()[0]
+        )
+    ]
+    drops = [
+        int(p)
+        for p in re.findall(r"(\d+) \(\d+%\)", text.split("largest one-position drops")[1].splitlines()[0])
+    ]
+    wrong = sorted(set(rivals) | {d for d in top if d != 1})
+    lines = {d for d in wrong if d - 1 not in wrong}  # where the chapter's plot draws a dotted line
+    prose = _prose(CH07, "ch07-beyond-after")
+    on_line = [p for p in drops if p in lines]
+    off_line = [p for p in drops if p not in lines]
+    assert on_line == [45, 101] and off_line == [48, 54], (drops, lines)
+    assert "(45 and 101)" in prose and "those at 48 and 54 have no line" in prose
+    off = {
+        int(d): [float(x) for x in frac.split()]
+        for d, frac in re.findall(
+            r"offset (\d+): the three fastest pairs turn \[[^\]]*\] times from offset 1, \[([^\]]*)\]", text
+        )
+    }
+    assert max(off[101]) < 0.1  # "all within a tenth of a turn"
+    assert (
+        max(off[177]) > 0.1 and max(off[178]) > 0.1 and max(off[177] + off[178]) <= 0.25
+    )  # "up to a quarter"
+
+
+# -- chapter 8: the loss curve --------------------------------------------------------------------
+
+
+def test_chapter_8_loss_falls_slowly_then_drops():
+    text = _printed("08_transformer_block.ipynb", "n_steps, batch_size = 400, 32")
+    loss = {int(s): float(x) for s, x in re.findall(r"step +(\d+) +loss ([0-9.]+)", text)}
+    assert 2.0 < loss[100] < 3.0 and loss[100] > 0.6 * loss[0]  # "about 2.4, still most of the way up"
+    assert loss[200] < loss[100] / 10  # "drops by more than a factor of ten within the next hundred"
+    assert "about 2.4" in _prose("08_transformer_block.ipynb", "b6f98094")
+
+
+# -- chapter 10: grey levels and the heads' maps --------------------------------------------------
+
+CH10 = "10_vision_transformer.ipynb"
+
+
+def test_chapter_10_digits_have_17_grey_levels():
+    from sklearn.datasets import load_digits
+
+    levels = np.unique(load_digits().images)
+    assert len(levels) == 17 and levels.min() == 0 and levels.max() == 16
+    assert "17 grey levels (integers 0 to 16)" in _prose(CH10, "ch10-md-7")
+
+
+def test_chapter_10_heads_share_one_colour_scale_and_the_prose_quotes_their_peaks():
+    source = "".join(next(c for c in _cells(CH10) if c.get("id") == "ch10-heads")["source"])
+    assert "vmin=0, vmax=top" in source and "fig.colorbar(" in source
+    text = _printed(CH10, "on_self = torch.stack(")
+    prose = _prose(CH10, "ch10-ablation-prose")
+    largest = []
+    for line in re.findall(r"the 0, layer \d: (.*)", text):
+        heads = re.findall(r"head \d ([0-9.]+) at (\(\d, \d\))", line)
+        assert len(heads) == 4
+        assert len({where for _, where in heads}) == 4  # "within a layer no two heads peak on the same patch"
+        largest += [w for w, _ in heads]
+    low, high = min(largest, key=float), max(largest, key=float)
+    assert f"runs from {low} to {high}" in prose
+
+
+# -- panels compared side by side share one colour scale and show it -----------------------------
+
+
+@pytest.mark.parametrize(
+    "notebook, cell_id, scale",
+    [
+        ("05_multi_head_attention.ipynb", "c040-heads-maps", "attention_heatmap("),  # 0 to 1 by default
+        (CH10, "ch10-heads", "vmin=0, vmax=top"),
+        (CH10, "ch10-rollout", "vmin=0, vmax=top_share"),
+    ],
+)
+def test_panels_that_are_compared_share_a_colour_scale_with_a_colour_bar(notebook, cell_id, scale):
+    from attncourse.plotting import attention_heatmap
+
+    source = "".join(next(c for c in _cells(notebook) if c.get("id") == cell_id)["source"])
+    assert scale in source and "fig.colorbar(" in source, cell_id
+    if scale == "attention_heatmap(":
+        import matplotlib
+
+        matplotlib.use("Agg")
+        image = attention_heatmap(np.full((2, 2), 0.5), colorbar=False).images[0]
+        assert image.get_clim() == (0.0, 1.0)  # every panel on the same fixed scale
