@@ -86,9 +86,15 @@ def encoder_decoder_parameters():
 def packed_cross_mask():
     return grouped(
         "packed examples",
-        Case("four examples, one-token sources", src_lengths=[1, 1, 2, 1], tgt_lengths=[2, 3, 1, 1]),
-        Case("two examples, long source", src_lengths=[6, 1], tgt_lengths=[1, 5]),
-    ) + grouped("one example", Case("source 1, target 3", src_lengths=[1], tgt_lengths=[3]))
+        Case(
+            "four examples, one-token sources",
+            src_lengths=np.array([1, 1, 2, 1]),
+            tgt_lengths=np.array([2, 3, 1, 1]),
+        ),
+        Case("two examples, long source", src_lengths=np.array([6, 1]), tgt_lengths=np.array([1, 5])),
+    ) + grouped(
+        "one example", Case("source 1, target 3", src_lengths=np.array([1]), tgt_lengths=np.array([3]))
+    )
 
 
 HIDDEN = {

@@ -236,7 +236,7 @@ register(
                 ### BEGIN SOLUTION
                 source_block = (i < S) & (j < S)  # the source reads all of the source, and nothing else
                 ### END SOLUTION
-                return (j <= i) | source_block  # the target: everything up to itself
+                return causal_mask(S + L) | source_block  # the target: everything up to itself
         ''',
         stub="""
             source_block = i < S  # the source reads the whole sequence both ways
@@ -244,6 +244,7 @@ register(
         reference=_prefix,
         public_cases=_prefix_cases,
         outputs=("mask",),
+        needs=("import numpy as np", "from attncourse import causal_mask"),
         diagnoses=(
             Diagnosis(
                 "a source token reads the target tokens, and every target token reads the source: "
@@ -342,6 +343,7 @@ register(
         reference=_remove,
         public_cases=_remove_cases,
         outputs=("out", "new_weights"),
+        needs=("import numpy as np", "from attncourse import softmax"),
         distributions=("new_weights",),
         diagnoses=(
             Diagnosis(
@@ -462,9 +464,15 @@ def _packed(src_lengths, tgt_lengths, *, all_pairs=False, transposed=False, caus
 def _packed_cases():
     return grouped(
         "packed examples",
-        Case("sources 3, 2; targets 2, 4", src_lengths=[3, 2], tgt_lengths=[2, 4]),
-        Case("sources 1, 4, 2; targets 3, 1, 2", src_lengths=[1, 4, 2], tgt_lengths=[3, 1, 2]),
-    ) + grouped("one example", Case("source 4, target 2", src_lengths=[4], tgt_lengths=[2]))
+        Case("sources 3, 2; targets 2, 4", src_lengths=np.array([3, 2]), tgt_lengths=np.array([2, 4])),
+        Case(
+            "sources 1, 4, 2; targets 3, 1, 2",
+            src_lengths=np.array([1, 4, 2]),
+            tgt_lengths=np.array([3, 1, 2]),
+        ),
+    ) + grouped(
+        "one example", Case("source 4, target 2", src_lengths=np.array([4]), tgt_lengths=np.array([2]))
+    )
 
 
 register(
