@@ -106,6 +106,13 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
         "opens on the chapter's model (2 x 2 patches), its first 0 and layer 2.",
         "vision_maps",
     ),
+    "12_cross_attention.ipynb": (
+        "cross_explorer",
+        "Interactive: digit, decoder-step and heads buttons above a digit and where the captioner's letter at "
+        "that step reads the image: the heads' mean beside the encoder's rollout, or each head, laid over the "
+        "patches with the largest outlined; it opens on the held-out 0 and the first letter of 'zero'.",
+        "cap",
+    ),
 }
 
 

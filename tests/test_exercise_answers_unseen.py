@@ -18,7 +18,7 @@ from attncourse.exercises._compare import expected_outputs
 
 BOOK = ROOT / "book"
 # chapters 0-9 here; a new chapter joins by adding its key once its exercises pass
-CHECKED = {f"ch0{n}" for n in range(10)} | {"ch10"}
+CHECKED = {f"ch0{n}" for n in range(10)} | {"ch10", "ch12"}
 ASKED = [ex for ex in all_exercises() if ex.kind in ("predict", "derive") and ex.chapter in CHECKED]
 
 
@@ -124,6 +124,13 @@ NEW_SITUATIONS = {
         "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
         "ch11.absorb_value_side": "absorbing MLA's value up-projection into the output",
         "ch11.predict_cache_gib": "the cache of a configuration the chapter does not tabulate",
+    },
+    "ch12": {
+        "ch12.predict_cross_kv_cost": "the cross-attention projections of a decoder the chapter does not build",
+        "ch12.fix_prefix_mask": "a decoder-only prefix mask, which the chapter does not show",
+        "ch12.remove_source_tokens": "masking source tokens after the softmax",
+        "ch12.encoder_decoder_parameters": "the parameter count of any encoder-decoder size",
+        "ch12.packed_cross_mask": "the cross-attention mask of packed examples",
     },
 }
 

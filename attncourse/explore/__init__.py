@@ -29,6 +29,8 @@ function                   controls                     what it returns
 ``efficient_view``         block size, step             the online softmax's running state
 ``vision_view``            image, patch size, layer or  [CLS]'s attention per head, or the
                            rollout (given saved maps)   rollout, laid on the patch grid
+``cross_view``             image, decoder step, heads   a captioner letter's cross-attention
+                           (given saved maps)           over the patches, per head
 =========================  ===========================  ======================================
 
 The tuples ``TEMPERATURES``, ``D_K_VALUES``, ``POSITIONS`` and ``D_MODEL_VALUES`` (and the
@@ -37,6 +39,7 @@ names are the values they start at.  Entropies are in nats.
 """
 
 from ._common import TOKENS, divisors, entropy, softmax_jacobian
+from .cross import CROSS_HEADS, CROSS_STEPS, CrossView, cross_view
 from .dot_product import DotProductView, dot_product_view
 from .efficient import EfficientView, efficient_view
 from .heads import DEFAULT_D_MODEL_HEADS, DEFAULT_N_HEADS, HeadsView, heads_view
@@ -131,5 +134,9 @@ __all__ = [
     "VISION_VIEWS",
     "VisionView",
     "vision_view",
+    "CrossView",
+    "cross_view",
+    "CROSS_HEADS",
+    "CROSS_STEPS",
     "efficient_view",
 ]

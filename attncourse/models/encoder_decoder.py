@@ -174,8 +174,14 @@ class TransformerEncoderDecoder(nn.Module):
         *,
         src_padding: torch.Tensor | None = None,
         tgt_is_causal: bool = True,
-    ) -> torch.Tensor:
-        """``tgt (B, L, d_model)`` through the decoder, reading ``memory (B, S, d_model)``: ``(B, L, d_model)``."""
+        return_weights: bool = False,
+    ):
+        """``tgt (B, L, d_model)`` through the decoder, reading ``memory (B, S, d_model)``: ``(B, L, d_model)``.
+
+        With ``return_weights=True`` it returns ``(out, cross_weights)``: every decoder layer's
+        cross-attention weights, each ``(B, H, L, S)`` (row ``t``: where target position ``t`` read
+        the source).
+        """
         self._check("tgt", tgt, "L")
         self._check("memory", memory, "S")
         if tgt.shape[0] != memory.shape[0]:
@@ -183,10 +189,12 @@ class TransformerEncoderDecoder(nn.Module):
                 f"tgt and memory must share the batch size B; got tgt {fmt_shape(tgt)} and memory {fmt_shape(memory)}."
             )
         self._check_padding(src_padding, memory, "memory")
-        x = tgt
+        x, cross_weights = tgt, []
         for block in self.decoder:
-            x = block(x, memory, memory_padding=src_padding, is_causal=tgt_is_causal)[0]
-        return self.decoder_norm(x)
+            x, _, w = block(x, memory, memory_padding=src_padding, is_causal=tgt_is_causal)
+            cross_weights.append(w)
+        out = self.decoder_norm(x)
+        return (out, cross_weights) if return_weights else out
 
     @public("TransformerEncoderDecoder")
     def forward(

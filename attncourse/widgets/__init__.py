@@ -27,6 +27,8 @@ explorer                       controls                        picture
                                                                block, memory against steps
 ``vision_explorer``            image, patch size, layer or     a digit, its patch grid, [CLS]'s
                                rollout                         attention per head or rollout
+``cross_explorer``             digit, decoder step, heads      where a captioner's letter reads
+                                                               the image (chapter 12)
 =============================  ==============================  ================================
 
 ``mode="frames"`` precomputes every picture and switches between them in the browser (the
@@ -37,6 +39,7 @@ HTML book; ipywidgets 8), ``mode="live"`` redraws from Python (ipywidgets 7, e.g
 import ipywidgets as widgets  # noqa: F401  (the module the explorers are built from)
 
 from ._core import DPI, MODES, Control, DependentControl, Explorer, Frame, ipywidgets_major, resolve_mode
+from .cross import cross_explorer, render_cross
 from .dot_product import dot_product_explorer, render_dot_product
 from .efficient import efficient_explorer, render_efficient
 from .heads import heads_explorer, render_heads
@@ -69,6 +72,7 @@ __all__ = [
     "render_positional",
     "render_transformer",
     "render_vision",
+    "render_cross",
     "render_efficient",
     "kernel_explorer",
     "softmax_explorer",
@@ -80,6 +84,7 @@ __all__ = [
     "positional_explorer",
     "transformer_explorer",
     "vision_explorer",
+    "cross_explorer",
     "efficient_explorer",
     "render_modern",
     "modern_explorer",
