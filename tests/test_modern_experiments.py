@@ -69,19 +69,33 @@ def test_script_alibi_slopes_equal_the_package():
 def test_context_extension_quick_run():
     ce = _load("context_extension")
     out = ce.run(quick=True)
-    assert (
-        set(out["zero_shot"])
-        == set(out["finetuned"])
-        == {"none", "linear", "dynamic", "yarn", "llama3", "alibi"}
-    )
+    names = {"none", "linear", "dynamic", "yarn", "llama3", "alibi"}
+    assert set(out["zero_shot"]) == set(out["finetuned"]) == names
+    assert out["seeds"] == [0] and len(out["train_loss"]["alibi"]) == 1
     for table in (out["zero_shot"], out["finetuned"]):
-        assert all(len(v) == len(out["eval_lengths"]) and all(0 <= a <= 1 for a in v) for v in table.values())
-    assert len(out["sinks"]["accuracy"]) == 4
+        for runs in table.values():
+            assert len(runs) == 1 and len(runs[0]) == len(out["eval_lengths"])
+            assert all(0 <= a <= 1 for a in runs[0])
+    text = out["sinks"]["accuracy"]["positions in the text"]
+    cache = out["sinks"]["accuracy"]["positions in the cache"]
+    assert list(text) == ["full causal", "0 sinks", "1 sinks", "4 sinks"] and list(cache) == list(text)[1:]
+    # without sinks the window keeps its distances either way (RoPE is relative)
+    assert cache["0 sinks"][0] == pytest.approx(text["0 sinks"][0], abs=0.01)
+    assert len(out["sinks"]["first_token_weight"]) == 1
 
 
 def test_context_extension_saved_results_are_the_full_run():
+    ce = _load("context_extension")
     saved = json.loads((DATA / "context_extension.json").read_text())
-    assert saved["steps"] == 800 and saved["finetune_steps"] == 100 and saved["n_eval"] == 256
+    assert saved["seeds"] == ce.SEEDS == [0, 1, 2]
+    assert (saved["steps"], saved["alibi_steps"], saved["finetune_steps"], saved["n_eval"]) == (
+        ce.STEPS,
+        ce.ALIBI_STEPS,
+        ce.FINETUNE_STEPS,
+        ce.N_EVAL,
+    )
     assert saved["eval_lengths"] == [32, 64, 128, 256]
-    assert saved["rope_train_loss"] < 0.1  # the base model learned the task at its training length
-    assert saved["zero_shot"]["none"][0] > 0.9
+    assert (saved["sinks"]["length"], saved["sinks"]["window"]) == (256, 32)
+    for table in (saved["zero_shot"], saved["finetuned"]):
+        assert all(len(runs) == 3 and all(len(r) == 4 for r in runs) for runs in table.values())
+    assert all(loss < 0.1 for loss in saved["train_loss"]["rope"])  # learned at the training length

@@ -4,14 +4,22 @@ A small causal Transformer (2 layers, d_model 64, 4 heads of 16, RoPE inside att
 repeated-segment task of chapter 8 with long segments at a training length of 32 tokens, then reads
 sequences of 64 to 256 tokens under each RoPE scaling of Hugging Face's ``rope_parameters``
 (``linear``, ``dynamic``, ``yarn``, ``llama3``, all with factor 4), before and after a short
-fine-tuning at 128 tokens; an ALiBi model (no RoPE) is trained and fine-tuned the same way.  The same
-base model is then run on long sequences with a sliding window, with and without "sink" tokens.
+fine-tuning at 128 tokens.  An ALiBi model (no RoPE) learns the same task more slowly, so it trains
+for more steps (``ALIBI_STEPS``), until its accuracy at the training length is close to the RoPE
+model's (its training loss stays higher), and is then fine-tuned the same way.  The same base RoPE model then reads long sequences with a sliding window,
+with and without "sink" tokens, twice: with every key at its position in the text (a mask on the
+whole sequence) and with positions renumbered inside the cache (StreamingLLM's rule: the logits of a
+token-by-token decode, ``stream_logits``, computed all at once by ``renumbered_logits``).  Everything runs for each of three seeds (initial weights, training and fine-tuning data;
+the held-out sequences are the same for every seed).
 
     OMP_NUM_THREADS=1 python scripts/experiments/context_extension.py            # attncourse/data/context_extension.json
+    OMP_NUM_THREADS=1 python scripts/experiments/context_extension.py --jobs 3   # the seeds in parallel
     OMP_NUM_THREADS=1 python scripts/experiments/context_extension.py --quick    # a reduced run (the test)
 
-Runs on one CPU thread; the full run takes a few minutes.  Results depend on floating-point
-summation order, so another machine gives slightly different numbers.
+Each seed runs on one CPU thread, and the ALiBi model's 5,000 steps take most of its time.  The
+saved full run (``--jobs 3``) took 1,292 s on a shared 2-core machine at a load average of about 11
+(``seconds``, ``seconds_per_seed`` in the results).  Results depend on floating-point summation order, so another machine gives slightly
+different numbers.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import pathlib
 import sys
 import time
@@ -35,6 +44,8 @@ import attncourse as ac  # noqa: E402
 from attncourse import kv_cache  # noqa: E402
 
 TRAIN_LEN, FACTOR, VOCAB = 32, 4.0, 128
+SEEDS = [0, 1, 2]
+STEPS, ALIBI_STEPS, FINETUNE_STEPS, N_EVAL = 800, 5000, 100, 256
 EVAL_LENGTHS = [32, 64, 128, 256]
 SCALINGS = {
     "none": None,
@@ -107,8 +118,18 @@ def rope_scaled(x, scaling, original_max_position):
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
 
 
+def rope_at(x, positions):
+    """Rotate ``x (..., n, E)`` (half-split pairs, unscaled) at the integer ``positions (n,)``."""
+    E = x.shape[-1]
+    inv_freq, _ = scaled_inv_freq(E, None, 0, TRAIN_LEN)
+    angles = positions.to(torch.float64)[:, None] * inv_freq  # (n, E/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
+
+
 def alibi_slopes(n_heads):
-    """ALiBi's head slopes 2^(-8h/n), h = 1..n (n a power of two here)."""
+    """ALiBi's head slopes m_h = 2^(-8(h+1)/n), h = 0..n-1 (n a power of two here)."""
     return torch.tensor([2.0 ** (-8.0 * h / n_heads) for h in range(1, n_heads + 1)])
 
 
@@ -210,73 +231,193 @@ def accuracy(model, L, n_seq, seed, scaling=None, mask=None, max_segment=None, m
     return float((logits.argmax(-1) == seq[:, 1:])[keep].float().mean())
 
 
-def run(quick: bool, models: str | None = None) -> dict:
-    """The experiment; ``models``: a folder where the two base models are kept between runs."""
-    torch.set_num_threads(1)
-    steps, ft_steps, n_eval = (150, 20, 32) if quick else (800, 100, 256)
-    t0 = time.perf_counter()
-    out = {
-        "train_len": TRAIN_LEN,
-        "factor": FACTOR,
-        "eval_lengths": EVAL_LENGTHS,
-        "steps": steps,
-        "finetune_steps": ft_steps,
-        "finetune_len": int(TRAIN_LEN * FACTOR),
-        "n_eval": n_eval,
-        "scalings": SCALINGS,
-        "zero_shot": {},
-        "finetuned": {},
+def sizes(quick: bool) -> dict:
+    """Steps and evaluation sizes of the full run, or of the reduced one the test reruns."""
+    if quick:
+        return {
+            "steps": 150,
+            "alibi_steps": 150,
+            "finetune_steps": 20,
+            "n_eval": 32,
+            "sink_length": 96,
+            "window": 16,
+        }
+    return {
+        "steps": STEPS,
+        "alibi_steps": ALIBI_STEPS,
+        "finetune_steps": FINETUNE_STEPS,
+        "n_eval": N_EVAL,
+        "sink_length": 256,
+        "window": 32,
     }
+
+
+def run_seed(seed: int, quick: bool, models: str | None = None) -> dict:
+    """One seed of the experiment; ``models``: a folder where the base models are kept between runs."""
+    torch.set_num_threads(1)
+    size = sizes(quick)
+    n_eval, ft_steps = size["n_eval"], size["finetune_steps"]
+    t0 = time.perf_counter()
+    out = {"seed": seed, "train_loss": {}, "zero_shot": {}, "finetuned": {}}
     trained = {}
-    for position in ("rope", "alibi"):
-        torch.manual_seed(0)
+    for position, steps in (("rope", size["steps"]), ("alibi", size["alibi_steps"])):
+        torch.manual_seed(seed)
         trained[position] = model = TinyLM(position)
-        saved = None if models is None else pathlib.Path(models) / f"{position}_{steps}.pt"
+        saved = None if models is None else pathlib.Path(models) / f"{position}_{steps}_seed{seed}.pt"
         if saved is not None and saved.exists():
             state = torch.load(saved)
             model.load_state_dict(state["model"])
-            out[f"{position}_train_loss"] = state["loss"]
+            out["train_loss"][position] = state["loss"]
         else:
-            out[f"{position}_train_loss"] = train(model, steps, TRAIN_LEN, seed=1)
+            out["train_loss"][position] = train(model, steps, TRAIN_LEN, seed=1 + 10 * seed)
             if saved is not None:
-                torch.save({"model": model.state_dict(), "loss": out[f"{position}_train_loss"]}, saved)
+                torch.save({"model": model.state_dict(), "loss": out["train_loss"][position]}, saved)
     rope, alibi = trained["rope"], trained["alibi"]
     base_state = {k: v.clone() for k, v in rope.state_dict().items()}
 
-    def evaluate(model, scaling):
+    def evaluate(model, scaling):  # the held-out sequences are the same for every seed
         return [accuracy(model, L, n_eval, seed=100 + L, scaling=scaling) for L in EVAL_LENGTHS]
 
     for name, scaling in SCALINGS.items():
         rope.load_state_dict(base_state)
         out["zero_shot"][name] = evaluate(rope, scaling)
-        train(rope, ft_steps, int(TRAIN_LEN * FACTOR), seed=2, scaling=scaling, lr=1e-3, batch=8)
+        train(rope, ft_steps, int(TRAIN_LEN * FACTOR), seed=2 + 10 * seed, scaling=scaling, lr=1e-3, batch=8)
         out["finetuned"][name] = evaluate(rope, scaling)
     out["zero_shot"]["alibi"] = evaluate(alibi, None)
-    train(alibi, ft_steps, int(TRAIN_LEN * FACTOR), seed=2, lr=1e-3, batch=8)
+    train(alibi, ft_steps, int(TRAIN_LEN * FACTOR), seed=2 + 10 * seed, lr=1e-3, batch=8)
     out["finetuned"]["alibi"] = evaluate(alibi, None)
 
     # Sliding window and sinks on the base RoPE model, long sequences, the training segment lengths.
     rope.load_state_dict(base_state)
-    L_long, window = (128, 16) if quick else (256, 32)
-    like = torch.zeros(1)
-    masks = {"full causal": ac.causal_mask(L_long, like=like)}
-    for sinks in (0, 1, 4):
-        masks[f"window {window}, {sinks} sinks"] = torch.from_numpy(
-            kv_cache.window_sink_mask(L_long, window, sinks)
-        )
-    out["sinks"] = {
-        "length": L_long,
-        "window": window,
-        "segments": [4, TRAIN_LEN // 2],
-        "accuracy": {
-            name: accuracy(rope, L_long, n_eval, seed=7, mask=m, max_segment=TRAIN_LEN // 2, min_segment=4)
-            for name, m in masks.items()
-        },
-    }
+    out["sinks"] = sink_rows(rope, size["sink_length"], size["window"], n_eval)
     # How much attention the first token draws in the base model at the training length.
     seq, _ = make_sequences(n_eval, TRAIN_LEN, np.random.default_rng(9))
-    out["sinks"]["first_token_weight"] = first_token_weight(rope, seq)
+    out["first_token_weight"] = first_token_weight(rope, seq)
     out["seconds"] = round(time.perf_counter() - t0, 1)
+    return out
+
+
+SINK_COUNTS = (0, 1, 4)
+
+
+@torch.no_grad()
+def sink_rows(model, L, window, n_eval):
+    """Accuracy on ``n_eval`` sequences of ``L`` tokens: full causal attention, and a window of
+    ``window`` tokens with 0, 1 or 4 sinks, keys at their positions in the text and in the cache."""
+    model.eval()
+    seq, start = make_sequences(n_eval, L + 1, np.random.default_rng(7), TRAIN_LEN // 2, 4)
+    keep = torch.arange(L)[None, :] >= start[:, None]
+
+    def score(logits):
+        return float((logits.argmax(-1) == seq[:, 1:])[keep].float().mean())
+
+    text = {"full causal": score(model(seq[:, :-1], mask=ac.causal_mask(L, like=torch.zeros(1))))}
+    cache = {}
+    for sinks in SINK_COUNTS:
+        mask = torch.from_numpy(kv_cache.window_sink_mask(L, window, sinks))
+        text[f"{sinks} sinks"] = score(model(seq[:, :-1], mask=mask))
+        cache[f"{sinks} sinks"] = score(renumbered_logits(model, seq[:, :-1], window, sinks))
+    return {"positions in the text": text, "positions in the cache": cache}
+
+
+@torch.no_grad()
+def stream_logits(model, tokens, window, n_sinks, renumber):
+    """Logits (B, T, VOCAB) of decoding ``tokens (B, T)`` one at a time with a cache, per layer, of
+    the first ``n_sinks`` tokens and the last ``window`` (the newest included).
+
+    Keys are cached before RoPE and rotated at each step: ``renumber=True`` by their slot in the
+    cache, the query taking the last slot (StreamingLLM's rule); ``renumber=False`` by their
+    position in the text, which gives the logits of the masked forward pass.
+    """
+    model.eval()
+    T = tokens.shape[1]
+    caches = [{"k": [], "v": [], "pos": []} for _ in model.blocks]
+    logits = []
+    for t in range(T):
+        x = model.embed(tokens[:, t : t + 1])  # (B, 1, d)
+        for block, cache in zip(model.blocks, caches):
+            d = x.shape[-1]
+            q, k, v = (ac.split_heads(u, block.n_heads) for u in block.qkv(block.norm1(x)).split(d, -1))
+            for key, value in (("k", k), ("v", v), ("pos", t)):
+                cache[key].append(value)
+            if len(cache["pos"]) > n_sinks + window:  # evict the oldest token after the sinks
+                for key in cache:
+                    del cache[key][n_sinks]
+            pos = torch.arange(len(cache["pos"])) if renumber else torch.tensor(cache["pos"])
+            keys = rope_at(torch.cat(cache["k"], -2), pos)  # (B, H, n, d_head)
+            a = F.scaled_dot_product_attention(rope_at(q, pos[-1:]), keys, torch.cat(cache["v"], -2))
+            x = x + block.out(ac.merge_heads(a))
+            x = x + block.mlp(block.norm2(x))
+        logits.append(model.head(model.norm(x)))
+    return torch.cat(logits, 1)
+
+
+@torch.no_grad()
+def renumbered_logits(model, tokens, window, n_sinks):
+    """The logits of ``stream_logits(..., renumber=True)``, all positions at once.
+
+    In a cache of ``n_sinks`` sinks and ``window`` recent tokens with positions renumbered by slot,
+    a recent key is as far from the query as in the text, and sink ``s`` sits at distance
+    ``min(t, n_sinks + window - 1) - s`` from query ``t``; RoPE's score depends only on that distance.
+    """
+    model.eval()
+    T = tokens.shape[1]
+    t = torch.arange(T)
+    mask = torch.from_numpy(kv_cache.window_sink_mask(T, window, n_sinks))
+    x = model.embed(tokens)
+    for block in model.blocks:
+        d = x.shape[-1]
+        q, k, v = (ac.split_heads(u, block.n_heads) for u in block.qkv(block.norm1(x)).split(d, -1))
+        scores = rope_at(q, t) @ rope_at(k, t).transpose(-2, -1)  # (B, H, T, T): distances t - j
+        if n_sinks:
+            q_slot = rope_at(q, t.clamp(max=n_sinks + window - 1))  # the query's slot in the cache
+            scores[..., :n_sinks] = q_slot @ rope_at(k[..., :n_sinks, :], t[:n_sinks]).transpose(-2, -1)
+        scores = (scores / math.sqrt(q.shape[-1])).masked_fill(~mask, -math.inf)
+        x = x + block.out(ac.merge_heads(torch.softmax(scores, -1) @ v))
+        x = x + block.mlp(block.norm2(x))
+    return model.head(model.norm(x))
+
+
+def run(quick: bool, models: str | None = None, seeds=None, jobs: int = 1) -> dict:
+    """All seeds (``SEEDS``, or the first one with ``quick``), in ``jobs`` processes."""
+    seeds = (SEEDS[:1] if quick else SEEDS) if seeds is None else list(seeds)
+    t0 = time.perf_counter()
+    args = [(seed, quick, models) for seed in seeds]
+    if jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(min(jobs, len(seeds))) as pool:
+            per_seed = pool.starmap(run_seed, args)
+    else:
+        per_seed = [run_seed(*a) for a in args]
+    size = sizes(quick)
+    out = {
+        "train_len": TRAIN_LEN,
+        "factor": FACTOR,
+        "eval_lengths": EVAL_LENGTHS,
+        "seeds": seeds,
+        "steps": size["steps"],
+        "alibi_steps": size["alibi_steps"],
+        "finetune_steps": size["finetune_steps"],
+        "finetune_len": int(TRAIN_LEN * FACTOR),
+        "n_eval": size["n_eval"],
+        "scalings": SCALINGS,
+        # every table below is indexed [seed][...]: one entry per seed, in the order of "seeds"
+        "train_loss": {p: [r["train_loss"][p] for r in per_seed] for p in ("rope", "alibi")},
+        "zero_shot": {n: [r["zero_shot"][n] for r in per_seed] for n in per_seed[0]["zero_shot"]},
+        "finetuned": {n: [r["finetuned"][n] for r in per_seed] for n in per_seed[0]["finetuned"]},
+        "sinks": {
+            "length": size["sink_length"],
+            "window": size["window"],
+            "segments": [4, TRAIN_LEN // 2],
+            "accuracy": {
+                kind: {row: [r["sinks"][kind][row] for r in per_seed] for row in per_seed[0]["sinks"][kind]}
+                for kind in per_seed[0]["sinks"]
+            },
+            "first_token_weight": [r["first_token_weight"] for r in per_seed],
+        },
+        "seconds_per_seed": [r["seconds"] for r in per_seed],
+        "seconds": round(time.perf_counter() - t0, 1),
+        "jobs": jobs,
+    }
     return out
 
 
@@ -304,14 +445,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a reduced run; prints, writes nothing")
     parser.add_argument("--out", default=str(ROOT / "attncourse" / "data" / "context_extension.json"))
     parser.add_argument("--models", default=None, help="keep/reuse the trained base models in this folder")
+    parser.add_argument("--jobs", type=int, default=1, help="run the seeds in this many processes")
     args = parser.parse_args()
-    result = run(args.quick, args.models)
+    result = run(args.quick, args.models, jobs=args.jobs)
     text = json.dumps(result, indent=1)
     if args.quick:
         print(text)
     else:
         pathlib.Path(args.out).write_text(text + "\n")
-        print(f"wrote {args.out} in {result['seconds']} s")
+        print(f"wrote {args.out} in {result['seconds']} s (per seed {result['seconds_per_seed']} s)")
 
 
 if __name__ == "__main__":
