@@ -125,6 +125,11 @@ NEW_SITUATIONS = {
         "ch11.absorb_value_side": "absorbing MLA's value up-projection into the output",
         "ch11.predict_cache_gib": "the cache of a configuration the chapter does not tabulate",
     },
+    "ch13": {
+        "ch13.predict_hybrid_mib": "the memory of a hybrid configuration the chapter does not tabulate",
+        "ch13.gated_delta_rule": "the gated delta rule written out (the chapter only calls ac.delta_rule)",
+        "ch13.fix_topk_causal": "ranking keys before the causal mask is applied",
+    },
 }
 
 

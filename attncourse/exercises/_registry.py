@@ -74,6 +74,7 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
     "ch09": ("Chapter 9: Efficient attention", "09_efficient_attention"),
     "ch10": ("Chapter 10: Attention for images", "10_vision_transformer"),
     "ch11": ("Chapter 11: Attention in today's language models", "11_modern_attention"),
+    "ch13": ("Chapter 13: Beyond softmax attention", "13_beyond_softmax"),
     "bugs": ("Appendix: Common bugs", "appendix_common_bugs"),
 }
 
