@@ -46,6 +46,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_hybrid_mib,
+        needs=("import numpy as np", "import torch"),
         public_cases=lambda: grouped(
             "prediction", Case("32 layers, one softmax in four, bfloat16, 4096 tokens")
         ),
@@ -146,6 +147,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_linear,
+        needs=("import numpy as np", "import torch"),
         public_cases=_linear_cases,
         outputs=("out",),
         diagnoses=(
@@ -277,6 +279,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_gated,
+        needs=("import numpy as np", "import torch"),
         public_cases=_gated_cases,
         outputs=("out",),
         diagnoses=(
@@ -390,7 +393,7 @@ register(
         reference=_topk_causal,
         public_cases=_topk_cases,
         outputs=("out",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        needs=("import numpy as np", "import torch", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
                 "early queries read fewer keys than they may: which keys compete for the top k?",
