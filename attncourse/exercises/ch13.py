@@ -26,7 +26,7 @@ register(
     Exercise(
         id="ch13.predict_hybrid_mib",
         number="13.1",
-        title="predict a hybrid's memory at long context",
+        title="predict a hybrid's memory",
         points=1,
         function="predict_hybrid_mib",
         hint="a softmax layer keeps a key and a value per token and KV head; a DeltaNet layer keeps one d_k x d_v matrix per value head, whatever the length",
