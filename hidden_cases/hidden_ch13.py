@@ -10,6 +10,10 @@ def predict_hybrid_mib():
     return grouped("prediction", Case("the same hybrid and sequence"))
 
 
+def predict_topk_share():
+    return grouped("prediction", Case("the same sequence and indexer"))
+
+
 def causal_linear_attention():
     rng = np.random.default_rng(1902)
     n = rng.normal
@@ -87,4 +91,5 @@ HIDDEN = {
     "ch13.causal_linear_attention": causal_linear_attention,
     "ch13.gated_delta_rule": gated_delta_rule,
     "ch13.fix_topk_causal": fix_topk_causal,
+    "ch13.predict_topk_share": predict_topk_share,
 }

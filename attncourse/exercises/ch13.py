@@ -410,3 +410,58 @@ register(
         ),
     )
 )
+
+
+# ----------------------------------------------------------------------------- 13.5 top-k work (predict)
+def _topk_share(L=4096, top_k=256, r=32, E=128, indexer=True, causal_topk=True, causal_dense=True):
+    dense = L * (L + 1) / 2 if causal_dense else L * L  # full scores of dense causal attention
+    allowed = np.arange(1, L + 1)  # query i may see i + 1 keys
+    kept = np.minimum(top_k, allowed).sum() if causal_topk else top_k * L
+    index = r / E * allowed.sum() if indexer else 0.0  # a rank-r score costs r / E of a full one
+    return np.array((kept + index) / dense)
+
+
+register(
+    Exercise(
+        id="ch13.predict_topk_share",
+        number="13.5",
+        title="predict the work top-k attention does",
+        points=1,
+        function="predict_topk_share",
+        hint="count, query by query, the scores it may compute: min(top_k, keys it may see) full scores plus one indexer score per key it may see, at r / E of a full score",
+        kind="predict",
+        description="A causal sequence of $L = 4096$ tokens, heads of width $E = 128$. Each query ranks every "
+        "key it may attend to with an indexer score of width $r = 32$ (costing $r / E$ of a full score) and "
+        "then computes full scores for its `top_k = 256` best (or for all it may see, when fewer). Before "
+        "running anything: what fraction of the full scores of dense causal attention ($L(L+1)/2$) is that "
+        "work, the indexer included? Return the fraction; within 1% passes.",
+        solution='''
+            def predict_topk_share():
+                """(top-k scores + indexer scores) / dense causal scores, L=4096, top_k=256, r/E=1/4."""
+                ### BEGIN SOLUTION
+                L, k = 4096, 256
+                dense = L * (L + 1) / 2  # query i sees i + 1 keys
+                kept = k * (k + 1) / 2 + (L - k) * k  # the first k queries see fewer than k keys
+                return (kept + dense * 32 / 128) / dense  # about 0.12 + 0.25
+                ### END SOLUTION
+        ''',
+        reference=_topk_share,
+        needs=("import numpy as np", "import torch"),
+        public_cases=lambda: grouped("prediction", Case("L=4096, top_k=256, r=32, E=128, causal")),
+        tolerance=(0.01, 0.0),
+        diagnoses=(
+            Diagnosis(
+                "that leaves out a part of the work: what does the indexer cost?",
+                name="indexer free",
+                hint="every key a query may see gets an indexer score, at r / E of a full score",
+                variant=lambda: _topk_share(indexer=False),
+            ),
+            Diagnosis(
+                "that is about half the share: how many scores does dense causal attention compute?",
+                name="dense not causal",
+                hint="dense causal attention computes L (L + 1) / 2 scores, not L^2",
+                variant=lambda: _topk_share(causal_dense=False, causal_topk=False),
+            ),
+        ),
+    )
+)

@@ -1,6 +1,34 @@
 """Chapter 13 (beyond softmax): answers in students' styles, correct and wrong."""
 
 CORRECT = {
+    "ch13.predict_topk_share": {
+        "a loop over queries": """
+            def predict_topk_share():
+                work = sum(min(256, i + 1) + (i + 1) * 32 / 128 for i in range(4096))
+                return work / (4096 * 4097 / 2)
+        """,
+        "the literal": """
+            def predict_topk_share():
+                return 0.371
+        """,
+        "torch float32": """
+            def predict_topk_share():
+                seen = torch.arange(1, 4097, dtype=torch.float32)
+                work = torch.clamp(seen, max=256).sum() + 0.25 * seen.sum()
+                return float(work / seen.sum())
+        """,
+        "helper in an added cell": [
+            """
+            def _causal_scores(L):
+                return L * (L + 1) // 2
+            """,
+            """
+            def predict_topk_share():
+                kept = _causal_scores(4096) - _causal_scores(4096 - 256)
+                return kept / _causal_scores(4096) + 32 / 128
+            """,
+        ],
+    },
     "ch13.predict_hybrid_mib": {
         "an expression with the chapter's numpy": """
             def predict_hybrid_mib():
@@ -157,6 +185,12 @@ CORRECT = {
 }
 
 WRONG = {
+    "ch13.predict_topk_share": {
+        "top-k scores alone": """
+            def predict_topk_share():
+                return 256 * 4096 / (4096 * 4097 / 2)
+        """,
+    },
     "ch13.predict_hybrid_mib": {
         "cache of every layer": """
             def predict_hybrid_mib():
