@@ -132,6 +132,12 @@ NEW_SITUATIONS = {
         "ch12.encoder_decoder_parameters": "the parameter count of any encoder-decoder size",
         "ch12.packed_cross_mask": "the cross-attention mask of packed examples",
     },
+    "ch13": {
+        "ch13.predict_hybrid_mib": "the memory of a hybrid configuration the chapter does not tabulate",
+        "ch13.gated_delta_rule": "the gated delta rule written out (the chapter only calls ac.delta_rule)",
+        "ch13.fix_topk_causal": "ranking keys before the causal mask is applied",
+        "ch13.predict_topk_share": "the work of top-k attention over a whole causal sequence",
+    },
 }
 
 

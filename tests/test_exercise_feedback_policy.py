@@ -32,6 +32,7 @@ FIX_TOKENS = {
     "bugs.swapped_qk": ["q @ k.T", "q @ k"],
     "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
     "ch11.fix_rolling_cache": ["> window", "not >="],
+    "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
 }
 MINE = {f"ch0{n}" for n in range(10)} | {"bugs"}
 # chapters 10 and 11 add their diagnose exercises' tokens here as they write them

@@ -17,7 +17,7 @@ package (``attncourse assign`` / ``attncourse grade``, see the book's instructor
 
 from __future__ import annotations
 
-from . import bugs, ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, ch12  # noqa: F401  (they register the exercises)
+from . import bugs, ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, ch12, ch13  # noqa: F401,E501  (they register the exercises)
 from ._check import CheckResult, ScoreReport, check, reset, score
 from ._registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get, grouped
 from .notebook import chapter_cells, exercise_cells, setup_cell, summary_cell

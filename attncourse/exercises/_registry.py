@@ -75,6 +75,7 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
     "ch10": ("Chapter 10: Attention for images", "10_vision_transformer"),
     "ch11": ("Chapter 11: Attention in today's language models", "11_modern_attention"),
     "ch12": ("Chapter 12: Cross-attention", "12_cross_attention"),
+    "ch13": ("Chapter 13: Beyond softmax attention", "13_beyond_softmax"),
     "bugs": ("Appendix: Common bugs", "appendix_common_bugs"),
 }
 
