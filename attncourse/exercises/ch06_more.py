@@ -67,7 +67,7 @@ register(
                 weights = softmax(np.where(allowed, scores, -np.inf))
                 return weights @ v, weights  # (..., L, L) @ (..., L, Ev) -> (..., L, Ev)
         ''',
-        stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)  # True on and below the diagonal",
+        stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)",
         reference=lambda q, k, v: _leaky(q, k, v, 0),
         public_cases=_leak_cases,
         outputs=("out", "weights"),
