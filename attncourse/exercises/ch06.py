@@ -39,7 +39,8 @@ register(
         hint="query i may see keys 0..i: the lower triangle",
         function="make_causal_mask",
         description="A boolean `(L, S)` mask, True where query `i` may attend to key `j`: on and below "
-        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`).",
+        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`). "
+        "numpy or torch; no attncourse function.",
         solution='''
             def make_causal_mask(L, S):
                 """Boolean (L, S), True = may attend: query i sees keys 0..i (top-left aligned)."""
@@ -313,11 +314,11 @@ def _prefix_cases():
     ) + grouped(
         "dtype",
         Case(
-            "float32, B=1, L=4, E=4, a prefix of 2",
-            q=n(size=(1, 4, 4)).astype(np.float32),
-            k=n(size=(1, 4, 4)).astype(np.float32),
-            v=n(size=(1, 4, 2)).astype(np.float32),
-            prefix_lengths=np.array([2]),
+            "float32, B=2, L=4, E=4, prefixes of 2 and 0",
+            q=n(size=(2, 4, 4)).astype(np.float32),
+            k=n(size=(2, 4, 4)).astype(np.float32),
+            v=n(size=(2, 4, 2)).astype(np.float32),
+            prefix_lengths=np.array([2, 0]),
         ),
     )
 
@@ -525,11 +526,18 @@ def _lg_cases():
         + grouped(
             "edge windows",
             Case(
-                "window 1: the local heads see only themselves, 2 heads, L=4",
-                x=rng.normal(size=(2, 4, 6)),
-                **weights(6),
-                n_heads=2,
+                "window 1: the local heads see only themselves, 4 heads, L=4",
+                x=rng.normal(size=(2, 4, 8)),
+                **weights(8),
+                n_heads=4,
                 window=1,
+            ),
+            Case(
+                "window 5 longer than L=3, 4 heads",
+                x=rng.normal(size=(1, 3, 8)),
+                **weights(8),
+                n_heads=4,
+                window=5,
             ),
         )
         + grouped(
@@ -670,7 +678,7 @@ register(
         "$L \\cdot w$ instead of $L^2$ (a dense `(L, L)` mask like this one still costs $L^2$: the chapter's "
         "sliding-window section measures both). Return the "
         "boolean `(L, L)` mask, True = may attend: query `i` sees keys `j` with "
-        "$i - \\text{window} < j \\le i$.",
+        "$i - \\text{window} < j \\le i$. numpy or torch; no attncourse function.",
         solution='''
             def sliding_window_mask(L, window):
                 """Boolean (L, L), True = may attend: query i sees keys i - window + 1 .. i."""

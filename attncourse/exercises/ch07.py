@@ -165,7 +165,8 @@ register(
         function="rotation_angles",
         description="RoPE rotates feature pair `i` (of `E/2` pairs) at position `pos` by the angle "
         "$pos \\cdot 10000^{-2i/E}$: fast rotations for the first pairs, slow ones for the last. "
-        "Return the `(L, E/2)` table of angles for `positions (L,)`.",
+        "Return the `(L, E/2)` table of angles for `positions (L,)`. numpy or torch; no attncourse "
+        "function.",
         solution='''
             def rotation_angles(positions, E):
                 """Angles pos * 10000^(-2i/E) for positions (L,) and pairs i = 0..E/2-1: shape (L, E/2)."""
@@ -431,7 +432,8 @@ register(
         "head's scores a penalty proportional to the distance, $s_{ij} = q_i \\cdot k_j/\\sqrt{d} - "
         "m_h\\,(i - j)$ for $j \\le i$, with head $h = 0..H-1$ using the slope $m_h = 2^{-8(h+1)/H}$ "
         "(1/2, 1/4, ..., 1/256 for 8 heads). Write causal self-attention with ALiBi for "
-        "`q, k (B, H, L, d)`, `v (B, H, L, Ev)`; return `(out, weights)`.",
+        "`q, k (B, H, L, d)`, `v (B, H, L, Ev)`; return `(out (B, H, L, Ev), weights (B, H, L, L))`. "
+        "`softmax` is handed out; PyTorch's attention functions are not.",
         solution='''
             def alibi_attention(q, k, v):
                 """Causal attention with ALiBi's linear distance penalty: (out (B, H, L, Ev), weights (B, H, L, L))."""
@@ -527,7 +529,8 @@ register(
         "is rotated by $m\\theta$ (position $m$), the key's $k = (k_0, k_1)$ by $n\\theta$ (position $n$), "
         "each by $R(a) = \\begin{pmatrix}\\cos a & -\\sin a \\\\ \\sin a & \\cos a\\end{pmatrix}$. Derive "
         "their dot product $(R(m\\theta) q) \\cdot (R(n\\theta) k)$ as a closed form in $q$, $k$ and the "
-        "offset $n - m$ only, and return it. `q`, `k` have shape `(..., 2)`; `offset` broadcasts against `(...)`.",
+        "offset $n - m$ only, and return it, shape `(...)`. `q`, `k` have shape `(..., 2)`; `offset` "
+        "broadcasts against `(...)`. numpy or torch; no attncourse function.",
         solution='''
             def rope_pair_score(q, k, offset, theta):
                 """(R(m theta) q) . (R(n theta) k) for pairs q, k (..., 2), as a function of offset = n - m."""

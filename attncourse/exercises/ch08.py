@@ -72,7 +72,8 @@ register(
         description="Before running anything: how many parameters does "
         "`TransformerBlock(d_model=64, n_heads=4)` have? Its MLP is $d_{ff} = 4\\,d_{model}$ wide, and "
         "every linear layer and both layer norms have biases. Return the count (exact), then check it "
-        "with `sum(p.numel() for p in block.parameters())`.",
+        "with `sum(p.numel() for p in block.parameters())` in a cell of your own. Plain Python or "
+        "numpy; no attncourse function.",
         solution='''
             def predict_block_parameters():
                 """Parameters of TransformerBlock(d_model=64, n_heads=4), d_ff = 256, with biases."""
@@ -116,7 +117,8 @@ register(
         kind="predict",
         description="Counting only the weight matrices (no biases, no layer norms) of a block with "
         "$d_{ff} = 4\\,d_{model}$: what fraction of them sits in the MLP rather than in attention? "
-        "Return a number between 0 and 1; anything within 2% passes. Does it depend on $d_{model}$?",
+        "Return a number between 0 and 1 (plain Python); anything within 2% passes. Does it depend "
+        "on $d_{model}$?",
         solution='''
             def predict_mlp_share():
                 """Fraction of a block's weight-matrix entries in the MLP when d_ff = 4 d_model."""
@@ -457,7 +459,7 @@ register(
         "Given the model's `logits (B, L, V)` (position `t` predicts token `t + 1`), return the mean "
         "cross-entropy $-\\log p(\\text{tokens}[b, t+1])$ over every pair $(b, t)$ whose target is a real "
         "token ($t + 1 < \\text{lengths}[b]$), each such prediction counting once. Logits can be large: "
-        "use a stable log-softmax.",
+        "use a stable log-softmax. Return a scalar; numpy or torch, no attncourse function.",
         solution='''
             def next_token_loss(logits, tokens, lengths):
                 """Mean next-token cross-entropy over the positions whose target is a real token."""
