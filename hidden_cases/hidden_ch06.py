@@ -1,4 +1,4 @@
-"""Hidden cases, chapter 6 (masks): fully masked rows, broadcasting, float16, L != S."""
+"""Hidden cases, chapter 6 (masks): fully masked rows, broadcasting, float16, one head."""
 
 import numpy as np
 
@@ -35,12 +35,15 @@ def make_causal_mask():
     )
 
 
-def make_padding_mask():
+def packed_causal_mask():
     return _kinds(
         [
-            Case("full length", lengths=np.array([5]), S=5),
-            Case("lengths [0, 0, 1]", lengths=np.array([0, 0, 1]), S=3),
-            Case("lengths [3, 1, 2, 5], S=6", lengths=np.array([3, 1, 2, 5]), S=6),
+            Case("one-token documents", doc_ids=np.array([[4, 5, 6, 7]])),
+            Case("one position", doc_ids=np.array([[0], [3]])),
+            Case(
+                "three rows, L=6",
+                doc_ids=np.array([[0, 0, 0, 1, 1, 2], [5, 5, 5, 5, 5, 5], [1, 2, 2, 2, 3, 3]]),
+            ),
         ],
         "masks",
         "masks",
@@ -48,7 +51,7 @@ def make_padding_mask():
     )
 
 
-def masked_softmax():
+def masked_logsumexp():
     rng = np.random.default_rng(1603)
     causal = np.tril(np.ones((3, 4), dtype=bool))
     return _kinds(
@@ -64,16 +67,20 @@ def masked_softmax():
                 mask=causal,
             ),
             Case(
-                "large scores",
-                scores=rng.normal(size=(2, 4)) * 1000,
-                mask=np.array([[1, 1, 0, 1], [0, 1, 1, 1]], dtype=bool),
+                "scores near -1000, one visible key per row",
+                scores=rng.normal(size=(2, 4)) - 1000,
+                mask=np.array([[0, 0, 1, 0], [1, 0, 0, 0]], dtype=bool),
             ),
             Case(
-                "float16 with a fully masked row",
-                scores=rng.normal(size=(3, 4)).astype(np.float16),
+                "float32 with a fully masked row",
+                scores=rng.normal(size=(3, 4)).astype(np.float32),
                 mask=np.array([[1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 1, 1]], dtype=bool),
             ),
-            Case("nothing masked", scores=rng.normal(size=(2, 5)), mask=np.ones((2, 5), dtype=bool)),
+            Case(
+                "masked scores of 5000",
+                scores=np.array([[5000.0, 0.0, 1.0, 5000.0]]),
+                mask=np.array([[0, 1, 1, 0]], dtype=bool),
+            ),
         ],
         "fully masked rows",
         "batch dimensions",
@@ -83,65 +90,48 @@ def masked_softmax():
     )
 
 
-def masked_attention():
+def prefix_lm_attention():
     rng = np.random.default_rng(1604)
     n = rng.normal
-    pad = np.array([[1, 1, 0, 0, 0], [0, 0, 0, 0, 0]], dtype=bool)[:, None, :]  # (B, 1, S)
     return _kinds(
         [
             Case(
-                "a padding mask (B, 1, S), one sequence fully padded",
-                q=n(size=(2, 3, 4)),
-                k=n(size=(2, 5, 4)),
-                v=n(size=(2, 5, 2)),
-                mask=pad,
+                "B=3, L=6, prefixes of 6, 5 and 3",
+                q=n(size=(3, 6, 4)),
+                k=n(size=(3, 6, 4)),
+                v=n(size=(3, 6, 2)),
+                prefix_lengths=np.array([6, 5, 3]),
             ),
             Case(
-                "causal, more queries than keys",
-                q=n(size=(5, 3)),
-                k=n(size=(3, 3)),
-                v=n(size=(3, 3)),
-                mask=np.tril(np.ones((5, 3), dtype=bool)),
+                "L=1",
+                q=n(size=(2, 1, 3)),
+                k=n(size=(2, 1, 3)),
+                v=n(size=(2, 1, 2)),
+                prefix_lengths=np.array([0, 1]),
             ),
             Case(
-                "float16, one query sees nothing",
-                q=n(size=(3, 8)).astype(np.float16),
-                k=n(size=(4, 8)).astype(np.float16),
-                v=n(size=(4, 2)).astype(np.float16),
-                mask=np.array([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=bool),
-            ),
-            Case(
-                "batch and heads with a (L, S) mask",
-                q=n(size=(2, 2, 3, 4)),
-                k=n(size=(2, 2, 3, 4)),
-                v=n(size=(2, 2, 3, 5)),
-                mask=np.tril(np.ones((3, 3), dtype=bool)),
-            ),
-            Case(
-                "large scores",
-                q=n(size=(3, 4)) * 30,
-                k=n(size=(3, 4)) * 30,
-                v=n(size=(3, 2)),
-                mask=np.tril(np.ones((3, 3), dtype=bool)),
+                "float16, B=2, L=5, prefixes of 1 and 2",
+                q=n(size=(2, 5, 8)).astype(np.float16),
+                k=n(size=(2, 5, 8)).astype(np.float16),
+                v=n(size=(2, 5, 2)).astype(np.float16),
+                prefix_lengths=np.array([1, 2]),
             ),
         ],
-        "batch dimensions",
         "values",
-        "fully masked rows",
-        "batch dimensions",
         "values",
+        "dtype",
     )
 
 
-def mask_from_hf():
+def mask_from_additive():
+    f32, f16 = np.finfo(np.float32).min, np.finfo(np.float16).min
+    pad = np.array([[1, 0, 0], [1, 1, 1], [0, 0, 0]], dtype=bool)[:, None, None, :]
+    window = np.tril(np.ones((4, 4), dtype=bool)) & ~np.tril(np.ones((4, 4), dtype=bool), k=-2)
     return _kinds(
         [
-            Case("one sequence, no padding", attention_mask=np.array([[1, 1, 1, 1]])),
-            Case("left padding", attention_mask=np.array([[0, 0, 1, 1], [0, 1, 1, 1]])),
-            Case(
-                "int32 input",
-                attention_mask=np.array([[1, 1, 0, 0, 0], [1, 1, 1, 1, 0], [1, 0, 0, 0, 0]], dtype=np.int32),
-            ),
+            Case("float16 padding, a fully padded row", bias=np.where(pad, 0.0, f16).astype(np.float16)),
+            Case("float32 window (4, 4)", bias=np.where(window, 0.0, f32).astype(np.float32)),
+            Case("float64, -inf and finfo.min mixed", bias=np.array([[0.0, -np.inf, f32, 0.0]])),
         ],
         "masks",
         "masks",
@@ -149,46 +139,23 @@ def mask_from_hf():
     )
 
 
-def masked_multi_head_attention():
+def local_global_attention():
     rng = np.random.default_rng(1606)
     n = rng.normal
-    causal = np.tril(np.ones((4, 4), dtype=bool))
-    pad = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 0, 0]], dtype=bool)[:, None, None, :]  # (B, 1, 1, S)
     cases = [
+        Case("one head: global", x=n(size=(2, 3, 4)), **_weights(rng, 4), n_heads=1, window=2),
+        Case("6 heads, L=7, window 3", x=n(size=(1, 7, 12)), **_weights(rng, 12), n_heads=6, window=3),
+        Case("window longer than L", x=n(size=(2, 3, 4)), **_weights(rng, 4), n_heads=2, window=5),
         Case(
-            "causal and padding together (B, 1, L, L), a fully padded sequence",
-            x=n(size=(3, 4, 8)),
-            **_weights(rng, 8),
-            n_heads=2,
-            mask=pad & causal,
-        ),
-        Case(
-            "one head, causal",
-            x=n(size=(2, 3, 4)),
-            **_weights(rng, 4),
-            n_heads=1,
-            mask=np.tril(np.ones((3, 3), dtype=bool)),
-        ),
-        Case(
-            "float32, 4 heads, padding",
+            "float32, 4 heads, window 2",
             x=n(size=(2, 5, 8)).astype(np.float32),
             **_weights(rng, 8, np.float32),
             n_heads=4,
-            mask=np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)[:, None, None, :],
-        ),
-        Case(
-            "per-head mask (1, H, L, L)",
-            x=n(size=(1, 3, 6)),
-            **_weights(rng, 6),
-            n_heads=2,
-            mask=np.stack([np.tril(np.ones((3, 3), dtype=bool)), np.ones((3, 3), dtype=bool)])[None],
-        ),
-        Case(
-            "4 heads, causal, d_model=16", x=n(size=(2, 4, 16)), **_weights(rng, 16), n_heads=4, mask=causal
+            window=2,
         ),
     ]
     # scored in groups, as the public cases: a one-head case passes a wrong head scale by coincidence
-    groups = ["fully masked rows", "causal masks", "padding masks", "per-head masks", "causal masks"]
+    groups = ["windows", "windows", "edge windows", "windows"]
     for case, group in zip(cases, groups):
         case.group = group
     return cases
@@ -196,11 +163,11 @@ def masked_multi_head_attention():
 
 HIDDEN = {
     "ch06.make_causal_mask": make_causal_mask,
-    "ch06.make_padding_mask": make_padding_mask,
-    "ch06.masked_softmax": masked_softmax,
-    "ch06.masked_attention": masked_attention,
-    "ch06.mask_from_hf": mask_from_hf,
-    "ch06.masked_multi_head_attention": masked_multi_head_attention,
+    "ch06.packed_causal_mask": packed_causal_mask,
+    "ch06.masked_logsumexp": masked_logsumexp,
+    "ch06.prefix_lm_attention": prefix_lm_attention,
+    "ch06.mask_from_additive": mask_from_additive,
+    "ch06.local_global_attention": local_global_attention,
 }
 
 

@@ -5,13 +5,36 @@ import numpy as np
 from attncourse.exercises import Case, grouped
 
 
-def sinusoidal_table():
-    return grouped(
-        "shape",
-        Case("one position pair: (1, 2)", n_positions=1, d_model=2),
-        Case("(50, 16)", n_positions=50, d_model=16),
-        Case("(3, 64)", n_positions=3, d_model=64),
-        Case("(128, 4)", n_positions=128, d_model=4),
+def partial_rotary():
+    rng = np.random.default_rng(1701)
+    return (
+        grouped(
+            "positions",
+            Case(
+                "rotary_dim=2, E=16", x=rng.normal(size=(3, 16)), positions=np.array([0, 9, 40]), rotary_dim=2
+            ),
+            Case(
+                "rotary_dim=8 of E=32", x=rng.normal(size=(2, 32)), positions=np.array([7, 100]), rotary_dim=8
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "batch (2, 3, 8), rotary_dim=4",
+                x=rng.normal(size=(2, 3, 8)),
+                positions=np.arange(3),
+                rotary_dim=4,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, rotary_dim=16 of E=64",
+                x=rng.normal(size=(3, 64)).astype(np.float32),
+                positions=np.array([0, 1, 50]),
+                rotary_dim=16,
+            ),
+        )
     )
 
 
@@ -25,53 +48,54 @@ def rotation_angles():
     )
 
 
-def apply_rotary():
+def rope_2d():
     rng = np.random.default_rng(1703)
+    grid = np.array([(r, c) for r in range(3) for c in range(3)])
     return (
         grouped(
-            "batch dims",
-            Case("batch (2, 4, 8), positions 0..3", x=rng.normal(size=(2, 4, 8)), positions=np.arange(4)),
-        )
-        + grouped(
-            "positions",
-            Case("positions [100, 7, 0]", x=rng.normal(size=(3, 6)), positions=np.array([100, 7, 0])),
-            Case("E=2", x=rng.normal(size=(5, 2)), positions=np.arange(5)),
-        )
-        + grouped(
-            "dtype",
+            "grids",
+            Case("a 3 x 3 grid, E=16", x=rng.normal(size=(9, 16)), rows=grid[:, 0], cols=grid[:, 1]),
             Case(
-                "float32, E=64", x=rng.normal(size=(3, 64)).astype(np.float32), positions=np.array([0, 1, 50])
+                "one patch far out, E=4", x=rng.normal(size=(1, 4)), rows=np.array([30]), cols=np.array([2])
             ),
         )
-    )
-
-
-def apply_rotary_interleaved():
-    rng = np.random.default_rng(1704)
-    return (
-        grouped(
-            "batch dims",
-            Case("batch (2, 3, 8), positions 0..2", x=rng.normal(size=(2, 3, 8)), positions=np.arange(3)),
-        )
         + grouped(
-            "positions", Case("positions [12, 4]", x=rng.normal(size=(2, 6)), positions=np.array([12, 4]))
+            "batch dims",
+            Case(
+                "batch (2, 3), E=8",
+                x=rng.normal(size=(2, 3, 8)),
+                rows=np.array([0, 1, 2]),
+                cols=np.array([2, 2, 0]),
+            ),
         )
         + grouped(
             "dtype",
             Case(
                 "float32, E=32",
                 x=rng.normal(size=(4, 32)).astype(np.float32),
-                positions=np.array([3, 1, 4, 1]),
+                rows=np.array([3, 1, 4, 1]),
+                cols=np.array([5, 9, 2, 6]),
             ),
         )
     )
 
 
+def alibi_slopes():
+    return grouped(
+        "head counts",
+        Case("1 head", n_heads=1),
+        Case("5 heads", n_heads=5),
+        Case("16 heads", n_heads=16),
+        Case("24 heads", n_heads=24),
+        Case("3 heads", n_heads=3),
+    )
+
+
 HIDDEN = {
-    "ch07.sinusoidal_table": sinusoidal_table,
+    "ch07.partial_rotary": partial_rotary,
     "ch07.rotation_angles": rotation_angles,
-    "ch07.apply_rotary": apply_rotary,
-    "ch07.apply_rotary_interleaved": apply_rotary_interleaved,
+    "ch07.rope_2d": rope_2d,
+    "ch07.alibi_slopes": alibi_slopes,
 }
 
 
@@ -123,14 +147,14 @@ def rope_pair_score():
     )
 
 
-def predict_longest_wavelength():
-    return grouped("prediction", Case("E = 128, base 10000, the slowest pair"))
+def predict_pairs_turning():
+    return grouped("prediction", Case("E = 128, base 10000, 4096 positions"))
 
 
 HIDDEN.update(
     {
         "ch07.alibi_attention": alibi_attention,
         "ch07.rope_pair_score": rope_pair_score,
-        "ch07.predict_longest_wavelength": predict_longest_wavelength,
+        "ch07.predict_pairs_turning": predict_pairs_turning,
     }
 )

@@ -20,7 +20,7 @@ def predict_mlp_share():
     return grouped("prediction", Case("d_ff = 4 d_model"))
 
 
-def pre_norm_block():
+def parallel_block():
     rng = np.random.default_rng(1803)
     n = rng.normal
     return grouped(
@@ -39,21 +39,18 @@ def pre_norm_block():
     )
 
 
-def fix_post_norm():
-    rng = np.random.default_rng(1804)
-    n = rng.normal
+def head_removal_cost():
+    from attncourse.exercises.ch08 import _removal_case
+
+    rng = np.random.default_rng(1814)
     return grouped(
-        "shape",
-        Case("L=1, d_model=8", x=n(size=(1, 1, 8)) * 4, W_1=n(size=(8, 16)) / 3, W_2=n(size=(16, 8)) / 4),
-        Case("B=3, L=4, d_model=4", x=n(size=(3, 4, 4)) + 2, W_1=n(size=(4, 4)), W_2=n(size=(4, 4))),
+        "values",
+        _removal_case(rng, "one head", 2, 1, 4, 3, 5),
+        _removal_case(rng, "one position", 3, 2, 1, 2, 4),
+        _removal_case(rng, "8 heads, d_head=1, head 5 copies key t - 1", 1, 8, 6, 1, 8, planted=5),
     ) + grouped(
         "dtype",
-        Case(
-            "float32",
-            x=n(size=(2, 3, 6)).astype(np.float32) * 5,
-            W_1=(n(size=(6, 24)) / 3).astype(np.float32),
-            W_2=(n(size=(24, 6)) / 5).astype(np.float32),
-        ),
+        _removal_case(rng, "float32, 4 heads", 3, 4, 4, 2, 6, dtype=np.float32),
     )
 
 
@@ -93,7 +90,7 @@ def next_token_loss():
 HIDDEN = {
     "ch08.predict_block_parameters": predict_block_parameters,
     "ch08.predict_mlp_share": predict_mlp_share,
-    "ch08.pre_norm_block": pre_norm_block,
-    "ch08.fix_post_norm": fix_post_norm,
+    "ch08.parallel_block": parallel_block,
+    "ch08.head_removal_cost": head_removal_cost,
     "ch08.next_token_loss": next_token_loss,
 }

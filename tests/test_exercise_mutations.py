@@ -103,16 +103,24 @@ def _masked_sm(s, allowed):
     return np.where(total > 0, e / np.where(total > 0, total, 1.0), 0.0)
 
 
-def masked_softmax_inverted(scores, mask):
-    return _masked_sm(scores, ~mask)
+def logsumexp_inverted(scores, mask):
+    s = np.where(mask, -np.inf, scores)
+    top = s.max(axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return top[..., 0] + np.log(np.exp(s - top).sum(axis=-1))
 
 
-def masked_softmax_large_negative(scores, mask):
-    return _sm(np.where(mask, scores, -1e9))
+def logsumexp_large_negative(scores, mask):
+    s = np.where(mask, scores, -1e9)
+    top = s.max(axis=-1, keepdims=True)
+    return top[..., 0] + np.log(np.exp(s - top).sum(axis=-1))
 
 
-def masked_softmax_nan(scores, mask):
-    return _sm(np.where(mask, scores, -np.inf))
+def logsumexp_shift_over_all(scores, mask):
+    top = np.max(scores, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        return top[..., 0] + np.log((np.exp(scores - top) * mask).sum(axis=-1))
 
 
 def causal_mask_without_diagonal(L, S):
@@ -186,10 +194,6 @@ def late_scaling(q, k, v):
     return w @ v, w
 
 
-def padding_mask_one_too_many(lengths, S):
-    return np.arange(S)[None, :] <= np.asarray(lengths)[:, None]
-
-
 def split_heads_straight(x, n_heads):
     *lead, L, D = x.shape
     return x.reshape(*lead, n_heads, L, D // n_heads)
@@ -245,9 +249,9 @@ WRONG_ANSWERS = [
     ("ch04.project_qkv", project_transposed, "multiplied by W transposed"),
     ("ch05.multi_head_attention", mha_scaled_by_d_model, "scale by d_model"),
     ("ch05.multi_head_attention", mha_without_w_o, "out skips the output projection"),
-    ("ch06.masked_softmax", masked_softmax_inverted, "inverted mask"),
-    ("ch06.masked_softmax", masked_softmax_large_negative, "large negative instead of -inf"),
-    ("ch06.masked_softmax", masked_softmax_nan, "NaN for a fully masked row"),
+    ("ch06.masked_logsumexp", logsumexp_inverted, "inverted mask"),
+    ("ch06.masked_logsumexp", logsumexp_large_negative, "large negative instead of -inf"),
+    ("ch06.masked_logsumexp", logsumexp_shift_over_all, "maximum over the masked scores too"),
     ("ch06.make_causal_mask", causal_mask_without_diagonal, "the diagonal must be True"),
     ("ch06.make_causal_mask", causal_mask_bottom_right, "you aligned the diagonal bottom-right"),
     ("ch06.sliding_window_mask", window_one_too_wide, "off by one"),
@@ -257,7 +261,6 @@ WRONG_ANSWERS = [
     ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
     ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
-    ("ch06.make_padding_mask", padding_mask_one_too_many, "off by one"),
     ("ch05.split_into_heads", split_heads_straight, _named("ch05.split_into_heads", 0)),
     ("ch09.decode_step", decode_step_prepending, _named("ch09.decode_step", 1)),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),

@@ -216,8 +216,11 @@ def test_the_numeric_predictions_hold():
     from attncourse import rope_frequencies
 
     inv_freq, _ = rope_frequencies(128)  # the package's RoPE frequencies, base 10000
-    slowest = 2 * np.pi / np.min(np.asarray(inv_freq, dtype=np.float64))
-    assert abs(_answer("ch07.predict_longest_wavelength") / slowest - 1) < 1e-3
+    periods = 2 * np.pi / np.asarray(inv_freq, dtype=np.float64)  # positions per full turn, each pair
+    positions = np.arange(4097)[:, None] * np.asarray(inv_freq, dtype=np.float64)  # angles at 0..4096
+    assert (
+        _answer("ch07.predict_pairs_turning") == (positions[-1] >= 2 * np.pi).sum() == (periods <= 4096).sum()
+    )
     layer_keys = np.zeros((8, 8192, 128), dtype=np.float16)  # one layer's keys; bfloat16 is 2 bytes too
     assert _answer("ch09.predict_kv_cache_bytes") == 2 * 24 * layer_keys.nbytes
     blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query
@@ -263,7 +266,7 @@ def test_the_references_agree_with_the_package_and_torch():
 
     rng = np.random.default_rng(2)
     n = rng.normal
-    # the pre-norm block: TransformerBlock without biases, gamma = 1, the same weights
+    # the parallel block: the sublayers of TransformerBlock without biases, gamma = 1, the same weights
     d, d_ff, heads = 8, 16, 2
     x, W_q, W_k, W_v, W_o = n(size=(2, 5, d)), *(n(size=(d, d)) / 3 for _ in range(4))
     W_1, W_2 = n(size=(d, d_ff)) / 3, n(size=(d_ff, d)) / 4
@@ -278,8 +281,10 @@ def test_the_references_agree_with_the_package_and_torch():
             (block.mlp.down, W_2),
         ):
             lin.weight.copy_(torch.from_numpy(W.T))  # nn.Linear computes x @ weight.T
-        ours, _ = block(torch.from_numpy(x), is_causal=True)
-    ref = _answer("ch08.pre_norm_block", x, W_q, W_k, W_v, W_o, W_1, W_2, heads)
+        xt = torch.from_numpy(x)
+        h = block.norm1(xt)  # gamma = 1, beta = 0 at initialisation: the plain layer norm
+        ours = xt + block.attn(h, is_causal=True)[0] + block.mlp(h)  # both sublayers read one LN(x)
+    ref = _answer("ch08.parallel_block", x, W_q, W_k, W_v, W_o, W_1, W_2, heads)
     np.testing.assert_allclose(ref, ours.numpy(), rtol=1e-10, atol=1e-12)
     # grouped-query attention: torch's enable_gqa uses the same grouping
     q, k, v = n(size=(2, 6, 3, 4)), n(size=(2, 2, 5, 4)), n(size=(2, 2, 5, 3))

@@ -1,20 +1,16 @@
-"""Chapter 6 exercises: masks (True = may attend), fully masked rows, masked multi-head attention."""
+"""Chapter 6 exercises: masks (True = may attend), fully masked rows, local and global heads."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import causal_mask, from_hf_attention_mask, padding_mask, softmax
+from .. import causal_mask
 from .. import scaled_dot_product_attention as sdpa
 from ._common import (
     D_MODEL_SCALE,
     INVERTED_MASK,
-    LARGE_NEGATIVE,
     NAN_FULLY_MASKED,
     inverted_mask,
-    masked_softmax_reference,
-    nan_masked_softmax,
-    swap,
 )
 from ._registry import Case, Diagnosis, Exercise, grouped, register
 from .ch05 import mha_reference
@@ -43,7 +39,8 @@ register(
         hint="query i may see keys 0..i: the lower triangle",
         function="make_causal_mask",
         description="A boolean `(L, S)` mask, True where query `i` may attend to key `j`: on and below "
-        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`).",
+        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`). "
+        "numpy or torch; no attncourse function.",
         solution='''
             def make_causal_mask(L, S):
                 """Boolean (L, S), True = may attend: query i sees keys 0..i (top-left aligned)."""
@@ -69,57 +66,122 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.2 padding mask
-def _padding_cases():
+# ----------------------------------------------------------------------------- 6.2 packed documents
+def _packed(doc_ids, causal=True, documents=True):
+    d = np.asarray(doc_ids)
+    L = d.shape[-1]
+    same = d[..., :, None] == d[..., None, :] if documents else np.ones(d.shape + (L,), dtype=bool)
+    return same & np.tril(np.ones((L, L), dtype=bool)) if causal else same
+
+
+def _packed_cases():
     return grouped(
         "masks",
-        Case("lengths [2, 3], S=4", lengths=np.array([2, 3]), S=4),
-        Case("lengths [1, 4, 0], S=4", lengths=np.array([1, 4, 0]), S=4),
+        Case("one row, documents of 2 and 3 tokens", doc_ids=np.array([[0, 0, 1, 1, 1]])),
+        Case(
+            "two rows, L=4: documents of 1, 2, 1 tokens; one document",
+            doc_ids=np.array([[0, 1, 1, 2], [0, 0, 0, 0]]),
+        ),
+        Case("ids that are not 0, 1, 2: [7, 7, 3, 3, 3, 9]", doc_ids=np.array([[7, 7, 3, 3, 3, 9]])),
     )
 
 
 register(
     Exercise(
-        id="ch06.make_padding_mask",
+        id="ch06.packed_causal_mask",
         number="6.2",
-        title="a padding mask from lengths",
+        title="a causal mask for packed documents",
         points=2,
-        hint="compare the positions 0..S-1 with each length, broadcasting",
-        function="make_padding_mask",
-        description="Sequence `b` has `lengths[b]` real tokens followed by padding. Return the boolean "
-        "`(B, S)` mask, True for the real tokens (the keys that may be attended to).",
+        hint="two conditions on every (query, key) pair; which two, and how do they combine?",
+        function="packed_causal_mask",
+        description="To waste no compute on padding, pretraining *packs* several documents into one row: "
+        "row `b` of `doc_ids (B, L)` gives the document each position belongs to (each document is one "
+        "run of equal ids; the ids are arbitrary integers). A token must see the earlier tokens of its "
+        "own document and nothing of any other document. Return the boolean `(B, L, L)` mask, "
+        "True = may attend. numpy or torch; no attncourse function.",
         solution='''
-            def make_padding_mask(lengths, S):
-                """Boolean (B, S), True for the first lengths[b] positions of sequence b."""
+            def packed_causal_mask(doc_ids):
+                """Boolean (B, L, L), True = may attend: causal, and only within the query's own document."""
                 ### BEGIN SOLUTION
-                positions = np.arange(S)  # (S,)
-                return positions[None, :] < np.asarray(lengths)[:, None]  # (1, S) < (B, 1) -> (B, S)
+                doc_ids = np.asarray(doc_ids)
+                L = doc_ids.shape[-1]
+                same_doc = doc_ids[:, :, None] == doc_ids[:, None, :]  # (B, L, 1) == (B, 1, L) -> (B, L, L)
+                causal = np.tril(np.ones((L, L), dtype=bool))  # (L, L): key j <= query i
+                return same_doc & causal  # both must hold
                 ### END SOLUTION
         ''',
-        reference=lambda lengths, S: padding_mask(lengths, S),
-        public_cases=_padding_cases,
+        reference=_packed,
+        public_cases=_packed_cases,
         diagnoses=(
-            Diagnosis(INVERTED_MASK, variant=lambda lengths, S: ~padding_mask(lengths, S)),
+            Diagnosis(INVERTED_MASK, variant=lambda d: ~_packed(d)),
             Diagnosis(
-                "off by one: a sequence of length n has its real tokens at positions 0..n-1 (use <, not <=)",
-                variant=lambda lengths, S: np.arange(S)[None, :] <= np.asarray(lengths)[:, None],
+                "a token sees the earlier documents of its row: packed documents must not see each other",
+                name="documents leak",
+                hint="compare the document of the query with that of the key",
+                variant=lambda d: (
+                    _packed(d, documents=False) if len(set(np.asarray(d).ravel().tolist())) > 1 else None
+                ),
+            ),
+            Diagnosis(
+                "a token sees the later tokens of its own document: within a document the mask is still causal",
+                name="not causal within a document",
+                hint="keep only keys j <= i",
+                variant=lambda d: _packed(d, causal=False),
+            ),
+            Diagnosis(
+                "your mask allows a key when either condition holds; a key must be both earlier and in "
+                "the same document",
+                name="or instead of and",
+                hint="& rather than |",
+                variant=lambda d: _packed(d, documents=False) | _packed(d, causal=False),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.3 masked softmax
-def _masked_softmax_cases():
+# ----------------------------------------------------------------------------- 6.3 masked log-sum-exp
+def _lse(scores, mask, empty="-inf", shift="visible", fill=None):
+    scores = np.asarray(scores, dtype=np.float64)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+    if fill is not None:  # a finite stand-in for -inf
+        s = np.where(mask, scores, fill)
+        top = s.max(axis=-1, keepdims=True)
+        return (top + np.log(np.exp(s - top).sum(axis=-1, keepdims=True)))[..., 0]
+    if shift == "all":  # the shift taken over every score, the masked ones too
+        top = scores.max(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore"):
+            return (top + np.log((np.exp(scores - top) * mask).sum(axis=-1, keepdims=True)))[..., 0]
+    if shift == "none":  # no shift at all
+        with np.errstate(over="ignore", divide="ignore"):
+            return np.log((np.exp(scores) * mask).sum(axis=-1))
+    s = np.where(mask, scores, -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = (safe + np.log(np.exp(s - safe).sum(axis=-1, keepdims=True)))[..., 0]
+    if empty == "zero":
+        return np.where(mask.any(axis=-1), out, 0.0)
+    if empty == "nan":
+        return np.where(mask.any(axis=-1), out, np.nan)
+    return out
+
+
+def _lse_cases():
     rng = np.random.default_rng(603)
     return (
         grouped(
             "values",
             Case("causal (3, 3)", scores=rng.normal(size=(3, 3)), mask=np.tril(np.ones((3, 3), dtype=bool))),
             Case(
-                "large scores, a (2, 4) mask",
+                "scores in the thousands, a (2, 4) mask",
                 scores=rng.normal(size=(2, 4)) * 1000,
                 mask=np.array([[1, 0, 1, 1], [0, 1, 1, 0]], dtype=bool),
+            ),
+            Case(
+                "a masked score far above the visible ones",
+                scores=np.array([[2000.0, 1.0, -1.0], [0.5, 3000.0, 0.0]]),
+                mask=np.array([[0, 1, 1], [1, 0, 1]], dtype=bool),
             ),
         )
         + grouped(
@@ -143,194 +205,299 @@ def _masked_softmax_cases():
     )
 
 
-def _times_mask(scores, mask):
-    return softmax(scores) * mask
-
-
 register(
     Exercise(
-        id="ch06.masked_softmax",
+        id="ch06.masked_logsumexp",
         number="6.3",
-        title="masked softmax",
+        title="the log-sum-exp of the visible keys",
         points=3,
-        hint="-inf where the mask is False; a row with nothing left must give zeros, not NaN",
-        function="masked_softmax",
-        description="Softmax over the last axis of `scores` where only the keys with `mask == True` "
-        "count (`mask` broadcasts against `scores`). A row with nothing to attend to must come out as "
-        "all zeros: no NaN. Don't use `attncourse.softmax` here: handle that row yourself.",
+        hint="what is the sum of no terms, and its log? And which maximum keeps exp from overflowing or vanishing?",
+        function="masked_logsumexp",
+        description="Attention kernels and losses keep $\\log \\sum_j e^{s_j}$ of each row, its "
+        "log-sum-exp, instead of the weights. Return it over the last axis of `scores`, counting only "
+        "the keys where `mask` is True (`mask` broadcasts against `scores`): shape `scores.shape[:-1]`. "
+        "Scores can be in the thousands, and a masked score may be far larger than every visible one; "
+        "a row with no visible key has the log of an empty sum. numpy or torch; no attncourse function.",
         solution='''
-            def masked_softmax(scores, mask):
-                """Softmax over the keys where mask is True; a fully masked row is all zeros."""
+            def masked_logsumexp(scores, mask):
+                """log sum_j exp(scores[..., j]) over the keys where mask is True: shape scores.shape[:-1]."""
                 ### BEGIN SOLUTION
-                scores = np.where(mask, scores, -np.inf)  # blocked keys: exp(-inf) = 0
-                row_max = scores.max(axis=-1, keepdims=True)
-                row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: no -inf - (-inf) = NaN
-                e = np.exp(scores - row_max)
-                total = e.sum(axis=-1, keepdims=True)
-                return e / np.where(total > 0, total, 1.0)  # a row with nothing to attend to stays all zeros
+                s = np.where(mask, scores, -np.inf)  # a masked key adds exp(-inf) = 0 to the sum
+                top = s.max(axis=-1, keepdims=True)  # the largest *visible* score
+                top = np.where(np.isfinite(top), top, 0.0)  # a row with nothing visible: no -inf - (-inf)
+                total = np.exp(s - top).sum(axis=-1)  # every term <= 1, at least one = 1 if any is visible
+                with np.errstate(divide="ignore"):
+                    return top[..., 0] + np.log(total)  # log 0 = -inf for a row with no visible key
                 ### END SOLUTION
         ''',
-        reference=masked_softmax_reference,
-        public_cases=_masked_softmax_cases,
-        distributions=("result",),
+        reference=_lse,
+        public_cases=_lse_cases,
         diagnoses=(
-            inverted_mask(masked_softmax_reference, 1),
-            Diagnosis(NAN_FULLY_MASKED, variant=nan_masked_softmax),
-            Diagnosis(LARGE_NEGATIVE, variant=lambda scores, mask: softmax(np.where(mask, scores, -1e9))),
+            inverted_mask(_lse, 1),
             Diagnosis(
-                "you zeroed the masked weights after the softmax, so the rows no longer sum to 1: "
-                "mask the scores (with -inf) before the softmax",
-                variant=_times_mask,
+                "a row with no visible key came out as 0: the sum of no terms is 0, and its log is -inf "
+                "(0 is the log of 1, a row with one key of score 0)",
+                name="empty row gives 0",
+                hint="what is log(0)?",
+                variant=lambda s, m: _lse(s, m, empty="zero"),
+            ),
+            Diagnosis(
+                NAN_FULLY_MASKED,
+                name="NaN for an empty row",
+                hint="subtract a finite maximum in a row with nothing visible",
+                variant=lambda s, m: _lse(s, m, empty="nan"),
+            ),
+            Diagnosis(
+                "a masked score larger than every visible one broke your result: the shift must be the "
+                "largest *visible* score, or every visible term underflows to 0",
+                name="maximum over the masked scores too",
+                hint="take the maximum after masking",
+                variant=lambda s, m: _lse(s, m, shift="all"),
+            ),
+            Diagnosis(
+                "large scores overflow: exp(1000) is inf in float64. Subtract the row's largest visible "
+                "score first and add it back after the log",
+                name="no shift",
+                hint="log sum exp(s) = m + log sum exp(s - m)",
+                variant=lambda s, m: _lse(s, m, shift="none") if np.abs(s).max() > 700 else None,
+            ),
+            Diagnosis(
+                "a row with no visible key came out finite: a large negative stand-in for -inf is not log(0)",
+                name="large negative instead of -inf",
+                hint="fill with -inf, then guard the maximum",
+                variant=lambda s, m: _lse(s, m, fill=-1e9),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.4 masked attention
-def _masked_attention(q, k, v, mask, scale=None):
-    return sdpa(q, k, v, np.asarray(mask, dtype=bool), scale=scale)
+# ----------------------------------------------------------------------------- 6.4 prefix-LM attention
+def _prefix_mask(L, prefix_lengths, mode="prefix"):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    p = np.asarray(prefix_lengths)[:, None, None]  # (B, 1, 1)
+    if mode == "causal":
+        return np.broadcast_to(j <= i, (len(prefix_lengths), L, L))
+    if mode == "and":  # the prefix only, and causal
+        return (j <= i) & (j < p)
+    if mode == "inclusive":  # one key too many
+        return (j <= i) | (j <= p)
+    if mode == "prefix rows":  # the prefix's queries see everything
+        return (j <= i) | (i < p)
+    return (j <= i) | (j < p)
 
 
-def _nan_attention(q, k, v, mask):
-    weights = nan_masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), mask)
-    return weights @ v, weights
+def _prefix_lm(q, k, v, prefix_lengths, mode="prefix", scale=None):
+    mask = _prefix_mask(q.shape[-2], prefix_lengths, mode)  # (B, L, L)
+    return sdpa(q, k, v, mask, scale=scale)
 
 
-def _masked_attention_cases():
+def _prefix_cases():
     rng = np.random.default_rng(604)
     n = rng.normal
-    return (
-        grouped(
-            "values",
-            Case(
-                "causal, L=5 queries, S=3 keys",
-                q=n(size=(5, 2)),
-                k=n(size=(3, 2)),
-                v=n(size=(3, 3)),
-                mask=np.tril(np.ones((5, 3), dtype=bool)),
-            ),
-            Case(
-                "causal, L=S=4",
-                q=rng.normal(size=(4, 3)),
-                k=rng.normal(size=(4, 3)),
-                v=rng.normal(size=(4, 2)),
-                mask=np.tril(np.ones((4, 4), dtype=bool)),
-            ),
-        )
-        + grouped(
-            "fully masked rows",
-            Case(
-                "padding, the second query sees nothing",
-                q=rng.normal(size=(3, 4)),
-                k=rng.normal(size=(5, 4)),
-                v=rng.normal(size=(5, 3)),
-                mask=np.array([[1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool),
-            ),
-        )
-        + grouped(
-            "batch dimensions",
-            Case(
-                "batch and heads (2, 2) with a (L, S) mask, L=2, S=3",
-                q=n(size=(2, 2, 2, 4)),
-                k=n(size=(2, 2, 3, 4)),
-                v=n(size=(2, 2, 3, 2)),
-                mask=np.array([[1, 0, 1], [1, 1, 0]], dtype=bool),
-            ),
-            Case(
-                "a padding mask (B, 1, S), B=2, L=2, S=3, the second sequence fully padded",
-                q=n(size=(2, 2, 3)),
-                k=n(size=(2, 3, 3)),
-                v=n(size=(2, 3, 2)),
-                mask=np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)[:, None, :],
-            ),
-        )
+    return grouped(
+        "values",
+        Case(
+            "B=2, L=5, E=3, prefixes of 2 and 3",
+            q=n(size=(2, 5, 3)),
+            k=n(size=(2, 5, 3)),
+            v=n(size=(2, 5, 2)),
+            prefix_lengths=np.array([2, 3]),
+        ),
+        Case(
+            "B=3, L=4, E=2, prefixes of 0, 1 and 4",
+            q=n(size=(3, 4, 2)),
+            k=n(size=(3, 4, 2)),
+            v=n(size=(3, 4, 3)),
+            prefix_lengths=np.array([0, 1, 4]),
+        ),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=2, L=4, E=4, prefixes of 2 and 0",
+            q=n(size=(2, 4, 4)).astype(np.float32),
+            k=n(size=(2, 4, 4)).astype(np.float32),
+            v=n(size=(2, 4, 2)).astype(np.float32),
+            prefix_lengths=np.array([2, 0]),
+        ),
     )
 
 
 register(
     Exercise(
-        id="ch06.masked_attention",
+        id="ch06.prefix_lm_attention",
         number="6.4",
-        title="masked attention",
+        title="attention for a prefix language model",
         points=3,
-        hint="mask the scaled scores with -inf before the softmax",
-        function="masked_attention",
-        description="Scaled attention in which query `i` may attend to key `j` only where `mask[..., i, j]` "
-        "is True (`mask` broadcasts to `(..., L, S)`). Return `(out, weights)`; a query with nothing to "
-        "attend to gets all-zero weights and an all-zero output row.",
+        hint="which keys may a prefix token see, and which may a later token see?",
+        function="prefix_lm_attention",
+        description="A *prefix LM* (T5's prefix-LM objective, UniLM, PaliGemma) reads a prompt "
+        "bidirectionally and generates the rest causally: in sequence `b` the first "
+        "`prefix_lengths[b]` tokens form the prefix, every token may attend to every prefix token, "
+        "and a token may also attend to the earlier tokens and itself, as in a decoder. Write scaled "
+        "self-attention for `q, k (B, L, E)`, `v (B, L, Ev)` with that mask and return "
+        "`(out (B, L, Ev), weights (B, L, L))`. numpy (or torch); `softmax` from attncourse is "
+        "handed out; PyTorch's attention functions are not.",
         solution='''
-            def masked_attention(q, k, v, mask):
-                """Scaled attention with a boolean mask (True = may attend): returns (out, weights)."""
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                """Scaled self-attention under a prefix-LM mask: returns (out (B, L, Ev), weights (B, L, L))."""
                 ### BEGIN SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                scores = scores / np.sqrt(q.shape[-1])
-                scores = np.where(mask, scores, -np.inf)  # blocked keys get weight exp(-inf) = 0
-                weights = softmax(scores)  # attncourse's softmax: a fully masked row is all zeros, not NaN
-                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+                L = q.shape[-2]
+                i = np.arange(L)[:, None]  # (L, 1): query positions
+                j = np.arange(L)[None, :]  # (1, L): key positions
+                in_prefix = j < np.asarray(prefix_lengths)[:, None, None]  # (B, 1, L): every query sees the prefix
+                mask = (j <= i) | in_prefix  # (B, L, L): causal, or a key of the prefix
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, E) @ (B, E, L) -> (B, L, L)
+                weights = softmax(np.where(mask, scores, -np.inf))
+                return weights @ v, weights  # (B, L, L) @ (B, L, Ev) -> (B, L, Ev)
                 ### END SOLUTION
         ''',
-        reference=_masked_attention,
-        public_cases=_masked_attention_cases,
+        reference=_prefix_lm,
+        public_cases=_prefix_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=NEEDS,
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         diagnoses=(
-            inverted_mask(_masked_attention, 3),
-            Diagnosis(NAN_FULLY_MASKED, variant=_nan_attention),
+            Diagnosis(
+                "a prefix token does not see the prefix tokens after it: your mask is plain causal",
+                name="plain causal",
+                hint="the prefix is read both ways",
+                variant=lambda q, k, v, p: (
+                    _prefix_lm(q, k, v, p, "causal") if (np.asarray(p) > 1).any() else None
+                ),
+            ),
+            Diagnosis(
+                "the tokens after the prefix see only the prefix: they also see the earlier generated "
+                "tokens and themselves",
+                name="only the prefix",
+                hint="combine the two conditions with or",
+                variant=lambda q, k, v, p: (
+                    _prefix_lm(q, k, v, p, "and") if (np.asarray(p) < q.shape[-2] - 1).any() else None
+                ),
+            ),
+            Diagnosis(
+                "one key too many: the prefix has prefix_lengths[b] tokens, positions 0 .. prefix_lengths[b] - 1",
+                name="prefix one too long",
+                hint="j < prefix length, not <=",
+                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, "inclusive"),
+            ),
+            Diagnosis(
+                "the prefix's queries see the whole sequence, the generated part included: a prefix token "
+                "may see only the prefix (and the generated part must stay unseen, or training leaks the answer)",
+                name="prefix rows see everything",
+                hint="the condition is on the key's position, not the query's",
+                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, "prefix rows"),
+            ),
             Diagnosis(
                 "the scores are unscaled: divide by sqrt(E) before masking",
-                variant=lambda q, k, v, mask: _masked_attention(q, k, v, mask, scale=1.0),
+                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, scale=1.0),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.5 HF mask
-def _hf_cases():
+# ----------------------------------------------------------------------------- 6.5 additive mask -> boolean
+F32_MIN, F16_MIN = float(np.finfo(np.float32).min), float(np.finfo(np.float16).min)
+
+
+def _additive(keep, blocked, dtype):
+    return np.where(keep, 0.0, blocked).astype(dtype)
+
+
+def _additive_cases():
+    pad = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :]  # (B, 1, 1, S)
+    causal = np.tril(np.ones((3, 3), dtype=bool))
     return grouped(
         "masks",
-        Case("two sequences, S=3", attention_mask=np.array([[1, 1, 0], [1, 1, 1]])),
-        Case("three sequences, S=4", attention_mask=np.array([[1, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]])),
+        Case("float32, finfo.min for padding, (2, 1, 1, 4)", bias=_additive(pad, F32_MIN, np.float32)),
+        Case(
+            "float16, finfo.min, causal (1, 1, 3, 3)", bias=_additive(causal[None, None], F16_MIN, np.float16)
+        ),
+        Case("float32, -inf, causal (3, 3)", bias=_additive(causal, -np.inf, np.float32)),
     )
+
+
+def _from_additive(bias):
+    return np.asarray(bias) == 0
 
 
 register(
     Exercise(
-        id="ch06.mask_from_hf",
+        id="ch06.mask_from_additive",
         number="6.5",
-        title="convert a Hugging Face attention_mask",
+        title="a boolean mask from an additive one",
         points=1,
-        hint="1 means keep; shape it to broadcast over heads and queries",
-        function="mask_from_hf",
-        description="Hugging Face's `attention_mask (B, S)` holds 1 for real tokens and 0 for padding. "
-        "Return this course's boolean mask (True = may attend), shaped `(B, 1, 1, S)` so it broadcasts "
-        "against `(B, H, L, S)` scores.",
+        hint="which value does a kept entry hold, whatever the dtype, and which values can a blocked one hold?",
+        function="mask_from_additive",
+        description="Many models keep their mask as a float *bias* added to the scores: 0 where a key "
+        "may be attended, and for a blocked key a large negative number: `-inf`, or the most negative "
+        "finite number of the bias's dtype (`np.finfo(dtype).min`, as Hugging Face's "
+        "`get_extended_attention_mask` writes it). `bias` holds only these two kinds of entries and "
+        "any shape; its dtype may be float16 or float32. Return this course's boolean mask of the same "
+        "shape, True = may attend. numpy or torch; no attncourse function.",
         solution='''
-            def mask_from_hf(attention_mask):
-                """Hugging Face's (B, S) 1 = keep / 0 = padding -> boolean (B, 1, 1, S), True = may attend."""
+            def mask_from_additive(bias):
+                """Boolean mask, True = may attend, from an additive mask (0 = keep, very negative = blocked)."""
                 ### BEGIN SOLUTION
-                keep = np.asarray(attention_mask) == 1  # (B, S) bool
-                return keep[:, None, None, :]  # (B, S) -> (B, 1, 1, S): broadcasts over heads and queries
+                return np.asarray(bias) == 0  # any blocked entry, -inf or finfo.min, is far from 0
                 ### END SOLUTION
         ''',
-        reference=from_hf_attention_mask,
-        public_cases=_hf_cases,
+        reference=_from_additive,
+        public_cases=_additive_cases,
         diagnoses=(
-            Diagnosis(INVERTED_MASK, variant=lambda m: ~from_hf_attention_mask(m)),
+            Diagnosis(INVERTED_MASK, variant=lambda bias: np.asarray(bias) != 0),
             Diagnosis(
-                "expected (B, 1, 1, S), so the mask broadcasts against (B, H, L, S) scores: add the axes "
-                "with [:, None, None, :]",
-                variant=lambda m: np.asarray(m) == 1,
+                "your threshold is below the blocking value of float16: np.finfo(np.float16).min is -65504, "
+                "so a test like bias > -1e9 keeps every key",
+                name="threshold below float16's minimum",
+                hint="what is the most negative float16?",
+                variant=lambda bias: (
+                    np.asarray(bias, dtype=np.float64) > -1e9
+                    if np.asarray(bias).dtype == np.float16
+                    else None
+                ),
+            ),
+            Diagnosis(
+                "only -inf counts as blocked in your mask: np.finfo(dtype).min is finite, and it blocks a key "
+                "just as well",
+                name="finite blocking values kept",
+                hint="test the kept value, not the blocked one",
+                variant=lambda bias: (
+                    np.asarray(bias) > -np.inf
+                    if np.isfinite(bias).sum() > (np.asarray(bias) == 0).sum()
+                    else None
+                ),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.6 masked multi-head
-def _mmha_cases():
+# ----------------------------------------------------------------------------- 6.6 local and global heads
+def _local_global_mask(L, n_heads, window, local="first", lo=None, both_ways=False):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    causal = j <= i
+    lo = window if lo is None else lo
+    windowed = (np.abs(i - j) < lo) if both_ways else causal & (j > i - lo)
+    n_local = n_heads // 2
+    heads = [windowed] * n_local + [causal] * (n_heads - n_local)
+    if local == "last":
+        heads = heads[::-1]
+    elif local == "all":
+        heads = [windowed] * n_heads
+    elif local == "none":
+        heads = [causal] * n_heads
+    return np.stack(heads)[None]  # (1, H, L, L)
+
+
+def _local_global(x, W_q, W_k, W_v, W_o, n_heads, window, scale=None, **how):
+    mask = _local_global_mask(x.shape[-2], n_heads, window, **how)
+    return mha_reference(x, W_q, W_k, W_v, W_o, n_heads, mask, scale=scale)
+
+
+def _lg_cases():
     rng = np.random.default_rng(606)
 
     def weights(d):
@@ -340,101 +507,140 @@ def _mmha_cases():
 
     return (
         grouped(
-            "causal masks",
+            "windows",
             Case(
-                "causal (3, 3), B=1, d_model=4, 2 heads",
-                x=rng.normal(size=(1, 3, 4)),
+                "B=1, L=5, d_model=4, 2 heads, window 2",
+                x=rng.normal(size=(1, 5, 4)),
                 **weights(4),
                 n_heads=2,
-                mask=np.tril(np.ones((3, 3), dtype=bool)),
+                window=2,
+            ),
+            Case(
+                "B=2, L=6, d_model=8, 4 heads, window 3",
+                x=rng.normal(size=(2, 6, 8)),
+                **weights(8),
+                n_heads=4,
+                window=3,
             ),
         )
         + grouped(
-            "padding masks",
+            "edge windows",
             Case(
-                "padding (B, 1, 1, L), B=2, d_model=6, 3 heads",
-                x=rng.normal(size=(2, 4, 6)),
+                "window 1: the local heads see only themselves, 4 heads, L=4",
+                x=rng.normal(size=(2, 4, 8)),
+                **weights(8),
+                n_heads=4,
+                window=1,
+            ),
+            Case(
+                "window 5 longer than L=3, 4 heads",
+                x=rng.normal(size=(1, 3, 8)),
+                **weights(8),
+                n_heads=4,
+                window=5,
+            ),
+        )
+        + grouped(
+            "odd head counts",
+            Case(
+                "3 heads (1 local), L=5, window 2",
+                x=rng.normal(size=(1, 5, 6)),
                 **weights(6),
                 n_heads=3,
-                mask=np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :],
-            ),
-        )
-        + grouped(
-            "fully masked rows",
-            Case(
-                "padding, the second sequence fully padded, B=2, d_model=4, 2 heads",
-                x=rng.normal(size=(2, 3, 4)),
-                **weights(4),
-                n_heads=2,
-                mask=np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)[:, None, None, :],
-            ),
-        )
-        + grouped(
-            "per-head masks",
-            Case(
-                "per-head mask (1, 2, 3, 3): head 0 causal, head 1 sees all",
-                x=rng.normal(size=(1, 3, 4)),
-                **weights(4),
-                n_heads=2,
-                mask=np.stack([np.tril(np.ones((3, 3), dtype=bool)), np.ones((3, 3), dtype=bool)])[None],
+                window=2,
             ),
         )
     )
 
 
-def _mmha_nan(x, W_q, W_k, W_v, W_o, n_heads, mask):
-    from .. import merge_heads, split_heads
-
-    q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
-    weights = nan_masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), mask)
-    return merge_heads(weights @ v) @ W_o, weights
-
-
 register(
     Exercise(
-        id="ch06.masked_multi_head_attention",
+        id="ch06.local_global_attention",
         number="6.6",
-        title="masked multi-head attention",
+        title="local and global heads in one layer",
         points=5,
-        hint="the multi-head pass of 5.3 with the mask applied to every head's scores",
-        function="masked_multi_head_attention",
-        description="Everything together: multi-head self-attention of `x (B, L, d_model)` with "
-        "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`), `n_heads` heads scaled by "
-        "$1/\\sqrt{d_{head}}$, and a boolean `mask` (True = may attend) that broadcasts to "
-        "`(B, n_heads, L, L)`. Head `h` owns columns `h * d_head:(h + 1) * d_head` of `x @ W_q`, `x @ W_k` "
-        "and `x @ W_v` (as in Exercise 5.1), and the merged heads go back in the same order before `@ W_o`. "
-        "Return `(out (B, L, d_model), weights (B, n_heads, L, L))`; a query "
-        "with nothing to attend to gets zeros, not NaN.",
+        hint="build one (L, L) mask per head, stack them on the head axis, and let the batch axis broadcast",
+        function="local_global_attention",
+        description="Some models mix *local* and *global* heads in one layer: the first "
+        "`n_heads // 2` heads are causal sliding-window heads (query `i` sees keys `j` with "
+        "$i - \\text{window} < j \\le i$), the other heads see every earlier key and themselves "
+        "(causal). Write multi-head self-attention of `x (B, L, d_model)` with "
+        "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`) and `n_heads` heads scaled by "
+        "$1/\\sqrt{d_{head}}$, with those masks. Head `h` owns columns `h * d_head:(h + 1) * d_head` of "
+        "`x @ W_q`, `x @ W_k` and `x @ W_v` (as in Exercise 5.1), and the merged heads go back in the "
+        "same order before `@ W_o`. Return `(out (B, L, d_model), weights (B, n_heads, L, L))`. "
+        "`softmax`, `split_heads` and `merge_heads` are handed out.",
         solution='''
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                """Masked multi-head self-attention: returns (out (B, L, d_model), weights (B, H, L, L))."""
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                """Causal multi-head self-attention, the first n_heads // 2 heads windowed: (out, weights)."""
                 ### BEGIN SOLUTION
-                d_head = x.shape[-1] // n_heads
+                L, d_head = x.shape[-2], x.shape[-1] // n_heads
+                i = np.arange(L)[:, None]  # (L, 1): query positions
+                j = np.arange(L)[None, :]  # (1, L): key positions
+                causal = j <= i  # (L, L)
+                local = causal & (j > i - window)  # (L, L): at most `window` keys back, itself included
+                n_local = n_heads // 2
+                mask = np.stack([local] * n_local + [causal] * (n_heads - n_local))  # (H, L, L)
                 q = split_heads(x @ W_q, n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
                 k = split_heads(x @ W_k, n_heads)
                 v = split_heads(x @ W_v, n_heads)
-                scores = q @ np.swapaxes(k, -1, -2)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
-                scores = scores / np.sqrt(d_head)  # each head scales by its own width
-                scores = np.where(mask, scores, -np.inf)  # mask broadcasts to (B, H, L, L); True = may attend
-                weights = softmax(scores)  # a fully masked row is all zeros
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)  # (B, H, L, L)
+                weights = softmax(np.where(mask, scores, -np.inf))  # (H, L, L) broadcasts over B
                 out = merge_heads(weights @ v) @ W_o  # (B, H, L, d_head) -> (B, L, d_model) -> (B, L, d_model)
                 return out, weights
                 ### END SOLUTION
         ''',
-        reference=mha_reference,
-        public_cases=_mmha_cases,
+        reference=_local_global,
+        public_cases=_lg_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax, split_heads, merge_heads"),
         diagnoses=(
             Diagnosis(
-                D_MODEL_SCALE,
-                variant=lambda x, W_q, W_k, W_v, W_o, h, m: mha_reference(
-                    x, W_q, W_k, W_v, W_o, h, m, scale=1 / np.sqrt(x.shape[-1])
+                "your windowed heads are the last ones: the first n_heads // 2 heads are local",
+                name="local heads last",
+                hint="head 0 is a local head",
+                variant=lambda x, W_q, W_k, W_v, W_o, n_heads, window: (
+                    _local_global(x, W_q, W_k, W_v, W_o, n_heads, window, local="last")
+                    if n_heads > 1
+                    else None
                 ),
             ),
-            inverted_mask(mha_reference, 6),
-            Diagnosis(NAN_FULLY_MASKED, variant=_mmha_nan),
+            Diagnosis(
+                "every head is windowed: only the first n_heads // 2 are local, the others see every "
+                "earlier key",
+                name="every head windowed",
+                hint="two masks, one per kind of head",
+                variant=lambda x, W_q, W_k, W_v, W_o, n_heads, window: _local_global(
+                    x, W_q, W_k, W_v, W_o, n_heads, window, local="all"
+                ),
+            ),
+            Diagnosis(
+                "no head is windowed: the first n_heads // 2 heads see only the last `window` keys",
+                name="no head windowed",
+                hint="the local heads' mask also needs j > i - window",
+                variant=lambda x, W_q, W_k, W_v, W_o, n_heads, window: (
+                    _local_global(x, W_q, W_k, W_v, W_o, n_heads, window, local="none")
+                    if n_heads > 1
+                    else None
+                ),
+            ),
+            Diagnosis(
+                "off by one: a local head's query sees `window` keys, itself included (j > i - window, not >=)",
+                name="window one too wide",
+                hint="count the keys query i sees: itself and window - 1 before it",
+                variant=lambda x, W_q, W_k, W_v, W_o, n_heads, window: (
+                    _local_global(x, W_q, W_k, W_v, W_o, n_heads, window, lo=window + 1)
+                    if n_heads > 1
+                    else None
+                ),
+            ),
+            Diagnosis(
+                D_MODEL_SCALE,
+                variant=lambda x, W_q, W_k, W_v, W_o, n_heads, window: _local_global(
+                    x, W_q, W_k, W_v, W_o, n_heads, window, scale=1 / np.sqrt(x.shape[-1])
+                ),
+            ),
         ),
     )
 )
@@ -472,7 +678,7 @@ register(
         "$L \\cdot w$ instead of $L^2$ (a dense `(L, L)` mask like this one still costs $L^2$: the chapter's "
         "sliding-window section measures both). Return the "
         "boolean `(L, L)` mask, True = may attend: query `i` sees keys `j` with "
-        "$i - \\text{window} < j \\le i$.",
+        "$i - \\text{window} < j \\le i$. numpy or torch; no attncourse function.",
         solution='''
             def sliding_window_mask(L, window):
                 """Boolean (L, L), True = may attend: query i sees keys i - window + 1 .. i."""

@@ -55,7 +55,9 @@ register(
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="A small language model trained with this causal self-attention reaches almost zero "
         "training loss, then generates nonsense. Changing the token at position $t + 1$ changes the "
-        "output at position $t$. Find the leak in the function (it returns `(out, weights)`) and fix it.",
+        "output at position $t$. Find the leak in the function (it returns `(out, weights)`, shaped "
+        "`(..., L, Ev)` and `(..., L, L)`) and fix it; `softmax` is handed out, PyTorch's attention "
+        "functions are not.",
         solution='''
             def decoder_attention(q, k, v):
                 """Causal self-attention: query t sees keys 0..t. Returns (out, weights)."""
@@ -67,7 +69,7 @@ register(
                 weights = softmax(np.where(allowed, scores, -np.inf))
                 return weights @ v, weights  # (..., L, L) @ (..., L, Ev) -> (..., L, Ev)
         ''',
-        stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)  # True on and below the diagonal",
+        stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)",
         reference=lambda q, k, v: _leaky(q, k, v, 0),
         public_cases=_leak_cases,
         outputs=("out", "weights"),
@@ -151,7 +153,8 @@ register(
         "`k (B, S, E)`, `v (B, S, Ev)`, where source sequence `b` has `key_lengths[b]` real tokens and "
         "padding after them ($L \\ne S$ in general). Build the mask yourself and return scaled "
         "`(out (B, L, Ev), weights (B, L, S))`. No weight may fall on padding, and a source with "
-        "no real tokens gives all-zero weights and outputs.",
+        "no real tokens gives all-zero weights and outputs. `softmax` is handed out; PyTorch's "
+        "attention functions are not.",
         solution='''
             def padded_cross_attention(q, k, v, key_lengths):
                 """Scaled cross-attention of q (B, L, E) over padded k (B, S, E), v (B, S, Ev)."""
@@ -218,7 +221,8 @@ register(
         description="Every score in a row is the same, and a padding mask leaves the first `lengths[b]` "
         "of the `S` keys visible. Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of the masked softmax "
         "weights of each row as a closed form in `lengths` (and `S`, if it matters), and return it, "
-        "one value per row. A row with nothing to attend to has all-zero weights: entropy 0.",
+        "one value per row, shape `lengths.shape`. A row with nothing to attend to has all-zero "
+        "weights: entropy 0. numpy; no attncourse function.",
         solution='''
             def masked_uniform_entropy(lengths, S):
                 """Entropy (nats) of masked softmax weights over equal scores with lengths[b] visible keys."""

@@ -1,75 +1,140 @@
-"""Chapter 7 exercises: sinusoidal positional encoding and rotary embeddings (RoPE)."""
+"""Chapter 7 exercises: sinusoidal positional encoding, rotary embeddings (RoPE) and ALiBi."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .. import apply_rope, sinusoidal_positional_encoding, softmax
+from .. import apply_rope, softmax
 from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
 
-# ----------------------------------------------------------------------------- 7.1 sinusoidal
-def _table(n_positions, d_model, layout="interleaved", exponent=2):
-    pos = np.arange(n_positions, dtype=np.float64)[:, None]
-    i = np.arange(d_model // 2, dtype=np.float64)
-    angles = pos / 10000 ** (exponent * i / d_model)
-    if layout == "concatenated":
-        return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1)
-    pe = np.zeros((n_positions, d_model))
-    first, second = (np.cos, np.sin) if layout == "swapped" else (np.sin, np.cos)
-    pe[:, 0::2], pe[:, 1::2] = first(angles), second(angles)
-    return pe
+# ----------------------------------------------------------------------------- 7.1 partial rotary
+def _partial(x, positions, rotary_dim, mode="first"):
+    x = np.asarray(x)
+    r = rotary_dim
+    if mode == "all":
+        return apply_rope(x, positions)
+    if mode == "last":
+        return np.concatenate([x[..., :-r], apply_rope(x[..., -r:], positions)], axis=-1)
+    if mode == "width E":  # the rotated pairs use the frequencies of the whole width
+        E = x.shape[-1]
+        half = r // 2
+        angles = np.asarray(positions, dtype=np.float64)[..., None] * 10000.0 ** (-2 * np.arange(half) / E)
+        cos, sin = np.concatenate([np.cos(angles)] * 2, -1), np.concatenate([np.sin(angles)] * 2, -1)
+        part = x[..., :r]
+        rotated = np.concatenate([-part[..., half:], part[..., :half]], axis=-1)
+        return np.concatenate([part * cos + rotated * sin, x[..., r:]], axis=-1)
+    interleaved = mode == "interleaved"
+    return np.concatenate([apply_rope(x[..., :r], positions, interleaved=interleaved), x[..., r:]], axis=-1)
 
 
-def _table_cases():
-    return grouped(
-        "shape",
-        Case("4 positions, d_model=6", n_positions=4, d_model=6),
-        Case("10 positions, d_model=8", n_positions=10, d_model=8),
+def _partial_cases():
+    rng = np.random.default_rng(701)
+    n = rng.normal
+    return (
+        grouped(
+            "positions",
+            Case(
+                "L=4, E=8, rotary_dim=4, positions 0..3",
+                x=n(size=(4, 8)),
+                positions=np.arange(4),
+                rotary_dim=4,
+            ),
+            Case(
+                "L=3, E=12, rotary_dim=4, positions 5, 6, 7",
+                x=n(size=(3, 12)),
+                positions=np.array([5, 6, 7]),
+                rotary_dim=4,
+            ),
+            Case(
+                "L=3, E=6, rotary_dim=6 (all of it)",
+                x=n(size=(3, 6)),
+                positions=np.array([1, 4, 9]),
+                rotary_dim=6,
+            ),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "batch (2, 2), L=2, E=12, rotary_dim=8, positions 3, 11",
+                x=n(size=(2, 2, 2, 12)),
+                positions=np.array([3, 11]),
+                rotary_dim=8,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=3, E=8, rotary_dim=4, positions 0, 4, 9",
+                x=n(size=(3, 8)).astype(np.float32),
+                positions=np.array([0, 4, 9]),
+                rotary_dim=4,
+            ),
+        )
     )
 
 
 register(
     Exercise(
-        id="ch07.sinusoidal_table",
+        id="ch07.partial_rotary",
         number="7.1",
-        title="the sinusoidal table",
+        title="RoPE on part of each head",
         points=2,
-        hint="sin in the even columns, cos in the odd ones, angle pos / 10000^(2i/d_model)",
-        function="sinusoidal_table",
-        description="The `(n_positions, d_model)` table of *Attention Is All You Need* (d_model even): "
-        "$PE[pos, 2i] = \\sin(pos / 10000^{2i/d_{model}})$ and $PE[pos, 2i+1] = \\cos(\\cdot)$ of the same angle.",
+        hint="which features are rotated, and of which width are the frequencies of a rotation of rotary_dim features?",
+        function="partial_rotary",
+        description="GPT-NeoX (`rotary_pct = 0.25`) and Phi-2 (`partial_rotary_factor`) rotate only the "
+        "first `rotary_dim` features of each head and pass the other `E - rotary_dim` through unchanged. "
+        "The rotated part is RoPE of width `rotary_dim` in the half-split layout: feature `i` pairs with "
+        "feature `i + rotary_dim/2` and the pair turns by `positions * 10000^(-2i/rotary_dim)`, "
+        "`i = 0 .. rotary_dim/2 - 1`. For `x (..., L, E)`, `positions (L,)` and an even "
+        "`rotary_dim <= E`, return the `(..., L, E)` result. numpy or torch; no attncourse function.",
         solution='''
-            def sinusoidal_table(n_positions, d_model):
-                """PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same); d_model even."""
+            def partial_rotary(x, positions, rotary_dim):
+                """RoPE (half-split) on the first rotary_dim features of x (..., L, E); the rest unchanged."""
                 ### BEGIN SOLUTION
-                pos = np.arange(n_positions)[:, None]  # (P, 1)
-                two_i = np.arange(0, d_model, 2)  # (d_model/2,): the even column indices 2i
-                angles = pos / 10000 ** (two_i / d_model)  # (P, 1) / (d_model/2,) -> (P, d_model/2)
-                pe = np.zeros((n_positions, d_model))
-                pe[:, 0::2] = np.sin(angles)  # even columns
-                pe[:, 1::2] = np.cos(angles)  # odd columns: the same angles
-                return pe
+                half = rotary_dim // 2
+                inv_freq = 10000.0 ** (-2 * np.arange(half) / rotary_dim)  # (r/2,): the frequencies of width r
+                angles = np.asarray(positions)[:, None] * inv_freq  # (L, 1) * (r/2,) -> (L, r/2)
+                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (L, r): i and i + r/2 share an angle
+                sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
+                part, rest = x[..., :rotary_dim], x[..., rotary_dim:]
+                rotated = np.concatenate([-part[..., half:], part[..., :half]], axis=-1)  # rotate_half(part)
+                return np.concatenate([part * cos + rotated * sin, rest], axis=-1)  # (..., L, E)
                 ### END SOLUTION
         ''',
-        reference=sinusoidal_positional_encoding,
-        public_cases=_table_cases,
+        reference=_partial,
+        public_cases=_partial_cases,
         diagnoses=(
             Diagnosis(
-                "sin and cos are swapped: even columns (0, 2, ...) hold sin, odd columns cos",
-                variant=lambda n, d: _table(n, d, "swapped"),
+                "every feature was rotated: only the first rotary_dim features turn, the others pass "
+                "through unchanged",
+                name="rotated every feature",
+                hint="split x into x[..., :rotary_dim] and the rest",
+                variant=lambda x, p, r: _partial(x, p, r, "all") if r < np.shape(x)[-1] else None,
             ),
             Diagnosis(
-                "you used the concatenated [sin | cos] layout; the paper interleaves them: sin in the even "
-                "columns, cos in the odd ones",
-                variant=lambda n, d: _table(n, d, "concatenated"),
+                "you rotated the last rotary_dim features; the first ones turn",
+                name="rotated the last features",
+                hint="x[..., :rotary_dim] is the part that turns",
+                variant=lambda x, p, r: _partial(x, p, r, "last") if r < np.shape(x)[-1] else None,
             ),
             Diagnosis(
-                "the frequency exponent is off: use 10000^(2i/d_model), where 2i is the even column index "
-                "(0, 2, 4, ...)",
-                variant=lambda n, d: _table(n, d, exponent=1),
+                "your frequencies come from the whole width E: a rotation of rotary_dim features uses "
+                "10000^(-2i/rotary_dim)",
+                name="frequencies of width E",
+                hint="the exponent's denominator is the width of what is rotated",
+                variant=lambda x, p, r: _partial(x, p, r, "width E") if r < np.shape(x)[-1] else None,
+            ),
+            Diagnosis(
+                "you paired neighbours (2i, 2i+1), the interleaved layout; here feature i pairs with "
+                "i + rotary_dim/2",
+                name="interleaved pairs",
+                hint="rotate_half on the rotated part",
+                variant=lambda x, p, r: _partial(x, p, r, "interleaved") if r > 2 else None,
             ),
         ),
     )
@@ -100,7 +165,8 @@ register(
         function="rotation_angles",
         description="RoPE rotates feature pair `i` (of `E/2` pairs) at position `pos` by the angle "
         "$pos \\cdot 10000^{-2i/E}$: fast rotations for the first pairs, slow ones for the last. "
-        "Return the `(L, E/2)` table of angles for `positions (L,)`.",
+        "Return the `(L, E/2)` table of angles for `positions (L,)`. numpy or torch; no attncourse "
+        "function.",
         solution='''
             def rotation_angles(positions, E):
                 """Angles pos * 10000^(-2i/E) for positions (L,) and pairs i = 0..E/2-1: shape (L, E/2)."""
@@ -126,149 +192,185 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.3 RoPE
-def _rope_cases():
+# ----------------------------------------------------------------------------- 7.3 2-D RoPE
+def _rope_2d(x, rows, cols, swap=False, width="half", interleaved=False):
+    x = np.asarray(x)
+    E = x.shape[-1]
+    if swap:
+        rows, cols = cols, rows
+    if width == "full":  # each half turns with the frequencies of the whole width
+        half = E // 2
+        out = []
+        for part, pos in ((x[..., :half], rows), (x[..., half:], cols)):
+            angles = np.asarray(pos, dtype=np.float64)[:, None] * 10000.0 ** (-2 * np.arange(half // 2) / E)
+            cos, sin = np.concatenate([np.cos(angles)] * 2, -1), np.concatenate([np.sin(angles)] * 2, -1)
+            rot = np.concatenate([-part[..., half // 2 :], part[..., : half // 2]], axis=-1)
+            out.append(part * cos + rot * sin)
+        return np.concatenate(out, axis=-1)
+    half = E // 2
+    first = apply_rope(x[..., :half], rows, interleaved=interleaved)
+    second = apply_rope(x[..., half:], cols, interleaved=interleaved)
+    return np.concatenate([first, second], axis=-1)
+
+
+def _rope_2d_cases():
     rng = np.random.default_rng(703)
     n = rng.normal
+    grid = np.array([(r, c) for r in range(2) for c in range(3)])  # a 2 x 3 grid of patches, row by row
     return (
         grouped(
-            "positions",
-            Case("L=4, E=6, positions 0..3", x=n(size=(4, 6)), positions=np.arange(4)),
-            Case("L=3, E=8, positions 5, 6, 7", x=n(size=(3, 8)), positions=np.array([5, 6, 7])),
+            "grids",
+            Case("a 2 x 3 grid, N=6, E=8", x=n(size=(6, 8)), rows=grid[:, 0], cols=grid[:, 1]),
+            Case(
+                "four patches of a larger grid, E=12",
+                x=n(size=(4, 12)),
+                rows=np.array([0, 5, 2, 7]),
+                cols=np.array([3, 1, 6, 0]),
+            ),
         )
         + grouped(
             "batch dims",
-            Case("a batch of 2, L=3, E=4, positions 2, 3, 4", x=n(size=(2, 3, 4)), positions=np.arange(2, 5)),
             Case(
-                "batch (2, 2), L=2, E=6, positions 1, 7", x=n(size=(2, 2, 2, 6)), positions=np.array([1, 7])
+                "batch and heads (2, 2), a 2 x 2 grid, E=8",
+                x=n(size=(2, 2, 4, 8)),
+                rows=np.array([0, 0, 1, 1]),
+                cols=np.array([0, 1, 0, 1]),
             ),
         )
         + grouped(
             "dtype",
             Case(
-                "float32, L=3, E=4, positions 0, 4, 9",
-                x=n(size=(3, 4)).astype(np.float32),
-                positions=np.array([0, 4, 9]),
+                "float32, three patches, E=8",
+                x=n(size=(3, 8)).astype(np.float32),
+                rows=np.array([1, 2, 4]),
+                cols=np.array([6, 0, 3]),
             ),
         )
     )
 
 
-def _ignored_positions(x, positions, interleaved=False):
-    default = np.arange(x.shape[-2])
-    if np.array_equal(np.broadcast_to(positions, x.shape[:-1]), np.broadcast_to(default, x.shape[:-1])):
-        return None
-    return apply_rope(x, interleaved=interleaved)
-
-
 register(
     Exercise(
-        id="ch07.apply_rotary",
+        id="ch07.rope_2d",
         number="7.3",
-        title="rotary embeddings (half-split layout)",
+        title="rotary embeddings on a grid of patches",
         points=3,
-        hint="rotate feature i together with feature i + E/2",
-        function="apply_rotary",
-        description="Rotate `x (..., L, E)` by position: feature `i` pairs with feature `i + E/2` and the "
-        "pair is rotated by the angle `positions * 10000^(-2i/E)`; that is "
-        "`x * cos + rotate_half(x) * sin`.",
+        hint="two independent rotations, each over half of the features, each with its own positions and its own width",
+        function="rope_2d",
+        description="Vision models with RoPE (axial 2-D RoPE) place a patch by two numbers, its row and "
+        "its column. The first half of each head's features, `x[..., :E/2]`, gets ordinary half-split "
+        "RoPE of width `E/2` driven by the row (feature `i` pairs with `i + E/4`, angle "
+        "`rows * 10000^(-2i/(E/2))`); the second half, `x[..., E/2:]`, gets the same rotation driven by "
+        "the column. For `x (..., N, E)` (`E` divisible by 4) and the patches' `rows (N,)` and "
+        "`cols (N,)`, return the `(..., N, E)` result. numpy or torch; no attncourse function.",
         solution='''
-            def apply_rotary(x, positions):
-                """RoPE, half-split layout: x (..., L, E), positions (L,) -> (..., L, E)."""
+            def rope_2d(x, rows, cols):
+                """Axial 2-D RoPE: x[..., :E/2] turns with the row, x[..., E/2:] with the column."""
                 ### BEGIN SOLUTION
+                def rotate(part, positions):  # half-split RoPE of the part's own width w
+                    w = part.shape[-1]
+                    inv_freq = 10000.0 ** (-2 * np.arange(w // 2) / w)  # (w/2,)
+                    angles = np.asarray(positions)[:, None] * inv_freq  # (N, 1) * (w/2,) -> (N, w/2)
+                    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (N, w)
+                    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
+                    turned = np.concatenate([-part[..., w // 2:], part[..., :w // 2]], axis=-1)
+                    return part * cos + turned * sin
+
                 half = x.shape[-1] // 2
-                inv_freq = 10000.0 ** (-np.arange(half) / half)  # (E/2,): 10000^(-2i/E)
-                angles = np.asarray(positions)[..., None] * inv_freq  # (L, 1) * (E/2,) -> (L, E/2)
-                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (L, E): i and i + E/2 share an angle
-                sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
-                rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)  # rotate_half(x)
-                return x * cos + rotated * sin
+                return np.concatenate([rotate(x[..., :half], rows), rotate(x[..., half:], cols)], axis=-1)
                 ### END SOLUTION
         ''',
-        reference=lambda x, positions: apply_rope(x, positions),
-        public_cases=_rope_cases,
+        reference=_rope_2d,
+        public_cases=_rope_2d_cases,
         diagnoses=(
             Diagnosis(
-                "you rotated neighbouring pairs (2i, 2i+1), the interleaved layout; this exercise pairs feature "
-                "i with feature i + E/2, as Hugging Face's rotate_half does",
-                variant=lambda x, p: apply_rope(x, p, interleaved=True),
+                "rows and columns are swapped: the first half of the features turns with the row",
+                name="rows and columns swapped",
+                hint="x[..., :E/2] goes with rows",
+                variant=lambda x, r, c: _rope_2d(x, r, c, swap=True),
             ),
             Diagnosis(
-                "you rotated by -angle: the result is x * cos + rotate_half(x) * sin",
-                variant=lambda x, p: apply_rope(x, -np.asarray(p)),
+                "your frequencies are those of the whole width E: each half is a rotation of width E/2, "
+                "angle 10000^(-2i/(E/2))",
+                name="frequencies of width E",
+                hint="the exponent's denominator is the width of the half that turns",
+                variant=lambda x, r, c: _rope_2d(x, r, c, width="full"),
             ),
-            Diagnosis("you ignored `positions` and used 0..L-1", variant=_ignored_positions),
+            Diagnosis(
+                "you paired neighbours (2i, 2i+1) in each half; here feature i pairs with i + E/4",
+                name="interleaved pairs",
+                hint="rotate_half within each half",
+                variant=lambda x, r, c: _rope_2d(x, r, c, interleaved=True),
+            ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 7.4 interleaved RoPE
-def _rope_interleaved_cases():
-    rng = np.random.default_rng(704)
-    n = rng.normal
-    return (
-        grouped(
-            "positions",
-            Case("L=4, E=6, positions 0..3", x=n(size=(4, 6)), positions=np.arange(4)),
-            Case("L=2, E=4, positions 3, 9", x=n(size=(2, 4)), positions=np.array([3, 9])),
-        )
-        + grouped(
-            "batch dims",
-            Case("a batch of 2, L=3, E=4, positions 2, 3, 4", x=n(size=(2, 3, 4)), positions=np.arange(2, 5)),
-            Case(
-                "batch (2, 2), L=2, E=6, positions 1, 7", x=n(size=(2, 2, 2, 6)), positions=np.array([1, 7])
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=3, E=4, positions 0, 4, 9",
-                x=n(size=(3, 4)).astype(np.float32),
-                positions=np.array([0, 4, 9]),
-            ),
-        )
-    )
+# ----------------------------------------------------------------------------- 7.4 ALiBi slopes for any head count
+def _slopes(n, odd=False, plain=False):
+    def power_of_two(m):
+        return [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
+
+    if plain:
+        return np.array(power_of_two(n))
+    if math.log2(n).is_integer():
+        return np.array(power_of_two(n))
+    closest = 2 ** math.floor(math.log2(n))
+    extra = power_of_two(2 * closest)[1 if odd else 0 :: 2][: n - closest]
+    return np.array(power_of_two(closest) + extra)
 
 
 register(
     Exercise(
-        id="ch07.apply_rotary_interleaved",
+        id="ch07.alibi_slopes",
         number="7.4",
-        title="rotary embeddings (interleaved layout)",
+        title="ALiBi's slopes when the head count is not a power of two",
         points=2,
-        hint="rotate feature 2i together with feature 2i + 1",
-        function="apply_rotary_interleaved",
-        description="The same rotation in the GPT-J / original LLaMA layout: feature `2i` pairs with "
-        "feature `2i+1`, rotated by `positions * 10000^(-2i/E)`.",
+        hint="which slopes do 2c heads have that c heads do not?",
+        function="alibi_slopes",
+        description="Exercise 7.5's slopes $m_h = 2^{-8(h+1)/H}$ are ALiBi's rule for $H$ a power of "
+        "two. For any other $H$ the authors' code (and Hugging Face's BLOOM) takes $c$, the largest power "
+        "of two smaller than $H$, uses the $c$ slopes of $c$ heads, and adds the first $H - c$ of the slopes of "
+        "$2c$ heads that are *not* already among them, in their order. Return the `(n_heads,)` slopes, "
+        "head 0 first. Plain Python, numpy or torch.",
         solution='''
-            def apply_rotary_interleaved(x, positions):
-                """RoPE, interleaved layout: pairs (2i, 2i+1); x (..., L, E), positions (L,)."""
+            def alibi_slopes(n_heads):
+                """ALiBi's per-head slopes for any head count: (n_heads,)."""
                 ### BEGIN SOLUTION
-                E = x.shape[-1]
-                inv_freq = 10000.0 ** (-np.arange(0, E, 2) / E)  # (E/2,): 10000^(-2i/E)
-                angles = np.asarray(positions)[..., None] * inv_freq  # (L, 1) * (E/2,) -> (L, E/2)
-                cos, sin = np.cos(angles), np.sin(angles)
-                x1, x2 = x[..., 0::2], x[..., 1::2]  # the pairs (2i, 2i+1)
-                out = np.empty_like(x)
-                out[..., 0::2] = x1 * cos - x2 * sin  # rotate each pair by its angle
-                out[..., 1::2] = x1 * sin + x2 * cos
-                return out
+                def power_of_two(m):  # m heads, m a power of two: 2^(-8/m), 2^(-16/m), ...
+                    return [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
+
+                c = 1
+                while 2 * c <= n_heads:  # c: the largest power of two <= n_heads
+                    c *= 2
+                if c == n_heads:
+                    return np.array(power_of_two(c))
+                # the slopes of 2c heads alternate: new, one of c's, new, ... keep the new ones
+                new = power_of_two(2 * c)[0::2]
+                return np.array(power_of_two(c) + new[: n_heads - c])
                 ### END SOLUTION
         ''',
-        reference=lambda x, positions: apply_rope(x, positions, interleaved=True),
-        public_cases=_rope_interleaved_cases,
+        reference=_slopes,
+        public_cases=lambda: grouped(
+            "head counts",
+            Case("8 heads", n_heads=8),
+            Case("6 heads", n_heads=6),
+            Case("12 heads", n_heads=12),
+        ),
         diagnoses=(
             Diagnosis(
-                "you used the half-split layout (feature i with i + E/2); here feature 2i pairs with 2i+1",
-                variant=lambda x, p: apply_rope(x, p),
+                "you used the power-of-two rule 2^(-8(h+1)/H) for a head count that is not a power of two",
+                name="power-of-two rule for any H",
+                hint="start from the largest power of two c smaller than H",
+                variant=lambda n: _slopes(n, plain=True) if not math.log2(n).is_integer() else None,
             ),
             Diagnosis(
-                "you rotated by -angle: x1' = x1 cos - x2 sin, x2' = x1 sin + x2 cos",
-                variant=lambda x, p: apply_rope(x, -np.asarray(p), interleaved=True),
-            ),
-            Diagnosis(
-                "you ignored `positions` and used 0..L-1", variant=lambda x, p: _ignored_positions(x, p, True)
+                "your extra slopes repeat some of the first c: of the slopes of 2c heads, every second "
+                "one starting with the second is already among c's",
+                name="extra slopes repeat",
+                hint="2^(-8 * 2j / 2c) = 2^(-8j / c)",
+                variant=lambda n: _slopes(n, odd=True) if not math.log2(n).is_integer() else None,
             ),
         ),
     )
@@ -330,7 +432,8 @@ register(
         "head's scores a penalty proportional to the distance, $s_{ij} = q_i \\cdot k_j/\\sqrt{d} - "
         "m_h\\,(i - j)$ for $j \\le i$, with head $h = 0..H-1$ using the slope $m_h = 2^{-8(h+1)/H}$ "
         "(1/2, 1/4, ..., 1/256 for 8 heads). Write causal self-attention with ALiBi for "
-        "`q, k (B, H, L, d)`, `v (B, H, L, Ev)`; return `(out, weights)`.",
+        "`q, k (B, H, L, d)`, `v (B, H, L, Ev)`; return `(out (B, H, L, Ev), weights (B, H, L, L))`. "
+        "`softmax` is handed out; PyTorch's attention functions are not.",
         solution='''
             def alibi_attention(q, k, v):
                 """Causal attention with ALiBi's linear distance penalty: (out (B, H, L, Ev), weights (B, H, L, L))."""
@@ -426,7 +529,8 @@ register(
         "is rotated by $m\\theta$ (position $m$), the key's $k = (k_0, k_1)$ by $n\\theta$ (position $n$), "
         "each by $R(a) = \\begin{pmatrix}\\cos a & -\\sin a \\\\ \\sin a & \\cos a\\end{pmatrix}$. Derive "
         "their dot product $(R(m\\theta) q) \\cdot (R(n\\theta) k)$ as a closed form in $q$, $k$ and the "
-        "offset $n - m$ only, and return it. `q`, `k` have shape `(..., 2)`; `offset` broadcasts against `(...)`.",
+        "offset $n - m$ only, and return it, shape `(...)`. `q`, `k` have shape `(..., 2)`; `offset` "
+        "broadcasts against `(...)`. numpy or torch; no attncourse function.",
         solution='''
             def rope_pair_score(q, k, offset, theta):
                 """(R(m theta) q) . (R(n theta) k) for pairs q, k (..., 2), as a function of offset = n - m."""
@@ -455,55 +559,58 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.7 slowest wavelength (predict)
-def _wavelength(E=128, base=10000.0, i=None, two_pi=True, double=True):
-    i = E // 2 - 1 if i is None else i
-    exponent = (2 * i if double else i) / E
-    return np.array((2 * np.pi if two_pi else 1.0) * base**exponent)
+# ----------------------------------------------------------------------------- 7.7 pairs that turn a full circle (predict)
+def _pairs_turning(E=128, base=10000.0, context=4096, two_pi=True, double=True, strict=False):
+    i = np.arange(E // 2)
+    wavelength = (2 * np.pi if two_pi else 1.0) * base ** ((2 * i if double else i) / E)
+    return np.array(int((wavelength < context).sum() if strict else (wavelength <= context).sum()))
 
 
 register(
     Exercise(
-        id="ch07.predict_longest_wavelength",
+        id="ch07.predict_pairs_turning",
         number="7.7",
-        title="predict how far the slowest RoPE pair reaches",
+        title="predict how many RoPE pairs turn a full circle in the context",
         points=1,
-        function="predict_longest_wavelength",
+        function="predict_pairs_turning",
         kind="predict",
         description="RoPE with $E = 128$ features (64 pairs) and base 10000 rotates pair $i$ by "
-        "$\\theta_i = 10000^{-2i/E}$ per position, $i = 0, \\dots, 63$. After how many positions has the "
-        "*slowest* pair turned through one full circle ($2\\pi$)? Return the number of positions; "
-        "anything within 5% passes.",
+        "$\\theta_i = 10000^{-2i/E}$ radians per position, $i = 0, \\dots, 63$. A model is trained on "
+        "contexts of 4096 positions. How many of the 64 pairs turn through at least one full circle "
+        "($2\\pi$) within 4096 positions? (The others never show the model a complete period during "
+        "training.) Return the count, an integer; it must be exact.",
         solution='''
-            def predict_longest_wavelength():
-                """Positions for the slowest of 64 RoPE pairs (E = 128, base 10000) to turn 2 pi."""
+            def predict_pairs_turning():
+                """How many of RoPE's 64 pairs (E = 128, base 10000) complete a turn within 4096 positions."""
                 ### BEGIN SOLUTION
-                # the slowest pair is i = 63: theta = 10000 ** (-126 / 128), a full turn takes 2 pi / theta
-                return 2 * 3.14159 * 10000 ** (126 / 128)
+                # pair i needs 2 pi / theta_i = 2 pi * 10000 ** (2 i / 128) positions per turn;
+                # that is <= 4096 while 2 i / 128 <= log(4096 / (2 pi)) / log(10000) = 0.7037, so i <= 45
+                return 46  # pairs 0..45; pair 45 turns in 4080 positions, pair 46 needs 4712
                 ### END SOLUTION
         ''',
-        reference=lambda: _wavelength(),
-        public_cases=lambda: grouped("prediction", Case("E = 128, base 10000, the slowest pair")),
-        tolerance=(0.05, 0.0),
-        hint="a pair turning theta per position needs 2 pi / theta positions for a full circle",
+        reference=lambda: _pairs_turning(),
+        public_cases=lambda: grouped("prediction", Case("E = 128, base 10000, 4096 positions")),
+        tolerance=(0.0, 0.0),
+        hint="a pair turning theta per position needs 2 pi / theta positions for a full circle; which i keep that under 4096?",
         diagnoses=(
             Diagnosis(
-                "that is 1 / theta, the positions per radian: a full circle is more than one radian",
+                "that counts the pairs whose 1 / theta (positions per radian) fits in 4096: a full turn "
+                "takes 2 pi radians",
                 name="forgot 2 pi",
-                hint="multiply 1 / theta by 2 pi",
-                variant=lambda: _wavelength(two_pi=False),
+                hint="the period of pair i is 2 pi / theta_i",
+                variant=lambda: _pairs_turning(two_pi=False),
             ),
             Diagnosis(
-                "that is for a pair i = 64, which does not exist: which is the last of 64 pairs?",
-                name="one pair too far",
-                hint="the pairs are i = 0..63; the slowest is i = 63",
-                variant=lambda: _wavelength(i=64),
-            ),
-            Diagnosis(
-                "that is far too fast for the slowest pair: is the exponent 2i/E or i/E?",
+                "that is every pair: is the exponent of pair i 2i/E or i/E?",
                 name="exponent i/E",
                 hint="theta_i = 10000 ** (-2 i / E)",
-                variant=lambda: _wavelength(double=False),
+                variant=lambda: _pairs_turning(double=False),
+            ),
+            Diagnosis(
+                "one short: you counted the last pair that fits as the count; the pairs start at i = 0",
+                name="counted the last index",
+                hint="pairs 0..k are k + 1 pairs",
+                variant=lambda: _pairs_turning() - 1,
             ),
         ),
     )

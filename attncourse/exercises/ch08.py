@@ -1,4 +1,4 @@
-"""Chapter 8 exercises: a Transformer block's size, its pre-norm forward pass, and the training loss."""
+"""Chapter 8 exercises: a Transformer block's size, a parallel block's forward pass, which head's removal costs most, and the training loss."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import merge_heads, split_heads
+from .. import merge_heads, softmax, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE
 from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
@@ -72,7 +72,8 @@ register(
         description="Before running anything: how many parameters does "
         "`TransformerBlock(d_model=64, n_heads=4)` have? Its MLP is $d_{ff} = 4\\,d_{model}$ wide, and "
         "every linear layer and both layer norms have biases. Return the count (exact), then check it "
-        "with `sum(p.numel() for p in block.parameters())`.",
+        "with `sum(p.numel() for p in block.parameters())` in a cell of your own. Plain Python or "
+        "numpy; no attncourse function.",
         solution='''
             def predict_block_parameters():
                 """Parameters of TransformerBlock(d_model=64, n_heads=4), d_ff = 256, with biases."""
@@ -116,7 +117,8 @@ register(
         kind="predict",
         description="Counting only the weight matrices (no biases, no layer norms) of a block with "
         "$d_{ff} = 4\\,d_{model}$: what fraction of them sits in the MLP rather than in attention? "
-        "Return a number between 0 and 1; anything within 2% passes. Does it depend on $d_{model}$?",
+        "Return a number between 0 and 1 (plain Python); anything within 2% passes. Does it depend "
+        "on $d_{model}$?",
         solution='''
             def predict_mlp_share():
                 """Fraction of a block's weight-matrix entries in the MLP when d_ff = 4 d_model."""
@@ -172,7 +174,9 @@ def _block_cases():
     )
 
 
-def _block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads, post=False, ddof=0, scale=None, causal=True):
+def _block(
+    x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads, post=False, ddof=0, scale=None, causal=True, parallel=True
+):
     def attend(h):
         q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))  # (B, L, d) -> (B, H, L, d_head)
         return merge_heads(sdpa(q, k, v, is_causal=causal, scale=scale)[0]) @ W_o  # -> (B, L, d)
@@ -180,43 +184,55 @@ def _block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads, post=False, ddof=0, scale=N
     def mlp(h):
         return _gelu(h @ W_1) @ W_2  # (B, L, d) -> (B, L, d_ff) -> (B, L, d)
 
-    if post:
+    if post:  # the two sublayers in sequence, each followed by its norm
         x = _layer_norm(x + attend(x), ddof)
         return _layer_norm(x + mlp(x), ddof)
-    x = x + attend(_layer_norm(x, ddof))
+    if parallel:  # GPT-J / PaLM: both sublayers read one normalised copy of x
+        h = _layer_norm(x, ddof)
+        return x + attend(h) + mlp(h)
+    x = x + attend(_layer_norm(x, ddof))  # the chapter's sequential pre-norm block
     return x + mlp(_layer_norm(x, ddof))
+
+
+SEQUENTIAL = (
+    "the MLP read the stream after attention had been added: in a parallel block both sublayers read "
+    "the same normalised input, taken before either adds anything"
+)
 
 
 register(
     Exercise(
-        id="ch08.pre_norm_block",
+        id="ch08.parallel_block",
         number="8.3",
-        title="a pre-norm block's forward pass",
+        title="a parallel block's forward pass",
         points=5,
-        function="pre_norm_block",
-        hint="normalise only the input of each sublayer, and add the sublayer's output to the unnormalised x",
+        function="parallel_block",
+        hint="how many times is x normalised in a parallel block, and what is added to the untouched x?",
         kind="implement",
         array_kind="torch",
-        description="The forward pass of one causal pre-norm block on torch tensors, "
-        "$x \\leftarrow x + \\operatorname{MHA}(\\operatorname{LN}(x))$, then "
-        "$x \\leftarrow x + \\operatorname{GELU}(\\operatorname{LN}(x) W_1) W_2$, for `x (B, L, d_model)`. "
-        "Layer norm has no learned scale or shift ($\\gamma = 1, \\beta = 0$, $\\epsilon = 10^{-5}$); "
-        "the attention is causal multi-head self-attention with `n_heads` heads, projections used as "
-        "`h @ W_q` (all four `(d_model, d_model)`), no biases anywhere, exact GELU. "
-        "`scaled_dot_product_attention`, `split_heads` and `merge_heads` are handed out.",
+        description="GPT-J, GPT-NeoX and PaLM use a *parallel* block instead of the chapter's "
+        "sequential one: attention and the MLP both read one layer-normed copy of the input and both "
+        "outputs are added to the stream at once, "
+        "$x \\leftarrow x + \\operatorname{MHA}(\\operatorname{LN}(x)) + "
+        "\\operatorname{GELU}(\\operatorname{LN}(x) W_1) W_2$ (the two sublayers can then run "
+        "side by side). Write its forward pass on torch tensors for `x (B, L, d_model)` and return "
+        "`(B, L, d_model)`. Layer norm has no learned scale or shift ($\\gamma = 1, \\beta = 0$, "
+        "$\\epsilon = 10^{-5}$); the attention is causal multi-head self-attention with `n_heads` heads, "
+        "projections used as `h @ W_q` (all four `(d_model, d_model)`), `W_1 (d_model, d_ff)`, "
+        "`W_2 (d_ff, d_model)`, no biases anywhere, exact GELU. `scaled_dot_product_attention`, "
+        "`split_heads` and `merge_heads` are handed out; PyTorch's Transformer layers are not.",
         solution='''
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                """One causal pre-norm block without biases or norm parameters: (B, L, d_model) -> same."""
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                """One causal parallel block without biases or norm parameters: (B, L, d_model) -> same."""
                 ### BEGIN SOLUTION
-                d_model = x.shape[-1]
-                h = F.layer_norm(x, (d_model,))  # each position to mean 0, variance 1 (biased)
+                h = F.layer_norm(x, (x.shape[-1],))  # one normalised copy, read by both sublayers
                 q = split_heads(h @ W_q, n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
                 k = split_heads(h @ W_k, n_heads)
                 v = split_heads(h @ W_v, n_heads)
                 out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, L, d_head)
-                x = x + merge_heads(out) @ W_o  # (B, H, L, d_head) -> (B, L, d_model); the stream stays un-normalised
-                h = F.layer_norm(x, (d_model,))
-                return x + F.gelu(h @ W_1) @ W_2  # (B, L, d_model) -> (B, L, d_ff) -> (B, L, d_model)
+                attention = merge_heads(out) @ W_o  # (B, H, L, d_head) -> (B, L, d_model)
+                mlp = F.gelu(h @ W_1) @ W_2  # (B, L, d_model) -> (B, L, d_ff) -> (B, L, d_model)
+                return x + attention + mlp  # both added to the un-normalised stream at once
                 ### END SOLUTION
         ''',
         reference=_block,
@@ -224,6 +240,12 @@ register(
         needs=TORCH_NEEDS,
         forbids=NO_LAYERS,
         diagnoses=(
+            Diagnosis(
+                SEQUENTIAL,
+                name="sequential, not parallel",
+                hint="compute LN(x) once, before either sublayer",
+                variant=lambda *a: _block(*a, parallel=False),
+            ),
             Diagnosis(POST_NORM, variant=lambda *a: _block(*a, post=True)),
             Diagnosis(UNBIASED_VAR, variant=lambda *a: _block(*a, ddof=1)),
             Diagnosis(
@@ -237,84 +259,131 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 8.4 post-norm by mistake (diagnose)
-def _mlp_cases():
-    rng = np.random.default_rng(804)
+# ----------------------------------------------------------------------------- 8.4 which head's removal costs most (extend)
+def _maps(rng, B, H, L):
+    scores = rng.normal(size=(B, H, L, L)) * 2
+    causal = np.tril(np.ones((L, L), dtype=bool))
+    return softmax(np.where(causal, scores, -np.inf))  # (B, H, L, L): causal rows that sum to 1
+
+
+def _removal_case(rng, name, B, H, L, d_head, d_model, dtype=np.float64, planted=None):
+    weights = _maps(rng, B, H, L)
+    if planted is not None:  # one head puts all its weight on the key after the previous copy
+        weights[:, planted] = 0.0
+        weights[:, planted, :, 0] = 1.0
+        weights[:, planted, 1:, :] = np.eye(L)[:-1]
+    v = rng.normal(size=(B, H, L, d_head))
+    W_o = rng.normal(size=(H * d_head, d_model)) / np.sqrt(H * d_head)
+    u = rng.normal(size=(B, L, d_model))
+    arrays = dict(weights=weights, v=v, W_o=W_o, u=u)
+    return Case(name, **{k: a.astype(dtype) for k, a in arrays.items()})
+
+
+def _removal_cost(weights, v, W_o, u, layout="rows", maps=True, sign=1.0, reduce="mean"):
+    weights, v, W_o, u = (np.asarray(a, dtype=np.float64) for a in (weights, v, W_o, u))
+    H, d_head = v.shape[-3], v.shape[-1]
+    heads = weights @ v if maps else v  # (B, H, L, d_head): each head's output before W_o
+    if layout == "rows":
+        W_h = W_o.reshape(H, d_head, -1)  # rows h * d_head .. (h + 1) * d_head belong to head h
+    else:
+        W_h = np.swapaxes(W_o.reshape(d_head, H, -1), 0, 1)  # rows h, h + H, ...: interleaved heads
+    if layout == "transposed maps":
+        heads = np.swapaxes(weights, -1, -2) @ v
+        W_h = W_o.reshape(H, d_head, -1)
+    written = np.einsum("bhld,hdm->bhlm", heads, W_h)  # (B, H, L, d_model): what head h adds
+    drop = (written * u[:, None]).sum(-1)  # (B, H, L): its share of the correct token's logit
+    total = drop.sum(axis=(0, 2)) if reduce == "sum" else drop.mean(axis=(0, 2))
+    return sign * total
+
+
+def _removal_cases():
+    rng = np.random.default_rng(814)
     return grouped(
-        "shape",
-        Case(
-            "B=1, L=3, d_model=4, d_ff=8",
-            x=3 * rng.normal(size=(1, 3, 4)) + 1,
-            W_1=rng.normal(size=(4, 8)) / 2,
-            W_2=rng.normal(size=(8, 4)) / 3,
-        ),
-        Case(
-            "B=2, L=2, d_model=6, d_ff=12",
-            x=rng.normal(size=(2, 2, 6)),
-            W_1=rng.normal(size=(6, 12)) / 2,
-            W_2=rng.normal(size=(12, 6)) / 3,
+        "values",
+        _removal_case(rng, "B=1, 2 heads, L=4, d_head=2, d_model=4", 1, 2, 4, 2, 4),
+        _removal_case(rng, "B=2, 3 heads, L=3, d_head=2, d_model=5", 2, 3, 3, 2, 5),
+        _removal_case(
+            rng, "B=2, 4 heads, L=5, d_head=3, d_model=6, head 2 copies key t - 1", 2, 4, 5, 3, 6, planted=2
         ),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, B=1, L=2, d_model=4, d_ff=8",
-            x=(2 * rng.normal(size=(1, 2, 4)) - 1).astype(np.float32),
-            W_1=(rng.normal(size=(4, 8)) / 2).astype(np.float32),
-            W_2=(rng.normal(size=(8, 4)) / 3).astype(np.float32),
+        _removal_case(
+            rng, "float32, B=2, 2 heads, L=3, d_head=4, d_model=3", 2, 2, 3, 4, 3, dtype=np.float32
         ),
     )
 
 
-def _mlp_sublayer(x, W_1, W_2, mode="pre"):
-    if mode == "post":
-        return _layer_norm(x + _gelu(x @ W_1) @ W_2)
-    if mode == "no_residual":
-        return _gelu(_layer_norm(x) @ W_1) @ W_2
-    if mode == "norm_output":
-        return x + _layer_norm(_gelu(x @ W_1) @ W_2)
-    return x + _gelu(_layer_norm(x) @ W_1) @ W_2
-
-
 register(
     Exercise(
-        id="ch08.fix_post_norm",
+        id="ch08.head_removal_cost",
         number="8.4",
-        title="a pre-norm block that is not",
+        title="which head's removal costs most, from its maps",
         points=2,
-        function="mlp_sublayer",
-        hint="in a pre-norm block only the sublayer's input is normalised: x + f(LN(x))",
-        kind="diagnose",
-        array_kind="torch",
-        description="This is meant to be the MLP half of a *pre-norm* block (no layer-norm parameters, "
-        "no biases). Symptom: with `W_2 = 0`, so that the MLP adds nothing, it should return `x` "
-        "unchanged; it returns `x` normalised to mean 0 and variance 1 at every position. Find the bug "
-        "and fix it.",
+        function="head_removal_cost",
+        hint="what does head h add to the stream at position t, and which part of that does the correct token's logit read?",
+        kind="extend",
+        description="The chapter removed each head and reran the model to measure the cost. In a "
+        "model whose *last* layer is attention only, no rerun is needed: the logits are the residual "
+        "stream read by the unembedding, so removing a head of that layer takes away exactly what "
+        "that head wrote. You are given the layer's attention maps `weights (B, H, L, L)`, its values "
+        "`v (B, H, L, d_head)`, its output matrix `W_o (H * d_head, d_model)` (used as "
+        "`merged @ W_o`, where `merged` puts head `h` in columns `h * d_head:(h + 1) * d_head`) and "
+        "`u (B, L, d_model)`, the unembedding row of the correct next token at each position (the "
+        "correct logit at `(b, t)` is `stream[b, t] @ u[b, t]`). Return `cost (H,)`: for each head, "
+        "the mean over all `(b, t)` of how much the correct token's logit falls when that head is "
+        "removed (its rows of `W_o` zeroed). The costliest head is `cost.argmax()`. numpy or torch; "
+        "no attncourse function.",
         solution='''
-            def mlp_sublayer(x, W_1, W_2):
-                """The MLP sublayer of a pre-norm block: x + GELU(LN(x) W_1) W_2."""
-                d_model = x.shape[-1]
+            def head_removal_cost(weights, v, W_o, u):
+                """Mean drop of the correct token's logit when each head of the last layer is removed: (H,)."""
                 ### BEGIN SOLUTION
-                return x + F.gelu(F.layer_norm(x, (d_model,)) @ W_1) @ W_2  # only the sublayer's input is normalised
+                H, d_head = v.shape[-3], v.shape[-1]
+                heads = weights @ v  # (B, H, L, L) @ (B, H, L, d_head) -> (B, H, L, d_head)
+                W_h = W_o.reshape(H, d_head, -1)  # (H, d_head, d_model): head h's rows of W_o
+                written = np.einsum("bhld,hdm->bhlm", heads, W_h)  # (B, H, L, d_model): what head h adds
+                drop = (written * u[:, None]).sum(-1)  # (B, H, L): the part of the correct logit it supplies
+                return drop.mean(axis=(0, 2))  # (H,): averaged over every position of every sequence
                 ### END SOLUTION
         ''',
-        stub="return F.layer_norm(x + F.gelu(x @ W_1) @ W_2, (d_model,))  # only the sublayer's input is normalised",
-        reference=_mlp_sublayer,
-        public_cases=_mlp_cases,
-        needs=TORCH_NEEDS,
-        forbids=NO_LAYERS,
+        reference=_removal_cost,
+        public_cases=_removal_cases,
         diagnoses=(
-            Diagnosis(POST_NORM, variant=lambda x, W_1, W_2: _mlp_sublayer(x, W_1, W_2, "post")),
             Diagnosis(
-                "the output no longer contains x: what happens to the input of a residual sublayer?",
-                name="residual missing",
-                hint="add the sublayer's output to x instead of returning it alone",
-                variant=lambda x, W_1, W_2: _mlp_sublayer(x, W_1, W_2, "no_residual"),
+                "your costs are the logits each head adds with the wrong sign: removing a head that "
+                "supports the correct token must lower its logit, a positive cost",
+                name="sign flipped",
+                hint="cost = what the head contributed to the correct logit",
+                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, sign=-1.0),
             ),
             Diagnosis(
-                "the MLP's output was normalised, its input was not: which of the two does pre-norm normalise?",
-                name="normalised the output",
-                hint="pre-norm normalises the sublayer's input: x + f(LN(x))",
-                variant=lambda x, W_1, W_2: _mlp_sublayer(x, W_1, W_2, "norm_output"),
+                "you gave head h the rows h, h + H, h + 2H, ... of W_o; merge_heads puts head h in one "
+                "block of d_head consecutive columns, so it reads one block of d_head consecutive rows",
+                name="interleaved head rows",
+                hint="W_o.reshape(H, d_head, d_model)[h] is head h's part",
+                variant=lambda w, v, W_o, u: (
+                    _removal_cost(w, v, W_o, u, layout="interleaved")
+                    if v.shape[-3] > 1 and v.shape[-1] > 1
+                    else None
+                ),
+            ),
+            Diagnosis(
+                "the maps are missing from your costs: a head writes weights @ v at each position, not v",
+                name="values without the maps",
+                hint="multiply each head's maps by its values first",
+                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, maps=False),
+            ),
+            Diagnosis(
+                "you used the maps transposed (key j reading query i): row t of a head's map says how "
+                "query t mixes the values, weights @ v",
+                name="transposed maps",
+                hint="heads = weights @ v, with queries along the rows",
+                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, layout="transposed maps"),
+            ),
+            Diagnosis(
+                "you summed over the positions; the cost is the mean over every (b, t)",
+                name="summed, not averaged",
+                hint="divide by B * L",
+                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, reduce="sum"),
             ),
         ),
     )
@@ -390,7 +459,7 @@ register(
         "Given the model's `logits (B, L, V)` (position `t` predicts token `t + 1`), return the mean "
         "cross-entropy $-\\log p(\\text{tokens}[b, t+1])$ over every pair $(b, t)$ whose target is a real "
         "token ($t + 1 < \\text{lengths}[b]$), each such prediction counting once. Logits can be large: "
-        "use a stable log-softmax.",
+        "use a stable log-softmax. Return a scalar; numpy or torch, no attncourse function.",
         solution='''
             def next_token_loss(logits, tokens, lengths):
                 """Mean next-token cross-entropy over the positions whose target is a real token."""

@@ -21,149 +21,171 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.make_padding_mask": {
+    "ch06.packed_causal_mask": {
         "torch with the chapter's torch import": """
-            def make_padding_mask(lengths, S):
-                return torch.arange(S)[None, :] < torch.as_tensor(lengths)[:, None]
+            def packed_causal_mask(doc_ids):
+                d = torch.as_tensor(doc_ids)
+                L = d.shape[-1]
+                return (d[:, :, None] == d[:, None, :]) & torch.ones(L, L, dtype=torch.bool).tril()
         """,
-        "a loop": """
-            def make_padding_mask(lengths, S):
-                mask = np.zeros((len(lengths), S), dtype=bool)
-                for b, n in enumerate(lengths):
-                    mask[b, :n] = True
-                return mask
+        "document starts and a cumulative sum": """
+            def packed_causal_mask(doc_ids):
+                d = np.asarray(doc_ids)
+                starts = np.concatenate([np.ones((d.shape[0], 1), dtype=int), (d[:, 1:] != d[:, :-1]).astype(int)], axis=1)
+                doc = np.cumsum(starts, axis=1)
+                i, j = np.indices((d.shape[1], d.shape[1]))
+                return (doc[:, :, None] == doc[:, None, :]) & (j <= i)
         """,
-        "helper in an added cell": [
+        "helper in an added cell, loops": [
             """
-            def _row_62(n, S):
-                return np.arange(S) < n
+            def _sees_62(ids, i, j):
+                return j <= i and ids[i] == ids[j]
             """,
             """
-            def make_padding_mask(lengths, S):
-                return np.stack([_row_62(n, S) for n in np.asarray(lengths)]).reshape(len(lengths), S)
+            def packed_causal_mask(doc_ids):
+                B, L = np.shape(doc_ids)
+                out = np.zeros((B, L, L), dtype=bool)
+                for b in range(B):
+                    for i in range(L):
+                        for j in range(L):
+                            out[b, i, j] = _sees_62(list(doc_ids[b]), i, j)
+                return out
             """,
         ],
     },
-    "ch06.masked_softmax": {
-        "torch with the chapter's torch import": """
-            def masked_softmax(scores, mask):
+    "ch06.masked_logsumexp": {
+        "torch.logsumexp with the chapter's torch import": """
+            def masked_logsumexp(scores, mask):
                 s = torch.as_tensor(scores)
-                m = torch.as_tensor(mask)
-                w = torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1)
-                return torch.nan_to_num(w, nan=0.0)
-        """,
-        "float32, zero the masked exponentials": """
-            def masked_softmax(scores, mask):
-                s = np.asarray(scores, dtype=np.float32)
-                mask = np.broadcast_to(mask, s.shape)
-                top = np.where(mask, s, -np.inf).max(axis=-1, keepdims=True)
-                e = np.where(mask, np.exp(s - np.where(np.isfinite(top), top, 0)), 0).astype(np.float32)
-                total = e.sum(axis=-1, keepdims=True)
-                return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-        """,
-        "helper in an added cell": [
-            """
-            def _safe_div_63(a, b):
-                return a / np.where(b > 0, b, 1.0)
-            """,
-            """
-            def masked_softmax(scores, mask):
-                s = np.where(mask, scores, -np.inf)
-                m = s.max(axis=-1, keepdims=True)
-                e = np.exp(s - np.where(np.isinf(m), 0.0, m))
-                return _safe_div_63(e, e.sum(axis=-1, keepdims=True))
-            """,
-        ],
-    },
-    "ch06.masked_attention": {
-        "torch with the chapter's F": """
-            def masked_attention(q, k, v, mask):
-                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                s = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).masked_fill(~torch.as_tensor(mask), float("-inf"))
-                w = torch.nan_to_num(F.softmax(s, dim=-1), nan=0.0)
-                return w @ v, w
+                m = torch.as_tensor(np.broadcast_to(mask, s.shape))
+                return torch.logsumexp(s.masked_fill(~m, float("-inf")), dim=-1)
         """,
         "float32 numpy": """
-            def masked_attention(q, k, v, mask):
-                q, k, v = (a.astype(np.float32) for a in (q, k, v))
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(np.float32(q.shape[-1]))
-                w = softmax(np.where(mask, s, -np.inf))
+            def masked_logsumexp(scores, mask):
+                s = np.where(mask, np.asarray(scores, dtype=np.float32), np.float32(-np.inf))
+                top = np.max(s, axis=-1)
+                top = np.where(np.isneginf(top), np.float32(0), top)
+                with np.errstate(divide="ignore"):
+                    return top + np.log(np.sum(np.exp(s - top[..., None]), axis=-1))
+        """,
+        "helper in an added cell, a loop over rows": [
+            """
+            def _row_lse_63(row):
+                if len(row) == 0:
+                    return -np.inf
+                m = max(row)
+                return m + np.log(sum(np.exp(x - m) for x in row))
+            """,
+            """
+            def masked_logsumexp(scores, mask):
+                scores = np.asarray(scores, dtype=float)
+                m = np.broadcast_to(mask, scores.shape)
+                flat_s, flat_m = scores.reshape(-1, scores.shape[-1]), m.reshape(-1, scores.shape[-1])
+                out = [_row_lse_63(list(r[k])) for r, k in zip(flat_s, flat_m)]
+                return np.array(out).reshape(scores.shape[:-1])
+            """,
+        ],
+    },
+    "ch06.prefix_lm_attention": {
+        "torch with the chapter's torch and F": """
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
+                L = q.shape[-2]
+                pos = torch.arange(L)
+                mask = (pos[None, :] <= pos[:, None]) | (pos[None, None, :] < torch.as_tensor(prefix_lengths)[:, None, None])
+                s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+                w = F.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
                 return w @ v, w
+        """,
+        "float32 einsum": """
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
+                L = q.shape[1]
+                i, j = np.indices((L, L))
+                mask = (j <= i)[None] | (j[None] < np.asarray(prefix_lengths)[:, None, None])
+                s = np.einsum("ble,bme->blm", q, k) / np.float32(np.sqrt(q.shape[-1]))
+                w = softmax(np.where(mask, s, -np.inf))
+                return np.einsum("blm,bmd->bld", w, v), w
         """,
         "helper in an added cell": [
             """
-            def _masked_weights_64(s, mask):
-                s = np.where(mask, s, -np.inf)
-                m = s.max(axis=-1, keepdims=True)
-                e = np.exp(s - np.where(np.isinf(m), 0.0, m))
-                t = e.sum(axis=-1, keepdims=True)
-                return e / np.where(t > 0, t, 1.0)
+            def _prefix_mask_64(L, p):
+                return np.array([[j <= i or j < p for j in range(L)] for i in range(L)])
             """,
             """
-            def masked_attention(q, k, v, mask):
-                w = _masked_weights_64(np.einsum("...le,...se->...ls", q, k) / np.sqrt(q.shape[-1]), mask)
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                L = q.shape[-2]
+                mask = np.stack([_prefix_mask_64(L, int(p)) for p in prefix_lengths])
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                w = softmax(np.where(mask, s, -np.inf))
                 return w @ v, w
             """,
         ],
     },
-    "ch06.mask_from_hf": {
+    "ch06.mask_from_additive": {
         "torch with the chapter's torch import": """
-            def mask_from_hf(attention_mask):
-                return torch.as_tensor(attention_mask).bool()[:, None, None, :]
+            def mask_from_additive(bias):
+                return torch.as_tensor(bias).eq(0)
         """,
-        "astype and reshape": """
-            def mask_from_hf(attention_mask):
-                m = np.asarray(attention_mask)
-                return m.astype(bool).reshape(m.shape[0], 1, 1, m.shape[-1])
+        "a threshold in float64": """
+            def mask_from_additive(bias):
+                return np.asarray(bias, dtype=np.float64) > -1.0
         """,
         "helper in an added cell": [
             """
-            def _keep_65(m):
-                return np.asarray(m) != 0
+            def _kept_65(x):
+                return not x < 0
             """,
             """
-            def mask_from_hf(attention_mask):
-                return np.expand_dims(_keep_65(attention_mask), axis=(1, 2))
+            def mask_from_additive(bias):
+                b = np.asarray(bias)
+                return np.array([_kept_65(x) for x in b.ravel()], dtype=bool).reshape(b.shape)
             """,
         ],
     },
-    "ch06.masked_multi_head_attention": {
-        "torch with the chapter's F": """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                x, W_q, W_k, W_v, W_o = (torch.as_tensor(a) for a in (x, W_q, W_k, W_v, W_o))
-                B, L, D = x.shape
-                heads = lambda a: a.view(B, L, n_heads, D // n_heads).transpose(1, 2)
-                q, k, v = heads(x @ W_q), heads(x @ W_k), heads(x @ W_v)
-                s = (q @ k.transpose(-1, -2) / (D // n_heads) ** 0.5).masked_fill(~torch.as_tensor(mask), float("-inf"))
-                w = torch.nan_to_num(F.softmax(s, dim=-1), nan=0.0)
-                return (w @ v).transpose(1, 2).reshape(B, L, D) @ W_o, w
+    "ch06.local_global_attention": {
+        "torch with the chapter's torch and F": """
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                xt = torch.as_tensor(x)
+                B, L, D = xt.shape
+                d = D // n_heads
+                q, k, v = ((xt @ torch.as_tensor(W)).view(B, L, n_heads, d).transpose(1, 2) for W in (W_q, W_k, W_v))
+                pos = torch.arange(L)
+                causal = pos[None, :] <= pos[:, None]
+                local = causal & (pos[None, :] > pos[:, None] - window)
+                mask = torch.stack([local if h < n_heads // 2 else causal for h in range(n_heads)])
+                w = F.softmax((q @ k.transpose(-1, -2) / d ** 0.5).masked_fill(~mask, float("-inf")), dim=-1)
+                return (w @ v).transpose(1, 2).reshape(B, L, D) @ torch.as_tensor(W_o), w
         """,
-        "float32 numpy with the setup's split_heads": """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                x32 = x.astype(np.float32)
-                q, k, v = (split_heads(x32 @ W.astype(np.float32), n_heads) for W in (W_q, W_k, W_v))
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(np.float32(q.shape[-1]))
-                w = softmax(np.where(mask, s, -np.inf))
-                return merge_heads(w @ v) @ W_o.astype(np.float32), w
+        "float32 with the handed-out helpers": """
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                x, W_q, W_k, W_v, W_o = (np.asarray(a, dtype=np.float32) for a in (x, W_q, W_k, W_v, W_o))
+                L = x.shape[1]
+                i, j = np.indices((L, L))
+                is_local = (np.arange(n_heads) < n_heads // 2)[:, None, None]  # (H, 1, 1)
+                mask = (j <= i) & (~is_local | (i - j < window))
+                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(np.float32(q.shape[-1])), -np.inf))
+                return merge_heads(w @ v) @ W_o, w
         """,
-        "helper in an added cell, heads in a loop": [
+        "helper in an added cell, one head at a time": [
             """
-            def _head_66(q, k, v, mask):
-                s = np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf)
-                w = softmax(s)
-                return w @ v, w
+            def _head_mask_66(L, local, window):
+                return np.array([[j <= i and (not local or j > i - window) for j in range(L)] for i in range(L)])
             """,
             """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                d = x.shape[-1] // n_heads
-                mask = np.broadcast_to(mask, (x.shape[0], n_heads, x.shape[1], x.shape[1]))
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                parts = [
-                    _head_66(q[..., h * d : (h + 1) * d], k[..., h * d : (h + 1) * d], v[..., h * d : (h + 1) * d], mask[:, h])
-                    for h in range(n_heads)
-                ]
-                out = np.concatenate([p[0] for p in parts], axis=-1) @ W_o
-                return out, np.stack([p[1] for p in parts], axis=1)
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                L, D = x.shape[-2], x.shape[-1]
+                d = D // n_heads
+                outs, ws = [], []
+                for h in range(n_heads):
+                    cols = slice(h * d, (h + 1) * d)
+                    q, k, v = x @ W_q[:, cols], x @ W_k[:, cols], x @ W_v[:, cols]
+                    m = _head_mask_66(L, h < n_heads // 2, window)
+                    w = softmax(np.where(m, q @ np.swapaxes(k, -1, -2) / np.sqrt(d), -np.inf))
+                    outs.append(w @ v)
+                    ws.append(w)
+                return np.concatenate(outs, axis=-1) @ W_o, np.stack(ws, axis=1)
             """,
         ],
     },
@@ -291,99 +313,119 @@ WRONG = {
                 return np.tril(np.ones((L, S), dtype=bool), k=-1)
         """,
     },
-    "ch06.make_padding_mask": {
-        "inverted": """
-            def make_padding_mask(lengths, S):
-                return np.arange(S)[None, :] >= np.asarray(lengths)[:, None]
+    "ch06.packed_causal_mask": {
+        "(L, L) for the first row only": """
+            def packed_causal_mask(doc_ids):
+                d = np.asarray(doc_ids)[0]
+                return (d[:, None] == d[None, :]) & np.tril(np.ones((len(d), len(d)), dtype=bool))
         """,
-        "off by one": """
-            def make_padding_mask(lengths, S):
-                return np.arange(S)[None, :] <= np.asarray(lengths)[:, None]
+        "documents counted by id order (sorted ids assumed)": """
+            def packed_causal_mask(doc_ids):
+                d = np.asarray(doc_ids)
+                L = d.shape[-1]
+                return (d[:, None, :] >= d[:, :, None]) & np.tril(np.ones((L, L), dtype=bool))
         """,
-        "0/1 integers": """
-            def make_padding_mask(lengths, S):
-                return (np.arange(S)[None, :] < np.asarray(lengths)[:, None]).astype(int)
+        "strictly earlier tokens": """
+            def packed_causal_mask(doc_ids):
+                d = np.asarray(doc_ids)
+                L = d.shape[-1]
+                return (d[:, :, None] == d[:, None, :]) & np.tril(np.ones((L, L), dtype=bool), k=-1)
         """,
     },
-    "ch06.masked_softmax": {
-        "NaN for a fully masked row": """
-            def masked_softmax(scores, mask):
+    "ch06.masked_logsumexp": {
+        "keepdims (..., 1)": """
+            def masked_logsumexp(scores, mask):
                 s = np.where(mask, scores, -np.inf)
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                return e / e.sum(axis=-1, keepdims=True)
+                top = s.max(axis=-1, keepdims=True)
+                top = np.where(np.isfinite(top), top, 0.0)
+                with np.errstate(divide="ignore"):
+                    return top + np.log(np.exp(s - top).sum(axis=-1, keepdims=True))
         """,
-        "large negative": """
-            def masked_softmax(scores, mask):
-                s = np.where(mask, scores, -1e9)
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                return e / e.sum(axis=-1, keepdims=True)
+        "the log of the masked softmax's sum": """
+            def masked_logsumexp(scores, mask):
+                s = np.where(mask, scores, -np.inf)
+                top = s.max(axis=-1, keepdims=True)
+                top = np.where(np.isfinite(top), top, 0.0)
+                e = np.exp(s - top)
+                return np.log(e.sum(axis=-1) + 1e-30)
         """,
-        "zeroed after the softmax": """
-            def masked_softmax(scores, mask):
-                e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-                return np.where(mask, e / e.sum(axis=-1, keepdims=True), 0.0)
-        """,
-    },
-    "ch06.masked_attention": {
-        "inverted mask": """
-            def masked_attention(q, k, v, mask):
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(mask, -np.inf, s))
-                return w @ v, w
-        """,
-        "unscaled": """
-            def masked_attention(q, k, v, mask):
-                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2), -np.inf))
-                return w @ v, w
-        """,
-        "k.T on a batch": """
-            def masked_attention(q, k, v, mask):
-                w = softmax(np.where(mask, q @ k.T / np.sqrt(q.shape[-1]), -np.inf))
-                return w @ v, w
+        "the mean instead of the sum": """
+            def masked_logsumexp(scores, mask):
+                s = np.where(mask, scores, -np.inf)
+                top = s.max(axis=-1, keepdims=True)
+                top = np.where(np.isfinite(top), top, 0.0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    n = np.broadcast_to(mask, np.shape(scores)).sum(axis=-1)
+                    return top[..., 0] + np.log(np.exp(s - top).sum(axis=-1) / np.maximum(n, 1))
         """,
     },
-    "ch06.mask_from_hf": {
-        "(B, S), not broadcastable": """
-            def mask_from_hf(attention_mask):
-                return np.asarray(attention_mask) == 1
-        """,
-        "inverted": """
-            def mask_from_hf(attention_mask):
-                return (np.asarray(attention_mask) == 0)[:, None, None, :]
-        """,
-        "(B, 1, S, 1)": """
-            def mask_from_hf(attention_mask):
-                return (np.asarray(attention_mask) == 1)[:, None, :, None]
-        """,
-    },
-    "ch06.masked_multi_head_attention": {
-        "scaled by sqrt(d_model)": """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1])
-                w = softmax(np.where(mask, s, -np.inf))
-                return merge_heads(w @ v) @ W_o, w
-        """,
-        "inverted mask": """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(mask, -np.inf, s))
-                return merge_heads(w @ v) @ W_o, w
-        """,
-        "interleaved head split": """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                B, L, D = x.shape
-                def heads(a):
-                    return a.reshape(B, L, D // n_heads, n_heads).transpose(0, 3, 1, 2)
-                q, k, v = heads(x @ W_q), heads(x @ W_k), heads(x @ W_v)
-                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(D // n_heads), -np.inf))
-                return (w @ v).transpose(0, 2, 3, 1).reshape(B, L, D) @ W_o, w
-        """,
-        "mask ignored": """
-            def masked_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads, mask):
-                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+    "ch06.prefix_lm_attention": {
+        "no mask at all": """
+            def prefix_lm_attention(q, k, v, prefix_lengths):
                 w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                return w @ v, w
+        """,
+        "the mask on the queries' positions": """
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                L = q.shape[-2]
+                i, j = np.indices((L, L))
+                mask = (j <= i)[None] | (i[None] < np.asarray(prefix_lengths)[:, None, None])
+                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
+                return w @ v, w
+        """,
+        "the prefix length of the first sequence for every sequence": """
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                L = q.shape[-2]
+                i, j = np.indices((L, L))
+                mask = (j <= i) | (j < prefix_lengths[0])
+                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
+                return w @ v, w
+        """,
+    },
+    "ch06.mask_from_additive": {
+        "np.isfinite": """
+            def mask_from_additive(bias):
+                return np.isfinite(bias)
+        """,
+        "astype(bool)": """
+            def mask_from_additive(bias):
+                return np.asarray(bias).astype(bool)
+        """,
+        "a (B, S) result": """
+            def mask_from_additive(bias):
+                b = np.asarray(bias) == 0
+                return b.reshape(b.shape[0], -1)
+        """,
+    },
+    "ch06.local_global_attention": {
+        "scaled by sqrt(d_model)": """
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                L = x.shape[-2]
+                i, j = np.indices((L, L))
+                local = (np.arange(n_heads) < n_heads // 2)[:, None, None]
+                mask = (j <= i) & (~local | (i - j < window))
+                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1]), -np.inf))
+                return merge_heads(w @ v) @ W_o, w
+        """,
+        "a two-sided window in the local heads": """
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                L = x.shape[-2]
+                i, j = np.indices((L, L))
+                local = (np.arange(n_heads) < n_heads // 2)[:, None, None]
+                mask = np.where(local, np.abs(i - j) < window, j <= i)
+                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
+                return merge_heads(w @ v) @ W_o, w
+        """,
+        "the local heads chosen as the even ones": """
+            def local_global_attention(x, W_q, W_k, W_v, W_o, n_heads, window):
+                L = x.shape[-2]
+                i, j = np.indices((L, L))
+                local = (np.arange(n_heads) % 2 == 0)[:, None, None]
+                mask = (j <= i) & (~local | (i - j < window))
+                q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
                 return merge_heads(w @ v) @ W_o, w
         """,
     },

@@ -1,37 +1,40 @@
 """Chapter 7 (positional encoding): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch07.sinusoidal_table": {
+    "ch07.partial_rotary": {
         "torch with the chapter's torch import": """
-            def sinusoidal_table(n_positions, d_model):
-                pos = torch.arange(n_positions, dtype=torch.float64)[:, None]
-                two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
-                angles = pos / 10000 ** (two_i / d_model)
-                pe = torch.zeros(n_positions, d_model, dtype=torch.float64)
-                pe[:, 0::2] = torch.sin(angles)
-                pe[:, 1::2] = torch.cos(angles)
-                return pe
+            def partial_rotary(x, positions, rotary_dim):
+                xt = torch.as_tensor(x)
+                h = rotary_dim // 2
+                inv = 10000.0 ** (-2 * torch.arange(h, dtype=torch.float64) / rotary_dim)
+                ang = torch.as_tensor(positions, dtype=torch.float64)[:, None] * inv
+                cos, sin = torch.cos(ang).to(xt.dtype), torch.sin(ang).to(xt.dtype)
+                x1, x2, rest = xt[..., :h], xt[..., h:rotary_dim], xt[..., rotary_dim:]
+                return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
         """,
-        "float32 loops": """
-            def sinusoidal_table(n_positions, d_model):
-                pe = np.zeros((n_positions, d_model), dtype=np.float32)
-                for pos in range(n_positions):
-                    for i in range(0, d_model, 2):
-                        angle = pos / 10000 ** (i / d_model)
-                        pe[pos, i] = np.sin(angle)
-                        pe[pos, i + 1] = np.cos(angle)
-                return pe
+        "float32 numpy, written into a copy": """
+            def partial_rotary(x, positions, rotary_dim):
+                out = np.array(x, dtype=np.float32)
+                h = rotary_dim // 2
+                ang = (np.asarray(positions, dtype=np.float32)[:, None]
+                       * (10000.0 ** (-np.arange(0, rotary_dim, 2) / rotary_dim)).astype(np.float32))
+                x1, x2 = out[..., :h].copy(), out[..., h:rotary_dim].copy()
+                out[..., :h] = x1 * np.cos(ang) - x2 * np.sin(ang)
+                out[..., h:rotary_dim] = x1 * np.sin(ang) + x2 * np.cos(ang)
+                return out
         """,
-        "helper in an added cell, stack and reshape": [
+        "helper in an added cell": [
             """
-            def _pe_angles(n_positions, d_model):
-                i = np.arange(d_model // 2)
-                return np.arange(n_positions)[:, None] * np.exp(-np.log(10000.0) * 2 * i / d_model)
+            def _half_split_rope(part, positions):
+                w = part.shape[-1]
+                ang = np.multiply.outer(np.asarray(positions, dtype=float), 10000.0 ** (-np.arange(0, w, 2) / w))
+                ang = np.tile(ang, 2)
+                turned = np.concatenate([-part[..., w // 2:], part[..., :w // 2]], axis=-1)
+                return part * np.cos(ang) + turned * np.sin(ang)
             """,
             """
-            def sinusoidal_table(n_positions, d_model):
-                a = _pe_angles(n_positions, d_model)
-                return np.stack([np.sin(a), np.cos(a)], axis=-1).reshape(n_positions, d_model)
+            def partial_rotary(x, positions, rotary_dim):
+                return np.concatenate([_half_split_rope(x[..., :rotary_dim], positions), x[..., rotary_dim:]], axis=-1)
             """,
         ],
     },
@@ -57,75 +60,80 @@ CORRECT = {
             """,
         ],
     },
-    "ch07.apply_rotary": {
+    "ch07.rope_2d": {
         "torch with the chapter's torch import": """
-            def apply_rotary(x, positions):
+            def rope_2d(x, rows, cols):
                 xt = torch.as_tensor(x)
-                half = xt.shape[-1] // 2
-                inv = 10000.0 ** (-2 * torch.arange(half, dtype=torch.float64) / xt.shape[-1])
-                ang = torch.as_tensor(positions, dtype=torch.float64)[:, None] * inv
-                cos, sin = torch.cos(ang).to(xt.dtype), torch.sin(ang).to(xt.dtype)
-                x1, x2 = xt[..., :half], xt[..., half:]
-                return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+                E = xt.shape[-1]
+                w = E // 2
+                outs = []
+                for part, pos in ((xt[..., :w], rows), (xt[..., w:], cols)):
+                    inv = 10000.0 ** (-2 * torch.arange(w // 2, dtype=torch.float64) / w)
+                    ang = torch.as_tensor(pos, dtype=torch.float64)[:, None] * inv
+                    cos, sin = torch.cos(ang).to(xt.dtype), torch.sin(ang).to(xt.dtype)
+                    a, b = part[..., : w // 2], part[..., w // 2:]
+                    outs += [a * cos - b * sin, b * cos + a * sin]
+                return torch.cat(outs, dim=-1)
         """,
-        "float32 numpy": """
-            def apply_rotary(x, positions):
+        "float32, one rotation for both halves with stacked angles": """
+            def rope_2d(x, rows, cols):
                 x = np.asarray(x, dtype=np.float32)
-                half = x.shape[-1] // 2
-                ang = np.asarray(positions, dtype=np.float32)[:, None] * (
-                    10000.0 ** (-np.arange(half) / half)
-                ).astype(np.float32)
-                c, s = np.cos(ang), np.sin(ang)
-                x1, x2 = x[..., :half], x[..., half:]
-                return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)
+                E = x.shape[-1]
+                q = E // 4
+                inv = (10000.0 ** (-4 * np.arange(q) / E)).astype(np.float32)
+                ar = np.asarray(rows, dtype=np.float32)[:, None] * inv
+                ac_ = np.asarray(cols, dtype=np.float32)[:, None] * inv
+                ang = np.concatenate([ar, ar, ac_, ac_], axis=-1)  # (N, E)
+                parts = [x[..., i * q:(i + 1) * q] for i in range(4)]
+                turned = np.concatenate([-parts[1], parts[0], -parts[3], parts[2]], axis=-1)
+                return x * np.cos(ang) + turned * np.sin(ang)
         """,
         "helper in an added cell": [
             """
-            def _rope_rotate_half(x):
-                h = x.shape[-1] // 2
-                return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+            def _rope_part(part, pos):
+                w = part.shape[-1]
+                out = np.array(part, dtype=float)
+                for i in range(w // 2):
+                    a = np.asarray(pos, dtype=float) * 10000.0 ** (-2 * i / w)
+                    out[..., i] = part[..., i] * np.cos(a) - part[..., i + w // 2] * np.sin(a)
+                    out[..., i + w // 2] = part[..., i] * np.sin(a) + part[..., i + w // 2] * np.cos(a)
+                return out
             """,
             """
-            def apply_rotary(x, positions):
-                E = x.shape[-1]
-                ang = np.multiply.outer(np.asarray(positions, dtype=float), 10000.0 ** (-np.arange(0, E, 2) / E))
-                ang = np.tile(ang, 2)  # (L, E): feature i and i + E/2 share an angle
-                return x * np.cos(ang) + _rope_rotate_half(x) * np.sin(ang)
+            def rope_2d(x, rows, cols):
+                h = x.shape[-1] // 2
+                return np.concatenate([_rope_part(x[..., :h], rows), _rope_part(x[..., h:], cols)], axis=-1)
             """,
         ],
     },
-    "ch07.apply_rotary_interleaved": {
-        "torch complex numbers with the chapter's torch import": """
-            def apply_rotary_interleaved(x, positions):
-                xt = torch.as_tensor(x, dtype=torch.float64)
-                E = xt.shape[-1]
-                inv = 10000.0 ** (-torch.arange(0, E, 2, dtype=torch.float64) / E)
-                ang = torch.as_tensor(positions, dtype=torch.float64)[:, None] * inv
-                z = torch.view_as_complex(xt.reshape(*xt.shape[:-1], E // 2, 2).contiguous())
-                z = z * torch.polar(torch.ones_like(ang), ang)
-                return torch.view_as_real(z).reshape(xt.shape)
+    "ch07.alibi_slopes": {
+        "torch with the chapter's torch import": """
+            def alibi_slopes(n_heads):
+                c = 2 ** int(np.floor(np.log2(n_heads)))
+                base = torch.tensor([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)], dtype=torch.float64)
+                extra = torch.tensor([2.0 ** (-8.0 * (2 * j + 1) / (2 * c)) for j in range(n_heads - c)], dtype=torch.float64)
+                return torch.cat([base, extra])
         """,
-        "float32 numpy complex64": """
-            def apply_rotary_interleaved(x, positions):
-                E = x.shape[-1]
-                z = np.ascontiguousarray(x, dtype=np.float32).view(np.complex64)  # (..., L, E/2)
-                ang = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, E, 2) / E)
-                return (z * np.exp(1j * ang).astype(np.complex64)).view(np.float32)
+        "float32 from the ratio, as BLOOM writes it": """
+            def alibi_slopes(n_heads):
+                c = 1 << (n_heads.bit_length() - 1)
+                start = np.float32(2.0 ** (-8.0 / c))
+                slopes = [start ** (h + 1) for h in range(c)]
+                start2 = np.float32(2.0 ** (-4.0 / c))
+                slopes += [start2 ** (2 * j + 1) for j in range(n_heads - c)]
+                return np.array(slopes, dtype=np.float32)
         """,
-        "helper in an added cell, a loop over pairs": [
+        "helper in an added cell, recursive": [
             """
-            def _rope_pair(a, b, angle):
-                return a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)
+            def _slopes_74(m):
+                if float(np.log2(m)).is_integer():
+                    return [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
+                c = 2 ** int(np.floor(np.log2(m)))
+                return _slopes_74(c) + _slopes_74(2 * c)[0::2][: m - c]
             """,
             """
-            def apply_rotary_interleaved(x, positions):
-                E = x.shape[-1]
-                out = np.array(x, dtype=float)
-                pos = np.asarray(positions, dtype=float)
-                for i in range(E // 2):
-                    angle = pos * 10000.0 ** (-2 * i / E)  # (L,)
-                    out[..., 2 * i], out[..., 2 * i + 1] = _rope_pair(x[..., 2 * i], x[..., 2 * i + 1], angle)
-                return out
+            def alibi_slopes(n_heads):
+                return np.array(_slopes_74(n_heads))
             """,
         ],
     },
@@ -200,58 +208,58 @@ CORRECT = {
             """,
         ],
     },
-    "ch07.predict_longest_wavelength": {
-        "an expression with the chapter's torch import": """
-            def predict_longest_wavelength():
-                return 2 * torch.pi / 10000 ** (-2 * 63 / 128)
+    "ch07.predict_pairs_turning": {
+        "counted with the chapter's torch import": """
+            def predict_pairs_turning():
+                i = torch.arange(64, dtype=torch.float64)
+                return int((2 * torch.pi * 10000 ** (2 * i / 128) <= 4096).sum())
         """,
-        "the literal, rounded": """
-            def predict_longest_wavelength():
-                return 54410
+        "the literal as a float": """
+            def predict_pairs_turning():
+                return 46.0
         """,
-        "a numpy float32 scalar": """
-            def predict_longest_wavelength():
-                theta = np.float32(10000.0) ** np.float32(-126 / 128)
-                return np.float32(2 * np.pi) / theta
+        "a numpy integer from the largest index": """
+            def predict_pairs_turning():
+                last = np.floor(128 / 2 * np.log(4096 / (2 * np.pi)) / np.log(10000))
+                return np.int64(last) + 1
         """,
         "helper in an added cell": [
             """
-            def _wavelength_of_pair(i, E=128, base=10000.0):
-                return 2 * np.pi * base ** (2 * i / E)
+            def _turns_by_4096(i):
+                return 4096 * 10000 ** (-2 * i / 128) >= 2 * np.pi
             """,
             """
-            def predict_longest_wavelength():
-                return _wavelength_of_pair(63)
+            def predict_pairs_turning():
+                return sum(1 for i in range(64) if _turns_by_4096(i))
             """,
         ],
     },
 }
 
 WRONG = {
-    "ch07.sinusoidal_table": {
-        "exponent i / d_model instead of 2i / d_model": """
-            def sinusoidal_table(n_positions, d_model):
-                pos = np.arange(n_positions)[:, None]
-                angles = pos / 10000 ** (np.arange(d_model // 2) / d_model)
-                pe = np.zeros((n_positions, d_model))
-                pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
-                return pe
+    "ch07.partial_rotary": {
+        "the rest dropped": """
+            def partial_rotary(x, positions, rotary_dim):
+                h = rotary_dim // 2
+                ang = np.asarray(positions)[:, None] * 10000.0 ** (-2 * np.arange(h) / rotary_dim)
+                x1, x2 = x[..., :h], x[..., h:rotary_dim]
+                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang)], -1)
         """,
-        "positions counted from 1": """
-            def sinusoidal_table(n_positions, d_model):
-                pos = np.arange(1, n_positions + 1)[:, None]
-                angles = pos / 10000 ** (np.arange(0, d_model, 2) / d_model)
-                pe = np.zeros((n_positions, d_model))
-                pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
-                return pe
+        "pairs i with i + E/2 inside the whole width": """
+            def partial_rotary(x, positions, rotary_dim):
+                E = x.shape[-1]
+                h = E // 2
+                ang = np.asarray(positions)[:, None] * 10000.0 ** (-2 * np.arange(h) / E)
+                ang[:, rotary_dim // 2:] = 0
+                x1, x2 = x[..., :h], x[..., h:]
+                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang)], -1)
         """,
-        "multiplied by the frequency's inverse": """
-            def sinusoidal_table(n_positions, d_model):
-                pos = np.arange(n_positions)[:, None]
-                angles = pos * 10000 ** (np.arange(0, d_model, 2) / d_model)
-                pe = np.zeros((n_positions, d_model))
-                pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
-                return pe
+        "rotated by minus the angle": """
+            def partial_rotary(x, positions, rotary_dim):
+                h = rotary_dim // 2
+                ang = -np.asarray(positions)[:, None] * 10000.0 ** (-2 * np.arange(h) / rotary_dim)
+                x1, x2, rest = x[..., :h], x[..., h:rotary_dim], x[..., rotary_dim:]
+                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang), rest], -1)
         """,
     },
     "ch07.rotation_angles": {
@@ -269,59 +277,54 @@ WRONG = {
                 return np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(E) / E)
         """,
     },
-    "ch07.apply_rotary": {
-        "2-d indexing ignores the batch axes": """
-            def apply_rotary(x, positions):
-                half = x.shape[-1] // 2
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(half) / half)
-                cos, sin = np.cos(ang), np.sin(ang)
-                x1, x2 = x[:, :half], x[:, half:]
-                return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+    "ch07.rope_2d": {
+        "positions row * 100 + col with 1-D RoPE": """
+            def rope_2d(x, rows, cols):
+                E = x.shape[-1]
+                pos = np.asarray(rows) * 100 + np.asarray(cols)
+                h = E // 2
+                ang = pos[:, None] * 10000.0 ** (-2 * np.arange(h) / E)
+                x1, x2 = x[..., :h], x[..., h:]
+                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang)], -1)
         """,
-        "frequency 10000^(-i/E) (exponent off)": """
-            def apply_rotary(x, positions):
-                half = x.shape[-1] // 2
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(half) / x.shape[-1])
-                cos, sin = np.cos(ang), np.sin(ang)
-                x1, x2 = x[..., :half], x[..., half:]
-                return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+        "each half rotated by row + col": """
+            def rope_2d(x, rows, cols):
+                E = x.shape[-1]
+                w = E // 2
+                pos = np.asarray(rows) + np.asarray(cols)
+                outs = []
+                for part in (x[..., :w], x[..., w:]):
+                    ang = pos[:, None] * 10000.0 ** (-2 * np.arange(w // 2) / w)
+                    a, b = part[..., : w // 2], part[..., w // 2:]
+                    outs += [a * np.cos(ang) - b * np.sin(ang), b * np.cos(ang) + a * np.sin(ang)]
+                return np.concatenate(outs, -1)
         """,
-        "rotate_half without the minus sign": """
-            def apply_rotary(x, positions):
-                half = x.shape[-1] // 2
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(half) / half)
-                cos = np.concatenate([np.cos(ang)] * 2, axis=-1)
-                sin = np.concatenate([np.sin(ang)] * 2, axis=-1)
-                return x * cos + np.concatenate([x[..., half:], x[..., :half]], axis=-1) * sin
+        "only the rows": """
+            def rope_2d(x, rows, cols):
+                E = x.shape[-1]
+                w = E // 2
+                ang = np.asarray(rows)[:, None] * 10000.0 ** (-2 * np.arange(w // 2) / w)
+                a, b = x[..., : w // 2], x[..., w // 2 : w]
+                return np.concatenate([a * np.cos(ang) - b * np.sin(ang), b * np.cos(ang) + a * np.sin(ang), x[..., w:]], -1)
         """,
     },
-    "ch07.apply_rotary_interleaved": {
-        "2-d indexing ignores the batch axes": """
-            def apply_rotary_interleaved(x, positions):
-                E = x.shape[-1]
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, E, 2) / E)
-                out = np.empty_like(x)
-                x1, x2 = x[:, 0::2], x[:, 1::2]
-                out[:, 0::2] = x1 * np.cos(ang) - x2 * np.sin(ang)
-                out[:, 1::2] = x1 * np.sin(ang) + x2 * np.cos(ang)
-                return out
+    "ch07.alibi_slopes": {
+        "the slopes sorted from the steepest": """
+            def alibi_slopes(n_heads):
+                c = 2 ** int(np.floor(np.log2(n_heads)))
+                s = [2.0 ** (-8.0 * (h + 1) / c) for h in range(c)] + [2.0 ** (-8.0 * (2 * j + 1) / (2 * c)) for j in range(n_heads - c)]
+                return np.sort(s)[::-1]
         """,
-        "rotated pairs written back in half-split order": """
-            def apply_rotary_interleaved(x, positions):
-                E = x.shape[-1]
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, E, 2) / E)
-                x1, x2 = x[..., 0::2], x[..., 1::2]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x1 * np.sin(ang) + x2 * np.cos(ang)], -1)
+        "the extra slopes taken from the end": """
+            def alibi_slopes(n_heads):
+                c = 2 ** int(np.floor(np.log2(n_heads)))
+                new = [2.0 ** (-8.0 * (2 * j + 1) / (2 * c)) for j in range(c)]
+                return np.array([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)] + new[len(new) - (n_heads - c):])
         """,
-        "frequency 10000^(-i/E) (exponent off)": """
-            def apply_rotary_interleaved(x, positions):
-                E = x.shape[-1]
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(E // 2) / E)
-                out = np.empty_like(x)
-                x1, x2 = x[..., 0::2], x[..., 1::2]
-                out[..., 0::2] = x1 * np.cos(ang) - x2 * np.sin(ang)
-                out[..., 1::2] = x1 * np.sin(ang) + x2 * np.cos(ang)
-                return out
+        "c the next power of two above, truncated": """
+            def alibi_slopes(n_heads):
+                c = 2 ** int(np.ceil(np.log2(n_heads)))
+                return np.array([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)][:n_heads])
         """,
     },
     "ch07.alibi_attention": {
@@ -373,14 +376,18 @@ WRONG = {
                 return (q * k).sum(axis=-1) + 0 * np.asarray(offset) * theta
         """,
     },
-    "ch07.predict_longest_wavelength": {
-        "the fastest pair": """
-            def predict_longest_wavelength():
-                return 2 * np.pi
+    "ch07.predict_pairs_turning": {
+        "the pairs that do not turn": """
+            def predict_pairs_turning():
+                return 18
         """,
-        "the base alone": """
-            def predict_longest_wavelength():
-                return 10000
+        "the slowest pair's period": """
+            def predict_pairs_turning():
+                return 2 * np.pi * 10000 ** (126 / 128)
+        """,
+        "a context of 2048": """
+            def predict_pairs_turning():
+                return 41
         """,
     },
 }

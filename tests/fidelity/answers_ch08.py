@@ -55,70 +55,79 @@ CORRECT = {
             """,
         ],
     },
-    "ch08.pre_norm_block": {
+    "ch08.parallel_block": {
         "torch by hand: layer norm, heads and causal softmax": """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
                 B, L, d = x.shape
                 dh = d // n_heads
-
-                def ln(t):
-                    mu = t.mean(dim=-1, keepdim=True)
-                    return (t - mu) / torch.sqrt(((t - mu) ** 2).mean(dim=-1, keepdim=True) + 1e-5)
-
-                h = ln(x)
+                mu = x.mean(dim=-1, keepdim=True)
+                h = (x - mu) / torch.sqrt(((x - mu) ** 2).mean(dim=-1, keepdim=True) + 1e-5)
                 q, k, v = ((h @ W).view(B, L, n_heads, dh).transpose(1, 2) for W in (W_q, W_k, W_v))
                 s = q @ k.transpose(-1, -2) / dh ** 0.5
                 s = s.masked_fill(torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1), float("-inf"))
-                att = torch.softmax(s, dim=-1) @ v
-                x = x + att.transpose(1, 2).reshape(B, L, d) @ W_o
-                z = ln(x) @ W_1
-                return x + 0.5 * z * (1 + torch.erf(z / 2 ** 0.5)) @ W_2
+                att = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(B, L, d) @ W_o
+                z = h @ W_1
+                return x + att + 0.5 * z * (1 + torch.erf(z / 2 ** 0.5)) @ W_2
         """,
         "float32 with the chapter's F": """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
                 x, W_q, W_k, W_v, W_o, W_1, W_2 = (t.float() for t in (x, W_q, W_k, W_v, W_o, W_1, W_2))
-                d = x.shape[-1]
-                h = F.layer_norm(x, (d,))
+                h = F.layer_norm(x, (x.shape[-1],))
                 q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
                 out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
-                x = x + merge_heads(out) @ W_o
-                return x + F.gelu(F.layer_norm(x, (d,)) @ W_1) @ W_2
+                mlp = F.gelu(h @ W_1) @ W_2
+                return mlp + merge_heads(out) @ W_o + x
         """,
         "helper in an added cell, nn.GELU and einsum": [
             """
-            def _pn_attention(h, W_q, W_k, W_v, W_o, n_heads):
+            def _pb_attention(h, W_q, W_k, W_v, W_o, n_heads):
                 q, k, v = (split_heads(torch.einsum("bld,de->ble", h, W), n_heads) for W in (W_q, W_k, W_v))
                 out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
                 return merge_heads(out) @ W_o
             """,
             """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                norm = nn.LayerNorm(x.shape[-1], elementwise_affine=False, dtype=x.dtype)
-                x = x + _pn_attention(norm(x), W_q, W_k, W_v, W_o, n_heads)
-                return x + nn.GELU()(norm(x) @ W_1) @ W_2
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                h = nn.LayerNorm(x.shape[-1], elementwise_affine=False, dtype=x.dtype)(x)
+                return x + _pb_attention(h, W_q, W_k, W_v, W_o, n_heads) + nn.GELU()(h @ W_1) @ W_2
             """,
         ],
     },
-    "ch08.fix_post_norm": {
-        "torch layer norm by hand": """
-            def mlp_sublayer(x, W_1, W_2):
-                mu = x.mean(-1, keepdim=True)
-                var = x.var(-1, keepdim=True, unbiased=False)
-                return x + F.gelu((x - mu) / torch.sqrt(var + 1e-5) @ W_1) @ W_2
+    "ch08.head_removal_cost": {
+        "loops over heads with the chapter's torch": """
+            def head_removal_cost(weights, v, W_o, u):
+                w, vv, Wo, uu = (torch.as_tensor(a) for a in (weights, v, W_o, u))
+                H, d = vv.shape[1], vv.shape[-1]
+                costs = []
+                for h in range(H):
+                    written = (w[:, h] @ vv[:, h]) @ Wo[h * d:(h + 1) * d]
+                    costs.append((written * uu).sum(-1).mean())
+                return torch.stack(costs)
         """,
-        "float32 with the chapter's F": """
-            def mlp_sublayer(x, W_1, W_2):
-                x32 = x.float()
-                return x32 + F.gelu(F.layer_norm(x32, (x32.shape[-1],)) @ W_1.float()) @ W_2.float()
+        "float32 throughout": """
+            def head_removal_cost(weights, v, W_o, u):
+                weights, v, W_o, u = (np.asarray(a, dtype=np.float32) for a in (weights, v, W_o, u))
+                B, H, L, d = v.shape
+                full = np.einsum("bhlk,bhkd->bhld", weights, v)
+                logit = np.einsum("bhld,hdm,blm->bhl", full, W_o.reshape(H, d, -1), u)
+                return logit.mean(axis=(0, 2))
         """,
-        "helper in an added cell, nn modules": [
+        "helper in an added cell: zero the rows and compare": [
             """
-            def _sublayer_norm(x):
-                return nn.LayerNorm(x.shape[-1], elementwise_affine=False, dtype=x.dtype)(x)
+            def _correct_logit_84(weights, v, W_o, u):
+                B, H, L, d = v.shape
+                merged = np.swapaxes(weights @ v, 1, 2).reshape(B, L, H * d)
+                return ((merged @ W_o) * u).sum(-1)
             """,
             """
-            def mlp_sublayer(x, W_1, W_2):
-                return x + nn.GELU()(_sublayer_norm(x) @ W_1) @ W_2
+            def head_removal_cost(weights, v, W_o, u):
+                H, d = v.shape[1], v.shape[-1]
+                full = _correct_logit_84(weights, v, W_o, u)
+                costs = []
+                for h in range(H):
+                    W = np.array(W_o, dtype=np.float64)
+                    W[h * d:(h + 1) * d] = 0
+                    costs.append((full - _correct_logit_84(weights, v, W, u)).mean())
+                return np.array(costs)
             """,
         ],
     },
@@ -190,53 +199,50 @@ WRONG = {
                 return 16 / (16 + 4)
         """,
     },
-    "ch08.pre_norm_block": {
+    "ch08.parallel_block": {
         "torch's var(): the unbiased variance": """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                def ln(t):
-                    return (t - t.mean(-1, keepdim=True)) / torch.sqrt(t.var(-1, keepdim=True) + 1e-5)
-
-                q, k, v = (split_heads(ln(x) @ W, n_heads) for W in (W_q, W_k, W_v))
-                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
-                return x + F.gelu(ln(x) @ W_1) @ W_2
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                h = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
+                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.gelu(h @ W_1) @ W_2
         """,
         "ReLU instead of GELU": """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                d = x.shape[-1]
-                h = F.layer_norm(x, (d,))
-                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
-                return x + F.relu(F.layer_norm(x, (d,)) @ W_1) @ W_2
-        """,
-        "the MLP reads the first layer norm's output": """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
                 h = F.layer_norm(x, (x.shape[-1],))
                 q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
-                return x + F.gelu(h @ W_1) @ W_2
+                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.relu(h @ W_1) @ W_2
+        """,
+        "the MLP reads the un-normalised x": """
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                h = F.layer_norm(x, (x.shape[-1],))
+                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.gelu(x @ W_1) @ W_2
         """,
         "the tanh approximation of GELU": """
-            def pre_norm_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                d = x.shape[-1]
-                h = F.layer_norm(x, (d,))
+            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+                h = F.layer_norm(x, (x.shape[-1],))
                 q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                x = x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o
-                return x + F.gelu(F.layer_norm(x, (d,)) @ W_1, approximate="tanh") @ W_2
+                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.gelu(h @ W_1, approximate="tanh") @ W_2
         """,
     },
-    "ch08.fix_post_norm": {
-        "torch's std(): the unbiased variance": """
-            def mlp_sublayer(x, W_1, W_2):
-                h = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
-                return x + F.gelu(h @ W_1) @ W_2
+    "ch08.head_removal_cost": {
+        "head h's columns of W_o (square W_o read as (d_model, H * d_head))": """
+            def head_removal_cost(weights, v, W_o, u):
+                H, d = v.shape[1], v.shape[-1]
+                heads = weights @ v
+                return np.array([((heads[:, h] @ W_o.T[h * d:(h + 1) * d]) * u).sum(-1).mean() for h in range(H)]) if W_o.shape[0] == W_o.shape[1] else np.zeros(H)
         """,
-        "ReLU instead of GELU": """
-            def mlp_sublayer(x, W_1, W_2):
-                return x + F.relu(F.layer_norm(x, (x.shape[-1],)) @ W_1) @ W_2
+        "the mean over the sequences only (returns (L, H))": """
+            def head_removal_cost(weights, v, W_o, u):
+                H, d = v.shape[1], v.shape[-1]
+                written = np.einsum("bhld,hdm->bhlm", weights @ v, W_o.reshape(H, d, -1))
+                return (written * u[:, None]).sum(-1).mean(axis=0).T
         """,
-        "the layer norm moved between the two matrices": """
-            def mlp_sublayer(x, W_1, W_2):
-                return x + F.layer_norm(F.gelu(x @ W_1), (W_1.shape[-1],)) @ W_2
+        "the norm of what each head writes, not the correct logit": """
+            def head_removal_cost(weights, v, W_o, u):
+                H, d = v.shape[1], v.shape[-1]
+                written = np.einsum("bhld,hdm->bhlm", weights @ v, W_o.reshape(H, d, -1))
+                return np.linalg.norm(written, axis=-1).mean(axis=(0, 2))
         """,
     },
     "ch08.next_token_loss": {
