@@ -336,7 +336,9 @@ def test_hidden_inputs_reach_no_output(handout, tmp_path):
     secrets.add(f"exit code {37 + first.shape[-1]}")
     assert [s for s in secrets if s in everything] == []
     killer = len(get("ch01.entropy_gradient").public_cases()) + 1  # the first hidden case
-    assert f"case {killer} of ch01.entropy_gradient ended the grading process: that exercise lost" in everything
+    assert (
+        f"case {killer} of ch01.entropy_gradient ended the grading process: that exercise lost" in everything
+    )
     assert any(s in everything for s in public)  # a public case's message is shown, as it should be
     assert "Participant 301" in (out / "lms" / "moodle.csv").read_text(encoding="utf-8")
     feedback = (out / "feedback" / "Lee_Ky_301-d7b6f0f4.txt").read_text(encoding="utf-8")

@@ -151,7 +151,8 @@ register(
         hint="softmax does not change when you subtract the same number from every logit of a row",
         function="stable_softmax",
         description="Write the softmax over the last axis from scratch (numpy only), so that it "
-        "never overflows: subtract each row's maximum before `exp`.",
+        "never overflows: subtract each row's maximum before `exp`. `x` has any shape `(..., n)`; "
+        "return an array of the same shape.",
         solution='''
             def stable_softmax(x):
                 """Softmax over the last axis of x (any shape) that never overflows."""

@@ -316,7 +316,8 @@ register(
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
-        "returns `(out, weights)`, normalising the exponentials as the chapter did for one query. "
+        "returns `(out (L, Ev), weights (L, S))`, normalising the exponentials as the chapter did for one "
+        "query. "
         "Symptom: with one query it is right; with more, every output shrinks towards 0, the more "
         "queries the smaller, and adding a query changes the outputs of all the others. Find the bug "
         "and fix it.",
