@@ -87,42 +87,33 @@ def kernel_weight_ratio():
 
 
 def bottleneck_numbers():
-    return _kinds([Case("hidden size 512, 40 tokens")], "the counts")
+    return _kinds([Case("two directions of 300, 25 tokens")], "the counts")
 
 
-def bahdanau_scores():
+def effective_keys():
     rng = np.random.default_rng(1004)
-    n = rng.normal
+    x_key = rng.uniform(-2, 2, size=7)
     return _kinds(
         [
+            Case("one key", x_query=np.array([0.0, 3.0]), x_key=np.array([1.0]), width=0.5),
+            Case("7 unsorted keys, width 0.7", x_query=rng.uniform(-2, 2, size=5), x_key=x_key, width=0.7),
             Case(
-                "one query, S=6",
-                q=n(size=(1, 2)),
-                k=n(size=(6, 3)),
-                W_q=n(size=(4, 2)),
-                W_k=n(size=(4, 3)),
-                w_v=n(size=4),
+                "float32, width 0.2",
+                x_query=np.array([0.0, 0.3], dtype=np.float32),
+                x_key=np.array([0.0, 0.1, 0.6, 1.0], dtype=np.float32),
+                width=0.2,
             ),
             Case(
-                "hidden size 1",
-                q=n(size=(3, 2)),
-                k=n(size=(2, 2)),
-                W_q=n(size=(1, 2)),
-                W_k=n(size=(1, 2)),
-                w_v=n(size=1),
-            ),
-            Case(
-                "float32, large inputs (tanh saturates)",
-                q=(10 * n(size=(2, 4))).astype(np.float32),
-                k=(10 * n(size=(5, 4))).astype(np.float32),
-                W_q=n(size=(3, 4)).astype(np.float32),
-                W_k=n(size=(3, 4)).astype(np.float32),
-                w_v=n(size=3).astype(np.float32),
+                "a query 1000 from the keys, width 0.05",
+                x_query=np.array([1000.0, 0.0]),
+                x_key=np.array([-0.05, 0.05, 0.4]),
+                width=0.05,
             ),
         ],
-        "scores",
-        "scores",
-        "scores",
+        "counts",
+        "counts",
+        "counts",
+        "far queries and narrow kernels",
     )
 
 
@@ -157,6 +148,6 @@ HIDDEN = {
     "ch00.kernel_regression": kernel_regression,
     "ch00.kernel_weight_ratio": kernel_weight_ratio,
     "ch00.bottleneck_numbers": bottleneck_numbers,
-    "ch00.bahdanau_scores": bahdanau_scores,
+    "ch00.effective_keys": effective_keys,
     "ch00.bilinear_attention": bilinear_attention,
 }

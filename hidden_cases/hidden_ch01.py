@@ -20,18 +20,28 @@ def temperature_softmax():
     return _kinds(
         [
             Case(
-                "very low temperature (needs the max subtracted)",
+                "temperatures 0.001 and 0.002 (needs the max subtracted)",
                 logits=np.array([[3.0, 2.0, 1.0], [0.5, 0.4, 0.45]]),
-                temperature=0.001,
+                temperature=np.array([0.001, 0.002]),
             ),
-            Case("very high temperature", logits=rng.normal(size=(2, 5)) * 3, temperature=100.0),
-            Case("batch dimensions (2, 3, 4)", logits=rng.normal(size=(2, 3, 4)), temperature=2.0),
-            Case("float32", logits=rng.normal(size=(3, 6)).astype(np.float32), temperature=0.7),
+            Case("one temperature, 100", logits=rng.normal(size=(2, 5)) * 3, temperature=100.0),
+            Case(
+                "logits (2, 3, 4), temperatures (2, 3)",
+                logits=rng.normal(size=(2, 3, 4)),
+                temperature=rng.uniform(0.5, 3, size=(2, 3)),
+            ),
+            Case(
+                "float32, 4 rows of 4 (square)",
+                logits=rng.normal(size=(4, 4)).astype(np.float32),
+                temperature=np.array([0.3, 1.0, 3.0, 9.0], dtype=np.float32),
+            ),
+            Case("one row, temperatures of shape ()", logits=rng.normal(size=5), temperature=np.array(0.7)),
         ],
         "extreme temperatures",
-        "values",
+        "one temperature",
         "batch dimensions",
-        "values",
+        "a temperature per row",
+        "one temperature",
     )
 
 
@@ -60,45 +70,49 @@ def stable_softmax():
     )
 
 
-def entropy():
+def temperature_derivative():
     rng = np.random.default_rng(1103)
-    logits = rng.normal(size=(2, 3, 5))
-    p = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
     return _kinds(
         [
-            Case("uniform over 8 and one-hot rows", p=np.array([[1 / 8] * 8, [0, 0, 1, 0, 0, 0, 0, 0]])),
-            Case("batch dimensions (2, 3, 5)", p=p),
-            Case("float32 with zeros", p=np.array([[0.25, 0.0, 0.75], [0.0, 0.5, 0.5]], dtype=np.float32)),
-            Case("two outcomes", p=np.array([0.9, 0.1])),
+            Case("two logits, T = 0.3", logits=np.array([1.0, 0.0]), temperature=0.3),
+            Case("rows (4, 6), T = 3", logits=rng.normal(size=(4, 6)), temperature=3.0),
+            Case("float32, T = 0.8", logits=rng.normal(size=(2, 5)).astype(np.float32), temperature=0.8),
+            Case("batch (2, 1, 3), T = 1.2", logits=rng.normal(size=(2, 1, 3)), temperature=1.2),
+            Case(
+                "logits near -2000, T = 0.25", logits=np.array([-2000.0, -2001.0, -1999.0]), temperature=0.25
+            ),
         ],
-        "zero probabilities",
+        "derivatives",
+        "derivatives",
+        "derivatives",
         "batch dimensions",
-        "zero probabilities",
-        "values",
+        "large logits",
     )
 
 
-def softmax_jacobian():
+def entropy_gradient():
     rng = np.random.default_rng(1104)
     return _kinds(
         [
-            Case("large logits", x=np.array([1000.0, 1001.0, 999.0])),
-            Case("six random logits", x=rng.normal(size=6) * 2),
-            Case("float32", x=rng.normal(size=4).astype(np.float32)),
-            Case("nearly one-hot", x=np.array([10.0, -10.0, 0.0])),
+            Case("two logits", x=np.array([0.3, -0.4])),
+            Case("rows (5, 6)", x=rng.normal(size=(5, 6)) * 2),
+            Case("float32", x=rng.normal(size=(3, 4)).astype(np.float32)),
+            Case("batch (2, 2, 5)", x=rng.normal(size=(2, 2, 5))),
+            Case("logits near -700 and two -inf", x=np.array([[-700.0, -np.inf, -701.0, -np.inf, -699.5]])),
         ],
-        "large logits",
-        "values",
-        "values",
-        "values",
+        "gradients",
+        "gradients",
+        "gradients",
+        "batch dimensions",
+        "large and masked logits",
     )
 
 
 HIDDEN = {
     "ch01.temperature_softmax": temperature_softmax,
     "ch01.stable_softmax": stable_softmax,
-    "ch01.attention_entropy": entropy,
-    "ch01.softmax_jacobian": softmax_jacobian,
+    "ch01.temperature_derivative": temperature_derivative,
+    "ch01.entropy_gradient": entropy_gradient,
 }
 
 

@@ -15,28 +15,6 @@ def _kinds(cases, *groups):
     return cases
 
 
-def query_weights():
-    rng = np.random.default_rng(1201)
-    return _kinds(
-        [
-            Case("one key", q=rng.normal(size=4), k=rng.normal(size=(1, 4))),
-            Case("E=16, S=7", q=rng.normal(size=16), k=rng.normal(size=(7, 16))),
-            Case(
-                "large scores", q=np.array([30.0, 20.0]), k=np.array([[10.0, 0.0], [0.0, 10.0], [5.0, 5.0]])
-            ),
-            Case(
-                "float32",
-                q=rng.normal(size=3).astype(np.float32),
-                k=rng.normal(size=(5, 3)).astype(np.float32),
-            ),
-        ],
-        "weights",
-        "weights",
-        "weights",
-        "weights",
-    )
-
-
 def dot_product_attention():
     rng = np.random.default_rng(1202)
     n = rng.normal
@@ -68,34 +46,64 @@ def dot_product_attention():
     )
 
 
-def cross_attention():
-    rng = np.random.default_rng(1203)
+def output_jacobian():
+    rng = np.random.default_rng(1202)
     n = rng.normal
     return _kinds(
         [
+            Case("two keys", q=n(size=(2, 3)), k=n(size=(2, 3)), v=n(size=(2, 2))),
+            Case("L=4, S=6, E=2, Ev=3", q=n(size=(4, 2)), k=n(size=(6, 2)), v=n(size=(6, 3))),
             Case(
-                "L = S (shapes alone cannot tell the roles apart)", x_dec=n(size=(4, 3)), x_enc=n(size=(4, 3))
+                "float32, L=2, S=3, E=Ev=3",
+                q=n(size=(2, 3)).astype(np.float32),
+                k=n(size=(3, 3)).astype(np.float32),
+                v=n(size=(3, 3)).astype(np.float32),
             ),
-            Case("one decoder token", x_dec=n(size=(1, 5)), x_enc=n(size=(6, 5))),
-            Case("batched (2, L, d), (2, S, d)", x_dec=n(size=(2, 3, 4)), x_enc=n(size=(2, 5, 4))),
-            Case("float32", x_dec=n(size=(2, 3)).astype(np.float32), x_enc=n(size=(7, 3)).astype(np.float32)),
+            Case(
+                "scores of +-200, two keys tied",
+                q=np.array([[20.0, 20.0], [-10.0, 10.0]]),
+                k=np.array([[10.0, 0.0], [0.0, 10.0], [-5.0, -5.0]]),
+                v=n(size=(3, 2)),
+            ),
         ],
-        "values",
-        "values",
-        "batch dimensions",
-        "values",
+        "Jacobians",
+        "Jacobians",
+        "Jacobians",
+        "large scores",
+    )
+
+
+def query_for_weights():
+    rng = np.random.default_rng(1203)
+    return _kinds(
+        [
+            Case("E=S=5", k=rng.normal(size=(5, 5)), p=rng.dirichlet(np.ones(5))),
+            Case("a nearly one-hot target", k=rng.normal(size=(3, 3)), p=np.array([0.998, 0.001, 0.001])),
+            Case(
+                "float32 keys and target",
+                k=rng.normal(size=(3, 3)).astype(np.float32),
+                p=np.array([0.5, 0.3, 0.2], dtype=np.float32),
+            ),
+            Case(
+                "E=S=2, four targets (4, 2)", k=rng.normal(size=(2, 2)), p=rng.dirichlet(np.ones(2), size=4)
+            ),
+        ],
+        "queries",
+        "queries",
+        "queries",
+        "several targets",
     )
 
 
 HIDDEN = {
-    "ch02.query_weights": query_weights,
     "ch02.batched_attention": dot_product_attention,
-    "ch02.cross_attention": cross_attention,
+    "ch02.output_jacobian": output_jacobian,
+    "ch02.query_for_weights": query_for_weights,
 }
 
 
 def predict_shapes():
-    return _kinds([Case("q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)")], "the shapes")
+    return _kinds([Case("q (4, 1, 6, 8), k (3, 10, 8), v (3, 10, 5)")], "the shapes")
 
 
 def fix_softmax_axis():

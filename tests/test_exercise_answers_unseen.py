@@ -76,16 +76,23 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 # the chapter does not demonstrate.  Each entry says what is new.
 NEW_SITUATIONS = {
     "ch00": {
-        "ch00.bottleneck_numbers": "the numbers a decoder reads with and without attention",
+        "ch00.kernel_weight_ratio": "the weight ratio of two keys as a closed form in their distances",
+        "ch00.bottleneck_numbers": "what a bidirectional encoder hands the decoder, with and without attention",
+        "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
         "ch00.bilinear_attention": "a learned bilinear score q W k^T",
     },
     "ch01": {
+        "ch01.temperature_softmax": "one temperature per row, where a square batch broadcasts the wrong way",
+        "ch01.temperature_derivative": "the derivative of the weights with respect to the temperature",
+        "ch01.entropy_gradient": "the entropy's gradient with respect to the logits, with masked keys",
         "ch01.logit_gap": "the logit gap that gives the leader weight p among n",
         "ch01.predict_overflow_logit": "where the sum of 1000 float32 exponentials overflows",
     },
     "ch02": {
+        "ch02.output_jacobian": "how an output moves with its own query (the chapter never differentiates)",
+        "ch02.query_for_weights": "attention run backwards: the query that gives chosen weights",
+        "ch02.predict_shapes": "batches that differ and broadcast, (4, 1) against (3,)",
         "ch02.fix_softmax_axis": "a whole-matrix normalisation, a bug the chapter does not show",
-        "ch02.predict_shapes": "shapes with a batch and L != S != E != Ev, not the chapter's",
     },
     "ch03": {
         "ch03.expected_abs_score": "the mean |score| under a temperature",

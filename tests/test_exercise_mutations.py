@@ -47,7 +47,35 @@ def column_softmax(x):
 
 
 def temperature_times(logits, temperature):
-    return _sm(logits * temperature)
+    return _sm(logits * np.asarray(temperature)[..., None])
+
+
+def temperature_by_column(logits, temperature):
+    return _sm(logits / temperature)
+
+
+def effective_keys_without_reciprocal(x_query, x_key, width):
+    a = _sm(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+    return (a**2).sum(axis=-1)
+
+
+def temperature_derivative_flipped(logits, temperature):
+    p = _sm(logits / temperature)
+    return p * (logits - (p * logits).sum(axis=-1, keepdims=True)) / temperature**2
+
+
+def entropy_gradient_wrt_p(x):
+    p = _sm(x)
+    return -(np.log(np.where(p > 0, p, 1.0)) + 1)
+
+
+def output_jacobian_diagonal_only(q, k, v):
+    w = _sm(q @ k.T)
+    return np.einsum("ls,sv,se->lve", w, v, k)
+
+
+def query_for_weights_uncentred(k, p):
+    return np.linalg.solve(k, np.log(p).T).T
 
 
 def attention_axis0(q, k, v):
@@ -240,6 +268,12 @@ WRONG_ANSWERS = [
     ("ch01.stable_softmax", global_max_softmax, "subtracted the maximum of the whole array"),
     ("ch01.stable_softmax", column_softmax, "normalised along the wrong axis"),
     ("ch01.temperature_softmax", temperature_times, "multiplied by the temperature"),
+    ("ch01.temperature_softmax", temperature_by_column, "temperatures along the last axis"),
+    ("ch00.effective_keys", effective_keys_without_reciprocal, _named("ch00.effective_keys", 0)),
+    ("ch01.temperature_derivative", temperature_derivative_flipped, _named("ch01.temperature_derivative", 0)),
+    ("ch01.entropy_gradient", entropy_gradient_wrt_p, _named("ch01.entropy_gradient", 1)),
+    ("ch02.output_jacobian", output_jacobian_diagonal_only, _named("ch02.output_jacobian", 0)),
+    ("ch02.query_for_weights", query_for_weights_uncentred, "scores not centred"),
     ("ch02.fix_softmax_axis", attention_axis0, "wrong softmax axis"),
     ("ch02.batched_attention", attention_swapped, "q and k are swapped"),
     ("ch03.scaled_scores", scores_unscaled, "unscaled scores"),

@@ -83,8 +83,8 @@ def test_a_demo_notebook_is_valid_and_nbformat_agrees():
 def test_validation_names_each_problem():
     nb = demo_notebook("ch01")
     cells = nb["cells"]
-    entropy = index_of(nb, "ch01.attention_entropy")  # cell 13 (1-based)
-    cells[entropy]["source"] = ["# Exercise 1.3: entropy (2 points)\n"] + cells[entropy]["source"][1:]
+    entropy = index_of(nb, "ch01.temperature_derivative")  # cell 13 (1-based)
+    cells[entropy]["source"] = ["# Exercise 1.3: derivative (2 points)\n"] + cells[entropy]["source"][1:]
     del cells[entropy + 1]  # its check cell
     cells[index_of(nb, "ch01.temperature_softmax")]["metadata"]["attncourse"]["exercise"] = (
         "ch01.stable_softmaxx"  # cell 5
@@ -92,9 +92,9 @@ def test_validation_names_each_problem():
     problems = validate_notebook(nb, "01_softmax.ipynb")
     assert problems == [
         "01_softmax.ipynb, cell 5: unknown exercise id 'ch01.stable_softmaxx'. Did you mean 'ch01.stable_softmax'?",
-        "01_softmax.ipynb, cell 13: the first line should be '# Exercise 1.3: entropy of attention weights (2 points)', "
-        "not '# Exercise 1.3: entropy (2 points)'",
-        "01_softmax.ipynb, cell 13: no check('ch01.attention_entropy', attention_entropy) cell after it",
+        "01_softmax.ipynb, cell 13: the first line should be '# Exercise 1.3: how fast the weights move with the "
+        "temperature (2 points)', not '# Exercise 1.3: derivative (2 points)'",
+        "01_softmax.ipynb, cell 13: no check('ch01.temperature_derivative', temperature_derivative) cell after it",
         "01_softmax.ipynb: missing the exercise cells of ch01.temperature_softmax",
     ]
 
@@ -121,8 +121,7 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
         "# Exercise 1.2: stable softmax (2 points)\n"
         "def stable_softmax(x):\n"
         '    """Softmax over the last axis of x (any shape) that never overflows."""\n'
-        '    raise NotImplementedError("write your answer here (hint: softmax does not change when you subtract '
-        'the same number from every logit of a row)")'
+        '    raise NotImplementedError("write your answer here")'
     )
     assert (
         "tags" not in ex_cell["metadata"] and ex_cell["outputs"] == [] and ex_cell["execution_count"] is None

@@ -30,7 +30,12 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMITS = Limits(time_s=8, cell_s=1.5, case_s=1, memory_mb=2048)
-ALL = ("ch01.temperature_softmax", "ch01.stable_softmax", "ch01.attention_entropy", "ch01.softmax_jacobian")
+ALL = (
+    "ch01.temperature_softmax",
+    "ch01.stable_softmax",
+    "ch01.temperature_derivative",
+    "ch01.entropy_gradient",
+)
 NAIVE = "def stable_softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=-1, keepdims=True)\n"
 NON_UTF8 = b"b\xf6b"
 
@@ -157,7 +162,7 @@ def _make_course(tmp_path_factory):
         submit(name, nb)
 
     submit("alice", fresh(*ALL))
-    bob = fresh("ch01.temperature_softmax", "ch01.softmax_jacobian")
+    bob = fresh("ch01.temperature_softmax", "ch01.entropy_gradient")
     answer(bob, "ch01.stable_softmax", NAIVE)  # passes small logits, overflows on large ones
     submit("bob", bob)
     carol = fresh(*ALL[1:])
@@ -406,7 +411,7 @@ def expected_rows(cells: dict) -> dict:
             "2",
             "8",
             "ok",
-            "not found: temperature_softmax, attention_entropy, softmax_jacobian",
+            "not found: temperature_softmax, temperature_derivative, entropy_gradient",
         ],  # fmt: skip
         "hugo": full,
         "zero": ["0"] * 5 + ["8", "malformed", "not a readable notebook: an empty file (0 bytes)"],

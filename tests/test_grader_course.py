@@ -147,7 +147,7 @@ def shift(x):
 
 USES_HELPERS = """
 def temperature_softmax(logits, temperature):
-    z = np.exp(shift(logits) * (SCALE / 2.0) / temperature)
+    z = np.exp(shift(logits) * (SCALE / 2.0) / np.asarray(temperature)[..., None])
     assert math.isfinite(SCALE)
     return z / z.sum(axis=-1, keepdims=True)
 """
@@ -186,7 +186,7 @@ def test_read_ahead_scores_zero_and_helpers_score_what_check_gives(handout, tmp_
 
 
 BIG = """
-def attention_entropy(p):
+def entropy_gradient(x):
     return np.zeros(9_000_000)
 """
 
@@ -215,7 +215,7 @@ def logit_gap(*args):
 def test_one_exercises_failure_costs_that_exercise_alone(handout, tmp_path):
     needs_bwrap()
     nb = solved(handout["student"]["ch01"], "ch01")
-    answer(nb, "ch01.attention_entropy", BIG)  # 72 MB per case
+    answer(nb, "ch01.entropy_gradient", BIG)  # 72 MB per case
     answer(nb, "ch01.temperature_softmax", ENDS_PROCESS)
     answer(nb, "ch01.logit_gap", NOT_AN_ARRAY)
     answer(nb, "ch01.stable_softmax", IGNORES_ITS_LIMIT)
@@ -225,7 +225,7 @@ def test_one_exercises_failure_costs_that_exercise_alone(handout, tmp_path):
     assert main(["grade", str(handout["bundle"]), str(subs), str(tmp_path / "out"), *FAST]) == 0
     row = gradebook(tmp_path / "out" / "gradebook.csv")["max"]
     assert row["status"] == "ok", row
-    lost = {"ch01.attention_entropy", "ch01.temperature_softmax", "ch01.logit_gap", "ch01.stable_softmax"}
+    lost = {"ch01.entropy_gradient", "ch01.temperature_softmax", "ch01.logit_gap", "ch01.stable_softmax"}
     for ex in all_exercises("ch01"):
         assert row[ex.id] == ("0" if ex.id in lost else str(ex.points)), ex.id
     feedback = (tmp_path / "out" / "feedback" / "max.txt").read_text(encoding="utf-8")

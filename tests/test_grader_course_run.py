@@ -294,18 +294,18 @@ LEAKY = {
         "import os, sys\nimport numpy as np\n"
         "def temperature_softmax(logits, temperature):\n"
         "    tag = 'LEAK' + str(np.asarray(logits, dtype=float).ravel()[:4].round(3).tolist())\n"
-        "    if temperature != 1.0:\n"
+        "    if np.any(np.asarray(temperature) != 1.0):\n"
         "        print(tag, file=sys.stderr, flush=True)\n"
         "        os._exit(3)\n"
         "    return np.zeros_like(logits)\n"
     ),
-    # a hidden case alone (the public ones are (4,) and (3, 3)) ends the process with a code from its shape
-    "ch01.attention_entropy": (
+    # a hidden case alone (no public case has these shapes) ends the process with a code from its shape
+    "ch01.entropy_gradient": (
         "import os\nimport numpy as np\n"
-        "def attention_entropy(p):\n"
-        "    if np.shape(p) not in ((4,), (3, 3)):\n"
-        "        os._exit(37 + np.shape(p)[-1])\n"
-        "    return np.zeros(np.shape(p)[:-1])\n"
+        "def entropy_gradient(x):\n"
+        "    if np.shape(x) not in ((3,), (3, 4), (4,), (2, 3, 3), (2, 3), (2, 4)):\n"
+        "        os._exit(37 + np.shape(x)[-1])\n"
+        "    return np.zeros(np.shape(x))\n"
     ),
 }
 
@@ -332,10 +332,13 @@ def test_hidden_inputs_reach_no_output(handout, tmp_path):
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         texts.append(path.read_bytes().decode("utf-8"))
     everything = "\n".join(texts)
-    first = hidden["ch01.attention_entropy"]()[0].inputs["p"]
+    first = hidden["ch01.entropy_gradient"]()[0].inputs["x"]
     secrets.add(f"exit code {37 + first.shape[-1]}")
     assert [s for s in secrets if s in everything] == []
-    assert "case 4 of ch01.attention_entropy ended the grading process: that exercise lost" in everything
+    killer = len(get("ch01.entropy_gradient").public_cases()) + 1  # the first hidden case
+    assert (
+        f"case {killer} of ch01.entropy_gradient ended the grading process: that exercise lost" in everything
+    )
     assert any(s in everything for s in public)  # a public case's message is shown, as it should be
     assert "Participant 301" in (out / "lms" / "moodle.csv").read_text(encoding="utf-8")
     feedback = (out / "feedback" / "Lee_Ky_301-d7b6f0f4.txt").read_text(encoding="utf-8")

@@ -26,7 +26,6 @@ all come from it.
 from __future__ import annotations
 
 import ast
-import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -198,7 +197,7 @@ class Exercise:
     needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
-    # A nudge for the student stub: raise NotImplementedError("write your answer here (hint: ...)")
+    # The nudge check(..., hint=True) gives (and the feedback policy after real attempts)
     hint: str = ""
     kind: str = "implement"  # one of KINDS
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
@@ -288,13 +287,12 @@ class Exercise:
         """What replaces the solution region in the student version.
 
         The exercise's ``stub`` (the buggy code of a spot-the-bug exercise), else a
-        ``raise NotImplementedError`` whose message carries the ``hint``.
+        ``raise NotImplementedError`` with a neutral message: the hint is shown only when asked
+        for (``check(..., hint=True)``) or by the feedback policy, never by the stub.
         """
         if self.stub is not None:
             return self.stub
-        if not self.hint:
-            return STUB_LINE
-        return f"raise NotImplementedError({json.dumps(f'write your answer here (hint: {self.hint})', ensure_ascii=False)})"
+        return STUB_LINE
 
     def solution_code(self) -> str:
         """The solution without its markers: what the "worked solution" block shows."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import softmax
-from ..pooling import additive_scores, nadaraya_watson
+from ..pooling import nadaraya_watson
 from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
@@ -160,115 +160,155 @@ register(
 
 # ----------------------------------------------------------------------------- 0.3 bottleneck
 def _bottleneck_reference():
-    return np.array(512), np.array(512 * 40)
+    return np.array(2 * 300), np.array(2 * 300 * 25)
 
 
 register(
     Exercise(
         id="ch00.bottleneck_numbers",
         number="0.3",
-        title="what the decoder gets to see",
+        title="what a two-way encoder hands the decoder",
         points=1,
         function="bottleneck_numbers",
-        hint="without attention the decoder reads one state vector; with attention, how many state vectors can it read?",
+        hint="how many numbers does one direction's state hold, and how many states does each direction leave?",
         kind="predict",
-        description="An RNN encoder with a hidden state of 512 numbers reads a sentence of 40 tokens. "
-        "Before running anything, write down how many numbers the decoder can read from the encoder "
-        "(a) in the encoder-decoder without attention (only the final state), (b) with attention "
-        "(every encoder state). Return the two counts `(without, with_attention)` as integers.",
+        description="A *bidirectional* RNN encoder reads a sentence of 25 tokens with two RNNs, one "
+        "left to right and one right to left, each with a hidden state of 300 numbers; the state at a "
+        "token is the two directions' states there, side by side. Before running anything, write down "
+        "how many numbers the decoder can read from the encoder (a) without attention, where it gets "
+        "the final state of each direction, (b) with attention, where it can read the state at every "
+        "token. Return the two counts `(without, with_attention)` as integers.",
         solution='''
             def bottleneck_numbers():
-                """(numbers the decoder reads without attention, with attention) for 40 tokens, hidden size 512."""
+                """(numbers the decoder reads without attention, with attention): 25 tokens, 2 x 300."""
                 ### BEGIN SOLUTION
-                hidden, n_tokens = 512, 40
-                return hidden, hidden * n_tokens  # one final state vs one state per source token
+                per_direction, n_tokens = 300, 25
+                per_token = 2 * per_direction  # both directions' states, side by side
+                return per_token, per_token * n_tokens  # two final states vs one state per token
                 ### END SOLUTION
         ''',
         reference=_bottleneck_reference,
-        public_cases=lambda: grouped("the counts", Case("hidden size 512, 40 tokens")),
+        public_cases=lambda: grouped("the counts", Case("two directions of 300, 25 tokens")),
         outputs=("without", "with_attention"),
         diagnoses=(
             Diagnosis(
-                "without attention the decoder sees only the encoder's final state: one vector of 512 "
-                "numbers, whatever the sentence's length",
-                variant=lambda: (np.array(512 * 40), np.array(512 * 40)),
+                "without attention the decoder gets only a final state, one per direction, "
+                "whatever the sentence's length",
+                variant=lambda: (np.array(600 * 25), np.array(600 * 25)),
             ),
             Diagnosis(
-                "with attention the decoder can read every encoder state: 40 vectors of 512 numbers",
-                variant=lambda: (np.array(512), np.array(512)),
+                "these counts are one direction's: each state is two directions' states side by side",
+                variant=lambda: (np.array(300), np.array(300 * 25)),
+            ),
+            Diagnosis(
+                "with attention the decoder can read the state at every token, not only the final ones",
+                variant=lambda: (np.array(600), np.array(600)),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 0.4 additive scores
-def _additive_cases():
+# ----------------------------------------------------------------------------- 0.4 effective keys
+def _effective_cases():
     rng = np.random.default_rng(4)
-    n = rng.normal
+    x_key = np.sort(rng.uniform(0, 5, size=10))
     return grouped(
-        "scores",
+        "counts",
         Case(
-            "L=2, S=3, E_q=E_k=4, hidden 5",
-            q=n(size=(2, 4)),
-            k=n(size=(3, 4)),
-            W_q=n(size=(5, 4)),
-            W_k=n(size=(5, 4)),
-            w_v=n(size=5),
+            "three keys, width 1",
+            x_query=np.array([0.0, 1.5, 3.0]),
+            x_key=np.array([0.0, 1.0, 3.0]),
+            width=1.0,
         ),
+        Case("10 keys, width 0.4", x_query=np.linspace(0, 5, 4), x_key=x_key, width=0.4),
+        Case("10 keys, width 50 (nearly every key)", x_query=np.array([1.0, 4.0]), x_key=x_key, width=50.0),
+    ) + grouped(
+        "far queries and narrow kernels",
         Case(
-            "query and key widths differ (E_q=3, E_k=6)",
-            q=n(size=(4, 3)),
-            k=n(size=(2, 6)),
-            W_q=n(size=(7, 3)),
-            W_k=n(size=(7, 6)),
-            w_v=n(size=7),
+            "a query 300 from the keys, width 0.01",
+            x_query=np.array([-300.0, 0.5]),
+            x_key=np.array([0.0, 0.5, 0.51, 2.0]),
+            width=0.01,
         ),
     )
+
+
+def _alpha(x_query, x_key, width, factor=2.0):
+    diff = np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]  # (L, S)
+    return softmax(-(diff**2) / (factor * width**2))
+
+
+def _effective(x_query, x_key, width):
+    return 1.0 / (_alpha(x_query, x_key, width) ** 2).sum(axis=-1)
+
+
+def _entropy_count(x_query, x_key, width):
+    a = _alpha(x_query, x_key, width)
+    return np.exp(-(a * np.log(np.where(a > 0, a, 1.0))).sum(axis=-1))
 
 
 register(
     Exercise(
-        id="ch00.bahdanau_scores",
+        id="ch00.effective_keys",
         number="0.4",
-        title="additive (Bahdanau) scores",
+        title="how many keys a query averages",
         points=2,
-        function="bahdanau_scores",
-        hint="project the queries and the keys once each, broadcast them to (L, S, H), apply tanh, then contract H with w_v",
-        kind="implement",
-        description="Score every query `q (L, E_q)` against every key `k (S, E_k)` with a small network: "
-        "$e_{ij} = w_v^\\top \\tanh(W_q q_i + W_k k_j)$, with `W_q (H, E_q)`, `W_k (H, E_k)`, "
-        "`w_v (H,)`. Return the `(L, S)` scores. Broadcasting beats a double loop.",
+        function="effective_keys",
+        hint="if a query's weights were m equal numbers 1/m, what would the sum of their squares be?",
+        kind="extend",
+        description="The width experiment says a narrow kernel averages few training points and a "
+        "wide one nearly all. Put a number on it. For each query of `x_query (L,)`, take its "
+        "Gaussian-kernel weights over the keys `x_key (S,)` (width `width`, as in the chapter), draw "
+        "two keys independently from those weights, and let $P_i$ be the chance that both draws "
+        "pick the same key. Return the *effective number of keys* $1 / P_i$ for every query, an "
+        "array `(L,)`: it is $m$ when a query splits its weight equally over $m$ keys.",
         solution='''
-            def bahdanau_scores(q, k, W_q, W_k, w_v):
-                """Additive scores (L, S): w_v . tanh(W_q q_i + W_k k_j)."""
+            def effective_keys(x_query, x_key, width):
+                """1 / sum_j alpha_ij^2 for each query (L,) under a Gaussian kernel over x_key (S,)."""
                 ### BEGIN SOLUTION
-                q_proj = q @ W_q.T  # (L, E_q) @ (E_q, H) -> (L, H)
-                k_proj = k @ W_k.T  # (S, E_k) @ (E_k, H) -> (S, H)
-                hidden = np.tanh(q_proj[:, None, :] + k_proj[None, :, :])  # (L, 1, H) + (1, S, H) -> (L, S, H)
-                return hidden @ w_v  # (L, S, H) @ (H,) -> (L, S)
+                diff = x_query[:, None] - x_key[None, :]  # (L, 1) - (1, S) -> (L, S)
+                alpha = softmax(-(diff**2) / (2 * width**2))  # each row sums to 1
+                return 1.0 / (alpha**2).sum(axis=-1)  # (L, S) -> (L,)
                 ### END SOLUTION
         ''',
-        reference=additive_scores,
-        public_cases=_additive_cases,
+        reference=_effective,
+        public_cases=_effective_cases,
+        needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
-                "the tanh is missing: without it the score is w_v.(W_q q) + w_v.(W_k k), a sum of a query "
-                "term and a key term, and every query would rank the keys the same way",
-                variant=lambda q, k, W_q, W_k, w_v: (
-                    (q @ W_q.T)[:, None, :] @ w_v + (k @ W_k.T)[None, :, :] @ w_v
-                ),
+                "the counts are below 1 where they should lie between 1 and S: this is the chance itself, not its reciprocal",
+                variant=lambda xq, xk, w: (_alpha(xq, xk, w) ** 2).sum(axis=-1),
             ),
             Diagnosis(
-                "you applied tanh to each projection separately: the nonlinearity acts on the sum "
-                "W_q q_i + W_k k_j",
-                variant=lambda q, k, W_q, W_k, w_v: (
-                    (np.tanh(q @ W_q.T)[:, None, :] + np.tanh(k @ W_k.T)[None, :, :]) @ w_v
-                ),
+                "every count is 1: the weights of one query already sum to 1, so summing them counts nothing",
+                variant=lambda xq, xk, w: 1.0 / _alpha(xq, xk, w).sum(axis=-1),
+            ),
+            Diagnosis(
+                "the counts are those of a kernel sqrt(2) times narrower: what is in the kernel's denominator?",
+                name="kernel without the factor 2",
+                variant=lambda xq, xk, w: 1.0 / (_alpha(xq, xk, w, factor=1.0) ** 2).sum(axis=-1),
+            ),
+            Diagnosis(
+                "that is exp(entropy), another effective count: it agrees on equal weights and differs on unequal ones. "
+                "What is the chance that two independent draws pick the same key?",
+                variant=_entropy_count,
+            ),
+            Diagnosis(
+                "a query far from every key gets NaN or inf: its kernel values all underflow to 0. "
+                "Weights from a softmax never do",
+                variant=lambda xq, xk, w: _naive_effective(xq, xk, w),
             ),
         ),
     )
 )
+
+
+def _naive_effective(x_query, x_key, width):
+    with np.errstate(all="ignore"):
+        e = np.exp(-((np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]) ** 2) / (2 * width**2))
+        a = e / e.sum(axis=-1, keepdims=True)
+        return 1.0 / (a**2).sum(axis=-1)
 
 
 # ----------------------------------------------------------------------------- 0.5 bilinear attention

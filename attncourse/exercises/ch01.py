@@ -18,58 +18,98 @@ def _temperature_cases():
     rng = np.random.default_rng(101)
     return (
         grouped(
-            "values",
-            Case("temperature 1", logits=np.array([2.0, 1.0, 0.1]), temperature=1.0),
-            Case("temperature 0.5 sharpens", logits=rng.normal(size=(3, 4)), temperature=0.5),
-            Case("temperature 10 flattens", logits=np.array([[4.0, 0.0, -4.0]]), temperature=10.0),
+            "one temperature",
+            Case("one row, temperature 0.5", logits=np.array([2.0, 1.0, 0.1]), temperature=0.5),
+            Case("three rows, temperature 10", logits=rng.normal(size=(3, 4)), temperature=10.0),
+        )
+        + grouped(
+            "a temperature per row",
+            Case(
+                "4 rows of 3, temperatures (4,)",
+                logits=rng.normal(size=(4, 3)),
+                temperature=np.array([0.5, 1.0, 2.0, 4.0]),
+            ),
+            Case(
+                "3 rows of 3 (square), temperatures (3,)",
+                logits=np.array([[3.0, 2.0, 1.0], [1.0, 1.5, 0.5], [0.0, 2.0, -2.0]]),
+                temperature=np.array([0.25, 1.0, 8.0]),
+            ),
         )
         + grouped(
             "batch dimensions",
-            Case("batch dimensions (2, 2, 3)", logits=rng.normal(size=(2, 2, 3)), temperature=2.0),
+            Case(
+                "logits (2, 2, 3), temperatures (2, 2)",
+                logits=rng.normal(size=(2, 2, 3)),
+                temperature=np.array([[0.5, 2.0], [1.0, 3.0]]),
+            ),
         )
         + grouped(
             "extreme temperatures",
             Case(
-                "temperature 0.001: logits / T in the thousands",
+                "temperatures 0.001 and 1000: logits / T in the thousands",
                 logits=np.array([[3.0, 2.0, 1.0], [1.0, 1.5, 0.5]]),
-                temperature=0.001,
+                temperature=np.array([0.001, 1000.0]),
             ),
         )
     )
+
+
+def _per_row(logits, temperature):
+    return softmax(logits / np.asarray(temperature)[..., None])
+
+
+def _by_column(logits, temperature):
+    t = np.asarray(temperature)
+    if t.ndim == 0 or t.shape[-1:] != np.shape(logits)[-1:]:
+        return None
+    return softmax(logits / t)
 
 
 register(
     Exercise(
         id="ch01.temperature_softmax",
         number="1.1",
-        title="softmax with temperature",
+        title="one temperature per row",
         points=1,
-        hint="divide the logits by the temperature first",
+        hint="a temperature of shape (...) has to divide every logit of its own row: give it the row's last axis",
         function="temperature_softmax",
-        description="Divide the logits by the temperature before the softmax: a high temperature "
-        "flattens the distribution, a low one sharpens it. One line with `softmax`.",
+        description="A decoder samples several sequences at once, each at its own temperature. Given "
+        "`logits (..., n)` and `temperature`, either one number for every row or an array `(...)` "
+        "holding one temperature per row (the logits' shape without its last axis), return the "
+        "softmax over the last axis of each row divided by its own temperature, shape `(..., n)`.",
         solution='''
             def temperature_softmax(logits, temperature):
-                """Softmax of logits / temperature over the last axis (temperature > 0)."""
+                """Softmax over the last axis of logits (..., n), each row divided by its temperature (...)."""
                 ### BEGIN SOLUTION
-                return softmax(logits / temperature)  # higher temperature -> flatter distribution
+                t = np.asarray(temperature)[..., None]  # (...) -> (..., 1): one number per row
+                return softmax(logits / t)  # (..., n) / (..., 1) -> (..., n)
                 ### END SOLUTION
         ''',
-        reference=lambda logits, temperature: softmax(logits / temperature),
+        reference=_per_row,
         public_cases=_temperature_cases,
         distributions=("result",),
         needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
+                "the temperatures divided the columns, not the rows: with n rows of n logits, an array of "
+                "shape (n,) lines up with the last axis. Which axis of the logits is one temperature's?",
+                name="temperatures along the last axis",
+                variant=_by_column,
+            ),
+            Diagnosis(
                 "multiplied by the temperature; divide the logits by it "
                 "(a higher temperature must give a flatter distribution)",
-                variant=lambda logits, t: softmax(logits * t),
+                variant=lambda logits, t: softmax(logits * np.asarray(t)[..., None]),
             ),
-            Diagnosis(NO_MAX, variant=lambda logits, t: naive_softmax(logits / t)),
+            Diagnosis(NO_MAX, variant=lambda logits, t: naive_softmax(_per_row_logits(logits, t))),
             Diagnosis(BROADCAST, error="could not be broadcast"),
         ),
     )
 )
+
+
+def _per_row_logits(logits, temperature):
+    return logits / np.asarray(temperature)[..., None]
 
 
 # ----------------------------------------------------------------------------- 1.2 stable softmax
@@ -111,7 +151,8 @@ register(
         hint="softmax does not change when you subtract the same number from every logit of a row",
         function="stable_softmax",
         description="Write the softmax over the last axis from scratch (numpy only), so that it "
-        "never overflows: subtract each row's maximum before `exp`.",
+        "never overflows: subtract each row's maximum before `exp`. `x` has any shape `(..., n)`; "
+        "return an array of the same shape.",
         solution='''
             def stable_softmax(x):
                 """Softmax over the last axis of x (any shape) that never overflows."""
@@ -141,131 +182,208 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 1.3 entropy
-def _entropy_reference(p):
-    p = np.asarray(p, dtype=np.float64)
-    terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    return -terms.sum(axis=-1)
+# ----------------------------------------------------------------------------- 1.3 temperature derivative
+def _dT(logits, temperature, power=2, centred=True, weighted=True):
+    x = np.asarray(logits, dtype=np.float64)
+    p = softmax(x / temperature)
+    if not centred:
+        mean = 0.0
+    elif weighted:
+        mean = (p * x).sum(axis=-1, keepdims=True)
+    else:
+        mean = x.mean(axis=-1, keepdims=True)
+    return -p * (x - mean) / temperature**power
 
 
-def _entropy_cases():
-    p = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25], [0.9, 0.05, 0.05], [0.3, 0.3, 0.4]])
+def _dT_cases():
+    rng = np.random.default_rng(103)
     return (
         grouped(
-            "values",
-            Case("uniform over 4", p=np.full(4, 0.25)),
-            Case("three distributions", p=p[:3]),
+            "derivatives",
+            Case("three logits, T = 1", logits=np.array([2.0, 1.0, 0.1]), temperature=1.0),
+            Case("four logits, T = 0.5", logits=np.array([1.0, -1.0, 0.5, 0.0]), temperature=0.5),
+            Case("rows (3, 5), T = 2", logits=rng.normal(size=(3, 5)), temperature=2.0),
         )
         + grouped(
             "batch dimensions",
-            Case("batch dimensions (2, 2, 3)", p=p.reshape(2, 2, 3)),
+            Case("batch dimensions (2, 2, 4), T = 1.5", logits=rng.normal(size=(2, 2, 4)), temperature=1.5),
         )
         + grouped(
-            "zero probabilities",
-            Case("with zero probabilities", p=np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])),
+            "large logits",
+            Case(
+                "logits near 1000, T = 0.4",
+                logits=np.array([[1000.0, 1002.0, 1001.0], [-5.0, 0.0, 5.0]]),
+                temperature=0.4,
+            ),
         )
     )
 
 
-def _entropy_log2(p):
-    return _entropy_reference(p) / np.log(2)
-
-
 register(
     Exercise(
-        id="ch01.attention_entropy",
+        id="ch01.temperature_derivative",
         number="1.3",
-        title="entropy of attention weights",
+        title="how fast the weights move with the temperature",
         points=2,
-        hint="0 * log(0) counts as 0; sum over the last axis",
-        function="attention_entropy",
-        description="The entropy $H(p) = -\\sum_i p_i \\log p_i$ (natural log) of each distribution "
-        "along the last axis, with $0 \\log 0 = 0$. Uniform weights have the largest entropy, one-hot "
-        "weights zero.",
+        function="temperature_derivative",
+        hint="p depends on T only through z = x / T: chain the chapter's Jacobian with dz/dT",
+        kind="derive",
+        description="The chapter measured how the weights $p = \\operatorname{softmax}(x / T)$ "
+        "change as the temperature $T$ moves, but never differentiated with respect to $T$. Derive "
+        "$\\partial p_i / \\partial T$ in closed form and return it for logits `logits (..., n)` "
+        "(softmax over the last axis) and one temperature `temperature > 0`: an array `(..., n)`. "
+        "Logits may be in the thousands.",
         solution='''
-            def attention_entropy(p):
-                """Entropy -sum(p log p) in nats of each distribution along the last axis; 0 log 0 = 0."""
+            def temperature_derivative(logits, temperature):
+                """d softmax(logits / T) / dT for logits (..., n) and one T > 0: shape (..., n)."""
                 ### BEGIN SOLUTION
-                safe = np.where(p > 0, p, 1.0)  # log(1) = 0, so zero probabilities add nothing
-                return -(p * np.log(safe)).sum(axis=-1)  # (..., n) -> (...)
+                x = logits - logits.max(axis=-1, keepdims=True)  # a shift changes nothing; keeps digits
+                p = softmax(x / temperature)  # (..., n)
+                # dp/dT = J dz/dT with z = x / T, dz/dT = -x / T^2, and J v = p * (v - p . v)
+                mean = (p * x).sum(axis=-1, keepdims=True)  # (..., 1): the p-weighted mean logit
+                return -p * (x - mean) / temperature**2  # (..., n)
                 ### END SOLUTION
         ''',
-        reference=_entropy_reference,
-        public_cases=_entropy_cases,
-        diagnoses=(
-            Diagnosis(
-                "p * log(p) is NaN where p = 0 (0 * -inf): treat those terms as 0, "
-                "e.g. np.log(np.where(p > 0, p, 1.0))",
-                variant=lambda p: -(p * np.log(p)).sum(axis=-1),
-            ),
-            Diagnosis(
-                "you lost the minus sign: entropy is -sum(p log p), never negative",
-                variant=lambda p: -_entropy_reference(p),
-            ),
-            Diagnosis(
-                "used log base 2 (bits); this course measures entropy in nats: np.log", variant=_entropy_log2
-            ),
-            Diagnosis(
-                "summed over the whole array: compute one entropy per distribution (sum over the last axis only)",
-                variant=lambda p: _entropy_reference(p).sum() if np.ndim(p) > 1 else None,
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 1.4 Jacobian
-def _jacobian_reference(x):
-    s = softmax(x)
-    return np.diag(s) - np.outer(s, s)
-
-
-def _jacobian_cases():
-    rng = np.random.default_rng(104)
-    return grouped(
-        "values",
-        Case("logits [1, 2, 3]", x=np.array([1.0, 2.0, 3.0])),
-        Case("four equal logits", x=np.zeros(4)),
-        Case("five random logits", x=rng.normal(size=5)),
-    ) + grouped("large logits", Case("logits near 500", x=np.array([500.0, 501.0, 499.0])))
-
-
-register(
-    Exercise(
-        id="ch01.softmax_jacobian",
-        number="1.4",
-        title="the softmax Jacobian",
-        points=3,
-        hint="dsoftmax_i/dx_j = s_i * (delta_ij - s_j)",
-        function="softmax_jacobian",
-        description="For a 1-d vector of logits `x` of length n, return the (n, n) matrix "
-        "$J_{ij} = \\partial s_i / \\partial x_j = s_i(\\delta_{ij} - s_j)$ with $s = \\mathrm{softmax}(x)$.",
-        solution='''
-            def softmax_jacobian(x):
-                """J[i, j] = d softmax(x)_i / d x_j for a 1-d x of length n: shape (n, n)."""
-                ### BEGIN SOLUTION
-                s = softmax(x)  # (n,)
-                return np.diag(s) - np.outer(s, s)  # (n, n): s_i * (delta_ij - s_j)
-                ### END SOLUTION
-        ''',
-        reference=_jacobian_reference,
-        public_cases=_jacobian_cases,
+        reference=_dT,
+        public_cases=_dT_cases,
         needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
-                "missing the diagonal term: J = diag(s) - s s^T (s_i also depends on its own x_i directly)",
-                variant=lambda x: -np.outer(softmax(x), softmax(x)),
+                "the signs are flipped: raising T must take weight from the largest logit, not give it more",
+                variant=lambda x, t: -_dT(x, t),
             ),
             Diagnosis(
-                "the signs are flipped: J = diag(s) - s s^T", variant=lambda x: -_jacobian_reference(x)
+                "off by a factor T: how does z = x / T change with T?",
+                name="1/T instead of 1/T^2",
+                variant=lambda x, t: _dT(x, t, power=1) if t != 1 else None,
             ),
             Diagnosis(
-                "built from the logits x instead of the probabilities s = softmax(x)",
-                variant=lambda x: np.diag(x) - np.outer(x, x),
+                "the derivatives of a row do not sum to 0, yet the weights always sum to 1: "
+                "something must be subtracted from each logit",
+                variant=lambda x, t: _dT(x, t, centred=False),
             ),
+            Diagnosis(
+                "you subtracted the plain mean of the logits; the weights decide which mean",
+                variant=lambda x, t: _dT(x, t, weighted=False),
+            ),
+            Diagnosis(NO_MAX, variant=lambda x, t: _dT_naive(x, t)),
         ),
     )
 )
+
+
+def _dT_naive(logits, temperature):
+    with np.errstate(all="ignore"):
+        e = np.exp(logits / temperature)
+        p = e / e.sum(axis=-1, keepdims=True)
+        return -p * (logits - (p * logits).sum(axis=-1, keepdims=True)) / temperature**2
+
+
+# ----------------------------------------------------------------------------- 1.4 entropy gradient
+def _grad_H(x, sign=1.0, centred=True):
+    x = np.asarray(x, dtype=np.float64)
+    p = softmax(x)
+    log_p = np.log(np.where(p > 0, p, 1.0))  # p = 0 (a -inf logit) adds nothing
+    H = -(p * log_p).sum(axis=-1, keepdims=True)
+    return sign * -p * (log_p + H) if centred else sign * -p * log_p
+
+
+def _grad_H_cases():
+    rng = np.random.default_rng(104)
+    return (
+        grouped(
+            "gradients",
+            Case("logits [2, 1, 0.1]", x=np.array([2.0, 1.0, 0.1])),
+            Case("rows (3, 4)", x=rng.normal(size=(3, 4))),
+            Case("two equal leaders", x=np.array([1.0, 1.0, 0.0, -0.5])),
+        )
+        + grouped("batch dimensions", Case("batch dimensions (2, 3, 3)", x=rng.normal(size=(2, 3, 3))))
+        + grouped(
+            "large and masked logits",
+            Case("logits near 1000", x=np.array([[1000.0, 1001.0, 999.0], [3.0, -1000.0, 1.0]])),
+            Case(
+                "a -inf logit (a masked key)",
+                x=np.array([[1.0, -np.inf, 0.0, 2.0], [0.5, 0.5, -np.inf, 0.0]]),
+            ),
+        )
+    )
+
+
+def _grad_wrt_p(x):
+    p = softmax(np.asarray(x, dtype=np.float64))
+    return -(np.log(np.where(p > 0, p, 1.0)) + 1.0)
+
+
+register(
+    Exercise(
+        id="ch01.entropy_gradient",
+        number="1.4",
+        title="the gradient of the entropy",
+        points=3,
+        function="entropy_gradient",
+        hint="the chain rule: dH/dp first, then the chapter's backward formula through the softmax",
+        kind="derive",
+        description="A regulariser that keeps attention from collapsing onto one key adds the "
+        "entropy $H(\\operatorname{softmax}(x))$ (in nats) to the loss, so training needs "
+        "$\\partial H / \\partial x$, the gradient with respect to the logits. Derive it and return "
+        "it for logits `x (..., n)` (softmax over the last axis): an array of `x`'s shape. Logits may "
+        "be in the thousands, and a logit of $-\\infty$ (a masked key) must get gradient 0.",
+        solution='''
+            def entropy_gradient(x):
+                """dH/dx for H = entropy (nats) of softmax(x) over the last axis; x (..., n) -> (..., n)."""
+                ### BEGIN SOLUTION
+                p = softmax(x)  # (..., n)
+                log_p = np.log(np.where(p > 0, p, 1.0))  # masked keys (p = 0) contribute 0
+                H = -(p * log_p).sum(axis=-1, keepdims=True)  # (..., 1)
+                # dH/dp = -(log p + 1); through the softmax: p * (g - p . g) = -p * (log p + H)
+                return -p * (log_p + H)
+                ### END SOLUTION
+        ''',
+        reference=_grad_H,
+        public_cases=_grad_H_cases,
+        needs=SOFTMAX_NEEDS,
+        diagnoses=(
+            Diagnosis(
+                "the signs are flipped: this gradient points to lower entropy",
+                variant=lambda x: _grad_H(x, sign=-1.0),
+            ),
+            Diagnosis(
+                "this is dH/dp, the gradient with respect to the weights; the logits sit one softmax below",
+                variant=_grad_wrt_p,
+            ),
+            Diagnosis(
+                "a row's gradient does not sum to 0, yet adding one number to every logit changes nothing: "
+                "the softmax's Jacobian has a second term",
+                variant=lambda x: _grad_H(x, centred=False),
+            ),
+            Diagnosis(
+                "NaN at a masked key: p log p is 0 * -inf there. What is the limit of p log p as p -> 0?",
+                name="NaN at a masked key",
+                variant=lambda x: _grad_H_nan(x),
+            ),
+            Diagnosis(NO_MAX, variant=lambda x: _grad_H_naive(x)),
+        ),
+    )
+)
+
+
+def _grad_H_nan(x):
+    x = np.asarray(x, dtype=np.float64)
+    if np.isfinite(x).all():
+        return None
+    with np.errstate(all="ignore"):
+        p = softmax(x)
+        log_p = np.log(p)
+        return -p * (log_p - (p * log_p).sum(axis=-1, keepdims=True))
+
+
+def _grad_H_naive(x):
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        e = np.exp(x)
+        p = e / e.sum(axis=-1, keepdims=True)
+        log_p = np.log(np.where(p > 0, p, 1.0))
+        return -p * (log_p - (p * log_p).sum(axis=-1, keepdims=True))
 
 
 # ----------------------------------------------------------------------------- 1.5 logit gap (derive)

@@ -26,51 +26,7 @@ def _attend(q, k, v, scale=1.0):
     return sdpa(q, k, v, scale=scale)
 
 
-# ----------------------------------------------------------------------------- 2.1 one query
-def _query_cases():
-    rng = np.random.default_rng(201)
-    return grouped(
-        "weights",
-        Case("E=3, S=4", q=rng.normal(size=3), k=rng.normal(size=(4, 3))),
-        Case("two keys", q=np.array([1.0, 0.0]), k=np.array([[2.0, 0.0], [0.0, 2.0]])),
-        Case("large scores", q=np.array([40.0, 30.0]), k=np.array([[20.0, 0.0], [0.0, 20.0], [9.0, 9.0]])),
-    )
-
-
-register(
-    Exercise(
-        id="ch02.query_weights",
-        number="2.1",
-        title="weights for one query",
-        points=1,
-        hint="one dot product per key, then a softmax",
-        function="query_weights",
-        description="One query `q` of shape (E,) against keys `k` of shape (S, E): return the S "
-        "attention weights, the softmax of the dot products.",
-        solution='''
-            def query_weights(q, k):
-                """Attention weights (S,) of one query q (E,) over keys k (S, E); unscaled."""
-                ### BEGIN SOLUTION
-                scores = k @ q  # (S, E) @ (E,) -> (S,): one dot product per key
-                return softmax(scores)
-                ### END SOLUTION
-        ''',
-        reference=lambda q, k: softmax(k @ q),
-        public_cases=_query_cases,
-        distributions=("result",),
-        needs=NEEDS,
-        diagnoses=(
-            Diagnosis(
-                "these are the raw scores k . q; turn them into weights with softmax",
-                variant=lambda q, k: k @ q,
-            ),
-            Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k: softmax(k @ q / np.sqrt(q.shape[-1]))),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 2.2 batched attention
+# ----------------------------------------------------------------------------- 2.1 batched attention
 def _batched_cases():
     rng = np.random.default_rng(202)
     n = rng.normal
@@ -98,9 +54,9 @@ def _swapped_qk(q, k, v):
 register(
     Exercise(
         id="ch02.batched_attention",
-        number="2.2",
+        number="2.1",
         title="batched dot-product attention",
-        points=3,
+        points=2,
         hint="scores (..., L, S) from q and k with its last two axes swapped",
         function="batched_attention",
         description="Queries `q (..., L, E)`, keys `k (..., S, E)`, values `v (..., S, Ev)`, with any "
@@ -134,59 +90,153 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 2.3 cross-attention
-def _cross_cases():
-    rng = np.random.default_rng(203)
+# ----------------------------------------------------------------------------- 2.2 output Jacobian
+def _jac_q(q, k, v, with_outer=True, scale=1.0):
+    w = softmax(scale * q @ k.T)  # (L, S)
+    k_mean = w @ k  # (L, E): the weighted mean key of each query
+    centred = k[None, :, :] - k_mean[:, None, :] if with_outer else np.broadcast_to(k, (len(q),) + k.shape)
+    # sum_j w_ij v_j (k_j - k_mean_i)^T: (L, S, Ev) x (L, S, E) -> (L, Ev, E)
+    return scale * np.einsum("ls,sv,lse->lve", w, v, centred)
+
+
+def _jac_cases():
+    rng = np.random.default_rng(202)
     n = rng.normal
     return grouped(
-        "values",
-        Case("2 decoder tokens, 4 encoder tokens", x_dec=n(size=(2, 3)), x_enc=n(size=(4, 3))),
-        Case("3 decoder tokens, 3 encoder tokens", x_dec=n(size=(3, 2)), x_enc=n(size=(3, 2))),
+        "Jacobians",
+        Case("L=1, S=3, E=2, Ev=2", q=np.array([[1.0, 0.0]]), k=n(size=(3, 2)), v=n(size=(3, 2))),
+        Case("L=2, S=4, E=3, Ev=5", q=n(size=(2, 3)), k=n(size=(4, 3)), v=n(size=(4, 5))),
+        Case("L=3, S=2, E=4, Ev=1", q=n(size=(3, 4)), k=n(size=(2, 4)), v=n(size=(2, 1))),
     ) + grouped(
-        "batch dimensions",
-        Case("a batch of 2, L=3, S=2", x_dec=n(size=(2, 3, 4)), x_enc=n(size=(2, 2, 4))),
-        Case("batch and heads (2, 2), L=S=3", x_dec=n(size=(2, 2, 3, 2)), x_enc=n(size=(2, 2, 3, 2))),
+        "large scores",
+        Case(
+            "scores in the hundreds (the weights are nearly one-hot)",
+            q=np.array([[30.0, 0.0], [10.0, 10.0]]),
+            k=np.array([[10.0, 0.0], [0.0, 10.0], [9.0, 1.0]]),
+            v=n(size=(3, 2)),
+        ),
     )
 
 
 register(
     Exercise(
-        id="ch02.cross_attention",
-        number="2.3",
-        title="cross-attention",
-        points=2,
-        hint="the decoder tokens are the queries; the encoder tokens are both keys and values",
-        function="cross_attention",
-        description="In cross-attention the decoder's tokens ask and the encoder's tokens answer: "
-        "queries come from `x_dec (..., L, d)`, keys and values from `x_enc (..., S, d)`. Return the "
-        "output (one row per decoder token), unscaled.",
+        id="ch02.output_jacobian",
+        number="2.2",
+        title="how an output moves with its query",
+        points=3,
+        function="output_jacobian",
+        hint="out_i = sum_j w_ij v_j and only the weights depend on q_i; chain dw/ds (chapter 1) with ds/dq_i",
+        kind="derive",
+        description="Training moves the queries, so it needs $\\partial\\, \\text{out}_i / \\partial q_i$: "
+        "how query $i$'s output changes when its own query vector moves. For unscaled attention of "
+        "`q (L, E)` over `k (S, E)`, `v (S, Ev)`, derive it and return all $L$ of them as one array "
+        "`(L, Ev, E)`, entry `[i, a, b]` $= \\partial\\, \\text{out}_{i,a} / \\partial q_{i,b}$. "
+        "Scores may be in the hundreds.",
         solution='''
-            def cross_attention(x_dec, x_enc):
-                """Unscaled cross-attention: queries from x_dec (..., L, d); keys, values: x_enc (..., S, d)."""
+            def output_jacobian(q, k, v):
+                """d out_i / d q_i for unscaled attention of q (L, E) over k (S, E), v (S, Ev): (L, Ev, E)."""
                 ### BEGIN SOLUTION
-                scores = x_dec @ np.swapaxes(x_enc, -1, -2)  # (..., L, d) @ (..., d, S) -> (..., L, S)
-                weights = softmax(scores)
-                return weights @ x_enc  # (..., L, S) @ (..., S, d) -> (..., L, d): one row per decoder token
+                w = softmax(q @ k.T)  # (L, S)
+                k_mean = w @ k  # (L, E): each query's weighted mean key
+                centred = k[None, :, :] - k_mean[:, None, :]  # (L, S, E): k_j - k_mean_i
+                # out_i = sum_j w_ij v_j and dw_ij/dq_i = w_ij (k_j - k_mean_i): sum_j w_ij v_j (k_j - k_mean_i)^T
+                return np.einsum("ls,sv,lse->lve", w, v, centred)  # (L, Ev, E)
                 ### END SOLUTION
         ''',
-        reference=lambda x_dec, x_enc: _attend(x_dec, x_enc, x_enc)[0],
-        public_cases=_cross_cases,
+        reference=_jac_q,
+        public_cases=_jac_cases,
+        outputs=("result",),
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "queries must come from the decoder (x_dec), keys and values from the encoder (x_enc): "
-                "the output needs one row per decoder token",
-                variant=lambda x_dec, x_enc: _attend(x_enc, x_dec, x_dec)[0],
+                "each Jacobian is off by a term that is the same for every key: the weights sum to 1, so "
+                "moving q_i cannot raise them all. The softmax's Jacobian has two terms",
+                variant=lambda q, k, v: _jac_q(q, k, v, with_outer=False),
             ),
             Diagnosis(
-                "this is self-attention over x_dec; cross-attention takes its keys and values from x_enc",
-                variant=lambda x_dec, x_enc: _attend(x_dec, x_dec, x_dec)[0],
+                "the entries are [i, b, a] instead of [i, a, b]: the rows follow the output, the columns "
+                "the query",
+                name="transposed Jacobians",
+                variant=lambda q, k, v: (
+                    np.swapaxes(_jac_q(q, k, v), -1, -2) if v.shape[1] == k.shape[1] else None
+                ),
             ),
             Diagnosis(
                 SCALED_TOO_EARLY,
-                variant=lambda x_dec, x_enc: _attend(x_dec, x_enc, x_enc, scale=1 / np.sqrt(x_dec.shape[-1]))[
-                    0
-                ],
+                variant=lambda q, k, v: _jac_q(q, k, v, scale=1 / np.sqrt(q.shape[-1])),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 2.3 query for given weights
+def _design(k, p, centre=True, log=True):
+    target = np.log(p) if log else np.asarray(p, dtype=np.float64)
+    if centre:
+        target = target - target.mean(axis=-1, keepdims=True)
+    return np.linalg.solve(k, target.T).T  # k q = target for each row of p
+
+
+def _design_cases():
+    rng = np.random.default_rng(203)
+    return grouped(
+        "queries",
+        Case("E=S=2", k=np.array([[2.0, 0.0], [1.0, 1.0]]), p=np.array([0.75, 0.25])),
+        Case("E=S=3, random keys", k=rng.normal(size=(3, 3)), p=np.array([0.2, 0.5, 0.3])),
+        Case(
+            "E=S=4, two pairs of equal weights", k=rng.normal(size=(4, 4)), p=np.array([0.3, 0.3, 0.2, 0.2])
+        ),
+    ) + grouped(
+        "several targets",
+        Case("E=S=3, three targets (3, 3)", k=rng.normal(size=(3, 3)), p=rng.dirichlet(np.ones(3), size=3)),
+        Case("E=S=4, two targets (2, 4)", k=rng.normal(size=(4, 4)), p=rng.dirichlet(np.ones(4), size=2)),
+    )
+
+
+register(
+    Exercise(
+        id="ch02.query_for_weights",
+        number="2.3",
+        title="a query that asks for given weights",
+        points=2,
+        function="query_for_weights",
+        hint="softmax(s) = p fixes s only up to one number added to every score; which s has mean 0?",
+        kind="derive",
+        description="Run attention backwards. There are as many keys as dimensions: `k (S, E)` with "
+        "$S = E$ and `k` invertible. Given target weights `p (S,)`, all positive and summing to 1, "
+        "find a query `q (E,)` whose unscaled weights `softmax(k @ q)` equal `p`. Many queries do; "
+        "return the one whose scores `k @ q` have mean 0. `p` may also be `(N, S)`, one target per "
+        "row; then return `(N, E)`, one query per row.",
+        solution='''
+            def query_for_weights(k, p):
+                """The query (E,) (or (N, E)) whose weights softmax(k @ q) are p (S,) (or (N, S)), scores of mean 0."""
+                ### BEGIN SOLUTION
+                scores = np.log(p)  # softmax(log p) = p: any scores log p + c work
+                scores = scores - scores.mean(axis=-1, keepdims=True)  # the one with mean 0
+                return np.linalg.solve(k, scores.T).T  # k @ q = scores, for each row of p
+                ### END SOLUTION
+        ''',
+        reference=_design,
+        public_cases=_design_cases,
+        needs=NEEDS,
+        diagnoses=(
+            Diagnosis(
+                "softmax(k @ q) is right but the scores do not have mean 0: softmax ignores a number added "
+                "to every score, so the question picks one",
+                name="scores not centred",
+                variant=lambda k, p: _design(k, p, centre=False),
+            ),
+            Diagnosis(
+                "the scores are the weights themselves (centred): softmax(p) is not p. Which scores does "
+                "softmax turn into p?",
+                variant=lambda k, p: _design(k, p, log=False),
+            ),
+            Diagnosis(
+                "you solved with k's transpose: the scores are k @ q, one row of k per key",
+                variant=lambda k, p: (
+                    np.linalg.solve(k.T, (np.log(p) - np.log(p).mean(-1, keepdims=True)).T).T
+                ),
             ),
         ),
     )
@@ -198,34 +248,40 @@ register(
     Exercise(
         id="ch02.predict_shapes",
         number="2.4",
-        title="predict the shapes",
+        title="predict the shapes when the batches differ",
         points=1,
         function="predict_shapes",
-        hint="weights: one number per (query, key) pair; out: one row per query, as wide as what?",
+        hint="matrix products broadcast their leading axes as + and * do: line the shapes up from the right",
         kind="predict",
-        description="Without running anything: `q` has shape `(2, 5, 8)`, `k` `(2, 7, 8)` and `v` "
-        "`(2, 7, 3)`. What are the shapes of `out` and `weights` in `out, weights = attention(q, k, v)`? "
-        "Return the two shapes as tuples, `(out_shape, weights_shape)`.",
+        description="Without running anything: `q` has shape `(4, 1, 6, 8)`, `k` `(3, 10, 8)` and `v` "
+        "`(3, 10, 5)`. What are the shapes of `out` and `weights` in `out, weights = "
+        "dot_product_attention(q, k, v)`, the chapter's function (`q @ k.swapaxes(-2, -1)`, a softmax, "
+        "`weights @ v`)? Return the two shapes as tuples, `(out_shape, weights_shape)`.",
         solution='''
             def predict_shapes():
-                """(shape of out, shape of weights) for q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)."""
+                """(shape of out, shape of weights) for q (4, 1, 6, 8), k (3, 10, 8), v (3, 10, 5)."""
                 ### BEGIN SOLUTION
-                out_shape = (2, 5, 3)  # one output per query (L=5), as wide as the values (Ev=3)
-                weights_shape = (2, 5, 7)  # one weight per (query, key) pair: (B, L, S)
+                # leading axes broadcast: (4, 1) against (3,) -> (4, 3); then L=6 queries, S=10 keys, Ev=5
+                out_shape = (4, 3, 6, 5)
+                weights_shape = (4, 3, 6, 10)
                 return out_shape, weights_shape
                 ### END SOLUTION
         ''',
-        reference=lambda: (np.array([2, 5, 3]), np.array([2, 5, 7])),
-        public_cases=lambda: grouped("the shapes", Case("q (2, 5, 8), k (2, 7, 8), v (2, 7, 3)")),
+        reference=lambda: (np.array([4, 3, 6, 5]), np.array([4, 3, 6, 10])),
+        public_cases=lambda: grouped("the shapes", Case("q (4, 1, 6, 8), k (3, 10, 8), v (3, 10, 5)")),
         outputs=("out_shape", "weights_shape"),
         diagnoses=(
             Diagnosis(
-                "there is one output per query, not per key: out is (B, L, Ev), and the weights (B, L, S)",
-                variant=lambda: (np.array([2, 7, 3]), np.array([2, 7, 5])),
+                "the axis of length 1 in q does not stay 1: it broadcasts against k's leading 3",
+                variant=lambda: (np.array([4, 1, 6, 5]), np.array([4, 1, 6, 10])),
             ),
             Diagnosis(
-                "the output is a weighted sum of values, so its last axis is the values' width Ev=3, not E=8",
-                variant=lambda: (np.array([2, 5, 8]), np.array([2, 5, 7])),
+                "there is one output per query, not per key: out has L=6 rows and the weights one column per key",
+                variant=lambda: (np.array([4, 3, 10, 5]), np.array([4, 3, 10, 6])),
+            ),
+            Diagnosis(
+                "the output is a weighted sum of values, so its last axis is the values' width Ev=5, not E=8",
+                variant=lambda: (np.array([4, 3, 6, 8]), np.array([4, 3, 6, 10])),
             ),
         ),
     )
@@ -260,7 +316,8 @@ register(
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
-        "returns `(out, weights)`, normalising the exponentials as the chapter did for one query. "
+        "returns `(out (L, Ev), weights (L, S))`, normalising the exponentials as the chapter did for one "
+        "query. "
         "Symptom: with one query it is right; with more, every output shrinks towards 0, the more "
         "queries the smaller, and adding a query changes the outputs of all the others. Find the bug "
         "and fix it.",
@@ -274,7 +331,7 @@ register(
                 ### END SOLUTION
                 return weights @ v, weights  # (L, S) @ (S, Ev) -> (L, Ev)
         ''',
-        stub="weights = e / e.sum()  # (L, S) / (L, 1): each query's row sums to 1",
+        stub="weights = e / e.sum()",
         reference=lambda q, k, v: _attend(q, k, v),
         public_cases=_axis_cases,
         outputs=("out", "weights"),

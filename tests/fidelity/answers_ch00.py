@@ -54,42 +54,45 @@ CORRECT = {
     "ch00.bottleneck_numbers": {
         "the literals": """
             def bottleneck_numbers():
-                return 512, 20480
+                return 600, 15000
         """,
         "numpy integers": """
             def bottleneck_numbers():
-                return np.int64(512), np.int64(512) * 40
+                return np.int64(2 * 300), np.int64(600) * 25
         """,
         "constants in an added cell": [
             """
-            HIDDEN_03, TOKENS_03 = 512, 40
+            DIRECTIONS_03, HIDDEN_03, TOKENS_03 = 2, 300, 25
             """,
             """
             def bottleneck_numbers():
-                return [HIDDEN_03, HIDDEN_03 * TOKENS_03]
+                return [DIRECTIONS_03 * HIDDEN_03, DIRECTIONS_03 * HIDDEN_03 * TOKENS_03]
             """,
         ],
     },
-    "ch00.bahdanau_scores": {
-        "einsum": """
-            def bahdanau_scores(q, k, W_q, W_k, w_v):
-                h = np.tanh(np.einsum("hq,lq->lh", W_q, q)[:, None, :] + np.einsum("hk,sk->sh", W_k, k)[None])
-                return np.einsum("lsh,h->ls", h, w_v)
-        """,
+    "ch00.effective_keys": {
         "torch with the chapter's torch import": """
-            def bahdanau_scores(q, k, W_q, W_k, w_v):
-                t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-                h = torch.tanh((t(q) @ t(W_q).T)[:, None, :] + (t(k) @ t(W_k).T)[None, :, :])
-                return h @ t(w_v)
+            def effective_keys(x_query, x_key, width):
+                xq, xk = torch.as_tensor(x_query, dtype=torch.float64), torch.as_tensor(x_key, dtype=torch.float64)
+                a = torch.softmax(-((xq[:, None] - xk[None, :]) ** 2) / (2 * width**2), dim=-1)
+                return 1 / (a * a).sum(dim=-1)
         """,
-        "helper in an added cell, a double loop": [
+        "float32 with ac.softmax and einsum": """
+            def effective_keys(x_query, x_key, width):
+                d = (x_query[:, None] - x_key[None, :]).astype(np.float32)
+                a = ac.softmax(-(d**2) / np.float32(2 * width**2), axis=-1)
+                return 1 / np.einsum("ls,ls->l", a, a)
+        """,
+        "helper in an added cell, a loop over the queries": [
             """
-            def _score_pair_04(qi, kj, W_q, W_k, w_v):
-                return w_v @ np.tanh(W_q @ qi + W_k @ kj)
+            def _weights_04(xq, x_key, width):
+                s = -((xq - x_key) ** 2) / (2 * width**2)
+                e = np.exp(s - s.max())
+                return e / e.sum()
             """,
             """
-            def bahdanau_scores(q, k, W_q, W_k, w_v):
-                return np.array([[_score_pair_04(qi, kj, W_q, W_k, w_v) for kj in k] for qi in q])
+            def effective_keys(x_query, x_key, width):
+                return np.array([1 / np.sum(_weights_04(xq, x_key, width) ** 2) for xq in x_query])
             """,
         ],
     },
@@ -152,22 +155,32 @@ WRONG = {
     "ch00.bottleneck_numbers": {
         "swapped": """
             def bottleneck_numbers():
-                return 20480, 512
+                return 15000, 600
+        """,
+        "one direction at the final state, both with attention": """
+            def bottleneck_numbers():
+                return 300, 15000
         """,
         "tokens, not numbers": """
             def bottleneck_numbers():
-                return 1, 40
+                return 2, 25
         """,
     },
-    "ch00.bahdanau_scores": {
-        "no tanh": """
-            def bahdanau_scores(q, k, W_q, W_k, w_v):
-                return (q @ W_q.T)[:, None, :] @ w_v + ((k @ W_k.T) @ w_v)[None, :]
+    "ch00.effective_keys": {
+        "the number of keys with a weight above 1/S": """
+            def effective_keys(x_query, x_key, width):
+                a = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                return (a > 1 / len(x_key)).sum(axis=-1).astype(float)
         """,
-        "W_q applied to the keys": """
-            def bahdanau_scores(q, k, W_q, W_k, w_v):
-                h = np.tanh((q @ W_q.T)[:, None, :] + (k @ W_q.T)[None, :, :])
-                return h @ w_v
+        "one over the largest weight": """
+            def effective_keys(x_query, x_key, width):
+                a = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                return 1 / a.max(axis=-1)
+        """,
+        "the squares summed over the queries": """
+            def effective_keys(x_query, x_key, width):
+                a = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                return 1 / (a**2).sum(axis=0)
         """,
     },
     "ch00.bilinear_attention": {

@@ -4,20 +4,23 @@ CORRECT = {
     "ch01.temperature_softmax": {
         "torch with the chapter's torch import": """
             def temperature_softmax(logits, temperature):
-                return torch.softmax(torch.as_tensor(logits) / temperature, dim=-1)
+                t = torch.as_tensor(np.asarray(temperature, dtype=np.float64))
+                return torch.softmax(torch.as_tensor(logits) / t.unsqueeze(-1), dim=-1)
         """,
-        "float32": """
+        "float32, np.expand_dims": """
             def temperature_softmax(logits, temperature):
-                return softmax(np.asarray(logits, dtype=np.float32) / np.float32(temperature))
+                t = np.expand_dims(np.asarray(temperature, dtype=np.float32), -1)
+                return softmax(np.asarray(logits, dtype=np.float32) / t)
         """,
-        "helper in an added cell": [
+        "helper in an added cell, reshape": [
             """
-            def _sharpen_11(logits, temperature):
-                return np.asarray(logits) * (1.0 / temperature)
+            def _column_11(temperature, logits):
+                t = np.asarray(temperature, dtype=float)
+                return t.reshape(np.shape(logits)[:-1] + (1,)) if t.ndim else t
             """,
             """
             def temperature_softmax(logits, temperature):
-                return ac.softmax(_sharpen_11(logits, temperature), axis=-1)
+                return ac.softmax(np.asarray(logits) / _column_11(temperature, logits), axis=-1)
             """,
         ],
     },
@@ -46,49 +49,66 @@ CORRECT = {
             """,
         ],
     },
-    "ch01.attention_entropy": {
-        "torch xlogy with the chapter's torch import": """
-            def attention_entropy(p):
-                t = torch.as_tensor(p)
-                return -torch.special.xlogy(t, t).sum(dim=-1)
+    "ch01.temperature_derivative": {
+        "torch autograd with the chapter's torch import": """
+            def temperature_derivative(logits, temperature):
+                x = torch.as_tensor(logits, dtype=torch.float64)
+                f = lambda T: torch.softmax(x / T, dim=-1)
+                T = torch.tensor(float(temperature), dtype=torch.float64)
+                return torch.autograd.functional.jacobian(f, T)
         """,
-        "masked log in float32": """
-            def attention_entropy(p):
-                p = np.asarray(p, dtype=np.float32)
-                logp = np.log(p, out=np.zeros_like(p), where=p > 0)
-                return -(p * logp).sum(axis=-1)
+        "float32, the chain rule written out on shifted logits": """
+            def temperature_derivative(logits, temperature):
+                x = np.asarray(logits, dtype=np.float32)
+                x = x - x.max(axis=-1, keepdims=True)  # the derivative ignores a shift; float32 keeps its digits
+                p = ac.softmax(x / np.float32(temperature))
+                dz = -x / np.float32(temperature) ** 2
+                return p * (dz - (p * dz).sum(axis=-1, keepdims=True))
         """,
-        "helper in an added cell": [
+        "helper in an added cell, einsum": [
             """
-            def _plogp_13(p):
-                return np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0.0)
+            def _mean_13(p, x):
+                return np.einsum("...n,...n->...", p, x)[..., None]
             """,
             """
-            def attention_entropy(p):
-                return -np.sum(_plogp_13(p), axis=-1)
+            def temperature_derivative(logits, temperature):
+                p = softmax(logits / temperature)
+                return p * (_mean_13(p, logits) - logits) / (temperature * temperature)
             """,
         ],
     },
-    "ch01.softmax_jacobian": {
+    "ch01.entropy_gradient": {
         "torch autograd with the chapter's torch import": """
-            def softmax_jacobian(x):
-                return torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=-1), torch.as_tensor(x))
+            def entropy_gradient(x):
+                t = torch.tensor(np.asarray(x, dtype=np.float64), requires_grad=True)
+                logp = torch.log_softmax(t, dim=-1)
+                p = logp.exp()
+                H = -(p * torch.where(p > 0, logp, torch.zeros_like(logp))).sum()
+                H.backward()
+                return t.grad
         """,
-        "float32 einsum": """
-            def softmax_jacobian(x):
-                s = softmax(np.asarray(x, dtype=np.float32))
-                return np.einsum("i,ij->ij", s, np.eye(len(s), dtype=np.float32) - s[None, :])
+        "float32, log-softmax by hand": """
+            def entropy_gradient(x):
+                x = np.asarray(x, dtype=np.float32)
+                m = x.max(axis=-1, keepdims=True)
+                p = ac.softmax(x)
+                logp = np.where(p > 0, x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True)), 0)
+                return p * ((p * logp).sum(axis=-1, keepdims=True) - logp)
         """,
-        "helper in an added cell, loops": [
+        "helper in an added cell, the Jacobian row by row": [
             """
-            def _kron_14(i, j):
-                return 1.0 if i == j else 0.0
+            def _jacobian_14(p):
+                return np.diag(p) - np.outer(p, p)
             """,
             """
-            def softmax_jacobian(x):
-                s = softmax(x)
-                n = len(s)
-                return np.array([[s[i] * (_kron_14(i, j) - s[j]) for j in range(n)] for i in range(n)])
+            def entropy_gradient(x):
+                x = np.asarray(x, dtype=float)
+                out = np.zeros_like(x)
+                for idx in np.ndindex(x.shape[:-1]):
+                    p = softmax(x[idx])
+                    g = -(np.log(np.where(p > 0, p, 1.0)) + 1)
+                    out[idx] = _jacobian_14(p).T @ g
+                return out
             """,
         ],
     },
@@ -131,18 +151,21 @@ CORRECT = {
 
 WRONG = {
     "ch01.temperature_softmax": {
+        "temperatures along the last axis": """
+            def temperature_softmax(logits, temperature):
+                return softmax(logits / temperature)
+        """,
         "multiplied by the temperature": """
             def temperature_softmax(logits, temperature):
-                return softmax(logits * temperature)
+                return softmax(logits * np.asarray(temperature)[..., None])
         """,
         "softmax over axis 0": """
             def temperature_softmax(logits, temperature):
-                return softmax(logits / temperature, axis=0)
+                return softmax(logits / np.asarray(temperature)[..., None], axis=0)
         """,
         "temperature after the softmax": """
             def temperature_softmax(logits, temperature):
-                p = softmax(logits) ** (1 / temperature)
-                return p
+                return softmax(logits) ** (1 / np.asarray(temperature)[..., None])
         """,
     },
     "ch01.stable_softmax": {
@@ -162,32 +185,36 @@ WRONG = {
                 return e / e.sum(axis=-1)
         """,
     },
-    "ch01.attention_entropy": {
-        "0 log 0 as NaN": """
-            def attention_entropy(p):
-                return -(p * np.log(p)).sum(axis=-1)
+    "ch01.temperature_derivative": {
+        "the derivative of x / T alone": """
+            def temperature_derivative(logits, temperature):
+                return -logits / temperature**2
         """,
-        "log base 2": """
-            def attention_entropy(p):
-                safe = np.where(p > 0, p, 1.0)
-                return -(p * np.log2(safe)).sum(axis=-1)
+        "the Jacobian applied to x / T": """
+            def temperature_derivative(logits, temperature):
+                p = softmax(logits / temperature)
+                return -p * (logits - (p * logits).sum(axis=-1, keepdims=True)) / temperature
         """,
-        "summed over the first axis": """
-            def attention_entropy(p):
-                safe = np.where(p > 0, p, 1.0)
-                return -(p * np.log(safe)).sum(axis=0)
+        "a finite difference too coarse": """
+            def temperature_derivative(logits, temperature):
+                return softmax(logits / (temperature + 0.1)) - softmax(logits / temperature)
         """,
     },
-    "ch01.softmax_jacobian": {
-        "no diagonal term": """
-            def softmax_jacobian(x):
-                s = softmax(x)
-                return -np.outer(s, s)
+    "ch01.entropy_gradient": {
+        "the gradient with respect to p": """
+            def entropy_gradient(x):
+                p = softmax(x)
+                return -(np.log(np.where(p > 0, p, 1.0)) + 1)
         """,
-        "only the diagonal": """
-            def softmax_jacobian(x):
-                s = softmax(x)
-                return np.diag(s * (1 - s))
+        "only the diagonal of the Jacobian": """
+            def entropy_gradient(x):
+                p = softmax(x)
+                return -p * (1 - p) * (np.log(np.where(p > 0, p, 1.0)) + 1)
+        """,
+        "x - p.x without care for -inf": """
+            def entropy_gradient(x):
+                p = softmax(x)
+                return -p * (x - (p * x).sum(axis=-1, keepdims=True))
         """,
     },
     "ch01.logit_gap": {

@@ -1,28 +1,6 @@
 """Chapter 2 (dot-product attention): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch02.query_weights": {
-        "torch with the chapter's F": """
-            def query_weights(q, k):
-                return F.softmax(torch.as_tensor(k) @ torch.as_tensor(q), dim=-1)
-        """,
-        "float32 einsum": """
-            def query_weights(q, k):
-                return softmax(np.einsum("se,e->s", k.astype(np.float32), q.astype(np.float32)))
-        """,
-        "helper in an added cell": [
-            """
-            def _dots_21(q, k):
-                return np.array([np.dot(key, q) for key in k])
-            """,
-            """
-            def query_weights(q, k):
-                s = _dots_21(q, k)
-                e = np.exp(s - s.max())
-                return e / e.sum()
-            """,
-        ],
-    },
     "ch02.batched_attention": {
         "torch with the chapter's F": """
             def batched_attention(q, k, v):
@@ -48,46 +26,76 @@ CORRECT = {
             """,
         ],
     },
-    "ch02.cross_attention": {
-        "torch with the chapter's F": """
-            def cross_attention(x_dec, x_enc):
-                d, e = torch.as_tensor(x_dec), torch.as_tensor(x_enc)
-                return F.softmax(d @ e.transpose(-1, -2), dim=-1) @ e
+    "ch02.output_jacobian": {
+        "torch autograd with the chapter's F": """
+            def output_jacobian(q, k, v):
+                kt, vt = torch.as_tensor(k, dtype=torch.float64), torch.as_tensor(v, dtype=torch.float64)
+                f = lambda qi: F.softmax(qi @ kt.T, dim=-1) @ vt
+                return torch.stack([torch.autograd.functional.jacobian(f, torch.as_tensor(qi, dtype=torch.float64)) for qi in q])
         """,
-        "float32 einsum": """
-            def cross_attention(x_dec, x_enc):
-                d, e = x_dec.astype(np.float32), x_enc.astype(np.float32)
-                w = softmax(np.einsum("...ld,...sd->...ls", d, e))
-                return np.einsum("...ls,...sd->...ld", w, e)
+        "float32, V^T (diag(w) - w w^T) K per query": """
+            def output_jacobian(q, k, v):
+                q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
+                w = softmax(q @ k.T)
+                return np.stack([v.T @ (np.diag(wi) - np.outer(wi, wi)) @ k for wi in w])
         """,
-        "helper in an added cell": [
+        "helper in an added cell, weighted covariance": [
             """
-            def _attend_23(q, k, v):
-                w = softmax(q @ np.swapaxes(k, -1, -2))
-                return w @ v
+            def _weighted_cov_22(w, a, b):
+                a_c = a - w @ a
+                return (w[:, None] * a_c).T @ (b - w @ b)
             """,
             """
-            def cross_attention(x_dec, x_enc):
-                return _attend_23(x_dec, x_enc, x_enc)
+            def output_jacobian(q, k, v):
+                w = ac.softmax(q @ k.T, axis=-1)
+                return np.array([_weighted_cov_22(wi, v, k) for wi in w])
+            """,
+        ],
+    },
+    "ch02.query_for_weights": {
+        "torch with the chapter's torch import": """
+            def query_for_weights(k, p):
+                kt, pt = torch.as_tensor(k, dtype=torch.float64), torch.as_tensor(p, dtype=torch.float64)
+                s = torch.log(pt)
+                s = s - s.mean(dim=-1, keepdim=True)
+                return (torch.linalg.inv(kt) @ s.unsqueeze(-1)).squeeze(-1)
+        """,
+        "float32, the inverse on the right": """
+            def query_for_weights(k, p):
+                s = np.log(np.asarray(p, dtype=np.float32))
+                s = s - s.mean(axis=-1, keepdims=True)
+                return s @ np.linalg.inv(np.asarray(k, dtype=np.float32)).T
+        """,
+        "helper in an added cell, least squares": [
+            """
+            def _centred_log_23(p):
+                s = np.log(p)
+                return s - np.mean(s, axis=-1, keepdims=True)
+            """,
+            """
+            def query_for_weights(k, p):
+                s = _centred_log_23(np.asarray(p, dtype=float))
+                q = np.linalg.lstsq(k, np.atleast_2d(s).T, rcond=None)[0].T
+                return q if s.ndim == 2 else q[0]
             """,
         ],
     },
     "ch02.predict_shapes": {
         "lists": """
             def predict_shapes():
-                return [2, 5, 3], [2, 5, 7]
+                return [4, 3, 6, 5], [4, 3, 6, 10]
         """,
         "torch.Size with the chapter's torch import": """
             def predict_shapes():
-                return torch.Size([2, 5, 3]), torch.Size([2, 5, 7])
+                return torch.Size([4, 3, 6, 5]), torch.Size([4, 3, 6, 10])
         """,
         "constants in an added cell": [
             """
-            B_24, L_24, S_24, EV_24 = 2, 5, 7, 3
+            BATCH_24, L_24, S_24, EV_24 = (4, 3), 6, 10, 5
             """,
             """
             def predict_shapes():
-                return (B_24, L_24, EV_24), (B_24, L_24, S_24)
+                return (*BATCH_24, L_24, EV_24), (*BATCH_24, L_24, S_24)
             """,
         ],
     },
@@ -123,16 +131,6 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch02.query_weights": {
-        "raw scores": """
-            def query_weights(q, k):
-                return k @ q
-        """,
-        "scaled": """
-            def query_weights(q, k):
-                return softmax(k @ q / np.sqrt(len(q)))
-        """,
-    },
     "ch02.batched_attention": {
         "k.T on a batch": """
             def batched_attention(q, k, v):
@@ -155,30 +153,51 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch02.cross_attention": {
-        "queries from the encoder": """
-            def cross_attention(x_dec, x_enc):
-                w = softmax(x_enc @ np.swapaxes(x_dec, -1, -2))
-                return w @ x_dec
+    "ch02.output_jacobian": {
+        "only the diagonal term": """
+            def output_jacobian(q, k, v):
+                w = softmax(q @ k.T)
+                return np.einsum("ls,sv,se->lve", w, v, k)
         """,
-        "self-attention over x_dec": """
-            def cross_attention(x_dec, x_enc):
-                w = softmax(x_dec @ np.swapaxes(x_dec, -1, -2))
-                return w @ x_dec
+        "the Jacobian of the weights alone, times V": """
+            def output_jacobian(q, k, v):
+                w = softmax(q @ k.T)
+                return np.stack([(np.diag(wi) - np.outer(wi, wi)) @ k for wi in w]) * v.sum()
         """,
-        "x_enc.T on a batch": """
-            def cross_attention(x_dec, x_enc):
-                return softmax(x_dec @ x_enc.T) @ x_enc
+        "K and V swapped": """
+            def output_jacobian(q, k, v):
+                w = softmax(q @ k.T)
+                J = np.stack([k.T @ (np.diag(wi) - np.outer(wi, wi)) @ v for wi in w])
+                return np.swapaxes(J, -1, -2) if J.shape[-1] != q.shape[-1] else J
+        """,
+    },
+    "ch02.query_for_weights": {
+        "solve for p itself": """
+            def query_for_weights(k, p):
+                return np.linalg.solve(k, p.T).T
+        """,
+        "log p, not centred": """
+            def query_for_weights(k, p):
+                return np.linalg.solve(k, np.log(p).T).T
+        """,
+        "k transposed": """
+            def query_for_weights(k, p):
+                s = np.log(p) - np.log(p).mean(axis=-1, keepdims=True)
+                return np.linalg.solve(k.T, s.T).T
         """,
     },
     "ch02.predict_shapes": {
+        "the 1 kept": """
+            def predict_shapes():
+                return (4, 1, 6, 5), (4, 1, 6, 10)
+        """,
         "one output per key": """
             def predict_shapes():
-                return (2, 7, 3), (2, 5, 7)
+                return (4, 3, 10, 5), (4, 3, 6, 10)
         """,
         "out as wide as the queries": """
             def predict_shapes():
-                return (2, 5, 8), (2, 5, 7)
+                return (4, 3, 6, 8), (4, 3, 6, 10)
         """,
     },
     "ch02.fix_softmax_axis": {
