@@ -164,7 +164,7 @@ def test_the_student_stub_carries_the_hint_and_is_still_not_attempted():
         'raise NotImplementedError("write your answer here (hint: undo a permutation with its inverse, '
         'np.argsort(perm))")'
     )
-    assert get("bugs.head_scale").student_stub() == "scores = scores / np.sqrt(d_model)"  # the bug itself
+    assert get("bugs.mean_over_padding").student_stub() == "count = hidden.shape[1]"  # the bug itself
     from exercise_support import stub_function
 
     result = check("ch04.unpermute", stub_function(ex), show=False)
