@@ -95,13 +95,13 @@ def images_from_patches():
     rng = np.random.default_rng(11005)
     cases = [
         Case("C=3, 4 x 6, P=2", patches=_patchify(rng.normal(size=(2, 3, 4, 6)), 2), patch_size=2, H=4, W=6),
-        Case("P=3, 3 x 9", patches=rng.normal(size=(1, 3, 9)), patch_size=3, H=3, W=9),
+        Case("P=3, 6 x 9", patches=rng.normal(size=(1, 6, 9)), patch_size=3, H=6, W=9),
         Case(
-            "float32, 4 x 8, P=4",
-            patches=rng.normal(size=(1, 2, 16)).astype(np.float32),
+            "float32, 8 x 12, P=4",
+            patches=rng.normal(size=(1, 6, 16)).astype(np.float32),
             patch_size=4,
-            H=4,
-            W=8,
+            H=8,
+            W=12,
         ),
     ]
     return grouped("grid", *cases[0:2]) + grouped("dtype", *cases[2:3])

@@ -120,6 +120,7 @@ NEW_SITUATIONS = {
     },
     "ch10": {
         "ch10.favoured_patch_size": "the patch size a sweep favours under measured cost and seed noise",
+        "ch10.fix_unpatchify": "a patch grid read column by column, a bug the chapter does not show",
         "ch10.predict_embedding_parameters": "the input layers of an RGB ViT the chapter does not build",
         "ch10.rollout_alpha": "a rollout whose residual share is not one half",
     },

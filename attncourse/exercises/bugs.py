@@ -283,7 +283,7 @@ def _pos_cases():
         _pos_case("2 prompts, 0 and 2 pads, L=4, D=3", rng, [0, 2], 4, 3),
         _pos_case("3 prompts, 3, 0 and 1 pads, L=5, D=2", rng, [3, 0, 1], 5, 2),
     ) + grouped(
-        "dtype", _pos_case("float32, 2 prompts, 1 and 0 pads, L=3, D=4", rng, [1, 0], 3, 4, np.float32)
+        "dtype", _pos_case("float32, 2 prompts, 2 and 0 pads, L=3, D=4", rng, [2, 0], 3, 4, np.float32)
     )
 
 

@@ -467,15 +467,17 @@ register(
     Exercise(
         id="ch10.fix_unpatchify",
         number="10.5",
-        title="a digit in stripes",
+        title="patches in the wrong squares",
         points=2,
         function="images_from_patches",
-        hint="reshape to (B, H/P, W/P, C, P, P), move the axes to (B, C, H/P, P, W/P, P), then reshape",
+        hint="patchify lists the patches row by row: the grid axes are (H/P, W/P), grid rows first, and "
+        "the grid rows go before the pixel rows",
         kind="diagnose",
         description="`images_from_patches(patches, patch_size, H, W)` should undo this chapter's "
-        "`patchify`: `(B, N, C*P*P)` back to `(B, C, H, W)`. Symptom: a digit comes back in horizontal "
-        "stripes, each 2 x 2 patch spread along one row of pixels, and only the images with "
-        "`P = 1` survive the round trip. Find the bug and fix it.",
+        "`patchify`: `(B, N, C*P*P)` back to `(B, C, H, W)`. Symptom: every P x P patch comes back "
+        "intact, but in the wrong square: a square digit comes back mirrored along its diagonal, patch "
+        "by patch, and a 4 x 6 image is scrambled; a round trip of an image one patch high or one patch "
+        "wide works. Find the bug and fix it; numpy only.",
         solution='''
             def images_from_patches(patches, patch_size, H, W):
                 """(B, N, C*P*P) -> (B, C, H, W): the inverse of patchify."""
@@ -488,7 +490,7 @@ register(
                 return x.reshape(B, C, H, W)
                 ### END SOLUTION
         ''',
-        stub="return patches.reshape(B, C, H, W)",
+        stub="x = patches.reshape(B, W // P, H // P, C, P, P)\nx = x.transpose(0, 3, 2, 4, 1, 5)\nreturn x.reshape(B, C, H, W)",
         reference=lambda patches, patch_size, H, W: _unpatchify(patches, patch_size, H, W),
         public_cases=_unpatchify_cases,
         diagnoses=(
