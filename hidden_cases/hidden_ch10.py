@@ -3,6 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
+from attncourse.exercises.ch10 import _conv_case
 
 
 def _patchify(images, P):  # only to build valid patches for the unpatchify cases
@@ -74,21 +75,20 @@ def predict_embedding_parameters():
 
 def conv_as_matmul():
     rng = np.random.default_rng(11004)
-    cases = [
-        Case(
-            "P=1 (a 1 x 1 convolution)",
-            images=rng.normal(size=(2, 3, 3, 4)),
-            weight=rng.normal(size=(4, 3, 1, 1)),
-            bias=rng.normal(size=4),
-        ),
-        Case(
-            "float32, C=2, 4 x 8, P=4, D=6",
-            images=rng.normal(size=(1, 2, 4, 8)).astype(np.float32),
-            weight=rng.normal(size=(6, 2, 4, 4)).astype(np.float32),
-            bias=rng.normal(size=6).astype(np.float32),
-        ),
-    ]
-    return grouped("convolution", *cases[0:1]) + grouped("dtype", *cases[1:2])
+    return (
+        grouped(
+            "overlap",
+            _conv_case("B=3, C=2, 6 x 6, P=4, stride 1", rng, 3, 2, 6, 6, 2, 4, 1),
+        )
+        + grouped(
+            "gaps",
+            _conv_case("B=1, C=1, 9 x 5, P=1, stride 4", rng, 1, 1, 9, 5, 3, 1, 4),
+        )
+        + grouped(
+            "dtype",
+            _conv_case("float32, B=2, C=3, 7 x 5, P=3, stride 2", rng, 2, 3, 7, 5, 2, 3, 2, np.float32),
+        )
+    )
 
 
 def images_from_patches():

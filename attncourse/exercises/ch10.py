@@ -343,44 +343,52 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 10.4 conv as matmul (derive)
-def _conv(images, weight, bias, mode="right"):
-    D, C, P, _ = weight.shape
-    B, _, H, W = images.shape
-    patches = _patchify(images, P)  # (B, N, C*P*P)
-    flat = weight.reshape(D, -1) if mode != "wrong_flatten" else weight.reshape(-1, D).T
-    out = patches @ flat.T  # (B, N, D)
-    if mode != "no_bias":
-        out = out + bias
-    if mode == "no_transpose":
-        return out.reshape(B, D, H // P, W // P)  # the (N, D) block read as (D, N)
-    return np.swapaxes(out, -1, -2).reshape(B, D, H // P, W // P)
+# ----------------------------------------------------------------------------- 10.4 strided conv (derive)
+def _windows(images, P, stride):
+    """(B, C, Ho, P, Wo, P): every P x P window whose corner is on the stride grid."""
+    H, W = images.shape[-2:]
+    rows = np.arange((H - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Ho, P)
+    cols = np.arange((W - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Wo, P)
+    return images[:, :, rows[:, :, None, None], cols[None, None, :, :]]
+
+
+def _conv(images, weight, bias, stride, mode="right"):
+    P = weight.shape[-1]
+    if mode == "flipped":  # a textbook convolution: the kernel turned by 180 degrees
+        weight = weight[..., ::-1, ::-1]
+    if mode == "kernel_transposed":
+        weight = np.swapaxes(weight, -1, -2)
+    out = np.einsum("bchpwq,dcpq->bdhw", _windows(images, P, stride), weight)
+    return out if mode == "no_bias" else out + bias[None, :, None, None]
+
+
+def _conv_case(name, rng, B, C, H, W, D, P, stride, dtype=np.float64):
+    return Case(
+        name,
+        images=rng.normal(size=(B, C, H, W)).astype(dtype),
+        weight=rng.normal(size=(D, C, P, P)).astype(dtype),
+        bias=rng.normal(size=D).astype(dtype),
+        stride=stride,
+    )
 
 
 def _conv_cases():
-    rng = np.random.default_rng(10040)
-    return grouped(
-        "convolution",
-        Case(
-            "B=2, C=1, 4 x 4, P=2, D=3",
-            images=rng.normal(size=(2, 1, 4, 4)),
-            weight=rng.normal(size=(3, 1, 2, 2)),
-            bias=rng.normal(size=3),
-        ),
-        Case(
-            "B=1, C=3, 6 x 4, P=2, D=5",
-            images=rng.normal(size=(1, 3, 6, 4)),
-            weight=rng.normal(size=(5, 3, 2, 2)),
-            bias=rng.normal(size=5),
-        ),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, B=1, C=2, 4 x 6, P=2, D=3",
-            images=rng.normal(size=(1, 2, 4, 6)).astype(np.float32),
-            weight=rng.normal(size=(3, 2, 2, 2)).astype(np.float32),
-            bias=rng.normal(size=3).astype(np.float32),
-        ),
+    rng = np.random.default_rng(10045)
+    return (
+        grouped(
+            "overlap",
+            _conv_case("B=2, C=1, 5 x 5, P=3, stride 1 (windows overlap)", rng, 2, 1, 5, 5, 2, 3, 1),
+            _conv_case("B=1, C=2, 6 x 7, P=3, stride 2 (overlap by one pixel)", rng, 1, 2, 6, 7, 3, 3, 2),
+        )
+        + grouped(
+            "gaps",
+            _conv_case("B=1, C=3, 7 x 8, P=2, stride 3 (pixels skipped)", rng, 1, 3, 7, 8, 4, 2, 3),
+            _conv_case("B=2, C=2, 4 x 6, P=2, stride 2 (the patch embedding)", rng, 2, 2, 4, 6, 3, 2, 2),
+        )
+        + grouped(
+            "dtype",
+            _conv_case("float32, B=1, C=2, 5 x 6, P=2, stride 1", rng, 1, 2, 5, 6, 3, 2, 1, np.float32),
+        )
     )
 
 
@@ -388,50 +396,57 @@ register(
     Exercise(
         id="ch10.conv_as_matmul",
         number="10.4",
-        title="a strided convolution from patches",
+        title="a convolution whose windows overlap",
         points=3,
         function="conv_as_matmul",
         stub=STUB_LINE,
         kind="derive",
-        description="The chapter showed that a linear patch embedding equals `Conv2d(C, D, P, stride=P)`. "
-        "Go the other way: compute that convolution's output `(B, D, H/P, W/P)` from `images (B, C, H, W)`, "
-        "its `weight (D, C, P, P)` and `bias (D,)` with reshapes and one matrix product (or `np.einsum`), "
-        "no convolution routine and no `patchify`: numpy only. Work out which weight matrix the product "
-        "needs and how its result becomes the convolution's layout.",
+        description="The chapter's patch embedding is `Conv2d(C, D, P, stride=P)`: its windows tile the "
+        "image. Some ViTs embed overlapping patches instead (stride below `P`), and a stride above `P` "
+        "skips pixels. Compute `Conv2d(C, D, kernel_size=P, stride=stride)` without padding, as PyTorch "
+        "defines it (each output is a window's dot product with the kernel, the kernel not flipped): "
+        "from `images (B, C, H, W)`, `weight (D, C, P, P)`, `bias (D,)` and the int `stride`, return "
+        "`(B, D, Ho, Wo)` with `Ho = (H - P) // stride + 1` and `Wo = (W - P) // stride + 1`. Numpy "
+        "only: no convolution routine, no `patchify`.",
         solution='''
-            def conv_as_matmul(images, weight, bias):
-                """Conv2d(C, D, P, stride=P) on (B, C, H, W) -> (B, D, H/P, W/P), as one product."""
+            def conv_as_matmul(images, weight, bias, stride):
+                """Conv2d(C, D, P, stride) without padding: (B, C, H, W) -> (B, D, Ho, Wo)."""
                 ### BEGIN SOLUTION
-                D, C, P, _ = weight.shape
-                B, _, H, W = images.shape
-                x = images.reshape(B, C, H // P, P, W // P, P)  # (B, C, grid row, pixel row, grid col, pixel col)
-                out = np.einsum("bcgphq,dcpq->bdgh", x, weight)  # each kernel against each patch
-                return out + bias[None, :, None, None]  # (B, D, H/P, W/P)
+                P = weight.shape[-1]
+                H, W = images.shape[-2:]
+                rows = np.arange((H - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Ho, P) pixel rows
+                cols = np.arange((W - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Wo, P) pixel cols
+                x = images[:, :, rows[:, :, None, None], cols[None, None, :, :]]  # (B, C, Ho, P, Wo, P)
+                out = np.einsum("bchpwq,dcpq->bdhw", x, weight)  # each kernel against each window
+                return out + bias[None, :, None, None]
                 ### END SOLUTION
         ''',
         reference=_conv,
         public_cases=_conv_cases,
-        hint="patches @ W.T + b with W = weight flattened per output channel; then put D before N",
+        hint="window (i, j) holds pixel rows i*stride .. i*stride+P-1 and the same columns: gather those "
+        "windows, then one dot product per window and kernel",
         diagnoses=(
-            Diagnosis(
-                "the numbers are a convolution's, laid out wrongly: the product gives (B, N, D); "
-                "what does reshaping it straight to (B, D, H/P, W/P) mix up?",
-                name="reshaped without transposing",
-                hint="swap the last two axes before the final reshape",
-                variant=lambda images, weight, bias: _conv(images, weight, bias, "no_transpose"),
-            ),
             Diagnosis(
                 "every output is off by a constant per output channel",
                 name="bias missing",
                 hint="add the bias",
-                variant=lambda images, weight, bias: _conv(images, weight, bias, "no_bias"),
+                variant=lambda images, weight, bias, stride: _conv(images, weight, bias, stride, "no_bias"),
             ),
             Diagnosis(
-                "the weight matrix has the right shape and the wrong entries: which axis of "
-                "weight (D, C, P, P) must stay whole when it is flattened?",
-                name="weight flattened in the wrong order",
-                hint="flatten each output channel's (C, P, P) kernel: weight.reshape(D, -1)",
-                variant=lambda images, weight, bias: _conv(images, weight, bias, "wrong_flatten"),
+                "right where the kernel is symmetric, wrong elsewhere: you turned the kernel round. Does "
+                "Conv2d flip its kernel?",
+                name="kernel flipped",
+                hint="PyTorch's Conv2d is a cross-correlation: pixel (p, q) of a window meets weight[..., p, q]",
+                variant=lambda images, weight, bias, stride: _conv(images, weight, bias, stride, "flipped"),
+            ),
+            Diagnosis(
+                "the kernel's rows meet the window's columns: which axis of weight (D, C, P, P) is the "
+                "pixel row?",
+                name="kernel transposed",
+                hint="weight[d, c, p, q] multiplies the pixel in row p, column q of the window",
+                variant=lambda images, weight, bias, stride: _conv(
+                    images, weight, bias, stride, "kernel_transposed"
+                ),
             ),
         ),
     )

@@ -102,40 +102,47 @@ CORRECT = {
         ],
     },
     "ch10.conv_as_matmul": {
-        "torch with the chapter's import": """
-            def conv_as_matmul(images, weight, bias):
+        "loops in float32, torch for the output": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
                 B, _, H, W = images.shape
-                x = torch.as_tensor(images).reshape(B, C, H // P, P, W // P, P).permute(0, 2, 4, 1, 3, 5)
-                patches = x.reshape(B, -1, C * P * P)
-                out = patches @ torch.as_tensor(weight).reshape(D, -1).T + torch.as_tensor(bias)
-                return out.permute(0, 2, 1).reshape(B, D, H // P, W // P)
+                Ho, Wo = (H - P) // stride + 1, (W - P) // stride + 1
+                out = torch.zeros(B, D, Ho, Wo, dtype=torch.float32)
+                x, w = torch.as_tensor(images).float(), torch.as_tensor(weight).float()
+                for i in range(Ho):
+                    for j in range(Wo):
+                        window = x[:, :, i * stride : i * stride + P, j * stride : j * stride + P]
+                        out[:, :, i, j] = torch.einsum("bcpq,dcpq->bd", window, w)
+                return (out + torch.as_tensor(bias).float()[None, :, None, None]).numpy()
         """,
-        "float32 einsum with patches cut by hand": """
-            def conv_as_matmul(images, weight, bias):
+        "sliding windows as a matrix product": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
-                B, _, H, W = images.shape
-                x = images.astype(np.float32).reshape(B, C, H // P, P, W // P, P)
-                out = np.einsum("bcgphq,dcpq->bdgh", x, weight.astype(np.float32))
-                return out + bias.astype(np.float32)[None, :, None, None]
+                v = np.lib.stride_tricks.sliding_window_view(images, (P, P), axis=(-2, -1))
+                v = v[:, :, ::stride, ::stride]  # (B, C, Ho, Wo, P, P)
+                B, _, Ho, Wo = v.shape[:4]
+                cols = v.transpose(0, 2, 3, 1, 4, 5).reshape(B, Ho * Wo, C * P * P)
+                out = cols @ weight.reshape(D, -1).T + bias  # (B, Ho*Wo, D)
+                return out.transpose(0, 2, 1).reshape(B, D, Ho, Wo)
         """,
         "helper in an added cell": [
             """
-            def _conv_weight_matrix(weight):
-                return weight.reshape(weight.shape[0], -1).T  # (C*P*P, D): one column per output channel
-
-
-            def _patches(images, P):
-                B, C, H, W = images.shape
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 3, 5)
-                return x.reshape(B, -1, C * P * P)
+            def _window(images, i, j, P, stride):
+                return images[:, :, i * stride : i * stride + P, j * stride : j * stride + P]
             """,
             """
-            def conv_as_matmul(images, weight, bias):
-                B, _, H, W = images.shape
-                D, P = weight.shape[0], weight.shape[-1]
-                out = _patches(images, P) @ _conv_weight_matrix(weight) + bias  # (B, N, D)
-                return np.moveaxis(out, -1, 1).reshape(B, D, H // P, W // P)
+            def conv_as_matmul(images, weight, bias, stride):
+                P = weight.shape[-1]
+                Ho = (images.shape[-2] - P) // stride + 1
+                Wo = (images.shape[-1] - P) // stride + 1
+                out = np.stack(
+                    [
+                        np.stack([np.tensordot(_window(images, i, j, P, stride), weight, axes=([1, 2, 3], [1, 2, 3])) for j in range(Wo)], -1)
+                        for i in range(Ho)
+                    ],
+                    -2,
+                )
+                return out + bias[None, :, None, None]
             """,
         ],
     },
@@ -272,29 +279,34 @@ WRONG = {
         """,
     },
     "ch10.conv_as_matmul": {
-        "features in (P, P, C) order against a (C, P, P) kernel": """
-            def conv_as_matmul(images, weight, bias):
+        "the stride ignored: windows that tile the image": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
                 B, _, H, W = images.shape
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 3, 5, 1)
-                out = x.reshape(B, -1, C * P * P) @ weight.reshape(D, -1).T + bias
-                return out.transpose(0, 2, 1).reshape(B, D, H // P, W // P)
+                x = images[:, :, : H // P * P, : W // P * P].reshape(B, C, H // P, P, W // P, P)
+                return np.einsum("bchpwq,dcpq->bdhw", x, weight) + bias[None, :, None, None]
         """,
-        "the grid read as (W/P, H/P)": """
-            def conv_as_matmul(images, weight, bias):
+        "one window too many or too few: H // stride": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
                 B, _, H, W = images.shape
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 3, 5)
-                out = x.reshape(B, -1, C * P * P) @ weight.reshape(D, -1).T + bias
-                return out.transpose(0, 2, 1).reshape(B, D, W // P, H // P).swapaxes(-1, -2)
+                Ho, Wo = H // stride, W // stride
+                padded = np.pad(images, ((0, 0), (0, 0), (0, P), (0, P)))
+                out = np.zeros((B, D, Ho, Wo))
+                for i in range(Ho):
+                    for j in range(Wo):
+                        win = padded[:, :, i * stride : i * stride + P, j * stride : j * stride + P]
+                        out[:, :, i, j] = np.einsum("bcpq,dcpq->bd", win, weight)
+                return out + bias[None, :, None, None]
         """,
-        "the weight not transposed (kernel per row of patches)": """
-            def conv_as_matmul(images, weight, bias):
-                D, C, P, _ = weight.shape
-                B, _, H, W = images.shape
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 3, 5)
-                out = weight.reshape(D, -1) @ np.swapaxes(x.reshape(B, -1, C * P * P), -1, -2)  # (B, D, N)
-                return out.reshape(B, D, H // P, W // P)
+        "the windows' rows and columns swapped": """
+            def conv_as_matmul(images, weight, bias, stride):
+                P = weight.shape[-1]
+                H, W = images.shape[-2:]
+                rows = np.arange((H - P) // stride + 1)[:, None] * stride + np.arange(P)
+                cols = np.arange((W - P) // stride + 1)[:, None] * stride + np.arange(P)
+                x = images[:, :, rows[:, :, None, None], cols[None, None, :, :]]
+                return np.einsum("bchpwq,dcqp->bdhw", x, weight) + bias[None, :, None, None]
         """,
     },
     "ch10.fix_unpatchify": {
