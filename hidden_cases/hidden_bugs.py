@@ -1,74 +1,95 @@
-"""Hidden cases, Appendix A (spot the bug)."""
+"""Hidden cases, Appendix A (spot the bug): other batch sizes, head counts, paddings, float32."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
+from attncourse.exercises.bugs import _head_case, _pool_case, _pos_case
 
 
-def transpose_typo():
-    rng = np.random.default_rng(1901)
+def masked_fill_discarded():
+    rng = np.random.default_rng(19101)
     n = rng.normal
-    cases = [
-        Case("batch and heads, L != S", q=n(size=(2, 3, 4, 8)), k=n(size=(2, 3, 5, 8))),
-        Case("float32", q=n(size=(3, 4)).astype(np.float32), k=n(size=(6, 4)).astype(np.float32)),
-        Case("one query", q=n(size=(1, 5)), k=n(size=(2, 5))),
-    ]
-    return grouped("shape", *cases[0:1]) + grouped("dtype", *cases[1:2]) + grouped("shape", *cases[2:3])
-
-
-def head_scale():
-    rng = np.random.default_rng(1902)
-    n = rng.normal
-    cases = [
+    return grouped(
+        "shape",
+        Case("batch and heads (2, 3), L=5, E=4", q=n(size=(2, 3, 5, 4)), k=n(size=(2, 3, 5, 4))),
+        Case("L=2, E=5", q=n(size=(2, 5)), k=n(size=(2, 5))),
+    ) + grouped(
+        "dtype",
         Case(
-            "8 heads, d_model=32", x=n(size=(1, 4, 32)), W_q=n(size=(32, 32)), W_k=n(size=(32, 32)), n_heads=8
+            "float32, a batch of 3, L=4",
+            q=n(size=(3, 4, 2)).astype(np.float32),
+            k=n(size=(3, 4, 2)).astype(np.float32),
+        ),
+    )
+
+
+def head_major_mask():
+    rng = np.random.default_rng(19102)
+    return grouped(
+        "padding",
+        _head_case("4 sentences of 1, 6, 3 and 6 keys, 3 heads, L=2", rng, [1, 6, 3, 6], 3, 2, 6, 2),
+        _head_case("2 sentences of 2 and 5 keys, 2 heads", rng, [2, 5], 2, 3, 5, 3),
+    ) + grouped(
+        "dtype",
+        _head_case(
+            "float32, 3 sentences of 2, 4 and 1 keys, 2 heads", rng, [2, 4, 1], 2, 3, 4, 2, np.float32
+        ),
+    )
+
+
+def mean_over_padding():
+    rng = np.random.default_rng(19103)
+    return grouped(
+        "padding",
+        _pool_case("4 sentences of 7, 1, 3 and 7 tokens, D=3", rng, [7, 1, 3, 7], 7, 3),
+        _pool_case("2 sentences of 1 and 4 tokens", rng, [1, 4], 4, 2),
+    ) + grouped("dtype", _pool_case("float32, 3 sentences of 5, 2 and 1", rng, [5, 2, 1], 5, 2, np.float32))
+
+
+def left_pad_positions():
+    rng = np.random.default_rng(19104)
+    return grouped(
+        "left padding",
+        _pos_case("4 prompts, 0, 5, 2 and 1 pads, L=6", rng, [0, 5, 2, 1], 6, 2),
+        _pos_case("2 prompts, 2 and 0 pads, L=3", rng, [2, 0], 3, 3),
+    ) + grouped("dtype", _pos_case("float32, 3 prompts, 2, 0 and 4 pads", rng, [2, 0, 4], 5, 3, np.float32))
+
+
+def mask_after_softmax():
+    rng = np.random.default_rng(19105)
+    n = rng.normal
+    return grouped(
+        "padding",
+        Case(
+            "batch (2, 2), L=2, S=4",
+            q=n(size=(2, 2, 2, 3)),
+            k=n(size=(2, 2, 4, 3)),
+            v=n(size=(2, 2, 4, 2)),
+            keep=np.arange(4)[None, None, :] < np.array([[[4], [2]], [[1], [3]]]),
         ),
         Case(
-            "3 heads, d_model=6, B=3", x=n(size=(3, 2, 6)), W_q=n(size=(6, 6)), W_k=n(size=(6, 6)), n_heads=3
+            "L=1, S=6, 5 real keys",
+            q=n(size=(1, 2)),
+            k=n(size=(6, 2)),
+            v=n(size=(6, 3)),
+            keep=np.arange(6) < 5,
         ),
-    ]
-    return grouped("heads", *cases[0:2])
-
-
-def mask_polarity():
-    rng = np.random.default_rng(1903)
-    n = rng.normal
-    cases = [
-        Case("L=S=5", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 4))),
-        Case("batch and heads", q=n(size=(2, 2, 3, 4)), k=n(size=(2, 2, 3, 4)), v=n(size=(2, 2, 3, 4))),
+    ) + grouped(
+        "dtype",
         Case(
-            "float32",
-            q=n(size=(4, 3)).astype(np.float32),
-            k=n(size=(4, 3)).astype(np.float32),
-            v=n(size=(4, 2)).astype(np.float32),
+            "float32, a batch of 2, L=3, S=4",
+            q=n(size=(2, 3, 2)).astype(np.float32),
+            k=n(size=(2, 4, 2)).astype(np.float32),
+            v=n(size=(2, 4, 2)).astype(np.float32),
+            keep=np.arange(4)[None, :] < np.array([[2], [3]]),
         ),
-    ]
-    return grouped("shape", *cases[0:2]) + grouped("dtype", *cases[2:3])
-
-
-def plain_list():
-    cases = [
-        Case("d_model=16, 4 heads", d_model=16, n_heads=4),
-        Case("d_model=5, 1 head", d_model=5, n_heads=1),
-    ]
-    return grouped("counts", *cases[0:2])
-
-
-def swapped_qk():
-    rng = np.random.default_rng(1905)
-    n = rng.normal
-    cases = [
-        Case("L=1, S=5", q=n(size=(1, 4)), k=n(size=(5, 4))),
-        Case("L=6, S=2", q=n(size=(6, 3)), k=n(size=(2, 3))),
-        Case("L=S=4", q=n(size=(4, 4)), k=n(size=(4, 4))),
-    ]
-    return grouped("shape", *cases[0:3])
+    )
 
 
 HIDDEN = {
-    "bugs.transpose_typo": transpose_typo,
-    "bugs.head_scale": head_scale,
-    "bugs.mask_polarity": mask_polarity,
-    "bugs.plain_list": plain_list,
-    "bugs.swapped_qk": swapped_qk,
+    "bugs.discarded_mask": masked_fill_discarded,
+    "bugs.head_major_mask": head_major_mask,
+    "bugs.mean_over_padding": mean_over_padding,
+    "bugs.left_pad_positions": left_pad_positions,
+    "bugs.mask_after_softmax": mask_after_softmax,
 }

@@ -3,7 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.ch09 import _partial
+from attncourse.exercises.ch09 import _far_case, _partial, _static_case
 
 
 def merge_partials():
@@ -78,74 +78,64 @@ def tiled_attention():
     )
 
 
-def decode_step():
-    rng = np.random.default_rng(1903)
-    n = rng.normal
-    cases = [
-        Case(
-            "an empty cache (the first token)",
-            q_new=n(size=(1, 4)),
-            k_new=n(size=(1, 4)),
-            v_new=n(size=(1, 3)),
-            k_cache=np.zeros((0, 4)),
-            v_cache=np.zeros((0, 3)),
-        ),
-        Case(
-            "batch and heads, 6 cached tokens",
-            q_new=n(size=(2, 3, 1, 2)),
-            k_new=n(size=(2, 3, 1, 2)),
-            v_new=n(size=(2, 3, 1, 5)),
-            k_cache=n(size=(2, 3, 6, 2)),
-            v_cache=n(size=(2, 3, 6, 5)),
-        ),
-        Case(
-            "float32",
-            q_new=n(size=(1, 8)).astype(np.float32),
-            k_new=n(size=(1, 8)).astype(np.float32),
-            v_new=n(size=(1, 2)).astype(np.float32),
-            k_cache=n(size=(3, 8)).astype(np.float32),
-            v_cache=n(size=(3, 2)).astype(np.float32),
-        ),
-    ]
-    return grouped("cache", *cases[0:1]) + grouped("batch dims", *cases[1:2]) + grouped("dtype", *cases[2:3])
+def static_cache_step():
+    rng = np.random.default_rng(19031)
+    return grouped(
+        "lengths",
+        _static_case("4 sequences of 0, 6, 3 and 1 tokens, 7 slots", rng, [0, 6, 3, 1], 7, 2, 3),
+        _static_case("2 sequences both at 2 tokens, 3 slots", rng, [2, 2], 3, 3, 1),
+    ) + grouped("dtype", _static_case("float32, 3 sequences, 5 slots", rng, [4, 0, 2], 5, 3, 2, np.float32))
 
 
-def predict_kv_cache_bytes():
-    return grouped("prediction", Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16"))
+def predict_tile_size():
+    return grouped("prediction", Case("228 KiB, d_head = 128, float16 blocks, float32 scores"))
 
 
 def predict_causal_tiles():
     return grouped("prediction", Case("L = S = 4096, blocks of 256"))
 
 
-def fix_cache_alignment():
-    rng = np.random.default_rng(1906)
-    n = rng.normal
-    cases = [
-        Case("one new query, 6 keys", q=n(size=(1, 4)), k_all=n(size=(6, 4)), v_all=n(size=(6, 2))),
-        Case(
-            "batch and heads, 2 new of 7",
-            q=n(size=(2, 2, 2, 3)),
-            k_all=n(size=(2, 2, 7, 3)),
-            v_all=n(size=(2, 2, 7, 3)),
-        ),
-        Case(
-            "float32, 3 new of 5",
-            q=n(size=(3, 8)).astype(np.float32),
-            k_all=n(size=(5, 8)).astype(np.float32),
-            v_all=n(size=(5, 2)).astype(np.float32),
-        ),
-    ]
-    return grouped("chunk", *cases[0:1]) + grouped("batch dims", *cases[1:2]) + grouped("dtype", *cases[2:3])
+def fix_running_max():
+    rng = np.random.default_rng(19061)
+    return (
+        grouped(
+            "far rows",
+            _far_case(
+                "L=4, S=9, blocks of 4: rows at -2000, 0, -750, 40",
+                rng,
+                (4, 9),
+                2,
+                [-2000.0, 0, -750.0, 40.0],
+                4,
+            ),
+            _far_case("L=1, S=3, blocks of 5 (one block)", rng, (1, 3), 2, [-1000.0], 5),
+        )
+        + grouped(
+            "batch dims",
+            _far_case("batch (2, 2), L=2, S=3, blocks of 2", rng, (2, 2, 2, 3), 2, [-800.0, 0.0], 2),
+        )
+        + grouped(
+            "dtype",
+            _far_case(
+                "float32, L=3, S=5, blocks of 2: rows at -200, 1 and -1000",
+                rng,
+                (3, 5),
+                3,
+                [-200.0, 1.0, -1000.0],
+                2,
+                np.float32,
+            ),
+        )
+    )
 
 
 HIDDEN = {
     "ch09.merge_partials": merge_partials,
     "ch09.tiled_attention": tiled_attention,
-    "ch09.decode_step": decode_step,
-    "ch09.predict_kv_cache_bytes": predict_kv_cache_bytes,
+    "ch09.static_cache_step": static_cache_step,
+    "ch09.predict_tile_size": predict_tile_size,
     "ch09.predict_causal_tiles": predict_causal_tiles,
-    "ch09.fix_cache_alignment": fix_cache_alignment,
+    "ch09.fix_running_max": fix_running_max,
 }
 
 

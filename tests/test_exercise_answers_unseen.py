@@ -134,9 +134,13 @@ NEW_SITUATIONS = {
     "ch09": {
         "ch09.merge_partials": "merging two split-K partial results",
         "ch09.causal_tiled_attention": "a causal tiling that skips tiles",
+        "ch09.static_cache_step": "a preallocated cache shared by sequences of different lengths",
+        "ch09.predict_tile_size": "the largest tile that fits in on-chip memory",
+        "ch09.fix_running_max": "a running maximum started at 0, a bug the chapter does not show",
     },
     "ch10": {
-        "ch10.predict_tokens": "the sequence length of a ViT on 224 x 224 images",
+        "ch10.favoured_patch_size": "the patch size a sweep favours under measured cost and seed noise",
+        "ch10.fix_unpatchify": "a patch grid read column by column, a bug the chapter does not show",
         "ch10.predict_embedding_parameters": "the input layers of an RGB ViT the chapter does not build",
         "ch10.rollout_alpha": "a rollout whose residual share is not one half",
     },

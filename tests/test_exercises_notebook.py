@@ -129,9 +129,9 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
     bug = next(
         c
         for c in student["cells"]
-        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.transpose_typo"
+        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.discarded_mask"
     )
-    assert "return q @ k.transpose(-1-2) / q.shape[-1] ** 0.5" in source(bug)
+    assert '    scores.masked_fill(future, float("-inf"))\n' in source(bug)
     assert nb["cells"][first]["outputs"]  # the input notebook is untouched
 
 

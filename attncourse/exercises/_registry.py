@@ -261,7 +261,7 @@ class Exercise:
     def allowed(self) -> List[str]:
         """What the answer may call, from ``needs``: ``['numpy', 'softmax (attncourse)']``.
 
-        >>> get("ch09.decode_step").allowed()
+        >>> get("ch09.static_cache_step").allowed()
         ['numpy', 'softmax (from attncourse)']
         """
         out: List[str] = []

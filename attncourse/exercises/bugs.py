@@ -1,346 +1,419 @@
 """Appendix A exercises: spot the bug.
 
-The student version of each cell shows working-looking code with one classic bug (the ``stub``);
-the student returns the function fixed.  The diagnoses recognise the bug itself, so checking the
-unfixed code already explains what is wrong.
+The appendix page teaches the symptoms and how to look for them; each exercise here is a bug the
+page does not show, taken from a fix in public code (the prompt names where).  The student version
+of each cell shows working-looking code with the bug in it (the ``stub``); the student returns the
+function fixed.  The diagnoses recognise the bug itself, so checking the unfixed code already
+says what is wrong, without saying how to fix it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import causal_mask, softmax, split_heads
-from .. import scaled_dot_product_attention as sdpa
-from ._common import D_MODEL_SCALE, INVERTED_MASK, swap
-from ._method import RegisteredHeads
+from .. import softmax
+from ._common import swap
 from ._registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
 TORCH_NEEDS = ("import torch", "from torch import nn")
+NUMPY_NEEDS = ("import numpy as np", "from attncourse import softmax")
 
 
-# ----------------------------------------------------------------------------- A.1 transpose typo
-def _transpose_cases():
-    rng = np.random.default_rng(901)
+def _masked_softmax(scores, allowed):
+    return softmax(np.where(allowed, scores, -np.inf))
+
+
+# ----------------------------------------------------------------------------- A.1 masked_fill discarded
+def _causal_weights(q, k, masked=True):
+    L = q.shape[-2]
+    scores = q @ swap(k) / np.sqrt(q.shape[-1])
+    if not masked:
+        return softmax(scores)
+    return _masked_softmax(scores, np.tril(np.ones((L, L), dtype=bool)))
+
+
+def _causal_cases():
+    rng = np.random.default_rng(9101)
+    n = rng.normal
     return grouped(
         "shape",
-        Case("L=2, S=3, E=4", q=rng.normal(size=(2, 4)), k=rng.normal(size=(3, 4))),
-        Case("a batch of 2, L=S=3, E=2", q=rng.normal(size=(2, 3, 2)), k=rng.normal(size=(2, 3, 2))),
-        Case("batch (2, 2), L=3, S=2, E=3", q=rng.normal(size=(2, 2, 3, 3)), k=rng.normal(size=(2, 2, 2, 3))),
+        Case("L=3, E=2", q=n(size=(3, 2)), k=n(size=(3, 2))),
+        Case("a batch of 2, L=4, E=3", q=n(size=(2, 4, 3)), k=n(size=(2, 4, 3))),
+        Case("batch (2, 2), L=2, E=4", q=n(size=(2, 2, 2, 4)), k=n(size=(2, 2, 2, 4))),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, L=2, S=4, E=3",
-            q=rng.normal(size=(2, 3)).astype(np.float32),
-            k=rng.normal(size=(4, 3)).astype(np.float32),
-        ),
+        Case("float32, L=5, E=3", q=n(size=(5, 3)).astype(np.float32), k=n(size=(5, 3)).astype(np.float32)),
     )
 
 
 register(
     Exercise(
-        id="bugs.transpose_typo",
+        id="bugs.discarded_mask",
         number="A.1",
-        title="a transpose that does not transpose",
+        title="a mask that is built and never applied",
         points=2,
-        function="attention_scores",
-        hint="transpose takes two axes: the last two, -2 and -1",
+        function="causal_weights",
+        hint="Tensor.masked_fill returns a new tensor and leaves scores as it was: assign its result "
+        "(or call the in-place masked_fill_)",
         kind="diagnose",
-        description="This function should return the scaled scores `q @ k^T / sqrt(E)` for torch "
-        "tensors `q (..., L, E)` and `k (..., S, E)`. It fails. Fix it.",
+        description="Causal self-attention weights for torch tensors `q, k (..., L, E)`: returns "
+        "`weights (..., L, L)`, where query `i` may attend to keys `0..i` only. Symptom: every row of the "
+        "weights sums to 1, but query 0 puts weight on every later token, as if there were no mask, "
+        "although the code builds the mask and fills the scores with it. Find the bug and fix it; you "
+        "may call `torch`. (The same bug was fixed in lucidrains/flamingo-pytorch, issue 10.)",
         solution='''
-            def attention_scores(q, k):
-                """Scaled scores q k^T / sqrt(E) for torch tensors q (..., L, E), k (..., S, E)."""
+            def causal_weights(q, k):
+                """Causal attention weights (..., L, L) of torch tensors q, k (..., L, E)."""
+                L = q.shape[-2]
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., L, E) @ (..., E, L) -> (..., L, L)
+                future = torch.ones(L, L, dtype=torch.bool).triu(1)  # True above the diagonal
                 ### BEGIN SOLUTION
-                return q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                scores = scores.masked_fill(future, float("-inf"))
                 ### END SOLUTION
+                return torch.softmax(scores, dim=-1)
         ''',
-        stub="return q @ k.transpose(-1-2) / q.shape[-1] ** 0.5  # (..., L, E) @ (..., E, S) -> (..., L, S)",
-        reference=lambda q, k: q @ swap(k) / np.sqrt(q.shape[-1]),
-        public_cases=_transpose_cases,
+        stub='scores.masked_fill(future, float("-inf"))',
+        reference=_causal_weights,
+        public_cases=_causal_cases,
+        outputs=("weights",),
+        distributions=("weights",),
         needs=TORCH_NEEDS,
         array_kind="torch",
         diagnoses=(
             Diagnosis(
-                "transpose() complained about its arguments: how many numbers did you pass it? "
-                "Evaluate the expression inside the parentheses by hand",
-                name="one axis instead of two",
-                hint="-1-2 is one number, -3: pass the two axes separated by a comma",
-                error=r"transpose\(\).*(missing|invalid|argument)|axes don't match",
+                "the weights are those of no mask at all: the line that fills the scores ran, so what "
+                "happened to its result?",
+                name="masked_fill result discarded",
+                hint="masked_fill returns a new tensor: scores = scores.masked_fill(...), or masked_fill_",
+                variant=lambda q, k: _causal_weights(q, k, masked=False),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- A.2 head scale
-def _head_weights(x, W_q, W_k, n_heads, scale=None):
-    q = split_heads(x @ W_q, n_heads)  # (B, H, L, d_head)
-    k = split_heads(x @ W_k, n_heads)
-    if scale is None:
-        scale = 1 / np.sqrt(q.shape[-1])
-    return softmax(q @ swap(k) * scale)
+# ----------------------------------------------------------------------------- A.2 head-major mask
+def _head_weights(q, k, keep, n_heads, layout="batch major"):
+    if layout == "batch major":
+        rows = np.repeat(keep, n_heads, axis=0)
+    else:  # head major: [M0, M1, M0, M1]
+        rows = np.tile(keep, (n_heads, 1))
+    if layout != "batch major" and keep.shape[0] == 1:
+        return None
+    return _masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), rows[:, None, :])
+
+
+def _head_case(name, rng, lengths, n_heads, L, S, E, dtype=np.float64):
+    B = len(lengths)
+    keep = np.arange(S)[None, :] < np.array(lengths)[:, None]
+    return Case(
+        name,
+        q=rng.normal(size=(B * n_heads, L, E)).astype(dtype),
+        k=rng.normal(size=(B * n_heads, S, E)).astype(dtype),
+        keep=keep,
+        n_heads=n_heads,
+    )
 
 
 def _head_cases():
-    rng = np.random.default_rng(902)
+    rng = np.random.default_rng(9102)
     return grouped(
-        "heads",
-        Case(
-            "B=1, L=3, d_model=8, 2 heads",
-            x=rng.normal(size=(1, 3, 8)),
-            W_q=rng.normal(size=(8, 8)),
-            W_k=rng.normal(size=(8, 8)),
-            n_heads=2,
-        ),
-        Case(
-            "B=2, L=4, d_model=12, 4 heads",
-            x=rng.normal(size=(2, 4, 12)),
-            W_q=rng.normal(size=(12, 12)),
-            W_k=rng.normal(size=(12, 12)),
-            n_heads=4,
-        ),
+        "padding",
+        _head_case("2 sentences of 4 and 2 keys, 2 heads, L=3", rng, [4, 2], 2, 3, 4, 2),
+        _head_case("3 sentences of 5, 1 and 3 keys, 2 heads, L=2", rng, [5, 1, 3], 2, 2, 5, 3),
+        _head_case("2 sentences of 3 and 1 keys, 4 heads, L=2", rng, [3, 1], 4, 2, 3, 2),
+    ) + grouped(
+        "dtype",
+        _head_case("float32, 2 sentences of 1 and 3 keys, 3 heads, L=2", rng, [1, 3], 3, 2, 3, 4, np.float32),
     )
 
 
 register(
     Exercise(
-        id="bugs.head_scale",
+        id="bugs.head_major_mask",
         number="A.2",
-        title="the scale of a head",
+        title="each sentence's heads under another sentence's padding",
         points=2,
-        function="head_weights",
-        hint="each head's scores are dot products of d_head numbers: scale by sqrt(d_head)",
+        function="padded_head_weights",
+        hint="row b * H + h is sentence b, head h: each sentence's mask must be repeated H times in a row "
+        "(np.repeat along axis 0), not the whole batch tiled H times",
         kind="diagnose",
-        description="Per-head attention weights `(B, H, L, L)` of `x (B, L, d_model)`. The heads come "
-        "out too flat. Fix it.",
+        description="Heads stacked into one axis, as `nn.MultiheadAttention` stacks a 3-D mask: "
+        "`q (B*H, L, E)` and `k (B*H, S, E)`, where row `b * H + h` holds sentence `b`, head `h`; "
+        "`keep (B, S)` is True for each sentence's real keys; `n_heads` is H. Returns the scaled attention "
+        "weights `(B*H, L, S)`, zero on padded keys. Symptom: with one sentence in the batch the weights "
+        "are right; with several, some heads put weight on padded keys and others ignore real ones. Find "
+        "the bug and fix it; numpy and `softmax` only. (Fixed in line/lighthouse, pull request 77; "
+        "reported in reczoo/FuxiCTR, issue 130.)",
         solution='''
-            def head_weights(x, W_q, W_k, n_heads):
-                """Per-head attention weights (B, H, L, L) of x (B, L, d_model)."""
-                B, L, d_model = x.shape
-                d_head = d_model // n_heads
-                q = (x @ W_q).reshape(B, L, n_heads, d_head).swapaxes(1, 2)  # -> (B, H, L, d_head)
-                k = (x @ W_k).reshape(B, L, n_heads, d_head).swapaxes(1, 2)
-                scores = q @ k.swapaxes(-1, -2)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+            def padded_head_weights(q, k, keep, n_heads):
+                """Weights (B*H, L, S); row b*H + h is sentence b, head h; keep (B, S) marks real keys."""
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B*H, L, E) @ (B*H, E, S)
                 ### BEGIN SOLUTION
-                scores = scores / np.sqrt(d_head)
+                keep_rows = np.repeat(keep, n_heads, axis=0)  # (B, S) -> (B*H, S)
                 ### END SOLUTION
-                return softmax(scores)
+                return softmax(np.where(keep_rows[:, None, :], scores, -np.inf))  # (B*H, L, S)
         ''',
-        stub="scores = scores / np.sqrt(d_model)",
+        stub="keep_rows = np.tile(keep, (n_heads, 1))  # (B, S) -> (B*H, S)",
         reference=_head_weights,
         public_cases=_head_cases,
-        distributions=("result",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        outputs=("weights",),
+        distributions=("weights",),
+        needs=NUMPY_NEEDS,
         diagnoses=(
             Diagnosis(
-                D_MODEL_SCALE,
-                variant=lambda x, W_q, W_k, h: _head_weights(x, W_q, W_k, h, scale=1 / np.sqrt(x.shape[-1])),
-            ),
-            Diagnosis(
-                "the heads are sharper than expected: is there any scale left?",
-                name="no scale",
-                hint="divide each head's scores by sqrt(d_head)",
-                variant=lambda x, W_q, W_k, h: _head_weights(x, W_q, W_k, h, scale=1.0),
+                "the weights of row r follow the padding of sentence r % B, not of sentence r // H: "
+                "in which order does the stacked axis list sentences and heads?",
+                name="masks tiled head-major",
+                hint="row b * H + h belongs to sentence b: np.repeat(keep, n_heads, axis=0)",
+                variant=lambda q, k, keep, H: _head_weights(q, k, keep, H, layout="head major"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- A.3 mask polarity
-def _causal_cases():
-    rng = np.random.default_rng(903)
+# ----------------------------------------------------------------------------- A.3 mean over padding
+def _pooled(hidden, keep, divide_by="real"):
+    w = keep[..., None].astype(float)
+    total = (hidden * w).sum(axis=1)
+    if divide_by == "length":
+        return total / hidden.shape[1]
+    if divide_by == "plain mean":
+        return hidden.mean(axis=1)
+    return total / w.sum(axis=1)
+
+
+def _pool_case(name, rng, lengths, L, D, dtype=np.float64):
+    keep = np.arange(L)[None, :] < np.array(lengths)[:, None]
+    hidden = rng.normal(size=(len(lengths), L, D)) + 1.0  # a model's outputs at padded positions are not 0
+    return Case(name, hidden=hidden.astype(dtype), keep=keep)
+
+
+def _pool_cases():
+    rng = np.random.default_rng(9103)
     return grouped(
-        "shape",
-        Case("L=S=3", q=rng.normal(size=(3, 4)), k=rng.normal(size=(3, 4)), v=rng.normal(size=(3, 2))),
+        "padding",
+        _pool_case("2 sentences of 3 and 5 tokens, L=5, D=2", rng, [3, 5], 5, 2),
+        _pool_case("3 sentences of 1, 4 and 2 tokens, L=4, D=3", rng, [1, 4, 2], 4, 3),
+    ) + grouped(
+        "dtype", _pool_case("float32, 2 sentences of 2 and 6 tokens, D=4", rng, [2, 6], 6, 4, np.float32)
+    )
+
+
+register(
+    Exercise(
+        id="bugs.mean_over_padding",
+        number="A.3",
+        title="a sentence that shrinks in a longer batch",
+        points=2,
+        function="sentence_embeddings",
+        hint="divide each sentence's sum by its own number of real tokens, keep.sum(axis=1), not by L",
+        kind="diagnose",
+        description="Mean pooling for sentence embeddings: `hidden (B, L, D)` are a model's output "
+        "vectors for a batch padded to `L` tokens, `keep (B, L)` is True for real tokens. Returns "
+        "`(B, D)`, the mean of each sentence's real-token vectors. Symptom: a sentence embedded alone "
+        "is right, but the same sentence in a batch with a longer one comes out shorter, pulled towards "
+        "zero. Find the bug and fix it; numpy only. (Fixed in HKUDS/LightRAG, pull request 3675; see "
+        "huggingface/transformers, issue 17463.)",
+        solution='''
+            def sentence_embeddings(hidden, keep):
+                """Mean of each sentence's real-token vectors: hidden (B, L, D), keep (B, L) -> (B, D)."""
+                weights = keep[..., None].astype(hidden.dtype)  # (B, L, 1): 1 for real tokens, 0 for padding
+                total = (hidden * weights).sum(axis=1)  # (B, D)
+                ### BEGIN SOLUTION
+                count = weights.sum(axis=1)  # (B, 1)
+                ### END SOLUTION
+                return total / count
+        ''',
+        stub="count = hidden.shape[1]",
+        reference=_pooled,
+        public_cases=_pool_cases,
+        needs=("import numpy as np",),
+        diagnoses=(
+            Diagnosis(
+                "the padded positions count in the denominator: a sentence of n real tokens is scaled by "
+                "n / L. How many vectors were summed?",
+                name="divided by the padded length",
+                hint="divide by the number of real tokens of each sentence, keep.sum(axis=1)",
+                variant=lambda hidden, keep: _pooled(hidden, keep, "length"),
+            ),
+            Diagnosis(
+                "the padded positions' vectors are averaged in: is the model's output at a padded "
+                "position zero?",
+                name="plain mean over padding",
+                hint="sum only the real tokens (multiply by keep) and divide by their number",
+                variant=lambda hidden, keep: _pooled(hidden, keep, "plain mean"),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- A.4 positions of left padding
+def _with_positions(x, keep, table, mode="real"):
+    B, L = keep.shape
+    if mode == "arange":
+        positions = np.broadcast_to(np.arange(L), (B, L))
+        if keep.all():
+            return None
+    elif mode == "from 1":
+        positions = np.minimum(np.cumsum(keep, axis=-1), table.shape[0] - 1)
+    else:
+        positions = np.maximum(np.cumsum(keep, axis=-1) - 1, 0)
+    return x + table[positions]
+
+
+def _pos_case(name, rng, pads, L, D, dtype=np.float64):
+    keep = np.arange(L)[None, :] >= np.array(pads)[:, None]  # padding on the left
+    return Case(
+        name,
+        x=rng.normal(size=(len(pads), L, D)).astype(dtype),
+        keep=keep,
+        table=rng.normal(size=(L + 2, D)).astype(dtype),
+    )
+
+
+def _pos_cases():
+    rng = np.random.default_rng(9104)
+    return grouped(
+        "left padding",
+        _pos_case("2 prompts, 0 and 2 pads, L=4, D=3", rng, [0, 2], 4, 3),
+        _pos_case("3 prompts, 3, 0 and 1 pads, L=5, D=2", rng, [3, 0, 1], 5, 2),
+    ) + grouped(
+        "dtype", _pos_case("float32, 2 prompts, 2 and 0 pads, L=3, D=4", rng, [2, 0], 3, 4, np.float32)
+    )
+
+
+register(
+    Exercise(
+        id="bugs.left_pad_positions",
+        number="A.4",
+        title="positions that count the padding",
+        points=2,
+        function="add_positions",
+        hint="a token's position is the number of real tokens before it: np.cumsum(keep, axis=-1) - 1, "
+        "and 0 for the pads",
+        kind="diagnose",
+        description="Batched generation pads prompts on the left. `x (B, L, D)` are token vectors, "
+        "`keep (B, L)` is True for real tokens (the pads come first), `table (P, D)` holds learned "
+        "position vectors (`P > L`). Returns `(B, L, D)`: each real token's vector plus the position "
+        "vector of its place in its own prompt, the first real token at position 0; a pad gets position "
+        "0's vector. Symptom: a prompt alone gets the right vectors, but the same prompt in a batch with "
+        "a longer one, padded on the left, gets others. Find the bug and fix it; numpy only. (The bug of "
+        "batched GPT-2 generation in huggingface/transformers, issue 3021, fixed in pull request 7552; "
+        "again in unslothai/unsloth, pull request 3795.)",
+        solution='''
+            def add_positions(x, keep, table):
+                """x (B, L, D) plus each token's position vector, counted from its prompt's first real token."""
+                B, L = keep.shape
+                ### BEGIN SOLUTION
+                positions = np.maximum(np.cumsum(keep, axis=-1) - 1, 0)  # (B, L)
+                ### END SOLUTION
+                return x + table[positions]  # (B, L, D)
+        ''',
+        stub="positions = np.broadcast_to(np.arange(L), (B, L))",
+        reference=_with_positions,
+        public_cases=_pos_cases,
+        needs=("import numpy as np",),
+        diagnoses=(
+            Diagnosis(
+                "the positions count the pads: a prompt with p pads starts at position p. Where does each "
+                "prompt's first real token sit?",
+                name="positions count the padding",
+                hint="count real tokens only: np.cumsum(keep, axis=-1) - 1",
+                variant=lambda x, keep, table: _with_positions(x, keep, table, "arange"),
+            ),
+            Diagnosis(
+                "each prompt's positions start at 1: what does the cumulative count of real tokens give "
+                "the first one?",
+                name="positions start at 1",
+                hint="subtract 1 from the cumulative count",
+                variant=lambda x, keep, table: _with_positions(x, keep, table, "from 1"),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- A.5 mask after the softmax
+def _padded(q, k, v, keep, late=False):
+    scores = q @ swap(k) / np.sqrt(q.shape[-1])
+    allowed = keep[..., None, :]
+    w = softmax(scores) * allowed if late else _masked_softmax(scores, allowed)
+    return w @ v, w
+
+
+def _late_cases():
+    rng = np.random.default_rng(9105)
+    n = rng.normal
+    return grouped(
+        "padding",
         Case(
-            "a batch of 2, L=S=4",
-            q=rng.normal(size=(2, 4, 4)),
-            k=rng.normal(size=(2, 4, 4)),
-            v=rng.normal(size=(2, 4, 3)),
+            "L=2, S=4, 3 real keys",
+            q=n(size=(2, 3)),
+            k=n(size=(4, 3)),
+            v=n(size=(4, 2)),
+            keep=np.arange(4) < 3,
         ),
         Case(
-            "batch (2, 2), L=S=3",
-            q=rng.normal(size=(2, 2, 3, 2)),
-            k=rng.normal(size=(2, 2, 3, 2)),
-            v=rng.normal(size=(2, 2, 3, 2)),
+            "a batch of 2, L=3, S=3, 3 and 1 real keys",
+            q=n(size=(2, 3, 2)),
+            k=n(size=(2, 3, 2)),
+            v=n(size=(2, 3, 3)),
+            keep=np.arange(3)[None, :] < np.array([[3], [1]]),
         ),
     ) + grouped(
         "dtype",
         Case(
-            "float32, L=S=3",
-            q=rng.normal(size=(3, 2)).astype(np.float32),
-            k=rng.normal(size=(3, 2)).astype(np.float32),
-            v=rng.normal(size=(3, 2)).astype(np.float32),
+            "float32, L=2, S=5, 2 real keys",
+            q=n(size=(2, 4)).astype(np.float32),
+            k=n(size=(5, 4)).astype(np.float32),
+            v=n(size=(5, 2)).astype(np.float32),
+            keep=np.arange(5) < 2,
         ),
     )
 
 
-def _masked_late(q, k, v):
-    allowed = causal_mask(q.shape[-2], k.shape[-2])
-    w = softmax(q @ swap(k) / np.sqrt(q.shape[-1])) * allowed
-    return w @ v, w
-
-
-def _causal_attention(q, k, v, invert=False):
-    allowed = causal_mask(q.shape[-2], k.shape[-2])
-    return sdpa(q, k, v, ~allowed if invert else allowed)
-
-
 register(
     Exercise(
-        id="bugs.mask_polarity",
-        number="A.3",
-        title="a causal mask the wrong way round",
-        points=2,
-        function="causal_attention",
-        hint="True means may attend: keep the score where the mask is True, -inf elsewhere",
+        id="bugs.mask_after_softmax",
+        number="A.5",
+        title="weights that no longer sum to one",
+        points=1,
+        function="padded_attention",
+        hint="block the padded keys' scores with -inf before the softmax, so the weight is shared out "
+        "among the real keys only",
         kind="diagnose",
-        description="Causal self-attention returning `(out, weights)`: each query should see itself and "
-        "the keys before it. The weights look upside down. Fix it.",
+        description="Attention over padded keys: `q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`, "
+        "`keep (..., S)` True for real keys (at least one per row). Returns `(out (..., L, Ev), weights "
+        "(..., L, S))`, the padded keys getting weight 0. Symptom: the padded keys do get 0, but the rows "
+        "of the weights sum to less than 1, the less the more padding, and the outputs shrink with it. "
+        "Find the bug and fix it; numpy and `softmax` only. (Reported in timeseriesAI/tsai, issue 171.)",
         solution='''
-            def causal_attention(q, k, v):
-                """Causal attention (query i sees keys 0..i): returns (out, weights)."""
-                L, S = q.shape[-2], k.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool))  # True = may attend
-                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                scores = scores / np.sqrt(q.shape[-1])
+            def padded_attention(q, k, v, keep):
+                """Attention over the real keys only: (out (..., L, Ev), weights (..., L, S))."""
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
                 ### BEGIN SOLUTION
-                scores = np.where(allowed, scores, -np.inf)  # keep the allowed scores, block the rest
+                weights = softmax(np.where(keep[..., None, :], scores, -np.inf))
                 ### END SOLUTION
-                weights = softmax(scores)
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
-        stub="scores = np.where(allowed, -np.inf, scores)  # keep the allowed scores, block the rest",
-        reference=_causal_attention,
-        public_cases=_causal_cases,
+        stub="weights = softmax(scores)\nweights = weights * keep[..., None, :]",
+        reference=_padded,
+        public_cases=_late_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        needs=NUMPY_NEEDS,
         diagnoses=(
-            Diagnosis(INVERTED_MASK, variant=lambda q, k, v: _causal_attention(q, k, v, invert=True)),
             Diagnosis(
-                "the rows of the weights no longer sum to 1: the blocked keys' weight was removed after "
-                "the softmax had shared it out. Where must the mask act?",
+                "the rows of the weights sum to less than 1: the padded keys' share was removed after "
+                "the softmax had handed it out. Where must the mask act?",
                 name="masked after the softmax",
-                hint="block the scores (with -inf) before the softmax",
-                variant=lambda q, k, v: _masked_late(q, k, v),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- A.4 plain list
-def _count_cases():
-    return grouped(
-        "counts",
-        Case("d_model=8, 2 heads", d_model=8, n_heads=2),
-        Case("d_model=12, 3 heads", d_model=12, n_heads=3),
-    )
-
-
-register(
-    Exercise(
-        id="bugs.plain_list",
-        number="A.4",
-        title="layers the optimizer cannot see",
-        points=2,
-        function="count_parameters",
-        hint="a plain list hides its layers from parameters(): hold them in an nn.ModuleList",
-        kind="diagnose",
-        description="A module with one `nn.Linear` per head; `count_parameters` counts what "
-        "`model.parameters()` finds (and so what an optimizer would train). It finds nothing. Fix the module.",
-        solution='''
-            class PerHeadProjections(nn.Module):
-                """One query projection (d_model -> d_head) per head."""
-
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    d_head = d_model // n_heads
-                    ### BEGIN SOLUTION
-                    self.heads = nn.ModuleList([nn.Linear(d_model, d_head) for _ in range(n_heads)])
-                    ### END SOLUTION
-
-                def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads], dim=-1)  # -> (B, L, d_model)
-
-
-            def count_parameters(d_model, n_heads):
-                """How many numbers model.parameters() yields (what an optimizer would train)."""
-                model = PerHeadProjections(d_model, n_heads)
-                return sum(p.numel() for p in model.parameters())
-        ''',
-        stub="self.heads = [nn.Linear(d_model, d_head) for _ in range(n_heads)]",
-        reference=lambda d_model, n_heads: d_model * d_model + d_model,
-        public_cases=_count_cases,
-        needs=TORCH_NEEDS,
-        method=lambda: RegisteredHeads(
-            "PerHeadProjections", lambda d_model, n_heads: d_model * d_model + d_model
-        ),
-        diagnoses=(
-            Diagnosis(
-                "model.parameters() found no parameters, though the module builds one nn.Linear per head: "
-                "how does an nn.Module find the layers it holds?",
-                name="layers in a plain list",
-                hint="layers in a plain Python list are invisible to nn.Module: use the container torch provides for them",
-                variant=lambda d_model, n_heads: 0,
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- A.5 swapped q and k
-def _swapped_cases():
-    rng = np.random.default_rng(905)
-    return grouped(
-        "shape",
-        Case("L=2 queries, S=4 keys", q=rng.normal(size=(2, 3)), k=rng.normal(size=(4, 3))),
-        Case("L=S=3", q=rng.normal(size=(3, 2)), k=rng.normal(size=(3, 2))),
-        Case("L=4 queries, S=2 keys", q=rng.normal(size=(4, 2)), k=rng.normal(size=(2, 2))),
-    )
-
-
-register(
-    Exercise(
-        id="bugs.swapped_qk",
-        number="A.5",
-        title="queries and keys swapped",
-        points=1,
-        function="cross_attention_weights",
-        hint="the scores are (L, S): the queries on the left, q @ k.T",
-        kind="diagnose",
-        description="Attention weights `(L, S)` of queries `q (L, E)` over keys `k (S, E)`. The shape "
-        "is wrong whenever L != S. Fix it.",
-        solution='''
-            def cross_attention_weights(q, k):
-                """Scaled attention weights (L, S) of queries q (L, E) over keys k (S, E)."""
-                ### BEGIN SOLUTION
-                scores = q @ k.T / np.sqrt(q.shape[-1])  # (L, E) @ (E, S) -> (L, S)
-                ### END SOLUTION
-                return softmax(scores)
-        ''',
-        stub="scores = k @ q.T / np.sqrt(q.shape[-1])  # (L, E) @ (E, S) -> (L, S)",
-        reference=lambda q, k: softmax(q @ k.T / np.sqrt(q.shape[-1])),
-        public_cases=_swapped_cases,
-        distributions=("result",),
-        needs=("import numpy as np", "from attncourse import softmax"),
-        diagnoses=(
-            Diagnosis(
-                "the shape is right but each column sums to 1, not each row: over which axis was the "
-                "softmax taken?",
-                name="softmax over the queries",
-                hint="one row per query, normalised over the keys: softmax(q @ k.T / sqrt(E), axis=-1)",
-                variant=lambda q, k: softmax(q @ k.T / np.sqrt(q.shape[-1]), axis=0),
-            ),
-            Diagnosis(
-                "the weights have one row per key and one column per query: which of q and k gives the rows?",
-                name="q and k swapped",
-                hint="one row per query: the query matrix goes on the left of the product",
-                variant=lambda q, k: softmax(k @ q.T / np.sqrt(q.shape[-1])),
+                hint="mask the scores with -inf before the softmax",
+                variant=lambda q, k, v, keep: _padded(q, k, v, keep, late=True),
             ),
         ),
     )

@@ -1,13 +1,14 @@
-"""Chapter 9 exercises: online-softmax merges, tiled attention, the KV cache and what memory costs."""
+"""Chapter 9 exercises: online-softmax merges, tiled attention, a batched KV cache, on-chip tiles."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import scaled_dot_product_attention as sdpa
+from .. import softmax as softmax_ref
 from ._common import swap
 from ._method import ScoreTiles
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -85,6 +86,7 @@ register(
         title="merge two partial softmax results",
         points=3,
         function="merge_partials",
+        stub=STUB_LINE,
         hint="bring both halves to the common maximum: multiply each half's l and acc by exp(its m - the common m)",
         kind="extend",
         description="Two workers each scanned half of the keys (split-K, as FlashDecoding does) and "
@@ -212,6 +214,7 @@ register(
         title="a tiled pass over the keys",
         points=3,
         function="tiled_attention",
+        stub=STUB_LINE,
         hint="keep a running maximum, sum and output per query; when a block raises the maximum, rescale what you have by exp(old max - new max)",
         kind="implement",
         description="Scaled attention `softmax(q k^T / sqrt(E)) v` for `q (..., L, E)`, `k (..., S, E)`, "
@@ -265,173 +268,185 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 9.3 decoding step (implement)
-def _step_cases():
-    rng = np.random.default_rng(903)
+# ----------------------------------------------------------------------------- 9.3 static cache (extend)
+def _static_case(name, rng, lengths, T, E, Ev, dtype=np.float64):
     n = rng.normal
+    B = len(lengths)
+    k_cache, v_cache = n(size=(B, T, E)), n(size=(B, T, Ev))  # slots past a length hold stale numbers
+    return Case(
+        name,
+        q_new=n(size=(B, 1, E)).astype(dtype),
+        k_new=n(size=(B, 1, E)).astype(dtype),
+        v_new=n(size=(B, 1, Ev)).astype(dtype),
+        k_cache=k_cache.astype(dtype),
+        v_cache=v_cache.astype(dtype),
+        lengths=np.array(lengths),
+    )
+
+
+def _static_cases():
+    rng = np.random.default_rng(9031)
     return (
         grouped(
-            "cache",
-            Case(
-                "4 cached tokens, E=3, Ev=2",
-                q_new=n(size=(1, 3)),
-                k_new=n(size=(1, 3)),
-                v_new=n(size=(1, 2)),
-                k_cache=n(size=(4, 3)),
-                v_cache=n(size=(4, 2)),
-            ),
-            Case(
-                "an empty cache (the first token), E=2, Ev=3",
-                q_new=n(size=(1, 2)),
-                k_new=n(size=(1, 2)),
-                v_new=n(size=(1, 3)),
-                k_cache=np.zeros((0, 2)),
-                v_cache=np.zeros((0, 3)),
-            ),
+            "lengths",
+            _static_case("3 sequences of 2, 5 and 0 tokens, 6 slots", rng, [2, 5, 0], 6, 3, 2),
+            _static_case("2 sequences of 4 and 1 tokens, 8 slots, E=4, Ev=3", rng, [4, 1], 8, 4, 3),
         )
-        + grouped(
-            "batch dims",
-            Case(
-                "a batch of 2, 2 cached tokens",
-                q_new=n(size=(2, 1, 4)),
-                k_new=n(size=(2, 1, 4)),
-                v_new=n(size=(2, 1, 4)),
-                k_cache=n(size=(2, 2, 4)),
-                v_cache=n(size=(2, 2, 4)),
-            ),
-            Case(
-                "batch (2, 2), 3 cached tokens",
-                q_new=n(size=(2, 2, 1, 2)),
-                k_new=n(size=(2, 2, 1, 2)),
-                v_new=n(size=(2, 2, 1, 3)),
-                k_cache=n(size=(2, 2, 3, 2)),
-                v_cache=n(size=(2, 2, 3, 3)),
-            ),
-        )
+        + grouped("one sequence", _static_case("1 sequence of 3 tokens, 5 slots", rng, [3], 5, 2, 2))
         + grouped(
             "dtype",
-            Case(
-                "float32, 2 cached tokens",
-                q_new=n(size=(1, 4)).astype(np.float32),
-                k_new=n(size=(1, 4)).astype(np.float32),
-                v_new=n(size=(1, 2)).astype(np.float32),
-                k_cache=n(size=(2, 4)).astype(np.float32),
-                v_cache=n(size=(2, 2)).astype(np.float32),
-            ),
+            _static_case("float32, 2 sequences of 1 and 3, 4 slots", rng, [1, 3], 4, 4, 2, np.float32),
         )
     )
 
 
-def _step(q_new, k_new, v_new, k_cache, v_cache, include_new=True, prepend=False):
-    if prepend:
-        k_all, v_all = np.concatenate([k_new, k_cache], -2), np.concatenate([v_new, v_cache], -2)
-    else:
-        k_all, v_all = np.concatenate([k_cache, k_new], -2), np.concatenate([v_cache, v_new], -2)
-    if include_new:
-        out = sdpa(q_new, k_all, v_all)[0]
-    else:
-        if k_cache.shape[-2] == 0:
+def _static(q_new, k_new, v_new, k_cache, v_cache, lengths, write="at length", see="through length"):
+    B, T = k_cache.shape[:2]
+    rows = np.arange(B)
+    k_all, v_all = k_cache.astype(float), v_cache.astype(float)
+    slot = {
+        "at length": lengths,
+        "last slot": np.full(B, T - 1),
+        "before length": np.maximum(lengths - 1, 0),
+    }[write]
+    k_all[rows, slot], v_all[rows, slot] = k_new[:, 0], v_new[:, 0]
+    if see == "through length":
+        visible = np.arange(T)[None, None, :] <= lengths[:, None, None]
+    elif see == "before length":
+        if (lengths == 0).any():
             return None
-        out = sdpa(q_new, k_cache, v_cache)[0]
+        visible = np.arange(T)[None, None, :] < lengths[:, None, None]
+    else:
+        visible = None
+    out = sdpa(q_new.astype(float), k_all, v_all, visible)[0]
     return out, k_all, v_all
 
 
 register(
     Exercise(
-        id="ch09.decode_step",
+        id="ch09.static_cache_step",
         number="9.3",
-        title="one decoding step with a KV cache",
+        title="a batch decoding step into a preallocated cache",
         points=2,
-        function="decode_step",
-        hint="append the new key and value at the end of the cache, then attend from the new query to every cached key and itself",
-        kind="implement",
-        description="One step of generation: the new token's `q_new`, `k_new (..., 1, E)` and "
-        "`v_new (..., 1, Ev)` arrive, the cache holds the `t` earlier tokens' `k_cache (..., t, E)` and "
-        "`v_cache (..., t, Ev)` (`t` may be 0). Append the new key and value at the end of the cache and "
-        "attend (scaled) from the new query to every key. Return `(out (..., 1, Ev), k_all, v_all)`.",
-        reflect=(
-            "the new token attends to every cached key with no mask. Why is that still causal?",
-            "The cache holds only tokens that came before the new one, and the new token itself: "
-            "there is no later token in it to hide. A mask is needed when several queries are "
-            "processed at once (a prompt, or a chunk of new tokens as in Exercise 9.6), because then "
-            "some keys are in the future of some queries.",
-        ),
+        function="static_cache_step",
+        stub=STUB_LINE,
+        hint="write row b's new key and value into slot lengths[b], then let row b's query see slots "
+        "0..lengths[b] only",
+        kind="extend",
+        description="Servers batch sequences of different lengths and keep one preallocated cache of `T` "
+        "slots per sequence instead of concatenating: `k_cache (B, T, E)`, `v_cache (B, T, Ev)`, where "
+        "sequence `b` holds its `lengths[b]` earlier tokens in slots `0 .. lengths[b] - 1` and the slots "
+        "after them hold stale numbers from earlier requests (`lengths (B,)` ints, each below `T`). Each "
+        "sequence's new token arrives as `q_new`, `k_new (B, 1, E)` and `v_new (B, 1, Ev)`. Write each new "
+        "key and value into its sequence's next free slot, then attend (scaled) from each new query to "
+        "its own sequence's tokens, the new one included, and to nothing else. Return "
+        "`(out (B, 1, Ev), k_cache, v_cache)`, the caches updated (a copy or in place). You may call "
+        "numpy and `softmax`; no built-in attention.",
         solution='''
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
-                """One KV-cache decoding step: (out (..., 1, Ev), k_all (..., t+1, E), v_all (..., t+1, Ev))."""
+            def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
+                """One decoding step into a preallocated cache: (out (B, 1, Ev), k_cache, v_cache)."""
                 ### BEGIN SOLUTION
-                k_all = np.concatenate([k_cache, k_new], axis=-2)  # (..., t, E) + (..., 1, E) -> (..., t+1, E)
-                v_all = np.concatenate([v_cache, v_new], axis=-2)
-                scores = q_new @ np.swapaxes(k_all, -1, -2) / np.sqrt(q_new.shape[-1])  # (..., 1, t+1)
-                weights = softmax(scores)  # the newest token may see every earlier one and itself: no mask
-                return weights @ v_all, k_all, v_all  # (..., 1, t+1) @ (..., t+1, Ev) -> (..., 1, Ev)
+                B, T = k_cache.shape[0], k_cache.shape[1]
+                rows = np.arange(B)
+                k_cache, v_cache = k_cache.copy(), v_cache.copy()
+                k_cache[rows, lengths] = k_new[:, 0]  # row b's new key goes into slot lengths[b]
+                v_cache[rows, lengths] = v_new[:, 0]
+                scores = q_new @ np.swapaxes(k_cache, -1, -2) / np.sqrt(q_new.shape[-1])  # (B, 1, T)
+                visible = np.arange(T)[None, None, :] <= lengths[:, None, None]  # (B, 1, T)
+                weights = softmax(np.where(visible, scores, -np.inf))
+                return weights @ v_cache, k_cache, v_cache  # (B, 1, T) @ (B, T, Ev) -> (B, 1, Ev)
                 ### END SOLUTION
         ''',
-        reference=_step,
-        public_cases=_step_cases,
-        outputs=("out", "k_all", "v_all"),
+        reference=_static,
+        public_cases=_static_cases,
+        outputs=("out", "k_cache", "v_cache"),
         needs=("import numpy as np", "from attncourse import softmax"),
         forbids=NO_FUSED,
         diagnoses=(
             Diagnosis(
-                "the new token attends only to the cache: append its own key and value first, it may "
-                "attend to itself",
-                variant=lambda *a: _step(*a, include_new=False),
+                "the new tokens also read the stale slots after each sequence's tokens: which slots hold "
+                "this sequence's keys?",
+                name="stale slots attended",
+                hint="mask slot j of row b unless j <= lengths[b]",
+                variant=lambda *a: _static(*a, see="all"),
             ),
             Diagnosis(
-                "the new key and value go at the end of the cache (position t), not the front: the cache "
-                "stays in token order",
-                variant=lambda *a: _step(*a, prepend=True),
+                "each new token reads its sequence's earlier tokens but not itself",
+                name="the new token left out",
+                hint="slot lengths[b] holds the new token: it is visible too (<=, not <)",
+                variant=lambda *a: _static(*a, see="before length"),
+            ),
+            Diagnosis(
+                "the new key landed in the cache's last slot, not in the sequence's next free one",
+                name="written at the end of the buffer",
+                hint="the next free slot of row b is lengths[b]",
+                variant=lambda *a: _static(*a, write="last slot"),
+            ),
+            Diagnosis(
+                "the new key overwrote the sequence's latest cached token",
+                name="overwrote the last token",
+                hint="slots 0..lengths[b]-1 are taken: write into slot lengths[b]",
+                variant=lambda *a: _static(*a, write="before length"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 9.4 bytes (predict)
+# ----------------------------------------------------------------------------- 9.4 tile in on-chip memory (predict)
+def _largest_tile(budget=228 * 1024, d=128, blocks=3, score_bytes=4, step=16):
+    b = step
+    while blocks * b * d * 2 + b * b * score_bytes <= budget:
+        b += step
+    return np.array(b - step)
+
+
 register(
     Exercise(
-        id="ch09.predict_kv_cache_bytes",
+        id="ch09.predict_tile_size",
         number="9.4",
-        title="predict the size of a KV cache",
+        title="the largest tile that fits on chip",
         points=1,
-        function="predict_kv_cache_bytes",
+        function="predict_tile_size",
+        stub=STUB_LINE,
         kind="predict",
-        description="A decoder has 24 layers, 8 key/value heads of $d_{head} = 128$ per layer, and keeps "
-        "its KV cache in bfloat16 (2 bytes a number). How many bytes does the cache hold for one sequence "
-        "of 8192 tokens? Return the number of bytes; anything within 5% passes.",
+        description="A FlashAttention kernel keeps a whole tile in one GPU core's on-chip memory, 228 KiB "
+        "(233,472 bytes) on an H100: a block of `b` queries, a block of `b` keys and a block of `b` values, "
+        "each `b x 128` numbers in float16 (2 bytes), and the `b x b` tile of scores in float32 (4 bytes). "
+        "The block size must be a multiple of 16. What is the largest `b` that fits? Return it (exact).",
         solution='''
-            def predict_kv_cache_bytes():
-                """Bytes of the KV cache: 24 layers, 8 KV heads of 128, 8192 tokens, bfloat16."""
+            def predict_tile_size():
+                """Largest multiple of 16 with 3 blocks of b x 128 float16 and b x b float32 in 233,472 bytes."""
                 ### BEGIN SOLUTION
-                # keys and values (2) x layers x heads x d_head x tokens x 2 bytes
-                return 2 * 24 * 8 * 128 * 8192 * 2
+                # 3 * b * 128 * 2 + 4 * b^2 <= 233472  ->  b^2 + 192 b - 58368 <= 0  ->  b <= 163.9
+                return 160
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(2.0 * 24 * 8 * 128 * 8192 * 2),
+        reference=lambda: _largest_tile(),
         public_cases=lambda: grouped(
-            "prediction", Case("24 layers, 8 KV heads of 128, 8192 tokens, bfloat16")
+            "prediction", Case("228 KiB, d_head = 128, float16 blocks, float32 scores")
         ),
-        tolerance=(0.05, 0.0),
-        hint="every layer keeps a key and a value vector per head per token",
+        tolerance=(0.0, 0.0),
+        hint="count the bytes of the three blocks (linear in b) and of the score tile (quadratic in b), "
+        "then solve the quadratic and round down to a multiple of 16",
         diagnoses=(
             Diagnosis(
-                "twice the cache: how many bytes does a bfloat16 number take?",
-                name="float32 bytes",
-                hint="bfloat16 is 2 bytes a number, not 4",
-                variant=lambda: np.array(2.0 * 24 * 8 * 128 * 8192 * 4),
+                "that leaves out one of the three blocks: which blocks of the inputs sit on chip with the scores?",
+                name="values left out",
+                hint="queries, keys and values: 3 * b * 128 * 2 bytes",
+                variant=lambda: _largest_tile(blocks=2),
             ),
             Diagnosis(
-                "that is the number of entries, not bytes",
-                name="entries, not bytes",
-                hint="2 bytes per bfloat16 number",
-                variant=lambda: np.array(2.0 * 24 * 8 * 128 * 8192),
+                "that tile of scores is counted in float16; the prompt keeps the scores in float32",
+                name="scores counted in float16",
+                hint="the b x b scores take 4 bytes each",
+                variant=lambda: _largest_tile(score_bytes=2),
             ),
             Diagnosis(
-                "that is one layer's cache; every layer keeps its own",
-                name="one layer",
-                hint="multiply by the 24 layers",
-                variant=lambda: np.array(2.0 * 8 * 128 * 8192 * 2),
+                "a power of two that fits, but the block size only has to be a multiple of 16",
+                name="a power of two",
+                hint="try multiples of 16 above 128",
+                variant=lambda: np.array(128),
             ),
         ),
     )
@@ -446,6 +461,7 @@ register(
         title="predict the tiles a causal pass needs",
         points=1,
         function="predict_causal_tiles",
+        stub=STUB_LINE,
         hint="which tiles have at least one key at or before one of their queries? count them row of blocks by row of blocks",
         kind="predict",
         description="A tiled causal pass splits $L = S = 4096$ into blocks of 256 queries and 256 keys, "
@@ -477,94 +493,99 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 9.6 cache alignment (diagnose)
-def _align_cases():
-    rng = np.random.default_rng(906)
-    n = rng.normal
+# ----------------------------------------------------------------------------- 9.6 running max (diagnose)
+def _far_case(name, rng, shape, Ev, offsets, block_size, dtype=np.float64):
+    """Scores (..., L, S) whose rows sit at the given offsets (a bias such as ALiBi's on far keys)."""
+    scores = rng.normal(size=shape) + np.asarray(offsets, dtype=float)[..., :, None]
+    values = rng.normal(size=shape[:-2] + (shape[-1], Ev))
+    return Case(name, scores=scores.astype(dtype), values=values.astype(dtype), block_size=block_size)
+
+
+def _far_cases():
+    rng = np.random.default_rng(9061)
     return (
         grouped(
-            "chunk",
-            Case(
-                "2 new queries, 5 keys in all", q=n(size=(2, 3)), k_all=n(size=(5, 3)), v_all=n(size=(5, 2))
-            ),
+            "far rows",
+            _far_case("L=3, S=7, blocks of 3: rows at 0, -800 and +5", rng, (3, 7), 2, [0.0, -800.0, 5.0], 3),
+            _far_case("L=2, S=5, blocks of 2: rows at -1200 and -3", rng, (2, 5), 3, [-1200.0, -3.0], 2),
         )
         + grouped(
             "batch dims",
-            Case(
-                "a batch of 2, 3 new queries, 4 keys",
-                q=n(size=(2, 3, 2)),
-                k_all=n(size=(2, 4, 2)),
-                v_all=n(size=(2, 4, 3)),
-            ),
-            Case(
-                "batch (2, 2), 2 new queries, 6 keys",
-                q=n(size=(2, 2, 2, 3)),
-                k_all=n(size=(2, 2, 6, 3)),
-                v_all=n(size=(2, 2, 6, 2)),
+            _far_case(
+                "a batch of 2, L=2, S=4, blocks of 3", rng, (2, 2, 4), 2, [[-900.0, 1.0], [0.0, -760.0]], 3
             ),
         )
         + grouped(
             "dtype",
-            Case(
-                "float32, 2 new queries, 4 keys",
-                q=n(size=(2, 4)).astype(np.float32),
-                k_all=n(size=(4, 4)).astype(np.float32),
-                v_all=n(size=(4, 2)).astype(np.float32),
+            _far_case(
+                "float32, L=4, S=6, blocks of 4: rows at -120, 0, -900, -2",
+                rng,
+                (4, 6),
+                2,
+                [-120.0, 0.0, -900.0, -2.0],
+                4,
+                np.float32,
             ),
         )
     )
 
 
-def _chunk(q, k_all, v_all, top_left=False):
-    L, S = q.shape[-2], k_all.shape[-2]
-    mask = np.tril(np.ones((L, S), dtype=bool), k=0 if top_left else S - L)
-    return sdpa(q, k_all, v_all, mask)
+def _far_rows_lost(outputs, scores, values, block_size):
+    """True when some rows come out NaN or inf, and only rows whose scores all lie far below zero."""
+    out = np.asarray(outputs[0], dtype=float)
+    if out.shape[:-1] != scores.shape[:-1]:
+        return False
+    lost = ~np.isfinite(out).all(axis=-1)
+    far = np.asarray(scores, dtype=float).max(axis=-1) < -50
+    return bool(lost.any() and not (lost & ~far).any())
 
 
 register(
     Exercise(
-        id="ch09.fix_cache_alignment",
+        id="ch09.fix_running_max",
         number="9.6",
-        title="new tokens that forget the cache",
+        title="rows that vanish far from zero",
         points=2,
-        function="attend_new_tokens",
-        hint="new query i is token S - L + i: shift the diagonal of the causal mask by S - L",
+        function="online_attention",
+        hint="before the first block no score has been seen: the running maximum must start below every "
+        "possible score",
         kind="diagnose",
-        forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="With a KV cache, `L` new tokens (the last `L` of `S`) attend causally to all `S` "
-        "cached-plus-new keys. Symptom: generating a prompt in one chunk gives different outputs from "
-        "recomputing the whole sequence, and the first new token puts all its weight on key 0. "
-        "The function returns `(out, weights)`. Find the bug and fix it.",
+        forbids=NO_FUSED,
+        description="`online_attention(scores, values, block_size)` applies the online softmax of this "
+        "chapter to precomputed `scores (..., L, S)` and returns `softmax(scores) @ values`, "
+        "`(..., L, Ev)`, one block of `block_size` keys at a time. Symptom: on most rows it matches the "
+        "full softmax to the last digit, but a row whose scores all lie far below zero (a position bias "
+        "of -800 on distant keys, say) comes out NaN, and in float32 that already happens around -120. "
+        "Rows far above zero are fine. Find the bug and fix it; numpy only.",
         solution='''
-            def attend_new_tokens(q, k_all, v_all):
-                """Causal attention of the last L of S tokens to all S keys: (out, weights)."""
-                L, S = q.shape[-2], k_all.shape[-2]
+            def online_attention(scores, values, block_size):
+                """softmax(scores) @ values, one block of keys at a time: (..., L, Ev)."""
+                dtype = np.result_type(scores, values)
                 ### BEGIN SOLUTION
-                allowed = np.tril(np.ones((L, S), dtype=bool), k=S - L)  # new query i is token S - L + i
+                m = np.full(scores.shape[:-1], -np.inf, dtype=dtype)
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v_all, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+                l = np.zeros(scores.shape[:-1], dtype=dtype)
+                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
+                for j in range(0, scores.shape[-1], block_size):
+                    s = scores[..., j : j + block_size]  # (..., L, b)
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    p = np.exp(s - m_new[..., None])
+                    rescale = np.exp(m - m_new)
+                    l = l * rescale + p.sum(axis=-1)
+                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]  # (..., L, Ev)
+                    m = m_new
+                return acc / l[..., None]
         ''',
-        stub="allowed = np.tril(np.ones((L, S), dtype=bool))  # new query i is token S - L + i",
-        reference=_chunk,
-        public_cases=_align_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        stub="m = np.zeros(scores.shape[:-1], dtype=dtype)",
+        reference=lambda scores, values, block_size: softmax_ref(scores) @ values,
+        public_cases=_far_cases,
         diagnoses=(
             Diagnosis(
-                "new query 0 sees only key 0, and new query i only keys 0..i, as if the new tokens were "
-                "the first L of the sequence: which token of the whole sequence is new query i?",
-                name="top-left instead of bottom-right",
-                hint="new query i is token S - L + i: shift the mask's diagonal by S - L (bottom-right)",
-                variant=lambda q, k, v: _chunk(q, k, v, top_left=True),
-            ),
-            Diagnosis(
-                "a new token puts weight on a later new token: may it see the future?",
-                name="no causal mask",
-                hint="query i sees keys up to S - L + i only",
-                variant=lambda q, k, v: sdpa(q, k, v),
+                "the rows whose scores all lie far below zero come out NaN: what is the running maximum before any key "
+                "has been seen, and what is exp(score - that maximum) for a score of -800?",
+                name="running maximum starts at 0",
+                hint="start m at -inf (no score seen yet), as the chapter's loop does",
+                symptom=_far_rows_lost,
             ),
         ),
     )
@@ -641,6 +662,7 @@ register(
         title="a causal tiled pass that skips tiles",
         points=4,
         function="causal_tiled_attention",
+        stub=STUB_LINE,
         hint="for each query block, visit only the key blocks that start at or before its last query, and mask inside the tiles on the diagonal",
         kind="extend",
         description="Causal self-attention (`q, k (..., L, E)`, `v (..., L, Ev)`, query `i` sees keys "

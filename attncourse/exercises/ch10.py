@@ -1,10 +1,11 @@
-"""Chapter 10 exercises: patches by hand, a ViT's size, the patch embedding as a convolution, rollout."""
+"""Chapter 10 exercises: patches by hand, what the patch-size sweep favours, a ViT's size, the patch
+embedding as a convolution, rollout."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -66,6 +67,7 @@ register(
         title="cut images into patches",
         points=3,
         function="patchify_images",
+        stub=STUB_LINE,
         kind="implement",
         description="Write `patchify_images(images, patch_size)` for numpy images `(B, C, H, W)` "
         "(with `P = patch_size` dividing `H` and `W`): return `(B, N, C*P*P)` with `N = (H/P)(W/P)`, "
@@ -112,46 +114,169 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 10.2 tokens (predict)
+# ----------------------------------------------------------------------------- 10.2 the sweep (extend)
+def _sweep_arrays(runs):
+    """(patch_size, accuracy, forward_ms) arrays of a list of sweep runs (the saved file's rows)."""
+    return (
+        np.array([r["patch_size"] for r in runs]),
+        np.array([r["accuracy"] for r in runs], dtype=float),
+        np.array([r["forward_ms_450_images"] for r in runs], dtype=float),
+    )
+
+
+def _favoured(patch_size, accuracy, forward_ms, margin, time_by="min", accuracy_by="mean", rule="margin"):
+    sizes = np.unique(patch_size)
+    pick = {"min": np.min, "mean": np.mean, "median": np.median}
+    time = np.array([pick[time_by](forward_ms[patch_size == P]) for P in sizes])
+    acc = np.array([(np.max if accuracy_by == "max" else np.mean)(accuracy[patch_size == P]) for P in sizes])
+    order = sizes[np.argsort(-time, kind="stable")]  # slowest first
+    if rule == "best":
+        favoured = sizes[np.argmax(acc)]
+    else:
+        good = acc >= acc.max() - margin
+        favoured = sizes[good][np.argmin(time[good])]
+    return order, np.array(favoured)
+
+
+def _sweep_cases():
+    from ..results import saved_results
+
+    saved = _sweep_arrays(saved_results("vit_digits_sweep.json")["patch_sizes"])
+
+    def runs(*rows):  # (P, accuracy, ms) per run
+        P, acc, ms = zip(*rows)
+        return np.array(P), np.array(acc, dtype=float), np.array(ms, dtype=float)
+
+    def case(name, arrays, margin):
+        P, acc, ms = arrays
+        return Case(name, patch_size=P, accuracy=acc, forward_ms=ms, margin=margin)
+
+    return (
+        grouped("saved sweep", case("the chapter's saved sweep, margin 0.01", saved, 0.01))
+        + grouped(
+            "seeds",
+            case(
+                "three seeds; one lucky run of P=2",
+                runs(
+                    (2, 0.99, 40.0),
+                    (2, 0.80, 41.0),
+                    (2, 0.81, 42.0),
+                    (4, 0.90, 12.0),
+                    (4, 0.91, 11.0),
+                    (4, 0.89, 13.0),
+                    (8, 0.70, 3.0),
+                    (8, 0.72, 3.5),
+                    (8, 0.71, 2.9),
+                ),
+                0.02,
+            ),
+        )
+        + grouped(
+            "timing",
+            case(
+                "a 32 x 32 sweep whose timings have one slow outlier",
+                runs(
+                    (4, 0.95, 30.0),
+                    (4, 0.96, 200.0),
+                    (8, 0.94, 50.0),
+                    (8, 0.95, 52.0),
+                    (16, 0.60, 4.0),
+                    (16, 0.62, 4.2),
+                ),
+                0.02,
+            ),
+        )
+        + grouped(
+            "margin",
+            case(
+                "the most accurate size is the slowest, a cheaper one is within the margin",
+                runs(
+                    (1, 0.97, 900.0),
+                    (1, 0.98, 950.0),
+                    (2, 0.965, 90.0),
+                    (2, 0.97, 95.0),
+                    (4, 0.90, 20.0),
+                    (4, 0.91, 21.0),
+                ),
+                0.015,
+            ),
+            case(
+                "margin 0: the most accurate size, whatever it costs",
+                runs(
+                    (1, 0.97, 900.0),
+                    (1, 0.98, 950.0),
+                    (2, 0.965, 90.0),
+                    (2, 0.97, 95.0),
+                    (4, 0.90, 20.0),
+                    (4, 0.91, 21.0),
+                ),
+                0.0,
+            ),
+        )
+    )
+
+
 register(
     Exercise(
-        id="ch10.predict_tokens",
+        id="ch10.favoured_patch_size",
         number="10.2",
-        title="how long is the sequence",
-        points=1,
-        function="predict_tokens",
-        hint="how many patches fit along each side of the image, and which token is not a patch?",
-        kind="predict",
-        description="The original ViT-B/16 reads RGB images of 224 x 224 pixels with 16 x 16 patches and "
-        "a [CLS] token. How many tokens does its encoder attend over? Write the number down.",
+        title="what the sweep favours",
+        points=2,
+        function="favoured_patch_size",
+        stub=STUB_LINE,
+        hint="per patch size: the minimum of its timings and the mean of its accuracies; then, among "
+        "the sizes within margin of the best mean, the fastest",
+        kind="extend",
+        description="A patch-size sweep like the chapter's gives one entry per training run (several seeds "
+        "per patch size): `patch_size (R,)` (ints), held-out `accuracy (R,)` and the measured time of one "
+        "forward pass `forward_ms (R,)`. Time each patch size by the minimum of its runs' timings (other "
+        "programs only ever add time) and score it by the mean accuracy of its runs (one seed can be lucky). "
+        "Return `(order, favoured)`: `order (K,)`, the K distinct patch sizes from the slowest to the "
+        "fastest, and `favoured` (a scalar), the fastest patch size whose mean accuracy is at most `margin` "
+        "below the best mean accuracy. The first public case is the chapter's own sweep "
+        '(`saved_results("vit_digits_sweep.json")["patch_sizes"]`, its `forward_ms_450_images`); the '
+        "others are sweeps the chapter did not run. numpy only.",
         solution='''
-            def predict_tokens():
-                """Tokens of ViT-B/16 on a 224 x 224 image, [CLS] included."""
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                """Patch sizes slowest first, and the fastest one within margin of the best mean accuracy."""
                 ### BEGIN SOLUTION
-                return (224 // 16) * (224 // 16) + 1  # a 14 x 14 grid of patches and the [CLS] token
+                sizes = np.unique(patch_size)  # (K,)
+                time = np.array([forward_ms[patch_size == P].min() for P in sizes])  # (K,)
+                acc = np.array([accuracy[patch_size == P].mean() for P in sizes])  # (K,)
+                order = sizes[np.argsort(-time)]  # slowest first
+                good = acc >= acc.max() - margin  # within the margin of the best mean
+                favoured = sizes[good][np.argmin(time[good])]  # the fastest of those
+                return order, favoured
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(197),
-        public_cases=lambda: grouped("prediction", Case("224 x 224, P=16, [CLS]")),
-        tolerance=(0.0, 0.0),
+        reference=_favoured,
+        public_cases=_sweep_cases,
+        outputs=("order", "favoured"),
         diagnoses=(
             Diagnosis(
-                "that counts the patches; what else does the encoder's sequence hold?",
-                name="forgot [CLS]",
-                hint="add the [CLS] token",
-                variant=lambda: np.array(196),
+                "the order is right backwards: the prompt asks for the slowest patch size first",
+                name="fastest first",
+                hint="sort by time, largest first",
+                variant=lambda P, a, t, m: (_favoured(P, a, t, m)[0][::-1], _favoured(P, a, t, m)[1]),
             ),
             Diagnosis(
-                "that is the patches along one side of the image; the grid has two sides",
-                name="one side only",
-                hint="N = (H/P)(W/P)",
-                variant=lambda: np.array(15),
+                "your order or choice changes with one slow run: which of a patch size's timings says what "
+                "the model itself costs?",
+                name="timings averaged",
+                hint="time each patch size by the minimum of its runs",
+                variant=lambda P, a, t, m: _favoured(P, a, t, m, time_by="mean"),
             ),
             Diagnosis(
-                "the colour channels go into each patch's features, not into the number of tokens",
-                name="counted channels as tokens",
-                hint="a patch is one token whatever C is",
-                variant=lambda: np.array(3 * 196 + 1),
+                "one lucky seed decided: is a patch size as good as its best run?",
+                name="best run instead of the mean",
+                hint="score each patch size by the mean accuracy of its runs",
+                variant=lambda P, a, t, m: _favoured(P, a, t, m, accuracy_by="max"),
+            ),
+            Diagnosis(
+                "you picked the most accurate patch size; a faster one is within the margin",
+                name="margin ignored",
+                hint="among the sizes whose mean accuracy is within margin of the best, take the fastest",
+                variant=lambda P, a, t, m: _favoured(P, a, t, m, rule="best"),
             ),
         ),
     )
@@ -173,6 +298,7 @@ register(
         title="the size of the input layers",
         points=2,
         function="predict_embedding_parameters",
+        stub=STUB_LINE,
         hint="the patch embedding maps C*P*P numbers to d_model (plus a bias); count one position vector per token",
         kind="predict",
         description="A ViT for RGB images of 32 x 32 pixels uses 4 x 4 patches, `d_model = 48`, a [CLS] "
@@ -217,44 +343,52 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 10.4 conv as matmul (derive)
-def _conv(images, weight, bias, mode="right"):
-    D, C, P, _ = weight.shape
-    B, _, H, W = images.shape
-    patches = _patchify(images, P)  # (B, N, C*P*P)
-    flat = weight.reshape(D, -1) if mode != "wrong_flatten" else weight.reshape(-1, D).T
-    out = patches @ flat.T  # (B, N, D)
-    if mode != "no_bias":
-        out = out + bias
-    if mode == "no_transpose":
-        return out.reshape(B, D, H // P, W // P)  # the (N, D) block read as (D, N)
-    return np.swapaxes(out, -1, -2).reshape(B, D, H // P, W // P)
+# ----------------------------------------------------------------------------- 10.4 strided conv (derive)
+def _windows(images, P, stride):
+    """(B, C, Ho, P, Wo, P): every P x P window whose corner is on the stride grid."""
+    H, W = images.shape[-2:]
+    rows = np.arange((H - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Ho, P)
+    cols = np.arange((W - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Wo, P)
+    return images[:, :, rows[:, :, None, None], cols[None, None, :, :]]
+
+
+def _conv(images, weight, bias, stride, mode="right"):
+    P = weight.shape[-1]
+    if mode == "flipped":  # a textbook convolution: the kernel turned by 180 degrees
+        weight = weight[..., ::-1, ::-1]
+    if mode == "kernel_transposed":
+        weight = np.swapaxes(weight, -1, -2)
+    out = np.einsum("bchpwq,dcpq->bdhw", _windows(images, P, stride), weight)
+    return out if mode == "no_bias" else out + bias[None, :, None, None]
+
+
+def _conv_case(name, rng, B, C, H, W, D, P, stride, dtype=np.float64):
+    return Case(
+        name,
+        images=rng.normal(size=(B, C, H, W)).astype(dtype),
+        weight=rng.normal(size=(D, C, P, P)).astype(dtype),
+        bias=rng.normal(size=D).astype(dtype),
+        stride=stride,
+    )
 
 
 def _conv_cases():
-    rng = np.random.default_rng(10040)
-    return grouped(
-        "convolution",
-        Case(
-            "B=2, C=1, 4 x 4, P=2, D=3",
-            images=rng.normal(size=(2, 1, 4, 4)),
-            weight=rng.normal(size=(3, 1, 2, 2)),
-            bias=rng.normal(size=3),
-        ),
-        Case(
-            "B=1, C=3, 6 x 4, P=2, D=5",
-            images=rng.normal(size=(1, 3, 6, 4)),
-            weight=rng.normal(size=(5, 3, 2, 2)),
-            bias=rng.normal(size=5),
-        ),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, B=1, C=2, 4 x 6, P=2, D=3",
-            images=rng.normal(size=(1, 2, 4, 6)).astype(np.float32),
-            weight=rng.normal(size=(3, 2, 2, 2)).astype(np.float32),
-            bias=rng.normal(size=3).astype(np.float32),
-        ),
+    rng = np.random.default_rng(10045)
+    return (
+        grouped(
+            "overlap",
+            _conv_case("B=2, C=1, 5 x 5, P=3, stride 1 (windows overlap)", rng, 2, 1, 5, 5, 2, 3, 1),
+            _conv_case("B=1, C=2, 6 x 7, P=3, stride 2 (overlap by one pixel)", rng, 1, 2, 6, 7, 3, 3, 2),
+        )
+        + grouped(
+            "gaps",
+            _conv_case("B=1, C=3, 7 x 8, P=2, stride 3 (pixels skipped)", rng, 1, 3, 7, 8, 4, 2, 3),
+            _conv_case("B=2, C=2, 4 x 6, P=2, stride 2 (the patch embedding)", rng, 2, 2, 4, 6, 3, 2, 2),
+        )
+        + grouped(
+            "dtype",
+            _conv_case("float32, B=1, C=2, 5 x 6, P=2, stride 1", rng, 1, 2, 5, 6, 3, 2, 1, np.float32),
+        )
     )
 
 
@@ -262,49 +396,57 @@ register(
     Exercise(
         id="ch10.conv_as_matmul",
         number="10.4",
-        title="a strided convolution from patches",
+        title="a convolution whose windows overlap",
         points=3,
         function="conv_as_matmul",
+        stub=STUB_LINE,
         kind="derive",
-        description="The chapter showed that a linear patch embedding equals `Conv2d(C, D, P, stride=P)`. "
-        "Go the other way: compute that convolution's output `(B, D, H/P, W/P)` from `images (B, C, H, W)`, "
-        "its `weight (D, C, P, P)` and `bias (D,)` with `patchify` and one matrix product, no convolution "
-        "routine. Work out which weight matrix the product needs and how the result's `(B, N, D)` "
-        "becomes the convolution's layout.",
+        description="The chapter's patch embedding is `Conv2d(C, D, P, stride=P)`: its windows tile the "
+        "image. Some ViTs embed overlapping patches instead (stride below `P`), and a stride above `P` "
+        "skips pixels. Compute `Conv2d(C, D, kernel_size=P, stride=stride)` without padding, as PyTorch "
+        "defines it (each output is a window's dot product with the kernel, the kernel not flipped): "
+        "from `images (B, C, H, W)`, `weight (D, C, P, P)`, `bias (D,)` and the int `stride`, return "
+        "`(B, D, Ho, Wo)` with `Ho = (H - P) // stride + 1` and `Wo = (W - P) // stride + 1`. Numpy "
+        "only: no convolution routine, no `patchify`.",
         solution='''
-            def conv_as_matmul(images, weight, bias):
-                """Conv2d(C, D, P, stride=P) on (B, C, H, W) -> (B, D, H/P, W/P), via patchify."""
+            def conv_as_matmul(images, weight, bias, stride):
+                """Conv2d(C, D, P, stride) without padding: (B, C, H, W) -> (B, D, Ho, Wo)."""
                 ### BEGIN SOLUTION
-                D, C, P, _ = weight.shape
-                B, _, H, W = images.shape
-                out = patchify(images, P) @ weight.reshape(D, C * P * P).T + bias  # (B, N, C*P*P) @ (C*P*P, D)
-                return out.transpose(0, 2, 1).reshape(B, D, H // P, W // P)  # (B, N, D) -> (B, D, N) -> grid
+                P = weight.shape[-1]
+                H, W = images.shape[-2:]
+                rows = np.arange((H - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Ho, P) pixel rows
+                cols = np.arange((W - P) // stride + 1)[:, None] * stride + np.arange(P)  # (Wo, P) pixel cols
+                x = images[:, :, rows[:, :, None, None], cols[None, None, :, :]]  # (B, C, Ho, P, Wo, P)
+                out = np.einsum("bchpwq,dcpq->bdhw", x, weight)  # each kernel against each window
+                return out + bias[None, :, None, None]
                 ### END SOLUTION
         ''',
         reference=_conv,
         public_cases=_conv_cases,
-        needs=("import numpy as np", "from attncourse import patchify"),
-        hint="patches @ W.T + b with W = weight flattened per output channel; then put D before N",
+        hint="window (i, j) holds pixel rows i*stride .. i*stride+P-1 and the same columns: gather those "
+        "windows, then one dot product per window and kernel",
         diagnoses=(
-            Diagnosis(
-                "the numbers are a convolution's, laid out wrongly: the product gives (B, N, D); "
-                "what does reshaping it straight to (B, D, H/P, W/P) mix up?",
-                name="reshaped without transposing",
-                hint="swap the last two axes before the final reshape",
-                variant=lambda images, weight, bias: _conv(images, weight, bias, "no_transpose"),
-            ),
             Diagnosis(
                 "every output is off by a constant per output channel",
                 name="bias missing",
                 hint="add the bias",
-                variant=lambda images, weight, bias: _conv(images, weight, bias, "no_bias"),
+                variant=lambda images, weight, bias, stride: _conv(images, weight, bias, stride, "no_bias"),
             ),
             Diagnosis(
-                "the weight matrix has the right shape and the wrong entries: which axis of "
-                "weight (D, C, P, P) must stay whole when it is flattened?",
-                name="weight flattened in the wrong order",
-                hint="flatten each output channel's (C, P, P) kernel: weight.reshape(D, -1)",
-                variant=lambda images, weight, bias: _conv(images, weight, bias, "wrong_flatten"),
+                "right where the kernel is symmetric, wrong elsewhere: you turned the kernel round. Does "
+                "Conv2d flip its kernel?",
+                name="kernel flipped",
+                hint="PyTorch's Conv2d is a cross-correlation: pixel (p, q) of a window meets weight[..., p, q]",
+                variant=lambda images, weight, bias, stride: _conv(images, weight, bias, stride, "flipped"),
+            ),
+            Diagnosis(
+                "the kernel's rows meet the window's columns: which axis of weight (D, C, P, P) is the "
+                "pixel row?",
+                name="kernel transposed",
+                hint="weight[d, c, p, q] multiplies the pixel in row p, column q of the window",
+                variant=lambda images, weight, bias, stride: _conv(
+                    images, weight, bias, stride, "kernel_transposed"
+                ),
             ),
         ),
     )
@@ -340,15 +482,17 @@ register(
     Exercise(
         id="ch10.fix_unpatchify",
         number="10.5",
-        title="a digit in stripes",
+        title="patches in the wrong squares",
         points=2,
         function="images_from_patches",
-        hint="reshape to (B, H/P, W/P, C, P, P), move the axes to (B, C, H/P, P, W/P, P), then reshape",
+        hint="patchify lists the patches row by row: the grid axes are (H/P, W/P), grid rows first, and "
+        "the grid rows go before the pixel rows",
         kind="diagnose",
         description="`images_from_patches(patches, patch_size, H, W)` should undo this chapter's "
-        "`patchify`: `(B, N, C*P*P)` back to `(B, C, H, W)`. Symptom: a digit comes back in horizontal "
-        "stripes, each 2 x 2 patch spread along one row of pixels, and only the images with "
-        "`P = 1` survive the round trip. Find the bug and fix it.",
+        "`patchify`: `(B, N, C*P*P)` back to `(B, C, H, W)`. Symptom: every P x P patch comes back "
+        "intact, but in the wrong square: a square digit comes back mirrored along its diagonal, patch "
+        "by patch, and a 4 x 6 image is scrambled; a round trip of an image one patch high or one patch "
+        "wide works. Find the bug and fix it; numpy only.",
         solution='''
             def images_from_patches(patches, patch_size, H, W):
                 """(B, N, C*P*P) -> (B, C, H, W): the inverse of patchify."""
@@ -361,7 +505,7 @@ register(
                 return x.reshape(B, C, H, W)
                 ### END SOLUTION
         ''',
-        stub="return patches.reshape(B, C, H, W)",
+        stub="x = patches.reshape(B, W // P, H // P, C, P, P)\nx = x.transpose(0, 3, 2, 4, 1, 5)\nreturn x.reshape(B, C, H, W)",
         reference=lambda patches, patch_size, H, W: _unpatchify(patches, patch_size, H, W),
         public_cases=_unpatchify_cases,
         diagnoses=(
@@ -449,6 +593,7 @@ register(
         title="rollout with a residual share",
         points=3,
         function="rollout_alpha",
+        stub=STUB_LINE,
         hint="mix each layer's head-mean with the identity, (1 - alpha) A + alpha I, and multiply the later layer from the left",
         kind="extend",
         description="The chapter's rollout splits each layer evenly between attention and the residual "

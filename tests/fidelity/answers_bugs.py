@@ -1,262 +1,215 @@
 """Appendix A (common bugs): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "bugs.transpose_typo": {
-        "the chapter's torch: .mT": """
-            def attention_scores(q, k):
-                return q @ k.mT / q.shape[-1] ** 0.5
+    "bugs.discarded_mask": {
+        "in place, masked_fill_": """
+            def causal_weights(q, k):
+                L = q.shape[-2]
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                future = torch.ones(L, L, dtype=torch.bool).triu(1)
+                scores.masked_fill_(future, float("-inf"))
+                return torch.softmax(scores, dim=-1)
         """,
-        "float32": """
-            def attention_scores(q, k):
-                return q.float() @ k.float().transpose(-2, -1) / float(q.shape[-1]) ** 0.5
-        """,
-        "helper in an added cell, torch.einsum": [
-            """
-            def _scores_einsum(q, k):
-                return torch.einsum("...le,...se->...ls", q, k)
-            """,
-            """
-            def attention_scores(q, k):
-                return _scores_einsum(q, k) / torch.sqrt(torch.tensor(q.shape[-1], dtype=q.dtype))
-            """,
-        ],
-    },
-    "bugs.head_scale": {
-        "torch with the chapter's torch import": """
-            def head_weights(x, W_q, W_k, n_heads):
-                x, W_q, W_k = torch.as_tensor(x), torch.as_tensor(W_q), torch.as_tensor(W_k)
-                B, L, d_model = x.shape
-                d_head = d_model // n_heads
-                q = (x @ W_q).view(B, L, n_heads, d_head).transpose(1, 2)
-                k = (x @ W_k).view(B, L, n_heads, d_head).transpose(1, 2)
-                return torch.softmax(q @ k.transpose(-1, -2) / d_head**0.5, dim=-1)
-        """,
-        "float32 numpy": """
-            def head_weights(x, W_q, W_k, n_heads):
-                B, L, d_model = x.shape
-                d_head = d_model // n_heads
-                q = (x.astype(np.float32) @ W_q.astype(np.float32)).reshape(B, L, n_heads, d_head).swapaxes(1, 2)
-                k = (x.astype(np.float32) @ W_k.astype(np.float32)).reshape(B, L, n_heads, d_head).swapaxes(1, 2)
-                return softmax(q @ k.swapaxes(-1, -2) / np.float32(np.sqrt(d_head)))
-        """,
-        "helper in an added cell with the chapter's ac.softmax": [
-            """
-            def _to_heads(t, n_heads):
-                B, L, D = t.shape
-                return np.transpose(t.reshape(B, L, n_heads, D // n_heads), (0, 2, 1, 3))
-            """,
-            """
-            def head_weights(x, W_q, W_k, n_heads):
-                q, k = _to_heads(x @ W_q, n_heads), _to_heads(x @ W_k, n_heads)
-                return ac.softmax(np.einsum("bhld,bhsd->bhls", q, k) / np.sqrt(q.shape[-1]))
-            """,
-        ],
-    },
-    "bugs.mask_polarity": {
-        "torch with the chapter's torch import": """
-            def causal_attention(q, k, v):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                L, S = q.shape[-2], k.shape[-2]
-                future = torch.triu(torch.ones(L, S, dtype=torch.bool), diagonal=1)
-                scores = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).masked_fill(future, float("-inf"))
-                weights = torch.softmax(scores, dim=-1)
-                return weights @ v, weights
-        """,
-        "float32 numpy": """
-            def causal_attention(q, k, v):
-                L, S = q.shape[-2], k.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool))
-                scores = q.astype(np.float32) @ np.swapaxes(k, -1, -2).astype(np.float32) / np.float32(np.sqrt(q.shape[-1]))
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v.astype(np.float32), weights
-        """,
-        "helper in an added cell with the chapter's ac.softmax": [
-            """
-            def _future_keys(L, S):
-                return np.arange(S)[None, :] > np.arange(L)[:, None]
-            """,
-            """
-            def causal_attention(q, k, v):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                scores[..., _future_keys(q.shape[-2], k.shape[-2])] = -np.inf
-                weights = ac.softmax(scores)
-                return weights @ v, weights
-            """,
-        ],
-    },
-    "bugs.plain_list": {
-        "nn.ModuleDict from the chapter's nn": """
-            class PerHeadProjections(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    d_head = d_model // n_heads
-                    self.heads = nn.ModuleDict({f"head{h}": nn.Linear(d_model, d_head) for h in range(n_heads)})
-
-                def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads.values()], dim=-1)
-
-            def count_parameters(d_model, n_heads):
-                return sum(p.numel() for p in PerHeadProjections(d_model, n_heads).parameters())
-        """,
-        "add_module in a loop, counted with torch": """
-            class PerHeadProjections(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    d_head = d_model // n_heads
-                    self.heads = []
-                    for h in range(n_heads):
-                        layer = nn.Linear(d_model, d_head)
-                        self.add_module(f"head_{h}", layer)
-                        self.heads.append(layer)
-
-                def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads], dim=-1)
-
-            def count_parameters(d_model, n_heads):
-                model = PerHeadProjections(d_model, n_heads)
-                return torch.nn.utils.parameters_to_vector(model.parameters()).numel()
+        "numpy with the chapter's np, in float32": """
+            def causal_weights(q, k):
+                qn, kn = q.numpy().astype(np.float32), k.numpy().astype(np.float32)
+                L = qn.shape[-2]
+                s = qn @ np.swapaxes(kn, -1, -2) / np.float32(np.sqrt(qn.shape[-1]))
+                s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
+                e = np.exp(s - s.max(-1, keepdims=True))
+                return e / e.sum(-1, keepdims=True)
         """,
         "helper in an added cell": [
             """
-            def _per_head_layers(d_model, n_heads):
-                return nn.ModuleList(nn.Linear(d_model, d_model // n_heads) for _ in range(n_heads))
+            def _causal_fill(scores):
+                L = scores.shape[-1]
+                return torch.where(torch.tril(torch.ones(L, L, dtype=torch.bool)), scores, float("-inf"))
             """,
             """
-            class PerHeadProjections(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    self.heads = _per_head_layers(d_model, n_heads)
-
-                def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads], dim=-1)
-
-            def count_parameters(d_model, n_heads):
-                model = PerHeadProjections(d_model, n_heads)
-                return sum(p.numel() for p in model.parameters() if p.requires_grad)
+            def causal_weights(q, k):
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                return torch.softmax(_causal_fill(scores), dim=-1)
             """,
         ],
     },
-    "bugs.swapped_qk": {
-        "torch with the chapter's torch import": """
-            def cross_attention_weights(q, k):
-                q, k = torch.as_tensor(q), torch.as_tensor(k)
-                return torch.softmax(q @ k.T / q.shape[-1] ** 0.5, dim=-1)
+    "bugs.head_major_mask": {
+        "torch repeat_interleave": """
+            def padded_head_weights(q, k, keep, n_heads):
+                qt, kt = torch.as_tensor(q), torch.as_tensor(k)
+                rows = torch.as_tensor(keep).repeat_interleave(n_heads, dim=0)
+                s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
+                return torch.softmax(s.masked_fill(~rows[:, None, :], float("-inf")), dim=-1).numpy()
         """,
-        "float32 numpy": """
-            def cross_attention_weights(q, k):
-                return softmax(q.astype(np.float32) @ k.T.astype(np.float32) / np.float32(np.sqrt(q.shape[-1])))
+        "reshaped to (B, H, L, S) in float32": """
+            def padded_head_weights(q, k, keep, n_heads):
+                B, S = keep.shape
+                s = q.astype(np.float32) @ np.swapaxes(k, -1, -2).astype(np.float32) / np.float32(np.sqrt(q.shape[-1]))
+                s = s.reshape(B, n_heads, *s.shape[1:])
+                s = np.where(keep[:, None, None, :], s, -np.inf)
+                return softmax(s).reshape(B * n_heads, *s.shape[2:])
         """,
-        "helper in an added cell with the chapter's ac.softmax": [
+        "helper in an added cell": [
             """
-            def _qk_scores(q, k):
-                return np.einsum("le,se->ls", q, k) / np.sqrt(q.shape[-1])
+            def _row_masks(keep, n_heads):
+                return np.stack([keep[r // n_heads] for r in range(keep.shape[0] * n_heads)])
             """,
             """
-            def cross_attention_weights(q, k):
-                return ac.softmax(_qk_scores(q, k), axis=-1)
+            def padded_head_weights(q, k, keep, n_heads):
+                s = np.einsum("rle,rse->rls", q, k) / np.sqrt(q.shape[-1])
+                return softmax(np.where(_row_masks(keep, n_heads)[:, None, :], s, -np.inf))
             """,
         ],
-        "(k q^T)^T": """
-            def cross_attention_weights(q, k):
-                return softmax((k @ q.T).T / np.sqrt(q.shape[-1]))
+    },
+    "bugs.mean_over_padding": {
+        "torch with the chapter's import": """
+            def sentence_embeddings(hidden, keep):
+                h, m = torch.as_tensor(hidden), torch.as_tensor(keep).to(torch.as_tensor(hidden).dtype)
+                return ((h * m[..., None]).sum(1) / m.sum(1, keepdim=True)).numpy()
         """,
+        "a loop over sentences in float32": """
+            def sentence_embeddings(hidden, keep):
+                return np.stack([hidden[b][keep[b]].astype(np.float32).mean(axis=0) for b in range(len(keep))])
+        """,
+        "helper in an added cell": [
+            """
+            def _masked_sum(x, keep):
+                return np.einsum("bld,bl->bd", x, keep.astype(x.dtype))
+            """,
+            """
+            def sentence_embeddings(hidden, keep):
+                return _masked_sum(hidden, keep) / keep.sum(axis=1, keepdims=True)
+            """,
+        ],
+    },
+    "bugs.left_pad_positions": {
+        "torch cumsum": """
+            def add_positions(x, keep, table):
+                m = torch.as_tensor(keep).long()
+                positions = (m.cumsum(-1) - 1).clamp(min=0)
+                return x + table[positions.numpy()]
+        """,
+        "the pads counted and subtracted, float32": """
+            def add_positions(x, keep, table):
+                B, L = keep.shape
+                pads = (~keep).sum(axis=1, keepdims=True)  # left padding: the pads come first
+                positions = np.clip(np.arange(L)[None, :] - pads, 0, None)
+                return x.astype(np.float32) + table.astype(np.float32)[positions]
+        """,
+        "helper in an added cell": [
+            """
+            def _prompt_positions(keep):
+                out = np.zeros(keep.shape, dtype=int)
+                for b, row in enumerate(keep):
+                    count = 0
+                    for i, real in enumerate(row):
+                        out[b, i] = count if real else 0
+                        count += int(real)
+                return out
+            """,
+            """
+            def add_positions(x, keep, table):
+                return x + table[_prompt_positions(keep)]
+            """,
+        ],
+    },
+    "bugs.mask_after_softmax": {
+        "renormalised after masking": """
+            def padded_attention(q, k, v, keep):
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                weights = softmax(scores) * keep[..., None, :]
+                weights = weights / weights.sum(-1, keepdims=True)
+                return weights @ v, weights
+        """,
+        "torch in float32": """
+            def padded_attention(q, k, v, keep):
+                qt, kt, vt = (torch.as_tensor(a).float() for a in (q, k, v))
+                s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
+                w = torch.softmax(s.masked_fill(~torch.as_tensor(keep)[..., None, :], float("-inf")), -1)
+                return (w @ vt).numpy(), w.numpy()
+        """,
+        "helper in an added cell": [
+            """
+            def _block(scores, keep):
+                return np.where(keep[..., None, :], scores, -np.inf)
+            """,
+            """
+            def padded_attention(q, k, v, keep):
+                w = softmax(_block(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), keep))
+                return w @ v, w
+            """,
+        ],
     },
 }
 
 WRONG = {
-    "bugs.transpose_typo": {
-        "k.T (reverses every axis)": """
-            def attention_scores(q, k):
-                return q @ k.permute(*reversed(range(k.ndim))) / q.shape[-1] ** 0.5
-        """,
-        "transpose(0, 1)": """
-            def attention_scores(q, k):
-                return q @ k.transpose(0, 1) / q.shape[-1] ** 0.5
-        """,
-        "scaled by sqrt(L)": """
-            def attention_scores(q, k):
-                return q @ k.transpose(-2, -1) / q.shape[-2] ** 0.5
-        """,
-    },
-    "bugs.head_scale": {
-        "heads split without the transpose": """
-            def head_weights(x, W_q, W_k, n_heads):
-                B, L, d_model = x.shape
-                d_head = d_model // n_heads
-                q = (x @ W_q).reshape(B, n_heads, L, d_head)
-                k = (x @ W_k).reshape(B, n_heads, L, d_head)
-                return softmax(q @ k.swapaxes(-1, -2) / np.sqrt(d_head))
-        """,
-        "scaled by sqrt(n_heads)": """
-            def head_weights(x, W_q, W_k, n_heads):
-                B, L, d_model = x.shape
-                d_head = d_model // n_heads
-                q = (x @ W_q).reshape(B, L, n_heads, d_head).swapaxes(1, 2)
-                k = (x @ W_k).reshape(B, L, n_heads, d_head).swapaxes(1, 2)
-                return softmax(q @ k.swapaxes(-1, -2) / np.sqrt(n_heads))
-        """,
-    },
-    "bugs.mask_polarity": {
+    "bugs.discarded_mask": {
         "the diagonal masked too": """
-            def causal_attention(q, k, v):
-                L, S = q.shape[-2], k.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool), k=-1)
+            def causal_weights(q, k):
+                L = q.shape[-2]
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                future = torch.ones(L, L, dtype=torch.bool).triu(0)
+                scores = scores.masked_fill(future, -1e9)
+                return torch.softmax(scores, dim=-1)
+        """,
+        "the mask the wrong way round": """
+            def causal_weights(q, k):
+                L = q.shape[-2]
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                future = torch.ones(L, L, dtype=torch.bool).triu(1)
+                scores = scores.masked_fill(~future, float("-inf"))
+                return torch.softmax(scores, dim=-1)
+        """,
+    },
+    "bugs.head_major_mask": {
+        "the mask broadcast over rows as (B, S) against (B*H, ...)": """
+            def padded_head_weights(q, k, keep, n_heads):
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                rows = np.resize(keep, (q.shape[0], keep.shape[1]))
+                return softmax(np.where(rows[:, None, :], s, -np.inf))
+        """,
+        "sentence index r % B": """
+            def padded_head_weights(q, k, keep, n_heads):
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                rows = keep[np.arange(q.shape[0]) % keep.shape[0]]
+                return softmax(np.where(rows[:, None, :], s, -np.inf))
+        """,
+    },
+    "bugs.mean_over_padding": {
+        "the sum of the real tokens, not their mean": """
+            def sentence_embeddings(hidden, keep):
+                return (hidden * keep[..., None]).sum(axis=1)
+        """,
+        "divided by the longest sentence's length": """
+            def sentence_embeddings(hidden, keep):
+                return (hidden * keep[..., None]).sum(axis=1) / keep.sum(axis=1).max()
+        """,
+    },
+    "bugs.left_pad_positions": {
+        "positions counted from the right": """
+            def add_positions(x, keep, table):
+                B, L = keep.shape
+                positions = np.broadcast_to(np.arange(L)[::-1], (B, L))
+                return x + table[positions]
+        """,
+        "the pads given their own positions first": """
+            def add_positions(x, keep, table):
+                B, L = keep.shape
+                positions = np.where(keep, np.cumsum(keep, axis=-1) - 1, np.arange(L))
+                return x + table[positions]
+        """,
+    },
+    "bugs.mask_after_softmax": {
+        "filled with 0 before the softmax": """
+            def padded_attention(q, k, v, keep):
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(allowed, scores, -np.inf))
+                weights = softmax(np.where(keep[..., None, :], scores, 0.0))
                 return weights @ v, weights
         """,
-        "the mask multiplied into the scores": """
-            def causal_attention(q, k, v):
-                L, S = q.shape[-2], k.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool))
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) * allowed
+        "the padded values zeroed instead": """
+            def padded_attention(q, k, v, keep):
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
                 weights = softmax(scores)
-                return weights @ v, weights
-        """,
-        "the mask built for a 2-d input only": """
-            def causal_attention(q, k, v):
-                L, S = q.shape[0], k.shape[0]
-                allowed = np.tril(np.ones((L, S), dtype=bool))
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v, weights
-        """,
-    },
-    "bugs.plain_list": {
-        "the count written down, the class left as it was": """
-            class PerHeadProjections(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    self.heads = [nn.Linear(d_model, d_model // n_heads) for _ in range(n_heads)]
-
-                def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads], dim=-1)
-
-            def count_parameters(d_model, n_heads):
-                return d_model * d_model + d_model
-        """,
-        "heads without biases": """
-            class PerHeadProjections(nn.Module):
-                def __init__(self, d_model, n_heads):
-                    super().__init__()
-                    d_head = d_model // n_heads
-                    self.heads = nn.ModuleList([nn.Linear(d_model, d_head, bias=False) for _ in range(n_heads)])
-
-                def forward(self, x):
-                    return torch.cat([head(x) for head in self.heads], dim=-1)
-
-            def count_parameters(d_model, n_heads):
-                return sum(p.numel() for p in PerHeadProjections(d_model, n_heads).parameters())
-        """,
-    },
-    "bugs.swapped_qk": {
-        "the transposed result of swapped scores": """
-            def cross_attention_weights(q, k):
-                return softmax(k @ q.T / np.sqrt(q.shape[-1])).T
-        """,
-        "unscaled": """
-            def cross_attention_weights(q, k):
-                return softmax(q @ k.T)
+                return weights @ (v * keep[..., None]), weights
         """,
     },
 }

@@ -98,56 +98,69 @@ CORRECT = {
                 return acc / l[..., None]
         """,
     },
-    "ch09.decode_step": {
-        "torch with the chapter's torch and F": """
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
-                q, kn, vn, kc, vc = (torch.as_tensor(a) for a in (q_new, k_new, v_new, k_cache, v_cache))
-                k_all, v_all = torch.cat([kc, kn], dim=-2), torch.cat([vc, vn], dim=-2)
-                w = F.softmax(q @ k_all.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
-                return w @ v_all, k_all, v_all
+    "ch09.static_cache_step": {
+        "torch with the chapter's F": """
+            def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
+                q, kn, vn = (torch.as_tensor(a) for a in (q_new, k_new, v_new))
+                k, v = torch.as_tensor(k_cache).clone(), torch.as_tensor(v_cache).clone()
+                rows, n = torch.arange(k.shape[0]), torch.as_tensor(lengths)
+                k[rows, n], v[rows, n] = kn[:, 0], vn[:, 0]
+                s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+                hidden = torch.arange(k.shape[1])[None, None, :] > n[:, None, None]
+                w = F.softmax(s.masked_fill(hidden, float("-inf")), dim=-1)
+                return (w @ v).numpy(), k.numpy(), v.numpy()
         """,
-        "float32 numpy": """
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
-                k_all = np.concatenate([k_cache, k_new], axis=-2).astype(np.float32)
-                v_all = np.concatenate([v_cache, v_new], axis=-2).astype(np.float32)
-                s = np.einsum("...qe,...se->...qs", q_new.astype(np.float32), k_all) / np.float32(np.sqrt(q_new.shape[-1]))
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                return (e / e.sum(axis=-1, keepdims=True)) @ v_all, k_all, v_all
-        """,
-        "helper in an added cell with the chapter's ac.softmax": [
-            """
-            def _append_to_cache(cache, new):
-                return np.concatenate((cache, new), axis=cache.ndim - 2)
-            """,
-            """
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
-                k_all, v_all = _append_to_cache(k_cache, k_new), _append_to_cache(v_cache, v_new)
-                w = ac.softmax(q_new @ np.swapaxes(k_all, -1, -2) / np.sqrt(q_new.shape[-1]))
-                return w @ v_all, k_all, v_all
-            """,
-        ],
-    },
-    "ch09.predict_kv_cache_bytes": {
-        "an expression with the chapter's math import": """
-            def predict_kv_cache_bytes():
-                return math.prod([2, 24, 8, 128, 8192, 2])
-        """,
-        "the literal in GiB, converted": """
-            def predict_kv_cache_bytes():
-                return 0.75 * 2**30
-        """,
-        "a numpy int64": """
-            def predict_kv_cache_bytes():
-                return np.int64(2 * 24 * 8 * 128 * 2) * np.int64(8192)
+        "a loop over the sequences in float32": """
+            def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
+                k_cache, v_cache = k_cache.astype(np.float32), v_cache.astype(np.float32)
+                outs = []
+                for b, n in enumerate(lengths):
+                    k_cache[b, n], v_cache[b, n] = k_new[b, 0], v_new[b, 0]
+                    k, v = k_cache[b, : n + 1], v_cache[b, : n + 1]  # this sequence's tokens only
+                    s = q_new[b].astype(np.float32) @ k.T / np.float32(np.sqrt(k.shape[-1]))
+                    outs.append(softmax(s) @ v)
+                return np.stack(outs), k_cache, v_cache
         """,
         "helper in an added cell": [
             """
-            def _cache_bytes_per_token(layers, kv_heads, d_head, bytes_per_number):
-                return 2 * layers * kv_heads * d_head * bytes_per_number
+            def _write_slot(cache, new, lengths):
+                cache = cache.copy()
+                cache[np.arange(len(lengths)), lengths] = new[:, 0]
+                return cache
             """,
             """
-            def predict_kv_cache_bytes():
-                return _cache_bytes_per_token(24, 8, 128, 2) * 8192
+            def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
+                k_all, v_all = _write_slot(k_cache, k_new, lengths), _write_slot(v_cache, v_new, lengths)
+                s = np.einsum("bqe,bte->bqt", q_new, k_all) / np.sqrt(q_new.shape[-1])
+                s[np.arange(k_all.shape[1])[None, None, :] > lengths[:, None, None]] = -np.inf
+                return softmax(s) @ v_all, k_all, v_all
+            """,
+        ],
+    },
+    "ch09.predict_tile_size": {
+        "solved with the chapter's math": """
+            def predict_tile_size():
+                b = (-192 + math.sqrt(192**2 + 4 * 58368)) / 2
+                return 16 * math.floor(b / 16)
+        """,
+        "a search in numpy": """
+            def predict_tile_size():
+                b = np.arange(16, 1024, 16)
+                fits = 3 * b * 128 * 2 + 4 * b**2 <= 228 * 1024
+                return b[fits].max()
+        """,
+        "the literal as a float": """
+            def predict_tile_size():
+                return 160.0
+        """,
+        "helper in an added cell": [
+            """
+            def _tile_bytes(b, d=128):
+                return 3 * b * d * 2 + b * b * 4
+            """,
+            """
+            def predict_tile_size():
+                return max(b for b in range(16, 512, 16) if _tile_bytes(b) <= 233472)
             """,
         ],
     },
@@ -176,35 +189,57 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.fix_cache_alignment": {
-        "torch with the chapter's torch and F": """
-            def attend_new_tokens(q, k_all, v_all):
-                q, k_all, v_all = torch.as_tensor(q), torch.as_tensor(k_all), torch.as_tensor(v_all)
-                L, S = q.shape[-2], k_all.shape[-2]
-                allowed = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
-                s = (q @ k_all.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~allowed, float("-inf"))
-                w = F.softmax(s, dim=-1)
-                return w @ v_all, w
+    "ch09.fix_running_max": {
+        "started at the float's most negative number": """
+            def online_attention(scores, values, block_size):
+                dtype = np.result_type(scores, values)
+                m = np.full(scores.shape[:-1], np.finfo(dtype).min, dtype=dtype)
+                l = np.zeros(scores.shape[:-1], dtype=dtype)
+                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
+                for j in range(0, scores.shape[-1], block_size):
+                    s = scores[..., j : j + block_size]
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    p = np.exp(s - m_new[..., None])
+                    rescale = np.exp(m - m_new)
+                    l = l * rescale + p.sum(axis=-1)
+                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]
+                    m = m_new
+                return acc / l[..., None]
         """,
-        "float32 numpy": """
-            def attend_new_tokens(q, k_all, v_all):
-                L, S = q.shape[-2], k_all.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool), k=S - L)
-                s = (q.astype(np.float32) @ np.swapaxes(k_all, -1, -2).astype(np.float32)) / np.float32(np.sqrt(q.shape[-1]))
-                w = softmax(np.where(allowed, s, -np.inf))
-                return w @ v_all.astype(np.float32), w
+        "torch, started from the first block's maximum": """
+            def online_attention(scores, values, block_size):
+                s_all, v_all = torch.as_tensor(scores), torch.as_tensor(values)
+                m = s_all[..., :block_size].amax(dim=-1)
+                l = torch.zeros_like(m)
+                acc = torch.zeros(*m.shape, v_all.shape[-1], dtype=v_all.dtype)
+                for j in range(0, s_all.shape[-1], block_size):
+                    s = s_all[..., j : j + block_size]
+                    m_new = torch.maximum(m, s.amax(dim=-1))
+                    p = torch.exp(s - m_new[..., None])
+                    r = torch.exp(m - m_new)
+                    l, acc = l * r + p.sum(-1), acc * r[..., None] + p @ v_all[..., j : j + block_size, :]
+                    m = m_new
+                return (acc / l[..., None]).numpy()
         """,
-        "helper in an added cell: the last L rows of the full causal mask": [
+        "helper in an added cell": [
             """
-            def _chunk_mask(L, S):
-                return np.tril(np.ones((S, S), dtype=bool))[S - L :]
+            def _fold(state, s, v):
+                m, l, acc = state
+                m_new = np.maximum(m, s.max(axis=-1))
+                r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
+                return m_new, l * r + p.sum(axis=-1), acc * r[..., None] + p @ v
             """,
             """
-            def attend_new_tokens(q, k_all, v_all):
-                L, S = q.shape[-2], k_all.shape[-2]
-                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])
-                weights = ac.softmax(np.where(_chunk_mask(L, S), scores, -np.inf))
-                return weights @ v_all, weights
+            def online_attention(scores, values, block_size):
+                dtype = np.result_type(scores, values)
+                state = (
+                    np.full(scores.shape[:-1], -np.inf, dtype=dtype),
+                    np.zeros(scores.shape[:-1], dtype=dtype),
+                    np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype),
+                )
+                for j in range(0, scores.shape[-1], block_size):
+                    state = _fold(state, scores[..., j : j + block_size], values[..., j : j + block_size, :])
+                return state[2] / state[1][..., None]
             """,
         ],
     },
@@ -340,36 +375,33 @@ WRONG = {
                 return acc / l[..., None]
         """,
     },
-    "ch09.decode_step": {
-        "appended along axis 0": """
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
-                k_all, v_all = np.concatenate([k_cache, k_new]), np.concatenate([v_cache, v_new])
-                w = softmax(q_new @ np.swapaxes(k_all, -1, -2) / np.sqrt(q_new.shape[-1]))
-                return w @ v_all, k_all, v_all
+    "ch09.static_cache_step": {
+        "every sequence read up to the longest length": """
+            def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
+                B, T = k_cache.shape[:2]
+                k_cache, v_cache = k_cache.copy(), v_cache.copy()
+                k_cache[np.arange(B), lengths] = k_new[:, 0]
+                v_cache[np.arange(B), lengths] = v_new[:, 0]
+                s = q_new @ np.swapaxes(k_cache, -1, -2) / np.sqrt(q_new.shape[-1])
+                s[..., np.arange(T) > lengths.max()] = -np.inf
+                return softmax(s) @ v_cache, k_cache, v_cache
         """,
-        "unscaled scores": """
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
+        "concatenated after the buffer, as the chapter's cache does": """
+            def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
                 k_all = np.concatenate([k_cache, k_new], axis=-2)
                 v_all = np.concatenate([v_cache, v_new], axis=-2)
-                w = softmax(q_new @ np.swapaxes(k_all, -1, -2))
-                return w @ v_all, k_all, v_all
-        """,
-        "the cache returned as it came": """
-            def decode_step(q_new, k_new, v_new, k_cache, v_cache):
-                k_all = np.concatenate([k_cache, k_new], axis=-2)
-                v_all = np.concatenate([v_cache, v_new], axis=-2)
-                w = softmax(q_new @ np.swapaxes(k_all, -1, -2) / np.sqrt(q_new.shape[-1]))
-                return w @ v_all, k_cache, v_cache
+                s = q_new @ np.swapaxes(k_all, -1, -2) / np.sqrt(q_new.shape[-1])
+                return softmax(s) @ v_all, k_all, v_all
         """,
     },
-    "ch09.predict_kv_cache_bytes": {
-        "in GiB, not bytes": """
-            def predict_kv_cache_bytes():
-                return 2 * 24 * 8 * 128 * 8192 * 2 / 2**30
+    "ch09.predict_tile_size": {
+        "the scores' bytes forgotten": """
+            def predict_tile_size():
+                return 16 * ((228 * 1024 // (3 * 128 * 2)) // 16)
         """,
-        "keys only": """
-            def predict_kv_cache_bytes():
-                return 24 * 8 * 128 * 8192 * 2
+        "the root rounded up": """
+            def predict_tile_size():
+                return 16 * math.ceil(163.9 / 16)
         """,
     },
     "ch09.predict_causal_tiles": {
@@ -378,30 +410,38 @@ WRONG = {
                 return 16 * 16
         """,
     },
-    "ch09.fix_cache_alignment": {
-        "the diagonal shifted one too far (sees the next token)": """
-            def attend_new_tokens(q, k_all, v_all):
-                L, S = q.shape[-2], k_all.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool), k=S - L + 1)
-                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v_all, weights
+    "ch09.fix_running_max": {
+        "a large negative start that is not large enough": """
+            def online_attention(scores, values, block_size):
+                dtype = np.result_type(scores, values)
+                m = np.full(scores.shape[:-1], -100.0, dtype=dtype)
+                l = np.zeros(scores.shape[:-1], dtype=dtype)
+                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
+                for j in range(0, scores.shape[-1], block_size):
+                    s = scores[..., j : j + block_size]
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    p = np.exp(s - m_new[..., None])
+                    rescale = np.exp(m - m_new)
+                    l = l * rescale + p.sum(axis=-1)
+                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]
+                    m = m_new
+                return acc / l[..., None]
         """,
-        "the diagonal shifted one too few": """
-            def attend_new_tokens(q, k_all, v_all):
-                L, S = q.shape[-2], k_all.shape[-2]
-                allowed = np.tril(np.ones((L, S), dtype=bool), k=S - L - 1)
-                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v_all, weights
-        """,
-        "the first L rows of the full causal mask": """
-            def attend_new_tokens(q, k_all, v_all):
-                L, S = q.shape[-2], k_all.shape[-2]
-                allowed = np.tril(np.ones((S, S), dtype=bool))[:L]
-                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v_all, weights
+        "NaN rows replaced by zeros": """
+            def online_attention(scores, values, block_size):
+                dtype = np.result_type(scores, values)
+                m = np.zeros(scores.shape[:-1], dtype=dtype)
+                l = np.zeros(scores.shape[:-1], dtype=dtype)
+                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
+                for j in range(0, scores.shape[-1], block_size):
+                    s = scores[..., j : j + block_size]
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    p = np.exp(s - m_new[..., None])
+                    rescale = np.exp(m - m_new)
+                    l = l * rescale + p.sum(axis=-1)
+                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]
+                    m = m_new
+                return np.nan_to_num(acc / np.maximum(l, 1e-300)[..., None])
         """,
     },
     "ch09.causal_tiled_attention": {

@@ -37,27 +37,41 @@ CORRECT = {
             """,
         ],
     },
-    "ch10.predict_tokens": {
-        "an expression with the chapter's torch import": """
-            def predict_tokens():
-                return int(torch.tensor(224 // 16) ** 2 + 1)
+    "ch10.favoured_patch_size": {
+        "torch with the chapter's import": """
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                P, acc, ms = (torch.as_tensor(a) for a in (patch_size, accuracy, forward_ms))
+                sizes = torch.unique(P)
+                time = torch.stack([ms[P == s].min() for s in sizes])
+                mean = torch.stack([acc[P == s].float().mean() for s in sizes])
+                order = sizes[torch.argsort(time, descending=True)]
+                ok = mean >= mean.max() - margin
+                return order.numpy(), int(sizes[ok][torch.argmin(time[ok])])
         """,
-        "the literal": """
-            def predict_tokens():
-                return 197
-        """,
-        "a numpy float": """
-            def predict_tokens():
-                return np.float64(224 / 16) ** 2 + 1
+        "plain Python with dicts": """
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                runs = {}
+                for P, a, t in zip(patch_size.tolist(), accuracy.tolist(), forward_ms.tolist()):
+                    runs.setdefault(P, []).append((a, t))
+                time = {P: min(t for _, t in r) for P, r in runs.items()}
+                mean = {P: sum(a for a, _ in r) / len(r) for P, r in runs.items()}
+                order = sorted(runs, key=lambda P: -time[P])
+                best = max(mean.values())
+                ok = [P for P in runs if mean[P] >= best - margin]
+                return order, min(ok, key=lambda P: time[P])
         """,
         "helper in an added cell": [
             """
-            def _n_patches(side, P):
-                return (side // P) * (side // P)
+            def _per_size(patch_size, values, how):
+                sizes = np.unique(patch_size)
+                return sizes, np.array([how(values[patch_size == P]) for P in sizes])
             """,
             """
-            def predict_tokens():
-                return _n_patches(224, 16) + 1
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                sizes, time = _per_size(patch_size, forward_ms, np.min)
+                _, mean = _per_size(patch_size, accuracy, np.mean)
+                candidates = [(t, P) for P, t, a in zip(sizes, time, mean) if a >= mean.max() - margin]
+                return sizes[np.argsort(time)[::-1]], min(candidates)[1]
             """,
         ],
     },
@@ -88,33 +102,47 @@ CORRECT = {
         ],
     },
     "ch10.conv_as_matmul": {
-        "torch with the chapter's ac.patchify": """
-            def conv_as_matmul(images, weight, bias):
+        "loops in float32, torch for the output": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
                 B, _, H, W = images.shape
-                patches = torch.as_tensor(ac.patchify(images, P))
-                out = patches @ torch.as_tensor(weight).reshape(D, -1).T + torch.as_tensor(bias)
-                return out.permute(0, 2, 1).reshape(B, D, H // P, W // P)
+                Ho, Wo = (H - P) // stride + 1, (W - P) // stride + 1
+                out = torch.zeros(B, D, Ho, Wo, dtype=torch.float32)
+                x, w = torch.as_tensor(images).float(), torch.as_tensor(weight).float()
+                for i in range(Ho):
+                    for j in range(Wo):
+                        window = x[:, :, i * stride : i * stride + P, j * stride : j * stride + P]
+                        out[:, :, i, j] = torch.einsum("bcpq,dcpq->bd", window, w)
+                return (out + torch.as_tensor(bias).float()[None, :, None, None]).numpy()
         """,
-        "float32 einsum with patches cut by hand": """
-            def conv_as_matmul(images, weight, bias):
+        "sliding windows as a matrix product": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
-                B, _, H, W = images.shape
-                x = images.astype(np.float32).reshape(B, C, H // P, P, W // P, P)
-                out = np.einsum("bcgphq,dcpq->bdgh", x, weight.astype(np.float32))
-                return out + bias.astype(np.float32)[None, :, None, None]
+                v = np.lib.stride_tricks.sliding_window_view(images, (P, P), axis=(-2, -1))
+                v = v[:, :, ::stride, ::stride]  # (B, C, Ho, Wo, P, P)
+                B, _, Ho, Wo = v.shape[:4]
+                cols = v.transpose(0, 2, 3, 1, 4, 5).reshape(B, Ho * Wo, C * P * P)
+                out = cols @ weight.reshape(D, -1).T + bias  # (B, Ho*Wo, D)
+                return out.transpose(0, 2, 1).reshape(B, D, Ho, Wo)
         """,
         "helper in an added cell": [
             """
-            def _conv_weight_matrix(weight):
-                return weight.reshape(weight.shape[0], -1).T  # (C*P*P, D): one column per output channel
+            def _window(images, i, j, P, stride):
+                return images[:, :, i * stride : i * stride + P, j * stride : j * stride + P]
             """,
             """
-            def conv_as_matmul(images, weight, bias):
-                B, _, H, W = images.shape
-                D, P = weight.shape[0], weight.shape[-1]
-                out = patchify(images, P) @ _conv_weight_matrix(weight) + bias  # (B, N, D)
-                return np.moveaxis(out, -1, 1).reshape(B, D, H // P, W // P)
+            def conv_as_matmul(images, weight, bias, stride):
+                P = weight.shape[-1]
+                Ho = (images.shape[-2] - P) // stride + 1
+                Wo = (images.shape[-1] - P) // stride + 1
+                out = np.stack(
+                    [
+                        np.stack([np.tensordot(_window(images, i, j, P, stride), weight, axes=([1, 2, 3], [1, 2, 3])) for j in range(Wo)], -1)
+                        for i in range(Ho)
+                    ],
+                    -2,
+                )
+                return out + bias[None, :, None, None]
             """,
         ],
     },
@@ -217,10 +245,27 @@ WRONG = {
                 return x.reshape(B, (H // P) * (W // P), C * P * P)
         """,
     },
-    "ch10.predict_tokens": {
-        "pixels over the patch size": """
-            def predict_tokens():
-                return 224 * 224 // 16 + 1
+    "ch10.favoured_patch_size": {
+        "the most accurate size, cost ignored": """
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                sizes = np.unique(patch_size)
+                time = np.array([forward_ms[patch_size == P].min() for P in sizes])
+                acc = np.array([accuracy[patch_size == P].mean() for P in sizes])
+                return sizes[np.argsort(-time)], sizes[np.argmax(acc)]
+        """,
+        "ranked by patch size, not by measured time": """
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                sizes = np.unique(patch_size)
+                time = np.array([forward_ms[patch_size == P].min() for P in sizes])
+                acc = np.array([accuracy[patch_size == P].mean() for P in sizes])
+                good = acc >= acc.max() - margin
+                return sizes, sizes[good][np.argmin(time[good])]
+        """,
+        "each run its own entry": """
+            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
+                order = patch_size[np.argsort(-forward_ms)]
+                good = accuracy >= accuracy.max() - margin
+                return order, patch_size[good][np.argmin(forward_ms[good])]
         """,
     },
     "ch10.predict_embedding_parameters": {
@@ -234,27 +279,34 @@ WRONG = {
         """,
     },
     "ch10.conv_as_matmul": {
-        "features in (P, P, C) order against a (C, P, P) kernel": """
-            def conv_as_matmul(images, weight, bias):
+        "the stride ignored: windows that tile the image": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
                 B, _, H, W = images.shape
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 3, 5, 1)
-                out = x.reshape(B, -1, C * P * P) @ weight.reshape(D, -1).T + bias
-                return out.transpose(0, 2, 1).reshape(B, D, H // P, W // P)
+                x = images[:, :, : H // P * P, : W // P * P].reshape(B, C, H // P, P, W // P, P)
+                return np.einsum("bchpwq,dcpq->bdhw", x, weight) + bias[None, :, None, None]
         """,
-        "the grid read as (W/P, H/P)": """
-            def conv_as_matmul(images, weight, bias):
+        "one window too many or too few: H // stride": """
+            def conv_as_matmul(images, weight, bias, stride):
                 D, C, P, _ = weight.shape
                 B, _, H, W = images.shape
-                out = patchify(images, P) @ weight.reshape(D, -1).T + bias
-                return out.transpose(0, 2, 1).reshape(B, D, W // P, H // P).swapaxes(-1, -2)
+                Ho, Wo = H // stride, W // stride
+                padded = np.pad(images, ((0, 0), (0, 0), (0, P), (0, P)))
+                out = np.zeros((B, D, Ho, Wo))
+                for i in range(Ho):
+                    for j in range(Wo):
+                        win = padded[:, :, i * stride : i * stride + P, j * stride : j * stride + P]
+                        out[:, :, i, j] = np.einsum("bcpq,dcpq->bd", win, weight)
+                return out + bias[None, :, None, None]
         """,
-        "the weight not transposed (kernel per row of patches)": """
-            def conv_as_matmul(images, weight, bias):
-                D, C, P, _ = weight.shape
-                B, _, H, W = images.shape
-                out = weight.reshape(D, -1) @ np.swapaxes(patchify(images, P), -1, -2)  # (B, D, N)
-                return out.reshape(B, D, H // P, W // P)
+        "the windows' rows and columns swapped": """
+            def conv_as_matmul(images, weight, bias, stride):
+                P = weight.shape[-1]
+                H, W = images.shape[-2:]
+                rows = np.arange((H - P) // stride + 1)[:, None] * stride + np.arange(P)
+                cols = np.arange((W - P) // stride + 1)[:, None] * stride + np.arange(P)
+                x = images[:, :, rows[:, :, None, None], cols[None, None, :, :]]
+                return np.einsum("bchpwq,dcqp->bdhw", x, weight) + bias[None, :, None, None]
         """,
     },
     "ch10.fix_unpatchify": {
