@@ -70,7 +70,7 @@ def _torch_sdpa(q, k, v, mask=None, is_causal=False, scale=None):
     t = lambda a: torch.as_tensor(a)  # noqa: E731
     m = None if mask is None else t(mask)
     if m is not None and is_causal:  # torch refuses attn_mask with is_causal: fold the causal mask in
-        m = m & torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        m = m & torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=m.device).tril()
         is_causal = False
     return F.scaled_dot_product_attention(
         t(q), t(k), t(v), attn_mask=m, is_causal=is_causal, scale=scale, enable_gqa=True
