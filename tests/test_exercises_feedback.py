@@ -158,12 +158,10 @@ def test_a_bad_tolerance_is_refused():
         _predict(tolerance=(-0.1, 0.0))
 
 
-def test_the_student_stub_carries_the_hint_and_is_still_not_attempted():
+def test_the_student_stub_prints_no_hint_and_is_still_not_attempted():
     ex = get("ch04.unpermute")
-    assert ex.student_stub() == (
-        'raise NotImplementedError("write your answer here (hint: undo a permutation with its inverse, '
-        'np.argsort(perm))")'
-    )
+    assert ex.hint and ex.student_stub() == 'raise NotImplementedError("write your answer here")'
+    assert ex.hint not in ex.student_stub()  # the hint waits for check(..., hint=True)
     assert get("bugs.head_scale").student_stub() == "scores = scores / np.sqrt(d_model)"  # the bug itself
     from exercise_support import stub_function
 

@@ -15,10 +15,15 @@ MHA_NEEDS = ("import numpy as np", "from attncourse import softmax, split_heads,
 
 
 # ----------------------------------------------------------------------------- 5.1 which head serves which lookup
-def _lookup_maps(rng, B, L, plan):
-    """Causal softmax maps (B, H, L, L): head h adds plan[h][d] to the score of key t - d."""
+def _lookup_maps(rng, B, L, plan, noise=None):
+    """Causal softmax maps (B, H, L, L): head h adds plan[h][d] to the score of key t - d.
+
+    ``noise``: the standard deviation of each head's random scores (1 for every head by default);
+    a large one makes a head's rows spiky, with single large weights on keys of no lookup.
+    """
     H = len(plan)
-    scores = rng.normal(size=(B, H, L, L))
+    spread = np.ones(H) if noise is None else np.asarray(noise, dtype=np.float64)
+    scores = rng.normal(size=(B, H, L, L)) * spread[:, None, None]
     t = np.arange(L)
     for h, boosts in enumerate(plan):
         for d, boost in boosts.items():
@@ -103,6 +108,12 @@ def _lookup_cases():
                 weights=_lookup_maps(rng, 1, 12, [{1: 3.0}, {4: 7.0}, {}]),
                 offsets=np.array([4, 1]),
                 threshold=0.3,
+            ),
+            Case(
+                "3 heads, lookups t-1 and t-2, one head spiky",
+                weights=_lookup_maps(rng, 2, 10, [{1: 6.0}, {}, {}], noise=[1.0, 5.0, 1.0]),
+                offsets=np.array([1, 2]),
+                threshold=0.6,
             ),
         )
     )

@@ -44,13 +44,13 @@ CORRECT = {
         """,
         "torch with the chapter's F": [
             """
-            def _log_counts_42(counts):
-                return torch.log(torch.as_tensor(counts, dtype=torch.float64))
+            def _log_counts_42(counts, dtype):
+                return torch.log(torch.as_tensor(counts, dtype=dtype))
             """,
             """
             def attention_with_counts(q, k, v, counts):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5 + _log_counts_42(counts)
+                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5 + _log_counts_42(counts, q.dtype)
                 weights = F.softmax(scores, dim=-1)
                 return weights @ v, weights
             """,
