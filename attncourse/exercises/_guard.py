@@ -244,7 +244,7 @@ class Guard:
 
     >>> import attncourse
     >>> from attncourse.exercises import get
-    >>> guard = Guard(get("ch05.heads_for_lookups"))
+    >>> guard = Guard(get("ch04.unpermute"))
     >>> import numpy as np
     >>> _ = guard.run(lambda: attncourse.split_heads(np.zeros((1, 2, 4)), 2))
     >>> guard.found

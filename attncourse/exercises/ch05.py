@@ -127,6 +127,7 @@ register(
         points=5,
         function="heads_for_lookups",
         stub=STUB_LINE,
+        needs=MHA_NEEDS,
         hint="for each offset d and head h, average weights[b, h, t, t - d] over b and over t >= max(offsets); "
         "then pick the head with the largest average, or -1",
         description="The chapter's experiment read its trained maps by the weight that queries put on "
@@ -137,7 +138,7 @@ register(
         "the B sequences and over the queries $t \\ge$ `max(offsets)` (those that have every lookup). "
         "Return an int array `(len(offsets),)`: for each offset, the head with the largest average "
         "if that average is above `threshold`, else `-1` (no head serves that lookup). You may call "
-        "`numpy`.",
+        "`numpy` (and the chapter's `softmax`, `split_heads`, `merge_heads`, though none is needed).",
         solution='''
             def heads_for_lookups(weights, offsets, threshold):
                 """For each offset d: the head whose queries put most weight on key t - d, or -1."""
@@ -557,7 +558,7 @@ register(
         "(B, n_heads, L, L))`. Symptom: with `n_heads = 1` it matches `ac.MultiHeadAttention` "
         "loaded with the same weights; with 2 or more heads neither `out` nor `weights` match, "
         "although every shape is right and every row of weights sums to 1. Find the bug and fix "
-        "it; you may call `numpy` and `softmax`.",
+        "it; you may call `numpy`, `softmax`, `split_heads` and `merge_heads`.",
         solution='''
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 """Multi-head self-attention: returns (out (B, L, d_model), weights (B, H, L, L))."""
@@ -578,7 +579,7 @@ register(
         public_cases=_dealt_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        needs=MHA_NEEDS,
         diagnoses=(
             Diagnosis(
                 "head 0's scores use columns 0, H, 2H, ... of q and k: the columns are dealt out to "
