@@ -57,6 +57,7 @@ register(
         hint="q k^T, divided by the square root of the last dimension",
         function="scaled_scores",
         stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
         description="The scores $q k^\\top / \\sqrt{E}$ for `q (..., L, E)` and `k (..., S, E)`.",
         solution='''
             def scaled_scores(q, k):

@@ -45,6 +45,7 @@ register(
         hint="each projection is one matrix product with x on the left",
         function="project_qkv",
         stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
         description="Project the tokens `x (..., L, d_model)` with `W_q`, `W_k (d_model, d_k)` and "
         "`W_v (d_model, d_v)`; return `(q, k, v)`.",
         solution='''
@@ -231,6 +232,7 @@ register(
         hint="undo a permutation with its inverse, np.argsort(perm)",
         function="unpermute",
         stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
         description="Self-attention without positions is permutation-equivariant: "
         "`attend(x[perm]) == attend(x)[perm]`. Given `out_permuted = attend(x)[perm]` (tokens on axis "
         "-2) and `perm`, return `attend(x)`: the rows back in their original order.",

@@ -433,6 +433,7 @@ register(
         hint="torch stacks q, k, v in in_proj_weight and computes x @ weight.T",
         function="weights_from_torch",
         stub=STUB_LINE,
+        needs=MHA_NEEDS,
         description="`nn.MultiheadAttention` stores `in_proj_weight (3*d_model, d_model)` (the q, k, v "
         "blocks stacked) and `out_proj.weight (d_model, d_model)`, and computes `x @ weight.T`. Return "
         "`(W_q, W_k, W_v, W_o)` in this course's `x @ W` convention.",
