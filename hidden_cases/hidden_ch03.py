@@ -32,61 +32,53 @@ def scaled_scores():
     )
 
 
-def score_variance():
-    rng = np.random.default_rng(1302)
-    n = rng.normal
+def init_std_for_unscaled_scores():
     return _kinds(
         [
-            Case("E=64", q=n(size=(1000, 64)), k=n(size=(1000, 64))),
-            Case("E=1", q=n(size=(300, 1)), k=n(size=(300, 1))),
-            Case("entries with standard deviation 3", q=n(size=(400, 8)) * 3, k=n(size=(400, 8))),
-            Case("few pairs", q=n(size=(5, 4)), k=n(size=(5, 4))),
+            Case("d_k=256, d_model=512, token variance 1", d_k=256, d_model=512, token_var=1.0),
+            Case("d_k=1, d_model=8, token variance 3", d_k=1, d_model=8, token_var=3.0),
+            Case(
+                "an array of d_k, d_model=64, token variance 2",
+                d_k=np.array([32, 64, 128, 1024]),
+                d_model=64,
+                token_var=2.0,
+            ),
         ],
-        "variances",
-        "variances",
-        "variances",
-        "variances",
+        "values",
+        "values",
+        "values",
     )
 
 
-def scaled_attention():
+def fix_scale_size():
     rng = np.random.default_rng(1303)
     n = rng.normal
     return _kinds(
         [
+            Case("L=1, S=100, E=16, Ev=2", q=n(size=(1, 16)), k=n(size=(100, 16)), v=n(size=(100, 2))),
             Case(
-                "E=64, Ev=8, float32",
-                q=n(size=(3, 64)).astype(np.float32),
-                k=n(size=(5, 64)).astype(np.float32),
-                v=n(size=(5, 8)).astype(np.float32),
+                "float32, L=4, S=2, E=32, Ev=3",
+                q=n(size=(4, 32)).astype(np.float32),
+                k=n(size=(2, 32)).astype(np.float32),
+                v=n(size=(2, 3)).astype(np.float32),
             ),
             Case(
-                "float16",
-                q=n(size=(4, 16)).astype(np.float16),
-                k=n(size=(4, 16)).astype(np.float16),
-                v=n(size=(4, 4)).astype(np.float16),
+                "batch and heads, S=7, E=4",
+                q=n(size=(2, 2, 3, 4)),
+                k=n(size=(2, 2, 7, 4)),
+                v=n(size=(2, 2, 7, 6)),
             ),
-            Case("one query", q=n(size=(1, 9)), k=n(size=(3, 9)), v=n(size=(3, 2))),
-            Case(
-                "batch and heads, L != S",
-                q=n(size=(2, 3, 2, 4)),
-                k=n(size=(2, 3, 5, 4)),
-                v=n(size=(2, 3, 5, 6)),
-            ),
-            Case("large logits", q=n(size=(2, 4)) * 30, k=n(size=(3, 4)) * 30, v=n(size=(3, 3))),
         ],
         "values",
         "values",
-        "values",
         "batch dimensions",
-        "values",
     )
 
 
 HIDDEN = {
     "ch03.scaled_scores": scaled_scores,
-    "ch03.score_variance": score_variance,
-    "ch03.scaled_attention": scaled_attention,
+    "ch03.init_std_for_unscaled_scores": init_std_for_unscaled_scores,
+    "ch03.fix_scale_size": fix_scale_size,
 }
 
 

@@ -5,6 +5,16 @@ import numpy as np
 from attncourse.exercises import Case, grouped
 
 
+def _kinds(cases, *groups):
+    """The cases, each put in the public group of its kind (same order)."""
+    cases = list(cases)
+    if len(cases) != len(groups):
+        raise ValueError(f"{len(cases)} cases, {len(groups)} groups")
+    for case, group in zip(cases, groups):
+        case.group = group
+    return cases
+
+
 def project_qkv():
     rng = np.random.default_rng(1401)
     n = rng.normal
@@ -30,35 +40,36 @@ def project_qkv():
     )
 
 
-def self_attention():
+def attention_with_counts():
     rng = np.random.default_rng(1402)
     n = rng.normal
-    return grouped(
+    return _kinds(
+        [
+            Case(
+                "float32, L=3, S=4, E=8, Ev=2, counts 1, 7, 2, 3",
+                q=n(size=(3, 8)).astype(np.float32),
+                k=n(size=(4, 8)).astype(np.float32),
+                v=n(size=(4, 2)).astype(np.float32),
+                counts=np.array([1, 7, 2, 3]),
+            ),
+            Case(
+                "all counts 0 but one",
+                q=n(size=(2, 4)),
+                k=n(size=(3, 4)),
+                v=n(size=(3, 3)),
+                counts=np.array([0, 0, 4]),
+            ),
+            Case(
+                "a batch of 3, L=1, S=2, E=2, Ev=5, counts 2, 9",
+                q=n(size=(3, 1, 2)),
+                k=n(size=(3, 2, 2)),
+                v=n(size=(3, 2, 5)),
+                counts=np.array([2, 9]),
+            ),
+        ],
+        "counts",
+        "a key that occurs 0 times",
         "batch dimensions",
-        Case(
-            "a batch (3, 4, 6), d_k=2, d_v=5",
-            x=n(size=(3, 4, 6)),
-            W_q=n(size=(6, 2)),
-            W_k=n(size=(6, 2)),
-            W_v=n(size=(6, 5)),
-        ),
-    ) + grouped(
-        "shapes",
-        Case("one token", x=n(size=(1, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4)), W_v=n(size=(4, 2))),
-        Case(
-            "float32, d_model=16, d_k=4",
-            x=n(size=(5, 16)).astype(np.float32),
-            W_q=(n(size=(16, 4)) / 4).astype(np.float32),
-            W_k=(n(size=(16, 4)) / 4).astype(np.float32),
-            W_v=n(size=(16, 4)).astype(np.float32),
-        ),
-        Case(
-            "large projections",
-            x=n(size=(3, 4)) * 10,
-            W_q=n(size=(4, 3)),
-            W_k=n(size=(4, 3)),
-            W_v=n(size=(4, 3)),
-        ),
     )
 
 
@@ -74,20 +85,24 @@ def unpermute():
     )
 
 
-def score_matrix_bytes():
-    return grouped(
-        "sizes",
-        Case("B=8, H=16, L=4096, bfloat16", batch=8, n_heads=16, seq_len=4096, bytes_per_element=2),
-        Case("B=1, H=32, L=32768, float32", batch=1, n_heads=32, seq_len=32768, bytes_per_element=4),
-        Case("B=3, H=1, L=7, float64", batch=3, n_heads=1, seq_len=7, bytes_per_element=8),
+def attention_overtakes_projections():
+    return _kinds(
+        [
+            Case("d_model=4096, E=Ev=128", d_model=4096, E=128, Ev=128),
+            Case("d_model=100, E=10, Ev=30", d_model=100, E=10, Ev=30),
+            Case("d_model=768, E=64, several Ev", d_model=768, E=64, Ev=np.array([16, 256])),
+        ],
+        "values",
+        "values",
+        "values",
     )
 
 
 HIDDEN = {
     "ch04.project_qkv": project_qkv,
-    "ch04.self_attention_forward": self_attention,
+    "ch04.attention_with_counts": attention_with_counts,
     "ch04.unpermute": unpermute,
-    "ch04.score_matrix_bytes": score_matrix_bytes,
+    "ch04.attention_overtakes_projections": attention_overtakes_projections,
 }
 
 
@@ -95,33 +110,42 @@ def predict_projection_parameters():
     return grouped("the count", Case("d_model=512, d_k=d_v=64"))
 
 
-def fix_symmetric_scores():
+def fix_output_mix():
     rng = np.random.default_rng(1406)
     n = rng.normal
-    return (
-        grouped(
-            "shapes",
-            Case("square weights, L=5", x=n(size=(5, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4))),
-        )
-        + grouped(
-            "batch dimensions",
-            Case("batch and heads", x=n(size=(2, 2, 3, 6)), W_q=n(size=(6, 2)), W_k=n(size=(6, 2))),
-        )
-        + grouped(
-            "shapes",
+    return _kinds(
+        [
             Case(
-                "float32, L=4",
-                x=n(size=(4, 5)).astype(np.float32),
-                W_q=n(size=(5, 3)).astype(np.float32),
-                W_k=n(size=(5, 3)).astype(np.float32),
+                "L=6, d_model=3, d_k=5, d_v=4",
+                x=n(size=(6, 3)),
+                W_q=n(size=(3, 5)),
+                W_k=n(size=(3, 5)),
+                W_v=n(size=(3, 4)),
             ),
-        )
+            Case(
+                "float32, L=4, d_model=8, d_k=d_v=2",
+                x=n(size=(4, 8)).astype(np.float32),
+                W_q=n(size=(8, 2)).astype(np.float32),
+                W_k=n(size=(8, 2)).astype(np.float32),
+                W_v=n(size=(8, 2)).astype(np.float32),
+            ),
+            Case(
+                "batch (3, 4, 4), d_k=3, d_v=1",
+                x=n(size=(3, 4, 4)),
+                W_q=n(size=(4, 3)),
+                W_k=n(size=(4, 3)),
+                W_v=n(size=(4, 1)),
+            ),
+        ],
+        "shapes",
+        "shapes",
+        "batch dimensions",
     )
 
 
 HIDDEN.update(
     {
         "ch04.predict_projection_parameters": predict_projection_parameters,
-        "ch04.fix_symmetric_scores": fix_symmetric_scores,
+        "ch04.fix_output_mix": fix_output_mix,
     }
 )

@@ -3,6 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case
+from attncourse.exercises.ch05 import _lookup_maps, _saved_maps
 
 
 def _kinds(cases, *groups):
@@ -20,34 +21,44 @@ def _weights(rng, d, dtype=np.float64):
     return {name: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for name in names}
 
 
-def split_into_heads():
+def heads_for_lookups():
     rng = np.random.default_rng(1501)
     return _kinds(
         [
-            Case("no batch: (L, d_model) = (3, 4), 2 heads", x=rng.normal(size=(3, 4)), n_heads=2),
-            Case("one head", x=rng.normal(size=(2, 3, 4)), n_heads=1),
-            Case("d_head = 1", x=rng.normal(size=(1, 2, 4)), n_heads=4),
-            Case("batch and more: (2, 2, 3, 8), 4 heads", x=rng.normal(size=(2, 2, 3, 8)), n_heads=4),
+            Case(
+                "2 heads, lookups t-1, t-3, t-5, one head split",
+                weights=_lookup_maps(rng, 2, 9, [{1: 3.5, 3: 3.5}, {5: 8.0}]),
+                offsets=np.array([1, 3, 5]),
+                threshold=0.5,
+            ),
+            Case(
+                "float32 maps, 2 heads, lookups t-2, t-1",
+                weights=_lookup_maps(rng, 4, 7, [{2: 6.0}, {1: 6.0}]).astype(np.float32),
+                offsets=np.array([2, 1]),
+                threshold=0.5,
+            ),
+            Case(
+                "8 heads, 3 lookups, one served twice",
+                weights=_lookup_maps(rng, 2, 10, [{}, {3: 6.0}, {1: 5.0}, {}, {1: 7.0}, {}, {2: 6.0}, {}]),
+                offsets=np.array([1, 2, 3]),
+                threshold=0.7,
+            ),
+            Case(
+                "the chapter's saved maps, H = 2, lookups t-1, t-2, t-3",
+                weights=_saved_maps("2"),
+                offsets=np.array([1, 2, 3]),
+                threshold=0.5,
+            ),
         ],
-        "batch dimensions",
-        "heads",
-        "heads",
-        "batch dimensions",
+        "two heads, three lookups",
+        "two heads, three lookups",
+        "more heads than lookups",
+        "the chapter's saved maps (seed 0)",
     )
 
 
-def combine_heads():
-    rng = np.random.default_rng(1502)
-    return _kinds(
-        [
-            Case("no batch: (2, 3, 2)", x=rng.normal(size=(2, 3, 2))),
-            Case("one head", x=rng.normal(size=(2, 1, 3, 4))),
-            Case("(3, 4, 5, 2)", x=rng.normal(size=(3, 4, 5, 2))),
-        ],
-        "batch dimensions",
-        "heads",
-        "heads",
-    )
+def predict_heads_for_three_lookups():
+    return _kinds([Case("three lookups, d_model = 32")], "the count")
 
 
 def multi_head_attention():
@@ -73,19 +84,6 @@ def multi_head_attention():
     )
 
 
-def mha_parameter_count():
-    return _kinds(
-        [
-            Case("d_model=768, 12 heads, with biases", d_model=768, n_heads=12, bias=True),
-            Case("d_model=4, 1 head, with biases", d_model=4, n_heads=1, bias=True),
-            Case("d_model=64, 64 heads, no biases", d_model=64, n_heads=64, bias=False),
-        ],
-        "counts",
-        "counts",
-        "counts",
-    )
-
-
 def weights_from_torch():
     rng = np.random.default_rng(1505)
     return _kinds(
@@ -104,12 +102,43 @@ def weights_from_torch():
     )
 
 
+def predict_kdim_vdim_parameters():
+    return _kinds([Case("embed_dim=64, kdim=32, vdim=48, biases")], "the count")
+
+
+def fix_head_split():
+    rng = np.random.default_rng(1507)
+    return _kinds(
+        [
+            Case(
+                "B=1, L=4, d_model=12, 6 heads", x=rng.normal(size=(1, 4, 12)), **_weights(rng, 12), n_heads=6
+            ),
+            Case(
+                "B=3, L=2, d_model=6, 3 heads of width 2",
+                x=rng.normal(size=(3, 2, 6)),
+                **_weights(rng, 6),
+                n_heads=3,
+            ),
+            Case(
+                "float32, 2 heads, d_model=8",
+                x=rng.normal(size=(2, 5, 8)).astype(np.float32),
+                **_weights(rng, 8, np.float32),
+                n_heads=2,
+            ),
+        ],
+        "heads",
+        "heads",
+        "heads",
+    )
+
+
 HIDDEN = {
-    "ch05.split_into_heads": split_into_heads,
-    "ch05.combine_heads": combine_heads,
+    "ch05.heads_for_lookups": heads_for_lookups,
+    "ch05.predict_heads_for_three_lookups": predict_heads_for_three_lookups,
     "ch05.multi_head_attention": multi_head_attention,
-    "ch05.mha_parameter_count": mha_parameter_count,
+    "ch05.predict_kdim_vdim_parameters": predict_kdim_vdim_parameters,
     "ch05.weights_from_torch": weights_from_torch,
+    "ch05.fix_head_split": fix_head_split,
 }
 
 
@@ -117,46 +146,8 @@ def predict_mha_parameters():
     return _kinds([Case("d_model=512, 8 query heads, 2 key/value heads")], "the count")
 
 
-def grouped_query_attention():
-    rng = np.random.default_rng(1507)
-    n = rng.normal
-    return _kinds(
-        [
-            Case(
-                "one key/value head for 4 query heads (multi-query)",
-                q=n(size=(2, 4, 3, 2)),
-                k=n(size=(2, 1, 4, 2)),
-                v=n(size=(2, 1, 4, 2)),
-            ),
-            Case(
-                "G = H: ordinary multi-head",
-                q=n(size=(1, 3, 2, 4)),
-                k=n(size=(1, 3, 5, 4)),
-                v=n(size=(1, 3, 5, 2)),
-            ),
-            Case(
-                "8 query heads, 2 groups, L != S",
-                q=n(size=(1, 8, 4, 4)),
-                k=n(size=(1, 2, 6, 4)),
-                v=n(size=(1, 2, 6, 3)),
-            ),
-            Case(
-                "float32, 4 heads, 2 groups",
-                q=n(size=(2, 4, 3, 8)).astype(np.float32),
-                k=n(size=(2, 2, 3, 8)).astype(np.float32),
-                v=n(size=(2, 2, 3, 8)).astype(np.float32),
-            ),
-        ],
-        "grouped heads",
-        "grouped heads",
-        "grouped heads",
-        "grouped heads",
-    )
-
-
 HIDDEN.update(
     {
         "ch05.predict_mha_parameters": predict_mha_parameters,
-        "ch05.grouped_query_attention": grouped_query_attention,
     }
 )

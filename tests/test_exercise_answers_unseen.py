@@ -97,14 +97,23 @@ NEW_SITUATIONS = {
     "ch03": {
         "ch03.expected_abs_score": "the mean |score| under a temperature",
         "ch03.predict_score_variance": "scaled scores of inputs with variances 2.5 and 3, not 1",
+        "ch03.init_std_for_unscaled_scores": "an initialisation of the saved run's W_q, W_k that needs no scale",
+        "ch03.fix_scale_size": "a scale read from the number of keys, a bug the chapter does not show",
+        "ch03.fix_late_scaling": "a scale applied after the softmax, a bug the chapter does not show",
     },
     "ch04": {
         "ch04.unpermute": "undoing a permutation of the tokens (the chapter only applies one)",
         "ch04.predict_projection_parameters": "the projections' size for d_model 512, d_k 64",
+        "ch04.attention_with_counts": "keys repeated n times, attended without writing the copies out",
+        "ch04.attention_overtakes_projections": "the length at which attention outgrows the projections",
+        "ch04.fix_output_mix": "outputs mixed with the transposed weights, a bug the chapter does not show",
     },
     "ch05": {
         "ch05.predict_mha_parameters": "the size of a grouped-query layer",
-        "ch05.grouped_query_attention": "grouped-query attention",
+        "ch05.heads_for_lookups": "reading trained maps for lookups the experiment did not train",
+        "ch05.predict_heads_for_three_lookups": "the head count a three-lookup task needs at d_model 32",
+        "ch05.predict_kdim_vdim_parameters": "nn.MultiheadAttention with kdim and vdim",
+        "ch05.fix_head_split": "heads that own combs of columns, a bug the chapter does not show",
     },
     "ch06": {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",

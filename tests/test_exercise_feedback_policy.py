@@ -21,7 +21,9 @@ HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 FIX_TOKENS = {
     "ch02.fix_softmax_axis": ["axis=-1", "axis=1", "keepdims", "its own sum"],
     "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
-    "ch04.fix_symmetric_scores": ["x @ W_k", "W_k)", "own projection"],
+    "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
+    "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
+    "ch05.fix_head_split": ["(B, L, H, d_head)", "reshape(B, L, n_heads", "contiguous"],
     "ch06.fix_causal_leak": ["k=0", "tril", "k=1"],
     "ch09.fix_running_max": ["-inf", "-np.inf", "finfo"],
     "bugs.discarded_mask": ["scores = scores.masked_fill", "masked_fill_", "assign"],

@@ -230,9 +230,11 @@ def late_scaling(q, k, v):
     return w @ v, w
 
 
-def split_heads_straight(x, n_heads):
-    *lead, L, D = x.shape
-    return x.reshape(*lead, n_heads, L, D // n_heads)
+def mha_split_straight(x, W_q, W_k, W_v, W_o, n_heads):
+    B, L, D = x.shape
+    q, k, v = ((x @ W).reshape(B, n_heads, L, D // n_heads) for W in (W_q, W_k, W_v))
+    w = _sm(q @ _t(k) / np.sqrt(q.shape[-1]))
+    return _merge(w @ v) @ W_o, w
 
 
 def static_step_whole_buffer(q_new, k_new, v_new, k_cache, v_cache, lengths):
@@ -288,7 +290,7 @@ WRONG_ANSWERS = [
     ("ch02.batched_attention", attention_swapped, "q and k are swapped"),
     ("ch03.scaled_scores", scores_unscaled, "unscaled scores"),
     ("ch03.scaled_scores", scores_over_e, "divided by E"),
-    ("ch03.scaled_attention", attention_scaled_by_ev, "you scaled by sqrt(Ev), the width of the values"),
+    ("ch03.fix_scale_size", attention_scaled_by_ev, "you scaled by sqrt(Ev), the width of the values"),
     ("ch03.fix_late_scaling", late_scaling, "scaled after the softmax"),
     ("ch04.project_qkv", project_transposed, "multiplied by W transposed"),
     ("ch05.multi_head_attention", mha_scaled_by_d_model, "scale by d_model"),
@@ -305,8 +307,8 @@ WRONG_ANSWERS = [
     ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
     ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
-    ("ch05.split_into_heads", split_heads_straight, _named("ch05.split_into_heads", 0)),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
+    ("ch05.fix_head_split", mha_split_straight, "tokens mixed across heads"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
 ]
 

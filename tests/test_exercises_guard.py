@@ -16,7 +16,7 @@ from attncourse.exercises import Case, Exercise, check, get, reset
 from attncourse.exercises._check import call, run_cases
 from attncourse.exercises._guard import Guard, allowed_names
 
-SPLIT = get("ch05.split_into_heads")  # needs: numpy only, so attncourse.split_heads is forbidden
+SPLIT = get("ch04.unpermute")  # needs: numpy only, so attncourse.split_heads is forbidden
 X = np.arange(24.0).reshape(1, 3, 8)
 COPIED_EARLY = attncourse.functional.split_heads  # taken long before any check runs
 
@@ -53,7 +53,6 @@ EVASIONS = {
     "np.vectorize": lambda x, h: np.vectorize(lambda i: COPIED_EARLY(x, h), otypes=[object])(0),
     "eval": lambda x, h: eval("COPIED_EARLY(x, h)", {"COPIED_EARLY": COPIED_EARLY, "x": x, "h": h}),
     "a thread": _thread_call,
-    "the exercise's reference": lambda x, h: get("ch05.split_into_heads").reference(x, h),
     "lazy __array__": lambda x, h: type(
         "Lazy", (), {"__array__": lambda self, *a, **k: COPIED_EARLY(x, h)}
     )(),
@@ -65,8 +64,16 @@ def test_every_route_to_the_package_function_is_caught(how):
     assert shortcut(SPLIT, EVASIONS[how], X, 2) == "attncourse.split_heads"
 
 
+def test_a_registered_reference_is_caught_too():
+    found = shortcut(
+        SPLIT, lambda x, h: get("ch05.multi_head_attention").reference(x, *[np.eye(8)] * 4, h), X, 2
+    )
+    assert found.startswith("the exercise") and "attncourse.exercises.ch05" in found
+
+
 def test_the_solution_and_an_honest_answer_are_not_flagged():
-    assert shortcut(SPLIT, SPLIT.solution_function(), X, 2) is None
+    case = SPLIT.public_cases()[0]
+    assert shortcut(SPLIT, SPLIT.solution_function(), *case.args()) is None
 
     def honest(x, n_heads):
         *lead, L, d = x.shape
@@ -90,11 +97,13 @@ def test_handed_out_helpers_stay_allowed_and_may_call_the_package_inside():
 
 
 def test_a_shortcut_scores_zero_even_when_every_case_passes():
-    result = check("ch05.split_into_heads", lambda x, n_heads: ac.split_heads(x, n_heads), show=False)
+    result = check(
+        "ch03.fix_scale_size", lambda q, k, v: ac.scaled_dot_product_attention(q, k, v), show=False
+    )
     assert result.earned == 0 and result.shortcut
     assert {c.status for c in result.cases} == {"shortcut"}
     assert result.message.startswith(
-        "the reference may not be used here: your answer calls attncourse.split_heads"
+        "the reference may not be used here: your answer calls attncourse.scaled_dot_product_attention"
     )
     assert "the reference may not be used here" in result.text().splitlines()[0]
 

@@ -199,20 +199,24 @@ history = draw_projections(100)  # a training loop, nothing an answer reads
 """
 
 ADDED = """\
-from einops import repeat
+from einops import rearrange as _rearrange
 
-def share_kv(t, group):
-    return repeat(t, "b g s d -> b (g r) s d", r=group)
+def to_heads(t, n_heads):
+    return _rearrange(t, "b l (h d) -> b h l d", h=n_heads)
 """
 
 ANSWERS = {
-    "ch05.split_into_heads": """
-def split_into_heads(x, n_heads):
-    return rearrange(torch.as_tensor(x), "... l (h d) -> ... h l d", h=n_heads).numpy()
+    "ch05.heads_for_lookups": """
+def heads_for_lookups(weights, offsets, threshold):
+    w = torch.as_tensor(weights, dtype=torch.float64)
+    t = torch.arange(int(max(offsets)), w.shape[-1])
+    shares = torch.stack([w[..., t, t - int(d)].mean(dim=(0, -1)) for d in offsets])
+    found = torch.where(shares.amax(dim=1) > threshold, shares.argmax(dim=1), -1)
+    return found.numpy()
 """,
-    "ch05.combine_heads": """
-def combine_heads(x):
-    return rearrange(x, "... h l d -> ... l (h d)")
+    "ch05.predict_heads_for_three_lookups": """
+def predict_heads_for_three_lookups():
+    return N_PROJECTIONS  # the smallest divisor of 32 that is at least 3
 """,
     "ch05.multi_head_attention": """
 def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
@@ -221,9 +225,9 @@ def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
     weights = F.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
     return (ac.merge_heads(weights @ v) @ t(W_o)).numpy(), weights.numpy()
 """,
-    "ch05.mha_parameter_count": """
-def mha_parameter_count(d_model, n_heads, bias):
-    return N_PROJECTIONS * d_model * (d_model + (1 if bias else 0))
+    "ch05.predict_kdim_vdim_parameters": """
+def predict_kdim_vdim_parameters():
+    return math.prod((64, 64 + 32 + 48 + 64)) + N_PROJECTIONS * 64
 """,
     "ch05.weights_from_torch": """
 def weights_from_torch(in_proj_weight, out_proj_weight):
@@ -237,13 +241,13 @@ def weights_from_torch(in_proj_weight, out_proj_weight):
 def predict_mha_parameters():
     return math.prod((2, 512, 512)) + math.prod((2, 512, 2, 64))
 """,
-    "ch05.grouped_query_attention": """
-def grouped_query_attention(q, k, v):
-    group = q.shape[1] // k.shape[1]
-    k, v = (torch.as_tensor(share_kv(a, group)) for a in (k, v))
-    scores = torch.as_tensor(q) @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    weights = torch.softmax(scores, dim=-1)
-    return (weights @ v).numpy(), weights.numpy()
+    "ch05.fix_head_split": """
+def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)
+    q, k, v = (to_heads(t(x) @ t(W), n_heads) for W in (W_q, W_k, W_v))
+    weights = F.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
+    out = rearrange(weights @ v, "b h l d -> b l (h d)")
+    return (out @ t(W_o)).numpy(), weights.numpy()
 """,
 }
 

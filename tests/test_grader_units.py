@@ -266,7 +266,7 @@ def test_list_shows_each_exercise_kind(capsys):
         "5.3",
         "ch05.multi_head_attention",
         "implement",
-        "4",
+        "2",
         "pt",
     ]
     for key in ("ch00", "ch08", "ch09"):  # chapters that may have no exercises yet

@@ -124,7 +124,7 @@ def test_the_student_version_scores_zero(ex_id):
     assert result.earned == 0, result.text()
     hidden = run_cases(ex, fn, HIDDEN[ex_id](), hidden=True)
     assert not any(r.passed for r in hidden), ex_id
-    if ex.stub in (None, STUB_LINE):
+    if ex.stub in (None, STUB_LINE):  # a blank to fill, not buggy code
         assert result.not_attempted, result.text()
     else:  # the buggy code is recognised: its own diagnosis, not a generic mismatch
         messages = {d.message for d in ex.diagnoses}
@@ -243,6 +243,19 @@ def test_the_derived_closed_forms_hold():
     for T in (1.0, 8.0):
         measured = np.abs((q * k).sum(-1) / T).mean()
         assert abs(measured / _answer("ch03.expected_abs_score", 64, T) - 1) < 0.02
+    # the initialisation whose unscaled scores have variance 1: W_q, W_k drawn with that std
+    d_model, d_k, token_var = 64, 128, 2.0
+    sigma = float(_answer("ch03.init_std_for_unscaled_scores", d_k, d_model, token_var))
+    x, x2 = rng.normal(scale=np.sqrt(token_var), size=(2, 20000, d_model))
+    scores = [
+        (
+            x
+            @ rng.normal(scale=sigma, size=(d_model, d_k))
+            * (x2 @ rng.normal(scale=sigma, size=(d_model, d_k)))
+        ).sum(-1)
+        for _ in range(20)
+    ]
+    assert abs(np.var(scores) - 1) < 0.1
     # the logit gap gives the leader weight p
     for p, n in ((0.9, 10), (0.5, 3)):
         logits = np.zeros(n)
@@ -291,13 +304,6 @@ def test_the_references_agree_with_the_package_and_torch():
         ours = xt + block.attn(h, is_causal=True)[0] + block.mlp(h)  # both sublayers read one LN(x)
     ref = _answer("ch08.parallel_block", x, W_q, W_k, W_v, W_o, W_1, W_2, heads)
     np.testing.assert_allclose(ref, ours.numpy(), rtol=1e-10, atol=1e-12)
-    # grouped-query attention: torch's enable_gqa uses the same grouping
-    q, k, v = n(size=(2, 6, 3, 4)), n(size=(2, 2, 5, 4)), n(size=(2, 2, 5, 3))
-    F = torch.nn.functional
-    expected = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v)), enable_gqa=True)
-    np.testing.assert_allclose(
-        _answer("ch05.grouped_query_attention", q, k, v)[0], expected.numpy(), rtol=1e-10
-    )
     # the preallocated cache gives each sequence what the package's growing KVCache gives it alone
     lengths = np.array([3, 0, 5])
     q, k_new, v_new = n(size=(3, 1, 4)), n(size=(3, 1, 4)), n(size=(3, 1, 2))
@@ -313,6 +319,21 @@ def test_the_references_agree_with_the_package_and_torch():
     scores, values = n(size=(2, 7)) + np.array([[-900.0], [3.0]]), n(size=(7, 3))
     expected = softmax(scores) @ values
     np.testing.assert_allclose(_answer("ch09.fix_running_max", scores, values, 3), expected, rtol=1e-10)
+    # the head-split fix is ac.MultiHeadAttention with the same weights (x @ W, no biases)
+    from attncourse import MultiHeadAttention
+
+    x, Ws = n(size=(2, 5, 8)), [n(size=(8, 8)) / 3 for _ in range(4)]
+    mha = MultiHeadAttention(8, 4, bias=False).double()
+    with torch.no_grad():
+        for lin, W in zip((mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj), Ws):
+            lin.weight.copy_(torch.from_numpy(W.T))
+        out, weights = mha(torch.from_numpy(x))
+    ref_out, ref_weights = _answer("ch05.fix_head_split", x, *Ws, 4)
+    np.testing.assert_allclose(ref_out, out.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ref_weights, weights.numpy(), rtol=1e-10, atol=1e-12)
+    # nn.MultiheadAttention with keys and values of other widths
+    layer = torch.nn.MultiheadAttention(64, 4, kdim=32, vdim=48)
+    assert _answer("ch05.predict_kdim_vdim_parameters") == sum(p.numel() for p in layer.parameters())
     # merging the two halves' states gives attention over all keys
     s, v = n(size=(3, 9)), n(size=(9, 2))
     from attncourse.exercises.ch09 import _partial

@@ -180,23 +180,23 @@ def test_a_correct_answer_in_float32_gets_full_marks_in_check_and_in_the_grader(
 def test_4_2_with_torch_float_gets_full_marks():
     torch = pytest.importorskip("torch")
 
-    def self_attention_forward(x, W_q, W_k, W_v):
-        x, W_q, W_k, W_v = (torch.from_numpy(a).float() for a in (x, W_q, W_k, W_v))
-        q, k, v = x @ W_q, x @ W_k, x @ W_v
-        weights = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
+    def attention_with_counts(q, k, v, counts):
+        q, k, v = (torch.from_numpy(a).float() for a in (q, k, v))
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5 + torch.log(torch.as_tensor(counts).float())
+        weights = torch.softmax(scores, dim=-1)
         return weights @ v, weights
 
-    ex = get("ch04.self_attention_forward")
-    assert check(ex.id, self_attention_forward, show=False).earned == ex.points
-    assert _graded(ex, self_attention_forward).earned == ex.points
+    ex = get("ch04.attention_with_counts")
+    assert check(ex.id, attention_with_counts, show=False).earned == ex.points
+    assert _graded(ex, attention_with_counts).earned == ex.points
 
 
 def test_a_float32_near_miss_shows_the_difference_the_tolerance_and_the_lower_precision():
-    ex = get("ch04.self_attention_forward")
+    ex = get("ch04.attention_with_counts")
     solution = ex.solution_function()
 
-    def slightly_off(x, W_q, W_k, W_v):
-        out, weights = solution(*(a.astype(np.float32) for a in (x, W_q, W_k, W_v)))
+    def slightly_off(q, k, v, counts):
+        out, weights = solution(*(a.astype(np.float32) for a in (q, k, v)), counts)
         return (out * 1.001).astype(np.float32), weights.astype(np.float32)
 
     first = next(c for c in check(ex.id, slightly_off, show=False).cases if not c.passed)
@@ -208,7 +208,7 @@ def test_a_float32_near_miss_shows_the_difference_the_tolerance_and_the_lower_pr
 
 
 def test_a_float64_near_miss_prints_two_different_numbers():
-    ex = get("ch04.self_attention_forward")
+    ex = get("ch04.attention_with_counts")
     solution = ex.solution_function()
 
     def off_by_a_little(*args):
@@ -311,23 +311,22 @@ def test_10_5_says_nothing_of_a_non_square_image_on_a_square_case():
     assert "square" not in square.message and "wrong place on the grid" in square.message
 
 
-@pytest.mark.parametrize("how", ["k = 2 q", "scores averaged with their transpose"])
-def test_4_6_a_fix_whose_scores_are_still_symmetric_is_told_so(how):
+@pytest.mark.parametrize("how", ["twice the average", "weights transposed, then renormalised"])
+def test_4_6_a_fix_whose_weights_are_right_but_outputs_are_not_is_told_so(how):
     from attncourse import softmax
 
-    def still_symmetric(x, W_q, W_k):
-        q = x @ W_q
-        if how == "k = 2 q":
-            s = q @ np.swapaxes(2 * q, -1, -2)
-        else:
-            s = q @ np.swapaxes(x @ W_k, -1, -2)
-            s = (s + np.swapaxes(s, -1, -2)) / 2
-        return softmax(s / np.sqrt(q.shape[-1]))
+    def mix_still_wrong(x, W_q, W_k, W_v):
+        q, k, v = x @ W_q, x @ W_k, x @ W_v
+        weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+        if how == "twice the average":
+            return weights @ (2 * v), weights
+        mix = np.swapaxes(weights, -1, -2)
+        return (mix / mix.sum(axis=-1, keepdims=True)) @ v, weights
 
-    ex = get("ch04.fix_symmetric_scores")
-    for cases in (check(ex.id, still_symmetric, show=False).cases, _graded(ex, still_symmetric).cases):
-        assert all(c.diagnosis == "scores still symmetric" for c in cases)
-        assert all("still symmetric" in c.message for c in cases)
+    ex = get("ch04.fix_output_mix")
+    for cases in (check(ex.id, mix_still_wrong, show=False).cases, _graded(ex, mix_still_wrong).cases):
+        assert all(c.diagnosis == "weights right, outputs not their average" for c in cases)
+        assert all("not the average" in c.message for c in cases)
 
 
 def test_a_diagnosis_that_one_case_refutes_is_not_shown():

@@ -244,7 +244,7 @@ class Guard:
 
     >>> import attncourse
     >>> from attncourse.exercises import get
-    >>> guard = Guard(get("ch05.split_into_heads"))
+    >>> guard = Guard(get("ch04.unpermute"))
     >>> import numpy as np
     >>> _ = guard.run(lambda: attncourse.split_heads(np.zeros((1, 2, 4)), 2))
     >>> guard.found

@@ -7,7 +7,7 @@ import numpy as np
 from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
 from ._common import swap
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
+from ._registry import SHARED_MISTAKES, STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -56,6 +56,8 @@ register(
         points=1,
         hint="q k^T, divided by the square root of the last dimension",
         function="scaled_scores",
+        stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
         description="The scores $q k^\\top / \\sqrt{E}$ for `q (..., L, E)` and `k (..., S, E)`.",
         solution='''
             def scaled_scores(q, k):
@@ -76,123 +78,176 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.2 variance
-def _variances(q, k, ddof=0):
-    scores = (q * k).sum(axis=-1)
-    return scores.var(ddof=ddof), (scores / np.sqrt(q.shape[-1])).var(ddof=ddof)
+# ----------------------------------------------------------------------------- 3.2 init for unscaled scores (derive)
+def _init_std(d_k, d_model, token_var, q_var_target=None, use_token_var=True, variance=False):
+    d_k = np.asarray(d_k, dtype=np.float64)
+    per_entry = 1 / np.sqrt(d_k) if q_var_target is None else q_var_target(d_k)  # Var(q_j) = Var(k_j)
+    denominator = d_model * (token_var if use_token_var else 1.0)
+    sigma2 = per_entry / denominator  # Var(q_j) = d_model * token_var * sigma^2
+    return sigma2 if variance else np.sqrt(sigma2)
 
 
-def _variance_cases():
-    rng = np.random.default_rng(302)
+def _init_cases():
     return grouped(
-        "variances",
-        Case("N=2000 pairs, E=16", q=rng.normal(size=(2000, 16)), k=rng.normal(size=(2000, 16))),
-        Case("N=500 pairs, E=4", q=rng.normal(size=(500, 4)), k=rng.normal(size=(500, 4))),
+        "values",
+        Case("the saved run: d_k=64, d_model=64, token variance 2", d_k=64, d_model=64, token_var=2.0),
+        Case("the saved run: d_k=128, d_model=64, token variance 2", d_k=128, d_model=64, token_var=2.0),
+        Case("d_k=16, d_model=32, token variance 0.5", d_k=16, d_model=32, token_var=0.5),
+        Case(
+            "several d_k, d_model=100, token variance 1",
+            d_k=np.array([4, 25, 400]),
+            d_model=100,
+            token_var=1.0,
+        ),
     )
-
-
-def _all_pairs(q, k):
-    scores = q @ k.T
-    return scores.var(), (scores / np.sqrt(q.shape[-1])).var()
 
 
 register(
     Exercise(
-        id="ch03.score_variance",
+        id="ch03.init_std_for_unscaled_scores",
         number="3.2",
-        title="the variance of the scores",
-        points=2,
-        hint="one dot product per row pair, then .var() before and after scaling",
-        function="score_variance",
-        description="Row `i` of `q (N, E)` and row `i` of `k (N, E)` are one sampled (query, key) pair. "
-        "Return the variance (numpy's `var`, ddof=0) of the N dot products, unscaled and scaled by "
-        "$1/\\sqrt{E}$. For standard normal entries the first is close to E, the second close to 1.",
+        title="an initialisation that makes the scale unnecessary at step 0",
+        points=3,
+        function="init_std_for_unscaled_scores",
+        stub=STUB_LINE,
+        kind="derive",
+        hint="write Var(q_j) in terms of d_model, token_var and sigma^2 first; then Var(q . k) in terms of d_k and Var(q_j)",
+        description="The chapter's training run (`scaling_training.json`) initialises `W_q` and `W_k` so "
+        "that every entry of `q` and `k` has variance about 1, and its unscaled scores start with "
+        "variance $d_k$. Another way to start with unit-variance scores *without* the $1/\\sqrt{d_k}$ "
+        "is a smaller initialisation. The tokens `x` have `d_model` independent entries of mean 0 and "
+        "variance `token_var`; `q = x @ W_q` and `k = x' @ W_k` with `W_q`, `W_k (d_model, d_k)` "
+        "whose entries are independent $\\mathcal{N}(0, \\sigma^2)$; treat `q` and `k` as independent. "
+        "Derive the standard deviation $\\sigma$ for which the *unscaled* score $q \\cdot k$ has "
+        "variance 1, and return it as a closed form in `d_k` (an int or an array), `d_model` and "
+        "`token_var`: a float or an array shaped like `d_k`. Use arithmetic and `numpy` only.",
         solution='''
-            def score_variance(q, k):
-                """(variance of the N dot products q[i] . k[i], the same after scaling by 1/sqrt(E))."""
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                """The std of W_q's and W_k's entries for which Var(q . k) = 1 at initialisation."""
                 ### BEGIN SOLUTION
-                scores = (q * k).sum(axis=-1)  # (N, E) -> (N,): one dot product per pair
-                return scores.var(), (scores / np.sqrt(q.shape[-1])).var()
+                # Var(q_j) = d_model * token_var * sigma^2 (a sum of d_model independent products),
+                # Var(q . k) = d_k * Var(q_j) * Var(k_j) = 1  =>  Var(q_j) = 1 / sqrt(d_k)
+                sigma2 = 1 / (np.sqrt(d_k) * d_model * token_var)
+                return np.sqrt(sigma2)
                 ### END SOLUTION
         ''',
-        reference=_variances,
-        public_cases=_variance_cases,
-        outputs=("unscaled", "scaled"),
+        reference=_init_std,
+        public_cases=_init_cases,
         diagnoses=(
             Diagnosis(
-                "used the sample variance (ddof=1); this exercise uses numpy's default, ddof=0",
-                variant=lambda q, k: _variances(q, k, ddof=1),
+                "that is the saved run's own initialisation, which gives q and k entries of variance 1: "
+                "what is the variance of a sum of d_k products of two such entries?",
+                name="entries of variance 1",
+                hint="unit-variance entries give Var(q . k) = d_k; each entry's variance must shrink with d_k",
+                variant=lambda d_k, d_model, token_var: _init_std(
+                    d_k, d_model, token_var, q_var_target=lambda d: np.ones_like(d)
+                ),
             ),
             Diagnosis(
-                "you used every pair (q @ k.T); pair row i of q with row i of k only",
-                variant=_all_pairs,
+                "with your sigma the scores have variance 1/d_k, not 1: q . k multiplies an entry of q "
+                "by an entry of k, so how small must each of the two be?",
+                name="each entry of variance 1/d_k",
+                hint="Var(q . k) = d_k Var(q_j) Var(k_j): Var(q_j) = Var(k_j) = 1/sqrt(d_k)",
+                variant=lambda d_k, d_model, token_var: _init_std(
+                    d_k, d_model, token_var, q_var_target=lambda d: 1 / d
+                ),
             ),
             Diagnosis(
-                "returned standard deviations; the exercise asks for variances",
-                variant=lambda q, k: tuple(np.sqrt(v) for v in _variances(q, k)),
+                "your answer does not change with token_var: each entry of q sums d_model products "
+                "x_i W_ij, and the variance of x_i is token_var",
+                name="token variance left out",
+                hint="Var(q_j) = d_model * token_var * sigma^2",
+                variant=lambda d_k, d_model, token_var: (
+                    None if token_var == 1 else _init_std(d_k, d_model, token_var, use_token_var=False)
+                ),
+            ),
+            Diagnosis(
+                "that is sigma squared, the variance; the function returns the standard deviation",
+                name="returned the variance",
+                hint="take the square root of the variance you found",
+                variant=lambda d_k, d_model, token_var: _init_std(d_k, d_model, token_var, variance=True),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 3.3 scaled attention
-def _attention_cases():
+# ----------------------------------------------------------------------------- 3.3 scale by the wrong size (diagnose)
+def _wrong_size_cases():
     rng = np.random.default_rng(303)
     n = rng.normal
+    # S, E and Ev differ in every case: a scale read from the wrong axis shows
     return grouped(
         "values",
-        Case("L=2, S=3, E=4, Ev=6", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 6))),
-        Case(
-            "large scores, L=2, S=3, E=4, Ev=2",
-            q=n(size=(2, 4)) * 30,
-            k=n(size=(3, 4)) * 30,
-            v=n(size=(3, 2)),
-        ),
+        Case("L=2, S=8, E=64, Ev=3", q=n(size=(2, 64)), k=n(size=(8, 64)), v=n(size=(8, 3))),
+        Case("L=3, S=5, E=4, Ev=2", q=n(size=(3, 4)), k=n(size=(5, 4)), v=n(size=(5, 2))),
     ) + grouped(
         "batch dimensions",
-        Case("a batch of 2, E=16, Ev=4", q=n(size=(2, 3, 16)), k=n(size=(2, 5, 16)), v=n(size=(2, 5, 4))),
         Case(
-            "batch and heads (2, 2), L=2, S=3, E=9, Ev=3",
-            q=n(size=(2, 2, 2, 9)),
-            k=n(size=(2, 2, 3, 9)),
-            v=n(size=(2, 2, 3, 3)),
+            "a batch of 2, L=3, S=4, E=16, Ev=5",
+            q=n(size=(2, 3, 16)),
+            k=n(size=(2, 4, 16)),
+            v=n(size=(2, 4, 5)),
+        ),
+        Case(
+            "batch and heads (2, 3), L=2, S=6, E=9, Ev=4",
+            q=n(size=(2, 3, 2, 9)),
+            k=n(size=(2, 3, 6, 9)),
+            v=n(size=(2, 3, 6, 4)),
         ),
     )
 
 
 register(
     Exercise(
-        id="ch03.scaled_attention",
+        id="ch03.fix_scale_size",
         number="3.3",
-        title="scaled dot-product attention",
-        points=3,
-        hint="scale the scores before the softmax, not after",
-        function="scaled_attention",
-        description="Attention with the scores scaled by $1/\\sqrt{E}$: return `(out, weights)` for "
-        "`q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`.",
+        title="a scale read from the wrong size",
+        points=2,
+        function="attention_with_scale",
+        hint="which axis of which array holds the width of the dot products?",
+        kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        description="This function is meant to be scaled dot-product attention for `q (..., L, E)`, "
+        "`k (..., S, E)`, `v (..., S, Ev)`, returning `(out (..., L, Ev), weights (..., L, S))`. Symptom: "
+        "it agrees with `F.scaled_dot_product_attention` on a test with 16 keys of width 16, but with "
+        "8 keys of width 64 its weights are more peaked than torch's, and with 100 keys of width 16 "
+        "flatter. Find the bug and fix it; you may call `numpy` and `softmax`.",
         solution='''
-            def scaled_attention(q, k, v):
+            def attention_with_scale(q, k, v):
                 """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""
                 ### BEGIN SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                scores = scores / np.sqrt(q.shape[-1])
+                scale = 1 / np.sqrt(q.shape[-1])
+                ### END SOLUTION
+                scores = q @ np.swapaxes(k, -1, -2) * scale  # (..., L, E) @ (..., E, S) -> (..., L, S)
                 weights = softmax(scores)
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
-                ### END SOLUTION
         ''',
+        stub="scale = 1 / np.sqrt(k.shape[-2])",
         reference=lambda q, k, v: sdpa(q, k, v),
-        public_cases=_attention_cases,
+        public_cases=_wrong_size_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
+                "your weights are as peaked as a scale of 1/sqrt(S), S the number of keys: which size "
+                "should the scale follow, and is the number of keys that size?",
+                name="scaled by the number of keys",
+                hint="the dot products have E terms, the last axis of q and k",
+                variant=lambda q, k, v: sdpa(q, k, v, scale=1 / np.sqrt(k.shape[-2])),
+            ),
+            Diagnosis(
                 "you scaled by sqrt(Ev), the width of the values; the scale uses E, the width of q and k",
                 variant=lambda q, k, v: sdpa(q, k, v, scale=1 / np.sqrt(v.shape[-1])),
             ),
+            Diagnosis(
+                "your weights are as peaked as a scale of 1/sqrt(L), L the number of queries",
+                name="scaled by the number of queries",
+                hint="the dot products have E terms, the last axis of q and k",
+                variant=lambda q, k, v: sdpa(q, k, v, scale=1 / np.sqrt(q.shape[-2])),
+            ),
             Diagnosis(UNSCALED, variant=lambda q, k, v: sdpa(q, k, v, scale=1.0)),
-            Diagnosis(DIVIDED_BY_E, variant=lambda q, k, v: sdpa(q, k, v, scale=1 / q.shape[-1])),
         ),
     )
 )
@@ -206,6 +261,7 @@ register(
         title="predict the spread of scores from wider inputs",
         points=1,
         function="predict_score_variance",
+        stub=STUB_LINE,
         kind="predict",
         description="The chapter's entries had variance 1. Here `q` and `k` each have $d_k = 80$ "
         "independent entries of mean 0, but the entries of `q` have variance 2.5 and those of `k` variance "
@@ -268,6 +324,7 @@ register(
         title="the typical size of a score at temperature T",
         points=2,
         function="expected_abs_score",
+        stub=STUB_LINE,
         hint="find the standard deviation of s first; E|z| of a Gaussian z is a fixed multiple of its standard deviation",
         kind="derive",
         description="`q` and `k` have $d_k$ independent entries of mean 0 and variance 1, and the score "

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import scaled_dot_product_attention as sdpa
 from .. import softmax
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -45,6 +44,8 @@ register(
         points=1,
         hint="each projection is one matrix product with x on the left",
         function="project_qkv",
+        stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
         description="Project the tokens `x (..., L, d_model)` with `W_q`, `W_k (d_model, d_k)` and "
         "`W_v (d_model, d_v)`; return `(q, k, v)`.",
         solution='''
@@ -78,72 +79,126 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 4.2 self-attention
-def _self_attention(x, W_q, W_k, W_v, scale=None):
-    return sdpa(x @ W_q, x @ W_k, x @ W_v, scale=scale)
+# ----------------------------------------------------------------------------- 4.2 repeated keys
+def _counted(q, k, v, counts, how="log"):
+    counts = np.asarray(counts, dtype=np.float64)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
+    if how == "log":
+        with np.errstate(divide="ignore"):
+            scores = scores + np.log(counts)
+    elif how == "add":
+        scores = scores + counts
+    elif how == "times":
+        scores = scores * counts
+    weights = softmax(scores)
+    return weights @ v, weights
 
 
-def _self_attention_cases():
+def _counts_cases():
     rng = np.random.default_rng(402)
     n = rng.normal
-
-    def weights(d_model, d_k, d_v, scale=1.0):
-        return {
-            "W_q": n(size=(d_model, d_k)) * scale,
-            "W_k": n(size=(d_model, d_k)) * scale,
-            "W_v": n(size=(d_model, d_v)),
-        }
-
-    # d_k differs from d_model and from d_v in every case: a scale by the wrong width shows
-    return grouped(
-        "shapes",
-        Case("L=3, d_model=6, d_k=2, d_v=4", x=n(size=(3, 6)), **weights(6, 2, 4)),
-        Case("L=5, d_model=4, d_k=3, d_v=2", x=n(size=(5, 4)), **weights(4, 3, 2)),
-    ) + grouped(
-        "batch dimensions",
-        Case("a batch of 2, L=4, d_model=8, d_k=3, d_v=5", x=n(size=(2, 4, 8)), **weights(8, 3, 5, 0.5)),
-        Case("batch and heads (2, 2, 3, 6), d_k=2, d_v=4", x=n(size=(2, 2, 3, 6)), **weights(6, 2, 4, 0.5)),
+    return (
+        grouped(
+            "counts",
+            Case(
+                "L=2, S=3, E=4, Ev=2, counts 1, 3, 2",
+                q=n(size=(2, 4)),
+                k=n(size=(3, 4)),
+                v=n(size=(3, 2)),
+                counts=np.array([1, 3, 2]),
+            ),
+            Case(
+                "L=3, S=4, E=2, Ev=3, counts 5, 1, 1, 2",
+                q=n(size=(3, 2)),
+                k=n(size=(4, 2)),
+                v=n(size=(4, 3)),
+                counts=np.array([5, 1, 1, 2]),
+            ),
+        )
+        + grouped(
+            "a key that occurs 0 times",
+            Case(
+                "L=2, S=3, E=4, Ev=2, counts 2, 0, 1",
+                q=n(size=(2, 4)),
+                k=n(size=(3, 4)),
+                v=n(size=(3, 2)),
+                counts=np.array([2, 0, 1]),
+            ),
+        )
+        + grouped(
+            "batch dimensions",
+            Case(
+                "a batch of 2, L=3, S=2, E=9, Ev=4, counts 4, 1",
+                q=n(size=(2, 3, 9)),
+                k=n(size=(2, 2, 9)),
+                v=n(size=(2, 2, 4)),
+                counts=np.array([4, 1]),
+            ),
+            Case(
+                "batch and heads (2, 2), L=2, S=3, E=4, Ev=2, counts 1, 2, 3",
+                q=n(size=(2, 2, 2, 4)),
+                k=n(size=(2, 2, 3, 4)),
+                v=n(size=(2, 2, 3, 2)),
+                counts=np.array([1, 2, 3]),
+            ),
+        )
     )
 
 
 register(
     Exercise(
-        id="ch04.self_attention_forward",
+        id="ch04.attention_with_counts",
         number="4.2",
-        title="self-attention from x and its weights",
+        title="attention over repeated keys without repeating them",
         points=3,
-        hint="project first; then scaled dot-product attention of q, k, v",
-        function="self_attention_forward",
-        description="Self-attention of `x (..., L, d_model)`: project with `W_q`, `W_k (d_model, d_k)` "
-        "and `W_v (d_model, d_v)`, scale the scores by $1/\\sqrt{d_k}$, and return `(out (..., L, d_v), "
-        "weights (..., L, L))`.",
+        function="attention_with_counts",
+        stub=STUB_LINE,
+        hint="n copies of a key put n equal terms exp(s_j) in the softmax's sum: which score gives one "
+        "term of n exp(s_j)?",
+        description='The chapter\'s sentence has "the" twice, and the two copies always receive '
+        "the same weight. Take that further: a long sequence in which key/value pair $j$ occurs "
+        "`counts[j]` times (identical copies; a count may be 0) is stored once per distinct pair. "
+        "Given `q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)` for the S distinct pairs and "
+        "`counts (S,)` (ints), return `(out (..., L, Ev), weights (..., L, S))`: the output of scaled "
+        "dot-product attention (scale $1/\\sqrt{E}$) over the sequence with every copy written out, "
+        "and `weights[..., i, j]` the total weight query $i$ gives to all copies of pair $j$ "
+        "(rows sum to 1). Do not build the long sequence; you may call `numpy` and `softmax`.",
         solution='''
-            def self_attention_forward(x, W_q, W_k, W_v):
-                """Scaled self-attention of x (..., L, d_model): (out (..., L, d_v), weights (..., L, L))."""
+            def attention_with_counts(q, k, v, counts):
+                """Attention over keys repeated counts[j] times: (out (..., L, Ev), weights (..., L, S))."""
                 ### BEGIN SOLUTION
-                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
-                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
-                scores = scores / np.sqrt(q.shape[-1])
-                weights = softmax(scores)
-                return weights @ v, weights  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
+                with np.errstate(divide="ignore"):  # log 0 = -inf: a key that is not there
+                    scores = scores + np.log(counts)  # n copies: n exp(s) = exp(s + log n)
+                weights = softmax(scores)  # total weight of each pair's copies
+                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
                 ### END SOLUTION
         ''',
-        reference=_self_attention,
-        public_cases=_self_attention_cases,
+        reference=_counted,
+        public_cases=_counts_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "you scaled by sqrt(d_model), the width of x; the scores are dot products of d_k numbers, "
-                "so scale by 1/sqrt(d_k)",
-                variant=lambda x, W_q, W_k, W_v: _self_attention(
-                    x, W_q, W_k, W_v, scale=1 / np.sqrt(x.shape[-1])
-                ),
+                "your result does not depend on counts: n copies of a key add n equal terms to the "
+                "softmax's sum",
+                name="counts ignored",
+                hint="the copies of pair j together hold counts[j] times one copy's exp(s_j)",
+                variant=lambda q, k, v, counts: _counted(q, k, v, counts, how="none"),
             ),
             Diagnosis(
-                "the scores are unscaled: divide by sqrt(d_k)",
-                variant=lambda x, W_q, W_k, W_v: _self_attention(x, W_q, W_k, W_v, scale=1.0),
+                "you added counts[j] to the score: that multiplies exp(s_j) by e^counts[j], not by counts[j]",
+                name="added the count",
+                hint="which number added to s_j multiplies exp(s_j) by n?",
+                variant=lambda q, k, v, counts: _counted(q, k, v, counts, how="add"),
+            ),
+            Diagnosis(
+                "you multiplied the score by counts[j]: that raises exp(s_j) to the power n instead of "
+                "adding n copies of it",
+                name="multiplied the score",
+                hint="n exp(s_j) = exp(s_j + log n)",
+                variant=lambda q, k, v, counts: _counted(q, k, v, counts, how="times"),
             ),
         ),
     )
@@ -176,6 +231,8 @@ register(
         points=1,
         hint="undo a permutation with its inverse, np.argsort(perm)",
         function="unpermute",
+        stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
         description="Self-attention without positions is permutation-equivariant: "
         "`attend(x[perm]) == attend(x)[perm]`. Given `out_permuted = attend(x)[perm]` (tokens on axis "
         "-2) and `perm`, return `attend(x)`: the rows back in their original order.",
@@ -207,45 +264,70 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 4.4 quadratic cost
-def _bytes_cases():
+# ----------------------------------------------------------------------------- 4.4 where attention overtakes the projections (derive)
+def _crossover(d_model, E, Ev, av=True, ev=True):
+    d_model, E, Ev = (np.asarray(a, dtype=np.float64) for a in (d_model, E, Ev))
+    Ev_proj, Ev_attn = (Ev, Ev) if ev else (E, E)
+    return d_model * (2 * E + Ev_proj) / (E + (Ev_attn if av else 0))
+
+
+def _crossover_cases():
     return grouped(
-        "sizes",
-        Case("B=1, H=1, L=4, float32", batch=1, n_heads=1, seq_len=4, bytes_per_element=4),
-        Case("B=2, H=8, L=1024, float16", batch=2, n_heads=8, seq_len=1024, bytes_per_element=2),
-        Case("B=3, H=2, L=5, float64", batch=3, n_heads=2, seq_len=5, bytes_per_element=8),
+        "values",
+        Case("d_model=384, E=Ev=64", d_model=384, E=64, Ev=64),
+        Case("d_model=256, E=32, Ev=96", d_model=256, E=32, Ev=96),
+        Case("d_model=64, E=16, several Ev", d_model=64, E=16, Ev=np.array([4, 16, 112])),
     )
 
 
 register(
     Exercise(
-        id="ch04.score_matrix_bytes",
+        id="ch04.attention_overtakes_projections",
         number="4.4",
-        title="memory of the attention weights",
+        title="the length at which attention costs more than the projections",
         points=1,
-        hint="one L x L matrix per head and per batch element",
-        function="score_matrix_bytes",
-        description="How many bytes do the attention weights `(batch, n_heads, L, L)` take, at "
-        "`bytes_per_element` bytes each? (The N^2 in attention's cost.)",
+        function="attention_overtakes_projections",
+        stub=STUB_LINE,
+        kind="derive",
+        hint="set the projections' multiply-adds equal to those of Q K^T and A V, and solve for L",
+        description="The chapter counts the multiply-adds of one self-attention layer (one head, one "
+        "sequence): the three projections grow like $L$, the scores and the output like $L^2$. At "
+        "which length $L$ do the scores and the output together cost exactly as many multiply-adds "
+        "as the three projections? Return it (a float, not rounded) as a closed form in `d_model`, "
+        "`E` (the width of queries and keys) and `Ev` (the width of the values); `Ev` may be an "
+        "array. Use arithmetic and `numpy` only.",
         solution='''
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                """Bytes of the (batch, n_heads, L, L) attention weights."""
+            def attention_overtakes_projections(d_model, E, Ev):
+                """The L at which L^2 (E + Ev) equals L d_model (2E + Ev)."""
                 ### BEGIN SOLUTION
-                return batch * n_heads * seq_len * seq_len * bytes_per_element  # one L x L matrix per head
+                # projections: L d_model (2E + Ev); Q K^T: L^2 E; A V: L^2 Ev
+                return d_model * (2 * E + Ev) / (E + Ev)
                 ### END SOLUTION
         ''',
-        reference=lambda batch, n_heads, seq_len, bytes_per_element: (
-            batch * n_heads * seq_len**2 * bytes_per_element
-        ),
-        public_cases=_bytes_cases,
+        reference=_crossover,
+        public_cases=_crossover_cases,
         diagnoses=(
             Diagnosis(
-                "the weights form an L x L matrix: their size grows with the square of the sequence length",
-                variant=lambda b, h, n, e: b * h * n * e,
+                "you counted Q K^T but not the product of the weights with V: it costs L^2 Ev",
+                name="A V left out",
+                hint="the attention part is L^2 E for the scores plus L^2 Ev for the output",
+                variant=lambda d_model, E, Ev: _crossover(d_model, E, Ev, av=False),
             ),
             Diagnosis(
-                "each head has its own L x L weights: multiply by n_heads",
-                variant=lambda b, h, n, e: b * n * n * e,
+                "your answer is right only when Ev = E: the value projection is (d_model, Ev) and A V "
+                "costs L^2 Ev",
+                name="Ev taken as E",
+                hint="W_V costs L d_model Ev, A V costs L^2 Ev",
+                variant=lambda d_model, E, Ev: (
+                    None if np.all(np.asarray(Ev) == E) else _crossover(d_model, E, Ev, ev=False)
+                ),
+            ),
+            Diagnosis(
+                "the projections' cost grows with L too: you compared L^2 (E + Ev) with "
+                "d_model (2E + Ev), without its factor L",
+                name="square root",
+                hint="L^2 (E + Ev) = L d_model (2E + Ev): divide both sides by L",
+                variant=lambda d_model, E, Ev: np.sqrt(_crossover(d_model, E, Ev)),
             ),
         ),
     )
@@ -260,6 +342,7 @@ register(
         title="predict the projections' size",
         points=1,
         function="predict_projection_parameters",
+        stub=STUB_LINE,
         hint="what shape does each of W_Q, W_K and W_V have, and how many numbers does that hold?",
         kind="predict",
         description="Before running anything: a self-attention layer with $d_{model} = 512$ projects to "
@@ -288,102 +371,117 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 4.6 symmetric scores (diagnose)
-def _copy_paste_cases():
+# ----------------------------------------------------------------------------- 4.6 outputs that are not averages (diagnose)
+def _transposed_mix_cases():
     rng = np.random.default_rng(406)
     n = rng.normal
     return grouped(
         "shapes",
-        Case("L=4, d_model=6, d_k=3", x=n(size=(4, 6)), W_q=n(size=(6, 3)), W_k=n(size=(6, 3))),
-        Case("square weights, L=3, d_model=d_k=4", x=n(size=(3, 4)), W_q=n(size=(4, 4)), W_k=n(size=(4, 4))),
+        Case(
+            "L=4, d_model=6, d_k=3, d_v=2",
+            x=n(size=(4, 6)),
+            W_q=n(size=(6, 3)),
+            W_k=n(size=(6, 3)),
+            W_v=n(size=(6, 2)),
+        ),
+        Case(
+            "L=3, d_model=4, d_k=2, d_v=5",
+            x=n(size=(3, 4)),
+            W_q=n(size=(4, 2)),
+            W_k=n(size=(4, 2)),
+            W_v=n(size=(4, 5)),
+        ),
     ) + grouped(
         "batch dimensions",
         Case(
-            "a batch of 2, L=3, d_model=4, d_k=2", x=n(size=(2, 3, 4)), W_q=n(size=(4, 2)), W_k=n(size=(4, 2))
+            "a batch of 2, L=5, d_model=4, d_k=2, d_v=3",
+            x=n(size=(2, 5, 4)),
+            W_q=n(size=(4, 2)),
+            W_k=n(size=(4, 2)),
+            W_v=n(size=(4, 3)),
         ),
         Case(
-            "batch and heads (2, 2, 3, 4), square weights",
+            "batch and heads (2, 2, 3, 4), d_k=4, d_v=2",
             x=n(size=(2, 2, 3, 4)),
             W_q=n(size=(4, 4)),
             W_k=n(size=(4, 4)),
+            W_v=n(size=(4, 2)),
         ),
     )
 
 
-def _symmetric_scores(weights):
-    """Whether the softmax weights (..., L, L) come from symmetric scores.
+def _self_attention_full(x, W_q, W_k, W_v, mix="rows", axis=-1):
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=axis)
+    mixer = np.swapaxes(weights, -1, -2) if mix == "columns" else weights
+    return mixer @ v, weights
 
-    With s symmetric, log w_ij - log w_ji = log Z_j - log Z_i: the antisymmetric part of log w is a
-    difference c_j - c_i, which its first row gives.
-    """
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim < 2 or w.shape[-1] != w.shape[-2] or w.shape[-1] < 2 or not (w > 0).all():
+
+def _right_weights_wrong_mix(outputs, x, W_q, W_k, W_v):
+    """The weights match, the outputs do not: the mix of the values is what is wrong."""
+    if len(outputs) != 2:
         return False
-    log_w = np.log(w)
-    a = log_w - np.swapaxes(log_w, -1, -2)
-    row = a[..., :1, :]  # c_j - c_0
-    return bool(np.allclose(a, row - np.swapaxes(row, -1, -2), atol=1e-4))
-
-
-def _self_weights(x, W_q, W_k):
-    q, k = x @ W_q, x @ W_k
-    return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+    out, weights = (np.asarray(o, dtype=np.float64) for o in outputs)
+    ref_out, ref_weights = _self_attention_full(x, W_q, W_k, W_v)
+    if weights.shape != ref_weights.shape or out.shape != ref_out.shape:
+        return False
+    return bool(np.allclose(weights, ref_weights, atol=1e-4) and not np.allclose(out, ref_out, atol=1e-4))
 
 
 register(
     Exercise(
-        id="ch04.fix_symmetric_scores",
+        id="ch04.fix_output_mix",
         number="4.6",
-        title="scores that are always symmetric",
+        title="outputs that are not averages of the values",
         points=2,
-        function="self_attention_weights",
-        hint="queries and keys need their own projections: the keys are x @ W_k",
+        function="self_attention_out",
+        hint="out[i] should be sum_j weights[i, j] v[j]: which index of weights does your product sum over?",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="This function should return the self-attention weights `(..., L, L)` of "
-        "`x (..., L, d_model)`. Symptom: before the softmax the score matrix is always symmetric "
-        "(token $i$ scores token $j$ exactly as $j$ scores $i$), whatever `W_k` is; changing `W_k` "
-        "changes nothing. Find the bug and fix it.",
+        description="This function should return scaled self-attention of `x (..., L, d_model)` with "
+        "`W_q`, `W_k (d_model, d_k)` and `W_v (d_model, d_v)`: `(out (..., L, d_v), weights (..., L, "
+        "L))`. Its weights are right, and every shape is right. Symptom: when all value rows are "
+        "the same vector $c$, the rows of `out` are not $c$ (some longer, some shorter), and a token "
+        "that many others attend to gets a large output. Find the bug and fix it; you may call "
+        "`numpy` and `softmax`.",
         solution='''
-            def self_attention_weights(x, W_q, W_k):
-                """Scaled self-attention weights (..., L, L) of x (..., L, d_model)."""
-                q = x @ W_q  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+            def self_attention_out(x, W_q, W_k, W_v):
+                """Scaled self-attention of x (..., L, d_model): (out (..., L, d_v), weights (..., L, L))."""
+                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_k), (..., L, d_k), (..., L, d_v)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, L)
+                weights = softmax(scores)
                 ### BEGIN SOLUTION
-                k = x @ W_k  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+                out = weights @ v  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
-                return softmax(scores)
+                return out, weights
         ''',
-        stub="k = x @ W_q  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)",
-        reference=_self_weights,
-        public_cases=_copy_paste_cases,
-        distributions=("result",),
+        stub="out = np.swapaxes(weights, -1, -2) @ v  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)",
+        reference=_self_attention_full,
+        public_cases=_transposed_mix_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the weights before the softmax are symmetric: token i scores token j exactly as j scores "
-                "i. Which matrix makes the keys, and what would make q_i . k_j = q_j . k_i for every pair?",
-                name="keys projected with W_q",
-                hint="queries and keys need their own projections: k = x @ W_k",
-                variant=lambda x, W_q, W_k: _self_weights(x, W_q, W_q),
+                "row i of out sums the values with column i of weights, the weights the other "
+                "queries give to key i: do those sum to 1?",
+                name="weights transposed",
+                hint="out[i] = sum_j weights[i, j] v[j]: weights @ v",
+                variant=lambda x, W_q, W_k, W_v: _self_attention_full(x, W_q, W_k, W_v, mix="columns"),
             ),
             Diagnosis(
-                "the scores before the softmax are still symmetric: token i scores token j exactly as j "
-                "scores i. For q_i . k_j = q_j . k_i to hold for every pair, what must the queries and "
-                "the keys have in common, and do yours still have it?",
-                name="scores still symmetric",
-                hint="the keys come from x and W_k alone, with nothing of W_q in them: k = x @ W_k",
-                symptom=lambda outputs, x, W_q, W_k: _symmetric_scores(outputs[0]),
+                "your weights are right, but row i of out is still not the average of the value "
+                "rows that row i of weights describes",
+                name="weights right, outputs not their average",
+                hint="out[i] = sum_j weights[i, j] v[j], for every i",
+                symptom=_right_weights_wrong_mix,
             ),
             Diagnosis(
-                "the scores do not depend on W_k at all: what are the queries compared with?",
-                name="keys not projected",
-                hint="the keys must be projected too: q @ (x @ W_k)^T, not q @ x^T",
-                variant=lambda x, W_q, W_k: (
-                    softmax(x @ W_q @ np.swapaxes(x, -1, -2) / np.sqrt(W_q.shape[-1]))
-                    if W_q.shape[0] == W_q.shape[1]
-                    else None
-                ),
+                "your weights' columns sum to 1, not their rows: the softmax runs over the keys, "
+                "the last axis",
+                name="softmax over the queries",
+                hint="softmax(scores) over axis -1",
+                variant=lambda x, W_q, W_k, W_v: _self_attention_full(x, W_q, W_k, W_v, axis=-2),
             ),
         ),
     )

@@ -4,130 +4,254 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import merge_heads, split_heads
+from .. import merge_heads, softmax, split_heads
 from .. import scaled_dot_product_attention as sdpa
 from ._common import D_MODEL_SCALE
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
 MHA_NEEDS = ("import numpy as np", "from attncourse import softmax, split_heads, merge_heads")
 
 
-# ----------------------------------------------------------------------------- 5.1 split heads
-def _split_cases():
+# ----------------------------------------------------------------------------- 5.1 which head serves which lookup
+def _lookup_maps(rng, B, L, plan, noise=None):
+    """Causal softmax maps (B, H, L, L): head h adds plan[h][d] to the score of key t - d.
+
+    ``noise``: the standard deviation of each head's random scores (1 for every head by default);
+    a large one makes a head's rows spiky, with single large weights on keys of no lookup.
+    """
+    H = len(plan)
+    spread = np.ones(H) if noise is None else np.asarray(noise, dtype=np.float64)
+    scores = rng.normal(size=(B, H, L, L)) * spread[:, None, None]
+    t = np.arange(L)
+    for h, boosts in enumerate(plan):
+        for d, boost in boosts.items():
+            rows = t[t >= d]
+            scores[:, h, rows, rows - d] += boost
+    scores = np.where(t[None, :] <= t[:, None], scores, -np.inf)  # key j <= query t
+    return softmax(scores)
+
+
+def _lookup_means(weights, offsets, first=None, wrap=False, columns=False, shift=0):
+    w = np.asarray(weights, dtype=np.float64)
+    L = w.shape[-1]
+    offsets = [int(d) for d in offsets]
+    means = []
+    for d in offsets:
+        start = max(offsets) if first is None else first(d)
+        t = np.arange(0 if wrap else start, L)
+        key = t - d + shift
+        picked = w[..., key, t] if columns else w[..., t, key]  # (B, H, n)
+        means.append(picked.mean(axis=(0, -1)))  # (H,)
+    return np.stack(means)  # (n_offsets, H)
+
+
+def _heads_for_lookups(weights, offsets, threshold, use_threshold=True, **how):
+    means = _lookup_means(weights, offsets, **how)
+    best = means.argmax(axis=-1)
+    if use_threshold:
+        best = np.where(means.max(axis=-1) > threshold, best, -1)
+    return best.astype(np.int64)
+
+
+def _saved_maps(n_heads):
+    """The experiment's trained maps on one held-out sequence (seed 0): (1, H, L, L)."""
+    from ..results import saved_results
+
+    return np.array(saved_results("heads_two_lookups.json")["maps_seed0"][n_heads]["weights"])[None]
+
+
+def _lookup_cases():
     rng = np.random.default_rng(501)
-    return grouped(
-        "heads",
-        Case("(1, 3, 4) into 2 heads", x=np.arange(12.0).reshape(1, 3, 4), n_heads=2),
-        Case("(2, 4, 6) into 3 heads", x=rng.normal(size=(2, 4, 6)), n_heads=3),
-    ) + grouped(
-        "batch dimensions",
-        Case("no batch: (3, 4) into 2 heads", x=rng.normal(size=(3, 4)), n_heads=2),
-        Case("batch and more: (2, 2, 3, 6) into 3 heads", x=rng.normal(size=(2, 2, 3, 6)), n_heads=3),
+    return (
+        grouped(
+            "two heads, three lookups",
+            Case(
+                "one head on t-1, the other split over t-2 and t-3",
+                weights=_lookup_maps(rng, 2, 8, [{1: 7.0}, {2: 5.0, 3: 5.0}]),
+                offsets=np.array([1, 2, 3]),
+                threshold=0.5,
+            ),
+            Case(
+                "head 1 on t-1, head 0 on t-3, nobody on t-2",
+                weights=_lookup_maps(rng, 3, 9, [{3: 7.0}, {1: 7.0}]),
+                offsets=np.array([1, 2, 3]),
+                threshold=0.5,
+            ),
+        )
+        + grouped(
+            "the chapter's saved maps (seed 0)",
+            Case(
+                "H = 1, lookups t-1 and t-2",
+                weights=_saved_maps("1"),
+                offsets=np.array([1, 2]),
+                threshold=0.5,
+            ),
+            Case(
+                "H = 4, lookups t-1 and t-2",
+                weights=_saved_maps("4"),
+                offsets=np.array([1, 2]),
+                threshold=0.5,
+            ),
+        )
+        + grouped(
+            "more heads than lookups",
+            Case(
+                "4 heads, lookups t-1, t-2, t-4",
+                weights=_lookup_maps(rng, 2, 10, [{2: 6.0}, {}, {4: 6.0}, {1: 6.0}]),
+                offsets=np.array([1, 2, 4]),
+                threshold=0.6,
+            ),
+            Case(
+                "3 heads, lookups t-4 and t-1, a lower threshold",
+                weights=_lookup_maps(rng, 1, 12, [{1: 3.0}, {4: 7.0}, {}]),
+                offsets=np.array([4, 1]),
+                threshold=0.3,
+            ),
+            Case(
+                "3 heads, lookups t-1 and t-2, one head spiky",
+                weights=_lookup_maps(rng, 2, 10, [{1: 6.0}, {}, {}], noise=[1.0, 5.0, 1.0]),
+                offsets=np.array([1, 2]),
+                threshold=0.6,
+            ),
+        )
     )
-
-
-def _split_no_transpose(x, n_heads):
-    *lead, L, d_model = x.shape
-    return x.reshape(*lead, n_heads, L, d_model // n_heads)
-
-
-def _split_interleaved(x, n_heads):
-    *lead, L, d_model = x.shape
-    return np.moveaxis(x.reshape(*lead, L, d_model // n_heads, n_heads), -1, -3)
 
 
 register(
     Exercise(
-        id="ch05.split_into_heads",
+        id="ch05.heads_for_lookups",
         number="5.1",
-        title="split into heads",
-        points=2,
-        hint="reshape to (..., L, H, d_head), then swap the L and H axes",
-        function="split_into_heads",
-        description="Reshape `x (..., L, d_model)` into `(..., n_heads, L, d_head)` with "
-        "`d_head = d_model // n_heads`; head `h` owns columns `h*d_head : (h+1)*d_head`.",
+        title="which head serves which lookup",
+        points=5,
+        function="heads_for_lookups",
+        stub=STUB_LINE,
+        needs=MHA_NEEDS,
+        hint="for each offset d and head h, average weights[b, h, t, t - d] over b and over t >= max(offsets); "
+        "then pick the head with the largest average, or -1",
+        description="The chapter's experiment read its trained maps by the weight that queries put on "
+        "keys $t-1$ and $t-2$. Here the task has several lookups, `offsets` (e.g. `[1, 2, 3]`: the "
+        "model must output $x_{t-1}$, $x_{t-2}$ and $x_{t-3}$), and the layer's causal maps are "
+        "`weights (B, H, L, L)` (query $t$ on axis -2, key on axis -1) on B held-out sequences. For "
+        "each offset $d$ and head $h$, average the weight that queries $t$ put on key $t - d$, over "
+        "the B sequences and over the queries $t \\ge$ `max(offsets)` (those that have every lookup). "
+        "Return an int array `(len(offsets),)`: for each offset, the head with the largest average "
+        "if that average is above `threshold`, else `-1` (no head serves that lookup). You may call "
+        "`numpy` (and the chapter's `softmax`, `split_heads`, `merge_heads`, though none is needed).",
         solution='''
-            def split_into_heads(x, n_heads):
-                """(..., L, d_model) -> (..., n_heads, L, d_head); head h owns columns h*d_head:(h+1)*d_head."""
+            def heads_for_lookups(weights, offsets, threshold):
+                """For each offset d: the head whose queries put most weight on key t - d, or -1."""
                 ### BEGIN SOLUTION
-                *lead, L, d_model = x.shape
-                x = x.reshape(*lead, L, n_heads, d_model // n_heads)  # (..., L, d_model) -> (..., L, H, d_head)
-                return np.swapaxes(x, -3, -2)  # -> (..., H, L, d_head)
+                L = weights.shape[-1]
+                t = np.arange(max(offsets), L)  # the queries that have every lookup
+                found = []
+                for d in offsets:
+                    share = weights[..., t, t - d].mean(axis=(0, -1))  # (B, H, n) -> (H,)
+                    found.append(share.argmax() if share.max() > threshold else -1)
+                return np.array(found, dtype=int)
                 ### END SOLUTION
         ''',
-        reference=split_heads,
-        public_cases=_split_cases,
+        reference=_heads_for_lookups,
+        public_cases=_lookup_cases,
         diagnoses=(
             Diagnosis(
-                "you reshaped straight to (..., H, L, d_head), which mixes tokens across heads: reshape to "
-                "(..., L, H, d_head) first, then swap the L and H axes",
-                variant=_split_no_transpose,
+                "some of your averages include queries t < d, where t - d is negative and numpy "
+                "reads a key from the end of the row: which queries have a key t - d at all?",
+                name="negative keys wrap around",
+                hint="average only over the queries t >= max(offsets)",
+                variant=lambda weights, offsets, threshold: _heads_for_lookups(
+                    weights, offsets, threshold, wrap=True
+                ),
             ),
             Diagnosis(
-                "head h must own the contiguous columns h*d_head:(h+1)*d_head; you dealt the columns out "
-                "to the heads in turn. Reshape to (..., L, H, d_head), not (..., L, d_head, H)",
-                variant=_split_interleaved,
+                "you averaged over the queries t >= d for each offset, so each lookup is averaged "
+                "over another set of queries; the exercise compares them on the same ones",
+                name="a query set per offset",
+                hint="average over the queries t >= max(offsets) for every offset",
+                variant=lambda weights, offsets, threshold: _heads_for_lookups(
+                    weights, offsets, threshold, first=lambda d: d
+                ),
+            ),
+            Diagnosis(
+                "you read weights[..., t - d, t]: row t - d is another query; the weight that query "
+                "t puts on key t - d is in row t",
+                name="rows and columns swapped",
+                hint="queries are on axis -2: weights[..., t, t - d]",
+                variant=lambda weights, offsets, threshold: _heads_for_lookups(
+                    weights, offsets, threshold, columns=True
+                ),
+            ),
+            Diagnosis(
+                "you read key t - d + 1: offset d means d positions back",
+                name="offset one too small",
+                hint="the lookup x_(t-d) is key t - d",
+                variant=lambda weights, offsets, threshold: _heads_for_lookups(
+                    weights, offsets, threshold, shift=1
+                ),
+            ),
+            Diagnosis(
+                "every lookup got a head, though on some no head holds more than the threshold: "
+                "a head that splits its weight over two keys serves neither",
+                name="no threshold",
+                hint="return -1 where the largest average is not above threshold",
+                variant=lambda weights, offsets, threshold: _heads_for_lookups(
+                    weights, offsets, threshold, use_threshold=False
+                ),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 5.2 merge heads
-def _combine_cases():
-    rng = np.random.default_rng(502)
-    return grouped(
-        "heads",
-        Case("2 heads of (3, 2)", x=np.arange(12.0).reshape(1, 2, 3, 2)),
-        Case("a batch of 2, 3 heads of (4, 2)", x=rng.normal(size=(2, 3, 4, 2))),
-    ) + grouped(
-        "batch dimensions",
-        Case("no batch: 2 heads of (3, 4)", x=rng.normal(size=(2, 3, 4))),
-        Case("batch and more: (2, 2), 3 heads of (2, 2)", x=rng.normal(size=(2, 2, 3, 2, 2))),
-    )
-
-
-def _combine_no_transpose(x):
-    *lead, H, L, d_head = x.shape
-    return x.reshape(*lead, L, H * d_head)
-
-
+# ----------------------------------------------------------------------------- 5.2 heads for three lookups (predict)
 register(
     Exercise(
-        id="ch05.combine_heads",
+        id="ch05.predict_heads_for_three_lookups",
         number="5.2",
-        title="merge the heads back",
+        title="predict the heads a three-lookup task needs",
         points=1,
-        hint="the reverse of split_into_heads, in the reverse order",
-        function="combine_heads",
-        description="The inverse of 5.1: `(..., n_heads, L, d_head) -> (..., L, n_heads * d_head)`.",
+        function="predict_heads_for_three_lookups",
+        stub=STUB_LINE,
+        kind="predict",
+        hint="how many sharp lookups can one head make per query, and which head counts does "
+        "ac.MultiHeadAttention(32, n_heads) accept?",
+        description="Change the chapter's experiment: at every position the model must output "
+        "three earlier tokens, $x_{t-1}$, $x_{t-2}$ and $x_{t-4}$, through three read-outs, with the "
+        "same single causal layer `ac.MultiHeadAttention(32, n_heads)` ($d_{model} = 32$). Every "
+        "lookup needs a head of its own that puts nearly all of its weight on that one key. What "
+        "is the smallest `n_heads` the layer can be built with that allows this? Return the number "
+        "(exact).",
         solution='''
-            def combine_heads(x):
-                """(..., n_heads, L, d_head) -> (..., L, n_heads * d_head): the inverse of split_into_heads."""
+            def predict_heads_for_three_lookups():
+                """The smallest n_heads of MultiHeadAttention(32, n_heads) with one head per lookup."""
                 ### BEGIN SOLUTION
-                *lead, H, L, d_head = x.shape
-                x = np.swapaxes(x, -3, -2)  # (..., H, L, d_head) -> (..., L, H, d_head)
-                return x.reshape(*lead, L, H * d_head)  # -> (..., L, d_model)
+                # one sharp distribution per head and query: at least 3 heads; n_heads must divide 32
+                return 4
                 ### END SOLUTION
         ''',
-        reference=merge_heads,
-        public_cases=_combine_cases,
+        reference=lambda: np.array(4),
+        public_cases=lambda: grouped("the count", Case("three lookups, d_model = 32")),
         diagnoses=(
             Diagnosis(
-                "you reshaped without moving the head axis: swap the H and L axes first, then reshape to "
-                "(..., L, H * d_head)",
-                variant=_combine_no_transpose,
+                "one head per lookup gives 3, but can MultiHeadAttention(32, 3) be built? d_model is "
+                "cut into n_heads equal slices",
+                name="3 does not divide 32",
+                hint="n_heads must divide d_model = 32",
+                variant=lambda: np.array(3),
             ),
             Diagnosis(
-                "each token's features are interleaved across the heads (feature j of every head, then "
-                "feature j + 1): which axes were swapped before the reshape?",
-                name="head and feature axes swapped",
-                hint="move the head axis next to d_head: (..., H, L, d_head) -> (..., L, H, d_head)",
-                variant=lambda x: np.swapaxes(np.swapaxes(x, -3, -2), -1, -2).reshape(
-                    *x.shape[:-3], x.shape[-2], x.shape[-3] * x.shape[-1]
-                ),
+                "the chapter's one head blended two lookups into one distribution: how many sharp "
+                "distributions does one head give a query?",
+                name="fewer heads than lookups",
+                hint="one head gives each query one distribution over the keys",
+                variant=lambda: np.array(2),
+            ),
+            Diagnosis(
+                "that works, but a smaller head count that divides 32 works too",
+                name="more heads than needed",
+                hint="list the divisors of 32 that are at least the number of lookups",
+                variant=lambda: np.array(8),
             ),
         ),
     )
@@ -181,9 +305,10 @@ register(
         id="ch05.multi_head_attention",
         number="5.3",
         title="the multi-head forward pass",
-        points=4,
+        points=2,
         hint="split after projecting, scale by sqrt(d_head), merge before W_o",
         function="multi_head_attention",
+        stub=STUB_LINE,
         description="Multi-head self-attention of `x (B, L, d_model)` with weight matrices `W_q`, "
         "`W_k`, `W_v`, `W_o` (each `(d_model, d_model)`, used as `x @ W`) and `n_heads` heads: return "
         "`(out (B, L, d_model), weights (B, n_heads, L, L))`.",
@@ -225,54 +350,57 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.4 parameter count
-def _count(d_model, n_heads, bias, matrices=4, per_head=False, biases=True):
-    n = matrices * d_model * d_model + (matrices * d_model if bias and biases else 0)
-    return n * n_heads if per_head else n
-
-
-def _count_cases():
-    return grouped(
-        "counts",
-        Case("d_model=8, 2 heads, with biases", d_model=8, n_heads=2, bias=True),
-        Case("d_model=512, 8 heads, no biases", d_model=512, n_heads=8, bias=False),
-    )
+# ----------------------------------------------------------------------------- 5.4 keys of another width (predict)
+E_MHA, KDIM, VDIM = 64, 32, 48
 
 
 register(
     Exercise(
-        id="ch05.mha_parameter_count",
+        id="ch05.predict_kdim_vdim_parameters",
         number="5.4",
-        title="parameters of multi-head attention",
+        title="predict the size of a layer whose keys and values have other widths",
         points=1,
-        hint="count the four weight matrices and their biases; do the heads add any?",
-        function="mha_parameter_count",
-        description="How many trainable numbers does multi-head attention with `d_model`, `n_heads` "
-        "and (optional) biases hold? Compare with `sum(p.numel() for p in nn.MultiheadAttention(...).parameters())`.",
+        function="predict_kdim_vdim_parameters",
+        stub=STUB_LINE,
+        kind="predict",
+        hint="W_K maps the keys' 32 features to embed_dim; every projection has a bias of length embed_dim",
+        description="In cross-attention the keys and values may come from a sequence of another "
+        "width. `nn.MultiheadAttention(embed_dim=64, num_heads=4, kdim=32, vdim=48)` (biases on, the "
+        "default) projects queries of width 64, keys of width 32 and values of width 48, each to "
+        "`embed_dim`, and its output projection maps `embed_dim` to `embed_dim`, as `nn.Linear` "
+        "layers do (a weight and a bias of the output's length). How many trainable numbers does it "
+        "hold? Return the count (exact), worked out on paper.",
         solution='''
-            def mha_parameter_count(d_model, n_heads, bias):
-                """Trainable numbers in multi-head attention (W_Q, W_K, W_V, W_O and their biases)."""
+            def predict_kdim_vdim_parameters():
+                """Trainable numbers of nn.MultiheadAttention(64, 4, kdim=32, vdim=48)."""
                 ### BEGIN SOLUTION
-                weights = 4 * d_model * d_model  # W_Q, W_K, W_V, W_O: the heads share them
-                biases = 4 * d_model if bias else 0
-                return weights + biases  # n_heads does not appear
+                E, kdim, vdim = 64, 32, 48
+                weights = E * E + kdim * E + vdim * E + E * E  # W_Q, W_K, W_V, W_O
+                biases = 4 * E  # one of length E per projection
+                return weights + biases
                 ### END SOLUTION
         ''',
-        reference=_count,
-        public_cases=_count_cases,
+        reference=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA),
+        public_cases=lambda: grouped("the count", Case("embed_dim=64, kdim=32, vdim=48, biases")),
         diagnoses=(
             Diagnosis(
-                "the count does not depend on the number of heads: the heads split W_Q, W_K, W_V "
-                "(each d_model x d_model) between them instead of having their own",
-                variant=lambda d, h, b: _count(d, h, b, per_head=True),
+                "that is the count with kdim = vdim = embed_dim: the keys have 32 features and the "
+                "values 48, so W_K and W_V are smaller",
+                name="kdim and vdim ignored",
+                hint="W_K is (32, 64) in the x @ W convention, W_V (48, 64)",
+                variant=lambda: np.array(4 * E_MHA * E_MHA + 4 * E_MHA),
             ),
             Diagnosis(
-                "you left out W_O: there are four (d_model, d_model) matrices",
-                variant=lambda d, h, b: _count(d, h, b, matrices=3),
+                "the weights are right; the biases are missing",
+                name="no biases",
+                hint="each of the four projections has a bias of length embed_dim",
+                variant=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA),
             ),
             Diagnosis(
-                "bias=True adds one d_model-long vector per projection: 4 * d_model more",
-                variant=lambda d, h, b: _count(d, h, b, biases=False) if b else None,
+                "the number of heads does not multiply the count: the heads split the projections",
+                name="per head",
+                hint="the four projections are shared by the heads",
+                variant=lambda: np.array(4 * (2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA)),
             ),
         ),
     )
@@ -301,9 +429,11 @@ register(
         id="ch05.weights_from_torch",
         number="5.5",
         title="weights from nn.MultiheadAttention",
-        points=2,
+        points=1,
         hint="torch stacks q, k, v in in_proj_weight and computes x @ weight.T",
         function="weights_from_torch",
+        stub=STUB_LINE,
+        needs=MHA_NEEDS,
         description="`nn.MultiheadAttention` stores `in_proj_weight (3*d_model, d_model)` (the q, k, v "
         "blocks stacked) and `out_proj.weight (d_model, d_model)`, and computes `x @ weight.T`. Return "
         "`(W_q, W_k, W_v, W_o)` in this course's `x @ W` convention.",
@@ -343,10 +473,11 @@ register(
         title="predict a grouped-query layer's size",
         points=1,
         function="predict_mha_parameters",
+        stub=STUB_LINE,
         kind="predict",
-        description="Exercise 5.4 counted a multi-head layer. Now share keys and values: $d_{model} = 512$, "
-        "8 query heads of $d_{head} = 64$, but only 2 key/value heads (grouped-query attention, as in "
-        "Exercise 5.7), no biases. $W_Q$ and $W_O$ stay $(512, 512)$; $W_K$ and $W_V$ make only the 2 "
+        description="The chapter's layer holds $4\\,d_{model}^2$ weights. Now share keys and values: "
+        "$d_{model} = 512$, 8 query heads of $d_{head} = 64$, but only 2 key/value heads (grouped-query "
+        "attention, Chapter 11), no biases. $W_Q$ and $W_O$ stay $(512, 512)$; $W_K$ and $W_V$ make only the 2 "
         "shared heads. How many parameters? Return the count (exact).",
         solution='''
             def predict_mha_parameters():
@@ -384,89 +515,101 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.7 grouped-query (extend)
-def _gqa_cases():
+# ----------------------------------------------------------------------------- 5.7 heads dealt out in turn (diagnose)
+def _split_dealt(x, n_heads):
+    *lead, L, d_model = x.shape
+    return np.moveaxis(x.reshape(*lead, L, d_model // n_heads, n_heads), -1, -3)
+
+
+def _mha_split_by(split, x, W_q, W_k, W_v, W_o, n_heads):
+    q, k, v = (split(x @ W, n_heads) for W in (W_q, W_k, W_v))
+    heads, weights = sdpa(q, k, v)
+    return merge_heads(heads) @ W_o, weights
+
+
+def _dealt_cases():
     rng = np.random.default_rng(507)
-    n = rng.normal
-    # one group: H // G and G differ in every case but the first, and L != S, so repeating by G,
-    # np.tile for np.repeat or interleaved groups fail the group however the cases line up
+
+    def weights(d):
+        return dict(
+            zip(("W_q", "W_k", "W_v", "W_o"), (rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)))
+        )
+
     return grouped(
-        "grouped heads",
-        Case(
-            "4 query heads, 2 key/value heads",
-            q=n(size=(1, 4, 3, 2)),
-            k=n(size=(1, 2, 5, 2)),
-            v=n(size=(1, 2, 5, 3)),
-        ),
-        Case(
-            "6 query heads, 3 key/value heads, B=2",
-            q=n(size=(2, 6, 2, 4)),
-            k=n(size=(2, 3, 2, 4)),
-            v=n(size=(2, 3, 2, 4)),
-        ),
-        Case(
-            "6 query heads, 2 key/value heads, L=2, S=4, Ev=3",
-            q=n(size=(1, 6, 2, 2)),
-            k=n(size=(1, 2, 4, 2)),
-            v=n(size=(1, 2, 4, 3)),
-        ),
+        "heads",
+        Case("B=1, L=3, d_model=4, 2 heads", x=rng.normal(size=(1, 3, 4)), **weights(4), n_heads=2),
+        Case("B=2, L=4, d_model=6, 3 heads", x=rng.normal(size=(2, 4, 6)), **weights(6), n_heads=3),
+        Case("B=1, L=5, d_model=8, 4 heads", x=rng.normal(size=(1, 5, 8)), **weights(8), n_heads=4),
+        Case("B=2, L=3, d_model=6, 2 heads", x=rng.normal(size=(2, 3, 6)), **weights(6), n_heads=2),
     )
-
-
-def _gqa(q, k, v, tile=False):
-    group = q.shape[-3] // k.shape[-3]  # query heads per key/value head
-    if tile:
-        k, v = np.concatenate([k] * group, axis=-3), np.concatenate([v] * group, axis=-3)
-    else:
-        k, v = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)
-    return sdpa(q, k, v)
 
 
 register(
     Exercise(
-        id="ch05.grouped_query_attention",
+        id="ch05.fix_head_split",
         number="5.7",
-        title="grouped-query attention",
+        title="heads that only agree when there is one",
         points=4,
-        function="grouped_query_attention",
-        hint="query head h uses key/value head h // (H/G): give every query head its keys and values, then attend as usual",
-        kind="extend",
-        description="Grouped-query attention (GQA, used by Llama 2 70B and Mistral) keeps all `H` query "
-        "heads but only `G` key/value heads, `H % G == 0`: query heads `0 .. H/G - 1` share key/value head "
-        "0, the next `H/G` share head 1, and so on. This shrinks the keys and values (and the KV cache) "
-        "by `H/G`. Given `q (B, H, L, d_head)`, `k (B, G, S, d_head)`, `v (B, G, S, Ev)`, return "
-        "`(out (B, H, L, Ev), weights (B, H, L, S))` with scores scaled by $1/\\sqrt{d_{head}}$.",
+        function="mha_forward",
+        hint="which columns of q should head h own, and which does this reshape give it?",
+        kind="diagnose",
+        description="This function is meant to be the chapter's multi-head self-attention: "
+        "`x (B, L, d_model)`, `W_q`, `W_k`, `W_v`, `W_o` each `(d_model, d_model)` used as `x @ W`, "
+        "head `h` owning columns `h*d_head : (h+1)*d_head`; it returns `(out (B, L, d_model), weights "
+        "(B, n_heads, L, L))`. Symptom: with `n_heads = 1` it matches `ac.MultiHeadAttention` "
+        "loaded with the same weights; with 2 or more heads neither `out` nor `weights` match, "
+        "although every shape is right and every row of weights sums to 1. Find the bug and fix "
+        "it; you may call `numpy`, `softmax`, `split_heads` and `merge_heads`.",
         solution='''
-            def grouped_query_attention(q, k, v):
-                """GQA: H query heads share G key/value heads in consecutive groups of H // G."""
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                """Multi-head self-attention: returns (out (B, L, d_model), weights (B, H, L, L))."""
+                B, L, d_model = x.shape
+                d_head = d_model // n_heads
+                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (B, L, d_model) each
                 ### BEGIN SOLUTION
-                group = q.shape[1] // k.shape[1]  # query heads per key/value head
-                k = np.repeat(k, group, axis=1)  # (B, G, S, d_head) -> (B, H, S, d_head): 0,0,1,1,...
-                v = np.repeat(v, group, axis=1)  # (B, G, S, Ev) -> (B, H, S, Ev)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, H, L, d) @ (B, H, d, S) -> (B, H, L, S)
-                weights = softmax(scores)
-                return weights @ v, weights  # (B, H, L, S) @ (B, H, S, Ev) -> (B, H, L, Ev)
+                q, k, v = (t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3) for t in (q, k, v))
                 ### END SOLUTION
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
+                weights = softmax(scores)
+                heads = weights @ v  # (B, H, L, L) @ (B, H, L, d_head) -> (B, H, L, d_head)
+                out = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model)  # -> (B, L, H, d_head) -> (B, L, d_model)
+                return out @ W_o, weights
         ''',
-        reference=_gqa,
-        public_cases=_gqa_cases,
+        stub="q, k, v = (t.reshape(B, L, d_head, n_heads).transpose(0, 3, 1, 2) for t in (q, k, v))",
+        reference=lambda x, W_q, W_k, W_v, W_o, n_heads: mha_reference(x, W_q, W_k, W_v, W_o, n_heads),
+        public_cases=_dealt_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=MHA_NEEDS,
-        forbids=("torch.nn.functional.scaled_dot_product_attention",),
         diagnoses=(
             Diagnosis(
-                "the groups are interleaved: query head h got key/value head h % G (np.tile). Consecutive "
-                "query heads share one key/value head, h // (H // G): use np.repeat along the head axis",
-                variant=lambda q, k, v: _gqa(q, k, v, tile=True),
+                "head 0's scores use columns 0, H, 2H, ... of q and k: the columns are dealt out to "
+                "the heads in turn. Which columns should head 0 own?",
+                name="columns dealt out in turn",
+                hint="reshape to (B, L, H, d_head), then move the head axis: head h owns columns h*d_head:(h+1)*d_head",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
+                    _split_dealt, x, W_q, W_k, W_v, W_o, h
+                ),
+            ),
+            Diagnosis(
+                "the heads mix tokens: a reshape straight to (B, H, L, d_head) cuts the sequence, not "
+                "the features",
+                name="tokens mixed across heads",
+                hint="reshape to (B, L, H, d_head) first, then swap the L and H axes",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
+                    lambda t, n: t.reshape(t.shape[0], n, t.shape[1], t.shape[2] // n),
+                    x,
+                    W_q,
+                    W_k,
+                    W_v,
+                    W_o,
+                    h,
+                ),
             ),
             Diagnosis(
                 D_MODEL_SCALE,
-                variant=lambda q, k, v: sdpa(
-                    q,
-                    np.repeat(k, q.shape[1] // k.shape[1], axis=1),
-                    np.repeat(v, q.shape[1] // k.shape[1], axis=1),
-                    scale=1 / np.sqrt(q.shape[1] * q.shape[-1]),
+                variant=lambda x, W_q, W_k, W_v, W_o, h: mha_reference(
+                    x, W_q, W_k, W_v, W_o, h, scale=1 / np.sqrt(x.shape[-1])
                 ),
             ),
         ),

@@ -23,50 +23,54 @@ CORRECT = {
             """,
         ],
     },
-    "ch03.score_variance": {
+    "ch03.init_std_for_unscaled_scores": {
         "torch with the chapter's torch import": """
-            def score_variance(q, k):
-                s = (torch.as_tensor(q) * torch.as_tensor(k)).sum(-1)
-                return s.var(unbiased=False), (s / q.shape[-1] ** 0.5).var(unbiased=False)
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                d_k = torch.as_tensor(d_k, dtype=torch.float64)
+                return (d_model * token_var * d_k**0.5) ** -0.5
         """,
-        "einsum and np.var": """
-            def score_variance(q, k):
-                s = np.einsum("ne,ne->n", q, k)
-                return np.var(s), np.var(s) / q.shape[-1]
+        "one fourth root": """
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                return 1 / (np.asarray(d_k, dtype=float) ** 0.25 * (d_model * token_var) ** 0.5)
         """,
         "helper in an added cell": [
             """
-            def _pop_var_32(a):
-                return np.mean((a - np.mean(a)) ** 2)
+            def _entry_variance_32(d_model, token_var, sigma2):
+                return d_model * token_var * sigma2
             """,
             """
-            def score_variance(q, k):
-                s = np.array([qi @ ki for qi, ki in zip(q, k)])
-                return _pop_var_32(s), _pop_var_32(s / np.sqrt(q.shape[1]))
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                target = 1 / np.sqrt(d_k)  # Var(q_j) = Var(k_j) for Var(q . k) = 1
+                return np.sqrt(target / _entry_variance_32(d_model, token_var, 1.0))
             """,
         ],
+        "float32": """
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                d = np.asarray(d_k, dtype=np.float32)
+                return np.float32(1) / np.sqrt(np.sqrt(d) * np.float32(d_model * token_var))
+        """,
     },
-    "ch03.scaled_attention": {
+    "ch03.fix_scale_size": {
         "torch with the chapter's F": """
-            def scaled_attention(q, k, v):
+            def attention_with_scale(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
                 w = F.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1)
                 return w @ v, w
         """,
-        "float32 numpy": """
-            def scaled_attention(q, k, v):
-                q, k, v = (a.astype(np.float32) for a in (q, k, v))
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(np.float32(q.shape[-1])))
-                return w @ v, w
+        "float32 with the scale read from k": """
+            def attention_with_scale(q, k, v):
+                q32, k32 = q.astype(np.float32), k.astype(np.float32)
+                w = softmax(q32 @ np.swapaxes(k32, -1, -2) / np.float32(np.sqrt(k.shape[-1])))
+                return w @ v.astype(np.float32), w
         """,
         "helper in an added cell": [
             """
-            def _scores_33(q, k):
-                return np.einsum("...le,...se->...ls", q, k) / np.sqrt(q.shape[-1])
+            def _width_33(a):
+                return a.shape[-1]
             """,
             """
-            def scaled_attention(q, k, v):
-                w = ac.softmax(_scores_33(q, k), axis=-1)
+            def attention_with_scale(q, k, v):
+                w = softmax(np.einsum("...le,...se->...ls", q, k) / _width_33(q) ** 0.5)
                 return w @ v, w
             """,
         ],
@@ -149,37 +153,43 @@ WRONG = {
                 return q @ np.swapaxes(k, -1, -2) * np.sqrt(q.shape[-1])
         """,
     },
-    "ch03.score_variance": {
-        "ddof=1": """
-            def score_variance(q, k):
-                s = (q * k).sum(axis=-1)
-                return s.var(ddof=1), (s / np.sqrt(q.shape[-1])).var(ddof=1)
+    "ch03.init_std_for_unscaled_scores": {
+        "the saved run's init": """
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                return 1 / np.sqrt(d_model * token_var) + 0 * np.asarray(d_k)
         """,
-        "every pair": """
-            def score_variance(q, k):
-                s = q @ k.T
-                return s.var(), (s / np.sqrt(q.shape[-1])).var()
+        "each entry of variance 1/d_k": """
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                return 1 / np.sqrt(d_model * token_var * np.asarray(d_k, dtype=float))
         """,
-        "standard deviations": """
-            def score_variance(q, k):
-                s = (q * k).sum(axis=-1)
-                return s.std(), (s / np.sqrt(q.shape[-1])).std()
+        "the variance": """
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                return 1 / (np.sqrt(d_k) * d_model * token_var)
+        """,
+        "sqrt(d_k) in the numerator": """
+            def init_std_for_unscaled_scores(d_k, d_model, token_var):
+                return np.sqrt(np.sqrt(d_k) / (d_model * token_var))
         """,
     },
-    "ch03.scaled_attention": {
-        "scaled by sqrt(Ev)": """
-            def scaled_attention(q, k, v):
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(v.shape[-1]))
+    "ch03.fix_scale_size": {
+        "still the number of keys": """
+            def attention_with_scale(q, k, v):
+                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-2]))
+                return w @ v, w
+        """,
+        "the number of queries": """
+            def attention_with_scale(q, k, v):
+                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-2]))
                 return w @ v, w
         """,
         "k.T on a batch": """
-            def scaled_attention(q, k, v):
+            def attention_with_scale(q, k, v):
                 w = softmax(q @ k.T / np.sqrt(q.shape[-1]))
                 return w @ v, w
         """,
-        "scaled by the number of keys": """
-            def scaled_attention(q, k, v):
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-2]))
+        "scale by shape[1]": """
+            def attention_with_scale(q, k, v):
+                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[1]))
                 return w @ v, w
         """,
     },

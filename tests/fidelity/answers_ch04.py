@@ -27,42 +27,34 @@ CORRECT = {
                 return [torch.matmul(xt, torch.from_numpy(W)).numpy() for W in (W_q, W_k, W_v)]
         """,
     },
-    "ch04.self_attention_forward": {
-        "torch with the chapter's F and math": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                xt = torch.as_tensor(x)
-                q, k, v = (xt @ torch.as_tensor(W) for W in (W_q, W_k, W_v))
-                w = F.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
-                return w @ v, w
+    "ch04.attention_with_counts": {
+        "the chapter's ac.softmax": """
+            def attention_with_counts(q, k, v, counts):
+                with np.errstate(divide="ignore"):
+                    log_counts = np.log(np.asarray(counts, dtype=float))
+                weights = ac.softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + log_counts)
+                return weights @ v, weights
         """,
-        "float32 numpy": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                x32 = x.astype(np.float32)
-                q, k, v = (x32 @ W.astype(np.float32) for W in (W_q, W_k, W_v))
-                s = q @ np.swapaxes(k, -1, -2) / np.float32(np.sqrt(q.shape[-1]))
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                w = e / e.sum(axis=-1, keepdims=True)
-                return w @ v, w
+        "exponentials multiplied by the counts, float32": """
+            def attention_with_counts(q, k, v, counts):
+                s = (q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])).astype(np.float32)
+                e = np.exp(s - s.max(axis=-1, keepdims=True)) * np.asarray(counts, dtype=np.float32)
+                weights = e / e.sum(axis=-1, keepdims=True)
+                return weights @ v.astype(np.float32), weights
         """,
-        "helper in an added cell, einsum": [
+        "torch with the chapter's F": [
             """
-            def _sa_softmax(s):
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                return e / e.sum(axis=-1, keepdims=True)
+            def _log_counts_42(counts, dtype):
+                return torch.log(torch.as_tensor(counts, dtype=dtype))
             """,
             """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                w = _sa_softmax(np.einsum("...ld,...sd->...ls", q, k) / np.sqrt(W_k.shape[1]))
-                return np.einsum("...ls,...sv->...lv", w, v), w
+            def attention_with_counts(q, k, v, counts):
+                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
+                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5 + _log_counts_42(counts, q.dtype)
+                weights = F.softmax(scores, dim=-1)
+                return weights @ v, weights
             """,
         ],
-        "the chapter's ac.softmax": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                w = ac.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=-1)
-                return w @ v, w
-        """,
     },
     "ch04.unpermute": {
         "torch argsort": """
@@ -90,27 +82,26 @@ CORRECT = {
             """,
         ],
     },
-    "ch04.score_matrix_bytes": {
-        "math.prod with the chapter's math": """
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                return math.prod((batch, n_heads, seq_len, seq_len)) * bytes_per_element
+    "ch04.attention_overtakes_projections": {
+        "torch": """
+            def attention_overtakes_projections(d_model, E, Ev):
+                Ev = torch.as_tensor(Ev, dtype=torch.float64)
+                return d_model * (2 * E + Ev) / (E + Ev)
         """,
-        "torch empty meta tensor": """
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                n = torch.Size((batch, n_heads, seq_len, seq_len)).numel()
-                return n * bytes_per_element
+        "one plus a ratio": """
+            def attention_overtakes_projections(d_model, E, Ev):
+                Ev = np.asarray(Ev, dtype=float)
+                return d_model * (1 + E / (E + Ev))
         """,
         "helper in an added cell": [
             """
-            def _numel(shape):
-                n = 1
-                for s in shape:
-                    n *= s
-                return n
+            def _macs_44(L, d_model, E, Ev):
+                return L * d_model * (2 * E + Ev), L * L * (E + Ev)
             """,
             """
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                return _numel([batch, n_heads, seq_len, seq_len]) * bytes_per_element
+            def attention_overtakes_projections(d_model, E, Ev):
+                projections, attention = _macs_44(1.0, d_model, E, np.asarray(Ev, dtype=float))
+                return projections / attention  # both per L: L * attention(1) = projections(1)
             """,
         ],
     },
@@ -137,29 +128,30 @@ CORRECT = {
                 return 3 * math.prod((512, 64))
         """,
     },
-    "ch04.fix_symmetric_scores": {
-        "torch with the chapter's F": """
-            def self_attention_weights(x, W_q, W_k):
-                q = torch.as_tensor(x) @ torch.as_tensor(W_q)
-                k = torch.as_tensor(x) @ torch.as_tensor(W_k)
-                return F.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1)
+    "ch04.fix_output_mix": {
+        "einsum": """
+            def self_attention_out(x, W_q, W_k, W_v):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                weights = softmax(np.einsum("...id,...jd->...ij", q, k) / np.sqrt(q.shape[-1]))
+                return np.einsum("...ij,...jd->...id", weights, v), weights
         """,
-        "float32 einsum": """
-            def self_attention_weights(x, W_q, W_k):
-                x32 = x.astype(np.float32)
-                q = x32 @ W_q.astype(np.float32)
-                k = x32 @ W_k.astype(np.float32)
-                s = np.einsum("...id,...jd->...ij", q, k) / np.sqrt(np.float32(q.shape[-1]))
-                return softmax(s)
+        "torch float32 with the chapter's torch": """
+            def self_attention_out(x, W_q, W_k, W_v):
+                x, W_q, W_k, W_v = (torch.as_tensor(a, dtype=torch.float32) for a in (x, W_q, W_k, W_v))
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
+                return weights @ v, weights
         """,
         "helper in an added cell": [
             """
-            def _scores_46(q, k):
-                return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            def _mix_46(weights, v):
+                return np.matmul(weights, v)
             """,
             """
-            def self_attention_weights(x, W_q, W_k):
-                return softmax(_scores_46(x @ W_q, x @ W_k))
+            def self_attention_out(x, W_q, W_k, W_v):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                return _mix_46(weights, v), weights
             """,
         ],
     },
@@ -180,30 +172,27 @@ WRONG = {
                 return x @ W_q, x @ W_v, x @ W_k
         """,
     },
-    "ch04.self_attention_forward": {
-        "scaled by sqrt(d_model)": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1]))
-                return w @ v, w
+    "ch04.attention_with_counts": {
+        "counts ignored": """
+            def attention_with_counts(q, k, v, counts):
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                return weights @ v, weights
         """,
-        "scaled by sqrt(d_v)": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(v.shape[-1]))
-                return w @ v, w
+        "weights multiplied by the counts after the softmax": """
+            def attention_with_counts(q, k, v, counts):
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) * counts
+                return weights @ v, weights
         """,
-        "k.T on a batch": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                w = softmax(q @ k.T / np.sqrt(q.shape[-1]))
-                return w @ v, w
+        "count added to the score": """
+            def attention_with_counts(q, k, v, counts):
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + counts)
+                return weights @ v, weights
         """,
-        "softmax over the queries": """
-            def self_attention_forward(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=-2)
-                return w @ v, w
+        "the long sequence's weights per copy": """
+            def attention_with_counts(q, k, v, counts):
+                k_all, v_all = np.repeat(k, counts, axis=-2), np.repeat(v, counts, axis=-2)
+                weights = softmax(q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1]))
+                return weights @ v_all, weights
         """,
     },
     "ch04.unpermute": {
@@ -220,18 +209,18 @@ WRONG = {
                 return out_permuted[..., np.argsort(perm)] if out_permuted.shape[-1] == len(perm) else out_permuted
         """,
     },
-    "ch04.score_matrix_bytes": {
-        "linear in L": """
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                return batch * n_heads * seq_len * bytes_per_element
+    "ch04.attention_overtakes_projections": {
+        "A V left out": """
+            def attention_overtakes_projections(d_model, E, Ev):
+                return d_model * (2 * E + np.asarray(Ev)) / E
         """,
-        "heads forgotten": """
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                return batch * seq_len * seq_len * bytes_per_element
+        "projections without their factor L": """
+            def attention_overtakes_projections(d_model, E, Ev):
+                return np.sqrt(d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev)))
         """,
-        "bits, not bytes": """
-            def score_matrix_bytes(batch, n_heads, seq_len, bytes_per_element):
-                return batch * n_heads * seq_len * seq_len * bytes_per_element * 8
+        "one projection only": """
+            def attention_overtakes_projections(d_model, E, Ev):
+                return d_model * E / (E + np.asarray(Ev))
         """,
     },
     "ch04.predict_projection_parameters": {
@@ -244,21 +233,24 @@ WRONG = {
                 return 4 * 512 * 64
         """,
     },
-    "ch04.fix_symmetric_scores": {
-        "the bug left in (k = x @ W_q)": """
-            def self_attention_weights(x, W_q, W_k):
-                q = x @ W_q
-                return softmax(q @ np.swapaxes(x @ W_q, -1, -2) / np.sqrt(q.shape[-1]))
-        """,
-        "unscaled": """
-            def self_attention_weights(x, W_q, W_k):
-                q, k = x @ W_q, x @ W_k
-                return softmax(q @ np.swapaxes(k, -1, -2))
+    "ch04.fix_output_mix": {
+        "still transposed": """
+            def self_attention_out(x, W_q, W_k, W_v):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                return np.swapaxes(weights, -1, -2) @ v, weights
         """,
         "k.T on a batch": """
-            def self_attention_weights(x, W_q, W_k):
-                q, k = x @ W_q, x @ W_k
-                return softmax(q @ k.T / np.sqrt(q.shape[-1]))
+            def self_attention_out(x, W_q, W_k, W_v):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                weights = softmax(q @ k.T / np.sqrt(q.shape[-1]))
+                return weights @ v, weights
+        """,
+        "transposed twice": """
+            def self_attention_out(x, W_q, W_k, W_v):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=-2)
+                return np.swapaxes(weights, -1, -2) @ v, np.swapaxes(weights, -1, -2)
         """,
     },
 }

@@ -1,47 +1,77 @@
 """Chapter 5 (multi-head attention): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch05.split_into_heads": {
-        "rearrange from the chapter's imports": """
-            def split_into_heads(x, n_heads):
-                return rearrange(x, "... l (h d) -> ... h l d", h=n_heads)
+    "ch05.heads_for_lookups": {
+        "loops over offsets and heads": """
+            def heads_for_lookups(weights, offsets, threshold):
+                B, H, L, _ = weights.shape
+                first = max(offsets)
+                result = []
+                for d in offsets:
+                    means = [np.mean([weights[b, h, t, t - d] for b in range(B) for t in range(first, L)])
+                             for h in range(H)]
+                    best = int(np.argmax(means))
+                    result.append(best if means[best] > threshold else -1)
+                return np.array(result)
         """,
-        "torch view and transpose": """
-            def split_into_heads(x, n_heads):
-                t = torch.as_tensor(x)
-                return t.view(*t.shape[:-1], n_heads, t.shape[-1] // n_heads).transpose(-3, -2)
+        "torch with the chapter's torch import": """
+            def heads_for_lookups(weights, offsets, threshold):
+                w = torch.as_tensor(weights)
+                t = torch.arange(int(max(offsets)), w.shape[-1])
+                shares = torch.stack([w[:, :, t, t - int(d)].mean(dim=(0, 2)) for d in offsets])  # (n, H)
+                best = shares.argmax(dim=1)
+                return torch.where(shares.max(dim=1).values > threshold, best, torch.full_like(best, -1))
         """,
-        "helper in an added cell, slices": [
+        "helper in an added cell, diagonals": [
             """
-            def _head_slice_51(x, h, d_head):
-                return x[..., h * d_head : (h + 1) * d_head]
+            def _offset_diagonal_51(weights, d, first):
+                # weights[..., t, t - d] for t >= first: the d-th diagonal below the main one
+                diag = np.diagonal(weights, offset=-d, axis1=-2, axis2=-1)  # (B, H, L - d)
+                return diag[..., first - d:]
             """,
             """
-            def split_into_heads(x, n_heads):
-                d_head = x.shape[-1] // n_heads
-                return np.stack([_head_slice_51(x, h, d_head) for h in range(n_heads)], axis=-3)
+            def heads_for_lookups(weights, offsets, threshold):
+                first = max(offsets)
+                shares = np.stack([_offset_diagonal_51(weights, d, first).mean(axis=(0, 2)) for d in offsets])
+                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
             """,
         ],
+        "float32 with rearrange": """
+            def heads_for_lookups(weights, offsets, threshold):
+                w = rearrange(np.asarray(weights, dtype=np.float32), "b h q k -> h b q k")
+                t = np.arange(max(offsets), w.shape[-1])
+                shares = np.array([[w[h][:, t, t - d].mean() for h in range(w.shape[0])] for d in offsets])
+                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+        """,
     },
-    "ch05.combine_heads": {
-        "rearrange from the chapter's imports": """
-            def combine_heads(x):
-                return rearrange(x, "... h l d -> ... l (h d)")
+    "ch05.predict_heads_for_three_lookups": {
+        "an expression": """
+            def predict_heads_for_three_lookups():
+                return 2**2
         """,
-        "torch transpose and flatten": """
-            def combine_heads(x):
-                return torch.as_tensor(x).transpose(-3, -2).flatten(-2)
+        "a float": """
+            def predict_heads_for_three_lookups():
+                return 4.0
         """,
-        "helper in an added cell, concatenate": [
-            """
-            def _heads_list_52(x):
-                return [x[..., h, :, :] for h in range(x.shape[-3])]
-            """,
-            """
-            def combine_heads(x):
-                return np.concatenate(_heads_list_52(x), axis=-1)
-            """,
-        ],
+        "a numpy integer": """
+            def predict_heads_for_three_lookups():
+                return np.int64(2 * 2)
+        """,
+    },
+    "ch05.predict_kdim_vdim_parameters": {
+        "the literal": """
+            def predict_kdim_vdim_parameters():
+                return 13568
+        """,
+        "term by term": """
+            def predict_kdim_vdim_parameters():
+                q, k, v, o = 64 * 64 + 64, 32 * 64 + 64, 48 * 64 + 64, 64 * 64 + 64
+                return q + k + v + o
+        """,
+        "a float": """
+            def predict_kdim_vdim_parameters():
+                return float(64 * (64 + 32 + 48 + 64) + 4 * 64)
+        """,
     },
     "ch05.multi_head_attention": {
         "torch, rearrange and math from the chapter's imports": """
@@ -77,27 +107,6 @@ CORRECT = {
                     outs.append(o)
                     ws.append(w)
                 return np.concatenate(outs, axis=-1) @ W_o, np.stack(ws, axis=-3)
-            """,
-        ],
-    },
-    "ch05.mha_parameter_count": {
-        "nn.Linear from the chapter's imports": """
-            def mha_parameter_count(d_model, n_heads, bias):
-                one = nn.Linear(d_model, d_model, bias=bias)
-                return 4 * sum(p.numel() for p in one.parameters())
-        """,
-        "math.prod": """
-            def mha_parameter_count(d_model, n_heads, bias):
-                return 4 * math.prod((d_model, d_model)) + 4 * d_model * int(bool(bias))
-        """,
-        "helper in an added cell": [
-            """
-            def _linear_params_54(n_in, n_out, bias):
-                return n_in * n_out + (n_out if bias else 0)
-            """,
-            """
-            def mha_parameter_count(d_model, n_heads, bias):
-                return 4 * _linear_params_54(d_model, d_model, bias)
             """,
         ],
     },
@@ -139,75 +148,89 @@ CORRECT = {
                 return 2 * math.prod((512, 512)) + 2 * math.prod((512, 2, 64))
         """,
     },
-    "ch05.grouped_query_attention": {
-        "torch repeat_interleave with the chapter's imports": """
-            def grouped_query_attention(q, k, v):
-                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                g = q.shape[1] // k.shape[1]
-                k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
-                w = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
-                return w @ v, w
+    "ch05.fix_head_split": {
+        "rearrange from the chapter's import": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
+                out = rearrange(weights @ v, "b h l d -> b l (h d)")
+                return out @ W_o, weights
         """,
-        "float32 with a grouped reshape": """
-            def grouped_query_attention(q, k, v):
-                B, H, L, d = q.shape
-                G = k.shape[1]
-                qg = q.astype(np.float32).reshape(B, G, H // G, L, d)
-                s = qg @ np.swapaxes(k.astype(np.float32), -1, -2)[:, :, None] / np.sqrt(np.float32(d))
-                w = softmax(s)
-                out = w @ v.astype(np.float32)[:, :, None]
-                return out.reshape(B, H, L, -1), w.reshape(B, H, L, -1)
+        "torch float32": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                x, W_q, W_k, W_v, W_o = (torch.as_tensor(a, dtype=torch.float32) for a in (x, W_q, W_k, W_v, W_o))
+                B, L, D = x.shape
+                q, k, v = ((x @ W).view(B, L, n_heads, D // n_heads).transpose(1, 2) for W in (W_q, W_k, W_v))
+                weights = torch.softmax(q @ k.transpose(-1, -2) / (D // n_heads) ** 0.5, dim=-1)
+                return (weights @ v).transpose(1, 2).reshape(B, L, D) @ W_o, weights
         """,
-        "helper in an added cell, head index": [
+        "helper in an added cell, a loop over heads": [
             """
-            def _kv_head_57(h, H, G):
-                return h // (H // G)
+            def _one_head_57(q, k, v):
+                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                return w @ v, w
             """,
             """
-            def grouped_query_attention(q, k, v):
-                H, G = q.shape[1], k.shape[1]
-                idx = [_kv_head_57(h, H, G) for h in range(H)]
-                kk, vv = k[:, idx], v[:, idx]
-                w = softmax(q @ np.swapaxes(kk, -1, -2) / np.sqrt(q.shape[-1]))
-                return w @ vv, w
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                d = x.shape[-1] // n_heads
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                outs, maps = zip(*(_one_head_57(q[..., h * d:(h + 1) * d], k[..., h * d:(h + 1) * d],
+                                                 v[..., h * d:(h + 1) * d]) for h in range(n_heads)))
+                return np.concatenate(outs, axis=-1) @ W_o, np.stack(maps, axis=1)
             """,
         ],
     },
 }
 
 WRONG = {
-    "ch05.split_into_heads": {
-        "B, L, D = x.shape": """
-            def split_into_heads(x, n_heads):
-                B, L, D = x.shape
-                return x.reshape(B, L, n_heads, D // n_heads).transpose(0, 2, 1, 3)
+    "ch05.heads_for_lookups": {
+        "every query, negative keys wrap": """
+            def heads_for_lookups(weights, offsets, threshold):
+                t = np.arange(weights.shape[-1])
+                shares = np.stack([weights[:, :, t, t - d].mean(axis=(0, 2)) for d in offsets])
+                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
         """,
-        "reshaped straight to (..., H, L, d)": """
-            def split_into_heads(x, n_heads):
-                *lead, L, D = x.shape
-                return x.reshape(*lead, n_heads, L, D // n_heads)
+        "columns for rows": """
+            def heads_for_lookups(weights, offsets, threshold):
+                t = np.arange(max(offsets), weights.shape[-1])
+                shares = np.stack([weights[:, :, t - d, t].mean(axis=(0, 2)) for d in offsets])
+                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
         """,
-        "interleaved columns": """
-            def split_into_heads(x, n_heads):
-                *lead, L, D = x.shape
-                return np.swapaxes(x.reshape(*lead, L, D // n_heads, n_heads), -1, -2).swapaxes(-3, -2)
+        "no threshold": """
+            def heads_for_lookups(weights, offsets, threshold):
+                t = np.arange(max(offsets), weights.shape[-1])
+                shares = np.stack([weights[:, :, t, t - d].mean(axis=(0, 2)) for d in offsets])
+                return shares.argmax(axis=1)
+        """,
+        "the head with the largest single weight": """
+            def heads_for_lookups(weights, offsets, threshold):
+                t = np.arange(max(offsets), weights.shape[-1])
+                peaks = np.stack([weights[:, :, t, t - d].max(axis=(0, 2)) for d in offsets])
+                return np.where(peaks.max(axis=1) > threshold, peaks.argmax(axis=1), -1)
         """,
     },
-    "ch05.combine_heads": {
-        "B, H, L, d = x.shape": """
-            def combine_heads(x):
-                B, H, L, d = x.shape
-                return x.transpose(0, 2, 1, 3).reshape(B, L, H * d)
+    "ch05.predict_heads_for_three_lookups": {
+        "one head per lookup, 3": """
+            def predict_heads_for_three_lookups():
+                return 3
         """,
-        "no transpose": """
-            def combine_heads(x):
-                *lead, H, L, d = x.shape
-                return x.reshape(*lead, L, H * d)
+        "the chapter's 2": """
+            def predict_heads_for_three_lookups():
+                return 2
         """,
-        "heads and features swapped": """
-            def combine_heads(x):
-                *lead, H, L, d = x.shape
-                return np.moveaxis(x, -3, -1).reshape(*lead, L, H * d)
+    },
+    "ch05.predict_kdim_vdim_parameters": {
+        "kdim and vdim ignored": """
+            def predict_kdim_vdim_parameters():
+                return 4 * 64 * 64 + 4 * 64
+        """,
+        "no biases": """
+            def predict_kdim_vdim_parameters():
+                return 64 * 64 + 32 * 64 + 48 * 64 + 64 * 64
+        """,
+        "biases of the inputs' widths": """
+            def predict_kdim_vdim_parameters():
+                return 64 * 64 + 32 * 64 + 48 * 64 + 64 * 64 + 64 + 32 + 48 + 64
         """,
     },
     "ch05.multi_head_attention": {
@@ -239,20 +262,6 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o.T, w
         """,
     },
-    "ch05.mha_parameter_count": {
-        "per head": """
-            def mha_parameter_count(d_model, n_heads, bias):
-                return n_heads * (4 * d_model * d_model + (4 * d_model if bias else 0))
-        """,
-        "no W_O": """
-            def mha_parameter_count(d_model, n_heads, bias):
-                return 3 * d_model * d_model + (3 * d_model if bias else 0)
-        """,
-        "bias ignored": """
-            def mha_parameter_count(d_model, n_heads, bias):
-                return 4 * d_model * d_model
-        """,
-    },
     "ch05.weights_from_torch": {
         "not transposed": """
             def weights_from_torch(in_proj_weight, out_proj_weight):
@@ -280,27 +289,24 @@ WRONG = {
                 return 512 * 512 + 2 * 512 * 128
         """,
     },
-    "ch05.grouped_query_attention": {
-        "repeated by G instead of H // G": """
-            def grouped_query_attention(q, k, v):
-                G = k.shape[1]
-                k, v = np.repeat(k, G, axis=1), np.repeat(v, G, axis=1)
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return w @ v, w
+    "ch05.fix_head_split": {
+        "still dealt out": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                q, k, v = (rearrange(x @ W, "b l (d h) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
+                return rearrange(weights @ v, "b h l d -> b l (h d)") @ W_o, weights
         """,
-        "np.tile for np.repeat": """
-            def grouped_query_attention(q, k, v):
-                g = q.shape[1] // k.shape[1]
-                k, v = np.tile(k, (1, g, 1, 1)), np.tile(v, (1, g, 1, 1))
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return w @ v, w
+        "split right, merged dealt out": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
+                return rearrange(weights @ v, "b h l d -> b l (d h)") @ W_o, weights
         """,
-        "scaled by sqrt(H * d_head)": """
-            def grouped_query_attention(q, k, v):
-                g = q.shape[1] // k.shape[1]
-                k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[1] * q.shape[-1]))
-                return w @ v, w
+        "scaled by d_model": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(x.shape[-1]))
+                return rearrange(weights @ v, "b h l d -> b l (h d)") @ W_o, weights
         """,
     },
 }
