@@ -1,5 +1,5 @@
 """Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays near 0,
-top_k of 1 and top_k of most of the keys."""
+top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
 
 import numpy as np
 
@@ -86,10 +86,43 @@ def fix_topk_causal():
     )
 
 
+def fix_chunked_linear():
+    rng = np.random.default_rng(1906)
+    n = rng.normal
+    return (
+        grouped(
+            "chunks",
+            Case("L=5, one chunk of 8", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 2)), chunk_size=8),
+            Case("L=9, chunks of 2", q=n(size=(9, 1)), k=n(size=(9, 1)), v=n(size=(9, 4)), chunk_size=2),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "batch (2, 2), L=5, chunks of 3",
+                q=n(size=(2, 2, 5, 2)),
+                k=n(size=(2, 2, 5, 2)),
+                v=n(size=(2, 2, 5, 3)),
+                chunk_size=3,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=10, chunks of 4",
+                q=n(size=(10, 3)).astype(np.float32),
+                k=n(size=(10, 3)).astype(np.float32),
+                v=n(size=(10, 2)).astype(np.float32),
+                chunk_size=4,
+            ),
+        )
+    )
+
+
 HIDDEN = {
     "ch13.predict_hybrid_mib": predict_hybrid_mib,
     "ch13.causal_linear_attention": causal_linear_attention,
     "ch13.gated_delta_rule": gated_delta_rule,
     "ch13.fix_topk_causal": fix_topk_causal,
     "ch13.predict_topk_share": predict_topk_share,
+    "ch13.fix_chunked_linear": fix_chunked_linear,
 }

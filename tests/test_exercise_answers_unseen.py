@@ -170,6 +170,7 @@ NEW_SITUATIONS = {
         "ch13.gated_delta_rule": "the gated delta rule written out (the chapter only calls ac.delta_rule)",
         "ch13.fix_topk_causal": "ranking keys before the causal mask is applied",
         "ch13.predict_topk_share": "the work of top-k attention over a whole causal sequence",
+        "ch13.fix_chunked_linear": "the chunked form of linear attention (the chapter shows the recurrence and the quadratic form)",
     },
 }
 

@@ -34,6 +34,7 @@ FIX_TOKENS = {
     "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
     "ch11.fix_rolling_cache": ["> window", "not >="],
     "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
+    "ch13.fix_chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
 }
 MINE = {f"ch0{n}" for n in range(10)} | {"bugs"}
 # chapters 10 and 11 add their diagnose exercises' tokens here as they write them

@@ -1,5 +1,5 @@
-"""Chapter 13 exercises: a hybrid's memory, causal linear attention, the gated delta rule, and a
-top-k mask applied in the wrong order."""
+"""Chapter 13 exercises: a hybrid's memory, causal linear attention, the gated delta rule, a top-k
+mask applied in the wrong order, the work of top-k attention, and a chunked form that reads ahead."""
 
 from __future__ import annotations
 
@@ -461,6 +461,137 @@ register(
                 name="dense not causal",
                 hint="dense causal attention computes L (L + 1) / 2 scores, not L^2",
                 variant=lambda: _topk_share(causal_dense=False, causal_topk=False),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 13.6 chunked linear attention (diagnose)
+def _chunked(q, k, v, chunk_size, write_first=False, carry=True, mask=True):
+    S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
+    outs = []
+    for s in range(0, q.shape[-2], chunk_size):
+        qc, kc, vc = (
+            q[..., s : s + chunk_size, :],
+            k[..., s : s + chunk_size, :],
+            v[..., s : s + chunk_size, :],
+        )
+        sims = qc @ np.swapaxes(kc, -1, -2)
+        inside = (np.tril(sims) if mask else sims) @ vc
+        if not carry:
+            S = np.zeros_like(S)
+        if write_first:
+            S = S + np.swapaxes(kc, -1, -2) @ vc
+        outs.append(qc @ S + inside)
+        if not write_first:
+            S = S + np.swapaxes(kc, -1, -2) @ vc
+    return np.concatenate(outs, axis=-2)
+
+
+def _chunked_cases():
+    rng = np.random.default_rng(1306)
+    n = rng.normal
+    return (
+        grouped(
+            "chunks",
+            Case(
+                "L=8, chunks of 4, E=3, Ev=2",
+                q=n(size=(8, 3)),
+                k=n(size=(8, 3)),
+                v=n(size=(8, 2)),
+                chunk_size=4,
+            ),
+            Case(
+                "L=7, chunks of 3 (a short last chunk), E=2, Ev=3",
+                q=n(size=(7, 2)),
+                k=n(size=(7, 2)),
+                v=n(size=(7, 3)),
+                chunk_size=3,
+            ),
+            Case("L=5, chunks of 1", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 2)), chunk_size=1),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "2 heads, L=6, chunks of 2",
+                q=n(size=(2, 6, 3)),
+                k=n(size=(2, 6, 3)),
+                v=n(size=(2, 6, 2)),
+                chunk_size=2,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=6, chunks of 4",
+                q=n(size=(6, 4)).astype(np.float32),
+                k=n(size=(6, 4)).astype(np.float32),
+                v=n(size=(6, 2)).astype(np.float32),
+                chunk_size=4,
+            ),
+        )
+    )
+
+
+register(
+    Exercise(
+        id="ch13.fix_chunked_linear",
+        number="13.6",
+        title="chunked linear attention that reads ahead",
+        points=2,
+        function="chunked_linear",
+        hint="read the state carried from the earlier chunks before writing the current chunk into it",
+        kind="diagnose",
+        forbids=("attncourse.linear_attention",),
+        description="Training kernels compute linear attention chunk by chunk: inside a chunk the masked "
+        "quadratic form, across chunks a state carried from one chunk to the next. `chunked_linear` should "
+        "return, for any `chunk_size`, the same `out (..., L, Ev)` as the recurrence "
+        "$o_t = q_t S_t$, $S_t = \\sum_{j \\le t} k_j^\\top v_j$ (no feature map, no normalisation: "
+        "`ac.linear_attention(q, k, v, normalize=False)`), for `q, k (..., L, E)`, `v (..., L, Ev)`. "
+        "Symptom: every output differs from the recurrence, and the outputs of a chunk's first query "
+        "change when a later key of the same chunk changes. Find the bug and fix it; numpy only.",
+        solution='''
+            def chunked_linear(q, k, v, chunk_size):
+                """Causal linear attention (identity map, no normalisation), chunk by chunk: (..., L, Ev)."""
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))  # (..., E, Ev)
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = (x[..., s : s + chunk_size, :] for x in (q, k, v))  # (..., C, E), (..., C, Ev)
+                    inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev): this chunk's keys
+                    ### BEGIN SOLUTION
+                    outs.append(qc @ S + inside)  # the earlier chunks, through the state as it was
+                    S = S + np.swapaxes(kc, -1, -2) @ vc  # then write this chunk: (..., E, C) @ (..., C, Ev)
+                    ### END SOLUTION
+                return np.concatenate(outs, axis=-2)
+        ''',
+        stub="""
+            S = S + np.swapaxes(kc, -1, -2) @ vc  # write this chunk: (..., E, C) @ (..., C, Ev)
+            outs.append(qc @ S + inside)
+        """,
+        reference=_chunked,
+        public_cases=_chunked_cases,
+        outputs=("out",),
+        needs=("import numpy as np", "import torch"),
+        diagnoses=(
+            Diagnosis(
+                "each chunk counts its own keys twice, and its early queries read its later keys: when is "
+                "the state read?",
+                name="state written before it is read",
+                hint="read qc @ S before adding this chunk's kc^T vc to S",
+                variant=lambda q, k, v, chunk_size: _chunked(q, k, v, chunk_size, write_first=True),
+            ),
+            Diagnosis(
+                "the outputs only see keys of their own chunk: what happens to the state between chunks?",
+                name="state not carried",
+                hint="keep S from one chunk to the next; start it at zero once",
+                variant=lambda q, k, v, chunk_size: _chunked(q, k, v, chunk_size, carry=False),
+            ),
+            Diagnosis(
+                "a query reads the later keys of its own chunk: which keys inside the chunk may it see?",
+                name="chunk not masked",
+                hint="keep the lower triangle of qc kc^T, the diagonal included",
+                variant=lambda q, k, v, chunk_size: _chunked(q, k, v, chunk_size, mask=False),
             ),
         ),
     )

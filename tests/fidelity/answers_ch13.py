@@ -182,6 +182,45 @@ CORRECT = {
             """,
         ],
     },
+    "ch13.fix_chunked_linear": {
+        "the recurrence, token by token": """
+            def chunked_linear(q, k, v, chunk_size):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for t in range(q.shape[-2]):
+                    S = S + k[..., t, :, None] * v[..., t, None, :]
+                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+                return np.stack(outs, axis=-2)
+        """,
+        "torch cumulative sum in float32": """
+            def chunked_linear(q, k, v, chunk_size):
+                q, k, v = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v))
+                states = torch.cumsum(k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
+                return (q.unsqueeze(-2) @ states).squeeze(-2).numpy()
+        """,
+        "the masked quadratic form with einsum": """
+            def chunked_linear(q, k, v, chunk_size):
+                L = q.shape[-2]
+                sims = np.einsum("...ie,...je->...ij", q, k) * np.tri(L)
+                return np.einsum("...ij,...jf->...if", sims, v)
+        """,
+        "chunks with a helper in an added cell": [
+            """
+            def _chunk_out(qc, kc, vc, S):
+                return qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc, S + np.swapaxes(kc, -1, -2) @ vc
+            """,
+            """
+            def chunked_linear(q, k, v, chunk_size):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    sl = slice(s, s + chunk_size)
+                    out, S = _chunk_out(q[..., sl, :], k[..., sl, :], v[..., sl, :], S)
+                    outs.append(out)
+                return np.concatenate(outs, axis=-2)
+            """,
+        ],
+    },
 }
 
 WRONG = {
@@ -234,6 +273,22 @@ WRONG = {
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
                 causal = np.tril(np.ones((L, S), dtype=bool))
                 return softmax(np.where(causal, scores, -np.inf)) @ v
+        """,
+    },
+    "ch13.fix_chunked_linear": {
+        "normalised, as in 13.2": """
+            def chunked_linear(q, k, v, chunk_size):
+                a = np.tril(q @ np.swapaxes(k, -1, -2))
+                return (a @ v) / a.sum(-1, keepdims=True)
+        """,
+        "the state of the previous token only": """
+            def chunked_linear(q, k, v, chunk_size):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for t in range(q.shape[-2]):
+                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+                    S = S + k[..., t, :, None] * v[..., t, None, :]
+                return np.stack(outs, axis=-2)
         """,
     },
 }
