@@ -113,6 +113,14 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
         "patches with the largest outlined; it opens on the held-out 0 and the first letter of 'zero'.",
         "cap",
     ),
+    "13_beyond_softmax.ipynb": (
+        "state_explorer",
+        "Interactive: method (linear, delta, gated), state-size, stored-pairs and top-k buttons above three "
+        "panels: the state after writing the pairs as a heat map, the saved recall accuracy against the number "
+        "of pairs with the chosen one circled, and a causal score matrix with each query's kept keys in red; "
+        "it opens on DeltaNet with a state of 8 x 8 and 4 pairs.",
+        "recall",
+    ),
 }
 
 

@@ -386,3 +386,31 @@ def test_chapter_8_explorer_tables_are_the_chapters_held_out_scores():
             # one unit in the last printed digit: float32 sums in the chapter, float64 in the package
             assert float(shown[0]) == pytest.approx(float(p), abs=0.0101), (layer, head)
             assert float(shown[1]) == pytest.approx(float(i), abs=0.0101), (layer, head)
+
+
+def test_chapter_13_explorer_shows_the_chapters_recall_table():
+    """The accuracy each frame of the fixed-state explorer gives is the chapter's printed mean."""
+    from attncourse.results import saved_results
+
+    printed = _printed("13_beyond_softmax.ipynb", 'recall = saved_results("recall_state_size.json")')
+    # "delta      8     0.68 (0.60-0.77)    0.53 (0.40-0.69) ...": method, E, then mean (min-max) per n
+    header = re.search(r"^method +E +(.*)$", printed, re.MULTILINE).group(1)
+    pairs = [int(n) for n in re.findall(r"n = (\d+)", header)]
+    rows = {
+        (m, int(E)): [float(x) for x in re.findall(r"([0-9.]+) \(", rest)]
+        for m, E, rest in re.findall(r"^(\w+) +(\d+) +(.*)$", printed, re.MULTILINE)
+        if m != "method"
+    }
+    recall = saved_results("recall_state_size.json")  # what the chapter hands to state_explorer
+    seen = 0
+    for method in explore.STATE_METHODS:
+        for E in explore.STATE_SIZES:
+            for n in explore.STATE_PAIRS:
+                view = explore.state_view(recall, method, E, n)
+                if (method, E) not in rows:
+                    assert view.accuracy is None, (method, E)
+                    continue
+                assert view.accuracy == pytest.approx(rows[method, E][pairs.index(n)], abs=5e-3)
+                seen += 1
+    assert seen == 7 * len(explore.STATE_PAIRS)  # linear and delta at 3 sizes, gated at E = 8
+    assert explore.state_view(recall).accuracy == pytest.approx(rows["delta", 8][pairs.index(4)], abs=5e-3)

@@ -31,6 +31,8 @@ function                   controls                     what it returns
                            rollout (given saved maps)   rollout, laid on the patch grid
 ``cross_view``             image, decoder step, heads   a captioner letter's cross-attention
                            (given saved maps)           over the patches, per head
+``state_view``             method, state size, pairs,   a linear/delta/gated state's heat map,
+                           top-k (given saved recall)   saved recall; top-k's kept keys
 =========================  ===========================  ======================================
 
 The tuples ``TEMPERATURES``, ``D_K_VALUES``, ``POSITIONS`` and ``D_MODEL_VALUES`` (and the
@@ -78,6 +80,7 @@ from .softmax import (
     SoftmaxView,
     softmax_view,
 )
+from .state import STATE_METHODS, STATE_PAIRS, STATE_SIZES, STATE_TOP_K, StateView, state_view
 from .transformer import TransformerView, transformer_view
 from .vision import VISION_VIEWS, VisionView, vision_view
 
@@ -138,5 +141,11 @@ __all__ = [
     "cross_view",
     "CROSS_HEADS",
     "CROSS_STEPS",
+    "StateView",
+    "state_view",
+    "STATE_METHODS",
+    "STATE_SIZES",
+    "STATE_PAIRS",
+    "STATE_TOP_K",
     "efficient_view",
 ]

@@ -29,6 +29,8 @@ explorer                       controls                        picture
                                rollout                         attention per head or rollout
 ``cross_explorer``             digit, decoder step, heads      where a captioner's letter reads
                                                                the image (chapter 12)
+``state_explorer``             method, state size, pairs,      a fixed state's heat map, saved
+                               top-k                           recall; top-k's kept keys
 =============================  ==============================  ================================
 
 ``mode="frames"`` precomputes every picture and switches between them in the browser (the
@@ -50,6 +52,7 @@ from .positional import positional_explorer, render_positional
 from .scaling import render_scaling, scaling_explorer
 from .self_attention import render_self_attention, self_attention_explorer
 from .softmax import render_softmax, softmax_explorer
+from .state import render_state, state_explorer
 from .transformer import render_transformer, transformer_explorer
 from .vision import render_vision, vision_explorer
 
@@ -73,6 +76,7 @@ __all__ = [
     "render_transformer",
     "render_vision",
     "render_cross",
+    "render_state",
     "render_efficient",
     "kernel_explorer",
     "softmax_explorer",
@@ -85,6 +89,7 @@ __all__ = [
     "transformer_explorer",
     "vision_explorer",
     "cross_explorer",
+    "state_explorer",
     "efficient_explorer",
     "render_modern",
     "modern_explorer",
