@@ -1,13 +1,14 @@
 """Hidden cases, chapter 11 (today's attention): batch axes, float32, an MQA group of 8, chunks
-shorter than the sinks, large windows, other bases and factors."""
+shorter than the sinks, large windows, other bases, scalings and stacked output projections."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
+from attncourse.exercises.ch11 import range_case
 
 
 def predict_cache_gib():
-    return grouped("prediction", Case("the same model and batch"))
+    return grouped("prediction", Case("the same model and sequence"))
 
 
 def gqa_attention():
@@ -52,13 +53,25 @@ def window_sink_chunk():
     return grouped("chunk of new queries", *cases[0:3]) + grouped("sinks still causal", *cases[3:4])
 
 
-def scaled_frequencies():
+def pairs_in_range():
     cases = [
-        Case("E=4, factor 2, L=3N", E=4, base=10000.0, factor=2.0, L=96, N=32),
-        Case("E=128, Llama-3's base, factor 8", E=128, base=500000.0, factor=8.0, L=65536, N=8192),
-        Case("L just past N", E=8, base=10000.0, factor=4.0, L=33, N=32),
+        range_case(
+            "the chapter's head: E=16, N=32, L=128, dynamic factor 4", 16, 10000.0, 4.0, 128, 32, "dynamic"
+        ),
+        range_case("E=6, base 50, linear factor 3, N=10, L=25", 6, 50.0, 3.0, 25, 10, "linear"),
+        range_case(
+            "float32, E=10, base 1000, dynamic factor 4, N=20, L=60",
+            10,
+            1000.0,
+            4.0,
+            60,
+            20,
+            "dynamic",
+            np.float32,
+        ),
+        range_case("E=6, base 50, no scaling, N=12, L=20", 6, 50.0, 1.0, 20, 12, "none"),
     ]
-    return grouped("frequencies", *cases[0:3])
+    return grouped("scaled", *cases[0:3]) + grouped("unscaled", *cases[3:4])
 
 
 def fix_rolling_cache():
@@ -95,9 +108,9 @@ def absorb_value_side():
     rng = np.random.default_rng(1906)
     n = rng.normal
     cases = [
-        Case("one head", W_UV=n(size=(1, 4, 3)), W_O=n(size=(1, 3, 6))),
-        Case("r larger than d_model", W_UV=n(size=(3, 9, 2)), W_O=n(size=(3, 2, 4))),
-        Case("float32", W_UV=n(size=(2, 3, 3)).astype(np.float32), W_O=n(size=(2, 3, 3)).astype(np.float32)),
+        Case("one head", W_UV=n(size=(1, 4, 3)), W_O=n(size=(3, 6))),
+        Case("r larger than d_model", W_UV=n(size=(3, 9, 2)), W_O=n(size=(6, 4))),
+        Case("float32", W_UV=n(size=(2, 3, 3)).astype(np.float32), W_O=n(size=(6, 3)).astype(np.float32)),
     ]
     return grouped("absorbed projection", *cases[0:2]) + grouped("dtype", *cases[2:3])
 
@@ -106,7 +119,7 @@ HIDDEN = {
     "ch11.predict_cache_gib": predict_cache_gib,
     "ch11.gqa_attention": gqa_attention,
     "ch11.window_sink_chunk": window_sink_chunk,
-    "ch11.scaled_frequencies": scaled_frequencies,
+    "ch11.pairs_in_range": pairs_in_range,
     "ch11.fix_rolling_cache": fix_rolling_cache,
     "ch11.absorb_value_side": absorb_value_side,
 }

@@ -18,7 +18,7 @@ from attncourse.exercises._compare import expected_outputs
 
 BOOK = ROOT / "book"
 # chapters 0-9 here; a new chapter joins by adding its key once its exercises pass
-CHECKED = {f"ch0{n}" for n in range(10)} | {"ch10", "ch12"}
+CHECKED = {f"ch0{n}" for n in range(10)} | {"ch10", "ch11", "ch12"}
 ASKED = [ex for ex in all_exercises() if ex.kind in ("predict", "derive") and ex.chapter in CHECKED]
 
 
@@ -155,8 +155,9 @@ NEW_SITUATIONS = {
     },
     "ch11": {
         "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
-        "ch11.absorb_value_side": "absorbing MLA's value up-projection into the output",
-        "ch11.predict_cache_gib": "the cache of a configuration the chapter does not tabulate",
+        "ch11.absorb_value_side": "absorbing MLA's value side into a stacked o_proj (the chapter absorbs the key side)",
+        "ch11.predict_cache_gib": "the cache of a model mixing windowed and full layers, never computed there",
+        "ch11.pairs_in_range": "which RoPE pairs stay inside the trained arc under a scaling, never asked there",
     },
     "ch12": {
         "ch12.predict_cross_kv_cost": "the cross-attention projections of a decoder the chapter does not build",

@@ -269,6 +269,24 @@ def causal_tiles_all_computed(q, k, v, block_size):
     return out, n_tiles
 
 
+def pairs_without_the_circle(theta, scaled, N, L):  # only the largest angles compared
+    return (L - 1) * scaled <= (N - 1) * theta
+
+
+def pairs_trained_with_scaled(theta, scaled, N, L):  # the training arc measured with the scaled frequencies
+    trained = (N - 1) * scaled
+    return (trained >= 2 * np.pi) | ((L - 1) * scaled <= trained)
+
+
+def absorb_heads_interleaved(W_UV, W_O):  # W_O's rows read as d_head blocks of H
+    H, r, d = W_UV.shape
+    return W_UV @ W_O.reshape(d, H, -1).swapaxes(0, 1)
+
+
+def cache_of_full_layers_only():  # the 40 windowed layers left out
+    return 8 * 2 * 8 * 256 * 2 * 131072 / 2**30
+
+
 def _named(ex_id, index):
     """The registry's name of a diagnosis, for the entries whose name is their (long) message."""
     return get(ex_id).diagnoses[index].name
@@ -310,6 +328,10 @@ WRONG_ANSWERS = [
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
     ("ch05.fix_head_split", mha_split_straight, "tokens mixed across heads"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
+    ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
+    ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),
+    ("ch11.absorb_value_side", absorb_heads_interleaved, "heads interleaved"),
+    ("ch11.predict_cache_gib", cache_of_full_layers_only, "windowed layers forgotten"),
 ]
 
 
@@ -335,7 +357,7 @@ REGISTERED = [
     (ex.id, i)
     for ex in all_exercises()
     for i, d in enumerate(ex.diagnoses)
-    if d.variant is not None and ex.chapter in {f"ch0{n}" for n in range(10)} | {"bugs"}
+    if d.variant is not None and ex.chapter in {f"ch0{n}" for n in range(10)} | {"bugs", "ch11"}
 ]
 
 

@@ -285,16 +285,15 @@ def test_how_far_says_it_in_words():
 
 
 # ----------------------------------------------------------------------------- true diagnoses
-def test_11_4_code_that_uses_the_length_is_not_told_it_does_not():
-    def uses_L_over_N(E, base, factor, L, N):  # L / N equals the factor in one public case
-        exponents = np.arange(0, E, 2) / E
-        growth = L / N
-        return base**-exponents / factor, (base * growth ** (E / (E - 2))) ** -exponents
+def test_11_4_an_off_by_one_range_is_not_given_a_registered_mistake():
+    def offsets_up_to_n(theta, scaled, N, L):  # neither the whole circle nor the scaled training range
+        return (N * theta >= 2 * np.pi) | (L * scaled <= N * theta)
 
-    ex = get("ch11.scaled_frequencies")
-    for cases in (check(ex.id, uses_L_over_N, show=False).cases, _graded(ex, uses_L_over_N).cases):
+    ex = get("ch11.pairs_in_range")
+    for cases in (check(ex.id, offsets_up_to_n, show=False).cases, _graded(ex, offsets_up_to_n).cases):
+        assert not all(c.passed for c in cases)
         assert not any(c.diagnosis for c in cases)
-        assert not any("sequence length" in c.message or "static" in c.message for c in cases)
+        assert not any("whole circle" in c.message or "scaled frequencies" in c.message for c in cases)
 
 
 def test_10_5_says_nothing_of_a_non_square_image_on_a_square_case():

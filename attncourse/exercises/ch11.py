@@ -1,5 +1,5 @@
-"""Chapter 11 exercises: cache sizes, grouped-query attention, windows with sinks, scaled RoPE
-frequencies, a rolling cache and latent attention's absorbed projections."""
+"""Chapter 11 exercises: a cache with windowed layers, grouped-query attention, windows with sinks,
+RoPE pairs inside the training range, a rolling cache and latent attention's absorbed projections."""
 
 from __future__ import annotations
 
@@ -14,36 +14,55 @@ NO_FUSED = ("torch.nn.functional.scaled_dot_product_attention",)
 
 
 # ----------------------------------------------------------------------------- 11.1 cache bytes (predict)
-def _cache_gib(layers=40, kv_heads=8, d_head=128, tokens=16384, batch=4, b=2, kv=2):
-    return np.array(layers * kv * kv_heads * d_head * b * tokens * batch / 2**30)
+def _cache_gib(kv_heads=8, b=2, kv=2, window=4096, local=40, full=8, tokens=131072):
+    per_layer_token = kv * kv_heads * 256 * b  # bytes one layer keeps for one token
+    held = full * tokens + local * min(window, tokens)  # token slots over all layers
+    return np.array(per_layer_token * held / 2**30)
 
 
 register(
     Exercise(
         id="ch11.predict_cache_gib",
         number="11.1",
-        title="predict a model's KV cache",
+        title="predict the cache of a model with windowed layers",
         points=1,
         function="predict_cache_gib",
-        hint="what does one token keep in every layer, in how many bytes, and how many tokens does the batch hold?",
+        hint="a full layer keeps every token, a windowed layer only its window: add the two kinds of layer up",
         kind="predict",
-        description="A model has 40 layers, 32 query heads and 8 key/value heads of width 128, and serves "
-        "in bfloat16. Before running anything: how many GiB ($2^{30}$ bytes) does its KV cache take for "
-        "a batch of 4 sequences of 16,384 tokens each? Return the number of GiB; within 5% passes.",
+        description="A model has 48 layers with 32 query heads and 8 key/value heads of width 256, and "
+        "serves in bfloat16. Its layers come in groups of six: five with a sliding window of 4096 tokens, "
+        "then one with full causal attention. Before running anything: how many GiB ($2^{30}$ bytes) "
+        "does its KV cache take for one sequence of 131,072 tokens? Return the number of GiB (a float); "
+        "within 5% passes.",
         solution='''
             def predict_cache_gib():
-                """GiB of the KV cache: 40 layers, 8 KV heads of 128, bfloat16, 4 x 16384 tokens."""
+                """GiB of the model's KV cache for one sequence of 131,072 tokens."""
                 ### BEGIN SOLUTION
-                per_token = 40 * 2 * 8 * 128 * 2  # layers x (key, value) x KV heads x width x 2 bytes
-                return per_token * 16384 * 4 / 2**30  # 160 KiB a token x 65,536 tokens = 10 GiB
+                per_layer = 2 * 8 * 256 * 2  # (key, value) x KV heads x width x 2 bytes = 8 KiB a token
+                full = 8 * 131072 * per_layer  # the 8 full layers keep every token: 8 GiB
+                windowed = 40 * 4096 * per_layer  # the 40 windowed layers keep 4096 tokens each
+                return (full + windowed) / 2**30
                 ### END SOLUTION
         ''',
         reference=_cache_gib,
         public_cases=lambda: grouped(
-            "prediction", Case("40 layers, 8 KV heads of 128, bfloat16, 4 x 16384 tokens")
+            "prediction",
+            Case("48 layers (40 windowed, 8 full), 8 KV heads of 256, bfloat16, 131,072 tokens"),
         ),
         tolerance=(0.05, 0.0),
         diagnoses=(
+            Diagnosis(
+                "that is about 5 times the cache: how many tokens does a windowed layer keep?",
+                name="window ignored",
+                hint="a windowed layer keeps only its last 4096 tokens",
+                variant=lambda: _cache_gib(window=131072),
+            ),
+            Diagnosis(
+                "that is the full layers' share alone: what do the windowed layers keep?",
+                name="windowed layers forgotten",
+                hint="the 40 windowed layers each keep 4096 tokens too",
+                variant=lambda: _cache_gib(local=0),
+            ),
             Diagnosis(
                 "that is 4 times the cache: how many heads' keys and values does the cache keep?",
                 name="query heads instead of KV heads",
@@ -55,12 +74,6 @@ register(
                 name="keys only",
                 hint="each token keeps a key and a value: a factor 2",
                 variant=lambda: _cache_gib(kv=1),
-            ),
-            Diagnosis(
-                "that is one sequence's cache: how many sequences are in the batch?",
-                name="batch forgotten",
-                hint="multiply by the 4 sequences of the batch",
-                variant=lambda: _cache_gib(batch=1),
             ),
             Diagnosis(
                 "that is twice the cache: how many bytes is a bfloat16 number?",
@@ -273,73 +286,85 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 11.4 linear and NTK frequencies (derive)
-def _freqs(E, base, factor, L, N, multiply=False, no_exponent=False, plain_factor=False):
-    exponents = np.arange(0, E, 2) / E
-    inv = base**-exponents
-    linear = inv * factor if multiply else inv / factor
-    growth = factor if plain_factor else factor * L / N - (factor - 1)
-    power = 1.0 if no_exponent else E / (E - 2)
-    ntk = (base * growth**power) ** -exponents
-    return linear, ntk
+# ----------------------------------------------------------------------------- 11.4 pairs in range (derive)
+def _in_range(theta, scaled, N, L, no_wrap=False, scaled_training=False):
+    trained = (N - 1) * (scaled if scaled_training else theta)  # the largest angle seen in training
+    swept = trained >= 2 * np.pi  # training already went round the whole circle
+    inside = (L - 1) * scaled <= trained
+    return inside if no_wrap else swept | inside
 
 
-def _freq_cases():
+def _range_freqs(E, base, factor, L, N, how):
+    theta = base ** -(np.arange(0, E, 2) / E)
+    if how == "none":
+        return theta
+    if how == "linear":
+        return theta / factor
+    growth = factor * L / N - (factor - 1)  # dynamic NTK
+    return (base * growth ** (E / (E - 2))) ** -(np.arange(0, E, 2) / E)
+
+
+def range_case(name, E, base, factor, L, N, how, dtype=np.float64):
+    """A case of 11.4: unscaled and scaled frequencies of one head, training length N, length L."""
+    theta = (base ** -(np.arange(0, E, 2) / E)).astype(dtype)
+    scaled = _range_freqs(E, base, factor, L, N, how).astype(dtype)
+    return Case(name, theta=theta, scaled=scaled, N=N, L=L)
+
+
+def _range_cases():
     return grouped(
-        "frequencies",
-        Case("E=8, base 10000, factor 4, L=128, N=32", E=8, base=10000.0, factor=4.0, L=128, N=32),
-        Case("E=16, base 500000, factor 8, L=300, N=64", E=16, base=500000.0, factor=8.0, L=300, N=64),
+        "scaled",
+        range_case("E=8, base 100, linear factor 4, N=16, L=64", 8, 100.0, 4.0, 64, 16, "linear"),
+        range_case("E=12, base 10000, dynamic factor 2, N=48, L=96", 12, 10000.0, 2.0, 96, 48, "dynamic"),
+    ) + grouped(
+        "unscaled",
+        range_case("E=10, base 1000, no scaling, N=24, L=40", 10, 1000.0, 1.0, 40, 24, "none"),
     )
 
 
 register(
     Exercise(
-        id="ch11.scaled_frequencies",
+        id="ch11.pairs_in_range",
         number="11.4",
-        title="linear and dynamic-NTK frequencies",
+        title="which pairs stay inside the training range",
         points=2,
-        function="scaled_frequencies",
-        hint="linear slows every pair by the factor; dynamic keeps the form base ** (-2i / E) with a larger base that depends on L / N",
+        function="pairs_in_range",
+        hint="a pair is safe if training already swept the whole circle, or if its largest new angle is no larger than its largest trained one",
         kind="derive",
         forbids=("attncourse.rope_frequencies", "attncourse.rope_angles", "attncourse.apply_rope"),
-        description="From the formulas in the section on stretching the context, return the per-pair RoPE "
-        "frequencies `(linear, dynamic)`, two arrays of `E // 2`, for head width `E`, base `base`, "
-        "scaling factor `factor`, a sequence of `L` tokens and training length `N` (`L > N`): "
-        'position interpolation and dynamic NTK scaling, as Hugging Face\'s `rope_type` "linear" and '
-        '"dynamic" compute them.',
+        description="The chapter's experiment reads a RoPE model trained at length `N` at a longer length "
+        "`L`. In training, pair `i` rotated by `d * theta[i]` for every offset `d = 0 .. N - 1` between "
+        "query and key; at length `L` under a scaling it rotates by `d * scaled[i]` for `d = 0 .. L - 1`. "
+        "Treat angles as points on the circle (modulo $2\\pi$) and the trained angles as the whole arc "
+        "swept from 0 to the largest one. Given `theta` and `scaled` (both `(P,)`, frequencies in "
+        "radians per position) and the integers `N < L`, return a boolean `(P,)` array, True where every "
+        "angle that pair `i` takes at length `L` lies on the arc it swept in training.",
         solution='''
-            def scaled_frequencies(E, base, factor, L, N):
-                """(linear, dynamic) RoPE frequencies, each (E // 2,)."""
+            def pairs_in_range(theta, scaled, N, L):
+                """Boolean (P,): pair i's angles at length L all lie on the arc swept in training."""
                 ### BEGIN SOLUTION
-                exponents = np.arange(0, E, 2) / E  # 2i / E for pairs i = 0 .. E/2 - 1
-                linear = base**-exponents / factor  # every pair slowed by the factor
-                new_base = base * (factor * L / N - (factor - 1)) ** (E / (E - 2))
-                return linear, new_base**-exponents  # pair 0 keeps frequency 1
+                trained = (N - 1) * theta  # the largest angle each pair reached in training
+                whole_circle = trained >= 2 * np.pi  # it went all the way round: every angle was seen
+                return whole_circle | ((L - 1) * scaled <= trained)
                 ### END SOLUTION
         ''',
-        reference=_freqs,
-        public_cases=_freq_cases,
-        outputs=("linear", "dynamic"),
+        reference=_in_range,
+        public_cases=_range_cases,
+        outputs=("in_range",),
         diagnoses=(
             Diagnosis(
-                "the linear frequencies are faster than the unscaled ones: should interpolation speed "
-                "the rotation up or slow it down?",
-                name="linear multiplied",
-                hint="position interpolation divides every frequency by the factor",
-                variant=lambda E, base, factor, L, N: _freqs(E, base, factor, L, N, multiply=True),
+                "a fast pair that went round the whole circle in training is marked out of range: "
+                "which angles had it already seen?",
+                name="whole circle ignored",
+                hint="a pair whose trained angles reach 2 pi has seen every angle: it is always in range",
+                variant=lambda theta, scaled, N, L: _in_range(theta, scaled, N, L, no_wrap=True),
             ),
             Diagnosis(
-                "the dynamic frequencies are a little too fast: what power is the base's growth raised to?",
-                name="NTK exponent missing",
-                hint="the base grows by (s L / N - (s - 1)) ** (E / (E - 2))",
-                variant=lambda E, base, factor, L, N: _freqs(E, base, factor, L, N, no_exponent=True),
-            ),
-            Diagnosis(
-                "the dynamic frequencies are those of a base grown by the factor s alone, the static NTK "
-                "scaling: what does 'dynamic' adapt to?",
-                name="static NTK factor",
-                hint="use s * L / N - (s - 1), not s",
-                variant=lambda E, base, factor, L, N: _freqs(E, base, factor, L, N, plain_factor=True),
+                "the training range is measured with the scaled frequencies: which frequencies did the "
+                "model rotate by while it trained?",
+                name="training range scaled",
+                hint="the trained arc is (N - 1) * theta, with the unscaled frequencies",
+                variant=lambda theta, scaled, N, L: _in_range(theta, scaled, N, L, scaled_training=True),
             ),
         ),
     )
@@ -424,7 +449,7 @@ register(
                 return np.concatenate(outputs, axis=-2)
         ''',
         stub="""
-            if len(keys) >= window:  # the window counts the newest token itself
+            if len(keys) >= window:
                 keys.pop(0)
                 values.pop(0)
         """,
@@ -452,8 +477,13 @@ register(
 
 
 # ----------------------------------------------------------------------------- 11.6 MLA value side (extend)
-def _absorb(W_UV, W_O, summed=False):
-    W = W_UV @ W_O  # (H, r, d_head) @ (H, d_head, d_model) -> (H, r, d_model)
+def _absorb(W_UV, W_O, summed=False, interleaved=False):
+    H, r, d_head = W_UV.shape
+    if interleaved:  # rows read as d_head blocks of H: row e * H + h
+        per_head = W_O.reshape(d_head, H, -1).swapaxes(0, 1)
+    else:  # head h owns rows h * d_head .. (h + 1) * d_head - 1
+        per_head = W_O.reshape(H, d_head, -1)
+    W = W_UV @ per_head  # (H, r, d_head) @ (H, d_head, d_model) -> (H, r, d_model)
     return W.sum(0) if summed else W
 
 
@@ -462,14 +492,14 @@ def _absorb_cases():
     n = rng.normal
     return grouped(
         "absorbed projection",
-        Case("H=2 heads, r=3, d_head=4, d_model=5", W_UV=n(size=(2, 3, 4)), W_O=n(size=(2, 4, 5))),
-        Case("H=4 heads, r=6, d_head=2, d_model=8", W_UV=n(size=(4, 6, 2)), W_O=n(size=(4, 2, 8))),
+        Case("H=2 heads, r=3, d_head=4, d_model=5", W_UV=n(size=(2, 3, 4)), W_O=n(size=(8, 5))),
+        Case("H=4 heads, r=6, d_head=2, d_model=8", W_UV=n(size=(4, 6, 2)), W_O=n(size=(8, 8))),
     ) + grouped(
         "dtype",
         Case(
             "float32, H=3, r=2, d_head=3, d_model=4",
             W_UV=n(size=(3, 2, 3)).astype(np.float32),
-            W_O=n(size=(3, 3, 4)).astype(np.float32),
+            W_O=n(size=(9, 4)).astype(np.float32),
         ),
     )
 
@@ -481,20 +511,23 @@ register(
         title="absorb the value up-projection into the output",
         points=2,
         function="absorb_value_side",
-        hint="P (c W_UV) W_O = P c (W_UV W_O): one (r, d_model) product per head",
+        hint="split W_O into its H blocks of d_head rows; then P (c W_UV) W_O_h = P c (W_UV W_O_h): one (r, d_model) product per head",
         kind="extend",
         description="In latent attention head `h`'s value for token `t` is `c[t] @ W_UV[h]` (`c (S, r)`, "
-        "`W_UV (H, r, d_head)`), and the output projection maps head `h`'s output with its slice "
-        "`W_O[h] (d_head, d_model)`; the layer's output is the sum over heads of "
-        "`P[h] @ (c @ W_UV[h]) @ W_O[h]` for the weights `P (H, L, S)`. Return the per-head matrices "
-        "`W (H, r, d_model)` for which that output equals the sum over heads of `P[h] @ c @ W[h]`, so "
-        "the values are never rebuilt from the cached latent.",
+        "`W_UV (H, r, d_head)`), so head `h`'s output is `P[h] @ c @ W_UV[h]` `(L, d_head)` for its "
+        "weights `P (H, L, S)`. The output projection is one matrix `W_O (H * d_head, d_model)`, as "
+        "`o_proj.weight.T` is stored: the heads' outputs are concatenated along the features, head 0 "
+        "first, into `(L, H * d_head)` and multiplied by `W_O`. Return the per-head matrices "
+        "`W (H, r, d_model)` for which the layer's output equals the sum over heads of `P[h] @ c @ W[h]`, "
+        "so the values are never rebuilt from the cached latent.",
         solution='''
             def absorb_value_side(W_UV, W_O):
-                """(H, r, d_model): W_UV[h] @ W_O[h] for every head."""
+                """(H, r, d_model): the value up-projection and output projection of each head, merged."""
                 ### BEGIN SOLUTION
+                H, r, d_head = W_UV.shape
+                per_head = W_O.reshape(H, d_head, -1)  # head h owns rows h * d_head .. (h + 1) * d_head - 1
                 # P (c W_UV) W_O = P c (W_UV W_O): one (r, d_model) matrix per head, computed once
-                return W_UV @ W_O  # (H, r, d_head) @ (H, d_head, d_model) -> (H, r, d_model)
+                return W_UV @ per_head  # (H, r, d_head) @ (H, d_head, d_model) -> (H, r, d_model)
                 ### END SOLUTION
         ''',
         reference=_absorb,
@@ -504,8 +537,15 @@ register(
             Diagnosis(
                 "the result has no head axis: can one matrix serve heads with different weights P[h]?",
                 name="summed over heads",
-                hint="keep one (r, d_model) matrix per head: W[h] = W_UV[h] @ W_O[h]",
+                hint="keep one (r, d_model) matrix per head: W[h] = W_UV[h] @ (head h's block of W_O)",
                 variant=lambda W_UV, W_O: _absorb(W_UV, W_O, summed=True),
+            ),
+            Diagnosis(
+                "each head is paired with the wrong rows of W_O: in which order were the heads' outputs "
+                "concatenated?",
+                name="heads interleaved",
+                hint="head h's block is rows h * d_head to (h + 1) * d_head: W_O.reshape(H, d_head, d_model)",
+                variant=lambda W_UV, W_O: _absorb(W_UV, W_O, interleaved=True),
             ),
         ),
     )

@@ -4,24 +4,24 @@ CORRECT = {
     "ch11.predict_cache_gib": {
         "an expression with the chapter's math import": """
             def predict_cache_gib():
-                return 40 * 2 * 8 * 128 * 2 * 16384 * 4 / math.pow(2, 30)
+                return 2 * 8 * 256 * 2 * (8 * 131072 + 40 * 4096) / math.pow(2, 30)
         """,
         "the literal": """
             def predict_cache_gib():
-                return 10
+                return 9.25
         """,
         "a numpy float32": """
             def predict_cache_gib():
-                return np.float32(160 * 1024) * np.float32(65536) / np.float32(2**30)
+                return np.float32(8 * 1024) * np.float32(8 * 131072 + 40 * 4096) / np.float32(2**30)
         """,
         "helper in an added cell": [
             """
-            def _kv_bytes_per_token(layers, kv_heads, width, nbytes):
-                return layers * 2 * kv_heads * width * nbytes
+            def _layer_bytes(tokens, kv_heads=8, width=256, nbytes=2):
+                return 2 * kv_heads * width * nbytes * tokens
             """,
             """
             def predict_cache_gib():
-                return _kv_bytes_per_token(40, 8, 128, 2) * 16384 * 4 / 2**30
+                return (8 * _layer_bytes(131072) + 40 * _layer_bytes(min(4096, 131072))) / 2**30
             """,
         ],
     },
@@ -97,32 +97,30 @@ CORRECT = {
             """,
         ],
     },
-    "ch11.scaled_frequencies": {
+    "ch11.pairs_in_range": {
         "torch with the chapter's torch and math imports": """
-            def scaled_frequencies(E, base, factor, L, N):
-                exponents = torch.arange(0, E, 2, dtype=torch.float64) / E
-                linear = base ** -exponents / factor
-                growth = factor * L / N - (factor - 1)
-                new_base = base * math.pow(growth, E / (E - 2))
-                return linear, new_base ** -exponents
+            def pairs_in_range(theta, scaled, N, L):
+                theta, scaled = torch.as_tensor(theta), torch.as_tensor(scaled)
+                trained = (N - 1) * theta
+                return ((trained >= 2 * math.pi) | ((L - 1) * scaled <= trained)).numpy()
         """,
-        "float32 numpy": """
-            def scaled_frequencies(E, base, factor, L, N):
-                exponents = (np.arange(0, E, 2) / E).astype(np.float32)
-                inv = np.exp(-exponents * np.float32(np.log(base)))
-                growth = factor * L / N - (factor - 1)
-                log_new_base = np.log(base) + E / (E - 2) * np.log(growth)
-                return inv / np.float32(factor), np.exp(-exponents * np.float32(log_new_base))
+        "a loop over pairs, in turns": """
+            def pairs_in_range(theta, scaled, N, L):
+                out = []
+                for t, s in zip(theta, scaled):
+                    turns_trained = (N - 1) * t / (2 * np.pi)
+                    out.append(bool(turns_trained >= 1 or (L - 1) * s <= (N - 1) * t))
+                return np.array(out)
         """,
-        "helper in an added cell": [
+        "helper in an added cell, as wavelengths": [
             """
-            def _inv_freq(E, base):
-                return np.array([base ** (-2 * i / E) for i in range(E // 2)])
+            def _wavelength(freq):
+                return 2 * np.pi / np.asarray(freq, dtype=np.float64)
             """,
             """
-            def scaled_frequencies(E, base, factor, L, N):
-                alpha = (factor * L / N) - (factor - 1)
-                return _inv_freq(E, base) / factor, _inv_freq(E, base * alpha ** (E / (E - 2)))
+            def pairs_in_range(theta, scaled, N, L):
+                lam, lam_new = _wavelength(theta), _wavelength(scaled)
+                return (lam <= N - 1) | ((L - 1) / lam_new <= (N - 1) / lam)
             """,
         ],
     },
@@ -178,20 +176,25 @@ CORRECT = {
     "ch11.absorb_value_side": {
         "torch with the chapter's torch import": """
             def absorb_value_side(W_UV, W_O):
-                return torch.bmm(torch.as_tensor(W_UV), torch.as_tensor(W_O))
+                W_UV, W_O = torch.as_tensor(W_UV), torch.as_tensor(W_O)
+                H, r, d = W_UV.shape
+                return torch.bmm(W_UV, W_O.view(H, d, -1))
         """,
         "float32 einsum": """
             def absorb_value_side(W_UV, W_O):
-                return np.einsum("hrd,hdm->hrm", W_UV.astype(np.float32), W_O.astype(np.float32))
+                H, r, d = W_UV.shape
+                blocks = W_O.astype(np.float32).reshape(H, d, W_O.shape[-1])
+                return np.einsum("hrd,hdm->hrm", W_UV.astype(np.float32), blocks)
         """,
         "helper in an added cell, a loop over heads": [
             """
-            def _absorb_one_head(W_uv_h, W_o_h):
-                return W_uv_h @ W_o_h
+            def _absorb_one_head(W_uv_h, W_o, h):
+                d = W_uv_h.shape[-1]
+                return W_uv_h @ W_o[h * d : (h + 1) * d]
             """,
             """
             def absorb_value_side(W_UV, W_O):
-                return np.stack([_absorb_one_head(a, b) for a, b in zip(W_UV, W_O)])
+                return np.stack([_absorb_one_head(W_UV[h], W_O, h) for h in range(W_UV.shape[0])])
             """,
         ],
     },
@@ -199,13 +202,13 @@ CORRECT = {
 
 WRONG = {
     "ch11.predict_cache_gib": {
-        "GB (10^9 bytes), not GiB": """
+        "GB (10^9 bytes), not GiB, windowed layers forgotten": """
             def predict_cache_gib():
-                return 40 * 2 * 8 * 128 * 2 * 16384 * 4 / 1e9
+                return 8 * 2 * 8 * 256 * 2 * 131072 / 1e9
         """,
-        "query heads, keys only": """
+        "every layer windowed": """
             def predict_cache_gib():
-                return 40 * 32 * 128 * 2 * 16384 * 4 / 2**30
+                return 48 * 2 * 8 * 256 * 2 * 4096 / 2**30
         """,
     },
     "ch11.gqa_attention": {
@@ -289,24 +292,14 @@ WRONG = {
                 return (np.abs(i - j) < window) | ((j < n_sinks) & (j <= i))
         """,
     },
-    "ch11.scaled_frequencies": {
-        "i / E instead of 2i / E": """
-            def scaled_frequencies(E, base, factor, L, N):
-                exponents = np.arange(E // 2) / E
-                new_base = base * (factor * L / N - (factor - 1)) ** (E / (E - 2))
-                return base**-exponents / factor, new_base**-exponents
+    "ch11.pairs_in_range": {
+        "offsets up to N and L, not N - 1 and L - 1": """
+            def pairs_in_range(theta, scaled, N, L):
+                return (N * theta >= 2 * np.pi) | (L * scaled <= N * theta)
         """,
-        "the growth L / N without the factor": """
-            def scaled_frequencies(E, base, factor, L, N):
-                exponents = np.arange(0, E, 2) / E
-                new_base = base * (L / N) ** (E / (E - 2))
-                return base**-exponents / factor, new_base**-exponents
-        """,
-        "the power applied to the whole base": """
-            def scaled_frequencies(E, base, factor, L, N):
-                exponents = np.arange(0, E, 2) / E
-                new_base = (base * (factor * L / N - (factor - 1))) ** (E / (E - 2))
-                return base**-exponents / factor, new_base**-exponents
+        "the ratio of frequencies only": """
+            def pairs_in_range(theta, scaled, N, L):
+                return scaled <= theta * N / L
         """,
     },
     "ch11.fix_rolling_cache": {
@@ -342,11 +335,13 @@ WRONG = {
     "ch11.absorb_value_side": {
         "summed over W_O's heads": """
             def absorb_value_side(W_UV, W_O):
-                return np.einsum("hrd,gdm->hrm", W_UV, W_O)
+                H, r, d = W_UV.shape
+                return np.einsum("hrd,gdm->hrm", W_UV, W_O.reshape(H, d, -1))
         """,
         "the heads of W_O in reverse": """
             def absorb_value_side(W_UV, W_O):
-                return W_UV @ W_O[::-1]
+                H, r, d = W_UV.shape
+                return W_UV @ W_O.reshape(H, d, -1)[::-1]
         """,
     },
 }
