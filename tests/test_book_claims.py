@@ -246,7 +246,7 @@ CH10 = "10_vision_transformer.ipynb"
 
 
 def test_chapter_10_digits_have_17_grey_levels():
-    from sklearn.datasets import load_digits
+    load_digits = pytest.importorskip("sklearn.datasets").load_digits  # not in the numpy-only tier
 
     levels = np.unique(load_digits().images)
     assert len(levels) == 17 and levels.min() == 0 and levels.max() == 16
@@ -280,6 +280,7 @@ def test_chapter_10_heads_share_one_colour_scale_and_the_prose_quotes_their_peak
     ],
 )
 def test_panels_that_are_compared_share_a_colour_scale_with_a_colour_bar(notebook, cell_id, scale):
+    pytest.importorskip("matplotlib")  # not in the numpy-only tier
     from attncourse.plotting import attention_heatmap
 
     source = "".join(next(c for c in _cells(notebook) if c.get("id") == cell_id)["source"])

@@ -157,7 +157,10 @@ def _resolve(dotted: str, *, load: bool) -> Any:
             continue
         for attr in parts[cut:]:
             if load:
-                obj = getattr(obj, attr, None)
+                try:
+                    obj = getattr(obj, attr, None)
+                except ImportError:  # a lazy name whose library is missing: nothing can call it
+                    return None
             else:
                 namespace = getattr(obj, "__dict__", None)
                 obj = namespace.get(attr) if isinstance(namespace, (dict, types.MappingProxyType)) else None
