@@ -15,7 +15,8 @@ category.  The mobile preset is Lighthouse's default: simulated slow 4G and a 4x
 The budget (``BUDGET``, below) is the full tier's performance gate (``scripts/test.sh``): every
 page must meet all of it.  Lighthouse's simulated timings scale with how long the page's work
 took on this machine, so a run on a busy machine reads slow: a page over budget is run
-``--retries`` more times and judged on its median run (Lighthouse's own advice for variance).
+``--retries`` (4) more times and judged on the median of its runs (Lighthouse's own advice for
+variance: the median of five).
 The table of every page's scores goes to stdout and, with the reports' key numbers, to
 ``_build/lighthouse/<preset>.md`` and ``.json`` (``--reports DIR``: every full report too).
 Exit status 1 when a page is over budget, 2 when Node, Lighthouse or Chromium is missing
@@ -231,7 +232,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--retries",
         type=int,
-        default=2,
+        default=4,
         help="a page over budget is run this many more times and judged on the median run",
     )
     parser.add_argument("--html", type=Path, default=BUILD_HTML)

@@ -30,7 +30,7 @@
 #      the performance category (no screenshots, no unweighted diagnostics): about 5 s a page,
 #      ~100 s for the book's 20.  Each page must score >= 90 for performance, paint its first
 #      text within 2 s, shift less than 0.1 and transfer at most 400 KiB; a page over
-#      budget is run twice more and judged on its median.  Lighthouse's accessibility category
+#      budget is run four more times and judged on the median of five (Lighthouse's advice).  Lighthouse's accessibility category
 #      (it must score 100) runs on three pages that stand for the rest (a chapter with formulas
 #      and explorers, a text-only page, the landing page): it costs another ~3 s a page, and
 #      axe-core already audits every page at both widths in step 4.  Every page and category:
