@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from attncourse.grading.progress import ProgressLine
-from attncourse.grading.summary import histogram_bins, render_summary
+from attncourse.grading.summary import _svg_histogram, histogram_bins, render_summary
 from browser import chromium  # noqa: F401  (the fixture)
 
 HOSTILE = '<script>alert("x")</script>'
@@ -120,6 +120,19 @@ def test_the_histograms_count_each_student_once_in_the_right_bar():
     assert counts == [1, 1, 0, 1, 0, 1]  # dee 0, the hostile name 1, bob 3, ann 5
     desc = re.search(r'<desc id="hist-total-d">(.*?)</desc>', page).group(1)
     assert "0 points: 1; 1 points: 1; 2 points: 0" in desc and "5 points: 1" in desc
+
+
+@pytest.mark.parametrize("maximum", [5, 11, 13, 20, 23, 34, 10.5])
+def test_a_histograms_axis_labels_are_evenly_spaced_and_increasing(maximum):
+    svg = _svg_histogram("h", "Total", histogram_bins([0, maximum / 2, maximum], maximum), "points")
+    ticks = re.findall(r'<text x="([0-9.]+)" y="126"(?: text-anchor="(\w+)")?>([0-9.]+)</text>', svg)
+    edge = [(float(x), float(t)) for x, anchor, t in ticks if anchor != "end"]  # the right end aside
+    xs, values = [x for x, _ in edge], [t for _, t in edge]
+    assert len(edge) >= 3 and values == sorted(values) and values[0] in (0, 1)
+    gaps = [b - a for a, b in zip(xs, xs[1:])]
+    steps = {round(b - a, 3) for a, b in zip(values, values[1:])}
+    assert max(gaps) - min(gaps) < 0.25 and len(steps) == 1, (maximum, ticks)  # 0.1 px rounding
+    assert float(ticks[-1][2]) == pytest.approx(maximum, abs=0.05)  # the axis ends at full marks
 
 
 def test_every_histogram_has_a_text_alternative_and_the_page_has_its_sections():

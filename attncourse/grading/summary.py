@@ -111,11 +111,12 @@ def _svg_histogram(uid: str, title: str, bins: List[Tuple[str, int]], unit: str)
             parts.append(
                 f'<text x="{x + step / 2:.1f}" y="{base - bh - 3:.1f}" text-anchor="middle">{n}</text>'
             )
-        if "–" not in label and (len(bins) <= 11 or i % 2 == 0):  # whole points: the bars' numbers
+        if "–" not in label and (len(bins) <= 11 or (len(bins) - 1 - i) % 2 == 0):
+            # whole points: each bar's number, or every other one counted back from full marks
             parts.append(
                 f'<text x="{x + step / 2:.1f}" y="{base + 14}" text-anchor="middle">{_t(label)}</text>'
             )
-        elif i % 3 == 0 and i < len(bins) - 2:  # ranges: every third bar's lower edge, at its left
+        elif "–" in label and i % 2 == 0:  # ranges: every other bar's lower edge, at its left (evenly spaced)
             parts.append(f'<text x="{x:.1f}" y="{base + 14}">{_t(label.split("–")[0])}</text>')
     if bins and "–" in bins[-1][0]:
         end = bins[-1][0].split("–")[1]
