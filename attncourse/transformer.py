@@ -35,7 +35,7 @@ from ._backend import AttentionInputError, fmt_shape
 from ._validation import int_at_least, positive_int, public
 from .flash import KVCache
 from .functional import softmax
-from .models.layers import activation_name, cached_self_attention, feed_forward
+from .models.layers import cached_self_attention, copy_weights, feed_forward, supported_activation
 from .multihead import MultiHeadAttention
 
 __all__ = ["TinyTransformer", "TransformerBlock", "next_token_probs"]
@@ -203,12 +203,7 @@ class TransformerBlock(nn.Module):
                 "TransformerBlock.from_torch: expected torch.nn.TransformerEncoderLayer; "
                 f"got {type(layer).__name__}."
             )
-        activation = activation_name(layer.activation)
-        if activation is None:
-            raise AttentionInputError(
-                "TransformerBlock.from_torch: only activation='gelu' (the exact GELU) or 'relu' is "
-                f"supported; got {layer.activation!r}."
-            )
+        activation = supported_activation(layer, "TransformerBlock.from_torch")
         attn = MultiHeadAttention.from_torch(layer.self_attn)
         w = layer.linear1.weight
         bias = layer.linear1.bias is not None
@@ -231,11 +226,7 @@ class TransformerBlock(nn.Module):
             (new.mlp.up, layer.linear1),
             (new.mlp.down, layer.linear2),
         ]
-        with torch.no_grad():
-            for ours, theirs in pairs:
-                ours.weight.copy_(theirs.weight)
-                if bias:
-                    ours.bias.copy_(theirs.bias)
+        copy_weights(pairs, bias)
         new.train(layer.training)
         return new
 

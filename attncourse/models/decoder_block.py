@@ -33,7 +33,7 @@ from .._validation import positive_int, public
 from ..flash import KVCache
 from ..functional import merge_heads, scaled_dot_product_attention, split_heads
 from ..multihead import MultiHeadAttention
-from .layers import activation_name, cached_self_attention, feed_forward
+from .layers import cached_self_attention, copy_weights, feed_forward, supported_activation
 
 __all__ = ["DecoderBlock"]
 
@@ -197,11 +197,7 @@ class DecoderBlock(nn.Module):
             raise AttentionInputError(
                 f"expected torch.nn.TransformerDecoderLayer; got {type(layer).__name__}."
             )
-        activation = activation_name(layer.activation)
-        if activation is None:
-            raise AttentionInputError(
-                f"only activation='relu' or 'gelu' (the exact GELU) is supported; got {layer.activation!r}."
-            )
+        activation = supported_activation(layer, "DecoderBlock.from_torch")
         w = layer.linear1.weight
         bias = layer.linear1.bias is not None
         new = cls(
@@ -225,10 +221,6 @@ class DecoderBlock(nn.Module):
             (new.mlp.up, layer.linear1),
             (new.mlp.down, layer.linear2),
         ]
-        with torch.no_grad():
-            for ours, theirs in pairs:
-                ours.weight.copy_(theirs.weight)
-                if bias:
-                    ours.bias.copy_(theirs.bias)
+        copy_weights(pairs, bias)
         new.train(layer.training)
         return new

@@ -2,6 +2,7 @@
 
 * ``feed_forward``: the position-wise MLP, ``Linear -> activation -> Dropout -> Linear``;
 * ``activation_name``: which of its activations a ``torch.nn`` layer uses, for ``from_torch``;
+* ``supported_activation`` and ``copy_weights``: the checks and copying both ``from_torch`` share;
 * ``cached_self_attention``: causal self-attention of the newest positions with a KV cache
   (decoding), for ``TransformerBlock.step`` and ``DecoderBlock.step``.
 """
@@ -20,7 +21,14 @@ from ..flash import KVCache, cached_attention
 from ..functional import merge_heads, split_heads
 from ..multihead import MultiHeadAttention
 
-__all__ = ["ACTIVATIONS", "feed_forward", "activation_name", "cached_self_attention"]
+__all__ = [
+    "ACTIVATIONS",
+    "feed_forward",
+    "activation_name",
+    "supported_activation",
+    "copy_weights",
+    "cached_self_attention",
+]
 
 ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}  # the MLP's nonlinearity, by name
 
@@ -39,6 +47,25 @@ def feed_forward(
             down=nn.Linear(d_ff, d_model, bias=bias, **factory),
         )
     )
+
+
+def supported_activation(layer: nn.Module, who: str) -> str:
+    """The name of ``layer.activation`` (a ``torch.nn`` Transformer layer), or a named error if ours has none."""
+    name = activation_name(layer.activation)
+    if name is None:
+        raise AttentionInputError(
+            f"{who}: only activation='relu' or 'gelu' (the exact GELU) is supported; got {layer.activation!r}."
+        )
+    return name
+
+
+def copy_weights(pairs, bias: bool) -> None:
+    """Copy each ``(ours, theirs)`` pair's weight, and bias when ``bias``, from ``theirs`` into ``ours``."""
+    with torch.no_grad():
+        for ours, theirs in pairs:
+            ours.weight.copy_(theirs.weight)
+            if bias:
+                ours.bias.copy_(theirs.bias)
 
 
 def cached_self_attention(attn: MultiHeadAttention, h: torch.Tensor, cache: KVCache) -> torch.Tensor:
