@@ -6,6 +6,7 @@ import importlib.util
 import json
 import pathlib
 
+import numpy as np
 import pytest
 import torch
 
@@ -51,28 +52,59 @@ def test_the_cheap_indexer_at_full_rank_is_the_unscaled_score():
     assert torch.linalg.matrix_rank(low[0]) <= 2
 
 
-def test_recall_batch_asks_for_stored_keys():
-    import numpy as np
+@pytest.mark.parametrize("answers", [True, False])
+def test_recall_batch_asks_for_stored_keys(answers):
 
     script = _load()
-    tokens, targets = script.recall_batch(5, 6, np.random.default_rng(0))
-    assert tokens.shape == (5, 2 * 6 + script.N_QUERIES) and targets.shape == (5, script.N_QUERIES)
+    tokens, targets = script.recall_batch(5, 6, np.random.default_rng(0), answers=answers)
+    n_asked = script.N_QUERIES * (2 if answers else 1)
+    assert tokens.shape == (5, 12 + n_asked) and targets.shape == (5, script.N_QUERIES)
+    where = script.query_positions(tokens.shape[1], answers)
     for seq, want in zip(tokens.tolist(), targets.tolist()):
         pairs = dict(zip(seq[0:12:2], seq[1:12:2]))
         assert len(pairs) == 6  # distinct keys
-        assert [pairs[key] for key in seq[12:]] == want
+        asked = [seq[i] for i in where.tolist()]
+        assert [pairs[key] for key in asked] == want
+        if answers:  # each asked key is followed by its value
+            assert [seq[i + 1] for i in where.tolist()] == want
+
+
+def test_recent_batches_ask_for_the_newest_pairs_only():
+
+    script = _load()
+    task = script.Task(recent=script.RECENT_ASKED)
+    tokens, targets, where = task.batch(64, np.random.default_rng(1))
+    n = script.RECENT_STREAM
+    for seq in tokens.tolist():
+        keys = seq[0 : 2 * n : 2]
+        for i in where.tolist():
+            assert keys.index(seq[i]) >= n - script.RECENT_ASKED
+
+
+def test_repeat_task_targets_are_the_next_determined_tokens():
+
+    script = _load()
+    tokens, targets, mask = script.Task("repeat").batch(8, np.random.default_rng(2))
+    assert tokens.shape == targets.shape == mask.shape == (8, script.REPEAT_L - 1)
+    assert torch.equal(tokens[:, 1:], targets[:, :-1])  # targets are the inputs shifted by one
+    assert mask.any(1).all() and not mask.all()
 
 
 def test_reduced_rerun():
     script = _load()
     out = script.run(quick=True)
-    recall, hybrid = out["recall"], out["hybrid"]
+    recall, gate, hybrid = out["recall"], out["gate"], out["hybrid"]
     assert set(recall["recall"]) == {"softmax", "linear", "delta", "gated"}
-    for by_size in recall["recall"].values():
+    assert set(recall["queries_back_to_back"]["accuracy"]) == set(script.BACK_TO_BACK)
+    for by_size in [*recall["recall"].values(), recall["queries_back_to_back"]["accuracy"]]:
         for runs in by_size.values():
             assert len(runs) == len(recall["seeds"]) and all(len(r) == len(recall["pairs"]) for r in runs)
             assert all(0 <= a <= 1 for r in runs for a in r)
-    assert set(hybrid["stacks"]) == set(script.STACKS)
+    assert set(gate["accuracy"]) == {"linear", "delta", "gated", "softmax"}
+    assert all(
+        len(runs) == len(gate["seeds"]) for by_size in gate["accuracy"].values() for runs in by_size.values()
+    )
+    assert set(hybrid["stacks"]) == set(script.STACKS) == set(hybrid["repeat"]["accuracy"])
     tk = hybrid["topk"]
     assert len(tk["exact"][0]) == len(tk["ks"]) and set(tk["indexer"]) == {str(r) for r in tk["ranks"]}
 
@@ -85,7 +117,92 @@ def test_saved_results_are_the_full_run():
     assert recall["pairs"] == full["pairs"] and recall["state_sizes"] == full["sizes"]
     for method in ("softmax", "linear", "delta"):
         assert sorted(recall["recall"][method], key=int) == [str(E) for E in full["sizes"]]
+    back = recall["queries_back_to_back"]
+    assert back["E"] == full["sizes"][1] and set(back["accuracy"]) == set(script.BACK_TO_BACK)
+    gate = json.loads((DATA / "recall_gate.json").read_text())
+    assert gate["steps"] == full["steps"] and gate["state_sizes"] == full["gate_sizes"]
+    assert all(len(runs) == 3 for by_size in gate["accuracy"].values() for runs in by_size.values())
     hybrid = json.loads((DATA / "recall_hybrid.json").read_text())
     assert hybrid["steps"] == full["hyb_steps"] and hybrid["E"] == full["hyb_E"]
+    assert hybrid["repeat"]["E"] == full["rep_E"]
+    assert all(len(runs) == 3 for runs in hybrid["repeat"]["accuracy"].values())
     assert all(len(row["accuracy"]) == 3 for row in hybrid["stacks"].values())
     assert hybrid["topk"]["ks"] == full["ks"] and len(hybrid["topk"]["exact"]) == 3
+
+
+# -- the chapter's sentences, against the saved results of the full run ---------------------------
+
+
+def _acc(runs):
+    return np.array(runs, dtype=float)  # (seeds, ...)
+
+
+def _means(runs):
+    return np.round(_acc(runs).mean(0), 2)
+
+
+def test_the_recall_sentences_hold():
+    recall = json.loads((DATA / "recall_state_size.json").read_text())
+    r, pairs = recall["recall"], recall["pairs"]
+    at = {n: i for i, n in enumerate(pairs)}
+    assert min(_acc(runs).mean(0).min() for runs in r["softmax"].values()) >= 0.999
+    lin16 = {E: _means(r["linear"][str(E)])[at[16]] for E in (4, 8, 16)}
+    assert lin16 == {4: 0.12, 8: 0.40, 16: 0.67}
+    delta, linear = (
+        {E: _means(r["delta"][str(E)]) for E in (4, 8, 16)},
+        {E: _means(r["linear"][str(E)]) for E in (4, 8, 16)},
+    )
+    # width 16: DeltaNet above linear attention at 8 and 16 pairs
+    assert (delta[16][at[8]], delta[16][at[16]], linear[16][at[8]]) == (0.92, 0.77, 0.83)
+    assert delta[16][at[8]] > linear[16][at[8]] and delta[16][at[16]] > linear[16][at[16]]
+    # width 8 level, width 4 below
+    assert (delta[8][at[16]], linear[8][at[16]]) == (0.38, 0.40)
+    assert (delta[4][at[2]], linear[4][at[2]], delta[4][at[16]], linear[4][at[16]]) == (
+        0.60,
+        0.82,
+        0.10,
+        0.12,
+    )
+    spread = _acc(r["delta"]["16"])[:, at[8]]
+    assert (round(spread.min(), 2), round(spread.max(), 2)) == (0.82, 0.97)
+    # Gated DeltaNet within DeltaNet's seed range at every n (width 8)
+    gated, d8 = _acc(r["gated"]["8"]).mean(0), _acc(r["delta"]["8"])
+    assert ((d8.min(0) <= gated) & (gated <= d8.max(0))).all()
+    back = {k: _acc(v)[:, 0] for k, v in recall["queries_back_to_back"]["accuracy"].items()}
+    assert (round(back["back to back"].mean(), 2), round(back["back to back"].min(), 2)) == (0.75, 0.64)
+    quiet = back["back to back, no writes there"]
+    assert (round(quiet.mean(), 2), round(quiet.min(), 2), round(quiet.max(), 2)) == (0.87, 0.74, 1.0)
+    assert _acc(r["delta"]["8"])[:, 0].min() == 1.0
+
+
+def test_the_gate_sentences_hold():
+    gate = json.loads((DATA / "recall_gate.json").read_text())["accuracy"]
+    mean = {m: {E: round(_acc(v).mean(), 2) for E, v in by.items()} for m, by in gate.items()}
+    assert mean["linear"] == {"8": 0.54, "16": 0.77} and mean["softmax"] == {"8": 1.0}
+    assert mean["delta"] == {"8": 0.79, "16": 0.90} and mean["gated"] == {"8": 0.79, "16": 0.95}
+    spreads = [np.ptp(_acc(gate[m][E])) for m in ("delta", "gated") for E in ("8", "16")]
+    assert 0.115 < min(spreads) and max(spreads) < 0.265  # "spread over 0.12 to 0.26"
+    for E in ("8", "16"):  # the gate's gain is smaller than either model's spread
+        gain = _acc(gate["gated"][E]).mean() - _acc(gate["delta"][E]).mean()
+        assert gain < min(np.ptp(_acc(gate["gated"][E])), np.ptp(_acc(gate["delta"][E])))
+
+
+def test_the_hybrid_and_topk_sentences_hold():
+    hybrid = json.loads((DATA / "recall_hybrid.json").read_text())
+    stacks = {k: _acc(v["accuracy"]) for k, v in hybrid["stacks"].items()}
+    assert tuple(_means(hybrid["stacks"]["all DeltaNet"]["accuracy"])[[0, -1]]) == (0.85, 0.18)
+    assert stacks["3 DeltaNet + 1 softmax"].min() >= 0.999 and stacks["all softmax"].min() >= 0.999
+    rep = {k: _acc(v) for k, v in hybrid["repeat"]["accuracy"].items()}
+    assert [round(rep[k].mean(), 3) for k in ("all softmax", "all DeltaNet", "3 DeltaNet + 1 softmax")] == [
+        0.944,
+        0.932,
+        0.943,
+    ]
+    assert max(np.abs(v - v.mean()).max() for v in rep.values()) <= 0.003
+    tk = hybrid["topk"]
+    assert tk["L"] == 48 and (_acc(tk["exact"]).mean(0).round(2) == 1.0).all()
+    ks = {k: i for i, k in enumerate(tk["ks"])}
+    r2, r1 = _acc(tk["indexer"]["2"]).mean(0), _acc(tk["indexer"]["1"]).mean(0)
+    assert (round(r2[ks[8]], 2), round(r2[ks[16]], 2), round(r1[ks[16]], 2)) == (0.83, 0.98, 0.83)
+    np.testing.assert_allclose(_acc(tk["indexer"]["4"]), _acc(tk["exact"]))  # rank 4 = E: the full score
+    assert 8 + 2 / hybrid["E"] * tk["L"] == 32
