@@ -93,3 +93,30 @@ def test_live_mode_redraws():
     assert ex.values() == {"image": 0, "patch_size": 2, "view": "layer 2"}
     ex.controls["view"].value = "rollout"
     assert ex.values()["view"] == "rollout"
+
+
+@pytest.mark.parametrize("which", ["vision", "cross"])
+def test_every_map_is_laid_over_the_chosen_image(which):
+    """One painter draws every frame; after switching images, each map's backdrop is the new image."""
+    pytest.importorskip("matplotlib")
+    if which == "vision":
+        from attncourse.widgets.vision import _renderer
+
+        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 1")
+    else:
+        from attncourse.results import saved_results
+        from attncourse.widgets.cross import _renderer
+
+        renderer, controls = (
+            _renderer(saved_results("digit_captioner.json")),
+            dict(image=2, step=0, heads="each head"),
+        )
+    first = renderer(**{**controls, "image": 0})
+    later = renderer(**controls)
+    painter = renderer.painter
+    chosen = np.asarray(painter.picture.get_array())
+    shown = [ax.get_visible() for ax in painter.ax_maps]
+    for backdrop, visible in zip(painter.backdrops, shown):
+        if visible:
+            np.testing.assert_array_equal(np.asarray(backdrop.get_array()), chosen)
+    assert later.png != first.png

@@ -203,6 +203,42 @@ class Hatching:
         self.image.set_data(rgba)
 
 
+class PatchMapsPainter(Painter):
+    """An image beside ``n_maps`` maps over its patches, each laid over the image with its largest
+    patch outlined (the Vision Transformer's and the captioner's explorers)."""
+
+    def _build_maps(self, image: Any, first_map: Any, n_maps: int, extent: Tuple[float, ...]) -> None:
+        axes = self.fig.subplots(1, n_maps + 1)
+        self.ax_image, self.ax_maps = axes[0], list(axes[1:])
+        self.picture = self.ax_image.imshow(image, cmap="gray_r", vmin=0, vmax=1)
+        self.backdrops, self.overlays, self.outlines = [], [], []
+        for ax in self.ax_maps:
+            self.backdrops.append(ax.imshow(image, cmap="gray_r", vmin=0, vmax=1))
+            self.overlays.append(ax.imshow(first_map, cmap="magma", alpha=0.65, extent=extent))
+            self.outlines.append(ax.plot([], [], color=ACCENT, lw=2)[0])
+        for ax in axes:
+            ax.set_xticks([]), ax.set_yticks([])
+        self.image_title = self.ax_image.set_title(" ", fontsize=9)
+        self.map_titles = [ax.set_title(" ", fontsize=8) for ax in self.ax_maps]
+
+    def _paint_maps(self, view: Any, box: Callable[[int, int], Tuple[float, float, float]]) -> None:
+        """Show ``view.image`` and one map per ``view.maps``; ``box(row, col)`` is the outlined
+        patch's ``(x0, y0, side)`` in image pixels.  Axes beyond ``len(view.maps)`` are hidden."""
+        self.picture.set_data(view.image)
+        for k, ax in enumerate(self.ax_maps):
+            shown = k < len(view.maps)
+            ax.set_visible(shown)
+            if not shown:
+                continue
+            grid = view.maps[k]
+            self.backdrops[k].set_data(view.image)  # the chosen image under every map
+            self.overlays[k].set_data(grid)
+            self.overlays[k].set_clim(0, max(float(grid.max()), 1e-9))
+            x0, y0, side = box(*view.top_patches[k])
+            self.outlines[k].set_data([x0, x0 + side, x0 + side, x0, x0], [y0, y0, y0 + side, y0 + side, y0])
+            self.map_titles[k].set_text(view.titles[k])
+
+
 class Renderer:
     """``renderer(**controls) -> Frame``: the pure function's view, drawn by one painter.
 

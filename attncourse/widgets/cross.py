@@ -6,51 +6,26 @@ from typing import Any, Mapping
 
 from ..explore import cross as view_of
 from ._core import Control, Explorer, Frame, caption
-from ._paint import ACCENT, Painter, Renderer
+from ._paint import PatchMapsPainter, Renderer
 
 __all__ = ["cross_explorer", "render_cross"]
 
 
-class _CrossPainter(Painter):
+class _CrossPainter(PatchMapsPainter):
     size = (9.8, 2.4)
     blit = False  # two or four maps: every frame drawn whole
 
     def __init__(self, captions: Mapping[str, Any]) -> None:
         super().__init__()
         reference = view_of.cross_view(captions, 0, 0, "each head")
-        n_maps = max(2, len(reference.maps))
-        axes = self.fig.subplots(1, n_maps + 1)
-        self.ax_image, self.ax_maps = axes[0], list(axes[1:])
         extent = (-0.5, 7.5, 7.5, -0.5)  # the 4 x 4 map stretched over the 8 x 8 image
-        self.picture = self.ax_image.imshow(reference.image, cmap="gray_r", vmin=0, vmax=1)
-        self.backdrops, self.overlays, self.outlines = [], [], []
-        for ax in self.ax_maps:
-            self.backdrops.append(ax.imshow(reference.image, cmap="gray_r", vmin=0, vmax=1))
-            self.overlays.append(ax.imshow(reference.maps[0], cmap="magma", alpha=0.65, extent=extent))
-            self.outlines.append(ax.plot([], [], color=ACCENT, lw=2)[0])
-        for ax in axes:
-            ax.set_xticks([]), ax.set_yticks([])
-        self.image_title = self.ax_image.set_title(" ", fontsize=9)
-        self.map_titles = [ax.set_title(" ", fontsize=8) for ax in self.ax_maps]
+        self._build_maps(reference.image, reference.maps[0], max(2, len(reference.maps)), extent)
         self._freeze(reference)
 
     def paint(self, view: Any) -> str:
-        self.picture.set_data(view.image)
         shown = view.written[: view.step] + "[" + (view.letter if view.letter != "end" else "end") + "]"
         self.image_title.set_text(f"label {view.label}: {shown}")
-        for k, ax in enumerate(self.ax_maps):
-            visible = k < len(view.maps)
-            ax.set_visible(visible)
-            if not visible:
-                continue
-            grid = view.maps[k]
-            self.backdrops[k].set_data(view.image)
-            self.overlays[k].set_data(grid)
-            self.overlays[k].set_clim(0, max(float(grid.max()), 1e-9))
-            r, c = view.top_patches[k]
-            x0, y0 = 2 * c - 0.5, 2 * r - 0.5
-            self.outlines[k].set_data([x0, x0 + 2, x0 + 2, x0, x0], [y0, y0, y0 + 2, y0 + 2, y0])
-            self.map_titles[k].set_text(view.titles[k])
+        self._paint_maps(view, lambda r, c: (2 * c - 0.5, 2 * r - 0.5, 2))
         tops = ", ".join(f"({r}, {c})" for r, c in view.top_patches)
         what = (
             "the decoder's cross-attention over the 16 patches, heads averaged, beside the encoder's rollout"

@@ -6,57 +6,33 @@ from typing import Any, Mapping
 
 from ..explore import vision as view_of
 from ._core import Control, Explorer, Frame, caption
-from ._paint import ACCENT, Painter, Renderer
+from ._paint import PatchMapsPainter, Renderer
 
 __all__ = ["render_vision", "vision_explorer"]
 
 
-class _VisionPainter(Painter):
+class _VisionPainter(PatchMapsPainter):
     size = (9.8, 2.4)
     blit = False  # the grid and the maps change size with the patch size: every frame drawn whole
 
     def __init__(self, maps: Mapping[str, Any]) -> None:
         super().__init__()
         reference = view_of.vision_view(maps, 0, int(maps["patch_sizes"][0]), "layer 1")
-        n_heads = len(reference.titles)
-        axes = self.fig.subplots(1, n_heads + 1)
-        self.ax_image, self.ax_maps = axes[0], list(axes[1:])
         H, W = reference.image.shape
         extent = (-0.5, W - 0.5, H - 0.5, -0.5)
-        self.picture = self.ax_image.imshow(reference.image, cmap="gray_r", vmin=0, vmax=1)
+        self._build_maps(reference.image, reference.maps[0], len(reference.titles), extent)
         self.grid_lines = []
-        self.overlays, self.outlines = [], []
-        for ax in self.ax_maps:
-            ax.imshow(reference.image, cmap="gray_r", vmin=0, vmax=1)
-            self.overlays.append(ax.imshow(reference.maps[0], cmap="magma", alpha=0.65, extent=extent))
-            self.outlines.append(ax.plot([], [], color=ACCENT, lw=2)[0])
-        for ax in axes:
-            ax.set_xticks([]), ax.set_yticks([])
-        self.image_title = self.ax_image.set_title(" ", fontsize=9)
-        self.map_titles = [ax.set_title(" ", fontsize=8) for ax in self.ax_maps]
         self._freeze(reference)
 
     def paint(self, view: Any) -> str:
         P = view.patch_size
         H, W = view.image.shape
-        self.picture.set_data(view.image)
         for line in self.grid_lines:
             line.remove()
         self.grid_lines = [self.ax_image.axvline(x - 0.5, color="tab:orange", lw=1) for x in range(P, W, P)]
         self.grid_lines += [self.ax_image.axhline(y - 0.5, color="tab:orange", lw=1) for y in range(P, H, P)]
-        self.image_title.set_text(f"label {view.label}: {P}x{P} patches, {view.grid[0]}x{view.grid[1]} grid")
-        for k, ax in enumerate(self.ax_maps):
-            shown = k < len(view.maps)
-            ax.set_visible(shown)
-            if not shown:
-                continue
-            grid = view.maps[k]
-            self.overlays[k].set_data(grid)
-            self.overlays[k].set_clim(0, max(float(grid.max()), 1e-9))
-            r, c = view.top_patches[k]
-            x0, y0 = c * P - 0.5, r * P - 0.5
-            self.outlines[k].set_data([x0, x0 + P, x0 + P, x0, x0], [y0, y0, y0 + P, y0 + P, y0])
-            self.map_titles[k].set_text(view.titles[k])
+        self.image_title.set_text(f"label {view.label}, {P}x{P} patches")
+        self._paint_maps(view, lambda r, c: (c * P - 0.5, r * P - 0.5, P))
         if view.view == "rollout":
             what = "the rollout's share of each patch in the final [CLS] token"
         else:
