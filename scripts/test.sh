@@ -83,7 +83,7 @@ OMP_NUM_THREADS=1 NO_OPEN=1 bash scripts/build_book.sh
 
 echo "== pytest, every tier but the Colab stand-in"
 status=0
-REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --ignore=tests/test_colab_standin.py "$@" ||
+REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --durations=15 --ignore=tests/test_colab_standin.py "$@" ||
   status=$?
 
 echo "== the Colab stand-in's report"
