@@ -84,7 +84,7 @@ def test_frames_switch_with_every_control():
     for key in (("linear", 8, 4, 4), ("delta", 4, 4, 4), ("delta", 8, 16, 4), ("delta", 8, 4, 2)):
         other = ex.frames[key]
         assert other.png != default.png and other.caption != default.caption
-    assert "not trained" in ex.frames[("gated", 4, 4, 4)].caption
+    assert "no saved runs" in ex.frames[("gated", 4, 4, 4)].caption
     assert ex.frame_bytes() < 800_000
 
 
@@ -100,3 +100,21 @@ def test_live_mode_redraws_each_control_as_the_frames_do():
         values[name] = value
         assert ex.shown().png != before.png, name
         assert ex.shown() == widgets.render_state(recall, **values)
+
+
+def test_the_not_trained_note_sits_inside_the_recall_plot():
+    """Gated DeltaNet has saved runs at E = 8 only: at E = 4 the empty plot says so inside its axes."""
+    pytest.importorskip("matplotlib")
+    from attncourse.results import saved_results
+    from attncourse.widgets.state import _renderer
+
+    renderer = _renderer(saved_results("recall_state_size.json"))
+    frame = renderer(method="gated", state_size=4, pairs=4, top_k=4)
+    painter = renderer.painter
+    painter.fig.canvas.draw()
+    note = painter.missing.get_window_extent(painter.fig.canvas.get_renderer())
+    plot = painter.ax_curve.get_window_extent(painter.fig.canvas.get_renderer())
+    assert painter.missing.get_text() == "not trained at E = 4"
+    assert plot.x0 <= note.x0 and note.x1 <= plot.x1 and plot.y0 <= note.y0 and note.y1 <= plot.y1
+    assert "no saved runs of Gated DeltaNet at E = 4" in frame.caption and "nan" not in frame.caption
+    assert "circled" not in frame.alt

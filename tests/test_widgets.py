@@ -594,3 +594,35 @@ def test_live_positional_switches_to_past_the_training_length():
     assert "training length N = 32" in shown.alt
     explorer.controls["encoding"].value = "sinusoidal"  # back: a position the sinusoid view offers
     assert explorer.values()["position"] in explore.POSITIONS
+
+
+def test_heads_frames_do_not_keep_the_other_scales_maps():
+    """With every head on screen, the maps after the first sit in the cached background: switching
+    the scale must repaint them (the d_model frames once showed heads 2..n scaled by d_head)."""
+    from attncourse.widgets.heads import _heads_renderer
+
+    renderer = _heads_renderer(explore.DEFAULT_D_MODEL_HEADS, explore.TOKENS, 1)  # render_heads' defaults
+    for n_heads in (2, 4, 8):
+        renderer(n_heads=n_heads, head=0, scale_by="d_head")
+        reused = renderer(n_heads=n_heads, head=0, scale_by="d_model")
+        assert reused == aw.render_heads(n_heads=n_heads, head=0, scale_by="d_model"), n_heads
+
+
+def _drawn_outside(fig) -> tuple:
+    """How far (inches: left, bottom, right, top) what ``fig`` draws reaches past its edges; all 0
+    when nothing is clipped in the PNG (matplotlib's tight box counts only what is drawn)."""
+    fig.canvas.draw()
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer())
+    width, height = fig.get_size_inches()
+    return tuple(round(max(0.0, x), 3) for x in (-drawn.x0, -drawn.y0, drawn.x1 - width, drawn.y1 - height))
+
+
+def test_positional_text_stays_inside_the_picture_past_the_training_length():
+    from attncourse.widgets.positional import PAST, _positional_renderer
+
+    renderer = _positional_renderer(explore.D_MODEL_VALUES, explore.N_POSITIONS, 0)
+    for encoding, positions in (("sinusoidal", (0, 24)), (PAST, explore.EXTRAPOLATION_POSITIONS)):
+        for d_model in explore.D_MODEL_VALUES:
+            for position in positions:
+                renderer(encoding=encoding, d_model=d_model, position=position)
+                assert _drawn_outside(renderer.painter.fig) == (0, 0, 0, 0), (encoding, d_model, position)

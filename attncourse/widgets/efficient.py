@@ -100,8 +100,8 @@ class _EfficientPainter(Painter):
             + ", ".join(f"{x:.4f}" for x in view.running_sum)
             + "; output "
             + ", ".join(f"{x:.4f}" for x in view.running_out)
-            + f".  Held at once: {view.floats_held} scores per query of {view.floats_full}; the loop "
-            f"takes {view.n_blocks} steps.",
+            + f".  Held at once: {view.floats_held} score{'s' * (view.floats_held != 1)} per query of "
+            f"{view.floats_full}; the loop takes {view.n_blocks} step{'s' * (view.n_blocks != 1)}.",
         )
 
     def alt(self, view: Any) -> str:

@@ -68,8 +68,9 @@ class _HeadsPainter(Painter):
         self._animate(ax.images[0], *ax.spines.values(), self.titles[0], self.suptitle)
 
     def background_key(self, shown: Any) -> Any:
-        # The grid is laid out anew for each number of maps on screen; nothing else changes.
-        return shown.view.n_heads if shown.head == 0 else 1
+        # The grid is laid out anew for each number of maps on screen; with every head on screen the
+        # maps after the first sit in the background, so the scale they were computed with is part of it.
+        return (shown.view.n_heads, shown.view.scale_by) if shown.head == 0 else 1
 
     def paint(self, shown: Any) -> str:
         view, head = shown.view, shown.head
@@ -131,6 +132,8 @@ class _HeadsPainter(Painter):
             focus = (
                 f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the "
                 "projections."
+                if view.n_heads > 1
+                else f"One head: d_head = d_model = {view.d_head}, the projections whole."
             )
         query = ""
         if toy_data.HEADS_QUERY in tokens:  # the query whose rows chapter 5 prints

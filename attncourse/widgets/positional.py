@@ -78,7 +78,9 @@ class _PositionalPainter(Painter):
         self.ax_curve.set_xlabel("offset j - position")
         self.title_curve = self.ax_curve.set_title(" ", fontsize=9)
         self._animate(self.here, *self.bars, self.title_row, self.curve, self.marker, self.title_curve)
-        self._freeze(_Shown(reference, "sinusoidal"))
+        # laid out for the widest text: three-digit positions and the past-training-length titles
+        widest = explore.extrapolation_view(d_max, max(explore.EXTRAPOLATION_POSITIONS))
+        self._freeze(_Shown(widest, PAST))
 
     def background_key(self, shown: Any) -> Any:
         return shown.view.d_model, shown.encoding  # the table, the axes' ranges and their ticks

@@ -37,7 +37,9 @@ class _StatePainter(Painter):
         self.ax_curve.set_xlabel("stored pairs n", fontsize=8)
         self.ax_curve.set_ylabel("recall (saved runs)", fontsize=8)
         self.ax_curve.tick_params(labelsize=7)
-        self.missing = self.ax_curve.text(0.5, 0.5, "", ha="center", va="center", fontsize=8)
+        self.missing = self.ax_curve.text(
+            0.5, 0.5, "", ha="center", va="center", fontsize=8, transform=self.ax_curve.transAxes
+        )
         self.curve_title = self.ax_curve.set_title(" ", fontsize=8)
         self.scores = self.ax_topk.imshow(reference.scores, cmap="cividis")
         self.kept = self.ax_topk.imshow(np.zeros(reference.scores.shape + (4,)))
@@ -76,21 +78,35 @@ class _StatePainter(Painter):
         overlay[view.kept] = (0.84, 0.15, 0.16, 0.75)  # the accent, over the kept keys
         self.kept.set_data(overlay)
         self.topk_title.set_text(f"top-{view.top_k} keys kept per query (red)")
-        acc = "not trained at this size" if view.accuracy is None else f"{view.accuracy:.2f}"
+        if view.accuracy is None:
+            acc = f"no saved runs of {_NAMES[view.method]} at E = {E}"
+        else:
+            acc = (
+                f"recall accuracy in the saved runs {view.accuracy:.2f} (mean over three seeds; chance 0.016)"
+            )
+        keys = (
+            "one random unit key with a random value"
+            if n == 1
+            else f"{n} random unit keys with random values"
+        )
         return caption(
             f"{_NAMES[view.method]} with a state of {E} x {E} ({E * E} numbers), {n} stored pair"
-            f"{'s' * (n > 1)}: recall accuracy in the saved runs {acc} (mean over three seeds; chance 0.016).",
-            f"The heat map is the state after writing {n} random unit keys with random values; reading each "
+            f"{'s' * (n > 1)}: {acc}.",
+            f"The heat map is the state after writing {keys}; reading each "
             f"key back misses its value by {100 * view.recall_error:.0f}% on average. Right: a 12-token causal "
             f"score matrix; each query keeps its {view.top_k} highest-scoring allowed keys.",
         )
 
     def alt(self, view: Any) -> str:
-        acc = "no saved run" if view.accuracy is None else f"saved recall {view.accuracy:.2f}"
+        pairs = f"{view.pairs} pair{'s' * (view.pairs > 1)}"
+        if view.accuracy is None:
+            curve = "an empty recall plot (no saved runs at this state size)"
+        else:
+            curve = f"recall accuracy against stored pairs with the current number circled (saved recall {view.accuracy:.2f})"
         return (
             f"Three panels: the {view.state_size} by {view.state_size} state of {_NAMES[view.method]} after "
-            f"{view.pairs} pairs as a heat map ({acc}); recall accuracy against stored pairs with the current "
-            f"number circled; and a causal score matrix with each query's {view.top_k} kept keys in red."
+            f"{pairs} as a heat map; {curve}; and a causal score matrix with each query's {view.top_k} kept "
+            "keys in red."
         )
 
 
