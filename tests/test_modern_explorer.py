@@ -63,3 +63,18 @@ def test_widgets_render_every_frame():
     assert frame.png[:4] == b"\x89PNG" and "window" in frame.caption and frame.alt
     frame = w.render_rope_scaling("llama3", 8)
     assert "llama3" in frame.caption and frame.png[:4] == b"\x89PNG"
+
+
+def test_sinks_without_a_window_say_they_change_nothing():
+    """With no window every token is kept, so the sinks control has no effect: the frame says so
+    instead of repeating the sink-free frame word for word."""
+    pytest.importorskip("matplotlib")
+    from attncourse.widgets.modern import render_modern
+
+    plain, with_sinks = render_modern(window=0, sinks=0), render_modern(window=0, sinks=4)
+    assert with_sinks.png == plain.png  # the same cache and mask: nothing to draw differently
+    assert "sinks count only beside a window" in with_sinks.caption and "sinks" not in plain.caption
+    assert "sinks change nothing" in with_sinks.alt
+    windowed = render_modern(window=modern.WINDOWS[1], sinks=4)
+    assert f"a window of {modern.WINDOWS[1]} tokens + 4 sinks" in windowed.caption
+    assert "count only" not in windowed.caption

@@ -57,7 +57,14 @@ class _CachePainter(Painter):
             else "full causal"
         )
         self.title_mask.set_text(pattern)
-        window = f"a window of {view.window} tokens + {view.sinks} sinks" if view.window else "no window"
+        if view.window:
+            window = f"a window of {view.window} tokens + {view.sinks} sinks"
+        elif view.sinks:
+            window = (
+                f"no window (the {view.sinks} sinks count only beside a window: every token is kept anyway)"
+            )
+        else:
+            window = "no window"
         return caption(
             f"{_model(view.kind)}, {window}: {view.per_token_kib:.1f} KiB of keys and values per token; "
             f"{view.cache_gib[-1]:.2f} GiB for one sequence of 128k tokens (weights {view.weights_gib:.1f} GiB).",
@@ -68,7 +75,11 @@ class _CachePainter(Painter):
 
     def alt(self, view: Any) -> str:
         window = (
-            f"with a window of {view.window} and {view.sinks} sinks" if view.window else "without a window"
+            f"with a window of {view.window} and {view.sinks} sinks"
+            if view.window
+            else "without a window (sinks change nothing then)"
+            if view.sinks
+            else "without a window"
         )
         return (
             f"KV cache of {_model(view.kind)} {window}: a log-log line of GiB against "
