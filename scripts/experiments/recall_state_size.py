@@ -2,23 +2,27 @@
 
 A sequence stores ``n`` pairs ``key value`` (distinct keys) and then asks for ``N_QUERIES`` of the
 stored keys, each followed by its value (the multi-query associative recall format of Arora et al.,
-2023); the model must predict the value at each asked key.  With the queries back to back instead
-(``answers=False``), a DeltaNet layer's write at a query position lands on the key asked just before
-and overwrites it; the script measures that too.  Every model is one mixing layer over
-token embeddings with a token shift (each position also sees the previous token, so the value
-position can write ``key -> value``), single head of width ``E`` (the state is ``E x E``), and a
-linear readout.  The mixing layer is softmax attention, linear attention (``elu + 1``), DeltaNet
-(unit-length ``q, k``, ``beta = sigmoid``, an RMSNorm on the output) or Gated DeltaNet (the same with a decay
-``alpha = sigmoid``), all from ``attncourse``.  Each is trained the same way (same data, steps,
-optimiser), ``n`` drawn per batch from 1..N_MAX, and evaluated at each ``n``; three seeds.
+2023); the model must predict the value at each asked key. With the asked keys back to back instead
+(``answers=False``), a DeltaNet layer's write at an asked key can land on the pair asked just before
+it; the script measures that layout too, with and without writes at the asked keys (beta held at 0
+there). Every model is one mixing layer over token embeddings with a token shift (each position also
+sees the previous token, so the value position can write ``key -> value``), single head of width
+``E`` (the state is ``E x E``), and a linear readout. The mixing layer is softmax attention, linear
+attention (``elu + 1``), DeltaNet (unit-length ``q, k``, ``beta = sigmoid``, an RMSNorm on the
+output) or Gated DeltaNet (the same with a decay ``alpha = sigmoid``), all from ``attncourse``. Each
+is trained the same way (same data, 3000 steps of 32 sequences, AdamW at 3e-3 with a short warm-up
+and linear decay), ``n`` drawn per batch from 1..N_MAX, and evaluated at each ``n`` on 512 new
+sequences; three seeds.
 
 Then the gate: a stream of ``RECENT_STREAM`` pairs with every query asking for one of the last
-``RECENT_ASKED``, where the older pairs only fill the state (linear, DeltaNet, Gated DeltaNet, softmax).
+``RECENT_ASKED``, where the older pairs only fill the state (linear, DeltaNet, Gated DeltaNet,
+softmax).
 
 Then hybrids: four-layer stacks (pre-norm residual blocks, an MLP each; heads of width 4) of all
-softmax, all DeltaNet, and three DeltaNet + one softmax (the last), on the same task; and the all-softmax stack's accuracy when each query keeps only its top-k keys, picked
-by the exact scores or by a cheap rank-r indexer (the model's own ``W_q^T W_k`` cut to rank r);
-and the same three stacks on chapter 8's repeated-segment task (``attncourse.toy_data.repeat_task``).
+softmax, all DeltaNet, and three DeltaNet + one softmax (the last), on the same task; and the
+all-softmax stack's accuracy when each query keeps only its top-k keys, picked by the exact scores or
+by a cheap rank-r indexer (the model's own ``W_q^T W_k`` cut to rank r); and the same three stacks on
+chapter 8's repeated-segment task (``attncourse.toy_data.repeat_task``).
 
     OMP_NUM_THREADS=1 python scripts/experiments/recall_state_size.py --part recall  # attncourse/data/recall_state_size.json
     OMP_NUM_THREADS=1 python scripts/experiments/recall_state_size.py --part gate  # attncourse/data/recall_gate.json
