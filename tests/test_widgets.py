@@ -626,3 +626,12 @@ def test_positional_text_stays_inside_the_picture_past_the_training_length():
             for position in positions:
                 renderer(encoding=encoding, d_model=d_model, position=position)
                 assert _drawn_outside(renderer.painter.fig) == (0, 0, 0, 0), (encoding, d_model, position)
+
+
+def test_mask_alt_text_names_an_alignment_only_where_it_matters():
+    """With L = S both alignments are the same mask: the alt text says "causal on", as the caption does."""
+    square = aw.render_mask(1, "causal")
+    assert "causal on)" in square.alt and "top-left" not in square.alt
+    half = aw.render_mask(1, "causal, L = S/2, bottom-right")
+    assert "causal on, bottom-right)" in half.alt
+    assert "causal off)" in aw.render_mask(1, "padding").alt

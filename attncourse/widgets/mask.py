@@ -162,10 +162,12 @@ class _MaskPainter(Painter):
             rows = f"; rows {', '.join(str(i + 1) for i in view.empty_rows)} are all zero"
         else:
             rows = ""
+        L, S = view.mask.shape
+        causal = ("on, " + view.align if L < S else "on") if view.causal else "off"  # as the caption says it
         return (
             f"Three heatmaps of {len(view.queries)} queries over the keys '{' '.join(view.tokens)}' "
             f"({view.pad_length} padded on the {view.pad_side}, causal "
-            f"{view.align if view.causal else 'off'}): the mask with {blocked} of {view.mask.size} cells "
+            f"{causal}): the mask with {blocked} of {view.mask.size} cells "
             f"blocked (hatched), the scores with the blocked cells filled with {view.fill}, and the weights, "
             f"with up to {view.blocked_weight:.2f} of a row's weight on blocked keys{rows}."
         )
