@@ -200,8 +200,9 @@ class RecallModel(nn.Module):
 class Task:
     """What a model is trained and tested on: batches of ``(tokens, targets, positions)``.
 
-    ``logits[:, positions]`` must predict ``targets``: the values at the asked keys (recall), or the
-    next token wherever it is determined (chapter 8's repeated segments, ``positions`` a mask).
+    ``targets`` is aligned with ``tokens``; the logits at ``positions`` (see ``_at``) must predict the
+    targets there: the values at the asked keys (recall, ``positions`` their indices), or the next
+    token wherever it is determined (chapter 8's repeated segments, ``positions`` a mask).
     """
 
     def __init__(self, kind: str = "recall", answers: bool = True, recent: int = 0, n_max: int = 16):
@@ -215,13 +216,16 @@ class Task:
             return tokens[:, :-1], tokens[:, 1:], torch.from_numpy(det[:, 1:])  # next token, where determined
         if n_pairs is None:
             n_pairs = RECENT_STREAM if self.recent else int(rng.integers(1, self.n_max + 1))
-        tokens, targets = recall_batch(size, n_pairs, rng, self.answers, self.recent)
-        return tokens, targets, query_positions(tokens.shape[1], self.answers)
+        tokens, values = recall_batch(size, n_pairs, rng, self.answers, self.recent)
+        positions = query_positions(tokens.shape[1], self.answers)
+        targets = torch.zeros_like(tokens)
+        targets[:, positions] = values  # (B, L): each asked key's value at its position
+        return tokens, targets, positions
 
 
-def _predictions(model, tokens, positions, **kw):
-    logits = model(tokens, **kw)  # (B, L, vocab)
-    return logits[positions] if positions.dtype == torch.bool else logits[:, positions]
+def _at(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """``x (B, L, ...)`` at ``positions``: a mask ``(B, L)``, or indices along ``L`` for every row."""
+    return x[positions] if positions.dtype == torch.bool else x[:, positions]
 
 
 def train(model, task: Task, steps: int, seed: int, batch: int = 32, lr: float = 3e-3):
@@ -232,8 +236,7 @@ def train(model, task: Task, steps: int, seed: int, batch: int = 32, lr: float =
     for _ in range(steps):
         tokens, targets, positions = task.batch(batch, rng)
         loss = F.cross_entropy(
-            _predictions(model, tokens, positions).flatten(0, -2),
-            targets[positions].flatten() if positions.dtype == torch.bool else targets.flatten(),
+            _at(model(tokens), positions).flatten(0, -2), _at(targets, positions).flatten()
         )
         opt.zero_grad()
         loss.backward()
@@ -247,8 +250,8 @@ def train(model, task: Task, steps: int, seed: int, batch: int = 32, lr: float =
 def accuracy(model, task: Task, n_eval: int, n_pairs: int | None = None, **kw) -> float:
     """Share of right predictions on ``n_eval`` new sequences (the same ones for every model)."""
     tokens, targets, positions = task.batch(n_eval, np.random.default_rng(7 + (n_pairs or 0)), n_pairs)
-    want = targets[positions] if positions.dtype == torch.bool else targets
-    return (_predictions(model.eval(), tokens, positions, **kw).argmax(-1) == want).float().mean().item()
+    predicted = _at(model.eval()(tokens, **kw), positions).argmax(-1)
+    return (predicted == _at(targets, positions)).float().mean().item()
 
 
 STACKS = {
@@ -290,10 +293,14 @@ def settings(quick: bool) -> dict:
     )
 
 
-def _fit(layers, E, task, steps, seed, mlp=False):
+def _fit(layers, E, task, steps, seed, mlp=False, silent_tail=0):
+    """A fresh ``RecallModel`` trained on ``task``; ``silent_tail``: final positions no DeltaNet layer writes at."""
     torch.set_num_threads(1)
     torch.manual_seed(seed)
-    return train(RecallModel(layers, E, mlp=mlp, vocab=task.vocab), task, steps, seed)
+    model = RecallModel(layers, E, mlp=mlp, vocab=task.vocab)
+    for mixer in model.mixers:
+        mixer.silent_tail = silent_tail
+    return train(model, task, steps, seed)
 
 
 def recall_task(args):
@@ -305,12 +312,8 @@ def recall_task(args):
     """
     method, E, seed, layout, cfg = args
     task = Task(answers=layout == "answers", n_max=max(cfg["pairs"]))
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
-    model = RecallModel([method], E, vocab=task.vocab)
-    if layout.endswith("no writes there"):
-        model.mixers[0].silent_tail = N_QUERIES
-    train(model, task, cfg["steps"], seed)
+    silent = N_QUERIES if layout.endswith("no writes there") else 0
+    model = _fit([method], E, task, cfg["steps"], seed, silent_tail=silent)
     acc = [round(accuracy(model, task, cfg["n_eval"], n), 4) for n in cfg["pairs"]]
     print(f"{method} E={E} {layout} seed {seed}: {acc}", file=sys.stderr, flush=True)
     return acc
