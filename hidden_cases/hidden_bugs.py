@@ -3,7 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.bugs import _head_case, _pool_case, _pos_case
+from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
 
 
 def masked_fill_discarded():

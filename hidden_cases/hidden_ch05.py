@@ -3,7 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case
-from attncourse.exercises.ch05 import _lookup_maps, _saved_maps
+from attncourse.exercises.chapters.ch05 import _lookup_maps, _saved_maps
 
 
 def _kinds(cases, *groups):

@@ -40,7 +40,7 @@ def parallel_block():
 
 
 def head_removal_cost():
-    from attncourse.exercises.ch08 import _removal_case
+    from attncourse.exercises.chapters.ch08 import _removal_case
 
     rng = np.random.default_rng(1814)
     return grouped(

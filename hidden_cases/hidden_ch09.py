@@ -3,7 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.ch09 import _far_case, _partial, _static_case
+from attncourse.exercises.chapters.ch09 import _far_case, _partial, _static_case
 
 
 def merge_partials():

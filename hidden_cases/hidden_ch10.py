@@ -3,7 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.ch10 import _conv_case
+from attncourse.exercises.chapters.ch10 import _conv_case
 
 
 def _patchify(images, P):  # only to build valid patches for the unpatchify cases

@@ -4,7 +4,7 @@ shorter than the sinks, large windows, other bases, scalings and stacked output 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.ch11 import range_case
+from attncourse.exercises.chapters.ch11 import range_case
 
 
 def predict_cache_gib():

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import stamp_notebooks  # noqa: E402
 
 from attncourse.exercises import CHAPTERS, all_exercises  # noqa: E402
-from attncourse.exercises.notebook import to_student  # noqa: E402
+from attncourse.exercises.engine.notebook import to_student  # noqa: E402
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 MD_LINK = re.compile(r"(!?)\[([^\[\]]*)\]\(([^)\s]+)\)")

@@ -1,6 +1,6 @@
 """Write every registered exercise's cells into its chapter notebook, from the registry.
 
-Each exercise's solution lives in one place, ``attncourse/exercises/chNN.py`` (its ``solution``);
+Each exercise's solution lives in one place, ``attncourse/exercises/chapters/chNN.py`` (its ``solution``);
 the chapter's prompt, exercise, check and worked-solution cells, the chapter's setup and score
 cells and the exercise table of ``book/instructors.md`` are produced from it.
 
@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from attncourse.exercises import CHAPTERS, all_exercises  # noqa: E402
-from attncourse.exercises._registry import KINDS  # noqa: E402
-from attncourse.exercises.notebook import NotebookProblem, sync_notebook  # noqa: E402
+from attncourse.exercises.engine.notebook import NotebookProblem  # noqa: E402
+from attncourse.exercises.engine.registry import KINDS  # noqa: E402
+from attncourse.exercises.engine.sync import sync_notebook  # noqa: E402
 
 TABLE_START = "<!-- exercise-table: made by scripts/sync_exercise_cells.py -->"
 TABLE_END = "<!-- end of exercise-table -->"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from attncourse.exercises.notebook import replace_solutions
+from attncourse.exercises.engine.notebook import replace_solutions
 from attncourse.grading import load_hidden_cases  # noqa: F401  (the grader's own loader, for the tests)
 
 ROOT = Path(__file__).resolve().parents[1]

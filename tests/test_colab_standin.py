@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from attncourse.exercises import CHAPTERS, all_exercises, get
-from attncourse.exercises._registry import STUB_LINE
+from attncourse.exercises.engine.registry import STUB_LINE
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = ROOT / "tests" / "colab-requirements.txt"

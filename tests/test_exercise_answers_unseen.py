@@ -14,7 +14,7 @@ import pytest
 from exercise_support import ROOT
 
 from attncourse.exercises import CHAPTERS, all_exercises
-from attncourse.exercises._compare import expected_outputs
+from attncourse.exercises.engine.compare import expected_outputs
 
 BOOK = ROOT / "book"
 # chapters 0-9 here; a new chapter joins by adding its key once its exercises pass

@@ -8,9 +8,9 @@ import pytest
 from exercise_support import ROOT, load_hidden_cases, skip_without_torch, stub_function
 
 from attncourse.exercises import Case, all_exercises, check, get, reset, score
-from attncourse.exercises._check import call
-from attncourse.exercises._compare import CaseResult, expected_outputs, judge, points_earned
-from attncourse.exercises.notebook import exercise_cells
+from attncourse.exercises.engine.check import call
+from attncourse.exercises.engine.compare import CaseResult, expected_outputs, judge, points_earned
+from attncourse.exercises.engine.notebook import exercise_cells
 from attncourse.grading.gradebook import feedback_text
 from attncourse.grading.marking import ExerciseGrade, StudentGrade
 
@@ -223,7 +223,7 @@ def test_case_groups_default_to_one_case_each():
 def test_coincidental_passes_earn_nothing_in_6_6_and_6_7():
     """A wrong head scale passes 6.6's one-head case, an off-by-one window 6.7's over-long window:
     grouped with cases they fail, they earn nothing there (the issue's 0.71/5 and 0.4/2)."""
-    from attncourse.exercises._check import run_cases
+    from attncourse.exercises.engine.check import run_cases
 
     def by_d_model(x, W_q, W_k, W_v, W_o, n_heads, window):
         B, L, D = x.shape

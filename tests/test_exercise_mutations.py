@@ -15,9 +15,9 @@ import pytest
 from exercise_support import ROOT, load_hidden_cases
 
 from attncourse.exercises import all_exercises, check, get
-from attncourse.exercises._check import run_cases
-from attncourse.exercises._compare import Outcome, expected_outputs, judge
-from attncourse.exercises._outputs import to_arrays
+from attncourse.exercises.engine.check import run_cases
+from attncourse.exercises.engine.compare import Outcome, expected_outputs, judge
+from attncourse.exercises.engine.outputs import to_arrays
 
 HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from attncourse.exercises import CHAPTERS, Case, Exercise, all_exercises, get
-from attncourse.exercises._registry import _REGISTRY, register
-from attncourse.exercises.notebook import NotebookProblem, exercise_cells, sync_notebook
+from attncourse.exercises.engine.notebook import NotebookProblem, exercise_cells
+from attncourse.exercises.engine.registry import _REGISTRY, register
+from attncourse.exercises.engine.sync import sync_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

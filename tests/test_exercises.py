@@ -10,9 +10,9 @@ import pytest
 from exercise_support import load_hidden_cases, skip_without_torch, stub_function
 
 from attncourse.exercises import CHAPTERS, Case, all_exercises, check, get, reset, score
-from attncourse.exercises._check import run_cases
-from attncourse.exercises._compare import Outcome, expected_outputs, judge
-from attncourse.exercises._registry import STUB_LINE
+from attncourse.exercises.engine.check import run_cases
+from attncourse.exercises.engine.compare import Outcome, expected_outputs, judge
+from attncourse.exercises.engine.registry import STUB_LINE
 
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN = load_hidden_cases(ROOT / "hidden_cases")

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from attncourse.exercises import Case, Exercise, check, get, reset
-from attncourse.exercises._check import run_cases
-from attncourse.exercises._compare import STATUSES, describe_inputs
+from attncourse.exercises.engine.check import run_cases
+from attncourse.exercises.engine.compare import STATUSES, describe_inputs
 
 
 @pytest.fixture(autouse=True)

@@ -13,8 +13,8 @@ import attncourse
 import attncourse as ac
 import attncourse.functional
 from attncourse.exercises import Case, Exercise, check, get, reset
-from attncourse.exercises._check import call, run_cases
-from attncourse.exercises._guard import Guard, allowed_names
+from attncourse.exercises.engine.check import call, run_cases
+from attncourse.exercises.engine.guard import Guard, allowed_names
 
 SPLIT = get("ch04.unpermute")  # needs: numpy only, so attncourse.split_heads is forbidden
 X = np.arange(24.0).reshape(1, 3, 8)
@@ -68,7 +68,7 @@ def test_a_registered_reference_is_caught_too():
     found = shortcut(
         SPLIT, lambda x, h: get("ch05.multi_head_attention").reference(x, *[np.eye(8)] * 4, h), X, 2
     )
-    assert found.startswith("the exercise") and "attncourse.exercises.ch05" in found
+    assert found.startswith("the exercise") and "attncourse.exercises.chapters.ch05" in found
 
 
 def test_the_solution_and_an_honest_answer_are_not_flagged():
@@ -222,7 +222,7 @@ def test_allowed_names_reads_from_imports_only():
 
 def test_an_audit_hook_that_refuses_setprofile_leaves_the_answer_unwatched_not_failed():
     # sys.addaudithook cannot be removed, so the refusal is simulated where the guard meets it
-    import attncourse.exercises._guard as guard_module
+    import attncourse.exercises.engine.guard as guard_module
 
     class NoProfile:
         def __getattr__(self, name):
@@ -256,7 +256,7 @@ def test_every_name_in_the_torch_list_is_recognised():
     import importlib
     import types
 
-    from attncourse.exercises._guard import TORCH_ATTENTION, _classify_file, _codes_of
+    from attncourse.exercises.engine.guard import TORCH_ATTENTION, _classify_file, _codes_of
 
     guard = Guard(_exercise())
     for dotted in TORCH_ATTENTION:

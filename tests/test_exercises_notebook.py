@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attncourse.exercises import all_exercises, chapter_cells, exercise_cells, get
-from attncourse.exercises.notebook import (
+from attncourse.exercises.engine.notebook import (
     NotebookProblem,
     read_notebook,
     replace_solutions,

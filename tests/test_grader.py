@@ -23,7 +23,8 @@ import pytest
 from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
 
 from attncourse.cli import main
-from attncourse.exercises import _registry, get
+from attncourse.exercises import get
+from attncourse.exercises.engine import registry as _registry
 from attncourse.grading import Limits, grade, sandbox
 
 pytestmark = pytest.mark.slow
@@ -302,8 +303,8 @@ def naive_mark() -> float:
     the sandboxed grader must give the same mark (it passes small logits and overflows on large ones)."""
     from exercise_support import ROOT, load_hidden_cases
 
-    from attncourse.exercises._check import call
-    from attncourse.exercises._compare import expected_outputs, judge_all, points_earned
+    from attncourse.exercises.engine.check import call
+    from attncourse.exercises.engine.compare import expected_outputs, judge_all, points_earned
 
     ex, ns = get("ch01.stable_softmax"), {}
     exec("import numpy as np\n" + NAIVE, ns)
@@ -324,7 +325,7 @@ NOTED = ", which no exercise needs (noted, not marked)"  # the note on code reac
 
 
 def expected_rows(cells: dict) -> dict:
-    from attncourse.exercises._check import _fmt_points
+    from attncourse.exercises.engine.check import _fmt_points
 
     t, s, e, j = (cells[ex] for ex in ALL)
     full = ["1", "2", "2", "3", "8", "8", "ok", ""]
@@ -577,7 +578,7 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
     shim = tmp_path / "shim"
     shim.mkdir()
     (shim / "sitecustomize.py").write_text(
-        "import attncourse.exercises._check as c\n"
+        "import attncourse.exercises.engine.check as c\n"
         "_call = c.call\n"
         "def call(exercise, fn, args):\n"
         "    out = _call(exercise, fn, args)\n"
@@ -608,7 +609,7 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
 
 
 def book_notebooks_with_exercises() -> list:
-    from attncourse.exercises.notebook import exercises_in, read_notebook
+    from attncourse.exercises.engine.notebook import exercises_in, read_notebook
 
     return [p for p in sorted((ROOT / "book").glob("*.ipynb")) if exercises_in(read_notebook(p.read_bytes()))]
 

@@ -14,7 +14,7 @@ from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
 
 from attncourse.cli import main
 from attncourse.exercises import all_exercises, get
-from attncourse.exercises._check import check
+from attncourse.exercises.engine.check import check
 
 pytestmark = pytest.mark.slow
 

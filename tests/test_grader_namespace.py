@@ -18,7 +18,7 @@ from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
 
 from attncourse.cli import main
 from attncourse.exercises import all_exercises, get
-from attncourse.exercises._check import check
+from attncourse.exercises.engine.check import check
 from attncourse.grading.namespace import plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -291,7 +291,7 @@ def test_answers_using_the_chapters_imports_and_an_added_helper_get_the_marks_ch
 
 
 def book_notebooks() -> list:
-    from attncourse.exercises.notebook import exercises_in, read_notebook
+    from attncourse.exercises.engine.notebook import exercises_in, read_notebook
 
     return [p for p in sorted((ROOT / "book").glob("*.ipynb")) if exercises_in(read_notebook(p.read_bytes()))]
 
@@ -348,7 +348,7 @@ def test_no_solution_notebook_of_the_book_carries_an_error_note(tmp_path):
 
 def imported_names(nb: dict) -> list:
     """The names the top-level imports of a notebook's chapter cells bind."""
-    from attncourse.exercises.notebook import exercise_id_of
+    from attncourse.exercises.engine.notebook import exercise_id_of
     from attncourse.grading.runner import strip_magics
 
     names = []
@@ -369,7 +369,7 @@ def test_every_name_a_chapter_imports_is_there_when_graded(tmp_path):
     in the sandbox, and the marks stay full."""
     needs_bwrap()
     pytest.importorskip("torch")
-    from attncourse.exercises.notebook import read_notebook
+    from attncourse.exercises.engine.notebook import read_notebook
 
     assert main(["assign", str(ROOT / "book"), str(tmp_path / "handout")]) == 0
     subs = tmp_path / "subs"

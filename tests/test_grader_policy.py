@@ -10,7 +10,7 @@ import os
 import pytest
 
 from attncourse.exercises import get
-from attncourse.exercises._compare import CaseResult, Outcome
+from attncourse.exercises.engine.compare import CaseResult, Outcome
 from attncourse.grading.assignment import choose_chapters
 from attncourse.grading.gradebook import feedback_text, read_students, write_results
 from attncourse.grading.late import parse_due, parse_penalty

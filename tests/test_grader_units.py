@@ -50,7 +50,7 @@ def read(tmp_path, reply):
 
 
 def test_a_reply_round_trips_through_the_writer_and_the_reader(tmp_path):
-    from attncourse.exercises._compare import Outcome
+    from attncourse.exercises.engine.compare import Outcome
 
     writer = protocol.ReplyWriter(str(tmp_path), 2)
     writer.cell(3, "error", "ValueError", "bad \ud800", "line 1: x")

@@ -14,11 +14,11 @@ from exercise_support import load_hidden_cases
 
 from attncourse import apply_rope, softmax
 from attncourse.exercises import CHAPTERS, all_exercises, check, get, reset
-from attncourse.exercises._check import run_cases
-from attncourse.exercises._compare import Outcome, expected_outputs, judge
-from attncourse.exercises._outputs import to_arrays
-from attncourse.exercises._registry import KINDS, STUB_LINE
-from attncourse.exercises.notebook import replace_solutions
+from attncourse.exercises.engine.check import run_cases
+from attncourse.exercises.engine.compare import Outcome, expected_outputs, judge
+from attncourse.exercises.engine.notebook import replace_solutions
+from attncourse.exercises.engine.outputs import to_arrays
+from attncourse.exercises.engine.registry import KINDS, STUB_LINE
 from attncourse.pooling import nadaraya_watson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -336,7 +336,7 @@ def test_the_references_agree_with_the_package_and_torch():
     assert _answer("ch05.predict_kdim_vdim_parameters") == sum(p.numel() for p in layer.parameters())
     # merging the two halves' states gives attention over all keys
     s, v = n(size=(3, 9)), n(size=(9, 2))
-    from attncourse.exercises.ch09 import _partial
+    from attncourse.exercises.chapters.ch09 import _partial
 
     _, l, acc = _answer("ch09.merge_partials", *_partial(s[:, :4], v[:4]), *_partial(s[:, 4:], v[4:]))
     np.testing.assert_allclose(acc / l[:, None], softmax(s) @ v, rtol=1e-10)

@@ -11,10 +11,10 @@ import pytest
 from exercise_support import ROOT, load_hidden_cases, skip_without_torch
 
 from attncourse.exercises import Case, Exercise, all_exercises, check, get, reset
-from attncourse.exercises._check import call, run_cases
-from attncourse.exercises._compare import expected_outputs, judge, judge_all
-from attncourse.exercises._registry import _REGISTRY
-from attncourse.exercises._tolerance import TOLERANCES, how_far, tolerance_for
+from attncourse.exercises.engine.check import call, run_cases
+from attncourse.exercises.engine.compare import expected_outputs, judge, judge_all
+from attncourse.exercises.engine.registry import _REGISTRY
+from attncourse.exercises.engine.tolerance import TOLERANCES, how_far, tolerance_for
 from attncourse.grading.gradebook import feedback_text
 from attncourse.grading.marking import ExerciseGrade, StudentGrade
 
@@ -137,7 +137,7 @@ def test_one_tolerance_table_follows_the_package_tests():
 
 def test_a_bfloat16_tensor_is_judged_as_bfloat16():
     torch = pytest.importorskip("torch")
-    from attncourse.exercises._outputs import to_arrays
+    from attncourse.exercises.engine.outputs import to_arrays
 
     out = to_arrays(torch.linspace(-1, 1, 7, dtype=torch.bfloat16), ("result",))
     assert tolerance_for([np.zeros(2)], out).precision == "bfloat16"

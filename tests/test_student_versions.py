@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from attncourse.exercises import CHAPTERS, all_exercises
-from attncourse.exercises.notebook import replace_solutions, solution_lines
+from attncourse.exercises.engine.notebook import replace_solutions, solution_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -17,10 +17,10 @@ package (``attncourse assign`` / ``attncourse grade``, see the book's instructor
 
 from __future__ import annotations
 
-from . import bugs, ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, ch12, ch13  # noqa: F401,E501  (they register the exercises)
-from ._check import CheckResult, ScoreReport, check, reset, score
-from ._registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get, grouped
-from .notebook import chapter_cells, exercise_cells, setup_cell, summary_cell
+from . import chapters  # noqa: F401  (importing them registers every chapter's exercises)
+from .engine.check import CheckResult, ScoreReport, check, reset, score
+from .engine.notebook import chapter_cells, exercise_cells, setup_cell, summary_cell
+from .engine.registry import CHAPTERS, Case, Diagnosis, Exercise, all_exercises, get, grouped
 
 __all__ = [
     "check",

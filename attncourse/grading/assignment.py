@@ -24,8 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from ..exercises._registry import Exercise, chapter_key, get
-from ..exercises.notebook import exercise_id_of, read_notebook
+from ..exercises.engine.notebook import exercise_id_of, read_notebook
+from ..exercises.engine.registry import Exercise, chapter_key, get
 
 __all__ = ["cell_key", "notebook_cells", "Scan", "scan_notebook", "choose_chapters"]
 

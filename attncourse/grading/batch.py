@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from ..exercises._registry import Exercise, get
+from ..exercises.engine.registry import Exercise, get
 from . import protocol
 from .assignment import choose_chapters
 from .conduct import suspicious_uses

@@ -21,9 +21,9 @@ import re
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from ..exercises._check import _fmt_points
-from ..exercises._compare import CaseResult
-from ..exercises._registry import Exercise, get
+from ..exercises.engine.check import _fmt_points
+from ..exercises.engine.compare import CaseResult
+from ..exercises.engine.registry import Exercise, get
 from .marking import ExerciseGrade, StudentGrade
 
 __all__ = [

@@ -33,7 +33,7 @@ import zipfile
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from ..exercises._check import _fmt_points
+from ..exercises.engine.check import _fmt_points
 from .limits import GradingError
 from .marking import ExerciseGrade, StudentGrade
 

@@ -16,8 +16,14 @@ import shutil
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
-from ..exercises._registry import CHAPTERS, Case, chapter_key, get
-from ..exercises.notebook import NotebookProblem, exercises_in, read_notebook, to_student, validate_notebook
+from ..exercises.engine.notebook import (
+    NotebookProblem,
+    exercises_in,
+    read_notebook,
+    to_student,
+    validate_notebook,
+)
+from ..exercises.engine.registry import CHAPTERS, Case, chapter_key, get
 from .assets import colab_base, inline_images, set_badges
 from .assignment import notebook_cells
 from .limits import GradingError

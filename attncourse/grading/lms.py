@@ -24,8 +24,8 @@ import csv
 from pathlib import Path
 from typing import Dict, List
 
-from ..exercises._check import _fmt_points
-from ..exercises._registry import Exercise
+from ..exercises.engine.check import _fmt_points
+from ..exercises.engine.registry import Exercise
 from .gradebook import csv_cell, display_name
 from .marking import StudentGrade
 

@@ -21,7 +21,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..exercises._compare import (
+from ..exercises.engine.compare import (
     CaseResult,
     Outcome,
     expected_outputs,
@@ -29,7 +29,7 @@ from ..exercises._compare import (
     points_earned,
     shortcut_message,
 )
-from ..exercises._registry import Case, Exercise
+from ..exercises.engine.registry import Case, Exercise
 from .limits import GradingError, Limits
 from .protocol import CellNote, Reply, case_file
 

@@ -32,7 +32,7 @@ The runner writes, while it runs (the grader reads them after it has ended, what
                           "results": [[record or null per case] per exercise]}
     JOB/out/E_C_K.npy    output K of case C of exercise E, for a record {"kind": "returned", "n": K}
 
-A record is the ``Outcome`` of ``attncourse.exercises._check.call`` as data: ``kind``
+A record is the ``Outcome`` of ``attncourse.exercises.engine.check.call`` as data: ``kind``
 (``returned``, ``raised``, ``bad_output``, ``timeout``), ``error_type``, ``message``, ``where``,
 ``seconds``, ``shortcut`` (the forbidden callable the function used, or null) and ``n``.
 
@@ -54,7 +54,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..exercises._compare import Outcome
+from ..exercises.engine.compare import Outcome
 
 __all__ = [
     "VERSION",

@@ -17,7 +17,7 @@ the files).  The runner
 3. says it is done with the cells (stage ``cases``) and waits for the grader to deliver the
    cases' inputs into ``JOB/cases/``: no input exists in the sandbox while notebook code runs at
    top level;
-4. calls each exercise function on each case through ``attncourse.exercises._check.call``, the
+4. calls each exercise function on each case through ``attncourse.exercises.engine.check.call``, the
    path ``check`` uses, and writes the outcome to the reply (arrays as ``.npy``); an output over
    its size cap, or one that cannot be written, fails that case alone.
 
@@ -127,8 +127,8 @@ def _graded_functions(request: Dict[str, Any]) -> Tuple[List[str], List[str]]:
 
 
 def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
-    from ..exercises._outputs import error_where, short_message
-    from ..exercises._registry import get
+    from ..exercises.engine.outputs import error_where, short_message
+    from ..exercises.engine.registry import get
 
     limit = float(request["limits"]["cell_s"])
     prelude = request.get("prelude", "")
@@ -156,7 +156,7 @@ def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
             continue
         guard = None
         if kind != "chapter":
-            from ..exercises._guard import Guard
+            from ..exercises.engine.guard import Guard
 
             guard = Guard(get(cell["exercise"]) if kind == "exercise" else rules)
         try:
@@ -200,7 +200,7 @@ def _wait_for_cases(deadline_s: float) -> bool:
 
 def _fits(outcome: Any, caps: Sequence[int]) -> Any:
     """``outcome``, or a ``bad_output`` one when an output is larger than the grader will read."""
-    from ..exercises._compare import Outcome
+    from ..exercises.engine.compare import Outcome
 
     if outcome.kind != "returned":
         return outcome
@@ -221,9 +221,9 @@ def _fits(outcome: Any, caps: Sequence[int]) -> Any:
 
 
 def _call_cases(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
-    from ..exercises._check import call
-    from ..exercises._compare import Outcome
-    from ..exercises._registry import get
+    from ..exercises.engine.check import call
+    from ..exercises.engine.compare import Outcome
+    from ..exercises.engine.registry import get
 
     limit = float(request["limits"]["case_s"])
     first = int(request.get("first_exercise", 0))
@@ -265,7 +265,7 @@ def _quiet_checks() -> None:
     import attncourse
     import attncourse.exercises as exercises
 
-    from ..exercises import _check
+    from ..exercises.engine import check as _check
 
     def skipped(*args: Any, **kwargs: Any) -> None:
         return None
@@ -289,7 +289,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     reply.save("cells")
     import attncourse.exercises  # noqa: F401  (loaded before any notebook code can replace it)
 
-    from ..exercises import _check  # noqa: F401
+    from ..exercises.engine import check as _check  # noqa: F401
 
     cap = int(request["limits"]["output_chars"])
     stdout, stderr = _CappedText(sys.stdout, cap), _CappedText(sys.stderr, cap)

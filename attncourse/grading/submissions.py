@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from ..exercises._registry import Exercise
-from ..exercises.notebook import NotebookProblem
+from ..exercises.engine.notebook import NotebookProblem
+from ..exercises.engine.registry import Exercise
 from .assignment import Scan, scan_notebook
 from .gradebook import display_name
 from .roster import LmsName, parse_lms_name

@@ -188,7 +188,7 @@ def _exercises(data: dict) -> List[dict]:
     out = []
     for ex_id in ids:
         try:
-            from ..exercises._registry import get
+            from ..exercises.engine.registry import get
 
             ex = get(ex_id)
             out.append({"id": ex.id, "number": ex.number, "title": ex.title, "points": ex.points})

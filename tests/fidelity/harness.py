@@ -42,9 +42,9 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from attncourse.exercises import CHAPTERS, all_exercises, get
-from attncourse.exercises._check import reset, score
-from attncourse.exercises._compare import Outcome, expected_outputs, judge, points_earned
-from attncourse.exercises._outputs import to_arrays
+from attncourse.exercises.engine.check import reset, score
+from attncourse.exercises.engine.compare import Outcome, expected_outputs, judge, points_earned
+from attncourse.exercises.engine.outputs import to_arrays
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import softmax
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ... import softmax
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import softmax
-from ._common import BROADCAST, NO_MAX, naive_softmax
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ... import softmax
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
+from ._shared import BROADCAST, NO_MAX, naive_softmax
 
 __all__: list = []
 

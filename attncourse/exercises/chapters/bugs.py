@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import softmax
-from ._common import swap
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ... import softmax
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
+from ._shared import swap
 
 __all__: list = []
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import merge_heads, softmax, split_heads
-from .. import scaled_dot_product_attention as sdpa
-from ._common import D_MODEL_SCALE
-from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ... import merge_heads, softmax, split_heads
+from ... import scaled_dot_product_attention as sdpa
+from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ._shared import D_MODEL_SCALE
 
 __all__: list = []
 
@@ -57,7 +57,7 @@ def _heads_for_lookups(weights, offsets, threshold, use_threshold=True, **how):
 
 def _saved_maps(n_heads):
     """The experiment's trained maps on one held-out sequence (seed 0): (1, H, L, L)."""
-    from ..results import saved_results
+    from ...results import saved_results
 
     return np.array(saved_results("heads_two_lookups.json")["maps_seed0"][n_heads]["weights"])[None]
 

@@ -67,7 +67,7 @@ def to_arrays(value: Any, outputs: Sequence[str]) -> List[np.ndarray]:
     >>> to_arrays(None, ("result",))
     Traceback (most recent call last):
     ...
-    attncourse.exercises._outputs.OutputProblem: your function returned None: did you forget `return`?
+    attncourse.exercises.engine.outputs.OutputProblem: your function returned None: did you forget `return`?
     """
     if len(outputs) == 1:
         if value is None:
@@ -106,7 +106,7 @@ def short_message(exc: BaseException) -> str:
 def _is_library(filename: str) -> bool:
     if filename.startswith("<frozen") or filename.startswith("<__array_function__"):
         return True
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # attncourse/
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # attncourse/
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, here}
     return any(filename.startswith(r + os.sep) for r in roots if r)
 

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .. import merge_heads, softmax, split_heads
-from .. import scaled_dot_product_attention as sdpa
-from ._common import D_MODEL_SCALE
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
+from ... import merge_heads, softmax, split_heads
+from ... import scaled_dot_product_attention as sdpa
+from ..engine.registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
+from ._shared import D_MODEL_SCALE
 
 __all__: list = []
 

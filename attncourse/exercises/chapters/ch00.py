@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import softmax
-from ..pooling import nadaraya_watson
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ... import softmax
+from ...pooling import nadaraya_watson
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from .. import apply_rope, softmax
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ... import apply_rope, softmax
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 

@@ -5,11 +5,11 @@ which cases passed and, for a failure, one message that says what is wrong (the 
 classic mistake the question that leads to it); ``check(..., hint=True)`` adds the hint that names
 the fix.  ``score(chapter)`` re-checks the functions as they are defined now (in the namespace it
 is called from) and adds up the chapter; an exercise whose function is not defined there keeps its
-latest check.  Points follow ``_scoring.points_earned``: case groups, all or nothing, as the grader.
+latest check.  Points follow ``engine.scoring.points_earned``: case groups, all or nothing, as the grader.
 
 The first failing case shows the inputs' shapes and dtypes and the first entries that differ;
 an answer that calls what the exercise asks for (the package's reference, torch's built-in
-attention: see ``_guard``) scores 0 for that exercise.
+attention: see ``engine.guard``) scores 0 for that exercise.
 
 In a notebook the result is shown as HTML (with a plain-text version alongside, which is what
 a terminal or a test sees); nothing beyond IPython's own ``display`` is used, so it looks the
@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from ._compare import (
+from .compare import (
     METHOD_ERROR,
     NOT_ATTEMPTED,
     CaseResult,
@@ -34,10 +34,10 @@ from ._compare import (
     judge_all,
     points_earned,
 )
-from ._guard import Guard
-from ._method import probe_for
-from ._outputs import OutputProblem, error_where, short_message, to_arrays
-from ._registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
+from .guard import Guard
+from .method import probe_for
+from .outputs import OutputProblem, error_where, short_message, to_arrays
+from .registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
 
 __all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]
 

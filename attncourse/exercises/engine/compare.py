@@ -5,7 +5,7 @@ instructor's process, on what a sandboxed run sent back).  In both, the expected
 from the exercise's trusted ``reference``, computed in float64 on a private copy of the inputs.
 
 The tolerance depends on the precision of the case and of the answer: one table by dtype, in
-``_tolerance`` (a correct answer in float32 or on torch tensors passes; a failure shows enough
+``engine.tolerance`` (a correct answer in float32 or on torch tensors passes; a failure shows enough
 digits to see the difference, the tolerance, and says when the answer has a lower precision than
 the case).  An exercise may state its own ``tolerance`` instead (a ``predict`` exercise does:
 "within 10%"); the feedback then quotes it.  The expected value of a ``predict`` or ``derive``
@@ -14,7 +14,7 @@ exercise is never shown: the feedback says in words how far off an answer is.
 Every case ends in one status (``STATUSES``): ``passed``; ``not attempted`` (the stub's
 ``NotImplementedError``); ``raised`` (any other exception); ``wrong shape``; ``wrong values``;
 ``bad output`` (``None``, a string, the wrong number of results, a float where a mask was due);
-``shortcut`` (the answer called what the exercise asks for, see ``_guard``); ``timeout``,
+``shortcut`` (the answer called what the exercise asks for, see ``engine.guard``); ``timeout``,
 ``missing`` (the function is not defined) and ``not run`` come from the grader.  A failure carries
 one headline (the diagnosis of a classic mistake when one matches) and details: the inputs' shapes
 and dtypes and the first entries that differ.
@@ -29,10 +29,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._outputs import OutputProblem, to_arrays
-from ._registry import Case, Exercise
-from ._scoring import groups_passed, points_earned
-from ._tolerance import TOLERANCES, Tolerance, fmt, fmt_pair, how_far, tolerance_for
+from .outputs import OutputProblem, to_arrays
+from .registry import Case, Exercise
+from .scoring import groups_passed, points_earned
+from .tolerance import TOLERANCES, Tolerance, fmt, fmt_pair, how_far, tolerance_for
 
 __all__ = [
     "TOLERANCES",
@@ -68,7 +68,7 @@ STATUSES = (
     "not run",
 )
 MAX_SHOWN = 3  # differing entries listed in the details
-# The error type under which a broken method rule travels (``_check.call`` -> the grader's reply).
+# The error type under which a broken method rule travels (``engine.check.call`` -> the grader's reply).
 METHOD_ERROR = "MethodRuleBroken"
 # Kinds of exercise whose expected values the feedback never shows: the number is the answer.
 HIDDEN_VALUES = ("predict", "derive")

@@ -2,7 +2,7 @@
 
 ``Guard(exercise).run(fn)`` calls ``fn()`` with a profile hook installed (``sys.setprofile``, and
 ``threading.setprofile`` for threads started meanwhile) and records, in ``Guard.found``, the
-first forbidden callable the answer used.  ``_check.call`` runs every answer through it, so
+first forbidden callable the answer used.  ``engine.check.call`` runs every answer through it, so
 ``check`` in a notebook and the grader's runner apply the same rule:
 
 * every callable defined in the ``attncourse`` package (the core modules, and the exercises'
@@ -46,7 +46,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Set, Tuple
 
 __all__ = ["Guard", "allowed_names", "TORCH_ATTENTION"]
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 # Files of the package that hold no answer: the exercise machinery, the command line, plotting and
 # widgets (they draw, they compute nothing an exercise asks for), the device helper.
 # _validation.py holds the decorator that names a public function in its errors: its wrapper frame
@@ -61,7 +61,7 @@ _NEUTRAL_TOP = {
     "_backend.py",
 }
 _NEUTRAL_PREFIXES = ("plotting", "widgets", "grading")
-_REFERENCE_FILES = re.compile(r"^(ch\d\d(_[a-z]+)?|bugs|_common)\.py$")
+_REFERENCE_FILES = re.compile(r"^chapters/(ch\d\d|bugs|_shared)\.py$")
 _NEUTRAL_CODE_NAMES = {"<module>", "__getattr__", "__dir__"}
 
 # torch's built-in attention (forbidden unless ``needs`` imports it by name), recognised by where
@@ -214,7 +214,7 @@ def _classify_file(code: types.CodeType) -> Tuple[Optional[str], bool]:
         if rel.startswith("exercises/"):
             base = rel[len("exercises/") :]
             if _REFERENCE_FILES.match(base):
-                return f"the exercise's reference (attncourse.exercises.{base[:-3]})", False
+                return f"the exercise's reference (attncourse.exercises.{base[:-3].replace('/', '.')})", False
             return _NEUTRAL
         if rel in _NEUTRAL_TOP or rel.startswith(_NEUTRAL_PREFIXES):
             return _NEUTRAL

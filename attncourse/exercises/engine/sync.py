@@ -1,6 +1,6 @@
 """Bring a chapter notebook's exercise cells in line with the registry (``sync_notebook``).
 
-Split from ``notebook`` (which re-exports ``sync_notebook``): ``scripts/sync_exercise_cells.py``
+Apart from ``notebook`` (which it reads; nothing there imports it): ``scripts/sync_exercise_cells.py``
 writes every chapter through it, so the registry's ``solution`` is the one source of each answer.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._registry import all_exercises, chapter_key
 from .notebook import NotebookProblem, _source, _tags, chapter_cells
+from .registry import all_exercises, chapter_key
 
 __all__ = ["sync_notebook"]
 

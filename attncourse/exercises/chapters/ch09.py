@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import scaled_dot_product_attention as sdpa
-from .. import softmax as softmax_ref
-from ._common import swap
-from ._method import ScoreTiles
-from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ... import scaled_dot_product_attention as sdpa
+from ... import softmax as softmax_ref
+from ..engine.method import ScoreTiles
+from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ._shared import swap
 
 __all__: list = []
 

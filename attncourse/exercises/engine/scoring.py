@@ -10,11 +10,24 @@ nothing for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Sequence, Tuple
+from typing import Dict, Protocol, Sequence, Tuple
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._compare import CaseResult
-    from ._registry import Exercise
+
+class CaseResult(Protocol):
+    """What scoring reads of a judged case (``compare.CaseResult`` has it); scoring imports nothing."""
+
+    name: str
+    group: str
+    hidden: bool
+    passed: bool
+    status: str
+
+
+class Exercise(Protocol):
+    """What scoring reads of an exercise."""
+
+    points: int
+
 
 __all__ = ["groups_passed", "points_earned"]
 

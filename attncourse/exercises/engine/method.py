@@ -1,10 +1,10 @@
 """Method rules: where how an answer works is the point, watch it work.
 
-An exercise's ``method`` is a factory of a probe.  ``_check.call`` (so ``check`` in the notebook
+An exercise's ``method`` is a factory of a probe.  ``engine.check.call`` (so ``check`` in the notebook
 and the grader's runner alike) asks the probe to ``prepare`` the inputs, runs the answer, then
 asks for a ``verdict``: ``None`` when the rule held, else one sentence naming the rule that was
-broken.  That sentence travels as an error of type ``_compare.METHOD_ERROR``; the case fails with
-status ``method`` and the exercise scores 0 (``_scoring.points_earned``).
+broken.  That sentence travels as an error of type ``engine.compare.METHOD_ERROR``; the case fails with
+status ``method`` and the exercise scores 0 (``engine.scoring.points_earned``).
 
 * ``ScoreTiles``: tiled attention.  ``q`` and ``k`` arrive as ``Tracked`` arrays, an ``ndarray``
   subclass that remembers which inputs each derived array came from; every product of a

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import scaled_dot_product_attention as sdpa
-from .. import softmax
-from ._common import swap
-from ._registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
+from ... import scaled_dot_product_attention as sdpa
+from ... import softmax
+from ..engine.registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
+from ._shared import swap
 
 __all__: list = []
 

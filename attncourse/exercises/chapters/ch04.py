@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import softmax
-from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ... import softmax
+from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import scaled_dot_product_attention as sdpa
-from ._registry import Case, Diagnosis, Exercise, grouped, register
+from ... import scaled_dot_product_attention as sdpa
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 

@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._registry import (
+from .registry import (
     BEGIN_SOLUTION,
     CHAPTERS,
     END_SOLUTION,
@@ -48,7 +48,6 @@ __all__ = [
     "validate_notebook",
     "read_notebook",
     "NotebookProblem",
-    "sync_notebook",
     "solution_lines",
 ]
 
@@ -413,7 +412,3 @@ def solution_lines(exercise_id: str) -> List[str]:
         elif inside and line.strip():
             out.append(line.strip())
     return out
-
-
-# the sync (one source: the registry -> a chapter's cells) lives in ``_sync``; re-exported here
-from ._sync import sync_notebook  # noqa: E402

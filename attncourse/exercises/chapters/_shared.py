@@ -6,8 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import softmax
-from ._registry import SHARED_MISTAKES, Diagnosis
+from ... import softmax
+from ..engine.registry import SHARED_MISTAKES, Diagnosis
 
 __all__ = [
     "INVERTED_MASK",

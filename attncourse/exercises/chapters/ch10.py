@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
@@ -139,7 +139,7 @@ def _favoured(patch_size, accuracy, forward_ms, margin, time_by="min", accuracy_
 
 
 def _sweep_cases():
-    from ..results import saved_results
+    from ...results import saved_results
 
     saved = _sweep_arrays(saved_results("vit_digits_sweep.json")["patch_sizes"])
 

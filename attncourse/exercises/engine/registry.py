@@ -13,7 +13,7 @@ An exercise is a function the student writes.  The registry keeps, for each one:
   pattern) with the message a student sees when their answer matches one;
 * ``needs``: the imports the cell relies on, which are also what it hands out: an ``attncourse``
   callable imported there may be used in the answer, every other one may not (``forbids`` adds
-  more names, ``_guard`` enforces both);
+  more names, ``engine.guard`` enforces both);
 * ``tolerance``: how close a written-down number must be (``predict`` exercises).
 
 The ``solution`` is the one source of each answer: the chapter's exercise cell and its worked
@@ -130,7 +130,7 @@ class Diagnosis:
     only when they show the mistake (e.g. "the scores are still symmetric").
     ``error`` is a regular expression searched in ``"ErrorType: message"`` of an exception.
     A diagnosis is shown only when the answer's outputs match it on every case where it can be
-    told apart from the correct result (``_compare.settle_diagnoses``), never because an answer
+    told apart from the correct result (``engine.compare.settle_diagnoses``), never because an answer
     merely fails.
 
     ``message`` states the symptom and asks the question that leads to the bug; it is what
@@ -152,7 +152,7 @@ class Diagnosis:
 
     def __post_init__(self) -> None:
         known = SHARED_MISTAKES.get(self.message)
-        if known is not None:  # a shared message (``_common``) brings its name and hint
+        if known is not None:  # a shared message (``chapters._shared``) brings its name and hint
             if not self.name:
                 object.__setattr__(self, "name", known[0])
             if not self.hint:
@@ -169,7 +169,7 @@ class Diagnosis:
             )
 
 
-# message -> (name, hint) of mistakes shared by several exercises (filled in by ``_common``)
+# message -> (name, hint) of mistakes shared by several exercises (filled in by ``chapters._shared``)
 SHARED_MISTAKES: Dict[str, Tuple[str, str]] = {}
 
 
@@ -202,19 +202,22 @@ class Exercise:
     kind: str = "implement"  # one of KINDS
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
     # to every exercise (no attncourse function that the cell's ``needs`` does not import, no
-    # torch built-in attention unless ``needs`` imports it by name; see ``_guard``).
+    # torch built-in attention unless ``needs`` imports it by name; see ``engine.guard``).
     forbids: Tuple[str, ...] = ()
-    # (rtol, atol) that replaces the dtype-based table of ``_tolerance`` (a ``predict`` exercise
+    # (rtol, atol) that replaces the dtype-based table of ``engine.tolerance`` (a ``predict`` exercise
     # states how close a written-down number must be, e.g. ``(0.1, 0.0)`` for "within 10%");
     # integer answers are then compared with it too.  The feedback quotes it.
     tolerance: Optional[Tuple[float, float]] = None
     # How the answer must work, where the method is the point: a factory of a probe (see
-    # ``_method``) that watches each call and names the rule an answer broke; such a case fails
+    # ``engine.method``) that watches each call and names the rule an answer broke; such a case fails
     # with status "method" and the exercise scores 0.
     method: Optional[Callable[[], Any]] = None
     # (question, worked answer): a "why" question that is not graded; the prompt asks it and keeps
     # the worked answer behind a dropdown, in the student edition too
     reflect: Optional[Tuple[str, str]] = None
+    # ids this exercise had before (an id that named a cause was renamed to name the function):
+    # ``get`` still finds it under them, so saved notebooks and gradebooks keep working
+    former_ids: Tuple[str, ...] = ()
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -310,6 +313,7 @@ class Exercise:
 
 
 _REGISTRY: Dict[str, Exercise] = {}
+_FORMER: Dict[str, str] = {}  # a former id -> the id it has now
 
 
 def register(*exercises: Exercise) -> None:
@@ -320,13 +324,17 @@ def register(*exercises: Exercise) -> None:
         clash = [e.id for e in _REGISTRY.values() if e.function == ex.function]
         if clash:
             raise ValueError(f"{ex.id}: function name {ex.function!r} is already used by {clash[0]}")
+        for old in ex.former_ids:
+            if old in _REGISTRY or _FORMER.get(old, ex.id) != ex.id:
+                raise ValueError(f"{ex.id}: former id {old!r} already names another exercise")
+            _FORMER[old] = ex.id
         _REGISTRY[ex.id] = ex
 
 
 def get(exercise_id: str) -> Exercise:
-    """The exercise with this id; a ``KeyError`` that suggests the nearest ids otherwise."""
+    """The exercise with this id (or a former id of it); a ``KeyError`` that suggests the nearest ids otherwise."""
     try:
-        return _REGISTRY[exercise_id]
+        return _REGISTRY[_FORMER.get(exercise_id, exercise_id)]
     except KeyError:
         import difflib
 
