@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import case_promises
 import pytest
 from exercise_support import ROOT, load_hidden_cases
 
-import case_promises
 from attncourse.exercises import all_exercises
 
 HIDDEN = load_hidden_cases(ROOT / "hidden_cases")

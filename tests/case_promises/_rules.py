@@ -26,7 +26,11 @@ def dtype_in(name: str, x: Any, allowed: Iterable[str]) -> List[str]:
 def finite(name: str, x: Any) -> List[str]:
     """Every entry of ``x`` is finite (no inf, no NaN)."""
     a = _array(x)
-    return [] if np.all(np.isfinite(a)) else [f"{name} holds non-finite entries; the prompt promises finite values"]
+    return (
+        []
+        if np.all(np.isfinite(a))
+        else [f"{name} holds non-finite entries; the prompt promises finite values"]
+    )
 
 
 def no_nan(name: str, x: Any) -> List[str]:
@@ -51,7 +55,11 @@ def in_range(name: str, x: Any, lo: float = -np.inf, hi: float = np.inf) -> List
     """Every finite entry of ``x`` lies in ``[lo, hi]``."""
     a = _array(x).astype(np.float64)
     a = a[np.isfinite(a)]
-    return [] if a.size == 0 or (a.min() >= lo and a.max() <= hi) else [f"{name} has entries outside [{lo}, {hi}]"]
+    return (
+        []
+        if a.size == 0 or (a.min() >= lo and a.max() <= hi)
+        else [f"{name} has entries outside [{lo}, {hi}]"]
+    )
 
 
 def integer(name: str, x: Any) -> List[str]:
@@ -61,4 +69,8 @@ def integer(name: str, x: Any) -> List[str]:
     if isinstance(x, (int, np.integer)):
         return []
     a = _array(x)
-    return [] if np.issubdtype(a.dtype, np.integer) else [f"{name} has dtype {a.dtype}; the prompt promises integers"]
+    return (
+        []
+        if np.issubdtype(a.dtype, np.integer)
+        else [f"{name} has dtype {a.dtype}; the prompt promises integers"]
+    )
