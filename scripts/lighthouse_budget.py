@@ -12,6 +12,15 @@ performance category (its five metrics and the requests; no screenshots, none of
 diagnostics) and, on the pages ``--accessibility-on`` names (default: all), the accessibility
 category.  The mobile preset is Lighthouse's default: simulated slow 4G and a 4x slower CPU.
 
+The CPU slowdown is calibrated to this host (``--no-calibrate``: the preset's fixed one).
+Lighthouse's simulated timings are the page's CPU work measured here, times the slowdown, and the
+preset's 4x assumes a high-end desktop host (benchmarkIndex ~1750, Lighthouse's throttling docs).
+On a slower or busier host every page reads slower by the same factor, so each page's slowdown is
+4 x (benchmarkIndex / 1750), from the benchmarkIndex measured on the run before it, and a run
+whose own index moved by more than 15 % is run again at its own (``lighthouse_pages.mjs``).  The
+table records both, so a score can always be traced to the host speed that produced it.  The
+byte, request and layout-shift budgets do not depend on the host.
+
 The budget (``BUDGET``, below) is the full tier's performance gate (``scripts/test.sh``): every
 page must meet all of it.  Lighthouse's simulated timings scale with how long the page's work
 took on this machine, so a run on a busy machine reads slow: a page over budget is run
@@ -152,7 +161,12 @@ RUNNER = ROOT / "scripts" / "lighthouse_pages.mjs"
 
 
 def lighthouse_many(
-    urls: list, port: int, preset: str, reports: Path = None, accessibility: bool = True
+    urls: list,
+    port: int,
+    preset: str,
+    reports: Path = None,
+    accessibility: bool = True,
+    calibrate: bool = True,
 ) -> list:
     """One Lighthouse run of each of ``urls``, in turn, in one Node process (``RUNNER``): the key
     numbers of each report, in order.  ``reports``: a folder for the full JSON reports;
@@ -162,6 +176,7 @@ def lighthouse_many(
         return []
     env = {**os.environ, **({"LIGHTHOUSE_REPORTS": str(reports)} if reports else {})}
     env["LIGHTHOUSE_CATEGORIES"] = "performance,accessibility" if accessibility else "performance"
+    env["LIGHTHOUSE_CALIBRATE"] = "1" if calibrate else "0"
     done = subprocess.run(
         ["node", str(RUNNER), str(port), preset, *urls],
         capture_output=True,
@@ -210,14 +225,20 @@ def over_budget(result: dict, budget: dict) -> list:
 
 def table(results: dict) -> str:
     lines = [
-        "| page | performance | FCP | LCP | TBT | CLS | KiB transferred | requests | accessibility |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| page | performance | FCP | LCP | TBT | CLS | KiB transferred | requests | accessibility "
+        "| benchmarkIndex | CPU slowdown | runs (scores) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for path, r in results.items():
+        index = r.get("benchmark_index")
+        slowdown = r.get("cpu_slowdown")
+        scores = ", ".join(str(s) for s in r.get("scores", [r["performance"]]))
         lines.append(
             f"| {path} | {r['performance']} | {r['fcp_ms'] / 1000:.1f} s | {r['lcp_ms'] / 1000:.1f} s "
             f"| {r['tbt_ms']:.0f} ms | {r['cls']:.3f} | {r['kib']:.0f} | {r['requests']} "
-            f"| {'not run' if r['accessibility'] is None else r['accessibility']} |"
+            f"| {'not run' if r['accessibility'] is None else r['accessibility']} "
+            f"| {'?' if index is None else f'{index:.0f}'} | {'?' if slowdown is None else f'{slowdown:.2f}x'} "
+            f"| {r.get('runs', 1)} ({scores}) |"
         )
     return "\n".join(lines)
 
@@ -244,6 +265,11 @@ def main(argv=None) -> int:
         "'' for none): the performance budget is held on every page either way",
     )
     parser.add_argument("--reports", type=Path, help="a folder for each run's full JSON report")
+    parser.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="the preset's fixed CPU slowdown, not one calibrated to this host",
+    )
     parser.add_argument("--skip-missing", action="store_true", help="exit 0 without Lighthouse/Chromium")
     args = parser.parse_args(argv)
 
@@ -270,7 +296,9 @@ def main(argv=None) -> int:
             with_a11y = [p for p in paths if p in a11y_pages]
             without = [p for p in paths if p not in a11y_pages]
             for group, a11y in ((with_a11y, True), (without, False)):
-                found = lighthouse_many([base + p for p in group], port, args.preset, reports, a11y)
+                found = lighthouse_many(
+                    [base + p for p in group], port, args.preset, reports, a11y, not args.no_calibrate
+                )
                 for path, r in zip(group, found):
                     runs[path].append(r)
 
@@ -285,11 +313,13 @@ def main(argv=None) -> int:
         for path in pages:
             results[path] = r = median_run(runs[path])
             r["runs"] = len(runs[path])
+            r["scores"] = [run["performance"] for run in runs[path]]
             why = over_budget(r, budget)
             failures += [f"{path}: {w}" for w in why]
             print(
                 f"{path}: {r['performance']}, FCP {r['fcp_ms'] / 1000:.1f} s, LCP {r['lcp_ms'] / 1000:.1f} s, "
-                f"TBT {r['tbt_ms']:.0f} ms, CLS {r['cls']:.3f}, {r['kib']:.0f} KiB"
+                f"TBT {r['tbt_ms']:.0f} ms, CLS {r['cls']:.3f}, {r['kib']:.0f} KiB, "
+                f"benchmarkIndex {r.get('benchmark_index') or 0:.0f} -> CPU slowdown {r.get('cpu_slowdown') or 0:.2f}x"
                 + (f"  OVER BUDGET: {'; '.join(why)}" if why else ""),
                 flush=True,
             )

@@ -45,6 +45,25 @@ if (process.env.LIGHTHOUSE_QUIET_MS) {
 }
 const config = preset === "desktop" ? desktopConfig : undefined;
 
+// CPU calibration (Lighthouse's docs, "Calibrating the CPU slowdown"): the preset's slowdown
+// (mobile 4x, desktop 1x) is meant for a high-end desktop host, benchmarkIndex ~1750; a slower or
+// busier host reads slow by the same factor.  With LIGHTHOUSE_CALIBRATE=1 each page's slowdown is
+// the preset's times (benchmarkIndex / 1750), clamped to [1, 10] on mobile, from the
+// benchmarkIndex of the run before it (the first page from a calibration run of that page, not
+// reported); a run whose own benchmarkIndex moved by more than CALIBRATION_DRIFT from the one it
+// was calibrated with is run again with its own.
+const REFERENCE_INDEX = 1750;
+const CALIBRATION_DRIFT = 0.15;
+const PRESET_SLOWDOWN = preset === "desktop" ? 1 : 4;
+const calibrate = process.env.LIGHTHOUSE_CALIBRATE === "1";
+function slowdownFor(index) {
+  const m = (PRESET_SLOWDOWN * index) / REFERENCE_INDEX;
+  return preset === "desktop" ? Math.min(Math.max(m, 0.5), 2) : Math.min(Math.max(m, 1), 10);
+}
+function flagsFor(multiplier) {
+  return multiplier === null ? flags : { ...flags, throttling: { cpuSlowdownMultiplier: multiplier } };
+}
+
 function summary(lhr) {
   const audits = lhr.audits;
   const items = audits["network-requests"]?.details?.items ?? [];
@@ -72,17 +91,35 @@ function summary(lhr) {
       (audits["mainthread-work-breakdown"]?.details?.items ?? []).map((i) => [i.group, Math.round(i.duration)]),
     ),
     warnings: lhr.runWarnings,
+    benchmark_index: lhr.environment?.benchmarkIndex ?? null,
+    cpu_slowdown: lhr.configSettings?.throttling?.cpuSlowdownMultiplier ?? null,
   };
 }
 
+let index = null; // the latest measured benchmarkIndex
 for (const url of urls) {
   const started = Date.now();
   try {
-    const result = await lighthouse(url, flags, config);
+    if (calibrate && index === null) {
+      const probe = await lighthouse(url, flagsFor(null), config);
+      index = probe?.lhr?.environment?.benchmarkIndex ?? null;
+    }
+    let multiplier = calibrate && index ? slowdownFor(index) : null;
+    let result = await lighthouse(url, flagsFor(multiplier), config);
     if (!result || result.lhr.runtimeError) {
       throw new Error(result ? result.lhr.runtimeError.message : "no result");
     }
-    const line = { url, seconds: (Date.now() - started) / 1000, ...summary(result.lhr) };
+    const own = result.lhr.environment?.benchmarkIndex;
+    if (calibrate && own && index && Math.abs(own - index) / index > CALIBRATION_DRIFT) {
+      multiplier = slowdownFor(own); // the host changed speed while this page ran: once more, at its own speed
+      index = own;
+      result = await lighthouse(url, flagsFor(multiplier), config);
+      if (!result || result.lhr.runtimeError) {
+        throw new Error(result ? result.lhr.runtimeError.message : "no result");
+      }
+    }
+    if (result.lhr.environment?.benchmarkIndex) index = result.lhr.environment.benchmarkIndex;
+    const line = { url, seconds: (Date.now() - started) / 1000, calibrated_from: multiplier === null ? null : index, ...summary(result.lhr) };
     if (process.env.LIGHTHOUSE_REPORTS) {
       const fs = await import("node:fs");
       const name = url.replace(/^https?:\/\/[^/]+\//, "").replace(/[^A-Za-z0-9_.-]/g, "_") || "index";
