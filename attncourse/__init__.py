@@ -68,9 +68,9 @@ __all__ = [
 
 _LAZY = {
     "MultiHeadAttention": ".multihead",
-    "TransformerBlock": ".transformer",
-    "TinyTransformer": ".transformer",
-    "VisionTransformer": ".vit",
+    "TransformerBlock": ".models.transformer",
+    "TinyTransformer": ".models.transformer",
+    "VisionTransformer": ".models.vit",
     "TransformerEncoderDecoder": ".models.encoder_decoder",
     "best_device": ".device",
 }

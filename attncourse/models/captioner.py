@@ -16,8 +16,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..vit import VisionTransformer
 from .decoder_block import DecoderBlock
+from .vit import VisionTransformer
 
 __all__ = ["DIGIT_NAMES", "LETTERS", "DigitCaptioner", "encode_names", "decode_letters", "train_captioner"]
 

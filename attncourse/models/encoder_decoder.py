@@ -27,8 +27,8 @@ from torch import nn
 from .._backend import AttentionInputError, fmt_shape
 from .._validation import positive_int, public
 from ..flash import KVCache
-from ..transformer import TransformerBlock
 from .decoder_block import DecoderBlock
+from .transformer import TransformerBlock
 
 __all__ = ["TransformerEncoderDecoder", "DecodingCache"]
 

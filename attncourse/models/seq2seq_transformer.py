@@ -17,8 +17,8 @@ from torch import nn
 
 from .._validation import positive_int
 from ..positional import sinusoidal_positional_encoding
-from ..seq2seq import n_parameters, reversal_batch
 from .encoder_decoder import TransformerEncoderDecoder
+from .seq2seq import n_parameters, reversal_batch
 
 __all__ = ["TransformerSeq2Seq", "train_transformer_reversal", "REVERSAL_CONFIG"]
 
