@@ -52,8 +52,22 @@ fi
 # and the set-up of the numpy-only venv.  The book build keeps about one core busy (Sphinx and
 # one kernel at a time), so the two cores stay busy and the run takes minutes less.
 bg=$(mktemp -d)
-trap 'kill ${colab_pid:-} ${numpy_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
+# Step times, printed at the end of every run (a failed one too): "name<TAB>seconds" lines.
+step_name="" step_start=$SECONDS
+step() {  # step NAME: close the step before, open NAME
+  if [ -n "$step_name" ]; then printf '%s\t%s\n' "$step_name" "$((SECONDS - step_start))" >>"$bg/steps"; fi
+  step_name=$1 step_start=$SECONDS
+  if [ -n "$1" ]; then echo "== $1"; fi
+}
+step_times() {
+  step ""
+  echo "== step times (seconds; the Colab stand-in and the numpy venv set-up ran beside them)"
+  while IFS=$'\t' read -r name secs; do printf '  %-44s %5s\n' "$name" "$secs"; done <"$bg/steps"
+  printf '  %-44s %5s\n' "total" "$SECONDS"
+}
+trap 'step_times; kill ${colab_pid:-} ${numpy_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
 echo "== the Colab stand-in (runs every student edition), in the background"
+printf '%s\t%s\n' "set-up (venv, Chromium, bubblewrap)" "$SECONDS" >"$bg/steps"
 OMP_NUM_THREADS=1 python -m pytest tests/test_colab_standin.py -p no:cacheprovider \
   --basetemp "$bg/tmp" "$@" >"$bg/colab.log" 2>&1 &
 colab_pid=$!
@@ -66,7 +80,7 @@ numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git 
 ) >"$bg/numpy-setup.log" 2>&1 &
 numpy_pid=$!
 
-echo "== ruff"
+step "ruff"
 ruff check .
 ruff format --check .
 
@@ -76,17 +90,17 @@ if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audit will skip" >&2
 fi
 
-echo "== the book (executes every chapter once)"
+step "the book (executes every chapter once)"
 # One thread per kernel here too: two multi-threaded torch jobs on two cores slow each other
 # down several times over (printed outputs are the same with one thread or more).
 OMP_NUM_THREADS=1 NO_OPEN=1 bash scripts/build_book.sh
 
-echo "== pytest, every tier but the Colab stand-in"
+step "pytest, every tier but the Colab stand-in"
 status=0
 REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --durations=15 --ignore=tests/test_colab_standin.py "$@" ||
   status=$?
 
-echo "== the Colab stand-in's report"
+step "waiting for the Colab stand-in"
 colab_status=0
 wait "$colab_pid" || colab_status=$?
 cat "$bg/colab.log"
@@ -95,12 +109,12 @@ if [ "$colab_status" -ne 0 ] && [ "$colab_status" -ne 5 ]; then status=$colab_st
 
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 
-echo "== pytest -m 'not slow' with numpy only (no torch)"
+step "pytest -m 'not slow' with numpy only"
 wait "$numpy_pid" || { cat "$bg/numpy-setup.log"; exit 1; }
 # the browser checks ran above; here, without playwright, they skip rather than fail
 env -u REQUIRE_BROWSER "$numpy_venv/bin/python" -m pytest tests -m "not slow" -q -p no:cacheprovider
 
-echo "== the Lighthouse budget (every page, mobile preset), alone"
+step "the Lighthouse budget (every page), alone"
 lighthouse_args=(--skip-missing)
 if [ "${REQUIRE_BROWSER:-}" = 1 ]; then lighthouse_args=(); fi
 python scripts/lighthouse_budget.py "${lighthouse_args[@]}" \
