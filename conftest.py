@@ -5,6 +5,9 @@ A test module or doctest module that cannot be imported because one of those lib
 installed is reported as skipped, naming the library, instead of as a collection error.  Any
 other import failure (or a missing library that *is* installed) still fails.
 
+The quick tier (``-m "not slow"``) runs on every core when pytest-xdist is installed and no ``-n``
+is given (``-n 0`` for one process).
+
 Under pytest-xdist each worker, and every kernel or subprocess it starts, gets its share of the
 cores for BLAS/OpenMP threads (unless OMP_NUM_THREADS is set): two workers that each train a
 model on all the cores slow each other down several times over.
@@ -24,6 +27,17 @@ if _WORKERS > 1 and "OMP_NUM_THREADS" not in os.environ:
     _SHARE = str(max(1, (os.cpu_count() or 1) // _WORKERS))
     for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[_name] = _SHARE
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``-m "not slow"`` without ``-n``: one worker per core (before xdist reads the option)."""
+    if not hasattr(config.option, "numprocesses") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return None  # no xdist here (the numpy-only tier), or this is a worker already
+    if config.option.numprocesses is None and config.option.markexpr.strip() == "not slow":
+        config.option.numprocesses = max(1, os.cpu_count() or 1)
+    return None
+
 
 OPTIONAL = (
     "torch",

@@ -90,6 +90,7 @@ def test_repeat_task_targets_are_the_next_determined_tokens():
     assert mask.any(1).all() and not mask.all()
 
 
+@pytest.mark.slow  # a reduced training run / every frame: the full tier runs it
 def test_reduced_rerun():
     script = _load()
     out = script.run(quick=True)

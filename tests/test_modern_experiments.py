@@ -23,6 +23,7 @@ def _load(name):
     return module
 
 
+@pytest.mark.slow  # a reduced training run / every frame: the full tier runs it
 def test_gqa_quick_run_matches_parameters_and_cache():
     gqa = _load("gqa_seeds")
     out = gqa.run(quick=True)
@@ -66,6 +67,7 @@ def test_script_alibi_slopes_equal_the_package():
     np.testing.assert_allclose(ce.alibi_slopes(4).numpy(), ac.alibi_slopes(4))
 
 
+@pytest.mark.slow  # a reduced training run / every frame: the full tier runs it
 def test_context_extension_quick_run():
     ce = _load("context_extension")
     out = ce.run(quick=True)

@@ -71,6 +71,7 @@ def test_view_errors(kwargs, pattern):
         explore.state_view(fake_recall(), **kwargs)
 
 
+@pytest.mark.slow  # a reduced training run / every frame: the full tier runs it
 def test_frames_switch_with_every_control():
     widgets = pytest.importorskip("attncourse.widgets")
     ipywidgets = pytest.importorskip("ipywidgets")
@@ -88,6 +89,7 @@ def test_frames_switch_with_every_control():
     assert ex.frame_bytes() < 800_000
 
 
+@pytest.mark.slow  # a reduced training run / every frame: the full tier runs it
 def test_live_mode_redraws_each_control_as_the_frames_do():
     widgets = pytest.importorskip("attncourse.widgets")
     recall = fake_recall(sizes=(4, 8, 16))
