@@ -36,6 +36,8 @@ FIX_TOKENS = {
     "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
     "ch13.fix_chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
 }
+# keyed by the ids the exercises have now (a renamed exercise keeps its old id in former_ids)
+FIX_TOKENS = {get(old).id: tokens for old, tokens in FIX_TOKENS.items()}
 MINE = {f"ch0{n}" for n in range(10)} | {"bugs"}
 # chapters 10 and 11 add their diagnose exercises' tokens here as they write them
 DIAGNOSE = [

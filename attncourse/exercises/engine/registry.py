@@ -208,7 +208,7 @@ class Exercise:
     needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
-    # The nudge check(..., hint=True) gives (and the feedback policy after real attempts)
+    # The nudge check(..., hint=True) gives (only when asked: after real attempts check offers it)
     hint: str = ""
     kind: str = "implement"  # one of KINDS
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
@@ -307,7 +307,7 @@ class Exercise:
 
         The exercise's ``stub`` (the buggy code of a spot-the-bug exercise), else a
         ``raise NotImplementedError`` with a neutral message: the hint is shown only when asked
-        for (``check(..., hint=True)``) or by the feedback policy, never by the stub.
+        for (``check(..., hint=True)``), never by the stub.
         """
         if self.stub is not None:
             return self.stub
