@@ -46,7 +46,8 @@ def _grader_feedback(ex, fn) -> str:
     cases = ex.public_cases() + (list(HIDDEN[ex.id]()) if ex.id in HIDDEN else [])
     n = len(ex.public_cases())
     results = [
-        judge(ex, c, expected_outputs(ex, c), call(ex, fn, c.args()), hidden=i >= n) for i, c in enumerate(cases)
+        judge(ex, c, expected_outputs(ex, c), call(ex, fn, c.args()), hidden=i >= n)
+        for i, c in enumerate(cases)
     ]
     grade = ExerciseGrade(ex, results, "student.ipynb")
     return feedback_text(StudentGrade("student", ["student.ipynb"], "ok", [], [], [grade]), ex.points)
@@ -237,7 +238,10 @@ def test_1_1_a_broadcast_error_in_the_division_by_the_temperature_is_the_learner
     assert all("logits / temperature" in c.message for c in raised)  # the line where it happened
     assert "row sums" not in result.text() and "row sums" not in _grader_feedback(ex, divide_by_temperature)
     # which groups passed, by name
-    assert "passed: one temperature; not passed: a temperature per row, batch dimensions, extreme temperatures" in result.text()
+    assert (
+        "passed: one temperature; not passed: a temperature per row, batch dimensions, extreme temperatures"
+        in result.text()
+    )
 
 
 def test_the_row_sums_diagnosis_still_fires_where_the_row_sums_are_divided():
@@ -438,7 +442,9 @@ KNOWN_TO_NAME_THE_CAUSE = {
     [
         pytest.param(
             ex_id,
-            marks=pytest.mark.xfail(strict=True, reason="EXPECTED FAILURE: the id, title or stub names the cause")
+            marks=pytest.mark.xfail(
+                strict=True, reason="EXPECTED FAILURE: the id, title or stub names the cause"
+            )
             if ex_id in KNOWN_TO_NAME_THE_CAUSE
             else (),
         )
@@ -456,7 +462,9 @@ def test_the_cause_words_are_found_where_they_are():
         id="ch01.tmp_fix_keepdims",
         title="a keepdims that went missing",
         stub="return 2 * x  # forgot keepdims",
-        diagnoses=(Diagnosis("which axis?", name="keepdims dropped", hint="keep the reduced axis: keepdims=True"),),
+        diagnoses=(
+            Diagnosis("which axis?", name="keepdims dropped", hint="keep the reduced axis: keepdims=True"),
+        ),
     )
     assert set(naming_the_cause(ex)) == {"id", "title", "stub comments"}
     quiet = _tiny(kind="diagnose", diagnoses=ex.diagnoses)

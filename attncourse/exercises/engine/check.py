@@ -462,7 +462,9 @@ def _hints(exercise: Exercise, cases: List[CaseResult]) -> List[str]:
 
 def _offer(exercise: Exercise) -> str:
     """The one line that says how to ask for the hint (the hint itself is shown only when asked)."""
-    return f"stuck? a hint is there when you ask for it: check({exercise.id!r}, {exercise.function}, hint=True)"
+    return (
+        f"stuck? a hint is there when you ask for it: check({exercise.id!r}, {exercise.function}, hint=True)"
+    )
 
 
 def check(
