@@ -36,6 +36,8 @@ FIX_TOKENS = {
     "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
     "ch13.fix_chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
 }
+# keyed by the ids the exercises have now (a renamed exercise keeps its old id in former_ids)
+FIX_TOKENS = {get(old).id: tokens for old, tokens in FIX_TOKENS.items()}
 MINE = {f"ch0{n}" for n in range(10)} | {"bugs"}
 # chapters 10 and 11 add their diagnose exercises' tokens here as they write them
 DIAGNOSE = [
@@ -73,14 +75,19 @@ def test_untouched_buggy_code_gets_the_symptom_not_the_fix(ex_id):
     result = check(ex_id, fn, show=False)
     assert result.earned == 0 and not result.not_attempted
     shown = result.text().lower()
-    assert "?" in shown, "the feedback asks the question that leads to the bug"
     grader = _grader_feedback(ex, fn).lower()
     for token in FIX_TOKENS[ex_id]:
         assert token.lower() not in shown, f"check's feedback gives away {token!r}"
         assert token.lower() not in grader, f"the grader's feedback gives away {token!r}"
-    # the fix comes on request only
+    # the cause (the diagnosis's message) comes on request only, and never in the grader's feedback
+    named = {c.diagnosis for c in result.cases if c.diagnosis}
+    assert named, "the bug is recognised (its name travels with the cases, for the hint)"
+    causes = [d.message for d in ex.diagnoses if d.name in named]
+    for cause in causes:
+        assert cause.lower() not in shown and cause.lower() not in grader
     hinted = check(ex_id, fn, show=False, hint=True)
     assert hinted.hints and "hint:" in hinted.text()
+    assert any(cause in hinted.hints for cause in causes)
     assert not any("hint" in line for line in grader.splitlines())
 
 
@@ -250,12 +257,13 @@ def test_coincidental_passes_earn_nothing_in_6_6_and_6_7():
         assert points_earned(ex, results) == 0
 
 
-def test_the_hint_comes_unasked_only_after_real_attempts():
+def test_the_hint_is_offered_only_after_real_attempts_and_never_shown_unasked():
     reset()
     ex = get("ch09.fix_running_max")
     untouched = stub_function(ex)
-    for _ in range(4):  # the same untouched code, checked again and again: no hint
-        assert check(ex.id, untouched, show=False).hints == []
+    for _ in range(4):  # the same untouched code, checked again and again: no hint, no offer
+        result = check(ex.id, untouched, show=False)
+        assert result.hints == [] and result.offer == ""
     wrong = []
     for k in (1, 2, 3):  # three different wrong answers: a finite start, still far above -800
         ns: dict = {}
@@ -275,8 +283,12 @@ def test_the_hint_comes_unasked_only_after_real_attempts():
             ns,
         )
         wrong.append(check(ex.id, ns["f"], show=False))
-    assert [bool(r.hints) for r in wrong] == [False, True, True]  # the untouched code was the first try
-    assert "after" in wrong[-1].hints[-1]
+    # the untouched code is no attempt: the third different wrong answer gets the offer
+    assert [bool(r.offer) for r in wrong] == [False, False, True]
+    assert all(r.hints == [] for r in wrong)
+    shown = wrong[-1].text()
+    assert f"check({ex.id!r}, {ex.function}, hint=True)" in shown
+    assert not any(h in shown for h in [ex.hint] + [d.hint for d in ex.diagnoses if d.hint])
     reset()
 
 

@@ -130,8 +130,8 @@ def test_predict_is_graded_with_its_stated_tolerance_and_says_so():
     assert run_cases(ex, lambda: 70.0, case)[0].passed
     wrong = run_cases(ex, lambda: 8, case)[0]  # sqrt(64): the classic slip
     assert not wrong.passed and wrong.status == "wrong values"
-    # the expected value of a predict exercise is never shown: how far off it is, in words
-    assert wrong.message == "your result is about 8 times too small"
+    # the expected value of a predict exercise is never shown, nor how far off the answer is
+    assert wrong.message == "your result is wrong"
     assert "64" not in wrong.message + " ".join(wrong.details)
     assert wrong.details == ["accepted: within 10% relative of the expected value"]
     assert wrong.inputs == ""

@@ -126,9 +126,9 @@ def test_the_student_version_scores_zero(ex_id):
     assert not any(r.passed for r in hidden), ex_id
     if ex.stub in (None, STUB_LINE):  # a blank to fill, not buggy code
         assert result.not_attempted, result.text()
-    else:  # the buggy code is recognised: its own diagnosis, not a generic mismatch
-        messages = {d.message for d in ex.diagnoses}
-        assert any(r.message in messages for r in result.cases + hidden), result.text()
+    else:  # the buggy code is recognised (by name: a find-the-bug exercise shows it with the hint)
+        names = {d.name for d in ex.diagnoses}
+        assert any(r.diagnosis in names for r in result.cases + hidden), result.text()
 
 
 @pytest.mark.parametrize("ex_id", NEW_IDS)
@@ -157,7 +157,7 @@ def test_each_classic_mistake_gets_its_diagnosis(ex_id, which):
         expected = expected_outputs(ex, case)
         result = judge(ex, case, expected, Outcome("returned", to_arrays(wrong, ex.outputs)))
         failed += not result.passed  # (a mistake may be harmless on a case, e.g. equal distances)
-        hits += result.message == diagnosis.message
+        hits += result.diagnosis == diagnosis.name  # shown as its message, or with the hint (diagnose)
     assert failed >= 1, "the wrong answer passes every case"
     assert hits >= 1, f"no case shows the diagnosis {diagnosis.message!r}"
 

@@ -65,7 +65,7 @@ SHARED_MISTAKES.update(
             "large negative instead of -inf",
             "use -inf for blocked keys, and give rows with nothing to attend to all zeros",
         ),
-        BROADCAST: ("reduced axis dropped", "keep the reduced axis (keepdims=True)"),
+        BROADCAST: ("reduced axis dropped", "keep the reduced axis (keepdims=True)", r"sum"),
     }
 )
 

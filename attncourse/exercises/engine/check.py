@@ -1,11 +1,19 @@
 """``check`` and ``score``: instant feedback in Jupyter, Colab or a terminal.
 
 ``check(exercise_id, fn)`` runs the exercise's public cases on ``fn`` and shows the points,
-which cases passed and, for a failure, one message that says what is wrong (the symptom, and for a
-classic mistake the question that leads to it); ``check(..., hint=True)`` adds the hint that names
-the fix.  ``score(chapter)`` re-checks the functions as they are defined now (in the namespace it
+which groups of cases passed and, for a failure, one message that says what is wrong (the symptom,
+and for a classic mistake the question that leads to it; in a find-the-bug exercise only the
+symptom, as for any wrong answer: the cause is what the learner finds).  ``check(..., hint=True)``
+adds the hint that names the fix (and, in a find-the-bug exercise, the recognised cause); after
+``HINT_AFTER`` different failing answers ``check`` says how to ask for it, and never shows it
+unasked.  ``score(chapter)`` re-checks the functions as they are defined now (in the namespace it
 is called from) and adds up the chapter; an exercise whose function is not defined there keeps its
-latest check.  Points follow ``engine.scoring.points_earned``: case groups, all or nothing, as the grader.
+latest check, and a find-the-bug exercise whose code is still the handed-out code is "not attempted".
+Points follow ``engine.scoring.points_earned``: case groups, all or nothing, as the grader.
+
+Top to bottom: the result types (``CheckResult``, ``ScoreReport``); ``call`` (run one case: the
+outputs); ``run_cases`` (compare and score, through ``engine.compare.judge_all``); the feedback
+policy (``_hints``, ``_offer``, ``_untouched``); ``check`` and ``score``.
 
 The first failing case shows the inputs' shapes and dtypes and the first entries that differ;
 an answer that calls what the exercise asks for (the package's reference, torch's built-in
@@ -36,8 +44,10 @@ from .compare import (
 )
 from .guard import Guard
 from .method import probe_for
+from .notebook import replace_solutions
 from .outputs import OutputProblem, error_where, short_message, to_arrays
 from .registry import CHAPTERS, Exercise, all_exercises, chapter_key, get
+from .scoring import group_verdicts
 
 __all__ = ["CheckResult", "ScoreReport", "check", "score", "reset", "run_cases", "call"]
 
@@ -114,6 +124,8 @@ class CheckResult(_Shown):
     cases: List[CaseResult] = field(default_factory=list)
     problem: str = ""  # set when the check itself could not run (unknown id, not a function)
     hints: List[str] = field(default_factory=list)  # shown with check(..., hint=True) only
+    offer: str = ""  # after HINT_AFTER failing answers: how to ask for the hint (never the hint)
+    untouched: bool = False  # the function's code is the handed-out code (a find-the-bug stub)
 
     @property
     def passed(self) -> bool:
@@ -149,6 +161,7 @@ class CheckResult(_Shown):
 
     @property
     def not_attempted(self) -> bool:
+        """Nothing written yet: the stub's ``NotImplementedError`` on every case."""
         return bool(self.cases) and all(c.status == "not attempted" for c in self.cases)
 
     @property
@@ -197,6 +210,7 @@ class CheckResult(_Shown):
             lines.append(f"  {mark} {label}" + (f": {msg}" if msg else ""))
             lines += [f"      {d}" for d in details]
         lines += [f"  hint: {h}" for h in self.hints]
+        lines += [f"  {self.offer}"] if self.offer else []
         return "\n".join(lines)
 
     def _verdict(self) -> str:
@@ -206,9 +220,15 @@ class CheckResult(_Shown):
             return " · the method rule is broken, so this exercise scores 0"
         if self.passed:
             return " ✓ all cases passed (grading adds hidden cases of the same kinds)"
-        won, total = self.groups
+        verdicts = group_verdicts(self.cases)
+        won, total = sum(verdicts.values()), len(verdicts)
         if total > 1 and len(self.cases) > total:
-            return f" · {won} of {total} groups of cases passed (a group counts only when all its cases pass)"
+            passed = ", ".join(g for g, ok in verdicts.items() if ok) or "none"
+            failed = ", ".join(g for g, ok in verdicts.items() if not ok)
+            return (
+                f" · {won} of {total} groups of cases passed (a group counts only when all its cases "
+                f"pass); passed: {passed}; not passed: {failed}"
+            )
         return ""
 
     def html(self) -> str:
@@ -240,6 +260,7 @@ class CheckResult(_Shown):
                 f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{tag}{detail}{more}</li>'
             )
         items += [f'<li style="list-style:none">💡 hint: {esc(h)}</li>' for h in self.hints]
+        items += [f'<li style="list-style:none;color:{GREY}">{esc(self.offer)}</li>'] if self.offer else []
         return f'<div style="{style}">{head}<ul style="margin:0.2em 0 0 0;padding-left:0.4em">{"".join(items)}</ul></div>'
 
 
@@ -266,7 +287,7 @@ class ScoreReport(_Shown):
     def _status(r: Optional[CheckResult]) -> str:
         if r is None:
             return "not checked yet"
-        if r.not_attempted:
+        if r.not_attempted or (r.untouched and not r.passed):
             return NOT_ATTEMPTED
         if r.shortcut:
             return "0: the reference may not be used here"
@@ -375,40 +396,75 @@ def run_cases(
     return judge_all(exercise, cases, expected, outcomes, [hidden] * len(cases))
 
 
-HINT_AFTER = 3  # different failing answers to one exercise, after which check shows the hint unasked
+HINT_AFTER = 3  # different failing answers to one exercise, after which check offers the hint
 _TRIED: Dict[str, set] = {}
 
 
-def _attempts(exercise_id: str, fn: Callable[..., Any], result: "CheckResult") -> int:
-    """How many different answers (by their compiled code) have failed this exercise in this kernel.
+def _fingerprint(code: Any) -> Any:
+    """What a function's code does, without where it was written: bytecode, names and constants,
+    nested functions alike (line numbers and file names left out)."""
+    consts = tuple(_fingerprint(c) if hasattr(c, "co_code") else c for c in code.co_consts)
+    return (code.co_code, code.co_names, code.co_varnames, consts)
 
-    A real attempt changes the code: re-running the untouched stub or the same wrong answer does
-    not count.  A passing check starts the count again.
-    """
-    if result.passed or result.not_attempted:
-        _TRIED.pop(exercise_id, None)
-        return 0
+
+def _key(fn: Callable[..., Any]) -> Any:
     code = getattr(fn, "__code__", None)
-    key = (code.co_code, code.co_consts) if code is not None else id(fn)
+    key = _fingerprint(code) if code is not None else id(fn)
     try:
         hash(key)
     except TypeError:
         key = id(fn)
+    return key
+
+
+def _untouched(exercise: Exercise, fn: Callable[..., Any]) -> bool:
+    """True when ``fn`` is the handed-out code of an exercise with a stub of its own (the buggy code
+    of a find-the-bug exercise): the learner has not changed it yet."""
+    if exercise.stub is None or getattr(fn, "__code__", None) is None:
+        return False
+    if "stub" not in exercise._cache:
+        module = compile(replace_solutions(exercise.solution, exercise.student_stub()), "<stub>", "exec")
+        codes = [c for c in module.co_consts if getattr(c, "co_name", None) == exercise.function]
+        exercise._cache["stub"] = _fingerprint(codes[0]) if codes else None
+    return exercise._cache["stub"] is not None and _key(fn) == exercise._cache["stub"]
+
+
+def _attempts(exercise_id: str, fn: Callable[..., Any], result: "CheckResult") -> int:
+    """How many different answers (by their code) have failed this exercise in this kernel.
+
+    A real attempt changes the code: re-running the untouched stub (or the handed-out buggy code)
+    or the same wrong answer does not count.  A passing check starts the count again.
+    """
+    if result.passed or result.not_attempted:
+        _TRIED.pop(exercise_id, None)
+        return 0
     tried = _TRIED.setdefault(exercise_id, set())
-    tried.add(key)
+    if not result.untouched:
+        tried.add(_key(fn))
     return len(tried)
 
 
 def _hints(exercise: Exercise, cases: List[CaseResult]) -> List[str]:
-    """The hints that name the fix: the recognised mistakes' (or the exercise's own)."""
+    """What ``hint=True`` adds: the recognised mistakes' hints that name the fix (the exercise's own
+    when none is recognised); in a find-the-bug exercise, the recognised cause's message first,
+    since its feedback showed only the symptom."""
     out: List[str] = []
     named = {c.diagnosis for c in cases if not c.passed and c.diagnosis}
     for i, d in enumerate(exercise.diagnoses):
-        if (d.name or f"diagnosis {i + 1}") in named and d.hint and d.hint not in out:
-            out.append(d.hint)
+        if (d.name or f"diagnosis {i + 1}") not in named:
+            continue
+        said = ([d.message] if exercise.kind == "diagnose" else []) + ([d.hint] if d.hint else [])
+        out += [h for h in said if h not in out]
     if not out and any(not c.passed for c in cases) and exercise.hint:
         out.append(exercise.hint)  # every registered exercise has one (tests/test_scoring_policy.py)
     return out
+
+
+def _offer(exercise: Exercise) -> str:
+    """The one line that says how to ask for the hint (the hint itself is shown only when asked)."""
+    return (
+        f"stuck? a hint is there when you ask for it: check({exercise.id!r}, {exercise.function}, hint=True)"
+    )
 
 
 def check(
@@ -416,7 +472,9 @@ def check(
 ) -> CheckResult:
     """Check your answer to one exercise on its public cases, show the result and return it.
 
-    The feedback says what is wrong; ``hint=True`` adds a hint that names the fix.
+    The feedback says what is wrong; ``hint=True`` adds a hint that names the fix.  After
+    ``HINT_AFTER`` different failing answers the feedback says how to ask for the hint; it never
+    shows it unasked.
 
     >>> result = check("ch01.stable_softmax", lambda x: x, show=False)
     >>> result.earned, result.points
@@ -435,11 +493,12 @@ def check(
             )
         else:
             result.cases = run_cases(exercise, fn, exercise.public_cases())
+            result.untouched = _untouched(exercise, fn)
             tries = _attempts(exercise.id, fn, result)
-            if hint or tries >= HINT_AFTER:
+            if hint:
                 result.hints = _hints(exercise, result.cases)
-                if not hint and result.hints:
-                    result.hints[-1] += f" (shown after {tries} different failing attempts)"
+            elif tries >= HINT_AFTER and _hints(exercise, result.cases):
+                result.offer = _offer(exercise)
             _RESULTS.pop(exercise.id, None)  # re-inserted last: score() without a chapter uses the latest
             _RESULTS[exercise.id] = result
     if show:

@@ -7,17 +7,21 @@ from the exercise's trusted ``reference``, computed in float64 on a private copy
 The tolerance depends on the precision of the case and of the answer: one table by dtype, in
 ``engine.tolerance`` (a correct answer in float32 or on torch tensors passes; a failure shows enough
 digits to see the difference, the tolerance, and says when the answer has a lower precision than
-the case).  An exercise may state its own ``tolerance`` instead (a ``predict`` exercise does:
-"within 10%"); the feedback then quotes it.  The expected value of a ``predict`` or ``derive``
-exercise is never shown: the feedback says in words how far off an answer is.
+the case; float32's at the finest unless the exercise is about precision).  An exercise may state
+its own ``tolerance`` instead (a ``predict`` exercise does: "within 10%"); the feedback then quotes
+it.  The expected value of a ``predict`` or ``derive`` exercise is never shown.  A ``predict``
+answer, or a ``derive`` answer that is one number, is told only that it is wrong (a direction or a
+size would let it be bisected); a ``derive`` answer's array entries say in words how far off they are.
 
 Every case ends in one status (``STATUSES``): ``passed``; ``not attempted`` (the stub's
 ``NotImplementedError``); ``raised`` (any other exception); ``wrong shape``; ``wrong values``;
 ``bad output`` (``None``, a string, the wrong number of results, a float where a mask was due);
 ``shortcut`` (the answer called what the exercise asks for, see ``engine.guard``); ``timeout``,
 ``missing`` (the function is not defined) and ``not run`` come from the grader.  A failure carries
-one headline (the diagnosis of a classic mistake when one matches) and details: the inputs' shapes
-and dtypes and the first entries that differ.
+one headline (the diagnosis of a classic mistake when one matches, except in a ``diagnose``
+exercise, whose cause is what the learner finds: there the headline is what any wrong answer gets
+and ``CaseResult.diagnosis`` keeps the name for the hint) and details: the inputs' shapes and
+dtypes and the first entries that differ.
 """
 
 from __future__ import annotations
@@ -72,14 +76,23 @@ MAX_SHOWN = 3  # differing entries listed in the details
 METHOD_ERROR = "MethodRuleBroken"
 # Kinds of exercise whose expected values the feedback never shows: the number is the answer.
 HIDDEN_VALUES = ("predict", "derive")
+# How much a failure says of the expected values: all of it, how far off in words, or only "wrong".
+SHOW, HOW_FAR, ONLY_WRONG = "show", "how far", "only wrong"
 
 
 def _tolerance(exercise: Exercise, case: Case, got: Sequence[np.ndarray] = ()) -> Tolerance:
-    return tolerance_for(case.args(), got, getattr(exercise, "tolerance", None))
+    return tolerance_for(
+        case.args(), got, getattr(exercise, "tolerance", None), bool(getattr(exercise, "precision", False))
+    )
 
 
-def _hides_values(exercise: Exercise) -> bool:
-    return getattr(exercise, "kind", "") in HIDDEN_VALUES
+def _hiding(exercise: Exercise) -> str:
+    """``SHOW`` the expected values; ``HOW_FAR`` (a ``derive`` exercise: a wrong entry is described
+    in words, a wrong single number only called wrong); ``ONLY_WRONG`` (a ``predict`` exercise)."""
+    kind = getattr(exercise, "kind", "")
+    if kind not in HIDDEN_VALUES:
+        return SHOW
+    return ONLY_WRONG if kind == "predict" else HOW_FAR
 
 
 def _describe_one(name: str, value: Any) -> str:
@@ -217,11 +230,11 @@ def _label(name: str) -> str:
     return "your result" if name == "result" else f"`{name}`"
 
 
-def _entry(e: Any, g: Any, hide: bool) -> str:
+def _entry(e: Any, g: Any, hide: str) -> str:
     """'expected 0.3, got 0.6' (as many digits as it takes to differ), or for a hidden value
-    'got 0.6 (about 2 times too large)'."""
-    if hide:
-        if isinstance(e, (bool, np.bool_)) or isinstance(g, (bool, np.bool_)):
+    'got 0.6 (about 2 times too large)' or 'got 0.6, which is wrong'."""
+    if hide != SHOW:
+        if hide == ONLY_WRONG or isinstance(e, (bool, np.bool_)) or isinstance(g, (bool, np.bool_)):
             return f"got {fmt(g)}, which is wrong"
         return f"got {fmt(g)} ({how_far(e, g)})"
     es, gs = fmt_pair(e, g)
@@ -229,7 +242,7 @@ def _entry(e: Any, g: Any, hide: bool) -> str:
 
 
 def _first_differences(
-    label: str, expected: np.ndarray, got: np.ndarray, tol: Tolerance, hide: bool = False
+    label: str, expected: np.ndarray, got: np.ndarray, tol: Tolerance, hide: str = SHOW
 ) -> str:
     """'`weights`: 2 of 12 entries differ; first at (0, 1): expected 0.3, got 0.6; (1, 0): ...'."""
     if expected.size == got.size == 1:
@@ -262,7 +275,7 @@ def _mismatch(
     got: np.ndarray,
     tol: Tolerance,
     distribution: bool,
-    hide: bool = False,
+    hide: str = SHOW,
 ) -> Tuple[str, str]:
     """(status, one sentence on how ``got`` differs from ``expected``)."""
     label = _label(name)
@@ -291,9 +304,11 @@ def _mismatch(
         )
     if got.dtype.kind not in "iuf":
         return "bad output", f"{label} has dtype {got.dtype}; expected numbers"
+    if hide == ONLY_WRONG:  # no direction, no size, no place: nothing to bisect on
+        return "wrong values", f"{label} is wrong"
     if expected.ndim == 0:
-        if hide:
-            return "wrong values", f"{label} is {how_far(expected[()], got[()])}"
+        if hide != SHOW:  # one number: "too high" or "2 times too small" would let it be bisected
+            return "wrong values", f"{label} is wrong"
         near = _near_miss(expected, got, (), tol) if expected.dtype.kind == "f" else ""
         return "wrong values", f"{label}: {_entry(expected[()], got[()], False)}{near}"
     g = got.astype(np.float64)
@@ -318,7 +333,7 @@ def _mismatch(
             )
     wrong = _off(expected, got, tol)
     first = tuple(np.argwhere(wrong)[0]) if wrong.any() else tuple(0 for _ in e.shape)
-    near = "" if hide else _near_miss(expected, got, first, tol)
+    near = "" if hide != SHOW else _near_miss(expected, got, first, tol)
     return "wrong values", (
         f"{label} differs from the expected values; the first difference is at {_index(first)}: "
         f"{_entry(e[first], g[first], hide)}{near}"
@@ -367,17 +382,23 @@ def judge(
     """Pass or fail ``outcome`` on ``case``, with one helpful message for a failure.
 
     A failure's ``details`` show the inputs' shapes and dtypes, the first entries that differ and
-    the tolerance; ``message`` is the diagnosis of a classic mistake when the answer's outputs
-    match it (unless ``diagnose`` is false), else what differs.
+    the tolerance.  ``message`` is what differs; when the answer matches a classic mistake (unless
+    ``diagnose`` is false), ``diagnosis`` names it and, except in a ``diagnose`` exercise (where the
+    cause is what the learner finds: ``_shown``), the mistake's message replaces what differs.
     """
     name = f"hidden: {case.name}" if hidden else case.name
     inputs = describe_inputs(case)
-    hide = _hides_values(exercise)
+    hide = _hiding(exercise)
 
     group = getattr(case, "group", "") or case.name
 
-    def fail(message: str, status: str, details: Sequence[str] = (), diagnosis: str = "") -> CaseResult:
-        return CaseResult(name, False, message, status, hidden, inputs, list(details), group, diagnosis)
+    def fail(message: str, status: str, details: Sequence[str] = (), diagnosis: Any = None) -> CaseResult:
+        if diagnosis is None:
+            return CaseResult(name, False, message, status, hidden, inputs, list(details), group)
+        shown = _shown(exercise, diagnosis, message)
+        return CaseResult(
+            name, False, shown, status, hidden, inputs, list(details), group, _name_of(exercise, diagnosis)
+        )
 
     if outcome.shortcut:
         allowed = exercise.allowed() if hasattr(exercise, "allowed") else ()
@@ -392,13 +413,16 @@ def judge(
         return fail(outcome.message, "method")
     if outcome.kind == "raised":
         text = f"{outcome.error_type}: {outcome.message}"
-        for d in exercise.diagnoses if diagnose else ():
-            if d.error is not None and re.search(d.error, text):
-                return fail(d.message, "raised", diagnosis=_name_of(exercise, d))
-        if outcome.error_type == "NotImplementedError":
+        if outcome.error_type == "NotImplementedError" and not any(
+            diagnose and _raised_by(d, text, outcome.where) for d in exercise.diagnoses
+        ):
             return fail(NOT_ATTEMPTED, "not attempted")
         where = f" ({outcome.where})" if outcome.where else ""
-        return fail(f"raised {text}{where}", "raised")
+        plain = f"raised {text}{where}"
+        for d in exercise.diagnoses if diagnose else ():
+            if _raised_by(d, text, outcome.where):
+                return fail(plain, "raised", diagnosis=d)
+        return fail(plain, "raised")
     if outcome.kind == "bad_output":
         return fail(outcome.message, "bad output")
 
@@ -410,14 +434,16 @@ def judge(
 
     # What differs, output by output: the status, the headline and the details.
     status, headline, details = "wrong values", "does not match the expected result", []
-    first = True
+    first, floats = True, False
     for out_name, e, g in zip(exercise.outputs, expected, got):
         if _close(e, g, tol, exact_ints=exact_ints):
             continue
         out_status, sentence = _mismatch(out_name, e, g, tol, out_name in exercise.distributions, hide)
         if first:
             status, headline, first = out_status, sentence, False
-        if out_status == "wrong values" and _same_shape(e, g) and e.size > 1:
+        # a mask or a count is compared exactly: no float tolerance is quoted for it
+        floats = floats or (e.dtype.kind == "f" and g.dtype.kind != "b")
+        if out_status == "wrong values" and _same_shape(e, g) and e.size > 1 and hide != ONLY_WRONG:
             details.append(_first_differences(_label(out_name), e, g, tol, hide))
     if tol.stated:
         phrase = tol.describe()
@@ -426,14 +452,34 @@ def judge(
             if phrase == "exactly"
             else f"accepted: within {phrase} of the expected value"
         )
-    elif status == "wrong values":
+    elif status == "wrong values" and floats:
         details.append(f"compared at {tol.describe()}")
         if tol.lowered:
             headline += f"; {tol.lowered_note()}"
     for d in exercise.diagnoses if diagnose else ():
         if _shows(exercise, d, case, expected, got, tol):
-            return fail(d.message, status, details, _name_of(exercise, d))
+            return fail(headline, status, details, d)
     return fail(headline, status, details)
+
+
+def _raised_by(diagnosis: Any, text: str, where: str) -> bool:
+    """Whether an exception (``"ErrorType: message"``, raised at ``where``: ``"line 4: code"``) is the
+    diagnosis's: its ``error`` pattern is in the text and, where it names the line (``at``), the
+    exception was raised on such a line (the same error raised elsewhere is the learner's own)."""
+    if diagnosis.error is None or not re.search(diagnosis.error, text):
+        return False
+    at = getattr(diagnosis, "at", None)
+    if at is None:
+        return True
+    code = where.split(": ", 1)[1] if ": " in where else ""
+    return bool(code) and re.search(at, code) is not None
+
+
+def _shown(exercise: Exercise, diagnosis: Any, plain: str) -> str:
+    """What the feedback shows for an answer that matches ``diagnosis``: its message (the symptom and
+    the question that leads to the mistake), or in a ``diagnose`` exercise, where the cause is what
+    the learner finds, ``plain``: what any wrong answer gets.  The message then comes with the hint."""
+    return plain if getattr(exercise, "kind", "") == "diagnose" else diagnosis.message
 
 
 def settle_diagnoses(

@@ -31,6 +31,7 @@ from .registry import (
     STUB_LINE,
     all_exercises,
     chapter_key,
+    current_id,
     get,
 )
 
@@ -43,6 +44,8 @@ __all__ = [
     "summary_cell",
     "chapter_cells",
     "exercise_id_of",
+    "check_id_of",
+    "CHECK_INSTRUCTIONS",
     "replace_solutions",
     "to_student",
     "validate_notebook",
@@ -181,16 +184,28 @@ def summary_cell(chapter: Any, *, with_ids: bool = True) -> dict:
     )
 
 
+# What the chapters' exercise heading says ``check`` does (``engine.check``; the tests hold the two
+# together): keep it true of check when check changes.
+CHECK_INSTRUCTIONS = (
+    "Write each function in its cell, run it, then run the `check` below it. "
+    "A failed check says what is wrong: which outputs differ, where and by how much, and for some "
+    "classic mistakes a question that leads to it. In a find-the-bug exercise it shows only the "
+    "symptom, as for any wrong answer: finding the cause is the exercise. "
+    "A predicted number is only told whether it is right. "
+    "`check(..., hint=True)` adds a hint that names the fix; check never shows a hint unasked, and "
+    "after a few different failing answers it says how to ask for one. "
+    "The last cell re-checks your functions as they are now and adds up your points. "
+    "Grading adds hidden cases of the same kinds as the ones `check` runs (other sizes, dtypes "
+    "and edge rows), and the cases are scored in groups (shape, masking, edge rows ...): a group "
+    "earns its share of the points only when all its cases pass; check names the groups that passed."
+)
+
+
 def chapter_cells(chapter: Any, *, with_ids: bool = True) -> List[dict]:
     """A chapter's whole exercise section: heading, setup, every exercise, the summary."""
     key = chapter_key(chapter)
     heading = _markdown(
-        "## Exercises\n\nWrite each function in its cell, run it, then run the `check` below it. "
-        "A failed check says what is wrong; `check(..., hint=True)` adds a hint that names the fix. "
-        "The last cell re-checks your functions as they are now and adds up your points. "
-        "Grading adds hidden cases of the same kinds as the ones `check` runs (other sizes, dtypes "
-        "and edge rows), and the cases are scored in groups (shape, masking, edge rows ...): a group "
-        "earns its share of the points only when all its cases pass.",
+        "## Exercises\n\n" + CHECK_INSTRUCTIONS,
         {"attncourse": {"heading": key}},
         _cell_id(key, "exercises-heading") if with_ids else None,
     )
@@ -208,12 +223,30 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else str(src)
 
 
-def exercise_id_of(cell: dict) -> Optional[str]:
-    """The exercise id in a cell's metadata (``None`` for other cells)."""
+def _id_in(cell: dict, role: str) -> Optional[str]:
     meta = cell.get("metadata") or {}
     ours = meta.get("attncourse") if isinstance(meta, dict) else None
-    value = ours.get("exercise") if isinstance(ours, dict) else None
-    return value if isinstance(value, str) else None
+    value = ours.get(role) if isinstance(ours, dict) else None
+    return current_id(value) if isinstance(value, str) else None
+
+
+def exercise_id_of(cell: dict) -> Optional[str]:
+    """The exercise id in an exercise cell's metadata (``None`` for other cells).
+
+    A former id (``Exercise.former_ids``: a notebook saved before the exercise was renamed) comes
+    back as the exercise's current id; an id no exercise has is returned as it is.
+    """
+    return _id_in(cell, "exercise")
+
+
+def check_id_of(cell: dict) -> Optional[str]:
+    """The exercise id of a check cell: its metadata's, else the id its ``check("...")`` call names;
+    a former id comes back as the current one (``None`` for other cells)."""
+    found = _id_in(cell, "check")
+    if found is None and cell.get("cell_type") == "code":
+        m = re.search(r"\bcheck\(\s*['\"]([^'\"]+)['\"]", _source(cell))
+        found = current_id(m.group(1)) if m else None
+    return found
 
 
 def _tags(cell: dict) -> List[str]:
@@ -372,14 +405,9 @@ def validate_notebook(nb: dict, name: str) -> List[str]:
             problems.append(f"{where}: needs exactly one {BEGIN_SOLUTION} / {END_SOLUTION} pair")
         elif not begins[0].startswith((" ", "\t")):
             problems.append(f"{where}: the solution region must be inside the function body")
-        later = sources[i:]
-        if not any(re.search(rf"check\(\s*['\"]{re.escape(ex_id)}['\"]", s) for s in later):
+        if not any(check_id_of(c) == ex_id for c in cells[i:]):
             problems.append(f"{where}: no check({ex_id!r}, {ex.function}) cell after it")
-        if not any(
-            REVEAL_TAG in _tags(c)
-            and ((c.get("metadata") or {}).get("attncourse") or {}).get("solution") == ex_id
-            for c in cells
-        ):
+        if not any(REVEAL_TAG in _tags(c) and _id_in(c, "solution") == ex_id for c in cells):
             problems.append(f"{where}: no worked-solution cell (tag {REVEAL_TAG!r}) for {ex_id}")
 
     if host is not None and seen:

@@ -40,6 +40,7 @@ __all__ = [
     "CHAPTERS",
     "register",
     "get",
+    "current_id",
     "all_exercises",
     "chapter_key",
     "BEGIN_SOLUTION",
@@ -128,14 +129,20 @@ class Diagnosis:
     ``symptom`` is for a mistake with many forms that no one variant computes: a test
     ``symptom(outputs, *inputs) -> bool`` on the answer's outputs (a list of arrays) that is true
     only when they show the mistake (e.g. "the scores are still symmetric").
-    ``error`` is a regular expression searched in ``"ErrorType: message"`` of an exception.
+    ``error`` is a regular expression searched in ``"ErrorType: message"`` of an exception;
+    ``at``, a regular expression searched in the line of the answer's code where it was raised:
+    an error diagnosis with ``at`` is shown only when the exception happened on such a line (the
+    same error raised elsewhere, say in a division by a temperature rather than by the row sums,
+    is shown as the learner's own exception, at its line).
     A diagnosis is shown only when the answer's outputs match it on every case where it can be
     told apart from the correct result (``engine.compare.settle_diagnoses``), never because an answer
     merely fails.
 
     ``message`` states the symptom and asks the question that leads to the bug; it is what
-    ``check`` and the grader's feedback show.  ``hint`` names the fix: ``check(..., hint=True)``
-    shows it, the grader never does.  ``name`` is the mistake's short name ("wrong softmax
+    ``check`` and the grader's feedback show, except for a ``diagnose`` exercise, where finding the
+    cause is the exercise: there the feedback shows what any wrong answer gets (which outputs
+    differ, where, by how much) and the message comes with the hint.  ``hint`` names the fix:
+    ``check(..., hint=True)`` shows it, the grader never does.  ``name`` is the mistake's short name ("wrong softmax
     axis"): ``CaseResult.diagnosis`` carries it, and the tests' table of wrong answers asserts it.
 
     A message written as "what is wrong: how to fix it" (or with "; ") and no ``hint`` is split:
@@ -149,6 +156,7 @@ class Diagnosis:
     name: str = ""
     hint: str = ""
     symptom: Optional[Callable[..., bool]] = None
+    at: Optional[str] = None
 
     def __post_init__(self) -> None:
         known = SHARED_MISTAKES.get(self.message)
@@ -157,6 +165,8 @@ class Diagnosis:
                 object.__setattr__(self, "name", known[0])
             if not self.hint:
                 object.__setattr__(self, "hint", known[1])
+            if self.at is None and len(known) > 2:
+                object.__setattr__(self, "at", known[2])
         if not self.hint and "?" not in self.message:
             # "what is wrong: how to fix it" -> the feedback keeps what is wrong, the hint all of it
             head = re.split(r"(?<=[a-z0-9)`'])(?::|;) ", self.message, maxsplit=1)[0]
@@ -169,8 +179,9 @@ class Diagnosis:
             )
 
 
-# message -> (name, hint) of mistakes shared by several exercises (filled in by ``chapters._shared``)
-SHARED_MISTAKES: Dict[str, Tuple[str, str]] = {}
+# message -> (name, hint) or (name, hint, at) of mistakes shared by several exercises (filled in by
+# ``chapters._shared``)
+SHARED_MISTAKES: Dict[str, Tuple[str, ...]] = {}
 
 
 def _functions_defined(source: str) -> List[str]:
@@ -197,7 +208,7 @@ class Exercise:
     needs: Tuple[str, ...] = ("import numpy as np",)  # imports the cell relies on
     array_kind: str = "numpy"  # "torch": the student's function receives torch tensors
     stub: Optional[str] = None  # replaces the solution region in the student version
-    # The nudge check(..., hint=True) gives (and the feedback policy after real attempts)
+    # The nudge check(..., hint=True) gives (only when asked: after real attempts check offers it)
     hint: str = ""
     kind: str = "implement"  # one of KINDS
     # Dotted names of further callables this exercise may not use, beyond the rule that applies
@@ -218,6 +229,11 @@ class Exercise:
     # ids this exercise had before (an id that named a cause was renamed to name the function):
     # ``get`` still finds it under them, so saved notebooks and gradebooks keep working
     former_ids: Tuple[str, ...] = ()
+    # True where the exercise is about precision (overflow, float16, a running maximum's start ...):
+    # the answer is judged at the precision of the case and of its own outputs.  Otherwise it is
+    # judged at float32's tolerance at the finest, since an answer computed in float32 and returned
+    # as float64 has float64's dtype but not its precision (``engine.tolerance``).
+    precision: bool = False
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -291,7 +307,7 @@ class Exercise:
 
         The exercise's ``stub`` (the buggy code of a spot-the-bug exercise), else a
         ``raise NotImplementedError`` with a neutral message: the hint is shown only when asked
-        for (``check(..., hint=True)``) or by the feedback policy, never by the stub.
+        for (``check(..., hint=True)``), never by the stub.
         """
         if self.stub is not None:
             return self.stub
@@ -329,6 +345,17 @@ def register(*exercises: Exercise) -> None:
                 raise ValueError(f"{ex.id}: former id {old!r} already names another exercise")
             _FORMER[old] = ex.id
         _REGISTRY[ex.id] = ex
+
+
+def current_id(exercise_id: Any) -> Any:
+    """The id an exercise has now, for its current or a former id; anything else unchanged.
+
+    >>> current_id("ch01.stable_softmax")
+    'ch01.stable_softmax'
+    """
+    if isinstance(exercise_id, str) and exercise_id in _FORMER:
+        return _FORMER[exercise_id]
+    return exercise_id
 
 
 def get(exercise_id: str) -> Exercise:

@@ -29,7 +29,7 @@ class Exercise(Protocol):
     points: int
 
 
-__all__ = ["groups_passed", "points_earned"]
+__all__ = ["group_verdicts", "groups_passed", "points_earned"]
 
 
 def _group_key(c: CaseResult) -> str:
@@ -37,13 +37,14 @@ def _group_key(c: CaseResult) -> str:
     return key[len("hidden: ") :] if key.startswith("hidden: ") else key
 
 
-def groups_passed(cases: Sequence[CaseResult]) -> Tuple[int, int]:
-    """(groups whose every case passed, groups): the public cases define the groups.
+def group_verdicts(cases: Sequence[CaseResult]) -> Dict[str, bool]:
+    """Each group's name (public cases' order) -> whether every one of its cases passed.
 
-    A hidden case joins the public group it names, so ``check`` (public cases) and the grader
-    (public and hidden) count the same groups.  A hidden case whose group is none of the public
-    ones (a mistake in the hidden cases, which ``tests/test_scoring_policy.py`` refuses) counts
-    against every group: failing it earns nothing, passing it adds nothing.
+    The public cases define the groups; a hidden case joins the public group it names, so
+    ``check`` (public cases) and the grader (public and hidden) count the same groups.  A hidden
+    case whose group is none of the public ones (a mistake in the hidden cases, which
+    ``tests/test_scoring_policy.py`` refuses) counts against every group: failing it earns
+    nothing, passing it adds nothing.
     """
     public = [c for c in cases if not c.hidden] or list(cases)
     won: Dict[str, bool] = {key: True for key in dict.fromkeys(_group_key(c) for c in public)}
@@ -53,6 +54,12 @@ def groups_passed(cases: Sequence[CaseResult]) -> Tuple[int, int]:
             won[key] = won[key] and c.passed
         elif not c.passed:
             won = dict.fromkeys(won, False)
+    return won
+
+
+def groups_passed(cases: Sequence[CaseResult]) -> Tuple[int, int]:
+    """(groups whose every case passed, groups): see ``group_verdicts``."""
+    won = group_verdicts(cases)
     return sum(won.values()), len(won)
 
 

@@ -10,7 +10,7 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from .notebook import NotebookProblem, _source, _tags, chapter_cells
-from .registry import all_exercises, chapter_key
+from .registry import all_exercises, chapter_key, current_id
 
 __all__ = ["sync_notebook"]
 
@@ -27,8 +27,8 @@ def _role(cell: dict) -> Optional[Tuple[str, str]]:
         return None
     for role in _ROLES:
         value = ours.get(role)
-        if isinstance(value, str):
-            return role, value
+        if isinstance(value, str):  # a former id is the renamed exercise's: its cells are rewritten
+            return role, current_id(value) if role in _PARTS else value
     return None
 
 

@@ -11,10 +11,13 @@ bfloat16   5e-2    5e-2
 float16    1e-2    1e-2
 =========  ======  =====================================
 
-An answer is judged at the lower of two precisions: the case's (its lowest-precision float
-input) and the answer's own (its lowest-precision float output).  So a correct answer computed
-in float32 (``.float()``, ``astype(np.float32)``, torch's default) passes a float64 case, and a
-float64 answer on a float16 case is judged as float16.  ``atol`` is scaled by the largest finite
+An answer is judged at the lowest of three precisions: the case's (its lowest-precision float
+input), the answer's own (its lowest-precision float output) and float32, unless the exercise is
+about precision (``Exercise.precision``).  So a correct answer computed in float32
+(``.float()``, ``astype(np.float32)``, torch's default) passes a float64 case, also when it is
+returned as float64 (``.double().numpy()``: its dtype does not show how it was computed), and a
+float64 answer on a float16 case is judged as float16.  An exercise about precision judges at the
+case's and the answer's precision only, so float64's tolerance tells a float64 answer apart there.  ``atol`` is scaled by the largest finite
 magnitude among the expected values (at least 1: the intermediate values of a computation, such
 as probabilities near 1 whose differences are the result, are rarely smaller), so entries near
 zero, where float32 round-off is larger than any relative tolerance, pass; every wrong answer
@@ -27,8 +30,10 @@ number, is taken for one.
 An exercise may state its own ``tolerance`` instead (a ``predict`` exercise: "within 10%"): it
 is absolute, used as stated and quoted in the feedback.
 
-For ``predict`` and ``derive`` exercises the expected value is never shown: ``how_far`` says in
-words how far off an answer is (the order of magnitude, a factor, too high or too low).
+For ``derive`` exercises with array outputs the expected values are never shown: ``how_far``
+says in words how far off an entry is (the order of magnitude, a factor, too high or too low).
+A ``predict`` answer, or a ``derive`` answer that is one number, is only told that it is wrong
+(``engine.compare``): a direction or a size would let it be found by bisection.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import numpy as np
 
 __all__ = [
     "TOLERANCES",
+    "FLOOR",
     "Tolerance",
     "precision_of",
     "tolerance_for",
@@ -49,6 +55,8 @@ __all__ = [
     "how_far",
 ]
 
+# the finest precision an answer is judged at, unless the exercise is about precision
+FLOOR = "float32"
 # precision -> (rtol, atol relative to the largest expected magnitude); loosest last
 TOLERANCES = {
     "float64": (1e-7, 1e-9),
@@ -92,11 +100,13 @@ class Tolerance:
     precision: str = "float64"  # the precision the answer is judged at
     case_precision: str = "float64"  # the precision of the case's inputs
     stated: bool = False  # the exercise's own tolerance (absolute ``atol``, quoted in the feedback)
+    answer_precision: str = ""  # the precision of the answer's outputs ("" when they hold no floats)
 
     @property
     def lowered(self) -> bool:
-        """True when the answer has a lower precision than the case."""
-        return not self.stated and _ORDER.index(self.precision) > _ORDER.index(self.case_precision)
+        """True when the answer's outputs have a lower precision than the case's inputs."""
+        answer = self.answer_precision or self.case_precision
+        return not self.stated and _ORDER.index(answer) > _ORDER.index(self.case_precision)
 
     def atol_for(self, expected: np.ndarray) -> float:
         if self.stated:
@@ -121,7 +131,7 @@ class Tolerance:
 
     def lowered_note(self, what: str = "your result") -> str:
         return (
-            f"{what} is {self.precision} while the case's inputs are {self.case_precision}, "
+            f"{what} is {self.answer_precision} while the case's inputs are {self.case_precision}, "
             f"so it is compared at {self.precision} precision"
         )
 
@@ -136,21 +146,29 @@ def _stated_phrase(rtol: float, atol: float) -> str:
 
 
 def tolerance_for(
-    inputs: Sequence[Any], outputs: Sequence[Any] = (), stated: Optional[Tuple[float, float]] = None
+    inputs: Sequence[Any],
+    outputs: Sequence[Any] = (),
+    stated: Optional[Tuple[float, float]] = None,
+    precision: bool = True,
 ) -> Tolerance:
     """The tolerance for a case with these inputs and an answer with these outputs.
+
+    ``precision`` is ``Exercise.precision``: false (an exercise not about precision) judges at
+    float32's tolerance at the finest.
 
     >>> t = tolerance_for([np.zeros(3)], [np.zeros(3, dtype=np.float32)])
     >>> t.precision, t.case_precision, t.lowered
     ('float32', 'float64', True)
+    >>> tolerance_for([np.zeros(3)], [np.zeros(3)], precision=False).precision
+    'float32'
     """
     case = precision_of(list(inputs)) or "float64"
     if stated is not None:
         return Tolerance(float(stated[0]), float(stated[1]), case, case, stated=True)
-    answer = precision_of(list(outputs)) or case
-    judged = max(case, answer, key=_ORDER.index)
+    answer = precision_of(list(outputs)) or ""
+    judged = max(case, answer or case, *(() if precision else (FLOOR,)), key=_ORDER.index)
     rtol, atol = TOLERANCES[judged]
-    return Tolerance(rtol, atol, judged, case)
+    return Tolerance(rtol, atol, judged, case, answer_precision=answer)
 
 
 def fmt(x: Any, digits: int = 4) -> str:
