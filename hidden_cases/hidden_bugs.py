@@ -6,7 +6,7 @@ from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
 
 
-def masked_fill_discarded():
+def causal_weights():
     rng = np.random.default_rng(19101)
     n = rng.normal
     return grouped(
@@ -23,7 +23,7 @@ def masked_fill_discarded():
     )
 
 
-def head_major_mask():
+def padded_head_weights():
     rng = np.random.default_rng(19102)
     return grouped(
         "padding",
@@ -37,7 +37,7 @@ def head_major_mask():
     )
 
 
-def mean_over_padding():
+def sentence_embeddings():
     rng = np.random.default_rng(19103)
     return grouped(
         "padding",
@@ -46,7 +46,7 @@ def mean_over_padding():
     ) + grouped("dtype", _pool_case("float32, 3 sentences of 5, 2 and 1", rng, [5, 2, 1], 5, 2, np.float32))
 
 
-def left_pad_positions():
+def add_positions():
     rng = np.random.default_rng(19104)
     return grouped(
         "left padding",
@@ -55,7 +55,7 @@ def left_pad_positions():
     ) + grouped("dtype", _pos_case("float32, 3 prompts, 2, 0 and 4 pads", rng, [2, 0, 4], 5, 3, np.float32))
 
 
-def mask_after_softmax():
+def padded_attention():
     rng = np.random.default_rng(19105)
     n = rng.normal
     return grouped(
@@ -87,9 +87,9 @@ def mask_after_softmax():
 
 
 HIDDEN = {
-    "bugs.discarded_mask": masked_fill_discarded,
-    "bugs.head_major_mask": head_major_mask,
-    "bugs.mean_over_padding": mean_over_padding,
-    "bugs.left_pad_positions": left_pad_positions,
-    "bugs.mask_after_softmax": mask_after_softmax,
+    "bugs.causal_weights": causal_weights,
+    "bugs.padded_head_weights": padded_head_weights,
+    "bugs.sentence_embeddings": sentence_embeddings,
+    "bugs.add_positions": add_positions,
+    "bugs.padded_attention": padded_attention,
 }
