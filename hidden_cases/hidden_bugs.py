@@ -1,9 +1,10 @@
-"""Hidden cases, Appendix A (spot the bug): other batch sizes, head counts, paddings, float32."""
+"""Hidden cases, Appendix A (spot the bug): other batch sizes, head counts, paddings, scalings, caches, float32."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
+from attncourse.exercises.chapters.bugs_modern import _sink_case, _yarn_case, _yarn_dict
 
 
 def causal_weights():
@@ -86,10 +87,59 @@ def padded_attention():
     )
 
 
+def yarn_scores():
+    rng = np.random.default_rng(19106)
+    return grouped(
+        "scaling",
+        _yarn_case("YaRN factor 2, trained on 64 positions, L=7, E=16", rng, (7, 16), _yarn_dict(2, 64)),
+        _yarn_case(
+            "batch (2, 2), YaRN factor 32 with beta_fast 8, L=3, E=8",
+            rng,
+            (2, 2, 3, 8),
+            _yarn_dict(32, 16, beta_fast=8),
+        ),
+        _yarn_case("linear factor 4, L=6, E=6", rng, (6, 6), {"rope_type": "linear", "factor": 4.0}),
+    ) + grouped(
+        "dtype",
+        _yarn_case("float32, 3 heads, YaRN factor 4, L=4, E=4", rng, (3, 4, 4), _yarn_dict(4, 8), np.float32),
+    )
+
+
+def rope_causal_attention():
+    rng = np.random.default_rng(19107)
+    n = rng.normal
+    return grouped(
+        "shape",
+        Case("L=7, E=6, Ev=2", q=n(size=(7, 6)), k=n(size=(7, 6)), v=n(size=(7, 2))),
+        Case("3 heads, L=2, E=4, Ev=8", q=n(size=(3, 2, 4)), k=n(size=(3, 2, 4)), v=n(size=(3, 2, 8))),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, 2 heads, L=5, E=4, Ev=4",
+            q=n(size=(2, 5, 4)).astype(np.float32),
+            k=n(size=(2, 5, 4)).astype(np.float32),
+            v=n(size=(2, 5, 4)).astype(np.float32),
+        ),
+    )
+
+
+def sink_cache_weights():
+    rng = np.random.default_rng(19108)
+    return grouped(
+        "stream",
+        _sink_case("L=14, E=8, 4 sinks, window 6", rng, 14, 8, 4, 6),
+        _sink_case("L=7, E=2, 1 sink, window 1", rng, 7, 2, 1, 1),
+        _sink_case("L=6, E=4, 2 sinks, window 8 (nothing evicted)", rng, 6, 4, 2, 8),
+    ) + grouped("dtype", _sink_case("float32, L=9, E=6, 3 sinks, window 3", rng, 9, 6, 3, 3, np.float32))
+
+
 HIDDEN = {
     "bugs.causal_weights": causal_weights,
     "bugs.padded_head_weights": padded_head_weights,
     "bugs.sentence_embeddings": sentence_embeddings,
     "bugs.add_positions": add_positions,
     "bugs.padded_attention": padded_attention,
+    "bugs.yarn_scores": yarn_scores,
+    "bugs.rope_causal_attention": rope_causal_attention,
+    "bugs.sink_cache_weights": sink_cache_weights,
 }
