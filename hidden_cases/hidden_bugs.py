@@ -98,7 +98,7 @@ def yarn_scores():
             (2, 2, 3, 8),
             _yarn_dict(32, 16, beta_fast=8),
         ),
-        _yarn_case("linear factor 4, L=6, E=6", rng, (6, 6), {"rope_type": "linear", "factor": 4.0}),
+        _yarn_case("YaRN factor 4 with attention_factor 1.2, L=6, E=6", rng, (6, 6), _yarn_dict(4, 16, attention_factor=1.2)),
     ) + grouped(
         "dtype",
         _yarn_case("float32, 3 heads, YaRN factor 4, L=4, E=4", rng, (3, 4, 4), _yarn_dict(4, 8), np.float32),
@@ -129,8 +129,12 @@ def sink_cache_weights():
         "stream",
         _sink_case("L=14, E=8, 4 sinks, window 6", rng, 14, 8, 4, 6),
         _sink_case("L=7, E=2, 1 sink, window 1", rng, 7, 2, 1, 1),
-        _sink_case("L=6, E=4, 2 sinks, window 8 (nothing evicted)", rng, 6, 4, 2, 8),
+        _sink_case("L=10, E=4, 2 sinks, window 5", rng, 10, 4, 2, 5),
     ) + grouped("dtype", _sink_case("float32, L=9, E=6, 3 sinks, window 3", rng, 9, 6, 3, 3, np.float32))
+
+
+def predict_first_drift():
+    return grouped("prediction", Case("the same stream and cache"))
 
 
 HIDDEN = {
@@ -142,4 +146,5 @@ HIDDEN = {
     "bugs.yarn_scores": yarn_scores,
     "bugs.rope_causal_attention": rope_causal_attention,
     "bugs.sink_cache_weights": sink_cache_weights,
+    "bugs.predict_first_drift": predict_first_drift,
 }
