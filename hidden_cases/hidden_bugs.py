@@ -4,7 +4,7 @@ import numpy as np
 
 from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
-from attncourse.exercises.chapters.bugs_modern import _sink_case, _yarn_case, _yarn_dict
+from attncourse.exercises.chapters.bugs_modern import _sink_case, _yarn_case
 
 
 def causal_weights():
@@ -91,17 +91,14 @@ def yarn_scores():
     rng = np.random.default_rng(19106)
     return grouped(
         "scaling",
-        _yarn_case("YaRN factor 2, trained on 64 positions, L=7, E=16", rng, (7, 16), _yarn_dict(2, 64)),
-        _yarn_case(
-            "batch (2, 2), YaRN factor 32 with beta_fast 8, L=3, E=8",
-            rng,
-            (2, 2, 3, 8),
-            _yarn_dict(32, 16, beta_fast=8),
-        ),
-        _yarn_case("YaRN factor 4 with attention_factor 1.2, L=6, E=6", rng, (6, 6), _yarn_dict(4, 16, attention_factor=1.2)),
+        _yarn_case("factor 2, trained on 64 positions, L=7, E=16", rng, (7, 16), 2, 64),
+        _yarn_case("batch (2, 2), factor 32, trained on 16 positions, L=3, E=8", rng, (2, 2, 3, 8), 32, 16),
+        _yarn_case("factor 6, trained on 4 positions, L=6, E=6", rng, (6, 6), 6, 4),
     ) + grouped(
         "dtype",
-        _yarn_case("float32, 3 heads, YaRN factor 4, L=4, E=4", rng, (3, 4, 4), _yarn_dict(4, 8), np.float32),
+        _yarn_case(
+            "float32, 3 heads, factor 4, trained on 8 positions, L=4, E=4", rng, (3, 4, 4), 4, 8, np.float32
+        ),
     )
 
 

@@ -83,7 +83,8 @@ def test_a_third_of_the_points_are_not_implement():
 def test_the_appendix_exercises_are_diagnose_or_predict_a_bugs_symptom():
     bugs = all_exercises("bugs")
     assert bugs and all(ex.kind in ("diagnose", "predict") for ex in bugs)
-    assert all(ex.stub for ex in bugs if ex.kind == "diagnose")  # the student sees the buggy line, not a blank
+    # a find-the-bug exercise shows the buggy line, not a blank
+    assert all(ex.stub for ex in bugs if ex.kind == "diagnose")
     assert sum(ex.kind == "diagnose" for ex in bugs) > len(bugs) / 2
 
 

@@ -50,7 +50,12 @@ def sentence_embeddings(c):  # A.3: hidden (B, L, D), keep (B, L) True for real 
 
 def add_positions(c):  # A.4: x (B, L, D), keep (B, L) with the pads first, table (P, D), P > L
     x, keep, table = c["x"], c["keep"], c["table"]
-    out = _floats(x=x, table=table) + _boolean("keep", keep) + ndim_in("x", x, [3]) + ndim_in("table", table, [2])
+    out = (
+        _floats(x=x, table=table)
+        + _boolean("keep", keep)
+        + ndim_in("x", x, [3])
+        + ndim_in("table", table, [2])
+    )
     if out:
         return out
     B, L, D = x.shape
@@ -62,7 +67,7 @@ def add_positions(c):  # A.4: x (B, L, D), keep (B, L) with the pads first, tabl
     return out
 
 
-def padded_attention(c):  # A.5: q (..., L, E), k (..., S, E), v (..., S, Ev), keep (..., S), one real key a row
+def padded_attention(c):  # A.5: q, k, v, keep (..., S) with one real key a row
     q, k, v, keep = c["q"], c["k"], c["v"], c["keep"]
     out = _floats(q=q, k=k, v=v) + _boolean("keep", keep)
     if out:
@@ -74,16 +79,18 @@ def padded_attention(c):  # A.5: q (..., L, E), k (..., S, E), v (..., S, Ev), k
     return out
 
 
-def yarn_scores(c):  # A.6: q, k (..., L, E) at positions 0..L-1, a YaRN or linear scaling dict
-    q, k, scaling = c["q"], c["k"], c["scaling"]
-    out = _floats(q=q, k=k) + ndim_in("q", q, range(2, 6))
+def yarn_scores(c):  # A.6: q, k (..., L, E) at positions 0..L-1, a float factor >= 1, an int length
+    q, k, factor, length = c["q"], c["k"], c["factor"], c["original_length"]
+    out = _floats(q=q, k=k) + ndim_in("q", q, range(2, 6)) + integer("original_length", length)
     if out:
         return out
     out += shape_is("k", k, q.shape)
     if q.shape[-1] % 2:
         out.append(f"E = {q.shape[-1]} is odd; RoPE rotates pairs")
-    if not isinstance(scaling, dict) or scaling.get("rope_type") not in ("yarn", "linear"):
-        out.append(f"scaling {scaling!r} is not a YaRN or linear dict")
+    if not isinstance(factor, float) or factor < 1:
+        out.append(f"factor {factor!r} is not a float >= 1")
+    if length < 1:
+        out.append(f"original_length {length} is not a training length")
     return out
 
 

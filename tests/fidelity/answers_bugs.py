@@ -141,7 +141,9 @@ CORRECT = {
     },
     "bugs.yarn_scores": {
         "einsum, the factor squared on the unscaled rotation": """
-            def yarn_scores(q, k, scaling):
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 L, E = q.shape[-2], q.shape[-1]
                 inv_freq, a = rope_frequencies(E, scaling=scaling)
                 ang = np.arange(L)[:, None] * inv_freq
@@ -152,7 +154,9 @@ CORRECT = {
                 return a * a * np.einsum("...ie,...je->...ij", rot(q), rot(k)) / np.sqrt(E)
         """,
         "torch in float32": """
-            def yarn_scores(q, k, scaling):
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 qt, kt = torch.as_tensor(q).float(), torch.as_tensor(k).float()
                 L, E = qt.shape[-2], qt.shape[-1]
                 inv_freq, a = rope_frequencies(E, scaling=scaling)
@@ -171,7 +175,9 @@ CORRECT = {
                 return factor * np.concatenate([z.real, z.imag], -1)
             """,
             """
-            def yarn_scores(q, k, scaling):
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 inv_freq, a = rope_frequencies(q.shape[-1], scaling=scaling)
                 rq, rk = _yarn_rotate(q, inv_freq, a), _yarn_rotate(k, inv_freq, a)
                 return rq @ np.swapaxes(rk, -1, -2) / np.sqrt(q.shape[-1])
@@ -347,7 +353,9 @@ WRONG = {
     },
     "bugs.yarn_scores": {
         "the factor applied to q only": """
-            def yarn_scores(q, k, scaling):
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 L, E = q.shape[-2], q.shape[-1]
                 inv_freq, a = rope_frequencies(E, scaling=scaling)
                 ang = np.arange(L)[:, None] * inv_freq
@@ -358,7 +366,9 @@ WRONG = {
                 return (a * rot(q)) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
         """,
         "the factor dropped everywhere": """
-            def yarn_scores(q, k, scaling):
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 L, E = q.shape[-2], q.shape[-1]
                 inv_freq, a = rope_frequencies(E, scaling=scaling)
                 ang = np.arange(L)[:, None] * inv_freq
@@ -369,7 +379,9 @@ WRONG = {
                 return rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
         """,
         "the factor divided out of the scale instead": """
-            def yarn_scores(q, k, scaling):
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 L, E = q.shape[-2], q.shape[-1]
                 inv_freq, a = rope_frequencies(E, scaling=scaling)
                 ang = np.arange(L)[:, None] * inv_freq

@@ -19,44 +19,45 @@ def _causal_softmax(scores):
 
 
 # ----------------------------------------------------------------------------- A.6 yarn_scores
-def _yarn(q, k, scaling, power=2):
-    """Scaled scores of q, k rotated with ``scaling``; ``power``: the attention factor's power."""
+def _yarn_dict(factor, original_length):
+    return {
+        "rope_type": "yarn",
+        "factor": float(factor),
+        "original_max_position_embeddings": int(original_length),
+    }
+
+
+def _yarn(q, k, factor, original_length, power=2):
+    """Scaled scores of q, k rotated with YaRN; ``power``: the attention factor's power in them."""
+    scaling = _yarn_dict(factor, original_length)
     q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
-    factor = rope_frequencies(q.shape[-1], scaling=scaling)[1]
-    if power != 2 and factor == 1.0:
+    attention = rope_frequencies(q.shape[-1], scaling=scaling)[1]
+    if power != 2 and attention == 1.0:
         return None  # no attention factor: the mistake cannot show
     rq, rk = apply_rope(q, scaling=scaling), apply_rope(k, scaling=scaling)  # each carries the factor once
-    return rq @ swap(rk) / np.sqrt(q.shape[-1]) * factor ** (power - 2)
+    return rq @ swap(rk) / np.sqrt(q.shape[-1]) * attention ** (power - 2)
 
 
-def _yarn_case(name, rng, shape, scaling, dtype=np.float64):
+def _yarn_case(name, rng, shape, factor, original_length, dtype=np.float64):
     return Case(
         name,
         q=rng.normal(size=shape).astype(dtype),
         k=rng.normal(size=shape).astype(dtype),
-        scaling=scaling,
+        factor=float(factor),
+        original_length=int(original_length),
     )
-
-
-def _yarn_dict(factor, original, **more):
-    return {"rope_type": "yarn", "factor": float(factor), "original_max_position_embeddings": original, **more}
 
 
 def _yarn_cases():
     rng = np.random.default_rng(9106)
     return grouped(
         "scaling",
-        _yarn_case("YaRN factor 4, trained on 16 positions, L=6, E=8", rng, (6, 8), _yarn_dict(4, 16)),
-        _yarn_case("linear factor 2, L=5, E=4", rng, (5, 4), {"rope_type": "linear", "factor": 2.0}),
-        _yarn_case(
-            "2 heads, YaRN factor 8 with attention_factor 1.5, L=4, E=6",
-            rng,
-            (2, 4, 6),
-            _yarn_dict(8, 32, attention_factor=1.5),
-        ),
+        _yarn_case("factor 4, trained on 16 positions, L=6, E=8", rng, (6, 8), 4, 16),
+        _yarn_case("factor 1 (no stretch), trained on 8 positions, L=5, E=4", rng, (5, 4), 1, 8),
+        _yarn_case("2 heads, factor 8, trained on 32 positions, L=4, E=6", rng, (2, 4, 6), 8, 32),
     ) + grouped(
         "dtype",
-        _yarn_case("float32, YaRN factor 16, trained on 8 positions, L=5, E=8", rng, (5, 8), _yarn_dict(16, 8), np.float32),
+        _yarn_case("float32, factor 16, trained on 8 positions, L=5, E=8", rng, (5, 8), 16, 8, np.float32),
     )
 
 
@@ -71,16 +72,20 @@ register(
         "through q and once through k: multiply the scores by nothing more",
         kind="diagnose",
         description="Scaled attention scores of `q, k (..., L, E)` at positions `0..L-1`, both rotated by "
-        "RoPE (half-split layout) under a YaRN or linear `scaling` dict in Hugging Face's form, as chapter "
-        "11 stretches a model's context. Returns `scores (..., L, L)`, before any mask or softmax. The "
-        "reference is the rotation transformers gives for the same dict, `ac.apply_rope(x, "
-        "scaling=scaling)`, applied to `q` and to `k`. Symptom: with a linear dict the scores match that "
-        "reference; with a YaRN dict every score is larger than the reference's by one and the same "
-        "factor (measure it). Find the bug and fix it; numpy and `rope_frequencies` only.",
+        "RoPE (half-split layout) stretched with YaRN, as chapter 11 stretches a model's context: "
+        "`factor` (a float >= 1) and `original_length` (the training length, an int) make the dict "
+        '`scaling = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": '
+        "original_length}`. Returns `scores (..., L, L)`, before any mask or softmax. The reference is the "
+        "rotation transformers gives for that dict, `ac.apply_rope(x, scaling=scaling)`, applied to `q` and "
+        "to `k`. Symptom: with `factor = 1` the scores match that reference; with a larger factor every "
+        "score is larger than the reference's by one and the same ratio (measure it). Find the bug and fix "
+        "it; numpy and `rope_frequencies` only.",
         solution='''
-            def yarn_scores(q, k, scaling):
-                """Scores (..., L, L) of q, k (..., L, E) at positions 0..L-1, rotated under `scaling`."""
+            def yarn_scores(q, k, factor, original_length):
+                """Scores (..., L, L) of q, k (..., L, E) at positions 0..L-1, rotated with YaRN."""
                 L, E = q.shape[-2], q.shape[-1]
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
                 inv_freq, attention_factor = rope_frequencies(E, scaling=scaling)  # (E/2,), a float
                 angles = np.arange(L)[:, None] * inv_freq  # (L, 1) * (E/2,) -> (L, E/2)
                 cos, sin = np.cos(angles) * attention_factor, np.sin(angles) * attention_factor
@@ -106,7 +111,7 @@ register(
                 name="attention factor applied twice",
                 hint="cos and sin already carry the attention factor, once for q and once for k: do not "
                 "multiply the scores by it again",
-                variant=lambda q, k, scaling: _yarn(q, k, scaling, power=4),
+                variant=lambda q, k, f, n: _yarn(q, k, f, n, power=4),
             ),
             Diagnosis(
                 "with YaRN every score is the reference's divided by the attention factor squared: "
@@ -114,14 +119,14 @@ register(
                 name="attention factor left out",
                 hint="transformers multiplies cos and sin by the attention factor, so the scores carry its "
                 "square: keep it in cos and sin",
-                variant=lambda q, k, scaling: _yarn(q, k, scaling, power=0),
+                variant=lambda q, k, f, n: _yarn(q, k, f, n, power=0),
             ),
             Diagnosis(
                 "with YaRN every score is the reference's divided by the attention factor: q and k are "
                 "both rotated, so how many times does the factor reach a score?",
                 name="attention factor applied once",
                 hint="the factor multiplies q's rotation and k's rotation, so the scores carry its square",
-                variant=lambda q, k, scaling: _yarn(q, k, scaling, power=1),
+                variant=lambda q, k, f, n: _yarn(q, k, f, n, power=1),
             ),
         ),
     )
@@ -236,7 +241,9 @@ def _sink_weights(q, k, n_sink, window, keys="cache", query="cache"):
         kept = _kept(t, n_sink, window)
         k_pos = np.arange(len(kept)) if keys == "cache" else kept
         q_pos = np.array([len(kept) - 1 if query == "cache" else t])
-        scores = apply_rope(q[t : t + 1], positions=q_pos) @ apply_rope(k[kept], positions=k_pos).T / np.sqrt(E)
+        scores = (
+            apply_rope(q[t : t + 1], positions=q_pos) @ apply_rope(k[kept], positions=k_pos).T / np.sqrt(E)
+        )
         out[t, kept] = softmax(scores)[0]
     return out
 
@@ -311,7 +318,9 @@ register(
                 "number the entries of its cache?",
                 name="text positions in the cache",
                 hint="number the cache's entries 0, 1, 2, ... in order: np.arange(len(kept))",
-                variant=lambda q, k, n_sink, window: _sink_weights(q, k, n_sink, window, keys="text", query="text"),
+                variant=lambda q, k, n_sink, window: _sink_weights(
+                    q, k, n_sink, window, keys="text", query="text"
+                ),
             ),
             Diagnosis(
                 "the keys are numbered within the cache but the query keeps its place in the text: which "
