@@ -4,7 +4,7 @@ import numpy as np
 
 from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
-from attncourse.exercises.chapters.bugs_modern import _sink_case, _yarn_case
+from attncourse.exercises.chapters.bugs_modern import _cross_case, _sink_case, _yarn_case
 
 
 def causal_weights():
@@ -134,6 +134,15 @@ def predict_first_drift():
     return grouped("prediction", Case("the same stream and cache"))
 
 
+def cross_decode():
+    rng = np.random.default_rng(19110)
+    return grouped(
+        "decoding",
+        _cross_case("a memory of one token, T=3, D=4, E=2, Dv=2", rng, 1, 3, 4, 2, 2),
+        _cross_case("S=9, T=7, D=8, E=4, Dv=5", rng, 9, 7, 8, 4, 5),
+    ) + grouped("dtype", _cross_case("float32, S=3, T=2, D=6, E=6, Dv=3", rng, 3, 2, 6, 6, 3, np.float32))
+
+
 HIDDEN = {
     "bugs.causal_weights": causal_weights,
     "bugs.padded_head_weights": padded_head_weights,
@@ -144,4 +153,5 @@ HIDDEN = {
     "bugs.rope_causal_attention": rope_causal_attention,
     "bugs.sink_cache_weights": sink_cache_weights,
     "bugs.predict_first_drift": predict_first_drift,
+    "bugs.cross_decode": cross_decode,
 }

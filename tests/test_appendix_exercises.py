@@ -36,6 +36,7 @@ CAUSE_WORDS = [
     "applied twice",
     "text position",
     "values rotated",
+    "filled from",
 ]
 DIAGNOSE = [ex.id for ex in all_exercises("bugs") if ex.kind == "diagnose"]
 

@@ -34,6 +34,7 @@ FIX_TOKENS = {
     "bugs.yarn_scores": ["return scores\n", "already", "do not multiply"],
     "bugs.rope_causal_attention": ["q, k = apply_rope(q), apply_rope(k)", "rotate q and k only", "unrotated"],
     "bugs.sink_cache_weights": ["np.arange(len(kept))", "0, 1, 2"],
+    "bugs.cross_decode": ["memory @ W_k", "memory @ w_k"],
     "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
     "ch11.fix_rolling_cache": ["> window", "not >="],
     "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],

@@ -118,6 +118,18 @@ def sink_cache_weights(c):  # A.8: q, k (L, E), n_sink sinks, a window of the la
     return out
 
 
+def cross_decode(c):  # A.10: memory (S, D), y (T, D), W_q, W_k (D, E), W_v (D, Dv)
+    memory, y, W_q, W_k, W_v = c["memory"], c["y"], c["W_q"], c["W_k"], c["W_v"]
+    out = _floats(memory=memory, y=y, W_q=W_q, W_k=W_k, W_v=W_v)
+    for name, x in (("memory", memory), ("y", y), ("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        out += ndim_in(name, x, [2])
+    if out:
+        return out
+    D = memory.shape[1]
+    out += shape_is("y", y, (None, D)) + shape_is("W_q", W_q, (D, None)) + shape_is("W_k", W_k, W_q.shape)
+    return out + shape_is("W_v", W_v, (D, None))
+
+
 def no_inputs(c):  # A.9: a prediction takes no inputs
     return [] if not c else [f"a prediction takes no inputs; got {sorted(c)}"]
 
@@ -132,4 +144,5 @@ PROMISES = {
     "bugs.rope_causal_attention": rope_causal_attention,
     "bugs.sink_cache_weights": sink_cache_weights,
     "bugs.predict_first_drift": no_inputs,
+    "bugs.cross_decode": cross_decode,
 }

@@ -278,6 +278,39 @@ CORRECT = {
                 return n_sink + window  # the first step whose cache leaves a token out
         """,
     },
+    "bugs.cross_decode": {
+        "all steps at once, einsum": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                s = np.einsum("te,se->ts", y @ W_q, memory @ W_k) / np.sqrt(W_q.shape[1])
+                return softmax(s) @ (memory @ W_v)
+        """,
+        "torch, a cache filled on the first step, float32": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                m, ys = torch.as_tensor(memory).float(), torch.as_tensor(y).float()
+                Wq, Wk, Wv = (torch.as_tensor(w).float() for w in (W_q, W_k, W_v))
+                K, V = m @ Wk, m @ Wv
+                rows = [torch.softmax(ys[t] @ Wq @ K.T / Wq.shape[1] ** 0.5, -1) @ V for t in range(ys.shape[0])]
+                return torch.stack(rows).numpy()
+        """,
+        "loops over steps and source tokens, helper in an added cell": [
+            """
+            def _source_kv(memory, W_k, W_v):
+                return [(m @ W_k, m @ W_v) for m in memory]
+            """,
+            """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                kv = _source_kv(memory, W_k, W_v)
+                out = []
+                for x in y:
+                    q = x @ W_q
+                    s = np.array([q @ k for k, _ in kv]) / np.sqrt(len(q))
+                    w = np.exp(s - s.max())
+                    w = w / w.sum()
+                    out.append(sum(wi * v for wi, (_, v) in zip(w, kv)))
+                return np.array(out)
+            """,
+        ],
+    },
 }
 
 WRONG = {
@@ -465,6 +498,29 @@ WRONG = {
         "one step late": """
             def predict_first_drift():
                 return 1025
+        """,
+    },
+    "bugs.cross_decode": {
+        "keys and values from the decoder's states so far": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                out = []
+                for t in range(y.shape[0]):
+                    K, V = y[: t + 1] @ W_k, y[: t + 1] @ W_v
+                    out.append(softmax((y[t] @ W_q) @ K.T / np.sqrt(W_q.shape[1])) @ V)
+                return np.array(out)
+        """,
+        "the cache refilled from each step's state": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                out = []
+                for t in range(y.shape[0]):
+                    x = y[t : t + 1]
+                    K, V = x @ W_k, x @ W_v
+                    out.append(softmax((x @ W_q) @ K.T / np.sqrt(W_q.shape[1])) @ V)
+                return np.concatenate(out)
+        """,
+        "the source's keys and values, unscaled scores": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                return softmax((y @ W_q) @ (memory @ W_k).T) @ (memory @ W_v)
         """,
     },
 }

@@ -424,5 +424,5 @@ register(
 )
 
 
-# A.6 - A.9, the bugs of chapters 7 and 11's code, live in their own module (registered on import)
+# A.6 - A.10, the bugs of chapters 7, 11 and 12's code, live in their own module (registered on import)
 from . import bugs_modern  # noqa: E402,F401

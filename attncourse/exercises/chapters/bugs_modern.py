@@ -1,6 +1,6 @@
-"""Appendix A exercises, second part: bugs of the code of chapters 7 and 11 (RoPE with YaRN's
-scaling, RoPE's place in attention, a cache with attention sinks), and one prediction of a bug's
-symptom.  Imported by ``bugs``; the ids are ``bugs.*`` like the first part's."""
+"""Appendix A exercises, second part: bugs of the code of chapters 7, 11 and 12 (RoPE with YaRN's
+scaling, RoPE's place in attention, a cache with attention sinks, a cross-attention cache), and one
+prediction of a bug's symptom.  Imported by ``bugs``; the ids are ``bugs.*`` like the first part's."""
 
 from __future__ import annotations
 
@@ -377,6 +377,98 @@ register(
                 name="window alone",
                 hint="the cache holds the sinks besides the window",
                 variant=lambda: _first_step(n_sink=0),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- A.10 cross_decode
+def _cross(memory, y, W_q, W_k, W_v, source="memory"):
+    memory, y = np.asarray(memory, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    q = y @ W_q  # (T, E)
+    if source == "memory":
+        K, V = memory @ W_k, memory @ W_v
+        return softmax(q @ K.T / np.sqrt(q.shape[-1])) @ V
+    if source == "first state":  # one key and one value: every step reads them with weight 1
+        return np.repeat(y[:1] @ W_v, y.shape[0], axis=0)
+    K, V = y @ W_k, y @ W_v  # "states so far": causal self-attention over the decoder's states
+    return _causal_softmax(q @ K.T / np.sqrt(q.shape[-1])) @ V
+
+
+def _cross_case(name, rng, S, T, D, E, Dv, dtype=np.float64):
+    n = rng.normal
+    return Case(
+        name,
+        memory=n(size=(S, D)).astype(dtype),
+        y=n(size=(T, D)).astype(dtype),
+        W_q=(n(size=(D, E)) / np.sqrt(D)).astype(dtype),
+        W_k=(n(size=(D, E)) / np.sqrt(D)).astype(dtype),
+        W_v=(n(size=(D, Dv)) / np.sqrt(D)).astype(dtype),
+    )
+
+
+def _cross_cases():
+    rng = np.random.default_rng(9110)
+    return grouped(
+        "decoding",
+        _cross_case("a memory of S=5 tokens, T=4 steps, D=6, E=4, Dv=3", rng, 5, 4, 6, 4, 3),
+        _cross_case("S=2, T=6, D=4, E=2, Dv=4", rng, 2, 6, 4, 2, 4),
+        _cross_case("S=7, T=3, D=3, E=5, Dv=2", rng, 7, 3, 3, 5, 2),
+    ) + grouped("dtype", _cross_case("float32, S=4, T=5, D=4, E=4, Dv=4", rng, 4, 5, 4, 4, 4, np.float32))
+
+
+register(
+    Exercise(
+        id="bugs.cross_decode",
+        number="A.10",
+        title="a decoder whose cross-attention ignores the source",
+        points=2,
+        function="cross_decode",
+        hint="cross-attention's keys and values come from the encoder's output, `memory`: fill the cache "
+        "with memory @ W_k and memory @ W_v",
+        kind="diagnose",
+        description="Cross-attention decoded one step at a time with its keys and values cached, as chapter "
+        "12's encoder–decoder decodes: `memory (S, D)` is the encoder's output for the source, `y (T, D)` "
+        "the decoder's states, one per step; `W_q, W_k (D, E)` and `W_v (D, Dv)` the projections. Step `t`'s "
+        "query `y[t] @ W_q` attends to every source token (no mask). Returns `out (T, Dv)`, equal to "
+        "cross-attention computed on all the steps at once. Symptom: every row of the output is the same, "
+        "and changing `memory` changes nothing. Find the bug and fix it; numpy and `softmax` only.",
+        solution='''
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                """Cross-attention outputs (T, Dv), one decoding step at a time with a cache."""
+                cache = None
+                outputs = []
+                for t in range(y.shape[0]):
+                    x = y[t : t + 1]  # (1, D): the decoder's state at step t
+                    if cache is None:  # the first step fills the cache; later steps reuse it
+                        ### BEGIN SOLUTION
+                        cache = (memory @ W_k, memory @ W_v)  # (S, E), (S, Dv)
+                        ### END SOLUTION
+                    K, V = cache
+                    q = x @ W_q  # (1, E)
+                    outputs.append(softmax(q @ K.T / np.sqrt(q.shape[-1])) @ V)  # (1, S) @ (S, Dv)
+                return np.concatenate(outputs)  # (T, Dv)
+        ''',
+        stub="cache = (x @ W_k, x @ W_v)",
+        reference=_cross,
+        public_cases=_cross_cases,
+        outputs=("out",),
+        needs=("import numpy as np", "from attncourse import softmax"),
+        diagnoses=(
+            Diagnosis(
+                "every step reads the one key and value of the decoder's first state: where do "
+                "cross-attention's keys and values come from?",
+                name="cache filled from the decoder's state",
+                hint="the keys and values are the source's: memory @ W_k and memory @ W_v",
+                variant=lambda memory, y, W_q, W_k, W_v: _cross(memory, y, W_q, W_k, W_v, "first state"),
+            ),
+            Diagnosis(
+                "the output is causal self-attention over the decoder's states: which sequence does "
+                "cross-attention read?",
+                name="keys from the decoder's states so far",
+                hint="cross-attention reads the encoder's output, memory, not the decoder's states",
+                variant=lambda memory, y, W_q, W_k, W_v: _cross(memory, y, W_q, W_k, W_v, "states so far"),
             ),
         ),
     )
