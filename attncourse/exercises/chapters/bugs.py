@@ -1,10 +1,11 @@
 """Appendix A exercises: spot the bug.
 
-The appendix page teaches the symptoms and how to look for them; each exercise here is a bug the
-page does not show, taken from a fix in public code (the prompt names where).  The student version
-of each cell shows working-looking code with the bug in it (the ``stub``); the student returns the
-function fixed.  The diagnoses recognise the bug itself, so checking the unfixed code already
-says what is wrong, without saying how to fix it.
+The appendix page teaches the symptoms and how to look for them; each exercise here (A.1-A.5) is a
+bug the page does not show, taken from a fix in public code (the prompt names where); A.6-A.10, the
+bugs of chapters 7, 11 and 12's code and one prediction of a symptom, are in ``bugs_modern``.  The
+student version of each cell shows working-looking code with the bug in it (the ``stub``); the
+student returns the function fixed.  Ids, titles and stub comments name the function or the
+symptom, never the cause; the diagnoses recognise the bug itself, and name its cause as a hint.
 """
 
 from __future__ import annotations
