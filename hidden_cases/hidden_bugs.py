@@ -1,12 +1,13 @@
-"""Hidden cases, Appendix A (spot the bug): other batch sizes, head counts, paddings, float32."""
+"""Hidden cases, Appendix A (spot the bug): other batch sizes, head counts, paddings, scalings, caches, float32."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
+from attncourse.exercises.chapters.bugs_modern import _cross_case, _sink_case, _yarn_case
 
 
-def masked_fill_discarded():
+def causal_weights():
     rng = np.random.default_rng(19101)
     n = rng.normal
     return grouped(
@@ -23,7 +24,7 @@ def masked_fill_discarded():
     )
 
 
-def head_major_mask():
+def padded_head_weights():
     rng = np.random.default_rng(19102)
     return grouped(
         "padding",
@@ -37,7 +38,7 @@ def head_major_mask():
     )
 
 
-def mean_over_padding():
+def sentence_embeddings():
     rng = np.random.default_rng(19103)
     return grouped(
         "padding",
@@ -46,7 +47,7 @@ def mean_over_padding():
     ) + grouped("dtype", _pool_case("float32, 3 sentences of 5, 2 and 1", rng, [5, 2, 1], 5, 2, np.float32))
 
 
-def left_pad_positions():
+def add_positions():
     rng = np.random.default_rng(19104)
     return grouped(
         "left padding",
@@ -55,7 +56,7 @@ def left_pad_positions():
     ) + grouped("dtype", _pos_case("float32, 3 prompts, 2, 0 and 4 pads", rng, [2, 0, 4], 5, 3, np.float32))
 
 
-def mask_after_softmax():
+def padded_attention():
     rng = np.random.default_rng(19105)
     n = rng.normal
     return grouped(
@@ -86,10 +87,71 @@ def mask_after_softmax():
     )
 
 
+def yarn_scores():
+    rng = np.random.default_rng(19106)
+    return grouped(
+        "scaling",
+        _yarn_case("factor 2, trained on 64 positions, L=7, E=16", rng, (7, 16), 2, 64),
+        _yarn_case("batch (2, 2), factor 32, trained on 16 positions, L=3, E=8", rng, (2, 2, 3, 8), 32, 16),
+        _yarn_case("factor 6, trained on 4 positions, L=6, E=6", rng, (6, 6), 6, 4),
+    ) + grouped(
+        "dtype",
+        _yarn_case(
+            "float32, 3 heads, factor 4, trained on 8 positions, L=4, E=4", rng, (3, 4, 4), 4, 8, np.float32
+        ),
+    )
+
+
+def rope_causal_attention():
+    rng = np.random.default_rng(19107)
+    n = rng.normal
+    return grouped(
+        "shape",
+        Case("L=7, E=6, Ev=2", q=n(size=(7, 6)), k=n(size=(7, 6)), v=n(size=(7, 2))),
+        Case("3 heads, L=2, E=4, Ev=8", q=n(size=(3, 2, 4)), k=n(size=(3, 2, 4)), v=n(size=(3, 2, 8))),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, 2 heads, L=5, E=4, Ev=4",
+            q=n(size=(2, 5, 4)).astype(np.float32),
+            k=n(size=(2, 5, 4)).astype(np.float32),
+            v=n(size=(2, 5, 4)).astype(np.float32),
+        ),
+    )
+
+
+def sink_cache_weights():
+    rng = np.random.default_rng(19108)
+    return grouped(
+        "stream",
+        _sink_case("L=14, E=8, 4 sinks, window 6", rng, 14, 8, 4, 6),
+        _sink_case("L=7, E=2, 1 sink, window 1", rng, 7, 2, 1, 1),
+        _sink_case("L=10, E=4, 2 sinks, window 5", rng, 10, 4, 2, 5),
+    ) + grouped("dtype", _sink_case("float32, L=9, E=6, 3 sinks, window 3", rng, 9, 6, 3, 3, np.float32))
+
+
+def predict_first_drift():
+    return grouped("prediction", Case("the same stream and cache"))
+
+
+def cross_decode():
+    rng = np.random.default_rng(19110)
+    return grouped(
+        "decoding",
+        _cross_case("a memory of one token, T=3, D=4, E=2, Dv=2", rng, 1, 3, 4, 2, 2),
+        _cross_case("S=9, T=7, D=8, E=4, Dv=5", rng, 9, 7, 8, 4, 5),
+    ) + grouped("dtype", _cross_case("float32, S=3, T=2, D=6, E=6, Dv=3", rng, 3, 2, 6, 6, 3, np.float32))
+
+
 HIDDEN = {
-    "bugs.discarded_mask": masked_fill_discarded,
-    "bugs.head_major_mask": head_major_mask,
-    "bugs.mean_over_padding": mean_over_padding,
-    "bugs.left_pad_positions": left_pad_positions,
-    "bugs.mask_after_softmax": mask_after_softmax,
+    "bugs.causal_weights": causal_weights,
+    "bugs.padded_head_weights": padded_head_weights,
+    "bugs.sentence_embeddings": sentence_embeddings,
+    "bugs.add_positions": add_positions,
+    "bugs.padded_attention": padded_attention,
+    "bugs.yarn_scores": yarn_scores,
+    "bugs.rope_causal_attention": rope_causal_attention,
+    "bugs.sink_cache_weights": sink_cache_weights,
+    "bugs.predict_first_drift": predict_first_drift,
+    "bugs.cross_decode": cross_decode,
 }

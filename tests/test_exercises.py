@@ -217,7 +217,7 @@ def test_message_bool_mask_expected():
 
 def test_message_for_a_discarded_masked_fill_in_torch():
     pytest.importorskip("torch")
-    result = check("bugs.discarded_mask", stub_function(get("bugs.discarded_mask")), show=False)
+    result = check("bugs.causal_weights", stub_function(get("bugs.causal_weights")), show=False)
     assert result.cases[0].diagnosis == "masked_fill result discarded"
     assert "no mask at all" not in result.text()  # the cause is found, not read
     hinted = check("bugs.discarded_mask", stub_function(get("bugs.discarded_mask")), show=False, hint=True)

@@ -129,7 +129,7 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
     bug = next(
         c
         for c in student["cells"]
-        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.discarded_mask"
+        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.causal_weights"
     )
     assert '    scores.masked_fill(future, float("-inf"))\n' in source(bug)
     assert nb["cells"][first]["outputs"]  # the input notebook is untouched

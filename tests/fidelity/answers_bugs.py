@@ -1,7 +1,7 @@
 """Appendix A (common bugs): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "bugs.discarded_mask": {
+    "bugs.causal_weights": {
         "in place, masked_fill_": """
             def causal_weights(q, k):
                 L = q.shape[-2]
@@ -32,7 +32,7 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.head_major_mask": {
+    "bugs.padded_head_weights": {
         "torch repeat_interleave": """
             def padded_head_weights(q, k, keep, n_heads):
                 qt, kt = torch.as_tensor(q), torch.as_tensor(k)
@@ -60,7 +60,7 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.mean_over_padding": {
+    "bugs.sentence_embeddings": {
         "torch with the chapter's import": """
             def sentence_embeddings(hidden, keep):
                 h, m = torch.as_tensor(hidden), torch.as_tensor(keep).to(torch.as_tensor(hidden).dtype)
@@ -81,7 +81,7 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.left_pad_positions": {
+    "bugs.add_positions": {
         "torch cumsum": """
             def add_positions(x, keep, table):
                 m = torch.as_tensor(keep).long()
@@ -112,7 +112,7 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.mask_after_softmax": {
+    "bugs.padded_attention": {
         "renormalised after masking": """
             def padded_attention(q, k, v, keep):
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
@@ -139,10 +139,182 @@ CORRECT = {
             """,
         ],
     },
+    "bugs.yarn_scores": {
+        "einsum, the factor squared on the unscaled rotation": """
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
+                L, E = q.shape[-2], q.shape[-1]
+                inv_freq, a = rope_frequencies(E, scaling=scaling)
+                ang = np.arange(L)[:, None] * inv_freq
+                c, s = np.cos(ang), np.sin(ang)
+                def rot(x):
+                    x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+                    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], -1)
+                return a * a * np.einsum("...ie,...je->...ij", rot(q), rot(k)) / np.sqrt(E)
+        """,
+        "torch in float32": """
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
+                qt, kt = torch.as_tensor(q).float(), torch.as_tensor(k).float()
+                L, E = qt.shape[-2], qt.shape[-1]
+                inv_freq, a = rope_frequencies(E, scaling=scaling)
+                ang = torch.arange(L, dtype=torch.float32)[:, None] * torch.as_tensor(inv_freq).float()
+                c, s = torch.cos(ang) * a, torch.sin(ang) * a
+                def rot(x):
+                    x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+                    return torch.cat([x1 * c - x2 * s, x1 * s + x2 * c], -1)
+                return (rot(qt) @ rot(kt).transpose(-1, -2) / E ** 0.5).numpy()
+        """,
+        "complex numbers, helper in an added cell": [
+            """
+            def _yarn_rotate(x, inv_freq, factor):
+                E = x.shape[-1]
+                z = (x[..., : E // 2] + 1j * x[..., E // 2 :]) * np.exp(1j * np.arange(x.shape[-2])[:, None] * inv_freq)
+                return factor * np.concatenate([z.real, z.imag], -1)
+            """,
+            """
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
+                inv_freq, a = rope_frequencies(q.shape[-1], scaling=scaling)
+                rq, rk = _yarn_rotate(q, inv_freq, a), _yarn_rotate(k, inv_freq, a)
+                return rq @ np.swapaxes(rk, -1, -2) / np.sqrt(q.shape[-1])
+        """,
+        ],
+    },
+    "bugs.rope_causal_attention": {
+        "torch, masked_fill": """
+            def rope_causal_attention(q, k, v):
+                L = q.shape[-2]
+                qt, kt = torch.as_tensor(apply_rope(q)), torch.as_tensor(apply_rope(k))
+                s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
+                s = s.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), float("-inf"))
+                return (torch.softmax(s, -1) @ torch.as_tensor(v)).numpy()
+        """,
+        "a loop over queries in float32": """
+            def rope_causal_attention(q, k, v):
+                q, k = apply_rope(q.astype(np.float32)), apply_rope(k.astype(np.float32))
+                v = v.astype(np.float32)
+                rows = []
+                for i in range(q.shape[-2]):
+                    s = np.einsum("...e,...je->...j", q[..., i, :], k[..., : i + 1, :]) / np.float32(np.sqrt(q.shape[-1]))
+                    rows.append(np.einsum("...j,...je->...e", softmax(s), v[..., : i + 1, :]))
+                return np.stack(rows, axis=-2)
+        """,
+        "rotation by hand in an added cell": [
+            """
+            def _rope_by_hand(x):
+                L, E = x.shape[-2], x.shape[-1]
+                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, E, 2) / E)
+                x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x1 * np.sin(ang) + x2 * np.cos(ang)], -1)
+            """,
+            """
+            def rope_causal_attention(q, k, v):
+                L = q.shape[-2]
+                s = _rope_by_hand(q) @ np.swapaxes(_rope_by_hand(k), -1, -2) / np.sqrt(q.shape[-1])
+                return softmax(s + np.triu(np.full((L, L), -np.inf), 1)) @ v
+        """,
+        ],
+    },
+    "bugs.sink_cache_weights": {
+        "offsets within the cache, torch": """
+            def sink_cache_weights(q, k, n_sink, window):
+                L, E = q.shape
+                out = torch.zeros(L, L, dtype=torch.float64)
+                for t in range(L):
+                    kept = [j for j in range(t + 1) if j < n_sink or j > t - window]
+                    n = len(kept)
+                    qt = torch.as_tensor(apply_rope(q[t : t + 1], positions=np.array([n - 1]))).double()
+                    kt = torch.as_tensor(apply_rope(k[kept], positions=np.arange(n))).double()
+                    out[t, kept] = torch.softmax(qt @ kt.T / E ** 0.5, -1)[0]
+                return out.numpy()
+        """,
+        "the query at 0 and the keys at negative offsets, float32": """
+            def sink_cache_weights(q, k, n_sink, window):
+                L, E = q.shape
+                w = np.zeros((L, L), dtype=np.float32)
+                for t in range(L):
+                    kept = np.array([j for j in range(t + 1) if j < n_sink or j > t - window])
+                    pos = np.arange(len(kept)) - (len(kept) - 1)  # only the offsets matter
+                    qt = apply_rope(q[t : t + 1].astype(np.float32), positions=np.array([0]))
+                    kt = apply_rope(k[kept].astype(np.float32), positions=pos)
+                    w[t, kept] = softmax(qt @ kt.T / np.float32(np.sqrt(E)))[0]
+                return w
+        """,
+        "helper in an added cell": [
+            """
+            def _cache_slots(t, n_sink, window):
+                sinks = list(range(min(n_sink, t + 1)))
+                return sinks + [j for j in range(max(0, t - window + 1), t + 1) if j not in sinks]
+            """,
+            """
+            def sink_cache_weights(q, k, n_sink, window):
+                L, E = q.shape
+                weights = np.zeros((L, L))
+                for t in range(L):
+                    slots = _cache_slots(t, n_sink, window)
+                    p = np.arange(len(slots))
+                    s = apply_rope(q[t : t + 1], positions=p[-1:]) @ apply_rope(k[slots], positions=p).T
+                    weights[t, slots] = softmax(s / np.sqrt(E))[0]
+                return weights
+        """,
+        ],
+    },
+    "bugs.predict_first_drift": {
+        "the integer": """
+            def predict_first_drift():
+                return 1024
+        """,
+        "a float": """
+            def predict_first_drift():
+                return 1024.0
+        """,
+        "worked out": """
+            def predict_first_drift():
+                n_sink, window = 4, 1020
+                return n_sink + window  # the first step whose cache leaves a token out
+        """,
+    },
+    "bugs.cross_decode": {
+        "all steps at once, einsum": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                s = np.einsum("te,se->ts", y @ W_q, memory @ W_k) / np.sqrt(W_q.shape[1])
+                return softmax(s) @ (memory @ W_v)
+        """,
+        "torch, a cache filled on the first step, float32": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                m, ys = torch.as_tensor(memory).float(), torch.as_tensor(y).float()
+                Wq, Wk, Wv = (torch.as_tensor(w).float() for w in (W_q, W_k, W_v))
+                K, V = m @ Wk, m @ Wv
+                rows = [torch.softmax(ys[t] @ Wq @ K.T / Wq.shape[1] ** 0.5, -1) @ V for t in range(ys.shape[0])]
+                return torch.stack(rows).numpy()
+        """,
+        "loops over steps and source tokens, helper in an added cell": [
+            """
+            def _source_kv(memory, W_k, W_v):
+                return [(m @ W_k, m @ W_v) for m in memory]
+            """,
+            """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                kv = _source_kv(memory, W_k, W_v)
+                out = []
+                for x in y:
+                    q = x @ W_q
+                    s = np.array([q @ k for k, _ in kv]) / np.sqrt(len(q))
+                    w = np.exp(s - s.max())
+                    w = w / w.sum()
+                    out.append(sum(wi * v for wi, (_, v) in zip(w, kv)))
+                return np.array(out)
+            """,
+        ],
+    },
 }
 
 WRONG = {
-    "bugs.discarded_mask": {
+    "bugs.causal_weights": {
         "the diagonal masked too": """
             def causal_weights(q, k):
                 L = q.shape[-2]
@@ -160,7 +332,7 @@ WRONG = {
                 return torch.softmax(scores, dim=-1)
         """,
     },
-    "bugs.head_major_mask": {
+    "bugs.padded_head_weights": {
         "the mask broadcast over rows as (B, S) against (B*H, ...)": """
             def padded_head_weights(q, k, keep, n_heads):
                 s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
@@ -174,7 +346,7 @@ WRONG = {
                 return softmax(np.where(rows[:, None, :], s, -np.inf))
         """,
     },
-    "bugs.mean_over_padding": {
+    "bugs.sentence_embeddings": {
         "the sum of the real tokens, not their mean": """
             def sentence_embeddings(hidden, keep):
                 return (hidden * keep[..., None]).sum(axis=1)
@@ -184,7 +356,7 @@ WRONG = {
                 return (hidden * keep[..., None]).sum(axis=1) / keep.sum(axis=1).max()
         """,
     },
-    "bugs.left_pad_positions": {
+    "bugs.add_positions": {
         "positions counted from the right": """
             def add_positions(x, keep, table):
                 B, L = keep.shape
@@ -198,7 +370,7 @@ WRONG = {
                 return x + table[positions]
         """,
     },
-    "bugs.mask_after_softmax": {
+    "bugs.padded_attention": {
         "filled with 0 before the softmax": """
             def padded_attention(q, k, v, keep):
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
@@ -210,6 +382,145 @@ WRONG = {
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
                 weights = softmax(scores)
                 return weights @ (v * keep[..., None]), weights
+        """,
+    },
+    "bugs.yarn_scores": {
+        "the factor applied to q only": """
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
+                L, E = q.shape[-2], q.shape[-1]
+                inv_freq, a = rope_frequencies(E, scaling=scaling)
+                ang = np.arange(L)[:, None] * inv_freq
+                c, s = np.cos(ang), np.sin(ang)
+                def rot(x):
+                    x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+                    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], -1)
+                return (a * rot(q)) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
+        """,
+        "the factor dropped everywhere": """
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
+                L, E = q.shape[-2], q.shape[-1]
+                inv_freq, a = rope_frequencies(E, scaling=scaling)
+                ang = np.arange(L)[:, None] * inv_freq
+                c, s = np.cos(ang), np.sin(ang)
+                def rot(x):
+                    x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+                    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], -1)
+                return rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
+        """,
+        "the factor divided out of the scale instead": """
+            def yarn_scores(q, k, factor, original_length):
+                scaling = {"rope_type": "yarn", "factor": factor,
+                           "original_max_position_embeddings": original_length}
+                L, E = q.shape[-2], q.shape[-1]
+                inv_freq, a = rope_frequencies(E, scaling=scaling)
+                ang = np.arange(L)[:, None] * inv_freq
+                c, s = np.cos(ang) * a, np.sin(ang) * a
+                def rot(x):
+                    x1, x2 = x[..., : E // 2], x[..., E // 2 :]
+                    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], -1)
+                return rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E) / a
+        """,
+    },
+    "bugs.rope_causal_attention": {
+        "only the queries rotated": """
+            def rope_causal_attention(q, k, v):
+                L = q.shape[-2]
+                q = apply_rope(q)
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
+        """,
+        "the output rotated back instead": """
+            def rope_causal_attention(q, k, v):
+                L = q.shape[-2]
+                q, k = apply_rope(q), apply_rope(k)
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                out = softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
+                return apply_rope(out)
+        """,
+        "interleaved pairs": """
+            def rope_causal_attention(q, k, v):
+                L = q.shape[-2]
+                q, k = apply_rope(q, interleaved=True), apply_rope(k, interleaved=True)
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
+        """,
+    },
+    "bugs.sink_cache_weights": {
+        "the query kept at its text position": """
+            def sink_cache_weights(q, k, n_sink, window):
+                L, E = q.shape
+                w = np.zeros((L, L))
+                for t in range(L):
+                    kept = np.array([j for j in range(t + 1) if j < n_sink or j > t - window])
+                    qt = apply_rope(q[t : t + 1], positions=np.array([t]))
+                    kt = apply_rope(k[kept], positions=np.arange(len(kept)))
+                    w[t, kept] = softmax(qt @ kt.T / np.sqrt(E))[0]
+                return w
+        """,
+        "the window renumbered, the sinks at their text positions": """
+            def sink_cache_weights(q, k, n_sink, window):
+                L, E = q.shape
+                w = np.zeros((L, L))
+                for t in range(L):
+                    kept = np.array([j for j in range(t + 1) if j < n_sink or j > t - window])
+                    pos = np.where(kept < n_sink, kept, np.arange(len(kept)) + (t - len(kept) + 1))
+                    qt = apply_rope(q[t : t + 1], positions=np.array([t]))
+                    kt = apply_rope(k[kept], positions=pos)
+                    w[t, kept] = softmax(qt @ kt.T / np.sqrt(E))[0]
+                return w
+        """,
+        "the window without its newest token": """
+            def sink_cache_weights(q, k, n_sink, window):
+                L, E = q.shape
+                w = np.zeros((L, L))
+                for t in range(L):
+                    kept = np.array([j for j in range(t + 1) if j < n_sink or j > t - window - 1 and j < t] + [t])
+                    kept = np.unique(kept)
+                    p = np.arange(len(kept))
+                    qt = apply_rope(q[t : t + 1], positions=p[-1:])
+                    w[t, kept] = softmax(qt @ apply_rope(k[kept], positions=p).T / np.sqrt(E))[0]
+                return w
+        """,
+    },
+    "bugs.predict_first_drift": {
+        "the step that fills the cache": """
+            def predict_first_drift():
+                return 1023
+        """,
+        "the window alone": """
+            def predict_first_drift():
+                return 1020
+        """,
+        "one step late": """
+            def predict_first_drift():
+                return 1025
+        """,
+    },
+    "bugs.cross_decode": {
+        "keys and values from the decoder's states so far": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                out = []
+                for t in range(y.shape[0]):
+                    K, V = y[: t + 1] @ W_k, y[: t + 1] @ W_v
+                    out.append(softmax((y[t] @ W_q) @ K.T / np.sqrt(W_q.shape[1])) @ V)
+                return np.array(out)
+        """,
+        "the cache refilled from each step's state": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                out = []
+                for t in range(y.shape[0]):
+                    x = y[t : t + 1]
+                    K, V = x @ W_k, x @ W_v
+                    out.append(softmax((x @ W_q) @ K.T / np.sqrt(W_q.shape[1])) @ V)
+                return np.concatenate(out)
+        """,
+        "the source's keys and values, unscaled scores": """
+            def cross_decode(memory, y, W_q, W_k, W_v):
+                return softmax((y @ W_q) @ (memory @ W_k).T) @ (memory @ W_v)
         """,
     },
 }

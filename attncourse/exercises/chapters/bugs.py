@@ -1,10 +1,11 @@
 """Appendix A exercises: spot the bug.
 
-The appendix page teaches the symptoms and how to look for them; each exercise here is a bug the
-page does not show, taken from a fix in public code (the prompt names where).  The student version
-of each cell shows working-looking code with the bug in it (the ``stub``); the student returns the
-function fixed.  The diagnoses recognise the bug itself, so checking the unfixed code already
-says what is wrong, without saying how to fix it.
+The appendix page teaches the symptoms and how to look for them; each exercise here (A.1-A.5) is a
+bug the page does not show, taken from a fix in public code (the prompt names where); A.6-A.10, the
+bugs of chapters 7, 11 and 12's code and one prediction of a symptom, are in ``bugs_modern``.  The
+student version of each cell shows working-looking code with the bug in it (the ``stub``); the
+student returns the function fixed.  Ids, titles and stub comments name the function or the
+symptom, never the cause; the diagnoses recognise the bug itself, and name its cause as a hint.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _masked_softmax(scores, allowed):
     return softmax(np.where(allowed, scores, -np.inf))
 
 
-# ----------------------------------------------------------------------------- A.1 masked_fill discarded
+# ----------------------------------------------------------------------------- A.1 causal_weights
 def _causal_weights(q, k, masked=True):
     L = q.shape[-2]
     scores = q @ swap(k) / np.sqrt(q.shape[-1])
@@ -50,9 +51,10 @@ def _causal_cases():
 
 register(
     Exercise(
-        id="bugs.discarded_mask",
+        id="bugs.causal_weights",
+        former_ids=("bugs.discarded_mask",),
         number="A.1",
-        title="a mask that is built and never applied",
+        title="causal weights that see the future",
         points=2,
         function="causal_weights",
         hint="Tensor.masked_fill returns a new tensor and leaves scores as it was: assign its result "
@@ -60,9 +62,8 @@ register(
         kind="diagnose",
         description="Causal self-attention weights for torch tensors `q, k (..., L, E)`: returns "
         "`weights (..., L, L)`, where query `i` may attend to keys `0..i` only. Symptom: every row of the "
-        "weights sums to 1, but query 0 puts weight on every later token, as if there were no mask, "
-        "although the code builds the mask and fills the scores with it. Find the bug and fix it; you "
-        "may call `torch`. (The same bug was fixed in lucidrains/flamingo-pytorch, issue 10.)",
+        "weights sums to 1, but query 0 puts weight on every later token, as if there were no mask. Find the bug and "
+        "fix it; you may call `torch`. (The same bug was fixed in lucidrains/flamingo-pytorch, issue 10.)",
         solution='''
             def causal_weights(q, k):
                 """Causal attention weights (..., L, L) of torch tensors q, k (..., L, E)."""
@@ -94,7 +95,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.2 head-major mask
+# ----------------------------------------------------------------------------- A.2 padded_head_weights
 def _head_weights(q, k, keep, n_heads, layout="batch major"):
     if layout == "batch major":
         rows = np.repeat(keep, n_heads, axis=0)
@@ -132,9 +133,10 @@ def _head_cases():
 
 register(
     Exercise(
-        id="bugs.head_major_mask",
+        id="bugs.padded_head_weights",
+        former_ids=("bugs.head_major_mask",),
         number="A.2",
-        title="each sentence's heads under another sentence's padding",
+        title="heads that attend to padding in a batch",
         points=2,
         function="padded_head_weights",
         hint="row b * H + h is sentence b, head h: each sentence's mask must be repeated H times in a row "
@@ -175,7 +177,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.3 mean over padding
+# ----------------------------------------------------------------------------- A.3 sentence_embeddings
 def _pooled(hidden, keep, divide_by="real"):
     w = keep[..., None].astype(float)
     total = (hidden * w).sum(axis=1)
@@ -205,7 +207,8 @@ def _pool_cases():
 
 register(
     Exercise(
-        id="bugs.mean_over_padding",
+        id="bugs.sentence_embeddings",
+        former_ids=("bugs.mean_over_padding",),
         number="A.3",
         title="a sentence that shrinks in a longer batch",
         points=2,
@@ -252,7 +255,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.4 positions of left padding
+# ----------------------------------------------------------------------------- A.4 add_positions
 def _with_positions(x, keep, table, mode="real"):
     B, L = keep.shape
     if mode == "arange":
@@ -289,9 +292,10 @@ def _pos_cases():
 
 register(
     Exercise(
-        id="bugs.left_pad_positions",
+        id="bugs.add_positions",
+        former_ids=("bugs.left_pad_positions",),
         number="A.4",
-        title="positions that count the padding",
+        title="a prompt whose vectors change in a batch",
         points=2,
         function="add_positions",
         hint="a token's position is the number of real tokens before it: np.cumsum(keep, axis=-1) - 1, "
@@ -338,7 +342,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.5 mask after the softmax
+# ----------------------------------------------------------------------------- A.5 padded_attention
 def _padded(q, k, v, keep, late=False):
     scores = q @ swap(k) / np.sqrt(q.shape[-1])
     allowed = keep[..., None, :]
@@ -379,7 +383,8 @@ def _late_cases():
 
 register(
     Exercise(
-        id="bugs.mask_after_softmax",
+        id="bugs.padded_attention",
+        former_ids=("bugs.mask_after_softmax",),
         number="A.5",
         title="weights that no longer sum to one",
         points=1,
@@ -418,3 +423,7 @@ register(
         ),
     )
 )
+
+
+# A.6 - A.10, the bugs of chapters 7, 11 and 12's code, live in their own module (registered on import)
+from . import bugs_modern  # noqa: E402,F401

@@ -1,0 +1,98 @@
+"""The appendix of common bugs (``bugs.*``): renamed ids still resolve, nothing the student reads
+before a hint names a cause, each handed-out stub carries exactly its registered bug, and A.9's
+prediction is what A.8's handed-out code really does."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from exercise_support import ROOT, load_hidden_cases, skip_without_torch, stub_function
+
+from attncourse.exercises import all_exercises, get
+from attncourse.exercises.engine.check import call
+from attncourse.exercises.engine.compare import expected_outputs, judge
+from attncourse.exercises.engine.outputs import to_arrays
+
+HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
+RENAMED = {
+    "bugs.discarded_mask": "bugs.causal_weights",
+    "bugs.head_major_mask": "bugs.padded_head_weights",
+    "bugs.mean_over_padding": "bugs.sentence_embeddings",
+    "bugs.left_pad_positions": "bugs.add_positions",
+    "bugs.mask_after_softmax": "bugs.padded_attention",
+}
+# words that named a cause in the old ids, titles and prompts (issue 36)
+CAUSE_WORDS = [
+    "discarded",
+    "never applied",
+    "head major",
+    "head-major",
+    "mean over padding",
+    "count the padding",
+    "after the softmax",
+    "fills the scores",
+    "applied twice",
+    "text position",
+    "values rotated",
+    "filled from",
+]
+DIAGNOSE = [ex.id for ex in all_exercises("bugs") if ex.kind == "diagnose"]
+
+
+@pytest.mark.parametrize("old, new", sorted(RENAMED.items()))
+def test_a_former_id_finds_the_renamed_exercise(old, new):
+    assert get(old).id == new and old in get(new).former_ids
+
+
+@pytest.mark.parametrize("ex_id", DIAGNOSE)
+def test_id_title_prompt_and_stub_name_no_cause(ex_id):
+    ex = get(ex_id)
+    comments = [line.split("#", 1)[1] for line in ex.stub.splitlines() if "#" in line]
+    for where, text in [
+        ("id", ex.id.replace("_", " ")),
+        ("title", ex.title),
+        ("prompt", ex.description),
+        ("stub comments", " ".join(comments)),
+    ]:
+        found = [w for w in CAUSE_WORDS if w in text.lower()]
+        assert not found, f"{ex_id}: its {where} names a cause: {found}"
+
+
+def _outputs(ex, fn, case):
+    """What ``check`` gets from ``fn`` on ``case`` (torch tensors for a torch exercise)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return call(ex, fn, case.args())
+
+
+@pytest.mark.parametrize("ex_id", DIAGNOSE)
+def test_the_stub_carries_exactly_its_registered_bug(ex_id):
+    """On every case, public and hidden, the handed-out code gives what the exercise's first
+    diagnosis (the bug) computes, and that differs from the reference on some case."""
+    ex = get(ex_id)
+    skip_without_torch(ex)
+    stub, bug = stub_function(ex), ex.diagnoses[0]
+    told_apart = 0
+    for case in ex.public_cases() + HIDDEN[ex_id]():
+        wrong = bug.variant(*case.args())
+        if wrong is None:
+            continue
+        as_bug = judge(
+            ex, case, [np.asarray(w) for w in to_arrays(wrong, ex.outputs)], _outputs(ex, stub, case)
+        )
+        assert as_bug.passed, f"{ex_id}, case {case.name!r}: the stub is not the registered bug"
+        told_apart += not judge(ex, case, expected_outputs(ex, case), _outputs(ex, stub, case)).passed
+    assert told_apart, f"{ex_id}: no case tells the bug from the reference"
+
+
+def test_the_prediction_is_the_first_step_the_sink_cache_code_gets_wrong():
+    sink, predict = get("bugs.sink_cache_weights"), get("bugs.predict_first_drift")
+    rng = np.random.default_rng(0)
+    L = 1030
+    q, k = rng.normal(size=(L, 4)), rng.normal(size=(L, 4))
+    handed_out, fixed = stub_function(sink)(q, k, 4, 1020), sink.solution_function()(q, k, 4, 1020)
+    differs = np.flatnonzero(np.abs(handed_out - fixed).max(axis=-1) > 1e-9)
+    assert differs.size and differs[0] == int(predict.reference())
+    assert differs[0] == int(predict.solution_function()())
