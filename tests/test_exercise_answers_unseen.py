@@ -113,7 +113,7 @@ NEW_SITUATIONS = {
         "ch05.heads_for_lookups": "reading trained maps for lookups the experiment did not train",
         "ch05.predict_heads_for_three_lookups": "the head count a three-lookup task needs at d_model 32",
         "ch05.predict_kdim_vdim_parameters": "nn.MultiheadAttention with kdim and vdim",
-        "ch05.fix_head_split": "heads that own combs of columns, a bug the chapter does not show",
+        "ch05.mha_forward": "heads that own combs of columns, a bug the chapter does not show",
     },
     "ch06": {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",
@@ -121,9 +121,10 @@ NEW_SITUATIONS = {
         "ch06.prefix_lm_attention": "a prefix-LM mask: the prefix read both ways, the rest causal",
         "ch06.mask_from_additive": "an additive mask whose blocking value is finfo(dtype).min",
         "ch06.local_global_attention": "windowed and full causal heads in one layer",
-        "ch06.fix_causal_leak": "a mask one diagonal too high, not a missing mask",
-        "ch06.masked_uniform_entropy": "the entropy of padded rows, for lengths the chapter does not use",
-        "ch06.padded_cross_attention": "padding in cross-attention's keys",
+        "ch06.streaming_mask": "attention sinks beside a sliding window (StreamingLLM)",
+        "ch06.decoder_attention": "a mask one diagonal too high, not a missing mask",
+        "ch06.boosted_key_entropy": "the entropy of padded rows in which one key is favoured",
+        "ch06.wait_k_cross_attention": "wait-k cross-attention: neither top-left nor bottom-right, with padding",
     },
     "ch07": {
         "ch07.partial_rotary": "RoPE on the first rotary_dim features only (GPT-NeoX, Phi-2)",

@@ -265,12 +265,15 @@ def test_the_derived_closed_forms_hold():
     x_key = np.array([0.3, -1.0, 2.0])
     _, weights = nadaraya_watson(np.array([0.0]), x_key, np.zeros(3), width=0.7)
     assert np.isclose(weights[0, 0] / weights[0, 1], _answer("ch00.kernel_weight_ratio", 0.3, -1.0, 0.7))
-    # equal scores under a padding mask: the entropy of the masked softmax
+    # equal scores under a padding mask, key 0 favoured by delta: the entropy of the masked softmax
     lengths, S = np.array([5, 2, 1, 0]), 5
-    weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], 0.7, -np.inf))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
-    np.testing.assert_allclose(entropy, _answer("ch06.masked_uniform_entropy", lengths, S), atol=1e-12)
+    for delta in (0.0, 1.3, -2.0):
+        scores = np.full((4, S), 0.7)
+        scores[:, 0] += delta
+        weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], scores, -np.inf))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
+        np.testing.assert_allclose(entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12)
     # RoPE: the rotated dot product depends on the offset only
     q2, k2 = rng.normal(size=(2, 2))
     for m, n in ((0, 3), (5, 2), (11, 11)):
@@ -328,7 +331,7 @@ def test_the_references_agree_with_the_package_and_torch():
         for lin, W in zip((mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj), Ws):
             lin.weight.copy_(torch.from_numpy(W.T))
         out, weights = mha(torch.from_numpy(x))
-    ref_out, ref_weights = _answer("ch05.fix_head_split", x, *Ws, 4)
+    ref_out, ref_weights = _answer("ch05.mha_forward", x, *Ws, 4)
     np.testing.assert_allclose(ref_out, out.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ref_weights, weights.numpy(), rtol=1e-10, atol=1e-12)
     # nn.MultiheadAttention with keys and values of other widths

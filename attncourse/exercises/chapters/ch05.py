@@ -515,7 +515,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.7 heads dealt out in turn (diagnose)
+# ----------------------------------------------------------------------------- 5.7 a multi-head forward pass that disagrees (diagnose)
 def _split_dealt(x, n_heads):
     *lead, L, d_model = x.shape
     return np.moveaxis(x.reshape(*lead, L, d_model // n_heads, n_heads), -1, -3)
@@ -527,7 +527,7 @@ def _mha_split_by(split, x, W_q, W_k, W_v, W_o, n_heads):
     return merge_heads(heads) @ W_o, weights
 
 
-def _dealt_cases():
+def _mha_forward_cases():
     rng = np.random.default_rng(507)
 
     def weights(d):
@@ -546,7 +546,8 @@ def _dealt_cases():
 
 register(
     Exercise(
-        id="ch05.fix_head_split",
+        id="ch05.mha_forward",
+        former_ids=("ch05.fix_head_split",),
         number="5.7",
         title="heads that only agree when there is one",
         points=4,
@@ -577,7 +578,7 @@ register(
         ''',
         stub="q, k, v = (t.reshape(B, L, d_head, n_heads).transpose(0, 3, 1, 2) for t in (q, k, v))",
         reference=lambda x, W_q, W_k, W_v, W_o, n_heads: mha_reference(x, W_q, W_k, W_v, W_o, n_heads),
-        public_cases=_dealt_cases,
+        public_cases=_mha_forward_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=MHA_NEEDS,
