@@ -127,12 +127,12 @@ NEW_SITUATIONS = {
         "ch06.wait_k_cross_attention": "wait-k cross-attention: neither top-left nor bottom-right, with padding",
     },
     "ch07": {
-        "ch07.partial_rotary": "RoPE on the first rotary_dim features only (GPT-NeoX, Phi-2)",
+        "ch07.rope_left_padded": "RoPE on a left-padded batch, each sequence at its own positions",
         "ch07.rope_2d": "axial 2-D RoPE: rows and columns of a grid of patches",
         "ch07.alibi_slopes": "ALiBi's slopes for a head count that is not a power of two",
         "ch07.alibi_attention": "ALiBi biases",
         "ch07.rope_pair_score": "the rotated pair's dot product as a closed form in the offset",
-        "ch07.predict_pairs_turning": "how many RoPE pairs complete a turn within a context, never counted there",
+        "ch07.predict_alibi_recent_heads": "how many ALiBi heads keep most weight on the nearest keys",
     },
     "ch08": {
         "ch08.parallel_block": "the parallel block of GPT-J and PaLM, not the chapter's sequential one",

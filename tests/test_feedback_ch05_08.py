@@ -55,3 +55,77 @@ def test_a_window_one_too_wide_is_not_handed_the_fix():
     assert ">=" not in d.message and "j >" not in d.message and "i - window" not in d.message
     messages, _ = _messages(ex.id, d.variant)
     assert messages and not any("not >=" in m for m in messages)
+
+
+# ----------------------------------------------------------------------------- predict feedback: no quantity
+def test_the_block_size_mistakes_are_named_without_the_numbers():
+    ex = get("ch08.predict_block_parameters")
+    for d in ex.diagnoses:
+        messages, _ = _messages(ex.id, d.variant)
+        assert messages
+        for m in messages:
+            assert not any(n in m for n in ("64", "256", "4 *", "+")), m
+
+
+def test_the_mlp_share_mistakes_are_named_without_the_fraction():
+    ex = get("ch08.predict_mlp_share")
+    for d in ex.diagnoses:
+        messages, _ = _messages(ex.id, d.variant)
+        assert messages
+        for m in messages:
+            assert not any(n in m for n in ("third", "2/3", "d^2", "8 d", "4 d")), m
+
+
+def test_the_alibi_prediction_mistakes_are_named_without_the_count_or_the_rule():
+    ex = get("ch07.predict_alibi_recent_heads")
+    for d in ex.diagnoses:
+        messages, _ = _messages(ex.id, d.variant)
+        assert messages
+        for m in messages:
+            assert not any(n in m for n in ("14", "2^", "e^", "exp", "geometric")), m
+
+
+# ----------------------------------------------------------------------------- 8.3
+def _parallel(gelu_approximate):
+    import torch.nn.functional as F
+
+    from attncourse import merge_heads, scaled_dot_product_attention, split_heads
+
+    def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+        h = F.layer_norm(x, (x.shape[-1],))
+        q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
+        out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + merge_heads(out) @ W_o + F.gelu(h @ W_1, approximate=gelu_approximate) @ W_2
+
+    return parallel_block
+
+
+def test_a_tanh_gelu_is_told_its_gelu_differs_and_nothing_about_the_structure():
+    result = check("ch08.parallel_block", _parallel("tanh"), show=False, hint=True)
+    failed = [c for c in result.cases if not c.passed]
+    assert failed and all("tanh" in c.message for c in failed)
+    assert all("normalis" not in h and "sublayer" not in h for h in result.hints)
+    assert check("ch08.parallel_block", _parallel("none"), show=False).passed
+
+
+def test_a_wrong_block_that_matches_no_mistake_gets_no_claim_about_its_structure():
+    def mlp_doubled(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+        return _parallel("none")(x, W_q, W_k, W_v, W_o, 2 * W_1, W_2, n_heads)
+
+    result = check("ch08.parallel_block", mlp_doubled, show=False, hint=True)
+    failed = [c for c in result.cases if not c.passed]
+    assert failed and not any(c.diagnosis for c in failed)
+    assert not any("how many times is x normalised" in h for h in result.hints)
+
+
+# ----------------------------------------------------------------------------- 5.7 and 6.8: named for the function
+def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
+    for ex_id, old, cause_words in (
+        ("ch05.mha_forward", "ch05.fix_head_split", ("split", "dealt", "column", "comb")),
+        ("ch06.decoder_attention", "ch06.fix_causal_leak", ("leak", "diagonal", "k=1", "off by one")),
+    ):
+        ex = get(ex_id)
+        assert get(old) is ex  # saved notebooks and gradebooks keep working
+        comments = " ".join(line.split("#", 1)[1] for line in ex.stub.splitlines() if "#" in line)
+        for text in (ex.id, ex.title, comments):
+            assert not any(w in text.lower() for w in cause_words), (ex_id, text)

@@ -214,14 +214,11 @@ def test_the_numeric_predictions_hold():
     weights = softmax(q @ np.swapaxes(k, -2, -1))  # the chapter's function, which broadcasts the batches
     out = weights @ v
     assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
-    from attncourse import rope_frequencies
+    from attncourse import alibi_bias
 
-    inv_freq, _ = rope_frequencies(128)  # the package's RoPE frequencies, base 10000
-    periods = 2 * np.pi / np.asarray(inv_freq, dtype=np.float64)  # positions per full turn, each pair
-    positions = np.arange(4097)[:, None] * np.asarray(inv_freq, dtype=np.float64)  # angles at 0..4096
-    assert (
-        _answer("ch07.predict_pairs_turning") == (positions[-1] >= 2 * np.pi).sum() == (periods <= 4096).sum()
-    )
+    bias = alibi_bias(16, 2048)[:, -1, :]  # (16, 2048): the last query's ALiBi bias, equal content scores
+    weights = softmax(bias)  # each head's weights over the 2048 keys
+    assert _answer("ch07.predict_alibi_recent_heads") == (weights[:, -100:].sum(-1) > 0.5).sum()
 
     def tile_bytes(b):  # three float16 blocks of b x 128 and the float32 b x b scores, as arrays
         return 3 * np.zeros((b, 128), dtype=np.float16).nbytes + np.zeros((b, b), dtype=np.float32).nbytes
