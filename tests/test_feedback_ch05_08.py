@@ -129,3 +129,17 @@ def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
         comments = " ".join(line.split("#", 1)[1] for line in ex.stub.splitlines() if "#" in line)
         for text in (ex.id, ex.title, comments):
             assert not any(w in text.lower() for w in cause_words), (ex_id, text)
+
+
+def test_chapter_5s_predict_mistakes_are_named_without_the_rule_or_the_numbers():
+    for ex_id, banned in (
+        ("ch05.predict_heads_for_three_lookups", ("divide", "slices", "32 works", "smaller")),
+        ("ch05.predict_kdim_vdim_parameters", ("32 features", "48", "smaller", "split the projections")),
+        ("ch05.predict_mha_parameters", ("smaller W_K", "2 shared", "output projection")),
+    ):
+        ex = get(ex_id)
+        for d in ex.diagnoses:
+            messages, _ = _messages(ex_id, d.variant)
+            assert messages
+            for m in messages:
+                assert not any(b in m for b in banned), (ex_id, m)

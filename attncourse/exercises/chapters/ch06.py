@@ -789,16 +789,17 @@ register(
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "query t puts weight on key t + 1, one step in its future: during training each position "
-                "could copy the very token it should predict. Which diagonal does your mask keep last?",
+                "query t puts weight on a key after t: which keys may query t see?",
                 name="causal off by one (sees the next token)",
-                hint="the last allowed key of query t is t itself: np.tril(...) with k=0",
+                hint="query t sees key t + 1, one step in its future: during training each position could "
+                "copy the very token it should predict. The last allowed key of query t is t itself: "
+                "np.tril(...) with k=0",
                 variant=lambda q, k, v: _tril_attention(q, k, v, 1),
             ),
             Diagnosis(
-                "query t gives key t no weight: may a token attend to itself?",
+                "query t gives key t no weight",
                 name="causal off by one (misses itself)",
-                hint="the diagonal must stay True (k=0)",
+                hint="a token may attend to itself: the diagonal must stay True (k=0)",
                 variant=lambda q, k, v: _tril_attention(q, k, v, -1) if q.shape[-2] > 1 else None,
             ),
         ),
