@@ -698,6 +698,7 @@ register(
         ''',
         reference=_streaming,
         public_cases=_streaming_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
                 "an early query sees a sink that comes after it: a sink is visible only to the queries "
@@ -915,7 +916,7 @@ register(
         public_cases=_wait_k_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
-        needs=NEEDS,
+        needs=NEEDS + ("import torch",),
         diagnoses=(
             Diagnosis(
                 "your target token i sees source tokens 0..i whatever `wait` is",
@@ -1003,6 +1004,7 @@ register(
         ''',
         reference=_boosted_entropy,
         public_cases=_boosted_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
                 "your entropy does not depend on delta",

@@ -86,6 +86,7 @@ register(
         ''',
         reference=_left_padded,
         public_cases=_left_padded_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
                 "your real tokens' positions count the padding slots before them",
