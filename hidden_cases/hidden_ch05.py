@@ -106,7 +106,7 @@ def predict_kdim_vdim_parameters():
     return _kinds([Case("embed_dim=64, kdim=32, vdim=48, biases")], "the count")
 
 
-def fix_head_split():
+def mha_forward():
     rng = np.random.default_rng(1507)
     return _kinds(
         [
@@ -138,7 +138,7 @@ HIDDEN = {
     "ch05.multi_head_attention": multi_head_attention,
     "ch05.predict_kdim_vdim_parameters": predict_kdim_vdim_parameters,
     "ch05.weights_from_torch": weights_from_torch,
-    "ch05.fix_head_split": fix_head_split,
+    "ch05.mha_forward": mha_forward,
 }
 
 

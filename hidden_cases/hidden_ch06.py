@@ -131,8 +131,16 @@ def mask_from_additive():
         [
             Case("float16 padding, a fully padded row", bias=np.where(pad, 0.0, f16).astype(np.float16)),
             Case("float32 window (4, 4)", bias=np.where(window, 0.0, f32).astype(np.float32)),
-            Case("float64, -inf and finfo.min mixed", bias=np.array([[0.0, -np.inf, f32, 0.0]])),
+            Case(
+                "float32, -inf and finfo.min mixed",
+                bias=np.array([[0.0, -np.inf, f32, 0.0], [f32, 0.0, -np.inf, -np.inf]], dtype=np.float32),
+            ),
+            Case(
+                "float16, -inf and finfo.min mixed",
+                bias=np.array([[0.0, -np.inf, f16, 0.0]], dtype=np.float16),
+            ),
         ],
+        "masks",
         "masks",
         "masks",
         "masks",
@@ -171,16 +179,22 @@ HIDDEN = {
 }
 
 
-def sliding_window_mask():
-    # an off-by-one window passes "longer than the sequence" by coincidence: it is scored with "window 1"
-    return grouped(
-        "edge windows",
-        Case("window 1: only itself", L=4, window=1),
-        Case("window longer than the sequence", L=3, window=5),
-    ) + grouped("windows", Case("L=8, window 3", L=8, window=3))
+def streaming_mask():
+    return _kinds(
+        [
+            Case("L=10, window 4, two sinks", L=10, window=4, n_sink=2),
+            Case("window longer than the sequence", L=4, window=6, n_sink=1),
+            Case("more sinks than the window, L=6", L=6, window=2, n_sink=4),
+            Case("one token", L=1, window=1, n_sink=0),
+        ],
+        "masks",
+        "edge masks",
+        "masks",
+        "edge masks",
+    )
 
 
-def fix_causal_leak():
+def decoder_attention():
     rng = np.random.default_rng(1608)
     n = rng.normal
     return _kinds(
@@ -200,38 +214,42 @@ def fix_causal_leak():
     )
 
 
-def padded_cross_attention():
-    rng = np.random.default_rng(1609)
+def wait_k_cross_attention():
+    rng = np.random.default_rng(1619)
     n = rng.normal
     return _kinds(
         [
             Case(
-                "B=3, one query, S=6, lengths [6, 1, 0]",
-                q=n(size=(3, 1, 4)),
+                "B=3, L=2, S=6, wait 4, lengths [6, 1, 0]",
+                q=n(size=(3, 2, 4)),
                 k=n(size=(3, 6, 4)),
                 v=n(size=(3, 6, 2)),
                 key_lengths=np.array([6, 1, 0]),
+                wait=4,
             ),
             Case(
-                "more queries than keys: L=5, S=2",
-                q=n(size=(2, 5, 3)),
-                k=n(size=(2, 2, 3)),
-                v=n(size=(2, 2, 4)),
-                key_lengths=np.array([1, 2]),
+                "wait longer than the source: L=3, S=4, wait 6",
+                q=n(size=(2, 3, 3)),
+                k=n(size=(2, 4, 3)),
+                v=n(size=(2, 4, 4)),
+                key_lengths=np.array([4, 2]),
+                wait=6,
             ),
             Case(
-                "float32, L=4, S=5",
-                q=n(size=(2, 4, 8)).astype(np.float32),
+                "float32, L=6, S=5, wait 2",
+                q=n(size=(2, 6, 8)).astype(np.float32),
                 k=n(size=(2, 5, 8)).astype(np.float32),
                 v=n(size=(2, 5, 3)).astype(np.float32),
                 key_lengths=np.array([5, 3]),
+                wait=2,
             ),
             Case(
-                "float16 with a fully padded source",
+                "float16 with a fully padded source, wait 1",
                 q=n(size=(2, 3, 4)).astype(np.float16),
                 k=n(size=(2, 4, 4)).astype(np.float16),
                 v=n(size=(2, 4, 2)).astype(np.float16),
-                key_lengths=np.array([0, 2]),
+                key_lengths=np.array([0, 3]),
+                wait=1,
             ),
         ],
         "fully padded sources",
@@ -243,22 +261,24 @@ def padded_cross_attention():
 
 HIDDEN.update(
     {
-        "ch06.sliding_window_mask": sliding_window_mask,
-        "ch06.fix_causal_leak": fix_causal_leak,
-        "ch06.padded_cross_attention": padded_cross_attention,
+        "ch06.streaming_mask": streaming_mask,
+        "ch06.decoder_attention": decoder_attention,
+        "ch06.wait_k_cross_attention": wait_k_cross_attention,
     }
 )
 
 
-def masked_uniform_entropy():
+def boosted_key_entropy():
     return _kinds(
         [
-            Case("a fully padded row", lengths=np.array([0, 5, 2]), S=5),
-            Case("long sequences", lengths=np.array([1000, 4096, 17]), S=4096),
+            Case("a fully padded row and a single key, delta 2", lengths=np.array([0, 5, 1]), S=5, delta=2.0),
+            Case("long sequences, delta 6", lengths=np.array([1000, 4096, 17]), S=4096, delta=6.0),
+            Case("no favour: delta 0", lengths=np.array([3, 8]), S=8, delta=0.0),
         ],
+        "entropies",
         "entropies",
         "entropies",
     )
 
 
-HIDDEN["ch06.masked_uniform_entropy"] = masked_uniform_entropy
+HIDDEN["ch06.boosted_key_entropy"] = boosted_key_entropy

@@ -5,36 +5,21 @@ import numpy as np
 from attncourse.exercises import Case, grouped
 
 
-def partial_rotary():
-    rng = np.random.default_rng(1701)
-    return (
-        grouped(
-            "positions",
-            Case(
-                "rotary_dim=2, E=16", x=rng.normal(size=(3, 16)), positions=np.array([0, 9, 40]), rotary_dim=2
-            ),
-            Case(
-                "rotary_dim=8 of E=32", x=rng.normal(size=(2, 32)), positions=np.array([7, 100]), rotary_dim=8
-            ),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "batch (2, 3, 8), rotary_dim=4",
-                x=rng.normal(size=(2, 3, 8)),
-                positions=np.arange(3),
-                rotary_dim=4,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, rotary_dim=16 of E=64",
-                x=rng.normal(size=(3, 64)).astype(np.float32),
-                positions=np.array([0, 1, 50]),
-                rotary_dim=16,
-            ),
-        )
+def rope_left_padded():
+    rng = np.random.default_rng(1711)
+    n = rng.normal
+    return grouped(
+        "values",
+        Case("B=2, L=40, E=16: positions far from 0", x=n(size=(2, 40, 16)), lengths=np.array([40, 33])),
+        Case("one pair: E=2, lengths [3, 1, 2]", x=n(size=(3, 3, 2)), lengths=np.array([3, 1, 2])),
+    ) + grouped(
+        "edge rows",
+        Case("one slot, lengths [1, 0]", x=n(size=(2, 1, 4)), lengths=np.array([1, 0])),
+        Case(
+            "float32, E=8, every row padded",
+            x=n(size=(3, 6, 8)).astype(np.float32),
+            lengths=np.array([5, 1, 0]),
+        ),
     )
 
 
@@ -92,7 +77,7 @@ def alibi_slopes():
 
 
 HIDDEN = {
-    "ch07.partial_rotary": partial_rotary,
+    "ch07.rope_left_padded": rope_left_padded,
     "ch07.rotation_angles": rotation_angles,
     "ch07.rope_2d": rope_2d,
     "ch07.alibi_slopes": alibi_slopes,
@@ -147,14 +132,14 @@ def rope_pair_score():
     )
 
 
-def predict_pairs_turning():
-    return grouped("prediction", Case("E = 128, base 10000, 4096 positions"))
+def predict_alibi_recent_heads():
+    return grouped("prediction", Case("16 heads, 2048 keys, the 100 most recent"))
 
 
 HIDDEN.update(
     {
         "ch07.alibi_attention": alibi_attention,
         "ch07.rope_pair_score": rope_pair_score,
-        "ch07.predict_pairs_turning": predict_pairs_turning,
+        "ch07.predict_alibi_recent_heads": predict_alibi_recent_heads,
     }
 )

@@ -23,8 +23,8 @@ FIX_TOKENS = {
     "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
     "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
     "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
-    "ch05.fix_head_split": ["(B, L, H, d_head)", "reshape(B, L, n_heads", "contiguous"],
-    "ch06.fix_causal_leak": ["k=0", "tril", "k=1"],
+    "ch05.mha_forward": ["(B, L, H, d_head)", "reshape(B, L, n_heads", "contiguous"],
+    "ch06.decoder_attention": ["k=0", "tril", "k=1"],
     "ch09.fix_running_max": ["-inf", "-np.inf", "finfo"],
     "bugs.causal_weights": ["scores = scores.masked_fill", "masked_fill_", "assign"],
     "bugs.padded_head_weights": ["np.repeat", "repeat_interleave", "axis=0"],
@@ -247,13 +247,13 @@ def test_coincidental_passes_earn_nothing_in_6_6_and_6_7():
         w = e / e.sum(-1, keepdims=True)
         return (w @ v).swapaxes(1, 2).reshape(B, L, D) @ W_o, w
 
-    def one_too_wide(L, window):
+    def one_too_wide(L, window, n_sink):
         i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-        return (j <= i) & (j >= i - window)
+        return (j <= i) & ((j >= i - window) | (j < n_sink))
 
     for ex_id, fn in (
         ("ch06.local_global_attention", by_d_model),
-        ("ch06.sliding_window_mask", one_too_wide),
+        ("ch06.streaming_mask", one_too_wide),
     ):
         ex = get(ex_id)
         results = run_cases(ex, fn, ex.public_cases() + list(HIDDEN[ex_id]()))

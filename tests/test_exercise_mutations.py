@@ -159,14 +159,14 @@ def causal_mask_bottom_right(L, S):
     return np.tril(np.ones((L, S), dtype=bool), k=S - L)
 
 
-def window_one_too_wide(L, window):
+def streaming_one_too_wide(L, window, n_sink):
     i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    return (j <= i) & (j >= i - window)
+    return (j <= i) & ((j >= i - window) | (j < n_sink))
 
 
-def window_both_ways(L, window):
+def streaming_sinks_before(L, window, n_sink):
     i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    return np.abs(i - j) < window
+    return ((j <= i) & (j > i - window)) | (j < n_sink)
 
 
 def online_from_zero(scores, values, block_size):
@@ -318,15 +318,15 @@ WRONG_ANSWERS = [
     ("ch06.masked_logsumexp", logsumexp_shift_over_all, "maximum over the masked scores too"),
     ("ch06.make_causal_mask", causal_mask_without_diagonal, "the diagonal must be True"),
     ("ch06.make_causal_mask", causal_mask_bottom_right, "you aligned the diagonal bottom-right"),
-    ("ch06.sliding_window_mask", window_one_too_wide, "off by one"),
-    ("ch06.sliding_window_mask", window_both_ways, "your window looks both ways"),
-    ("ch06.fix_causal_leak", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
+    ("ch06.streaming_mask", streaming_one_too_wide, "window one too wide"),
+    ("ch06.streaming_mask", streaming_sinks_before, "sinks seen from before"),
+    ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
     ("ch09.fix_running_max", online_from_zero, "running maximum starts at 0"),
     ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
     ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
-    ("ch05.fix_head_split", mha_split_straight, "tokens mixed across heads"),
+    ("ch05.mha_forward", mha_split_straight, "tokens mixed across heads"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
     ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
     ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),

@@ -241,7 +241,7 @@ def weights_from_torch(in_proj_weight, out_proj_weight):
 def predict_mha_parameters():
     return math.prod((2, 512, 512)) + math.prod((2, 512, 2, 64))
 """,
-    "ch05.fix_head_split": """
+    "ch05.mha_forward": """
 def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)
     q, k, v = (to_heads(t(x) @ t(W), n_heads) for W in (W_q, W_k, W_v))

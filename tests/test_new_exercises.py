@@ -216,14 +216,11 @@ def test_the_numeric_predictions_hold():
     weights = softmax(q @ np.swapaxes(k, -2, -1))  # the chapter's function, which broadcasts the batches
     out = weights @ v
     assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
-    from attncourse import rope_frequencies
+    from attncourse import alibi_bias
 
-    inv_freq, _ = rope_frequencies(128)  # the package's RoPE frequencies, base 10000
-    periods = 2 * np.pi / np.asarray(inv_freq, dtype=np.float64)  # positions per full turn, each pair
-    positions = np.arange(4097)[:, None] * np.asarray(inv_freq, dtype=np.float64)  # angles at 0..4096
-    assert (
-        _answer("ch07.predict_pairs_turning") == (positions[-1] >= 2 * np.pi).sum() == (periods <= 4096).sum()
-    )
+    bias = alibi_bias(16, 2048)[:, -1, :]  # (16, 2048): the last query's ALiBi bias, equal content scores
+    weights = softmax(bias)  # each head's weights over the 2048 keys
+    assert _answer("ch07.predict_alibi_recent_heads") == (weights[:, -100:].sum(-1) > 0.5).sum()
 
     def tile_bytes(b):  # three float16 blocks of b x 128 and the float32 b x b scores, as arrays
         return 3 * np.zeros((b, 128), dtype=np.float16).nbytes + np.zeros((b, b), dtype=np.float32).nbytes
@@ -267,12 +264,15 @@ def test_the_derived_closed_forms_hold():
     x_key = np.array([0.3, -1.0, 2.0])
     _, weights = nadaraya_watson(np.array([0.0]), x_key, np.zeros(3), width=0.7)
     assert np.isclose(weights[0, 0] / weights[0, 1], _answer("ch00.kernel_weight_ratio", 0.3, -1.0, 0.7))
-    # equal scores under a padding mask: the entropy of the masked softmax
+    # equal scores under a padding mask, key 0 favoured by delta: the entropy of the masked softmax
     lengths, S = np.array([5, 2, 1, 0]), 5
-    weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], 0.7, -np.inf))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
-    np.testing.assert_allclose(entropy, _answer("ch06.masked_uniform_entropy", lengths, S), atol=1e-12)
+    for delta in (0.0, 1.3, -2.0):
+        scores = np.full((4, S), 0.7)
+        scores[:, 0] += delta
+        weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], scores, -np.inf))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
+        np.testing.assert_allclose(entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12)
     # RoPE: the rotated dot product depends on the offset only
     q2, k2 = rng.normal(size=(2, 2))
     for m, n in ((0, 3), (5, 2), (11, 11)):
@@ -330,7 +330,7 @@ def test_the_references_agree_with_the_package_and_torch():
         for lin, W in zip((mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj), Ws):
             lin.weight.copy_(torch.from_numpy(W.T))
         out, weights = mha(torch.from_numpy(x))
-    ref_out, ref_weights = _answer("ch05.fix_head_split", x, *Ws, 4)
+    ref_out, ref_weights = _answer("ch05.mha_forward", x, *Ws, 4)
     np.testing.assert_allclose(ref_out, out.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ref_weights, weights.numpy(), rtol=1e-10, atol=1e-12)
     # nn.MultiheadAttention with keys and values of other widths

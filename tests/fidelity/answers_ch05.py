@@ -148,7 +148,7 @@ CORRECT = {
                 return 2 * math.prod((512, 512)) + 2 * math.prod((512, 2, 64))
         """,
     },
-    "ch05.fix_head_split": {
+    "ch05.mha_forward": {
         "rearrange from the chapter's import": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
@@ -289,7 +289,7 @@ WRONG = {
                 return 512 * 512 + 2 * 512 * 128
         """,
     },
-    "ch05.fix_head_split": {
+    "ch05.mha_forward": {
         "still dealt out": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 q, k, v = (rearrange(x @ W, "b l (d h) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))

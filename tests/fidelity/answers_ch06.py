@@ -142,6 +142,14 @@ CORRECT = {
                 return np.array([_kept_65(x) for x in b.ravel()], dtype=bool).reshape(b.shape)
             """,
         ],
+        "above half of its own dtype's minimum": """
+            def mask_from_additive(bias):
+                return bias > np.finfo(bias.dtype).min / 2
+        """,
+        "above its own dtype's minimum": """
+            def mask_from_additive(bias):
+                return bias > np.finfo(bias.dtype).min
+        """,
     },
     "ch06.local_global_attention": {
         "torch with the chapter's torch and F": """
@@ -189,28 +197,32 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.sliding_window_mask": {
-        "torch triu and tril with the chapter's torch import": """
-            def sliding_window_mask(L, window):
-                ones = torch.ones(L, L, dtype=torch.bool)
-                return ones.tril() & ones.triu(-(window - 1))
+    "ch06.streaming_mask": {
+        "torch with the chapter's torch import": """
+            def streaming_mask(L, window, n_sink):
+                i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
+                return (j <= i) & ((i - j < window) | (j < n_sink))
         """,
-        "np.tri difference": """
-            def sliding_window_mask(L, window):
-                return np.tri(L, dtype=bool) & ~np.tri(L, k=-window, dtype=bool)
+        "np.tri pieces": """
+            def streaming_mask(L, window, n_sink):
+                causal = np.tri(L, dtype=bool)
+                recent = causal & ~np.tri(L, k=-window, dtype=bool)
+                sinks = causal.copy()
+                sinks[:, n_sink:] = False
+                return recent | sinks
         """,
-        "helper in an added cell": [
+        "helper in an added cell, loops": [
             """
-            def _visible_67(i, j, window):
-                return i - window < j <= i
+            def _sees_67(i, j, window, n_sink):
+                return j <= i and (i - j < window or j < n_sink)
             """,
             """
-            def sliding_window_mask(L, window):
-                return np.array([[_visible_67(i, j, window) for j in range(L)] for i in range(L)], dtype=bool).reshape(L, L)
+            def streaming_mask(L, window, n_sink):
+                return np.array([[_sees_67(i, j, window, n_sink) for j in range(L)] for i in range(L)], dtype=bool).reshape(L, L)
             """,
         ],
     },
-    "ch06.fix_causal_leak": {
+    "ch06.decoder_attention": {
         "torch with the chapter's F": """
             def decoder_attention(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
@@ -241,48 +253,63 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.padded_cross_attention": {
+    "ch06.wait_k_cross_attention": {
         "torch with the chapter's F": """
-            def padded_cross_attention(q, k, v, key_lengths):
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                keep = torch.arange(k.shape[-2])[None, :] < torch.as_tensor(key_lengths)[:, None]
-                s = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).masked_fill(~keep[:, None, :], float("-inf"))
+                L, S = q.shape[-2], k.shape[-2]
+                j = torch.arange(S)
+                keep = (j[None, :] < torch.arange(L)[:, None] + wait)[None] & (j[None, :] < torch.as_tensor(key_lengths)[:, None])[:, None, :]
+                s = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).masked_fill(~keep, float("-inf"))
                 w = torch.nan_to_num(F.softmax(s, dim=-1), nan=0.0)
                 return w @ v, w
         """,
-        "float32 einsum": """
-            def padded_cross_attention(q, k, v, key_lengths):
+        "float32 einsum, the read count per target": """
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
                 q, k, v = (a.astype(np.float32) for a in (q, k, v))
-                keep = np.arange(k.shape[1]) < np.asarray(key_lengths)[:, None]
+                L, S = q.shape[1], k.shape[1]
+                read = np.minimum(np.arange(L)[None, :] + wait, np.asarray(key_lengths)[:, None])  # (B, L)
+                keep = np.arange(S)[None, None, :] < read[:, :, None]
                 s = np.einsum("ble,bse->bls", q, k) / np.sqrt(np.float32(q.shape[-1]))
-                w = softmax(np.where(keep[:, None, :], s, -np.inf))
+                w = softmax(np.where(keep, s, -np.inf))
                 return np.einsum("bls,bsv->blv", w, v), w
         """,
-        "helper in an added cell, one source at a time": [
+        "helper in an added cell, one query at a time": [
             """
-            def _one_source_69(qb, kb, vb, n):
-                if n == 0:
-                    return np.zeros((qb.shape[0], vb.shape[-1])), np.zeros((qb.shape[0], kb.shape[0]))
-                w = np.zeros((qb.shape[0], kb.shape[0]))
-                w[:, :n] = softmax(qb @ kb[:n].T / np.sqrt(qb.shape[-1]))
+            def _one_query_69(qi, kb, vb, n):
+                w = np.zeros(kb.shape[0])
+                if n > 0:
+                    w[:n] = softmax(kb[:n] @ qi / np.sqrt(qi.shape[-1]))
                 return w @ vb, w
             """,
             """
-            def padded_cross_attention(q, k, v, key_lengths):
-                parts = [_one_source_69(q[b], k[b], v[b], int(n)) for b, n in enumerate(key_lengths)]
-                return np.stack([p[0] for p in parts]), np.stack([p[1] for p in parts])
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
+                B, L = q.shape[:2]
+                outs, ws = np.zeros((B, L, v.shape[-1])), np.zeros((B, L, k.shape[1]))
+                for b in range(B):
+                    for i in range(L):
+                        n = min(i + wait, int(key_lengths[b]))
+                        outs[b, i], ws[b, i] = _one_query_69(q[b, i], k[b], v[b], n)
+                return outs, ws
             """,
         ],
     },
-    "ch06.masked_uniform_entropy": {
+    "ch06.boosted_key_entropy": {
         "torch with the chapter's torch import": """
-            def masked_uniform_entropy(lengths, S):
+            def boosted_key_entropy(lengths, S, delta):
                 n = torch.as_tensor(lengths, dtype=torch.float64)
-                return torch.log(n.clamp(min=1.0))
+                e = torch.exp(torch.tensor(float(delta), dtype=torch.float64))
+                Z = (e + n - 1).clamp(min=1e-300)
+                h = torch.log(Z) - delta * e / Z
+                return torch.where(n > 0, h, torch.zeros_like(h))
         """,
-        "float32 with np.log of a maximum": """
-            def masked_uniform_entropy(lengths, S):
-                return np.log(np.maximum(np.asarray(lengths, dtype=np.float32), 1))
+        "float32, from the weights": """
+            def boosted_key_entropy(lengths, S, delta):
+                n = np.asarray(lengths, dtype=np.float32)
+                Z = np.float32(np.exp(delta)) + np.maximum(n, 1) - 1
+                p0, p = np.float32(np.exp(delta)) / Z, 1 / Z
+                h = -(p0 * np.log(p0) + (n - 1) * p * np.log(p))
+                return np.where(n > 0, h, 0).astype(np.float32)
         """,
         "helper in an added cell, the definition": [
             """
@@ -291,8 +318,14 @@ CORRECT = {
                 return float(-(p * np.log(p)).sum())
             """,
             """
-            def masked_uniform_entropy(lengths, S):
-                return np.array([_entropy_610(np.full(int(n), 1.0 / n)) if n > 0 else 0.0 for n in np.asarray(lengths).ravel()]).reshape(np.shape(lengths))
+            def boosted_key_entropy(lengths, S, delta):
+                out = []
+                for n in np.asarray(lengths).ravel():
+                    e = np.ones(int(n))
+                    if n > 0:
+                        e[0] = np.exp(delta)
+                    out.append(_entropy_610(e / e.sum()) if n > 0 else 0.0)
+                return np.array(out).reshape(np.shape(lengths))
             """,
         ],
     },
@@ -396,6 +429,10 @@ WRONG = {
                 b = np.asarray(bias) == 0
                 return b.reshape(b.shape[0], -1)
         """,
+        "a threshold below float16's minimum": """
+            def mask_from_additive(bias):
+                return np.asarray(bias, dtype=np.float64) > -1e9
+        """,
     },
     "ch06.local_global_attention": {
         "scaled by sqrt(d_model)": """
@@ -429,24 +466,24 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o, w
         """,
     },
-    "ch06.sliding_window_mask": {
+    "ch06.streaming_mask": {
+        "sinks seen from before": """
+            def streaming_mask(L, window, n_sink):
+                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+                return ((j <= i) & (j > i - window)) | (j < n_sink)
+        """,
+        "no sinks": """
+            def streaming_mask(L, window, n_sink):
+                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+                return (j <= i) & (j > i - window)
+        """,
         "one too wide": """
-            def sliding_window_mask(L, window):
+            def streaming_mask(L, window, n_sink):
                 i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return (j <= i) & (j >= i - window)
-        """,
-        "both ways": """
-            def sliding_window_mask(L, window):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return np.abs(i - j) < window
-        """,
-        "not causal": """
-            def sliding_window_mask(L, window):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return j > i - window
+                return (j <= i) & ((j >= i - window) | (j < n_sink))
         """,
     },
-    "ch06.fix_causal_leak": {
+    "ch06.decoder_attention": {
         "sees the next token": """
             def decoder_attention(q, k, v):
                 L = q.shape[-2]
@@ -469,42 +506,45 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch06.padded_cross_attention": {
-        "masked queries": """
-            def padded_cross_attention(q, k, v, key_lengths):
-                L = q.shape[-2]
-                real = np.arange(L)[None, :] < np.asarray(key_lengths)[:, None]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(real[:, :, None], s, -np.inf))
+    "ch06.wait_k_cross_attention": {
+        "top-left causal": """
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
+                L, S = q.shape[-2], k.shape[-2]
+                keep = (np.arange(S)[None, :] <= np.arange(L)[:, None])[None] & (np.arange(S) < np.asarray(key_lengths)[:, None])[:, None, :]
+                w = softmax(np.where(keep, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
                 return w @ v, w
         """,
-        "one too many keys": """
-            def padded_cross_attention(q, k, v, key_lengths):
-                real = np.arange(k.shape[-2])[None, :] <= np.asarray(key_lengths)[:, None]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(real[:, None, :], s, -np.inf))
+        "one read too many": """
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
+                L, S = q.shape[-2], k.shape[-2]
+                keep = (np.arange(S)[None, :] <= np.arange(L)[:, None] + wait)[None] & (np.arange(S) < np.asarray(key_lengths)[:, None])[:, None, :]
+                w = softmax(np.where(keep, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
                 return w @ v, w
         """,
-        "unscaled": """
-            def padded_cross_attention(q, k, v, key_lengths):
-                real = np.arange(k.shape[-2])[None, :] < np.asarray(key_lengths)[:, None]
-                w = softmax(np.where(real[:, None, :], q @ np.swapaxes(k, -1, -2), -np.inf))
+        "padding ignored": """
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
+                L, S = q.shape[-2], k.shape[-2]
+                keep = np.arange(S)[None, :] < np.arange(L)[:, None] + wait
+                w = softmax(np.where(keep, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
                 return w @ v, w
         """,
     },
-    "ch06.masked_uniform_entropy": {
-        "log S": """
-            def masked_uniform_entropy(lengths, S):
-                return np.full(np.shape(lengths), np.log(S))
+    "ch06.boosted_key_entropy": {
+        "delta ignored": """
+            def boosted_key_entropy(lengths, S, delta):
+                return np.log(np.maximum(np.asarray(lengths, dtype=float), 1))
+        """,
+        "favoured key counted twice": """
+            def boosted_key_entropy(lengths, S, delta):
+                n = np.asarray(lengths, dtype=float)
+                Z = np.exp(delta) + n
+                return np.where(n > 0, np.log(Z) - delta * np.exp(delta) / Z, 0.0)
         """,
         "bits": """
-            def masked_uniform_entropy(lengths, S):
+            def boosted_key_entropy(lengths, S, delta):
                 n = np.asarray(lengths, dtype=float)
-                return np.log2(np.where(n > 0, n, 1.0))
-        """,
-        "log(n + 1)": """
-            def masked_uniform_entropy(lengths, S):
-                return np.log(np.asarray(lengths, dtype=float) + 1)
+                Z = np.where(n > 0, np.exp(delta) + n - 1, 1.0)
+                return np.where(n > 0, np.log2(Z) - delta * np.exp(delta) / Z / np.log(2), 0.0)
         """,
     },
 }

@@ -1,40 +1,49 @@
 """Chapter 7 (positional encoding): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch07.partial_rotary": {
+    "ch07.rope_left_padded": {
         "torch with the chapter's torch import": """
-            def partial_rotary(x, positions, rotary_dim):
-                xt = torch.as_tensor(x)
-                h = rotary_dim // 2
-                inv = 10000.0 ** (-2 * torch.arange(h, dtype=torch.float64) / rotary_dim)
-                ang = torch.as_tensor(positions, dtype=torch.float64)[:, None] * inv
-                cos, sin = torch.cos(ang).to(xt.dtype), torch.sin(ang).to(xt.dtype)
-                x1, x2, rest = xt[..., :h], xt[..., h:rotary_dim], xt[..., rotary_dim:]
-                return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
+            def rope_left_padded(x, lengths):
+                x = torch.as_tensor(x)
+                B, L, E = x.shape
+                pos = torch.arange(L)[None, :] - (L - torch.as_tensor(lengths))[:, None]
+                real = pos >= 0
+                inv = 10000.0 ** (-torch.arange(0, E, 2, dtype=torch.float64) / E)
+                ang = pos.clamp(min=0)[..., None].double() * inv
+                cos, sin = torch.cos(ang).repeat(1, 1, 2), torch.sin(ang).repeat(1, 1, 2)
+                rot = torch.cat([-x[..., E // 2:], x[..., :E // 2]], dim=-1)
+                return torch.where(real[..., None], (x * cos + rot * sin).to(x.dtype), x)
         """,
-        "float32 numpy, written into a copy": """
-            def partial_rotary(x, positions, rotary_dim):
-                out = np.array(x, dtype=np.float32)
-                h = rotary_dim // 2
-                ang = (np.asarray(positions, dtype=np.float32)[:, None]
-                       * (10000.0 ** (-np.arange(0, rotary_dim, 2) / rotary_dim)).astype(np.float32))
-                x1, x2 = out[..., :h].copy(), out[..., h:rotary_dim].copy()
-                out[..., :h] = x1 * np.cos(ang) - x2 * np.sin(ang)
-                out[..., h:rotary_dim] = x1 * np.sin(ang) + x2 * np.cos(ang)
+        "float32, one row at a time, complex numbers": """
+            def rope_left_padded(x, lengths):
+                x = np.asarray(x, dtype=np.float32)
+                B, L, E = x.shape
+                out = x.copy()
+                inv = 10000.0 ** (-2 * np.arange(E // 2) / E)
+                for b in range(B):
+                    n = int(lengths[b])
+                    if n == 0:
+                        continue
+                    z = x[b, L - n:, :E // 2] + 1j * x[b, L - n:, E // 2:]
+                    z = z * np.exp(1j * np.arange(n)[:, None] * inv)
+                    out[b, L - n:] = np.concatenate([z.real, z.imag], axis=-1)
                 return out
         """,
-        "helper in an added cell": [
+        "helper in an added cell, loops over tokens and pairs": [
             """
-            def _half_split_rope(part, positions):
-                w = part.shape[-1]
-                ang = np.multiply.outer(np.asarray(positions, dtype=float), 10000.0 ** (-np.arange(0, w, 2) / w))
-                ang = np.tile(ang, 2)
-                turned = np.concatenate([-part[..., w // 2:], part[..., :w // 2]], axis=-1)
-                return part * np.cos(ang) + turned * np.sin(ang)
+            def _turn_71(a, b, angle):
+                return a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)
             """,
             """
-            def partial_rotary(x, positions, rotary_dim):
-                return np.concatenate([_half_split_rope(x[..., :rotary_dim], positions), x[..., rotary_dim:]], axis=-1)
+            def rope_left_padded(x, lengths):
+                B, L, E = x.shape
+                out = np.array(x, dtype=float)
+                for b in range(B):
+                    pad = L - int(lengths[b])
+                    for t in range(pad, L):
+                        for i in range(E // 2):
+                            out[b, t, i], out[b, t, i + E // 2] = _turn_71(x[b, t, i], x[b, t, i + E // 2], (t - pad) * 10000.0 ** (-2 * i / E))
+                return out
             """,
         ],
     },
@@ -208,58 +217,54 @@ CORRECT = {
             """,
         ],
     },
-    "ch07.predict_pairs_turning": {
+    "ch07.predict_alibi_recent_heads": {
         "counted with the chapter's torch import": """
-            def predict_pairs_turning():
-                i = torch.arange(64, dtype=torch.float64)
-                return int((2 * torch.pi * 10000 ** (2 * i / 128) <= 4096).sum())
+            def predict_alibi_recent_heads():
+                m = 2.0 ** (-8 * torch.arange(1, 17, dtype=torch.float64) / 16)
+                w = torch.softmax(-m[:, None] * torch.arange(2048, dtype=torch.float64), dim=-1)
+                return int((w[:, :100].sum(-1) > 0.5).sum())
         """,
         "the literal as a float": """
-            def predict_pairs_turning():
-                return 46.0
+            def predict_alibi_recent_heads():
+                return 14.0
         """,
-        "a numpy integer from the largest index": """
-            def predict_pairs_turning():
-                last = np.floor(128 / 2 * np.log(4096 / (2 * np.pi)) / np.log(10000))
-                return np.int64(last) + 1
+        "geometric sums, a numpy integer": """
+            def predict_alibi_recent_heads():
+                m = 2.0 ** (-8 * np.arange(1, 17) / 16)
+                share = (1 - np.exp(-100 * m)) / (1 - np.exp(-2048 * m))
+                return np.int64((share > 0.5).sum())
         """,
-        "helper in an added cell": [
-            """
-            def _turns_by_4096(i):
-                return 4096 * 10000 ** (-2 * i / 128) >= 2 * np.pi
-            """,
-            """
-            def predict_pairs_turning():
-                return sum(1 for i in range(64) if _turns_by_4096(i))
-            """,
-        ],
     },
 }
 
 WRONG = {
-    "ch07.partial_rotary": {
-        "the rest dropped": """
-            def partial_rotary(x, positions, rotary_dim):
-                h = rotary_dim // 2
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-2 * np.arange(h) / rotary_dim)
-                x1, x2 = x[..., :h], x[..., h:rotary_dim]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang)], -1)
+    "ch07.rope_left_padded": {
+        "positions are the slots": """
+            def rope_left_padded(x, lengths):
+                B, L, E = x.shape
+                ang = np.arange(L)[:, None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                cos, sin = np.tile(np.cos(ang), 2), np.tile(np.sin(ang), 2)
+                real = np.arange(L)[None, :] >= (L - np.asarray(lengths))[:, None]
+                rot = np.concatenate([-x[..., E // 2:], x[..., :E // 2]], -1)
+                return np.where(real[..., None], x * cos + rot * sin, x)
         """,
-        "pairs i with i + E/2 inside the whole width": """
-            def partial_rotary(x, positions, rotary_dim):
-                E = x.shape[-1]
-                h = E // 2
-                ang = np.asarray(positions)[:, None] * 10000.0 ** (-2 * np.arange(h) / E)
-                ang[:, rotary_dim // 2:] = 0
-                x1, x2 = x[..., :h], x[..., h:]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang)], -1)
+        "padding on the right": """
+            def rope_left_padded(x, lengths):
+                B, L, E = x.shape
+                ang = np.arange(L)[:, None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                cos, sin = np.tile(np.cos(ang), 2), np.tile(np.sin(ang), 2)
+                real = np.arange(L)[None, :] < np.asarray(lengths)[:, None]
+                rot = np.concatenate([-x[..., E // 2:], x[..., :E // 2]], -1)
+                return np.where(real[..., None], x * cos + rot * sin, x)
         """,
-        "rotated by minus the angle": """
-            def partial_rotary(x, positions, rotary_dim):
-                h = rotary_dim // 2
-                ang = -np.asarray(positions)[:, None] * 10000.0 ** (-2 * np.arange(h) / rotary_dim)
-                x1, x2, rest = x[..., :h], x[..., h:rotary_dim], x[..., rotary_dim:]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang), rest], -1)
+        "padding rotated too": """
+            def rope_left_padded(x, lengths):
+                B, L, E = x.shape
+                pos = np.arange(L)[None, :] - (L - np.asarray(lengths))[:, None]
+                ang = pos[..., None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                cos, sin = np.tile(np.cos(ang), 2), np.tile(np.sin(ang), 2)
+                rot = np.concatenate([-x[..., E // 2:], x[..., :E // 2]], -1)
+                return x * cos + rot * sin
         """,
     },
     "ch07.rotation_angles": {
@@ -376,18 +381,20 @@ WRONG = {
                 return (q * k).sum(axis=-1) + 0 * np.asarray(offset) * theta
         """,
     },
-    "ch07.predict_pairs_turning": {
-        "the pairs that do not turn": """
-            def predict_pairs_turning():
-                return 18
+    "ch07.predict_alibi_recent_heads": {
+        "slopes from 1": """
+            def predict_alibi_recent_heads():
+                return 15
         """,
-        "the slowest pair's period": """
-            def predict_pairs_turning():
-                return 2 * np.pi * 10000 ** (126 / 128)
+        "no penalty": """
+            def predict_alibi_recent_heads():
+                return 0
         """,
-        "a context of 2048": """
-            def predict_pairs_turning():
-                return 41
+        "the query itself left out": """
+            def predict_alibi_recent_heads():
+                m = 2.0 ** (-8 * np.arange(1, 17) / 16)
+                w = np.exp(-m[:, None] * np.arange(2048))
+                return int((w[:, 1:101].sum(-1) / w.sum(-1) > 0.5).sum())
         """,
     },
 }

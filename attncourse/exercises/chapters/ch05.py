@@ -234,21 +234,19 @@ register(
         public_cases=lambda: grouped("the count", Case("three lookups, d_model = 32")),
         diagnoses=(
             Diagnosis(
-                "one head per lookup gives 3, but can MultiHeadAttention(32, 3) be built? d_model is "
-                "cut into n_heads equal slices",
-                name="3 does not divide 32",
+                "MultiHeadAttention(32, n_heads) cannot be built with that many heads",
+                name="a head count the layer cannot take",
                 hint="n_heads must divide d_model = 32",
                 variant=lambda: np.array(3),
             ),
             Diagnosis(
-                "the chapter's one head blended two lookups into one distribution: how many sharp "
-                "distributions does one head give a query?",
+                "with that many heads, some lookup has no head of its own",
                 name="fewer heads than lookups",
                 hint="one head gives each query one distribution over the keys",
                 variant=lambda: np.array(2),
             ),
             Diagnosis(
-                "that works, but a smaller head count that divides 32 works too",
+                "that layer works, but it is not the smallest that does",
                 name="more heads than needed",
                 hint="list the divisors of 32 that are at least the number of lookups",
                 variant=lambda: np.array(8),
@@ -384,8 +382,7 @@ register(
         public_cases=lambda: grouped("the count", Case("embed_dim=64, kdim=32, vdim=48, biases")),
         diagnoses=(
             Diagnosis(
-                "that is the count with kdim = vdim = embed_dim: the keys have 32 features and the "
-                "values 48, so W_K and W_V are smaller",
+                "that is the count if the keys and values had embed_dim features",
                 name="kdim and vdim ignored",
                 hint="W_K is (32, 64) in the x @ W convention, W_V (48, 64)",
                 variant=lambda: np.array(4 * E_MHA * E_MHA + 4 * E_MHA),
@@ -397,7 +394,7 @@ register(
                 variant=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA),
             ),
             Diagnosis(
-                "the number of heads does not multiply the count: the heads split the projections",
+                "your count multiplies by the number of heads",
                 name="per head",
                 hint="the four projections are shared by the heads",
                 variant=lambda: np.array(4 * (2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA)),
@@ -493,13 +490,13 @@ register(
         hint="W_K maps 512 features to the 2 shared heads' 2 * 64",
         diagnoses=(
             Diagnosis(
-                "that is plain multi-head attention's count: the 2 shared key/value heads need smaller W_K and W_V",
+                "that is plain multi-head attention's count, as if every query head had its own keys and values",
                 name="no sharing",
                 hint="W_K and W_V are (512, 2 * 64), not (512, 512)",
                 variant=lambda: np.array(4 * 512 * 512),
             ),
             Diagnosis(
-                "W_O is missing: the heads' outputs still go through the output projection",
+                "your count leaves out W_O",
                 name="forgot W_O",
                 hint="W_O is (512, 512)",
                 variant=lambda: np.array(512 * 512 + 2 * 512 * 128),
@@ -515,7 +512,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.7 heads dealt out in turn (diagnose)
+# ----------------------------------------------------------------------------- 5.7 a multi-head forward pass that disagrees (diagnose)
 def _split_dealt(x, n_heads):
     *lead, L, d_model = x.shape
     return np.moveaxis(x.reshape(*lead, L, d_model // n_heads, n_heads), -1, -3)
@@ -527,7 +524,7 @@ def _mha_split_by(split, x, W_q, W_k, W_v, W_o, n_heads):
     return merge_heads(heads) @ W_o, weights
 
 
-def _dealt_cases():
+def _mha_forward_cases():
     rng = np.random.default_rng(507)
 
     def weights(d):
@@ -546,7 +543,8 @@ def _dealt_cases():
 
 register(
     Exercise(
-        id="ch05.fix_head_split",
+        id="ch05.mha_forward",
+        former_ids=("ch05.fix_head_split",),
         number="5.7",
         title="heads that only agree when there is one",
         points=4,
@@ -577,25 +575,27 @@ register(
         ''',
         stub="q, k, v = (t.reshape(B, L, d_head, n_heads).transpose(0, 3, 1, 2) for t in (q, k, v))",
         reference=lambda x, W_q, W_k, W_v, W_o, n_heads: mha_reference(x, W_q, W_k, W_v, W_o, n_heads),
-        public_cases=_dealt_cases,
+        public_cases=_mha_forward_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=MHA_NEEDS,
         diagnoses=(
             Diagnosis(
-                "head 0's scores use columns 0, H, 2H, ... of q and k: the columns are dealt out to "
-                "the heads in turn. Which columns should head 0 own?",
+                "with more than one head, every head's weights differ from the expected ones, though "
+                "each row sums to 1: which features of q does your head 0 read?",
                 name="columns dealt out in turn",
-                hint="reshape to (B, L, H, d_head), then move the head axis: head h owns columns h*d_head:(h+1)*d_head",
+                hint="head 0's scores use columns 0, H, 2H, ... of q and k: the columns are dealt out to the "
+                "heads in turn. Reshape to (B, L, H, d_head), then move the head axis: head h owns columns "
+                "h*d_head:(h+1)*d_head",
                 variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
                     _split_dealt, x, W_q, W_k, W_v, W_o, h
                 ),
             ),
             Diagnosis(
-                "the heads mix tokens: a reshape straight to (B, H, L, d_head) cuts the sequence, not "
-                "the features",
+                "the heads mix tokens: a head's query rows are not one token each",
                 name="tokens mixed across heads",
-                hint="reshape to (B, L, H, d_head) first, then swap the L and H axes",
+                hint="a reshape straight to (B, H, L, d_head) cuts the sequence, not the features: reshape "
+                "to (B, L, H, d_head) first, then swap the L and H axes",
                 variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
                     lambda t, n: t.reshape(t.shape[0], n, t.shape[1], t.shape[2] // n),
                     x,

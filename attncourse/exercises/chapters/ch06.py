@@ -1,5 +1,5 @@
-"""Chapter 6 exercises: masks (True = may attend), fully masked rows, local and global heads, the causal
-leak, padded cross-attention and the entropy under a mask."""
+"""Chapter 6 exercises: masks (True = may attend), fully masked rows, local and global heads, sinks with a
+sliding window, a decoder that peeks, wait-k cross-attention and the entropy under a mask."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ register(
         function="packed_causal_mask",
         description="To waste no compute on padding, pretraining *packs* several documents into one row: "
         "row `b` of `doc_ids (B, L)` gives the document each position belongs to (each document is one "
-        "run of equal ids; the ids are arbitrary integers). A token must see the earlier tokens of its "
+        "run of equal ids; the ids are arbitrary integers, and a row never reuses one: once a document's run ends, its id does not come back later in that row). A token must see the earlier tokens of its "
         "own document and nothing of any other document. Return the boolean `(B, L, L)` mask, "
         "True = may attend. numpy or torch; no attncourse function.",
         solution='''
@@ -452,19 +452,19 @@ register(
         diagnoses=(
             Diagnosis(INVERTED_MASK, variant=lambda bias: np.asarray(bias) != 0),
             Diagnosis(
-                "your threshold is below the blocking value of float16: np.finfo(np.float16).min is -65504, "
-                "so a test like bias > -1e9 keeps every key",
-                name="threshold below float16's minimum",
+                "your mask lets queries attend to keys whose float16 bias is np.finfo(np.float16).min "
+                "(-65504): that value blocks a key",
+                name="float16's minimum kept",
                 hint="what is the most negative float16?",
                 variant=lambda bias: (
-                    np.asarray(bias, dtype=np.float64) > -1e9
-                    if np.asarray(bias).dtype == np.float16
+                    np.asarray(bias, dtype=np.float64) > -np.inf
+                    if np.asarray(bias).dtype == np.float16 and np.any(np.asarray(bias) == F16_MIN)
                     else None
                 ),
             ),
             Diagnosis(
-                "only -inf counts as blocked in your mask: np.finfo(dtype).min is finite, and it blocks a key "
-                "just as well",
+                "your mask lets queries attend to keys whose bias is np.finfo(dtype).min: that finite "
+                "value blocks a key just as -inf does",
                 name="finite blocking values kept",
                 hint="test the kept value, not the blocked one",
                 variant=lambda bias: (
@@ -629,7 +629,7 @@ register(
                 ),
             ),
             Diagnosis(
-                "off by one: a local head's query sees `window` keys, itself included (j > i - window, not >=)",
+                "a local head's query sees one key more than `window`",
                 name="window one too wide",
                 hint="count the keys query i sees: itself and window - 1 before it",
                 variant=lambda x, W_q, W_k, W_v, W_o, n_heads, window: (
@@ -649,67 +649,90 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.7 sliding window (extend)
-def _window_cases():
+# ----------------------------------------------------------------------------- 6.7 sinks and a sliding window (extend)
+def _streaming_cases():
     return grouped(
-        "windows", Case("L=5, window 2", L=5, window=2), Case("L=6, window 3", L=6, window=3)
+        "masks",
+        Case("L=8, window 3, one sink", L=8, window=3, n_sink=1),
+        Case("L=7, window 2, two sinks", L=7, window=2, n_sink=2),
     ) + grouped(
-        "edge windows",
-        Case("window 1, L=3: only itself", L=3, window=1),
-        Case("window 4 longer than L=2", L=2, window=4),
+        "edge masks",
+        Case("no sink: L=5, window 2", L=5, window=2, n_sink=0),
+        Case("window 1, three sinks, L=6", L=6, window=1, n_sink=3),
     )
 
 
-def _window(L, window, lo=None):
+def _streaming(L, window, n_sink, lo=None, sinks=True, sink_causal=True, window_causal=True):
     i, j = np.arange(L)[:, None], np.arange(L)[None, :]  # (L, 1) and (1, L)
     lo = window if lo is None else lo
-    return (j <= i) & (j > i - lo)
+    near = (j > i - lo) & ((j <= i) if window_causal else (j < i + lo))
+    sink = (j < n_sink) & ((j <= i) if sink_causal else True) if sinks else np.zeros((L, L), dtype=bool)
+    return near | sink
 
 
 register(
     Exercise(
-        id="ch06.sliding_window_mask",
+        id="ch06.streaming_mask",
         number="6.7",
-        title="a sliding-window causal mask",
+        title="a causal mask with attention sinks and a sliding window",
         points=2,
-        function="sliding_window_mask",
-        hint="compare key positions j with query positions i: causal (j <= i) and fewer than `window` steps back",
+        function="streaming_mask",
+        hint="write the two ways a key can be visible, and the condition every visible key shares",
         kind="extend",
-        description="Causal local attention (Mistral's sliding window) lets each token see only itself "
-        "and the `window - 1` tokens before it (Longformer's window, for an encoder, is two-sided, with a few "
-        "global tokens that attend to and are attended by every position); a kernel that skips the blocked blocks does work that grows like "
-        "$L \\cdot w$ instead of $L^2$ (a dense `(L, L)` mask like this one still costs $L^2$: the chapter's "
-        "sliding-window section measures both). Return the "
-        "boolean `(L, L)` mask, True = may attend: query `i` sees keys `j` with "
-        "$i - \\text{window} < j \\le i$. numpy or torch; no attncourse function.",
+        description="StreamingLLM runs a model with a sliding window far past its training length by "
+        "also keeping the first few tokens, the *attention sinks*, visible to every later query. For "
+        "`L` tokens, a `window >= 1` and `n_sink >= 0` sinks, query `i` may attend to key `j` when `j` "
+        "is one of the `window` most recent keys up to and including `i` itself, or when `j` is one of "
+        "the first `n_sink` positions; either way, never to a key after the query. Return the boolean "
+        "`(L, L)` mask, True = may attend. numpy or torch; no attncourse function.",
         solution='''
-            def sliding_window_mask(L, window):
-                """Boolean (L, L), True = may attend: query i sees keys i - window + 1 .. i."""
+            def streaming_mask(L, window, n_sink):
+                """Boolean (L, L), True = may attend: the last `window` keys up to i, and the first n_sink keys."""
                 ### BEGIN SOLUTION
                 i = np.arange(L)[:, None]  # (L, 1): query positions
                 j = np.arange(L)[None, :]  # (1, L): key positions
-                return (j <= i) & (j > i - window)  # causal, and at most `window` keys back (itself included)
+                recent = j > i - window  # one of the `window` keys ending at i
+                sink = j < n_sink  # one of the first n_sink positions
+                return (j <= i) & (recent | sink)  # never a key after the query
                 ### END SOLUTION
         ''',
-        reference=_window,
-        public_cases=_window_cases,
+        reference=_streaming,
+        public_cases=_streaming_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "off by one: each query should see `window` keys, itself included (j > i - window, not >=)",
-                variant=lambda L, w: _window(L, w, lo=w + 1),
+                "an early query sees a sink that comes after it: a sink is visible only to the queries "
+                "at or after its position",
+                name="sinks seen from before",
+                hint="the causal condition holds for the sinks too",
+                variant=lambda L, w, s: _streaming(L, w, s, sink_causal=False) if s > 1 else None,
             ),
             Diagnosis(
-                "your window looks both ways: a decoder's window must also be causal (no key after the query)",
-                variant=lambda L, w: np.abs(np.arange(L)[:, None] - np.arange(L)[None, :]) < w,
+                "no query sees the sinks beyond its window",
+                name="sinks missing",
+                hint="a key is visible if it is in the window or among the first n_sink positions",
+                variant=lambda L, w, s: _streaming(L, w, s, sinks=False),
             ),
-            Diagnosis(INVERTED_MASK, variant=lambda L, w: ~_window(L, w)),
+            Diagnosis(
+                "each query sees one recent key more than `window`",
+                name="window one too wide",
+                hint="count the keys in the window: the query itself and the keys before it",
+                variant=lambda L, w, s: _streaming(L, w, s, lo=w + 1),
+            ),
+            Diagnosis(
+                "queries see keys after them inside the window: the window must be causal",
+                name="window both ways",
+                hint="a decoder's window ends at the query",
+                variant=lambda L, w, s: _streaming(L, w, s, window_causal=False),
+            ),
+            Diagnosis(INVERTED_MASK, variant=lambda L, w, s: ~_streaming(L, w, s)),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.8 causal leak (diagnose)
-def _leak_cases():
+# ----------------------------------------------------------------------------- 6.8 a decoder that peeks (diagnose)
+def _decoder_cases():
     rng = np.random.default_rng(608)
     n = rng.normal
     return grouped(
@@ -727,14 +750,15 @@ def _leak_cases():
     )
 
 
-def _leaky(q, k, v, diagonal):
+def _tril_attention(q, k, v, diagonal):
     L = q.shape[-2]
     return sdpa(q, k, v, np.tril(np.ones((L, L), dtype=bool), k=diagonal))
 
 
 register(
     Exercise(
-        id="ch06.fix_causal_leak",
+        id="ch06.decoder_attention",
+        former_ids=("ch06.fix_causal_leak",),
         number="6.8",
         title="a decoder that peeks",
         points=2,
@@ -759,184 +783,252 @@ register(
                 return weights @ v, weights  # (..., L, L) @ (..., L, Ev) -> (..., L, Ev)
         ''',
         stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)",
-        reference=lambda q, k, v: _leaky(q, k, v, 0),
-        public_cases=_leak_cases,
+        reference=lambda q, k, v: _tril_attention(q, k, v, 0),
+        public_cases=_decoder_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "query t puts weight on key t + 1, one step in its future: during training each position "
-                "could copy the very token it should predict. Which diagonal does your mask keep last?",
+                "query t puts weight on a key after t: which keys may query t see?",
                 name="causal off by one (sees the next token)",
-                hint="the last allowed key of query t is t itself: np.tril(...) with k=0",
-                variant=lambda q, k, v: _leaky(q, k, v, 1),
+                hint="query t sees key t + 1, one step in its future: during training each position could "
+                "copy the very token it should predict. The last allowed key of query t is t itself: "
+                "np.tril(...) with k=0",
+                variant=lambda q, k, v: _tril_attention(q, k, v, 1),
             ),
             Diagnosis(
-                "query t gives key t no weight: may a token attend to itself?",
+                "query t gives key t no weight",
                 name="causal off by one (misses itself)",
-                hint="the diagonal must stay True (k=0)",
-                variant=lambda q, k, v: _leaky(q, k, v, -1) if q.shape[-2] > 1 else None,
+                hint="a token may attend to itself: the diagonal must stay True (k=0)",
+                variant=lambda q, k, v: _tril_attention(q, k, v, -1) if q.shape[-2] > 1 else None,
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.9 padded cross-attention (extend)
-def _padded_cross_cases():
-    rng = np.random.default_rng(609)
+# ----------------------------------------------------------------------------- 6.9 wait-k cross-attention (extend)
+def _wait_k_cases():
+    rng = np.random.default_rng(619)
     n = rng.normal
     return grouped(
         "values",
         Case(
-            "B=2, L=3 queries, S=4 keys, lengths [4, 2]",
-            q=n(size=(2, 3, 4)),
-            k=n(size=(2, 4, 4)),
-            v=n(size=(2, 4, 2)),
-            key_lengths=np.array([4, 2]),
+            "B=2, L=4 targets, S=5 sources, wait 2, lengths [5, 3]",
+            q=n(size=(2, 4, 3)),
+            k=n(size=(2, 5, 3)),
+            v=n(size=(2, 5, 2)),
+            key_lengths=np.array([5, 3]),
+            wait=2,
         ),
         Case(
-            "B=2, more queries than keys: L=4, S=2, lengths [1, 2]",
-            q=n(size=(2, 4, 3)),
-            k=n(size=(2, 2, 3)),
-            v=n(size=(2, 2, 2)),
-            key_lengths=np.array([1, 2]),
+            "B=1, L=5, S=3, wait 1, length 3",
+            q=n(size=(1, 5, 4)),
+            k=n(size=(1, 3, 4)),
+            v=n(size=(1, 3, 3)),
+            key_lengths=np.array([3]),
+            wait=1,
+        ),
+        Case(
+            "B=2, L=3, S=6, wait 3, lengths [6, 4]",
+            q=n(size=(2, 3, 2)),
+            k=n(size=(2, 6, 2)),
+            v=n(size=(2, 6, 2)),
+            key_lengths=np.array([6, 4]),
+            wait=3,
         ),
     ) + grouped(
         "fully padded sources",
         Case(
-            "B=2, L=2, S=5, one source fully padded",
-            q=n(size=(2, 2, 3)),
-            k=n(size=(2, 5, 3)),
-            v=n(size=(2, 5, 3)),
-            key_lengths=np.array([3, 0]),
+            "B=2, L=3, S=4, wait 2, lengths [4, 0]",
+            q=n(size=(2, 3, 3)),
+            k=n(size=(2, 4, 3)),
+            v=n(size=(2, 4, 2)),
+            key_lengths=np.array([4, 0]),
+            wait=2,
         ),
     )
 
 
-def _padded_cross(q, k, v, key_lengths):
-    mask = padding_mask(np.asarray(key_lengths), k.shape[-2])[:, None, :]  # (B, S) -> (B, 1, S)
-    return sdpa(q, k, v, mask)
+def _wait_k_mask(L, S, key_lengths, wait, shift=0, padding=True):
+    i, j = np.arange(L)[:, None], np.arange(S)[None, :]  # (L, 1) and (1, S)
+    read = j < i + wait + shift  # (L, S): the source tokens read before target i is written
+    if not padding:
+        return np.broadcast_to(read, (len(key_lengths), L, S))
+    return read & padding_mask(np.asarray(key_lengths), S)[:, None, :]  # (B, L, S)
 
 
-def _padded_queries(q, k, v, key_lengths):
-    L, S = q.shape[-2], k.shape[-2]
-    if L == S:
+def _wait_k(q, k, v, key_lengths, wait, shift=0, padding=True, scale=None):
+    mask = _wait_k_mask(q.shape[-2], k.shape[-2], key_lengths, wait, shift, padding)
+    return sdpa(q, k, v, mask, scale=scale)
+
+
+def _wait_k_top_left(q, k, v, key_lengths, wait):
+    if wait == 1:
         return None
-    rows = np.arange(L)[None, :, None] < np.asarray(key_lengths)[:, None, None]  # (B, L, 1): masks queries
-    return sdpa(q, k, v, rows)
+    L, S = q.shape[-2], k.shape[-2]
+    return sdpa(q, k, v, causal_mask(L, S)[None] & padding_mask(np.asarray(key_lengths), S)[:, None, :])
+
+
+def _wait_k_nan(q, k, v, key_lengths, wait):
+    mask = _wait_k_mask(q.shape[-2], k.shape[-2], key_lengths, wait)
+    w = nan_masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), mask)
+    return w @ v, w
 
 
 register(
     Exercise(
-        id="ch06.padded_cross_attention",
+        id="ch06.wait_k_cross_attention",
         number="6.9",
-        title="cross-attention over padded sources",
+        title="cross-attention for simultaneous translation",
         points=3,
-        function="padded_cross_attention",
-        hint="mask the keys past each source's length, (B, 1, S), the same for every query; -inf before the softmax, all zeros for a source with no real token",
+        function="wait_k_cross_attention",
+        hint="two conditions on each (target, source) pair: has the source token been read yet, and is it real",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="A decoder's queries `q (B, L, E)` attend to an encoder's keys and values "
-        "`k (B, S, E)`, `v (B, S, Ev)`, where source sequence `b` has `key_lengths[b]` real tokens and "
-        "padding after them ($L \\ne S$ in general). Build the mask yourself and return scaled "
-        "`(out (B, L, Ev), weights (B, L, S))`. No weight may fall on padding, and a source with "
-        "no real tokens gives all-zero weights and outputs. `softmax` is handed out; PyTorch's "
-        "attention functions are not.",
+        description="A simultaneous translator (the *wait-k* policy) starts writing before the source "
+        "sentence is complete: it reads the first `wait` source tokens, writes target token 0, then reads "
+        "one more source token before each further target token, until the source runs out. So when "
+        "target token `i` is written, the source tokens read so far are the first `i + wait` of them, or "
+        "all of them if the source is shorter. Its decoder's queries `q (B, L, E)` attend to the encoder's "
+        "keys and values `k (B, S, E)`, `v (B, S, Ev)`; source `b` has `key_lengths[b]` real tokens, then "
+        "padding. Write this cross-attention, scaled by $1/\\sqrt{E}$, in which target token `i` attends "
+        "only to the real source tokens read before it is written; `wait >= 1` is an integer. Return "
+        "`(out (B, L, Ev), weights (B, L, S))`; a query with no source token to attend to gets all-zero "
+        "weights and output. `softmax` is handed out; PyTorch's attention functions are not.",
         solution='''
-            def padded_cross_attention(q, k, v, key_lengths):
-                """Scaled cross-attention of q (B, L, E) over padded k (B, S, E), v (B, S, Ev)."""
+            def wait_k_cross_attention(q, k, v, key_lengths, wait):
+                """Scaled cross-attention in which target i sees the first i + wait real source tokens."""
                 ### BEGIN SOLUTION
-                S = k.shape[-2]
-                real = np.arange(S)[None, :] < np.asarray(key_lengths)[:, None]  # (1, S) < (B, 1) -> (B, S)
-                mask = real[:, None, :]  # (B, S) -> (B, 1, S): the same keys for every query
+                L, S = q.shape[-2], k.shape[-2]
+                i = np.arange(L)[:, None]  # (L, 1): target positions
+                j = np.arange(S)[None, :]  # (1, S): source positions
+                read = j < i + wait  # (L, S): read before target i is written
+                real = j < np.asarray(key_lengths)[:, None]  # (1, S) < (B, 1) -> (B, S)
+                mask = read[None] & real[:, None, :]  # (1, L, S) & (B, 1, S) -> (B, L, S)
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, E) @ (B, E, S) -> (B, L, S)
-                weights = softmax(np.where(mask, scores, -np.inf))  # a fully padded source: all zeros
+                weights = softmax(np.where(mask, scores, -np.inf))  # a row with no visible key: all zeros
                 return weights @ v, weights  # (B, L, S) @ (B, S, Ev) -> (B, L, Ev)
                 ### END SOLUTION
         ''',
-        reference=_padded_cross,
-        public_cases=_padded_cross_cases,
+        reference=_wait_k,
+        public_cases=_wait_k_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
-        needs=NEEDS,
+        needs=NEEDS + ("import torch",),
         diagnoses=(
             Diagnosis(
-                "you masked queries, not keys: padding is in the source, so it is the columns (keys) of "
-                "the (L, S) weights that must get weight 0, shaped (B, 1, S)",
-                variant=_padded_queries,
+                "your target token i sees source tokens 0..i whatever `wait` is",
+                name="top-left causal",
+                hint="how many source tokens have been read when target 0 is written?",
+                variant=_wait_k_top_left,
             ),
             Diagnosis(
-                INVERTED_MASK,
-                variant=lambda q, k, v, n: sdpa(
-                    q, k, v, ~padding_mask(np.asarray(n), k.shape[-2])[:, None, :]
-                ),
+                "each target token sees one source token more than has been read when it is written",
+                name="one token read too many",
+                hint="when target 0 is written, `wait` source tokens have been read: 0 .. wait - 1",
+                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, shift=1),
             ),
             Diagnosis(
-                NAN_FULLY_MASKED,
-                variant=lambda q, k, v, n: (
-                    nan_masked_softmax(
-                        q @ swap(k) / np.sqrt(q.shape[-1]),
-                        padding_mask(np.asarray(n), k.shape[-2])[:, None, :],
-                    )
-                    @ v,
-                    nan_masked_softmax(
-                        q @ swap(k) / np.sqrt(q.shape[-1]),
-                        padding_mask(np.asarray(n), k.shape[-2])[:, None, :],
-                    ),
-                ),
+                "each target token sees one source token fewer than has been read when it is written",
+                name="one token read too few",
+                hint="when target 0 is written, `wait` source tokens have been read: 0 .. wait - 1",
+                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, shift=-1),
             ),
+            Diagnosis(
+                "weight falls on padding: a source token past key_lengths[b] is never read",
+                name="padding attended",
+                hint="the source's length limits what can be read",
+                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, padding=False),
+            ),
+            Diagnosis(
+                "your weights are sharper than expected, by the same factor in every row: what are the "
+                "scores divided by?",
+                name="not scaled",
+                hint="divide the scores by sqrt(E)",
+                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, scale=1.0),
+            ),
+            Diagnosis(NAN_FULLY_MASKED, variant=_wait_k_nan),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 6.10 entropy under a mask (derive)
-def _uniform_entropy(lengths, S):
-    lengths = np.asarray(lengths, dtype=np.float64)
-    return np.log(np.where(lengths > 0, lengths, 1.0))  # a row with nothing to attend to: zeros, entropy 0
+# ----------------------------------------------------------------------------- 6.10 entropy with one favoured key (derive)
+def _boosted_entropy(lengths, S, delta, double=False, bits=False):
+    n = np.asarray(lengths, dtype=np.float64)
+    e = np.exp(float(delta))
+    Z = e + n - (0.0 if double else 1.0)  # the favoured key, and n - 1 plain ones
+    h = np.log(np.where(n > 0, Z, 1.0)) - np.where(n > 0, float(delta) * e / np.where(n > 0, Z, 1.0), 0.0)
+    return h / np.log(2) if bits else h
+
+
+def _boosted_cases():
+    return grouped(
+        "entropies",
+        Case("lengths [4, 2, 1], S=4, delta 1.5", lengths=np.array([4, 2, 1]), S=4, delta=1.5),
+        Case("lengths [5, 9], S=9, delta 3", lengths=np.array([5, 9]), S=9, delta=3.0),
+        Case("lengths [3, 7], S=7, a disfavoured key: delta -2", lengths=np.array([3, 7]), S=7, delta=-2.0),
+    ) + grouped(
+        "fully padded rows",
+        Case("lengths [0, 6]: a fully padded row, S=6, delta 0.5", lengths=np.array([0, 6]), S=6, delta=0.5),
+    )
 
 
 register(
     Exercise(
-        id="ch06.masked_uniform_entropy",
+        id="ch06.boosted_key_entropy",
         number="6.10",
-        title="the entropy of a padded query's weights",
+        title="the entropy of a padded query that favours one key",
         points=1,
-        function="masked_uniform_entropy",
-        hint="with n visible keys and equal scores, what is each visible weight, and what is the entropy of n equal weights?",
+        function="boosted_key_entropy",
+        hint="write each visible weight with one normaliser; the favoured key and the others differ by a factor",
         kind="derive",
-        description="Every score in a row is the same, and a padding mask leaves the first `lengths[b]` "
-        "of the `S` keys visible. Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of the masked softmax "
-        "weights of each row as a closed form in `lengths` (and `S`, if it matters), and return it, "
-        "one value per row, shape `lengths.shape`. A row with nothing to attend to has all-zero "
-        "weights: entropy 0. numpy; no attncourse function.",
+        description="A padding mask leaves the first `lengths[b]` of the `S` keys of row `b` visible. Every "
+        "visible key has the same score, except key 0 (always visible when any key is), whose score is "
+        "higher by `delta` (a float, possibly negative). Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of "
+        "each row's masked softmax weights in terms of `lengths`, `S` (if it matters) and `delta`, and "
+        "return it, one value per row, shape `lengths.shape`. A row with nothing to attend to has all-zero "
+        "weights: entropy 0. numpy or torch; no attncourse function.",
         solution='''
-            def masked_uniform_entropy(lengths, S):
-                """Entropy (nats) of masked softmax weights over equal scores with lengths[b] visible keys."""
+            def boosted_key_entropy(lengths, S, delta):
+                """Entropy (nats) of masked softmax weights: lengths[b] visible keys, key 0's score higher by delta."""
                 ### BEGIN SOLUTION
-                # n equal visible scores -> weight 1/n each: -n * (1/n) log(1/n) = log n; S does not matter
                 n = np.asarray(lengths, dtype=float)
-                return np.log(np.where(n > 0, n, 1.0))  # no visible key: all-zero weights, entropy 0
+                Z = np.exp(delta) + n - 1  # e^delta for key 0, 1 for each of the n - 1 others (scores shifted)
+                Z = np.where(n > 0, Z, 1.0)  # a fully padded row: no normaliser needed
+                # H = -sum p ln p with p_0 = e^delta / Z, p_j = 1 / Z: H = ln Z - delta * p_0
+                return np.where(n > 0, np.log(Z) - delta * np.exp(delta) / Z, 0.0)
                 ### END SOLUTION
         ''',
-        reference=_uniform_entropy,
-        public_cases=lambda: grouped(
-            "entropies",
-            Case("lengths [4, 2, 1], S=4", lengths=np.array([4, 2, 1]), S=4),
-            Case("lengths [5, 9], S=9", lengths=np.array([5, 9]), S=9),
-            Case("lengths [0, 7]: a fully padded row, S=7", lengths=np.array([0, 7]), S=7),
-        ),
+        reference=_boosted_entropy,
+        public_cases=_boosted_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "the masked keys get weight 0, so only the visible ones count: the entropy is log(lengths), "
-                "not log(S)",
-                variant=lambda lengths, S: np.full(np.shape(lengths), np.log(S)),
+                "your entropy does not depend on delta",
+                name="delta ignored",
+                hint="key 0's weight is not 1 / n",
+                variant=lambda lengths, S, delta: np.log(np.maximum(np.asarray(lengths, dtype=float), 1.0)),
             ),
             Diagnosis(
-                "that is in bits (log base 2); this course measures entropy in nats: np.log",
-                variant=lambda lengths, S: _uniform_entropy(lengths, S) / np.log(2),
+                "your entropy counts all S keys; the masked ones get weight 0",
+                name="S keys, not lengths",
+                hint="only the visible keys carry weight",
+                variant=lambda lengths, S, delta: _boosted_entropy(np.full(np.shape(lengths), S), S, delta),
+            ),
+            Diagnosis(
+                "your normaliser counts key 0 among the plain keys as well",
+                name="favoured key counted twice",
+                hint="n visible keys: one favoured, n - 1 plain",
+                variant=lambda lengths, S, delta: _boosted_entropy(lengths, S, delta, double=True),
+            ),
+            Diagnosis(
+                "that is in bits (log base 2); this course measures entropy in nats",
+                name="bits",
+                hint="np.log, not np.log2",
+                variant=lambda lengths, S, delta: _boosted_entropy(lengths, S, delta, bits=True),
             ),
         ),
     )

@@ -12,129 +12,112 @@ from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 __all__: list = []
 
 
-# ----------------------------------------------------------------------------- 7.1 partial rotary
-def _partial(x, positions, rotary_dim, mode="first"):
+# ----------------------------------------------------------------------------- 7.1 RoPE for a left-padded batch
+def _left_padded(x, lengths, mode="right"):
+    """RoPE with each sequence's own positions; ``mode`` names a classic mistake."""
     x = np.asarray(x)
-    r = rotary_dim
-    if mode == "all":
-        return apply_rope(x, positions)
-    if mode == "last":
-        return np.concatenate([x[..., :-r], apply_rope(x[..., -r:], positions)], axis=-1)
-    if mode == "width E":  # the rotated pairs use the frequencies of the whole width
-        E = x.shape[-1]
-        half = r // 2
-        angles = np.asarray(positions, dtype=np.float64)[..., None] * 10000.0 ** (-2 * np.arange(half) / E)
-        cos, sin = np.concatenate([np.cos(angles)] * 2, -1), np.concatenate([np.sin(angles)] * 2, -1)
-        part = x[..., :r]
-        rotated = np.concatenate([-part[..., half:], part[..., :half]], axis=-1)
-        return np.concatenate([part * cos + rotated * sin, x[..., r:]], axis=-1)
-    interleaved = mode == "interleaved"
-    return np.concatenate([apply_rope(x[..., :r], positions, interleaved=interleaved), x[..., r:]], axis=-1)
+    L = x.shape[-2]
+    lengths = np.asarray(lengths)
+    slot = np.arange(L)[None, :]  # (1, L)
+    pos = slot - (L - lengths)[:, None]  # (B, L): the first real token is position 0
+    real = pos >= 0
+    interleaved = False
+    if mode == "slots":  # positions 0..L-1 whatever the padding
+        pos = np.broadcast_to(slot, real.shape)
+    elif mode == "from 1":
+        pos = pos + 1
+    elif mode == "padding rotated":
+        real = np.ones_like(real)
+    elif mode == "padding on the right":
+        pos, real = np.broadcast_to(slot, real.shape), slot < lengths[:, None]
+    elif mode == "interleaved":
+        interleaved = True
+    rotated = apply_rope(x, np.where(real, pos, 0), interleaved=interleaved)
+    return np.where(real[..., None], rotated, x)
 
 
-def _partial_cases():
-    rng = np.random.default_rng(701)
+def _left_padded_cases():
+    rng = np.random.default_rng(711)
     n = rng.normal
-    return (
-        grouped(
-            "positions",
-            Case(
-                "L=4, E=8, rotary_dim=4, positions 0..3",
-                x=n(size=(4, 8)),
-                positions=np.arange(4),
-                rotary_dim=4,
-            ),
-            Case(
-                "L=3, E=12, rotary_dim=4, positions 5, 6, 7",
-                x=n(size=(3, 12)),
-                positions=np.array([5, 6, 7]),
-                rotary_dim=4,
-            ),
-            Case(
-                "L=3, E=6, rotary_dim=6 (all of it)",
-                x=n(size=(3, 6)),
-                positions=np.array([1, 4, 9]),
-                rotary_dim=6,
-            ),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "batch (2, 2), L=2, E=12, rotary_dim=8, positions 3, 11",
-                x=n(size=(2, 2, 2, 12)),
-                positions=np.array([3, 11]),
-                rotary_dim=8,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=3, E=8, rotary_dim=4, positions 0, 4, 9",
-                x=n(size=(3, 8)).astype(np.float32),
-                positions=np.array([0, 4, 9]),
-                rotary_dim=4,
-            ),
-        )
+    return grouped(
+        "values",
+        Case("B=2, L=5, E=4, lengths [5, 3]", x=n(size=(2, 5, 4)), lengths=np.array([5, 3])),
+        Case("B=3, L=4, E=6, lengths [2, 4, 1]", x=n(size=(3, 4, 6)), lengths=np.array([2, 4, 1])),
+        Case("B=2, L=7, E=8, lengths [4, 6]", x=n(size=(2, 7, 8)), lengths=np.array([4, 6])),
+    ) + grouped(
+        "edge rows",
+        Case(
+            "float32, B=2, L=3, E=4, lengths [0, 2]: a row of padding",
+            x=n(size=(2, 3, 4)).astype(np.float32),
+            lengths=np.array([0, 2]),
+        ),
     )
 
 
 register(
     Exercise(
-        id="ch07.partial_rotary",
+        id="ch07.rope_left_padded",
         number="7.1",
-        title="RoPE on part of each head",
+        title="RoPE for a left-padded batch",
         points=2,
-        hint="which features are rotated, and of which width are the frequencies of a rotation of rotary_dim features?",
-        function="partial_rotary",
-        description="GPT-NeoX (`rotary_pct = 0.25`) and Phi-2 (`partial_rotary_factor`) rotate only the "
-        "first `rotary_dim` features of each head and pass the other `E - rotary_dim` through unchanged. "
-        "The rotated part is RoPE of width `rotary_dim` in the half-split layout: feature `i` pairs with "
-        "feature `i + rotary_dim/2` and the pair turns by `positions * 10000^(-2i/rotary_dim)`, "
-        "`i = 0 .. rotary_dim/2 - 1`. For `x (..., L, E)`, `positions (L,)` and an even "
-        "`rotary_dim <= E`, return the `(..., L, E)` result. numpy or torch; no attncourse function.",
+        hint="what is the position of the first real token of row b, and in which slot is it?",
+        function="rope_left_padded",
+        description="A batch prepared for generation is *left*-padded, so that every sequence ends in "
+        "the last slot: in `x (B, L, E)`, sequence `b` has `L - lengths[b]` padding slots, then its "
+        "`lengths[b]` real tokens. Apply the chapter's RoPE to each real token at the position it has "
+        "in its own sequence (its first real token is at position 0): feature `i` pairs with feature "
+        "`i + E/2` and the pair turns by `position * 10000^(-2i/E)`, `i = 0 .. E/2 - 1` ($E$ is even). "
+        "Padding slots come back unchanged. Return the `(B, L, E)` result. numpy or torch; no "
+        "attncourse function.",
         solution='''
-            def partial_rotary(x, positions, rotary_dim):
-                """RoPE (half-split) on the first rotary_dim features of x (..., L, E); the rest unchanged."""
+            def rope_left_padded(x, lengths):
+                """RoPE (half-split) of left-padded x (B, L, E), each real token at its own sequence's position."""
                 ### BEGIN SOLUTION
-                half = rotary_dim // 2
-                inv_freq = 10000.0 ** (-2 * np.arange(half) / rotary_dim)  # (r/2,): the frequencies of width r
-                angles = np.asarray(positions)[:, None] * inv_freq  # (L, 1) * (r/2,) -> (L, r/2)
-                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (L, r): i and i + r/2 share an angle
+                B, L, E = x.shape
+                pos = np.arange(L)[None, :] - (L - np.asarray(lengths))[:, None]  # (B, L): 0 at the first real token
+                real = pos >= 0  # (B, L): padding has negative positions
+                inv_freq = 10000.0 ** (-2 * np.arange(E // 2) / E)  # (E/2,)
+                angles = np.where(real, pos, 0)[..., None] * inv_freq  # (B, L, 1) * (E/2,) -> (B, L, E/2)
+                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (B, L, E): i and i + E/2 share an angle
                 sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
-                part, rest = x[..., :rotary_dim], x[..., rotary_dim:]
-                rotated = np.concatenate([-part[..., half:], part[..., :half]], axis=-1)  # rotate_half(part)
-                return np.concatenate([part * cos + rotated * sin, rest], axis=-1)  # (..., L, E)
+                rotated = np.concatenate([-x[..., E // 2:], x[..., :E // 2]], axis=-1)  # rotate_half(x)
+                return np.where(real[..., None], x * cos + rotated * sin, x)  # padding unchanged
                 ### END SOLUTION
         ''',
-        reference=_partial,
-        public_cases=_partial_cases,
+        reference=_left_padded,
+        public_cases=_left_padded_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "every feature was rotated: only the first rotary_dim features turn, the others pass "
-                "through unchanged",
-                name="rotated every feature",
-                hint="split x into x[..., :rotary_dim] and the rest",
-                variant=lambda x, p, r: _partial(x, p, r, "all") if r < np.shape(x)[-1] else None,
+                "your real tokens' positions count the padding slots before them",
+                name="positions are slots",
+                hint="the first real token of row b is in slot L - lengths[b]",
+                variant=lambda x, n: _left_padded(x, n, "slots"),
             ),
             Diagnosis(
-                "you rotated the last rotary_dim features; the first ones turn",
-                name="rotated the last features",
-                hint="x[..., :rotary_dim] is the part that turns",
-                variant=lambda x, p, r: _partial(x, p, r, "last") if r < np.shape(x)[-1] else None,
+                "each real token's position is one more than its place in its own sequence",
+                name="positions from 1",
+                hint="the first real token is position 0",
+                variant=lambda x, n: _left_padded(x, n, "from 1"),
             ),
             Diagnosis(
-                "your frequencies come from the whole width E: a rotation of rotary_dim features uses "
-                "10000^(-2i/rotary_dim)",
-                name="frequencies of width E",
-                hint="the exponent's denominator is the width of what is rotated",
-                variant=lambda x, p, r: _partial(x, p, r, "width E") if r < np.shape(x)[-1] else None,
+                "your padding slots are changed",
+                name="padding rotated",
+                hint="where no real token is, return x as it is",
+                variant=lambda x, n: _left_padded(x, n, "padding rotated"),
             ),
             Diagnosis(
-                "you paired neighbours (2i, 2i+1), the interleaved layout; here feature i pairs with "
-                "i + rotary_dim/2",
+                "you treated the first lengths[b] slots as the real tokens: the padding here comes first",
+                name="padding on the right",
+                hint="the real tokens are the last lengths[b] slots",
+                variant=lambda x, n: _left_padded(x, n, "padding on the right"),
+            ),
+            Diagnosis(
+                "you paired neighbours (2i, 2i+1), the interleaved layout; the chapter's RoPE pairs "
+                "feature i with i + E/2",
                 name="interleaved pairs",
-                hint="rotate_half on the rotated part",
-                variant=lambda x, p, r: _partial(x, p, r, "interleaved") if r > 2 else None,
+                hint="rotate_half: (-x2, x1) for the halves x1, x2",
+                variant=lambda x, n: _left_padded(x, n, "interleaved") if np.shape(x)[-1] > 2 else None,
             ),
         ),
     )
@@ -559,58 +542,57 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.7 pairs that turn a full circle (predict)
-def _pairs_turning(E=128, base=10000.0, context=4096, two_pi=True, double=True, strict=False):
-    i = np.arange(E // 2)
-    wavelength = (2 * np.pi if two_pi else 1.0) * base ** ((2 * i if double else i) / E)
-    return np.array(int((wavelength < context).sum() if strict else (wavelength <= context).sum()))
+# ----------------------------------------------------------------------------- 7.7 ALiBi heads that look near (predict)
+def _recent_heads(H=16, L=2048, n=100, first=1, uniform=False):
+    slopes = 2.0 ** (-8.0 * (np.arange(H) + first) / H)
+    d = np.arange(L)  # distance from the query, itself at 0
+    count = 0
+    for m in slopes:
+        w = np.ones(L) if uniform else np.exp(-m * d)
+        count += w[:n].sum() / w.sum() > 0.5
+    return np.array(int(count))
 
 
 register(
     Exercise(
-        id="ch07.predict_pairs_turning",
+        id="ch07.predict_alibi_recent_heads",
         number="7.7",
-        title="predict how many RoPE pairs turn a full circle in the context",
+        title="predict how many ALiBi heads look mostly near",
         points=1,
-        function="predict_pairs_turning",
+        function="predict_alibi_recent_heads",
         kind="predict",
-        description="RoPE with $E = 128$ features (64 pairs) and base 10000 rotates pair $i$ by "
-        "$\\theta_i = 10000^{-2i/E}$ radians per position, $i = 0, \\dots, 63$. A model is trained on "
-        "contexts of 4096 positions. How many of the 64 pairs turn through at least one full circle "
-        "($2\\pi$) within 4096 positions? (The others never show the model a complete period during "
-        "training.) Return the count, an integer; it must be exact.",
+        description="A causal layer with ALiBi has 16 heads with Exercise 7.5's slopes "
+        "$m_h = 2^{-8(h+1)/H}$, $H = 16$. Take the last query of a 2048-token sequence, and suppose "
+        "its content scores $q \\cdot k_j/\\sqrt{d}$ are the same for all 2048 keys, so that only "
+        "ALiBi's penalty tells the keys apart. In how many of the 16 heads does this query put more "
+        "than half of its attention weight on the 100 most recent keys (itself and the 99 before it)? "
+        "Return the count (exact).",
         solution='''
-            def predict_pairs_turning():
-                """How many of RoPE's 64 pairs (E = 128, base 10000) complete a turn within 4096 positions."""
+            def predict_alibi_recent_heads():
+                """How many of 16 ALiBi heads put most of an equal-content query's weight on its 100 nearest keys."""
                 ### BEGIN SOLUTION
-                # pair i needs 2 pi / theta_i = 2 pi * 10000 ** (2 i / 128) positions per turn;
-                # that is <= 4096 while 2 i / 128 <= log(4096 / (2 pi)) / log(10000) = 0.7037, so i <= 45
-                return 46  # pairs 0..45; pair 45 turns in 4080 positions, pair 46 needs 4712
+                # weights fall geometrically with the distance d: e^(-m d) / sum_d e^(-m d), d = 0..2047;
+                # the nearest 100 hold (1 - e^(-100 m)) / (1 - e^(-2048 m)): above 1/2 for m >= 2^(-7)
+                # (0.542) but not for 2^(-7.5) (0.424): heads 0..13
+                return 14
                 ### END SOLUTION
         ''',
-        reference=lambda: _pairs_turning(),
-        public_cases=lambda: grouped("prediction", Case("E = 128, base 10000, 4096 positions")),
+        reference=lambda: _recent_heads(),
+        public_cases=lambda: grouped("prediction", Case("16 heads, 2048 keys, the 100 most recent")),
         tolerance=(0.0, 0.0),
-        hint="a pair turning theta per position needs 2 pi / theta positions for a full circle; which i keep that under 4096?",
+        hint="with equal content scores, how does the weight on key j fall with the distance, and what share do the first 100 distances hold?",
         diagnoses=(
             Diagnosis(
-                "that counts the pairs whose 1 / theta (positions per radian) fits in 4096: a full turn "
-                "takes 2 pi radians",
-                name="forgot 2 pi",
-                hint="the period of pair i is 2 pi / theta_i",
-                variant=lambda: _pairs_turning(two_pi=False),
+                "that is the count if head 0's slope were 1",
+                name="slopes start at 1",
+                hint="head h has slope 2^(-8(h+1)/H)",
+                variant=lambda: _recent_heads(first=0),
             ),
             Diagnosis(
-                "that is every pair: is the exponent of pair i 2i/E or i/E?",
-                name="exponent i/E",
-                hint="theta_i = 10000 ** (-2 i / E)",
-                variant=lambda: _pairs_turning(double=False),
-            ),
-            Diagnosis(
-                "one short: you counted the last pair that fits as the count; the pairs start at i = 0",
-                name="counted the last index",
-                hint="pairs 0..k are k + 1 pairs",
-                variant=lambda: _pairs_turning() - 1,
+                "that is the count with equal weights on every key, as if no head penalised distance",
+                name="penalty ignored",
+                hint="ALiBi subtracts m_h times the distance from each score",
+                variant=lambda: _recent_heads(uniform=True),
             ),
         ),
     )

@@ -33,10 +33,7 @@ SHARED_MISTAKES[POST_NORM] = (
     "post-norm instead of pre-norm",
     "pre-norm normalises only the sublayer's input and adds its output to the untouched stream: x + f(LN(x))",
 )
-UNBIASED_VAR = (
-    "layer norm divides by d (the biased variance), not d - 1: torch's var() and numpy's var(ddof=1) "
-    "use d - 1; F.layer_norm does it right"
-)
+UNBIASED_VAR = "your layer norm divides the squared deviations by d - 1, the unbiased variance"
 
 
 def _layer_norm(x, ddof=0):
@@ -49,6 +46,10 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 def _gelu(z):
     return z * 0.5 * (1.0 + _erf(z / math.sqrt(2.0)))  # the exact GELU, z * Phi(z)
+
+
+def _gelu_tanh(z):
+    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))  # GPT-2's approximation
 
 
 # ----------------------------------------------------------------------------- 8.1 block size (predict)
@@ -89,15 +90,21 @@ register(
         public_cases=lambda: grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256")),
         diagnoses=(
             Diagnosis(
-                "the two layer norms have parameters too: a gamma and a beta of d_model numbers each",
+                "your count leaves out the layer norms' parameters",
+                name="layer norms left out",
+                hint="each layer norm learns a scale and a shift per feature",
                 variant=lambda: _block_parameters() - 4 * 64,
             ),
             Diagnosis(
-                "the biases are missing: 4 * 64 in attention, 256 + 64 in the MLP, 2 * 64 in the norms' betas",
+                "your count leaves out the biases (the layer norms' shifts among them)",
+                name="biases left out",
+                hint="every linear layer and both layer norms have biases",
                 variant=lambda: np.array(4 * 64 * 64 + 2 * 64 + 2 * 64 * 256),
             ),
             Diagnosis(
-                "the MLP is d_ff = 4 * d_model = 256 wide: its two matrices are (64, 256) and (256, 64)",
+                "your count has an MLP only d_model wide",
+                name="MLP of width d_model",
+                hint="the MLP's hidden layer is d_ff wide",
                 variant=lambda: np.array(4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * (64 * 64 + 64)),
             ),
         ),
@@ -133,11 +140,15 @@ register(
         tolerance=(0.02, 0.0),
         diagnoses=(
             Diagnosis(
-                "the MLP has two matrices of d x 4d, 8 d^2 in all, against attention's four d x d (4 d^2)",
+                "that is the share if the MLP held as many weights as attention",
+                name="MLP as large as attention",
+                hint="write the MLP's two matrices and attention's four in units of d_model squared",
                 variant=lambda: np.array(0.5),
             ),
             Diagnosis(
-                "that is the attention's share; the MLP holds the other two thirds",
+                "that is attention's share, not the MLP's",
+                name="attention's share",
+                hint="which part did the question ask about?",
                 variant=lambda: np.array(1.0 / 3.0),
             ),
         ),
@@ -175,14 +186,27 @@ def _block_cases():
 
 
 def _block(
-    x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads, post=False, ddof=0, scale=None, causal=True, parallel=True
+    x,
+    W_q,
+    W_k,
+    W_v,
+    W_o,
+    W_1,
+    W_2,
+    n_heads,
+    post=False,
+    ddof=0,
+    scale=None,
+    causal=True,
+    parallel=True,
+    gelu=_gelu,
 ):
     def attend(h):
         q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))  # (B, L, d) -> (B, H, L, d_head)
         return merge_heads(sdpa(q, k, v, is_causal=causal, scale=scale)[0]) @ W_o  # -> (B, L, d)
 
     def mlp(h):
-        return _gelu(h @ W_1) @ W_2  # (B, L, d) -> (B, L, d_ff) -> (B, L, d)
+        return gelu(h @ W_1) @ W_2  # (B, L, d) -> (B, L, d_ff) -> (B, L, d)
 
     if post:  # the two sublayers in sequence, each followed by its norm
         x = _layer_norm(x + attend(x), ddof)
@@ -207,7 +231,8 @@ register(
         title="a parallel block's forward pass",
         points=5,
         function="parallel_block",
-        hint="how many times is x normalised in a parallel block, and what is added to the untouched x?",
+        hint="compare each piece with the prompt: the normalisation, the attention, the MLP and its GELU, "
+        "and what is added to x",
         kind="implement",
         array_kind="torch",
         description="GPT-J, GPT-NeoX and PaLM use a *parallel* block instead of the chapter's "
@@ -247,13 +272,25 @@ register(
                 variant=lambda *a: _block(*a, parallel=False),
             ),
             Diagnosis(POST_NORM, variant=lambda *a: _block(*a, post=True)),
-            Diagnosis(UNBIASED_VAR, variant=lambda *a: _block(*a, ddof=1)),
             Diagnosis(
-                "the attention is not causal: a decoder block must not let position t see t + 1 "
-                "(is_causal=True)",
+                UNBIASED_VAR,
+                name="layer norm divides by d (the biased variance), not d - 1",
+                hint="torch's var() and numpy's var(ddof=1) divide by d - 1; F.layer_norm divides by d",
+                variant=lambda *a: _block(*a, ddof=1),
+            ),
+            Diagnosis(
+                "the attention is not causal: position t sees t + 1",
+                name="the attention is not causal",
+                hint="a decoder block's attention is causal: is_causal=True",
                 variant=lambda *a: _block(*a, causal=False),
             ),
             Diagnosis(D_MODEL_SCALE, variant=lambda *a: _block(*a, scale=1 / np.sqrt(a[0].shape[-1]))),
+            Diagnosis(
+                "your GELU is the tanh approximation; this block uses the exact GELU",
+                name="tanh GELU",
+                hint="F.gelu's default, approximate='none', is the exact one: z * Phi(z)",
+                variant=lambda *a: _block(*a, gelu=_gelu_tanh),
+            ),
         ),
     )
 )

@@ -1,0 +1,133 @@
+"""Chapter 6 (masked attention): what each prompt promises about its inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from case_promises import _rules as r
+
+FLOATS = ("float16", "float32", "float64")
+
+
+def _positive_int(name, x, least=1):
+    out = r.integer(name, x)
+    return out if out or x >= least else [f"{name} = {x} is below {least}"]
+
+
+def _causal_mask(inputs):
+    return _positive_int("L", inputs["L"]) + _positive_int("S", inputs["S"])
+
+
+def _packed(inputs):
+    d = np.asarray(inputs["doc_ids"])
+    out = r.integer("doc_ids", d) + r.ndim_in("doc_ids", d, (2,))
+    for row in d.reshape(-1, d.shape[-1]) if d.ndim == 2 else []:
+        starts = [row[0]] + [b for a, b in zip(row[:-1], row[1:]) if a != b]  # the id of each run
+        if len(starts) != len(set(map(int, starts))):
+            out.append(f"row {row.tolist()} reuses an id after its document ended")
+    return out
+
+
+def _logsumexp(inputs):
+    s, m = inputs["scores"], np.asarray(inputs["mask"])
+    out = r.dtype_in("scores", s, FLOATS) + r.finite("scores", s) + r.dtype_in("mask", m, ("bool",))
+    try:
+        np.broadcast_shapes(m.shape, np.shape(s))
+    except ValueError:
+        out.append(f"mask {m.shape} does not broadcast against scores {np.shape(s)}")
+    return out
+
+
+def _lengths(name, n, size, top, least=0):
+    n = np.asarray(n)
+    out = r.integer(name, n) + r.shape_is(name, n, (size,))
+    if not out and n.size and (n.min() < least or n.max() > top):
+        out.append(f"{name} has entries outside {least} .. {top}")
+    return out
+
+
+def _qkv(inputs, same_length):
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    out = []
+    for name in ("q", "k", "v"):
+        out += r.dtype_in(name, inputs[name], FLOATS) + r.finite(name, inputs[name]) + r.ndim_in(name, inputs[name], (3,))
+        out += r.dtype_in(name, inputs[name], (str(q.dtype),))
+    if out:
+        return out
+    if q.shape[0] != k.shape[0] or k.shape[:2] != v.shape[:2] or q.shape[-1] != k.shape[-1]:
+        out.append(f"q {q.shape}, k {k.shape}, v {v.shape} do not fit together")
+    if same_length and q.shape[1] != k.shape[1]:
+        out.append("self-attention with L != S")
+    return out
+
+
+def _prefix_lm(inputs):
+    q = inputs["q"]
+    out = _qkv(inputs, same_length=True)
+    return out + _lengths("prefix_lengths", inputs["prefix_lengths"], q.shape[0], q.shape[1])
+
+
+def _additive(inputs):
+    bias = inputs["bias"]
+    out = r.dtype_in("bias", bias, ("float16", "float32"))
+    if out:
+        return out
+    a = np.asarray(bias)
+    allowed = (a == 0) | (a == -np.inf) | (a == np.finfo(a.dtype).min)
+    if not allowed.all():
+        out.append("bias holds entries that are neither 0, -inf nor its own dtype's finfo.min")
+    return out
+
+
+def _mha_window(inputs):
+    from case_promises.ch05 import _mha
+
+    return _mha(inputs) + _positive_int("window", inputs["window"])
+
+
+def _streaming(inputs):
+    return (
+        _positive_int("L", inputs["L"])
+        + _positive_int("window", inputs["window"])
+        + _positive_int("n_sink", inputs["n_sink"], least=0)
+    )
+
+
+def _decoder(inputs):
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    out = []
+    for name in ("q", "k", "v"):
+        out += r.dtype_in(name, inputs[name], FLOATS) + r.finite(name, inputs[name])
+    if np.shape(q) != np.shape(k) or np.shape(v)[:-1] != np.shape(q)[:-1] or np.ndim(q) < 2:
+        out.append(f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (..., L, E), (..., L, E), (..., L, Ev)")
+    return out
+
+
+def _wait_k(inputs):
+    q, k = inputs["q"], inputs["k"]
+    out = _qkv(inputs, same_length=False)
+    out += _lengths("key_lengths", inputs["key_lengths"], np.shape(q)[0], np.shape(k)[1])
+    return out + _positive_int("wait", inputs["wait"])
+
+
+def _entropy(inputs):
+    n, S, delta = inputs["lengths"], inputs["S"], inputs["delta"]
+    out = _positive_int("S", S)
+    out += _lengths("lengths", n, np.size(n), S) if not out else []
+    if not isinstance(delta, (float, np.floating)) or not np.isfinite(delta):
+        out.append(f"delta = {delta!r} is not a finite float")
+    return out
+
+
+PROMISES = {
+    "ch06.make_causal_mask": _causal_mask,
+    "ch06.packed_causal_mask": _packed,
+    "ch06.masked_logsumexp": _logsumexp,
+    "ch06.prefix_lm_attention": _prefix_lm,
+    "ch06.mask_from_additive": _additive,
+    "ch06.local_global_attention": _mha_window,
+    "ch06.streaming_mask": _streaming,
+    "ch06.decoder_attention": _decoder,
+    "ch06.wait_k_cross_attention": _wait_k,
+    "ch06.boosted_key_entropy": _entropy,
+}
