@@ -69,7 +69,7 @@ def put(folder: Path, name, nb: dict) -> Path:
 
 
 def read_csv(path: Path) -> list:
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return list(csv.DictReader(f))
 
 

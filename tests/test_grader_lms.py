@@ -109,7 +109,7 @@ ALL = [ex.id for ex in all_exercises("ch01")]
 
 
 def read_csv(path: Path) -> list:
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return list(csv.reader(f))
 
 
@@ -136,7 +136,7 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     summary_page = (out / "summary.html").read_text(encoding="utf-8")
     assert "Ann Absent" not in summary_page and "1 missing (no submission), 1 late" in summary_page
 
-    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+    with open(out / "gradebook.csv", newline="", encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
     assert rows[0]["student"] == "Points Possible" and rows[0]["total"] == str(POINTS)
     assert [rows[0][ex] for ex in ALL] == [str(get(ex).points) for ex in ALL]
@@ -155,13 +155,13 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
 
     # Canvas: columns by name, the Points Possible row, students by ID (Canvas's user id) or by
     # SIS User ID (the roster's id), one kind of id per column
-    canvas = list(csv.DictReader(open(out / "lms" / "canvas.csv", newline="", encoding="utf-8")))
+    canvas = list(csv.DictReader(open(out / "lms" / "canvas.csv", newline="", encoding="utf-8-sig")))
     assert list(canvas[0]) == [*CANVAS_COLUMNS, "Softmax (123)"]
     assert canvas[0]["Student"] == "Points Possible" and float(canvas[0]["Softmax (123)"]) == POINTS
     scores = {(r["ID"], r["SIS User ID"]): float(r["Softmax (123)"]) for r in canvas[1:]}
     assert scores == {("4411", "4411"): POINTS, ("", "208"): float(get(ALL[0]).points), ("", "77"): 0.0}
     # Moodle: the grading worksheet's columns; Identifier "Participant N" and Grade read back
-    moodle = list(csv.DictReader(open(out / "lms" / "moodle.csv", newline="", encoding="utf-8")))
+    moodle = list(csv.DictReader(open(out / "lms" / "moodle.csv", newline="", encoding="utf-8-sig")))
     assert list(moodle[0]) == list(MOODLE_COLUMNS)
     grades = {r["Identifier"]: float(r["Grade"]) for r in moodle}
     assert grades == {"Participant 208": float(get(ALL[0]).points), "Participant 77": 0}  # Moodle's ids
@@ -179,7 +179,7 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     again.parent.mkdir()
     again.write_text(json.dumps(solved(course["student"], *ALL)), encoding="utf-8")
     before = {
-        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8"))
+        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8-sig"))
     }
     assert (
         main(
@@ -188,7 +188,7 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
         == 0
     )
     after = {
-        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8"))
+        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8-sig"))
     }
     assert sorted(after) == sorted(before)
     assert after["Jane Doe_208"]["total"] == str(POINTS) and before["Jane Doe_208"]["total"] != str(POINTS)

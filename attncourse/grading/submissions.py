@@ -26,9 +26,11 @@ __all__ = [
     "Submission",
     "discover",
     "submission_of_file",
+    "submission_of_folder",
     "read_submitted",
     "Scanned",
     "scan_all",
+    "choose_notebooks",
 ]
 
 MAX_NOTEBOOK_BYTES = 256 * 2**20
@@ -48,6 +50,9 @@ class Submission:
     names: Dict[str, LmsName] = field(default_factory=dict)
     earlier: List[str] = field(default_factory=list)  # notebooks of earlier submissions, not graded
     not_notebooks: List[str] = field(default_factory=list)  # other files under the student's name
+    ignored: List[str] = field(default_factory=list)  # notebooks not graded (``choose_notebooks``)
+    choice_notes: List[str] = field(default_factory=list)  # which notebook was graded, and why
+    flags: List[str] = field(default_factory=list)  # for the instructor's "needs a look" list
 
     def order(self, path: str) -> Tuple[int, float, str]:
         """When ``path`` was handed in, as the LMS says: Canvas's submission id, else the file's time."""
@@ -208,6 +213,20 @@ def submission_of_file(path: Path, folder: Path) -> Submission:
     return Submission(ident.key, [str(copy)], lms=ident if ident.lms else None, names={str(copy): ident})
 
 
+def submission_of_folder(path: Path, key: Optional[str] = None) -> Submission:
+    """One student's folder (``Full Name_ID_assignsubmission_file/`` or a folder named as the
+    student): the notebooks directly inside it are that student's submission."""
+    path = Path(path)
+    ident = parse_lms_name(path.name, folder=True)
+    notebooks = sorted(
+        str(p) for p in path.iterdir() if _is_notebook_name(p.name) and p.is_file() and not p.is_symlink()
+    )
+    lms = ident if ident.lms else None
+    if not notebooks:
+        return Submission(key or ident.key, problem="the folder holds no .ipynb notebook", status="malformed", lms=lms)
+    return Submission(key or ident.key, notebooks, lms=lms)
+
+
 def read_submitted(path: str) -> bytes:
     """The bytes of a submitted notebook, or ``NotebookProblem`` saying why not."""
     try:
@@ -246,3 +265,55 @@ def scan_all(
             except NotebookProblem as e:
                 out.problems[path] = f"not a readable notebook: {e}"
     return out
+
+
+def _tell_apart(sub: Submission, paths: List[str]) -> Optional[str]:
+    """The notebook handed in last, when the LMS's record tells: Canvas's submission ids, or (outside
+    Moodle, whose download stamps every file with one time) file times at least 2 s apart."""
+    sids = {p: sub.order(p)[0] for p in paths}
+    if max(sids.values()) >= 0 and list(sids.values()).count(max(sids.values())) == 1:
+        return max(paths, key=lambda p: sids[p])
+    if sub.lms is not None and sub.lms.lms == "moodle":
+        return None
+    times = sorted(((sub.order(p)[1], p) for p in paths), reverse=True)
+    if times[0][0] - times[1][0] >= 2.0:
+        return times[0][1]
+    return None
+
+
+def choose_notebooks(sub: Submission, scanned: Scanned, chapters: List[str], handout: Dict[str, str]) -> None:
+    """One notebook per assigned chapter: the one holding that chapter's exercise cells; of several,
+    the latest by the LMS's record; when nothing tells them apart, the one named as the handed-out
+    notebook (``handout``: chapter -> its file name), else the first by name, flagged for a look.
+    The others are not graded (``sub.ignored``); ``sub.choice_notes`` names both."""
+    drop: List[str] = []
+    for chapter in chapters:
+        holding = [
+            p for p in sub.paths if p in scanned.scans and chapter in scanned.scans[p].chapters() and p not in drop
+        ]
+        if len(holding) < 2:
+            continue
+        latest = _tell_apart(sub, holding)
+        names = {p: (sub.names[p].original if p in sub.names and sub.names[p].original else os.path.basename(p)) for p in holding}
+        if latest is not None:
+            keep, why = latest, "the latest handed in"
+        else:
+            same = [p for p in holding if names[p] == handout.get(chapter)]
+            keep = same[0] if same else sorted(holding, key=lambda p: names[p])[0]
+            why = (
+                f"named as the handed-out notebook ({handout[chapter]})"
+                if same
+                else "the first by name"
+            )
+            why += ": the LMS gives them one time, so which came last cannot be told"
+            sub.flags.append(f"several notebooks hold {chapter}'s exercises; graded {display_name(names[keep])}")
+        others = [p for p in holding if p != keep]
+        drop += others
+        sub.choice_notes.append(
+            f"{len(holding)} notebooks hold the exercises of {chapter}: graded {display_name(names[keep])} ({why}); "
+            f"not graded: {', '.join(display_name(names[p]) for p in others)}. To grade another, remove the "
+            "others from the student's folder and run grade --update with that folder"
+        )
+    if drop:
+        sub.ignored += drop
+        sub.paths = [p for p in sub.paths if p not in drop]
