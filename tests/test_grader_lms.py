@@ -128,7 +128,9 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     )
     out = tmp_path / "results"
     args = ["grade", str(course["bundle"]), str(subs), str(out), "--roster", str(roster), *FAST]
-    assert main(args + ["--assignment-name", "Softmax (123)"]) == 0
+    assert main(args + ["--assignment-name", "Softmax (123)"]) == 1  # stranger matches no one: stop
+    assert not (out / "lms").exists() and "match no student" in capsys.readouterr().err
+    assert main(args + ["--assignment-name", "Softmax (123)", "--allow-unmatched", "--force"]) == 0
     captured = capsys.readouterr()
     printed = captured.out
     assert "1 submission(s) match no student of the roster" in printed and "stranger" in printed
@@ -227,7 +229,8 @@ def test_the_gradescope_autograder_runs_in_gradescopes_layout(course, tmp_path, 
     assert [t["name"] for t in data["tests"] if t["visibility"] == "visible"][0].startswith("Exercise 1.1")
     assert all(set(t) >= {"name", "score", "max_score", "output", "visibility"} for t in data["tests"])
     said = "bubblewrap cannot run in this container" in done.stdout
-    assert said == no_bwrap and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
+    assert said == no_bwrap, done.stdout[-3000:]
+    assert ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap, data["output"] and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
 
 
 def _nobody_python(root: Path) -> Path:
@@ -288,6 +291,8 @@ def test_the_gradescope_autograder_grades_as_nobody_without_bubblewrap(course, t
         assert data["output"].startswith("Status: ok"), data["output"]
         assert data["score"] == POINTS, data["output"]
         assert "as user nobody" in data["output"] and "as user nobody" in done.stdout
+        # and nothing says the opposite (the run's sandbox line, the --sandbox none warning)
+        assert "sandbox: none" not in done.stdout and "with your permissions" not in done.stdout, done.stdout
         # the isolation that is left, and what is not, is said
         for words in ("a separate user", "resource limits", "no bubblewrap", "network"):
             assert words in data["output"], data["output"]
