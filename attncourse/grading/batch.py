@@ -444,8 +444,9 @@ def _assess_late(results: List[StudentGrade], submissions: List[Submission], lat
             submitted, source = float(recorded), str(sg.identity.get("submitted_source") or "the LMS")
         else:
             submitted, source = max(sub.order(p)[1] for p in sub.paths) or None, FILE_TIME
-            if late.due is not None:
-                sg.flags.append("lateness from the file's time (no LMS record of when it was handed in)")
+            if late.due is not None and sub.lms is not None and sub.lms.lms == "moodle":
+                # a Moodle zip stamps every file with the download's time: the worksheet has the real one
+                sg.flags.append("lateness from the file's time: give Moodle's grading worksheet as --roster")
         extension = float(sg.identity.get("extension_days", 0) or 0)
         sg.penalty = late.assess(submitted, sub.late, extension, source)
         sg.identity["late"] = bool(sg.penalty)  # the policy's verdict: an extension may cover a flag

@@ -263,6 +263,8 @@ def needs_a_look(s: dict) -> List[str]:
         c.get("status") in ("not attempted", "missing", "not run") for c in results
     ):
         why.append("blank: no exercise attempted")
+    elif status not in NOT_GRADED and exercises and not any(float(e.get("earned") or 0) for e in exercises.values()):
+        why.append("0 points: blank, or nothing right")
     if any(re.search(r"\b(syntax )?errors in ", n) for n in notes):
         why.append("cell errors")
     hidden_only = [
