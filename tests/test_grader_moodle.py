@@ -209,9 +209,10 @@ def test_submissions_that_match_no_one_stop_the_run_loudly(handout, tmp_path, ca
     assert (tmp_path / "allowed" / "lms" / "moodle.csv").is_file()
 
 
-def test_of_two_notebooks_with_one_time_the_handed_out_name_is_graded_and_named(handout, tmp_path):
+def test_of_two_notebooks_with_one_time_the_handed_out_name_counts_and_is_named(handout, tmp_path):
     subs = tmp_path / "download"
-    wrong = solved(handout["student"], CH06[:2])
+    # the older file: a wrong causal mask (the diagonal left out), the rest as handed out
+    wrong = answered(handout["student"], {"ch06.make_causal_mask": "def make_causal_mask(L, S):\n    return np.tril(np.ones((L, S), dtype=bool), -1)\n"})
     students = [
         ("Ana Lee", 7, {"06_masked_attention.ipynb": solved(handout["student"]), "06_masked_attention_old.ipynb": wrong}, DUE)
     ]  # fmt: skip
@@ -219,7 +220,7 @@ def test_of_two_notebooks_with_one_time_the_handed_out_name_is_graded_and_named(
     assert grade(handout["bundle"], subs, tmp_path / "out") == 0
     row = read_csv(tmp_path / "out" / "gradebook.csv")[1]
     assert float(row["total"]) == POINTS
-    assert "graded 06_masked_attention.ipynb" in row["notes"] and "06_masked_attention_old.ipynb" in row["notes"]
+    assert "06_masked_attention.ipynb counts" in row["notes"] and "not 06_masked_attention_old.ipynb" in row["notes"]
     summary = json.loads((tmp_path / "out" / "results.json").read_text(encoding="ascii"))
     assert summary["students"][0]["flags"]  # on the needs-a-look list
 

@@ -50,7 +50,6 @@ class Submission:
     names: Dict[str, LmsName] = field(default_factory=dict)
     earlier: List[str] = field(default_factory=list)  # notebooks of earlier submissions, not graded
     not_notebooks: List[str] = field(default_factory=list)  # other files under the student's name
-    ignored: List[str] = field(default_factory=list)  # notebooks not graded (``choose_notebooks``)
     choice_notes: List[str] = field(default_factory=list)  # which notebook was graded, and why
     flags: List[str] = field(default_factory=list)  # for the instructor's "needs a look" list
 
@@ -267,53 +266,38 @@ def scan_all(
     return out
 
 
-def _tell_apart(sub: Submission, paths: List[str]) -> Optional[str]:
-    """The notebook handed in last, when the LMS's record tells: Canvas's submission ids, or (outside
-    Moodle, whose download stamps every file with one time) file times at least 2 s apart."""
-    sids = {p: sub.order(p)[0] for p in paths}
-    if max(sids.values()) >= 0 and list(sids.values()).count(max(sids.values())) == 1:
-        return max(paths, key=lambda p: sids[p])
-    if sub.lms is not None and sub.lms.lms == "moodle":
-        return None
-    times = sorted(((sub.order(p)[1], p) for p in paths), reverse=True)
-    if times[0][0] - times[1][0] >= 2.0:
-        return times[0][1]
-    return None
-
-
 def choose_notebooks(sub: Submission, scanned: Scanned, chapters: List[str], handout: Dict[str, str]) -> None:
-    """One notebook per assigned chapter: the one holding that chapter's exercise cells; of several,
-    the latest by the LMS's record; when nothing tells them apart, the one named as the handed-out
-    notebook (``handout``: chapter -> its file name), else the first by name, flagged for a look.
-    The others are not graded (``sub.ignored``); ``sub.choice_notes`` names both."""
-    drop: List[str] = []
+    """Put a Moodle student's notebooks in the order that decides which counts.
+
+    Each exercise counts from the latest notebook that holds its cell with an answer
+    (``marking.student_grade``): the latest by Canvas's submission id, else by file time.  Moodle's
+    zip stamps every file of a submission with one time, so for a Moodle student whose notebooks
+    hold one chapter's exercises nothing tells them apart: the one named as the handed-out notebook
+    (``handout``: chapter -> its file name) is taken as the latest, the others by name before it;
+    a note names the notebook that counts and the others, and the student is flagged for a look.
+    """
+    if sub.lms is None or sub.lms.lms != "moodle":
+        return
     for chapter in chapters:
-        holding = [
-            p for p in sub.paths if p in scanned.scans and chapter in scanned.scans[p].chapters() and p not in drop
-        ]
+        holding = [p for p in sub.paths if p in scanned.scans and chapter in scanned.scans[p].chapters()]
         if len(holding) < 2:
             continue
-        latest = _tell_apart(sub, holding)
-        names = {p: (sub.names[p].original if p in sub.names and sub.names[p].original else os.path.basename(p)) for p in holding}
-        if latest is not None:
-            keep, why = latest, "the latest handed in"
-        else:
-            same = [p for p in holding if names[p] == handout.get(chapter)]
-            keep = same[0] if same else sorted(holding, key=lambda p: names[p])[0]
-            why = (
-                f"named as the handed-out notebook ({handout[chapter]})"
-                if same
-                else "the first by name"
-            )
-            why += ": the LMS gives them one time, so which came last cannot be told"
-            sub.flags.append(f"several notebooks hold {chapter}'s exercises; graded {display_name(names[keep])}")
-        others = [p for p in holding if p != keep]
-        drop += others
+        names = {
+            p: (sub.names[p].original if p in sub.names and sub.names[p].original else os.path.basename(p))
+            for p in holding
+        }
+        same = [p for p in holding if names[p] == handout.get(chapter)]
+        first = same[0] if same else sorted(holding, key=lambda p: names[p])[-1]
+        why = "named as the handed-out notebook" if same else "the last by name"
+        others = [p for p in holding if p != first]
+        sub.paths = [p for p in sub.paths if p != first] + [first]
         sub.choice_notes.append(
-            f"{len(holding)} notebooks hold the exercises of {chapter}: graded {display_name(names[keep])} ({why}); "
-            f"not graded: {', '.join(display_name(names[p]) for p in others)}. To grade another, remove the "
-            "others from the student's folder and run grade --update with that folder"
+            f"{len(holding)} notebooks hold the exercises of {chapter} and Moodle gives them one time: where "
+            f"several answer an exercise, {display_name(names[first])} counts ({why}), not "
+            f"{', '.join(display_name(names[p]) for p in others)}; the feedback names the notebook of each "
+            "exercise. To grade another, leave it alone in the student's folder and regrade the folder "
+            "with --update"
         )
-    if drop:
-        sub.ignored += drop
-        sub.paths = [p for p in sub.paths if p not in drop]
+        sub.flags.append(
+            f"several notebooks hold {chapter}'s exercises, with one time; {display_name(names[first])} counts first"
+        )

@@ -45,7 +45,7 @@ CSS = """
 @media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--bg:#121212;--muted:#b0b0b0;--bar:#7fb0ef;--line:#444}}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-main{max-width:60rem;margin:0 auto;padding:1rem}
+main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}
 th,td{text-align:left;padding:.3rem .4rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
@@ -67,7 +67,9 @@ ul{padding-left:1.2rem}li{overflow-wrap:anywhere}
  table.cards td{display:flex;gap:.5rem;border:0;padding:.15rem .3rem;text-align:left}
  table.cards td.n{white-space:normal;text-align:left}
  table.cards td::before{content:attr(data-label);font-weight:600;min-width:6.5rem;flex:none}
+ table.cards td:empty{display:none}
 }
+table.cards td.nw,table.cards th.nw{white-space:nowrap;overflow-wrap:normal}
 """
 
 NOT_GRADED = ("missing", "ambiguous", "error", "malformed", "not_a_notebook", "other_chapter")
@@ -299,6 +301,9 @@ def _late_by(s: dict) -> str:
     return "flagged late" if _late(s) else ""
 
 
+_CLASS = {"total": ' class="n"', **{h: ' class="nw"' for h in ("status", "late by", "penalty", "feedback")}}
+
+
 def student_rows(students: List[dict], possible: float) -> str:
     """The per-student table (cards on a narrow screen)."""
     head = ["student", "total", "status", "late by", "penalty", "flags", "feedback"]
@@ -314,16 +319,16 @@ def student_rows(students: List[dict], possible: float) -> str:
             _t(_late_by(s)),
             _t(f"-{p['percent']:g}%") if p.get("percent") else "",
             _t("; ".join(flags)),
-            f'<a href="{_t(link)}">{_t(link.split("/")[-1])}</a>' if link else "",
+            f'<a href="{_t(link)}" title="{_t(link)}">feedback</a>' if link else "",
         ]
         rows.append(
             "<tr>"
             + "".join(
-                f'<td data-label="{h}"{" class=n" if h == "total" else ""}>{c}</td>' for h, c in zip(head, cells)
+                f'<td data-label="{h}"{_CLASS.get(h, "")}>{c}</td>' for h, c in zip(head, cells)
             )
             + "</tr>"
         )
-    th = "".join(f'<th scope="col"{" class=n" if h == "total" else ""}>{h}</th>' for h in head)
+    th = "".join(f'<th scope="col"{_CLASS.get(h, "")}>{h}</th>' for h in head)
     return f'<table class="cards"><thead><tr>{th}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
