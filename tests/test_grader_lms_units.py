@@ -124,3 +124,19 @@ def _imports(module: str) -> set:
 def test_batch_and_gradescope_import_one_way():
     assert "gradescope" not in _imports("batch") and "batch" in _imports("gradescope")
     assert "batch" not in _imports("gradescope_format") and "gradescope" not in _imports("gradescope_format")
+
+
+def test_an_error_is_placed_in_the_notebooks_own_cell_not_in_numpy():
+    import linecache
+
+    import numpy as np
+
+    from attncourse.grading.runner import _where
+
+    source = "import numpy as np\na = np.zeros((2, 2))\nb = np.linalg.inv(a)\n"
+    linecache.cache["<cell 7>"] = (len(source), None, source.splitlines(True), "<cell 7>")
+    try:
+        exec(compile(source, "<cell 7>", "exec"), {"np": np})
+    except np.linalg.LinAlgError as e:
+        where = _where(e.__traceback__)
+    assert where == "cell 7, line 3: b = np.linalg.inv(a)"
