@@ -397,11 +397,9 @@ def expected_rows(cells: dict) -> dict:
         ],  # fmt: skip
         "peggy": full[:6] + ["memory", f"out of memory (limit 2048 MiB) in {t}"],
         "quentin": ["0", "2", "2", "3", "7", "8", "ok", ""],
-        "rita": full[:7]
-        + [f"errors in {t}; {s}; reaches for files outside its folder ({t}; {s}){NOTED}"],
+        "rita": full[:7] + [f"errors in {t}; {s}; reaches for files outside its folder ({t}; {s}){NOTED}"],
         "nina": full[:7] + [f"errors in {t}; {s}; reaches for the network ({t}; {s}){NOTED}"],
-        "fiona": full[:7]
-        + [f"errors in {t}; {s}; {e}; reaches for new processes ({t}; {s}; {e}){NOTED}"],
+        "fiona": full[:7] + [f"errors in {t}; {s}; {e}; reaches for new processes ({t}; {s}; {e}){NOTED}"],
         "tina": full[:7] + ([f"errors in {t}"] if sandbox._tmp_size() else [""]),
         "sam": ["0", "2", "2", "3", "7", "8", "ok", ""],
         "sue": ["0", "2", "2", "3", "7", "8", "ok", ""],

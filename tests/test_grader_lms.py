@@ -232,7 +232,9 @@ def test_the_gradescope_autograder_runs_in_gradescopes_layout(course, tmp_path, 
     assert all(set(t) >= {"name", "score", "max_score", "output", "visibility"} for t in data["tests"])
     said = "bubblewrap cannot run in this container" in done.stdout
     assert said == no_bwrap, done.stdout[-3000:]
-    assert ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap, data["output"] and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
+    assert ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap, (
+        data["output"] and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
+    )
 
 
 def _nobody_python(root: Path) -> Path:

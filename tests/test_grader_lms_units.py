@@ -56,14 +56,21 @@ def test_the_grading_worksheet_is_a_roster_with_submission_times(tmp_path):
         ],
     )  # fmt: skip
     ana, bo = read_class(path, "UTC")
-    assert (ana.id, ana.name, ana.email, ana.lms_ids) == ("510001", "Ana María López", "ana@uni.example", {"moodle": "510001"})
+    assert (ana.id, ana.name, ana.email, ana.lms_ids) == (
+        "510001",
+        "Ana María López",
+        "ana@uni.example",
+        {"moodle": "510001"},
+    )
     assert ana.submitted == datetime(2026, 11, 21, 8, 0, tzinfo=timezone.utc).timestamp()
     assert ana.submitted_source == "Moodle's grading worksheet" and bo.submitted is None
     berlin = read_class(path, "Europe/Berlin")[0].submitted
     assert ana.submitted - berlin == 3600  # the zone is the instructor's to name
     with pytest.raises(GradingError, match="--lms-timezone"):
         read_class(path, "Mars/Olympus")
-    _worksheet(tmp_path / "bad.csv", [["Participant 1", "X", "", "", "", "", "", "samedi 21 novembre", "", ""]])
+    _worksheet(
+        tmp_path / "bad.csv", [["Participant 1", "X", "", "", "", "", "", "samedi 21 novembre", "", ""]]
+    )
     with pytest.raises(GradingError, match="English-language worksheet"):
         read_class(tmp_path / "bad.csv", "UTC")
 
@@ -97,7 +104,9 @@ def test_gradescope_says_why_a_late_score_is_below_its_tests():
 def test_moodles_feedback_zip_has_the_folders_its_importer_reads(tmp_path):
     (tmp_path / "fb").mkdir()
     (tmp_path / "fb" / "Ana_Lee_7.txt").write_text("Total: 1 / 23 points\n", encoding="utf-8")
-    n = write_feedback_zip(tmp_path / "f.zip", [_student({})], tmp_path / "fb", {"Ana_Lee_7": "Ana_Lee_7.txt"})
+    n = write_feedback_zip(
+        tmp_path / "f.zip", [_student({})], tmp_path / "fb", {"Ana_Lee_7": "Ana_Lee_7.txt"}
+    )
     with zipfile.ZipFile(tmp_path / "f.zip") as z:
         assert n == 1 and z.namelist() == ["Ana Lee_7_assignfeedback_file/feedback.txt"]
     # importziplib.php: explode('_', part, 5); [1] is the participant id, [2]_[3] the plugin

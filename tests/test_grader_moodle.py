@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import time
 import zipfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -60,7 +59,11 @@ def handout(tmp_path_factory):
     args = ["assign", str(book), str(base / "handout"), "--tests", str(ROOT / "hidden_cases")]
     assert main(args + ["--chapter", "ch06"]) == 0
     student = json.loads((base / "handout" / "student" / names["ch06"]).read_text(encoding="utf-8"))
-    return {"bundle": base / "handout" / "grading", "student": student, "ch11": chapter_notebook("ch11", "ch11")}
+    return {
+        "bundle": base / "handout" / "grading",
+        "student": student,
+        "ch11": chapter_notebook("ch11", "ch11"),
+    }
 
 
 def answered(student: dict, answers: dict) -> dict:
@@ -124,7 +127,12 @@ def a_class(student: dict) -> list:
     return [
         ("Ana María López", 510001, {"06_masked_attention.ipynb": solved(student)}, DUE - timedelta(hours=1)),
         ("Bo Li", 510002, {"06_masked_attention.ipynb": partial}, DUE - timedelta(days=1)),
-        ("Carl Ng", 510003, {"06_masked_attention.ipynb": solved(student)}, DUE + timedelta(hours=8, minutes=1)),
+        (
+            "Carl Ng",
+            510003,
+            {"06_masked_attention.ipynb": solved(student)},
+            DUE + timedelta(hours=8, minutes=1),
+        ),
         ("Dana Cruz", 510004, {"06_masked_attention.ipynb": solved(student)}, DUE + timedelta(days=9)),
         ("Eve Stone", 510005, {}, None),
     ]
@@ -168,9 +176,7 @@ def test_a_moodle_download_with_its_worksheet_is_graded_by_the_worksheets_times(
     moodle = read_csv(out / "lms" / "moodle.csv")
     assert (out / "lms" / "moodle.csv").read_bytes().startswith(b"\xef\xbb\xbf")  # Excel reads UTF-8
     grades = {r["Identifier"]: float(r["Grade"]) for r in moodle}
-    assert grades == {
-        f"Participant {pid}": pytest.approx(expected[name][0]) for name, pid, _, _ in students
-    }
+    assert grades == {f"Participant {pid}": pytest.approx(expected[name][0]) for name, pid, _, _ in students}
     # the comment names no file of ours the student never sees, only the one the zip below gives them
     own = {Path(r["feedback"]).name for r in book.values()}
     assert not any(name in r["Feedback comments"] for r in moodle for name in own)
@@ -183,7 +189,9 @@ def test_a_moodle_download_with_its_worksheet_is_graded_by_the_worksheets_times(
     )
 
     # Gradescope's file for the late student says why its score is below its tests' sum
-    gs = json.loads((out / "gradescope" / (Path(book["Carl Ng_510003"]["feedback"]).stem + ".json")).read_text())
+    gs = json.loads(
+        (out / "gradescope" / (Path(book["Carl Ng_510003"]["feedback"]).stem + ".json")).read_text()
+    )
     assert sum(t["score"] for t in gs["tests"]) == pytest.approx(gs["score"])
     assert any(t["name"] == "Late penalty" for t in gs["tests"]) and "Late penalty" in gs["output"]
 
@@ -212,7 +220,12 @@ def test_submissions_that_match_no_one_stop_the_run_loudly(handout, tmp_path, ca
 def test_of_two_notebooks_with_one_time_the_handed_out_name_counts_and_is_named(handout, tmp_path):
     subs = tmp_path / "download"
     # the older file: a wrong causal mask (the diagonal left out), the rest as handed out
-    wrong = answered(handout["student"], {"ch06.make_causal_mask": "def make_causal_mask(L, S):\n    return np.tril(np.ones((L, S), dtype=bool), -1)\n"})
+    wrong = answered(
+        handout["student"],
+        {
+            "ch06.make_causal_mask": "def make_causal_mask(L, S):\n    return np.tril(np.ones((L, S), dtype=bool), -1)\n"
+        },
+    )
     students = [
         ("Ana Lee", 7, {"06_masked_attention.ipynb": solved(handout["student"]), "06_masked_attention_old.ipynb": wrong}, DUE)
     ]  # fmt: skip
@@ -220,7 +233,10 @@ def test_of_two_notebooks_with_one_time_the_handed_out_name_counts_and_is_named(
     assert grade(handout["bundle"], subs, tmp_path / "out") == 0
     row = read_csv(tmp_path / "out" / "gradebook.csv")[1]
     assert float(row["total"]) == POINTS
-    assert "06_masked_attention.ipynb counts" in row["notes"] and "not 06_masked_attention_old.ipynb" in row["notes"]
+    assert (
+        "06_masked_attention.ipynb counts" in row["notes"]
+        and "not 06_masked_attention_old.ipynb" in row["notes"]
+    )
     summary = json.loads((tmp_path / "out" / "results.json").read_text(encoding="ascii"))
     assert summary["students"][0]["flags"]  # on the needs-a-look list
 
@@ -279,7 +295,20 @@ def test_a_case_that_times_out_costs_itself_not_the_cases_after_it(handout, tmp_
     subs.mkdir()
     nb = answered(handout["student"], {"ch06.sliding_window_mask": SLOW_FOR_LARGE})
     (subs / "slow.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    assert main(["grade", str(handout["bundle"]), str(subs), str(tmp_path / "out"), *FAST[:4], "--case-timeout", "1"]) == 0
+    assert (
+        main(
+            [
+                "grade",
+                str(handout["bundle"]),
+                str(subs),
+                str(tmp_path / "out"),
+                *FAST[:4],
+                "--case-timeout",
+                "1",
+            ]
+        )
+        == 0
+    )
     summary = json.loads((tmp_path / "out" / "results.json").read_text(encoding="ascii"))
     cases = summary["students"][0]["exercises"]["ch06.sliding_window_mask"]["results"]
     statuses = [(c["name"], c["passed"]) for c in cases]
@@ -294,7 +323,16 @@ def test_a_cell_stopped_inside_a_c_call_is_not_called_tampering(handout, tmp_pat
     nb = solved(handout["student"])
     nb["cells"].append(code("import os\nwhile True:\n    os.stat('.')\n"))
     (subs / "busy.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    args = ["grade", str(handout["bundle"]), str(subs), str(tmp_path / "out"), "--cell-timeout", "2", "--jobs", "1"]
+    args = [
+        "grade",
+        str(handout["bundle"]),
+        str(subs),
+        str(tmp_path / "out"),
+        "--cell-timeout",
+        "2",
+        "--jobs",
+        "1",
+    ]
     assert main(args) == 0
     row = read_csv(tmp_path / "out" / "gradebook.csv")[1]
     assert "setprofile" not in row["notes"] and "shortcut" not in row["notes"], row["notes"]

@@ -83,7 +83,9 @@ class Scan:
                 continue
             count += 1
             names[cell["index"]] = (
-                f"code cell {count} after exercise {last}'s cell" if last else f"code cell {count} from the top"
+                f"code cell {count} after exercise {last}'s cell"
+                if last
+                else f"code cell {count} from the top"
             )
         return names
 

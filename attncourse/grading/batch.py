@@ -452,7 +452,6 @@ def _assess_late(results: List[StudentGrade], submissions: List[Submission], lat
         sg.identity["late"] = bool(sg.penalty)  # the policy's verdict: an extension may cover a flag
 
 
-
 def write_outputs(
     out_dir: Path, run: Graded, log: Callable[[str], None] = print, assignment: str = "", lms: bool = True
 ) -> None:

@@ -90,7 +90,9 @@ class LatePolicy:
             units = math.ceil(late_s / _UNIT_SECONDS[self.unit]) if self.unit else 1
             when = datetime.fromtimestamp(submitted, tz=due.tzinfo).strftime("%Y-%m-%d %H:%M")
             said = f" ({source})" if source else ""
-            why = f"handed in {when}{said}, {_span(late_s)} after the due date {due:%Y-%m-%d %H:%M}{extension}"
+            why = (
+                f"handed in {when}{said}, {_span(late_s)} after the due date {due:%Y-%m-%d %H:%M}{extension}"
+            )
             days: Optional[float] = round(late_s / 86400, 2)
         elif lms_late:
             if extension_days > 0:

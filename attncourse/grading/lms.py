@@ -139,7 +139,9 @@ def write_lms_exports(
     return messages
 
 
-def write_feedback_zip(path: Path, results: List[StudentGrade], feedback_dir: Path, files: Dict[str, str]) -> int:
+def write_feedback_zip(
+    path: Path, results: List[StudentGrade], feedback_dir: Path, files: Dict[str, str]
+) -> int:
     """``moodle_feedback.zip``: each student's feedback file in ``Full Name_ID_assignfeedback_file/``
     (Moodle 4.1's form; its importer reads the participant id from the folder name).  Students
     with no Moodle participant id, or no submission, get none; returns how many were written."""
@@ -149,7 +151,9 @@ def write_feedback_zip(path: Path, results: List[StudentGrade], feedback_dir: Pa
             pid = lms_id(sg, "moodle")
             if not pid.isdigit() or sg.status == "missing" or sg.student not in files:
                 continue
-            name = display_name(str(sg.identity.get("name") or sg.student)).replace("_", " ").replace("/", " ")
+            name = (
+                display_name(str(sg.identity.get("name") or sg.student)).replace("_", " ").replace("/", " ")
+            )
             text = (feedback_dir / files[sg.student]).read_bytes()
             z.writestr(f"{name.strip() or 'Participant'}_{pid}_assignfeedback_file/{FEEDBACK_FILE}", text)
             n += 1

@@ -233,7 +233,15 @@ def _number_hidden(cases: List[CaseResult]) -> List[CaseResult]:
             if _SPELLS_INPUTS.search(case.name) or _SPELLS_INPUTS.search(case.group or ""):
                 message = re.sub(r" \(group [^;]*\)", "", case.message) if not case.passed else case.message
                 case = CaseResult(
-                    f"hidden: case {k}", case.passed, message, case.status, True, "", [], case.group, case.diagnosis
+                    f"hidden: case {k}",
+                    case.passed,
+                    message,
+                    case.status,
+                    True,
+                    "",
+                    [],
+                    case.group,
+                    case.diagnosis,
                 )
         out.append(case)
     return out
@@ -392,7 +400,9 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
     notes += [tag(n) for n in run.notes_extra]
     for n in _cells(cells, "shortcut"):
         if not n.exercise:
-            notes.append(tag(f"{name(n.index)}, a cell of the student's own, used {n.message} (noted, not marked)"))
+            notes.append(
+                tag(f"{name(n.index)}, a cell of the student's own, used {n.message} (noted, not marked)")
+            )
     for n in syntax:
         details.append(tag(f"{name(n.index)}: {n.message}"))
     for n in errors + memory:

@@ -36,9 +36,7 @@ _CANVAS = re.compile(
 )
 # Moodle 4.1+ writes a participant's folder as ``Full Name_ID_assignsubmission_file``, earlier versions
 # with a trailing ``_``; a file of a download without folders is ``Full Name_ID_assignsubmission_file_NAME``
-_MOODLE = re.compile(
-    r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_(?:file|onlinetext)(?:_(?P<file>.*))?$"
-)
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_(?:file|onlinetext)(?:_(?P<file>.*))?$")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .limits import MAX_TIMEOUTS
-
 from .namespace import plan
 
 __all__ = ["main", "strip_magics"]
@@ -181,7 +180,13 @@ def _run_cells(request: Dict[str, Any], namespace: dict, reply: Any) -> None:
         except SystemExit as e:
             reply.cell(index, "exit", "SystemExit", short_message(e))
         except BaseException as e:
-            reply.cell(index, "error", type(e).__name__, short_message(e), _where(e.__traceback__) or error_where(e.__traceback__))
+            reply.cell(
+                index,
+                "error",
+                type(e).__name__,
+                short_message(e),
+                _where(e.__traceback__) or error_where(e.__traceback__),
+            )
         if guard is not None and timed_out and seen and guard.found and not seen[0]:
             # the hook was found off only after the time limit's alarm, raised while the hook itself
             # ran (inside a C call such as os.stat): Python then drops the hook; no call was made

@@ -222,7 +222,9 @@ def submission_of_folder(path: Path, key: Optional[str] = None) -> Submission:
     )
     lms = ident if ident.lms else None
     if not notebooks:
-        return Submission(key or ident.key, problem="the folder holds no .ipynb notebook", status="malformed", lms=lms)
+        return Submission(
+            key or ident.key, problem="the folder holds no .ipynb notebook", status="malformed", lms=lms
+        )
     return Submission(key or ident.key, notebooks, lms=lms)
 
 

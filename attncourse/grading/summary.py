@@ -220,8 +220,11 @@ def _exercises(data: dict) -> List[dict]:
 
 
 def _median(xs: Sequence[float]) -> float:
-    """>>> _median([3, 1, 2]), _median([1, 2, 3, 4])
-    (2, 2.5)"""
+    """The middle value (the mean of the two middle ones for an even count).
+
+    >>> _median([3, 1, 2]), _median([1, 2, 3, 4])
+    (2, 2.5)
+    """
     ys = sorted(xs)
     n = len(ys)
     return ys[n // 2] if n % 2 else (ys[n // 2 - 1] + ys[n // 2]) / 2
@@ -261,11 +264,17 @@ def needs_a_look(s: dict) -> List[str]:
         why.append(status)
     exercises = s.get("exercises") or {}
     results = [c for e in exercises.values() for c in e.get("results") or []]
-    if status not in NOT_GRADED and results and all(
-        c.get("status") in ("not attempted", "missing", "not run") for c in results
+    if (
+        status not in NOT_GRADED
+        and results
+        and all(c.get("status") in ("not attempted", "missing", "not run") for c in results)
     ):
         why.append("blank: no exercise attempted")
-    elif status not in NOT_GRADED and exercises and not any(float(e.get("earned") or 0) for e in exercises.values()):
+    elif (
+        status not in NOT_GRADED
+        and exercises
+        and not any(float(e.get("earned") or 0) for e in exercises.values())
+    ):
         why.append("0 points: blank, or nothing right")
     if any(re.search(r"\b(syntax )?errors in ", n) for n in notes):
         why.append("cell errors")
@@ -323,9 +332,7 @@ def student_rows(students: List[dict], possible: float) -> str:
         ]
         rows.append(
             "<tr>"
-            + "".join(
-                f'<td data-label="{h}"{_CLASS.get(h, "")}>{c}</td>' for h, c in zip(head, cells)
-            )
+            + "".join(f'<td data-label="{h}"{_CLASS.get(h, "")}>{c}</td>' for h, c in zip(head, cells))
             + "</tr>"
         )
     th = "".join(f'<th scope="col"{_CLASS.get(h, "")}>{h}</th>' for h in head)

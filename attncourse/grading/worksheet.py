@@ -25,7 +25,14 @@ from typing import List, Optional, Tuple
 from .limits import GradingError
 from .roster import Student, read_roster
 
-__all__ = ["WORKSHEET_COLUMNS", "is_worksheet", "read_worksheet", "read_class", "parse_moodle_date", "zone_of"]
+__all__ = [
+    "WORKSHEET_COLUMNS",
+    "is_worksheet",
+    "read_worksheet",
+    "read_class",
+    "parse_moodle_date",
+    "zone_of",
+]
 
 WORKSHEET_COLUMNS = ("Identifier", "Full name", "Last modified (submission)")
 SOURCE = "Moodle's grading worksheet"
@@ -89,7 +96,12 @@ def parse_moodle_date(text: str, zone: tzinfo) -> Optional[float]:
             raise ValueError(text)
         hour = hour % 12 + (12 if m.group("ampm").lower() == "pm" else 0)
     when = datetime(
-        int(m.group("year")), month, int(m.group("day")), hour, int(m.group("minute")), int(m.group("second") or 0)
+        int(m.group("year")),
+        month,
+        int(m.group("day")),
+        hour,
+        int(m.group("minute")),
+        int(m.group("second") or 0),
     )
     return when.replace(tzinfo=zone).timestamp()
 
