@@ -83,7 +83,20 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="CSV with columns id, name, email (optional: aliases, ;-separated; canvas_id and moodle_id, "
-        "the LMS's own ids; extension_days): rows for every student, missing ones included",
+        "the LMS's own ids; extension_days): rows for every student, missing ones included; or Moodle's "
+        "grading worksheet as Moodle writes it (ids, names, e-mails and submission times)",
+    )
+    p.add_argument(
+        "--lms-timezone",
+        default=None,
+        metavar="ZONE",
+        help="the time zone of the worksheet's dates, e.g. Europe/Berlin (default: this machine's); "
+        "Moodle writes them in the zone of the user who downloaded it, without naming it",
+    )
+    p.add_argument(
+        "--allow-unmatched",
+        action="store_true",
+        help="write the LMS imports and exit 0 even when some submissions match no student of the roster",
     )
     p.add_argument(
         "--assignment-name",
@@ -181,9 +194,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                 time_s=args.timeout, cell_s=args.cell_timeout, case_s=args.case_timeout, memory_mb=args.memory
             )
             from .grading.late import parse_penalty
-            from .grading.roster import read_roster
+            from .grading.worksheet import read_class, zone_of
 
-            roster = read_roster(args.roster) if args.roster else None
+            roster = read_class(args.roster, args.lms_timezone) if args.roster else None
+            if roster is not None and any(s.submitted_source for s in roster):
+                print(
+                    f"submission times: {args.roster}'s 'Last modified (submission)', read in "
+                    f"{zone_of(args.lms_timezone)[1]} (--lms-timezone names another)"
+                )
             try:
                 late = parse_penalty(args.late_penalty, args.due) if args.late_penalty or args.due else None
             except ValueError as e:
@@ -216,6 +234,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     out_dir,
                     force=args.force,
                     assignment=args.assignment_name,
+                    allow_unmatched=args.allow_unmatched,
                     progress=ProgressLine(sys.stderr),
                     **common,
                 )

@@ -38,7 +38,7 @@ def solved(student: dict, chapter: str) -> dict:
 
 
 def gradebook(path: Path) -> dict:
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
     return {row["student"]: row for row in rows}
 

@@ -109,7 +109,7 @@ ALL = [ex.id for ex in all_exercises("ch01")]
 
 
 def read_csv(path: Path) -> list:
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return list(csv.reader(f))
 
 
@@ -128,15 +128,19 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     )
     out = tmp_path / "results"
     args = ["grade", str(course["bundle"]), str(subs), str(out), "--roster", str(roster), *FAST]
-    assert main(args + ["--assignment-name", "Softmax (123)"]) == 0
+    assert main(args + ["--assignment-name", "Softmax (123)"]) == 1  # stranger matches no one: stop
+    assert not (out / "lms").exists() and "match no student" in capsys.readouterr().err
+    assert main(args + ["--assignment-name", "Softmax (123)", "--allow-unmatched", "--force"]) == 0
     captured = capsys.readouterr()
     printed = captured.out
     assert "1 submission(s) match no student of the roster" in printed and "stranger" in printed
     assert "graded 3/3 notebooks · 0:" in captured.err  # the progress line, ended at the last notebook
     summary_page = (out / "summary.html").read_text(encoding="utf-8")
-    assert "Ann Absent" not in summary_page and "1 missing (no submission), 1 late" in summary_page
+    assert "1 missing (no submission), 1 late" in summary_page
+    # the per-student table lists everyone, the missing too; the stranger is on the banner
+    assert "<bdi>Ann Absent</bdi>" in summary_page and "match no student of the roster" in summary_page
 
-    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+    with open(out / "gradebook.csv", newline="", encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
     assert rows[0]["student"] == "Points Possible" and rows[0]["total"] == str(POINTS)
     assert [rows[0][ex] for ex in ALL] == [str(get(ex).points) for ex in ALL]
@@ -155,13 +159,13 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
 
     # Canvas: columns by name, the Points Possible row, students by ID (Canvas's user id) or by
     # SIS User ID (the roster's id), one kind of id per column
-    canvas = list(csv.DictReader(open(out / "lms" / "canvas.csv", newline="", encoding="utf-8")))
+    canvas = list(csv.DictReader(open(out / "lms" / "canvas.csv", newline="", encoding="utf-8-sig")))
     assert list(canvas[0]) == [*CANVAS_COLUMNS, "Softmax (123)"]
     assert canvas[0]["Student"] == "Points Possible" and float(canvas[0]["Softmax (123)"]) == POINTS
     scores = {(r["ID"], r["SIS User ID"]): float(r["Softmax (123)"]) for r in canvas[1:]}
     assert scores == {("4411", "4411"): POINTS, ("", "208"): float(get(ALL[0]).points), ("", "77"): 0.0}
     # Moodle: the grading worksheet's columns; Identifier "Participant N" and Grade read back
-    moodle = list(csv.DictReader(open(out / "lms" / "moodle.csv", newline="", encoding="utf-8")))
+    moodle = list(csv.DictReader(open(out / "lms" / "moodle.csv", newline="", encoding="utf-8-sig")))
     assert list(moodle[0]) == list(MOODLE_COLUMNS)
     grades = {r["Identifier"]: float(r["Grade"]) for r in moodle}
     assert grades == {"Participant 208": float(get(ALL[0]).points), "Participant 77": 0}  # Moodle's ids
@@ -179,7 +183,7 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     again.parent.mkdir()
     again.write_text(json.dumps(solved(course["student"], *ALL)), encoding="utf-8")
     before = {
-        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8"))
+        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8-sig"))
     }
     assert (
         main(
@@ -188,7 +192,7 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
         == 0
     )
     after = {
-        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8"))
+        r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv", newline="", encoding="utf-8-sig"))
     }
     assert sorted(after) == sorted(before)
     assert after["Jane Doe_208"]["total"] == str(POINTS) and before["Jane Doe_208"]["total"] != str(POINTS)
@@ -227,7 +231,10 @@ def test_the_gradescope_autograder_runs_in_gradescopes_layout(course, tmp_path, 
     assert [t["name"] for t in data["tests"] if t["visibility"] == "visible"][0].startswith("Exercise 1.1")
     assert all(set(t) >= {"name", "score", "max_score", "output", "visibility"} for t in data["tests"])
     said = "bubblewrap cannot run in this container" in done.stdout
-    assert said == no_bwrap and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
+    assert said == no_bwrap, done.stdout[-3000:]
+    assert ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap, (
+        data["output"] and ("bubblewrap cannot run in this container" in data["output"]) == no_bwrap
+    )
 
 
 def _nobody_python(root: Path) -> Path:
@@ -288,6 +295,8 @@ def test_the_gradescope_autograder_grades_as_nobody_without_bubblewrap(course, t
         assert data["output"].startswith("Status: ok"), data["output"]
         assert data["score"] == POINTS, data["output"]
         assert "as user nobody" in data["output"] and "as user nobody" in done.stdout
+        # and nothing says the opposite (the run's sandbox line, the --sandbox none warning)
+        assert "sandbox: none" not in done.stdout and "with your permissions" not in done.stdout, done.stdout
         # the isolation that is left, and what is not, is said
         for words in ("a separate user", "resource limits", "no bubblewrap", "network"):
             assert words in data["output"], data["output"]

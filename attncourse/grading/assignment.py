@@ -19,6 +19,7 @@ an exercise cell).  A notebook whose exercise cells all belong to other chapters
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -63,9 +64,34 @@ class Scan:
     cells: List[dict] = field(default_factory=list)  # {"index", "source", "exercise", "kind"}
     exercise_ids: List[str] = field(default_factory=list)
     unknown_ids: List[Tuple[int, str]] = field(default_factory=list)
+    # chapters of the course whose exercise cells the notebook holds but the bundle does not grade
+    foreign: Set[str] = field(default_factory=set)
 
     def chapters(self) -> Set[str]:
+        """The chapters of the bundle whose exercise cells the notebook holds."""
         return {get(ex_id).chapter for ex_id in self.exercise_ids}
+
+    def cell_names(self) -> Dict[int, str]:
+        """Each code cell's index -> how a student finds it (Jupyter and Colab number no cells):
+        ``exercise 6.3's cell``, ``code cell 2 after exercise 6.3's cell``, ``code cell 4 from the top``."""
+        names: Dict[int, str] = {}
+        last, count = "", 0
+        for cell in self.cells:
+            if cell.get("exercise"):
+                last, count = get(cell["exercise"]).number, 0
+                names[cell["index"]] = f"exercise {last}'s cell"
+                continue
+            count += 1
+            names[cell["index"]] = (
+                f"code cell {count} after exercise {last}'s cell"
+                if last
+                else f"code cell {count} from the top"
+            )
+        return names
+
+    def all_chapters(self) -> Set[str]:
+        """Every chapter of the course whose exercise cells it holds, in the bundle or not."""
+        return self.chapters() | self.foreign
 
 
 def scan_notebook(
@@ -79,6 +105,7 @@ def scan_notebook(
     """
     nb = read_notebook(raw)
     headers = {ex.header: ex.id for ex in known.values()}
+    others = _course_headers()
     out = Scan()
     for index, cell in enumerate(nb["cells"], 1):
         if cell.get("cell_type") != "code":
@@ -87,13 +114,15 @@ def scan_notebook(
         ex_id = exercise_id_of(cell)
         if ex_id is not None and ex_id not in known:
             try:
-                get(ex_id)
+                out.foreign.add(get(ex_id).chapter)  # an exercise of a chapter the bundle does not grade
             except KeyError:
                 out.unknown_ids.append((index, ex_id[:100]))
             ex_id = None
         if ex_id is None:  # metadata lost (copied cell, another editor): the first line still names it
             first = source.strip().split("\n", 1)[0].strip()
             ex_id = headers.get(first)
+            if ex_id is None and first in others:
+                out.foreign.add(others[first])
         if ex_id is not None:
             out.exercise_ids.append(ex_id)
             kind = "exercise"
@@ -106,6 +135,14 @@ def scan_notebook(
             kind = "chapter" if own else "added"
         out.cells.append({"index": index, "source": source, "exercise": ex_id, "kind": kind})
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _course_headers() -> Dict[str, str]:
+    """Every exercise's header line in this course -> its chapter."""
+    from ..exercises import all_exercises
+
+    return {ex.header: ex.chapter for ex in all_exercises()}
 
 
 def choose_chapters(

@@ -24,16 +24,23 @@ from . import protocol
 from .assignment import choose_chapters
 from .conduct import suspicious_uses
 from .gradebook import NOTHING_RUN, display_name, write_feedback, write_gradebook, write_results
-from .gradescope import gradescope_results
+from .gradescope_format import gradescope_results
 from .handout import load_hidden_cases, read_manifest
 from .jobs import Grader, remove_tree
 from .late import LatePolicy
 from .limits import GradingError, Limits
-from .lms import write_lms_exports
+from .lms import write_feedback_zip, write_lms_exports
 from .marking import NotebookRun, Prepared, StudentGrade, error_grade, prepare_cases, student_grade
 from .roster import Student, match_roster, parse_lms_name
 from .sandbox import find_sandbox
-from .submissions import MAX_NOTEBOOK_BYTES, Submission, discover, scan_all, submission_of_file
+from .submissions import (
+    MAX_NOTEBOOK_BYTES,
+    Submission,
+    choose_notebooks,
+    discover,
+    scan_all,
+    submission_of_file,
+)
 from .summary import write_summary
 
 __all__ = [
@@ -73,6 +80,18 @@ def _chapter_cells(manifest: dict) -> Optional[Tuple[set, set]]:
     return keys, ids
 
 
+def _handout_names(manifest: dict) -> dict:
+    """Chapter -> the name of the notebook handed out for it."""
+    out = {}
+    for name, ids in (manifest.get("notebooks") or {}).items():
+        for ex_id in ids if isinstance(ids, list) else []:
+            try:
+                out.setdefault(get(ex_id).chapter, name)
+            except KeyError:
+                pass
+    return out
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -92,10 +111,15 @@ def grade(
     assignment: str = "",
     resubmissions: str = "latest",
     late: Optional[LatePolicy] = None,
+    allow_unmatched: bool = False,
     log: Callable[[str], None] = print,
     progress: Optional[Callable[[StudentGrade, int, int], None]] = None,
 ) -> List[StudentGrade]:
     """Grade every submission in ``submissions_dir``; write the gradebook and feedback to ``out_dir``.
+
+    When submissions and the roster do not match (a submission matches no student, or more than
+    one), the run says so, writes no LMS import (``lms/``) and raises ``GradingError`` once the
+    gradebook and ``summary.html`` are written, unless ``allow_unmatched``.
 
     The chapters graded are those of ``chapters`` (``--chapter``), else those held by most
     submissions (``assignment.choose_chapters``).  Of a student's resubmissions the latest counts
@@ -140,8 +164,29 @@ def grade(
         remove_tree(str(scratch))
     run.summary["ignored"] = ignored
     run.summary["assignment"] = assignment
-    write_outputs(out_dir, run, log, assignment=assignment)
+    problem = mismatch(run.summary)
+    write_outputs(out_dir, run, log, assignment=assignment, lms=not problem or allow_unmatched)
+    if problem and not allow_unmatched:
+        raise GradingError(
+            f"{problem}: no LMS import was written (lms/), so that no grade is imported for the wrong "
+            "student or left empty; fix the roster (or the folder names) and grade again, or pass "
+            "--allow-unmatched to write lms/ without those submissions"
+        )
     return run.results
+
+
+def mismatch(summary: dict) -> str:
+    """What does not add up between the submissions and the roster (empty when all is well)."""
+    roster = summary.get("roster") or {}
+    unmatched = roster.get("unmatched") or []
+    if not unmatched:
+        return ""
+    return (
+        f"{len(unmatched)} of {summary.get('submissions', len(unmatched))} submission(s) match no student "
+        f"of the roster ({', '.join(display_name(k) for k in unmatched[:10])}"
+        + (" ..." if len(unmatched) > 10 else "")
+        + ")"
+    )
 
 
 @dataclass
@@ -199,7 +244,7 @@ def grade_submissions(
     held = [
         (
             display_name(sub.student),
-            set().union(*(scanned.scans[p].chapters() for p in sub.paths if p in scanned.scans)),
+            set().union(*(scanned.scans[p].all_chapters() for p in sub.paths if p in scanned.scans)),
         )
         for sub in submissions
     ]
@@ -211,13 +256,16 @@ def grade_submissions(
         log(message)
     exercises = [ex for ex in bundle if ex.chapter in chosen]
     hidden = load_hidden_cases(bundle_dir)
+    if resubmissions == "latest":
+        for sub in submissions:
+            choose_notebooks(sub, scanned, chosen, _handout_names(manifest))
 
     work = tempfile.mkdtemp(prefix="attncourse-grade-")
     try:
         protected = [os.path.realpath(p) for p in (*sources, bundle_dir, out_dir, work)]
         box = find_sandbox(sandbox, python, protected)
         log(f"sandbox: {box.describe()}")
-        if box.mode == "none":
+        if box.mode == "none" and box.user is None:
             log(
                 "warning: --sandbox none: notebook code runs unconfined with your permissions; "
                 "trusted notebooks only"
@@ -232,7 +280,7 @@ def grade_submissions(
             if path in scanned.problems:
                 return NotebookRun(name, status="malformed", problem=scanned.problems[path])
             scan = scanned.scans[path]
-            held = scan.chapters()
+            held = scan.all_chapters()
             if held and not held & graded:
                 return NotebookRun(
                     name,
@@ -241,7 +289,7 @@ def grade_submissions(
                     f"assignment ({', '.join(chosen)}): not graded",
                 )
             run = grader.run(name, scan)
-            run.notes_extra += suspicious_uses(scan.cells)
+            run.notes_extra += suspicious_uses(scan.cells, run.cell_names)
             return run
 
         def grade_one(sub: Submission) -> StudentGrade:
@@ -254,6 +302,8 @@ def grade_submissions(
                 if sub.earlier:
                     names = ", ".join(os.path.basename(p) for p in sub.earlier)
                     sg.notes.append(f"earlier submission(s), not graded (the latest counts): {names}")
+                sg.notes += sub.choice_notes
+                sg.flags += sub.flags
                 if sub.not_notebooks:
                     sg.notes.append(
                         f"also handed in, not a notebook, not graded: {', '.join(sub.not_notebooks)}"
@@ -286,10 +336,10 @@ def grade_submissions(
     run_cpu = sum(sum(sg.cpu_seconds.values()) for sg in results)
     summary = {
         "protocol": protocol.VERSION,
-        "sandbox": box.mode,
+        "sandbox": "nobody" if box.user is not None else box.mode,
         **(
             {"sandbox_warning": "notebooks ran without a sandbox (--sandbox none)"}
-            if box.mode == "none"
+            if box.mode == "none" and box.user is None
             else {}
         ),
         "python": python,
@@ -302,6 +352,7 @@ def grade_submissions(
         "notebooks_per_second": round(n_notebooks / elapsed, 2) if elapsed > 0 else None,
         "cpu_seconds_per_notebook": round((run_cpu + grader_cpu) / n_notebooks, 3) if n_notebooks else None,
         "ignored": [],
+        "submissions": len(submissions),
         "exercises": [ex.id for ex in exercises],
         "resubmissions": resubmissions,
         **({"late_policy": late.as_dict()} if late is not None else {}),
@@ -371,24 +422,38 @@ def _roster_identity(student: Student) -> dict:
     who.update({f"{lms}_id": v for lms, v in student.lms_ids.items()})
     if student.extension_days:
         who["extension_days"] = student.extension_days
+    if student.submitted is not None:
+        who["submitted"] = student.submitted
+        who["submitted_source"] = student.submitted_source
     return who
 
 
+FILE_TIME = "the file's time: the LMS's record of it was not given"
+
+
 def _assess_late(results: List[StudentGrade], submissions: List[Submission], late: LatePolicy) -> None:
-    """Each graded submission's late penalty, from its latest notebook's time or the LMS's flag."""
+    """Each graded submission's late penalty: from the time the LMS recorded (Moodle's grading
+    worksheet as the roster), else Canvas's LATE flag, else, last, the latest notebook's file time."""
     by_key = {sub.student: sub for sub in submissions}
     for sg in results:
         sub = by_key.get(sg.student)
         if sub is None or not sub.paths or sg.status in NOTHING_RUN:
             continue
-        submitted = max(sub.order(p)[1] for p in sub.paths) or None
+        recorded = sg.identity.get("submitted")
+        if isinstance(recorded, (int, float)):
+            submitted, source = float(recorded), str(sg.identity.get("submitted_source") or "the LMS")
+        else:
+            submitted, source = max(sub.order(p)[1] for p in sub.paths) or None, FILE_TIME
+            if late.due is not None and sub.lms is not None and sub.lms.lms == "moodle":
+                # a Moodle zip stamps every file with the download's time: the worksheet has the real one
+                sg.flags.append("lateness from the file's time: give Moodle's grading worksheet as --roster")
         extension = float(sg.identity.get("extension_days", 0) or 0)
-        sg.penalty = late.assess(submitted, sub.late, extension)
+        sg.penalty = late.assess(submitted, sub.late, extension, source)
         sg.identity["late"] = bool(sg.penalty)  # the policy's verdict: an extension may cover a flag
 
 
 def write_outputs(
-    out_dir: Path, run: Graded, log: Callable[[str], None] = print, assignment: str = ""
+    out_dir: Path, run: Graded, log: Callable[[str], None] = print, assignment: str = "", lms: bool = True
 ) -> None:
     """Write the gradebook, the feedback files, ``results.json``, the LMS imports and Gradescope's
     per-student ``results.json`` of a grading run: one consistent set, every earlier one replaced.
@@ -403,8 +468,12 @@ def write_outputs(
     write_gradebook(out_dir / "gradebook.csv", run.results, run.exercises, files)
     write_results(out_dir / "results.json", run.summary, run.results, files)
     name = assignment or run.summary.get("assignment") or f"attncourse {' '.join(run.summary['chapters'])}"
-    for line in write_lms_exports(out_dir / "lms", run.results, run.exercises, files, name):
-        log(line)
+    if lms:
+        for line in write_lms_exports(out_dir / "lms", run.results, run.exercises, files, name):
+            log(line)
+        write_feedback_zip(out_dir / "lms" / "moodle_feedback.zip", run.results, out_dir / "feedback", files)
+    elif (out_dir / "lms").exists():
+        shutil.rmtree(out_dir / "lms")  # an earlier run's imports would not match this gradebook
     out_of = run.summary["points_possible"]
     for sg in run.results:  # Gradescope's autograder format, one file per student
         data = gradescope_results(sg, out_of)

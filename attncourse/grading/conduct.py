@@ -10,7 +10,7 @@ marks nothing; the note says which cell used what.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Optional
 
 __all__ = ["suspicious_uses"]
 
@@ -92,8 +92,9 @@ def _uses(source: str) -> List[str]:
     return found
 
 
-def suspicious_uses(cells: Iterable[dict]) -> List[str]:
-    """A note naming what the cells that run in full reach for that no exercise needs (or none).
+def suspicious_uses(cells: Iterable[dict], names: Optional[Dict[int, str]] = None) -> List[str]:
+    """A note naming what the cells that run in full reach for that no exercise needs (or none);
+    ``names`` says how a student finds each cell (``Scan.cell_names``), else its index is given.
 
     >>> suspicious_uses([{"index": 3, "kind": "added", "source": "import socket\\ntry:\\n    open('/etc/shadow')\\nexcept OSError:\\n    pass"},
     ...                  {"index": 5, "kind": "exercise", "source": "import socket"}])
@@ -105,10 +106,15 @@ def suspicious_uses(cells: Iterable[dict]) -> List[str]:
     for cell in cells:
         if cell.get("kind") in ("exercise", "added"):
             for what in _uses(cell.get("source", "")):
-                where.setdefault(what, []).append(str(cell["index"]))
+                where.setdefault(what, []).append(
+                    names[cell["index"]] if names and cell["index"] in names else str(cell["index"])
+                )
     if not where:
         return []
-    listed = ", ".join(
-        f"{what} (cell{'s' if len(c) > 1 else ''} {', '.join(c)})" for what, c in where.items()
-    )
+    if names:
+        listed = ", ".join(f"{what} ({'; '.join(c)})" for what, c in where.items())
+    else:
+        listed = ", ".join(
+            f"{what} (cell{'s' if len(c) > 1 else ''} {', '.join(c)})" for what, c in where.items()
+        )
     return [f"reaches for {listed}, which no exercise needs (noted, not marked)"]

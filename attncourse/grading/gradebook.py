@@ -174,7 +174,7 @@ def write_gradebook(
 ) -> None:
     """``gradebook.csv``: a points-possible row, then one row per student (roster order kept)."""
     out_of = sum(ex.points for ex in exercises)
-    with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
+    with open(path, "w", newline="", encoding="utf-8-sig", errors="backslashreplace") as f:
         writer = csv.writer(f)
         writer.writerow(
             ["student", *IDENTITY]
@@ -257,6 +257,7 @@ def write_results(path: Path, summary: dict, results: List[StudentGrade], files:
             },
             "notes": sg.notes,
             "details": sg.details,
+            "flags": sg.flags,
         }
         for sg in results
     ]
@@ -289,7 +290,7 @@ def read_students(summary: dict) -> List[StudentGrade]:
             ]
             grades.append(ExerciseGrade(get(ex_id), cases, e.get("notebook", ""), e.get("shortcut")))
         known = {"student", "feedback", "notebooks", "status", "total", "earned", "late_penalty", "seconds"}
-        known |= {"cpu_seconds", "exercises", "notes", "details"}
+        known |= {"cpu_seconds", "exercises", "notes", "details", "flags"}
         out.append(
             StudentGrade(
                 s["student"],
@@ -302,6 +303,7 @@ def read_students(summary: dict) -> List[StudentGrade]:
                 dict(s.get("cpu_seconds", {})),
                 {k: v for k, v in s.items() if k not in known},
                 dict(s.get("late_penalty", {})),
+                list(s.get("flags", [])),
             )
         )
     return out

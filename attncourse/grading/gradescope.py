@@ -1,10 +1,6 @@
-"""Gradescope: its autograder's ``results.json``, and the bundle packaged as an autograder.
+"""Gradescope: the bundle packaged as an autograder, and the autograder's run.
 
-``gradescope_results`` turns one student's marks into Gradescope's format: ``score``, ``output``
-(the status and its reason first) and ``tests``, one per exercise with ``name``, ``score``,
-``max_score``, ``output`` (the public cases) and ``visibility: visible``, and one per exercise
-with hidden cases (``visibility: after_published``: shown once the grades are published; they
-carry no points of their own, the exercise's test has them).
+``gradescope_format.gradescope_results`` writes one student's marks in Gradescope's format.
 
 ``attncourse gradescope BUNDLE OUT`` writes ``OUT/autograder.zip`` (upload it as the assignment's
 autograder): ``setup.sh`` installs Python, numpy, torch (CPU) and bubblewrap; ``run_autograder``
@@ -31,11 +27,10 @@ import stat
 import sys
 import zipfile
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
-from ..exercises.engine.check import _fmt_points
+from .gradescope_format import gradescope_results
 from .limits import GradingError
-from .marking import ExerciseGrade, StudentGrade
 
 __all__ = ["gradescope_results", "isolation_note", "package", "run_autograder", "SETUP_SH", "RUN_AUTOGRADER"]
 
@@ -60,56 +55,6 @@ chmod o+x "$ROOT" "$ROOT/source" 2>/dev/null || true
 cd "$ROOT/source"
 exec env PYTHONPATH="$ROOT/source" "$PYTHON" -m attncourse.grading.gradescope "$ROOT" CHAPTERS
 """
-
-
-def _case_lines(g: ExerciseGrade, hidden: bool) -> List[str]:
-    lines = []
-    for c in g.cases:
-        if c.hidden != hidden:
-            continue
-        lines.append(f"{'✓' if c.passed else '✗'} {c.name}" + ("" if c.passed else f": {c.message}"))
-    return lines
-
-
-def gradescope_results(sg: StudentGrade, out_of: int, extra: str = "") -> dict:
-    """One student's marks as Gradescope's autograder ``results.json``."""
-    reason = f": {sg.notes[0]}" if sg.status != "ok" and sg.notes else ""
-    output = [f"Status: {sg.status}{reason}", f"Total: {_fmt_points(sg.total)} / {out_of} points"]
-    if extra:
-        output.append(extra)
-    output += [f"- {n}" for n in (sg.notes[1:] if reason else sg.notes) + sg.details]
-    tests = []
-    for g in sg.grades:
-        ex = g.exercise
-        name = f"Exercise {ex.number} · {ex.title} ({ex.id})"
-        public = _case_lines(g, False)
-        tests.append(
-            {
-                "name": name,
-                "score": g.earned,
-                "max_score": ex.points,
-                "output": "\n".join(public) or "no public cases",
-                "visibility": "visible",
-            }
-        )
-        hidden = _case_lines(g, True)
-        if hidden:
-            tests.append(
-                {
-                    "name": f"{name}: hidden cases",
-                    "score": 0,
-                    "max_score": 0,
-                    "output": "\n".join(hidden) + "\n(counted in the exercise's score above)",
-                    "visibility": "after_published",
-                }
-            )
-    return {
-        "score": sg.total,
-        "output": "\n".join(output),
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": tests,
-    }
 
 
 def _copy_package(dest: Path) -> None:

@@ -91,6 +91,7 @@ class Grader:
         graded = {p.exercise.id for p in self.prepared}
         run.exercise_cells = [ex_id for ex_id in scan.exercise_ids if ex_id in graded]
         run.unknown_ids = [(i, protocol.clean_text(x, 100)) for i, x in scan.unknown_ids]
+        run.cell_names = scan.cell_names()
         cells = [
             c if c["exercise"] in graded or c["kind"] != "exercise" else {**c, "kind": "chapter"}
             for c in scan.cells
@@ -225,7 +226,7 @@ class Grader:
         finally:
             os.close(job_fd)
         run.stopped_at = progress
-        run.stopped_in = self._describe(progress)
+        run.stopped_in = self._describe(progress, run.cell_names)
         if timed_out:
             run.status = "timeout"
         elif run.problem == STUCK:
@@ -236,9 +237,10 @@ class Grader:
             run.status = "crashed"
             run.stderr_tail = _tail(job + ".log")
 
-    def _describe(self, progress: str) -> str:
+    def _describe(self, progress: str, names: Optional[Dict[int, str]] = None) -> str:
         if progress.startswith("cell "):
-            return progress
+            index = progress.split()[1]
+            return (names or {}).get(int(index), progress) if index.isdigit() else progress
         if progress.startswith("case "):
             e, c = (int(x) for x in progress.split()[1:])
             if e < len(self.prepared):

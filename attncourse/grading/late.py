@@ -8,8 +8,9 @@ A policy is written as
 * any of them followed by ``max 50%`` (or ``cap 50%``): never more than 50 %.
 
 A penalty is a share of the points the student earned, so 0 stays 0 and the total never goes below
-0.  How late a submission is comes from ``--due`` (the graded notebook's file time against the due
-date moved by the student's ``extension_days`` from the roster), else from Canvas's ``LATE`` flag
+0.  How late a submission is comes from ``--due``: the time the LMS recorded (Moodle's grading
+worksheet given as ``--roster``), else the graded notebook's file time, against the due date moved by
+the student's ``extension_days`` from the roster; else from Canvas's ``LATE`` flag
 in the file name, which says *that* it is late but not by how much: it counts as one unit of the
 policy (one day, one hour, or the flat penalty), and an extension in the roster waives it.
 """
@@ -57,13 +58,18 @@ class LatePolicy:
         return f"{self.percent:g}%{per}{cap}"
 
     def assess(
-        self, submitted: Optional[float], lms_late: bool, extension_days: float = 0.0
+        self,
+        submitted: Optional[float],
+        lms_late: bool,
+        extension_days: float = 0.0,
+        source: str = "",
     ) -> Dict[str, object]:
         """The penalty of one submission: ``{}`` when on time, else ``percent``, ``days_late`` (or
         ``None`` when only the LMS's flag is known) and ``why`` (a sentence for the feedback).
 
-        ``submitted`` is the graded notebook's time (seconds since the epoch), ``lms_late``
-        Canvas's flag, ``extension_days`` the student's extension.
+        ``submitted`` is when the work was handed in (seconds since the epoch), ``source`` where that
+        time comes from (said in the feedback), ``lms_late`` Canvas's flag, ``extension_days`` the
+        student's extension.
 
         >>> p = parse_penalty("10%/day max 25%", due="2026-11-20T23:59+00:00")
         >>> p.assess(p.due.timestamp() + 2.5 * 86400, False)["percent"]
@@ -83,7 +89,10 @@ class LatePolicy:
                 return {}
             units = math.ceil(late_s / _UNIT_SECONDS[self.unit]) if self.unit else 1
             when = datetime.fromtimestamp(submitted, tz=due.tzinfo).strftime("%Y-%m-%d %H:%M")
-            why = f"handed in {when}, {_span(late_s)} after the due date {due:%Y-%m-%d %H:%M}{extension}"
+            said = f" ({source})" if source else ""
+            why = (
+                f"handed in {when}{said}, {_span(late_s)} after the due date {due:%Y-%m-%d %H:%M}{extension}"
+            )
             days: Optional[float] = round(late_s / 86400, 2)
         elif lms_late:
             if extension_days > 0:
@@ -96,13 +105,27 @@ class LatePolicy:
         else:
             return {}
         percent = min(self.cap, self.percent * units)
-        return {"percent": round(percent, 2), "days_late": days, "why": f"{why}: {self.describe()}"}
+        out: Dict[str, object] = {
+            "percent": round(percent, 2),
+            "days_late": days,
+            "why": f"{why}: {self.describe()}",
+        }
+        if self.due is not None:
+            out["late_by"] = _span(late_s)
+        return out
 
 
 def _span(seconds: float) -> str:
-    if seconds < 86400:
-        return f"{math.ceil(seconds / 3600)} h"
-    return f"{seconds / 86400:.1f} days"
+    """How late, never rounded up: whole days, hours and minutes that have passed.
+
+    >>> _span(8 * 3600 + 60), _span(59), _span(2 * 86400 + 3 * 3600 + 1800)
+    ('8 h 01 min', '0 h 00 min', '2 days 3 h 30 min')
+    """
+    minutes = int(seconds // 60)
+    days, rest = divmod(minutes, 1440)
+    hours, mins = divmod(rest, 60)
+    head = f"{days} day{'s' if days != 1 else ''} " if days else ""
+    return f"{head}{hours} h {mins:02d} min"
 
 
 def parse_due(text: str) -> datetime:

@@ -11,6 +11,10 @@ class GradingError(Exception):
     """A problem the instructor must fix (a missing folder, no sandbox, a bundle from another version...)."""
 
 
+# calls of one exercise past the case limit after which its remaining cases are not run
+MAX_TIMEOUTS = 3
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-notebook limits.

@@ -12,15 +12,26 @@
   names, or the roster's ``moodle_id``), ``Full name``, ``Email address``, ``Status``, ``Grade``,
   ``Maximum Grade``, ``Grade can be changed``, ``Last modified (submission)``,
   ``Last modified (grade)`` and ``Feedback comments``.  Moodle reads ``Identifier``, ``Grade``
-  and ``Feedback comments``.
+  and ``Feedback comments``, finding the columns by their English names: the worksheet upload
+  works for a Moodle user whose language is English.  In any language, the gradebook's own import
+  (Grades > Import > CSV file) takes the same file, mapping ``Email address`` to the user's e-mail
+  and ``Grade`` to the assignment.
+* Moodle's feedback files (Submissions > Grading action > Upload multiple feedback files in a zip):
+  ``moodle_feedback.zip`` holds one folder per participant, ``Full Name_ID_assignfeedback_file/``
+  with ``feedback.txt`` inside, the form Moodle's importer reads (``mod/assign/feedback/file/
+  importziplib.php``: the second ``_``-separated part of a folder name is the participant id, so
+  ``_`` in a name is written as a space).
 
 A missing student scores 0 in both (the row says ``missing``); the grade is the total after any
-late penalty; numbers are written plainly; names that are not UTF-8 are written with ``\\xNN``.
+late penalty; numbers are written plainly; names that are not UTF-8 are written with ``\\xNN``;
+the CSVs start with a UTF-8 byte-order mark, so that Excel opens them right (Canvas and Moodle
+skip it).
 """
 
 from __future__ import annotations
 
 import csv
+import zipfile
 from pathlib import Path
 from typing import Dict, List
 
@@ -29,7 +40,9 @@ from ..exercises.engine.registry import Exercise
 from .gradebook import csv_cell, display_name
 from .marking import StudentGrade
 
-__all__ = ["CANVAS_COLUMNS", "MOODLE_COLUMNS", "write_lms_exports"]
+__all__ = ["CANVAS_COLUMNS", "MOODLE_COLUMNS", "write_lms_exports", "write_feedback_zip", "FEEDBACK_FILE"]
+
+FEEDBACK_FILE = "feedback.txt"
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_COLUMNS = (
@@ -58,14 +71,15 @@ def _text(value: object) -> str:
     return csv_cell(display_name(str(value or "")))
 
 
-def _comment(sg: StudentGrade, out_of: int, feedback: str) -> str:
+def _comment(sg: StudentGrade, out_of: int) -> str:
     parts = [f"{_fmt_points(sg.total)} / {out_of} points ({sg.status})"]
     if sg.penalty.get("percent"):
         parts.append(f"late penalty {sg.penalty['percent']:g}% of {_fmt_points(sg.earned)}")
     parts += [f"{g.exercise.id}: {_fmt_points(g.earned)}/{g.exercise.points}" for g in sg.grades]
     if sg.status != "ok" and sg.notes:
         parts.append(sg.notes[0])
-    parts.append(f"details: {feedback}")
+    if sg.status != "missing":
+        parts.append(f"details in the feedback file {FEEDBACK_FILE}")
     return display_name("; ".join(parts))
 
 
@@ -103,11 +117,11 @@ def write_lms_exports(
                         "Yes",
                         "",
                         "",
-                        csv_cell(_comment(sg, out_of, files.get(sg.student, ""))),
+                        csv_cell(_comment(sg, out_of)),
                     ]
                 )
         path = folder / f"{lms}.csv"
-        with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
+        with open(path, "w", newline="", encoding="utf-8-sig", errors="backslashreplace") as f:
             writer = csv.writer(f)
             if lms == "canvas":
                 writer.writerow([*CANVAS_COLUMNS, assignment])
@@ -123,3 +137,24 @@ def write_lms_exports(
                 + (" ..." if len(left_out) > 10 else "")
             )
     return messages
+
+
+def write_feedback_zip(
+    path: Path, results: List[StudentGrade], feedback_dir: Path, files: Dict[str, str]
+) -> int:
+    """``moodle_feedback.zip``: each student's feedback file in ``Full Name_ID_assignfeedback_file/``
+    (Moodle 4.1's form; its importer reads the participant id from the folder name).  Students
+    with no Moodle participant id, or no submission, get none; returns how many were written."""
+    n = 0
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for sg in results:
+            pid = lms_id(sg, "moodle")
+            if not pid.isdigit() or sg.status == "missing" or sg.student not in files:
+                continue
+            name = (
+                display_name(str(sg.identity.get("name") or sg.student)).replace("_", " ").replace("/", " ")
+            )
+            text = (feedback_dir / files[sg.student]).read_bytes()
+            z.writestr(f"{name.strip() or 'Participant'}_{pid}_assignfeedback_file/{FEEDBACK_FILE}", text)
+            n += 1
+    return n

@@ -30,7 +30,7 @@ from ..exercises.engine.compare import (
     shortcut_message,
 )
 from ..exercises.engine.registry import Case, Exercise
-from .limits import GradingError, Limits
+from .limits import MAX_TIMEOUTS, GradingError, Limits
 from .protocol import CellNote, Reply, case_file
 
 __all__ = [
@@ -124,6 +124,7 @@ class NotebookRun:
     # exercise index -> (the case whose call ended the run, why): the rest of the run went on afresh
     killed: Dict[int, Tuple[int, str]] = field(default_factory=dict)
     notes_extra: List[str] = field(default_factory=list)
+    cell_names: Dict[int, str] = field(default_factory=dict)  # index -> "exercise 6.3's cell", ...
     exit_code: Optional[int] = None
     seconds: float = 0.0
     cpu_seconds: float = 0.0
@@ -150,7 +151,7 @@ class NotebookRun:
             why = "not run: the notebook ran out of memory first"
         else:
             why = "not run: the grading process ended early"
-        out, timed_out = [], False
+        out, timeouts = [], 0
         killed = self.killed.get(e)
         for c in range(len(p.cases)):
             got = reply.results.get((e, c)) if reply is not None else None
@@ -159,11 +160,15 @@ class NotebookRun:
                 got = Outcome("bad_output", message=f"not graded: {what} {killed[1]}")
             if got is None:
                 got = (
-                    Outcome("timeout", seconds=limits.case_s)
-                    if timed_out
+                    Outcome(
+                        "not_run",
+                        message=f"not run: {timeouts} calls of this exercise before it ran past the "
+                        f"{limits.case_s:g} s limit",
+                    )
+                    if timeouts >= MAX_TIMEOUTS
                     else Outcome("not_run", message=why)
                 )
-            timed_out = timed_out or got.kind == "timeout"
+            timeouts += got.kind == "timeout"
             out.append(got)
         return out
 
@@ -188,10 +193,12 @@ def case_label(case: Case, hidden: bool) -> str:
 
 
 def _failed(p: Prepared, message: str, status: str) -> List[CaseResult]:
-    return [
-        CaseResult(case_label(c, h), False, message, status, h, group=getattr(c, "group", "") or c.name)
-        for c, h in zip(p.cases, p.hidden)
-    ]
+    return _number_hidden(
+        [
+            CaseResult(case_label(c, h), False, message, status, h, group=getattr(c, "group", "") or c.name)
+            for c, h in zip(p.cases, p.hidden)
+        ]
+    )
 
 
 def hide(case: CaseResult, outcome: Optional[Outcome] = None) -> CaseResult:
@@ -210,6 +217,34 @@ def hide(case: CaseResult, outcome: Optional[Outcome] = None) -> CaseResult:
     label = "" if not case.group or f"hidden: {case.group}" == case.name else f" (group {case.group})"
     message = f"{what}{label}; the hidden case's details are not shown"
     return CaseResult(case.name, False, message, case.status, True, "", [], case.group, case.diagnosis)
+
+
+# a name that spells out a case's inputs: a list, a tuple of numbers, ``L=5``
+_SPELLS_INPUTS = re.compile(r"[\[\]=]|\(\s*-?\d")
+
+
+def _number_hidden(cases: List[CaseResult]) -> List[CaseResult]:
+    """Hidden cases whose names spell out their inputs (``lengths [6, 1, 0]``, ``L=5, S=3``) are shown
+    as ``hidden: case K`` (K counts the exercise's hidden cases), and their groups are not named."""
+    out, k = [], 0
+    for case in cases:
+        if case.hidden:
+            k += 1
+            if _SPELLS_INPUTS.search(case.name) or _SPELLS_INPUTS.search(case.group or ""):
+                message = re.sub(r" \(group [^;]*\)", "", case.message) if not case.passed else case.message
+                case = CaseResult(
+                    f"hidden: case {k}",
+                    case.passed,
+                    message,
+                    case.status,
+                    True,
+                    "",
+                    [],
+                    case.group,
+                    case.diagnosis,
+                )
+        out.append(case)
+    return out
 
 
 def _type_name(error_type: str) -> str:
@@ -237,6 +272,8 @@ class StudentGrade:
     identity: Dict[str, object] = field(default_factory=dict)
     # the late penalty applied (``LatePolicy.assess``): percent, days_late, why; empty when on time
     penalty: Dict[str, object] = field(default_factory=dict)
+    # for the instructor's "needs a look" list: short reasons (several notebooks, no LMS time, ...)
+    flags: List[str] = field(default_factory=list)
 
     @property
     def earned(self) -> float:
@@ -281,6 +318,7 @@ def _grade_exercise(
         else:
             judged = judge_all(p.exercise, p.cases, p.expected, outcomes, p.hidden)  # check's own judge
             cases = [hide(result, outcome) for result, outcome in zip(judged, outcomes)]
+            cases = _number_hidden(cases)
         grade = ExerciseGrade(p.exercise, cases, run.notebook, shortcut)
         defines = run.reply is not None and p.exercise.function in run.reply.defined
         attempted = any(c.status not in ("not attempted", "missing", "not run") for c in cases)
@@ -316,6 +354,9 @@ def _hide_exit_codes(run: NotebookRun, prepared: List[Prepared]) -> None:
             run.exit_code = None
 
 
+_CELL = re.compile(r"\bcell (\d+)")
+
+
 def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> Tuple[List[str], List[str]]:
     notes: List[str] = []
     details: List[str] = []
@@ -340,36 +381,38 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
     exits, timeouts = _cells(cells, "exit"), _cells(cells, "timeout")
     memory = [n for n in errors if n.error_type == "MemoryError"]
     errors = [n for n in errors if n.error_type != "MemoryError"]
-    listing = lambda ns: ", ".join(str(n.index) for n in ns)  # noqa: E731
+    name = lambda i: run.cell_names.get(i, f"cell {i}")  # noqa: E731
+    listing = lambda ns: "; ".join(name(n.index) for n in ns)  # noqa: E731
     if syntax:
-        notes.append(tag(f"syntax errors in cells {listing(syntax)}"))
+        notes.append(tag(f"syntax errors in {listing(syntax)}"))
     if errors:
-        notes.append(tag(f"errors in cells {listing(errors)}"))
+        notes.append(tag(f"errors in {listing(errors)}"))
     if memory:
-        notes.append(tag(f"out of memory (limit {limits.memory_mb} MiB) in cells {listing(memory)}"))
+        notes.append(tag(f"out of memory (limit {limits.memory_mb} MiB) in {listing(memory)}"))
     if exits:
-        notes.append(tag(f"sys.exit() in cells {listing(exits)} (ignored)"))
+        notes.append(tag(f"sys.exit() in {listing(exits)} (ignored)"))
     if timeouts:
-        notes.append(tag(f"cells over the {limits.cell_s:g} s cell limit (stopped): {listing(timeouts)}"))
+        notes.append(tag(f"over the {limits.cell_s:g} s cell limit (stopped): {listing(timeouts)}"))
     if run.reply is not None and run.reply.output_truncated:
         notes.append(tag(f"printed more than {limits.output_chars} characters (cut)"))
     for index, ex_id in run.unknown_ids:
-        notes.append(tag(f"unknown exercise id {ex_id!r} in cell {index}"))
+        notes.append(tag(f"unknown exercise id {ex_id!r} in {name(index)}"))
     notes += [tag(n) for n in run.notes_extra]
     for n in _cells(cells, "shortcut"):
         if not n.exercise:
             notes.append(
-                tag(f"cell {n.index}, a cell of the student's own, used {n.message} (noted, not marked)")
+                tag(f"{name(n.index)}, a cell of the student's own, used {n.message} (noted, not marked)")
             )
     for n in syntax:
-        details.append(tag(f"cell {n.index}: {n.message}"))
+        details.append(tag(f"{name(n.index)}: {n.message}"))
     for n in errors + memory:
-        where = f" ({n.where})" if n.where else ""
-        details.append(tag(f"cell {n.index} raised {n.error_type}: {n.message}{where}"))
+        where = _CELL.sub(lambda m: name(int(m.group(1))), n.where) if n.where else ""
+        where = f" ({where})" if where else ""
+        details.append(tag(f"{name(n.index)} raised {n.error_type}: {n.message}{where}"))
     for n in exits:
-        details.append(tag(f"cell {n.index} called sys.exit({n.message}); the grader carried on"))
+        details.append(tag(f"{name(n.index)} called sys.exit({n.message}); the grader carried on"))
     for n in timeouts:
-        details.append(tag(f"cell {n.index} ran longer than {limits.cell_s:g} s and was stopped"))
+        details.append(tag(f"{name(n.index)} ran longer than {limits.cell_s:g} s and was stopped"))
     return notes, details
 
 

@@ -5,8 +5,9 @@ A submission's name (a file ``NAME.ipynb`` or a folder ``NAME/``) is read as
 * Canvas's bulk download, ``lastfirst[_late]_USERID_SUBMISSIONID_original.ipynb``: the student
   is ``lastfirst_USERID``, the Canvas user id is kept, and ``late`` is recorded;
 * Moodle's, ``Full Name_ID_assignsubmission_file_original.ipynb`` or a folder
-  ``Full Name_ID_assignsubmission_file_/``: the student is ``Full Name_ID``, ``ID`` being the
-  participant id of Moodle's grading worksheet;
+  ``Full Name_ID_assignsubmission_file/`` (Moodle 4.1 and later) or
+  ``Full Name_ID_assignsubmission_file_/`` (earlier): the student is ``Full Name_ID``, ``ID`` being
+  the participant id of Moodle's grading worksheet (``Participant ID``);
 * anything else: the name itself (``alice.ipynb`` is ``alice``).
 
 A roster (``--roster FILE``: a CSV with columns ``id``, ``name``, ``email`` and optionally
@@ -33,7 +34,9 @@ __all__ = ["LmsName", "parse_lms_name", "Student", "read_roster", "match_roster"
 _CANVAS = re.compile(
     r"^(?P<name>[^_/]+?)(?P<late>_late)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$", re.IGNORECASE
 )
-_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_(?:file|onlinetext)_(?P<file>.*)$")
+# Moodle 4.1+ writes a participant's folder as ``Full Name_ID_assignsubmission_file``, earlier versions
+# with a trailing ``_``; a file of a download without folders is ``Full Name_ID_assignsubmission_file_NAME``
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_(?:file|onlinetext)(?:_(?P<file>.*))?$")
 
 
 @dataclass(frozen=True)
@@ -56,19 +59,21 @@ def parse_lms_name(name: str, *, folder: bool = False) -> LmsName:
     LmsName(key='smithjohn_1234', lms='canvas', lms_id='1234', name='smithjohn', late=True, original='06_masked_attention.ipynb', submission='99812')
     >>> parse_lms_name("John Smith_56_assignsubmission_file_", folder=True).key
     'John Smith_56'
+    >>> parse_lms_name("John Smith_56_assignsubmission_file", folder=True).lms_id
+    '56'
     >>> parse_lms_name("alice.ipynb").key
     'alice'
     """
     stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
     m = _MOODLE.match(name)
-    if m and (folder or m.group("file")):
+    if m and (folder or m.group("file")):  # a file needs its own name after the prefix
         return LmsName(
             f"{m.group('name')}_{m.group('uid')}",
             "moodle",
             m.group("uid"),
             m.group("name"),
             False,
-            m.group("file"),
+            m.group("file") or "",
         )
     if not folder:
         m = _CANVAS.match(name)
@@ -101,6 +106,9 @@ class Student:
     aliases: List[str] = field(default_factory=list)
     lms_ids: Dict[str, str] = field(default_factory=dict)  # "canvas" / "moodle" -> that LMS's id
     extension_days: float = 0.0
+    # when the LMS recorded the submission (seconds since the epoch; Moodle's grading worksheet)
+    submitted: Optional[float] = None
+    submitted_source: str = ""  # where ``submitted`` comes from, said in the feedback
 
     def as_dict(self) -> dict:
         return {
@@ -110,6 +118,8 @@ class Student:
             "aliases": self.aliases,
             "lms_ids": self.lms_ids,
             "extension_days": self.extension_days,
+            "submitted": self.submitted,
+            "submitted_source": self.submitted_source,
         }
 
     @classmethod
@@ -121,6 +131,8 @@ class Student:
             [str(a) for a in d.get("aliases", [])],
             {str(k): str(v) for k, v in d.get("lms_ids", {}).items()},
             float(d.get("extension_days", 0.0)),
+            float(d["submitted"]) if d.get("submitted") is not None else None,
+            str(d.get("submitted_source", "")),
         )
 
     def keys(self) -> List[str]:
@@ -135,7 +147,8 @@ class Student:
 
 
 def read_roster(path: Path) -> List[Student]:
-    """The roster CSV: ``id``, ``name``, ``email`` and optional ``aliases`` (``;``-separated)."""
+    """The roster CSV: ``id``, ``name``, ``email`` and optional ``aliases`` (``;``-separated).
+    (``worksheet.read_class`` reads Moodle's grading worksheet as a roster as well.)"""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.DictReader(f))

@@ -211,6 +211,8 @@ class Sandbox:
     user: Optional[int] = None  # mode "none" only: the uid the runner runs as (a root grader's nobody)
 
     def describe(self) -> str:
+        if self.mode == "none" and self.user is not None:
+            return "no bubblewrap: notebooks run as user nobody, with resource limits only"
         if self.mode == "none":
             return "none: notebooks run with your permissions (trusted notebooks only)"
         processes = "no new processes" if self.seccomp else "processes NOT limited (unknown machine)"

@@ -26,9 +26,11 @@ __all__ = [
     "Submission",
     "discover",
     "submission_of_file",
+    "submission_of_folder",
     "read_submitted",
     "Scanned",
     "scan_all",
+    "choose_notebooks",
 ]
 
 MAX_NOTEBOOK_BYTES = 256 * 2**20
@@ -48,6 +50,8 @@ class Submission:
     names: Dict[str, LmsName] = field(default_factory=dict)
     earlier: List[str] = field(default_factory=list)  # notebooks of earlier submissions, not graded
     not_notebooks: List[str] = field(default_factory=list)  # other files under the student's name
+    choice_notes: List[str] = field(default_factory=list)  # which notebook was graded, and why
+    flags: List[str] = field(default_factory=list)  # for the instructor's "needs a look" list
 
     def order(self, path: str) -> Tuple[int, float, str]:
         """When ``path`` was handed in, as the LMS says: Canvas's submission id, else the file's time."""
@@ -208,6 +212,22 @@ def submission_of_file(path: Path, folder: Path) -> Submission:
     return Submission(ident.key, [str(copy)], lms=ident if ident.lms else None, names={str(copy): ident})
 
 
+def submission_of_folder(path: Path, key: Optional[str] = None) -> Submission:
+    """One student's folder (``Full Name_ID_assignsubmission_file/`` or a folder named as the
+    student): the notebooks directly inside it are that student's submission."""
+    path = Path(path)
+    ident = parse_lms_name(path.name, folder=True)
+    notebooks = sorted(
+        str(p) for p in path.iterdir() if _is_notebook_name(p.name) and p.is_file() and not p.is_symlink()
+    )
+    lms = ident if ident.lms else None
+    if not notebooks:
+        return Submission(
+            key or ident.key, problem="the folder holds no .ipynb notebook", status="malformed", lms=lms
+        )
+    return Submission(key or ident.key, notebooks, lms=lms)
+
+
 def read_submitted(path: str) -> bytes:
     """The bytes of a submitted notebook, or ``NotebookProblem`` saying why not."""
     try:
@@ -246,3 +266,40 @@ def scan_all(
             except NotebookProblem as e:
                 out.problems[path] = f"not a readable notebook: {e}"
     return out
+
+
+def choose_notebooks(sub: Submission, scanned: Scanned, chapters: List[str], handout: Dict[str, str]) -> None:
+    """Put a Moodle student's notebooks in the order that decides which counts.
+
+    Each exercise counts from the latest notebook that holds its cell with an answer
+    (``marking.student_grade``): the latest by Canvas's submission id, else by file time.  Moodle's
+    zip stamps every file of a submission with one time, so for a Moodle student whose notebooks
+    hold one chapter's exercises nothing tells them apart: the one named as the handed-out notebook
+    (``handout``: chapter -> its file name) is taken as the latest, the others by name before it;
+    a note names the notebook that counts and the others, and the student is flagged for a look.
+    """
+    if sub.lms is None or sub.lms.lms != "moodle":
+        return
+    for chapter in chapters:
+        holding = [p for p in sub.paths if p in scanned.scans and chapter in scanned.scans[p].chapters()]
+        if len(holding) < 2:
+            continue
+        names = {
+            p: (sub.names[p].original if p in sub.names and sub.names[p].original else os.path.basename(p))
+            for p in holding
+        }
+        same = [p for p in holding if names[p] == handout.get(chapter)]
+        first = same[0] if same else sorted(holding, key=lambda p: names[p])[-1]
+        why = "named as the handed-out notebook" if same else "the last by name"
+        others = [p for p in holding if p != first]
+        sub.paths = [p for p in sub.paths if p != first] + [first]
+        sub.choice_notes.append(
+            f"{len(holding)} notebooks hold the exercises of {chapter} and Moodle gives them one time: where "
+            f"several answer an exercise, {display_name(names[first])} counts ({why}), not "
+            f"{', '.join(display_name(names[p]) for p in others)}; the feedback names the notebook of each "
+            "exercise. To grade another, leave it alone in the student's folder and regrade the folder "
+            "with --update"
+        )
+        sub.flags.append(
+            f"several notebooks hold {chapter}'s exercises, with one time; {display_name(names[first])} counts first"
+        )

@@ -1,7 +1,12 @@
 """``summary.html``: a grading run's report for the instructor, one self-contained page.
 
 ``render_summary(data)`` turns the run's ``results.json`` (a dict: the run's summary and its
-``students``) into HTML: the statuses, late and missing counts, each exercise's score
+``students``) into HTML: a banner when the run's numbers do not add up (submissions that match no
+student of the roster, everyone late, no sandbox), the mean and median total, a "needs a look" list
+(not graded, another chapter, blank, cell errors, failing only hidden cases, several notebooks, a
+lateness from file times), integrity flags (shortcuts, reaching for the network, files or
+processes), one row per student (total, status, late by how much, penalty, flags, a link to the
+feedback file), the statuses, late and missing counts, each exercise's score
 distribution (an inline SVG histogram with a text alternative and a table of its counts), the
 most common named mistakes (``Diagnosis`` names of the failed cases) with how many students made
 them, what the sandbox stopped (time, memory, output, killed runs), and the slowest notebooks.
@@ -40,7 +45,7 @@ CSS = """
 @media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--bg:#121212;--muted:#b0b0b0;--bar:#7fb0ef;--line:#444}}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-main{max-width:60rem;margin:0 auto;padding:1rem}
+main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}
 th,td{text-align:left;padding:.3rem .4rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
@@ -54,7 +59,21 @@ svg .bar{fill:var(--bar)}svg text{fill:var(--fg);font:11px system-ui,sans-serif}
 svg .axis{stroke:var(--line)}
 .visually-hidden{position:absolute!important;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 ul{padding-left:1.2rem}li{overflow-wrap:anywhere}
+.banner{border:3px solid #b00020;background:#fde8ea;color:#5c0010;padding:.6rem .8rem;border-radius:.4rem;font-weight:600}
+@media (prefers-color-scheme:dark){.banner{background:#3a0d14;color:#ffd7dc}}
+@media (max-width:40rem){
+ table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+ table.cards tr{display:block;border:1px solid var(--line);border-radius:.4rem;margin:.5rem 0;padding:.3rem}
+ table.cards td{display:flex;gap:.5rem;border:0;padding:.15rem .3rem;text-align:left}
+ table.cards td.n{white-space:normal;text-align:left}
+ table.cards td::before{content:attr(data-label);font-weight:600;min-width:6.5rem;flex:none}
+ table.cards td:empty{display:none}
+}
+table.cards td.nw,table.cards th.nw{white-space:nowrap;overflow-wrap:normal}
 """
+
+NOT_GRADED = ("missing", "ambiguous", "error", "malformed", "not_a_notebook", "other_chapter")
+INTEGRITY = re.compile(r"reaches for [^;]*|used [^;]*\(noted, not marked\)|shortcut[^;]*")
 
 
 def _t(value: object) -> str:
@@ -200,6 +219,126 @@ def _exercises(data: dict) -> List[dict]:
     return out
 
 
+def _median(xs: Sequence[float]) -> float:
+    """The middle value (the mean of the two middle ones for an even count).
+
+    >>> _median([3, 1, 2]), _median([1, 2, 3, 4])
+    (2, 2.5)
+    """
+    ys = sorted(xs)
+    n = len(ys)
+    return ys[n // 2] if n % 2 else (ys[n // 2 - 1] + ys[n // 2]) / 2
+
+
+def banner(data: dict, students: List[dict]) -> List[str]:
+    """What does not add up in the run, each a sentence for the banner (empty when all is well)."""
+    out = []
+    unmatched = (data.get("roster") or {}).get("unmatched") or []
+    if unmatched:
+        out.append(
+            f"{len(unmatched)} submission(s) match no student of the roster: their grades cannot be "
+            "imported and no LMS file was written unless --allow-unmatched was given: "
+            + ", ".join(display_name(str(k)) for k in unmatched[:10])
+        )
+    handed = [s for s in students if s.get("status") not in NOT_GRADED]
+    late = [s for s in handed if _late(s)]
+    if len(handed) >= 2 and len(late) == len(handed):
+        out.append(
+            f"every one of the {len(handed)} graded submissions is late: check --due, and where the "
+            "submission times come from (a Moodle zip stamps every file with the download's time; give "
+            "Moodle's grading worksheet as --roster)"
+        )
+    if data.get("sandbox_warning"):
+        out.append(str(data["sandbox_warning"]))
+    return out
+
+
+def needs_a_look(s: dict) -> List[str]:
+    """Why a student's row needs the instructor's look (empty when it does not)."""
+    why = []
+    status = str(s.get("status", ""))
+    notes = [str(n) for n in s.get("notes") or []]
+    if status in NOT_GRADED and status != "missing":
+        why.append(f"{status}: {notes[0]}" if notes else status)
+    elif status in ("timeout", "crashed", "memory"):
+        why.append(status)
+    exercises = s.get("exercises") or {}
+    results = [c for e in exercises.values() for c in e.get("results") or []]
+    if (
+        status not in NOT_GRADED
+        and results
+        and all(c.get("status") in ("not attempted", "missing", "not run") for c in results)
+    ):
+        why.append("blank: no exercise attempted")
+    elif (
+        status not in NOT_GRADED
+        and exercises
+        and not any(float(e.get("earned") or 0) for e in exercises.values())
+    ):
+        why.append("0 points: blank, or nothing right")
+    if any(re.search(r"\b(syntax )?errors in ", n) for n in notes):
+        why.append("cell errors")
+    hidden_only = [
+        ex_id
+        for ex_id, e in exercises.items()
+        if any(not c.get("passed") and c.get("hidden") for c in e.get("results") or [])
+        and all(c.get("passed") for c in e.get("results") or [] if not c.get("hidden"))
+    ]
+    if hidden_only:
+        why.append("fails only hidden cases: " + ", ".join(hidden_only))
+    if any("matches no student" in n or "more than one student" in n for n in notes):
+        why.append("matches no student of the roster")
+    why += [str(f) for f in s.get("flags") or []]
+    return why
+
+
+def integrity(s: dict) -> List[str]:
+    """Shortcuts and reaching for the network, files or processes, as the notes and marks say."""
+    found = [m.group(0) for n in s.get("notes") or [] for m in INTEGRITY.finditer(str(n))]
+    for ex_id, e in (s.get("exercises") or {}).items():
+        if e.get("shortcut"):
+            found.append(f"{ex_id}: used {e['shortcut']}")
+    return found
+
+
+def _late_by(s: dict) -> str:
+    p = _penalty(s)
+    if p.get("late_by"):
+        return str(p["late_by"])
+    if p.get("days_late") is not None:
+        return f"{p['days_late']} days"
+    return "flagged late" if _late(s) else ""
+
+
+_CLASS = {"total": ' class="n"', **{h: ' class="nw"' for h in ("status", "late by", "penalty", "feedback")}}
+
+
+def student_rows(students: List[dict], possible: float) -> str:
+    """The per-student table (cards on a narrow screen)."""
+    head = ["student", "total", "status", "late by", "penalty", "flags", "feedback"]
+    rows = []
+    for s in sorted(students, key=lambda s: str(s.get("name") or s.get("student"))):
+        p = _penalty(s)
+        flags = needs_a_look(s) + integrity(s)
+        link = str(s.get("feedback") or "")
+        cells = [
+            f"<bdi>{_t(_who(s))}</bdi>",
+            f"{_t(_pts(float(s.get('total') or 0)))} / {_t(_pts(possible))}",
+            _t(s.get("status", "")),
+            _t(_late_by(s)),
+            _t(f"-{p['percent']:g}%") if p.get("percent") else "",
+            _t("; ".join(flags)),
+            f'<a href="{_t(link)}" title="{_t(link)}">feedback</a>' if link else "",
+        ]
+        rows.append(
+            "<tr>"
+            + "".join(f'<td data-label="{h}"{_CLASS.get(h, "")}>{c}</td>' for h, c in zip(head, cells))
+            + "</tr>"
+        )
+    th = "".join(f'<th scope="col"{_CLASS.get(h, "")}>{h}</th>' for h in head)
+    return f'<table class="cards"><thead><tr>{th}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
 def _table(head: Sequence[str], rows: List[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     th = "".join(f'<th scope="col"{" class=n" if i in numeric else ""}>{h}</th>' for i, h in enumerate(head))
     body = "".join(
@@ -233,8 +372,36 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
     if data.get("sandbox"):
         facts.append(f"sandbox: {data['sandbox']}")
     out.append(f'<p class="muted">{_t(" · ".join(facts))}</p>')
-    if data.get("sandbox_warning"):
-        out.append(f"<p><strong>Warning:</strong> {_t(data['sandbox_warning'])}</p>")
+    for line in banner(data, students):
+        out.append(f'<p class="banner" role="alert">Warning: {_t(line)}</p>')
+    totals = [float(s.get("total") or 0) for s in handed_in]
+    if totals:
+        stats = f"mean {sum(totals) / len(totals):.2f} · median {_pts(round(_median(totals), 2))}"
+        out.append(f"<p><strong>Totals of the {len(totals)} who handed in:</strong> {_t(stats)}</p>")
+
+    look = [(s, needs_a_look(s)) for s in students]
+    look = [(s, why) for s, why in look if why]
+    out.append('<section aria-labelledby="h-look"><h2 id="h-look">Needs a look</h2>')
+    if look:
+        out.append("<ul>")
+        out += [f"<li><bdi>{_t(_who(s))}</bdi>: {_t('; '.join(why))}</li>" for s, why in look]
+        out.append("</ul>")
+    else:
+        out.append("<p>Nothing: every submission was graded as handed in.</p>")
+    out.append("</section>")
+    flagged = [(s, integrity(s)) for s in students]
+    flagged = [(s, what) for s, what in flagged if what]
+    out.append('<section aria-labelledby="h-integrity"><h2 id="h-integrity">Integrity flags</h2>')
+    if flagged:
+        out.append("<ul>")
+        out += [f"<li><bdi>{_t(_who(s))}</bdi>: {_t('; '.join(what))}</li>" for s, what in flagged]
+        out.append("</ul>")
+    else:
+        out.append("<p>None: no shortcut, and no reaching for the network, files or processes.</p>")
+    out.append("</section>")
+    out.append('<section aria-labelledby="h-students"><h2 id="h-students">Students</h2>')
+    out.append(student_rows(students, possible))
+    out.append("</section>")
 
     # statuses, late, missing
     statuses = Counter(str(s.get("status", "?")) for s in students)
@@ -255,7 +422,6 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
         f'<p class="muted">{len(handed_in)} students who handed something in; bars count students.</p>'
     )
     out.append('<div class="grid">')
-    totals = [float(s.get("total") or 0) for s in handed_in]
     if possible:
         caption = f"Total, out of {_pts(possible)}"
         out.append(

@@ -1,10 +1,20 @@
 """``grade --update RESULTS``: regrade some submissions into an existing results folder.
 
-The given submissions (single notebooks, or folders laid out as for ``grade``) are graded on the
-chapters, the resubmission rule and the late policy the results folder was graded with.  Each
-regraded submission replaces the row of the student it belongs to, found by its name, the
+The given submissions are graded on the chapters, the resubmission rule and the late policy the
+results folder was graded with.  Each is one of:
+
+* one student's folder: an LMS's participant folder (``Full Name_ID_assignsubmission_file/``), or a
+  folder named as a student already graded (``jane/``): its notebooks are that student's;
+* one student's notebook: a file with an LMS's download name, a file named as a student already
+  graded (``jane.ipynb``), or any notebook inside one student's folder as above (the folder names
+  the student: ``Jane Doe_208_assignsubmission_file/06_masked_attention.ipynb``);
+* a folder of submissions laid out as for ``grade``.
+
+Each regraded submission replaces the row of the student it belongs to, found by its name, the
 roster's id, the LMS's id, or the roster (the one given, else the one the folder was graded with)
-matching its name to a row's; a submission that belongs to nobody already graded adds a row.
+matching its name to a row's.  A submission that belongs to no student already graded is added
+only when the roster holds that student; otherwise the update refuses, names the form it wants,
+and changes nothing.
 Every output (``gradebook.csv``, ``results.json``, ``feedback/``, ``lms/``, ``gradescope/``) is
 then written again from the whole class, so the files agree and each student has one row.
 """
@@ -24,7 +34,7 @@ from .late import LatePolicy, parse_penalty
 from .limits import GradingError, Limits
 from .marking import StudentGrade
 from .roster import Student, match_roster, parse_lms_name
-from .submissions import Submission, discover, submission_of_file
+from .submissions import Submission, discover, submission_of_file, submission_of_folder
 
 __all__ = ["update"]
 
@@ -65,11 +75,19 @@ def update(
     submissions: List[Submission] = []
     singles = Path(tempfile.mkdtemp(prefix="attncourse-single-"))
     try:
+        graded = {sg.student for sg in old} | {parse_lms_name(sg.student).name for sg in old}
         for path in map(Path, paths):
             if path.is_dir():
-                submissions += discover(str(path))[0]
+                if _names_student(path, graded):
+                    submissions.append(submission_of_folder(path))
+                else:
+                    submissions += discover(str(path))[0]
             elif path.is_file() and path.name.endswith(".ipynb"):
-                submissions.append(submission_of_file(path, singles))
+                sub = submission_of_file(path, singles)
+                if sub.lms is None and _names_student(path.parent, graded):
+                    owner = parse_lms_name(path.parent.name, folder=True)
+                    sub.student, sub.lms = owner.key, owner if owner.lms else None
+                submissions.append(sub)
             else:
                 raise GradingError(f"{path} is neither a notebook (.ipynb) nor a folder of submissions")
         if not submissions:
@@ -97,7 +115,7 @@ def update(
             f"{results_dir} was graded on other exercises ({', '.join(summary.get('exercises') or [])}; now "
             f"{', '.join(ex.id for ex in run.exercises)}): regrade everyone instead"
         )
-    merged, replaced = _merge(old, run.results, log)
+    merged, replaced = _merge(old, run.results, log, roster is not None)
     summary.setdefault("updates", []).append(
         {
             "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -121,8 +139,24 @@ def update(
     return run.results
 
 
-def _merge(old: List[StudentGrade], new: List[StudentGrade], log: Callable[[str], None]) -> tuple:
-    """The class with each regraded student in place of their old row; and the rows replaced."""
+def _names_student(folder: Path, graded: set) -> bool:
+    """True when ``folder`` is one student's: an LMS participant folder, or named as a graded student."""
+    ident = parse_lms_name(folder.name, folder=True)
+    return bool(ident.lms) or folder.name in graded
+
+
+WANTED = (
+    "give the student's own notebook or folder: the LMS's participant folder (e.g. "
+    "'Jane Doe_208_assignsubmission_file/', or a notebook inside it), a Canvas download name, or a "
+    "file or folder named as the student's row (e.g. jane.ipynb for the row jane)"
+)
+
+
+def _merge(
+    old: List[StudentGrade], new: List[StudentGrade], log: Callable[[str], None], roster: bool = False
+) -> tuple:
+    """The class with each regraded student in place of their old row; and the rows replaced.
+    ``GradingError`` (nothing changed) for a submission that belongs to no row and no roster student."""
     rows: Dict[str, StudentGrade] = {sg.student: sg for sg in old}
     by_id = {str(sg.identity["id"]): sg.student for sg in old if sg.identity.get("id")}
     by_lms = {
@@ -149,7 +183,13 @@ def _merge(old: List[StudentGrade], new: List[StudentGrade], log: Callable[[str]
             found = match_roster([(sg.student, parse_lms_name(sg.student))], pseudo)
             key = found.by_key[sg.student].id if sg.student in found.by_key else None
         if key is None:
-            log(f"{display_name(sg.student)} matches no student already graded: added as a new row")
+            if not (roster and sg.identity.get("id")):
+                raise GradingError(
+                    f"{display_name(sg.student)} ({', '.join(display_name(n) for n in sg.notebooks) or 'no notebook'}) "
+                    f"matches no student already graded{' nor of the roster' if roster else ''}: nothing was "
+                    f"changed; {WANTED}"
+                )
+            log(f"{display_name(sg.student)} is on the roster but had no row: added")
             key = sg.student
         else:
             previous = rows[key]
