@@ -120,3 +120,30 @@ def test_every_map_is_laid_over_the_chosen_image(which):
         if visible:
             np.testing.assert_array_equal(np.asarray(backdrop.get_array()), chosen)
     assert later.png != first.png
+
+
+@pytest.mark.parametrize("which", ["vision", "cross"])
+def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
+    """Maps shown side by side are compared: one scale (0 to the largest cell shown) and one bar."""
+    pytest.importorskip("matplotlib")
+    if which == "vision":
+        from attncourse.widgets.vision import _renderer
+
+        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 1")
+    else:
+        from attncourse.results import saved_results
+        from attncourse.widgets.cross import _renderer
+
+        renderer, controls = (
+            _renderer(saved_results("digit_captioner.json")),
+            dict(image=2, step=1, heads="each head"),
+        )
+    renderer(**controls)
+    painter = renderer.painter
+    shown = [k for k, ax in enumerate(painter.ax_maps) if ax.get_visible()]
+    assert len(shown) >= 2
+    tops = {np.asarray(painter.overlays[k].get_array()).max() for k in shown}
+    assert len(tops) > 1  # the maps' own maxima differ, so a per-map scale would mislead
+    for k in shown:
+        assert painter.overlays[k].get_clim() == (0, max(tops))
+    assert painter.colorbar.mappable is painter.overlays[0]

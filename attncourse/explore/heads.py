@@ -40,7 +40,7 @@ class HeadsView:
     x: np.ndarray  # (L, d_model) the embeddings
     weights: np.ndarray  # (n_heads, L, L)
     out: np.ndarray  # (L, d_model)
-    n_params: int  # W_Q, W_K, W_V, W_O and their biases: independent of n_heads
+    n_params: int  # W_Q, W_K, W_V, W_O (no biases, as in the chapter's layer): independent of n_heads
     n_params_per_head: int  # each head's slice of W_Q, W_K, W_V: 3 d_model d_head
     scale_by: str = "d_head"
     mean_entropy: float = 0.0  # of the rows of every head's map, in nats (ln L: uniform)
@@ -61,8 +61,8 @@ def heads_view(
     :func:`attncourse.toy_data.heads_projections`, ``(d_model, d_model)`` each, the same ones for
     every ``n_heads``: splitting into heads only decides which columns each head owns, so
     ``d_head`` shrinks as ``n_heads`` grows while the parameter count stays
-    ``4 d_model^2 + 4 d_model`` (the four projections with their biases, as in
-    :class:`attncourse.MultiHeadAttention`; the biases here are zero).  The defaults are the
+    ``4 d_model^2`` (the four projections without biases, as in the chapter's
+    ``ac.MultiHeadAttention(d_model, n_heads, bias=False)``).  The defaults are the
     chapter's per-head maps: ``d_model = 8``, four heads of ``d_head = 2``.
 
     Parameters
@@ -89,7 +89,7 @@ def heads_view(
     --------
     >>> v = heads_view()
     >>> v.weights.shape, v.d_head, v.n_params
-    ((4, 6, 6), 2, 288)
+    ((4, 6, 6), 2, 256)
     >>> print(f"{v.weights[0, 2].max():.2f}")  # head 0, query "sat": the chapter prints 0.20
     0.20
     >>> heads_view(1).n_params == heads_view(8).n_params
@@ -133,7 +133,7 @@ def heads_view(
         x=x,
         weights=weights,
         out=out,
-        n_params=4 * d_model * d_model + 4 * d_model,
+        n_params=4 * d_model * d_model,  # no biases
         n_params_per_head=3 * d_model * d_head,
         scale_by=scale_by,
         mean_entropy=float(-(weights * np.log(np.maximum(weights, 1e-300))).sum(-1).mean()),

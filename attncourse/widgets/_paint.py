@@ -218,6 +218,9 @@ class PatchMapsPainter(Painter):
             self.outlines.append(ax.plot([], [], color=ACCENT, lw=2)[0])
         for ax in axes:
             ax.set_xticks([]), ax.set_yticks([])
+        # the maps are compared, so they share one colour scale (set per frame), shown by one bar
+        self.colorbar = self.fig.colorbar(self.overlays[0], ax=self.ax_maps, shrink=0.8, pad=0.02)
+        self.colorbar.set_label("weight (one scale for every map)", fontsize=8)
         self.image_title = self.ax_image.set_title(" ", fontsize=9)
         self.map_titles = [ax.set_title(" ", fontsize=8) for ax in self.ax_maps]
 
@@ -225,6 +228,7 @@ class PatchMapsPainter(Painter):
         """Show ``view.image`` and one map per ``view.maps``; ``box(row, col)`` is the outlined
         patch's ``(x0, y0, side)`` in image pixels.  Axes beyond ``len(view.maps)`` are hidden."""
         self.picture.set_data(view.image)
+        top = max(max(float(np.max(grid)) for grid in view.maps), 1e-9)  # one scale: the largest cell shown
         for k, ax in enumerate(self.ax_maps):
             shown = k < len(view.maps)
             ax.set_visible(shown)
@@ -233,7 +237,7 @@ class PatchMapsPainter(Painter):
             grid = view.maps[k]
             self.backdrops[k].set_data(view.image)  # the chosen image under every map
             self.overlays[k].set_data(grid)
-            self.overlays[k].set_clim(0, max(float(grid.max()), 1e-9))
+            self.overlays[k].set_clim(0, top)
             x0, y0, side = box(*view.top_patches[k])
             self.outlines[k].set_data([x0, x0 + side, x0 + side, x0, x0], [y0, y0, y0 + side, y0 + side, y0])
             self.map_titles[k].set_text(view.titles[k])

@@ -150,7 +150,7 @@ class _HeadsPainter(Painter):
             *([query] if query else []),
             f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
             f"each head's slice of W_Q, W_K, W_V: {view.n_params_per_head} weights; "
-            f"all parameters (W_Q, W_K, W_V, W_O and biases): {view.n_params}.",
+            f"all parameters (W_Q, W_K, W_V, W_O, no biases): {view.n_params}.",
             f"Scores divided by √{'d_head' if view.scale_by == 'd_head' else 'd_model'} = "
             f"{1 / view.scale:.3g}; mean row entropy {view.mean_entropy:.3f} nats "
             f"(uniform: ln {L} = {math.log(L):.3f})"
