@@ -155,7 +155,9 @@ NEW_SITUATIONS = {
     },
     "ch11": {
         "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
-        "ch11.absorb_value_side": "absorbing MLA's value side into a stacked o_proj (the chapter absorbs the key side)",
+        "ch11.mha_to_gqa": "pooling a multi-head checkpoint's key heads into grouped-query heads, never done there",
+        "ch11.ring_buffer_decode": "a window cache of fixed slots written modulo the window (the chapter's cache drops tokens)",
+        "ch11.paged_decode": "attention read through a block table from a pool of blocks (the chapter keeps only the table)",
         "ch11.predict_cache_gib": "the cache of a model mixing windowed and full layers, never computed there",
         "ch11.pairs_in_range": "which RoPE pairs stay inside the trained arc under a scaling, never asked there",
     },

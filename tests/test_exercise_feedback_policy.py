@@ -32,7 +32,7 @@ FIX_TOKENS = {
     "bugs.left_pad_positions": ["cumsum", "- 1"],
     "bugs.mask_after_softmax": ["-inf", "before the softmax"],
     "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
-    "ch11.fix_rolling_cache": ["> window", "not >="],
+    "ch11.ring_buffer_decode": ["min(t + 1", "[..., :n", ": t + 1", "-np.inf"],
     "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
     "ch13.fix_chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
 }

@@ -278,9 +278,17 @@ def pairs_trained_with_scaled(theta, scaled, N, L):  # the training arc measured
     return (trained >= 2 * np.pi) | ((L - 1) * scaled <= trained)
 
 
-def absorb_heads_interleaved(W_UV, W_O):  # W_O's rows read as d_head blocks of H
-    H, r, d = W_UV.shape
-    return W_UV @ W_O.reshape(d, H, -1).swapaxes(0, 1)
+def gqa_groups_interleaved(W, H, H_kv):  # heads h, h + H_kv, ... pooled together
+    return W.reshape(H // H_kv, H_kv, -1, W.shape[1]).mean(axis=0).reshape(-1, W.shape[1])
+
+
+def paged_blocks_sorted(q, k_pool, v_pool, block_table, length):  # the pool's order, not the table's
+    K = k_pool[np.sort(block_table)].reshape(-1, *k_pool.shape[2:])[:length]
+    V = v_pool[np.sort(block_table)].reshape(-1, *v_pool.shape[2:])[:length]
+    s = np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True)
+    return np.einsum("ht,thv->hv", w, V), w
 
 
 def cache_of_full_layers_only():  # the 40 windowed layers left out
@@ -330,7 +338,8 @@ WRONG_ANSWERS = [
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
     ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
     ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),
-    ("ch11.absorb_value_side", absorb_heads_interleaved, "heads interleaved"),
+    ("ch11.mha_to_gqa", gqa_groups_interleaved, "groups interleaved"),
+    ("ch11.paged_decode", paged_blocks_sorted, "blocks in pool order"),
     ("ch11.predict_cache_gib", cache_of_full_layers_only, "windowed layers forgotten"),
 ]
 
