@@ -357,8 +357,10 @@ def _ring(q, k, v, window, unwritten=False, keep=None):
     rows = []
     for t in range(T):  # before the buffer is full, the empty slots (zero keys and values) take part
         held = min(t + 1, window)
-        K = np.concatenate([k[..., t + 1 - held : t + 1, :], np.zeros(k.shape[:-2] + (window - held, k.shape[-1]))], -2)
-        V = np.concatenate([v[..., t + 1 - held : t + 1, :], np.zeros(v.shape[:-2] + (window - held, v.shape[-1]))], -2)
+        empty_k = np.zeros(k.shape[:-2] + (window - held, k.shape[-1]), dtype=k.dtype)
+        empty_v = np.zeros(v.shape[:-2] + (window - held, v.shape[-1]), dtype=v.dtype)
+        K = np.concatenate([k[..., t + 1 - held : t + 1, :], empty_k], -2)
+        V = np.concatenate([v[..., t + 1 - held : t + 1, :], empty_v], -2)
         rows.append(sdpa(q[..., t : t + 1, :], K, V)[0])
     return np.concatenate(rows, axis=-2)
 
@@ -444,7 +446,7 @@ register(
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the outputs of the first steps are wrong, the later ones right",
+                "the outputs of the first steps are wrong, the later ones right: what differs between those steps?",
                 name="empty slots attended",
                 hint="until step window - 1 only slots 0 .. t hold tokens; the others are zeros that still get weight",
                 variant=lambda q, k, v, window: _ring(q, k, v, window, unwritten=True),
