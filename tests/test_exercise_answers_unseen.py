@@ -145,13 +145,15 @@ NEW_SITUATIONS = {
         "ch09.causal_tiled_attention": "a causal tiling that skips tiles",
         "ch09.static_cache_step": "a preallocated cache shared by sequences of different lengths",
         "ch09.predict_tile_size": "the largest tile that fits in on-chip memory",
-        "ch09.fix_running_max": "a running maximum started at 0, a bug the chapter does not show",
+        "ch09.online_attention": "a running maximum started at 0, a bug the chapter does not show",
+        "ch09.key_block_grads": "a key block's gradients from the saved out and logsumexp (the chapter has no backward pass)",
     },
     "ch10": {
         "ch10.favoured_patch_size": "the patch size a sweep favours under measured cost and seed noise",
-        "ch10.fix_unpatchify": "a patch grid read column by column, a bug the chapter does not show",
+        "ch10.resize_positions": "learned positions interpolated to another grid, never done there",
+        "ch10.padded_patch_mask": "the key mask of a batch of images of different sizes, padded to one canvas",
+        "ch10.pool_real_patches": "mean-pooling the real patches of a padded batch with register tokens",
         "ch10.predict_embedding_parameters": "the input layers of an RGB ViT the chapter does not build",
-        "ch10.rollout_alpha": "a rollout whose residual share is not one half",
     },
     "ch11": {
         "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",

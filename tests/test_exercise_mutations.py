@@ -183,32 +183,18 @@ def online_from_zero(scores, values, block_size):
         return acc / l[..., None]
 
 
-def tiled_without_rescale(q, k, v, block_size):
-    m = np.full(q.shape[:-1], -np.inf)
-    l = np.zeros(q.shape[:-1])
-    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-    for j in range(0, k.shape[-2], block_size):
-        s = q @ _t(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
-        m = np.maximum(m, s.max(axis=-1))
-        p = np.exp(s - m[..., None])
-        l = l + p.sum(axis=-1)
-        acc = acc + p @ v[..., j : j + block_size, :]
-    return acc / l[..., None]
+def block_grads_softmax_in_block(q, k_blk, v_blk, dout, out, lse):  # lse ignored: weights of the block alone
+    s = q @ _t(k_blk) / np.sqrt(q.shape[-1])
+    P = np.exp(s - s.max(-1, keepdims=True))
+    P = P / P.sum(-1, keepdims=True)
+    dS = P * (dout @ _t(v_blk) - (dout * out).sum(-1, keepdims=True))
+    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
 
 
-def tiled_dropping_the_last_block(q, k, v, block_size):
-    S = k.shape[-2]
-    kept = (S // block_size) * block_size
-    m = np.full(q.shape[:-1], -np.inf)
-    l = np.zeros(q.shape[:-1])
-    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-    for j in range(0, kept, block_size):
-        s = q @ _t(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
-        m_new = np.maximum(m, s.max(axis=-1))
-        p = np.exp(s - m_new[..., None])
-        r = np.exp(m - m_new)
-        l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ v[..., j : j + block_size, :], m_new
-    return acc / l[..., None]
+def block_grads_without_row_term(q, k_blk, v_blk, dout, out, lse):  # dS = P dP, the D term dropped
+    P = np.exp(q @ _t(k_blk) / np.sqrt(q.shape[-1]) - lse[..., None])
+    dS = P * (dout @ _t(v_blk))
+    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
 
 
 def merge_without_rescale(m1, l1, acc1, m2, l2, acc2):
@@ -329,9 +315,9 @@ WRONG_ANSWERS = [
     ("ch06.sliding_window_mask", window_one_too_wide, "off by one"),
     ("ch06.sliding_window_mask", window_both_ways, "your window looks both ways"),
     ("ch06.fix_causal_leak", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
-    ("ch09.fix_running_max", online_from_zero, "running maximum starts at 0"),
-    ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
-    ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
+    ("ch09.online_attention", online_from_zero, "running maximum starts above the scores"),
+    ("ch09.key_block_grads", block_grads_softmax_in_block, "weights normalised within the block"),
+    ("ch09.key_block_grads", block_grads_without_row_term, "softmax backward without the row term"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
     ("ch05.fix_head_split", mha_split_straight, "tokens mixed across heads"),
