@@ -1,9 +1,10 @@
-"""Hidden cases, chapter 9 (efficient attention): empty halves, ragged blocks, an empty cache, float32."""
+"""Hidden cases, chapter 9 (efficient attention): empty halves, key blocks of one key and of every key,
+an empty cache, rows far below zero and rows with one key far above the rest, float32."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.ch09 import _far_case, _partial, _static_case
+from attncourse.exercises.chapters.ch09 import _far_case, _partial, _static_case, grads_case, wide_case
 
 
 def merge_partials():
@@ -39,43 +40,16 @@ def merge_partials():
     return cases
 
 
-def tiled_attention():
-    rng = np.random.default_rng(1902)
-    n = rng.normal
-    return (
-        grouped(
-            "blocks",
-            Case("block larger than S", q=n(size=(2, 4)), k=n(size=(3, 4)), v=n(size=(3, 2)), block_size=8),
-            Case("block size 1", q=n(size=(3, 2)), k=n(size=(5, 2)), v=n(size=(5, 3)), block_size=1),
-            Case(
-                "large scores (the maximum grows late)",
-                q=5 * n(size=(2, 8)),
-                k=5 * n(size=(9, 8)),
-                v=n(size=(9, 2)),
-                block_size=2,
-            ),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "batch and heads, S=10, block 4",
-                q=n(size=(2, 2, 3, 4)),
-                k=n(size=(2, 2, 10, 4)),
-                v=n(size=(2, 2, 10, 3)),
-                block_size=4,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32",
-                q=n(size=(4, 8)).astype(np.float32),
-                k=n(size=(11, 8)).astype(np.float32),
-                v=n(size=(11, 3)).astype(np.float32),
-                block_size=4,
-            ),
-        )
-    )
+def key_block_grads():
+    rng = np.random.default_rng(19021)
+    cases = [
+        grads_case("a block of one key", rng, (), 3, 5, 2, 2, 2, 3),
+        grads_case("the block is every key", rng, (), 2, 4, 3, 2, 0, 4),
+        grads_case("one query, S=9, keys 6..8", rng, (), 1, 9, 4, 3, 6, 9),
+        grads_case("batch (2, 2), L=3, S=6, keys 0..2", rng, (2, 2), 3, 6, 2, 3, 0, 3),
+        grads_case("float32, 2 heads, L=4, S=8, keys 3..6", rng, (2,), 4, 8, 3, 2, 3, 7, np.float32),
+    ]
+    return grouped("key blocks", *cases[0:3]) + grouped("batch dims", *cases[3:4]) + grouped("dtype", *cases[4:5])
 
 
 def static_cache_step():
@@ -95,7 +69,7 @@ def predict_causal_tiles():
     return grouped("prediction", Case("L = S = 4096, blocks of 256"))
 
 
-def fix_running_max():
+def online_attention():
     rng = np.random.default_rng(19061)
     return (
         grouped(
@@ -109,6 +83,9 @@ def fix_running_max():
                 4,
             ),
             _far_case("L=1, S=3, blocks of 5 (one block)", rng, (1, 3), 2, [-1000.0], 5),
+            _far_case("L=2, S=5, blocks of 2: rows at -15000 and -30000", rng, (2, 5), 2, [-15000.0, -30000.0], 2),
+            wide_case("L=3, S=5, blocks of 2: row 0 has one key 900 above, rows 1-2 at -1000", rng, 3, 5, 3, 2, 900.0),
+            wide_case("L=2, S=4, blocks of 4 (one block): row 0 has one key 2000 above, row 1 at -1000", rng, 2, 4, 2, 4, 2000.0),
         )
         + grouped(
             "batch dims",
@@ -131,11 +108,11 @@ def fix_running_max():
 
 HIDDEN = {
     "ch09.merge_partials": merge_partials,
-    "ch09.tiled_attention": tiled_attention,
+    "ch09.key_block_grads": key_block_grads,
     "ch09.static_cache_step": static_cache_step,
     "ch09.predict_tile_size": predict_tile_size,
     "ch09.predict_causal_tiles": predict_causal_tiles,
-    "ch09.fix_running_max": fix_running_max,
+    "ch09.online_attention": online_attention,
 }
 
 

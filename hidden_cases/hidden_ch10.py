@@ -1,29 +1,22 @@
-"""Hidden cases, chapter 10 (attention for images): other sizes, several channels, float32, P = 1."""
+"""Hidden cases, chapter 10 (attention for images): other sizes, several channels, float32, P = 1,
+grids of one row or one point, images that fill the canvas or hold one pixel, no registers."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.ch10 import _conv_case
+from attncourse.exercises.chapters.ch10 import _conv_case, pool_case, resize_case
 
 
-def _patchify(images, P):  # only to build valid patches for the unpatchify cases
-    B, C, H, W = images.shape
-    x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 3, 5)
-    return x.reshape(B, (H // P) * (W // P), C * P * P)
-
-
-def patchify_images():
-    rng = np.random.default_rng(11001)
+def resize_positions():
+    rng = np.random.default_rng(11011)
     cases = [
-        Case("P=1: every pixel a patch", images=rng.normal(size=(2, 3, 3, 5)), patch_size=1),
-        Case("P=H=W: one patch", images=rng.normal(size=(1, 2, 4, 4)), patch_size=4),
-        Case(
-            "float32, B=3, C=3, 8 x 12, P=4",
-            images=rng.normal(size=(3, 3, 8, 12)).astype(np.float32),
-            patch_size=4,
-        ),
+        resize_case("the same grid: nothing to do", rng, 3, 3, 3, 3, 2),
+        resize_case("one row of 3 to one row of 5", rng, 1, 3, 1, 5, 2),
+        resize_case("2 x 2 to 1 x 1", rng, 2, 2, 1, 1, 3),
+        resize_case("4 x 2 to 7 x 3", rng, 4, 2, 7, 3, 2),
+        resize_case("float32, 2 x 4 to 3 x 6", rng, 2, 4, 3, 6, 3, np.float32),
     ]
-    return grouped("layout", *cases[0:2]) + grouped("dtype", *cases[2:3])
+    return grouped("new grid", *cases[0:4]) + grouped("dtype", *cases[4:5])
 
 
 def favoured_patch_size():
@@ -91,49 +84,32 @@ def conv_as_matmul():
     )
 
 
-def images_from_patches():
-    rng = np.random.default_rng(11005)
+def patch_key_mask():
     cases = [
-        Case("C=3, 4 x 6, P=2", patches=_patchify(rng.normal(size=(2, 3, 4, 6)), 2), patch_size=2, H=4, W=6),
-        Case("P=3, 6 x 9", patches=rng.normal(size=(1, 6, 9)), patch_size=3, H=6, W=9),
-        Case(
-            "float32, 8 x 12, P=4",
-            patches=rng.normal(size=(1, 6, 16)).astype(np.float32),
-            patch_size=4,
-            H=8,
-            W=12,
-        ),
+        Case("images one pixel short of the canvas", sizes=np.array([[3, 6], [4, 5]]), H=4, W=6, P=2),
+        Case("1-pixel images, P=3", sizes=np.array([[1, 1], [1, 7], [6, 1]]), H=6, W=9, P=3),
+        Case("one image a pixel larger than a patch, P=3", sizes=np.array([[4, 4]]), H=6, W=6, P=3),
+        Case("one image, 7 x 5 in 8 x 8, P=4", sizes=np.array([[7, 5]]), H=8, W=8, P=4),
     ]
-    return grouped("grid", *cases[0:2]) + grouped("dtype", *cases[2:3])
+    return grouped("padded batch", *cases)
 
 
-def rollout_alpha():
-    rng = np.random.default_rng(11006)
+def pool_real_patches():
+    rng = np.random.default_rng(11016)
     cases = [
-        Case(
-            "alpha=0: attention only",
-            weights=np.stack([rng.dirichlet(np.ones(3), size=(1, 2, 3)) for _ in range(2)]),
-            alpha=0.0,
-        ),
-        Case(
-            "alpha=1: residual only",
-            weights=np.stack([rng.dirichlet(np.ones(4), size=(2, 1, 4)) for _ in range(3)]),
-            alpha=1.0,
-        ),
-        Case(
-            "float32, one layer, 4 heads, alpha=0.5",
-            weights=rng.dirichlet(np.ones(6), size=(1, 1, 4, 6)).astype(np.float32),
-            alpha=0.5,
-        ),
+        pool_case("no registers", rng, [(3, 4), (4, 1)], 4, 4, 2, 0, 3),
+        pool_case("one patch per image, 5 registers", rng, [(2, 2), (1, 1)], 2, 2, 2, 5, 2),
+        pool_case("P=1, 2 registers", rng, [(2, 3), (3, 1), (1, 1)], 3, 3, 1, 2, 2),
+        pool_case("float32, 8 x 12 canvas, P=4, 4 registers", rng, [(8, 9), (3, 12)], 8, 12, 4, 4, 3, np.float32),
     ]
-    return grouped("rollout", *cases[0:2]) + grouped("dtype", *cases[2:3])
+    return grouped("padded batch", *cases[0:3]) + grouped("dtype", *cases[3:4])
 
 
 HIDDEN = {
-    "ch10.patchify": patchify_images,
+    "ch10.resize_positions": resize_positions,
     "ch10.favoured_patch_size": favoured_patch_size,
     "ch10.predict_embedding_parameters": predict_embedding_parameters,
     "ch10.conv_as_matmul": conv_as_matmul,
-    "ch10.fix_unpatchify": images_from_patches,
-    "ch10.rollout_alpha": rollout_alpha,
+    "ch10.padded_patch_mask": patch_key_mask,
+    "ch10.pool_real_patches": pool_real_patches,
 }

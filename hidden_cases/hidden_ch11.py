@@ -1,46 +1,27 @@
-"""Hidden cases, chapter 11 (today's attention): batch axes, float32, an MQA group of 8, chunks
-shorter than the sinks, large windows, other bases, scalings and stacked output projections."""
+"""Hidden cases, chapter 11 (today's attention): batch axes, float32, a group of four heads and no
+pooling at all, chunks shorter than the sinks, large windows, other bases and scalings, a window
+as long as the sequence, block tables of one block and of one-slot blocks."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.ch11 import range_case
+from attncourse.exercises.chapters.ch11 import paged_case, range_case
 
 
 def predict_cache_gib():
     return grouped("prediction", Case("the same model and sequence"))
 
 
-def gqa_attention():
-    rng = np.random.default_rng(1902)
+def mha_to_gqa():
+    rng = np.random.default_rng(1912)
     n = rng.normal
-    mask = np.ones((2, 1, 3, 5), dtype=bool)
-    mask[1, :, :, 3:] = False  # padding in the second sequence
     cases = [
-        Case("H=8, H_kv=1", q=n(size=(8, 2, 4)), k=n(size=(1, 3, 4)), v=n(size=(1, 3, 2)), mask=None),
-        Case(
-            "H = H_kv = 3 (plain multi-head)",
-            q=n(size=(3, 2, 4)),
-            k=n(size=(3, 4, 4)),
-            v=n(size=(3, 4, 4)),
-            mask=None,
-        ),
-        Case(
-            "batch, H=4, H_kv=2, padding mask",
-            q=n(size=(2, 4, 3, 4)),
-            k=n(size=(2, 2, 5, 4)),
-            v=n(size=(2, 2, 5, 3)),
-            mask=mask,
-        ),
-        Case(
-            "float32, H=6, H_kv=2",
-            q=n(size=(6, 3, 4)).astype(np.float32),
-            k=n(size=(2, 3, 4)).astype(np.float32),
-            v=n(size=(2, 3, 4)).astype(np.float32),
-            mask=None,
-        ),
+        Case("H=8 heads of 2 -> H_kv=2, d_model=3", W=n(size=(16, 3)), H=8, H_kv=2),
+        Case("H = H_kv = 3 (nothing to pool)", W=n(size=(6, 4)), H=3, H_kv=3),
+        Case("H=6 heads of 1 -> H_kv=2, d_model=5", W=n(size=(6, 5)), H=6, H_kv=2),
+        Case("float32, H=4 heads of 4 -> H_kv=2", W=n(size=(16, 3)).astype(np.float32), H=4, H_kv=2),
     ]
-    return grouped("grouping", *cases[0:2]) + grouped("masking", *cases[2:3]) + grouped("dtype", *cases[3:4])
+    return grouped("grouping", *cases[0:3]) + grouped("dtype", *cases[3:4])
 
 
 def window_sink_chunk():
@@ -74,52 +55,46 @@ def pairs_in_range():
     return grouped("scaled", *cases[0:3]) + grouped("unscaled", *cases[3:4])
 
 
-def fix_rolling_cache():
-    rng = np.random.default_rng(1905)
+def ring_buffer_decode():
+    rng = np.random.default_rng(1915)
     n = rng.normal
     cases = [
-        Case("window 2, T=5", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 2)), window=2),
+        Case("window 2, T=5", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(2, 1, size=(5, 2)), window=2),
+        Case("window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4),
         Case(
-            "window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4
-        ),
-        Case(
-            "batch and heads, window 2",
+            "batch and heads, window 3",
             q=n(size=(2, 2, 6, 4)),
             k=n(size=(2, 2, 6, 4)),
             v=n(size=(2, 2, 6, 3)),
-            window=2,
+            window=3,
         ),
         Case(
-            "float32, window 3",
+            "float32, window 4",
             q=n(size=(7, 4)).astype(np.float32),
             k=n(size=(7, 4)).astype(np.float32),
             v=n(size=(7, 4)).astype(np.float32),
-            window=3,
+            window=4,
         ),
     ]
-    return (
-        grouped("rolling window", *cases[0:2])
-        + grouped("batch dims", *cases[2:3])
-        + grouped("dtype", *cases[3:4])
-    )
+    return grouped("decoding", *cases[0:2]) + grouped("batch dims", *cases[2:3]) + grouped("dtype", *cases[3:4])
 
 
-def absorb_value_side():
-    rng = np.random.default_rng(1906)
-    n = rng.normal
+def paged_decode():
+    rng = np.random.default_rng(1916)
     cases = [
-        Case("one head", W_UV=n(size=(1, 4, 3)), W_O=n(size=(3, 6))),
-        Case("r larger than d_model", W_UV=n(size=(3, 9, 2)), W_O=n(size=(6, 4))),
-        Case("float32", W_UV=n(size=(2, 3, 3)).astype(np.float32), W_O=n(size=(6, 3)).astype(np.float32)),
+        paged_case("one block, 2 tokens of 4", rng, 3, 4, 2, 3, 2, [2], 2),
+        paged_case("blocks 0, 3, 1 of 5; 9 tokens", rng, 5, 3, 2, 2, 3, [0, 3, 1], 9),
+        paged_case("blocks of 1 slot, 4 tokens, 1 head", rng, 6, 1, 1, 3, 2, [5, 0, 4, 2], 4),
+        paged_case("float32, blocks 2, 0 of 4; 7 tokens", rng, 4, 4, 3, 2, 2, [2, 0], 7, np.float32),
     ]
-    return grouped("absorbed projection", *cases[0:2]) + grouped("dtype", *cases[2:3])
+    return grouped("block table", *cases[0:3]) + grouped("dtype", *cases[3:4])
 
 
 HIDDEN = {
     "ch11.predict_cache_gib": predict_cache_gib,
-    "ch11.gqa_attention": gqa_attention,
+    "ch11.mha_to_gqa": mha_to_gqa,
     "ch11.window_sink_chunk": window_sink_chunk,
     "ch11.pairs_in_range": pairs_in_range,
-    "ch11.fix_rolling_cache": fix_rolling_cache,
-    "ch11.absorb_value_side": absorb_value_side,
+    "ch11.ring_buffer_decode": ring_buffer_decode,
+    "ch11.paged_decode": paged_decode,
 }

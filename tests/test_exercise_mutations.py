@@ -183,32 +183,18 @@ def online_from_zero(scores, values, block_size):
         return acc / l[..., None]
 
 
-def tiled_without_rescale(q, k, v, block_size):
-    m = np.full(q.shape[:-1], -np.inf)
-    l = np.zeros(q.shape[:-1])
-    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-    for j in range(0, k.shape[-2], block_size):
-        s = q @ _t(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
-        m = np.maximum(m, s.max(axis=-1))
-        p = np.exp(s - m[..., None])
-        l = l + p.sum(axis=-1)
-        acc = acc + p @ v[..., j : j + block_size, :]
-    return acc / l[..., None]
+def block_grads_softmax_in_block(q, k_blk, v_blk, dout, out, lse):  # lse ignored: weights of the block alone
+    s = q @ _t(k_blk) / np.sqrt(q.shape[-1])
+    P = np.exp(s - s.max(-1, keepdims=True))
+    P = P / P.sum(-1, keepdims=True)
+    dS = P * (dout @ _t(v_blk) - (dout * out).sum(-1, keepdims=True))
+    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
 
 
-def tiled_dropping_the_last_block(q, k, v, block_size):
-    S = k.shape[-2]
-    kept = (S // block_size) * block_size
-    m = np.full(q.shape[:-1], -np.inf)
-    l = np.zeros(q.shape[:-1])
-    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-    for j in range(0, kept, block_size):
-        s = q @ _t(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
-        m_new = np.maximum(m, s.max(axis=-1))
-        p = np.exp(s - m_new[..., None])
-        r = np.exp(m - m_new)
-        l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ v[..., j : j + block_size, :], m_new
-    return acc / l[..., None]
+def block_grads_without_row_term(q, k_blk, v_blk, dout, out, lse):  # dS = P dP, the D term dropped
+    P = np.exp(q @ _t(k_blk) / np.sqrt(q.shape[-1]) - lse[..., None])
+    dS = P * (dout @ _t(v_blk))
+    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
 
 
 def merge_without_rescale(m1, l1, acc1, m2, l2, acc2):
@@ -278,9 +264,17 @@ def pairs_trained_with_scaled(theta, scaled, N, L):  # the training arc measured
     return (trained >= 2 * np.pi) | ((L - 1) * scaled <= trained)
 
 
-def absorb_heads_interleaved(W_UV, W_O):  # W_O's rows read as d_head blocks of H
-    H, r, d = W_UV.shape
-    return W_UV @ W_O.reshape(d, H, -1).swapaxes(0, 1)
+def gqa_groups_interleaved(W, H, H_kv):  # heads h, h + H_kv, ... pooled together
+    return W.reshape(H // H_kv, H_kv, -1, W.shape[1]).mean(axis=0).reshape(-1, W.shape[1])
+
+
+def paged_blocks_sorted(q, k_pool, v_pool, block_table, length):  # the pool's order, not the table's
+    K = k_pool[np.sort(block_table)].reshape(-1, *k_pool.shape[2:])[:length]
+    V = v_pool[np.sort(block_table)].reshape(-1, *v_pool.shape[2:])[:length]
+    s = np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True)
+    return np.einsum("ht,thv->hv", w, V), w
 
 
 def cache_of_full_layers_only():  # the 40 windowed layers left out
@@ -321,16 +315,17 @@ WRONG_ANSWERS = [
     ("ch06.streaming_mask", streaming_one_too_wide, "window one too wide"),
     ("ch06.streaming_mask", streaming_sinks_before, "sinks seen from before"),
     ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
-    ("ch09.fix_running_max", online_from_zero, "running maximum starts at 0"),
-    ("ch09.tiled_attention", tiled_without_rescale, "missing rescale in online softmax"),
-    ("ch09.tiled_attention", tiled_dropping_the_last_block, "the last, shorter block is missing"),
+    ("ch09.online_attention", online_from_zero, "running maximum starts above the scores"),
+    ("ch09.key_block_grads", block_grads_softmax_in_block, "weights normalised within the block"),
+    ("ch09.key_block_grads", block_grads_without_row_term, "softmax backward without the row term"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
     ("ch05.mha_forward", mha_split_straight, "tokens mixed across heads"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
     ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
     ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),
-    ("ch11.absorb_value_side", absorb_heads_interleaved, "heads interleaved"),
+    ("ch11.mha_to_gqa", gqa_groups_interleaved, "groups interleaved"),
+    ("ch11.paged_decode", paged_blocks_sorted, "blocks in pool order"),
     ("ch11.predict_cache_gib", cache_of_full_layers_only, "windowed layers forgotten"),
 ]
 

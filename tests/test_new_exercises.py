@@ -357,3 +357,109 @@ def test_the_hidden_cases_include_float32_where_inputs_are_floats(ex_id):
     ex = get(ex_id)
     if float_dtypes(ex.public_cases()):
         assert np.dtype(np.float32) in float_dtypes(HIDDEN[ex_id]()), ex_id
+
+
+# ----------------------------------------------------------------------------- chapters 9-11: feedback and ideas
+def _points_everywhere(ex_id, fn):
+    """(check's points, the grader's points on public and hidden cases) of one answer."""
+    from attncourse.exercises.engine.scoring import points_earned
+
+    ex = get(ex_id)
+    reset()
+    in_check = check(ex_id, fn, show=False).earned
+    return in_check, points_earned(ex, run_cases(ex, fn, ex.public_cases() + list(HIDDEN[ex_id]())))
+
+
+def _online(scores, values, block_size, start):
+    m = np.full(scores.shape[:-1], start) if np.ndim(start) == 0 else start
+    l, acc = np.zeros(scores.shape[:-1]), np.zeros(scores.shape[:-1] + (values.shape[-1],))
+    for j in range(0, scores.shape[-1], block_size):
+        s = scores[..., j : j + block_size]
+        m_new = np.maximum(m, s.max(axis=-1))
+        p, r = np.exp(s - m_new[..., None]), np.exp(m - m_new)
+        l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ values[..., j : j + block_size, :], m_new
+    return acc / l[..., None]
+
+
+def _online_from_mean(scores, values, block_size):  # every exponent measured from the row's mean
+    m = scores.mean(axis=-1)
+    l, acc = np.zeros(scores.shape[:-1]), np.zeros(scores.shape[:-1] + (values.shape[-1],))
+    for j in range(0, scores.shape[-1], block_size):
+        p = np.exp(scores[..., j : j + block_size] - m[..., None])
+        l, acc = l + p.sum(-1), acc + p @ values[..., j : j + block_size, :]
+    return acc / l[..., None]
+
+
+@pytest.mark.parametrize(
+    "fn, diagnosis",
+    [
+        (lambda s, v, b: _online(s, v, b, -1e4), "running maximum starts above the scores"),
+        (_online_from_mean, "exponents not measured from the maximum"),
+    ],
+    ids=["started at -1e4", "row mean instead of a running maximum"],
+)
+def test_9_6_a_finite_start_or_a_row_mean_earns_less_than_full_marks_everywhere(fn, diagnosis):
+    ex = get("ch09.online_attention")
+    in_check, in_grader = _points_everywhere(ex.id, fn)
+    assert in_check < ex.points and in_grader < ex.points
+    # where the answer fails, it is told what its own output shows: the named mistake, or the NaN
+    failed = [r for r in run_cases(ex, fn, ex.public_cases()) if not r.passed]
+    assert failed and all(r.diagnosis in ("", diagnosis) for r in failed)
+    assert all(r.diagnosis == diagnosis or "nan" in r.message.lower() or "inf" in r.message.lower() for r in failed)
+
+
+def test_9_6_the_fixed_loop_gets_full_marks():
+    ex = get("ch09.online_attention")
+    assert _points_everywhere(ex.id, lambda s, v, b: _online(s, v, b, -np.inf)) == (ex.points, ex.points)
+
+
+def test_9_2_the_block_gradients_are_autograd_s():
+    torch = pytest.importorskip("torch")
+    from attncourse.exercises.chapters.ch09 import _forward_state
+
+    rng = np.random.default_rng(92)
+    q, k, v, dout = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 7, 4)), rng.normal(size=(2, 7, 2)), rng.normal(size=(2, 3, 2))
+    out, lse = _forward_state(q, k, v)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+    (torch.softmax(tq @ tk.transpose(-1, -2) / 2.0, -1) @ tv).backward(torch.tensor(dout))
+    dk, dv = _answer("ch09.key_block_grads", q, k[:, 2:5], v[:, 2:5], dout, out, lse)
+    np.testing.assert_allclose(dk, tk.grad[:, 2:5].numpy(), atol=1e-12)
+    np.testing.assert_allclose(dv, tv.grad[:, 2:5].numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "ex_id, answer, banned",
+    [
+        ("ch09.predict_tile_size", 176, ["leaves out", "three blocks"]),  # the root rounded up
+        ("ch09.predict_causal_tiles", 120, ["n (n + 1)", "n (n - 1)", "/ 2"]),
+        ("ch09.predict_causal_tiles", 128, ["n^2", "n (n + 1)", "128"]),
+        ("ch11.predict_cache_gib", 48.0, ["5 times", "times the cache"]),  # every layer keeps every token
+        ("ch11.predict_cache_gib", 37.0, ["4 times", "times the cache"]),  # query heads
+        ("ch11.predict_cache_gib", 4.625, ["half the cache"]),  # keys only
+    ],
+)
+def test_predict_feedback_names_the_mistake_without_the_quantity(ex_id, answer, banned):
+    reset()
+    result = check(ex_id, lambda: answer, show=False)
+    assert result.earned == 0
+    text = result.text()
+    assert not any(b in text for b in banned), text
+
+
+def test_9_4_the_root_rounded_up_is_not_told_a_block_is_missing():
+    reset()
+    text = check("ch09.predict_tile_size", lambda: 176, show=False).text()
+    assert "does not fit" in text
+
+
+def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
+    causes = {
+        "ch09.online_attention": ["running_max", "running max", "-inf", "zero"],
+        "ch10.padded_patch_mask": ["ceil", "edge", "partial", "floor"],
+        "ch11.ring_buffer_decode": ["empty", "unwritten", "slots written", "forget"],
+    }
+    for ex_id, words in causes.items():
+        ex = get(ex_id)
+        stub_comments = " ".join(line.split("#", 1)[1] for line in (ex.stub or "").splitlines() if "#" in line)
+        for text in (ex.id, ex.title, stub_comments, ex.description):
+            assert not any(w in text.lower() for w in words), (ex_id, text)

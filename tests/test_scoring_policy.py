@@ -339,21 +339,18 @@ def test_11_4_an_off_by_one_range_is_not_given_a_registered_mistake():
         assert not any("whole circle" in c.message or "scaled frequencies" in c.message for c in cases)
 
 
-def test_10_5_says_nothing_of_a_non_square_image_on_a_square_case():
-    def grid_swapped(patches, patch_size, H, W):  # the grid read as (W/P, H/P)
-        B, N, F = patches.shape
-        P = patch_size
-        C = F // (P * P)
-        x = patches.reshape(B, W // P, H // P, C, P, P).transpose(0, 3, 2, 4, 1, 5)
-        return x.reshape(B, C, H, W)
+def test_10_5_names_the_transposed_grid_and_not_the_edge_patches_to_an_answer_that_keeps_them():
+    def grid_by_columns(sizes, H, W, P):  # the right patches, listed column by column
+        B = sizes.shape[0]
+        real = (np.arange(W // P)[None, :, None] * P < sizes[:, 1, None, None]) & (
+            np.arange(H // P)[None, None, :] * P < sizes[:, 0, None, None]
+        )
+        return np.concatenate([np.ones((B, 1), dtype=bool), real.reshape(B, -1)], axis=1)
 
-    result = check("ch10.fix_unpatchify", grid_swapped, show=False, hint=True)
-    square = result.cases[0]
-    assert "4 x 4" in square.name and square.diagnosis == "grid axes swapped"
-    # a find-the-bug exercise: the cause comes with the hint only, and it is true of this answer
-    assert "wrong place on the grid" not in square.message
-    asked = " ".join(result.hints)
-    assert "square" not in asked and "wrong place on the grid" in asked
+    result = check("ch10.padded_patch_mask", grid_by_columns, show=False)
+    first = result.cases[0]  # 8 x 8 canvas, P = 4
+    assert "8 x 8" in first.name and first.diagnosis == "grid listed column by column"
+    assert "lose" not in first.message
 
 
 @pytest.mark.parametrize("how", ["twice the average", "weights transposed, then renormalised"])

@@ -33,69 +33,41 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.tiled_attention": {
-        "torch with the chapter's torch and math imports": """
-            def tiled_attention(q, k, v, block_size):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                S = k.shape[-2]
-                m = torch.full(q.shape[:-1], float("-inf"), dtype=q.dtype)
-                l = torch.zeros(q.shape[:-1], dtype=q.dtype)
-                acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype)
-                for j in range(0, S, block_size):
-                    s = q @ k[..., j : j + block_size, :].transpose(-1, -2) / math.sqrt(q.shape[-1])
-                    m_new = torch.maximum(m, s.amax(dim=-1))
-                    r = torch.exp(m - m_new)
-                    p = torch.exp(s - m_new.unsqueeze(-1))
-                    l = l * r + p.sum(-1)
-                    acc = acc * r.unsqueeze(-1) + p @ v[..., j : j + block_size, :]
-                    m = m_new
-                return acc / l.unsqueeze(-1)
+    "ch09.key_block_grads": {
+        "einsum": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                c = 1 / math.sqrt(q.shape[-1])
+                P = np.exp(np.einsum("...le,...be->...lb", q, k_blk) * c - lse[..., None])
+                dP = np.einsum("...lv,...bv->...lb", dout, v_blk)
+                D = np.einsum("...lv,...lv->...l", dout, out)
+                dS = P * (dP - D[..., None])
+                return np.einsum("...lb,...le->...be", dS, q) * c, np.einsum("...lb,...lv->...bv", P, dout)
         """,
-        "float32 numpy blocks": """
-            def tiled_attention(q, k, v, block_size):
-                q, k, v = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
-                scale = np.float32(1 / np.sqrt(q.shape[-1]))
-                m = np.full(q.shape[:-1], -np.inf, dtype=np.float32)
-                l = np.zeros(q.shape[:-1], dtype=np.float32)
-                acc = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=np.float32)
-                for j in range(0, k.shape[-2], block_size):
-                    s = q @ np.swapaxes(k[..., j : j + block_size, :], -1, -2) * scale
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    r = np.exp(m - m_new)
-                    p = np.exp(s - m_new[..., None])
-                    l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ v[..., j : j + block_size, :], m_new
-                return acc / l[..., None]
+        "torch autograd through the block's weights": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                q_, o_, do_, lse_ = (torch.as_tensor(a) for a in (q, out, dout, lse))
+                k = torch.as_tensor(k_blk).clone().requires_grad_(True)
+                v = torch.as_tensor(v_blk).clone().requires_grad_(True)
+                P = torch.exp(q_ @ k.transpose(-1, -2) / math.sqrt(q_.shape[-1]) - lse_[..., None])
+                # out = P @ v + (the other keys' share, constant here); softmax's row sum ties them:
+                # d out / d s_j = P_j (v_j - out), so the loss's gradient flows through this surrogate
+                surrogate = (do_ * (P @ v)).sum() - ((do_ * o_).sum(-1, keepdim=True) * P).sum()
+                surrogate.backward()
+                return k.grad, v.grad
         """,
-        "helper in an added cell": [
-            """
-            def _tile_step(state, s, v_blk):
-                m, l, acc = state
-                m_new = np.maximum(m, s.max(axis=-1))
-                r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
-                return m_new, l * r + p.sum(axis=-1), acc * r[..., None] + p @ v_blk
-            """,
-            """
-            def tiled_attention(q, k, v, block_size):
-                state = (np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1]), 0.0)
-                for j in range(0, k.shape[-2], block_size):
-                    s = np.einsum("...le,...se->...ls", q, k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
-                    state = _tile_step(state, s, v[..., j : j + block_size, :])
-                m, l, acc = state
-                return acc / l[..., None]
-            """,
-        ],
-        "two passes: the maxima first, then the sums": """
-            def tiled_attention(q, k, v, block_size):
-                S, scale = k.shape[-2], 1 / np.sqrt(q.shape[-1])
-                blocks = range(0, S, block_size)
-                m = np.full(q.shape[:-1], -np.inf)
-                for j in blocks:
-                    m = np.maximum(m, (q @ np.swapaxes(k[..., j : j + block_size, :], -1, -2) * scale).max(-1))
-                l, acc = 0.0, 0.0
-                for j in blocks:
-                    p = np.exp(q @ np.swapaxes(k[..., j : j + block_size, :], -1, -2) * scale - m[..., None])
-                    l, acc = l + p.sum(-1), acc + p @ v[..., j : j + block_size, :]
-                return acc / l[..., None]
+        "float32 loops over the block's keys": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                q, k_blk, v_blk = q.astype(np.float32), k_blk.astype(np.float32), v_blk.astype(np.float32)
+                dout, out, lse = dout.astype(np.float32), out.astype(np.float32), lse.astype(np.float32)
+                c = np.float32(1 / np.sqrt(q.shape[-1]))
+                D = (dout * out).sum(-1)
+                dk, dv = np.zeros_like(k_blk), np.zeros_like(v_blk)
+                for j in range(k_blk.shape[-2]):
+                    p = np.exp((q * k_blk[..., j : j + 1, :]).sum(-1) * c - lse)  # (..., L)
+                    dv[..., j, :] = (p[..., None] * dout).sum(-2)
+                    dp = (dout * v_blk[..., j : j + 1, :]).sum(-1)
+                    dk[..., j, :] = ((p * (dp - D))[..., None] * q).sum(-2) * c
+                return dk, dv
         """,
     },
     "ch09.static_cache_step": {
@@ -189,7 +161,7 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.fix_running_max": {
+    "ch09.online_attention": {
         "started at the float's most negative number": """
             def online_attention(scores, values, block_size):
                 dtype = np.result_type(scores, values)
@@ -341,38 +313,35 @@ WRONG = {
                 return np.maximum(m1, m2), np.where(first, l1, l2), np.where(first[..., None], acc1, acc2)
         """,
     },
-    "ch09.tiled_attention": {
-        "the whole score matrix at once": """
-            def tiled_attention(q, k, v, block_size):
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                return e / e.sum(axis=-1, keepdims=True) @ v
+    "ch09.key_block_grads": {
+        "the block's own softmax": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                c = 1 / np.sqrt(q.shape[-1])
+                P = softmax(q @ np.swapaxes(k_blk, -1, -2) * c)
+                dS = P * (dout @ np.swapaxes(v_blk, -1, -2) - (dout * out).sum(-1, keepdims=True))
+                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
         """,
-        "the sum rescaled, the output not": """
-            def tiled_attention(q, k, v, block_size):
-                m = np.full(q.shape[:-1], -np.inf)
-                l = np.zeros(q.shape[:-1])
-                acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-                for j in range(0, k.shape[-2], block_size):
-                    s = q @ np.swapaxes(k[..., j : j + block_size, :], -1, -2) / np.sqrt(q.shape[-1])
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    p = np.exp(s - m_new[..., None])
-                    l = l * np.exp(m - m_new) + p.sum(axis=-1)
-                    acc = acc + p @ v[..., j : j + block_size, :]
-                    m = m_new
-                return acc / l[..., None]
+        "no row term": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                c = 1 / np.sqrt(q.shape[-1])
+                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
+                dS = P * (dout @ np.swapaxes(v_blk, -1, -2))
+                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
         """,
-        "scaled by sqrt(block_size)": """
-            def tiled_attention(q, k, v, block_size):
-                m = np.full(q.shape[:-1], -np.inf)
-                l = np.zeros(q.shape[:-1])
-                acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-                for j in range(0, k.shape[-2], block_size):
-                    s = q @ np.swapaxes(k[..., j : j + block_size, :], -1, -2) / np.sqrt(block_size)
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
-                    l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ v[..., j : j + block_size, :], m_new
-                return acc / l[..., None]
+        "the row term summed over the block only": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                c = 1 / np.sqrt(q.shape[-1])
+                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
+                dP = dout @ np.swapaxes(v_blk, -1, -2)
+                dS = P * (dP - (P * dP).sum(-1, keepdims=True))
+                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+        """,
+        "dk without the scale": """
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                c = 1 / np.sqrt(q.shape[-1])
+                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
+                dS = P * (dout @ np.swapaxes(v_blk, -1, -2) - (dout * out).sum(-1, keepdims=True))
+                return np.swapaxes(dS, -1, -2) @ q, np.swapaxes(P, -1, -2) @ dout
         """,
     },
     "ch09.static_cache_step": {
@@ -410,7 +379,30 @@ WRONG = {
                 return 16 * 16
         """,
     },
-    "ch09.fix_running_max": {
+    "ch09.online_attention": {
+        "started at -1e4": """
+            def online_attention(scores, values, block_size):
+                m = np.full(scores.shape[:-1], -1e4)
+                l = np.zeros(scores.shape[:-1])
+                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],))
+                for j in range(0, scores.shape[-1], block_size):
+                    s = scores[..., j : j + block_size]
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    p = np.exp(s - m_new[..., None])
+                    r = np.exp(m - m_new)
+                    l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ values[..., j : j + block_size, :], m_new
+                return acc / l[..., None]
+        """,
+        "each row's mean in place of a running maximum": """
+            def online_attention(scores, values, block_size):
+                m = scores.mean(axis=-1)
+                l = np.zeros(scores.shape[:-1])
+                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],))
+                for j in range(0, scores.shape[-1], block_size):
+                    p = np.exp(scores[..., j : j + block_size] - m[..., None])
+                    l, acc = l + p.sum(axis=-1), acc + p @ values[..., j : j + block_size, :]
+                return acc / l[..., None]
+        """,
         "a large negative start that is not large enough": """
             def online_attention(scores, values, block_size):
                 dtype = np.result_type(scores, values)

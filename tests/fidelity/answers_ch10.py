@@ -1,41 +1,43 @@
 """Chapter 10 (attention for images): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch10.patchify": {
-        "torch unfold with the chapter's torch import": """
-            def patchify_images(images, patch_size):
-                P = patch_size
-                x = torch.as_tensor(images)
-                B, C, H, W = x.shape
-                x = x.unfold(2, P, P).unfold(3, P, P)  # (B, C, H/P, W/P, P, P)
-                return x.permute(0, 2, 3, 1, 4, 5).reshape(B, (H // P) * (W // P), C * P * P)
+    "ch10.resize_positions": {
+        "torch's interpolate with corners aligned": """
+            def resize_positions(pos, gh, gw, nh, nw):
+                t = torch.as_tensor(pos)
+                grid = t[1:].reshape(gh, gw, -1).permute(2, 0, 1)[None]  # (1, d, gh, gw)
+                new = torch.nn.functional.interpolate(grid, size=(nh, nw), mode="bilinear", align_corners=True)
+                return torch.cat([t[:1], new[0].permute(1, 2, 0).reshape(nh * nw, -1)])
         """,
-        "nn.Unfold from the chapter's nn": """
-            def patchify_images(images, patch_size):
-                cols = nn.Unfold(kernel_size=patch_size, stride=patch_size)(torch.as_tensor(images))
-                return cols.transpose(1, 2)  # (B, C*P*P, N) -> (B, N, C*P*P)
+        "loops over the new grid": """
+            def resize_positions(pos, gh, gw, nh, nw):
+                grid = pos[1:].reshape(gh, gw, -1)
+                out = [pos[0]]
+                for r in range(nh):
+                    y = r * (gh - 1) / (nh - 1) if nh > 1 else 0.0
+                    y0 = int(y); y1 = min(y0 + 1, gh - 1); ty = y - y0
+                    for c in range(nw):
+                        x = c * (gw - 1) / (nw - 1) if nw > 1 else 0.0
+                        x0 = int(x); x1 = min(x0 + 1, gw - 1); tx = x - x0
+                        top = (1 - tx) * grid[y0, x0] + tx * grid[y0, x1]
+                        bottom = (1 - tx) * grid[y1, x0] + tx * grid[y1, x1]
+                        out.append((1 - ty) * top + ty * bottom)
+                return np.stack(out)
         """,
-        "float32 numpy with moveaxis": """
-            def patchify_images(images, patch_size):
-                B, C, H, W = images.shape
-                P = patch_size
-                x = images.astype(np.float32).reshape(B, C, H // P, P, W // P, P)
-                x = np.moveaxis(x, (2, 4), (1, 2))  # (B, H/P, W/P, C, P, P)
-                return x.reshape(B, -1, C * P * P)
+        "interpolation matrices in float32": """
+            def _lerp_matrix(old, new):
+                M = np.zeros((new, old), dtype=np.float32)
+                for r in range(new):
+                    x = r * (old - 1) / (new - 1) if new > 1 else 0.0
+                    lo = int(np.floor(x)); hi = min(lo + 1, old - 1)
+                    M[r, lo] += 1 - (x - lo); M[r, hi] += x - lo
+                return M
+
+            def resize_positions(pos, gh, gw, nh, nw):
+                grid = pos[1:].reshape(gh, gw, -1).astype(np.float32)
+                new = np.einsum("ri,ijd,cj->rcd", _lerp_matrix(gh, nh), grid, _lerp_matrix(gw, nw))
+                return np.concatenate([pos[:1].astype(np.float32), new.reshape(nh * nw, -1)])
         """,
-        "helper in an added cell, loops over the grid": [
-            """
-            def _patch_at(images, row, col, P):
-                return images[:, :, row * P : (row + 1) * P, col * P : (col + 1) * P].reshape(images.shape[0], -1)
-            """,
-            """
-            def patchify_images(images, patch_size):
-                H, W = images.shape[-2:]
-                P = patch_size
-                patches = [_patch_at(images, r, c, P) for r in range(H // P) for c in range(W // P)]
-                return np.stack(patches, axis=1)
-            """,
-        ],
     },
     "ch10.favoured_patch_size": {
         "torch with the chapter's import": """
@@ -146,103 +148,98 @@ CORRECT = {
             """,
         ],
     },
-    "ch10.fix_unpatchify": {
-        "torch with the chapter's torch import": """
-            def images_from_patches(patches, patch_size, H, W):
-                B, N, Fe = patches.shape
-                P = patch_size
-                C = Fe // (P * P)
-                x = torch.as_tensor(patches).reshape(B, H // P, W // P, C, P, P)
-                return x.permute(0, 3, 1, 4, 2, 5).reshape(B, C, H, W)
+    "ch10.padded_patch_mask": {
+        "the stub fixed with a ceiling division": """
+            def patch_key_mask(sizes, H, W, P):
+                B = sizes.shape[0]
+                nh, nw = -(-sizes[:, 0] // P), -(-sizes[:, 1] // P)  # patches each image reaches
+                real = (np.arange(H // P)[None, :, None] < nh[:, None, None]) & (np.arange(W // P)[None, None, :] < nw[:, None, None])
+                return np.concatenate([np.ones((B, 1), dtype=bool), real.reshape(B, -1)], axis=1)
         """,
-        "nn.functional.fold from the chapter's nn": """
-            def images_from_patches(patches, patch_size, H, W):
-                cols = torch.as_tensor(patches).transpose(1, 2)  # (B, C*P*P, N)
-                return nn.functional.fold(cols, (H, W), kernel_size=patch_size, stride=patch_size)
+        "loops over the patches": """
+            def patch_key_mask(sizes, H, W, P):
+                rows = []
+                for h, w in sizes:
+                    row = [True]
+                    for r in range(H // P):
+                        for c in range(W // P):
+                            row.append(bool(r * P < h and c * P < w))
+                    rows.append(row)
+                return np.array(rows)
         """,
-        "float32 numpy": """
-            def images_from_patches(patches, patch_size, H, W):
-                B, N, Fe = patches.shape
-                P = patch_size
-                C = Fe // (P * P)
-                x = patches.astype(np.float32).reshape(B, H // P, W // P, C, P, P)
-                return np.einsum("bghcpq->bcgphq", x).reshape(B, C, H, W)
+        "torch, pixels painted then pooled": """
+            def patch_key_mask(sizes, H, W, P):
+                s = torch.as_tensor(sizes)
+                pix = (torch.arange(H)[None, :, None] < s[:, :1, None]) & (torch.arange(W)[None, None, :] < s[:, 1:, None])
+                real = torch.nn.functional.max_pool2d(pix[:, None].float(), P)[:, 0] > 0  # any pixel of the patch
+                return torch.cat([torch.ones(len(s), 1, dtype=torch.bool), real.flatten(1)], dim=1)
         """,
-        "helper in an added cell, loops": [
-            """
-            def _put_patch(image, patch, row, col, P):
-                image[:, row * P : (row + 1) * P, col * P : (col + 1) * P] = patch.reshape(image.shape[0], P, P)
-            """,
-            """
-            def images_from_patches(patches, patch_size, H, W):
-                B, N, Fe = patches.shape
-                P = patch_size
-                out = np.zeros((B, Fe // (P * P), H, W), dtype=patches.dtype)
-                for b in range(B):
-                    for n in range(N):
-                        _put_patch(out[b], patches[b, n], n // (W // P), n % (W // P), P)
-                return out
-            """,
-        ],
     },
-    "ch10.rollout_alpha": {
-        "torch with the chapter's torch import": """
-            def rollout_alpha(weights, alpha):
-                w = torch.as_tensor(weights)
-                eye = torch.eye(w.shape[-1], dtype=w.dtype)
-                result = eye
-                for layer in w:
-                    result = ((1 - alpha) * layer.mean(dim=1) + alpha * eye) @ result
-                return result
+    "ch10.pool_real_patches": {
+        "loops over images and patches": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                out = []
+                for b, (h, w) in enumerate(sizes):
+                    picked = []
+                    for r in range(H // P):
+                        for c in range(W // P):
+                            if r * P < h and c * P < w:
+                                picked.append(tokens[b, 1 + r * (W // P) + c])
+                    out.append(np.mean(picked, axis=0))
+                return np.stack(out)
         """,
-        "float32 numpy with einsum": """
-            def rollout_alpha(weights, alpha):
-                w = weights.astype(np.float32)
-                N = w.shape[-1]
-                mixed = (1 - alpha) * w.mean(axis=2) + alpha * np.eye(N, dtype=np.float32)  # (n_layers, B, N, N)
-                result = mixed[0]
-                for a in mixed[1:]:
-                    result = np.einsum("bij,bjk->bik", a, result)
-                return result
+        "torch with a weighted mean": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                t = torch.as_tensor(tokens)
+                s = torch.as_tensor(sizes)
+                n = t.shape[1] - 1 - n_registers
+                rows = (torch.arange(H // P) * P)[None, :, None] < s[:, :1, None]
+                cols = (torch.arange(W // P) * P)[None, None, :] < s[:, 1:, None]
+                m = (rows & cols).flatten(1).to(t.dtype)  # (B, N)
+                return torch.einsum("bn,bnd->bd", m, t[:, 1 : 1 + n]) / m.sum(1, keepdim=True)
         """,
-        "helper in an added cell, functools.reduce": [
-            """
-            import functools
-
-            def _mixed_layer(w, alpha):
-                return (1 - alpha) * w.mean(axis=-3) + alpha * np.eye(w.shape[-1])
-            """,
-            """
-            def rollout_alpha(weights, alpha):
-                layers = [_mixed_layer(w, alpha) for w in weights]
-                return functools.reduce(lambda acc, a: a @ acc, layers[1:], layers[0])
-            """,
-        ],
+        "float32 with ceilings and slicing": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                gh, gw = H // P, W // P
+                grid = tokens[:, 1 : 1 + gh * gw].reshape(len(tokens), gh, gw, -1).astype(np.float32)
+                out = []
+                for b in range(len(tokens)):
+                    nh, nw = -(-int(sizes[b, 0]) // P), -(-int(sizes[b, 1]) // P)
+                    out.append(grid[b, :nh, :nw].reshape(-1, grid.shape[-1]).mean(axis=0))
+                return np.stack(out)
+        """,
     },
 }
 
 WRONG = {
-    "ch10.patchify": {
-        "features in (P, P, C) order": """
-            def patchify_images(images, patch_size):
-                B, C, H, W = images.shape
-                P = patch_size
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 3, 5, 1)
-                return x.reshape(B, (H // P) * (W // P), C * P * P)
+    "ch10.resize_positions": {
+        "torch's interpolate, corners not aligned": """
+            def resize_positions(pos, gh, gw, nh, nw):
+                t = torch.as_tensor(pos)
+                grid = t[1:].reshape(gh, gw, -1).permute(2, 0, 1)[None]
+                new = torch.nn.functional.interpolate(grid, size=(nh, nw), mode="bilinear", align_corners=False)
+                return torch.cat([t[:1], new[0].permute(1, 2, 0).reshape(nh * nw, -1)])
         """,
-        "rows and columns of each patch swapped": """
-            def patchify_images(images, patch_size):
-                B, C, H, W = images.shape
-                P = patch_size
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 1, 5, 3)
-                return x.reshape(B, (H // P) * (W // P), C * P * P)
+        "[CLS] dropped": """
+            def resize_positions(pos, gh, gw, nh, nw):
+                t = torch.as_tensor(pos)
+                grid = t[1:].reshape(gh, gw, -1).permute(2, 0, 1)[None]
+                new = torch.nn.functional.interpolate(grid, size=(nh, nw), mode="bilinear", align_corners=True)
+                return new[0].permute(1, 2, 0).reshape(nh * nw, -1)
         """,
-        "grid read column by column": """
-            def patchify_images(images, patch_size):
-                B, C, H, W = images.shape
-                P = patch_size
-                x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 4, 2, 1, 3, 5)
-                return x.reshape(B, (H // P) * (W // P), C * P * P)
+        "the grid read as (gw, gh)": """
+            def resize_positions(pos, gh, gw, nh, nw):
+                t = torch.as_tensor(pos)
+                grid = t[1:].reshape(gw, gh, -1).permute(2, 1, 0)[None]
+                new = torch.nn.functional.interpolate(grid, size=(nh, nw), mode="bilinear", align_corners=True)
+                return torch.cat([t[:1], new[0].permute(1, 2, 0).reshape(nh * nw, -1)])
+        """,
+        "nearest neighbour": """
+            def resize_positions(pos, gh, gw, nh, nw):
+                t = torch.as_tensor(pos)
+                grid = t[1:].reshape(gh, gw, -1).permute(2, 0, 1)[None]
+                new = torch.nn.functional.interpolate(grid, size=(nh, nw), mode="nearest")
+                return torch.cat([t[:1], new[0].permute(1, 2, 0).reshape(nh * nw, -1)])
         """,
     },
     "ch10.favoured_patch_size": {
@@ -309,48 +306,73 @@ WRONG = {
                 return np.einsum("bchpwq,dcqp->bdhw", x, weight) + bias[None, :, None, None]
         """,
     },
-    "ch10.fix_unpatchify": {
-        "channels read first": """
-            def images_from_patches(patches, patch_size, H, W):
-                B, N, Fe = patches.shape
-                P = patch_size
-                C = Fe // (P * P)
-                x = patches.reshape(B, C, H // P, W // P, P, P).transpose(0, 1, 2, 4, 3, 5)
-                return x.reshape(B, C, H, W)
+    "ch10.padded_patch_mask": {
+        "the stub as it is": """
+            def patch_key_mask(sizes, H, W, P):
+                B = sizes.shape[0]
+                rows = np.arange(H // P) * P
+                cols = np.arange(W // P) * P
+                h, w = sizes[:, 0] // P * P, sizes[:, 1] // P * P
+                real = (rows[None, :, None] < h[:, None, None]) & (cols[None, None, :] < w[:, None, None])
+                return np.concatenate([np.ones((B, 1), dtype=bool), real.reshape(B, -1)], axis=1)
         """,
-        "grid axes and pixel axes mixed up": """
-            def images_from_patches(patches, patch_size, H, W):
-                B, N, Fe = patches.shape
-                P = patch_size
-                C = Fe // (P * P)
-                x = patches.reshape(B, H // P, W // P, C, P, P).transpose(0, 3, 4, 1, 5, 2)
-                return x.reshape(B, C, H, W)
+        "the last pixel of a patch compared": """
+            def patch_key_mask(sizes, H, W, P):
+                B = sizes.shape[0]
+                rows = np.arange(H // P) * P + P - 1
+                cols = np.arange(W // P) * P + P - 1
+                h, w = sizes[:, 0], sizes[:, 1]
+                real = (rows[None, :, None] < h[:, None, None]) & (cols[None, None, :] < w[:, None, None])
+                return np.concatenate([np.ones((B, 1), dtype=bool), real.reshape(B, -1)], axis=1)
+        """,
+        "one patch too many at each edge": """
+            def patch_key_mask(sizes, H, W, P):
+                B = sizes.shape[0]
+                rows = np.arange(H // P) * P
+                cols = np.arange(W // P) * P
+                h, w = sizes[:, 0], sizes[:, 1]
+                real = (rows[None, :, None] <= h[:, None, None]) & (cols[None, None, :] <= w[:, None, None])
+                return np.concatenate([np.ones((B, 1), dtype=bool), real.reshape(B, -1)], axis=1)
+        """,
+        "no [CLS] column": """
+            def patch_key_mask(sizes, H, W, P):
+                B = sizes.shape[0]
+                rows = np.arange(H // P) * P
+                cols = np.arange(W // P) * P
+                h, w = sizes[:, 0], sizes[:, 1]
+                return ((rows[None, :, None] < h[:, None, None]) & (cols[None, None, :] < w[:, None, None])).reshape(B, -1)
         """,
     },
-    "ch10.rollout_alpha": {
-        "layers multiplied in the wrong order": """
-            def rollout_alpha(weights, alpha):
-                N = weights.shape[-1]
-                result = np.eye(N)
-                for w in weights:
-                    result = result @ ((1 - alpha) * w.mean(axis=-3) + alpha * np.eye(N))
-                return result
+    "ch10.pool_real_patches": {
+        "registers averaged in": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                B = tokens.shape[0]
+                rows = np.arange(H // P) * P < sizes[:, :1]
+                cols = np.arange(W // P) * P < sizes[:, 1:]
+                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1)
+                keep = np.concatenate([real, np.ones((B, n_registers), dtype=bool)], axis=1)[..., None]
+                return (tokens[:, 1:] * keep).sum(1) / keep.sum(1)
         """,
-        "averaged over the batch axis": """
-            def rollout_alpha(weights, alpha):
-                N = weights.shape[-1]
-                result = np.eye(N)
-                for w in weights:
-                    result = ((1 - alpha) * w.mean(axis=0) + alpha * np.eye(N)) @ result
-                return result
+        "every patch averaged": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                return tokens[:, 1 : 1 + (H // P) * (W // P)].mean(axis=1)
         """,
-        "the identity added once, after the product": """
-            def rollout_alpha(weights, alpha):
-                N = weights.shape[-1]
-                result = np.eye(N)
-                for w in weights:
-                    result = w.mean(axis=-3) @ result
-                return (1 - alpha) * result + alpha * np.eye(N)
+        "[CLS] averaged in": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                B = tokens.shape[0]
+                rows = np.arange(H // P) * P < sizes[:, :1]
+                cols = np.arange(W // P) * P < sizes[:, 1:]
+                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1)
+                keep = np.concatenate([np.ones((B, 1), dtype=bool), real], axis=1)[..., None]
+                return (tokens[:, : 1 + real.shape[1]] * keep).sum(1) / keep.sum(1)
+        """,
+        "edge patches dropped": """
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                B = tokens.shape[0]
+                rows = np.arange(H // P) < sizes[:, :1] // P
+                cols = np.arange(W // P) < sizes[:, 1:] // P
+                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1, 1)
+                return (tokens[:, 1 : 1 + real.shape[1]] * real).sum(1) / np.maximum(real.sum(1), 1)
         """,
     },
 }

@@ -25,47 +25,28 @@ CORRECT = {
             """,
         ],
     },
-    "ch11.gqa_attention": {
-        "torch with the chapter's torch and F": """
-            def gqa_attention(q, k, v, mask=None):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                G = q.shape[-3] // k.shape[-3]
-                k = torch.repeat_interleave(k, G, dim=-3)
-                v = torch.repeat_interleave(v, G, dim=-3)
-                s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = s.masked_fill(~torch.as_tensor(mask), float("-inf"))
-                w = F.softmax(s, dim=-1)
-                return w @ v, w
+    "ch11.mha_to_gqa": {
+        "loops over groups": """
+            def mha_to_gqa(W, H, H_kv):
+                d = W.shape[0] // H
+                G = H // H_kv
+                rows = []
+                for g in range(H_kv):
+                    block = sum(W[h * d : (h + 1) * d] for h in range(g * G, (g + 1) * G)) / G
+                    rows.append(block)
+                return np.concatenate(rows, axis=0)
         """,
-        "float32 numpy, heads grouped by a reshape": """
-            def gqa_attention(q, k, v, mask=None):
-                *lead, H, L, E = q.shape
-                H_kv, S = k.shape[-3], k.shape[-2]
-                qg = q.astype(np.float32).reshape(*lead, H_kv, H // H_kv, L, E)  # head h = kv * G + g
-                s = np.einsum("...kgle,...kse->...kgls", qg, k.astype(np.float32)) / np.float32(np.sqrt(E))
-                s = s.reshape(*lead, H, L, S)
-                if mask is not None:
-                    s = np.where(mask, s, -np.inf)
-                w = softmax(s)
-                out = np.einsum("...kgls,...ksv->...kglv", w.reshape(*lead, H_kv, H // H_kv, L, S), v.astype(np.float32))
-                return out.reshape(*lead, H, L, v.shape[-1]), w
+        "einsum over the group axis": """
+            def mha_to_gqa(W, H, H_kv):
+                d_model = W.shape[1]
+                heads = W.reshape(H_kv, H // H_kv, -1, d_model)
+                return np.einsum("kgdm->kdm", heads).reshape(-1, d_model) / (H // H_kv)
         """,
-        "helper in an added cell with the chapter's ac.softmax": [
-            """
-            def _expand_kv(t, G):
-                *lead, H_kv, S, E = t.shape
-                return np.broadcast_to(t[..., None, :, :], (*lead, H_kv, G, S, E)).reshape(*lead, H_kv * G, S, E)
-            """,
-            """
-            def gqa_attention(q, k, v, mask=None):
-                G = q.shape[-3] // k.shape[-3]
-                k, v = _expand_kv(k, G), _expand_kv(v, G)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = ac.softmax(s if mask is None else np.where(mask, s, -np.inf))
-                return w @ v, w
-            """,
-        ],
+        "torch with the chapter's torch": """
+            def mha_to_gqa(W, H, H_kv):
+                t = torch.as_tensor(W)
+                return t.unflatten(0, (H_kv, H // H_kv, -1)).mean(dim=1).flatten(0, 1)
+        """,
     },
     "ch11.window_sink_chunk": {
         "torch with the chapter's torch import": """
@@ -124,79 +105,76 @@ CORRECT = {
             """,
         ],
     },
-    "ch11.fix_rolling_cache": {
-        "torch with the chapter's torch and F": """
-            def rolling_decode(q, k, v, window):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                keys, values, outputs = [], [], []
-                for t in range(q.shape[-2]):
-                    keys.append(k[..., t, :])
-                    values.append(v[..., t, :])
-                    keys, values = keys[-window:], values[-window:]
-                    K, V = torch.stack(keys, dim=-2), torch.stack(values, dim=-2)
-                    s = q[..., t : t + 1, :] @ K.transpose(-1, -2) / math.sqrt(q.shape[-1])
-                    outputs.append(F.softmax(s, dim=-1) @ V)
-                return torch.cat(outputs, dim=-2)
-        """,
-        "float32 numpy": """
-            def rolling_decode(q, k, v, window):
-                q, k, v = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
-                keys, values, outputs = [], [], []
-                for t in range(q.shape[-2]):
-                    keys.append(k[..., t, :])
-                    values.append(v[..., t, :])
-                    if len(keys) > window:
-                        del keys[0], values[0]
-                    K, V = np.stack(keys, axis=-2), np.stack(values, axis=-2)
-                    s = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.float32(np.sqrt(q.shape[-1]))
-                    outputs.append(softmax(s) @ V)
-                return np.concatenate(outputs, axis=-2)
-        """,
-        "helper in an added cell: a deque with the chapter's ac.softmax": [
-            """
-            from collections import deque
-
-            def _rolling_cache(window):
-                return deque(maxlen=window), deque(maxlen=window)  # the oldest falls out by itself
-            """,
-            """
-            def rolling_decode(q, k, v, window):
-                keys, values = _rolling_cache(window)
+    "ch11.ring_buffer_decode": {
+        "the stub fixed by slicing the written slots": """
+            def ring_decode(q, k, v, window):
+                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
+                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
                 outputs = []
                 for t in range(q.shape[-2]):
-                    keys.append(k[..., t, :])
-                    values.append(v[..., t, :])
-                    K, V = np.stack(keys, axis=-2), np.stack(values, axis=-2)
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
-                    outputs.append(ac.softmax(scores) @ V)
+                    K[..., t % window, :] = k[..., t, :]
+                    V[..., t % window, :] = v[..., t, :]
+                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., : t + 1, :], -1, -2) / np.sqrt(q.shape[-1])
+                    outputs.append(softmax(scores) @ V[..., : t + 1, :])
                 return np.concatenate(outputs, axis=-2)
-            """,
-        ],
+        """,
+        "empty slots masked to -inf": """
+            def ring_decode(q, k, v, window):
+                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
+                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
+                written = np.zeros(window, dtype=bool)
+                outputs = []
+                for t in range(q.shape[-2]):
+                    K[..., t % window, :] = k[..., t, :]
+                    V[..., t % window, :] = v[..., t, :]
+                    written[t % window] = True
+                    scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
+                    scores = np.where(written, scores, -np.inf)
+                    outputs.append(softmax(scores) @ V)
+                return np.concatenate(outputs, axis=-2)
+        """,
+        "float32 buffers and einsum": """
+            def ring_decode(q, k, v, window):
+                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]), dtype=np.float32)
+                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]), dtype=np.float32)
+                outputs = []
+                for t in range(q.shape[-2]):
+                    K[..., t % window, :] = k[..., t, :]
+                    V[..., t % window, :] = v[..., t, :]
+                    n = min(t + 1, window)
+                    s = np.einsum("...e,...se->...s", q[..., t, :].astype(np.float32), K[..., :n, :])
+                    w = softmax(s / np.float32(np.sqrt(q.shape[-1])))
+                    outputs.append(np.einsum("...s,...sv->...v", w, V[..., :n, :])[..., None, :])
+                return np.concatenate(outputs, axis=-2)
+        """,
     },
-    "ch11.absorb_value_side": {
-        "torch with the chapter's torch import": """
-            def absorb_value_side(W_UV, W_O):
-                W_UV, W_O = torch.as_tensor(W_UV), torch.as_tensor(W_O)
-                H, r, d = W_UV.shape
-                return torch.bmm(W_UV, W_O.view(H, d, -1))
+    "ch11.paged_decode": {
+        "token by token through the slot rule": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                b = k_pool.shape[1]
+                K = np.stack([k_pool[block_table[t // b], t % b] for t in range(length)], axis=1)  # (H, T, E)
+                V = np.stack([v_pool[block_table[t // b], t % b] for t in range(length)], axis=1)
+                w = softmax((K @ q[:, :, None])[..., 0] / math.sqrt(q.shape[-1]))
+                return (w[:, None, :] @ V)[:, 0], w
         """,
-        "float32 einsum": """
-            def absorb_value_side(W_UV, W_O):
-                H, r, d = W_UV.shape
-                blocks = W_O.astype(np.float32).reshape(H, d, W_O.shape[-1])
-                return np.einsum("hrd,hdm->hrm", W_UV.astype(np.float32), blocks)
+        "torch with F": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                kp, vp = torch.as_tensor(k_pool), torch.as_tensor(v_pool)
+                idx = torch.as_tensor(block_table)
+                K = kp[idx].flatten(0, 1)[:length].transpose(0, 1)  # (H, T, E)
+                V = vp[idx].flatten(0, 1)[:length].transpose(0, 1)
+                qt = torch.as_tensor(q)[:, None, :]
+                w = F.softmax(qt @ K.transpose(-1, -2) / math.sqrt(qt.shape[-1]), dim=-1)
+                return (w @ V)[:, 0], w[:, 0]
         """,
-        "helper in an added cell, a loop over heads": [
-            """
-            def _absorb_one_head(W_uv_h, W_o, h):
-                d = W_uv_h.shape[-1]
-                return W_uv_h @ W_o[h * d : (h + 1) * d]
-            """,
-            """
-            def absorb_value_side(W_UV, W_O):
-                return np.stack([_absorb_one_head(W_UV[h], W_O, h) for h in range(W_UV.shape[0])])
-            """,
-        ],
+        "float32 with concatenated blocks": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                K = np.concatenate([k_pool[i] for i in block_table], axis=0)[:length].astype(np.float32)
+                V = np.concatenate([v_pool[i] for i in block_table], axis=0)[:length].astype(np.float32)
+                s = np.einsum("he,the->ht", q.astype(np.float32), K) / np.float32(np.sqrt(q.shape[-1]))
+                w = softmax(s)
+                return np.einsum("ht,thv->hv", w, V), w
+        """,
     },
 }
 
@@ -211,65 +189,26 @@ WRONG = {
                 return 48 * 2 * 8 * 256 * 2 * 4096 / 2**30
         """,
     },
-    "ch11.gqa_attention": {
-        "np.tile for np.repeat": """
-            def gqa_attention(q, k, v, mask=None):
-                G = q.shape[-3] // k.shape[-3]
-                reps = (1,) * (k.ndim - 3) + (G, 1, 1)
-                k, v = np.tile(k, reps), np.tile(v, reps)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = np.where(mask, s, -np.inf)
-                w = softmax(s)
-                return w @ v, w
+    "ch11.mha_to_gqa": {
+        "heads h and h + H_kv pooled": """
+            def mha_to_gqa(W, H, H_kv):
+                d_model = W.shape[1]
+                heads = W.reshape(H // H_kv, H_kv, -1, d_model)
+                return heads.mean(axis=0).reshape(-1, d_model)
         """,
-        "the mask ignored": """
-            def gqa_attention(q, k, v, mask=None):
-                G = q.shape[-3] // k.shape[-3]
-                k, v = np.repeat(k, G, axis=-3), np.repeat(v, G, axis=-3)
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return w @ v, w
+        "summed": """
+            def mha_to_gqa(W, H, H_kv):
+                d_model = W.shape[1]
+                return W.reshape(H_kv, H // H_kv, -1, d_model).sum(axis=1).reshape(-1, d_model)
         """,
-        "the mask multiplied into the scores": """
-            def gqa_attention(q, k, v, mask=None):
-                G = q.shape[-3] // k.shape[-3]
-                k, v = np.repeat(k, G, axis=-3), np.repeat(v, G, axis=-3)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = s * mask
-                w = softmax(s)
-                return w @ v, w
+        "the first head of each group": """
+            def mha_to_gqa(W, H, H_kv):
+                d_model = W.shape[1]
+                return W.reshape(H_kv, H // H_kv, -1, d_model)[:, 0].reshape(-1, d_model)
         """,
-        "the mask inverted": """
-            def gqa_attention(q, k, v, mask=None):
-                G = q.shape[-3] // k.shape[-3]
-                k, v = np.repeat(k, G, axis=-3), np.repeat(v, G, axis=-3)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = np.where(mask, -np.inf, s)
-                w = softmax(s)
-                return w @ v, w
-        """,
-        "repeated H_kv times instead of H // H_kv": """
-            def gqa_attention(q, k, v, mask=None):
-                n_kv = k.shape[-3]
-                k, v = np.repeat(k, n_kv, axis=-3), np.repeat(v, n_kv, axis=-3)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = np.where(mask, s, -np.inf)
-                w = softmax(s)
-                return w @ v, w
-        """,
-        "heads indexed along axis 1 (ignores leading axes)": """
-            def gqa_attention(q, k, v, mask=None):
-                G = q.shape[1] // k.shape[1] if q.ndim > 3 else q.shape[0] // k.shape[0]
-                axis = 1 if q.ndim > 3 else 0
-                k, v = np.repeat(k, G, axis=axis), np.repeat(v, G, axis=axis)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = np.where(mask, s, -np.inf)
-                w = softmax(s)
-                return w @ v, w
+        "every H // H_kv-th row kept": """
+            def mha_to_gqa(W, H, H_kv):
+                return W[:: H // H_kv]
         """,
     },
     "ch11.window_sink_chunk": {
@@ -302,46 +241,78 @@ WRONG = {
                 return scaled <= theta * N / L
         """,
     },
-    "ch11.fix_rolling_cache": {
-        "stacked along axis 0 (ignores leading axes)": """
-            def rolling_decode(q, k, v, window):
-                keys, values, outputs = [], [], []
+    "ch11.ring_buffer_decode": {
+        "the stub as it is": """
+            def ring_decode(q, k, v, window):
+                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
+                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
+                outputs = []
                 for t in range(q.shape[-2]):
-                    keys.append(k[..., t, :])
-                    values.append(v[..., t, :])
-                    if len(keys) > window:
-                        keys.pop(0)
-                        values.pop(0)
-                    K, V = np.stack(keys), np.stack(values)
+                    K[..., t % window, :] = k[..., t, :]
+                    V[..., t % window, :] = v[..., t, :]
                     scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
                     outputs.append(softmax(scores) @ V)
                 return np.concatenate(outputs, axis=-2)
         """,
-        "the oldest dropped before the newest is added": """
-            def rolling_decode(q, k, v, window):
-                keys, values, outputs = [], [], []
+        "slots 0 .. t - 1 only (the newest left out)": """
+            def ring_decode(q, k, v, window):
+                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
+                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
+                outputs = []
                 for t in range(q.shape[-2]):
-                    if len(keys) >= window - 1 and keys:
-                        keys.pop(0)
-                        values.pop(0)
-                    keys.append(k[..., t, :])
-                    values.append(v[..., t, :])
-                    K, V = np.stack(keys, axis=-2), np.stack(values, axis=-2)
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
-                    outputs.append(softmax(scores) @ V)
+                    n = max(min(t, window), 1)
+                    K[..., t % window, :] = k[..., t, :]
+                    V[..., t % window, :] = v[..., t, :]
+                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., :n, :], -1, -2) / np.sqrt(q.shape[-1])
+                    outputs.append(softmax(scores) @ V[..., :n, :])
+                return np.concatenate(outputs, axis=-2)
+        """,
+        "a buffer of window - 1 slots": """
+            def ring_decode(q, k, v, window):
+                w = max(window - 1, 1)
+                K = np.zeros(k.shape[:-2] + (w, k.shape[-1]))
+                V = np.zeros(v.shape[:-2] + (w, v.shape[-1]))
+                outputs = []
+                for t in range(q.shape[-2]):
+                    K[..., t % w, :] = k[..., t, :]
+                    V[..., t % w, :] = v[..., t, :]
+                    n = min(t + 1, w)
+                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., :n, :], -1, -2) / np.sqrt(q.shape[-1])
+                    outputs.append(softmax(scores) @ V[..., :n, :])
                 return np.concatenate(outputs, axis=-2)
         """,
     },
-    "ch11.absorb_value_side": {
-        "summed over W_O's heads": """
-            def absorb_value_side(W_UV, W_O):
-                H, r, d = W_UV.shape
-                return np.einsum("hrd,gdm->hrm", W_UV, W_O.reshape(H, d, -1))
+    "ch11.paged_decode": {
+        "blocks read in pool order": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                table = np.sort(block_table)
+                K = k_pool[table].reshape(-1, *k_pool.shape[2:])[:length]
+                V = v_pool[table].reshape(-1, *v_pool.shape[2:])[:length]
+                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
+                return np.einsum("ht,thv->hv", w, V), w
         """,
-        "the heads of W_O in reverse": """
-            def absorb_value_side(W_UV, W_O):
-                H, r, d = W_UV.shape
-                return W_UV @ W_O.reshape(H, d, -1)[::-1]
+        "the whole last block attended": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                K = k_pool[block_table].reshape(-1, *k_pool.shape[2:])
+                V = v_pool[block_table].reshape(-1, *v_pool.shape[2:])
+                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
+                return np.einsum("ht,thv->hv", w, V), w
+        """,
+        "the first length slots of the pool": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                K = k_pool.reshape(-1, *k_pool.shape[2:])[:length]
+                V = v_pool.reshape(-1, *v_pool.shape[2:])[:length]
+                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
+                return np.einsum("ht,thv->hv", w, V), w
+        """,
+        "slot and block swapped": """
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                b = k_pool.shape[1]
+                n = len(block_table)
+                K = np.stack([k_pool[block_table[t % n], (t // n) % b] for t in range(length)])
+                V = np.stack([v_pool[block_table[t % n], (t // n) % b] for t in range(length)])
+                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
+                return np.einsum("ht,thv->hv", w, V), w
         """,
     },
 }

@@ -1,4 +1,5 @@
-"""Chapter 9 exercises: online-softmax merges, tiled attention, a batched KV cache, on-chip tiles."""
+"""Chapter 9 exercises: online-softmax merges, a key block's gradients from the saved statistics, a
+batched KV cache, on-chip tiles, online attention over precomputed scores, causal tiles."""
 
 from __future__ import annotations
 
@@ -133,135 +134,126 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 9.2 tiled pass (implement)
-def _tiled_cases():
-    rng = np.random.default_rng(902)
+# ----------------------------------------------------------------------------- 9.2 a key block's gradients (extend)
+def _forward_state(q, k, v):
+    """(out, lse) of full attention: what a FlashAttention forward pass saves per query."""
+    s = q @ swap(k) / np.sqrt(q.shape[-1])  # (..., L, S)
+    m = s.max(axis=-1, keepdims=True)
+    lse = (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]  # (..., L)
+    return np.exp(s - lse[..., None]) @ v, lse
+
+
+def _block_grads(q, k_blk, v_blk, dout, out, lse, mode="right"):
+    E = q.shape[-1]
+    q, k_blk, v_blk, dout, out, lse = (np.asarray(a, dtype=np.float64) for a in (q, k_blk, v_blk, dout, out, lse))
+    scale = 1.0 if mode == "unscaled" else 1 / np.sqrt(E)
+    s = q @ swap(k_blk) * scale  # (..., L, b)
+    if mode == "block_softmax":  # the block's scores normalised among themselves
+        P = softmax_ref(s)
+    else:
+        P = np.exp(s - lse[..., None])
+    dP = dout @ swap(v_blk)  # (..., L, b)
+    D = 0.0 if mode == "no_row_term" else (dout * out).sum(axis=-1, keepdims=True)  # (..., L, 1)
+    dS = P * (dP - D)
+    dk = swap(dS) @ q * (1.0 if mode == "dk_unscaled" else 1 / np.sqrt(E))
+    return dk, swap(P) @ dout
+
+
+def grads_case(name, rng, lead, L, S, E, Ev, start, stop, dtype=np.float64):
+    """A case of 9.2: full attention's saved (out, lse) and the key block start:stop."""
     n = rng.normal
-    return (
-        grouped(
-            "blocks",
-            Case("L=3, S=8, block 4", q=n(size=(3, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), block_size=4),
-            Case(
-                "L=2, S=7, block 3 (a ragged last block)",
-                q=n(size=(2, 3)),
-                k=n(size=(7, 3)),
-                v=n(size=(7, 5)),
-                block_size=3,
-            ),
-            Case(
-                "L=32, S=2048, block 64 (the method: blocks, not the whole score matrix)",
-                q=n(size=(32, 8)),
-                k=n(size=(2048, 8)),
-                v=n(size=(2048, 4)),
-                block_size=64,
-            ),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "a batch of 2, L=2, S=5, block 2",
-                q=n(size=(2, 2, 3)),
-                k=n(size=(2, 5, 3)),
-                v=n(size=(2, 5, 2)),
-                block_size=2,
-            ),
-            Case(
-                "batch (2, 2), L=3, S=6, block 4",
-                q=2 * n(size=(2, 2, 3, 2)),
-                k=2 * n(size=(2, 2, 6, 2)),
-                v=n(size=(2, 2, 6, 3)),
-                block_size=4,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=2, S=5, block 2",
-                q=n(size=(2, 4)).astype(np.float32),
-                k=n(size=(5, 4)).astype(np.float32),
-                v=n(size=(5, 2)).astype(np.float32),
-                block_size=2,
-            ),
-        )
+    q, k, v, dout = n(size=lead + (L, E)), n(size=lead + (S, E)), n(size=lead + (S, Ev)), n(size=lead + (L, Ev))
+    out, lse = _forward_state(q, k, v)
+    c = lambda a: a.astype(dtype)  # noqa: E731
+    return Case(
+        name,
+        q=c(q),
+        k_blk=c(k[..., start:stop, :]),
+        v_blk=c(v[..., start:stop, :]),
+        dout=c(dout),
+        out=c(out),
+        lse=c(lse),
     )
 
 
-def _tiled_dropped(q, k, v, block_size):
-    S = k.shape[-2]
-    kept = (S // block_size) * block_size
-    if kept in (0, S):
-        return None
-    return sdpa(q, k[..., :kept, :], v[..., :kept, :])[0]
+def _grads_cases():
+    rng = np.random.default_rng(9021)
+    return (
+        grouped(
+            "key blocks",
+            grads_case("L=3, S=8, keys 4..7 of E=4, Ev=2", rng, (), 3, 8, 4, 2, 4, 8),
+            grads_case("L=4, S=6, keys 0..1 of E=3, Ev=3", rng, (), 4, 6, 3, 3, 0, 2),
+        )
+        + grouped("batch dims", grads_case("2 heads, L=2, S=5, keys 1..3", rng, (2,), 2, 5, 2, 2, 1, 4))
+        + grouped("dtype", grads_case("float32, L=3, S=6, keys 2..5", rng, (), 3, 6, 4, 2, 2, 6, np.float32))
+    )
 
 
-def _tiled_no_rescale(q, k, v, block_size):
-    S = k.shape[-2]
-    m = np.full(q.shape[:-1], -np.inf)
-    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
-    l = np.zeros(q.shape[:-1])
-    for j in range(0, S, block_size):
-        s = q @ swap(k[..., j : j + block_size, :]) / np.sqrt(q.shape[-1])
-        m = np.maximum(m, s.max(-1))
-        p = np.exp(s - m[..., None])
-        l, acc = l + p.sum(-1), acc + p @ v[..., j : j + block_size, :]  # old terms never rescaled
-    return acc / l[..., None]
+def _grads_variant(mode):
+    return lambda q, k_blk, v_blk, dout, out, lse: _block_grads(q, k_blk, v_blk, dout, out, lse, mode)
 
 
 register(
     Exercise(
-        id="ch09.tiled_attention",
+        id="ch09.key_block_grads",
         number="9.2",
-        title="a tiled pass over the keys",
+        title="one key block's gradients from the saved statistics",
         points=3,
-        function="tiled_attention",
+        function="key_block_grads",
         stub=STUB_LINE,
-        hint="keep a running maximum, sum and output per query; when a block raises the maximum, rescale what you have by exp(old max - new max)",
-        kind="implement",
-        description="Scaled attention `softmax(q k^T / sqrt(E)) v` for `q (..., L, E)`, `k (..., S, E)`, "
-        "`v (..., S, Ev)`, computed one block of `block_size` keys at a time, never holding more than "
-        "an `(..., L, block_size)` block of scores: keep a running maximum, sum and output per query, "
-        "and rescale them whenever the maximum grows. The last block may be shorter. Return `out`.",
+        hint="rebuild the block's weights from lse; the softmax's backward needs, per query, the sum over all "
+        "keys of weight times its gradient, and out and dout hold that sum",
+        kind="extend",
+        forbids=NO_FUSED,
+        description="The forward pass of this chapter never keeps the `(L, S)` weights, and neither does "
+        "FlashAttention's: for `out = softmax(q k^T / sqrt(E)) v` it saves, per query, only `out` "
+        "`(..., L, Ev)` and `lse (..., L)`, the log of the sum of `exp(q k_j / sqrt(E))` over all `S` "
+        "keys. Its backward pass then visits the keys one block at a time. Given one block of keys and "
+        "values `k_blk (..., b, E)`, `v_blk (..., b, Ev)`, the queries `q (..., L, E)`, the saved `out` "
+        "and `lse`, and the gradient `dout (..., L, Ev)` of a loss with respect to `out`, return "
+        "`(dk_blk, dv_blk)`: the gradients of the loss with respect to that block's keys `(..., b, E)` "
+        "and values `(..., b, Ev)`. The other keys are not given.",
         solution='''
-            def tiled_attention(q, k, v, block_size):
-                """softmax(q k^T / sqrt(E)) v, one block of keys at a time: out (..., L, Ev)."""
+            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
+                """(dk_blk (..., b, E), dv_blk (..., b, Ev)) of one key block, from the saved out and lse."""
                 ### BEGIN SOLUTION
-                S, E = k.shape[-2], q.shape[-1]
-                m = np.full(q.shape[:-1], -np.inf)  # (..., L) running maximum
-                l = np.zeros(q.shape[:-1])  # (..., L) running sum of exp(s - m)
-                acc = np.zeros(q.shape[:-1] + (v.shape[-1],))  # (..., L, Ev) running unnormalised output
-                for j in range(0, S, block_size):  # the last block may be shorter
-                    k_blk, v_blk = k[..., j : j + block_size, :], v[..., j : j + block_size, :]
-                    s = q @ np.swapaxes(k_blk, -1, -2) / np.sqrt(E)  # (..., L, E) @ (..., E, b) -> (..., L, b)
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    rescale = np.exp(m - m_new)  # shrinks what was summed under the old maximum
-                    p = np.exp(s - m_new[..., None])  # (..., L, b)
-                    l = l * rescale + p.sum(axis=-1)
-                    acc = acc * rescale[..., None] + p @ v_blk  # (..., L, b) @ (..., b, Ev) -> (..., L, Ev)
-                    m = m_new
-                return acc / l[..., None]
+                scale = 1 / np.sqrt(q.shape[-1])
+                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * scale - lse[..., None])  # (..., L, b): the true weights
+                dv = np.swapaxes(P, -1, -2) @ dout  # (..., b, L) @ (..., L, Ev)
+                dP = dout @ np.swapaxes(v_blk, -1, -2)  # (..., L, b)
+                D = (dout * out).sum(axis=-1, keepdims=True)  # (..., L, 1): sum over all keys of P * dP
+                dS = P * (dP - D)  # the softmax's backward
+                dk = np.swapaxes(dS, -1, -2) @ q * scale  # (..., b, L) @ (..., L, E)
+                return dk, dv
                 ### END SOLUTION
         ''',
-        reference=lambda q, k, v, block_size: sdpa(q, k, v)[0],
-        public_cases=_tiled_cases,
-        forbids=NO_FUSED,
-        method=ScoreTiles,
+        reference=_block_grads,
+        public_cases=_grads_cases,
+        outputs=("dk", "dv"),
         diagnoses=(
             Diagnosis(
-                "the last, shorter block is missing: range(0, S, block_size) visits it, slicing past the "
-                "end is fine",
-                variant=_tiled_dropped,
+                "the weights are normalised within the block: what do this block's keys weigh among all S keys?",
+                name="weights normalised within the block",
+                hint="P = exp(s - lse): lse already holds the sum over every key",
+                variant=_grads_variant("block_softmax"),
             ),
             Diagnosis(
-                "right while the first block holds each row's maximum, wrong once a later block raises it: "
-                "what happens to the terms already summed under the old maximum?",
-                name="missing rescale in online softmax",
-                hint="when the maximum grows, rescale what was already summed by exp(m_old - m_new), "
-                "both l and the output",
-                variant=_tiled_no_rescale,
+                "dv is right, dk is not: what does the softmax's backward subtract from each gradient of a weight?",
+                name="softmax backward without the row term",
+                hint="dS = P (dP - D) with D_i = sum_j P_ij dP_ij, which equals dout_i . out_i",
+                variant=_grads_variant("no_row_term"),
             ),
             Diagnosis(
-                "the scores are unscaled: divide by sqrt(E)",
-                variant=lambda q, k, v, b: sdpa(q, k, v, scale=1.0)[0],
+                "both gradients are off: are the scores rebuilt as the forward pass made them?",
+                name="scores rebuilt unscaled",
+                hint="the scores are q k^T / sqrt(E), with the same scale as when lse was saved",
+                variant=_grads_variant("unscaled"),
+            ),
+            Diagnosis(
+                "dv is right, dk is too large: how does a key enter the scores?",
+                name="dk without the scale",
+                hint="s = q k^T / sqrt(E): dk carries the 1 / sqrt(E) too",
+                variant=_grads_variant("dk_unscaled"),
             ),
         ),
     )
@@ -431,9 +423,10 @@ register(
         "then solve the quadratic and round down to a multiple of 16",
         diagnoses=(
             Diagnosis(
-                "that leaves out one of the three blocks: which blocks of the inputs sit on chip with the scores?",
-                name="values left out",
-                hint="queries, keys and values: 3 * b * 128 * 2 bytes",
+                "a tile of that size does not fit in 228 KiB: add up its bytes at that block size",
+                name="a tile that does not fit",
+                hint="queries, keys and values (3 * b * 128 * 2 bytes) and the scores (4 * b * b bytes) must "
+                "fit together; round the largest b that fits down to a multiple of 16",
                 variant=lambda: _largest_tile(blocks=2),
             ),
             Diagnosis(
@@ -479,13 +472,15 @@ register(
         public_cases=lambda: grouped("prediction", Case("L = S = 4096, blocks of 256")),
         diagnoses=(
             Diagnosis(
-                "the diagonal tiles are needed too (a query sees the keys up to itself inside them): "
-                "n (n + 1) / 2, not n (n - 1) / 2",
+                "the tiles on the diagonal are left out: do all their keys come after all their queries?",
+                name="diagonal tiles skipped",
+                hint="a diagonal tile holds each query's own key: it is computed (masked inside)",
                 variant=lambda: np.array(16 * 15 // 2),
             ),
             Diagnosis(
-                "n^2 / 2 = 128 counts only half of each diagonal tile, but a diagonal tile is computed "
-                "whole (masked inside): n (n + 1) / 2",
+                "that counts part of each diagonal tile: is a tile ever computed in part?",
+                name="half of each diagonal tile",
+                hint="a tile is computed whole or skipped whole",
                 variant=lambda: np.array(16 * 16 // 2),
             ),
         ),
@@ -495,9 +490,22 @@ register(
 
 # ----------------------------------------------------------------------------- 9.6 running max (diagnose)
 def _far_case(name, rng, shape, Ev, offsets, block_size, dtype=np.float64):
-    """Scores (..., L, S) whose rows sit at the given offsets (a bias such as ALiBi's on far keys)."""
-    scores = rng.normal(size=shape) + np.asarray(offsets, dtype=float)[..., :, None]
+    """Scores (..., L, S) whose rows sit at the given offsets (a bias such as ALiBi's on far keys).
+    The noise is on a grid of 1/128, so that scores up to 32768 away from zero are exact in float32
+    and an answer computed in float32 loses nothing in s - m."""
+    noise = np.round(rng.normal(size=shape) * 128) / 128
+    scores = noise + np.asarray(offsets, dtype=float)[..., :, None]
     values = rng.normal(size=shape[:-2] + (shape[-1], Ev))
+    return Case(name, scores=scores.astype(dtype), values=values.astype(dtype), block_size=block_size)
+
+
+def wide_case(name, rng, L, S, Ev, block_size, jump, dtype=np.float64):
+    """Scores (L, S): row 0 near 0 but for its last key, `jump` above the rest; the other rows near
+    -1000 (far below zero)."""
+    scores = rng.normal(size=(L, S))
+    scores[0, -1] += jump
+    scores[1:] -= 1000.0
+    values = rng.normal(size=(S, Ev))
     return Case(name, scores=scores.astype(dtype), values=values.astype(dtype), block_size=block_size)
 
 
@@ -508,6 +516,8 @@ def _far_cases():
             "far rows",
             _far_case("L=3, S=7, blocks of 3: rows at 0, -800 and +5", rng, (3, 7), 2, [0.0, -800.0, 5.0], 3),
             _far_case("L=2, S=5, blocks of 2: rows at -1200 and -3", rng, (2, 5), 3, [-1200.0, -3.0], 2),
+            _far_case("L=2, S=6, blocks of 4: rows at -20000 and 0", rng, (2, 6), 2, [-20000.0, 0.0], 4),
+            wide_case("L=2, S=8, blocks of 3: row 0 has one key 1500 above the others, row 1 at -1000", rng, 2, 8, 2, 3, 1500.0),
         )
         + grouped(
             "batch dims",
@@ -530,33 +540,42 @@ def _far_cases():
     )
 
 
-def _far_rows_lost(outputs, scores, values, block_size):
-    """True when some rows come out NaN or inf, and only rows whose scores all lie far below zero."""
+def _rows_lost(outputs, scores, values, block_size, which):
+    """True when some rows come out NaN or inf, and only rows of the kind `which` names: "far" (every
+    score far below zero) or "wide" (scores spread over more than exp can span)."""
     out = np.asarray(outputs[0], dtype=float)
     if out.shape[:-1] != scores.shape[:-1]:
         return False
     lost = ~np.isfinite(out).all(axis=-1)
-    far = np.asarray(scores, dtype=float).max(axis=-1) < -50
-    return bool(lost.any() and not (lost & ~far).any())
+    s = np.asarray(scores, dtype=float)
+    kind = s.max(axis=-1) < -50 if which == "far" else (s.max(axis=-1) - s.min(axis=-1) > 600) & (s.max(axis=-1) > -50)
+    return bool(lost.any() and not (lost & ~kind).any())
+
+
+def _far_rows_lost(outputs, scores, values, block_size):
+    return _rows_lost(outputs, scores, values, block_size, "far")
+
+
+def _wide_rows_lost(outputs, scores, values, block_size):
+    return _rows_lost(outputs, scores, values, block_size, "wide")
 
 
 register(
     Exercise(
-        id="ch09.fix_running_max",
+        id="ch09.online_attention",
+        former_ids=("ch09.fix_running_max",),
         number="9.6",
-        title="rows that vanish far from zero",
+        title="online attention over precomputed scores",
         points=2,
         function="online_attention",
-        hint="before the first block no score has been seen: the running maximum must start below every "
-        "possible score",
+        hint="follow one row through the loop from its first block: what is each exponent measured from?",
         kind="diagnose",
         forbids=NO_FUSED,
         description="`online_attention(scores, values, block_size)` applies the online softmax of this "
         "chapter to precomputed `scores (..., L, S)` and returns `softmax(scores) @ values`, "
-        "`(..., L, Ev)`, one block of `block_size` keys at a time. Symptom: on most rows it matches the "
-        "full softmax to the last digit, but a row whose scores all lie far below zero (a position bias "
-        "of -800 on distant keys, say) comes out NaN, and in float32 that already happens around -120. "
-        "Rows far above zero are fine. Find the bug and fix it; numpy only.",
+        "`(..., L, Ev)`, one block of `block_size` keys at a time. Scores may be any finite numbers. "
+        "On most inputs it matches the full softmax "
+        "to the last digit, but not on all. Find the bug and fix it; numpy only.",
         solution='''
             def online_attention(scores, values, block_size):
                 """softmax(scores) @ values, one block of keys at a time: (..., L, Ev)."""
@@ -581,11 +600,18 @@ register(
         public_cases=_far_cases,
         diagnoses=(
             Diagnosis(
-                "the rows whose scores all lie far below zero come out NaN: what is the running maximum before any key "
-                "has been seen, and what is exp(score - that maximum) for a score of -800?",
-                name="running maximum starts at 0",
+                "the rows whose scores all lie far below zero come out NaN: what is the running maximum before "
+                "any key has been seen?",
+                name="running maximum starts above the scores",
                 hint="start m at -inf (no score seen yet), as the chapter's loop does",
                 symptom=_far_rows_lost,
+            ),
+            Diagnosis(
+                "a row with one score far above the others comes out NaN or inf: is every exponent "
+                "measured from a number at least as large as the scores seen so far?",
+                name="exponents not measured from the maximum",
+                hint="keep the running maximum: m = max(m, block max), and rescale by exp(m_old - m_new)",
+                symptom=_wide_rows_lost,
             ),
         ),
     )

@@ -1,5 +1,6 @@
-"""Chapter 10 exercises: patches by hand, what the patch-size sweep favours, a ViT's size, the patch
-embedding as a convolution, rollout."""
+"""Chapter 10 exercises: learned positions resized to a new grid, what the patch-size sweep favours,
+a ViT's size, the patch embedding as a convolution, the key mask of a padded image batch, and
+mean-pooling its real patches with register tokens."""
 
 from __future__ import annotations
 
@@ -10,104 +11,112 @@ from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, reg
 __all__: list = []
 
 
-# ----------------------------------------------------------------------------- helpers (plain numpy)
-def _patchify(images, P, mode="right"):
-    *lead, C, H, W = images.shape
-    gh, gw = H // P, W // P
-    if mode == "no_permute":  # the reshape that cuts pixels in memory order
-        return images.reshape(*lead, gh * gw, C * P * P)
-    x = images.reshape(*lead, C, gh, P, gw, P)
-    if mode == "channels_last":  # features in (P, P, C) order
-        x = np.moveaxis(x, (-4, -2, -3, -1, -5), (-5, -4, -3, -2, -1))
-    elif mode == "column_major":  # patches listed column by column
-        x = np.moveaxis(x, (-2, -4, -5, -3, -1), (-5, -4, -3, -2, -1))
+# ----------------------------------------------------------------------------- 10.1 resize positions (extend)
+def _axis_coords(old, new, half_pixel=False):
+    """Where each of `new` grid points sits on an axis of `old` grid points (old indices, float)."""
+    r = np.arange(new, dtype=np.float64)
+    if half_pixel:  # pixel centres: the corners of the two grids' areas meet
+        return np.clip((r + 0.5) * old / new - 0.5, 0, old - 1)
+    return r * (old - 1) / (new - 1) if new > 1 else np.zeros(1)
+
+
+def _blend(grid, coords, axis):
+    lo = np.floor(coords).astype(int)
+    hi = np.minimum(lo + 1, grid.shape[axis] - 1)
+    frac = (coords - lo).reshape([-1 if a == axis else 1 for a in range(grid.ndim)])
+    return (1 - frac) * np.take(grid, lo, axis=axis) + frac * np.take(grid, hi, axis=axis)
+
+
+def _resize(pos, gh, gw, nh, nw, mode="right"):
+    d = pos.shape[-1]
+    grid = np.asarray(pos[1:], dtype=np.float64).reshape(gh, gw, d)
+    if mode == "nearest":
+        rows, cols = np.rint(_axis_coords(gh, nh)).astype(int), np.rint(_axis_coords(gw, nw)).astype(int)
+        new = grid[rows][:, cols]
     else:
-        x = np.moveaxis(x, (-4, -2, -5, -3, -1), (-5, -4, -3, -2, -1))
-    return x.reshape(*lead, gh * gw, C * P * P)
+        half = mode == "half_pixel"
+        new = _blend(_blend(grid, _axis_coords(gh, nh, half), 0), _axis_coords(gw, nw, half), 1)
+    if mode == "column_major":  # the new grid listed column by column
+        new = new.swapaxes(0, 1)
+    return np.concatenate([np.asarray(pos[:1], dtype=np.float64), new.reshape(nh * nw, d)], axis=0)
 
 
-def _unpatchify(patches, P, H, W, mode="right"):
-    *lead, N, F = patches.shape
-    C, gh, gw = F // (P * P), H // P, W // P
-    if mode == "no_permute":
-        return patches.reshape(*lead, C, H, W)
-    if mode == "swapped_grid":  # the grid read as (gw, gh)
-        x = patches.reshape(*lead, gw, gh, C, P, P)
-        x = np.moveaxis(x, (-5, -4, -3, -2, -1), (-2, -4, -5, -3, -1))
-        return x.reshape(*lead, C, H, W)
-    x = patches.reshape(*lead, gh, gw, C, P, P)
-    if mode == "pixels_transposed":  # rows and columns of each patch swapped
-        x = np.swapaxes(x, -1, -2)
-    x = np.moveaxis(x, (-5, -4, -3, -2, -1), (-4, -2, -5, -3, -1))
-    return x.reshape(*lead, C, H, W)
+def resize_case(name, rng, gh, gw, nh, nw, d, dtype=np.float64):
+    """A case of 10.1: a learned table of 1 + gh * gw rows (CLS first) to resize to nh x nw."""
+    return Case(name, pos=rng.normal(size=(1 + gh * gw, d)).astype(dtype), gh=gh, gw=gw, nh=nh, nw=nw)
 
 
-# ----------------------------------------------------------------------------- 10.1 patchify (implement)
-def _patchify_cases():
-    rng = np.random.default_rng(1001)
+def _resize_cases():
+    rng = np.random.default_rng(1011)
     return grouped(
-        "layout",
-        Case("one 1 x 4 x 4 image, P=2", images=np.arange(16.0).reshape(1, 1, 4, 4), patch_size=2),
-        Case("B=2, C=3, 6 x 4, P=2", images=rng.normal(size=(2, 3, 6, 4)), patch_size=2),
-        Case("B=1, C=2, 6 x 9, P=3", images=rng.normal(size=(1, 2, 6, 9)), patch_size=3),
+        "new grid",
+        resize_case("2 x 2 grid to 3 x 3, d=2", rng, 2, 2, 3, 3, 2),
+        resize_case("2 x 3 grid to 4 x 5, d=3", rng, 2, 3, 4, 5, 3),
+        resize_case("4 x 4 grid to 3 x 2, d=2", rng, 4, 4, 3, 2, 2),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, B=1, C=2, 4 x 6, P=2",
-            images=rng.normal(size=(1, 2, 4, 6)).astype(np.float32),
-            patch_size=2,
-        ),
+        resize_case("float32, 3 x 2 grid to 5 x 3, d=4", rng, 3, 2, 5, 3, 4, np.float32),
     )
 
 
 register(
     Exercise(
-        id="ch10.patchify",
+        id="ch10.resize_positions",
         number="10.1",
-        title="cut images into patches",
+        title="learned positions for a new grid",
         points=3,
-        function="patchify_images",
+        function="resize_positions",
         stub=STUB_LINE,
-        kind="implement",
-        description="Write `patchify_images(images, patch_size)` for numpy images `(B, C, H, W)` "
-        "(with `P = patch_size` dividing `H` and `W`): return `(B, N, C*P*P)` with `N = (H/P)(W/P)`, "
-        "the patches listed row by row over the grid and each patch's values in `(C, P, P)` order, "
-        "the layout of this chapter's `patchify`. Reshapes and axis moves only, no loops needed.",
+        kind="extend",
+        hint="keep row 0; view the other rows as a (gh, gw, d) grid; place each new row and column on the old "
+        "axis by the corner rule and blend its two neighbours, along one axis and then the other",
+        description="A ViT with learned positions was trained on a grid of `gh x gw` patches: its table "
+        "`pos (1 + gh * gw, d)` holds the [CLS] position in row 0, then the grid's positions listed row by "
+        "row. To run it on images of another size, the grid part is resized to `nh x nw` by bilinear "
+        "interpolation with the corners aligned: new row `r` sits at old row coordinate "
+        "`r * (gh - 1) / (nh - 1)` (at 0 when `nh = 1`), and likewise the columns; a point between old "
+        "grid points is the linear blend of its neighbours along each axis. The [CLS] row is kept as it "
+        "is. Return the new table `(1 + nh * nw, d)`, [CLS] first, the new grid row by row.",
         solution='''
-            def patchify_images(images, patch_size):
-                """(B, C, H, W) -> (B, N, C*P*P), patches row-major, features in (C, P, P) order."""
+            def resize_positions(pos, gh, gw, nh, nw):
+                """(1 + gh*gw, d) -> (1 + nh*nw, d): the grid part resized bilinearly, corners aligned."""
                 ### BEGIN SOLUTION
-                B, C, H, W = images.shape
-                P = patch_size
-                x = images.reshape(B, C, H // P, P, W // P, P)  # split each axis into (grid, pixel)
-                x = x.transpose(0, 2, 4, 1, 3, 5)  # -> (B, H/P, W/P, C, P, P)
-                return x.reshape(B, (H // P) * (W // P), C * P * P)
+                grid = pos[1:].reshape(gh, gw, -1)  # (gh, gw, d), row by row
+
+                def resize_axis(g, old, new, axis):  # linear interpolation along one axis, corners aligned
+                    x = np.arange(new) * (old - 1) / (new - 1) if new > 1 else np.zeros(1)
+                    lo = np.floor(x).astype(int)
+                    hi = np.minimum(lo + 1, old - 1)
+                    t = (x - lo).reshape([-1 if a == axis else 1 for a in range(3)])
+                    return (1 - t) * np.take(g, lo, axis=axis) + t * np.take(g, hi, axis=axis)
+
+                grid = resize_axis(resize_axis(grid, gh, nh, 0), gw, nw, 1)  # (nh, nw, d)
+                return np.concatenate([pos[:1], grid.reshape(nh * nw, -1)], axis=0)
                 ### END SOLUTION
         ''',
-        reference=lambda images, patch_size: _patchify(images, patch_size),
-        public_cases=_patchify_cases,
-        hint="split H into (H/P, P) and W into (W/P, P), then move the two grid axes in front",
+        reference=_resize,
+        public_cases=_resize_cases,
+        outputs=("pos",),
         diagnoses=(
             Diagnosis(
-                "the shape is right, but the first patch of the 4 x 4 image holds pixels 0, 1, 2, 3: "
-                "one row of pixels, not a square. Which pixels are next to each other in memory?",
-                name="reshape without permute",
-                hint="reshape to (B, C, H/P, P, W/P, P) and transpose before the final reshape",
-                variant=lambda images, patch_size: _patchify(images, patch_size, "no_permute"),
+                "the new table runs from the old corners' neighbours, not from the corners: where does "
+                "new row 0 sit, and the last new row?",
+                name="corners not aligned",
+                hint="new row r sits at r * (gh - 1) / (nh - 1): row 0 on old row 0, the last on the last",
+                variant=lambda pos, gh, gw, nh, nw: _resize(pos, gh, gw, nh, nw, "half_pixel"),
             ),
             Diagnosis(
-                "the right pixels are in each patch, in another order: with several channels, "
-                "which index should vary slowest inside a patch?",
-                name="features in (P, P, C) order",
-                hint="the features go in (C, P, P) order, the order of Conv2d's weight",
-                variant=lambda images, patch_size: _patchify(images, patch_size, "channels_last"),
+                "each new position copies one old position: how are the neighbours of a point between "
+                "grid points combined?",
+                name="nearest neighbour",
+                hint="blend the two neighbours linearly by the distance to each",
+                variant=lambda pos, gh, gw, nh, nw: _resize(pos, gh, gw, nh, nw, "nearest"),
             ),
             Diagnosis(
-                "the patches are right but listed in another order: the second patch should be the "
-                "one to the right of the first, not the one below it",
-                name="column-major grid",
-                hint="put the grid's row axis (H/P) before its column axis (W/P)",
-                variant=lambda images, patch_size: _patchify(images, patch_size, "column_major"),
+                "the right values in the wrong rows of the table: in which order is the new grid listed?",
+                name="new grid column by column",
+                hint="list the new grid row by row, as the old one was",
+                variant=lambda pos, gh, gw, nh, nw: _resize(pos, gh, gw, nh, nw, "column_major"),
             ),
         ),
     )
@@ -453,188 +462,194 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 10.5 scrambled picture (diagnose)
-def _unpatchify_cases():
-    rng = np.random.default_rng(1005)
+# ----------------------------------------------------------------------------- 10.5 padded batch mask (diagnose)
+def _real_patches(sizes, H, W, P, floor=False, transposed=False):
+    """(B, H/P, W/P) boolean: patch (r, c) of the padded canvas holds a pixel of image b."""
+    sizes = np.asarray(sizes)
+    h, w = sizes[:, 0], sizes[:, 1]
+    if floor:  # only the patches that lie wholly inside the image
+        h, w = (h // P) * P, (w // P) * P
+    rows = np.arange(H // P) * P  # first pixel row of each grid row
+    cols = np.arange(W // P) * P
+    real = (rows[None, :, None] < h[:, None, None]) & (cols[None, None, :] < w[:, None, None])
+    if transposed:  # the grid listed column by column
+        real = real.swapaxes(1, 2)
+    return real
+
+
+def _key_mask(sizes, H, W, P, floor=False, transposed=False, cls=True):
+    real = _real_patches(sizes, H, W, P, floor, transposed)
+    B = real.shape[0]
+    return np.concatenate([np.full((B, 1), cls), real.reshape(B, -1)], axis=1)
+
+
+def _sizes(*pairs):
+    return np.array(pairs, dtype=np.int64)
+
+
+def _mask_cases():
     return grouped(
-        "grid",
-        Case(
-            "a 1 x 4 x 4 image, P=2",
-            patches=_patchify(np.arange(16.0).reshape(1, 1, 4, 4), 2),
-            patch_size=2,
-            H=4,
-            W=4,
-        ),
-        Case("B=2, C=2, 6 x 4, P=2", patches=rng.normal(size=(2, 6, 8)), patch_size=2, H=6, W=4),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, B=1, C=2, 4 x 6, P=2",
-            patches=rng.normal(size=(1, 6, 8)).astype(np.float32),
-            patch_size=2,
-            H=4,
-            W=6,
-        ),
+        "padded batch",
+        Case("3 images in an 8 x 8 canvas, P=4", sizes=_sizes((8, 8), (4, 7), (5, 4)), H=8, W=8, P=4),
+        Case("2 images in a 6 x 9 canvas, P=3", sizes=_sizes((5, 9), (6, 4)), H=6, W=9, P=3),
+        Case("2 images in a 4 x 6 canvas, P=2", sizes=_sizes((3, 5), (4, 2)), H=4, W=6, P=2),
     )
 
 
 register(
     Exercise(
-        id="ch10.fix_unpatchify",
+        id="ch10.padded_patch_mask",
         number="10.5",
-        title="patches in the wrong squares",
+        title="the key mask of a padded image batch",
         points=2,
-        function="images_from_patches",
-        hint="patchify lists the patches row by row: the grid axes are (H/P, W/P), grid rows first, and "
-        "the grid rows go before the pixel rows",
+        function="patch_key_mask",
+        hint="compare what each patch covers with the image's height and width",
         kind="diagnose",
-        description="`images_from_patches(patches, patch_size, H, W)` should undo this chapter's "
-        "`patchify`: `(B, N, C*P*P)` back to `(B, C, H, W)`. Symptom: every P x P patch comes back "
-        "intact, but in the wrong square: a square digit comes back mirrored along its diagonal, patch "
-        "by patch, and a 4 x 6 image is scrambled; a round trip of an image one patch high or one patch "
-        "wide works. Find the bug and fix it; numpy only.",
+        description="A batch of images of different sizes is served to one ViT by pasting each image "
+        "`b` (`sizes[b] = (h, w)`, an integer array `(B, 2)`) into the top-left corner of an `H x W` "
+        "canvas of zeros, `H` and `W` multiples of the patch size `P`; the canvas is cut into patches as "
+        "in this chapter ([CLS] first, then the `(H/P)(W/P)` patches row by row). `patch_key_mask` "
+        "should return the boolean key mask `(B, 1 + (H/P)(W/P))` that lets attention read [CLS] and "
+        "every patch that holds at least one pixel of the image, and no patch of padding alone. Its "
+        "masks are wrong on some batches. Find the bug and fix it.",
         solution='''
-            def images_from_patches(patches, patch_size, H, W):
-                """(B, N, C*P*P) -> (B, C, H, W): the inverse of patchify."""
-                B, N, F = patches.shape
-                P = patch_size
-                C = F // (P * P)
+            def patch_key_mask(sizes, H, W, P):
+                """(B, 1 + (H/P)(W/P)) boolean: [CLS] and the patches that hold a pixel of the image."""
+                B = sizes.shape[0]
+                rows = np.arange(H // P) * P  # the first pixel row of each grid row
+                cols = np.arange(W // P) * P  # the first pixel column of each grid column
                 ### BEGIN SOLUTION
-                x = patches.reshape(B, H // P, W // P, C, P, P)  # (B, grid rows, grid cols, C, P, P)
-                x = x.transpose(0, 3, 1, 4, 2, 5)  # -> (B, C, H/P, P, W/P, P)
-                return x.reshape(B, C, H, W)
+                h, w = sizes[:, 0], sizes[:, 1]
                 ### END SOLUTION
+                real = (rows[None, :, None] < h[:, None, None]) & (cols[None, None, :] < w[:, None, None])
+                return np.concatenate([np.ones((B, 1), dtype=bool), real.reshape(B, -1)], axis=1)
         ''',
-        stub="x = patches.reshape(B, W // P, H // P, C, P, P)\nx = x.transpose(0, 3, 2, 4, 1, 5)\nreturn x.reshape(B, C, H, W)",
-        reference=lambda patches, patch_size, H, W: _unpatchify(patches, patch_size, H, W),
-        public_cases=_unpatchify_cases,
+        stub="h, w = sizes[:, 0] // P * P, sizes[:, 1] // P * P",
+        reference=_key_mask,
+        public_cases=_mask_cases,
+        outputs=("mask",),
         diagnoses=(
             Diagnosis(
-                "still in stripes: each patch's P*P values land on consecutive pixels of one row. "
-                "In what order does a reshape read and write the values?",
-                name="reshape without permute",
-                hint="reshape to (B, H/P, W/P, C, P, P), transpose to (B, C, H/P, P, W/P, P), then reshape",
-                variant=lambda patches, patch_size, H, W: _unpatchify(
-                    patches, patch_size, H, W, "no_permute"
-                ),
+                "some images lose patches that hold their pixels: which patches does each image reach?",
+                name="edge patches dropped",
+                hint="a patch is real when its first pixel row is below h and its first pixel column below w",
+                variant=lambda sizes, H, W, P: _key_mask(sizes, H, W, P, floor=True),
             ),
             Diagnosis(
-                "each patch comes back whole but in the wrong place on the grid, as if the grid were "
-                "filled column by column: which of the grid's two axes does patchify list first?",
-                name="grid axes swapped",
-                hint="the grid is (H/P, W/P), rows first",
-                variant=lambda patches, patch_size, H, W: _unpatchify(
-                    patches, patch_size, H, W, "swapped_grid"
-                ),
+                "the right number of patches per image, in the wrong places: in which order are the "
+                "patches listed?",
+                name="grid listed column by column",
+                hint="row by row: the grid's row index varies slowest",
+                variant=lambda sizes, H, W, P: _key_mask(sizes, H, W, P, transposed=True),
             ),
             Diagnosis(
-                "each patch lands in the right square, mirrored along its diagonal",
-                name="pixels transposed inside a patch",
-                hint="inside a patch the row index comes before the column index",
-                variant=lambda patches, patch_size, H, W: _unpatchify(
-                    patches, patch_size, H, W, "pixels_transposed"
-                ),
+                "no query may read [CLS]: what does column 0 of the mask stand for?",
+                name="[CLS] masked out",
+                hint="column 0 is [CLS], always visible",
+                variant=lambda sizes, H, W, P: _key_mask(sizes, H, W, P, cls=False),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 10.6 rollout with alpha (extend)
-def _rollout(weights, alpha, mode="right"):
-    result = None
-    for w in weights:
-        a = w.sum(-3) if mode == "head_sum" else w.mean(-3)  # (B, H, N, N) -> (B, N, N)
-        N = a.shape[-1]
-        a = (
-            alpha * a + (1 - alpha) * np.eye(N)
-            if mode == "alpha_swapped"
-            else (1 - alpha) * a + alpha * np.eye(N)
-        )
-        if result is None:
-            result = a
-        elif mode == "reversed":
-            result = result @ a
-        else:
-            result = a @ result
-    return result
+# ----------------------------------------------------------------------------- 10.6 pooled real patches (extend)
+def _pool(tokens, sizes, H, W, P, n_registers, how="right"):
+    B = tokens.shape[0]
+    N = (H // P) * (W // P)
+    patches = np.asarray(tokens[:, 1 : 1 + N], dtype=np.float64)
+    if how == "registers_in":  # the registers averaged with the real patches
+        real = np.concatenate([_real_patches(sizes, H, W, P).reshape(B, N), np.ones((B, n_registers), bool)], 1)
+        patches = np.asarray(tokens[:, 1:], dtype=np.float64)
+    elif how == "padding_in":
+        real = np.ones((B, N), dtype=bool)
+    elif how == "last_tokens":  # the patches taken as the last N tokens
+        patches = np.asarray(tokens[:, -N:], dtype=np.float64)
+        real = _real_patches(sizes, H, W, P).reshape(B, N)
+    else:
+        real = _real_patches(sizes, H, W, P, floor=how == "floor").reshape(B, N)
+    return (patches * real[..., None]).sum(1) / real.sum(1, keepdims=True)
 
 
-def _rollout_cases():
-    rng = np.random.default_rng(1006)
+def pool_case(name, rng, sizes, H, W, P, R, d, dtype=np.float64):
+    """A case of 10.6: the final tokens of a padded batch, [CLS], patches, then R registers."""
+    sizes = np.array(sizes, dtype=np.int64)
+    N = (H // P) * (W // P)
+    tokens = rng.normal(size=(len(sizes), 1 + N + R, d)).astype(dtype)
+    return Case(name, tokens=tokens, sizes=sizes, H=H, W=W, P=P, n_registers=R)
+
+
+def _pool_cases():
+    rng = np.random.default_rng(1016)
     return grouped(
-        "rollout",
-        Case(
-            "2 layers, B=1, 2 heads, N=4, alpha=0.3",
-            weights=np.stack([rng.dirichlet(np.ones(4), size=(1, 2, 4)) for _ in range(2)]),
-            alpha=0.3,
-        ),
-        Case(
-            "3 layers, B=2, 3 heads, N=5, alpha=0.8",
-            weights=np.stack([rng.dirichlet(np.ones(5), size=(2, 3, 5)) for _ in range(3)]),
-            alpha=0.8,
-        ),
+        "padded batch",
+        pool_case("2 images in a 4 x 4 canvas, P=2, 2 registers, d=3", rng, [(4, 4), (2, 3)], 4, 4, 2, 2, 3),
+        pool_case("3 images in a 6 x 9 canvas, P=3, 4 registers, d=2", rng, [(5, 9), (6, 2), (3, 3)], 6, 9, 3, 4, 2),
+        pool_case("2 images in a 4 x 6 canvas, P=2, 1 register, d=4", rng, [(3, 5), (4, 2)], 4, 6, 2, 1, 4),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, 2 layers, B=1, 2 heads, N=3, alpha=0.6",
-            weights=np.stack([rng.dirichlet(np.ones(3), size=(1, 2, 3)) for _ in range(2)]).astype(
-                np.float32
-            ),
-            alpha=0.6,
-        ),
+        pool_case("float32, 2 images in a 4 x 4 canvas, P=2, 3 registers", rng, [(4, 3), (1, 4)], 4, 4, 2, 3, 3, np.float32),
     )
 
 
 register(
     Exercise(
-        id="ch10.rollout_alpha",
+        id="ch10.pool_real_patches",
         number="10.6",
-        title="rollout with a residual share",
+        title="mean-pool a padded batch with registers",
         points=3,
-        function="rollout_alpha",
+        function="pool_real_patches",
         stub=STUB_LINE,
-        hint="mix each layer's head-mean with the identity, (1 - alpha) A + alpha I, and multiply the later layer from the left",
         kind="extend",
-        description="The chapter's rollout splits each layer evenly between attention and the residual "
-        "path, $(\\bar A + I)/2$. Make the residual share a parameter: with `weights` a numpy array "
-        "`(n_layers, B, H, N, N)` (first layer first) and `0 <= alpha <= 1`, use "
-        "$\\tilde A_\\ell = (1 - \\alpha)\\,\\bar A_\\ell + \\alpha I$ ($\\bar A_\\ell$ the mean over heads) "
-        "and return $R = \\tilde A_L \\cdots \\tilde A_1$, shape `(B, N, N)`. `alpha = 0.5` must give "
-        "`attention_rollout`'s result (check that yourself; it is not handed out for the answer).",
+        hint="find the patch tokens in the sequence, mark each image's real patches, and average only those",
+        description="The chapter compares reading out [CLS] with averaging the patch tokens. Here the "
+        "model also carries `n_registers` *register* tokens (extra learned tokens, appended after the "
+        "patches, that hold no part of the image), and the batch is padded as in exercise 10.5: image "
+        "`b` (`sizes[b] = (h, w)`, integers) sits in the top-left corner of an `H x W` canvas cut into "
+        "`P x P` patches. The last layer's output `tokens (B, 1 + (H/P)(W/P) + n_registers, d)` holds "
+        "[CLS], the patches row by row, then the registers. Return `(B, d)`: for each image, the mean of "
+        "the tokens of the patches that hold at least one of its pixels.",
         solution='''
-            def rollout_alpha(weights, alpha):
-                """Rollout with residual share alpha: weights (n_layers, B, H, N, N) -> (B, N, N)."""
+            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+                """(B, d): the mean of each image's patch tokens that hold one of its pixels."""
                 ### BEGIN SOLUTION
-                N = weights.shape[-1]
-                result = np.eye(N)
-                for w in weights:  # first layer first
-                    a = (1 - alpha) * w.mean(axis=-3) + alpha * np.eye(N)  # (B, H, N, N) -> (B, N, N)
-                    result = a @ result  # the later layer multiplies from the left
-                return result
+                B = tokens.shape[0]
+                gh, gw = H // P, W // P
+                patches = tokens[:, 1 : 1 + gh * gw]  # (B, N, d): after [CLS], before the registers
+                rows = np.arange(gh) * P < sizes[:, :1]  # (B, gh): grid rows that start inside the image
+                cols = np.arange(gw) * P < sizes[:, 1:]  # (B, gw)
+                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, gh * gw, 1)
+                return (patches * real).sum(axis=1) / real.sum(axis=1)
                 ### END SOLUTION
         ''',
-        reference=_rollout,
-        public_cases=_rollout_cases,
+        reference=_pool,
+        public_cases=_pool_cases,
+        outputs=("pooled",),
         diagnoses=(
             Diagnosis(
-                "the layers are combined in the wrong order: row i of the result should follow token i "
-                "down from the last layer to the input",
-                name="layers multiplied in reverse",
-                hint="R = A_L ... A_1: multiply each new layer from the left",
-                variant=lambda weights, alpha: _rollout(weights, alpha, "reversed"),
+                "the registers are averaged with the patches: which tokens hold a part of the image?",
+                name="registers pooled",
+                hint="the patch tokens are 1 .. (H/P)(W/P); the registers come after them",
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "registers_in"),
             ),
             Diagnosis(
-                "rows no longer sum to 1: how are a layer's heads combined?",
-                name="heads summed",
-                hint="average the heads",
-                variant=lambda weights, alpha: _rollout(weights, alpha, "head_sum"),
+                "padding patches are averaged in: which patches hold a pixel of the image?",
+                name="padding pooled",
+                hint="average only the patches inside each image",
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "padding_in"),
             ),
             Diagnosis(
-                "alpha weighs the wrong term: alpha = 1 should leave every token where it was",
-                name="alpha on attention",
-                hint="alpha multiplies the identity, 1 - alpha the attention",
-                variant=lambda weights, alpha: _rollout(weights, alpha, "alpha_swapped"),
+                "patches at the lower or right edge of an image whose sides are not multiples of P are "
+                "left out: do they hold pixels of the image?",
+                name="edge patches dropped",
+                hint="a patch holds a pixel when its first row is below h and its first column below w",
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "floor"),
+            ),
+            Diagnosis(
+                "the averaged tokens are shifted: where in the sequence do the patch tokens start and end?",
+                name="patches taken from the end",
+                hint="[CLS] is token 0, the patches follow it, the registers close the sequence",
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "last_tokens"),
             ),
         ),
     )

@@ -1,5 +1,6 @@
-"""Chapter 11 exercises: a cache with windowed layers, grouped-query attention, windows with sinks,
-RoPE pairs inside the training range, a rolling cache and latent attention's absorbed projections."""
+"""Chapter 11 exercises: a cache with windowed layers, a multi-head checkpoint turned grouped-query,
+windows with sinks, RoPE pairs inside the training range, a window buffer of fixed slots and one
+decoding step over a paged cache."""
 
 from __future__ import annotations
 
@@ -52,31 +53,31 @@ register(
         tolerance=(0.05, 0.0),
         diagnoses=(
             Diagnosis(
-                "that is about 5 times the cache: how many tokens does a windowed layer keep?",
+                "that counts every token in every layer: how many tokens does a windowed layer keep?",
                 name="window ignored",
                 hint="a windowed layer keeps only its last 4096 tokens",
                 variant=lambda: _cache_gib(window=131072),
             ),
             Diagnosis(
-                "that is the full layers' share alone: what do the windowed layers keep?",
+                "that leaves the windowed layers out: what does each of them keep?",
                 name="windowed layers forgotten",
                 hint="the 40 windowed layers each keep 4096 tokens too",
                 variant=lambda: _cache_gib(local=0),
             ),
             Diagnosis(
-                "that is 4 times the cache: how many heads' keys and values does the cache keep?",
+                "that counts the query heads: whose keys and values does the cache keep?",
                 name="query heads instead of KV heads",
                 hint="the cache holds the 8 key/value heads, not the 32 query heads",
                 variant=lambda: _cache_gib(kv_heads=32),
             ),
             Diagnosis(
-                "that is half the cache: what does each layer keep for a token besides its key?",
+                "that counts the keys alone: what else does each layer keep for a token?",
                 name="keys only",
                 hint="each token keeps a key and a value: a factor 2",
                 variant=lambda: _cache_gib(kv=1),
             ),
             Diagnosis(
-                "that is twice the cache: how many bytes is a bfloat16 number?",
+                "that counts the wrong number of bytes per number: how wide is a bfloat16?",
                 name="4 bytes a number",
                 hint="bfloat16 takes 2 bytes a number",
                 variant=lambda: _cache_gib(b=4),
@@ -86,124 +87,97 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 11.2 GQA forward (implement)
-def _gqa(q, k, v, mask=None, tile=False, scale=True):
-    H, H_kv = q.shape[-3], k.shape[-3]
-    if tile:  # heads 0, 1, 0, 1, ...: query head h reads KV head h % H_kv
-        k, v = np.concatenate([k] * (H // H_kv), axis=-3), np.concatenate([v] * (H // H_kv), axis=-3)
+# ----------------------------------------------------------------------------- 11.2 MHA -> GQA (implement)
+def _pool_heads(W, H, H_kv, interleaved=False, how="mean", feature_major=False):
+    d_model = W.shape[-1]
+    d_head = W.shape[0] // H
+    if feature_major:  # rows read as d_head blocks of H: row e * H + h
+        heads = W.reshape(d_head, H, d_model).swapaxes(0, 1)
+    else:  # head h owns rows h * d_head .. (h + 1) * d_head - 1
+        heads = W.reshape(H, d_head, d_model)
+    G = H // H_kv
+    if interleaved:  # heads h, h + H_kv, h + 2 H_kv, ... pooled together
+        groups = heads.reshape(G, H_kv, d_head, d_model).swapaxes(0, 1)
+    else:  # heads g G .. (g + 1) G - 1 pooled together
+        groups = heads.reshape(H_kv, G, d_head, d_model)
+    if how == "sum":
+        pooled = groups.sum(1)
+    elif how == "first":
+        pooled = groups[:, 0]
     else:
-        k, v = np.repeat(k, H // H_kv, axis=-3), np.repeat(v, H // H_kv, axis=-3)
-    if scale:
-        return sdpa(q, k, v, mask)
-    return sdpa(q, k, v, mask, scale=1.0)
+        pooled = groups.mean(1)
+    if feature_major:
+        return pooled.swapaxes(0, 1).reshape(H_kv * d_head, d_model)
+    return pooled.reshape(H_kv * d_head, d_model)
 
 
-def _gqa_cases():
-    rng = np.random.default_rng(1102)
+def _pool_cases():
+    rng = np.random.default_rng(1112)
     n = rng.normal
-    causal = np.tril(np.ones((4, 4), dtype=bool))
-    chunk = np.tril(np.ones((3, 5), dtype=bool), k=2)  # the last 3 of 5 positions, causal
-    padding = np.arange(4) < np.array([4, 2])[:, None, None, None]  # (B, 1, 1, S): sequence 1 has 2 keys
-    return (
-        grouped(
-            "grouping",
-            Case(
-                "H=4 query heads, H_kv=2, L=3, S=5",
-                q=n(size=(4, 3, 8)),
-                k=n(size=(2, 5, 8)),
-                v=n(size=(2, 5, 3)),
-                mask=None,
-            ),
-            Case(
-                "B=2, H=6, H_kv=3, padding mask",
-                q=n(size=(2, 6, 2, 4)),
-                k=n(size=(2, 3, 4, 4)),
-                v=n(size=(2, 3, 4, 4)),
-                mask=padding,
-            ),
-            Case(
-                "batch (2, 2), H=6, H_kv=2, L=2, S=3",
-                q=n(size=(2, 2, 6, 2, 2)),
-                k=n(size=(2, 2, 2, 3, 2)),
-                v=n(size=(2, 2, 2, 3, 3)),
-                mask=None,
-            ),
-        )
-        + grouped(
-            "masking",
-            Case(
-                "H=4, H_kv=1 (multi-query), causal mask",
-                q=n(size=(4, 4, 4)),
-                k=n(size=(1, 4, 4)),
-                v=n(size=(1, 4, 2)),
-                mask=causal,
-            ),
-            Case(
-                "H=6, H_kv=2, the last 3 of 5 positions, causal mask",
-                q=n(size=(6, 3, 4)),
-                k=n(size=(2, 5, 4)),
-                v=n(size=(2, 5, 2)),
-                mask=chunk,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, H=6, H_kv=2, L=2, S=3, causal mask",
-                q=n(size=(6, 2, 4)).astype(np.float32),
-                k=n(size=(2, 3, 4)).astype(np.float32),
-                v=n(size=(2, 3, 2)).astype(np.float32),
-                mask=np.tril(np.ones((2, 3), dtype=bool), k=1),
-            ),
-        )
+    return grouped(
+        "grouping",
+        Case("H=4 heads of 3 -> H_kv=2, d_model=5", W=n(size=(12, 5)), H=4, H_kv=2),
+        Case("H=6 heads of 2 -> H_kv=3, d_model=4", W=n(size=(12, 4)), H=6, H_kv=3),
+        Case("H=4 heads of 2 -> H_kv=1 (multi-query), d_model=3", W=n(size=(8, 3)), H=4, H_kv=1),
+    ) + grouped(
+        "dtype",
+        Case("float32, H=6 heads of 3 -> H_kv=2, d_model=4", W=n(size=(18, 4)).astype(np.float32), H=6, H_kv=2),
     )
 
 
 register(
     Exercise(
-        id="ch11.gqa_attention",
+        id="ch11.mha_to_gqa",
         number="11.2",
-        title="grouped-query attention",
+        title="turn a multi-head checkpoint into a grouped-query one",
         points=2,
-        function="gqa_attention",
-        hint="query head h uses KV head h // (H / H_kv): give every query head its keys and values, then masked scaled attention as usual",
+        function="mha_to_gqa",
+        hint="view W as (H, d_head, d_model), group the heads the way grouped-query attention reads them, and average each group",
         kind="implement",
-        forbids=NO_FUSED,
-        description="Implement grouped-query attention in numpy: `q (..., H, L, E)`, `k (..., H_kv, S, E)`, "
-        "`v (..., H_kv, S, Ev)` with `H` a multiple of `H_kv`, and an optional boolean `mask` (True = may "
-        "attend) broadcastable to `(..., H, L, S)`. Query head `h` attends, scaled by $1/\\sqrt{E}$, to "
-        "key/value head `h // (H // H_kv)`. Return `(out (..., H, L, Ev), weights (..., H, L, S))`.",
+        description="A trained multi-head layer is to be served with grouped-query attention. Its key "
+        "projection is stored as `k_proj.weight`, a matrix `W (H * d_head, d_model)` whose rows "
+        "`h * d_head .. (h + 1) * d_head - 1` make head `h`'s keys. Build the key projection of a layer "
+        "with `H_kv` key/value heads (`H` a multiple of `H_kv`), in the same layout `(H_kv * d_head, "
+        "d_model)`, where each new key/value head is the mean of the old heads whose queries will read it "
+        "(the same conversion applies to `v_proj.weight`).",
         solution='''
-            def gqa_attention(q, k, v, mask=None):
-                """Grouped-query attention: (out, weights)."""
+            def mha_to_gqa(W, H, H_kv):
+                """(H_kv * d_head, d_model): each group of key heads averaged into one."""
                 ### BEGIN SOLUTION
-                group = q.shape[-3] // k.shape[-3]  # query heads per KV head
-                k = np.repeat(k, group, axis=-3)  # KV heads 0,0,..,1,1,..: (..., H_kv, S, E) -> (..., H, S, E)
-                v = np.repeat(v, group, axis=-3)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., H, L, S)
-                if mask is not None:
-                    scores = np.where(mask, scores, -np.inf)
-                weights = softmax(scores)
-                return weights @ v, weights  # (..., H, L, S) @ (..., H, S, Ev) -> (..., H, L, Ev)
+                d_model = W.shape[-1]
+                d_head = W.shape[0] // H
+                heads = W.reshape(H_kv, H // H_kv, d_head, d_model)  # group g holds heads g G .. (g + 1) G - 1
+                return heads.mean(axis=1).reshape(H_kv * d_head, d_model)
                 ### END SOLUTION
         ''',
-        reference=_gqa,
-        public_cases=_gqa_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
+        reference=_pool_heads,
+        public_cases=_pool_cases,
+        outputs=("W_kv",),
         diagnoses=(
             Diagnosis(
-                "query head 1 matches key/value head 1 instead of head 0: which heads make up a group?",
-                name="tiled heads",
-                hint="heads h = 0 .. G-1 share KV head 0: np.repeat along the head axis, not np.tile",
-                variant=lambda q, k, v, mask=None: _gqa(q, k, v, mask, tile=True),
+                "each new head averages old heads that different query groups read: which query heads "
+                "share key/value head g?",
+                name="groups interleaved",
+                hint="query head h reads key/value head h // (H // H_kv): consecutive heads form a group",
+                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, interleaved=True),
             ),
             Diagnosis(
-                "the weights are too peaked: what are the scores divided by?",
-                name="no scaling",
-                hint="divide the scores by sqrt(E)",
-                variant=lambda q, k, v, mask=None: _gqa(q, k, v, mask, scale=False),
+                "each new head is too large: does the pooled head average the group or add it up?",
+                name="summed, not averaged",
+                hint="the new head is the group's mean",
+                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, how="sum"),
+            ),
+            Diagnosis(
+                "each new head is one old head of its group: what happens to the others?",
+                name="first head of each group kept",
+                hint="average all the heads of the group",
+                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, how="first"),
+            ),
+            Diagnosis(
+                "the rows of W are split into heads the wrong way: which rows make head h?",
+                name="rows read feature-major",
+                hint="head h owns rows h * d_head .. (h + 1) * d_head - 1: W.reshape(H, d_head, d_model)",
+                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, feature_major=True),
             ),
         ),
     )
@@ -371,21 +345,34 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 11.5 rolling cache (diagnose)
-def _rolling(q, k, v, window, keep=None):
+# ----------------------------------------------------------------------------- 11.5 ring buffer (diagnose)
+def _ring(q, k, v, window, unwritten=False, keep=None):
+    """Decoding through a buffer of `window` slots; `unwritten`: every slot attended from step 0."""
     keep = window if keep is None else keep
     T = q.shape[-2]
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
-    return sdpa(q, k, v, (j <= i) & (j > i - keep))[0]
+    out = sdpa(q, k, v, (j <= i) & (j > i - keep))[0]
+    if not unwritten:
+        return out
+    rows = []
+    for t in range(T):  # before the buffer is full, the empty slots (zero keys and values) take part
+        held = min(t + 1, window)
+        empty_k = np.zeros(k.shape[:-2] + (window - held, k.shape[-1]), dtype=k.dtype)
+        empty_v = np.zeros(v.shape[:-2] + (window - held, v.shape[-1]), dtype=v.dtype)
+        K = np.concatenate([k[..., t + 1 - held : t + 1, :], empty_k], -2)
+        V = np.concatenate([v[..., t + 1 - held : t + 1, :], empty_v], -2)
+        rows.append(sdpa(q[..., t : t + 1, :], K, V)[0])
+    return np.concatenate(rows, axis=-2)
 
 
-def _rolling_cases():
-    rng = np.random.default_rng(1105)
+def _ring_cases():
+    rng = np.random.default_rng(1115)
     n = rng.normal
     return (
         grouped(
-            "rolling window",
-            Case("T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), window=3),
+            "decoding",
+            Case("T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(1, 1, size=(8, 2)), window=3),
+            Case("T=4 tokens, window 6 (never full)", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 3)), window=6),
         )
         + grouped(
             "batch dims",
@@ -419,133 +406,159 @@ def _rolling_cases():
 
 register(
     Exercise(
-        id="ch11.fix_rolling_cache",
+        id="ch11.ring_buffer_decode",
         number="11.5",
-        title="a rolling cache that forgets too much",
+        title="decoding through a fixed buffer of window slots",
         points=2,
-        function="rolling_decode",
-        hint="the window counts the newest token: drop the oldest only when the cache holds more than `window`",
+        function="ring_decode",
+        hint="look at what the buffer holds at the first steps of decoding",
         kind="diagnose",
         forbids=NO_FUSED,
-        description="`rolling_decode` decodes `T` tokens one at a time with a rolling cache that should "
-        "hold the last `window` tokens (the newest included), so that its outputs equal attention under "
-        "`ac.sliding_window_mask(T, window)`. Symptom: the first `window - 1` outputs are right, every "
-        "later one is wrong. Find the bug and fix it.",
+        description="A server gives each sequence of a sliding-window model one preallocated buffer of "
+        "`window` slots for keys and one for values, and writes token `t` into slot `t % window`, "
+        "overwriting the token that left the window. `ring_decode` decodes `T` tokens one at a time "
+        "(`q`, `k` `(..., T, E)`, `v` `(..., T, Ev)`) through that buffer. Its outputs should equal "
+        "attention under `ac.sliding_window_mask(T, window)` (`window` keys, the newest included); they "
+        "do not. Find the bug and fix it, keeping the buffer.",
         solution='''
-            def rolling_decode(q, k, v, window):
-                """Outputs (..., T, Ev) of decoding with a rolling cache of the last `window` tokens."""
-                keys, values, outputs = [], [], []
+            def ring_decode(q, k, v, window):
+                """Outputs (..., T, Ev) of decoding through a buffer of `window` slots."""
+                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))  # (..., window, E)
+                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))  # (..., window, Ev)
+                outputs = []
                 for t in range(q.shape[-2]):
-                    keys.append(k[..., t, :])
-                    values.append(v[..., t, :])
+                    K[..., t % window, :] = k[..., t, :]
+                    V[..., t % window, :] = v[..., t, :]
                     ### BEGIN SOLUTION
-                    if len(keys) > window:  # the window counts the newest token itself
-                        keys.pop(0)
-                        values.pop(0)
+                    n = min(t + 1, window)  # slots written so far: 0 .. n - 1 until the buffer is full
+                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., :n, :], -1, -2) / np.sqrt(q.shape[-1])
+                    outputs.append(softmax(scores) @ V[..., :n, :])  # (..., 1, Ev)
                     ### END SOLUTION
-                    K, V = np.stack(keys, axis=-2), np.stack(values, axis=-2)  # (..., n, E), (..., n, Ev)
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])  # (..., 1, n)
-                    outputs.append(softmax(scores) @ V)  # (..., 1, Ev)
                 return np.concatenate(outputs, axis=-2)
         ''',
         stub="""
-            if len(keys) >= window:
-                keys.pop(0)
-                values.pop(0)
+            scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])  # (..., 1, window)
+            outputs.append(softmax(scores) @ V)  # (..., 1, Ev)
         """,
-        reference=_rolling,
-        public_cases=_rolling_cases,
+        reference=_ring,
+        public_cases=_ring_cases,
         outputs=("out",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "from the step `window - 1` on, each output sees one key fewer than the window: "
-                "when is the oldest token dropped?",
-                name="keeps window - 1",
-                hint="drop the oldest token only when more than `window` are held (> window, not >=)",
-                variant=lambda q, k, v, window: _rolling(q, k, v, window, keep=window - 1),
+                "the outputs of the first steps are wrong, the later ones right: what differs between those steps?",
+                name="empty slots attended",
+                hint="until step window - 1 only slots 0 .. t hold tokens; the others are zeros that still get weight",
+                variant=lambda q, k, v, window: _ring(q, k, v, window, unwritten=True),
             ),
             Diagnosis(
-                "each output sees one key more than the window: does the window count the newest token?",
-                name="keeps window + 1",
-                hint="hold at most `window` tokens, the newest included",
-                variant=lambda q, k, v, window: _rolling(q, k, v, window, keep=window + 1),
+                "each output sees one key fewer than the window: how many tokens does the buffer hold?",
+                name="keeps window - 1",
+                hint="the window counts the newest token: `window` slots, all of them attended once full",
+                variant=lambda q, k, v, window: _ring(q, k, v, window, keep=window - 1),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 11.6 MLA value side (extend)
-def _absorb(W_UV, W_O, summed=False, interleaved=False):
-    H, r, d_head = W_UV.shape
-    if interleaved:  # rows read as d_head blocks of H: row e * H + h
-        per_head = W_O.reshape(d_head, H, -1).swapaxes(0, 1)
-    else:  # head h owns rows h * d_head .. (h + 1) * d_head - 1
-        per_head = W_O.reshape(H, d_head, -1)
-    W = W_UV @ per_head  # (H, r, d_head) @ (H, d_head, d_model) -> (H, r, d_model)
-    return W.sum(0) if summed else W
+# ----------------------------------------------------------------------------- 11.6 paged decode (extend)
+def _paged(q, k_pool, v_pool, block_table, length, sorted_blocks=False, whole_blocks=False, scale=True):
+    table = np.sort(block_table) if sorted_blocks else np.asarray(block_table)
+    b = k_pool.shape[1]
+    n = len(table) * b if whole_blocks else length
+    K = k_pool[table].reshape(len(table) * b, *k_pool.shape[2:])[:n]  # (n, H, E)
+    V = v_pool[table].reshape(len(table) * b, *v_pool.shape[2:])[:n]  # (n, H, Ev)
+    K, V = np.swapaxes(K, 0, 1), np.swapaxes(V, 0, 1)  # (H, n, E), (H, n, Ev)
+    out, w = sdpa(q[:, None, :], K, V, scale=None if scale else 1.0)
+    return out[:, 0], w[:, 0]
 
 
-def _absorb_cases():
-    rng = np.random.default_rng(1106)
+def paged_case(name, rng, n_blocks, b, H, E, Ev, table, length, dtype=np.float64):
+    """A case of 11.6: a pool of `n_blocks` blocks of `b` slots filled with noise, one sequence's table."""
     n = rng.normal
+    return Case(
+        name,
+        q=n(size=(H, E)).astype(dtype),
+        k_pool=n(size=(n_blocks, b, H, E)).astype(dtype),
+        v_pool=n(size=(n_blocks, b, H, Ev)).astype(dtype),
+        block_table=np.array(table, dtype=np.int64),
+        length=length,
+    )
+
+
+def _paged_cases():
+    rng = np.random.default_rng(1116)
     return grouped(
-        "absorbed projection",
-        Case("H=2 heads, r=3, d_head=4, d_model=5", W_UV=n(size=(2, 3, 4)), W_O=n(size=(8, 5))),
-        Case("H=4 heads, r=6, d_head=2, d_model=8", W_UV=n(size=(4, 6, 2)), W_O=n(size=(8, 8))),
+        "block table",
+        paged_case("3 blocks of 4 out of 8, in the order 5, 1, 6; 10 tokens; 2 heads", rng, 8, 4, 2, 3, 2, [5, 1, 6], 10),
+        paged_case("2 blocks of 3 out of 6, in the order 4, 0; 6 tokens; 1 head", rng, 6, 3, 1, 4, 3, [4, 0], 6),
+        paged_case("4 blocks of 2 out of 9, in the order 7, 2, 8, 3; 7 tokens; 3 heads", rng, 9, 2, 3, 2, 2, [7, 2, 8, 3], 7),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, H=3, r=2, d_head=3, d_model=4",
-            W_UV=n(size=(3, 2, 3)).astype(np.float32),
-            W_O=n(size=(9, 4)).astype(np.float32),
-        ),
+        paged_case("float32, 2 blocks of 4 out of 5, in the order 3, 1; 5 tokens", rng, 5, 4, 2, 4, 2, [3, 1], 5, np.float32),
     )
 
 
 register(
     Exercise(
-        id="ch11.absorb_value_side",
+        id="ch11.paged_decode",
         number="11.6",
-        title="absorb the value up-projection into the output",
+        title="one decoding step over a paged cache",
         points=2,
-        function="absorb_value_side",
-        hint="split W_O into its H blocks of d_head rows; then P (c W_UV) W_O_h = P c (W_UV W_O_h): one (r, d_model) product per head",
+        function="paged_decode",
+        hint="gather the sequence's blocks in the order of its table, keep its first `length` slots, then attend as usual",
         kind="extend",
-        description="In latent attention head `h`'s value for token `t` is `c[t] @ W_UV[h]` (`c (S, r)`, "
-        "`W_UV (H, r, d_head)`), so head `h`'s output is `P[h] @ c @ W_UV[h]` `(L, d_head)` for its "
-        "weights `P (H, L, S)`. The output projection is one matrix `W_O (H * d_head, d_model)`, as "
-        "`o_proj.weight.T` is stored: the heads' outputs are concatenated along the features, head 0 "
-        "first, into `(L, H * d_head)` and multiplied by `W_O`. Return the per-head matrices "
-        "`W (H, r, d_model)` for which the layer's output equals the sum over heads of `P[h] @ c @ W[h]`, "
-        "so the values are never rebuilt from the cached latent.",
+        forbids=NO_FUSED,
+        description="The chapter's `PagedKVCache` keeps only the block table. Here are the tensors too: "
+        "`k_pool (n_blocks, block_size, H, E)` and `v_pool (n_blocks, block_size, H, Ev)` hold the keys "
+        "and values of every sequence on the server, and one sequence's tokens `0 .. length - 1` are in "
+        "its blocks `block_table` (a 1-D integer array) as the chapter lays them out. The slots of the "
+        "pool that are not this sequence's hold other data. For the sequence's new query `q (H, E)` (one "
+        "per head), return `(out (H, Ev), weights (H, length))`: scaled dot-product attention of each "
+        "head's query over that head's keys and values of the sequence's `length` tokens, weights in "
+        "token order.",
         solution='''
-            def absorb_value_side(W_UV, W_O):
-                """(H, r, d_model): the value up-projection and output projection of each head, merged."""
+            def paged_decode(q, k_pool, v_pool, block_table, length):
+                """One query per head over a paged cache: (out (H, Ev), weights (H, length))."""
                 ### BEGIN SOLUTION
-                H, r, d_head = W_UV.shape
-                per_head = W_O.reshape(H, d_head, -1)  # head h owns rows h * d_head .. (h + 1) * d_head - 1
-                # P (c W_UV) W_O = P c (W_UV W_O): one (r, d_model) matrix per head, computed once
-                return W_UV @ per_head  # (H, r, d_head) @ (H, d_head, d_model) -> (H, r, d_model)
+                K = k_pool[block_table].reshape(-1, *k_pool.shape[2:])[:length]  # (length, H, E), token order
+                V = v_pool[block_table].reshape(-1, *v_pool.shape[2:])[:length]  # (length, H, Ev)
+                scores = np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1])  # (H, length)
+                weights = softmax(scores)
+                return np.einsum("ht,thv->hv", weights, V), weights
                 ### END SOLUTION
         ''',
-        reference=_absorb,
-        public_cases=_absorb_cases,
-        outputs=("W",),
+        reference=_paged,
+        public_cases=_paged_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the result has no head axis: can one matrix serve heads with different weights P[h]?",
-                name="summed over heads",
-                hint="keep one (r, d_model) matrix per head: W[h] = W_UV[h] @ (head h's block of W_O)",
-                variant=lambda W_UV, W_O: _absorb(W_UV, W_O, summed=True),
+                "the weights belong to the right keys in the wrong order: in which order are the "
+                "sequence's blocks read?",
+                name="blocks in pool order",
+                hint="token t is in block block_table[t // block_size]: read the blocks in the table's order",
+                variant=lambda q, k_pool, v_pool, block_table, length: _paged(
+                    q, k_pool, v_pool, block_table, length, sorted_blocks=True
+                ),
             ),
             Diagnosis(
-                "each head is paired with the wrong rows of W_O: in which order were the heads' outputs "
-                "concatenated?",
-                name="heads interleaved",
-                hint="head h's block is rows h * d_head to (h + 1) * d_head: W_O.reshape(H, d_head, d_model)",
-                variant=lambda W_UV, W_O: _absorb(W_UV, W_O, interleaved=True),
+                "there are more weights than tokens: what is in the last block after the sequence's last token?",
+                name="whole last block attended",
+                hint="only the first `length` slots of the gathered blocks are the sequence's",
+                variant=lambda q, k_pool, v_pool, block_table, length: _paged(
+                    q, k_pool, v_pool, block_table, length, whole_blocks=True
+                ),
+            ),
+            Diagnosis(
+                "the weights are too peaked: what are the scores divided by?",
+                name="no scaling",
+                hint="divide the scores by sqrt(E)",
+                variant=lambda q, k_pool, v_pool, block_table, length: _paged(
+                    q, k_pool, v_pool, block_table, length, scale=False
+                ),
             ),
         ),
     )
