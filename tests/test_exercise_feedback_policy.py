@@ -33,8 +33,9 @@ FIX_TOKENS = {
     "bugs.mask_after_softmax": ["-inf", "before the softmax"],
     "ch10.fix_unpatchify": ["transpose", "(B, H/P, W/P, C, P, P)"],
     "ch11.fix_rolling_cache": ["> window", "not >="],
-    "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
-    "ch13.fix_chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
+    "ch12.prefix_decoder_mask": ["(j < S)", "only the source's columns", "& (j < S)"],
+    "ch13.topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
+    "ch13.chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
 }
 MINE = {f"ch0{n}" for n in range(10)} | {"bugs"}
 # chapters 10 and 11 add their diagnose exercises' tokens here as they write them

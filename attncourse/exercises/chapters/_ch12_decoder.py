@@ -199,7 +199,6 @@ register(
         function="decoder_block",
         hint="three sublayers, each x = norm(x + sublayer(x)): causal self-attention, cross-attention over the memory with its padding, the MLP",
         kind="extend",
-        forbids=("attncourse.TransformerEncoderDecoder", "attncourse.DecoderBlock", "attncourse.MultiHeadAttention"),
         description="The chapter ran the package's decoder and torch's. Write one decoder block's forward "
         "pass yourself, in numpy, from its weights: `x (B, L, d)` the target's states, `memory (B, S, d)` "
         "the encoder's output, `src_padding (B, S)` boolean (True = a real source token; every source "
@@ -335,7 +334,6 @@ register(
         function="decoder_step",
         hint="project only the new token: its key and value join the self-attention cache before it attends; the cross-attention reads cross_k, cross_v as they are",
         kind="extend",
-        forbids=("attncourse.TransformerEncoderDecoder", "attncourse.DecoderBlock", "attncourse.cached_attention"),
         description="Generation runs 12.7's block one new target token at a time. Write that step in numpy. "
         "`x_new (B, 1, d)` is the new token's state; `self_k, self_v (B, t, d)` are the self-attention's "
         "keys and values of the `t` earlier target tokens (projected, biases included, heads side by "

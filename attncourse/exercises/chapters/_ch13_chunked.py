@@ -80,13 +80,13 @@ class _Watched(np.ndarray):
 
 
 class TokenReads:
-    """The chunked form reads its inputs a chunk at a time: an answer that reads ``q``, ``k``, ``v``
-    or ``beta`` one position at a time (more single positions than there are chunks) breaks it.
+    """The chunked form reads its inputs a chunk at a time: an answer that reads ``q``, ``k`` or ``v``
+    one position at a time (more single positions than there are chunks) breaks it.
     An answer that turns its inputs into plain arrays or tensors first is not seen (a stated limit)."""
 
     rule = (
-        "read `q`, `k`, `v` and `beta` a chunk at a time: an answer that indexes or iterates any of "
-        "them one position at a time scores 0 (checked while it runs)."
+        "read `q`, `k` and `v` a chunk at a time: an answer that indexes or iterates any of them one "
+        "position at a time scores 0 (checked while it runs)."
     )
 
     def __init__(self) -> None:
@@ -99,16 +99,16 @@ class TokenReads:
             return args
         L = q.shape[-2]
         self.chunks = -(-L // max(int(C), 1))
-        out = []
-        for a, axis in ((q, -2), (k, -2), (v, -2), (beta, -1)):
+        out = []  # beta stays plain: a forward substitution may read it row by row
+        for a, axis in ((q, -2), (k, -2), (v, -2)):
             w = np.asarray(a).view(_Watched)
             w._watch = [0, axis]
             self.counts.append(w._watch)
             out.append(w)
-        return out + list(args[4:])
+        return out + list(args[3:])
 
     def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
-        for name, (count, _) in zip(("q", "k", "v", "beta"), self.counts):
+        for name, (count, _) in zip(("q", "k", "v"), self.counts):
             if count > self.chunks:
                 return (
                     f"method rule broken: your answer read {count} single positions of `{name}` for "
@@ -199,9 +199,9 @@ register(
         "once. Write `chunked_delta_rule(q, k, v, beta, chunk_size)` in numpy for `q, k (..., L, E)`, "
         "`v (..., L, Ev)`, `beta (..., L)`: it must return the same `out (..., L, Ev)` as the chapter's "
         "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay, outputs scaled by "
-        "$1/\\sqrt{E}$) for any `chunk_size` (the last chunk may be shorter). Read `q`, `k`, `v` and "
-        "`beta` a chunk at a time: an answer that indexes or iterates any of them one position at a time "
-        "scores 0 (checked while it runs); what you compute from a chunk is yours to loop over.",
+        "$1/\\sqrt{E}$) for any `chunk_size` (the last chunk may be shorter). Read `q`, `k` and `v` a "
+        "chunk at a time: an answer that indexes or iterates any of them one position at a time scores 0 "
+        "(checked while it runs); what you compute from a chunk's rows is yours to loop over.",
         solution='''
             def chunked_delta_rule(q, k, v, beta, chunk_size):
                 """The delta rule chunk by chunk: (..., L, Ev), equal to ac.delta_rule(q, k, v, beta)[0]."""

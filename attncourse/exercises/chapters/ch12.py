@@ -254,8 +254,7 @@ register(
         needs=("import numpy as np", "from attncourse import causal_mask"),
         diagnoses=(
             Diagnosis(
-                "a source token reads the target tokens, and every target token reads the source: "
-                "through the source the target sees its own future",
+                "a source position's output changes when a target token changes: which tokens may the source read?",
                 name="source rows see the target",
                 hint="the source's rows may read only the source's columns",
                 variant=lambda S, L: _prefix(S, L, source_sees_target=True),
