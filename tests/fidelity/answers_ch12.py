@@ -355,32 +355,25 @@ WRONG = {
                 return x + linear(np.maximum(linear(norm(x, norms[2]), W1, b1), 0), W2, b2)
             """,
         ],
-        "weights used untransposed": [
-            """
-            def linear(h, W, b):
-                return h @ W + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-
-            def mha(h, src, w, b, H, keep):
-                B, L, d = h.shape
-                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
-                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
-                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
-                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                a = softmax(np.where(keep[:, None], s, -np.inf))
-                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
-            """,
-            """
+        "weights used untransposed": """
             def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                def ln(h, wb):
+                    m = h.mean(-1, keepdims=True)
+                    return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def attend(h, src, i, keep):
+                    B, L, d = h.shape
+                    H = n_heads
+                    q = (h @ attn_w[i, 0] + attn_b[i, 0]).reshape(B, L, H, d // H)
+                    k = (src @ attn_w[i, 1] + attn_b[i, 1]).reshape(B, -1, H, d // H)
+                    v = (src @ attn_w[i, 2] + attn_b[i, 2]).reshape(B, -1, H, d // H)
+                    s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                    a = softmax(np.where(keep[:, None], s, -np.inf))
+                    return np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d) @ attn_w[i, 3] + attn_b[i, 3]
                 L = x.shape[1]
-                x = norm(x + mha(x, x, attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None]), norms[0])
-                x = norm(x + mha(x, memory, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :]), norms[1])
-                return norm(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
-            """,
-        ],
+                x = ln(x + attend(x, x, 0, np.tri(L, dtype=bool)[None]), norms[0])
+                x = ln(x + attend(x, memory, 1, src_padding[:, None, :]), norms[1])
+                return ln(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
+        """,
         "the padding on the queries": [
             """
             def linear(h, W, b):

@@ -71,7 +71,7 @@ CORRECT = {
                     inside = np.tril(np.einsum("...ie,...je->...ij", qc, kc))
                     outs.append(np.einsum("...ie,...ef->...if", qc, S) + inside @ U)
                     S = S + np.einsum("...ie,...if->...ef", kc, U)
-                return np.concatenate(outs, axis=-2) / np.sqrt(E)
+                return np.concatenate(outs, axis=-2) / np.float32(np.sqrt(E))  # stays float32
         """,
         "torch with a triangular solve, helper in an added cell": [
             """
