@@ -1,10 +1,12 @@
 """Hidden cases, chapter 12 (cross-attention): other shapes, float32, a source of one token,
-examples with a one-token source, every source token removed, other model sizes."""
+sources all padding, examples with a one-token source, every source token removed, other model
+sizes, decoder blocks with heads of width 1, a decoding step with an empty cache."""
 
 import numpy as np
 
 from attncourse import softmax
 from attncourse.exercises import Case, grouped
+from attncourse.exercises.chapters._ch12_decoder import block_inputs, step_inputs
 
 
 def predict_cross_kv_cost():
@@ -32,13 +34,14 @@ def masked_cross_attention():
             "shape", case("S=1 source token, L=3", 2, 3, 1, 4, 2, 2), case("L=1, S=6, E=5", 1, 1, 6, 3, 5, 2)
         )
         + grouped("source padding", case("lengths 2, 6 and 1, L=5, S=6", 3, 5, 6, 4, 3, 3, lengths=[2, 6, 1]))
+        + grouped("all-padding source", case("lengths 4, 0 and 0, L=3, S=4", 3, 3, 4, 3, 2, 2, lengths=[4, 0, 0]))
         + grouped(
             "dtype", case("float32, lengths 1 and 4", 2, 3, 4, 3, 2, 2, lengths=[1, 4], dtype=np.float32)
         )
     )
 
 
-def fix_prefix_mask():
+def prefix_decoder_mask():
     return grouped("prefix mask", Case("S=5, L=3", S=5, L=3), Case("S=3, L=6", S=3, L=6)) + grouped(
         "one side empty or short", Case("S=2, L=1", S=2, L=1), Case("S=1, L=1", S=1, L=1)
     )
@@ -97,11 +100,44 @@ def packed_cross_mask():
     )
 
 
+def decoder_block():
+    rng = np.random.default_rng(1907)
+
+    def case(name, *shape, lengths, dtype=np.float64):
+        return Case(name, **block_inputs(rng, *shape, lengths, dtype))
+
+    return (
+        grouped(
+            "decoder block",
+            case("L=1, S=6, d=12, 3 heads", 2, 1, 6, 12, 3, 24, lengths=[6, 6]),
+            case("L=6, S=1, d=4, 4 heads (width 1)", 1, 6, 1, 4, 4, 4, lengths=[1]),
+        )
+        + grouped("source padding", case("lengths 1 and 5, L=3, 2 heads", 2, 3, 5, 6, 2, 10, lengths=[1, 5]))
+        + grouped("dtype", case("float32, lengths 2 and 4, 4 heads", 2, 4, 4, 8, 4, 8, lengths=[2, 4], dtype=np.float32))
+    )
+
+
+def decoder_step():
+    rng = np.random.default_rng(1908)
+
+    def case(name, *shape, lengths, dtype=np.float64):
+        return Case(name, **step_inputs(rng, *shape, lengths, dtype)[0])
+
+    return (
+        grouped("decoding step", case("B=3, 7 cached, S=5, d=6, 2 heads", 3, 7, 5, 6, 2, 12, lengths=[5, 5, 5]))
+        + grouped("source padding", case("lengths 1, 4 and 2, 1 cached, 4 heads", 3, 1, 4, 8, 4, 8, lengths=[1, 4, 2]))
+        + grouped("first step", case("an empty cache, B=1, S=2, d=8, 1 head", 1, 0, 2, 8, 1, 8, lengths=[1]))
+        + grouped("dtype", case("float32, 6 cached, S=2, d=4, 2 heads", 2, 6, 2, 4, 2, 8, lengths=[2, 1], dtype=np.float32))
+    )
+
+
 HIDDEN = {
     "ch12.predict_cross_kv_cost": predict_cross_kv_cost,
     "ch12.masked_cross_attention": masked_cross_attention,
-    "ch12.fix_prefix_mask": fix_prefix_mask,
+    "ch12.prefix_decoder_mask": prefix_decoder_mask,
     "ch12.remove_source_tokens": remove_source_tokens,
     "ch12.encoder_decoder_parameters": encoder_decoder_parameters,
     "ch12.packed_cross_mask": packed_cross_mask,
+    "ch12.decoder_block": decoder_block,
+    "ch12.decoder_step": decoder_step,
 }

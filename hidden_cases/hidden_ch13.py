@@ -1,5 +1,5 @@
-"""Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays near 0,
-top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
+"""Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays of 0 and
+of 1e-200, top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
 
 import numpy as np
 
@@ -10,38 +10,26 @@ def predict_hybrid_mib():
     return grouped("prediction", Case("the same hybrid and sequence"))
 
 
-def predict_topk_share():
-    return grouped("prediction", Case("the same sequence and indexer"))
+def predict_hybrid_half():
+    return grouped("prediction", Case("the same layers, half the memory"))
 
 
-def causal_linear_attention():
-    rng = np.random.default_rng(1902)
-    n = rng.normal
-    return grouped(
-        "shape", Case("L=9, E=1, Ev=4", q=n(size=(9, 1)), k=n(size=(9, 1)), v=n(size=(9, 4)))
-    ) + grouped(
-        "batch dims",
-        Case("batch 3, L=2, E=5, Ev=1", q=n(size=(3, 2, 5)), k=n(size=(3, 2, 5)), v=n(size=(3, 2, 1))),
-    )
-
-
-def gated_delta_rule():
-    rng = np.random.default_rng(1903)
+def gated_linear_attention():
+    rng = np.random.default_rng(1912)
     n, u = rng.normal, rng.uniform
-
-    def unit(x):
-        return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
     return (
         grouped(
-            "recurrence",
+            "decays",
+            Case("L=9, E=1, Ev=4", q=n(size=(9, 1)), k=n(size=(9, 1)), v=n(size=(9, 4)), decay=u(0.3, 1, 9)),
+        )
+        + grouped(
+            "decays at or near 0",
             Case(
-                "L=7, decays near 0",
-                q=n(size=(7, 3)),
-                k=unit(n(size=(7, 3))),
-                v=n(size=(7, 2)),
-                beta=u(0.2, 1, 7),
-                decay=u(0.0, 0.2, 7),
+                "L=7, decays 0 at the start and at the end",
+                q=n(size=(7, 2)),
+                k=n(size=(7, 2)),
+                v=n(size=(7, 3)),
+                decay=np.array([0.0, 0.9, 0.5, 1e-200, 1e-200, 0.8, 0.0]),
             ),
         )
         + grouped(
@@ -49,27 +37,51 @@ def gated_delta_rule():
             Case(
                 "batch (2, 2), L=3",
                 q=n(size=(2, 2, 3, 2)),
-                k=unit(n(size=(2, 2, 3, 2))),
+                k=n(size=(2, 2, 3, 2)),
                 v=n(size=(2, 2, 3, 3)),
-                beta=u(0.2, 1, (2, 2, 3)),
-                decay=u(0.5, 1, (2, 2, 3)),
+                decay=u(0, 1, (2, 2, 3)),
             ),
         )
         + grouped(
             "dtype",
             Case(
                 "float32, L=6, decays near 1",
-                q=n(size=(6, 2)).astype(np.float32),
-                k=unit(n(size=(6, 2))).astype(np.float32),
-                v=n(size=(6, 3)).astype(np.float32),
-                beta=u(0.2, 1, 6).astype(np.float32),
+                q=n(size=(6, 3)).astype(np.float32),
+                k=n(size=(6, 3)).astype(np.float32),
+                v=n(size=(6, 2)).astype(np.float32),
                 decay=u(0.9, 1, 6).astype(np.float32),
             ),
         )
     )
 
 
-def fix_topk_causal():
+def chunked_delta_rule():
+    rng = np.random.default_rng(1913)
+    n, u = rng.normal, rng.uniform
+
+    def unit(x):
+        return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    def case(name, shape, Ev, C, dtype=np.float64):
+        *lead, L, E = shape
+        return Case(
+            name,
+            q=n(size=shape).astype(dtype),
+            k=unit(n(size=shape)).astype(dtype),
+            v=n(size=(*lead, L, Ev)).astype(dtype),
+            beta=u(0.2, 1, (*lead, L)).astype(dtype),
+            chunk_size=C,
+        )
+
+    return (
+        grouped("chunks", case("L=10, chunks of 4, E=2, Ev=3", (10, 2), 3, 4), case("L=9, chunks of 3", (9, 3), 1, 3))
+        + grouped("chunk sizes at the ends", case("L=6, one chunk of 6", (6, 2), 2, 6))
+        + grouped("batch dims", case("batch (2, 2), L=5, chunks of 2", (2, 2, 5, 3), 2, 2))
+        + grouped("dtype", case("float32, L=7, chunks of 5", (7, 4), 3, 5, dtype=np.float32))
+    )
+
+
+def topk_causal():
     rng = np.random.default_rng(1904)
     n = rng.normal
     float32 = Case(
@@ -86,7 +98,7 @@ def fix_topk_causal():
     )
 
 
-def fix_chunked_linear():
+def chunked_linear():
     rng = np.random.default_rng(1906)
     n = rng.normal
     return (
@@ -120,9 +132,9 @@ def fix_chunked_linear():
 
 HIDDEN = {
     "ch13.predict_hybrid_mib": predict_hybrid_mib,
-    "ch13.causal_linear_attention": causal_linear_attention,
-    "ch13.gated_delta_rule": gated_delta_rule,
-    "ch13.fix_topk_causal": fix_topk_causal,
-    "ch13.predict_topk_share": predict_topk_share,
-    "ch13.fix_chunked_linear": fix_chunked_linear,
+    "ch13.gated_linear_attention": gated_linear_attention,
+    "ch13.chunked_delta_rule": chunked_delta_rule,
+    "ch13.topk_causal": topk_causal,
+    "ch13.predict_hybrid_half": predict_hybrid_half,
+    "ch13.chunked_linear": chunked_linear,
 }

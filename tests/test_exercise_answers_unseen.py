@@ -166,17 +166,20 @@ NEW_SITUATIONS = {
     },
     "ch12": {
         "ch12.predict_cross_kv_cost": "the cross-attention projections of a decoder the chapter does not build",
-        "ch12.fix_prefix_mask": "a decoder-only prefix mask, which the chapter does not show",
+        "ch12.prefix_decoder_mask": "a decoder-only prefix mask, which the chapter does not show",
         "ch12.remove_source_tokens": "masking source tokens after the softmax",
         "ch12.encoder_decoder_parameters": "the parameter count of any encoder-decoder size",
         "ch12.packed_cross_mask": "the cross-attention mask of packed examples",
+        "ch12.decoder_block": "a decoder block's forward pass written from its weights (the chapter runs the package's and torch's)",
+        "ch12.decoder_step": "one decoding step from both caches, written out (the chapter calls decode_step)",
     },
     "ch13": {
         "ch13.predict_hybrid_mib": "the memory of a hybrid configuration the chapter does not tabulate",
-        "ch13.gated_delta_rule": "the gated delta rule written out (the chapter only calls ac.delta_rule)",
-        "ch13.fix_topk_causal": "ranking keys before the causal mask is applied",
-        "ch13.predict_topk_share": "the work of top-k attention over a whole causal sequence",
-        "ch13.fix_chunked_linear": "the chunked form of linear attention (the chapter shows the recurrence and the quadratic form)",
+        "ch13.gated_linear_attention": "the gate on linear attention, with decays of 0 and products that underflow",
+        "ch13.chunked_delta_rule": "the delta rule in chunks (the chapter shows it one position at a time)",
+        "ch13.topk_causal": "ranking keys before the causal mask is applied",
+        "ch13.predict_hybrid_half": "the context at which a hybrid keeps half the memory, never computed there",
+        "ch13.chunked_linear": "the chunked form of linear attention (the chapter shows the recurrence and the quadratic form)",
     },
 }
 

@@ -37,8 +37,9 @@ FIX_TOKENS = {
     "ch09.online_attention": ["-inf", "-np.inf", "finfo"],
     "ch10.padded_patch_mask": ["-(-", "ceil", "sizes[:, 0], sizes[:, 1]"],
     "ch11.ring_buffer_decode": ["min(t + 1", "[..., :n", ": t + 1", "-np.inf"],
-    "ch13.fix_topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
-    "ch13.fix_chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
+    "ch12.prefix_decoder_mask": ["(j < S)", "only the source's columns", "& (j < S)"],
+    "ch13.topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
+    "ch13.chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
 }
 # keyed by the ids the exercises have now (a renamed exercise keeps its old id in former_ids)
 FIX_TOKENS = {get(old).id: tokens for old, tokens in FIX_TOKENS.items()}

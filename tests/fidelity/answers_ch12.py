@@ -41,7 +41,7 @@ CORRECT = {
                 s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
                 if src_padding is not None:
                     s = s.masked_fill(~torch.as_tensor(src_padding)[:, None, :], float("-inf"))
-                w = torch.softmax(s, dim=-1)
+                w = torch.softmax(s, dim=-1).nan_to_num(0.0)  # an all-padding source: zeros
                 return (w @ v).numpy(), w.numpy()
         """,
         "helper in an added cell, float32": [
@@ -60,7 +60,7 @@ CORRECT = {
             """,
         ],
     },
-    "ch12.fix_prefix_mask": {
+    "ch12.prefix_decoder_mask": {
         "blocks written out": """
             def prefix_mask(S, L):
                 mask = np.zeros((S + L, S + L), dtype=bool)
@@ -169,9 +169,316 @@ CORRECT = {
             """,
         ],
     },
+    "ch12.decoder_block": {
+        "einsum, helpers in an added cell": [
+            """
+            def linear(h, W, b):
+                return h @ W.T + b
+
+            def norm(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+
+            def mha(h, src, w, b, H, keep):
+                B, L, d = h.shape
+                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
+                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
+                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
+                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                a = softmax(np.where(keep[:, None], s, -np.inf))
+                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
+            """,
+            """
+            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                L = x.shape[1]
+                x = norm(x + mha(x, x, attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None]), norms[0])
+                x = norm(x + mha(x, memory, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :]), norms[1])
+                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2])
+            """,
+        ],
+        "torch tensors, heads in a loop": """
+            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                T = lambda a: torch.as_tensor(np.asarray(a))
+                x, memory, aw, ab = T(x), T(memory), T(attn_w), T(attn_b)
+                B, L, d = x.shape
+                dh = d // n_heads
+                def attend(h, src, i, keep):
+                    q = h @ aw[i, 0].T + ab[i, 0]
+                    k, v = src @ aw[i, 1].T + ab[i, 1], src @ aw[i, 2].T + ab[i, 2]
+                    heads = []
+                    for hh in range(n_heads):
+                        sl = slice(hh * dh, (hh + 1) * dh)
+                        s = q[..., sl] @ k[..., sl].transpose(-1, -2) / dh ** 0.5
+                        heads.append(torch.softmax(s.masked_fill(~keep, float("-inf")), -1) @ v[..., sl])
+                    return torch.cat(heads, -1) @ aw[i, 3].T + ab[i, 3]
+                ln = lambda h, wb: torch.nn.functional.layer_norm(h, (d,), T(wb[0]), T(wb[1]), 1e-5)
+                causal = torch.ones(L, L, dtype=torch.bool).tril()[None]
+                x = ln(x + attend(x, x, 0, causal), norms[0])
+                x = ln(x + attend(x, memory, 1, T(src_padding)[:, None, :]), norms[1])
+                h = torch.relu(x @ T(W1).T + T(b1)) @ T(W2).T + T(b2)
+                return ln(x + h, norms[2]).numpy()
+        """,
+        "loops over batch and positions, float32": """
+            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                f = lambda a: np.asarray(a, dtype=np.float32)
+                x, memory, attn_w, attn_b = f(x), f(memory), f(attn_w), f(attn_b)
+                B, L, d = x.shape
+                dh = d // n_heads
+                def ln(h, wb):
+                    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * f(wb[0]) + f(wb[1])
+                def attend(h, src, i, allowed):
+                    out = np.zeros_like(h)
+                    for b in range(B):
+                        q = h[b] @ attn_w[i, 0].T + attn_b[i, 0]
+                        k = src[b] @ attn_w[i, 1].T + attn_b[i, 1]
+                        v = src[b] @ attn_w[i, 2].T + attn_b[i, 2]
+                        for t in range(h.shape[1]):
+                            keys = [s for s in range(src.shape[1]) if allowed(b, t, s)]
+                            for hh in range(n_heads):
+                                sl = slice(hh * dh, (hh + 1) * dh)
+                                sc = np.array([q[t, sl] @ k[s, sl] for s in keys]) / np.sqrt(dh)
+                                w = np.exp(sc - sc.max()); w /= w.sum()
+                                out[b, t, sl] = w @ v[keys, sl]
+                    return out @ attn_w[i, 3].T + attn_b[i, 3]
+                x = ln(x + attend(x, x, 0, lambda b, t, s: s <= t), norms[0])
+                x = ln(x + attend(x, memory, 1, lambda b, t, s: src_padding[b, s]), norms[1])
+                return ln(x + np.maximum(x @ f(W1).T + f(b1), 0) @ f(W2).T + f(b2), norms[2])
+        """,
+    },
+    "ch12.decoder_step": {
+        "einsum, helpers in an added cell": [
+            """
+            def linear(h, W, b):
+                return h @ W.T + b
+
+            def norm(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+
+            def mha(h, src, w, b, H, keep):
+                B, L, d = h.shape
+                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
+                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
+                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
+                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                a = softmax(np.where(keep[:, None], s, -np.inf))
+                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
+            """,
+            """
+            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms):
+                B, _, d = x_new.shape
+                H, dh = n_heads, d // n_heads
+                def read(h, K, V, w, b, keep):
+                    q = linear(h, w[0], b[0]).reshape(B, 1, H, dh)
+                    s = np.einsum("blhe,bshe->bhls", q, K.reshape(B, -1, H, dh)) / np.sqrt(dh)
+                    a = softmax(np.where(keep[:, None, None, :], s, -np.inf))
+                    return linear(np.einsum("bhls,bshe->blhe", a, V.reshape(B, -1, H, dh)).reshape(B, 1, d), w[3], b[3])
+                K = np.concatenate([self_k, linear(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
+                V = np.concatenate([self_v, linear(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
+                x = norm(x_new + read(x_new, K, V, attn_w[0], attn_b[0], np.ones(K.shape[:2], bool)), norms[0])
+                x = norm(x + read(x, cross_k, cross_v, attn_w[1], attn_b[1], src_padding), norms[1])
+                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2]), K, V
+            """,
+        ],
+        "torch, heads as a dimension": """
+            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms):
+                T = lambda a: torch.as_tensor(np.asarray(a))
+                x, aw, ab = T(x_new), T(attn_w), T(attn_b)
+                B, _, d = x.shape
+                heads = lambda a: a.reshape(B, a.shape[1], n_heads, -1).transpose(1, 2)
+                def read(h, K, V, i, keep):
+                    q = heads(h @ aw[i, 0].T + ab[i, 0])
+                    s = (q @ heads(K).transpose(-1, -2)) / (d // n_heads) ** 0.5
+                    s = s.masked_fill(~keep[:, None, None, :], float("-inf"))
+                    o = (torch.softmax(s, -1) @ heads(V)).transpose(1, 2).reshape(B, 1, d)
+                    return o @ aw[i, 3].T + ab[i, 3]
+                K = torch.cat([T(self_k), x @ aw[0, 1].T + ab[0, 1]], 1)
+                V = torch.cat([T(self_v), x @ aw[0, 2].T + ab[0, 2]], 1)
+                ln = lambda h, wb: torch.nn.functional.layer_norm(h, (d,), T(wb[0]), T(wb[1]), 1e-5)
+                x = ln(x + read(x, K, V, 0, torch.ones(K.shape[:2], dtype=torch.bool)), norms[0])
+                x = ln(x + read(x, T(cross_k), T(cross_v), 1, T(src_padding)), norms[1])
+                x = ln(x + torch.relu(x @ T(W1).T + T(b1)) @ T(W2).T + T(b2), norms[2])
+                return x.numpy(), K.numpy(), V.numpy()
+        """,
+        "a loop over the heads, float32": """
+            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms):
+                f = lambda a: np.asarray(a, dtype=np.float32)
+                x, aw, ab = f(x_new), f(attn_w), f(attn_b)
+                d = x.shape[-1]
+                dh = d // n_heads
+                ln = lambda h, wb: (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * f(wb[0]) + f(wb[1])
+                def read(h, K, V, i, keep):
+                    q = h @ aw[i, 0].T + ab[i, 0]
+                    parts = []
+                    for hh in range(n_heads):
+                        sl = slice(hh * dh, (hh + 1) * dh)
+                        s = q[..., sl] @ np.swapaxes(K[..., sl], -1, -2) / np.sqrt(dh)
+                        parts.append(softmax(np.where(keep[:, None, :], s, -np.inf)) @ V[..., sl])
+                    return np.concatenate(parts, -1) @ aw[i, 3].T + ab[i, 3]
+                K = np.concatenate([f(self_k), x @ aw[0, 1].T + ab[0, 1]], 1)
+                V = np.concatenate([f(self_v), x @ aw[0, 2].T + ab[0, 2]], 1)
+                x = ln(x + read(x, K, V, 0, np.ones(K.shape[:2], bool)), norms[0])
+                x = ln(x + read(x, f(cross_k), f(cross_v), 1, src_padding), norms[1])
+                return ln(x + np.maximum(x @ f(W1).T + f(b1), 0) @ f(W2).T + f(b2), norms[2]), K, V
+        """,
+    },
 }
 
 WRONG = {
+    "ch12.decoder_block": {
+        "pre-norm": [
+            """
+            def linear(h, W, b):
+                return h @ W.T + b
+
+            def norm(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+
+            def mha(h, src, w, b, H, keep):
+                B, L, d = h.shape
+                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
+                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
+                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
+                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                a = softmax(np.where(keep[:, None], s, -np.inf))
+                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
+            """,
+            """
+            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                L = x.shape[1]
+                x = x + mha(norm(x, norms[0]), norm(x, norms[0]), attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None])
+                x = x + mha(norm(x, norms[1]), memory, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :])
+                return x + linear(np.maximum(linear(norm(x, norms[2]), W1, b1), 0), W2, b2)
+            """,
+        ],
+        "weights used untransposed": """
+            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                def ln(h, wb):
+                    m = h.mean(-1, keepdims=True)
+                    return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def attend(h, src, i, keep):
+                    B, L, d = h.shape
+                    H = n_heads
+                    q = (h @ attn_w[i, 0] + attn_b[i, 0]).reshape(B, L, H, d // H)
+                    k = (src @ attn_w[i, 1] + attn_b[i, 1]).reshape(B, -1, H, d // H)
+                    v = (src @ attn_w[i, 2] + attn_b[i, 2]).reshape(B, -1, H, d // H)
+                    s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                    a = softmax(np.where(keep[:, None], s, -np.inf))
+                    return np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d) @ attn_w[i, 3] + attn_b[i, 3]
+                L = x.shape[1]
+                x = ln(x + attend(x, x, 0, np.tri(L, dtype=bool)[None]), norms[0])
+                x = ln(x + attend(x, memory, 1, src_padding[:, None, :]), norms[1])
+                return ln(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
+        """,
+        "the padding on the queries": [
+            """
+            def linear(h, W, b):
+                return h @ W.T + b
+
+            def norm(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+
+            def mha(h, src, w, b, H, keep):
+                B, L, d = h.shape
+                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
+                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
+                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
+                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                a = softmax(np.where(keep[:, None], s, -np.inf))
+                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
+            """,
+            """
+            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
+                L, S = x.shape[1], memory.shape[1]
+                x = norm(x + mha(x, x, attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None]), norms[0])
+                keep = np.ones((x.shape[0], L, S), dtype=bool)
+                x = norm(x + mha(x, memory, attn_w[1], attn_b[1], n_heads, keep), norms[1])
+                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2])
+            """,
+        ],
+    },
+    "ch12.decoder_step": {
+        "the memory's keys projected again": [
+            """
+            def linear(h, W, b):
+                return h @ W.T + b
+
+            def norm(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+
+            def mha(h, src, w, b, H, keep):
+                B, L, d = h.shape
+                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
+                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
+                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
+                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
+                a = softmax(np.where(keep[:, None], s, -np.inf))
+                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
+            """,
+            """
+            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms):
+                B, _, d = x_new.shape
+                K = np.concatenate([self_k, linear(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
+                V = np.concatenate([self_v, linear(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
+                src = cross_k  # treated as the memory
+                x = norm(x_new + mha(x_new, np.concatenate([self_k, x_new], 1), attn_w[0], attn_b[0], n_heads, np.ones((1, 1, K.shape[1]), bool)), norms[0])
+                x = norm(x + mha(x, src, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :]), norms[1])
+                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2]), K, V
+            """,
+        ],
+        "the cache returned without the new token": [
+            """            def linear(h, W, b):
+                return h @ W.T + b
+
+            def norm(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+            """,
+            """
+            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms):
+                B, _, d = x_new.shape
+                H, dh = n_heads, d // n_heads
+                def read(h, K, V, w, b, keep):
+                    q = linear(h, w[0], b[0]).reshape(B, 1, H, dh)
+                    s = np.einsum("blhe,bshe->bhls", q, K.reshape(B, -1, H, dh)) / np.sqrt(dh)
+                    a = softmax(np.where(keep[:, None, None, :], s, -np.inf))
+                    return linear(np.einsum("bhls,bshe->blhe", a, V.reshape(B, -1, H, dh)).reshape(B, 1, d), w[3], b[3])
+                K = np.concatenate([self_k, linear(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
+                V = np.concatenate([self_v, linear(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
+                x = norm(x_new + read(x_new, K, V, attn_w[0], attn_b[0], np.ones(K.shape[:2], bool)), norms[0])
+                x = norm(x + read(x, cross_k, cross_v, attn_w[1], attn_b[1], src_padding), norms[1])
+                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2]), self_k, self_v
+            """,
+        ],
+        "the new token reads only the old cache": """
+            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms):
+                B, _, d = x_new.shape
+                dh = d // n_heads
+                lin = lambda h, W, b: h @ W.T + b
+                ln = lambda h, wb: (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def read(h, K, V, i, keep):
+                    q = lin(h, attn_w[i, 0], attn_b[i, 0]).reshape(B, 1, n_heads, dh).transpose(0, 2, 1, 3)
+                    Kh = K.reshape(B, -1, n_heads, dh).transpose(0, 2, 1, 3)
+                    Vh = V.reshape(B, -1, n_heads, dh).transpose(0, 2, 1, 3)
+                    a = softmax(np.where(keep[:, None, None, :], q @ Kh.transpose(0, 1, 3, 2) / np.sqrt(dh), -np.inf))
+                    return lin((a @ Vh).transpose(0, 2, 1, 3).reshape(B, 1, d), attn_w[i, 3], attn_b[i, 3])
+                x = ln(x_new + read(x_new, self_k, self_v, 0, np.ones(self_k.shape[:2], bool)), norms[0])
+                x = ln(x + read(x, cross_k, cross_v, 1, src_padding), norms[1])
+                x = ln(x + lin(np.maximum(lin(x, W1, b1), 0), W2, b2), norms[2])
+                K = np.concatenate([self_k, lin(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
+                V = np.concatenate([self_v, lin(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
+                return x, K, V
+        """,
+    },
     "ch12.predict_cross_kv_cost": {
         "d_model once, not squared": """
             def predict_cross_kv_cost():
@@ -193,6 +500,16 @@ WRONG = {
                     w[:, :L] = w[:, :L] * src_padding[:, :L, None]
                 return w @ v, w
         """,
+        "NaN for an all-padding source": """
+            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
+                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                if src_padding is not None:
+                    s = np.where(src_padding[:, None, :], s, -np.inf)
+                e = np.exp(s - s.max(-1, keepdims=True))
+                w = e / e.sum(-1, keepdims=True)
+                return w @ v, w
+        """,
         "padding as a -1e9 after scaling by d": """
             def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
                 q, k, v = x @ W_q, memory @ W_k, memory @ W_v
@@ -203,7 +520,7 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch12.fix_prefix_mask": {
+    "ch12.prefix_decoder_mask": {
         "the bug kept": """
             def prefix_mask(S, L):
                 i = np.arange(S + L)[:, None]

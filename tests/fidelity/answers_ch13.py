@@ -1,33 +1,116 @@
 """Chapter 13 (beyond softmax): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch13.predict_topk_share": {
-        "a loop over queries": """
-            def predict_topk_share():
-                work = sum(min(256, i + 1) + (i + 1) * 32 / 128 for i in range(4096))
-                return work / (4096 * 4097 / 2)
+    "ch13.gated_linear_attention": {
+        "the recurrence, token by token": """
+            def gated_linear_attention(q, k, v, decay):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for t in range(q.shape[-2]):
+                    S = decay[..., t, None, None] * S + k[..., t, :, None] * v[..., t, None, :]
+                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+                return np.stack(outs, axis=-2)
         """,
-        "the literal": """
-            def predict_topk_share():
-                return 0.371
+        "torch recurrence, float32": """
+            def gated_linear_attention(q, k, v, decay):
+                q, k, v, a = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, decay))
+                S = torch.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for t in range(q.shape[-2]):
+                    S = a[..., t, None, None] * S + torch.einsum("...e,...f->...ef", k[..., t, :], v[..., t, :])
+                    outs.append(torch.einsum("...e,...ef->...f", q[..., t, :], S))
+                return torch.stack(outs, dim=-2).numpy()
         """,
-        "torch float32": """
-            def predict_topk_share():
-                seen = torch.arange(1, 4097, dtype=torch.float32)
-                work = torch.clamp(seen, max=256).sum() + 0.25 * seen.sum()
-                return float(work / seen.sum())
-        """,
-        "helper in an added cell": [
+        "helper in an added cell, products row by row": [
             """
-            def _causal_scores(L):
-                return L * (L + 1) // 2
+            def _decay_matrix(a):
+                L = a.shape[-1]
+                D = np.zeros(a.shape[:-1] + (L, L))
+                for t in range(L):
+                    running = np.ones(a.shape[:-1])
+                    for j in range(t, -1, -1):
+                        D[..., t, j] = running
+                        running = running * a[..., j]
+                return D
             """,
             """
-            def predict_topk_share():
-                kept = _causal_scores(4096) - _causal_scores(4096 - 256)
-                return kept / _causal_scores(4096) + 32 / 128
+            def gated_linear_attention(q, k, v, decay):
+                return (np.einsum("...te,...je->...tj", q, k) * _decay_matrix(decay)) @ v
             """,
         ],
+    },
+    "ch13.chunked_delta_rule": {
+        "forward substitution in each chunk": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                L, E = q.shape[-2:]
+                S = np.zeros(q.shape[:-2] + (E, v.shape[-1]))
+                outs = []
+                for s in range(0, L, chunk_size):
+                    qc, kc, vc = q[..., s:s + chunk_size, :], k[..., s:s + chunk_size, :], v[..., s:s + chunk_size, :]
+                    bc = beta[..., s:s + chunk_size]
+                    KK = kc @ np.swapaxes(kc, -1, -2)
+                    rhs = bc[..., None] * (vc - kc @ S)
+                    U = np.zeros_like(rhs)
+                    for i in range(rhs.shape[-2]):  # rows of derived arrays
+                        U[..., i, :] = rhs[..., i, :] - bc[..., i, None] * np.einsum("...j,...jf->...f", KK[..., i, :i], U[..., :i, :])
+                    outs.append(qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ U)
+                    S = S + np.swapaxes(kc, -1, -2) @ U
+                return np.concatenate(outs, axis=-2) / np.sqrt(E)
+        """,
+        "the inverse with einsum, float32": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                q, k, v, beta = (np.asarray(x, dtype=np.float32) for x in (q, k, v, beta))
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, v.shape[-1]), dtype=np.float32)
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc, bc = (x[..., s:s + chunk_size, :] for x in (q, k, v, beta[..., None]))
+                    C = qc.shape[-2]
+                    T = np.linalg.inv(np.eye(C, dtype=np.float32) + np.tril(bc * np.einsum("...ie,...je->...ij", kc, kc), -1))
+                    U = np.einsum("...ij,...jf->...if", T, bc * (vc - np.einsum("...ie,...ef->...if", kc, S)))
+                    inside = np.tril(np.einsum("...ie,...je->...ij", qc, kc))
+                    outs.append(np.einsum("...ie,...ef->...if", qc, S) + inside @ U)
+                    S = S + np.einsum("...ie,...if->...ef", kc, U)
+                return np.concatenate(outs, axis=-2) / np.float32(np.sqrt(E))  # stays float32
+        """,
+        "torch with a triangular solve, helper in an added cell": [
+            """
+            def _chunk(qc, kc, vc, bc, S):
+                C = qc.shape[-2]
+                A = torch.eye(C, dtype=qc.dtype) + torch.tril(bc * (kc @ kc.transpose(-1, -2)), -1)
+                U = torch.linalg.solve_triangular(A, bc * (vc - kc @ S), upper=False, unitriangular=True)
+                return qc @ S + torch.tril(qc @ kc.transpose(-1, -2)) @ U, S + kc.transpose(-1, -2) @ U
+            """,
+            """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                q, k, v, beta = (torch.as_tensor(np.asarray(x)) for x in (q, k, v, beta))
+                S = torch.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=q.dtype)
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    sl = slice(s, s + chunk_size)
+                    out, S = _chunk(q[..., sl, :], k[..., sl, :], v[..., sl, :], beta[..., sl, None], S)
+                    outs.append(out)
+                return (torch.cat(outs, dim=-2) / q.shape[-1] ** 0.5).numpy()
+            """,
+        ],
+    },
+    "ch13.predict_hybrid_half": {
+        "the literal": """
+            def predict_hybrid_half():
+                return 768
+        """,
+        "solved with the chapter's numpy": """
+            def predict_hybrid_half():
+                cache, state = 2 * 4 * 128 * 2, 16 * 128**2 * 2
+                # 4 layers: all softmax 4 c T; hybrid c T + 3 s
+                return np.linalg.solve([[4 * cache / 2 - cache]], [3 * state])[0]
+        """,
+        "torch float32": """
+            def predict_hybrid_half():
+                c = torch.tensor(2048.0)
+                s = torch.tensor(16 * 128 * 128 * 2.0)
+                return float(3 * s / (2 * c - c))
+        """,
     },
     "ch13.predict_hybrid_mib": {
         "an expression with the chapter's numpy": """
@@ -54,89 +137,7 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.causal_linear_attention": {
-        "the recurrence": """
-            def causal_linear_attention(q, k, v):
-                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
-                pq, pk = phi(q), phi(k)
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = S + pk[..., t, :, None] * v[..., t, None, :]
-                    z = z + pk[..., t, :]
-                    num = np.einsum("...e,...ev->...v", pq[..., t, :], S)
-                    outs.append(num / np.einsum("...e,...e->...", pq[..., t, :], z)[..., None])
-                return np.stack(outs, axis=-2).astype(np.result_type(q, v))
-        """,
-        "cumulative sums in torch": """
-            def causal_linear_attention(q, k, v):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                pq, pk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
-                S = torch.cumsum(pk[..., :, :, None] * v[..., :, None, :], dim=-3)
-                z = torch.cumsum(pk, dim=-2)
-                num = (pq[..., :, None, :] @ S)[..., 0, :]
-                return (num / (pq * z).sum(-1, keepdim=True)).numpy()
-        """,
-        "helper in an added cell, float32 einsum": [
-            """
-            def _elu1(x):
-                return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
-            """,
-            """
-            def causal_linear_attention(q, k, v):
-                a = np.einsum("...ie,...je->...ij", _elu1(q), _elu1(k))
-                a = a * np.tri(q.shape[-2], dtype=a.dtype)
-                return np.einsum("...ij,...jv->...iv", a, v) / a.sum(-1)[..., None]
-            """,
-        ],
-    },
-    "ch13.gated_delta_rule": {
-        "torch loop": """
-            def gated_delta_rule(q, k, v, beta, decay):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                beta, decay = torch.as_tensor(beta), torch.as_tensor(decay)
-                S = torch.zeros(*q.shape[:-2], q.shape[-1], v.shape[-1], dtype=q.dtype)
-                out = []
-                for t in range(q.shape[-2]):
-                    S = S * decay[..., t, None, None]
-                    err = v[..., t, :] - (k[..., t, None, :] @ S)[..., 0, :]
-                    S = S + k[..., t, :, None] * (beta[..., t, None] * err)[..., None, :]
-                    out.append((q[..., t, None, :] @ S)[..., 0, :])
-                return (torch.stack(out, dim=-2) / q.shape[-1] ** 0.5).numpy()
-        """,
-        "einsum with the chapter's numpy": """
-            def gated_delta_rule(q, k, v, beta, decay):
-                S = 0.0
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = decay[..., t, None, None] * S
-                    pred = np.einsum("...e,...ev->...v", k[..., t, :], S) if np.ndim(S) else 0.0
-                    u = beta[..., t, None] * (v[..., t, :] - pred)
-                    S = S + np.einsum("...e,...v->...ev", k[..., t, :], u)
-                    outs.append(np.einsum("...e,...ev->...v", q[..., t, :], S))
-                return np.stack(outs, axis=-2) / np.sqrt(q.shape[-1])
-        """,
-        "helper in an added cell": [
-            """
-            def _step(S, q_t, k_t, v_t, b, a):
-                S = a[..., None, None] * S
-                u = b[..., None, None] * (v_t[..., None, :] - k_t[..., None, :] @ S)
-                S = S + k_t[..., :, None] @ u
-                return S, (q_t[..., None, :] @ S)[..., 0, :]
-            """,
-            """
-            def gated_delta_rule(q, k, v, beta, decay):
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=q.dtype)
-                outs = []
-                for t in range(q.shape[-2]):
-                    S, o = _step(S, q[..., t, :], k[..., t, :], v[..., t, :], beta[..., t], decay[..., t])
-                    outs.append(o)
-                return np.stack(outs, axis=-2) / np.sqrt(q.shape[-1]).astype(q.dtype)
-            """,
-        ],
-    },
-    "ch13.fix_topk_causal": {
+    "ch13.topk_causal": {
         "mask with a large negative before sorting": """
             def topk_causal(q, k, v, top_k):
                 L, S = q.shape[-2], k.shape[-2]
@@ -182,7 +183,7 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.fix_chunked_linear": {
+    "ch13.chunked_linear": {
         "the recurrence, token by token": """
             def chunked_linear(q, k, v, chunk_size):
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
@@ -224,10 +225,78 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch13.predict_topk_share": {
-        "top-k scores alone": """
-            def predict_topk_share():
-                return 256 * 4096 / (4096 * 4097 / 2)
+    "ch13.gated_linear_attention": {
+        "ratio of cumulative products": """
+            def gated_linear_attention(q, k, v, decay):
+                P = np.cumprod(decay, axis=-1)
+                D = np.tril(P[..., :, None] / P[..., None, :])
+                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+        """,
+        "decay applied to the new write too": """
+            def gated_linear_attention(q, k, v, decay):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for t in range(q.shape[-2]):
+                    S = decay[..., t, None, None] * (S + k[..., t, :, None] * v[..., t, None, :])
+                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+                return np.stack(outs, axis=-2)
+        """,
+        "the decays of the earlier tokens": """
+            def gated_linear_attention(q, k, v, decay):
+                L = q.shape[-2]
+                D = np.zeros(decay.shape[:-1] + (L, L))
+                for t in range(L):
+                    for j in range(t + 1):
+                        D[..., t, j] = np.prod(decay[..., j:t], axis=-1)
+                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+        """,
+    },
+    "ch13.chunked_delta_rule": {
+        "token by token (the method rule)": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for t in range(q.shape[-2]):
+                    k_t, v_t = k[..., t:t + 1, :], v[..., t:t + 1, :]
+                    S = S + np.swapaxes(k_t, -1, -2) @ (beta[..., t, None, None] * (v_t - k_t @ S))
+                    outs.append(q[..., t:t + 1, :] @ S)
+                return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
+        """,
+        "corrections of a chunk independent": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = q[..., s:s + chunk_size, :], k[..., s:s + chunk_size, :], v[..., s:s + chunk_size, :]
+                    U = beta[..., s:s + chunk_size, None] * (vc - kc @ S)
+                    outs.append(qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ U)
+                    S = S + np.swapaxes(kc, -1, -2) @ U
+                return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
+        """,
+        "chunked linear attention with beta": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = q[..., s:s + chunk_size, :], k[..., s:s + chunk_size, :], v[..., s:s + chunk_size, :]
+                    U = beta[..., s:s + chunk_size, None] * vc
+                    outs.append(qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ U)
+                    S = S + np.swapaxes(kc, -1, -2) @ U
+                return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
+        """,
+    },
+    "ch13.predict_hybrid_half": {
+        "keys only": """
+            def predict_hybrid_half():
+                return 3 * 16 * 128 * 128 * 2 / (4 * 128 * 2)
+        """,
+        "the hybrid's cache left out": """
+            def predict_hybrid_half():
+                return 3 * 16 * 128 * 128 * 2 / (2 * 2 * 4 * 128 * 2)
+        """,
+        "where the hybrid keeps a quarter": """
+            def predict_hybrid_half():
+                return 4 * 16 * 128 * 128 * 2 / (2 * 4 * 128 * 2)
         """,
     },
     "ch13.predict_hybrid_mib": {
@@ -239,34 +308,12 @@ WRONG = {
             def predict_hybrid_mib():
                 return 8 * 2 * 4 * 128 * 2 * 4096 / 2**20
         """,
-    },
-    "ch13.causal_linear_attention": {
-        "softmax attention instead": """
-            def causal_linear_attention(q, k, v):
-                s = q @ np.swapaxes(k, -1, -2)
-                s = np.where(np.tri(q.shape[-2], dtype=bool), s, -np.inf)
-                return softmax(s) @ v
-        """,
-        "relu feature map": """
-            def causal_linear_attention(q, k, v):
-                pq, pk = np.maximum(q, 0) + 1, np.maximum(k, 0) + 1
-                a = np.tril(pq @ np.swapaxes(pk, -1, -2))
-                return (a @ v) / a.sum(-1, keepdims=True)
+        "MB, not MiB": """
+            def predict_hybrid_mib():
+                return (8 * 2 * 4 * 128 * 2 * 4096 + 24 * 16 * 128 * 128 * 2) / 1e6
         """,
     },
-    "ch13.gated_delta_rule": {
-        "linear attention with decay (no correction)": """
-            def gated_delta_rule(q, k, v, beta, decay):
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = decay[..., t, None, None] * S + beta[..., t, None, None] * (
-                        k[..., t, :, None] * v[..., t, None, :])
-                    outs.append((q[..., t, None, :] @ S)[..., 0, :])
-                return np.stack(outs, axis=-2) / np.sqrt(q.shape[-1])
-        """,
-    },
-    "ch13.fix_topk_causal": {
+    "ch13.topk_causal": {
         "keeps every allowed key": """
             def topk_causal(q, k, v, top_k):
                 L, S = q.shape[-2], k.shape[-2]
@@ -275,8 +322,8 @@ WRONG = {
                 return softmax(np.where(causal, scores, -np.inf)) @ v
         """,
     },
-    "ch13.fix_chunked_linear": {
-        "normalised, as in 13.2": """
+    "ch13.chunked_linear": {
+        "normalised, as causal linear attention is": """
             def chunked_linear(q, k, v, chunk_size):
                 a = np.tril(q @ np.swapaxes(k, -1, -2))
                 return (a @ v) / a.sum(-1, keepdims=True)

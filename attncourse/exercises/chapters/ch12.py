@@ -112,6 +112,10 @@ def _cross_cases():
             case("lengths 1, 4 and 3, L=4, S=4", 3, 4, 4, 3, 2, 2, lengths=[1, 4, 3]),
         )
         + grouped(
+            "all-padding source",
+            case("lengths 0 and 3, L=2, S=3", 2, 2, 3, 4, 3, 2, lengths=[0, 3]),
+        )
+        + grouped(
             "dtype",
             case("float32, lengths 3 and 6, L=2, S=6", 2, 2, 6, 4, 4, 3, lengths=[3, 6], dtype=np.float32),
         )
@@ -123,7 +127,7 @@ register(
         id="ch12.masked_cross_attention",
         number="12.2",
         title="cross-attention with the source's padding",
-        points=1,
+        points=2,
         function="masked_cross_attention",
         hint="queries from x, keys and values from the memory; the padding hides keys (columns), and nothing here is causal",
         kind="implement",
@@ -131,7 +135,9 @@ register(
         description="Implement one head of cross-attention in numpy: decoder states `x (B, L, d)`, the "
         "encoder's memory `(B, S, d)`, projections `W_q, W_k (d, E)` and `W_v (d, Ev)`, and `src_padding` "
         "`(B, S)` boolean (True = a real source token) or None. Scale by $1/\\sqrt{E}$. Return "
-        "`(out (B, L, Ev), weights (B, L, S))`.",
+        "`(out (B, L, Ev), weights (B, L, S))`. A source that is all padding gives its target positions "
+        "all-zero weights and all-zero outputs (the course's convention for a row with nothing to attend "
+        "to), never NaN.",
         solution='''
             def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
                 """One head of cross-attention: (out (B, L, Ev), weights (B, L, S))."""
@@ -215,9 +221,10 @@ def _prefix_cases():
 
 register(
     Exercise(
-        id="ch12.fix_prefix_mask",
+        id="ch12.prefix_decoder_mask",
+        former_ids=("ch12.fix_prefix_mask",),
         number="12.3",
-        title="a prefix decoder that sees the future",
+        title="the mask of a prefix decoder",
         points=2,
         function="prefix_mask",
         hint="which rows of the mask are the source's, and which columns hold the target?",
@@ -239,7 +246,7 @@ register(
                 return causal_mask(S + L) | source_block  # the target: everything up to itself
         ''',
         stub="""
-            source_block = i < S  # the source reads the whole sequence both ways
+            source_block = i < S  # the source's part of the mask
         """,
         reference=_prefix,
         public_cases=_prefix_cases,
@@ -247,8 +254,7 @@ register(
         needs=("import numpy as np", "from attncourse import causal_mask"),
         diagnoses=(
             Diagnosis(
-                "a source token reads the target tokens, and every target token reads the source: "
-                "through the source the target sees its own future",
+                "a source position's output changes when a target token changes: which tokens may the source read?",
                 name="source rows see the target",
                 hint="the source's rows may read only the source's columns",
                 variant=lambda S, L: _prefix(S, L, source_sees_target=True),
@@ -522,3 +528,6 @@ register(
         ),
     )
 )
+
+
+from . import _ch12_decoder  # noqa: E402,F401  (12.7 and 12.8)

@@ -1,5 +1,6 @@
-"""Chapter 13 exercises: a hybrid's memory, causal linear attention, the gated delta rule, a top-k
-mask applied in the wrong order, the work of top-k attention, and a chunked form that reads ahead."""
+"""Chapter 13 exercises: a hybrid's memory, gated linear attention with any decay, the chunked delta
+rule (in ``_ch13_chunked``), causal top-k attention, where a hybrid halves the memory, and chunked
+linear attention."""
 
 from __future__ import annotations
 
@@ -35,14 +36,14 @@ register(
         "width 128; the other layers are Gated DeltaNet layers with 16 value heads whose keys and values "
         "have width 128. Everything is stored in bfloat16 (2 bytes a number). Before running anything: "
         "how many MiB ($2^{20}$ bytes) do the softmax layers' KV cache and the DeltaNet layers' states "
-        "take together for one sequence of 4,096 tokens? Return the number of MiB; within 5% passes.",
+        "take together for one sequence of 4,096 tokens? Return the number of MiB; within 1% passes.",
         solution='''
             def predict_hybrid_mib():
                 """MiB of KV cache + states: 8 softmax and 24 DeltaNet layers, bfloat16, 4096 tokens."""
                 ### BEGIN SOLUTION
                 cache = 8 * 2 * 4 * 128 * 2 * 4096  # softmax layers x (k, v) x KV heads x width x bytes x tokens
                 states = 24 * 16 * 128 * 128 * 2  # DeltaNet layers x value heads x d_k x d_v x bytes
-                return (cache + states) / 2**20  # 64 MiB of cache + 12 MiB of states
+                return (cache + states) / 2**20  # bytes -> MiB
                 ### END SOLUTION
         ''',
         reference=_hybrid_mib,
@@ -50,262 +51,138 @@ register(
         public_cases=lambda: grouped(
             "prediction", Case("32 layers, one softmax in four, bfloat16, 4096 tokens")
         ),
-        tolerance=(0.05, 0.0),
+        tolerance=(0.01, 0.0),
         diagnoses=(
             Diagnosis(
-                "that is four times the memory: which layers keep a cache that grows with the tokens?",
+                "every layer counted as a softmax layer: which layers keep a cache that grows with the tokens?",
                 name="every layer softmax",
                 hint="only one layer in four is a softmax layer: 8 of the 32",
                 variant=lambda: _hybrid_mib(soft=32, lin=0),
             ),
             Diagnosis(
-                "that is far too much: does a DeltaNet layer's state grow with the sequence?",
+                "a state counted for every token: does a DeltaNet layer's state grow with the sequence?",
                 name="a state per token",
                 hint="a DeltaNet layer keeps one state per value head for the whole sequence",
                 variant=lambda: _hybrid_mib(per_token_states=True),
             ),
             Diagnosis(
-                "that is half the cache: what does a softmax layer keep for a token besides its key?",
+                "the cache counted with keys only: what does a softmax layer keep for a token besides its key?",
                 name="keys only",
                 hint="each token keeps a key and a value: a factor 2",
                 variant=lambda: _hybrid_mib(kv=1),
             ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 13.2 causal linear attention (implement)
-def _phi(x):
-    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
-
-
-def _linear(q, k, v, causal=True, normalize=True, phi=True):
-    pq, pk = (_phi(q), _phi(k)) if phi else (q, k)
-    sims = pq @ np.swapaxes(pk, -1, -2)  # (..., L, L)
-    if causal:
-        sims = np.tril(sims)
-    out = sims @ v
-    if normalize:
-        out = out / sims.sum(-1, keepdims=True)
-    return out
-
-
-def _linear_cases():
-    rng = np.random.default_rng(1302)
-    n = rng.normal
-    return (
-        grouped(
-            "shape",
-            Case("L=5, E=4, Ev=3", q=n(size=(5, 4)), k=n(size=(5, 4)), v=n(size=(5, 3))),
-            Case("L=1, E=2, Ev=2", q=n(size=(1, 2)), k=n(size=(1, 2)), v=n(size=(1, 2))),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "batch (2, 3), L=4, E=2, Ev=5",
-                q=n(size=(2, 3, 4, 2)),
-                k=n(size=(2, 3, 4, 2)),
-                v=n(size=(2, 3, 4, 5)),
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=6, E=3, Ev=2",
-                q=n(size=(6, 3)).astype(np.float32),
-                k=n(size=(6, 3)).astype(np.float32),
-                v=n(size=(6, 2)).astype(np.float32),
-            ),
-        )
-    )
-
-
-register(
-    Exercise(
-        id="ch13.causal_linear_attention",
-        number="13.2",
-        title="causal linear attention",
-        points=2,
-        function="causal_linear_attention",
-        hint="with phi = elu + 1 on q and k, query t reads S_t = sum over j <= t of phi(k_j)^T v_j and divides by phi(q_t) . z_t",
-        kind="implement",
-        forbids=("attncourse.linear_attention", "attncourse.elu_feature_map"),
-        description="Causal linear attention in numpy with the feature map $\\phi(x) = \\text{elu}(x) + 1$ "
-        "(write it yourself): for `q, k (..., L, E)` and `v (..., L, Ev)` return `out (..., L, Ev)` with "
-        "$o_t = \\phi(q_t) S_t / (\\phi(q_t) \\cdot z_t)$, $S_t = \\sum_{j \\le t} \\phi(k_j)^\\top v_j$, "
-        "$z_t = \\sum_{j \\le t} \\phi(k_j)$; no scale. The recurrence, a cumulative sum or the masked "
-        "quadratic form are all fine.",
-        solution='''
-            def causal_linear_attention(q, k, v):
-                """Causal linear attention with elu + 1: (..., L, Ev)."""
-                ### BEGIN SOLUTION
-                phi_q = np.where(q > 0, q + 1.0, np.exp(np.minimum(q, 0.0)))  # elu(x) + 1
-                phi_k = np.where(k > 0, k + 1.0, np.exp(np.minimum(k, 0.0)))
-                sims = np.tril(phi_q @ np.swapaxes(phi_k, -1, -2))  # (..., L, E) @ (..., E, L) -> (..., L, L)
-                return (sims @ v) / sims.sum(-1, keepdims=True)  # (..., L, Ev), rows divided by phi(q_t) . z_t
-                ### END SOLUTION
-        ''',
-        reference=_linear,
-        needs=("import numpy as np", "import torch"),
-        public_cases=_linear_cases,
-        outputs=("out",),
-        diagnoses=(
             Diagnosis(
-                "the first outputs depend on later tokens: which keys may query t read?",
-                name="not causal",
-                hint="sum only over j <= t (the lower triangle)",
-                variant=lambda q, k, v: _linear(q, k, v, causal=False),
-            ),
-            Diagnosis(
-                "the outputs grow with the position: what are they divided by?",
-                name="not normalised",
-                hint="divide by phi(q_t) . z_t, the sum of the similarities",
-                variant=lambda q, k, v: _linear(q, k, v, normalize=False),
-            ),
-            Diagnosis(
-                "the outputs are those of raw q . k similarities: where is the feature map?",
-                name="no feature map",
-                hint="apply phi(x) = elu(x) + 1 to q and to k",
-                variant=lambda q, k, v: _linear(q, k, v, phi=False),
+                "the answer is in megabytes: in which unit does the prompt ask for it?",
+                name="MB, not MiB",
+                hint="a MiB is 2**20 bytes, a MB 10**6",
+                variant=lambda: _hybrid_mib() * 2**20 / 1e6,
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 13.3 gated delta rule (extend)
-def _gated(q, k, v, beta, decay, order="decay first", scale=True, read_before=False, no_beta=False):
-    E = q.shape[-1]
-    S = np.zeros(q.shape[:-2] + (E, v.shape[-1]), dtype=np.result_type(q, v))
+# ----------------------------------------------------------------------------- 13.2 gated linear attention (extend)
+def _gated_linear(q, k, v, decay, *, decay_after=False, no_decay=False, ratio=False):
+    if ratio:  # the parallel form with D[t, j] = P_t / P_j, P the cumulative product of the decays
+        P = np.cumprod(decay, axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            D = np.tril(P[..., :, None] / P[..., None, :])
+        return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+    S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
     outs = []
     for t in range(q.shape[-2]):
-        k_t, v_t, q_t = k[..., t : t + 1, :], v[..., t : t + 1, :], q[..., t : t + 1, :]
-        b = 1.0 if no_beta else beta[..., t, None, None]
-        a = decay[..., t, None, None]
-        if order == "decay first":
-            S = a * S
-        if read_before:
-            outs.append(q_t @ S)
-        S = S + np.swapaxes(k_t, -1, -2) @ (b * (v_t - k_t @ S))
-        if order == "decay last":
-            S = a * S
-        if not read_before:
-            outs.append(q_t @ S)
-    out = np.concatenate(outs, axis=-2)
-    return out / np.sqrt(E) if scale else out
+        write = np.swapaxes(k[..., t : t + 1, :], -1, -2) @ v[..., t : t + 1, :]  # (..., E, Ev)
+        a = 1.0 if no_decay else decay[..., t, None, None]
+        S = a * (S + write) if decay_after else a * S + write
+        outs.append(q[..., t : t + 1, :] @ S)
+    return np.concatenate(outs, axis=-2)
 
 
-def _gated_cases():
-    rng = np.random.default_rng(1303)
+def _gated_linear_cases():
+    rng = np.random.default_rng(1312)
     n, u = rng.normal, rng.uniform
 
-    def unit(x):
-        return x / np.linalg.norm(x, axis=-1, keepdims=True)
+    def case(name, shape, Ev, decay, dtype=np.float64):
+        *lead, L, E = shape
+        return Case(
+            name,
+            q=n(size=shape).astype(dtype),
+            k=n(size=shape).astype(dtype),
+            v=n(size=(*lead, L, Ev)).astype(dtype),
+            decay=np.asarray(decay).astype(dtype),
+        )
 
     return (
         grouped(
-            "recurrence",
-            Case(
-                "L=6, E=4, Ev=3",
-                q=n(size=(6, 4)),
-                k=unit(n(size=(6, 4))),
-                v=n(size=(6, 3)),
-                beta=u(0.2, 1, 6),
-                decay=u(0.5, 1, 6),
-            ),
-            Case(
-                "L=4, E=2, Ev=5, decay 1 (plain DeltaNet)",
-                q=n(size=(4, 2)),
-                k=unit(n(size=(4, 2))),
-                v=n(size=(4, 5)),
-                beta=u(0.2, 1, 4),
-                decay=np.ones(4),
-            ),
+            "decays",
+            case("L=6, E=3, Ev=2, decays in [0.5, 1]", (6, 3), 2, u(0.5, 1, 6)),
+            case("L=4, E=2, Ev=3, decay 1 (plain linear attention)", (4, 2), 3, np.ones(4)),
         )
         + grouped(
-            "batch dims",
-            Case(
-                "2 heads, L=5, E=3, Ev=2",
-                q=n(size=(2, 5, 3)),
-                k=unit(n(size=(2, 5, 3))),
-                v=n(size=(2, 5, 2)),
-                beta=u(0.2, 1, (2, 5)),
-                decay=u(0.5, 1, (2, 5)),
-            ),
+            "decays at or near 0",
+            case("L=6, a decay of 0 at position 3", (6, 2), 2, [0.9, 0.8, 0.7, 0.0, 0.9, 0.6]),
+            case("L=8, decays of 1e-80 (their product underflows)", (8, 3), 2, np.full(8, 1e-80)),
         )
+        + grouped("batch dims", case("2 heads, L=5, E=3, Ev=2", (2, 5, 3), 2, u(0.5, 1, (2, 5))))
         + grouped(
-            "dtype",
-            Case(
-                "float32, L=5, E=4, Ev=2",
-                q=n(size=(5, 4)).astype(np.float32),
-                k=unit(n(size=(5, 4))).astype(np.float32),
-                v=n(size=(5, 2)).astype(np.float32),
-                beta=u(0.2, 1, 5).astype(np.float32),
-                decay=u(0.5, 1, 5).astype(np.float32),
-            ),
+            "dtype", case("float32, L=5, E=4, Ev=2", (5, 4), 2, u(0.5, 1, 5), dtype=np.float32)
         )
     )
 
 
 register(
     Exercise(
-        id="ch13.gated_delta_rule",
-        number="13.3",
-        title="the gated delta rule, written out",
-        points=3,
-        function="gated_delta_rule",
-        hint="for each t: S = decay_t S; u = beta_t (v_t - k_t S); S = S + k_t^T u; out_t = q_t S / sqrt(E)",
+        id="ch13.gated_linear_attention",
+        number="13.2",
+        title="gated linear attention, any decay",
+        points=2,
+        function="gated_linear_attention",
+        hint="the weight of key j in output t is the product of the decays after j up to t; a 0 among them makes it 0, and a product never needs a division",
         kind="extend",
-        forbids=("attncourse.delta_rule",),
-        description="The chapter only called `ac.delta_rule`. Write Gated DeltaNet's recurrence yourself in "
-        "numpy: `q, k (..., L, E)`, `v (..., L, Ev)`, `beta, decay (..., L)`; the state `S (..., E, Ev)` "
-        "starts at zero and for each position `t` in order it is first multiplied by `decay_t`, then "
-        "corrected by `beta_t (v_t - k_t S)` written under `k_t`; the output is `q_t S / sqrt(E)`, read "
-        "after the write. Return `out (..., L, Ev)`.",
+        forbids=("attncourse.linear_attention", "attncourse.delta_rule"),
+        description="Gated linear attention adds the chapter's gate to linear attention, not to the delta "
+        "rule: with `q, k (..., L, E)`, `v (..., L, Ev)` and `decay (..., L)` with entries in `[0, 1]`, "
+        "the state `S (..., E, Ev)` starts at zero and for each `t` in order "
+        "$S_t = \\text{decay}_t\\, S_{t-1} + k_t^\\top v_t$, $o_t = q_t S_t$ (no feature map, no "
+        "normalisation, no scale). Return `out (..., L, Ev)`, in numpy, in any form (a loop, or all "
+        "positions at once), for any decays in `[0, 1]`: a decay may be exactly 0, and many small "
+        "decays in a row may multiply to less than the smallest float.",
         solution='''
-            def gated_delta_rule(q, k, v, beta, decay):
-                """Gated DeltaNet's outputs (..., L, Ev)."""
+            def gated_linear_attention(q, k, v, decay):
+                """Gated linear attention: S_t = decay_t S_(t-1) + k_t^T v_t, o_t = q_t S_t: (..., L, Ev)."""
                 ### BEGIN SOLUTION
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, v))  # (..., E, Ev)
-                outs = []
-                for t in range(q.shape[-2]):
-                    k_t, v_t = k[..., t : t + 1, :], v[..., t : t + 1, :]  # (..., 1, E), (..., 1, Ev)
-                    S = decay[..., t, None, None] * S  # forget
-                    u = beta[..., t, None, None] * (v_t - k_t @ S)  # (..., 1, Ev): the correction
-                    S = S + np.swapaxes(k_t, -1, -2) @ u  # (..., E, 1) @ (..., 1, Ev): write under k_t
-                    outs.append(q[..., t : t + 1, :] @ S)  # read after the write
-                return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
+                L = q.shape[-2]
+                D = np.zeros(decay.shape[:-1] + (L, L), dtype=np.result_type(q, decay))  # (..., L, L)
+                for j in range(L):  # column j: 1 at t = j, then times each later decay
+                    after = np.concatenate([np.ones_like(decay[..., :1]), decay[..., j + 1 :]], axis=-1)
+                    D[..., j:, j] = np.cumprod(after, axis=-1)  # decay_(j+1) ... decay_t, no division
+                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v  # (..., L, L) @ (..., L, Ev)
                 ### END SOLUTION
         ''',
-        reference=_gated,
-        needs=("import numpy as np", "import torch"),
-        public_cases=_gated_cases,
+        reference=_gated_linear,
+        public_cases=_gated_linear_cases,
         outputs=("out",),
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "the outputs differ as soon as a decay is below 1: when is the state decayed?",
+                "NaN or inf where a decay is 0 or the decays' product underflows: what does your form divide by?",
+                name="ratio of cumulative products",
+                hint="build each product of decays directly (or sum logs with -inf for a 0), never as P_t / P_j",
+                variant=lambda q, k, v, decay: _gated_linear(q, k, v, decay, ratio=True),
+            ),
+            Diagnosis(
+                "the outputs differ as soon as a decay is below 1, and each token's own write is decayed: "
+                "when is the state multiplied by the decay?",
                 name="decay after the write",
-                hint="multiply the state by decay_t before computing the correction",
-                variant=lambda q, k, v, beta, decay: _gated(q, k, v, beta, decay, order="decay last"),
+                hint="S_t = decay_t S_(t-1) + k_t^T v_t: the decay touches only the earlier state",
+                variant=lambda q, k, v, decay: _gated_linear(q, k, v, decay, decay_after=True),
             ),
             Diagnosis(
-                "each output misses its own token's write: when is the state read?",
-                name="read before the write",
-                hint="out_t = q_t S after S has been corrected with (k_t, v_t)",
-                variant=lambda q, k, v, beta, decay: _gated(q, k, v, beta, decay, read_before=True),
-            ),
-            Diagnosis(
-                "the outputs are too large by sqrt(E): what is the output multiplied by?",
-                name="no scale",
-                hint="divide q_t S by sqrt(E)",
-                variant=lambda q, k, v, beta, decay: _gated(q, k, v, beta, decay, scale=False),
-            ),
-            Diagnosis(
-                "the state is corrected by the full error every time: where does beta enter?",
-                name="beta ignored",
-                hint="the correction is beta_t (v_t - k_t S)",
-                variant=lambda q, k, v, beta, decay: _gated(q, k, v, beta, decay, no_beta=True),
+                "the outputs are those of plain linear attention: where does the decay enter?",
+                name="decay ignored",
+                hint="multiply the state by decay_t before each write",
+                variant=lambda q, k, v, decay: _gated_linear(q, k, v, decay, no_decay=True),
             ),
         ),
     )
@@ -360,7 +237,8 @@ def _topk_cases():
 
 register(
     Exercise(
-        id="ch13.fix_topk_causal",
+        id="ch13.topk_causal",
+        former_ids=("ch13.fix_topk_causal",),
         number="13.4",
         title="causal top-k attention that reads too few keys",
         points=2,
@@ -377,18 +255,21 @@ register(
                 """Causal attention of each query to its top_k allowed keys: (..., L, Ev)."""
                 L, S = q.shape[-2], k.shape[-2]
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
-                causal = np.tril(np.ones((L, S), dtype=bool))
                 ### BEGIN SOLUTION
-                ranked = np.where(causal, scores, -np.inf)  # rank only the keys the query may see
-                ### END SOLUTION
-                order = np.argsort(-ranked, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
-                kept = np.zeros(scores.shape, dtype=bool)
+                causal = np.tril(np.ones((L, S), dtype=bool))  # key j <= query i
+                order = np.argsort(-np.where(causal, scores, -np.inf), axis=-1, kind="stable")[..., :top_k]
+                kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
                 np.put_along_axis(kept, order, True, axis=-1)
                 scores = np.where(kept & causal, scores, -np.inf)
+                ### END SOLUTION
                 return softmax(scores) @ v  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
         stub="""
-            ranked = scores  # rank the keys by their scores
+            causal = np.tril(np.ones((L, S), dtype=bool))  # key j <= query i
+            order = np.argsort(-scores, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
+            kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
+            np.put_along_axis(kept, order, True, axis=-1)
+            scores = np.where(kept & causal, scores, -np.inf)
         """,
         reference=_topk_causal,
         public_cases=_topk_cases,
@@ -412,55 +293,62 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 13.5 top-k work (predict)
-def _topk_share(L=4096, top_k=256, r=32, E=128, indexer=True, causal_topk=True, causal_dense=True):
-    dense = L * (L + 1) / 2 if causal_dense else L * L  # full scores of dense causal attention
-    allowed = np.arange(1, L + 1)  # query i may see i + 1 keys
-    kept = np.minimum(top_k, allowed).sum() if causal_topk else top_k * L
-    index = r / E * allowed.sum() if indexer else 0.0  # a rank-r score costs r / E of a full one
-    return np.array((kept + index) / dense)
+# ----------------------------------------------------------------------------- 13.5 hybrid at half the memory (predict)
+def _half_tokens(kv=2, state_heads=16, hybrid_cache=True, ratio=0.5, every=4):
+    cache = kv * 4 * 128 * 2  # bytes a token, per softmax layer (4 KV heads of 128, bfloat16)
+    state = state_heads * 128 * 128 * 2  # bytes per DeltaNet layer
+    # hybrid / all-softmax = (cache T / every + (1 - 1 / every) state) / (cache T) = ratio
+    own = 1 / every if hybrid_cache else 0.0
+    return np.array((1 - 1 / every) * state / (cache * (ratio - own)))
 
 
 register(
     Exercise(
-        id="ch13.predict_topk_share",
+        id="ch13.predict_hybrid_half",
         number="13.5",
-        title="predict the work top-k attention does",
+        title="predict where a hybrid halves the memory",
         points=1,
-        function="predict_topk_share",
-        hint="count, query by query, the scores it may compute: min(top_k, keys it may see) full scores plus one indexer score per key it may see, at r / E of a full score",
+        function="predict_hybrid_half",
+        hint="write both memories as functions of the context T, per layer of the stack, and set their ratio to 1/2",
         kind="predict",
-        description="A causal sequence of $L = 4096$ tokens, heads of width $E = 128$. Each query ranks every "
-        "key it may attend to with an indexer score of width $r = 32$ (costing $r / E$ of a full score) and "
-        "then computes full scores for its `top_k = 256` best (or for all it may see, when fewer). Before "
-        "running anything: what fraction of the full scores of dense causal attention ($L(L+1)/2$) is that "
-        "work, the indexer included? Return the fraction; within 1% passes.",
+        description="Take 13.1's layers: a softmax layer with 4 key/value heads of width 128, a Gated "
+        "DeltaNet layer with 16 value heads whose keys and values have width 128, everything in "
+        "bfloat16. Compare a model whose layers are all softmax layers with the hybrid of the same depth "
+        "that makes every fourth layer a softmax layer and the others DeltaNet layers. Before running "
+        "anything: for one sequence, at what context length $T$ (in tokens) does the hybrid keep exactly "
+        "half the memory (KV cache plus states) of the all-softmax model? Return $T$; within 1% passes.",
         solution='''
-            def predict_topk_share():
-                """(top-k scores + indexer scores) / dense causal scores, L=4096, top_k=256, r/E=1/4."""
+            def predict_hybrid_half():
+                """The context length at which the 1-in-4 hybrid keeps half the all-softmax memory."""
                 ### BEGIN SOLUTION
-                L, k = 4096, 256
-                dense = L * (L + 1) / 2  # query i sees i + 1 keys
-                kept = k * (k + 1) / 2 + (L - k) * k  # the first k queries see fewer than k keys
-                return (kept + dense * 32 / 128) / dense  # about 0.12 + 0.25
+                cache = 2 * 4 * 128 * 2  # bytes a token in one softmax layer: (k, v) x KV heads x width x bytes
+                state = 16 * 128 * 128 * 2  # bytes of one DeltaNet layer's states
+                # per four layers: hybrid cache T + 3 state = (4 cache T) / 2  ->  T = 3 state / cache
+                return 3 * state / cache
                 ### END SOLUTION
         ''',
-        reference=_topk_share,
+        reference=_half_tokens,
         needs=("import numpy as np", "import torch"),
-        public_cases=lambda: grouped("prediction", Case("L=4096, top_k=256, r=32, E=128, causal")),
+        public_cases=lambda: grouped("prediction", Case("1 softmax layer in 4, bfloat16, half the memory")),
         tolerance=(0.01, 0.0),
         diagnoses=(
             Diagnosis(
-                "that leaves out a part of the work: what does the indexer cost?",
-                name="indexer free",
-                hint="every key a query may see gets an indexer score, at r / E of a full score",
-                variant=lambda: _topk_share(indexer=False),
+                "the cache counted with keys only: what does a softmax layer keep for a token besides its key?",
+                name="keys only",
+                hint="each token keeps a key and a value in each softmax layer",
+                variant=lambda: _half_tokens(kv=1),
             ),
             Diagnosis(
-                "that is about half the share: how many scores does dense causal attention compute?",
-                name="dense not causal",
-                hint="dense causal attention computes L (L + 1) / 2 scores, not L^2",
-                variant=lambda: _topk_share(causal_dense=False, causal_topk=False),
+                "the states counted per key/value head: how many states does a DeltaNet layer keep?",
+                name="states per KV head",
+                hint="one d_k x d_v state per value head: 16 of them",
+                variant=lambda: _half_tokens(state_heads=4),
+            ),
+            Diagnosis(
+                "the hybrid's softmax layers left out: which layers of the hybrid keep a cache too?",
+                name="hybrid cache left out",
+                hint="the hybrid keeps a cache in one layer of four and states in the other three",
+                variant=lambda: _half_tokens(hybrid_cache=False),
             ),
         ),
     )
@@ -536,12 +424,13 @@ def _chunked_cases():
 
 register(
     Exercise(
-        id="ch13.fix_chunked_linear",
+        id="ch13.chunked_linear",
+        former_ids=("ch13.fix_chunked_linear",),
         number="13.6",
         title="chunked linear attention that reads ahead",
         points=2,
         function="chunked_linear",
-        hint="read the state carried from the earlier chunks before writing the current chunk into it",
+        hint="for one query, list the keys that reach its output through the state and through its chunk's own products: each key up to the query must reach it exactly once, and no later key",
         kind="diagnose",
         forbids=("attncourse.linear_attention",),
         description="Training kernels compute linear attention chunk by chunk: inside a chunk the masked "
@@ -558,16 +447,17 @@ register(
                 outs = []
                 for s in range(0, q.shape[-2], chunk_size):
                     qc, kc, vc = (x[..., s : s + chunk_size, :] for x in (q, k, v))  # (..., C, E), (..., C, Ev)
-                    inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev): this chunk's keys
                     ### BEGIN SOLUTION
+                    inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev): this chunk's keys
                     outs.append(qc @ S + inside)  # the earlier chunks, through the state as it was
                     S = S + np.swapaxes(kc, -1, -2) @ vc  # then write this chunk: (..., E, C) @ (..., C, Ev)
                     ### END SOLUTION
                 return np.concatenate(outs, axis=-2)
         ''',
         stub="""
-            S = S + np.swapaxes(kc, -1, -2) @ vc  # write this chunk: (..., E, C) @ (..., C, Ev)
-            outs.append(qc @ S + inside)
+            inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev)
+            S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, C) @ (..., C, Ev)
+            outs.append(qc @ S + inside)  # (..., C, Ev)
         """,
         reference=_chunked,
         public_cases=_chunked_cases,
@@ -596,3 +486,6 @@ register(
         ),
     )
 )
+
+
+from . import _ch13_chunked  # noqa: E402,F401  (13.3)

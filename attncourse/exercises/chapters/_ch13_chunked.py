@@ -1,0 +1,255 @@
+"""Chapter 13 exercise 13.3: the delta rule computed chunk by chunk, equal to ``ac.delta_rule``; a
+probe watches that the answer reads its inputs a chunk at a time, not one position at a time."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
+import numpy as np
+
+from ... import delta_rule
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
+
+__all__ = ["TokenReads", "chunked_delta"]
+
+
+# ----------------------------------------------------------------------------- the probe
+class _Watched(np.ndarray):
+    """An input whose indexing is watched: reading one position of its token axis is counted.
+
+    Only ``__getitem__`` makes a watched array (a slice of the token axis stays watched, so a
+    chunk's rows are watched too); whatever numpy computes from it is a plain array."""
+
+    _watch: Optional[list] = None  # [count, token axis (negative)]
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._watch = None  # views made by methods (reshape, .T ...) are not watched
+
+    def _plain(self) -> np.ndarray:
+        return self.view(np.ndarray)
+
+    @staticmethod
+    def _strip(items: Any) -> Any:
+        if isinstance(items, _Watched):
+            return items._plain()
+        if isinstance(items, (list, tuple)):
+            return type(items)(_Watched._strip(x) for x in items)
+        return items
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if "out" in kwargs:
+            kwargs["out"] = self._strip(kwargs["out"])
+        return getattr(ufunc, method)(*self._strip(inputs), **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return func(*self._strip(args), **{k: self._strip(v) for k, v in kwargs.items()})
+
+    def _token_item(self, key: Any) -> Any:
+        key = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(x, (np.ndarray, list)) for x in key):
+            return "fancy"
+        real = [x for x in key if x is not None and x is not Ellipsis]
+        if any(x is Ellipsis for x in key):
+            i = next(j for j, x in enumerate(key) if x is Ellipsis)
+            key = key[:i] + (slice(None),) * (self.ndim - len(real)) + key[i + 1 :]
+        key = tuple(x for x in key if x is not None)
+        pos = self.ndim + self._watch[1]
+        return (key[pos] if pos < len(key) else slice(None)), key[pos + 1 :]
+
+    def __getitem__(self, key: Any) -> Any:
+        result = self._plain()[key]
+        if self._watch is None or self.ndim + self._watch[1] < 0:
+            return result
+        found = self._token_item(key)
+        if found == "fancy":
+            return result
+        item, rest = found
+        n = self.shape[self._watch[1]]
+        if isinstance(item, (int, np.integer)) or (isinstance(item, slice) and len(range(*item.indices(n))) == 1):
+            self._watch[0] += 1
+        if isinstance(item, slice) and all(isinstance(x, slice) and x == slice(None) for x in rest):
+            out = np.asarray(result).view(_Watched)
+            out._watch = self._watch  # a chunk of rows: still watched, the same count
+            return out
+        return result
+
+    def __iter__(self):
+        if self._watch is not None and self.ndim + self._watch[1] == 0:
+            self._watch[0] += self.shape[0]
+        return iter(self._plain())
+
+
+class TokenReads:
+    """The chunked form reads its inputs a chunk at a time: an answer that reads ``q``, ``k`` or ``v``
+    one position at a time (more single positions than there are chunks) breaks it.
+    An answer that turns its inputs into plain arrays or tensors first is not seen (a stated limit)."""
+
+    rule = (
+        "read `q`, `k` and `v` a chunk at a time: an answer that indexes or iterates any of them one "
+        "position at a time scores 0 (checked while it runs)."
+    )
+
+    def __init__(self) -> None:
+        self.counts: List[list] = []
+        self.chunks = 0
+
+    def prepare(self, args: List[Any]) -> List[Any]:
+        q, k, v, beta, C = args[:5]
+        if not all(isinstance(a, np.ndarray) for a in (q, k, v, beta)):
+            return args
+        L = q.shape[-2]
+        self.chunks = -(-L // max(int(C), 1))
+        out = []  # beta stays plain: a forward substitution may read it row by row
+        for a, axis in ((q, -2), (k, -2), (v, -2)):
+            w = np.asarray(a).view(_Watched)
+            w._watch = [0, axis]
+            self.counts.append(w._watch)
+            out.append(w)
+        return out + list(args[3:])
+
+    def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
+        for name, (count, _) in zip(("q", "k", "v"), self.counts):
+            if count > self.chunks:
+                return (
+                    f"method rule broken: your answer read {count} single positions of `{name}` for "
+                    f"{self.chunks} chunks; the chunked form reads each chunk's rows at once"
+                )
+        return None
+
+
+# ----------------------------------------------------------------------------- 13.3 chunked delta rule
+def chunked_delta(q, k, v, beta, chunk_size, *, carry=True, correct=True, scale=True, own_write=True):
+    """The delta rule chunk by chunk (the UT form); the flags make the classic mistakes."""
+    E, L = q.shape[-1], q.shape[-2]
+    S = np.zeros(q.shape[:-2] + (E, v.shape[-1]), dtype=np.result_type(q, k, v, beta))
+    outs = []
+    for s in range(0, L, chunk_size):
+        qc, kc, vc, bc = q[..., s : s + chunk_size, :], k[..., s : s + chunk_size, :], v[..., s : s + chunk_size, :], beta[..., s : s + chunk_size]
+        C = qc.shape[-2]
+        if not carry:
+            S = np.zeros_like(S)
+        rhs = bc[..., None] * (vc - kc @ S)  # (..., C, Ev)
+        if correct:  # (I + strictly-lower(beta K K^T)) U = beta (V - K S)
+            A = np.eye(C) + np.tril(bc[..., None] * (kc @ np.swapaxes(kc, -1, -2)), -1)
+            U = np.linalg.solve(A, rhs)
+        else:
+            U = rhs
+        inside = np.tril(qc @ np.swapaxes(kc, -1, -2), 0 if own_write else -1)
+        outs.append(qc @ S + inside @ U)
+        S = S + np.swapaxes(kc, -1, -2) @ U
+    out = np.concatenate(outs, axis=-2)
+    return out / np.sqrt(E) if scale else out
+
+
+def _reference(q, k, v, beta, chunk_size):
+    return delta_rule(q, k, v, beta)[0]
+
+
+def _cases():
+    rng = np.random.default_rng(1313)
+    n, u = rng.normal, rng.uniform
+
+    def unit(x):
+        return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    def case(name, shape, Ev, C, dtype=np.float64):
+        *lead, L, E = shape
+        return Case(
+            name,
+            q=n(size=shape).astype(dtype),
+            k=unit(n(size=shape)).astype(dtype),
+            v=n(size=(*lead, L, Ev)).astype(dtype),
+            beta=u(0.2, 1, (*lead, L)).astype(dtype),
+            chunk_size=C,
+        )
+
+    return (
+        grouped(
+            "chunks",
+            case("L=8, chunks of 4, E=3, Ev=2", (8, 3), 2, 4),
+            case("L=7, chunks of 3 (a short last chunk), E=4, Ev=3", (7, 4), 3, 3),
+        )
+        + grouped(
+            "chunk sizes at the ends",
+            case("L=5, chunks of 1", (5, 2), 2, 1),
+            case("L=5, one chunk of 8", (5, 3), 2, 8),
+        )
+        + grouped("batch dims", case("2 heads, L=6, chunks of 2", (2, 6, 3), 2, 2))
+        + grouped("dtype", case("float32, L=8, chunks of 4", (8, 4), 2, 4, dtype=np.float32))
+    )
+
+
+def _v(**flags):
+    return lambda q, k, v, beta, chunk_size: chunked_delta(q, k, v, beta, chunk_size, **flags)
+
+
+register(
+    Exercise(
+        id="ch13.chunked_delta_rule",
+        number="13.3",
+        title="the delta rule, chunk by chunk",
+        points=3,
+        function="chunked_delta_rule",
+        hint="within a chunk, u_t depends on the u_j of the chunk's earlier positions through k_t . k_j: a unit lower-triangular system; the state changes only between chunks",
+        kind="extend",
+        forbids=("attncourse.delta_rule", "attncourse.linear_attention"),
+        method=TokenReads,
+        description="Training kernels run the delta rule the way 13.6 runs linear attention: a state "
+        "carried from chunk to chunk, and inside a chunk a few matrix products for all its positions at "
+        "once. Write `chunked_delta_rule(q, k, v, beta, chunk_size)` in numpy for `q, k (..., L, E)`, "
+        "`v (..., L, Ev)`, `beta (..., L)`: it must return the same `out (..., L, Ev)` as the chapter's "
+        "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay, outputs scaled by "
+        "$1/\\sqrt{E}$) for any `chunk_size` (the last chunk may be shorter). Read `q`, `k` and `v` a "
+        "chunk at a time: an answer that indexes or iterates any of them one position at a time scores 0 "
+        "(checked while it runs); what you compute from a chunk's rows is yours to loop over.",
+        solution='''
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                """The delta rule chunk by chunk: (..., L, Ev), equal to ac.delta_rule(q, k, v, beta)[0]."""
+                ### BEGIN SOLUTION
+                L, E = q.shape[-2:]
+                S = np.zeros(q.shape[:-2] + (E, v.shape[-1]), dtype=np.result_type(q, k, v, beta))  # (..., E, Ev)
+                outs = []
+                for s in range(0, L, chunk_size):
+                    qc, kc, vc = (x[..., s : s + chunk_size, :] for x in (q, k, v))  # (..., C, E), (..., C, Ev)
+                    bc = beta[..., s : s + chunk_size, None]  # (..., C, 1)
+                    C = qc.shape[-2]
+                    # u_t = b_t (v_t - k_t S - sum_{j < t} (k_t . k_j) u_j): (I + tril(b K K^T, -1)) U = b (V - K S)
+                    A = np.eye(C) + np.tril(bc * (kc @ np.swapaxes(kc, -1, -2)), -1)  # (..., C, C)
+                    U = np.linalg.solve(A, bc * (vc - kc @ S))  # (..., C, Ev): every correction at once
+                    outs.append(qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ U)  # state before + this chunk
+                    S = S + np.swapaxes(kc, -1, -2) @ U  # one write per chunk: (..., E, C) @ (..., C, Ev)
+                return np.concatenate(outs, axis=-2) / np.sqrt(E)
+                ### END SOLUTION
+        ''',
+        reference=_reference,
+        public_cases=_cases,
+        outputs=("out",),
+        needs=("import numpy as np", "import torch"),
+        diagnoses=(
+            Diagnosis(
+                "each chunk starts from nothing: what does a chunk's first position read from the earlier chunks?",
+                name="state not carried",
+                hint="keep S from one chunk to the next; start it at zero once",
+                variant=_v(carry=False),
+            ),
+            Diagnosis(
+                "right with chunks of 1, wrong with longer ones: does a position's correction see the writes of its own chunk's earlier positions?",
+                name="corrections inside a chunk independent",
+                hint="u_t subtracts what the chunk's earlier writes already give for k_t: solve the unit lower-triangular system",
+                variant=_v(correct=False),
+            ),
+            Diagnosis(
+                "each output misses its own position's write: which of the chunk's corrections does query t read?",
+                name="own write left out",
+                hint="keep the diagonal of tril(Q K^T): o_t is read after the write of position t",
+                variant=_v(own_write=False),
+            ),
+            Diagnosis(
+                "the outputs are too large by sqrt(E): what are they multiplied by?",
+                name="no scale",
+                hint="ac.delta_rule scales its outputs by 1 / sqrt(E)",
+                variant=_v(scale=False),
+            ),
+        ),
+    )
+)

@@ -1,0 +1,117 @@
+"""Chapter 12: what each prompt promises about its inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rules import dtype_in, finite, integer, shape_is
+
+FLOATS = ("float32", "float64")
+
+
+def _none(case):
+    return [] if not case else [f"a predict exercise takes no inputs, got {sorted(case)}"]
+
+
+def _cross(c):
+    x, memory = np.asarray(c["x"]), np.asarray(c["memory"])
+    B, L, d = x.shape
+    S = memory.shape[1]
+    E, Ev = np.asarray(c["W_q"]).shape[1], np.asarray(c["W_v"]).shape[1]
+    p = shape_is("memory", memory, (B, None, d)) + shape_is("W_q", c["W_q"], (d, E))
+    p += shape_is("W_k", c["W_k"], (d, E)) + shape_is("W_v", c["W_v"], (d, Ev))
+    for name in ("x", "memory", "W_q", "W_k", "W_v"):
+        p += dtype_in(name, c[name], FLOATS) + finite(name, c[name])
+    if c["src_padding"] is not None:
+        p += dtype_in("src_padding", c["src_padding"], ("bool",)) + shape_is("src_padding", c["src_padding"], (B, S))
+    return p
+
+
+def _prefix(c):
+    p = integer("S", c["S"]) + integer("L", c["L"])
+    return p + ([] if not p and c["S"] >= 1 and c["L"] >= 1 else ["S and L are token counts >= 1"])
+
+
+def _remove(c):
+    w, v, keep = (np.asarray(c[n]) for n in ("weights", "v", "keep"))
+    B, L, S = w.shape
+    p = shape_is("v", v, (B, S, None)) + shape_is("keep", keep, (B, S)) + dtype_in("keep", keep, ("bool",))
+    p += dtype_in("weights", w, FLOATS) + dtype_in("v", v, FLOATS) + finite("weights", w) + finite("v", v)
+    if not np.allclose(w.sum(-1), 1.0, atol=1e-5) or (w < 0).any():
+        p.append("weights rows must be non-negative and sum to 1")
+    return p
+
+
+def _count(c):
+    p = []
+    for n in ("d_model", "d_ff", "n_encoder", "n_decoder"):
+        p += integer(n, c[n])
+        if not integer(n, c[n]) and c[n] < 1:
+            p.append(f"{n} must be >= 1")
+    return p
+
+
+def _packed(c):
+    p = []
+    for n in ("src_lengths", "tgt_lengths"):
+        p += integer(n, c[n])
+        if np.asarray(c[n]).ndim != 1 or (np.asarray(c[n]) < 1).any():
+            p.append(f"{n} must be a 1-d array of lengths >= 1")
+    if len(c["src_lengths"]) != len(c["tgt_lengths"]):
+        p.append("one source and one target per example")
+    return p
+
+
+def _weights(c, d):
+    H = c["n_heads"]
+    p = integer("n_heads", H)
+    if not p and (H < 1 or d % H):
+        p.append("n_heads must divide d")
+    d_ff = np.asarray(c["W1"]).shape[0]
+    shapes = {"attn_w": (2, 4, d, d), "attn_b": (2, 4, d), "W1": (d_ff, d), "b1": (d_ff,), "W2": (d, d_ff),
+              "b2": (d,), "norms": (3, 2, d)}
+    for n, shape in shapes.items():
+        p += shape_is(n, c[n], shape) + dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    return p
+
+
+def _padding(c, B, S):
+    pad = c["src_padding"]
+    p = dtype_in("src_padding", pad, ("bool",)) + shape_is("src_padding", pad, (B, S))
+    if not p and not np.asarray(pad).any(-1).all():
+        p.append("every source has at least one real token")
+    return p
+
+
+def _block(c):
+    x, memory = np.asarray(c["x"]), np.asarray(c["memory"])
+    B, L, d = x.shape
+    p = shape_is("memory", memory, (B, None, d)) + _padding(c, B, memory.shape[1]) + _weights(c, d)
+    for n in ("x", "memory"):
+        p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    return p
+
+
+def _step(c):
+    x = np.asarray(c["x_new"])
+    B, one, d = x.shape
+    p = [] if one == 1 else ["x_new must be (B, 1, d)"]
+    t = np.asarray(c["self_k"]).shape[1]
+    S = np.asarray(c["cross_k"]).shape[1]
+    p += shape_is("self_k", c["self_k"], (B, t, d)) + shape_is("self_v", c["self_v"], (B, t, d))
+    p += shape_is("cross_k", c["cross_k"], (B, S, d)) + shape_is("cross_v", c["cross_v"], (B, S, d))
+    for n in ("x_new", "self_k", "self_v", "cross_k", "cross_v"):
+        p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    return p + _padding(c, B, S) + _weights(c, d)
+
+
+PROMISES = {
+    "ch12.predict_cross_kv_cost": _none,
+    "ch12.masked_cross_attention": _cross,
+    "ch12.prefix_decoder_mask": _prefix,
+    "ch12.remove_source_tokens": _remove,
+    "ch12.encoder_decoder_parameters": _count,
+    "ch12.packed_cross_mask": _packed,
+    "ch12.decoder_block": _block,
+    "ch12.decoder_step": _step,
+}

@@ -1,0 +1,53 @@
+"""Chapter 13: what each prompt promises about its inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rules import dtype_in, finite, in_range, integer, shape_is
+
+FLOATS = ("float32", "float64")
+
+
+def _none(case):
+    return [] if not case else [f"a predict exercise takes no inputs, got {sorted(case)}"]
+
+
+def _qkv(c, per_position=()):
+    q = np.asarray(c["q"])
+    *lead, L, E = q.shape
+    p = shape_is("k", c["k"], (*lead, L, E)) + shape_is("v", c["v"], (*lead, L, None))
+    for n in ("q", "k", "v") + tuple(per_position):
+        p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    for n in per_position:
+        p += shape_is(n, c[n], (*lead, L))
+    return p
+
+
+def _gated_linear(c):
+    return _qkv(c, ("decay",)) + in_range("decay", c["decay"], 0.0, 1.0)
+
+
+def _chunked_delta(c):
+    p = _qkv(c, ("beta",)) + integer("chunk_size", c["chunk_size"])
+    return p + ([] if not p and c["chunk_size"] >= 1 else ["chunk_size must be >= 1"])
+
+
+def _topk(c):
+    p = _qkv(c) + integer("top_k", c["top_k"])
+    return p + ([] if not p and c["top_k"] >= 1 else ["top_k must be >= 1"])
+
+
+def _chunked_linear(c):
+    p = _qkv(c) + integer("chunk_size", c["chunk_size"])
+    return p + ([] if not p and c["chunk_size"] >= 1 else ["chunk_size must be >= 1"])
+
+
+PROMISES = {
+    "ch13.predict_hybrid_mib": _none,
+    "ch13.gated_linear_attention": _gated_linear,
+    "ch13.chunked_delta_rule": _chunked_delta,
+    "ch13.topk_causal": _topk,
+    "ch13.predict_hybrid_half": _none,
+    "ch13.chunked_linear": _chunked_linear,
+}

@@ -1,0 +1,97 @@
+"""Chapters 12 and 13: the exercises' references agree with torch and the package, and the feedback
+named in issue 36 is true for the answer in front of it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attncourse import delta_rule
+from attncourse.exercises import check, get
+
+torch = pytest.importorskip("torch")
+
+
+def test_the_decoder_step_is_the_full_torch_forward_at_its_position():
+    from attncourse.exercises.chapters import _ch12_decoder as D
+
+    rng = np.random.default_rng(7)
+    for t, lengths in ((0, [2, 3]), (4, [3, 1])):
+        case, full = D.step_inputs(rng, 2, t, 3, 8, 2, 16, lengths)
+        out, k, v = get("ch12.decoder_step").reference(*case.values())
+        names = ("x", "memory", "src_padding", "n_heads") + D.WEIGHTS
+        whole = D.torch_block(*[full[n] for n in names])
+        np.testing.assert_allclose(out, whole[:, t:], atol=1e-12)
+        assert k.shape == v.shape == (2, t + 1, 8)
+
+
+def test_the_decoder_block_in_numpy_is_torchs_layer():
+    from attncourse.exercises.chapters import _ch12_decoder as D
+
+    rng = np.random.default_rng(8)
+    inputs = D.block_inputs(rng, 2, 4, 5, 8, 4, 12, [5, 2])
+    np.testing.assert_allclose(D._block(*inputs.values()), D.torch_block(*inputs.values()), atol=1e-12)
+
+
+def test_the_chunked_delta_rule_is_the_packages_for_every_chunk_size():
+    from attncourse.exercises.chapters._ch13_chunked import chunked_delta
+
+    rng = np.random.default_rng(9)
+    q, k, v, beta = rng.normal(size=(2, 9, 3)), rng.normal(size=(2, 9, 3)), rng.normal(size=(2, 9, 2)), rng.random((2, 9))
+    k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+    want = delta_rule(q, k, v, beta)[0]
+    for C in (1, 2, 4, 9, 20):
+        np.testing.assert_allclose(chunked_delta(q, k, v, beta, C), want, atol=1e-12)
+
+
+def test_13_1_in_megabytes_is_told_apart_and_named():
+    result = check("ch13.predict_hybrid_mib", lambda: (8 * 2 * 4 * 128 * 2 * 4096 + 24 * 16 * 128 * 128 * 2) / 1e6, show=False)
+    assert result.earned == 0
+    assert "megabytes" in result.text()
+
+
+def test_13_1_feedback_states_no_quantity():
+    for d in get("ch13.predict_hybrid_mib").diagnoses:
+        for said in ("four times", "half", "far too much", "times the"):
+            assert said not in d.message, d.message
+
+
+def test_12_2_all_padding_gives_zeros_and_nan_scores_less():
+    ex = get("ch12.masked_cross_attention")
+    assert check(ex.id, ex.solution_function(), show=False).earned == ex.points
+
+    def nan_rows(x, memory, W_q, W_k, W_v, src_padding=None):
+        q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        if src_padding is not None:
+            s = np.where(src_padding[:, None, :], s, -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        w = e / e.sum(-1, keepdims=True)
+        return w @ v, w
+
+    with np.errstate(invalid="ignore"):
+        result = check(ex.id, nan_rows, show=False)
+    assert result.earned < ex.points
+    assert "lengths 0 and 3" in result.text()
+
+
+def test_13_3_token_by_token_breaks_the_method_rule():
+    def per_token(q, k, v, beta, chunk_size):
+        S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+        outs = []
+        for t in range(q.shape[-2]):
+            k_t, v_t = k[..., t : t + 1, :], v[..., t : t + 1, :]
+            S = S + np.swapaxes(k_t, -1, -2) @ (beta[..., t, None, None] * (v_t - k_t @ S))
+            outs.append(q[..., t : t + 1, :] @ S)
+        return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
+
+    result = check("ch13.chunked_delta_rule", per_token, show=False)
+    assert result.earned == 0
+    assert "one position at a time" in result.text() or "single positions" in result.text()
+    ex = get("ch13.chunked_delta_rule")
+    assert check(ex.id, ex.solution_function(), show=False).earned == ex.points
+
+
+def test_13_6_hint_holds_for_any_answer():
+    hint = get("ch13.chunked_linear").hint
+    assert "before writing" not in hint and "state carried" not in hint
