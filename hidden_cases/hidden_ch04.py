@@ -146,6 +146,6 @@ def fix_output_mix():
 HIDDEN.update(
     {
         "ch04.predict_projection_parameters": predict_projection_parameters,
-        "ch04.fix_output_mix": fix_output_mix,
+        "ch04.self_attention_out": fix_output_mix,
     }
 )

@@ -77,7 +77,7 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 NEW_SITUATIONS = {
     "ch00": {
         "ch00.kernel_weight_ratio": "the weight ratio of two keys as a closed form in their distances",
-        "ch00.bottleneck_numbers": "what a bidirectional encoder hands the decoder, with and without attention",
+        "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
         "ch00.bilinear_attention": "a learned bilinear score q W k^T",
     },
@@ -92,21 +92,21 @@ NEW_SITUATIONS = {
         "ch02.output_jacobian": "how an output moves with its own query (the chapter never differentiates)",
         "ch02.query_for_weights": "attention run backwards: the query that gives chosen weights",
         "ch02.predict_shapes": "batches that differ and broadcast, (4, 1) against (3,)",
-        "ch02.fix_softmax_axis": "a whole-matrix normalisation, a bug the chapter does not show",
+        "ch02.attend_each_query": "a whole-matrix normalisation, a bug the chapter does not show",
     },
     "ch03": {
-        "ch03.expected_abs_score": "the mean |score| under a temperature",
-        "ch03.predict_score_variance": "scaled scores of inputs with variances 2.5 and 3, not 1",
+        "ch03.unit_variance_scale": "the scale for entries with a mean (the chapter's entries are centred)",
+        "ch03.predict_self_score": "a token's score with itself under tied projections (the chapter's q and k are independent)",
         "ch03.init_std_for_unscaled_scores": "an initialisation of the saved run's W_q, W_k that needs no scale",
-        "ch03.fix_scale_size": "a scale read from the number of keys, a bug the chapter does not show",
-        "ch03.fix_late_scaling": "a scale applied after the softmax, a bug the chapter does not show",
+        "ch03.attention_with_scale": "a scale read from the number of keys, a bug the chapter does not show",
+        "ch03.weights_not_normalised": "a scale applied after the softmax, a bug the chapter does not show",
     },
     "ch04": {
         "ch04.unpermute": "undoing a permutation of the tokens (the chapter only applies one)",
         "ch04.predict_projection_parameters": "the projections' size for d_model 512, d_k 64",
         "ch04.attention_with_counts": "keys repeated n times, attended without writing the copies out",
         "ch04.attention_overtakes_projections": "the length at which attention outgrows the projections",
-        "ch04.fix_output_mix": "outputs mixed with the transposed weights, a bug the chapter does not show",
+        "ch04.self_attention_out": "outputs mixed with the transposed weights, a bug the chapter does not show",
     },
     "ch05": {
         "ch05.predict_mha_parameters": "the size of a grouped-query layer",

@@ -19,10 +19,10 @@ HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 # What fixes each diagnose exercise's bug: none of it may appear in the feedback on the untouched
 # code, in the notebook (check) or in the grader's feedback file.
 FIX_TOKENS = {
-    "ch02.fix_softmax_axis": ["axis=-1", "axis=1", "keepdims", "its own sum"],
-    "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
-    "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
-    "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
+    "ch02.attend_each_query": ["axis=-1", "axis=1", "keepdims", "its own sum"],
+    "ch03.weights_not_normalised": ["scale the scores, then", "before the softmax"],
+    "ch03.attention_with_scale": ["shape[-1]", "q.shape", "last axis"],
+    "ch04.self_attention_out": ["weights @ v", "sum_j weights[i, j]"],
     "ch05.fix_head_split": ["(B, L, H, d_head)", "reshape(B, L, n_heads", "contiguous"],
     "ch06.fix_causal_leak": ["k=0", "tril", "k=1"],
     "ch09.fix_running_max": ["-inf", "-np.inf", "finfo"],

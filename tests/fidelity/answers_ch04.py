@@ -128,7 +128,7 @@ CORRECT = {
                 return 3 * math.prod((512, 64))
         """,
     },
-    "ch04.fix_output_mix": {
+    "ch04.self_attention_out": {
         "einsum": """
             def self_attention_out(x, W_q, W_k, W_v):
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
@@ -233,7 +233,7 @@ WRONG = {
                 return 4 * 512 * 64
         """,
     },
-    "ch04.fix_output_mix": {
+    "ch04.self_attention_out": {
         "still transposed": """
             def self_attention_out(x, W_q, W_k, W_v):
                 q, k, v = x @ W_q, x @ W_k, x @ W_v

@@ -430,7 +430,8 @@ def _right_weights_wrong_mix(outputs, x, W_q, W_k, W_v):
 
 register(
     Exercise(
-        id="ch04.fix_output_mix",
+        id="ch04.self_attention_out",
+        former_ids=("ch04.fix_output_mix",),
         number="4.6",
         title="outputs that are not averages of the values",
         points=2,
