@@ -102,10 +102,10 @@ NEW_SITUATIONS = {
         "ch03.weights_not_normalised": "a scale applied after the softmax, a bug the chapter does not show",
     },
     "ch04": {
-        "ch04.unpermute": "undoing a permutation of the tokens (the chapter only applies one)",
-        "ch04.predict_projection_parameters": "the projections' size for d_model 512, d_k 64",
+        "ch04.recover_permutation": "finding an unknown shuffle from two runs' outputs, equal only up to rounding",
+        "ch04.predict_cross_projection_parameters": "attention between two sequences of different widths, with biases and W_o",
         "ch04.attention_with_counts": "keys repeated n times, attended without writing the copies out",
-        "ch04.attention_overtakes_projections": "the length at which attention outgrows the projections",
+        "ch04.causal_crossover_length": "the crossover length for causal attention that computes only the kept pairs",
         "ch04.self_attention_out": "outputs mixed with the transposed weights, a bug the chapter does not show",
     },
     "ch05": {

@@ -232,9 +232,16 @@ def test_the_numeric_predictions_hold():
     blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query
     needed = (blocks[None, :] * 256 <= blocks[:, None] * 256 + 255).sum()
     assert _answer("ch09.predict_causal_tiles") == needed
-    assert _answer("ch04.predict_projection_parameters") == sum(
-        np.zeros((512, 64)).size for _ in ("W_Q", "W_K", "W_V")
+    torch = pytest.importorskip("torch")
+    cross = [torch.nn.Linear(i, o) for i, o in ((512, 64), (768, 64), (768, 80), (80, 512))]  # biases on
+    assert _answer("ch04.predict_cross_projection_parameters") == sum(
+        p.numel() for m in cross for p in m.parameters()
     )
+    # causal attention computing only the kept pairs: count them at the predicted length
+    L = float(_answer("ch04.causal_crossover_length", 384, 64, 64))
+    assert L == int(L)
+    kept = np.tril(np.ones((int(L), int(L)))).sum()  # (query, key) pairs with j <= i
+    assert kept * (64 + 64) == L * 384 * (2 * 64 + 64)
 
 
 def test_the_derived_closed_forms_hold():
