@@ -203,7 +203,7 @@ register(
         id="ch03.attention_with_scale",
         former_ids=("ch03.fix_scale_size",),
         number="3.3",
-        title="attention that disagrees with torch's at some sizes",
+        title="attention that disagrees with torch's",
         points=2,
         function="attention_with_scale",
         hint="which axis of which array holds the width of the dot products?",
