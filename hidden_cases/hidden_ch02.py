@@ -126,4 +126,4 @@ def fix_softmax_axis():
     )
 
 
-HIDDEN.update({"ch02.predict_shapes": predict_shapes, "ch02.fix_softmax_axis": fix_softmax_axis})
+HIDDEN.update({"ch02.predict_shapes": predict_shapes, "ch02.attend_each_query": fix_softmax_axis})

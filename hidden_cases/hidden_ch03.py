@@ -78,20 +78,20 @@ def fix_scale_size():
 HIDDEN = {
     "ch03.scaled_scores": scaled_scores,
     "ch03.init_std_for_unscaled_scores": init_std_for_unscaled_scores,
-    "ch03.fix_scale_size": fix_scale_size,
+    "ch03.attention_with_scale": fix_scale_size,
 }
 
 
-def predict_score_variance():
-    return _kinds([Case("d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3")], "the number")
+def predict_self_score():
+    return _kinds([Case("d_k = 64, N(0, 1) entries, k = q")], "the numbers")
 
 
-def expected_abs_score():
+def unit_variance_scale():
     return _kinds(
         [
-            Case("d_k=1, T=1", d_k=1, T=1.0),
-            Case("d_k=512, T from 1 to sqrt(512)", d_k=512, T=np.array([1.0, 4.0, np.sqrt(512)])),
-            Case("float32 temperatures, d_k=32", d_k=32, T=np.array([0.1, 3.0], dtype=np.float32)),
+            Case("d_k=1, mu=3", d_k=1, mu=3.0),
+            Case("d_k=512, small means", d_k=512, mu=np.array([0.01, 0.1, -0.3])),
+            Case("float32 means, d_k=32", d_k=32, mu=np.array([0.7, -1.5], dtype=np.float32)),
         ],
         "values",
         "values",
@@ -121,8 +121,8 @@ def fix_late_scaling():
 
 HIDDEN.update(
     {
-        "ch03.predict_score_variance": predict_score_variance,
-        "ch03.expected_abs_score": expected_abs_score,
-        "ch03.fix_late_scaling": fix_late_scaling,
+        "ch03.predict_self_score": predict_self_score,
+        "ch03.unit_variance_scale": unit_variance_scale,
+        "ch03.weights_not_normalised": fix_late_scaling,
     }
 )

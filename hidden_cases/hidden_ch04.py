@@ -73,26 +73,33 @@ def attention_with_counts():
     )
 
 
-def unpermute():
-    rng = np.random.default_rng(1403)
-    return grouped(
-        "batch dimensions",
-        Case("a batch (2, 4, 3)", out_permuted=rng.normal(size=(2, 4, 3)), perm=np.array([2, 3, 1, 0])),
-    ) + grouped(
-        "tokens",
-        Case("L=6", out_permuted=rng.normal(size=(6, 2)), perm=np.array([5, 0, 1, 2, 3, 4])),
-        Case("identity", out_permuted=rng.normal(size=(3, 3)), perm=np.array([0, 1, 2])),
+def recover_permutation():
+    from attncourse.exercises.chapters.ch04 import _shuffled_run
+
+    out, out_p = _shuffled_run(1403, 10, 16, 4, [7, 2, 9, 0, 4, 1, 8, 3, 6, 5])
+    close = np.array([[1.0, 2.0, 3.0], [1.001, 2.0, 3.0], [-1.0, 0.5, 0.0], [10.0, 10.0, -10.0]])
+    return _kinds(
+        [
+            Case("L=10, d_v=4, float32 rerun", out=out, out_permuted=out_p),
+            Case(
+                "L=4, two rows 1e-3 apart, a long row",
+                out=close,
+                out_permuted=(close[[3, 0, 1, 2]] * (1 + 1e-7)).astype(np.float32),
+            ),
+            Case("L=3, the same run twice (a swap)", out=close[:3], out_permuted=close[[1, 0, 2]]),
+        ],
+        "the layer run again on the shuffled tokens",
+        "the layer run again on the shuffled tokens",
+        "the same run twice",
     )
 
 
-def attention_overtakes_projections():
+def causal_crossover_length():
     return _kinds(
         [
-            Case("d_model=4096, E=Ev=128", d_model=4096, E=128, Ev=128),
-            Case("d_model=100, E=10, Ev=30", d_model=100, E=10, Ev=30),
-            Case("d_model=768, E=64, several Ev", d_model=768, E=64, Ev=np.array([16, 256])),
+            Case("d_model=768, E=Ev=64", d_model=768, E=64, Ev=64),
+            Case("d_model=100, E=10, several Ev", d_model=100, E=10, Ev=np.array([10, 30, 5])),
         ],
-        "values",
         "values",
         "values",
     )
@@ -101,13 +108,13 @@ def attention_overtakes_projections():
 HIDDEN = {
     "ch04.project_qkv": project_qkv,
     "ch04.attention_with_counts": attention_with_counts,
-    "ch04.unpermute": unpermute,
-    "ch04.attention_overtakes_projections": attention_overtakes_projections,
+    "ch04.recover_permutation": recover_permutation,
+    "ch04.causal_crossover_length": causal_crossover_length,
 }
 
 
-def predict_projection_parameters():
-    return grouped("the count", Case("d_model=512, d_k=d_v=64"))
+def predict_cross_projection_parameters():
+    return _kinds([Case("decoder 512, encoder 768, d_k=64, d_v=80, biases")], "the count")
 
 
 def fix_output_mix():
@@ -145,7 +152,7 @@ def fix_output_mix():
 
 HIDDEN.update(
     {
-        "ch04.predict_projection_parameters": predict_projection_parameters,
-        "ch04.fix_output_mix": fix_output_mix,
+        "ch04.predict_cross_projection_parameters": predict_cross_projection_parameters,
+        "ch04.self_attention_out": fix_output_mix,
     }
 )

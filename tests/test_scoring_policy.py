@@ -365,7 +365,7 @@ def test_4_6_a_fix_whose_weights_are_right_but_outputs_are_not_is_told_so(how):
         mix = np.swapaxes(weights, -1, -2)
         return (mix / mix.sum(axis=-1, keepdims=True)) @ v, weights
 
-    ex = get("ch04.fix_output_mix")
+    ex = get("ch04.self_attention_out")
     for cases in (check(ex.id, mix_still_wrong, show=False).cases, _graded(ex, mix_still_wrong).cases):
         assert all(c.diagnosis == "weights right, outputs not their average" for c in cases)
         assert not any("not the average" in c.message for c in cases)  # found, not read

@@ -102,13 +102,13 @@ def test_the_leak_check_finds_a_solution_line():
     path = ROOT / "student" / "04_self_attention.ipynb"
     student = _read(path)
     cell = next(
-        c for c in student["cells"] if c["metadata"].get("attncourse", {}).get("exercise") == "ch04.unpermute"
+        c for c in student["cells"] if c["metadata"].get("attncourse", {}).get("exercise") == "ch04.recover_permutation"
     )
     cell["source"] = re.sub(
-        r"raise NotImplementedError\(.*\)", "inverse = np.argsort(perm)  # leaked", _source(cell)
+        r"raise NotImplementedError\(.*\)", "return dist.argmin(axis=-1)  # leaked", _source(cell)
     )
     assert leaked_lines(student, "ch04", _read(ROOT / "book" / path.name)) == [
-        ("ch04.unpermute", "inverse = np.argsort(perm)")
+        ("ch04.recover_permutation", "return dist.argmin(axis=-1)")
     ]
 
 

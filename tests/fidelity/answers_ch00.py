@@ -51,24 +51,29 @@ CORRECT = {
             """,
         ],
     },
-    "ch00.bottleneck_numbers": {
+    "ch00.additive_score_cost": {
         "the literals": """
-            def bottleneck_numbers():
-                return 600, 15000
+            def additive_score_cost():
+                return 140928, 96000
         """,
         "numpy integers": """
-            def bottleneck_numbers():
-                return np.int64(2 * 300), np.int64(600) * 25
+            def additive_score_cost():
+                h = np.int64(128)
+                return h * (500 + 600 + 1), h * 30 * 25
         """,
         "constants in an added cell": [
             """
-            DIRECTIONS_03, HIDDEN_03, TOKENS_03 = 2, 300, 25
+            E_Q_03, E_K_03, H_03 = 500, 2 * 300, 128
             """,
             """
-            def bottleneck_numbers():
-                return [DIRECTIONS_03 * HIDDEN_03, DIRECTIONS_03 * HIDDEN_03 * TOKENS_03]
+            def additive_score_cost():
+                return [H_03 * E_Q_03 + H_03 * E_K_03 + H_03, 25 * 30 * H_03]
             """,
         ],
+        "floats written down": """
+            def additive_score_cost():
+                return 140928.0, 9.6e4
+        """,
     },
     "ch00.effective_keys": {
         "torch with the chapter's torch import": """
@@ -152,18 +157,22 @@ WRONG = {
                 return np.exp((d2 - d1) / (2 * width**2))
         """,
     },
-    "ch00.bottleneck_numbers": {
+    "ch00.additive_score_cost": {
         "swapped": """
-            def bottleneck_numbers():
-                return 15000, 600
+            def additive_score_cost():
+                return 96000, 140928
         """,
-        "one direction at the final state, both with attention": """
-            def bottleneck_numbers():
-                return 300, 15000
+        "biases counted": """
+            def additive_score_cost():
+                return 128 * 500 + 128 * 600 + 128 + 128 + 1, 96000
         """,
-        "tokens, not numbers": """
-            def bottleneck_numbers():
-                return 2, 25
+        "tanh once per source token and step, keys of one direction": """
+            def additive_score_cost():
+                return 128 * 500 + 128 * 300 + 128, 750
+        """,
+        "parameters right, tanh for the source only": """
+            def additive_score_cost():
+                return 140928, 25 * 128
         """,
     },
     "ch00.effective_keys": {

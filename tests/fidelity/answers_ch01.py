@@ -4,13 +4,26 @@ CORRECT = {
     "ch01.temperature_softmax": {
         "torch with the chapter's torch import": """
             def temperature_softmax(logits, temperature):
-                t = torch.as_tensor(np.asarray(temperature, dtype=np.float64))
-                return torch.softmax(torch.as_tensor(logits) / t.unsqueeze(-1), dim=-1)
+                x = torch.as_tensor(logits)
+                t = torch.as_tensor(np.asarray(temperature, dtype=np.float64)).unsqueeze(-1).to(x.dtype)
+                greedy = t == 0
+                p = torch.softmax(x / torch.where(greedy, torch.ones_like(t), t), dim=-1)
+                top = (x == x.amax(dim=-1, keepdim=True)).to(x.dtype)
+                return torch.where(greedy, top / top.sum(dim=-1, keepdim=True), p)
         """,
-        "float32, np.expand_dims": """
+        "float32, np.expand_dims, a loop over the rows": """
             def temperature_softmax(logits, temperature):
-                t = np.expand_dims(np.asarray(temperature, dtype=np.float32), -1)
-                return softmax(np.asarray(logits, dtype=np.float32) / t)
+                x = np.asarray(logits, dtype=np.float32)
+                t = np.broadcast_to(np.asarray(temperature, dtype=np.float32), x.shape[:-1])
+                out = np.empty_like(x)
+                for idx in np.ndindex(*x.shape[:-1]):
+                    row = x[idx]
+                    if t[idx] == 0:
+                        hit = (row == row.max()).astype(np.float32)
+                        out[idx] = hit / hit.sum()
+                    else:
+                        out[idx] = softmax(np.expand_dims(row / t[idx], 0))[0]
+                return out
         """,
         "helper in an added cell, reshape": [
             """
@@ -20,7 +33,12 @@ CORRECT = {
             """,
             """
             def temperature_softmax(logits, temperature):
-                return ac.softmax(np.asarray(logits) / _column_11(temperature, logits), axis=-1)
+                x = np.asarray(logits, dtype=float)
+                t = _column_11(temperature, logits)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    p = ac.softmax(x / np.where(t > 0, t, 1.0), axis=-1)
+                top = np.isclose(x, x.max(axis=-1, keepdims=True), rtol=0, atol=0)
+                return np.where(t > 0, p, top / top.sum(axis=-1, keepdims=True))
             """,
         ],
     },
@@ -167,6 +185,22 @@ WRONG = {
             def temperature_softmax(logits, temperature):
                 return softmax(logits) ** (1 / np.asarray(temperature)[..., None])
         """,
+        "per row, but greedy rows not handled": """
+            def temperature_softmax(logits, temperature):
+                return softmax(logits / np.asarray(temperature)[..., None])
+        """,
+        "greedy rows one-hot at the argmax": """
+            def temperature_softmax(logits, temperature):
+                t = np.asarray(temperature)[..., None]
+                p = softmax(logits / np.where(t == 0, 1, t))
+                hot = np.eye(logits.shape[-1])[logits.argmax(axis=-1)]
+                return np.where(t == 0, hot, p)
+        """,
+        "greedy rows by a tiny temperature": """
+            def temperature_softmax(logits, temperature):
+                t = np.asarray(temperature)[..., None]
+                return softmax(logits / np.where(t == 0, 1e-3, t))
+        """,
     },
     "ch01.stable_softmax": {
         "no max subtracted": """
@@ -235,6 +269,16 @@ WRONG = {
         "float64's limit": """
             def predict_overflow_logit():
                 return 709.78 - 6.91
+        """,
+        "found by building the row (right number, the rule broken)": """
+            def predict_overflow_logit():
+                lo, hi = 0.0, 100.0
+                for _ in range(40):
+                    mid = (lo + hi) / 2
+                    with np.errstate(over="ignore"):
+                        total = np.exp(np.full(1000, mid, dtype=np.float32)).sum()
+                    lo, hi = (lo, mid) if np.isinf(total) else (mid, hi)
+                return lo
         """,
     },
 }

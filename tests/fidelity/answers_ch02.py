@@ -99,7 +99,7 @@ CORRECT = {
             """,
         ],
     },
-    "ch02.fix_softmax_axis": {
+    "ch02.attend_each_query": {
         "torch with the chapter's F": """
             def attend_each_query(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
@@ -200,7 +200,7 @@ WRONG = {
                 return (4, 3, 6, 8), (4, 3, 6, 10)
         """,
     },
-    "ch02.fix_softmax_axis": {
+    "ch02.attend_each_query": {
         "normalised over the whole matrix": """
             def attend_each_query(q, k, v):
                 e = np.exp(q @ k.T - (q @ k.T).max())

@@ -50,7 +50,7 @@ CORRECT = {
                 return np.float32(1) / np.sqrt(np.sqrt(d) * np.float32(d_model * token_var))
         """,
     },
-    "ch03.fix_scale_size": {
+    "ch03.attention_with_scale": {
         "torch with the chapter's F": """
             def attention_with_scale(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
@@ -75,42 +75,49 @@ CORRECT = {
             """,
         ],
     },
-    "ch03.predict_score_variance": {
-        "the literal": """
-            def predict_score_variance():
-                return 7.5
+    "ch03.predict_self_score": {
+        "the literals": """
+            def predict_self_score():
+                return 8, 2
         """,
         "the long way round": """
-            def predict_score_variance():
-                return 80 * 2.5 * 3 / 80
+            def predict_self_score():
+                d_k = 64
+                return d_k / np.sqrt(d_k), d_k * (3 - 1) / d_k
         """,
-        "numpy float32 scalar": """
-            def predict_score_variance():
-                return np.float32(15) / 2
+        "numpy float32 scalars": """
+            def predict_self_score():
+                return np.float32(8.0), np.float32(2.0)
+        """,
+        "a list": """
+            def predict_self_score():
+                return [8.1, 1.98]
         """,
     },
-    "ch03.expected_abs_score": {
+    "ch03.unit_variance_scale": {
         "torch with the chapter's torch import": """
-            def expected_abs_score(d_k, T):
-                T = torch.as_tensor(T, dtype=torch.float64)
-                return (2 * d_k / torch.pi) ** 0.5 / T
+            def unit_variance_scale(d_k, mu):
+                mu = torch.as_tensor(mu, dtype=torch.float64)
+                return (d_k * (1 + 2 * mu**2)) ** -0.5
         """,
-        "one square root": """
-            def expected_abs_score(d_k, T):
-                return np.sqrt(2 * d_k / np.pi) / np.asarray(T, dtype=float)
+        "from the moments, float32": """
+            def unit_variance_scale(d_k, mu):
+                m = np.asarray(mu, dtype=np.float32)
+                second = (1 + m * m) ** 2  # E[(q_i k_i)^2]
+                return np.float32(1) / np.sqrt(np.float32(d_k) * (second - m**4))
         """,
         "helper in an added cell": [
             """
-            def _mean_abs_normal_35(sigma):
-                return sigma * np.sqrt(2.0 / np.pi)
+            def _product_variance_35(mu):
+                return 1 + 2 * np.square(mu)
             """,
             """
-            def expected_abs_score(d_k, T):
-                return _mean_abs_normal_35(np.sqrt(d_k) / T)
+            def unit_variance_scale(d_k, mu):
+                return 1 / np.sqrt(d_k * _product_variance_35(np.asarray(mu, dtype=float)))
             """,
         ],
     },
-    "ch03.fix_late_scaling": {
+    "ch03.weights_not_normalised": {
         "torch with the chapter's F": """
             def attention_scaled_late(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
@@ -171,7 +178,7 @@ WRONG = {
                 return np.sqrt(np.sqrt(d_k) / (d_model * token_var))
         """,
     },
-    "ch03.fix_scale_size": {
+    "ch03.attention_with_scale": {
         "still the number of keys": """
             def attention_with_scale(q, k, v):
                 w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-2]))
@@ -193,27 +200,35 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch03.predict_score_variance": {
+    "ch03.predict_self_score": {
+        "independent key": """
+            def predict_self_score():
+                return 0, 1
+        """,
         "unscaled": """
-            def predict_score_variance():
-                return 600
+            def predict_self_score():
+                return 64, 128
         """,
-        "variances added": """
-            def predict_score_variance():
-                return 5.5
-        """,
-    },
-    "ch03.expected_abs_score": {
-        "the standard deviation": """
-            def expected_abs_score(d_k, T):
-                return np.sqrt(d_k) / T
-        """,
-        "divided by T squared": """
-            def expected_abs_score(d_k, T):
-                return np.sqrt(d_k) / np.asarray(T, dtype=float) ** 2 * np.sqrt(2 / np.pi)
+        "mean and variance swapped": """
+            def predict_self_score():
+                return 2, 8
         """,
     },
-    "ch03.fix_late_scaling": {
+    "ch03.unit_variance_scale": {
+        "mean ignored": """
+            def unit_variance_scale(d_k, mu):
+                return 1 / np.sqrt(d_k) + 0 * np.asarray(mu, dtype=float)
+        """,
+        "second moments": """
+            def unit_variance_scale(d_k, mu):
+                return 1 / (np.sqrt(d_k) * (1 + np.asarray(mu, dtype=float) ** 2))
+        """,
+        "mu instead of mu squared": """
+            def unit_variance_scale(d_k, mu):
+                return 1 / np.sqrt(d_k * (1 + 2 * np.abs(np.asarray(mu, dtype=float))))
+        """,
+    },
+    "ch03.weights_not_normalised": {
         "still scaled after the softmax": """
             def attention_scaled_late(q, k, v):
                 w = softmax(q @ np.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])

@@ -56,79 +56,67 @@ CORRECT = {
             """,
         ],
     },
-    "ch04.unpermute": {
-        "torch argsort": """
-            def unpermute(out_permuted, perm):
-                inverse = torch.argsort(torch.as_tensor(perm))
-                return torch.as_tensor(out_permuted)[..., inverse, :]
+    "ch04.recover_permutation": {
+        "a loop, nearest row by np.linalg.norm": """
+            def recover_permutation(out, out_permuted):
+                out = np.asarray(out, dtype=float)
+                return np.array([int(np.argmin(np.linalg.norm(out - np.asarray(row, dtype=float), axis=1)))
+                                 for row in out_permuted])
         """,
-        "scatter into an empty array": """
-            def unpermute(out_permuted, perm):
-                out = np.empty_like(out_permuted)
-                out[..., perm, :] = out_permuted
-                return out
+        "torch cdist": """
+            def recover_permutation(out, out_permuted):
+                a = torch.as_tensor(np.asarray(out_permuted, dtype=np.float64))
+                b = torch.as_tensor(np.asarray(out, dtype=np.float64))
+                return torch.cdist(a, b).argmin(dim=-1)
         """,
-        "helper in an added cell": [
-            """
-            def _inverse_permutation(perm):
-                inv = np.zeros(len(perm), dtype=int)
-                for i, p in enumerate(perm):
-                    inv[p] = i
-                return inv
-            """,
-            """
-            def unpermute(out_permuted, perm):
-                return np.take(out_permuted, _inverse_permutation(perm), axis=-2)
-            """,
-        ],
+        "einsum of the expanded square, float32": """
+            def recover_permutation(out, out_permuted):
+                a = np.asarray(out_permuted, dtype=np.float64)
+                b = np.asarray(out, dtype=np.float64)
+                d = (a**2).sum(-1)[:, None] - 2 * np.einsum("id,jd->ij", a, b) + (b**2).sum(-1)[None, :]
+                return d.argmin(axis=1).astype(np.int32)
+        """,
     },
-    "ch04.attention_overtakes_projections": {
-        "torch": """
-            def attention_overtakes_projections(d_model, E, Ev):
-                Ev = torch.as_tensor(Ev, dtype=torch.float64)
-                return d_model * (2 * E + Ev) / (E + Ev)
-        """,
-        "one plus a ratio": """
-            def attention_overtakes_projections(d_model, E, Ev):
+    "ch04.causal_crossover_length": {
+        "solved as a quadratic": """
+            def causal_crossover_length(d_model, E, Ev):
                 Ev = np.asarray(Ev, dtype=float)
-                return d_model * (1 + E / (E + Ev))
+                # (E + Ev) / 2 L^2 + ((E + Ev) / 2 - d_model (2E + Ev)) L = 0, the root L > 0
+                a = (E + Ev) / 2
+                b = a - d_model * (2 * E + Ev)
+                return -b / a
+        """,
+        "torch with the chapter's torch import": """
+            def causal_crossover_length(d_model, E, Ev):
+                Ev = torch.as_tensor(Ev, dtype=torch.float64)
+                return 2 * d_model * (2 * E + Ev) / (E + Ev) - 1
         """,
         "helper in an added cell": [
             """
-            def _macs_44(L, d_model, E, Ev):
-                return L * d_model * (2 * E + Ev), L * L * (E + Ev)
+            def _per_token_44(d_model, E, Ev):
+                return d_model * (2 * E + Ev)
             """,
             """
-            def attention_overtakes_projections(d_model, E, Ev):
-                projections, attention = _macs_44(1.0, d_model, E, np.asarray(Ev, dtype=float))
-                return projections / attention  # both per L: L * attention(1) = projections(1)
+            def causal_crossover_length(d_model, E, Ev):
+                return 2 * _per_token_44(d_model, E, np.asarray(Ev)) / (E + np.asarray(Ev)) - 1
             """,
         ],
     },
-    "ch04.predict_projection_parameters": {
+    "ch04.predict_cross_projection_parameters": {
         "the literal": """
-            def predict_projection_parameters():
-                return 98304
+            def predict_cross_projection_parameters():
+                return 185040
         """,
-        "a float": """
-            def predict_projection_parameters():
-                return 3 * 512 * 64.0
+        "four products and four biases": """
+            def predict_cross_projection_parameters():
+                return (512 + 1) * 64 + (768 + 1) * 64 + (768 + 1) * 80 + (80 + 1) * 512
         """,
-        "numpy scalar with a helper cell": [
-            """
-            D_MODEL_45, D_K_45 = 512, 64
-            """,
-            """
-            def predict_projection_parameters():
-                return np.int64(3 * D_MODEL_45 * D_K_45)
-            """,
-        ],
-        "math.prod with the chapter's math": """
-            def predict_projection_parameters():
-                return 3 * math.prod((512, 64))
+        "a numpy integer": """
+            def predict_cross_projection_parameters():
+                return np.int64(512 * 64 + 768 * 64 + 768 * 80 + 80 * 512) + (64 + 64 + 80 + 512)
         """,
     },
-    "ch04.fix_output_mix": {
+    "ch04.self_attention_out": {
         "einsum": """
             def self_attention_out(x, W_q, W_k, W_v):
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
@@ -195,45 +183,51 @@ WRONG = {
                 return weights @ v_all, weights
         """,
     },
-    "ch04.unpermute": {
-        "indexing axis 0": """
-            def unpermute(out_permuted, perm):
-                return out_permuted[np.argsort(perm)]
+    "ch04.recover_permutation": {
+        "the inverse": """
+            def recover_permutation(out, out_permuted):
+                d = ((np.asarray(out_permuted, float)[:, None] - np.asarray(out, float)[None]) ** 2).sum(-1)
+                return np.argsort(d.argmin(axis=1))
         """,
-        "the permutation again": """
-            def unpermute(out_permuted, perm):
-                return out_permuted[..., perm, :]
+        "matched by dot product": """
+            def recover_permutation(out, out_permuted):
+                return (np.asarray(out_permuted, float) @ np.asarray(out, float).T).argmax(axis=1)
         """,
-        "permuting the features": """
-            def unpermute(out_permuted, perm):
-                return out_permuted[..., np.argsort(perm)] if out_permuted.shape[-1] == len(perm) else out_permuted
-        """,
-    },
-    "ch04.attention_overtakes_projections": {
-        "A V left out": """
-            def attention_overtakes_projections(d_model, E, Ev):
-                return d_model * (2 * E + np.asarray(Ev)) / E
-        """,
-        "projections without their factor L": """
-            def attention_overtakes_projections(d_model, E, Ev):
-                return np.sqrt(d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev)))
-        """,
-        "one projection only": """
-            def attention_overtakes_projections(d_model, E, Ev):
-                return d_model * E / (E + np.asarray(Ev))
+        "exact equality": """
+            def recover_permutation(out, out_permuted):
+                eq = (np.asarray(out_permuted)[:, None, :] == np.asarray(out)[None, :, :]).all(-1)
+                return eq.argmax(axis=1)
         """,
     },
-    "ch04.predict_projection_parameters": {
-        "one matrix": """
-            def predict_projection_parameters():
-                return 512 * 64
+    "ch04.causal_crossover_length": {
+        "every pair": """
+            def causal_crossover_length(d_model, E, Ev):
+                return d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev))
         """,
-        "with W_O": """
-            def predict_projection_parameters():
-                return 4 * 512 * 64
+        "half the pairs": """
+            def causal_crossover_length(d_model, E, Ev):
+                return 2 * d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev))
+        """,
+        "diagonal left out": """
+            def causal_crossover_length(d_model, E, Ev):
+                return 2 * d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev)) + 1
         """,
     },
-    "ch04.fix_output_mix": {
+    "ch04.predict_cross_projection_parameters": {
+        "no biases": """
+            def predict_cross_projection_parameters():
+                return 512 * 64 + 768 * 64 + 768 * 80 + 80 * 512
+        """,
+        "keys and values from the decoder": """
+            def predict_cross_projection_parameters():
+                return (512 + 1) * 64 + (512 + 1) * 64 + (512 + 1) * 80 + (80 + 1) * 512
+        """,
+        "output projection left out": """
+            def predict_cross_projection_parameters():
+                return (512 + 1) * 64 + (768 + 1) * 64 + (768 + 1) * 80
+        """,
+    },
+    "ch04.self_attention_out": {
         "still transposed": """
             def self_attention_out(x, W_q, W_k, W_v):
                 q, k, v = x @ W_q, x @ W_k, x @ W_v

@@ -126,7 +126,7 @@ register(
         kind="derive",
         description="A query sits at distance `d1` from key 1 and `d2` from key 2 (any other keys are "
         "the same for both). Derive the ratio $\\alpha_1 / \\alpha_2$ of their Nadaraya-Watson weights "
-        "under a Gaussian kernel of width `width`, as a closed form (the normaliser cancels), and "
+        "under a Gaussian kernel of width `width`, as a closed form, and "
         "return it. `d1`, `d2` may be arrays of the same shape.",
         solution='''
             def kernel_weight_ratio(d1, d2, width):
@@ -158,51 +158,68 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 0.3 bottleneck
-def _bottleneck_reference():
-    return np.array(2 * 300), np.array(2 * 300 * 25)
+# ----------------------------------------------------------------------------- 0.3 additive score's cost
+def _additive_cost(E_q=500, E_k=600, h=128, source=25, target=30, with_v=True, per="pair-unit"):
+    parameters = h * E_q + h * E_k + (h if with_v else 0)
+    tanh = {"pair-unit": target * source * h, "pair": target * source, "key-unit": source * h}[per]
+    return np.array(parameters), np.array(tanh)
 
 
 register(
     Exercise(
-        id="ch00.bottleneck_numbers",
+        id="ch00.additive_score_cost",
         number="0.3",
-        title="what a two-way encoder hands the decoder",
+        title="what Bahdanau's score network costs",
         points=1,
-        function="bottleneck_numbers",
-        hint="how many numbers does one direction's state hold, and how many states does each direction leave?",
+        function="additive_score_cost",
+        hint="write down the shapes of W_q, W_k and w_v first; then ask how many (query, key) pairs the decoder scores, and what one score evaluates",
         kind="predict",
-        description="A *bidirectional* RNN encoder reads a sentence of 25 tokens with two RNNs, one "
-        "left to right and one right to left, each with a hidden state of 300 numbers; the state at a "
-        "token is the two directions' states there, side by side. Before running anything, write down "
-        "how many numbers the decoder can read from the encoder (a) without attention, where it gets "
-        "the final state of each direction, (b) with attention, where it can read the state at every "
-        "token. Return the two counts `(without, with_attention)` as integers.",
+        description="A translation model reads a 25-token source with a *bidirectional* RNN encoder: two "
+        "RNNs, one left to right and one right to left, each with a hidden state of 300 numbers; the "
+        "key at a token is the two directions' states there, side by side. The decoder's state (the "
+        "query) has 500 numbers, and the score is the chapter's additive one, "
+        "$w_v^\\top \\tanh(W_q q + W_k k)$, with a hidden width $h = 128$ and no biases. The decoder "
+        "writes a 30-token translation, scoring every source token at every step. Before running "
+        "anything, write down (a) how many parameters the score network has, (b) how many "
+        "evaluations of $\\tanh$ of one number the decoder makes over the whole translation. Return "
+        "the two counts `(parameters, tanh_evaluations)` as integers.",
         solution='''
-            def bottleneck_numbers():
-                """(numbers the decoder reads without attention, with attention): 25 tokens, 2 x 300."""
+            def additive_score_cost():
+                """(parameters of the additive score network, tanh evaluations for one translation)."""
                 ### BEGIN SOLUTION
-                per_direction, n_tokens = 300, 25
-                per_token = 2 * per_direction  # both directions' states, side by side
-                return per_token, per_token * n_tokens  # two final states vs one state per token
+                E_q, E_k, h = 500, 2 * 300, 128  # a key is both directions' states side by side
+                parameters = h * E_q + h * E_k + h  # W_q (h, E_q), W_k (h, E_k), w_v (h,)
+                tanh_evaluations = 30 * 25 * h  # every (target step, source token) pair, h numbers each
+                return parameters, tanh_evaluations
                 ### END SOLUTION
         ''',
-        reference=_bottleneck_reference,
-        public_cases=lambda: grouped("the counts", Case("two directions of 300, 25 tokens")),
-        outputs=("without", "with_attention"),
+        reference=_additive_cost,
+        public_cases=lambda: grouped("the counts", Case("E_q=500, two directions of 300, h=128, 25 -> 30 tokens")),
+        outputs=("parameters", "tanh_evaluations"),
         diagnoses=(
             Diagnosis(
-                "without attention the decoder gets only a final state, one per direction, "
-                "whatever the sentence's length",
-                variant=lambda: (np.array(600 * 25), np.array(600 * 25)),
+                "your parameter count takes a key to be one direction's state",
+                name="one direction's key",
+                hint="a key is the two directions' states side by side",
+                variant=lambda: _additive_cost(E_k=300),
             ),
             Diagnosis(
-                "these counts are one direction's: each state is two directions' states side by side",
-                variant=lambda: (np.array(300), np.array(300 * 25)),
+                "your parameter count leaves out one of the score network's three arrays",
+                name="w_v left out",
+                hint="the network is W_q, W_k and the vector w_v",
+                variant=lambda: _additive_cost(with_v=False),
             ),
             Diagnosis(
-                "with attention the decoder can read the state at every token, not only the final ones",
-                variant=lambda: (np.array(600), np.array(600)),
+                "your tanh count treats one score as one tanh of one number",
+                name="one tanh per score",
+                hint="tanh acts on a vector of h numbers for every score",
+                variant=lambda: _additive_cost(per="pair"),
+            ),
+            Diagnosis(
+                "your tanh count is that of one decoder step",
+                name="one decoder step",
+                hint="the decoder scores every source token again at each of its steps",
+                variant=lambda: _additive_cost(per="key-unit"),
             ),
         ),
     )
@@ -265,7 +282,7 @@ register(
         "array `(L,)`: it is $m$ when a query splits its weight equally over $m$ keys.",
         solution='''
             def effective_keys(x_query, x_key, width):
-                """1 / sum_j alpha_ij^2 for each query (L,) under a Gaussian kernel over x_key (S,)."""
+                """The effective number of keys (L,) each query averages, Gaussian kernel over x_key (S,)."""
                 ### BEGIN SOLUTION
                 diff = x_query[:, None] - x_key[None, :]  # (L, 1) - (1, S) -> (L, S)
                 alpha = softmax(-(diff**2) / (2 * width**2))  # each row sums to 1

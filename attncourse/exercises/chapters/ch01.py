@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import softmax
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
+from ..engine.method import WrittenDown
 from ._shared import BROADCAST, NO_MAX, naive_softmax
 
 __all__: list = []
@@ -51,38 +52,95 @@ def _temperature_cases():
                 temperature=np.array([0.001, 1000.0]),
             ),
         )
+        + grouped(
+            "greedy rows (temperature 0)",
+            Case(
+                "3 rows of 4, temperatures 0, 1, 0 (a near tie in the first row, a tie in the last)",
+                logits=np.array([[0.5, 2.0, 1.9999, 1.5], [0.5, 2.0, -1.0, 1.5], [3.0, -2.0, 3.0, 1.0]]),
+                temperature=np.array([0.0, 1.0, 0.0]),
+            ),
+        )
     )
 
 
-def _per_row(logits, temperature):
-    return softmax(logits / np.asarray(temperature)[..., None])
+def _per_row(logits, temperature, ties="split"):
+    x = np.asarray(logits)
+    t = np.asarray(temperature)[..., None]  # (...) -> (..., 1)
+    greedy = t == 0
+    p = softmax(x / np.where(greedy, 1, t))
+    top = (x == x.max(axis=-1, keepdims=True)).astype(np.float64)
+    if ties == "argmax":
+        top = np.zeros(x.shape)
+        np.put_along_axis(top, x.argmax(axis=-1)[..., None], 1.0, axis=-1)
+    return np.where(greedy, top / top.sum(axis=-1, keepdims=True), p)
+
+
+def _greedy(temperature):
+    return bool(np.any(np.asarray(temperature) == 0))
 
 
 def _by_column(logits, temperature):
     t = np.asarray(temperature)
-    if t.ndim == 0 or t.shape[-1:] != np.shape(logits)[-1:]:
+    if t.ndim == 0 or t.shape[-1:] != np.shape(logits)[-1:] or _greedy(t):
         return None
     return softmax(logits / t)
+
+
+def _argmax_ties(logits, temperature):
+    x, t = np.asarray(logits), np.broadcast_to(np.asarray(temperature), np.shape(logits)[:-1])
+    tied = ((x == x.max(axis=-1, keepdims=True)).sum(axis=-1) > 1) & (t == 0)
+    return _per_row(logits, temperature, ties="argmax") if tied.any() else None
+
+
+def _greedy_not_finite(outputs, logits, temperature):
+    """A row of temperature 0 holds inf or NaN: the division by 0 ran.  True on a case without a
+    greedy row, so that the expected result shows it too there (the mistake cannot show)."""
+    if not _greedy(temperature):
+        return True
+    if len(outputs) != 1:
+        return False
+    out = np.asarray(outputs[0], dtype=np.float64)
+    if out.shape != np.shape(logits):
+        return False
+    rows = np.broadcast_to(np.asarray(temperature) == 0, out.shape[:-1])
+    return bool(np.any(~np.isfinite(out[rows])))
+
+
+TEMPERATURE_BROADCAST = (
+    "a broadcasting error: numpy lines shapes up from their last axis. Which shape must the "
+    "temperatures take so that each one divides every logit of its own row, whatever the leading axes?"
+)
+PLAIN_NUMBER = (
+    "one plain Python number as the temperature raised an error (a float cannot be indexed, reshaped "
+    "or asked its shape): the prompt allows one number for every row. How can a number and an array "
+    "of temperatures go through the same code?"
+)
 
 
 register(
     Exercise(
         id="ch01.temperature_softmax",
         number="1.1",
-        title="one temperature per row",
+        title="one temperature per row, and greedy rows",
         points=1,
-        hint="a temperature of shape (...) has to divide every logit of its own row: give it the row's last axis",
+        hint="a temperature of shape (...) has to divide every logit of its own row: give it the row's last axis; "
+        "a row at temperature 0 never divides at all",
         function="temperature_softmax",
         description="A decoder samples several sequences at once, each at its own temperature. Given "
         "`logits (..., n)` and `temperature`, either one number for every row or an array `(...)` "
         "holding one temperature per row (the logits' shape without its last axis), return the "
-        "softmax over the last axis of each row divided by its own temperature, shape `(..., n)`.",
+        "softmax over the last axis of each row divided by its own temperature, shape `(..., n)`. A "
+        "temperature of 0 stands for greedy decoding: such a row is the limit of its softmax as its "
+        "temperature falls to 0 (work out what that is, ties included). Other temperatures are positive.",
         solution='''
             def temperature_softmax(logits, temperature):
                 """Softmax over the last axis of logits (..., n), each row divided by its temperature (...)."""
                 ### BEGIN SOLUTION
                 t = np.asarray(temperature)[..., None]  # (...) -> (..., 1): one number per row
-                return softmax(logits / t)  # (..., n) / (..., 1) -> (..., n)
+                greedy = t == 0  # (..., 1): rows decoded greedily
+                p = softmax(logits / np.where(greedy, 1, t))  # (..., n) / (..., 1); greedy rows divided by 1
+                top = logits == logits.max(axis=-1, keepdims=True)  # (..., n): the row's largest logits
+                return np.where(greedy, top / top.sum(axis=-1, keepdims=True), p)  # ties share the weight
                 ### END SOLUTION
         ''',
         reference=_per_row,
@@ -99,10 +157,37 @@ register(
             Diagnosis(
                 "multiplied by the temperature; divide the logits by it "
                 "(a higher temperature must give a flatter distribution)",
-                variant=lambda logits, t: softmax(logits * np.asarray(t)[..., None]),
+                variant=lambda logits, t: None if _greedy(t) else softmax(logits * np.asarray(t)[..., None]),
             ),
-            Diagnosis(NO_MAX, variant=lambda logits, t: naive_softmax(_per_row_logits(logits, t))),
-            Diagnosis(BROADCAST, error="could not be broadcast"),
+            Diagnosis(
+                NO_MAX,
+                variant=lambda logits, t: None if _greedy(t) else naive_softmax(_per_row_logits(logits, t)),
+            ),
+            Diagnosis(
+                "a row at temperature 0 holds inf or NaN: what does softmax(x / T) tend to as T falls to 0?",
+                name="divided by a temperature of 0",
+                hint="a greedy row is never divided: it puts its weight on its largest logit",
+                symptom=_greedy_not_finite,
+            ),
+            Diagnosis(
+                "a greedy row whose largest logit is tied put all its weight on one of the tied logits: "
+                "the limit as T falls to 0 treats tied logits alike",
+                name="ties broken by argmax",
+                hint="split the weight equally among the logits equal to the row's maximum",
+                variant=_argmax_ties,
+            ),
+            Diagnosis(
+                TEMPERATURE_BROADCAST,
+                name="temperatures do not broadcast over the rows",
+                hint="an array of temperatures (...) needs a trailing axis of length 1: np.asarray(temperature)[..., None]",
+                error="could not be broadcast|non-broadcastable|must match the size",
+            ),
+            Diagnosis(
+                PLAIN_NUMBER,
+                name="a plain-number temperature",
+                hint="np.asarray(temperature) turns a float into a 0-d array, which takes [..., None] like any array",
+                error="'float' object is not subscriptable|'float' object has no attribute|'int' object is not subscriptable",
+            ),
         ),
     )
 )
@@ -408,12 +493,11 @@ register(
         title="how big a margin wins the softmax",
         points=2,
         function="logit_gap",
-        hint="solve p = e^c / (e^c + n - 1) for e^c first, then take the log",
+        hint="write the leader's weight with the other logits at 0 (a shift changes nothing), then solve for e^c",
         kind="derive",
         description="One logit is $c$ larger than the other $n - 1$, which are equal. Derive the gap "
         "$c$ for which the leader gets softmax weight `p` (with $1/n \\le p < 1$), and return it as a "
-        "closed form in `p` and `n` (`p` may be an array). Start from "
-        "$p = e^c / (e^c + n - 1)$.",
+        "closed form in `p` and `n` (`p` may be an array).",
         solution='''
             def logit_gap(p, n):
                 """The gap c by which one of n logits must exceed the others to get softmax weight p."""
@@ -426,12 +510,15 @@ register(
         public_cases=_gap_cases,
         diagnoses=(
             Diagnosis(
-                "that is the answer for n = 2 (the log-odds log(p / (1 - p))): the leader competes with "
-                "n - 1 others, each contributing e^0 = 1 to the denominator",
+                "your gap does not change with n: how many logits does the leader compete with?",
+                name="n left out",
+                hint="each of the n - 1 other logits adds e^0 = 1 to the softmax's denominator",
                 variant=lambda p, n: np.log(np.asarray(p) / (1 - np.asarray(p))) if n != 2 else None,
             ),
             Diagnosis(
-                "the leader competes with the n - 1 others, not n: p = e^c / (e^c + n - 1)",
+                "your gap is the one for a leader among n + 1 logits: count the others again",
+                name="n others instead of n - 1",
+                hint="the leader is one of the n logits",
                 variant=lambda p, n: np.log(np.asarray(p) * n / (1 - np.asarray(p))),
             ),
         ),
@@ -440,6 +527,24 @@ register(
 
 
 # ----------------------------------------------------------------------------- 1.6 overflow (predict)
+class _NoArrays(WrittenDown):
+    """1.6's answer is a number written down: building even one row of 1000 float32 logits (4 kB) scores 0.
+
+    numpy's arrays are seen (``tracemalloc``); torch's own allocator is not, a limit of the rule."""
+
+    LIMIT = 4000  # bytes: below one row of 1000 float32 numbers; numpy's first finfo call takes ~1 kB
+
+    def verdict(self, fn, args, arrays):
+        peak = self.memory.stop()
+        if peak > self.LIMIT:
+            return (
+                f"method rule broken: a prediction is written down, not computed, but your answer "
+                f"allocated {peak} bytes of arrays to find it"
+            )
+        return None
+
+
+
 register(
     Exercise(
         id="ch01.predict_overflow_logit",
@@ -463,6 +568,7 @@ register(
         reference=lambda: np.log(float(np.finfo(np.float32).max)) - np.log(1000.0),
         public_cases=lambda: grouped("the number", Case("float32, a row of 1000 equal logits")),
         tolerance=(1e-2, 0.0),
+        method=lambda: _NoArrays(),
         hint="the sum is 1000 * exp(x); when is that larger than the largest float32?",
         diagnoses=(
             Diagnosis(

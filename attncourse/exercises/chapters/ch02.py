@@ -288,7 +288,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 2.5 wrong axis (diagnose)
+# ----------------------------------------------------------------------------- 2.5 outputs that fade (diagnose)
 def _whole_matrix(scores, v):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     w = e / e.sum()
@@ -307,7 +307,8 @@ def _axis_cases():
 
 register(
     Exercise(
-        id="ch02.fix_softmax_axis",
+        id="ch02.attend_each_query",
+        former_ids=("ch02.fix_softmax_axis",),
         number="2.5",
         title="outputs that fade as queries are added",
         points=2,
@@ -316,8 +317,7 @@ register(
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
-        "returns `(out (L, Ev), weights (L, S))`, normalising the exponentials as the chapter did for one "
-        "query. "
+        "returns `(out (L, Ev), weights (L, S))`. "
         "Symptom: with one query it is right; with more, every output shrinks towards 0, the more "
         "queries the smaller, and adding a query changes the outputs of all the others. Find the bug "
         "and fix it.",

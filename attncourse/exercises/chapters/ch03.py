@@ -172,7 +172,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.3 scale by the wrong size (diagnose)
+# ----------------------------------------------------------------------------- 3.3 disagrees with torch (diagnose)
 def _wrong_size_cases():
     rng = np.random.default_rng(303)
     n = rng.normal
@@ -200,9 +200,10 @@ def _wrong_size_cases():
 
 register(
     Exercise(
-        id="ch03.fix_scale_size",
+        id="ch03.attention_with_scale",
+        former_ids=("ch03.fix_scale_size",),
         number="3.3",
-        title="a scale read from the wrong size",
+        title="attention that disagrees with torch's",
         points=2,
         function="attention_with_scale",
         hint="which axis of which array holds the width of the dot products?",
@@ -253,114 +254,154 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.4 variance (predict)
+# ----------------------------------------------------------------------------- 3.4 a token's score with itself (predict)
+def _self_score(d_k=64, scaled=True, independent=False, square_var=2.0, var_divisor="d"):
+    mean, var = (0.0, d_k) if independent else (float(d_k), square_var * d_k)
+    if scaled:
+        mean = mean / np.sqrt(d_k)
+        var = var / (d_k if var_divisor == "d" else np.sqrt(d_k))
+    return np.array(mean), np.array(var)
+
+
 register(
     Exercise(
-        id="ch03.predict_score_variance",
+        id="ch03.predict_self_score",
         number="3.4",
-        title="predict the spread of scores from wider inputs",
+        title="predict a token's score with itself",
         points=1,
-        function="predict_score_variance",
+        function="predict_self_score",
         stub=STUB_LINE,
         kind="predict",
-        description="The chapter's entries had variance 1. Here `q` and `k` each have $d_k = 80$ "
-        "independent entries of mean 0, but the entries of `q` have variance 2.5 and those of `k` variance "
-        "3. What is the variance of the *scaled* score $q \\cdot k / \\sqrt{d_k}$? Return the number; "
-        "anything within 5% passes.",
+        description="A layer ties its projections, `W_q = W_k`, so a token's key is its own query: its "
+        "score with itself is $q \\cdot q / \\sqrt{d_k}$. The query has $d_k = 64$ independent entries, each "
+        "$\\mathcal{N}(0, 1)$. Before running anything, write down the *mean* and the *variance* of this "
+        "scaled score over random queries. Return `(mean, variance)`; anything within 5% passes.",
         solution='''
-            def predict_score_variance():
-                """Var(q . k / sqrt(d_k)) for d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3."""
+            def predict_self_score():
+                """(mean, variance) of q . q / sqrt(d_k) for q with d_k = 64 independent N(0, 1) entries."""
                 ### BEGIN SOLUTION
-                # each product q_i k_i has variance 2.5 * 3 = 7.5; 80 of them sum to 600; / sqrt(80) divides by 80
-                return 2.5 * 3
+                # q . q = sum of 64 squares: mean 64 * E[q_i^2] = 64, variance 64 * Var(q_i^2) = 64 * 2
+                # (E[q_i^4] = 3 for a standard Gaussian); dividing by sqrt(64) = 8 divides the variance by 64
+                return 64 / 8, 64 * 2 / 64
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(7.5),
-        public_cases=lambda: grouped("the number", Case("d_k = 80, Var(q_i) = 2.5, Var(k_i) = 3")),
+        reference=_self_score,
+        public_cases=lambda: grouped("the numbers", Case("d_k = 64, N(0, 1) entries, k = q")),
+        outputs=("mean", "variance"),
         tolerance=(0.05, 0.0),
-        hint="a product of independent zero-mean numbers has the product of their variances",
+        hint="q . q is a sum of d_k squares: what are the mean and the variance of one square of a standard Gaussian?",
         diagnoses=(
             Diagnosis(
-                "that is the unscaled score's variance; what does dividing by sqrt(d_k) do to a variance?",
-                name="unscaled variance",
-                hint="dividing by sqrt(d_k) divides the variance by d_k",
-                variant=lambda: np.array(600.0),
+                "your numbers are those of a query and a key drawn independently; here the key is the query",
+                name="key independent of the query",
+                hint="q_i times itself is q_i^2, which is never negative",
+                variant=lambda: _self_score(independent=True),
             ),
             Diagnosis(
-                "1 is the variance for unit-variance entries; these entries are wider",
-                name="unit-variance answer",
-                hint="each product q_i k_i has variance Var(q_i) Var(k_i)",
-                variant=lambda: np.array(1.0),
+                "your numbers are those of the unscaled score",
+                name="unscaled",
+                hint="dividing by sqrt(d_k) divides the mean by sqrt(d_k) and the variance by d_k",
+                variant=lambda: _self_score(scaled=False),
             ),
             Diagnosis(
-                "that adds the two variances; what is the variance of a product of independent numbers?",
-                name="variances added",
-                hint="Var(q_i k_i) = Var(q_i) Var(k_i) for independent zero-mean q_i, k_i",
-                variant=lambda: np.array(5.5),
+                "your mean is right; your variance takes one squared entry to vary as much as one entry",
+                name="Var(q_i^2) taken as 1",
+                hint="E[z^4] = 3 for z ~ N(0, 1)",
+                variant=lambda: _self_score(square_var=1.0),
+            ),
+            Diagnosis(
+                "your mean is right; your variance was scaled as if it were a standard deviation",
+                name="variance divided by sqrt(d_k)",
+                hint="Var(X / c) = Var(X) / c^2",
+                variant=lambda: _self_score(var_divisor="sqrt"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 3.5 E|score| (derive)
-def _abs_cases():
+# ----------------------------------------------------------------------------- 3.5 a scale for entries with a mean (derive)
+def _unit_scale(d_k, mu, how="right"):
+    d_k = np.asarray(d_k, dtype=np.float64)
+    m2 = np.asarray(mu, dtype=np.float64) ** 2
+    var = {
+        "right": d_k * (1 + 2 * m2),
+        "mean ignored": d_k + 0 * m2,
+        "second moments": d_k * (1 + m2) ** 2,
+        "one mean": d_k * (1 + m2),
+        "mean square": d_k * (1 + 2 * m2) + (d_k * m2) ** 2,
+    }[how]
+    return 1 / np.sqrt(var)
+
+
+def _unit_scale_cases():
     return grouped(
         "values",
-        Case("d_k=64, T=1", d_k=64, T=1.0),
-        Case("d_k=64, scaled (T=8)", d_k=64, T=8.0),
-        Case("several temperatures, d_k=16", d_k=16, T=np.array([0.5, 2.0, 4.0])),
+        Case("d_k=64, mu=0 (the chapter's case)", d_k=64, mu=0.0),
+        Case("d_k=16, mu=1", d_k=16, mu=1.0),
+        Case("d_k=100, several means, one negative", d_k=100, mu=np.array([0.5, 2.0, -1.0])),
     )
-
-
-def _expected_abs(d_k, T):
-    return np.sqrt(2 / np.pi) * np.sqrt(d_k) / np.asarray(T, dtype=np.float64)
 
 
 register(
     Exercise(
-        id="ch03.expected_abs_score",
+        id="ch03.unit_variance_scale",
         number="3.5",
-        title="the typical size of a score at temperature T",
+        title="a scale for queries and keys that are not centred",
         points=2,
-        function="expected_abs_score",
+        function="unit_variance_scale",
         stub=STUB_LINE,
-        hint="find the standard deviation of s first; E|z| of a Gaussian z is a fixed multiple of its standard deviation",
+        hint="write Var(q_i k_i) as E[(q_i k_i)^2] - (E[q_i k_i])^2 and use independence in each term",
         kind="derive",
-        description="`q` and `k` have $d_k$ independent entries of mean 0 and variance 1, and the score "
-        "is $s = q \\cdot k / T$. Treat $s$ as Gaussian (a sum of many independent terms) with the "
-        "variance you know from this chapter, and derive $\\mathbb{E}|s|$ as a closed form in $d_k$ "
-        "and $T$ (`T` may be an array). Hint: for $z \\sim \\mathcal{N}(0, \\sigma^2)$, "
-        "$\\mathbb{E}|z| = \\sigma\\sqrt{2/\\pi}$.",
+        description="The chapter's $1/\\sqrt{d_k}$ assumes entries of mean 0. After a ReLU-like layer they "
+        "are not: here `q` and `k` have $d_k$ entries, all independent, each with mean `mu` and variance "
+        "1. Derive the scale $c$ for which the score $c\\, q \\cdot k$ has variance 1, and return it as a "
+        "closed form in `d_k` (an int) and `mu` (a float or an array; return an array of its shape). Use "
+        "arithmetic and `numpy` only.",
         solution='''
-            def expected_abs_score(d_k, T):
-                """E|q . k / T| for q, k with d_k unit-variance entries, treating the score as Gaussian."""
+            def unit_variance_scale(d_k, mu):
+                """The scale c for which c q . k has variance 1: d_k independent entries of mean mu, variance 1."""
                 ### BEGIN SOLUTION
-                sigma = np.sqrt(d_k) / T  # Var(q . k) = d_k, and dividing by T divides the std by T
-                return sigma * np.sqrt(2 / np.pi)  # E|z| for z ~ N(0, sigma^2)
+                mu2 = np.asarray(mu, dtype=float) ** 2
+                # E[(q_i k_i)^2] = E[q_i^2] E[k_i^2] = (1 + mu^2)^2 and E[q_i k_i] = mu^2,
+                # so Var(q_i k_i) = 1 + 2 mu^2; d_k independent terms add their variances
+                return 1 / np.sqrt(d_k * (1 + 2 * mu2))
                 ### END SOLUTION
         ''',
-        reference=_expected_abs,
-        public_cases=_abs_cases,
+        reference=_unit_scale,
+        public_cases=_unit_scale_cases,
         diagnoses=(
             Diagnosis(
-                "that is the standard deviation sqrt(d_k) / T; the mean of |s| is smaller by sqrt(2/pi) ~ 0.8",
-                variant=lambda d_k, T: np.sqrt(d_k) / np.asarray(T, dtype=np.float64),
+                "your scale does not change with mu: what does a mean add to the variance of a product?",
+                name="mean ignored",
+                hint="Var(q_i k_i) = E[q_i^2] E[k_i^2] - E[q_i]^2 E[k_i]^2",
+                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean ignored"),
             ),
             Diagnosis(
-                "you used the variance d_k where the standard deviation sqrt(d_k) belongs",
-                variant=lambda d_k, T: np.sqrt(2 / np.pi) * d_k / np.asarray(T, dtype=np.float64),
+                "your scale makes the mean square of one product 1/d_k, not its variance: "
+                "a product of entries with a mean has a mean of its own",
+                name="second moment taken as the variance",
+                hint="subtract (E[q_i k_i])^2 = mu^4",
+                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "second moments"),
             ),
             Diagnosis(
-                "dividing the score by T divides its standard deviation by T (not by sqrt(T))",
-                variant=lambda d_k, T: np.sqrt(2 / np.pi) * np.sqrt(d_k / np.asarray(T, dtype=np.float64)),
+                "your scale counts the mean of only one of the two factors",
+                name="one factor's mean",
+                hint="E[q_i^2] and E[k_i^2] are both 1 + mu^2",
+                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "one mean"),
+            ),
+            Diagnosis(
+                "your scale makes the mean square of the whole score 1, not its variance",
+                name="mean square of the score",
+                hint="the variance leaves out the square of the score's mean",
+                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean square"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 3.6 scale after softmax (diagnose)
+# ----------------------------------------------------------------------------- 3.6 rows that do not sum to 1 (diagnose)
 def _late_scale_cases():
     rng = np.random.default_rng(306)
     n = rng.normal
@@ -386,17 +427,17 @@ def _scaled_after(q, k, v):
 
 register(
     Exercise(
-        id="ch03.fix_late_scaling",
+        id="ch03.weights_not_normalised",
+        former_ids=("ch03.fix_late_scaling",),
         number="3.6",
-        title="a scale in the wrong place",
+        title="weights whose rows do not sum to 1",
         points=2,
         function="attention_scaled_late",
         hint="the scaling belongs inside the softmax: divide the scores, not the weights",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "
-        "Symptom: at $E = 16$ the rows of `weights` sum to 0.25, and the weights are as peaked as "
-        "with no scaling at all. Find the bug and fix it.",
+        "Symptom: at $E = 16$ the rows of `weights` sum to 0.25. Find the bug and fix it.",
         solution='''
             def attention_scaled_late(q, k, v):
                 """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""

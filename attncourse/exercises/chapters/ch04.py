@@ -205,70 +205,105 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 4.3 permutation
-def _unpermute_cases():
-    rng = np.random.default_rng(403)
+# ----------------------------------------------------------------------------- 4.3 which shuffle was it
+def _attend(x, W_q, W_k, W_v, dtype=np.float64):
+    x, W_q, W_k, W_v = (np.asarray(a, dtype=dtype) for a in (x, W_q, W_k, W_v))
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    return softmax(q @ k.T / np.sqrt(q.shape[-1])) @ v  # (L, d_v)
+
+
+def _shuffled_run(seed, L, d_model, d_v, perm, dtype=np.float32, spread=1.0):
+    """(out, out_permuted): out from the tokens in order (float64), out_permuted from the layer run
+    again on the shuffled tokens in ``dtype``, so its rows equal out's only up to rounding."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(L, d_model)) * spread
+    W = [rng.normal(size=(d_model, n)) / np.sqrt(d_model) for n in (4, 4, d_v)]
+    return _attend(x, *W), _attend(x[np.asarray(perm)], *W, dtype=dtype)
+
+
+def _recover_cases():
+    out2 = np.array([[1.0, 0.0], [3.0, 0.5], [0.2, -2.0], [-1.0, 1.0]])
     return grouped(
-        "tokens",
-        Case("L=3, a cycle", out_permuted=rng.normal(size=(3, 2)), perm=np.array([1, 2, 0])),
-        Case("L=5", out_permuted=rng.normal(size=(5, 3)), perm=np.array([3, 0, 4, 1, 2])),
+        "the same run twice",
+        Case("L=4, d=2, a 3-cycle and a fixed point", out=out2, out_permuted=out2[[1, 2, 0, 3]]),
     ) + grouped(
-        "batch dimensions",
-        Case("a batch (2, 4, 4)", out_permuted=rng.normal(size=(2, 4, 4)), perm=np.array([2, 0, 3, 1])),
+        "the layer run again on the shuffled tokens",
         Case(
-            "batch and heads (3, 2, 3, 3)",
-            out_permuted=rng.normal(size=(3, 2, 3, 3)),
-            perm=np.array([1, 2, 0]),
+            "L=6, d_v=3, out_permuted computed in float32",
+            **dict(zip(("out", "out_permuted"), _shuffled_run(403, 6, 8, 3, [3, 0, 4, 5, 1, 2]))),
+        ),
+        Case(
+            "L=5, d_v=2, rows of very different lengths",
+            out=np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]]),
+            out_permuted=(np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]])[[2, 0, 4, 1, 3]]
+                          * (1 + 1e-7)).astype(np.float32),
         ),
     )
 
 
+def _recover(out, out_permuted):
+    out, out_p = np.asarray(out, dtype=np.float64), np.asarray(out_permuted, dtype=np.float64)
+    d2 = ((out_p[:, None, :] - out[None, :, :]) ** 2).sum(-1)  # (L, L): row i of out_p against row j of out
+    return d2.argmin(axis=-1)
+
+
 register(
     Exercise(
-        id="ch04.unpermute",
+        id="ch04.recover_permutation",
+        former_ids=("ch04.unpermute",),
         number="4.3",
-        title="undo a permutation of the tokens",
-        points=1,
-        hint="undo a permutation with its inverse, np.argsort(perm)",
-        function="unpermute",
+        title="which shuffle was it?",
+        points=2,
+        hint="row i of out_permuted is one of out's rows: which one is nearest?",
+        function="recover_permutation",
         stub=STUB_LINE,
         needs=("import numpy as np", "from attncourse import softmax"),
-        description="Self-attention without positions is permutation-equivariant: "
-        "`attend(x[perm]) == attend(x)[perm]`. Given `out_permuted = attend(x)[perm]` (tokens on axis "
-        "-2) and `perm`, return `attend(x)`: the rows back in their original order.",
+        description="A self-attention layer without positions ran twice: once on a sentence, giving "
+        "`out (L, d)`, and once on the same tokens shuffled by a permutation you were not told, giving "
+        "`out_permuted (L, d)` (the second run may have used float32, so its rows match only up to "
+        "rounding; no two rows of `out` are that close). Find the shuffle: return `perm`, an integer "
+        "array `(L,)` such that the second run's tokens were `x[perm]`.",
         solution='''
-            def unpermute(out_permuted, perm):
-                """Undo out_permuted = out[..., perm, :]: return out (tokens on axis -2)."""
+            def recover_permutation(out, out_permuted):
+                """perm (L,) with out_permuted ~ out[perm]: the shuffle that equivariance reveals."""
                 ### BEGIN SOLUTION
-                inverse = np.argsort(perm)  # row j of out went to position inverse[j]
-                return out_permuted[..., inverse, :]  # (..., L, d): rows back in the original order
+                out = np.asarray(out, dtype=np.float64)
+                out_p = np.asarray(out_permuted, dtype=np.float64)
+                # equivariance: attend(x[perm]) = attend(x)[perm], so row i of out_p is row perm[i] of out
+                dist = ((out_p[:, None, :] - out[None, :, :]) ** 2).sum(axis=-1)  # (L, L) squared distances
+                return dist.argmin(axis=-1)  # for each row of out_p, the nearest row of out
                 ### END SOLUTION
         ''',
-        reference=lambda out_permuted, perm: out_permuted[..., np.argsort(perm), :],
-        public_cases=_unpermute_cases,
+        reference=_recover,
+        public_cases=_recover_cases,
         diagnoses=(
             Diagnosis(
-                "you applied the permutation again; undo it with its inverse, np.argsort(perm)",
-                variant=lambda out_permuted, perm: out_permuted[..., perm, :],
+                "your permutation undoes the shuffle instead of describing it: out[perm] must give out_permuted",
+                name="the inverse permutation",
+                hint="row i of out_permuted is row perm[i] of out",
+                variant=lambda out, out_p: (
+                    None
+                    if np.array_equal(np.argsort(_recover(out, out_p)), _recover(out, out_p))
+                    else np.argsort(_recover(out, out_p))
+                ),
             ),
             Diagnosis(
-                "the rows are still in the permuted order: nothing was undone",
-                name="returned unchanged",
-                hint="index the rows with the inverse permutation, np.argsort(perm)",
-                variant=lambda out_permuted, perm: (
-                    None if np.array_equal(perm, np.arange(len(perm))) else out_permuted
-                ),
+                "your match picks, for a row of out_permuted, the row of out with the largest dot product: "
+                "a long row wins over the row that is equal",
+                name="matched by dot product",
+                hint="two rows are the same when their difference is small, not when their product is large",
+                variant=lambda out, out_p: (np.asarray(out_p, dtype=np.float64) @ np.asarray(out, dtype=np.float64).T).argmax(-1),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 4.4 where attention overtakes the projections (derive)
-def _crossover(d_model, E, Ev, av=True, ev=True):
+# ----------------------------------------------------------------------------- 4.4 causal crossover (derive)
+def _causal_crossover(d_model, E, Ev, pairs="causal"):
     d_model, E, Ev = (np.asarray(a, dtype=np.float64) for a in (d_model, E, Ev))
-    Ev_proj, Ev_attn = (Ev, Ev) if ev else (E, E)
-    return d_model * (2 * E + Ev_proj) / (E + (Ev_attn if av else 0))
+    base = d_model * (2 * E + Ev) / (E + Ev)  # every pair: L^2 (E + Ev) = L d_model (2E + Ev)
+    return {"causal": 2 * base - 1, "all": base, "half": 2 * base, "no diagonal": 2 * base + 1}[pairs]
 
 
 def _crossover_cases():
@@ -282,90 +317,104 @@ def _crossover_cases():
 
 register(
     Exercise(
-        id="ch04.attention_overtakes_projections",
+        id="ch04.causal_crossover_length",
         number="4.4",
-        title="the length at which attention costs more than the projections",
+        title="when causal attention costs more than its projections",
         points=1,
-        function="attention_overtakes_projections",
+        function="causal_crossover_length",
         stub=STUB_LINE,
         kind="derive",
-        hint="set the projections' multiply-adds equal to those of Q K^T and A V, and solve for L",
-        description="The chapter counts the multiply-adds of one self-attention layer (one head, one "
-        "sequence): the three projections grow like $L$, the scores and the output like $L^2$. At "
-        "which length $L$ do the scores and the output together cost exactly as many multiply-adds "
+        hint="count the (query, key) pairs a causal mask keeps for L tokens; each costs E for its score and Ev for its share of the output",
+        description="A causal self-attention layer (one head, one sequence) is written so that it "
+        "computes only the scores the causal mask keeps (query $i$ with keys $j \\le i$) and only "
+        "those weights' products with the values. Count multiply-adds as the chapter does (a "
+        "product of an $(a, b)$ by a $(b, c)$ matrix costs $abc$; the softmax is free). At which "
+        "length $L$ do the kept scores and the output together cost exactly as many multiply-adds "
         "as the three projections? Return it (a float, not rounded) as a closed form in `d_model`, "
         "`E` (the width of queries and keys) and `Ev` (the width of the values); `Ev` may be an "
         "array. Use arithmetic and `numpy` only.",
         solution='''
-            def attention_overtakes_projections(d_model, E, Ev):
-                """The L at which L^2 (E + Ev) equals L d_model (2E + Ev)."""
+            def causal_crossover_length(d_model, E, Ev):
+                """The length L at which causal attention's kept scores and output cost as much as the projections."""
                 ### BEGIN SOLUTION
-                # projections: L d_model (2E + Ev); Q K^T: L^2 E; A V: L^2 Ev
-                return d_model * (2 * E + Ev) / (E + Ev)
+                # projections: L d_model (2E + Ev); kept pairs: L (L + 1) / 2, each E + Ev multiply-adds
+                # L (L + 1) / 2 (E + Ev) = L d_model (2E + Ev)  =>  L = 2 d_model (2E + Ev) / (E + Ev) - 1
+                return 2 * d_model * (2 * E + Ev) / (E + Ev) - 1
                 ### END SOLUTION
         ''',
-        reference=_crossover,
+        reference=_causal_crossover,
         public_cases=_crossover_cases,
         diagnoses=(
             Diagnosis(
-                "you counted Q K^T but not the product of the weights with V: it costs L^2 Ev",
-                name="A V left out",
-                hint="the attention part is L^2 E for the scores plus L^2 Ev for the output",
-                variant=lambda d_model, E, Ev: _crossover(d_model, E, Ev, av=False),
+                "your length is the one for attention that scores every key, not only those the mask keeps",
+                name="every pair counted",
+                hint="query i keeps i + 1 keys",
+                variant=lambda d_model, E, Ev: _causal_crossover(d_model, E, Ev, "all"),
             ),
             Diagnosis(
-                "your answer is right only when Ev = E: the value projection is (d_model, Ev) and A V "
-                "costs L^2 Ev",
-                name="Ev taken as E",
-                hint="W_V costs L d_model Ev, A V costs L^2 Ev",
-                variant=lambda d_model, E, Ev: (
-                    None if np.all(np.asarray(Ev) == E) else _crossover(d_model, E, Ev, ev=False)
-                ),
+                "your count of kept pairs is exactly half of all pairs: which pairs does half leave out?",
+                name="half the pairs",
+                hint="the diagonal (each query with its own key) is kept",
+                variant=lambda d_model, E, Ev: _causal_crossover(d_model, E, Ev, "half"),
             ),
             Diagnosis(
-                "the projections' cost grows with L too: you compared L^2 (E + Ev) with "
-                "d_model (2E + Ev), without its factor L",
-                name="square root",
-                hint="L^2 (E + Ev) = L d_model (2E + Ev): divide both sides by L",
-                variant=lambda d_model, E, Ev: np.sqrt(_crossover(d_model, E, Ev)),
+                "your count of kept pairs leaves out each query's own key",
+                name="diagonal left out",
+                hint="j <= i keeps j = i",
+                variant=lambda d_model, E, Ev: _causal_crossover(d_model, E, Ev, "no diagonal"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 4.5 parameters (predict)
+# ----------------------------------------------------------------------------- 4.5 cross-source parameters (predict)
+def _cross_parameters(kv_width=768, d_v=80, biases=True, w_o=True):
+    sizes = [(512, 64), (kv_width, 64), (kv_width, d_v)] + ([(d_v, 512)] if w_o else [])
+    return np.array(sum(a * b + (b if biases else 0) for a, b in sizes))
+
+
 register(
     Exercise(
-        id="ch04.predict_projection_parameters",
+        id="ch04.predict_cross_projection_parameters",
         number="4.5",
-        title="predict the projections' size",
+        title="predict the size of attention between two sequences",
         points=1,
-        function="predict_projection_parameters",
+        function="predict_cross_projection_parameters",
         stub=STUB_LINE,
-        hint="what shape does each of W_Q, W_K and W_V have, and how many numbers does that hold?",
+        hint="write down the shape of each of the four weight matrices and of its bias",
         kind="predict",
-        description="Before running anything: a self-attention layer with $d_{model} = 512$ projects to "
-        "$d_k = d_v = 64$ with three weight matrices $W_Q, W_K, W_V$ and no biases. How many numbers "
-        "do the three hold together? Return the count (exact).",
+        description="Before running anything: a layer attends from a decoder's tokens (width 512) to an "
+        "encoder's states (width 768). Queries are projected from the decoder's tokens to $d_k = 64$, "
+        "keys and values from the encoder's states to $d_k = 64$ and $d_v = 80$, and an output "
+        "projection maps each output back to width 512; all four projections have biases. How many "
+        "parameters does the layer hold? Return the count (exact).",
         solution='''
-            def predict_projection_parameters():
-                """Entries of W_Q, W_K, W_V (d_model=512 -> d_k=d_v=64, no biases)."""
+            def predict_cross_projection_parameters():
+                """Parameters of W_q (512 -> 64), W_k (768 -> 64), W_v (768 -> 80), W_o (80 -> 512), with biases."""
                 ### BEGIN SOLUTION
-                d_model, d_k, d_v = 512, 64, 64
-                return d_model * d_k + d_model * d_k + d_model * d_v  # three (d_model, 64) matrices
+                w_q = 512 * 64 + 64  # from the decoder's width
+                w_k = 768 * 64 + 64  # keys and values come from the encoder's width
+                w_v = 768 * 80 + 80
+                w_o = 80 * 512 + 512  # back from d_v to the decoder's width
+                return w_q + w_k + w_v + w_o
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(3 * 512 * 64),
-        public_cases=lambda: grouped("the count", Case("d_model=512, d_k=d_v=64")),
+        reference=_cross_parameters,
+        public_cases=lambda: grouped("the count", Case("decoder 512, encoder 768, d_k=64, d_v=80, biases")),
         diagnoses=(
             Diagnosis(
-                "that is one matrix; there are three, W_Q, W_K and W_V", variant=lambda: np.array(512 * 64)
+                "your count projects the keys and values from the decoder's width",
+                name="keys and values from the decoder",
+                hint="keys and values are made from the encoder's states",
+                variant=lambda: _cross_parameters(kv_width=512),
             ),
-            Diagnosis(
-                "each matrix maps d_model=512 to 64, so it is (512, 64), not (512, 512)",
-                variant=lambda: np.array(3 * 512 * 512),
-            ),
+            Diagnosis("your count leaves out the biases", name="no biases",
+                      hint="a bias has one number per output", variant=lambda: _cross_parameters(biases=False)),
+            Diagnosis("your count leaves out the output projection", name="no output projection",
+                      hint="four projections: W_q, W_k, W_v and W_o", variant=lambda: _cross_parameters(w_o=False)),
+            Diagnosis("your count gives the values the keys' width", name="d_v taken as d_k",
+                      hint="the values are projected to d_v = 80", variant=lambda: _cross_parameters(d_v=64)),
         ),
     )
 )
@@ -430,7 +479,8 @@ def _right_weights_wrong_mix(outputs, x, W_q, W_k, W_v):
 
 register(
     Exercise(
-        id="ch04.fix_output_mix",
+        id="ch04.self_attention_out",
+        former_ids=("ch04.fix_output_mix",),
         number="4.6",
         title="outputs that are not averages of the values",
         points=2,
