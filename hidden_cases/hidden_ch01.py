@@ -39,11 +39,16 @@ def temperature_softmax():
             Case(
                 "float32 logits (2, 2, 3), temperatures (2, 2) with two zeros, a three-way tie",
                 logits=np.array(
-                    [[[1.0, 1.0, 1.0], [0.2, -0.3, 0.9]], [[2.0, 5.0, -1.0], [-4.0, -4.0, -5.0]]], dtype=np.float32
+                    [[[1.0, 1.0, 1.0], [0.2, -0.3, 0.9]], [[2.0, 5.0, -1.0], [-4.0, -4.0, -5.0]]],
+                    dtype=np.float32,
                 ),
                 temperature=np.array([[0.0, 0.5], [2.0, 0.0]], dtype=np.float32),
             ),
-            Case("one row, temperature 0 given as a plain number", logits=np.array([0.1, 0.3, 0.2]), temperature=0.0),
+            Case(
+                "one row, temperature 0 given as a plain number",
+                logits=np.array([0.1, 0.3, 0.2]),
+                temperature=0.0,
+            ),
         ],
         "extreme temperatures",
         "one temperature",

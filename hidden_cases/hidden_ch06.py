@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncourse.exercises import Case, grouped
+from attncourse.exercises import Case
 
 
 def _kinds(cases, *groups):

@@ -49,7 +49,11 @@ def key_block_grads():
         grads_case("batch (2, 2), L=3, S=6, keys 0..2", rng, (2, 2), 3, 6, 2, 3, 0, 3),
         grads_case("float32, 2 heads, L=4, S=8, keys 3..6", rng, (2,), 4, 8, 3, 2, 3, 7, np.float32),
     ]
-    return grouped("key blocks", *cases[0:3]) + grouped("batch dims", *cases[3:4]) + grouped("dtype", *cases[4:5])
+    return (
+        grouped("key blocks", *cases[0:3])
+        + grouped("batch dims", *cases[3:4])
+        + grouped("dtype", *cases[4:5])
+    )
 
 
 def static_cache_step():
@@ -83,9 +87,27 @@ def online_attention():
                 4,
             ),
             _far_case("L=1, S=3, blocks of 5 (one block)", rng, (1, 3), 2, [-1000.0], 5),
-            _far_case("L=2, S=5, blocks of 2: rows at -15000 and -30000", rng, (2, 5), 2, [-15000.0, -30000.0], 2),
-            wide_case("L=3, S=5, blocks of 2: row 0 has one key 900 above, rows 1-2 at -1000", rng, 3, 5, 3, 2, 900.0),
-            wide_case("L=2, S=4, blocks of 4 (one block): row 0 has one key 2000 above, row 1 at -1000", rng, 2, 4, 2, 4, 2000.0),
+            _far_case(
+                "L=2, S=5, blocks of 2: rows at -15000 and -30000", rng, (2, 5), 2, [-15000.0, -30000.0], 2
+            ),
+            wide_case(
+                "L=3, S=5, blocks of 2: row 0 has one key 900 above, rows 1-2 at -1000",
+                rng,
+                3,
+                5,
+                3,
+                2,
+                900.0,
+            ),
+            wide_case(
+                "L=2, S=4, blocks of 4 (one block): row 0 has one key 2000 above, row 1 at -1000",
+                rng,
+                2,
+                4,
+                2,
+                4,
+                2000.0,
+            ),
         )
         + grouped(
             "batch dims",

@@ -100,7 +100,9 @@ def pool_real_patches():
         pool_case("no registers", rng, [(3, 4), (4, 1)], 4, 4, 2, 0, 3),
         pool_case("one patch per image, 5 registers", rng, [(2, 2), (1, 1)], 2, 2, 2, 5, 2),
         pool_case("P=1, 2 registers", rng, [(2, 3), (3, 1), (1, 1)], 3, 3, 1, 2, 2),
-        pool_case("float32, 8 x 12 canvas, P=4, 4 registers", rng, [(8, 9), (3, 12)], 8, 12, 4, 4, 3, np.float32),
+        pool_case(
+            "float32, 8 x 12 canvas, P=4, 4 registers", rng, [(8, 9), (3, 12)], 8, 12, 4, 4, 3, np.float32
+        ),
     ]
     return grouped("padded batch", *cases[0:3]) + grouped("dtype", *cases[3:4])
 

@@ -60,7 +60,9 @@ def ring_buffer_decode():
     n = rng.normal
     cases = [
         Case("window 2, T=5", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(2, 1, size=(5, 2)), window=2),
-        Case("window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4),
+        Case(
+            "window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4
+        ),
         Case(
             "batch and heads, window 3",
             q=n(size=(2, 2, 6, 4)),
@@ -76,7 +78,9 @@ def ring_buffer_decode():
             window=4,
         ),
     ]
-    return grouped("decoding", *cases[0:2]) + grouped("batch dims", *cases[2:3]) + grouped("dtype", *cases[3:4])
+    return (
+        grouped("decoding", *cases[0:2]) + grouped("batch dims", *cases[2:3]) + grouped("dtype", *cases[3:4])
+    )
 
 
 def paged_decode():

@@ -34,7 +34,9 @@ def masked_cross_attention():
             "shape", case("S=1 source token, L=3", 2, 3, 1, 4, 2, 2), case("L=1, S=6, E=5", 1, 1, 6, 3, 5, 2)
         )
         + grouped("source padding", case("lengths 2, 6 and 1, L=5, S=6", 3, 5, 6, 4, 3, 3, lengths=[2, 6, 1]))
-        + grouped("all-padding source", case("lengths 4, 0 and 0, L=3, S=4", 3, 3, 4, 3, 2, 2, lengths=[4, 0, 0]))
+        + grouped(
+            "all-padding source", case("lengths 4, 0 and 0, L=3, S=4", 3, 3, 4, 3, 2, 2, lengths=[4, 0, 0])
+        )
         + grouped(
             "dtype", case("float32, lengths 1 and 4", 2, 3, 4, 3, 2, 2, lengths=[1, 4], dtype=np.float32)
         )
@@ -113,7 +115,10 @@ def decoder_block():
             case("L=6, S=1, d=4, 4 heads (width 1)", 1, 6, 1, 4, 4, 4, lengths=[1]),
         )
         + grouped("source padding", case("lengths 1 and 5, L=3, 2 heads", 2, 3, 5, 6, 2, 10, lengths=[1, 5]))
-        + grouped("dtype", case("float32, lengths 2 and 4, 4 heads", 2, 4, 4, 8, 4, 8, lengths=[2, 4], dtype=np.float32))
+        + grouped(
+            "dtype",
+            case("float32, lengths 2 and 4, 4 heads", 2, 4, 4, 8, 4, 8, lengths=[2, 4], dtype=np.float32),
+        )
     )
 
 
@@ -124,10 +129,18 @@ def decoder_step():
         return Case(name, **step_inputs(rng, *shape, lengths, dtype)[0])
 
     return (
-        grouped("decoding step", case("B=3, 7 cached, S=5, d=6, 2 heads", 3, 7, 5, 6, 2, 12, lengths=[5, 5, 5]))
-        + grouped("source padding", case("lengths 1, 4 and 2, 1 cached, 4 heads", 3, 1, 4, 8, 4, 8, lengths=[1, 4, 2]))
+        grouped(
+            "decoding step", case("B=3, 7 cached, S=5, d=6, 2 heads", 3, 7, 5, 6, 2, 12, lengths=[5, 5, 5])
+        )
+        + grouped(
+            "source padding",
+            case("lengths 1, 4 and 2, 1 cached, 4 heads", 3, 1, 4, 8, 4, 8, lengths=[1, 4, 2]),
+        )
         + grouped("first step", case("an empty cache, B=1, S=2, d=8, 1 head", 1, 0, 2, 8, 1, 8, lengths=[1]))
-        + grouped("dtype", case("float32, 6 cached, S=2, d=4, 2 heads", 2, 6, 2, 4, 2, 8, lengths=[2, 1], dtype=np.float32))
+        + grouped(
+            "dtype",
+            case("float32, 6 cached, S=2, d=4, 2 heads", 2, 6, 2, 4, 2, 8, lengths=[2, 1], dtype=np.float32),
+        )
     )
 
 

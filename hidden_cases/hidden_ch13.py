@@ -74,7 +74,11 @@ def chunked_delta_rule():
         )
 
     return (
-        grouped("chunks", case("L=10, chunks of 4, E=2, Ev=3", (10, 2), 3, 4), case("L=9, chunks of 3", (9, 3), 1, 3))
+        grouped(
+            "chunks",
+            case("L=10, chunks of 4, E=2, Ev=3", (10, 2), 3, 4),
+            case("L=9, chunks of 3", (9, 3), 1, 3),
+        )
         + grouped("chunk sizes at the ends", case("L=6, one chunk of 6", (6, 2), 2, 6))
         + grouped("batch dims", case("batch (2, 2), L=5, chunks of 2", (2, 2, 5, 3), 2, 2))
         + grouped("dtype", case("float32, L=7, chunks of 5", (7, 4), 3, 5, dtype=np.float32))

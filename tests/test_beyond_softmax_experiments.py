@@ -237,7 +237,9 @@ def test_the_recall_prose_quotes_the_saved_results():
     prose = _prose("ch13-recall-after")
     soft = _acc(list(r["softmax"].values()))  # (sizes, seeds, pairs)
     lowest_mean, lowest_seed = soft.mean(1).min(), soft.min()
-    assert f"the lowest mean over seeds is {lowest_mean:.4f}, the lowest single seed {lowest_seed:.4f}" in prose
+    assert (
+        f"the lowest mean over seeds is {lowest_mean:.4f}, the lowest single seed {lowest_seed:.4f}" in prose
+    )
     assert f"lowest mean over seeds {lowest_mean:.4f}, lowest single seed {lowest_seed:.4f}" in _printed(
         "ch13-recall-table"
     )
@@ -281,7 +283,11 @@ def test_the_repeat_prose_quotes_the_saved_means():
     assert rep["scored"].startswith("t >= repeat_from")  # chapter 8's positions, not det[:, 1:]
     acc = {name: _acc(runs) for name, runs in rep["accuracy"].items()}
     prose = _prose("ch13-hybrid-repeat-after")
-    labels = {"all softmax": "all softmax", "all DeltaNet": "all DeltaNet", "3 DeltaNet + 1 softmax": "the hybrid"}
+    labels = {
+        "all softmax": "all softmax",
+        "all DeltaNet": "all DeltaNet",
+        "3 DeltaNet + 1 softmax": "the hybrid",
+    }
     for name, label in labels.items():
         assert f"{acc[name].mean():.3f} {label}" in prose, name
     softmax_stacks = np.concatenate([acc["all softmax"], acc["3 DeltaNet + 1 softmax"]])

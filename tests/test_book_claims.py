@@ -302,7 +302,9 @@ def test_chapter_0_sweep_panel_names_the_parameter_counts_it_compares():
     source = "".join(next(c for c in _cells(CH00) if c.get("id") == "why-15d")["source"])
     assert "Same parameters" not in source  # the three decoders differ in size
     printed = _printed(CH00, 'sweep = saved_results("seq2seq_lengths.json")')
-    counts = [int(c.replace(",", "")) for c in re.findall(r"(?:state|attention) (\d{1,3}(?:,\d{3})*)", printed)]
+    counts = [
+        int(c.replace(",", "")) for c in re.findall(r"(?:state|attention) (\d{1,3}(?:,\d{3})*)", printed)
+    ]
     assert len(counts) == 3 and len(set(counts)) == 3, printed
     assert 'f"Same training, {min(n_parameters):,} to {max(n_parameters):,} parameters"' in source
     # the shift's explanation is offered as a hypothesis, since no run here tests it
@@ -316,9 +318,7 @@ CH03 = "03_scaling.ipynb"
 
 def test_chapter_3_scaled_rows_are_below_log_s_and_their_drift_is_the_shared_q():
     text = _printed(CH03, "same_length = []")
-    rows = re.findall(
-        r"^ *(\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", text, re.MULTILINE
-    )
+    rows = re.findall(r"^ *(\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", text, re.MULTILINE)
     assert len(rows) == 11, text
     d_k = [int(r[0]) for r in rows]
     scaled_max = [float(r[2]) for r in rows]
@@ -438,9 +438,14 @@ def test_chapter_12_ablation_sentence_reads_the_table():
     # "hurts more than removing 4 at random on every seed (... against ...), but on the first seed by only 0.03"
     assert all(t < r for t, r in zip(top, random_))
     assert "on every seed" in prose
-    assert f"({top[0]:.3f}, {top[1]:.3f} and {top[2]:.3f} against {random_[0]:.3f}, {random_[1]:.3f} and" in prose
+    assert (
+        f"({top[0]:.3f}, {top[1]:.3f} and {top[2]:.3f} against {random_[0]:.3f}, {random_[1]:.3f} and"
+        in prose
+    )
     assert f"by only {random_[0] - top[0]:.2f}" in prose
     assert f"({np.mean(bottom):.3f} against {np.mean(random_):.3f}, the means)" in prose
     rollout = rows["top 4 by cross-attention x rollout removed"]
-    others = [v for name, vals in rows.items() if "rollout" not in name and "shuffled" not in name for v in vals]
+    others = [
+        v for name, vals in rows.items() if "rollout" not in name and "shuffled" not in name for v in vals
+    ]
     assert max(rollout) < min(others)  # "costs far more than any other removal here, on every seed"

@@ -37,7 +37,12 @@ def test_the_chunked_delta_rule_is_the_packages_for_every_chunk_size():
     from attncourse.exercises.chapters._ch13_chunked import chunked_delta
 
     rng = np.random.default_rng(9)
-    q, k, v, beta = rng.normal(size=(2, 9, 3)), rng.normal(size=(2, 9, 3)), rng.normal(size=(2, 9, 2)), rng.random((2, 9))
+    q, k, v, beta = (
+        rng.normal(size=(2, 9, 3)),
+        rng.normal(size=(2, 9, 3)),
+        rng.normal(size=(2, 9, 2)),
+        rng.random((2, 9)),
+    )
     k = k / np.linalg.norm(k, axis=-1, keepdims=True)
     want = delta_rule(q, k, v, beta)[0]
     for C in (1, 2, 4, 9, 20):
@@ -45,7 +50,11 @@ def test_the_chunked_delta_rule_is_the_packages_for_every_chunk_size():
 
 
 def test_13_1_in_megabytes_is_told_apart_and_named():
-    result = check("ch13.predict_hybrid_mib", lambda: (8 * 2 * 4 * 128 * 2 * 4096 + 24 * 16 * 128 * 128 * 2) / 1e6, show=False)
+    result = check(
+        "ch13.predict_hybrid_mib",
+        lambda: (8 * 2 * 4 * 128 * 2 * 4096 + 24 * 16 * 128 * 128 * 2) / 1e6,
+        show=False,
+    )
     assert result.earned == 0
     assert "megabytes" in result.text()
 

@@ -141,9 +141,9 @@ def test_a_chapter_without_exercises_gets_its_section_after_the_heading(new_ch08
 
 def test_cells_of_an_exercise_that_is_not_registered_are_refused():
     nb = chapter("ch04")
-    nb["cells"][role_index(nb, "exercise", "ch04.recover_permutation")]["metadata"]["attncourse"]["exercise"] = (
-        "ch04.gone"
-    )
+    nb["cells"][role_index(nb, "exercise", "ch04.recover_permutation")]["metadata"]["attncourse"][
+        "exercise"
+    ] = "ch04.gone"
     with pytest.raises(NotebookProblem, match="not registered in ch04: ch04.gone"):
         sync_notebook(nb, "ch04")
 

@@ -64,7 +64,10 @@ def test_greedy_rows_are_told_apart_from_a_small_temperature_and_from_argmax():
 
     assert check("ch01.temperature_softmax", tiny, show=False).earned < 1
     greedy = "3 rows of 4, temperatures 0, 1, 0 (a near tie in the first row, a tie in the last)"
-    assert _by_case(check("ch01.temperature_softmax", argmax, show=False))[greedy].diagnosis == "ties broken by argmax"
+    assert (
+        _by_case(check("ch01.temperature_softmax", argmax, show=False))[greedy].diagnosis
+        == "ties broken by argmax"
+    )
 
 
 # ----------------------------------------------------------------------------- 1.6
@@ -103,7 +106,8 @@ def test_no_prompt_or_stub_holds_the_result(ex_id, given_away):
 
 
 @pytest.mark.parametrize(
-    "ex_id", ["ch00.additive_score_cost", "ch03.predict_self_score", "ch04.predict_cross_projection_parameters"]
+    "ex_id",
+    ["ch00.additive_score_cost", "ch03.predict_self_score", "ch04.predict_cross_projection_parameters"],
 )
 def test_a_named_mistake_of_a_prediction_gives_no_number(ex_id):
     for d in get(ex_id).diagnoses:

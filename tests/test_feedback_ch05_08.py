@@ -6,9 +6,6 @@ hidden ones included, and holds the message to what that answer did.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 from exercise_support import ROOT, load_hidden_cases
 

@@ -173,7 +173,9 @@ def test_a_prediction_is_graded_with_its_stated_tolerance():
     rtol = ex.tolerance[0]
     exact = [float(np.asarray(o).reshape(-1)[0]) for o in expected_outputs(ex, ex.public_cases()[0])]
     assert check(ex.id, lambda: tuple(x * (1 + rtol / 2) for x in exact), show=False).passed  # close enough
-    assert not check(ex.id, lambda: tuple(x * 10 for x in exact), show=False).passed  # a wrong order of magnitude
+    assert not check(
+        ex.id, lambda: tuple(x * 10 for x in exact), show=False
+    ).passed  # a wrong order of magnitude
     assert not check(ex.id, lambda: tuple(x * (1 + 3 * rtol) for x in exact), show=False).passed
 
 
@@ -280,7 +282,9 @@ def test_the_derived_closed_forms_hold():
         weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], scores, -np.inf))
         with np.errstate(divide="ignore", invalid="ignore"):
             entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
-        np.testing.assert_allclose(entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12)
+        np.testing.assert_allclose(
+            entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12
+        )
     # RoPE: the rotated dot product depends on the offset only
     q2, k2 = rng.normal(size=(2, 2))
     for m, n in ((0, 3), (5, 2), (11, 11)):
@@ -413,7 +417,9 @@ def test_9_6_a_finite_start_or_a_row_mean_earns_less_than_full_marks_everywhere(
     # where the answer fails, it is told what its own output shows: the named mistake, or the NaN
     failed = [r for r in run_cases(ex, fn, ex.public_cases()) if not r.passed]
     assert failed and all(r.diagnosis in ("", diagnosis) for r in failed)
-    assert all(r.diagnosis == diagnosis or "nan" in r.message.lower() or "inf" in r.message.lower() for r in failed)
+    assert all(
+        r.diagnosis == diagnosis or "nan" in r.message.lower() or "inf" in r.message.lower() for r in failed
+    )
 
 
 def test_9_6_the_fixed_loop_gets_full_marks():
@@ -426,7 +432,12 @@ def test_9_2_the_block_gradients_are_autograd_s():
     from attncourse.exercises.chapters.ch09 import _forward_state
 
     rng = np.random.default_rng(92)
-    q, k, v, dout = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 7, 4)), rng.normal(size=(2, 7, 2)), rng.normal(size=(2, 3, 2))
+    q, k, v, dout = (
+        rng.normal(size=(2, 3, 4)),
+        rng.normal(size=(2, 7, 4)),
+        rng.normal(size=(2, 7, 2)),
+        rng.normal(size=(2, 3, 2)),
+    )
     out, lse = _forward_state(q, k, v)
     tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
     (torch.softmax(tq @ tk.transpose(-1, -2) / 2.0, -1) @ tv).backward(torch.tensor(dout))
@@ -468,6 +479,8 @@ def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
     }
     for ex_id, words in causes.items():
         ex = get(ex_id)
-        stub_comments = " ".join(line.split("#", 1)[1] for line in (ex.stub or "").splitlines() if "#" in line)
+        stub_comments = " ".join(
+            line.split("#", 1)[1] for line in (ex.stub or "").splitlines() if "#" in line
+        )
         for text in (ex.id, ex.title, stub_comments, ex.description):
             assert not any(w in text.lower() for w in words), (ex_id, text)

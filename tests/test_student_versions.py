@@ -102,7 +102,9 @@ def test_the_leak_check_finds_a_solution_line():
     path = ROOT / "student" / "04_self_attention.ipynb"
     student = _read(path)
     cell = next(
-        c for c in student["cells"] if c["metadata"].get("attncourse", {}).get("exercise") == "ch04.recover_permutation"
+        c
+        for c in student["cells"]
+        if c["metadata"].get("attncourse", {}).get("exercise") == "ch04.recover_permutation"
     )
     cell["source"] = re.sub(
         r"raise NotImplementedError\(.*\)", "return dist.argmin(axis=-1)  # leaked", _source(cell)

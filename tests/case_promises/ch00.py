@@ -41,7 +41,11 @@ def additive_score_cost(c):
 
 def effective_keys(c):
     # x_query (L,), x_key (S,), width > 0
-    return _vector("x_query", c["x_query"]) + _vector("x_key", c["x_key"]) + _positive_number("width", c["width"])
+    return (
+        _vector("x_query", c["x_query"])
+        + _vector("x_key", c["x_key"])
+        + _positive_number("width", c["width"])
+    )
 
 
 def bilinear_attention(c):

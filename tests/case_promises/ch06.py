@@ -50,7 +50,11 @@ def _qkv(inputs, same_length):
     q, k, v = inputs["q"], inputs["k"], inputs["v"]
     out = []
     for name in ("q", "k", "v"):
-        out += r.dtype_in(name, inputs[name], FLOATS) + r.finite(name, inputs[name]) + r.ndim_in(name, inputs[name], (3,))
+        out += (
+            r.dtype_in(name, inputs[name], FLOATS)
+            + r.finite(name, inputs[name])
+            + r.ndim_in(name, inputs[name], (3,))
+        )
         out += r.dtype_in(name, inputs[name], (str(q.dtype),))
     if out:
         return out
@@ -99,7 +103,9 @@ def _decoder(inputs):
     for name in ("q", "k", "v"):
         out += r.dtype_in(name, inputs[name], FLOATS) + r.finite(name, inputs[name])
     if np.shape(q) != np.shape(k) or np.shape(v)[:-1] != np.shape(q)[:-1] or np.ndim(q) < 2:
-        out.append(f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (..., L, E), (..., L, E), (..., L, Ev)")
+        out.append(
+            f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (..., L, E), (..., L, E), (..., L, Ev)"
+        )
     return out
 
 

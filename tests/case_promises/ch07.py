@@ -62,7 +62,9 @@ def _alibi_attention(inputs):
         out += _float_array(name, inputs[name]) + r.ndim_in(name, inputs[name], (4,))
         out += r.dtype_in(name, inputs[name], (str(q.dtype),))
     if not out and (np.shape(q) != np.shape(k) or np.shape(v)[:3] != np.shape(q)[:3]):
-        out.append(f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (B, H, L, d), (B, H, L, d), (B, H, L, Ev)")
+        out.append(
+            f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (B, H, L, d), (B, H, L, d), (B, H, L, Ev)"
+        )
     return out
 
 

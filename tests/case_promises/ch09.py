@@ -26,7 +26,9 @@ def merge_partials(inputs):
         if np.any(np.isnan(m)) or np.any(m == np.inf):
             problems.append(f"m{half} holds NaN or +inf; only -inf (an empty half) is allowed")
         if m.shape != l.shape or acc.shape[:-1] != m.shape:
-            problems.append(f"half {half}: m {m.shape}, l {l.shape}, acc {acc.shape} are not (..., L), (..., L), (..., L, Ev)")
+            problems.append(
+                f"half {half}: m {m.shape}, l {l.shape}, acc {acc.shape} are not (..., L), (..., L), (..., L, Ev)"
+            )
             continue
         empty = m == -np.inf
         if np.any(l[empty] != 0) or np.any(acc[empty] != 0):
@@ -64,9 +66,13 @@ def key_block_grads(inputs):
 
 
 def static_cache_step(inputs):
-    q, kn, vn, kc, vc, lengths = (inputs[n] for n in ("q_new", "k_new", "v_new", "k_cache", "v_cache", "lengths"))
+    q, kn, vn, kc, vc, lengths = (
+        inputs[n] for n in ("q_new", "k_new", "v_new", "k_cache", "v_cache", "lengths")
+    )
     problems = _floats(q_new=q, k_new=kn, v_new=vn, k_cache=kc, v_cache=vc) + integer("lengths", lengths)
-    problems += ndim_in("lengths", lengths, (1,)) + ndim_in("k_cache", kc, (3,)) + ndim_in("v_cache", vc, (3,))
+    problems += (
+        ndim_in("lengths", lengths, (1,)) + ndim_in("k_cache", kc, (3,)) + ndim_in("v_cache", vc, (3,))
+    )
     if problems:
         return problems
     B, T, E = _array(kc).shape
@@ -106,7 +112,9 @@ def causal_tiled_attention(inputs):
         return problems
     q, k, v = _array(q), _array(k), _array(v)
     if q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
-        problems.append(f"q {q.shape}, k {k.shape}, v {v.shape} are not (..., L, E), (..., L, E), (..., L, Ev)")
+        problems.append(
+            f"q {q.shape}, k {k.shape}, v {v.shape} are not (..., L, E), (..., L, E), (..., L, Ev)"
+        )
     return problems
 
 

@@ -42,7 +42,9 @@ def resize_positions(inputs):
 def favoured_patch_size(inputs):
     ps, acc, ms, margin = (inputs[k] for k in ("patch_size", "accuracy", "forward_ms", "margin"))
     problems = integer("patch_size", ps) + finite("accuracy", acc) + finite("forward_ms", ms)
-    problems += ndim_in("patch_size", ps, (1,)) + ndim_in("accuracy", acc, (1,)) + ndim_in("forward_ms", ms, (1,))
+    problems += (
+        ndim_in("patch_size", ps, (1,)) + ndim_in("accuracy", acc, (1,)) + ndim_in("forward_ms", ms, (1,))
+    )
     if problems:
         return problems
     if not (_array(ps).shape == _array(acc).shape == _array(ms).shape):
@@ -79,7 +81,9 @@ def padded_patch_mask(inputs):
 def pool_real_patches(inputs):
     tokens, sizes, H, W, P, R = (inputs[k] for k in ("tokens", "sizes", "H", "W", "P", "n_registers"))
     problems = _sizes_fit(sizes, H, W, P) + integer("n_registers", R)
-    problems += dtype_in("tokens", tokens, FLOATS) + finite("tokens", tokens) + ndim_in("tokens", tokens, (3,))
+    problems += (
+        dtype_in("tokens", tokens, FLOATS) + finite("tokens", tokens) + ndim_in("tokens", tokens, (3,))
+    )
     if problems:
         return problems
     t = _array(tokens)

@@ -79,7 +79,9 @@ def ring_buffer_decode(inputs):
 
 def paged_decode(inputs):
     q, kp, vp, table, length = (inputs[n] for n in ("q", "k_pool", "v_pool", "block_table", "length"))
-    problems = _positive_int("length", length) + integer("block_table", table) + ndim_in("block_table", table, (1,))
+    problems = (
+        _positive_int("length", length) + integer("block_table", table) + ndim_in("block_table", table, (1,))
+    )
     for name, x in (("q", q), ("k_pool", kp), ("v_pool", vp)):
         problems += dtype_in(name, x, FLOATS) + finite(name, x)
     problems += ndim_in("q", q, (2,)) + ndim_in("k_pool", kp, (4,)) + ndim_in("v_pool", vp, (4,))

@@ -23,7 +23,9 @@ def _cross(c):
     for name in ("x", "memory", "W_q", "W_k", "W_v"):
         p += dtype_in(name, c[name], FLOATS) + finite(name, c[name])
     if c["src_padding"] is not None:
-        p += dtype_in("src_padding", c["src_padding"], ("bool",)) + shape_is("src_padding", c["src_padding"], (B, S))
+        p += dtype_in("src_padding", c["src_padding"], ("bool",)) + shape_is(
+            "src_padding", c["src_padding"], (B, S)
+        )
     return p
 
 
@@ -68,8 +70,15 @@ def _weights(c, d):
     if not p and (H < 1 or d % H):
         p.append("n_heads must divide d")
     d_ff = np.asarray(c["W1"]).shape[0]
-    shapes = {"attn_w": (2, 4, d, d), "attn_b": (2, 4, d), "W1": (d_ff, d), "b1": (d_ff,), "W2": (d, d_ff),
-              "b2": (d,), "norms": (3, 2, d)}
+    shapes = {
+        "attn_w": (2, 4, d, d),
+        "attn_b": (2, 4, d),
+        "W1": (d_ff, d),
+        "b1": (d_ff,),
+        "W2": (d, d_ff),
+        "b2": (d,),
+        "norms": (3, 2, d),
+    }
     for n, shape in shapes.items():
         p += shape_is(n, c[n], shape) + dtype_in(n, c[n], FLOATS) + finite(n, c[n])
     return p

@@ -46,8 +46,24 @@ def _attend(q, k, v, W_o, b_o, n_heads, mask):
     return _linear(out, W_o, b_o)
 
 
-def _block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms, *,
-           pre_norm=False, causal=True, padding=True, one_head=False):
+def _block(
+    x,
+    memory,
+    src_padding,
+    n_heads,
+    attn_w,
+    attn_b,
+    W1,
+    b1,
+    W2,
+    b2,
+    norms,
+    *,
+    pre_norm=False,
+    causal=True,
+    padding=True,
+    one_head=False,
+):
     """The decoder block in numpy, post-norm as torch's default; flags make the classic mistakes."""
     H = 1 if one_head else n_heads
     L, S = x.shape[1], memory.shape[1]
@@ -247,8 +263,27 @@ register(
 
 
 # ----------------------------------------------------------------------------- 12.8 one decoding step
-def step_reference(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads, attn_w, attn_b,
-                   W1, b1, W2, b2, norms, *, own_key=True, padding=True, pre_norm=False, one_head=False):
+def step_reference(
+    x_new,
+    self_k,
+    self_v,
+    cross_k,
+    cross_v,
+    src_padding,
+    n_heads,
+    attn_w,
+    attn_b,
+    W1,
+    b1,
+    W2,
+    b2,
+    norms,
+    *,
+    own_key=True,
+    padding=True,
+    pre_norm=False,
+    one_head=False,
+):
     """One post-norm decoder step from the caches: (out (B, 1, d), self_k, self_v with one more row)."""
     H = 1 if one_head else n_heads
     k_new, v_new = (_linear(x_new, attn_w[0, i], attn_b[0, i]) for i in (1, 2))
@@ -258,10 +293,20 @@ def step_reference(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads
     cross_mask = src_padding[:, None, :] if padding else np.ones((1, 1, cross_k.shape[1]), dtype=bool)
 
     def self_attn(h):
-        return _attend(_linear(h, attn_w[0, 0], attn_b[0, 0]), read_k, read_v, attn_w[0, 3], attn_b[0, 3], H, self_mask)
+        return _attend(
+            _linear(h, attn_w[0, 0], attn_b[0, 0]), read_k, read_v, attn_w[0, 3], attn_b[0, 3], H, self_mask
+        )
 
     def cross_attn(h):
-        return _attend(_linear(h, attn_w[1, 0], attn_b[1, 0]), cross_k, cross_v, attn_w[1, 3], attn_b[1, 3], H, cross_mask)
+        return _attend(
+            _linear(h, attn_w[1, 0], attn_b[1, 0]),
+            cross_k,
+            cross_v,
+            attn_w[1, 3],
+            attn_b[1, 3],
+            H,
+            cross_mask,
+        )
 
     def mlp(h):
         return _linear(np.maximum(_linear(h, W1, b1), 0.0), W2, b2)
@@ -316,7 +361,17 @@ def _step_cases():
         )
         + grouped(
             "dtype",
-            case("float32, B=2, 4 cached, S=3, d=8, 2 heads", 2, 4, 3, 8, 2, 16, lengths=[3, 2], dtype=np.float32),
+            case(
+                "float32, B=2, 4 cached, S=3, d=8, 2 heads",
+                2,
+                4,
+                3,
+                8,
+                2,
+                16,
+                lengths=[3, 2],
+                dtype=np.float32,
+            ),
         )
     )
 

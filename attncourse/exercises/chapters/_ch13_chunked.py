@@ -65,7 +65,9 @@ class _Watched(np.ndarray):
             return result
         item, rest = found
         n = self.shape[self._watch[1]]
-        if isinstance(item, (int, np.integer)) or (isinstance(item, slice) and len(range(*item.indices(n))) == 1):
+        if isinstance(item, (int, np.integer)) or (
+            isinstance(item, slice) and len(range(*item.indices(n))) == 1
+        ):
             self._watch[0] += 1
         if isinstance(item, slice) and all(isinstance(x, slice) and x == slice(None) for x in rest):
             out = np.asarray(result).view(_Watched)
@@ -124,7 +126,12 @@ def chunked_delta(q, k, v, beta, chunk_size, *, carry=True, correct=True, scale=
     S = np.zeros(q.shape[:-2] + (E, v.shape[-1]), dtype=np.result_type(q, k, v, beta))
     outs = []
     for s in range(0, L, chunk_size):
-        qc, kc, vc, bc = q[..., s : s + chunk_size, :], k[..., s : s + chunk_size, :], v[..., s : s + chunk_size, :], beta[..., s : s + chunk_size]
+        qc, kc, vc, bc = (
+            q[..., s : s + chunk_size, :],
+            k[..., s : s + chunk_size, :],
+            v[..., s : s + chunk_size, :],
+            beta[..., s : s + chunk_size],
+        )
         C = qc.shape[-2]
         if not carry:
             S = np.zeros_like(S)

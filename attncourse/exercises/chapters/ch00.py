@@ -194,7 +194,9 @@ register(
                 ### END SOLUTION
         ''',
         reference=_additive_cost,
-        public_cases=lambda: grouped("the counts", Case("E_q=500, two directions of 300, h=128, 25 -> 30 tokens")),
+        public_cases=lambda: grouped(
+            "the counts", Case("E_q=500, two directions of 300, h=128, 25 -> 30 tokens")
+        ),
         outputs=("parameters", "tanh_evaluations"),
         diagnoses=(
             Diagnosis(

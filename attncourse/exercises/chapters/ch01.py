@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import softmax
-from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 from ..engine.method import WrittenDown
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 from ._shared import BROADCAST, NO_MAX, naive_softmax
 
 __all__: list = []
@@ -542,7 +542,6 @@ class _NoArrays(WrittenDown):
                 f"allocated {peak} bytes of arrays to find it"
             )
         return None
-
 
 
 register(

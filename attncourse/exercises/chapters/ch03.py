@@ -375,26 +375,34 @@ register(
                 "your scale does not change with mu: what does a mean add to the variance of a product?",
                 name="mean ignored",
                 hint="Var(q_i k_i) = E[q_i^2] E[k_i^2] - E[q_i]^2 E[k_i]^2",
-                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean ignored"),
+                variant=lambda d_k, mu: (
+                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean ignored")
+                ),
             ),
             Diagnosis(
                 "your scale makes the mean square of one product 1/d_k, not its variance: "
                 "a product of entries with a mean has a mean of its own",
                 name="second moment taken as the variance",
                 hint="subtract (E[q_i k_i])^2 = mu^4",
-                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "second moments"),
+                variant=lambda d_k, mu: (
+                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "second moments")
+                ),
             ),
             Diagnosis(
                 "your scale counts the mean of only one of the two factors",
                 name="one factor's mean",
                 hint="E[q_i^2] and E[k_i^2] are both 1 + mu^2",
-                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "one mean"),
+                variant=lambda d_k, mu: (
+                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "one mean")
+                ),
             ),
             Diagnosis(
                 "your scale makes the mean square of the whole score 1, not its variance",
                 name="mean square of the score",
                 hint="the variance leaves out the square of the score's mean",
-                variant=lambda d_k, mu: None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean square"),
+                variant=lambda d_k, mu: (
+                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean square")
+                ),
             ),
         ),
     )

@@ -235,8 +235,10 @@ def _recover_cases():
         Case(
             "L=5, d_v=2, rows of very different lengths",
             out=np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]]),
-            out_permuted=(np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]])[[2, 0, 4, 1, 3]]
-                          * (1 + 1e-7)).astype(np.float32),
+            out_permuted=(
+                np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]])[[2, 0, 4, 1, 3]]
+                * (1 + 1e-7)
+            ).astype(np.float32),
         ),
     )
 
@@ -292,7 +294,9 @@ register(
                 "a long row wins over the row that is equal",
                 name="matched by dot product",
                 hint="two rows are the same when their difference is small, not when their product is large",
-                variant=lambda out, out_p: (np.asarray(out_p, dtype=np.float64) @ np.asarray(out, dtype=np.float64).T).argmax(-1),
+                variant=lambda out, out_p: (
+                    np.asarray(out_p, dtype=np.float64) @ np.asarray(out, dtype=np.float64).T
+                ).argmax(-1),
             ),
         ),
     )
@@ -409,12 +413,24 @@ register(
                 hint="keys and values are made from the encoder's states",
                 variant=lambda: _cross_parameters(kv_width=512),
             ),
-            Diagnosis("your count leaves out the biases", name="no biases",
-                      hint="a bias has one number per output", variant=lambda: _cross_parameters(biases=False)),
-            Diagnosis("your count leaves out the output projection", name="no output projection",
-                      hint="four projections: W_q, W_k, W_v and W_o", variant=lambda: _cross_parameters(w_o=False)),
-            Diagnosis("your count gives the values the keys' width", name="d_v taken as d_k",
-                      hint="the values are projected to d_v = 80", variant=lambda: _cross_parameters(d_v=64)),
+            Diagnosis(
+                "your count leaves out the biases",
+                name="no biases",
+                hint="a bias has one number per output",
+                variant=lambda: _cross_parameters(biases=False),
+            ),
+            Diagnosis(
+                "your count leaves out the output projection",
+                name="no output projection",
+                hint="four projections: W_q, W_k, W_v and W_o",
+                variant=lambda: _cross_parameters(w_o=False),
+            ),
+            Diagnosis(
+                "your count gives the values the keys' width",
+                name="d_v taken as d_k",
+                hint="the values are projected to d_v = 80",
+                variant=lambda: _cross_parameters(d_v=64),
+            ),
         ),
     )
 )

@@ -49,7 +49,9 @@ def _gelu(z):
 
 
 def _gelu_tanh(z):
-    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))  # GPT-2's approximation
+    return (
+        0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))
+    )  # GPT-2's approximation
 
 
 # ----------------------------------------------------------------------------- 8.1 block size (predict)

@@ -145,7 +145,9 @@ def _forward_state(q, k, v):
 
 def _block_grads(q, k_blk, v_blk, dout, out, lse, mode="right"):
     E = q.shape[-1]
-    q, k_blk, v_blk, dout, out, lse = (np.asarray(a, dtype=np.float64) for a in (q, k_blk, v_blk, dout, out, lse))
+    q, k_blk, v_blk, dout, out, lse = (
+        np.asarray(a, dtype=np.float64) for a in (q, k_blk, v_blk, dout, out, lse)
+    )
     scale = 1.0 if mode == "unscaled" else 1 / np.sqrt(E)
     s = q @ swap(k_blk) * scale  # (..., L, b)
     if mode == "block_softmax":  # the block's scores normalised among themselves
@@ -162,7 +164,12 @@ def _block_grads(q, k_blk, v_blk, dout, out, lse, mode="right"):
 def grads_case(name, rng, lead, L, S, E, Ev, start, stop, dtype=np.float64):
     """A case of 9.2: full attention's saved (out, lse) and the key block start:stop."""
     n = rng.normal
-    q, k, v, dout = n(size=lead + (L, E)), n(size=lead + (S, E)), n(size=lead + (S, Ev)), n(size=lead + (L, Ev))
+    q, k, v, dout = (
+        n(size=lead + (L, E)),
+        n(size=lead + (S, E)),
+        n(size=lead + (S, Ev)),
+        n(size=lead + (L, Ev)),
+    )
     out, lse = _forward_state(q, k, v)
     c = lambda a: a.astype(dtype)  # noqa: E731
     return Case(
@@ -517,7 +524,15 @@ def _far_cases():
             _far_case("L=3, S=7, blocks of 3: rows at 0, -800 and +5", rng, (3, 7), 2, [0.0, -800.0, 5.0], 3),
             _far_case("L=2, S=5, blocks of 2: rows at -1200 and -3", rng, (2, 5), 3, [-1200.0, -3.0], 2),
             _far_case("L=2, S=6, blocks of 4: rows at -20000 and 0", rng, (2, 6), 2, [-20000.0, 0.0], 4),
-            wide_case("L=2, S=8, blocks of 3: row 0 has one key 1500 above the others, row 1 at -1000", rng, 2, 8, 2, 3, 1500.0),
+            wide_case(
+                "L=2, S=8, blocks of 3: row 0 has one key 1500 above the others, row 1 at -1000",
+                rng,
+                2,
+                8,
+                2,
+                3,
+                1500.0,
+            ),
         )
         + grouped(
             "batch dims",
@@ -548,7 +563,11 @@ def _rows_lost(outputs, scores, values, block_size, which):
         return False
     lost = ~np.isfinite(out).all(axis=-1)
     s = np.asarray(scores, dtype=float)
-    kind = s.max(axis=-1) < -50 if which == "far" else (s.max(axis=-1) - s.min(axis=-1) > 600) & (s.max(axis=-1) > -50)
+    kind = (
+        s.max(axis=-1) < -50
+        if which == "far"
+        else (s.max(axis=-1) - s.min(axis=-1) > 600) & (s.max(axis=-1) > -50)
+    )
     return bool(lost.any() and not (lost & ~kind).any())
 
 

@@ -559,7 +559,9 @@ def _pool(tokens, sizes, H, W, P, n_registers, how="right"):
     N = (H // P) * (W // P)
     patches = np.asarray(tokens[:, 1 : 1 + N], dtype=np.float64)
     if how == "registers_in":  # the registers averaged with the real patches
-        real = np.concatenate([_real_patches(sizes, H, W, P).reshape(B, N), np.ones((B, n_registers), bool)], 1)
+        real = np.concatenate(
+            [_real_patches(sizes, H, W, P).reshape(B, N), np.ones((B, n_registers), bool)], 1
+        )
         patches = np.asarray(tokens[:, 1:], dtype=np.float64)
     elif how == "padding_in":
         real = np.ones((B, N), dtype=bool)
@@ -584,11 +586,23 @@ def _pool_cases():
     return grouped(
         "padded batch",
         pool_case("2 images in a 4 x 4 canvas, P=2, 2 registers, d=3", rng, [(4, 4), (2, 3)], 4, 4, 2, 2, 3),
-        pool_case("3 images in a 6 x 9 canvas, P=3, 4 registers, d=2", rng, [(5, 9), (6, 2), (3, 3)], 6, 9, 3, 4, 2),
+        pool_case(
+            "3 images in a 6 x 9 canvas, P=3, 4 registers, d=2", rng, [(5, 9), (6, 2), (3, 3)], 6, 9, 3, 4, 2
+        ),
         pool_case("2 images in a 4 x 6 canvas, P=2, 1 register, d=4", rng, [(3, 5), (4, 2)], 4, 6, 2, 1, 4),
     ) + grouped(
         "dtype",
-        pool_case("float32, 2 images in a 4 x 4 canvas, P=2, 3 registers", rng, [(4, 3), (1, 4)], 4, 4, 2, 3, 3, np.float32),
+        pool_case(
+            "float32, 2 images in a 4 x 4 canvas, P=2, 3 registers",
+            rng,
+            [(4, 3), (1, 4)],
+            4,
+            4,
+            2,
+            3,
+            3,
+            np.float32,
+        ),
     )
 
 
@@ -630,26 +644,34 @@ register(
                 "the registers are averaged with the patches: which tokens hold a part of the image?",
                 name="registers pooled",
                 hint="the patch tokens are 1 .. (H/P)(W/P); the registers come after them",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "registers_in"),
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
+                    tokens, sizes, H, W, P, n_registers, "registers_in"
+                ),
             ),
             Diagnosis(
                 "padding patches are averaged in: which patches hold a pixel of the image?",
                 name="padding pooled",
                 hint="average only the patches inside each image",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "padding_in"),
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
+                    tokens, sizes, H, W, P, n_registers, "padding_in"
+                ),
             ),
             Diagnosis(
                 "patches at the lower or right edge of an image whose sides are not multiples of P are "
                 "left out: do they hold pixels of the image?",
                 name="edge patches dropped",
                 hint="a patch holds a pixel when its first row is below h and its first column below w",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "floor"),
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
+                    tokens, sizes, H, W, P, n_registers, "floor"
+                ),
             ),
             Diagnosis(
                 "the averaged tokens are shifted: where in the sequence do the patch tokens start and end?",
                 name="patches taken from the end",
                 hint="[CLS] is token 0, the patches follow it, the registers close the sequence",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(tokens, sizes, H, W, P, n_registers, "last_tokens"),
+                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
+                    tokens, sizes, H, W, P, n_registers, "last_tokens"
+                ),
             ),
         ),
     )

@@ -121,7 +121,9 @@ def _pool_cases():
         Case("H=4 heads of 2 -> H_kv=1 (multi-query), d_model=3", W=n(size=(8, 3)), H=4, H_kv=1),
     ) + grouped(
         "dtype",
-        Case("float32, H=6 heads of 3 -> H_kv=2, d_model=4", W=n(size=(18, 4)).astype(np.float32), H=6, H_kv=2),
+        Case(
+            "float32, H=6 heads of 3 -> H_kv=2, d_model=4", W=n(size=(18, 4)).astype(np.float32), H=6, H_kv=2
+        ),
     )
 
 
@@ -371,8 +373,16 @@ def _ring_cases():
     return (
         grouped(
             "decoding",
-            Case("T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(1, 1, size=(8, 2)), window=3),
-            Case("T=4 tokens, window 6 (never full)", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 3)), window=6),
+            Case(
+                "T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(1, 1, size=(8, 2)), window=3
+            ),
+            Case(
+                "T=4 tokens, window 6 (never full)",
+                q=n(size=(4, 2)),
+                k=n(size=(4, 2)),
+                v=n(size=(4, 3)),
+                window=6,
+            ),
         )
         + grouped(
             "batch dims",
@@ -491,12 +501,45 @@ def _paged_cases():
     rng = np.random.default_rng(1116)
     return grouped(
         "block table",
-        paged_case("3 blocks of 4 out of 8, in the order 5, 1, 6; 10 tokens; 2 heads", rng, 8, 4, 2, 3, 2, [5, 1, 6], 10),
-        paged_case("2 blocks of 3 out of 6, in the order 4, 0; 6 tokens; 1 head", rng, 6, 3, 1, 4, 3, [4, 0], 6),
-        paged_case("4 blocks of 2 out of 9, in the order 7, 2, 8, 3; 7 tokens; 3 heads", rng, 9, 2, 3, 2, 2, [7, 2, 8, 3], 7),
+        paged_case(
+            "3 blocks of 4 out of 8, in the order 5, 1, 6; 10 tokens; 2 heads",
+            rng,
+            8,
+            4,
+            2,
+            3,
+            2,
+            [5, 1, 6],
+            10,
+        ),
+        paged_case(
+            "2 blocks of 3 out of 6, in the order 4, 0; 6 tokens; 1 head", rng, 6, 3, 1, 4, 3, [4, 0], 6
+        ),
+        paged_case(
+            "4 blocks of 2 out of 9, in the order 7, 2, 8, 3; 7 tokens; 3 heads",
+            rng,
+            9,
+            2,
+            3,
+            2,
+            2,
+            [7, 2, 8, 3],
+            7,
+        ),
     ) + grouped(
         "dtype",
-        paged_case("float32, 2 blocks of 4 out of 5, in the order 3, 1; 5 tokens", rng, 5, 4, 2, 4, 2, [3, 1], 5, np.float32),
+        paged_case(
+            "float32, 2 blocks of 4 out of 5, in the order 3, 1; 5 tokens",
+            rng,
+            5,
+            4,
+            2,
+            4,
+            2,
+            [3, 1],
+            5,
+            np.float32,
+        ),
     )
 
 

@@ -125,9 +125,7 @@ def _gated_linear_cases():
             case("L=8, decays of 1e-80 (their product underflows)", (8, 3), 2, np.full(8, 1e-80)),
         )
         + grouped("batch dims", case("2 heads, L=5, E=3, Ev=2", (2, 5, 3), 2, u(0.5, 1, (2, 5))))
-        + grouped(
-            "dtype", case("float32, L=5, E=4, Ev=2", (5, 4), 2, u(0.5, 1, 5), dtype=np.float32)
-        )
+        + grouped("dtype", case("float32, L=5, E=4, Ev=2", (5, 4), 2, u(0.5, 1, 5), dtype=np.float32))
     )
 
 

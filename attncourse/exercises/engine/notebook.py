@@ -427,8 +427,8 @@ def exercises_in(nb: dict) -> List[Tuple[int, str]]:
 def solution_lines(exercise_id: str) -> List[str]:
     """The lines between the solution markers, stripped (what a student version must not hold).
 
-    >>> solution_lines("ch04.attention_overtakes_projections")
-    ['# projections: L d_model (2E + Ev); Q K^T: L^2 E; A V: L^2 Ev', 'return d_model * (2 * E + Ev) / (E + Ev)']
+    >>> solution_lines("ch03.attention_with_scale")
+    ['scale = 1 / np.sqrt(q.shape[-1])']
     """
     ex = get(exercise_id)
     out, inside = [], False
