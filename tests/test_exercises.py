@@ -38,7 +38,7 @@ def test_every_chapter_has_its_exercises():
     counts = {key: len(all_exercises(key)) for key in CHAPTERS}
     assert all(counts[f"ch0{n}"] >= 3 for n in range(1, 8)), counts
     assert counts["ch05"] >= 4 and counts["ch06"] >= 4, counts
-    assert 3 <= counts["bugs"] <= 5, counts
+    assert counts["bugs"] >= 3, counts
     assert len(set(IDS)) == len(IDS)
     assert len({ex.function for ex in EXERCISES}) == len(EXERCISES)
 

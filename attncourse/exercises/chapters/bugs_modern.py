@@ -53,7 +53,7 @@ def _yarn_cases():
     return grouped(
         "scaling",
         _yarn_case("factor 4, trained on 16 positions, L=6, E=8", rng, (6, 8), 4, 16),
-        _yarn_case("factor 1 (no stretch), trained on 8 positions, L=5, E=4", rng, (5, 4), 1, 8),
+        _yarn_case("factor 2, trained on 8 positions, L=5, E=4", rng, (5, 4), 2, 8),
         _yarn_case("2 heads, factor 8, trained on 32 positions, L=4, E=6", rng, (2, 4, 6), 8, 32),
     ) + grouped(
         "dtype",

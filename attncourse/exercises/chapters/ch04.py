@@ -498,7 +498,7 @@ register(
         id="ch04.self_attention_out",
         former_ids=("ch04.fix_output_mix",),
         number="4.6",
-        title="outputs that are not averages of the values",
+        title="self-attention's output, from its weights",
         points=2,
         function="self_attention_out",
         hint="out[i] should be sum_j weights[i, j] v[j]: which index of weights does your product sum over?",

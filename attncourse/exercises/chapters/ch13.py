@@ -425,7 +425,7 @@ register(
         id="ch13.chunked_linear",
         former_ids=("ch13.fix_chunked_linear",),
         number="13.6",
-        title="chunked linear attention that reads ahead",
+        title="chunked causal linear attention",
         points=2,
         function="chunked_linear",
         hint="for one query, list the keys that reach its output through the state and through its chunk's own products: each key up to the query must reach it exactly once, and no later key",
