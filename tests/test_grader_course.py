@@ -147,9 +147,13 @@ def shift(x):
 
 USES_HELPERS = """
 def temperature_softmax(logits, temperature):
-    z = np.exp(shift(logits) * (SCALE / 2.0) / np.asarray(temperature)[..., None])
+    t = np.asarray(temperature, dtype=float)[..., None]
+    s = shift(logits) * (SCALE / 2.0)  # the largest logit of each row is 0
+    greedy = t == 0
+    z = np.exp(np.where(greedy, 0.0, s / np.where(greedy, 1.0, t)))
+    top = (s == 0).astype(float)  # a greedy row shares its weight among its largest logits
     assert math.isfinite(SCALE)
-    return z / z.sum(axis=-1, keepdims=True)
+    return np.where(greedy, top / top.sum(axis=-1, keepdims=True), z / z.sum(axis=-1, keepdims=True))
 """
 
 
