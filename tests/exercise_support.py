@@ -14,9 +14,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def skip_without_torch(ex):
-    """An exercise on torch tensors is skipped, on its own, where torch is not installed."""
-    if any("torch" in line for line in ex.needs):
+    """An exercise on torch tensors, or whose reference is torch's own module, is skipped, on its
+    own, where torch is not installed."""
+    if any("torch" in line for line in ex.needs) or reference_needs_torch(ex):
         pytest.importorskip("torch")
+
+
+def reference_needs_torch(ex) -> bool:
+    """Whether the exercise's torch tensors or its reference need torch."""
+    import inspect
+
+    if any("torch" in line for line in ex.needs) or ex.array_kind == "torch":
+        return True
+    try:
+        return "import torch" in inspect.getsource(ex.reference)
+    except (OSError, TypeError):
+        return False
 
 
 def stub_function(ex):

@@ -7,6 +7,7 @@ hidden ones included, and holds the message to what that answer did.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from exercise_support import ROOT, load_hidden_cases
 
 from attncourse.exercises import get
@@ -98,6 +99,7 @@ def _parallel(gelu_approximate):
 
 
 def test_a_tanh_gelu_is_told_its_gelu_differs_and_nothing_about_the_structure():
+    pytest.importorskip("torch")
     result = check("ch08.parallel_block", _parallel("tanh"), show=False, hint=True)
     failed = [c for c in result.cases if not c.passed]
     assert failed and all("tanh" in c.message for c in failed)
@@ -106,6 +108,8 @@ def test_a_tanh_gelu_is_told_its_gelu_differs_and_nothing_about_the_structure():
 
 
 def test_a_wrong_block_that_matches_no_mistake_gets_no_claim_about_its_structure():
+    pytest.importorskip("torch")
+
     def mlp_doubled(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
         return _parallel("none")(x, W_q, W_k, W_v, W_o, 2 * W_1, W_2, n_heads)
 

@@ -302,8 +302,14 @@ def variant_marks(hidden: dict) -> List[Tuple[str, str, Mark, Mark]]:
     with the reference there, as in tests/test_exercise_mutations.py; a variant that does so on
     every case is left out.
     """
+    import importlib.util
+
+    from exercise_support import reference_needs_torch
+
     out = []
     for ex in all_exercises():
+        if importlib.util.find_spec("torch") is None and reference_needs_torch(ex):
+            continue  # its reference (or its cases) need torch, which this tier has not
         for i, d in enumerate(ex.diagnoses):
             if d.variant is None:
                 continue
