@@ -60,10 +60,10 @@ register(
         hint="Tensor.masked_fill returns a new tensor and leaves scores as it was: assign its result "
         "(or call the in-place masked_fill_)",
         kind="diagnose",
-        description="Causal self-attention weights for torch tensors `q, k (..., L, E)`: returns "
-        "`weights (..., L, L)`, where query `i` may attend to keys `0..i` only. Symptom: every row of the "
-        "weights sums to 1, but query 0 puts weight on every later token, as if there were no mask. Find the bug and "
-        "fix it; you may call `torch`. (The same bug was fixed in lucidrains/flamingo-pytorch, issue 10.)",
+        description="Causal self-attention weights for torch tensors `q, k (..., L, E)`: returns `weights "
+        "(..., L, L)`, where query `i` may attend to keys `0..i` only. Symptom: every row of the "
+        "weights sums to 1, but query 0 puts weight on every later token, as if there were no "
+        "mask. Find the bug and fix it; you may call `torch`.",
         solution='''
             def causal_weights(q, k):
                 """Causal attention weights (..., L, L) of torch tensors q, k (..., L, E)."""
@@ -71,6 +71,7 @@ register(
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., L, E) @ (..., E, L) -> (..., L, L)
                 future = torch.ones(L, L, dtype=torch.bool).triu(1)  # True above the diagonal
                 ### BEGIN SOLUTION
+                # The same bug was fixed in lucidrains/flamingo-pytorch, issue 10.
                 scores = scores.masked_fill(future, float("-inf"))
                 ### END SOLUTION
                 return torch.softmax(scores, dim=-1)
@@ -142,18 +143,18 @@ register(
         hint="row b * H + h is sentence b, head h: each sentence's mask must be repeated H times in a row "
         "(np.repeat along axis 0), not the whole batch tiled H times",
         kind="diagnose",
-        description="Heads stacked into one axis, as `nn.MultiheadAttention` stacks a 3-D mask: "
-        "`q (B*H, L, E)` and `k (B*H, S, E)`, where row `b * H + h` holds sentence `b`, head `h`; "
-        "`keep (B, S)` is True for each sentence's real keys; `n_heads` is H. Returns the scaled attention "
-        "weights `(B*H, L, S)`, zero on padded keys. Symptom: with one sentence in the batch the weights "
-        "are right; with several, some heads put weight on padded keys and others ignore real ones. Find "
-        "the bug and fix it; numpy and `softmax` only. (Fixed in line/lighthouse, pull request 77; "
-        "reported in reczoo/FuxiCTR, issue 130.)",
+        description="Heads stacked into one axis, as `nn.MultiheadAttention` stacks a 3-D mask: `q (B*H, L, "
+        "E)` and `k (B*H, S, E)`, where row `b * H + h` holds sentence `b`, head `h`; `keep (B, "
+        "S)` is True for each sentence's real keys; `n_heads` is H. Returns the scaled attention "
+        "weights `(B*H, L, S)`, zero on padded keys. Symptom: with one sentence in the batch the "
+        "weights are right; with several, some heads put weight on padded keys and others ignore "
+        "real ones. Find the bug and fix it; numpy and `softmax` only.",
         solution='''
             def padded_head_weights(q, k, keep, n_heads):
                 """Weights (B*H, L, S); row b*H + h is sentence b, head h; keep (B, S) marks real keys."""
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B*H, L, E) @ (B*H, E, S)
                 ### BEGIN SOLUTION
+                # Fixed in line/lighthouse, pull request 77; reported in reczoo/FuxiCTR, issue 130.
                 keep_rows = np.repeat(keep, n_heads, axis=0)  # (B, S) -> (B*H, S)
                 ### END SOLUTION
                 return softmax(np.where(keep_rows[:, None, :], scores, -np.inf))  # (B*H, L, S)
@@ -215,18 +216,18 @@ register(
         function="sentence_embeddings",
         hint="divide each sentence's sum by its own number of real tokens, keep.sum(axis=1), not by L",
         kind="diagnose",
-        description="Mean pooling for sentence embeddings: `hidden (B, L, D)` are a model's output "
-        "vectors for a batch padded to `L` tokens, `keep (B, L)` is True for real tokens. Returns "
-        "`(B, D)`, the mean of each sentence's real-token vectors. Symptom: a sentence embedded alone "
-        "is right, but the same sentence in a batch with a longer one comes out shorter, pulled towards "
-        "zero. Find the bug and fix it; numpy only. (Fixed in HKUDS/LightRAG, pull request 3675; see "
-        "huggingface/transformers, issue 17463.)",
+        description="Mean pooling for sentence embeddings: `hidden (B, L, D)` are a model's output vectors "
+        "for a batch padded to `L` tokens, `keep (B, L)` is True for real tokens. Returns `(B, "
+        "D)`, the mean of each sentence's real-token vectors. Symptom: a sentence embedded alone "
+        "is right, but the same sentence in a batch with a longer one comes out shorter, pulled "
+        "towards zero. Find the bug and fix it; numpy only.",
         solution='''
             def sentence_embeddings(hidden, keep):
                 """Mean of each sentence's real-token vectors: hidden (B, L, D), keep (B, L) -> (B, D)."""
                 weights = keep[..., None].astype(hidden.dtype)  # (B, L, 1): 1 for real tokens, 0 for padding
                 total = (hidden * weights).sum(axis=1)  # (B, D)
                 ### BEGIN SOLUTION
+                # Fixed in HKUDS/LightRAG, pull request 3675; see huggingface/transformers, issue 17463.
                 count = weights.sum(axis=1)  # (B, 1)
                 ### END SOLUTION
                 return total / count
@@ -301,19 +302,19 @@ register(
         hint="a token's position is the number of real tokens before it: np.cumsum(keep, axis=-1) - 1, "
         "and 0 for the pads",
         kind="diagnose",
-        description="Batched generation pads prompts on the left. `x (B, L, D)` are token vectors, "
-        "`keep (B, L)` is True for real tokens (the pads come first), `table (P, D)` holds learned "
-        "position vectors (`P > L`). Returns `(B, L, D)`: each real token's vector plus the position "
-        "vector of its place in its own prompt, the first real token at position 0; a pad gets position "
-        "0's vector. Symptom: a prompt alone gets the right vectors, but the same prompt in a batch with "
-        "a longer one, padded on the left, gets others. Find the bug and fix it; numpy only. (The bug of "
-        "batched GPT-2 generation in huggingface/transformers, issue 3021, fixed in pull request 7552; "
-        "again in unslothai/unsloth, pull request 3795.)",
+        description="Batched generation pads prompts on the left. `x (B, L, D)` are token vectors, `keep (B, "
+        "L)` is True for real tokens (the pads come first), `table (P, D)` holds learned position "
+        "vectors (`P > L`). Returns `(B, L, D)`: each real token's vector plus the position "
+        "vector of its place in its own prompt, the first real token at position 0; a pad gets "
+        "position 0's vector. Symptom: a prompt alone gets the right vectors, but the same prompt "
+        "in a batch with a longer one, padded on the left, gets others. Find the bug and fix it; "
+        "numpy only.",
         solution='''
             def add_positions(x, keep, table):
                 """x (B, L, D) plus each token's position vector, counted from its prompt's first real token."""
                 B, L = keep.shape
                 ### BEGIN SOLUTION
+                # The bug of batched GPT-2 generation in huggingface/transformers, issue 3021, fixed in pull request 7552; again in unslothai/unsloth, pull request 3795.
                 positions = np.maximum(np.cumsum(keep, axis=-1) - 1, 0)  # (B, L)
                 ### END SOLUTION
                 return x + table[positions]  # (B, L, D)
@@ -392,16 +393,17 @@ register(
         hint="block the padded keys' scores with -inf before the softmax, so the weight is shared out "
         "among the real keys only",
         kind="diagnose",
-        description="Attention over padded keys: `q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`, "
-        "`keep (..., S)` True for real keys (at least one per row). Returns `(out (..., L, Ev), weights "
-        "(..., L, S))`, the padded keys getting weight 0. Symptom: the padded keys do get 0, but the rows "
-        "of the weights sum to less than 1, the less the more padding, and the outputs shrink with it. "
-        "Find the bug and fix it; numpy and `softmax` only. (Reported in timeseriesAI/tsai, issue 171.)",
+        description="Attention over padded keys: `q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`, `keep "
+        "(..., S)` True for real keys (at least one per row). Returns `(out (..., L, Ev), weights "
+        "(..., L, S))`, the padded keys getting weight 0. Symptom: the padded keys do get 0, but "
+        "the rows of the weights sum to less than 1, the less the more padding, and the outputs "
+        "shrink with it. Find the bug and fix it; numpy and `softmax` only.",
         solution='''
             def padded_attention(q, k, v, keep):
                 """Attention over the real keys only: (out (..., L, Ev), weights (..., L, S))."""
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
                 ### BEGIN SOLUTION
+                # Reported in timeseriesAI/tsai, issue 171.
                 weights = softmax(np.where(keep[..., None, :], scores, -np.inf))
                 ### END SOLUTION
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)

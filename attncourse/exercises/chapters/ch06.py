@@ -570,7 +570,7 @@ register(
         "(causal). Write multi-head self-attention of `x (B, L, d_model)` with "
         "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`) and `n_heads` heads scaled by "
         "$1/\\sqrt{d_{head}}$, with those masks. Head `h` owns columns `h * d_head:(h + 1) * d_head` of "
-        "`x @ W_q`, `x @ W_k` and `x @ W_v` (as in Exercise 5.1), and the merged heads go back in the "
+        "`x @ W_q`, `x @ W_k` and `x @ W_v` (as in Exercise 5.3), and the merged heads go back in the "
         "same order before `@ W_o`. Return `(out (B, L, d_model), weights (B, n_heads, L, L))`. "
         "`softmax`, `split_heads` and `merge_heads` are handed out.",
         solution='''

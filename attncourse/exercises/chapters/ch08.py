@@ -74,9 +74,8 @@ register(
         kind="predict",
         description="Before running anything: how many parameters does "
         "`TransformerBlock(d_model=64, n_heads=4)` have? Its MLP is $d_{ff} = 4\\,d_{model}$ wide, and "
-        "every linear layer and both layer norms have biases. Return the count (exact), then check it "
-        "with `sum(p.numel() for p in block.parameters())` in a cell of your own. Plain Python or "
-        "numpy; no attncourse function.",
+        "every linear layer and both layer norms have biases. Return the count (exact), worked out "
+        "by hand: nothing built, nothing run. Plain Python or numpy; no attncourse function.",
         solution='''
             def predict_block_parameters():
                 """Parameters of TransformerBlock(d_model=64, n_heads=4), d_ff = 256, with biases."""
