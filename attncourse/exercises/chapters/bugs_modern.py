@@ -180,9 +180,9 @@ register(
         "are averaged as they are",
         kind="diagnose",
         description="Causal self-attention with RoPE (chapter 7; half-split layout, positions `0..L-1`): "
-        "`q, k (..., L, E)`, `v (..., L, Ev)` with `E` and `Ev` even. Returns `out (..., L, Ev)`, equal to "
-        "`ac.scaled_dot_product_attention(ac.apply_rope(q), ac.apply_rope(k), v, is_causal=True)[0]`. "
-        "Symptom: output row 0 equals that reference, every later row differs from it. Find the bug and "
+        "`q, k (..., L, E)`, `v (..., L, Ev)` with `E` and `Ev` even. Returns `out (..., L, Ev)`, causal "
+        "scaled dot-product attention with positions carried by RoPE as chapter 7 defines it. Symptom: "
+        "output row 0 is right, every later row is wrong. Find the bug and "
         "fix it; numpy, `softmax` and `apply_rope` only.",
         solution='''
             def rope_causal_attention(q, k, v):
