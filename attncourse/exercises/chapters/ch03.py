@@ -445,7 +445,7 @@ register(
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "
-        "Symptom: at $E = 16$ the rows of `weights` sum to 0.25. Find the bug and fix it.",
+        "Symptom: the rows of `weights` do not sum to 1. Find the bug and fix it.",
         solution='''
             def attention_scaled_late(q, k, v):
                 """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""

@@ -50,7 +50,7 @@ register(
         "`W_v (d_model, d_v)`; return `(q, k, v)`.",
         solution='''
             def project_qkv(x, W_q, W_k, W_v):
-                """(q, k, v) = (x W_q, x W_k, x W_v) for x (..., L, d_model)."""
+                """The queries, keys and values of x (..., L, d_model)."""
                 ### BEGIN SOLUTION
                 q = x @ W_q  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
                 k = x @ W_k  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
@@ -267,7 +267,7 @@ register(
         "array `(L,)` such that the second run's tokens were `x[perm]`.",
         solution='''
             def recover_permutation(out, out_permuted):
-                """perm (L,) with out_permuted ~ out[perm]: the shuffle that equivariance reveals."""
+                """perm (L,) such that out_permuted ~ out[perm]."""
                 ### BEGIN SOLUTION
                 out = np.asarray(out, dtype=np.float64)
                 out_p = np.asarray(out_permuted, dtype=np.float64)
@@ -395,7 +395,7 @@ register(
         "parameters does the layer hold? Return the count (exact).",
         solution='''
             def predict_cross_projection_parameters():
-                """Parameters of W_q (512 -> 64), W_k (768 -> 64), W_v (768 -> 80), W_o (80 -> 512), with biases."""
+                """Parameters of the layer the prompt describes, weights and biases."""
                 ### BEGIN SOLUTION
                 w_q = 512 * 64 + 64  # from the decoder's width
                 w_k = 768 * 64 + 64  # keys and values come from the encoder's width
