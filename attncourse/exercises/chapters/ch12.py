@@ -239,8 +239,8 @@ register(
             def prefix_mask(S, L):
                 """(S + L, S + L) mask: the source bidirectional, the target causal and reading the source."""
                 i = np.arange(S + L)[:, None]  # query position
-                j = np.arange(S + L)[None, :]  # key position
                 ### BEGIN SOLUTION
+                j = np.arange(S + L)[None, :]  # key position
                 source_block = (i < S) & (j < S)  # the source reads all of the source, and nothing else
                 ### END SOLUTION
                 return causal_mask(S + L) | source_block  # the target: everything up to itself

@@ -246,8 +246,7 @@ register(
         forbids=NO_FUSED + ("attncourse.topk_attention",),
         description="`topk_causal` should give each query its `top_k` highest-scoring keys among those it may "
         "attend to (key `j <= i`), as `ac.topk_attention(q, k, v, top_k, is_causal=True)` does. Symptom: "
-        "late queries are right, but many early queries attend to fewer than `min(top_k, i + 1)` keys, "
-        "some to a single one. Find the bug and fix it.",
+        "late queries are right, many early queries are not. Find the bug and fix it.",
         solution='''
             def topk_causal(q, k, v, top_k):
                 """Causal attention of each query to its top_k allowed keys: (..., L, Ev)."""
@@ -436,8 +435,7 @@ register(
         "return, for any `chunk_size`, the same `out (..., L, Ev)` as the recurrence "
         "$o_t = q_t S_t$, $S_t = \\sum_{j \\le t} k_j^\\top v_j$ (no feature map, no normalisation: "
         "`ac.linear_attention(q, k, v, normalize=False)`), for `q, k (..., L, E)`, `v (..., L, Ev)`. "
-        "Symptom: every output differs from the recurrence, and the outputs of a chunk's first query "
-        "change when a later key of the same chunk changes. Find the bug and fix it; numpy only.",
+        "Symptom: every output differs from the recurrence's. Find the bug and fix it; numpy only.",
         solution='''
             def chunked_linear(q, k, v, chunk_size):
                 """Causal linear attention (identity map, no normalisation), chunk by chunk: (..., L, Ev)."""
