@@ -16,8 +16,8 @@ The CPU slowdown is calibrated to this host (``--no-calibrate``: the preset's fi
 Lighthouse's simulated timings are the page's CPU work measured here, times the slowdown, and the
 preset's 4x assumes a high-end desktop host (benchmarkIndex ~1750, Lighthouse's throttling docs).
 On a slower or busier host every page reads slower by the same factor, so each page's slowdown is
-4 x (benchmarkIndex / 1750), from the benchmarkIndex measured on the run before it, and a run
-whose own index moved by more than 15 % is run again at its own (``lighthouse_pages.mjs``).  The
+4 x (benchmarkIndex / 1750), never above the preset's 4x, with benchmarkIndex the median of
+every reading of the run so far (a single reading moves by a third from page to page) (``lighthouse_pages.mjs``).  The
 table records both, so a score can always be traced to the host speed that produced it.  The
 byte, request and layout-shift budgets do not depend on the host.
 

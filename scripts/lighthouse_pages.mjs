@@ -48,17 +48,15 @@ const config = preset === "desktop" ? desktopConfig : undefined;
 // CPU calibration (Lighthouse's docs, "Calibrating the CPU slowdown"): the preset's slowdown
 // (mobile 4x, desktop 1x) is meant for a high-end desktop host, benchmarkIndex ~1750; a slower or
 // busier host reads slow by the same factor.  With LIGHTHOUSE_CALIBRATE=1 each page's slowdown is
-// the preset's times (benchmarkIndex / 1750), clamped to [1, 10] on mobile, from the
-// benchmarkIndex of the run before it (the first page from a calibration run of that page, not
-// reported); a run whose own benchmarkIndex moved by more than CALIBRATION_DRIFT from the one it
-// was calibrated with is run again with its own.
+// the preset's times (benchmarkIndex / 1750), clamped to [1, 4] on mobile (never harsher than
+// the preset), where benchmarkIndex is the median of every reading of the run so far (three
+// calibration runs of the first page, not reported, then one a page).
 const REFERENCE_INDEX = 1750;
-const CALIBRATION_DRIFT = 0.15;
 const PRESET_SLOWDOWN = preset === "desktop" ? 1 : 4;
 const calibrate = process.env.LIGHTHOUSE_CALIBRATE === "1";
 function slowdownFor(index) {
   const m = (PRESET_SLOWDOWN * index) / REFERENCE_INDEX;
-  return preset === "desktop" ? Math.min(Math.max(m, 0.5), 2) : Math.min(Math.max(m, 1), 10);
+  return preset === "desktop" ? Math.min(Math.max(m, 0.5), 2) : Math.min(Math.max(m, 1), PRESET_SLOWDOWN);
 }
 function flagsFor(multiplier) {
   return multiplier === null ? flags : { ...flags, throttling: { cpuSlowdownMultiplier: multiplier } };
@@ -96,29 +94,33 @@ function summary(lhr) {
   };
 }
 
-let index = null; // the latest measured benchmarkIndex
+// One host speed for the run: the median of every benchmarkIndex measured so far (a single
+// reading moves by a third from one page to the next on a quiet host).
+const readings = [];
+function hostIndex() {
+  if (!readings.length) return null;
+  const sorted = [...readings].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+let index = null; // the host's benchmarkIndex, as hostIndex() estimates it
 for (const url of urls) {
   const started = Date.now();
   try {
     if (calibrate && index === null) {
-      const probe = await lighthouse(url, flagsFor(null), config);
-      index = probe?.lhr?.environment?.benchmarkIndex ?? null;
+      for (let i = 0; i < 3; i++) {
+        const probe = await lighthouse(url, flagsFor(null), config);
+        const found = probe?.lhr?.environment?.benchmarkIndex;
+        if (found) readings.push(found);
+      }
+      index = hostIndex();
     }
     let multiplier = calibrate && index ? slowdownFor(index) : null;
     let result = await lighthouse(url, flagsFor(multiplier), config);
     if (!result || result.lhr.runtimeError) {
       throw new Error(result ? result.lhr.runtimeError.message : "no result");
     }
-    const own = result.lhr.environment?.benchmarkIndex;
-    if (calibrate && own && index && Math.abs(own - index) / index > CALIBRATION_DRIFT) {
-      multiplier = slowdownFor(own); // the host changed speed while this page ran: once more, at its own speed
-      index = own;
-      result = await lighthouse(url, flagsFor(multiplier), config);
-      if (!result || result.lhr.runtimeError) {
-        throw new Error(result ? result.lhr.runtimeError.message : "no result");
-      }
-    }
-    if (result.lhr.environment?.benchmarkIndex) index = result.lhr.environment.benchmarkIndex;
+    if (result.lhr.environment?.benchmarkIndex) readings.push(result.lhr.environment.benchmarkIndex);
+    if (calibrate) index = hostIndex();
     const line = { url, seconds: (Date.now() - started) / 1000, calibrated_from: multiplier === null ? null : index, ...summary(result.lhr) };
     if (process.env.LIGHTHOUSE_REPORTS) {
       const fs = await import("node:fs");
