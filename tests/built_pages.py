@@ -57,6 +57,17 @@ LOAD_LAZY_IMAGES = """async () => {
     lazy.forEach(img => { img.loading = 'eager'; });
     await Promise.all(lazy.map(img => img.decode().catch(() => null)));
 }"""
+# Every section drawn, as when the reader has reached it (sections off the screen are not laid
+# out: content-visibility, book/_static/course.css), and back.
+DRAW_EVERY_SECTION = """() => {
+    const style = document.createElement('style');
+    style.id = 'test-draw-every-section';
+    style.textContent = '.bd-article section { content-visibility: visible !important; }';
+    document.head.append(style);
+}"""
+DRAW_SECTIONS_BY_NEED = "() => document.getElementById('test-draw-every-section')?.remove()"
+# How far the page scrolls sideways with every section drawn (a wide one would not show otherwise).
+SIDEWAYS_OVERFLOW = """() => document.documentElement.scrollWidth - window.innerWidth"""
 IMAGES = """() => Array.from(document.querySelectorAll('article img')).map(img => ({
     src: img.src.slice(0, 60), ok: img.complete && img.naturalWidth > 0,
     alt: img.getAttribute('alt') || '', inWidget: !!img.closest('.jupyter-widgets'),
@@ -85,11 +96,23 @@ class Visit:
     axe: Optional[list] = field(default=None)  # None: not audited
 
 
+def _with_every_section_drawn(page, script: str):
+    page.evaluate(DRAW_EVERY_SECTION)
+    try:
+        return page.evaluate(script)
+    finally:
+        page.evaluate(DRAW_SECTIONS_BY_NEED)
+
+
 def audit(page) -> list:
-    """axe-core's violations on an open page, as dicts (id, impact, help, targets, count)."""
+    """axe-core's violations on an open page, as dicts (id, impact, help, targets, count).
+
+    Every section is drawn first, as it is when the reader reaches it: axe finds an element's
+    background by what is drawn at its place, and a section off the screen is not drawn yet
+    (content-visibility, book/_static/course.css)."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
-    return page.evaluate(AXE_RUN)
+    return _with_every_section_drawn(page, AXE_RUN)
 
 
 def visit(browser: BookBrowser, path: str, width: int) -> Visit:
@@ -109,7 +132,7 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
         widget_error=bool(n_widgets) and "Error displaying widget" in page.inner_text("body"),
         visible_widget_pictures=page.evaluate(VISIBLE_WIDGET_PICTURES) if n_widgets else 0,
         images=page.evaluate(LOAD_LAZY_IMAGES) or page.evaluate(IMAGES),
-        overflow=page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"),
+        overflow=_with_every_section_drawn(page, SIDEWAYS_OVERFLOW),
     )
     if AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
         result.axe = audit(page)

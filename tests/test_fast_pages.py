@@ -15,6 +15,7 @@ import re
 import struct
 import sys
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -465,3 +466,92 @@ def test_every_icon_the_built_pages_draw_is_in_the_cut_icon_font(book_browser):
         drawn |= found
         page.close()
     assert 0xF0F3 in drawn  # the admonitions' bell, which the theme writes as the character itself
+
+
+def _theme_script() -> Path:
+    pydata_sphinx_theme = pytest.importorskip("pydata_sphinx_theme")
+    script = (
+        Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static" / "scripts"
+    )
+    return script / "pydata-sphinx-theme.js"
+
+
+def test_the_themes_load_time_focus_pass_is_taken_out_once(tmp_path):
+    source = _theme_script()
+    if not source.is_file():
+        pytest.skip(f"no theme script at {source}")
+    script = tmp_path / "pydata-sphinx-theme.js"
+    script.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    before = script.read_text(encoding="utf-8")
+    assert fast_pages.THEME_FOCUS_START.search(before), "the installed theme starts no focus pass at load"
+    assert fast_pages.quiet_theme_focus_pass(script) is True
+    after = script.read_text(encoding="utf-8")
+    assert not fast_pages.THEME_FOCUS_START.search(after)
+    # Only the start-up call goes: the function itself and everything else stay.
+    assert len(before) - len(after) < 80 and fast_pages.THEME_FOCUS_BODY in after
+    assert fast_pages.quiet_theme_focus_pass(script) is False  # already done: no second edit
+    assert script.read_text(encoding="utf-8") == after
+
+
+def test_a_theme_script_without_the_focus_pass_is_left_alone(tmp_path):
+    script = tmp_path / "pydata-sphinx-theme.js"
+    text = '(()=>{function I(){}"complete"===document.readyState?I():window.addEventListener("load",I)})();'
+    script.write_text(text, encoding="utf-8")
+    # The start-up call is there, but its function does not set tabIndex: not the focus pass.
+    assert fast_pages.quiet_theme_focus_pass(script) is False
+    assert script.read_text(encoding="utf-8") == text
+
+
+# Which regions take focus, at phone width, and whether the browser has rendered a section.
+FOCUS_STATE = """() => {
+  const regions = Array.from(document.querySelectorAll('pre, div.math, .cell_output > .output'));
+  const sections = Array.from(document.querySelectorAll('.bd-article section > section'));
+  // A skipped section's own box is there; what it holds is not drawn.  (Read before the regions'
+  // sizes below, which lay them out.)
+  const rendered = sections.map(el => el.firstElementChild.checkVisibility({contentVisibilityAuto: true}));
+  return {
+    rendered,
+    regions: regions.map(el => ({
+      tab: el.getAttribute('tabindex'),
+      top: el.getBoundingClientRect().top,
+      bottom: el.getBoundingClientRect().bottom,
+      overflows: el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1})),
+  };
+}"""
+
+
+def test_regions_are_measured_for_focus_as_they_come_near_and_far_sections_wait(book_server, chromium):
+    from browser import BookBrowser
+
+    with BookBrowser(book_server, chromium, viewport=(360, 740)) as browser:
+        page, log = browser.open("book/07_positional_encoding.html", wait_until="load")
+        page.wait_for_timeout(500)
+        first = page.evaluate(FOCUS_STATE)
+        # The page's last sections are not rendered yet, the first is.
+        assert first["rendered"][0] is True and first["rendered"][-1] is False, first["rendered"]
+        regions = first["regions"]
+        assert len(regions) > 20
+        # Every region is focusable or measured: none is left out of reach.
+        assert all(r["tab"] in ("0", "-1") for r in regions)
+        # Near the screen: measured (focus only where it scrolls).  Far below: the safe default.
+        near = [r for r in regions if r["top"] < 740 * 2]
+        far = [r for r in regions if r["top"] > 740 * 4]
+        assert near and far
+        assert all(r["tab"] == ("0" if r["overflows"] else "-1") for r in near), near
+        assert all(r["tab"] == "0" for r in far)
+        # Scrolled to the page's last region, the regions there are measured too, and a region
+        # that scrolls (a wide formula or a long output at 360 px) keeps its focus.
+        scroll_to_last = (
+            "() => { const all = document.querySelectorAll('pre, div.math, .cell_output > .output');"
+            " all[all.length - 1].scrollIntoView({block: 'center'}); }"
+        )
+        for _ in range(2):  # sections above it are drawn as it comes: scroll again once they are
+            page.evaluate(scroll_to_last)
+            page.wait_for_timeout(800)
+        last = page.evaluate(FOCUS_STATE)
+        assert last["rendered"][-1] is True
+        height = page.evaluate("() => window.innerHeight")
+        shown = [r for r in last["regions"] if r["bottom"] > 0 and r["top"] < height]
+        assert shown and all(r["tab"] == ("0" if r["overflows"] else "-1") for r in shown), shown
+        assert any(r["tab"] == "-1" for r in last["regions"])
+        assert not log.problems(), log.report()

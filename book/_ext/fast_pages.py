@@ -39,6 +39,13 @@ any chapter without a list of pages.  On each page:
 * **Formula fonts before the first paint.**  A page with KaTeX formulas preloads KaTeX's two
   main fonts (``PRELOAD_FONTS``), so that they are there when its text is first drawn instead of
   arriving later and shifting every formula (and the lines around it) once more.
+* **No whole-page measuring at load.**  pydata-sphinx-theme, once the page has loaded, reads
+  the size of every code block, output, table and formula to decide which take keyboard focus,
+  which lays out the whole page in one long task (0.8 s of main thread on a long chapter at 4x
+  CPU slowdown).  Its start-up call is taken out of the theme's script here, and
+  ``_static/scroll-focus.js`` does the same job for each region as it comes near the screen.
+  Sections below the first screen are not laid out until they come near it either
+  (``content-visibility: auto`` in ``course.css``).
 * **Images by need.**  Every ``<img>`` of a PNG, JPEG or GIF in the page gets its pixel size
   (``width``/``height``, so the browser reserves the room before the file arrives) and
   ``decoding="async"``; all but the first in the article load lazily (``loading="lazy"``).
@@ -62,7 +69,15 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["brand_svg", "defer_scripts", "image_size", "placeholder_parts", "process_page", "setup"]
+__all__ = [
+    "brand_svg",
+    "defer_scripts",
+    "image_size",
+    "placeholder_parts",
+    "process_page",
+    "quiet_theme_focus_pass",
+    "setup",
+]
 
 STATE_TAG = re.compile(r'\s*<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
 VIEW_TAG = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', re.S)
@@ -77,6 +92,13 @@ SCRIPT_PRELOAD = re.compile(r'\s*<link\b(?=[^>]*\brel="preload")(?=[^>]*\bas="sc
 ICON_SUBSET = re.compile(
     r'url\("(vendor/fontawesome/webfonts/fa-(?:solid-900|regular-400)-[0-9a-f]+\.woff)"\)'
 )
+# pydata-sphinx-theme's start-up of its keyboard-focus pass over every scrolling region (see the
+# module's docstring): ``"complete"===document.readyState?F():window.addEventListener("load",F)``,
+# where F sets ``tabIndex`` from ``scrollWidth``.
+THEME_FOCUS_START = re.compile(
+    r'"complete"===document\.readyState\?(\w+)\(\):window\.addEventListener\("load",\1\)'
+)
+THEME_FOCUS_BODY = "tabIndex=e.scrollWidth>e.clientWidth"
 ICON_PRELOAD = re.compile(
     r'<link rel="preload" as="font" type="font/woff" crossorigin href="[^"]*fa-solid-900-[0-9a-f]+\.woff" />\n'
 )
@@ -431,8 +453,35 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
     pages = [p for p in sorted(outdir.rglob("*.html")) if not SKIP_DIRS & set(p.relative_to(outdir).parts)]
     for path in pages:
         process_page(path, outdir, widget_js, katex_css)
+    quiet_theme_focus_pass(outdir / "_static" / "scripts" / "pydata-sphinx-theme.js")
     if getattr(app.config, "fast_pages_prune_css", True):
         prune_bundles(outdir, pages)
+
+
+def quiet_theme_focus_pass(script: Path) -> bool:
+    """Take the theme's load-time focus pass (``THEME_FOCUS_START``) out of its script; True when
+    it was there.  A theme whose script no longer has it (another version) gets a warning, which
+    fails the book's build (``-W``): ``_static/scroll-focus.js`` must then be checked against it."""
+    if not script.is_file():
+        return False
+    text = script.read_text(encoding="utf-8")
+    match = THEME_FOCUS_START.search(text)
+    body = (
+        re.search(r"function %s\(\)\{[^}]*%s" % (match.group(1), re.escape(THEME_FOCUS_BODY)), text)
+        if match
+        else None
+    )
+    if match is None or body is None:
+        if "/* fast_pages: focus pass removed */" not in text:
+            logger.warning(
+                f"fast_pages: {script.name} has no load-time focus pass to remove (theme changed?)"
+            )
+        return False
+    script.write_text(
+        text[: match.start()] + "/* fast_pages: focus pass removed */0" + text[match.end() :],
+        encoding="utf-8",
+    )
+    return True
 
 
 def prune_bundles(outdir: Path, pages: List[Path]) -> None:
