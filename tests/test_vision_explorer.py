@@ -30,8 +30,8 @@ def fake_maps(n=2, sizes=(2, 4), n_layers=2, n_heads=4, side=8, seed=0):
 
 def test_view_lays_rows_on_the_grid_row_major():
     maps = fake_maps()
-    rows = np.asarray(maps["4"]["cls_attention"])[1, 0]  # image 1, layer 1: (heads, 4)
-    v = explore.vision_view(maps, 1, 4, "layer 1")
+    rows = np.asarray(maps["4"]["cls_attention"])[1, 0]  # image 1, layer 0: (heads, 4)
+    v = explore.vision_view(maps, 1, 4, "layer 0")
     assert v.grid == (2, 2) and v.maps.shape == (4, 2, 2) and v.label == 1
     np.testing.assert_array_equal(v.maps[:, 0, 1], rows[:, 1])  # patch 1 is the top-right one
     np.testing.assert_array_equal(v.maps[:, 1, 0], rows[:, 2])
@@ -51,7 +51,7 @@ def test_rollout_view_has_one_map():
     [
         (dict(image=5), r"vision_view: image must be below 2; got 5"),
         (dict(patch_size=3), r"patch_size must be one of \[2, 4\]; got 3"),
-        (dict(view="layer 3"), r"view must be one of"),
+        (dict(view="layer 2"), r"view must be one of"),
     ],
 )
 def test_view_errors(kwargs, pattern):
@@ -79,9 +79,9 @@ def test_frames_switch_with_every_control():
     maps = fake_maps()
     ex = widgets.vision_explorer(maps, mode="frames")
     assert len(ex.frames) == 2 * 2 * 3  # images x patch sizes x views
-    default = ex.frames[(0, 2, "layer 2")]
-    assert default == widgets.render_vision(maps, 0, 2, "layer 2")
-    for key in ((1, 2, "layer 2"), (0, 4, "layer 2"), (0, 2, "rollout")):
+    default = ex.frames[(0, 2, "layer 1")]
+    assert default == widgets.render_vision(maps, 0, 2, "layer 1")
+    for key in ((1, 2, "layer 1"), (0, 4, "layer 1"), (0, 2, "rollout")):
         other = ex.frames[key]
         assert other.png != default.png and other.caption != default.caption and other.alt != default.alt
     assert ex.frame_bytes() < 1_250_000
@@ -90,7 +90,7 @@ def test_frames_switch_with_every_control():
 def test_live_mode_redraws():
     widgets = pytest.importorskip("attncourse.widgets")
     ex = widgets.vision_explorer(fake_maps(), mode="live")
-    assert ex.values() == {"image": 0, "patch_size": 2, "view": "layer 2"}
+    assert ex.values() == {"image": 0, "patch_size": 2, "view": "layer 1"}
     ex.controls["view"].value = "rollout"
     assert ex.values()["view"] == "rollout"
 
@@ -102,7 +102,7 @@ def test_every_map_is_laid_over_the_chosen_image(which):
     if which == "vision":
         from attncourse.widgets.vision import _renderer
 
-        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 1")
+        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 0")
     else:
         from attncourse.results import saved_results
         from attncourse.widgets.cross import _renderer
@@ -129,7 +129,7 @@ def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
     if which == "vision":
         from attncourse.widgets.vision import _renderer
 
-        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 1")
+        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 0")
     else:
         from attncourse.results import saved_results
         from attncourse.widgets.cross import _renderer

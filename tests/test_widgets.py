@@ -90,7 +90,7 @@ EXPLORERS = {
 DEFAULTS = {
     "softmax": {"temperature": explore.DEFAULT_TEMPERATURE, "word": "mat", "score": explore.LOGITS[0]},
     "scaling": {"variant": "scaled", "d_k": explore.DEFAULT_D_K},
-    "heads": {"n_heads": explore.DEFAULT_N_HEADS, "head": 0, "scale_by": "d_head"},
+    "heads": {"n_heads": explore.DEFAULT_N_HEADS, "head": "all", "scale_by": "d_head"},
     "mask": {"mask": "padding", "pad_side": "right", "fill": "-inf"},
     "positional": {
         "encoding": "sinusoidal",
@@ -309,11 +309,17 @@ def test_live_frames_do_not_depend_on_the_path():
 def test_live_dependent_control_follows_its_parent():
     explorer = aw.heads_explorer(mode="live")
     explorer.controls["n_heads"].value = 8
-    explorer.controls["head"].value = 7
+    explorer.controls["head"].value = 7  # the last of heads 0..7
     assert explorer.shown() == aw.render_heads(8, head=7)
     explorer.controls["n_heads"].value = 4  # head 7 of 4 does not exist: back to "all"
-    assert explorer.values() == {"n_heads": 4, "head": 0, "scale_by": "d_head"}
-    assert [label for label, _ in explorer.controls["head"].options] == ["all", "1", "2", "3", "4"]
+    assert explorer.values() == {"n_heads": 4, "head": "all", "scale_by": "d_head"}
+    assert [tuple(option) for option in explorer.controls["head"].options] == [
+        ("all", "all"),
+        ("0", 0),
+        ("1", 1),
+        ("2", 2),
+        ("3", 3),
+    ]
     assert explorer.shown() == aw.render_heads(4)
     explorer.controls["head"].value = 2  # a head that still exists is kept
     explorer.controls["n_heads"].value = 8
@@ -557,7 +563,7 @@ def test_default_pictures_show_the_chapters_numbers():
     caption = aw.render_heads(heads.n_heads).caption
     query = heads.tokens.index("sat")
     for h in range(heads.n_heads):
-        assert f"head {h + 1} '{heads.tokens[int(heads.weights[h, query].argmax())]}' " in caption
+        assert f"head {h} '{heads.tokens[int(heads.weights[h, query].argmax())]}' " in caption  # from 0
         assert f"{heads.weights[h, query].max():.2f}" in caption
     assert f"mean row entropy {heads.mean_entropy:.3f}" in caption
 
@@ -603,9 +609,9 @@ def test_heads_frames_do_not_keep_the_other_scales_maps():
 
     renderer = _heads_renderer(explore.DEFAULT_D_MODEL_HEADS, explore.TOKENS, 1)  # render_heads' defaults
     for n_heads in (2, 4, 8):
-        renderer(n_heads=n_heads, head=0, scale_by="d_head")
-        reused = renderer(n_heads=n_heads, head=0, scale_by="d_model")
-        assert reused == aw.render_heads(n_heads=n_heads, head=0, scale_by="d_model"), n_heads
+        renderer(n_heads=n_heads, head="all", scale_by="d_head")
+        reused = renderer(n_heads=n_heads, head="all", scale_by="d_model")
+        assert reused == aw.render_heads(n_heads=n_heads, head="all", scale_by="d_model"), n_heads
 
 
 def _drawn_outside(fig) -> tuple:

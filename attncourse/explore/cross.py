@@ -79,7 +79,7 @@ def cross_view(
         rows = np.stack([rows.mean(0), rollout])  # (2, N)
         titles: Tuple[str, ...] = (f"'{letter}': heads averaged", "encoder rollout")
     else:
-        titles = tuple(f"'{letter}': head {h + 1}" for h in range(len(rows)))
+        titles = tuple(f"'{letter}': head {h}" for h in range(len(rows)))
     side = int(round(np.sqrt(rows.shape[-1])))
     grids = rows.reshape(len(rows), side, side)  # (k, N) -> (k, 4, 4), row-major like patchify
     top = tuple(tuple(int(i) for i in np.unravel_index(int(g.argmax()), g.shape)) for g in grids)

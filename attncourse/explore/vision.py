@@ -13,7 +13,7 @@ from .._validation import int_at_least, public
 __all__ = ["VISION_VIEWS", "VisionView", "vision_view"]
 
 # What the map shows: one layer's heads (what [CLS] reads there), or the rollout through all layers.
-VISION_VIEWS = ("layer 1", "layer 2", "rollout")
+VISION_VIEWS = ("layer 0", "layer 1", "rollout")
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,7 +32,7 @@ class VisionView:
 
 @public("vision_view")
 def vision_view(
-    maps: Mapping[str, Any], image: int = 0, patch_size: int = 2, view: str = "layer 2"
+    maps: Mapping[str, Any], image: int = 0, patch_size: int = 2, view: str = "layer 1"
 ) -> VisionView:
     """[CLS]'s attention over one test image's patches, for one patch size and one layer (or rollout).
 
@@ -48,7 +48,7 @@ def vision_view(
     patch_size : int
         One of ``maps["patch_sizes"]``.
     view : str
-        ``"layer 1"``, ``"layer 2"`` (every head of that layer) or ``"rollout"``.
+        ``"layer 0"``, ``"layer 1"`` (every head of that layer, counted from 0) or ``"rollout"``.
 
     Examples
     --------
@@ -76,7 +76,7 @@ def vision_view(
     else:
         layer = VISION_VIEWS.index(view)
         rows = np.asarray(entry["cls_attention"], dtype=np.float64)[image, layer]  # (n_heads, N)
-        titles = tuple(f"{view}, head {h + 1}" for h in range(len(rows)))
+        titles = tuple(f"{view}, head {h}" for h in range(len(rows)))
     grids = rows.reshape(len(rows), *grid)  # (k, N) -> (k, H/P, W/P), row-major like patchify
     top = tuple(tuple(int(i) for i in np.unravel_index(int(g.argmax()), grid)) for g in grids)
     return VisionView(

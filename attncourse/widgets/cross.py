@@ -33,7 +33,7 @@ class _CrossPainter(PatchMapsPainter):
             else "each head's cross-attention over the 16 patches"
         )
         return caption(
-            f"The captioner wrote '{view.written}'; step {view.step + 1} writes '{view.letter}'. Shown: {what}.",
+            f"The captioner wrote '{view.written}'; step {view.step} writes '{view.letter}'. Shown: {what}.",
             f"Largest cell (outlined, row and column on the 4 x 4 grid): {tops}.",
         )
 
@@ -93,7 +93,7 @@ def cross_explorer(
                 view_of.CROSS_STEPS,
                 int(step),
                 kind="toggle",
-                labels=tuple(str(s + 1) for s in view_of.CROSS_STEPS),
+                labels=tuple(str(s) for s in view_of.CROSS_STEPS),
             ),
             Control("heads", "heads", view_of.CROSS_HEADS, heads, kind="toggle"),
         ],

@@ -20,7 +20,7 @@ class _DotProductPainter(Painter):
         super().__init__()
         reference = view_of.dot_product_view()
         S = len(reference.k)
-        self.names = [f"k{j + 1}" for j in range(S)]
+        self.names = [f"k{j}" for j in range(S)]
         ax_plane, self.ax_scores, self.ax_weights = self.fig.subplots(
             1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]}
         )

@@ -38,7 +38,7 @@ class _EfficientPainter(Painter):
             Rectangle((-0.5, 0), 1, 1, fill=False, edgecolor=ACCENT, lw=1.5)
         )
         self.ax_scores.set_ylim(min(0.0, reference.scores.min()) - 0.3, reference.scores.max() + 1.6)
-        self.ax_scores.set_xticks(keys, labels=[str(j + 1) for j in keys])
+        self.ax_scores.set_xticks(keys, labels=[str(j) for j in keys])
         self.ax_scores.legend(fontsize=7, loc="upper left", frameon=False)
         self.ax_scores.set_xlabel("key")
         self.title_scores = self.ax_scores.set_title(" ", fontsize=9)
@@ -49,7 +49,7 @@ class _EfficientPainter(Painter):
             keys, reference.weights, "_", color="black", ms=7, mew=1.5, label="exact softmax"
         )
         self.ax_weights.set_ylim(0, 1.05)
-        self.ax_weights.set_xticks(keys, labels=[str(j + 1) for j in keys])
+        self.ax_weights.set_xticks(keys, labels=[str(j) for j in keys])
         self.ax_weights.legend(fontsize=7, loc="upper left", frameon=False)
         self.ax_weights.set_xlabel("key")
         self.title_weights = self.ax_weights.set_title(" ", fontsize=9)
@@ -84,14 +84,14 @@ class _EfficientPainter(Painter):
             start - 0.5, self.ax_scores.get_ylim()[0], b, np.diff(self.ax_scores.get_ylim())[0]
         )
         self.title_scores.set_text(
-            f"block {view.step} of {view.n_blocks}: m = {m:g}, ℓ = {view.running_sum[-1]:.4f}"
+            f"{view.step} of {view.n_blocks} blocks seen: m = {m:g}, ℓ = {view.running_sum[-1]:.4f}"
         )
         for bar, w in zip(self.bars_weights, view.weights_so_far):
             bar.set_height(w)
         self.title_weights.set_text(f"weights so far; output {view.out_so_far:.4f} (exact {view.out:.4f})")
         self.here.set_data([b, b], [b, view.n_blocks])
         return caption(
-            f"Block size {b}, after block {view.step} of {view.n_blocks} (keys 1 to {seen} seen): running "
+            f"Block size {b}, after {view.step} of {view.n_blocks} blocks (keys 0 to {seen - 1} seen): running "
             f"max m = {m:g}, running sum ℓ = {view.running_sum[-1]:.4f}, output so far "
             f"{view.out_so_far:.4f} (exact {view.out:.4f}).",
             "After each block: m = "
@@ -108,8 +108,8 @@ class _EfficientPainter(Painter):
         seen = min(view.step * view.block_size, view_of.ROW_LENGTH)
         done = "equal to" if view.step == view.n_blocks else "not yet equal to"
         return (
-            f"The online softmax with block size {view.block_size}, after block {view.step} of "
-            f"{view.n_blocks}: "
+            f"The online softmax with block size {view.block_size}, after {view.step} of "
+            f"{view.n_blocks} blocks: "
             f"a bar chart of the {view_of.ROW_LENGTH} scores {', '.join(f'{x:g}' for x in view.scores)} "
             f"with the first {seen} seen and "
             f"the running maximum "

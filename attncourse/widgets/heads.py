@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence, Tuple
+from typing import Any, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -14,15 +14,21 @@ from ..plotting import attention_heatmap
 from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import CellLabels, Painter, Renderer
 
-__all__ = ["render_heads", "heads_explorer"]
+__all__ = ["ALL_HEADS", "render_heads", "heads_explorer"]
+
+ALL_HEADS = "all"  # the head control's value that shows every head
 
 
 @dataclass(frozen=True, eq=False)
 class _Shown:
-    """A heads view and the head on screen (0: all of them)."""
+    """A heads view and the head on screen (its index, from 0, or ``"all"``)."""
 
     view: explore.HeadsView
-    head: int
+    head: Union[int, str]
+
+    @property
+    def all_heads(self) -> bool:
+        return self.head == ALL_HEADS
 
 
 class _HeadsPainter(Painter):
@@ -70,11 +76,11 @@ class _HeadsPainter(Painter):
     def background_key(self, shown: Any) -> Any:
         # The grid is laid out anew for each number of maps on screen; with every head on screen the
         # maps after the first sit in the background, so the scale they were computed with is part of it.
-        return (shown.view.n_heads, shown.view.scale_by) if shown.head == 0 else 1
+        return (shown.view.n_heads, shown.view.scale_by) if shown.all_heads else 1
 
     def paint(self, shown: Any) -> str:
         view, head = shown.view, shown.head
-        picked = range(view.n_heads) if head == 0 else [head - 1]  # which heads' maps are on screen
+        picked = range(view.n_heads) if shown.all_heads else [head]  # which heads' maps are on screen
         n_heads, tokens, L = len(picked), list(view.tokens), len(view.tokens)
         width, height = self.size
         n_cols = min(n_heads, max(6, math.ceil(math.sqrt(2.5 * n_heads))))
@@ -97,7 +103,7 @@ class _HeadsPainter(Painter):
             weights = view.weights[picked[h]]
             ax.images[0].set_data(weights)
             self.cells[h].set(weights, "{:.2f}", 0.0, 1.0, show=np.full((L, L), n_heads == 1))
-            self.titles[h].set_text(f"head {picked[h] + 1}" + (f" of {view.n_heads}" if head else ""))
+            self.titles[h].set_text(f"head {picked[h]}" + ("" if shown.all_heads else f" of {view.n_heads}"))
             ax.set_yticks(range(L), labels=tokens) if col == 0 else ax.set_yticks([])
             if row == n_rows - 1 and (col == 0 or n_cols <= 3):
                 ax.set_xticks(range(L), labels=tokens, rotation=90 if n_cols > 3 else 0, ha="center")
@@ -120,13 +126,13 @@ class _HeadsPainter(Painter):
             + (" (the bug)" if view.scale_by == "d_model" and view.n_heads > 1 else "")
             + f"; parameters {view.n_params} for any n_heads"
         )
-        if head:
-            w = view.weights[head - 1]
+        if not shown.all_heads:
+            w = view.weights[head]
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
             focus = (
-                f"Head {head} of {view.n_heads} (d_head = {view.d_head}): its largest weight, "
-                f"{w[i, j]:.2f}, is "
-                f"'{tokens[i]}' (position {i + 1}) attending to '{tokens[j]}' (position {j + 1})."
+                f"Head {head} of {view.n_heads} (heads 0 to {view.n_heads - 1}, d_head = {view.d_head}): "
+                f"its largest weight, {w[i, j]:.2f}, is "
+                f"'{tokens[i]}' (position {i}) attending to '{tokens[j]}' (position {j})."
             )
         else:
             focus = (
@@ -140,7 +146,7 @@ class _HeadsPainter(Painter):
             i = tokens.index(toy_data.HEADS_QUERY)
             query = f"Query '{tokens[i]}', its largest weight (uniform: 1/{L} = {1 / L:.2f}): " + (
                 "; ".join(
-                    f"head {h + 1} '{tokens[int(view.weights[h, i].argmax())]}' {view.weights[h, i].max():.2f}"
+                    f"head {h} '{tokens[int(view.weights[h, i].argmax())]}' {view.weights[h, i].max():.2f}"
                     for h in picked
                 )
                 + "."
@@ -162,8 +168,8 @@ class _HeadsPainter(Painter):
 
     def alt(self, shown: Any) -> str:
         view, head = shown.view, shown.head
-        if head:
-            w = view.weights[head - 1]
+        if not shown.all_heads:
+            w = view.weights[head]
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
             return (
                 f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}, scores "
@@ -180,10 +186,21 @@ class _HeadsPainter(Painter):
         )
 
 
+def _shown(view: explore.HeadsView, head: Union[int, str]) -> _Shown:
+    """The view with the head on screen, checked: ``"all"`` or an index ``0 .. n_heads - 1``."""
+    if head != ALL_HEADS and not (
+        isinstance(head, (int, np.integer)) and not isinstance(head, bool) and 0 <= head < view.n_heads
+    ):
+        raise ValueError(
+            f"head must be {ALL_HEADS!r} or a head index from 0 to {view.n_heads - 1}; got {head!r}."
+        )
+    return _Shown(view, head if head == ALL_HEADS else int(head))
+
+
 def _heads_renderer(d_model: int, tokens: Sequence[str], seed: int) -> Renderer:
     tokens = tuple(tokens)
     return Renderer(
-        lambda n_heads, head=0, scale_by="d_head": _Shown(
+        lambda n_heads, head=ALL_HEADS, scale_by="d_head": _shown(
             explore.heads_view(n_heads, d_model, tokens, seed, scale_by), head
         ),
         lambda: _HeadsPainter(d_model, tokens, seed),
@@ -195,21 +212,22 @@ def render_heads(
     d_model: int = explore.DEFAULT_D_MODEL_HEADS,
     tokens: Sequence[str] = explore.TOKENS,
     seed: int = 1,
-    head: int = 0,
+    head: Union[int, str] = ALL_HEADS,
     scale_by: str = "d_head",
 ) -> Frame:
-    """Draw :func:`attncourse.explore.heads_view`: one attention map per head, or head ``head`` (1-based)."""
+    """Draw :func:`attncourse.explore.heads_view`: one attention map per head (``head="all"``), or
+    head ``head`` alone (an index from 0, as the chapters count heads)."""
     return _heads_renderer(d_model, tokens, seed)(n_heads=n_heads, head=head, scale_by=scale_by)
 
 
 def _head_control(values: dict) -> Control:
-    n_heads = values["n_heads"]
+    heads = tuple(range(values["n_heads"])) if values["n_heads"] > 1 else ()  # one head: "all" is it
     return Control(
         "head",
         "which head",
-        tuple(range(n_heads + 1 if n_heads > 1 else 1)),
-        0,
-        labels=("all",) + tuple(str(h) for h in range(1, n_heads + 1 if n_heads > 1 else 1)),
+        (ALL_HEADS,) + heads,
+        ALL_HEADS,
+        labels=(ALL_HEADS,) + tuple(str(h) for h in heads),
     )
 
 
@@ -227,8 +245,8 @@ def heads_explorer(
     Draws :func:`attncourse.explore.heads_view` on chapter 5's data (the default view is the
     chapter's four per-head maps): as ``n_heads`` grows each head gets a narrower
     slice (``d_head = d_model / n_heads``) of the same projections, and the parameter count
-    stays the same.  The second slider shows all the heads or one of them, large, with its
-    weights written in; it offers as many heads as the first slider gives.  The scale toggle
+    stays the same.  The second slider shows all the heads or one of them (counted from 0), large,
+    with its weights written in; it offers as many heads as the first slider gives.  The scale toggle
     divides the scores by ``sqrt(d_head)`` (right) or ``sqrt(d_model)`` (chapter 5's bug), which
     flattens the maps more the more heads there are.
 

@@ -151,15 +151,15 @@ class _MaskPainter(Painter):
             f"Blocked scores filled with {view.fill}{_FILL_NOTE[view.fill]}; largest share of a row's "
             f"weight on blocked keys: {view.blocked_weight:.3f}. Row sums of the weights: "
             + ", ".join("nan" if np.isnan(s) else f"{s:.2f}" for s in view.row_sums)
-            + (f" (rows {', '.join(str(i + 1) for i in empty)} have no key to attend to)" if empty else ""),
+            + (f" (rows {', '.join(str(i) for i in empty)} have no key to attend to)" if empty else ""),
         )
 
     def alt(self, view: Any) -> str:
         blocked = int((~view.mask).sum())
         if view.nan_rows:
-            rows = f"; rows {', '.join(str(i + 1) for i in view.nan_rows)} are NaN"
+            rows = f"; rows {', '.join(str(i) for i in view.nan_rows)} are NaN"
         elif view.empty_rows and view.blocked_weight <= 0.005:
-            rows = f"; rows {', '.join(str(i + 1) for i in view.empty_rows)} are all zero"
+            rows = f"; rows {', '.join(str(i) for i in view.empty_rows)} are all zero"
         else:
             rows = ""
         L, S = view.mask.shape

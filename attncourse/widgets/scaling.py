@@ -28,7 +28,7 @@ class _ScalingPainter(Painter):
         super().__init__()
         reference = explore.scaling_view(explore.DEFAULT_D_K, seed)
         L, S = reference.weights["scaled"].shape
-        queries, keys = [f"row {i + 1}" for i in range(L)], [str(j + 1) for j in range(S)]
+        queries, keys = [f"row {i}" for i in range(L)], [str(j) for j in range(S)]
         ax_map, ax_curve = self.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
         attention_heatmap(
             reference.weights["scaled"], queries, keys, ax=ax_map, annotate=False, colorbar=True

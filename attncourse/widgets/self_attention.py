@@ -68,9 +68,9 @@ class _SelfAttentionPainter(Painter):
             text.set_text(f"{w:.2f}")
         word = tokens[view.token]
         self.title_map.set_text(f"softmax(QKᵀ/2), {view.order} order")
-        self.title_row.set_text(f"'{word}' (position {view.token + 1}) attends to")
+        self.title_row.set_text(f"'{word}' (position {view.token}) attends to")
         return caption(
-            f"Query '{word}' at position {view.token + 1} of '{' '.join(tokens)}': weights "
+            f"Query '{word}' at position {view.token} of '{' '.join(tokens)}': weights "
             + ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, view.row)),
             "Its output, the weighted sum of the value rows: ["
             + ", ".join(f"{x:.2f}" for x in view.out[view.token])
@@ -83,8 +83,8 @@ class _SelfAttentionPainter(Painter):
         return (
             f"A heatmap of the self-attention weights over '{' '.join(view.tokens)}' with the row of "
             f"'{word}' "
-            f"(position {view.token + 1}) outlined, and a bar chart of that row: its largest weight, "
-            f"{view.row[top]:.2f}, is on '{view.tokens[top]}' (position {top + 1})."
+            f"(position {view.token}) outlined, and a bar chart of that row: its largest weight, "
+            f"{view.row[top]:.2f}, is on '{view.tokens[top]}' (position {top})."
         )
 
 

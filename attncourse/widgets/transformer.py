@@ -51,7 +51,7 @@ class _TransformerPainter(Painter):
         )
         if cells.size:
             self.ax_map.legend(fontsize=7, loc="upper right", frameon=True, framealpha=0.8)
-        layers, heads = [f"layer {i + 1}" for i in range(n_layers)], [f"head {h + 1}" for h in range(H)]
+        layers, heads = [f"layer {i}" for i in range(n_layers)], [f"head {h}" for h in range(H)]
         self.outlines = []
         over = f", {reference.n_scored} held-out sequences" if reference.held_out else ""
         for ax, table, title in (
@@ -72,19 +72,19 @@ class _TransformerPainter(Painter):
         for outline in self.outlines:
             outline.set_xy((view.head - 0.5, view.layer - 0.5))
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
-        self.title.set_text(f"layer {view.layer + 1}, head {view.head + 1}")
+        self.title.set_text(f"layer {view.layer}, head {view.head}")
         if view.held_out:
             seq_prev = view.sequence_previous[view.layer, view.head]
             seq_ind = view.sequence_induction[view.layer, view.head]
             return caption(
-                f"Layer {view.layer + 1}, head {view.head + 1}: previous-token score {prev:.2f}, "
+                f"Layer {view.layer}, head {view.head}: previous-token score {prev:.2f}, "
                 f"induction score {ind:.2f}, averaged over {view.n_scored} held-out sequences (the tables).",
                 f"On the sequence shown, {' '.join(view.tokens)}: mean weight on the previous token "
                 f"{seq_prev:.2f}; on the keys right after an earlier copy of the query's token (circled) "
                 f"{seq_ind:.2f}.",
             )
         return caption(
-            f"Layer {view.layer + 1}, head {view.head + 1}: mean weight on the previous token {prev:.2f}; "
+            f"Layer {view.layer}, head {view.head}: mean weight on the previous token {prev:.2f}; "
             f"on the key right after an earlier copy of the query's token (circled) {ind:.2f}.",
             f"Over the sequence {' '.join(view.tokens)}.",
         )
@@ -93,7 +93,7 @@ class _TransformerPainter(Painter):
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
         over = f", averaged over {view.n_scored} held-out sequences" if view.held_out else ""
         return (
-            f"The attention map of layer {view.layer + 1}, head {view.head + 1} over a "
+            f"The attention map of layer {view.layer}, head {view.head} over a "
             f"{len(view.tokens)}-token "
             f"sequence, with the cells right after an earlier copy circled; beside it, tables of every "
             f"head's previous-token score (this head {prev:.2f}) and induction score (this head {ind:.2f}){over}."
@@ -210,7 +210,7 @@ def transformer_explorer(
                 tuple(range(n_layers)),
                 int(layer),
                 kind="toggle",
-                labels=tuple(str(i + 1) for i in range(n_layers)),
+                labels=tuple(str(i) for i in range(n_layers)),
             ),
             Control(
                 "head",
@@ -218,7 +218,7 @@ def transformer_explorer(
                 tuple(range(H)),
                 int(head),
                 kind="toggle",
-                labels=tuple(str(h + 1) for h in range(H)),
+                labels=tuple(str(h) for h in range(H)),
             ),
         ],
         _renderer(maps, labels, scores),

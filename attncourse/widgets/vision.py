@@ -17,7 +17,7 @@ class _VisionPainter(PatchMapsPainter):
 
     def __init__(self, maps: Mapping[str, Any]) -> None:
         super().__init__()
-        reference = view_of.vision_view(maps, 0, int(maps["patch_sizes"][0]), "layer 1")
+        reference = view_of.vision_view(maps, 0, int(maps["patch_sizes"][0]), "layer 0")
         H, W = reference.image.shape
         extent = (-0.5, W - 0.5, H - 0.5, -0.5)
         self._build_maps(reference.image, reference.maps[0], len(reference.titles), extent)
@@ -59,14 +59,14 @@ def _renderer(maps: Mapping[str, Any]) -> Renderer:
 
 
 def render_vision(
-    maps: Mapping[str, Any], image: int = 0, patch_size: int = 2, view: str = "layer 2"
+    maps: Mapping[str, Any], image: int = 0, patch_size: int = 2, view: str = "layer 1"
 ) -> Frame:
     """Draw :func:`attncourse.explore.vision_view` for one image, patch size and view."""
     return _renderer(maps)(image=image, patch_size=patch_size, view=view)
 
 
 def vision_explorer(
-    maps: Mapping[str, Any], *, image: int = 0, patch_size: int = 2, view: str = "layer 2", mode: str = "auto"
+    maps: Mapping[str, Any], *, image: int = 0, patch_size: int = 2, view: str = "layer 1", mode: str = "auto"
 ) -> Explorer:
     """Pick an image, a patch size, and a layer or the rollout: where [CLS] looks in the image.
 
@@ -81,7 +81,7 @@ def vision_explorer(
     ...         "2": {"cls_attention": np.full((2, 2, 2, 4), 0.2).tolist(), "rollout": np.full((2, 4), 0.2).tolist()}}
     >>> ex = vision_explorer(maps, mode="live")
     >>> ex.values()
-    {'image': 0, 'patch_size': 2, 'view': 'layer 2'}
+    {'image': 0, 'patch_size': 2, 'view': 'layer 1'}
     """
     n_images = len(maps["images"])
     sizes = tuple(int(p) for p in maps["patch_sizes"])
@@ -94,7 +94,7 @@ def vision_explorer(
                 tuple(range(n_images)),
                 int(image),
                 kind="toggle",
-                labels=tuple(str(i + 1) for i in range(n_images)),
+                labels=tuple(str(i) for i in range(n_images)),
             ),
             Control(
                 "patch_size",
