@@ -123,11 +123,9 @@ def test_chapter_2_explorer_shows_the_chapters_plane_example():
 
 
 # -- one numbering: a chapter's printout names keys, layers and heads as its explorer does ---------
-# The explorers count from 0 (tests/test_explorer_numbering.py); these chapters still print from 1.
-_STILL_FROM_1 = "the chapter still prints this numbering from 1: edit the cell and re-execute the chapter"
+# The explorers count from 0 (tests/test_explorer_numbering.py), and so do the chapters.
 
 
-@pytest.mark.xfail(strict=True, reason=_STILL_FROM_1)
 def test_chapter_2_names_the_plane_keys_as_its_explorer_does():
     pytest.importorskip("matplotlib")
     from attncourse.widgets.dot_product import _DotProductPainter
@@ -352,7 +350,6 @@ def test_chapter_10_explorer_default_is_the_chapters_model():
         assert rollout.flat[k] == pytest.approx(float(share), abs=6e-4)
 
 
-@pytest.mark.xfail(strict=True, reason=_STILL_FROM_1)
 def test_chapter_10_numbers_layers_and_heads_as_its_explorer_does():
     from attncourse.results import saved_results
 
@@ -423,7 +420,6 @@ def test_chapter_8_explorer_tables_are_the_chapters_held_out_scores():
             assert float(shown[1]) == pytest.approx(float(i), abs=0.0101), (layer, head)
 
 
-@pytest.mark.xfail(strict=True, reason=_STILL_FROM_1)
 def test_chapter_8_numbers_layers_and_heads_as_its_explorer_does():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("matplotlib")
