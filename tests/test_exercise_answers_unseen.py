@@ -138,7 +138,7 @@ NEW_SITUATIONS = {
         "ch08.parallel_block": "the parallel block of GPT-J and PaLM, not the chapter's sequential one",
         "ch08.head_removal_cost": "head removal costs read from a last layer's maps, not measured there",
         "ch08.next_token_loss": "a padded next-token loss",
-        "ch08.predict_mlp_share": "the MLP's share of a block's parameters",
+        "ch08.post_norm_blocks": "telling post-norm blocks from pre-norm ones by their outputs alone",
         "ch08.predict_block_parameters": "the size of a block the chapter does not count",
     },
     "ch09": {
