@@ -109,7 +109,7 @@ NEW_SITUATIONS = {
         "ch04.self_attention_out": "outputs mixed with the transposed weights, a bug the chapter does not show",
     },
     "ch05": {
-        "ch05.predict_mha_parameters": "the size of a grouped-query layer",
+        "ch05.heads_from_averaged_weights": "a layer's head count recovered from its head-averaged maps",
         "ch05.heads_for_lookups": "reading trained maps for lookups the experiment did not train",
         "ch05.predict_heads_for_three_lookups": "the head count a three-lookup task needs at d_model 32",
         "ch05.predict_kdim_vdim_parameters": "nn.MultiheadAttention with kdim and vdim",

@@ -136,7 +136,6 @@ def test_chapter_5s_predict_mistakes_are_named_without_the_rule_or_the_numbers()
     for ex_id, banned in (
         ("ch05.predict_heads_for_three_lookups", ("divide", "slices", "32 works", "smaller")),
         ("ch05.predict_kdim_vdim_parameters", ("32 features", "48", "smaller", "split the projections")),
-        ("ch05.predict_mha_parameters", ("smaller W_K", "2 shared", "output projection")),
     ):
         ex = get(ex_id)
         for d in ex.diagnoses:
