@@ -238,7 +238,7 @@ register(
         "norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
         "float64 or float32, exact up to their rounding; allow for that, and for $\\epsilon$, but for "
         "nothing more: a pre-norm block's output may come within a few hundredths of whatever a "
-        "post-norm one leaves. numpy or torch.",
+        "post-norm one leaves.",
         solution='''
             def post_norm_blocks(streams):
                 """True for each block whose output came out of a layer norm."""
