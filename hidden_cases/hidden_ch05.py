@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncourse.exercises import Case
+from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters.ch05 import _lookup_maps, _saved_maps
 
 
@@ -142,12 +142,28 @@ HIDDEN = {
 }
 
 
-def predict_mha_parameters():
-    return _kinds([Case("d_model=512, 8 query heads, 2 key/value heads")], "the count")
+def heads_from_averaged_weights():
+    from attncourse.exercises.chapters.ch05 import _averaged_maps
+
+    rng = np.random.default_rng(1506)
+
+    def case(label, B, L, d, H, scale=1.0, dtype=np.float64):
+        q, k = scale * rng.normal(size=(B, L, d)), scale * rng.normal(size=(B, L, d))
+        return Case(label, q=q.astype(dtype), k=k.astype(dtype), weights=_averaged_maps(q, k, H).astype(dtype))
+
+    return grouped(
+        "head counts",
+        case("d_model=10, 5 heads", 2, 3, 10, 5),
+        case("d_model=24, 8 heads, L=7", 1, 7, 24, 8),
+    ) + grouped(
+        "edge counts",
+        case("one head, d_model=6", 1, 5, 6, 1),
+        case("d_model=5, 5 heads", 2, 4, 5, 5),
+    ) + grouped("dtype", case("float32, d_model=12, 6 heads", 2, 4, 12, 6, dtype=np.float32))
 
 
 HIDDEN.update(
     {
-        "ch05.predict_mha_parameters": predict_mha_parameters,
+        "ch05.heads_from_averaged_weights": heads_from_averaged_weights,
     }
 )

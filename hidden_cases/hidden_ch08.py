@@ -16,8 +16,30 @@ def predict_block_parameters():
     return grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256"))
 
 
-def predict_mlp_share():
-    return grouped("prediction", Case("d_ff = 4 d_model"))
+def post_norm_blocks():
+    from attncourse.exercises.chapters.ch08 import _centred_rows, _scaled_to, _stack
+
+    rng = np.random.default_rng(1802)
+    n = rng.normal
+    return grouped(
+        "mixed stacks",
+        Case("one post-norm block", streams=_stack(rng, n(size=(1, 2, 4)), ("post",))),
+        Case("pre, then post, d_model=8, 4 heads", streams=_stack(rng, n(size=(2, 3, 8)), ("pre", "post"), n_heads=4)),
+        Case("a large stream", streams=_stack(rng, 20 * n(size=(1, 4, 6)) - 7, ("pre", "post", "pre"), n_heads=3)),
+    ) + grouped(
+        "look-alikes",
+        Case(
+            "mean-0 rows with variance 1 over all rows, d_model=6",
+            streams=_scaled_to(rng, _centred_rows(rng, 1, 4, 6, [[0.5, 2.0, 0.25, 1.2]]), "global", n_heads=3),
+        ),
+        Case("rows of norm sqrt(d_model), d_model=4", streams=_scaled_to(rng, n(size=(2, 2, 4)) - 0.7, "row norm")),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, 4 blocks",
+            streams=_stack(rng, n(size=(1, 3, 4)), ("post", "post", "pre", "post"), dtype=np.float32),
+        ),
+    )
 
 
 def parallel_block():
@@ -89,7 +111,7 @@ def next_token_loss():
 
 HIDDEN = {
     "ch08.predict_block_parameters": predict_block_parameters,
-    "ch08.predict_mlp_share": predict_mlp_share,
+    "ch08.post_norm_blocks": post_norm_blocks,
     "ch08.parallel_block": parallel_block,
     "ch08.head_removal_cost": head_removal_cost,
     "ch08.next_token_loss": next_token_loss,

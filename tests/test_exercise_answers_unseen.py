@@ -109,7 +109,7 @@ NEW_SITUATIONS = {
         "ch04.self_attention_out": "outputs mixed with the transposed weights, a bug the chapter does not show",
     },
     "ch05": {
-        "ch05.predict_mha_parameters": "the size of a grouped-query layer",
+        "ch05.heads_from_averaged_weights": "a layer's head count recovered from its head-averaged maps",
         "ch05.heads_for_lookups": "reading trained maps for lookups the experiment did not train",
         "ch05.predict_heads_for_three_lookups": "the head count a three-lookup task needs at d_model 32",
         "ch05.predict_kdim_vdim_parameters": "nn.MultiheadAttention with kdim and vdim",
@@ -138,7 +138,7 @@ NEW_SITUATIONS = {
         "ch08.parallel_block": "the parallel block of GPT-J and PaLM, not the chapter's sequential one",
         "ch08.head_removal_cost": "head removal costs read from a last layer's maps, not measured there",
         "ch08.next_token_loss": "a padded next-token loss",
-        "ch08.predict_mlp_share": "the MLP's share of a block's parameters",
+        "ch08.post_norm_blocks": "telling post-norm blocks from pre-norm ones by their outputs alone",
         "ch08.predict_block_parameters": "the size of a block the chapter does not count",
     },
     "ch09": {

@@ -195,13 +195,7 @@ def test_parameter_counts_are_what_torch_counts():
     def count(module):
         return sum(p.numel() for p in module.parameters())
 
-    # grouped-query attention: W_Q, W_O (512, 512), W_K, W_V (512, 2 * 64), no biases
-    gqa = [torch.nn.Linear(512, n, bias=False) for n in (512, 128, 128, 512)]
-    assert _answer("ch05.predict_mha_parameters") == sum(count(m) for m in gqa)
     assert _answer("ch08.predict_block_parameters") == count(TransformerBlock(d_model=64, n_heads=4))
-    block = TransformerBlock(d_model=32, n_heads=4, bias=False)  # weights only (and the norms' gammas)
-    mlp, attn = count(block.mlp), count(block.attn)
-    assert np.isclose(_answer("ch08.predict_mlp_share"), mlp / (mlp + attn))
 
 
 def test_the_numeric_predictions_hold():

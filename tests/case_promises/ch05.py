@@ -57,12 +57,38 @@ def _weights_from_torch(inputs):
     )
 
 
+def _heads_from_averaged_weights(inputs):
+    q, k, w = (np.asarray(inputs[n]) for n in ("q", "k", "weights"))
+    out = []
+    for name, a in (("q", q), ("k", k), ("weights", w)):
+        out += r.ndim_in(name, a, (3,))
+    if out:
+        return out
+    B, L, d = q.shape
+    out += r.shape_is("k", k, (B, L, d)) + r.shape_is("weights", w, (B, L, L))
+    if out:
+        return out
+    if not np.allclose(w.sum(-1), 1, atol=1e-5) or w.min() < 0:
+        out.append("weights are not attention maps whose rows sum to 1")
+    # exactly one head count reproduces the maps: the next best is clear of rounding
+    from attncourse.exercises.chapters.ch05 import _averaged_maps
+
+    errs = sorted(
+        float(np.abs(_averaged_maps(q.astype(float), k.astype(float), H) - w).max())
+        for H in range(1, d + 1)
+        if d % H == 0
+    )
+    if errs[0] > 1e-5 or (len(errs) > 1 and errs[1] < 1e-2):
+        out.append(f"no single head count reproduces the maps (errors {errs[:2]})")
+    return out
+
+
 PROMISES = {
     "ch05.heads_for_lookups": _heads_for_lookups,
     "ch05.predict_heads_for_three_lookups": _nothing,
     "ch05.multi_head_attention": _mha,
     "ch05.predict_kdim_vdim_parameters": _nothing,
     "ch05.weights_from_torch": _weights_from_torch,
-    "ch05.predict_mha_parameters": _nothing,
+    "ch05.heads_from_averaged_weights": _heads_from_averaged_weights,
     "ch05.mha_forward": _mha,
 }

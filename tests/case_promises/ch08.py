@@ -34,6 +34,26 @@ def _parallel_block(inputs):
     return out
 
 
+def _post_norm_blocks(inputs):
+    s = inputs["streams"]
+    out = _float_array("streams", s) + r.ndim_in("streams", s, (4,))
+    if out:
+        return out
+    a = np.asarray(s, dtype=np.float64)
+    if a.shape[0] < 2:
+        out.append("streams holds no block's output")
+    if a.shape[-1] < 2:
+        out.append("d_model < 2: every row of width 1 normalises to 0")
+    # each block's output either came out of a layer norm (every row mean 0, variance 1 up to
+    # epsilon and rounding) or stays clear of it, in some row, by more than rounding
+    tol = 1e-4
+    for i, o in enumerate(a[1:]):
+        dev = np.maximum(np.abs(o.mean(-1)), np.abs(o.var(-1) - 1))
+        if tol < dev.max() < 1e-2:
+            out.append(f"block {i}'s output is neither normalised nor clear of it (max deviation {dev.max():.1e})")
+    return out
+
+
 def _head_removal_cost(inputs):
     w, v, W_o, u = inputs["weights"], inputs["v"], inputs["W_o"], inputs["u"]
     out = []
@@ -73,7 +93,7 @@ def _next_token_loss(inputs):
 
 PROMISES = {
     "ch08.predict_block_parameters": _nothing,
-    "ch08.predict_mlp_share": _nothing,
+    "ch08.post_norm_blocks": _post_norm_blocks,
     "ch08.parallel_block": _parallel_block,
     "ch08.head_removal_cost": _head_removal_cost,
     "ch08.next_token_loss": _next_token_loss,

@@ -28,32 +28,41 @@ CORRECT = {
             """,
         ],
     },
-    "ch08.predict_mlp_share": {
-        "a fraction with the chapter's torch import": """
-            def predict_mlp_share():
-                d = 64
-                mlp = torch.tensor(2 * d * 4 * d, dtype=torch.float64)
-                return mlp / (mlp + 4 * d * d)
+    "ch08.post_norm_blocks": {
+        "torch, per block, with allclose": """
+            def post_norm_blocks(streams):
+                s = torch.as_tensor(streams).double()
+                flags = []
+                for o in s[1:]:
+                    m = o.mean(dim=-1)
+                    v = ((o - m[..., None]) ** 2).mean(dim=-1)
+                    flags.append(bool(torch.allclose(m, torch.zeros_like(m), atol=5e-4)
+                                      and torch.allclose(v, torch.ones_like(v), atol=5e-4)))
+                return np.array(flags)
         """,
-        "a rounded literal": """
-            def predict_mlp_share():
-                return 0.667
+        "loops over rows in plain Python": """
+            def post_norm_blocks(streams):
+                s = np.asarray(streams, dtype=np.float64)
+                n, B, L, d = s.shape
+                out = np.ones(n - 1, dtype=bool)
+                for i in range(1, n):
+                    for b in range(B):
+                        for t in range(L):
+                            row = [float(z) for z in s[i, b, t]]
+                            mu = sum(row) / d
+                            var = sum((z - mu) ** 2 for z in row) / d
+                            if abs(mu) > 2e-3 or abs(var - 1) > 2e-3:
+                                out[i - 1] = False
+                return out
         """,
-        "a numpy float32": """
-            def predict_mlp_share():
-                return np.float32(8) / np.float32(12)
+        "einsum in float32: re-normalise and compare": """
+            def post_norm_blocks(streams):
+                s = np.asarray(streams, dtype=np.float32)[1:]
+                c = s - s.mean(-1, keepdims=True)
+                var = np.einsum("nbld,nbld->nbl", c, c) / s.shape[-1]
+                z = c / np.sqrt(var[..., None] + np.float32(1e-5))
+                return np.abs(z - s).max(axis=(1, 2, 3)) < 5e-3
         """,
-        "helper in an added cell": [
-            """
-            def _mlp_weight_entries(d, d_ff):
-                return d * d_ff + d_ff * d
-            """,
-            """
-            def predict_mlp_share():
-                d = 100
-                return _mlp_weight_entries(d, 4 * d) / (_mlp_weight_entries(d, 4 * d) + 4 * d * d)
-            """,
-        ],
     },
     "ch08.parallel_block": {
         "torch by hand: layer norm, heads and causal softmax": """
@@ -193,10 +202,34 @@ WRONG = {
                 return 4 * d * d + 4 * d + (d * d_ff + d_ff) + (d_ff * d + d)
         """,
     },
-    "ch08.predict_mlp_share": {
-        "d_ff counted as four matrices": """
-            def predict_mlp_share():
-                return 16 / (16 + 4)
+    "ch08.post_norm_blocks": {
+        "mean 0 only": """
+            def post_norm_blocks(streams):
+                s = np.asarray(streams, dtype=np.float64)[1:]
+                return (np.abs(s.mean(-1)) < 1e-3).reshape(len(s), -1).all(axis=1)
+        """,
+        "norm sqrt(d) per row, as the chapter printed": """
+            def post_norm_blocks(streams):
+                s = torch.as_tensor(streams).double()[1:]
+                d = s.shape[-1]
+                return ((s.norm(dim=-1) - d ** 0.5).abs() < 1e-3).flatten(1).all(dim=1).numpy()
+        """,
+        "whole-output statistics": """
+            def post_norm_blocks(streams):
+                s = np.asarray(streams, dtype=np.float64)[1:]
+                return np.array([abs(o.mean()) < 1e-3 and abs(o.var() - 1) < 1e-3 for o in s])
+        """,
+        "a loose tolerance": """
+            def post_norm_blocks(streams):
+                s = np.asarray(streams, dtype=np.float64)[1:]
+                ok = (np.abs(s.mean(-1)) < 0.05) & (np.abs(s.var(-1) - 1) < 0.05)
+                return ok.reshape(len(s), -1).all(axis=1)
+        """,
+        "torch's unbiased var()": """
+            def post_norm_blocks(streams):
+                s = torch.as_tensor(streams).double()[1:]
+                ok = (s.mean(-1).abs() < 1e-3) & ((s.var(-1) - 1).abs() < 1e-3)
+                return ok.flatten(1).all(dim=1).numpy()
         """,
     },
     "ch08.parallel_block": {

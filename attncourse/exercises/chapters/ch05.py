@@ -462,50 +462,88 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.6 parameters (predict)
+# ----------------------------------------------------------------------------- 5.6 heads from averaged maps (inverse)
+def _averaged_maps(q, k, H, scale_by=None, interleaved=False):
+    B, L, d = q.shape
+    if interleaved:  # feature j goes to head j % H
+        qh = q.reshape(B, L, d // H, H).transpose(0, 3, 1, 2)
+        kh = k.reshape(B, L, d // H, H).transpose(0, 3, 1, 2)
+    else:
+        qh, kh = split_heads(q, H), split_heads(k, H)  # (B, H, L, d_head)
+    s = qh @ kh.swapaxes(-1, -2) / np.sqrt(scale_by or d // H)
+    return softmax(s, axis=-1).mean(axis=1)  # (B, L, L)
+
+
+def _heads_from_maps(q, k, weights, **how):
+    q, k, w = (np.asarray(a, dtype=np.float64) for a in (q, k, weights))
+    d = q.shape[-1]
+    options = [H for H in range(1, d + 1) if d % H == 0]
+    errors = [np.abs(_averaged_maps(q, k, H, **how) - w).max() for H in options]
+    return np.array(options[int(np.argmin(errors))])
+
+
+def _heads_cases(seed=506):
+    rng = np.random.default_rng(seed)
+
+    def case(label, B, L, d, H, scale=1.0, dtype=np.float64):
+        q, k = scale * rng.normal(size=(B, L, d)), scale * rng.normal(size=(B, L, d))
+        w = _averaged_maps(q, k, H)
+        return Case(label, q=q.astype(dtype), k=k.astype(dtype), weights=w.astype(dtype))
+
+    return grouped(
+        "head counts",
+        case("B=2, L=4, d_model=8, 2 heads", 2, 4, 8, 2),
+        case("B=1, L=5, d_model=12, 3 heads", 1, 5, 12, 3),
+        case("B=1, L=3, d_model=6, 6 heads (d_head = 1)", 1, 3, 6, 6),
+    ) + grouped(
+        "edge counts",
+        case("one head, B=2, L=4, d_model=4", 2, 4, 4, 1, scale=1.5),
+        case("B=1, L=6, d_model=16, 4 heads, sharp maps", 1, 6, 16, 4, scale=2.0),
+        case("B=1, L=4, d_model=9, 9 heads (d_head = 1)", 1, 4, 9, 9),
+    ) + grouped(
+        "dtype",
+        case("float32, B=2, L=4, d_model=6, 6 heads", 2, 4, 6, 6, dtype=np.float32),
+    )
+
+
 register(
     Exercise(
-        id="ch05.predict_mha_parameters",
+        id="ch05.heads_from_averaged_weights",
         number="5.6",
-        title="predict a grouped-query layer's size",
-        points=1,
-        function="predict_mha_parameters",
-        stub=STUB_LINE,
-        kind="predict",
-        description="The chapter's layer holds $4\\,d_{model}^2$ weights. Now share keys and values: "
-        "$d_{model} = 512$, 8 query heads of $d_{head} = 64$, but only 2 key/value heads (grouped-query "
-        "attention, Chapter 11), no biases. $W_Q$ and $W_O$ stay $(512, 512)$; $W_K$ and $W_V$ make only the 2 "
-        "shared heads. How many parameters? Return the count (exact).",
+        title="how many heads, from the averaged maps",
+        points=2,
+        function="heads_from_averaged_weights",
+        kind="implement",
+        needs=MHA_NEEDS,
+        hint="try every head count the width allows and rebuild what the layer would have returned",
+        description="`nn.MultiheadAttention` returns, by default, its attention maps averaged over the "
+        "heads. You have a layer's projected queries and keys, `q` and `k (B, L, d_model)` (after "
+        "$W_Q$ and $W_K$, before the heads are split, no mask, no biases), and the `weights (B, L, L)` "
+        "it returned (query on axis -2, key on axis -1), but not its number of heads. Return that "
+        "number, an int. The weights are exact up to their dtype's rounding (float64 or float32).",
         solution='''
-            def predict_mha_parameters():
-                """Parameters of grouped-query attention: d_model 512, 8 query heads, 2 key/value heads."""
+            def heads_from_averaged_weights(q, k, weights):
+                """The number of heads of the layer that returned these head-averaged maps."""
                 ### BEGIN SOLUTION
-                d_model, d_head, n_kv = 512, 64, 2
-                # W_Q and W_O: (512, 512) each; W_K and W_V: (512, 2 * 64) each
-                return 2 * d_model * d_model + 2 * d_model * n_kv * d_head
+                d = q.shape[-1]
+                best, best_err = None, np.inf
+                for H in [h for h in range(1, d + 1) if d % h == 0]:
+                    qh, kh = split_heads(q, H), split_heads(k, H)  # (B, H, L, d_head)
+                    s = qh @ kh.swapaxes(-1, -2) / np.sqrt(d // H)  # each head scales by its own width
+                    err = np.abs(softmax(s, axis=-1).mean(axis=1) - weights).max()
+                    if err < best_err:
+                        best, best_err = H, err
+                return best
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(2 * 512 * 512 + 2 * 512 * 128),
-        public_cases=lambda: grouped("the count", Case("d_model=512, 8 query heads, 2 key/value heads")),
-        hint="W_K maps 512 features to the 2 shared heads' 2 * 64",
+        reference=_heads_from_maps,
+        public_cases=_heads_cases,
         diagnoses=(
             Diagnosis(
-                "that is plain multi-head attention's count, as if every query head had its own keys and values",
-                name="no sharing",
-                hint="W_K and W_V are (512, 2 * 64), not (512, 512)",
-                variant=lambda: np.array(4 * 512 * 512),
-            ),
-            Diagnosis(
-                "your count leaves out W_O",
-                name="forgot W_O",
-                hint="W_O is (512, 512)",
-                variant=lambda: np.array(512 * 512 + 2 * 512 * 128),
-            ),
-            Diagnosis(
-                "only one of W_K and W_V was shrunk",
-                name="one shared projection",
-                hint="keys and values are both shared",
-                variant=lambda: np.array(3 * 512 * 512 + 512 * 128),
+                "the maps you rebuilt were scaled by the model's width, not by each head's",
+                name="scaled by d_model",
+                hint="each head divides its scores by the square root of its own width",
+                variant=lambda q, k, weights: _heads_from_maps(q, k, weights, scale_by=np.shape(q)[-1]),
             ),
         ),
     )

@@ -113,44 +113,187 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 8.2 MLP share (predict)
+# ----------------------------------------------------------------------------- 8.2 which blocks are post-norm (probe)
+def _post_norm_blocks(streams):
+    s = np.asarray(streams, dtype=np.float64)[1:]  # (n_blocks, B, L, d): each block's output
+    mean_ok = np.abs(s.mean(axis=-1)) < 1e-3  # every row of a post-norm output: mean 0 ...
+    var_ok = np.abs(s.var(axis=-1) - 1.0) < 1e-3  # ... and (biased) variance 1, up to epsilon
+    return (mean_ok & var_ok).reshape(len(s), -1).all(axis=1)
+
+
+def _stack(rng, x, kinds, *, n_heads=2, d_ff=None, centred=(), small=(), dtype=np.float64):
+    """The streams of a stack whose block i is post-norm where kinds[i] is "post"."""
+    d = x.shape[-1]
+    d_ff = d_ff or 2 * d
+    streams = [x]
+    for i, kind in enumerate(kinds):
+        w = {name: rng.normal(size=(d, d)) / np.sqrt(d) for name in ("W_q", "W_k", "W_v", "W_o")}
+        w["W_1"] = rng.normal(size=(d, d_ff)) / np.sqrt(d)
+        w["W_2"] = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff)
+        if i in centred:  # sublayers whose outputs have mean 0 in every row
+            w["W_o"] -= w["W_o"].mean(axis=1, keepdims=True)
+            w["W_2"] -= w["W_2"].mean(axis=1, keepdims=True)
+        if i in small:  # sublayers that add little
+            w["W_o"] *= 0.02
+            w["W_2"] *= 0.02
+        streams.append(_block(streams[-1], **w, n_heads=n_heads, post=kind == "post", parallel=False))
+    return np.stack(streams).astype(dtype)
+
+
+def _scaled_to(rng, x, kind, n_heads=2):
+    """A pre-norm block, then a post-norm one: the streams.  The first block's input rows are
+    rescaled until its output has squared norm d in every row (kind "row norm") or variance 1 over
+    all rows (kind "global"): its output is c x + f, and f moves only a little with c."""
+    d = x.shape[-1]
+    w = {name: rng.normal(size=(d, d)) / np.sqrt(d) for name in ("W_q", "W_k", "W_v", "W_o")}
+    w["W_1"] = rng.normal(size=(d, 2 * d)) / np.sqrt(d)
+    w["W_2"] = rng.normal(size=(2 * d, d)) / np.sqrt(2 * d)
+    w["W_o"] *= 0.3  # sublayers that leave room for the rescaled input: |f|^2 < d
+    w["W_2"] *= 0.3
+    if kind == "global":  # sublayers whose outputs have mean 0 in every row
+        w["W_o"] -= w["W_o"].mean(axis=1, keepdims=True)
+        w["W_2"] -= w["W_2"].mean(axis=1, keepdims=True)
+    for _ in range(500):  # a fixed point: solve for c with f held, recompute f
+        f = _block(x, **w, n_heads=n_heads, parallel=False) - x
+        if kind == "row norm":  # per row: c^2 |x|^2 + 2 c x.f + |f|^2 = d, the positive root
+            a, b, c0 = (x * x).sum(-1), 2 * (x * f).sum(-1), (f * f).sum(-1) - d
+        else:  # one c for all rows: mean((c x + f)^2) = 1 (x and f of mean 0 over all rows)
+            a, b, c0 = (x * x).mean(), 2 * (x * f).mean(), (f * f).mean() - 1
+        c = (-b + np.sqrt(b * b - 4 * a * c0)) / (2 * a)
+        c = np.sqrt(c)  # half a step: the plain iteration overshoots
+        x = x * (c[..., None] if np.ndim(c) else c)
+        if np.all(np.abs(c - 1) < 1e-12):
+            break
+    else:
+        raise RuntimeError("the rescaling did not settle")
+    y = _block(x, **w, n_heads=n_heads, parallel=False)
+    return np.concatenate([x[None], _stack(rng, y, ("post",), n_heads=n_heads)])  # then a post-norm block
+
+
+def _centred_rows(rng, B, L, d, scales):
+    x = rng.normal(size=(B, L, d))
+    x -= x.mean(axis=-1, keepdims=True)
+    x /= x.std(axis=-1, keepdims=True)
+    return x * np.asarray(scales, dtype=np.float64).reshape(B, L, 1)
+
+
+def _post_norm_cases(seed=802):
+    rng = np.random.default_rng(seed)
+    return grouped(
+        "mixed stacks",
+        Case(
+            "3 blocks (post, pre, post), B=2, L=3, d_model=4",
+            streams=_stack(rng, rng.normal(size=(2, 3, 4)), ("post", "pre", "post")),
+        ),
+        Case(
+            "4 blocks, B=1, L=5, d_model=6, 3 heads",
+            streams=_stack(rng, 3 * rng.normal(size=(1, 5, 6)) + 1, ("pre", "pre", "post", "pre"), n_heads=3),
+        ),
+    ) + grouped(
+        "look-alikes",
+        Case(
+            "a pre-norm block whose output rows have mean 0 and, over all rows, variance 1; then a post-norm one",
+            streams=_scaled_to(rng, _centred_rows(rng, 2, 3, 4, [[0.3, 3.0, 1.5], [2.5, 0.2, 1.0]]), "global"),
+        ),
+        Case(
+            "a pre-norm block whose output has mean 0 and variance 1 over all rows, not in each; then a post-norm one",
+            streams=_scaled_to(
+                rng,
+                _centred_rows(rng, 2, 3, 4, [[1.0, 0.5, 2.0], [0.7, 1.5, 1.0]])
+                + np.array([[0.8, -0.3, 0.0], [-0.5, 0.4, -0.4]])[..., None],
+                "global",
+            ),
+        ),
+        Case(
+            "a pre-norm block whose output rows all have norm sqrt(d_model), then a post-norm one, d_model=6",
+            streams=_scaled_to(rng, rng.normal(size=(2, 3, 6)) + 0.5, "row norm", n_heads=3),
+        ),
+        Case(
+            "a pre-norm block that adds little after a post-norm one",
+            streams=_stack(rng, rng.normal(size=(2, 4, 8)), ("post", "pre", "pre"), n_heads=4, small=(1, 2)),
+        ),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, 3 blocks (pre, post, post)",
+            streams=_stack(rng, rng.normal(size=(2, 3, 8)), ("pre", "post", "post"), dtype=np.float32),
+        ),
+    )
+
+
 register(
     Exercise(
-        id="ch08.predict_mlp_share",
+        id="ch08.post_norm_blocks",
         number="8.2",
-        title="where a block's weights are",
-        points=1,
-        function="predict_mlp_share",
-        hint="write each part's weight count as a multiple of d_model squared",
-        kind="predict",
-        description="Counting only the weight matrices (no biases, no layer norms) of a block with "
-        "$d_{ff} = 4\\,d_{model}$: what fraction of them sits in the MLP rather than in attention? "
-        "Return a number between 0 and 1 (plain Python); anything within 2% passes. Does it depend "
-        "on $d_{model}$?",
+        title="which blocks of a stack are post-norm",
+        points=2,
+        function="post_norm_blocks",
+        hint="what does a block whose last step is a layer norm (gamma = 1, beta = 0) leave in every row of the stream?",
+        kind="implement",
+        description="A stack of sequential blocks was assembled from two code bases: some blocks are "
+        "pre-norm, some post-norm, and nobody recorded which. You have only the residual stream, "
+        "`streams (n_blocks + 1, B, L, d_model)`: `streams[0]` is the stack's input and `streams[i + 1]` "
+        "what block `i` hands to the next one, over B sequences. Every layer norm is still at its "
+        "initialisation ($\\gamma = 1$, $\\beta = 0$, $\\epsilon = 10^{-5}$) and there is no final layer "
+        "norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
+        "float64 or float32, exact up to their rounding; allow for that, and for $\\epsilon$, but for "
+        "nothing more: a pre-norm block's output may come within a few hundredths of whatever a "
+        "post-norm one leaves.",
         solution='''
-            def predict_mlp_share():
-                """Fraction of a block's weight-matrix entries in the MLP when d_ff = 4 d_model."""
+            def post_norm_blocks(streams):
+                """True for each block whose output came out of a layer norm."""
                 ### BEGIN SOLUTION
-                attention = 4  # W_Q, W_K, W_V, W_O: 4 d^2
-                mlp = 2 * 4  # (d, 4d) and (4d, d): 8 d^2
-                return mlp / (mlp + attention)  # 2/3, for every d_model
+                out = np.asarray(streams, dtype=np.float64)[1:]  # (n_blocks, B, L, d)
+                mean = out.mean(axis=-1)  # a post-norm block ends in LN: every row has mean 0 ...
+                var = out.var(axis=-1)  # ... and variance 1 (biased, up to epsilon)
+                normed = (np.abs(mean) < 1e-3) & (np.abs(var - 1) < 1e-3)  # (n_blocks, B, L)
+                return normed.reshape(len(out), -1).all(axis=1)
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(2.0 / 3.0),
-        public_cases=lambda: grouped("prediction", Case("d_ff = 4 d_model")),
-        tolerance=(0.02, 0.0),
+        reference=_post_norm_blocks,
+        public_cases=_post_norm_cases,
         diagnoses=(
             Diagnosis(
-                "that is the share if the MLP held as many weights as attention",
-                name="MLP as large as attention",
-                hint="write the MLP's two matrices and attention's four in units of d_model squared",
-                variant=lambda: np.array(0.5),
+                "a pre-norm block whose output rows have mean 0 but not variance 1 came out as post-norm",
+                name="mean only",
+                hint="a layer norm fixes two statistics of each row",
+                variant=lambda streams: (np.abs(np.asarray(streams, np.float64)[1:].mean(-1)) < 1e-3)
+                .reshape(len(streams) - 1, -1)
+                .all(axis=1),
             ),
             Diagnosis(
-                "that is attention's share, not the MLP's",
-                name="attention's share",
-                hint="which part did the question ask about?",
-                variant=lambda: np.array(1.0 / 3.0),
+                UNBIASED_VAR,
+                name="unbiased variance",
+                hint="layer norm divides by d, not d - 1",
+                variant=lambda streams: (
+                    (np.abs(np.asarray(streams, np.float64)[1:].mean(-1)) < 1e-3)
+                    & (np.abs(np.asarray(streams, np.float64)[1:].var(-1, ddof=1) - 1) < 1e-3)
+                )
+                .reshape(len(streams) - 1, -1)
+                .all(axis=1),
+            ),
+            Diagnosis(
+                "a pre-norm block whose output rows have norm sqrt(d_model) but not mean 0 came out as post-norm",
+                name="row norm only",
+                hint="a row of norm sqrt(d) need not have mean 0",
+                variant=lambda streams: (
+                    np.abs(np.linalg.norm(np.asarray(streams, np.float64)[1:], axis=-1) ** 2 / np.shape(streams)[-1] - 1)
+                    < 1e-3
+                )
+                .reshape(len(streams) - 1, -1)
+                .all(axis=1),
+            ),
+            Diagnosis(
+                "your test looks at the whole block output at once: a layer norm acts on each row (each "
+                "position of each sequence) separately",
+                name="statistics over all rows",
+                hint="a layer norm normalises each position's vector on its own",
+                variant=lambda streams: np.array(
+                    [
+                        abs(float(np.mean(o))) < 1e-3 and abs(float(np.var(o)) - 1) < 1e-3
+                        for o in np.asarray(streams, np.float64)[1:]
+                    ]
+                ),
             ),
         ),
     )
