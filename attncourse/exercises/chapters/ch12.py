@@ -334,8 +334,8 @@ register(
         "computed, `weights (B, L, S)` (rows sum to 1), the values `v (B, S, Ev)` and `keep (B, S)` "
         "boolean (True = the token stays), return `(out (B, L, Ev), new_weights (B, L, S))` equal to "
         "what masked attention would give with the removed tokens' keys masked out before the softmax, "
-        "without the scores. A row with nothing left gets all-zero weights and output, the course's "
-        "convention.",
+        "without the scores. A row whose kept tokens carry no weight at all (none kept, or their weights "
+        "are exactly 0) gets all-zero weights and output, the course's convention.",
         solution='''
             def remove_source_tokens(weights, v, keep):
                 """Cross-attention with the tokens keep=False masked out: (out, new_weights)."""
