@@ -1,44 +1,39 @@
-"""Hidden cases, chapter 12 (cross-attention): other shapes, float32, a source of one token,
-sources all padding, examples with a one-token source, every source token removed, other model
-sizes, decoder blocks with heads of width 1, a decoding step with an empty cache."""
+"""Hidden cases, chapter 12 (cross-attention): other shapes, float32, images of one latent, text
+before any image, padding latents, examples with a one-token source, every source token removed,
+other model sizes, decoder blocks with heads of width 1, a decoding step with an empty cache."""
 
 import numpy as np
 
 from attncourse import softmax
 from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters._ch12_decoder import block_inputs, step_inputs
+from attncourse.exercises.chapters.ch12 import image_inputs
 
 
 def predict_cross_kv_cost():
     return grouped("prediction", Case("the same decoder and source"))
 
 
-def masked_cross_attention():
-    rng = np.random.default_rng(1902)
-    n = rng.normal
-
-    def case(name, B, L, S, d, E, Ev, lengths=None, dtype=np.float64):
-        padding = None if lengths is None else np.arange(S) < np.array(lengths)[:, None]
-        return Case(
-            name,
-            x=n(size=(B, L, d)).astype(dtype),
-            memory=n(size=(B, S, d)).astype(dtype),
-            W_q=n(size=(d, E)).astype(dtype),
-            W_k=n(size=(d, E)).astype(dtype),
-            W_v=n(size=(d, Ev)).astype(dtype),
-            src_padding=padding,
-        )
-
+def interleaved_image_attention():
+    rng = np.random.default_rng(1922)
     return (
         grouped(
-            "shape", case("S=1 source token, L=3", 2, 3, 1, 4, 2, 2), case("L=1, S=6, E=5", 1, 1, 6, 3, 5, 2)
-        )
-        + grouped("source padding", case("lengths 2, 6 and 1, L=5, S=6", 3, 5, 6, 4, 3, 3, lengths=[2, 6, 1]))
-        + grouped(
-            "all-padding source", case("lengths 4, 0 and 0, L=3, S=4", 3, 3, 4, 3, 2, 2, lengths=[4, 0, 0])
+            "one image",
+            image_inputs(rng, "B=1, L=5, the image at the last position, 1 latent", [[4]], [[1]], L=5, gate=0.6),
+            image_inputs(rng, "B=3, L=2, an image at 0, 1 and 0", [[0], [1], [0]], [[2], [1], [3]], L=2, E=2),
         )
         + grouped(
-            "dtype", case("float32, lengths 1 and 4", 2, 3, 4, 3, 2, 2, lengths=[1, 4], dtype=np.float32)
+            "several images",
+            image_inputs(rng, "B=1, L=7, images at 1, 4 and 5, gate -1.7", [[1, 4, 5]], [[1, 2, 3]], L=7, gate=-1.7),
+            image_inputs(rng, "B=2, L=3, every position an image", [[0, 1, 2], [0, 1, 2]], [[1, 1, 2], [2, 1, 1]], L=3),
+        )
+        + grouped(
+            "padding latents",
+            image_inputs(rng, "B=3, L=4, 1, 2 and 1 images", [[3], [0, 2], [1]], [[1], [3, 2], [4]], L=4, Ev=1),
+        )
+        + grouped(
+            "dtype",
+            image_inputs(rng, "float32, B=1, L=6", [[2, 3]], [[2, 2]], L=6, E=5, gate=-0.7, dtype=np.float32),
         )
     )
 
@@ -146,7 +141,7 @@ def decoder_step():
 
 HIDDEN = {
     "ch12.predict_cross_kv_cost": predict_cross_kv_cost,
-    "ch12.masked_cross_attention": masked_cross_attention,
+    "ch12.interleaved_image_attention": interleaved_image_attention,
     "ch12.prefix_decoder_mask": prefix_decoder_mask,
     "ch12.remove_source_tokens": remove_source_tokens,
     "ch12.encoder_decoder_parameters": encoder_decoder_parameters,

@@ -21,42 +21,57 @@ CORRECT = {
             """,
         ],
     },
-    "ch12.masked_cross_attention": {
-        "einsum": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q = np.einsum("bld,de->ble", x, W_q)
-                k = np.einsum("bsd,de->bse", memory, W_k)
-                v = np.einsum("bsd,de->bse", memory, W_v)
+    "ch12.interleaved_image_attention": {
+        "einsum with a running image index": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                which = np.cumsum(is_image.astype(int), axis=1) - 1
+                ok = np.equal(latent_image[:, None, :], which[:, :, None]) & (which >= 0)[:, :, None]
                 s = np.einsum("ble,bse->bls", q, k) / np.sqrt(q.shape[-1])
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -np.inf)
-                w = softmax(s, axis=-1)
-                return np.einsum("bls,bse->ble", w, v), w
+                w = softmax(np.where(ok, s, -np.inf), axis=-1)
+                return np.tanh(gate) * np.einsum("bls,bse->ble", w, v), w
+        """,
+        "loops over examples and positions": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                B, L, _ = q.shape
+                S, Ev = k.shape[1], v.shape[2]
+                out, w = np.zeros((B, L, Ev)), np.zeros((B, L, S))
+                for b in range(B):
+                    image = -1
+                    for i in range(L):
+                        if is_image[b, i]:
+                            image += 1
+                        if image < 0:
+                            continue
+                        cols = [j for j in range(S) if latent_image[b, j] == image]
+                        sc = np.array([q[b, i] @ k[b, j] for j in cols]) / np.sqrt(q.shape[-1])
+                        e = np.exp(sc - sc.max())
+                        w[b, i, cols] = e / e.sum()
+                        out[b, i] = np.tanh(gate) * (w[b, i, cols] @ v[b, cols])
+                return out, w
         """,
         "torch with the chapter's torch": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                x, memory = torch.as_tensor(x), torch.as_tensor(memory)
-                q = x @ torch.as_tensor(W_q)
-                k, v = memory @ torch.as_tensor(W_k), memory @ torch.as_tensor(W_v)
-                s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-                if src_padding is not None:
-                    s = s.masked_fill(~torch.as_tensor(src_padding)[:, None, :], float("-inf"))
-                w = torch.softmax(s, dim=-1).nan_to_num(0.0)  # an all-padding source: zeros
-                return (w @ v).numpy(), w.numpy()
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
+                which = torch.as_tensor(is_image).long().cumsum(-1) - 1
+                ids = torch.as_tensor(latent_image)
+                ok = (ids[:, None, :] == which[:, :, None]) & (which[:, :, None] >= 0)
+                s = (q @ k.transpose(1, 2) / q.shape[-1] ** 0.5).masked_fill(~ok, float("-inf"))
+                w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+                return (torch.tanh(torch.tensor(gate)) * (w @ v)).numpy(), w.numpy()
         """,
-        "helper in an added cell, float32": [
+        "float32 throughout, a helper in an added cell": [
             """
-            def _project(a, W):
-                return a.astype(np.float32) @ W.astype(np.float32)
+            def _current_image(is_image):
+                return np.cumsum(is_image, axis=-1) - 1
             """,
             """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = _project(x, W_q), _project(memory, W_k), _project(memory, W_v)
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                q, k, v = (a.astype(np.float32) for a in (q, k, v))
+                cur = _current_image(is_image)
+                ok = (latent_image[:, None, :] == cur[:, :, None]) & (cur[:, :, None] > -1)
                 s = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(q.shape[-1]))
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -np.inf)
-                w = softmax(s)
-                return w @ v, w
+                w = softmax(np.where(ok, s, -np.inf))
+                return np.float32(np.tanh(gate)) * (w @ v), w
             """,
         ],
     },
@@ -489,35 +504,40 @@ WRONG = {
                 return 6 * 2 * 512 * 512
         """,
     },
-    "ch12.masked_cross_attention": {
-        "padding on the query side": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+    "ch12.interleaved_image_attention": {
+        "every earlier image read": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1) - 1
+                ok = (latent_image[:, None, :] >= 0) & (latent_image[:, None, :] <= cur[:, :, None])
                 s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(s)
-                if src_padding is not None:
-                    L = min(w.shape[1], src_padding.shape[1])
-                    w[:, :L] = w[:, :L] * src_padding[:, :L, None]
-                return w @ v, w
+                w = softmax(np.where(ok, s, -np.inf))
+                return np.tanh(gate) * (w @ v), w
         """,
-        "NaN for an all-padding source": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+        "the gate used as it is": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1) - 1
+                ok = (latent_image[:, None, :] == cur[:, :, None]) & (cur[:, :, None] >= 0)
                 s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -np.inf)
+                w = softmax(np.where(ok, s, -np.inf))
+                return gate * (w @ v), w
+        """,
+        "images numbered from the marker count": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1)
+                ok = (latent_image[:, None, :] == cur[:, :, None])
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                w = softmax(np.where(ok, s, -np.inf))
+                return np.tanh(gate) * (w @ v), w
+        """,
+        "NaN before the first image": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1) - 1
+                ok = latent_image[:, None, :] == cur[:, :, None]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                s = np.where(ok, s, -np.inf)
                 e = np.exp(s - s.max(-1, keepdims=True))
                 w = e / e.sum(-1, keepdims=True)
-                return w @ v, w
-        """,
-        "padding as a -1e9 after scaling by d": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
-                s = q @ np.swapaxes(k, -1, -2) / q.shape[-1]
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -1e9)
-                w = softmax(s)
-                return w @ v, w
+                return np.tanh(gate) * (w @ v), w
         """,
     },
     "ch12.prefix_decoder_mask": {
