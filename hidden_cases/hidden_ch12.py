@@ -66,6 +66,12 @@ def remove_source_tokens():
         + grouped(
             "every token removed",
             case("B=2, every token of sequence 0 removed", 2, 3, 2, 2, [[False, False], [True, False]]),
+            Case(  # the kept tokens' weights underflowed to exactly 0: the row has nothing left
+                "kept tokens whose weights are 0",
+                weights=softmax(np.array([[[0.0, 800.0, 0.0], [1.0, 0.5, -1.0]]])),
+                v=rng.normal(size=(1, 3, 2)),
+                keep=np.array([[True, False, True]]),
+            ),
         )
         + grouped(
             "dtype",

@@ -120,3 +120,27 @@ def test_13_3_token_by_token_breaks_the_method_rule():
 def test_13_6_hint_holds_for_any_answer():
     hint = get("ch13.chunked_linear").hint
     assert "before writing" not in hint and "state carried" not in hint
+
+
+def test_12_4_kept_weights_of_0_follow_the_stated_convention():
+    """12.4's prompt: a row whose kept tokens carry no weight at all gets zeros; a hidden case holds
+    such a row (weights that underflowed), and an unguarded renormalisation fails it."""
+    from exercise_support import ROOT, load_hidden_cases
+
+    ex = get("ch12.remove_source_tokens")
+    assert "carry no weight at all" in ex.description
+    cases = [c for c in load_hidden_cases(ROOT / "hidden_cases")[ex.id]() if c.name == "kept tokens whose weights are 0"]
+    assert len(cases) == 1
+    weights, v, keep = cases[0].args()
+    assert ((weights * keep[:, None, :]).sum(-1) == 0).any()  # the row the convention is about
+    out, new = ex.solution_function()(weights, v, keep)
+    assert np.all(out[0, 0] == 0) and np.all(new[0, 0] == 0) and np.isfinite(out).all()
+
+    def unguarded(weights, v, keep):
+        w = weights * keep[:, None, :]
+        w = w / w.sum(-1, keepdims=True)
+        return w @ v, w
+
+    with np.errstate(invalid="ignore"):
+        got = unguarded(weights, v, keep)[1]
+    assert np.isnan(got[0, 0]).all()
