@@ -129,7 +129,11 @@ def test_12_4_kept_weights_of_0_follow_the_stated_convention():
 
     ex = get("ch12.remove_source_tokens")
     assert "carry no weight at all" in ex.description
-    cases = [c for c in load_hidden_cases(ROOT / "hidden_cases")[ex.id]() if c.name == "kept tokens whose weights are 0"]
+    cases = [
+        c
+        for c in load_hidden_cases(ROOT / "hidden_cases")[ex.id]()
+        if c.name == "kept tokens whose weights are 0"
+    ]
     assert len(cases) == 1
     weights, v, keep = cases[0].args()
     assert ((weights * keep[:, None, :]).sum(-1) == 0).any()  # the row the convention is about
@@ -144,3 +148,21 @@ def test_12_4_kept_weights_of_0_follow_the_stated_convention():
     with np.errstate(invalid="ignore"):
         got = unguarded(weights, v, keep)[1]
     assert np.isnan(got[0, 0]).all()
+
+
+def test_12_5_padding_over_the_latents_too_is_named_without_the_fix():
+    ex = get("ch12.latent_resampler")
+    assert check(ex.id, ex.solution_function(), show=False).earned == ex.points
+
+    def padding_ignored(latents, features, W_q, W_k, W_v, feature_padding):
+        B = features.shape[0]
+        kv = np.concatenate([features, np.broadcast_to(latents, (B,) + latents.shape)], axis=1)
+        s = (latents @ W_q) @ np.swapaxes(kv @ W_k, 1, 2) / np.sqrt(W_q.shape[1])
+        w = softmax(s)
+        return w @ (kv @ W_v), w
+
+    result = check(ex.id, padding_ignored, show=False)
+    text = result.text()
+    assert result.earned < ex.points and "padded features get weight" in text
+    assert "the latents are always visible" not in text
+    assert "the latents are always visible" in check(ex.id, padding_ignored, show=False, hint=True).text()

@@ -51,12 +51,19 @@ def _remove(c):
     return p
 
 
-def _count(c):
-    p = []
-    for n in ("d_model", "d_ff", "n_encoder", "n_decoder"):
-        p += integer(n, c[n])
-        if not integer(n, c[n]) and c[n] < 1:
-            p.append(f"{n} must be >= 1")
+def _resample(c):
+    latents, features = np.asarray(c["latents"]), np.asarray(c["features"])
+    R, d = latents.shape
+    B, N = features.shape[:2]
+    E, Ev = np.asarray(c["W_q"]).shape[1], np.asarray(c["W_v"]).shape[1]
+    p = shape_is("features", features, (B, N, d)) + shape_is("W_q", c["W_q"], (d, E))
+    p += shape_is("W_k", c["W_k"], (d, E)) + shape_is("W_v", c["W_v"], (d, Ev))
+    for name in ("latents", "features", "W_q", "W_k", "W_v"):
+        p += dtype_in(name, c[name], FLOATS) + finite(name, c[name])
+    pad = np.asarray(c["feature_padding"])
+    p += shape_is("feature_padding", pad, (B, N)) + dtype_in("feature_padding", pad, ("bool",))
+    if not p and (np.diff(pad.astype(int), axis=-1) > 0).any():
+        p.append("feature_padding: padding comes after an example's real features")
     return p
 
 
@@ -126,7 +133,7 @@ PROMISES = {
     "ch12.interleaved_image_attention": _image,
     "ch12.prefix_decoder_mask": _prefix,
     "ch12.remove_source_tokens": _remove,
-    "ch12.encoder_decoder_parameters": _count,
+    "ch12.latent_resampler": _resample,
     "ch12.packed_cross_mask": _packed,
     "ch12.decoder_block": _block,
     "ch12.decoder_step": _step,

@@ -1,6 +1,6 @@
 """Chapter 12 exercises: the cost of cross-attention without its cache, gated cross-attention over
 images interleaved with text, a prefix decoder that sees the future, a source token removed after
-the softmax, an encoder-decoder's parameter count and the cross-attention mask of packed sequences."""
+the softmax, a resampler whose queries are learned latents and the cross-attention mask of packed sequences."""
 
 from __future__ import annotations
 
@@ -114,17 +114,25 @@ def _image_cases():
         grouped(
             "one image",
             image_inputs(rng, "B=1, L=4, the image at position 1, 3 latents", [[1]], [[3]], L=4),
-            image_inputs(rng, "B=2, L=3, images at 0 and 2, gate -0.8", [[0], [2]], [[2], [2]], L=3, gate=-0.8),
+            image_inputs(
+                rng, "B=2, L=3, images at 0 and 2, gate -0.8", [[0], [2]], [[2], [2]], L=3, gate=-0.8
+            ),
         )
         + grouped(
             "several images",
             image_inputs(rng, "B=1, L=6, images at 0, 2 and 4", [[0, 2, 4]], [[2, 3, 1]], L=6),
-            image_inputs(rng, "B=1, L=5, two images side by side at 1 and 2", [[1, 2]], [[2, 2]], L=5, gate=2.0),
+            image_inputs(
+                rng, "B=1, L=5, two images side by side at 1 and 2", [[1, 2]], [[2, 2]], L=5, gate=2.0
+            ),
         )
         + grouped(
             "padding latents",
             image_inputs(
-                rng, "B=2, L=5, three images and one, 6 and 2 latents", [[0, 1, 3], [2]], [[2, 2, 2], [2]], L=5
+                rng,
+                "B=2, L=5, three images and one, 6 and 2 latents",
+                [[0, 1, 3], [2]],
+                [[2, 2, 2], [2]],
+                L=5,
             ),
         )
         + grouped(
@@ -392,83 +400,138 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 12.5 parameter count (derive)
-def _count(d_model, d_ff, n_encoder, n_decoder, *, cross=True, final_norms=True, biases=True):
-    b = 1 if biases else 0
-    attention = 4 * d_model * d_model + 4 * d_model * b  # W_Q, W_K, W_V, W_O and their biases
-    mlp = 2 * d_model * d_ff + (d_ff + d_model) * b
-    norm = 2 * d_model  # weight and bias
-    encoder = attention + mlp + 2 * norm
-    decoder = (2 if cross else 1) * attention + mlp + (3 if cross else 2) * norm
-    return np.array(n_encoder * encoder + n_decoder * decoder + (2 * norm if final_norms else 0))
+# ----------------------------------------------------------------------------- 12.5 latent resampler (implement)
+def _resample(
+    latents,
+    features,
+    W_q,
+    W_k,
+    W_v,
+    feature_padding,
+    *,
+    keys="both",
+    latents_first=False,
+    padding=True,
+    scale=True,
+):
+    B = features.shape[0]
+    lat = np.broadcast_to(
+        latents, (B,) + latents.shape
+    )  # (R, d) -> (B, R, d): the same queries for every example
+    real = feature_padding if padding else np.ones(feature_padding.shape, dtype=bool)
+    if keys == "features":
+        source, visible = features, real
+    else:
+        parts, vis = [features, lat], [real, np.ones(lat.shape[:2], dtype=bool)]
+        if latents_first:
+            parts, vis = parts[::-1], vis[::-1]
+        source, visible = np.concatenate(parts, axis=1), np.concatenate(vis, axis=1)  # (B, N + R, ...)
+    q = lat @ W_q  # (B, R, E)
+    k, v = source @ W_k, source @ W_v
+    scores = q @ np.swapaxes(k, -1, -2)  # (B, R, N + R)
+    if scale:
+        scores = scores / np.sqrt(q.shape[-1])
+    weights = softmax(np.where(visible[:, None, :], scores, -np.inf))
+    return weights @ v, weights
 
 
-def _count_cases():
-    return grouped(
-        "count",
-        Case(
-            "d_model 512, d_ff 2048, 6 + 6 layers (the 2017 base model)",
-            d_model=512,
-            d_ff=2048,
-            n_encoder=6,
-            n_decoder=6,
-        ),
-        Case("d_model 16, d_ff 24, 2 + 3 layers", d_model=16, d_ff=24, n_encoder=2, n_decoder=3),
+def resampler_inputs(rng, name, lengths, *, N, R=3, d=4, E=3, Ev=2, dtype=np.float64):
+    """A case: per example, how many of its N feature vectors are real (the rest padding)."""
+    B, n = len(lengths), rng.normal
+    return Case(
+        name,
+        latents=n(size=(R, d)).astype(dtype),
+        features=n(size=(B, N, d)).astype(dtype),
+        W_q=n(size=(d, E)).astype(dtype),
+        W_k=n(size=(d, E)).astype(dtype),
+        W_v=n(size=(d, Ev)).astype(dtype),
+        feature_padding=np.arange(N) < np.array(lengths)[:, None],
+    )
+
+
+def _resample_cases():
+    rng = np.random.default_rng(1225)
+    return (
+        grouped(
+            "shape",
+            resampler_inputs(rng, "B=1, N=5 features, R=3 latents", [5], N=5),
+            resampler_inputs(rng, "B=2, N=2, R=4, E=5", [2, 2], N=2, R=4, E=5),
+        )
+        + grouped(
+            "feature padding",
+            resampler_inputs(rng, "B=2, N=6, 6 and 3 real features", [6, 3], N=6),
+        )
+        + grouped(
+            "an example with no features",
+            resampler_inputs(rng, "B=2, N=4, 4 and 0 real features", [4, 0], N=4, R=2),
+        )
+        + grouped(
+            "dtype",
+            resampler_inputs(rng, "float32, B=2, N=5, 2 and 5 real", [2, 5], N=5, dtype=np.float32),
+        )
+    )
+
+
+def _resample_wrong(**how):
+    return lambda latents, features, W_q, W_k, W_v, feature_padding: _resample(
+        latents, features, W_q, W_k, W_v, feature_padding, **how
     )
 
 
 register(
     Exercise(
-        id="ch12.encoder_decoder_parameters",
+        id="ch12.latent_resampler",
         number="12.5",
-        title="count an encoder–decoder's parameters",
+        title="a resampler whose queries are learned latents",
         points=2,
-        function="encoder_decoder_parameters",
-        hint="an encoder block: attention, MLP, 2 norms; a decoder block: two attentions, MLP, 3 norms; then the two final norms",
-        kind="derive",
-        forbids=("torch.nn.Transformer", "attncourse.TransformerEncoderDecoder"),
-        description="Write the parameter count of `torch.nn.Transformer(d_model, nhead, n_encoder, "
-        "n_decoder, d_ff)` (biases on, the final LayerNorms included, no embeddings or head) as a "
-        "function of `d_model`, `d_ff`, `n_encoder` and `n_decoder`. The number of heads does not "
-        "appear (chapter 5).",
+        function="resample",
+        hint="the queries are the latents themselves, the same for every example; keys and values come from the features followed by the latents, and only the features have padding",
+        kind="implement",
+        forbids=NO_FUSED,
+        description="Flamingo's Perceiver Resampler turns a variable number of image features into a fixed "
+        "number of vectors. One head of it: the queries come from `R` learned latent vectors "
+        "`latents (R, d)`, the same for every example; the keys and values come from the example's "
+        "features `features (B, N, d)` followed by the latents themselves (the features first). "
+        "`feature_padding (B, N)` boolean marks the real features (True); the latents are never padding. "
+        "Projections `W_q, W_k (d, E)`, `W_v (d, Ev)`; scale by $1/\\sqrt{E}$. Return "
+        "`(out (B, R, Ev), weights (B, R, N + R))`.",
         solution='''
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                """Parameters of torch.nn.Transformer(d_model, nhead, n_encoder, n_decoder, d_ff)."""
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                """One head of a latent resampler: (out (B, R, Ev), weights (B, R, N + R))."""
                 ### BEGIN SOLUTION
-                attention = 4 * d_model**2 + 4 * d_model  # W_Q, W_K, W_V, W_O with biases
-                mlp = 2 * d_model * d_ff + d_ff + d_model
-                norm = 2 * d_model
-                encoder_block = attention + mlp + 2 * norm
-                decoder_block = 2 * attention + mlp + 3 * norm  # self- and cross-attention
-                return n_encoder * encoder_block + n_decoder * decoder_block + 2 * norm  # + final norms
+                B, R = features.shape[0], latents.shape[0]
+                lat = np.broadcast_to(latents, (B,) + latents.shape)  # (B, R, d): the same latents for every example
+                source = np.concatenate([features, lat], axis=1)  # (B, N + R, d): features, then latents
+                visible = np.concatenate([feature_padding, np.ones((B, R), dtype=bool)], axis=1)  # (B, N + R)
+                q, k, v = lat @ W_q, source @ W_k, source @ W_v
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, R, N + R)
+                weights = softmax(np.where(visible[:, None, :], scores, -np.inf))
+                return weights @ v, weights  # (B, R, N + R) @ (B, N + R, Ev) -> (B, R, Ev)
                 ### END SOLUTION
         ''',
-        reference=_count,
-        public_cases=_count_cases,
+        reference=_resample,
+        public_cases=_resample_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "too few by one attention and one norm per decoder block: what does a decoder block have that an encoder block has not?",
-                name="no cross-attention",
-                hint="each decoder block has self-attention and cross-attention, and a norm around each",
-                variant=lambda d_model, d_ff, n_encoder, n_decoder: _count(
-                    d_model, d_ff, n_encoder, n_decoder, cross=False
-                ),
+                "the weights on the latents' own columns are not where the prompt puts them: in what order are the keys?",
+                name="latents first",
+                hint="the features first, then the latents",
+                variant=_resample_wrong(latents_first=True),
             ),
             Diagnosis(
-                "4 d_model too few: what ends the encoder and the decoder?",
-                name="final norms left out",
-                hint="torch.nn.Transformer ends its encoder and its decoder with a LayerNorm",
-                variant=lambda d_model, d_ff, n_encoder, n_decoder: _count(
-                    d_model, d_ff, n_encoder, n_decoder, final_norms=False
-                ),
+                "padded features get weight: which keys does the padding hide?",
+                name="padding ignored",
+                hint="the padding hides the padded features' keys; the latents are always visible",
+                variant=_resample_wrong(padding=False),
             ),
             Diagnosis(
-                "too few by the linear layers' biases: do the projections have biases?",
-                name="biases left out",
-                hint="every Linear has a bias: 4 d_model per attention, d_ff + d_model per MLP",
-                variant=lambda d_model, d_ff, n_encoder, n_decoder: _count(
-                    d_model, d_ff, n_encoder, n_decoder, biases=False
-                ),
+                "the weights are too peaked: what are the scores divided by?",
+                name="no scaling",
+                hint="divide the scores by sqrt(E)",
+                variant=_resample_wrong(scale=False),
             ),
         ),
     )
