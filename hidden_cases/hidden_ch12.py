@@ -1,44 +1,47 @@
-"""Hidden cases, chapter 12 (cross-attention): other shapes, float32, a source of one token,
-sources all padding, examples with a one-token source, every source token removed, other model
-sizes, decoder blocks with heads of width 1, a decoding step with an empty cache."""
+"""Hidden cases, chapter 12 (cross-attention): other shapes, float32, images of one latent, text
+before any image, padding latents, examples with a one-token source, every source token removed,
+resamplers over examples with no real features, decoder blocks with heads of width 1, a decoding step with an empty cache."""
 
 import numpy as np
 
 from attncourse import softmax
 from attncourse.exercises import Case, grouped
 from attncourse.exercises.chapters._ch12_decoder import block_inputs, step_inputs
+from attncourse.exercises.chapters.ch12 import image_inputs, resampler_inputs
 
 
 def predict_cross_kv_cost():
     return grouped("prediction", Case("the same decoder and source"))
 
 
-def masked_cross_attention():
-    rng = np.random.default_rng(1902)
-    n = rng.normal
-
-    def case(name, B, L, S, d, E, Ev, lengths=None, dtype=np.float64):
-        padding = None if lengths is None else np.arange(S) < np.array(lengths)[:, None]
-        return Case(
-            name,
-            x=n(size=(B, L, d)).astype(dtype),
-            memory=n(size=(B, S, d)).astype(dtype),
-            W_q=n(size=(d, E)).astype(dtype),
-            W_k=n(size=(d, E)).astype(dtype),
-            W_v=n(size=(d, Ev)).astype(dtype),
-            src_padding=padding,
-        )
-
+def interleaved_image_attention():
+    rng = np.random.default_rng(1922)
     return (
         grouped(
-            "shape", case("S=1 source token, L=3", 2, 3, 1, 4, 2, 2), case("L=1, S=6, E=5", 1, 1, 6, 3, 5, 2)
+            "one image",
+            image_inputs(
+                rng, "B=1, L=5, the image at the last position, 1 latent", [[4]], [[1]], L=5, gate=0.6
+            ),
+            image_inputs(rng, "B=3, L=2, an image at 0, 1 and 0", [[0], [1], [0]], [[2], [1], [3]], L=2, E=2),
         )
-        + grouped("source padding", case("lengths 2, 6 and 1, L=5, S=6", 3, 5, 6, 4, 3, 3, lengths=[2, 6, 1]))
         + grouped(
-            "all-padding source", case("lengths 4, 0 and 0, L=3, S=4", 3, 3, 4, 3, 2, 2, lengths=[4, 0, 0])
+            "several images",
+            image_inputs(
+                rng, "B=1, L=7, images at 1, 4 and 5, gate -1.7", [[1, 4, 5]], [[1, 2, 3]], L=7, gate=-1.7
+            ),
+            image_inputs(
+                rng, "B=2, L=3, every position an image", [[0, 1, 2], [0, 1, 2]], [[1, 1, 2], [2, 1, 1]], L=3
+            ),
         )
         + grouped(
-            "dtype", case("float32, lengths 1 and 4", 2, 3, 4, 3, 2, 2, lengths=[1, 4], dtype=np.float32)
+            "padding latents",
+            image_inputs(
+                rng, "B=3, L=4, 1, 2 and 1 images", [[3], [0, 2], [1]], [[1], [3, 2], [4]], L=4, Ev=1
+            ),
+        )
+        + grouped(
+            "dtype",
+            image_inputs(rng, "float32, B=1, L=6", [[2, 3]], [[2, 2]], L=6, E=5, gate=-0.7, dtype=np.float32),
         )
     )
 
@@ -71,6 +74,12 @@ def remove_source_tokens():
         + grouped(
             "every token removed",
             case("B=2, every token of sequence 0 removed", 2, 3, 2, 2, [[False, False], [True, False]]),
+            Case(  # the kept tokens' weights underflowed to exactly 0: the row has nothing left
+                "kept tokens whose weights are 0",
+                weights=softmax(np.array([[[0.0, 800.0, 0.0], [1.0, 0.5, -1.0]]])),
+                v=rng.normal(size=(1, 3, 2)),
+                keep=np.array([[True, False, True]]),
+            ),
         )
         + grouped(
             "dtype",
@@ -79,12 +88,26 @@ def remove_source_tokens():
     )
 
 
-def encoder_decoder_parameters():
-    return grouped(
-        "count",
-        Case("the 2017 big model: 1024, 4096, 6 + 6", d_model=1024, d_ff=4096, n_encoder=6, n_decoder=6),
-        Case("encoder deeper than decoder: 64, 256, 4 + 1", d_model=64, d_ff=256, n_encoder=4, n_decoder=1),
-        Case("one layer each: 8, 8", d_model=8, d_ff=8, n_encoder=1, n_decoder=1),
+def latent_resampler():
+    rng = np.random.default_rng(1925)
+    return (
+        grouped(
+            "shape",
+            resampler_inputs(rng, "B=3, N=1 feature, R=1 latent", [1, 1, 1], N=1, R=1),
+            resampler_inputs(rng, "B=1, N=7, R=5, d=6, Ev=4", [7], N=7, R=5, d=6, Ev=4),
+        )
+        + grouped(
+            "feature padding",
+            resampler_inputs(rng, "B=3, N=5, 1, 5 and 2 real features", [1, 5, 2], N=5, R=2),
+        )
+        + grouped(
+            "an example with no features",
+            resampler_inputs(rng, "B=2, N=3, 0 and 0 real features", [0, 0], N=3),
+        )
+        + grouped(
+            "dtype",
+            resampler_inputs(rng, "float32, B=1, N=4, 1 real", [1], N=4, R=4, dtype=np.float32),
+        )
     )
 
 
@@ -146,10 +169,10 @@ def decoder_step():
 
 HIDDEN = {
     "ch12.predict_cross_kv_cost": predict_cross_kv_cost,
-    "ch12.masked_cross_attention": masked_cross_attention,
+    "ch12.interleaved_image_attention": interleaved_image_attention,
     "ch12.prefix_decoder_mask": prefix_decoder_mask,
     "ch12.remove_source_tokens": remove_source_tokens,
-    "ch12.encoder_decoder_parameters": encoder_decoder_parameters,
+    "ch12.latent_resampler": latent_resampler,
     "ch12.packed_cross_mask": packed_cross_mask,
     "ch12.decoder_block": decoder_block,
     "ch12.decoder_step": decoder_step,

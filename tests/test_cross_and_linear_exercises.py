@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attncourse import delta_rule
+from attncourse import delta_rule, softmax
 from attncourse.exercises import check, get
 
 torch = pytest.importorskip("torch")
@@ -65,23 +65,39 @@ def test_13_1_feedback_states_no_quantity():
             assert said not in d.message, d.message
 
 
-def test_12_2_all_padding_gives_zeros_and_nan_scores_less():
-    ex = get("ch12.masked_cross_attention")
+def test_12_2_text_before_any_image_gives_zeros_and_nan_scores_less():
+    ex = get("ch12.interleaved_image_attention")
     assert check(ex.id, ex.solution_function(), show=False).earned == ex.points
 
-    def nan_rows(x, memory, W_q, W_k, W_v, src_padding=None):
-        q, k, v = x @ W_q, memory @ W_k, memory @ W_v
-        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-        if src_padding is not None:
-            s = np.where(src_padding[:, None, :], s, -np.inf)
+    def nan_rows(q, k, v, is_image, latent_image, gate):
+        cur = np.cumsum(is_image, axis=-1) - 1
+        ok = (latent_image[:, None, :] == cur[:, :, None]) & (cur[:, :, None] >= 0)
+        s = np.where(ok, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf)
         e = np.exp(s - s.max(-1, keepdims=True))
         w = e / e.sum(-1, keepdims=True)
-        return w @ v, w
+        return np.tanh(gate) * (w @ v), w
 
     with np.errstate(invalid="ignore"):
         result = check(ex.id, nan_rows, show=False)
     assert result.earned < ex.points
-    assert "lengths 0 and 3" in result.text()
+    assert "the image at position 1" in result.text()
+
+
+def test_12_2_reading_every_earlier_image_is_named_without_the_fix():
+    ex = get("ch12.interleaved_image_attention")
+
+    def earlier(q, k, v, is_image, latent_image, gate):
+        cur = np.cumsum(is_image, axis=-1) - 1
+        ok = (latent_image[:, None, :] >= 0) & (latent_image[:, None, :] <= cur[:, :, None])
+        w = softmax(np.where(ok, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
+        return np.tanh(gate) * (w @ v), w
+
+    result = check(ex.id, earlier, show=False)
+    text = result.text()
+    assert result.earned < ex.points
+    assert "reads the latents of both" in text  # the recognised mistake
+    assert "only the latents of the last image" not in text  # the hint, not shown unasked
+    assert "only the latents of the last image" in check(ex.id, earlier, show=False, hint=True).text()
 
 
 def test_13_3_token_by_token_breaks_the_method_rule():
@@ -104,3 +120,49 @@ def test_13_3_token_by_token_breaks_the_method_rule():
 def test_13_6_hint_holds_for_any_answer():
     hint = get("ch13.chunked_linear").hint
     assert "before writing" not in hint and "state carried" not in hint
+
+
+def test_12_4_kept_weights_of_0_follow_the_stated_convention():
+    """12.4's prompt: a row whose kept tokens carry no weight at all gets zeros; a hidden case holds
+    such a row (weights that underflowed), and an unguarded renormalisation fails it."""
+    from exercise_support import ROOT, load_hidden_cases
+
+    ex = get("ch12.remove_source_tokens")
+    assert "carry no weight at all" in ex.description
+    cases = [
+        c
+        for c in load_hidden_cases(ROOT / "hidden_cases")[ex.id]()
+        if c.name == "kept tokens whose weights are 0"
+    ]
+    assert len(cases) == 1
+    weights, v, keep = cases[0].args()
+    assert ((weights * keep[:, None, :]).sum(-1) == 0).any()  # the row the convention is about
+    out, new = ex.solution_function()(weights, v, keep)
+    assert np.all(out[0, 0] == 0) and np.all(new[0, 0] == 0) and np.isfinite(out).all()
+
+    def unguarded(weights, v, keep):
+        w = weights * keep[:, None, :]
+        w = w / w.sum(-1, keepdims=True)
+        return w @ v, w
+
+    with np.errstate(invalid="ignore"):
+        got = unguarded(weights, v, keep)[1]
+    assert np.isnan(got[0, 0]).all()
+
+
+def test_12_5_padding_over_the_latents_too_is_named_without_the_fix():
+    ex = get("ch12.latent_resampler")
+    assert check(ex.id, ex.solution_function(), show=False).earned == ex.points
+
+    def padding_ignored(latents, features, W_q, W_k, W_v, feature_padding):
+        B = features.shape[0]
+        kv = np.concatenate([features, np.broadcast_to(latents, (B,) + latents.shape)], axis=1)
+        s = (latents @ W_q) @ np.swapaxes(kv @ W_k, 1, 2) / np.sqrt(W_q.shape[1])
+        w = softmax(s)
+        return w @ (kv @ W_v), w
+
+    result = check(ex.id, padding_ignored, show=False)
+    text = result.text()
+    assert result.earned < ex.points and "padded features get weight" in text
+    assert "the latents are always visible" not in text
+    assert "the latents are always visible" in check(ex.id, padding_ignored, show=False, hint=True).text()

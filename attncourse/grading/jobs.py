@@ -56,7 +56,13 @@ class Grader:
         self.caps = [p.caps() for p in prepared]
         self.request = {
             "exercises": [
-                {"id": p.exercise.id, "function": p.exercise.function, "cases": p.args} for p in prepared
+                {
+                    "id": p.exercise.id,
+                    "function": p.exercise.function,
+                    "former_functions": list(p.exercise.former_functions),
+                    "cases": p.args,
+                }
+                for p in prepared
             ],
             "caps": self.caps,
             "limits": {

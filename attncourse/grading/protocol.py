@@ -7,6 +7,7 @@ The grader writes, before the run::
                                      "kind": "exercise" | "added" | "chapter"}, ...],
                           "prelude": "import numpy as np\\n...",     # the graded exercises' imports
                           "exercises": [{"id": "ch01.x", "function": "x",
+                                         "former_functions": ["old_x"],  # names it had before
                                          "cases": [[{"array": "cases/0_0_0.npy"} or {"value": 2.0},
                                                     ...], ...]}, ...],
                           "caps": [[[bytes per output] per case] per exercise],

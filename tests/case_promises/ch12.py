@@ -13,19 +13,26 @@ def _none(case):
     return [] if not case else [f"a predict exercise takes no inputs, got {sorted(case)}"]
 
 
-def _cross(c):
-    x, memory = np.asarray(c["x"]), np.asarray(c["memory"])
-    B, L, d = x.shape
-    S = memory.shape[1]
-    E, Ev = np.asarray(c["W_q"]).shape[1], np.asarray(c["W_v"]).shape[1]
-    p = shape_is("memory", memory, (B, None, d)) + shape_is("W_q", c["W_q"], (d, E))
-    p += shape_is("W_k", c["W_k"], (d, E)) + shape_is("W_v", c["W_v"], (d, Ev))
-    for name in ("x", "memory", "W_q", "W_k", "W_v"):
-        p += dtype_in(name, c[name], FLOATS) + finite(name, c[name])
-    if c["src_padding"] is not None:
-        p += dtype_in("src_padding", c["src_padding"], ("bool",)) + shape_is(
-            "src_padding", c["src_padding"], (B, S)
-        )
+def _image(c):
+    q, k, v = (np.asarray(c[n]) for n in ("q", "k", "v"))
+    is_image, latent_image = np.asarray(c["is_image"]), np.asarray(c["latent_image"])
+    B, L, E = q.shape
+    S = k.shape[1]
+    p = shape_is("k", k, (B, S, E)) + shape_is("v", v, (B, S, None))
+    p += shape_is("is_image", is_image, (B, L)) + dtype_in("is_image", is_image, ("bool",))
+    p += shape_is("latent_image", latent_image, (B, S)) + integer("latent_image", latent_image)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        p += dtype_in(name, x, FLOATS) + finite(name, x)
+    if not isinstance(c["gate"], float) or not np.isfinite(c["gate"]):
+        p.append("gate must be a finite float")
+    for b in range(B):
+        ids, n_images = latent_image[b], int(is_image[b].sum())
+        real = ids[ids >= 0]
+        # the latents of the example's images one after the other (0 first), then -1 padding
+        if (ids[: len(real)] != real).any() or (ids[len(real) :] != -1).any() or (np.diff(real) < 0).any():
+            p.append(f"example {b}: latent_image is not its images' latents in order, then -1 padding")
+        if set(real.tolist()) != set(range(n_images)):
+            p.append(f"example {b}: latent_image does not hold a latent for each of its {n_images} images")
     return p
 
 
@@ -44,12 +51,19 @@ def _remove(c):
     return p
 
 
-def _count(c):
-    p = []
-    for n in ("d_model", "d_ff", "n_encoder", "n_decoder"):
-        p += integer(n, c[n])
-        if not integer(n, c[n]) and c[n] < 1:
-            p.append(f"{n} must be >= 1")
+def _resample(c):
+    latents, features = np.asarray(c["latents"]), np.asarray(c["features"])
+    R, d = latents.shape
+    B, N = features.shape[:2]
+    E, Ev = np.asarray(c["W_q"]).shape[1], np.asarray(c["W_v"]).shape[1]
+    p = shape_is("features", features, (B, N, d)) + shape_is("W_q", c["W_q"], (d, E))
+    p += shape_is("W_k", c["W_k"], (d, E)) + shape_is("W_v", c["W_v"], (d, Ev))
+    for name in ("latents", "features", "W_q", "W_k", "W_v"):
+        p += dtype_in(name, c[name], FLOATS) + finite(name, c[name])
+    pad = np.asarray(c["feature_padding"])
+    p += shape_is("feature_padding", pad, (B, N)) + dtype_in("feature_padding", pad, ("bool",))
+    if not p and (np.diff(pad.astype(int), axis=-1) > 0).any():
+        p.append("feature_padding: padding comes after an example's real features")
     return p
 
 
@@ -116,10 +130,10 @@ def _step(c):
 
 PROMISES = {
     "ch12.predict_cross_kv_cost": _none,
-    "ch12.masked_cross_attention": _cross,
+    "ch12.interleaved_image_attention": _image,
     "ch12.prefix_decoder_mask": _prefix,
     "ch12.remove_source_tokens": _remove,
-    "ch12.encoder_decoder_parameters": _count,
+    "ch12.latent_resampler": _resample,
     "ch12.packed_cross_mask": _packed,
     "ch12.decoder_block": _block,
     "ch12.decoder_step": _step,

@@ -119,13 +119,13 @@ CORRECT = {
     },
     "ch03.weights_not_normalised": {
         "torch with the chapter's F": """
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
                 w = F.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1)
                 return w @ v, w
         """,
         "float32": """
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 q32, k32 = q.astype(np.float32), k.astype(np.float32)
                 w = softmax(q32 @ np.swapaxes(k32, -1, -2) / np.float32(np.sqrt(q.shape[-1])))
                 return w @ v.astype(np.float32), w
@@ -137,7 +137,7 @@ CORRECT = {
                 return e / e.sum(axis=-1, keepdims=True)
             """,
             """
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 w = _softmax_36(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
                 return w @ v, w
             """,
@@ -230,17 +230,17 @@ WRONG = {
     },
     "ch03.weights_not_normalised": {
         "still scaled after the softmax": """
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 w = softmax(q @ np.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
                 return w @ v, w
         """,
         "scaled by sqrt(Ev)": """
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(v.shape[-1]))
                 return w @ v, w
         """,
         "k.T on a batch": """
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 w = softmax(q @ k.T / np.sqrt(q.shape[-1]))
                 return w @ v, w
         """,

@@ -21,42 +21,57 @@ CORRECT = {
             """,
         ],
     },
-    "ch12.masked_cross_attention": {
-        "einsum": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q = np.einsum("bld,de->ble", x, W_q)
-                k = np.einsum("bsd,de->bse", memory, W_k)
-                v = np.einsum("bsd,de->bse", memory, W_v)
+    "ch12.interleaved_image_attention": {
+        "einsum with a running image index": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                which = np.cumsum(is_image.astype(int), axis=1) - 1
+                ok = np.equal(latent_image[:, None, :], which[:, :, None]) & (which >= 0)[:, :, None]
                 s = np.einsum("ble,bse->bls", q, k) / np.sqrt(q.shape[-1])
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -np.inf)
-                w = softmax(s, axis=-1)
-                return np.einsum("bls,bse->ble", w, v), w
+                w = softmax(np.where(ok, s, -np.inf), axis=-1)
+                return np.tanh(gate) * np.einsum("bls,bse->ble", w, v), w
+        """,
+        "loops over examples and positions": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                B, L, _ = q.shape
+                S, Ev = k.shape[1], v.shape[2]
+                out, w = np.zeros((B, L, Ev)), np.zeros((B, L, S))
+                for b in range(B):
+                    image = -1
+                    for i in range(L):
+                        if is_image[b, i]:
+                            image += 1
+                        if image < 0:
+                            continue
+                        cols = [j for j in range(S) if latent_image[b, j] == image]
+                        sc = np.array([q[b, i] @ k[b, j] for j in cols]) / np.sqrt(q.shape[-1])
+                        e = np.exp(sc - sc.max())
+                        w[b, i, cols] = e / e.sum()
+                        out[b, i] = np.tanh(gate) * (w[b, i, cols] @ v[b, cols])
+                return out, w
         """,
         "torch with the chapter's torch": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                x, memory = torch.as_tensor(x), torch.as_tensor(memory)
-                q = x @ torch.as_tensor(W_q)
-                k, v = memory @ torch.as_tensor(W_k), memory @ torch.as_tensor(W_v)
-                s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-                if src_padding is not None:
-                    s = s.masked_fill(~torch.as_tensor(src_padding)[:, None, :], float("-inf"))
-                w = torch.softmax(s, dim=-1).nan_to_num(0.0)  # an all-padding source: zeros
-                return (w @ v).numpy(), w.numpy()
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
+                which = torch.as_tensor(is_image).long().cumsum(-1) - 1
+                ids = torch.as_tensor(latent_image)
+                ok = (ids[:, None, :] == which[:, :, None]) & (which[:, :, None] >= 0)
+                s = (q @ k.transpose(1, 2) / q.shape[-1] ** 0.5).masked_fill(~ok, float("-inf"))
+                w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+                return (torch.tanh(torch.tensor(gate)) * (w @ v)).numpy(), w.numpy()
         """,
-        "helper in an added cell, float32": [
+        "float32 throughout, a helper in an added cell": [
             """
-            def _project(a, W):
-                return a.astype(np.float32) @ W.astype(np.float32)
+            def _current_image(is_image):
+                return np.cumsum(is_image, axis=-1) - 1
             """,
             """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = _project(x, W_q), _project(memory, W_k), _project(memory, W_v)
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                q, k, v = (a.astype(np.float32) for a in (q, k, v))
+                cur = _current_image(is_image)
+                ok = (latent_image[:, None, :] == cur[:, :, None]) & (cur[:, :, None] > -1)
                 s = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(q.shape[-1]))
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -np.inf)
-                w = softmax(s)
-                return w @ v, w
+                w = softmax(np.where(ok, s, -np.inf))
+                return np.float32(np.tanh(gate)) * (w @ v), w
             """,
         ],
     },
@@ -114,32 +129,60 @@ CORRECT = {
                 return (w @ torch.as_tensor(v, dtype=torch.float32)).numpy(), w.numpy()
         """,
     },
-    "ch12.encoder_decoder_parameters": {
-        "per matrix": """
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                d = d_model
-                linear = lambda i, o: i * o + o
-                attn = 4 * linear(d, d)
-                mlp = linear(d, d_ff) + linear(d_ff, d)
-                ln = 2 * d
-                return n_encoder * (attn + mlp + 2 * ln) + n_decoder * (2 * attn + mlp + 3 * ln) + 2 * ln
+    "ch12.latent_resampler": {
+        "einsum over the concatenation": """
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                B, R = features.shape[0], latents.shape[0]
+                lat = np.repeat(latents[None], B, axis=0)
+                kv = np.concatenate([features, lat], axis=1)
+                ok = np.concatenate([feature_padding, np.full((B, R), True)], axis=1)
+                s = np.einsum("re,bse->brs", latents @ W_q, np.einsum("bsd,de->bse", kv, W_k))
+                s = np.where(ok[:, None, :], s / np.sqrt(W_q.shape[1]), -np.inf)
+                w = softmax(s, axis=-1)
+                return np.einsum("brs,bse->bre", w, np.einsum("bsd,de->bse", kv, W_v)), w
         """,
-        "expanded polynomial": """
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                d, f = d_model, d_ff
-                enc = 4 * d * d + 2 * d * f + f + 9 * d
-                dec = 8 * d * d + 2 * d * f + f + 15 * d
-                return n_encoder * enc + n_decoder * dec + 4 * d
+        "loops, the latents' keys computed once": """
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                B, N, _ = features.shape
+                R = latents.shape[0]
+                q, k_lat, v_lat = latents @ W_q, latents @ W_k, latents @ W_v
+                out, w = np.zeros((B, R, W_v.shape[1])), np.zeros((B, R, N + R))
+                for b in range(B):
+                    k = np.vstack([features[b] @ W_k, k_lat])
+                    v = np.vstack([features[b] @ W_v, v_lat])
+                    ok = np.concatenate([feature_padding[b], np.ones(R, bool)])
+                    for r in range(R):
+                        sc = np.where(ok, k @ q[r] / np.sqrt(q.shape[1]), -np.inf)
+                        e = np.exp(sc - sc.max())
+                        w[b, r] = e / e.sum()
+                        out[b, r] = w[b, r] @ v
+                return out, w
         """,
-        "helper in an added cell, float": [
+        "torch with the chapter's torch": """
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                lat, f = torch.as_tensor(latents), torch.as_tensor(features)
+                B, R = f.shape[0], lat.shape[0]
+                kv = torch.cat([f, lat.expand(B, -1, -1)], dim=1)
+                ok = torch.cat([torch.as_tensor(feature_padding), torch.ones(B, R, dtype=torch.bool)], dim=1)
+                q = lat @ torch.as_tensor(W_q)
+                s = (q @ (kv @ torch.as_tensor(W_k)).transpose(1, 2)) / q.shape[-1] ** 0.5
+                w = torch.softmax(s.masked_fill(~ok[:, None, :], float("-inf")), dim=-1)
+                return (w @ (kv @ torch.as_tensor(W_v))).numpy(), w.numpy()
+        """,
+        "float32 throughout, a helper in an added cell": [
             """
-            def _block_params(d, f, attentions, norms):
-                return attentions * (4.0 * d * d + 4 * d) + 2.0 * d * f + f + d + norms * 2 * d
+            def _with_latents(features, latents):
+                lat = np.broadcast_to(latents, (features.shape[0],) + latents.shape)
+                return np.concatenate([features, lat], axis=1).astype(np.float32)
             """,
             """
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                return (n_encoder * _block_params(d_model, d_ff, 1, 2)
-                        + n_decoder * _block_params(d_model, d_ff, 2, 3) + 4 * d_model)
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                kv = _with_latents(features, latents)
+                ok = np.pad(feature_padding, ((0, 0), (0, latents.shape[0])), constant_values=True)
+                q = latents.astype(np.float32) @ W_q.astype(np.float32)
+                s = q @ np.swapaxes(kv @ W_k.astype(np.float32), 1, 2) / np.float32(np.sqrt(q.shape[-1]))
+                w = softmax(np.where(ok[:, None, :], s, -np.inf))
+                return w @ (kv @ W_v.astype(np.float32)), w
             """,
         ],
     },
@@ -489,35 +532,40 @@ WRONG = {
                 return 6 * 2 * 512 * 512
         """,
     },
-    "ch12.masked_cross_attention": {
-        "padding on the query side": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+    "ch12.interleaved_image_attention": {
+        "every earlier image read": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1) - 1
+                ok = (latent_image[:, None, :] >= 0) & (latent_image[:, None, :] <= cur[:, :, None])
                 s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(s)
-                if src_padding is not None:
-                    L = min(w.shape[1], src_padding.shape[1])
-                    w[:, :L] = w[:, :L] * src_padding[:, :L, None]
-                return w @ v, w
+                w = softmax(np.where(ok, s, -np.inf))
+                return np.tanh(gate) * (w @ v), w
         """,
-        "NaN for an all-padding source": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
+        "the gate used as it is": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1) - 1
+                ok = (latent_image[:, None, :] == cur[:, :, None]) & (cur[:, :, None] >= 0)
                 s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -np.inf)
+                w = softmax(np.where(ok, s, -np.inf))
+                return gate * (w @ v), w
+        """,
+        "images numbered from the marker count": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1)
+                ok = (latent_image[:, None, :] == cur[:, :, None])
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                w = softmax(np.where(ok, s, -np.inf))
+                return np.tanh(gate) * (w @ v), w
+        """,
+        "NaN before the first image": """
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                cur = np.cumsum(is_image, axis=-1) - 1
+                ok = latent_image[:, None, :] == cur[:, :, None]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                s = np.where(ok, s, -np.inf)
                 e = np.exp(s - s.max(-1, keepdims=True))
                 w = e / e.sum(-1, keepdims=True)
-                return w @ v, w
-        """,
-        "padding as a -1e9 after scaling by d": """
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                q, k, v = x @ W_q, memory @ W_k, memory @ W_v
-                s = q @ np.swapaxes(k, -1, -2) / q.shape[-1]
-                if src_padding is not None:
-                    s = np.where(src_padding[:, None, :], s, -1e9)
-                w = softmax(s)
-                return w @ v, w
+                return np.tanh(gate) * (w @ v), w
         """,
     },
     "ch12.prefix_decoder_mask": {
@@ -549,18 +597,34 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch12.encoder_decoder_parameters": {
-        "the heads counted in": """
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                attn = 4 * d_model**2 * 2 + 4 * d_model
-                mlp = 2 * d_model * d_ff + d_ff + d_model
-                return n_encoder * (attn + mlp + 4 * d_model) + n_decoder * (2 * attn + mlp + 6 * d_model) + 4 * d_model
+    "ch12.latent_resampler": {
+        "keys from the features only, zero-padded to N + R": """
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                B, N, _ = features.shape
+                R = latents.shape[0]
+                s = (latents @ W_q) @ np.swapaxes(features @ W_k, 1, 2) / np.sqrt(W_q.shape[1])
+                w = softmax(np.where(feature_padding[:, None, :], s, -np.inf))
+                w = np.concatenate([w, np.zeros((B, R, R))], axis=2)
+                return w[..., :N] @ (features @ W_v), w
         """,
-        "three matrices per attention": """
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                attn = 3 * d_model**2 + 3 * d_model
-                mlp = 2 * d_model * d_ff + d_ff + d_model
-                return n_encoder * (attn + mlp + 4 * d_model) + n_decoder * (2 * attn + mlp + 6 * d_model) + 4 * d_model
+        "the latents before the features": """
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                B, R = features.shape[0], latents.shape[0]
+                kv = np.concatenate([np.broadcast_to(latents, (B,) + latents.shape), features], axis=1)
+                ok = np.concatenate([np.ones((B, R), bool), feature_padding], axis=1)
+                s = (latents @ W_q) @ np.swapaxes(kv @ W_k, 1, 2) / np.sqrt(W_q.shape[1])
+                w = softmax(np.where(ok[:, None, :], s, -np.inf))
+                return w @ (kv @ W_v), w
+        """,
+        "the padding over every key": """
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                B, N = feature_padding.shape
+                R = latents.shape[0]
+                kv = np.concatenate([features, np.broadcast_to(latents, (B,) + latents.shape)], axis=1)
+                ok = np.concatenate([feature_padding, np.tile(feature_padding[:, -1:], (1, R))], axis=1)
+                s = (latents @ W_q) @ np.swapaxes(kv @ W_k, 1, 2) / np.sqrt(W_q.shape[1])
+                w = softmax(np.where(ok[:, None, :], s, -np.inf))
+                return w @ (kv @ W_v), w
         """,
     },
     "ch12.packed_cross_mask": {

@@ -440,14 +440,15 @@ register(
         number="3.6",
         title="weights whose rows do not sum to 1",
         points=2,
-        function="attention_scaled_late",
+        function="scaled_dot_attention",
+        former_functions=("attention_scaled_late",),
         hint="the scaling belongs inside the softmax: divide the scores, not the weights",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "
         "Symptom: the rows of `weights` do not sum to 1. Find the bug and fix it.",
         solution='''
-            def attention_scaled_late(q, k, v):
+            def scaled_dot_attention(q, k, v):
                 """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""
                 scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
                 ### BEGIN SOLUTION

@@ -1,6 +1,6 @@
-"""Chapter 12 exercises: the cost of cross-attention without its cache, cross-attention itself, a
-prefix decoder that sees the future, a source token removed after the softmax, an encoder-decoder's
-parameter count and the cross-attention mask of packed sequences."""
+"""Chapter 12 exercises: the cost of cross-attention without its cache, gated cross-attention over
+images interleaved with text, a prefix decoder that sees the future, a source token removed after
+the softmax, a resampler whose queries are learned latents and the cross-attention mask of packed sequences."""
 
 from __future__ import annotations
 
@@ -66,128 +66,159 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 12.2 cross-attention (implement)
-def _cross(x, memory, W_q, W_k, W_v, src_padding=None, *, self_keys=False, causal=False, scale=True):
-    q = x @ W_q  # (B, L, d) @ (d, E) -> (B, L, E)
-    source = x if self_keys else memory
-    k, v = source @ W_k, source @ W_v  # (B, S, E), (B, S, Ev)
+# ----------------------------------------------------------------------------- 12.2 interleaved images (implement)
+def _image(q, k, v, is_image, latent_image, gate, *, reads="last", gate_fn=np.tanh, scale=True):
+    seen = np.cumsum(is_image, axis=-1)  # (B, L): images met so far, the marker's own included
+    if reads == "strict":  # a marker reads the image before it
+        seen = seen - is_image
+    current = seen if reads == "from 1" else seen - 1  # (B, L): the image each position reads, -1 = none
+    ids, cur = latent_image[:, None, :], current[:, :, None]  # (B, 1, S), (B, L, 1)
+    if reads == "every":
+        allowed = np.broadcast_to(ids >= 0, ids.shape[:1] + cur.shape[1:2] + ids.shape[2:])
+    elif reads == "earlier":
+        allowed = (ids >= 0) & (ids <= cur)
+    else:
+        allowed = (ids == cur) & (cur >= 0)
     scores = q @ np.swapaxes(k, -1, -2)  # (B, L, S)
     if scale:
         scores = scores / np.sqrt(q.shape[-1])
-    L, S = scores.shape[-2:]
-    mask = np.ones(scores.shape, dtype=bool)
-    if src_padding is not None:
-        mask = mask & src_padding[:, None, :]  # (B, S) -> (B, 1, S): hides padded keys
-    if causal:
-        mask = mask & np.tril(np.ones((L, S), dtype=bool))
-    weights = softmax(np.where(mask, scores, -np.inf))
-    return weights @ v, weights
+    weights = softmax(np.where(allowed, scores, -np.inf))
+    return gate_fn(gate) * (weights @ v), weights
 
 
-def _cross_cases():
-    rng = np.random.default_rng(1202)
+def image_inputs(rng, name, markers, latents, *, L, E=4, Ev=3, gate=1.5, dtype=np.float64):
+    """A case: per example, the positions of its image markers and each image's number of latents;
+    the latents of an example's images one after the other, padded with -1 to the longest."""
+    B, S = len(markers), max(sum(n) for n in latents)
+    is_image = np.zeros((B, L), dtype=bool)
+    latent_image = np.full((B, S), -1, dtype=np.int64)
+    for b, (at, counts) in enumerate(zip(markers, latents)):
+        assert len(at) == len(counts)
+        is_image[b, list(at)] = True
+        latent_image[b, : sum(counts)] = np.repeat(np.arange(len(counts)), counts)
     n = rng.normal
+    return Case(
+        name,
+        q=n(size=(B, L, E)).astype(dtype),
+        k=n(size=(B, S, E)).astype(dtype),
+        v=n(size=(B, S, Ev)).astype(dtype),
+        is_image=is_image,
+        latent_image=latent_image,
+        gate=float(gate),
+    )
 
-    def case(name, B, L, S, d, E, Ev, lengths=None, dtype=np.float64):
-        padding = None if lengths is None else np.arange(S) < np.array(lengths)[:, None]
-        return Case(
-            name,
-            x=n(size=(B, L, d)).astype(dtype),
-            memory=n(size=(B, S, d)).astype(dtype),
-            W_q=n(size=(d, E)).astype(dtype),
-            W_k=n(size=(d, E)).astype(dtype),
-            W_v=n(size=(d, Ev)).astype(dtype),
-            src_padding=padding,
-        )
 
+def _image_cases():
+    rng = np.random.default_rng(1222)
     return (
         grouped(
-            "shape",
-            case("B=2, L=3, S=5, d=4, E=3, Ev=2", 2, 3, 5, 4, 3, 2),
-            case("B=1, L=4, S=2", 1, 4, 2, 3, 2, 3),
+            "one image",
+            image_inputs(rng, "B=1, L=4, the image at position 1, 3 latents", [[1]], [[3]], L=4),
+            image_inputs(
+                rng, "B=2, L=3, images at 0 and 2, gate -0.8", [[0], [2]], [[2], [2]], L=3, gate=-0.8
+            ),
         )
         + grouped(
-            "source padding",
-            case("lengths 5 and 2, L=3, S=5", 2, 3, 5, 4, 3, 2, lengths=[5, 2]),
-            case("lengths 1, 4 and 3, L=4, S=4", 3, 4, 4, 3, 2, 2, lengths=[1, 4, 3]),
+            "several images",
+            image_inputs(rng, "B=1, L=6, images at 0, 2 and 4", [[0, 2, 4]], [[2, 3, 1]], L=6),
+            image_inputs(
+                rng, "B=1, L=5, two images side by side at 1 and 2", [[1, 2]], [[2, 2]], L=5, gate=2.0
+            ),
         )
         + grouped(
-            "all-padding source",
-            case("lengths 0 and 3, L=2, S=3", 2, 2, 3, 4, 3, 2, lengths=[0, 3]),
+            "padding latents",
+            image_inputs(
+                rng,
+                "B=2, L=5, three images and one, 6 and 2 latents",
+                [[0, 1, 3], [2]],
+                [[2, 2, 2], [2]],
+                L=5,
+            ),
         )
         + grouped(
             "dtype",
-            case("float32, lengths 3 and 6, L=2, S=6", 2, 2, 6, 4, 4, 3, lengths=[3, 6], dtype=np.float32),
+            image_inputs(
+                rng, "float32, B=2, L=4", [[0, 2], [1]], [[1, 2], [3]], L=4, gate=0.9, dtype=np.float32
+            ),
         )
     )
 
 
+def _image_wrong(**how):
+    return lambda q, k, v, is_image, latent_image, gate: _image(q, k, v, is_image, latent_image, gate, **how)
+
+
 register(
     Exercise(
-        id="ch12.masked_cross_attention",
+        id="ch12.interleaved_image_attention",
         number="12.2",
-        title="cross-attention with the source's padding",
+        title="gated cross-attention over interleaved images",
         points=2,
-        function="masked_cross_attention",
-        hint="queries from x, keys and values from the memory; the padding hides keys (columns), and nothing here is causal",
+        function="image_cross_attention",
+        hint="count the image markers up to each position to find the one image it reads; scale the result by tanh of the gate",
         kind="implement",
         forbids=NO_FUSED,
-        description="Implement one head of cross-attention in numpy: decoder states `x (B, L, d)`, the "
-        "encoder's memory `(B, S, d)`, projections `W_q, W_k (d, E)` and `W_v (d, Ev)`, and `src_padding` "
-        "`(B, S)` boolean (True = a real source token) or None. Scale by $1/\\sqrt{E}$. Return "
-        "`(out (B, L, Ev), weights (B, L, S))`. A source that is all padding gives its target positions "
-        "all-zero weights and all-zero outputs (the course's convention for a row with nothing to attend "
-        "to), never NaN.",
+        description="A Flamingo-style layer: text with images between its words. `is_image (B, L)` boolean "
+        "marks the text positions where an image was inserted. The images' latent vectors are the keys "
+        "`k (B, S, E)` and values `v (B, S, Ev)`, one image after the other; `latent_image (B, S)` "
+        "integer says which image each latent belongs to (0 for the example's first image in the text, "
+        "1 for its second, ...; -1 for padding when an example has fewer latents). Each text position, "
+        "with queries `q (B, L, E)`, reads only the latents of the last image inserted at or before it; "
+        "a position before any image reads nothing (all-zero weights and output, never NaN). Scale the "
+        "scores by $1/\\sqrt{E}$ and the output by $\\tanh(\\text{gate})$, the gate a float. Return "
+        "`(out (B, L, Ev), weights (B, L, S))`.",
         solution='''
-            def masked_cross_attention(x, memory, W_q, W_k, W_v, src_padding=None):
-                """One head of cross-attention: (out (B, L, Ev), weights (B, L, S))."""
+            def image_cross_attention(q, k, v, is_image, latent_image, gate):
+                """Gated cross-attention of text positions to their image's latents: (out, weights)."""
                 ### BEGIN SOLUTION
-                q = x @ W_q  # (B, L, d) @ (d, E) -> (B, L, E): queries from the decoder
-                k, v = memory @ W_k, memory @ W_v  # (B, S, E), (B, S, Ev): keys, values from the source
+                current = np.cumsum(is_image, axis=-1) - 1  # (B, L): the last image at or before, -1 = none
+                allowed = (latent_image[:, None, :] == current[:, :, None]) & (current[:, :, None] >= 0)
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, S)
-                if src_padding is not None:
-                    scores = np.where(src_padding[:, None, :], scores, -np.inf)  # hide padded keys
-                weights = softmax(scores)
-                return weights @ v, weights  # (B, L, S) @ (B, S, Ev) -> (B, L, Ev)
+                weights = softmax(np.where(allowed, scores, -np.inf))  # a row with nothing allowed: zeros
+                return np.tanh(gate) * (weights @ v), weights  # (B, L, S) @ (B, S, Ev) -> (B, L, Ev)
                 ### END SOLUTION
         ''',
-        reference=_cross,
-        public_cases=_cross_cases,
+        reference=_image,
+        public_cases=_image_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "each target position reads the target instead of the source: where do the keys and values come from?",
-                name="keys from the decoder",
-                hint="keys and values are projections of the memory",
-                variant=lambda x, memory, W_q, W_k, W_v, src_padding=None: _cross(
-                    x, memory, W_q, W_k, W_v, src_padding, self_keys=True
-                ),
+                "a position reads the latents of images other than the last one before it: which image does it read?",
+                name="every image read",
+                hint="only the latents of the last image at or before the position",
+                variant=_image_wrong(reads="every"),
             ),
             Diagnosis(
-                "target position 0 reads only source position 0: is the whole source known before writing starts?",
-                name="causal cross-attention",
-                hint="cross-attention needs no causal mask: every target position may read every real source token",
-                variant=lambda x, memory, W_q, W_k, W_v, src_padding=None: _cross(
-                    x, memory, W_q, W_k, W_v, src_padding, causal=True
-                ),
+                "a position after two images reads the latents of both: which image does it read?",
+                name="all earlier images read",
+                hint="only the latents of the last image at or before the position",
+                variant=_image_wrong(reads="earlier"),
             ),
             Diagnosis(
-                "padded source tokens get weight: which axis of the weights are the source positions?",
-                name="padding ignored",
-                hint="the padding mask hides keys: it broadcasts over the query axis",
-                variant=lambda x, memory, W_q, W_k, W_v, src_padding=None: _cross(
-                    x, memory, W_q, W_k, W_v, None
-                ),
+                "a position reads the image after its own: what does the count of markers up to it number?",
+                name="images counted from 1",
+                hint="the first image is image 0: subtract 1 from the count of markers so far",
+                variant=_image_wrong(reads="from 1"),
+            ),
+            Diagnosis(
+                "an image's own marker position reads the image before it: does the count include the marker?",
+                name="marker excluded",
+                hint="the last image inserted at or before the position: the marker's own image counts",
+                variant=_image_wrong(reads="strict"),
+            ),
+            Diagnosis(
+                "the output's size is wrong by a factor that depends on the gate: how does the gate scale the output?",
+                name="raw gate",
+                hint="scale by tanh(gate)",
+                variant=_image_wrong(gate_fn=lambda g: g),
             ),
             Diagnosis(
                 "the weights are too peaked: what are the scores divided by?",
                 name="no scaling",
                 hint="divide the scores by sqrt(E)",
-                variant=lambda x, memory, W_q, W_k, W_v, src_padding=None: _cross(
-                    x, memory, W_q, W_k, W_v, src_padding, scale=False
-                ),
+                variant=_image_wrong(scale=False),
             ),
         ),
     )
@@ -334,8 +365,8 @@ register(
         "computed, `weights (B, L, S)` (rows sum to 1), the values `v (B, S, Ev)` and `keep (B, S)` "
         "boolean (True = the token stays), return `(out (B, L, Ev), new_weights (B, L, S))` equal to "
         "what masked attention would give with the removed tokens' keys masked out before the softmax, "
-        "without the scores. A row with nothing left gets all-zero weights and output, the course's "
-        "convention.",
+        "without the scores. A row whose kept tokens carry no weight at all (none kept, or their weights "
+        "are exactly 0) gets all-zero weights and output, the course's convention.",
         solution='''
             def remove_source_tokens(weights, v, keep):
                 """Cross-attention with the tokens keep=False masked out: (out, new_weights)."""
@@ -369,83 +400,138 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 12.5 parameter count (derive)
-def _count(d_model, d_ff, n_encoder, n_decoder, *, cross=True, final_norms=True, biases=True):
-    b = 1 if biases else 0
-    attention = 4 * d_model * d_model + 4 * d_model * b  # W_Q, W_K, W_V, W_O and their biases
-    mlp = 2 * d_model * d_ff + (d_ff + d_model) * b
-    norm = 2 * d_model  # weight and bias
-    encoder = attention + mlp + 2 * norm
-    decoder = (2 if cross else 1) * attention + mlp + (3 if cross else 2) * norm
-    return np.array(n_encoder * encoder + n_decoder * decoder + (2 * norm if final_norms else 0))
+# ----------------------------------------------------------------------------- 12.5 latent resampler (implement)
+def _resample(
+    latents,
+    features,
+    W_q,
+    W_k,
+    W_v,
+    feature_padding,
+    *,
+    keys="both",
+    latents_first=False,
+    padding=True,
+    scale=True,
+):
+    B = features.shape[0]
+    lat = np.broadcast_to(
+        latents, (B,) + latents.shape
+    )  # (R, d) -> (B, R, d): the same queries for every example
+    real = feature_padding if padding else np.ones(feature_padding.shape, dtype=bool)
+    if keys == "features":
+        source, visible = features, real
+    else:
+        parts, vis = [features, lat], [real, np.ones(lat.shape[:2], dtype=bool)]
+        if latents_first:
+            parts, vis = parts[::-1], vis[::-1]
+        source, visible = np.concatenate(parts, axis=1), np.concatenate(vis, axis=1)  # (B, N + R, ...)
+    q = lat @ W_q  # (B, R, E)
+    k, v = source @ W_k, source @ W_v
+    scores = q @ np.swapaxes(k, -1, -2)  # (B, R, N + R)
+    if scale:
+        scores = scores / np.sqrt(q.shape[-1])
+    weights = softmax(np.where(visible[:, None, :], scores, -np.inf))
+    return weights @ v, weights
 
 
-def _count_cases():
-    return grouped(
-        "count",
-        Case(
-            "d_model 512, d_ff 2048, 6 + 6 layers (the 2017 base model)",
-            d_model=512,
-            d_ff=2048,
-            n_encoder=6,
-            n_decoder=6,
-        ),
-        Case("d_model 16, d_ff 24, 2 + 3 layers", d_model=16, d_ff=24, n_encoder=2, n_decoder=3),
+def resampler_inputs(rng, name, lengths, *, N, R=3, d=4, E=3, Ev=2, dtype=np.float64):
+    """A case: per example, how many of its N feature vectors are real (the rest padding)."""
+    B, n = len(lengths), rng.normal
+    return Case(
+        name,
+        latents=n(size=(R, d)).astype(dtype),
+        features=n(size=(B, N, d)).astype(dtype),
+        W_q=n(size=(d, E)).astype(dtype),
+        W_k=n(size=(d, E)).astype(dtype),
+        W_v=n(size=(d, Ev)).astype(dtype),
+        feature_padding=np.arange(N) < np.array(lengths)[:, None],
+    )
+
+
+def _resample_cases():
+    rng = np.random.default_rng(1225)
+    return (
+        grouped(
+            "shape",
+            resampler_inputs(rng, "B=1, N=5 features, R=3 latents", [5], N=5),
+            resampler_inputs(rng, "B=2, N=2, R=4, E=5", [2, 2], N=2, R=4, E=5),
+        )
+        + grouped(
+            "feature padding",
+            resampler_inputs(rng, "B=2, N=6, 6 and 3 real features", [6, 3], N=6),
+        )
+        + grouped(
+            "an example with no features",
+            resampler_inputs(rng, "B=2, N=4, 4 and 0 real features", [4, 0], N=4, R=2),
+        )
+        + grouped(
+            "dtype",
+            resampler_inputs(rng, "float32, B=2, N=5, 2 and 5 real", [2, 5], N=5, dtype=np.float32),
+        )
+    )
+
+
+def _resample_wrong(**how):
+    return lambda latents, features, W_q, W_k, W_v, feature_padding: _resample(
+        latents, features, W_q, W_k, W_v, feature_padding, **how
     )
 
 
 register(
     Exercise(
-        id="ch12.encoder_decoder_parameters",
+        id="ch12.latent_resampler",
         number="12.5",
-        title="count an encoder–decoder's parameters",
+        title="a resampler whose queries are learned latents",
         points=2,
-        function="encoder_decoder_parameters",
-        hint="an encoder block: attention, MLP, 2 norms; a decoder block: two attentions, MLP, 3 norms; then the two final norms",
-        kind="derive",
-        forbids=("torch.nn.Transformer", "attncourse.TransformerEncoderDecoder"),
-        description="Write the parameter count of `torch.nn.Transformer(d_model, nhead, n_encoder, "
-        "n_decoder, d_ff)` (biases on, the final LayerNorms included, no embeddings or head) as a "
-        "function of `d_model`, `d_ff`, `n_encoder` and `n_decoder`. The number of heads does not "
-        "appear (chapter 5).",
+        function="resample",
+        hint="the queries are the latents themselves, the same for every example; keys and values come from the features followed by the latents, and only the features have padding",
+        kind="implement",
+        forbids=NO_FUSED,
+        description="Flamingo's Perceiver Resampler turns a variable number of image features into a fixed "
+        "number of vectors. One head of it: the queries come from `R` learned latent vectors "
+        "`latents (R, d)`, the same for every example; the keys and values come from the example's "
+        "features `features (B, N, d)` followed by the latents themselves (the features first). "
+        "`feature_padding (B, N)` boolean marks the real features (True); the latents are never padding. "
+        "Projections `W_q, W_k (d, E)`, `W_v (d, Ev)`; scale by $1/\\sqrt{E}$. Return "
+        "`(out (B, R, Ev), weights (B, R, N + R))`.",
         solution='''
-            def encoder_decoder_parameters(d_model, d_ff, n_encoder, n_decoder):
-                """Parameters of torch.nn.Transformer(d_model, nhead, n_encoder, n_decoder, d_ff)."""
+            def resample(latents, features, W_q, W_k, W_v, feature_padding):
+                """One head of a latent resampler: (out (B, R, Ev), weights (B, R, N + R))."""
                 ### BEGIN SOLUTION
-                attention = 4 * d_model**2 + 4 * d_model  # W_Q, W_K, W_V, W_O with biases
-                mlp = 2 * d_model * d_ff + d_ff + d_model
-                norm = 2 * d_model
-                encoder_block = attention + mlp + 2 * norm
-                decoder_block = 2 * attention + mlp + 3 * norm  # self- and cross-attention
-                return n_encoder * encoder_block + n_decoder * decoder_block + 2 * norm  # + final norms
+                B, R = features.shape[0], latents.shape[0]
+                lat = np.broadcast_to(latents, (B,) + latents.shape)  # (B, R, d): the same latents for every example
+                source = np.concatenate([features, lat], axis=1)  # (B, N + R, d): features, then latents
+                visible = np.concatenate([feature_padding, np.ones((B, R), dtype=bool)], axis=1)  # (B, N + R)
+                q, k, v = lat @ W_q, source @ W_k, source @ W_v
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, R, N + R)
+                weights = softmax(np.where(visible[:, None, :], scores, -np.inf))
+                return weights @ v, weights  # (B, R, N + R) @ (B, N + R, Ev) -> (B, R, Ev)
                 ### END SOLUTION
         ''',
-        reference=_count,
-        public_cases=_count_cases,
+        reference=_resample,
+        public_cases=_resample_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "too few by one attention and one norm per decoder block: what does a decoder block have that an encoder block has not?",
-                name="no cross-attention",
-                hint="each decoder block has self-attention and cross-attention, and a norm around each",
-                variant=lambda d_model, d_ff, n_encoder, n_decoder: _count(
-                    d_model, d_ff, n_encoder, n_decoder, cross=False
-                ),
+                "the weights on the latents' own columns are not where the prompt puts them: in what order are the keys?",
+                name="latents first",
+                hint="the features first, then the latents",
+                variant=_resample_wrong(latents_first=True),
             ),
             Diagnosis(
-                "4 d_model too few: what ends the encoder and the decoder?",
-                name="final norms left out",
-                hint="torch.nn.Transformer ends its encoder and its decoder with a LayerNorm",
-                variant=lambda d_model, d_ff, n_encoder, n_decoder: _count(
-                    d_model, d_ff, n_encoder, n_decoder, final_norms=False
-                ),
+                "padded features get weight: which keys does the padding hide?",
+                name="padding ignored",
+                hint="the padding hides the padded features' keys; the latents are always visible",
+                variant=_resample_wrong(padding=False),
             ),
             Diagnosis(
-                "too few by the linear layers' biases: do the projections have biases?",
-                name="biases left out",
-                hint="every Linear has a bias: 4 d_model per attention, d_ff + d_model per MLP",
-                variant=lambda d_model, d_ff, n_encoder, n_decoder: _count(
-                    d_model, d_ff, n_encoder, n_decoder, biases=False
-                ),
+                "the weights are too peaked: what are the scores divided by?",
+                name="no scaling",
+                hint="divide the scores by sqrt(E)",
+                variant=_resample_wrong(scale=False),
             ),
         ),
     )

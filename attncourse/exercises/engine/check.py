@@ -527,8 +527,8 @@ def score(chapter: Any = None, *, show: bool = True, namespace: Optional[dict] =
         report = ScoreReport(str(chapter), problem=str(e.args[0]))
     else:
         for ex in all_exercises(key):
-            fn = ns.get(ex.function)
-            if callable(fn):
+            fn = next((f for f in map(ns.get, ex.function_names) if callable(f)), None)
+            if fn is not None:
                 check(ex.id, fn, show=False)
         report = ScoreReport(key, [(ex, _RESULTS.get(ex.id)) for ex in all_exercises(key)])
     if show:

@@ -229,6 +229,9 @@ class Exercise:
     # ids this exercise had before (an id that named a cause was renamed to name the function):
     # ``get`` still finds it under them, so saved notebooks and gradebooks keep working
     former_ids: Tuple[str, ...] = ()
+    # names the function had before (a name that named a cause was renamed): ``score`` and the
+    # grader still find a saved notebook's function under them when the current name is not defined
+    former_functions: Tuple[str, ...] = ()
     # True where the exercise is about precision (overflow, float16, a running maximum's start ...):
     # the answer is judged at the precision of the case and of its own outputs.  Otherwise it is
     # judged at float32's tolerance at the finest, since an answer computed in float32 and returned
@@ -258,6 +261,11 @@ class Exercise:
                 raise ValueError(
                     f"{self.id}: tolerance must be (rtol, atol) with both >= 0, got {self.tolerance}"
                 )
+
+    @property
+    def function_names(self) -> Tuple[str, ...]:
+        """The function's name now, then the names it had before (``former_functions``)."""
+        return (self.function, *self.former_functions)
 
     @property
     def chapter(self) -> str:

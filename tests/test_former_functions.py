@@ -1,0 +1,93 @@
+"""A renamed exercise function: saved notebooks that define it under a former name still grade.
+
+``Exercise.former_functions`` lists the names the function had; ``score`` and the grader's runner
+look for them when the current name is not defined (``check`` is handed the function itself).
+"""
+
+from __future__ import annotations
+
+import signal
+
+import numpy as np
+
+from attncourse import softmax
+from attncourse.exercises import get, reset, score
+
+EX = "ch03.weights_not_normalised"
+OLD = "attention_scaled_late"
+
+
+def _correct(q, k, v):
+    w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+    return w @ v, w
+
+
+def _wrong(q, k, v):
+    w = softmax(q @ np.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
+    return w @ v, w
+
+
+def test_the_exercise_keeps_its_former_function_name():
+    ex = get(EX)
+    assert ex.function != OLD and ex.function_names == (ex.function, OLD)
+
+
+def test_score_finds_a_function_saved_under_its_former_name():
+    reset()
+    rows = {e.id: r for e, r in score("ch03", show=False, namespace={OLD: _correct}).rows}
+    assert rows[EX] is not None and rows[EX].earned == get(EX).points
+    reset()
+    rows = {e.id: r for e, r in score("ch03", show=False, namespace={OLD: _wrong}).rows}
+    assert rows[EX] is not None and rows[EX].earned < get(EX).points
+    reset()
+    rows = {e.id: r for e, r in score("ch03", show=False, namespace={"unrelated": _correct}).rows}
+    assert rows[EX] is None
+
+
+class _Reply:
+    def __init__(self) -> None:
+        self.ran, self.notes = [], []
+
+    def progress(self, text: str) -> None:
+        self.ran.append(text)
+
+    def cell(self, index, status, *args, **kwargs) -> None:
+        self.notes.append((index, status, *args))
+
+
+def _run(entry: dict) -> dict:
+    from attncourse.grading.runner import _alias_former_functions, _run_cells
+
+    source = f"import numpy as np\n\ndef {OLD}(q, k, v):\n    return q, k\n"
+    request = {
+        "cells": [{"index": 1, "kind": "chapter", "source": source}],
+        "prelude": "",
+        "exercises": [entry],
+        "limits": {"cell_s": 10},
+    }
+    namespace: dict = {}
+    handler = signal.getsignal(signal.SIGALRM)  # the runner's cell timer replaces it
+    try:
+        _run_cells(request, namespace, _Reply())
+        _alias_former_functions(request, namespace)
+    finally:
+        signal.signal(signal.SIGALRM, handler)
+    return namespace
+
+
+def test_the_runner_binds_the_current_name_to_a_former_one():
+    ex = get(EX)
+    entry = {"id": ex.id, "function": ex.function, "former_functions": list(ex.former_functions), "cases": []}
+    namespace = _run(entry)
+    assert callable(namespace[ex.function]) and namespace[ex.function] is namespace[OLD]
+    # without the former name the old definition is neither reached nor bound
+    namespace = _run({**entry, "former_functions": []})
+    assert ex.function not in namespace and OLD not in namespace
+
+
+def test_the_grader_request_carries_the_former_names():
+    import inspect
+
+    from attncourse.grading import jobs
+
+    assert '"former_functions": list(p.exercise.former_functions)' in inspect.getsource(jobs.Grader.__init__)
