@@ -312,7 +312,7 @@ register(
         points=2,
         hint="which slopes do 2c heads have that c heads do not?",
         function="alibi_slopes",
-        description="Exercise 7.5's slopes $m_h = 2^{-8(h+1)/H}$ are ALiBi's rule for $H$ a power of "
+        description="The chapter's ALiBi slopes $m_h = 2^{-8(h+1)/H}$ are the rule for $H$ a power of "
         "two. For any other $H$ the authors' code (and Hugging Face's BLOOM) takes $c$, the largest power "
         "of two smaller than $H$, uses the $c$ slopes of $c$ heads, and adds the first $H - c$ of the slopes of "
         "$2c$ heads that are *not* already among them, in their order. Return the `(n_heads,)` slopes, "
@@ -561,7 +561,7 @@ register(
         points=1,
         function="predict_alibi_recent_heads",
         kind="predict",
-        description="A causal layer with ALiBi has 16 heads with Exercise 7.5's slopes "
+        description="A causal layer with ALiBi has 16 heads with the chapter's slopes "
         "$m_h = 2^{-8(h+1)/H}$, $H = 16$. Take the last query of a 2048-token sequence, and suppose "
         "its content scores $q \\cdot k_j/\\sqrt{d}$ are the same for all 2048 keys, so that only "
         "ALiBi's penalty tells the keys apart. In how many of the 16 heads does this query put more "
