@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from attncourse import apply_rope
 from attncourse.exercises import Case, grouped
 
 
@@ -102,33 +103,20 @@ def alibi_attention():
     )
 
 
-def rope_pair_score():
-    rng = np.random.default_rng(1706)
+def rope_position():
+    rng = np.random.default_rng(1760)
+
+    def case(label, shape, positions, dtype=np.float64):
+        x = rng.normal(size=shape).astype(dtype)
+        return Case(label, x=x, y=apply_rope(x, np.asarray(positions)).astype(dtype))
+
     return grouped(
-        "pairs",
-        Case(
-            "batch (2, 3) of pairs, one offset",
-            q=rng.normal(size=(2, 3, 2)),
-            k=rng.normal(size=(2, 3, 2)),
-            offset=7,
-            theta=0.01,
-        ),
-        Case(
-            "large offsets",
-            q=rng.normal(size=(4, 2)),
-            k=rng.normal(size=(4, 2)),
-            offset=np.array([100, -100, 1000, 3]),
-            theta=1.0,
-        ),
+        "positions",
+        case("E=8, positions 0, 2, 999, 1998", (4, 8), [0, 2, 999, 1998]),
+        case("E=32, (3, 2) vectors", (3, 2, 32), [[11, 1700], [250, 4], [1024, 63]]),
     ) + grouped(
         "dtype",
-        Case(
-            "float32",
-            q=rng.normal(size=(3, 2)).astype(np.float32),
-            k=rng.normal(size=(3, 2)).astype(np.float32),
-            offset=np.array([1, 2, 3]),
-            theta=0.5,
-        ),
+        case("float32, E=8, positions 6, 1234", (2, 8), [6, 1234], np.float32),
     )
 
 
@@ -139,7 +127,7 @@ def predict_alibi_recent_heads():
 HIDDEN.update(
     {
         "ch07.alibi_attention": alibi_attention,
-        "ch07.rope_pair_score": rope_pair_score,
+        "ch07.rope_position": rope_position,
         "ch07.predict_alibi_recent_heads": predict_alibi_recent_heads,
     }
 )

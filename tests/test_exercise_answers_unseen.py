@@ -131,7 +131,7 @@ NEW_SITUATIONS = {
         "ch07.rope_2d": "axial 2-D RoPE: rows and columns of a grid of patches",
         "ch07.alibi_slopes": "ALiBi's slopes for a head count that is not a power of two",
         "ch07.alibi_attention": "ALiBi biases",
-        "ch07.rope_pair_score": "the rotated pair's dot product as a closed form in the offset",
+        "ch07.rope_position": "positions recovered from a vector and its RoPE rotation",
         "ch07.predict_alibi_recent_heads": "how many ALiBi heads keep most weight on the nearest keys",
     },
     "ch08": {

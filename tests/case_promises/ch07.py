@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from attncourse import apply_rope
 
 from case_promises import _rules as r
 
@@ -68,20 +69,25 @@ def _alibi_attention(inputs):
     return out
 
 
-def _rope_pair_score(inputs):
-    q, k, offset, theta = inputs["q"], inputs["k"], inputs["offset"], inputs["theta"]
-    out = _float_array("q", q) + _float_array("k", k) + r.integer("offset", offset)
+def _rope_position(inputs):
+    """y is x turned by half-split RoPE (base 10000) at integer positions 0 <= p < 2000; E >= 8 even."""
+    x, y = inputs["x"], inputs["y"]
+    out = _float_array("x", x) + _float_array("y", y)
     if out:
         return out
-    if np.shape(q) != np.shape(k) or np.shape(q)[-1] != 2:
-        out.append(f"q {np.shape(q)} and k {np.shape(k)} are not both (..., 2)")
-    else:
-        try:
-            np.broadcast_shapes(np.shape(offset), np.shape(q)[:-1])
-        except ValueError:
-            out.append(f"offset {np.shape(offset)} does not broadcast against {np.shape(q)[:-1]}")
-    if not isinstance(theta, (float, np.floating)) or not np.isfinite(theta):
-        out.append(f"theta = {theta!r} is not a finite float")
+    x64, y64 = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    E = x64.shape[-1] if x64.ndim else 0
+    if x64.shape != y64.shape or E < 8 or E % 2:
+        return [f"x {x64.shape} and y {y64.shape} are not one shape (..., E), E >= 8 even"]
+    if np.dtype(np.asarray(x).dtype) != np.dtype(np.asarray(y).dtype):
+        out.append("x and y differ in dtype")
+    # every position 0..1999: exactly one must turn each x into its y
+    p = np.arange(2000).reshape((2000,) + (1,) * (x64.ndim - 1))
+    turned = apply_rope(np.broadcast_to(x64, (2000,) + x64.shape), p)
+    tol = 1e-4 if np.asarray(x).dtype == np.float32 else 1e-9
+    hits = (np.abs(turned - y64).max(axis=-1) <= tol * (1 + np.abs(y64).max(axis=-1))).sum(axis=0)
+    if np.any(hits != 1):
+        out.append(f"{int(np.sum(hits != 1))} vector(s) are not x turned at exactly one position below 2000")
     return out
 
 
@@ -91,6 +97,6 @@ PROMISES = {
     "ch07.rope_2d": _rope_2d,
     "ch07.alibi_slopes": _alibi_slopes,
     "ch07.alibi_attention": _alibi_attention,
-    "ch07.rope_pair_score": _rope_pair_score,
+    "ch07.rope_position": _rope_position,
     "ch07.predict_alibi_recent_heads": _nothing,
 }

@@ -186,36 +186,45 @@ CORRECT = {
             """,
         ],
     },
-    "ch07.rope_pair_score": {
-        "torch complex numbers with the chapter's torch import": """
-            def rope_pair_score(q, k, offset, theta):
-                q, k = torch.as_tensor(q, dtype=torch.float64), torch.as_tensor(k, dtype=torch.float64)
-                zq = torch.complex(q[..., 0], q[..., 1])
-                zk = torch.complex(k[..., 0], k[..., 1])
-                delta = torch.as_tensor(offset, dtype=torch.float64) * theta
-                return (zq.conj() * zk * torch.polar(torch.ones_like(delta), delta)).real
+    "ch07.rope_position": {
+        "torch with the chapter's torch import: the slowest pair's angle": """
+            def rope_position(x, y):
+                x, y = torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y, dtype=torch.float64)
+                E = x.shape[-1]
+                h = E // 2
+                theta = 10000.0 ** (-(E - 2) / E)
+                a = torch.atan2(y[..., E - 1], y[..., h - 1]) - torch.atan2(x[..., E - 1], x[..., h - 1])
+                a = torch.remainder(a, 2 * torch.pi)
+                return torch.round(a / theta).long()
         """,
-        "float32 numpy: rotate k by the offset": """
-            def rope_pair_score(q, k, offset, theta):
-                q, k = np.asarray(q, dtype=np.float32), np.asarray(k, dtype=np.float32)
-                a = (np.asarray(offset) * theta).astype(np.float32)
-                k0 = k[..., 0] * np.cos(a) - k[..., 1] * np.sin(a)
-                k1 = k[..., 0] * np.sin(a) + k[..., 1] * np.cos(a)
-                return q[..., 0] * k0 + q[..., 1] * k1
+        "float32 loops: try every position with a hand-written RoPE": """
+            def rope_position(x, y):
+                x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32)
+                E = x.shape[-1]
+                h = E // 2
+                freq = 10000.0 ** (-np.arange(h) / h)
+                xs, ys = x.reshape(-1, E), y.reshape(-1, E)
+                found = []
+                for xv, yv in zip(xs, ys):
+                    best, best_err = 0, np.inf
+                    for p in range(2000):
+                        c, s = np.cos(p * freq), np.sin(p * freq)
+                        turned = np.concatenate([xv[:h] * c - xv[h:] * s, xv[:h] * s + xv[h:] * c])
+                        err = np.abs(turned - yv).max()
+                        if err < best_err:
+                            best, best_err = p, err
+                    found.append(best)
+                return np.array(found).reshape(x.shape[:-1])
         """,
-        "helper in an added cell: both rotations written out": [
-            """
-            def _rot2(v, a):
-                return np.stack([v[..., 0] * np.cos(a) - v[..., 1] * np.sin(a),
-                                 v[..., 0] * np.sin(a) + v[..., 1] * np.cos(a)], axis=-1)
-            """,
-            """
-            def rope_pair_score(q, k, offset, theta):
-                m = 3.0  # any query position: only n - m matters
-                n = m + np.asarray(offset, dtype=float)
-                return (_rot2(q, m * theta) * _rot2(k, n * theta)).sum(axis=-1)
-            """,
-        ],
+        "complex numbers: the slowest pair's phase": """
+            def rope_position(x, y):
+                x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+                E = x.shape[-1]
+                zx = x[..., : E // 2] + 1j * x[..., E // 2 :]
+                zy = y[..., : E // 2] + 1j * y[..., E // 2 :]
+                phase = np.angle(zy[..., -1] * np.conj(zx[..., -1]))
+                return np.round(phase / 10000.0 ** (-(E - 2) / E)).astype(int)
+        """,
     },
     "ch07.predict_alibi_recent_heads": {
         "counted with the chapter's torch import": """
@@ -361,24 +370,32 @@ WRONG = {
                 return weights @ v, weights
         """,
     },
-    "ch07.rope_pair_score": {
-        "the sine's sign flipped": """
-            def rope_pair_score(q, k, offset, theta):
-                delta = offset * theta
-                dot = q[..., 0] * k[..., 0] + q[..., 1] * k[..., 1]
-                cross = q[..., 0] * k[..., 1] - q[..., 1] * k[..., 0]
-                return dot * np.cos(delta) + cross * np.sin(delta)
+    "ch07.rope_position": {
+        "the fastest pair's angle": """
+            def rope_position(x, y):
+                E = x.shape[-1]
+                a = np.arctan2(y[..., E // 2], y[..., 0]) - np.arctan2(x[..., E // 2], x[..., 0])
+                return np.round(np.remainder(a, 2 * np.pi)).astype(int)
         """,
-        "components taken along the first axis": """
-            def rope_pair_score(q, k, offset, theta):
-                delta = offset * theta
-                dot = q[0] * k[0] + q[1] * k[1]
-                cross = q[1] * k[0] - q[0] * k[1]
-                return dot * np.cos(delta) + cross * np.sin(delta)
+        "the angle from y to x": """
+            def rope_position(x, y):
+                E = x.shape[-1]
+                theta = 10000.0 ** (-(E - 2) / E)
+                a = np.arctan2(x[..., E - 1], x[..., E // 2 - 1]) - np.arctan2(y[..., E - 1], y[..., E // 2 - 1])
+                return np.round(a / theta).astype(int)
         """,
-        "q and k rotated by the same angle": """
-            def rope_pair_score(q, k, offset, theta):
-                return (q * k).sum(axis=-1) + 0 * np.asarray(offset) * theta
+        "interleaved pairs": """
+            def rope_position(x, y):
+                E = x.shape[-1]
+                theta = 10000.0 ** (-(E - 2) / E)
+                a = np.arctan2(y[..., E - 1], y[..., E - 2]) - np.arctan2(x[..., E - 1], x[..., E - 2])
+                return np.round(np.remainder(a, 2 * np.pi) / theta).astype(int)
+        """,
+        "the slowest pair's frequency taken as 10000^(-1)": """
+            def rope_position(x, y):
+                E = x.shape[-1]
+                a = np.arctan2(y[..., E - 1], y[..., E // 2 - 1]) - np.arctan2(x[..., E - 1], x[..., E // 2 - 1])
+                return np.round(np.remainder(a, 2 * np.pi) * 10000.0).astype(int)
         """,
     },
     "ch07.predict_alibi_recent_heads": {

@@ -312,7 +312,7 @@ register(
         points=2,
         hint="which slopes do 2c heads have that c heads do not?",
         function="alibi_slopes",
-        description="Exercise 7.5's slopes $m_h = 2^{-8(h+1)/H}$ are ALiBi's rule for $H$ a power of "
+        description="The chapter's ALiBi slopes $m_h = 2^{-8(h+1)/H}$ are the rule for $H$ a power of "
         "two. For any other $H$ the authors' code (and Hugging Face's BLOOM) takes $c$, the largest power "
         "of two smaller than $H$, uses the $c$ slopes of $c$ heads, and adds the first $H - c$ of the slopes of "
         "$2c$ heads that are *not* already among them, in their order. Return the `(n_heads,)` slopes, "
@@ -454,88 +454,93 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.6 RoPE score (derive)
-def _pair_cases():
-    rng = np.random.default_rng(706)
+# ----------------------------------------------------------------------------- 7.6 where was x rotated? (inverse RoPE)
+def _position_cases():
+    rng = np.random.default_rng(760)
+    n = rng.normal
+
+    def case(label, shape, positions, dtype=np.float64):
+        x = n(size=shape).astype(dtype)
+        return Case(label, x=x, y=apply_rope(x, np.asarray(positions)).astype(dtype))
+
     return grouped(
-        "pairs",
-        Case(
-            "one pair, offset 3, theta 0.7",
-            q=np.array([1.0, 0.5]),
-            k=np.array([0.25, 1.0]),
-            offset=3,
-            theta=0.7,
-        ),
-        Case(
-            "five pairs, offsets -2..2",
-            q=rng.normal(size=(5, 2)),
-            k=rng.normal(size=(5, 2)),
-            offset=np.arange(-2, 3),
-            theta=0.3,
-        ),
-        Case(
-            "batch (2, 3) of pairs, offsets per column",
-            q=rng.normal(size=(2, 3, 2)),
-            k=rng.normal(size=(2, 3, 2)),
-            offset=np.array([1, -4, 2]),
-            theta=0.5,
-        ),
+        "positions",
+        Case("one vector, E=8, position 0", x=np.ones(8), y=np.ones(8)),
+        case("four vectors, E=8, positions 1, 5, 40, 1999", (4, 8), [1, 5, 40, 1999]),
+        case("(2, 3) vectors, E=16, positions past 2 pi", (2, 3, 16), [[7, 300, 1234], [2, 64, 1000]]),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, two pairs, offsets 1, 3",
-            q=rng.normal(size=(2, 2)).astype(np.float32),
-            k=rng.normal(size=(2, 2)).astype(np.float32),
-            offset=np.array([1, 3]),
-            theta=0.4,
-        ),
+        case("float32, three vectors, E=12, positions 3, 777, 1500", (3, 12), [3, 777, 1500], np.float32),
     )
 
 
-def _pair_score(q, k, offset, theta, sign=1.0):
-    delta = np.asarray(offset, dtype=np.float64) * theta
-    dot = q[..., 0] * k[..., 0] + q[..., 1] * k[..., 1]
-    cross = q[..., 1] * k[..., 0] - q[..., 0] * k[..., 1]
-    return dot * np.cos(delta) + sign * cross * np.sin(delta)
+def _pair_angle(x, y, i, interleaved=False):
+    """The angle that turns x's pair i into y's pair i, in (-pi, pi]."""
+    E = x.shape[-1]
+    a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + E // 2)
+    x0, x1, y0, y1 = x[..., a], x[..., b], y[..., a], y[..., b]
+    return np.arctan2(x0 * y1 - x1 * y0, x0 * y0 + x1 * y1)
+
+
+def _position(x, y, mode=None):
+    """The integer position p < 2000 at which half-split RoPE turns x into y; ``mode`` names a mistake."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    E = x.shape[-1]
+    i = 0 if mode == "fastest pair" else E // 2 - 1
+    theta = 10000.0 ** (-2.0 * i / E)
+    angle = _pair_angle(x, y, i, interleaved=mode == "interleaved")
+    if mode == "reversed":
+        angle = -angle
+    return np.rint(angle / theta).astype(np.int64)
 
 
 register(
     Exercise(
-        id="ch07.rope_pair_score",
+        id="ch07.rope_position",
         number="7.6",
-        title="RoPE sees only the offset",
+        title="where was this vector rotated?",
         points=2,
-        function="rope_pair_score",
-        hint="R(m theta)^T R(n theta) is a single rotation: by which angle, and what does a rotation do to q . k?",
-        kind="derive",
-        description="Take one RoPE feature pair with frequency $\\theta$: the query's pair $q = (q_0, q_1)$ "
-        "is rotated by $m\\theta$ (position $m$), the key's $k = (k_0, k_1)$ by $n\\theta$ (position $n$), "
-        "each by $R(a) = \\begin{pmatrix}\\cos a & -\\sin a \\\\ \\sin a & \\cos a\\end{pmatrix}$. Derive "
-        "their dot product $(R(m\\theta) q) \\cdot (R(n\\theta) k)$ as a closed form in $q$, $k$ and the "
-        "offset $n - m$ only, and return it, shape `(...)`. `q`, `k` have shape `(..., 2)`; `offset` "
-        "broadcasts against `(...)`. numpy or torch; no attncourse function.",
+        function="rope_position",
+        hint="which pair's angle can you read without ambiguity for every position below 2000?",
+        description="You are given vectors `x (..., E)` and `y`, where `y` is `x` turned by the chapter's "
+        "half-split RoPE (base 10000, feature $i$ paired with feature $i + E/2$) at an unknown integer "
+        "position $p$, one per vector, $0 \\le p < 2000$; $E \\ge 8$ is even. Recover the positions: "
+        "return `p`, integers of shape `x.shape[:-1]`. numpy or torch; no attncourse function.",
         solution='''
-            def rope_pair_score(q, k, offset, theta):
-                """(R(m theta) q) . (R(n theta) k) for pairs q, k (..., 2), as a function of offset = n - m."""
+            def rope_position(x, y):
+                """The integer positions p (...) at which half-split RoPE turns x (..., E) into y."""
                 ### BEGIN SOLUTION
-                delta = offset * theta  # R(m theta)^T R(n theta) = R((n - m) theta)
-                dot = q[..., 0] * k[..., 0] + q[..., 1] * k[..., 1]  # q . k
-                cross = q[..., 1] * k[..., 0] - q[..., 0] * k[..., 1]  # q x k (the 2-d cross product, sign flipped)
-                return dot * np.cos(delta) + cross * np.sin(delta)
+                x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+                E = x.shape[-1]
+                i = E // 2 - 1  # the slowest pair turns by less than pi over 2000 positions
+                theta = 10000.0 ** (-2.0 * i / E)
+                x0, x1, y0, y1 = x[..., i], x[..., E - 1], y[..., i], y[..., E - 1]
+                angle = np.arctan2(x0 * y1 - x1 * y0, x0 * y0 + x1 * y1)  # from x's pair to y's
+                return np.rint(angle / theta).astype(np.int64)
                 ### END SOLUTION
         ''',
-        reference=_pair_score,
-        public_cases=_pair_cases,
+        reference=_position,
+        public_cases=_position_cases,
+        tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
-                "the sine term has the wrong sign: you rotated by (m - n) theta; q^T R(-m theta) R(n theta) k "
-                "= q^T R((n - m) theta) k",
-                variant=lambda q, k, o, t: _pair_score(q, k, o, t, sign=-1.0),
+                "your positions are right for the first few only: the pair you read turns more than a full "
+                "circle before position 2000",
+                name="fastest pair read",
+                hint="a pair's angle is known only up to whole turns",
+                variant=lambda x, y: _position(x, y, mode="fastest pair"),
             ),
             Diagnosis(
-                "only the cosine term: rotating k relative to q also mixes its components, adding "
-                "(q_1 k_0 - q_0 k_1) sin((n - m) theta)",
-                variant=lambda q, k, o, t: (q * k).sum(-1) * np.cos(np.asarray(o, dtype=np.float64) * t),
+                "your positions have the wrong sign: the angle is measured from y to x",
+                name="angle reversed",
+                hint="RoPE turns x into y, not y into x",
+                variant=lambda x, y: _position(x, y, mode="reversed"),
+            ),
+            Diagnosis(
+                "you paired features 2i and 2i + 1 (the interleaved layout); this RoPE is half-split",
+                name="interleaved pairs",
+                hint="in the half-split layout, which feature is feature i's partner?",
+                variant=lambda x, y: _position(x, y, mode="interleaved"),
             ),
         ),
     )
@@ -561,7 +566,7 @@ register(
         points=1,
         function="predict_alibi_recent_heads",
         kind="predict",
-        description="A causal layer with ALiBi has 16 heads with Exercise 7.5's slopes "
+        description="A causal layer with ALiBi has 16 heads with the chapter's slopes "
         "$m_h = 2^{-8(h+1)/H}$, $H = 16$. Take the last query of a 2048-token sequence, and suppose "
         "its content scores $q \\cdot k_j/\\sqrt{d}$ are the same for all 2048 keys, so that only "
         "ALiBi's penalty tells the keys apart. In how many of the 16 heads does this query put more "
