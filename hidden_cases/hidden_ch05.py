@@ -149,17 +149,23 @@ def heads_from_averaged_weights():
 
     def case(label, B, L, d, H, scale=1.0, dtype=np.float64):
         q, k = scale * rng.normal(size=(B, L, d)), scale * rng.normal(size=(B, L, d))
-        return Case(label, q=q.astype(dtype), k=k.astype(dtype), weights=_averaged_maps(q, k, H).astype(dtype))
+        return Case(
+            label, q=q.astype(dtype), k=k.astype(dtype), weights=_averaged_maps(q, k, H).astype(dtype)
+        )
 
-    return grouped(
-        "head counts",
-        case("d_model=10, 5 heads", 2, 3, 10, 5),
-        case("d_model=24, 8 heads, L=7", 1, 7, 24, 8),
-    ) + grouped(
-        "edge counts",
-        case("one head, d_model=6", 1, 5, 6, 1),
-        case("d_model=5, 5 heads", 2, 4, 5, 5),
-    ) + grouped("dtype", case("float32, d_model=12, 6 heads", 2, 4, 12, 6, dtype=np.float32))
+    return (
+        grouped(
+            "head counts",
+            case("d_model=10, 5 heads", 2, 3, 10, 5),
+            case("d_model=24, 8 heads, L=7", 1, 7, 24, 8),
+        )
+        + grouped(
+            "edge counts",
+            case("one head, d_model=6", 1, 5, 6, 1),
+            case("d_model=5, 5 heads", 2, 4, 5, 5),
+        )
+        + grouped("dtype", case("float32, d_model=12, 6 heads", 2, 4, 12, 6, dtype=np.float32))
+    )
 
 
 HIDDEN.update(

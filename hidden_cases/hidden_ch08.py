@@ -21,24 +21,39 @@ def post_norm_blocks():
 
     rng = np.random.default_rng(1802)
     n = rng.normal
-    return grouped(
-        "mixed stacks",
-        Case("one post-norm block", streams=_stack(rng, n(size=(1, 2, 4)), ("post",))),
-        Case("pre, then post, d_model=8, 4 heads", streams=_stack(rng, n(size=(2, 3, 8)), ("pre", "post"), n_heads=4)),
-        Case("a large stream", streams=_stack(rng, 20 * n(size=(1, 4, 6)) - 7, ("pre", "post", "pre"), n_heads=3)),
-    ) + grouped(
-        "look-alikes",
-        Case(
-            "mean-0 rows with variance 1 over all rows, d_model=6",
-            streams=_scaled_to(rng, _centred_rows(rng, 1, 4, 6, [[0.5, 2.0, 0.25, 1.2]]), "global", n_heads=3),
-        ),
-        Case("rows of norm sqrt(d_model), d_model=4", streams=_scaled_to(rng, n(size=(2, 2, 4)) - 0.7, "row norm")),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, 4 blocks",
-            streams=_stack(rng, n(size=(1, 3, 4)), ("post", "post", "pre", "post"), dtype=np.float32),
-        ),
+    return (
+        grouped(
+            "mixed stacks",
+            Case("one post-norm block", streams=_stack(rng, n(size=(1, 2, 4)), ("post",))),
+            Case(
+                "pre, then post, d_model=8, 4 heads",
+                streams=_stack(rng, n(size=(2, 3, 8)), ("pre", "post"), n_heads=4),
+            ),
+            Case(
+                "a large stream",
+                streams=_stack(rng, 20 * n(size=(1, 4, 6)) - 7, ("pre", "post", "pre"), n_heads=3),
+            ),
+        )
+        + grouped(
+            "look-alikes",
+            Case(
+                "mean-0 rows with variance 1 over all rows, d_model=6",
+                streams=_scaled_to(
+                    rng, _centred_rows(rng, 1, 4, 6, [[0.5, 2.0, 0.25, 1.2]]), "global", n_heads=3
+                ),
+            ),
+            Case(
+                "rows of norm sqrt(d_model), d_model=4",
+                streams=_scaled_to(rng, n(size=(2, 2, 4)) - 0.7, "row norm"),
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, 4 blocks",
+                streams=_stack(rng, n(size=(1, 3, 4)), ("post", "post", "pre", "post"), dtype=np.float32),
+            ),
+        )
     )
 
 

@@ -45,19 +45,7 @@ def test_every_exercise_cell_of_the_book_is_what_the_registry_makes(key):
     assert sync_notebook(nb, key) == []
 
 
-# Chapter 12's heading is still a hand-written cell without the heading role (its owner's notebook).
-UNTAGGED_HEADING = {"ch12"}
-
-
-@pytest.mark.parametrize(
-    "key",
-    [
-        pytest.param(k, marks=pytest.mark.xfail(reason="heading cell not yet tagged", strict=False))
-        if k in UNTAGGED_HEADING
-        else k
-        for k in WITH_NOTEBOOK
-    ],
-)
+@pytest.mark.parametrize("key", WITH_NOTEBOOK)
 def test_every_exercise_section_opens_with_the_generated_heading(key):
     """The rules of check stand before the exercises in every chapter (the registry's heading cell,
     not a hand-written one that sync leaves alone)."""

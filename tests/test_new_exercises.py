@@ -189,7 +189,7 @@ def _answer(ex_id, *args):
 
 
 def test_parameter_counts_are_what_torch_counts():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from attncourse import TransformerBlock
 
     def count(module):

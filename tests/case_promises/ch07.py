@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from attncourse import apply_rope
 
+from attncourse import apply_rope
 from case_promises import _rules as r
 
 FLOATS = ("float16", "float32", "float64")

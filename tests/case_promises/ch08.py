@@ -50,7 +50,9 @@ def _post_norm_blocks(inputs):
     for i, o in enumerate(a[1:]):
         dev = np.maximum(np.abs(o.mean(-1)), np.abs(o.var(-1) - 1))
         if tol < dev.max() < 1e-2:
-            out.append(f"block {i}'s output is neither normalised nor clear of it (max deviation {dev.max():.1e})")
+            out.append(
+                f"block {i}'s output is neither normalised nor clear of it (max deviation {dev.max():.1e})"
+            )
     return out
 
 

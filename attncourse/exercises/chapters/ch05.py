@@ -490,19 +490,23 @@ def _heads_cases(seed=506):
         w = _averaged_maps(q, k, H)
         return Case(label, q=q.astype(dtype), k=k.astype(dtype), weights=w.astype(dtype))
 
-    return grouped(
-        "head counts",
-        case("B=2, L=4, d_model=8, 2 heads", 2, 4, 8, 2),
-        case("B=1, L=5, d_model=12, 3 heads", 1, 5, 12, 3),
-        case("B=1, L=3, d_model=6, 6 heads (d_head = 1)", 1, 3, 6, 6),
-    ) + grouped(
-        "edge counts",
-        case("one head, B=2, L=4, d_model=4", 2, 4, 4, 1, scale=1.5),
-        case("B=1, L=6, d_model=16, 4 heads, sharp maps", 1, 6, 16, 4, scale=2.0),
-        case("B=1, L=4, d_model=9, 9 heads (d_head = 1)", 1, 4, 9, 9),
-    ) + grouped(
-        "dtype",
-        case("float32, B=2, L=4, d_model=6, 6 heads", 2, 4, 6, 6, dtype=np.float32),
+    return (
+        grouped(
+            "head counts",
+            case("B=2, L=4, d_model=8, 2 heads", 2, 4, 8, 2),
+            case("B=1, L=5, d_model=12, 3 heads", 1, 5, 12, 3),
+            case("B=1, L=3, d_model=6, 6 heads (d_head = 1)", 1, 3, 6, 6),
+        )
+        + grouped(
+            "edge counts",
+            case("one head, B=2, L=4, d_model=4", 2, 4, 4, 1, scale=1.5),
+            case("B=1, L=6, d_model=16, 4 heads, sharp maps", 1, 6, 16, 4, scale=2.0),
+            case("B=1, L=4, d_model=9, 9 heads (d_head = 1)", 1, 4, 9, 9),
+        )
+        + grouped(
+            "dtype",
+            case("float32, B=2, L=4, d_model=6, 6 heads", 2, 4, 6, 6, dtype=np.float32),
+        )
     )
 
 

@@ -179,45 +179,55 @@ def _centred_rows(rng, B, L, d, scales):
 
 def _post_norm_cases(seed=802):
     rng = np.random.default_rng(seed)
-    return grouped(
-        "mixed stacks",
-        Case(
-            "3 blocks (post, pre, post), B=2, L=3, d_model=4",
-            streams=_stack(rng, rng.normal(size=(2, 3, 4)), ("post", "pre", "post")),
-        ),
-        Case(
-            "4 blocks, B=1, L=5, d_model=6, 3 heads",
-            streams=_stack(rng, 3 * rng.normal(size=(1, 5, 6)) + 1, ("pre", "pre", "post", "pre"), n_heads=3),
-        ),
-    ) + grouped(
-        "look-alikes",
-        Case(
-            "a pre-norm block whose output rows have mean 0 and, over all rows, variance 1; then a post-norm one",
-            streams=_scaled_to(rng, _centred_rows(rng, 2, 3, 4, [[0.3, 3.0, 1.5], [2.5, 0.2, 1.0]]), "global"),
-        ),
-        Case(
-            "a pre-norm block whose output has mean 0 and variance 1 over all rows, not in each; then a post-norm one",
-            streams=_scaled_to(
-                rng,
-                _centred_rows(rng, 2, 3, 4, [[1.0, 0.5, 2.0], [0.7, 1.5, 1.0]])
-                + np.array([[0.8, -0.3, 0.0], [-0.5, 0.4, -0.4]])[..., None],
-                "global",
+    return (
+        grouped(
+            "mixed stacks",
+            Case(
+                "3 blocks (post, pre, post), B=2, L=3, d_model=4",
+                streams=_stack(rng, rng.normal(size=(2, 3, 4)), ("post", "pre", "post")),
             ),
-        ),
-        Case(
-            "a pre-norm block whose output rows all have norm sqrt(d_model), then a post-norm one, d_model=6",
-            streams=_scaled_to(rng, rng.normal(size=(2, 3, 6)) + 0.5, "row norm", n_heads=3),
-        ),
-        Case(
-            "a pre-norm block that adds little after a post-norm one",
-            streams=_stack(rng, rng.normal(size=(2, 4, 8)), ("post", "pre", "pre"), n_heads=4, small=(1, 2)),
-        ),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, 3 blocks (pre, post, post)",
-            streams=_stack(rng, rng.normal(size=(2, 3, 8)), ("pre", "post", "post"), dtype=np.float32),
-        ),
+            Case(
+                "4 blocks, B=1, L=5, d_model=6, 3 heads",
+                streams=_stack(
+                    rng, 3 * rng.normal(size=(1, 5, 6)) + 1, ("pre", "pre", "post", "pre"), n_heads=3
+                ),
+            ),
+        )
+        + grouped(
+            "look-alikes",
+            Case(
+                "a pre-norm block whose output rows have mean 0 and, over all rows, variance 1; then a post-norm one",
+                streams=_scaled_to(
+                    rng, _centred_rows(rng, 2, 3, 4, [[0.3, 3.0, 1.5], [2.5, 0.2, 1.0]]), "global"
+                ),
+            ),
+            Case(
+                "a pre-norm block whose output has mean 0 and variance 1 over all rows, not in each; then a post-norm one",
+                streams=_scaled_to(
+                    rng,
+                    _centred_rows(rng, 2, 3, 4, [[1.0, 0.5, 2.0], [0.7, 1.5, 1.0]])
+                    + np.array([[0.8, -0.3, 0.0], [-0.5, 0.4, -0.4]])[..., None],
+                    "global",
+                ),
+            ),
+            Case(
+                "a pre-norm block whose output rows all have norm sqrt(d_model), then a post-norm one, d_model=6",
+                streams=_scaled_to(rng, rng.normal(size=(2, 3, 6)) + 0.5, "row norm", n_heads=3),
+            ),
+            Case(
+                "a pre-norm block that adds little after a post-norm one",
+                streams=_stack(
+                    rng, rng.normal(size=(2, 4, 8)), ("post", "pre", "pre"), n_heads=4, small=(1, 2)
+                ),
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, 3 blocks (pre, post, post)",
+                streams=_stack(rng, rng.normal(size=(2, 3, 8)), ("pre", "post", "post"), dtype=np.float32),
+            ),
+        )
     )
 
 
@@ -257,31 +267,41 @@ register(
                 "a pre-norm block whose output rows have mean 0 but not variance 1 came out as post-norm",
                 name="mean only",
                 hint="a layer norm fixes two statistics of each row",
-                variant=lambda streams: (np.abs(np.asarray(streams, np.float64)[1:].mean(-1)) < 1e-3)
-                .reshape(len(streams) - 1, -1)
-                .all(axis=1),
+                variant=lambda streams: (
+                    (np.abs(np.asarray(streams, np.float64)[1:].mean(-1)) < 1e-3)
+                    .reshape(len(streams) - 1, -1)
+                    .all(axis=1)
+                ),
             ),
             Diagnosis(
                 UNBIASED_VAR,
                 name="unbiased variance",
                 hint="layer norm divides by d, not d - 1",
                 variant=lambda streams: (
-                    (np.abs(np.asarray(streams, np.float64)[1:].mean(-1)) < 1e-3)
-                    & (np.abs(np.asarray(streams, np.float64)[1:].var(-1, ddof=1) - 1) < 1e-3)
-                )
-                .reshape(len(streams) - 1, -1)
-                .all(axis=1),
+                    (
+                        (np.abs(np.asarray(streams, np.float64)[1:].mean(-1)) < 1e-3)
+                        & (np.abs(np.asarray(streams, np.float64)[1:].var(-1, ddof=1) - 1) < 1e-3)
+                    )
+                    .reshape(len(streams) - 1, -1)
+                    .all(axis=1)
+                ),
             ),
             Diagnosis(
                 "a pre-norm block whose output rows have norm sqrt(d_model) but not mean 0 came out as post-norm",
                 name="row norm only",
                 hint="a row of norm sqrt(d) need not have mean 0",
                 variant=lambda streams: (
-                    np.abs(np.linalg.norm(np.asarray(streams, np.float64)[1:], axis=-1) ** 2 / np.shape(streams)[-1] - 1)
-                    < 1e-3
-                )
-                .reshape(len(streams) - 1, -1)
-                .all(axis=1),
+                    (
+                        np.abs(
+                            np.linalg.norm(np.asarray(streams, np.float64)[1:], axis=-1) ** 2
+                            / np.shape(streams)[-1]
+                            - 1
+                        )
+                        < 1e-3
+                    )
+                    .reshape(len(streams) - 1, -1)
+                    .all(axis=1)
+                ),
             ),
             Diagnosis(
                 "your test looks at the whole block output at once: a layer norm acts on each row (each "
