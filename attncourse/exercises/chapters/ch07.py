@@ -465,7 +465,11 @@ def _position_cases():
 
     return grouped(
         "positions",
-        Case("one vector, E=8, position 0", x=np.ones(8), y=np.ones(8)),
+        Case(
+            "two vectors, E=8, positions 0 and 1",
+            x=np.ones((2, 8)),
+            y=apply_rope(np.ones((2, 8)), np.array([0, 1])),
+        ),
         case("four vectors, E=8, positions 1, 5, 40, 1999", (4, 8), [1, 5, 40, 1999]),
         case("(2, 3) vectors, E=16, positions past 2 pi", (2, 3, 16), [[7, 300, 1234], [2, 64, 1000]]),
     ) + grouped(
