@@ -7,8 +7,10 @@ look for them when the current name is not defined (``check`` is handed the func
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from attncourse import softmax
 from attncourse.exercises import get, reset, score
@@ -85,9 +87,49 @@ def test_the_runner_binds_the_current_name_to_a_former_one():
     assert ex.function not in namespace and OLD not in namespace
 
 
-def test_the_grader_request_carries_the_former_names():
-    import inspect
+@pytest.mark.slow
+def test_a_saved_notebook_with_the_former_name_grades_in_full(tmp_path):
+    """The whole way: assign chapter 3, grade a notebook whose exercise cell still defines the old
+    name (a correct answer) and one that defines it wrongly; the gradebook gives full marks and 0."""
+    import csv
+    import json
 
-    from attncourse.grading import jobs
+    from grader_support import chapter_notebook, exercise_cell, needs_bwrap
 
-    assert '"former_functions": list(p.exercise.former_functions)' in inspect.getsource(jobs.Grader.__init__)
+    from attncourse.cli import main
+    from attncourse.grading import Limits, grade
+
+    needs_bwrap()
+    ex = get(EX)
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "03_scaling.ipynb").write_text(json.dumps(chapter_notebook("ch03", "Scaling")), encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    assert main(["assign", str(book), str(tmp_path / "out"), "--tests", str(root / "hidden_cases")]) == 0
+    student = json.loads((tmp_path / "out" / "student" / "03_scaling.ipynb").read_text(encoding="utf-8"))
+    subs = tmp_path / "subs"
+    for who, body in (("old_right", _CORRECT_SOURCE), ("old_wrong", _WRONG_SOURCE)):
+        nb = json.loads(json.dumps(student))
+        cell = exercise_cell(nb, EX)
+        cell["source"] = "import numpy as np\nfrom attncourse import softmax\n\n" + body.replace("NAME", OLD)
+        (subs / who).mkdir(parents=True)
+        (subs / who / "03_scaling.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    out = tmp_path / "graded"
+    limits = Limits(time_s=20, cell_s=5, case_s=2, memory_mb=2048)
+    grade(tmp_path / "out" / "grading", subs, out, limits=limits, jobs=1, log=lambda s: None)
+    with open(out / "gradebook.csv", newline="", encoding="utf-8-sig") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert float(rows["old_right"][EX]) == ex.points, rows["old_right"]
+    assert float(rows["old_wrong"][EX]) == 0, rows["old_wrong"]
+
+
+_CORRECT_SOURCE = """
+def NAME(q, k, v):
+    w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+    return w @ v, w
+"""
+_WRONG_SOURCE = """
+def NAME(q, k, v):
+    w = softmax(q @ np.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
+    return w @ v, w
+"""

@@ -124,8 +124,15 @@ def _graded_functions(request: Dict[str, Any]) -> Tuple[List[str], List[str]]:
     first = int(request.get("first_exercise", 0))
     held = {cell.get("exercise") for cell in request["cells"] if cell.get("kind", "exercise") == "exercise"}
     graded = request["exercises"][first:]
-    names = lambda e: [e["function"], *e.get("former_functions", ())]  # noqa: E731
-    return [n for e in graded if e["id"] in held for n in names(e)], [n for e in graded for n in names(e)]
+    return (
+        [n for e in graded if e["id"] in held for n in _names(e)],
+        [n for e in graded for n in _names(e)],
+    )
+
+
+def _names(exercise: Dict[str, Any]) -> List[str]:
+    """An exercise's function name now, then the names it had before."""
+    return [exercise["function"], *exercise.get("former_functions", ())]
 
 
 def _alias_former_functions(request: Dict[str, Any], namespace: dict) -> None:
