@@ -32,3 +32,16 @@ def exercise_cell(nb: dict, exercise_id: str) -> dict:
         if cell["metadata"].get("attncourse", {}).get("exercise") == exercise_id:
             return cell
     raise AssertionError(exercise_id)
+
+
+class Reply:
+    """What the runner reports of its cells, kept in lists."""
+
+    def __init__(self) -> None:
+        self.ran, self.notes = [], []
+
+    def progress(self, text: str) -> None:
+        self.ran.append(text)
+
+    def cell(self, index, status, *args, **kwargs) -> None:
+        self.notes.append((index, status, *args))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from grader_support import Reply
 
 from attncourse import softmax
 from attncourse.exercises import get, reset, score
@@ -46,17 +47,6 @@ def test_score_finds_a_function_saved_under_its_former_name():
     assert rows[EX] is None
 
 
-class _Reply:
-    def __init__(self) -> None:
-        self.ran, self.notes = [], []
-
-    def progress(self, text: str) -> None:
-        self.ran.append(text)
-
-    def cell(self, index, status, *args, **kwargs) -> None:
-        self.notes.append((index, status, *args))
-
-
 def _run(entry: dict) -> dict:
     from attncourse.grading.runner import _alias_former_functions, _run_cells
 
@@ -70,7 +60,7 @@ def _run(entry: dict) -> dict:
     namespace: dict = {}
     handler = signal.getsignal(signal.SIGALRM)  # the runner's cell timer replaces it
     try:
-        _run_cells(request, namespace, _Reply())
+        _run_cells(request, namespace, Reply())
         _alias_former_functions(request, namespace)
     finally:
         signal.signal(signal.SIGALRM, handler)

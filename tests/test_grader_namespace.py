@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
+from grader_support import Reply, chapter_notebook, code, exercise_cell, needs_bwrap
 
 from attncourse.cli import main
 from attncourse.exercises import all_exercises, get
@@ -134,19 +134,6 @@ def test_cells_that_do_not_parse_or_nest_deeply_are_left_to_the_runner():
     assert modules[0] is None and modules[2] is None  # the runner reports the added cell's syntax error
     assert ast.unparse(modules[1]) == "y = 2"
     assert isinstance(modules[3], ast.Module)  # read without recursion: its reads are known
-
-
-class Reply:
-    """What the runner reports of its cells, kept in lists."""
-
-    def __init__(self) -> None:
-        self.ran, self.notes = [], []
-
-    def progress(self, text: str) -> None:
-        self.ran.append(text)
-
-    def cell(self, index, status, *args, **kwargs) -> None:
-        self.notes.append((index, status, *args))
 
 
 def test_the_runner_runs_what_the_answers_reach_in_notebook_order():
