@@ -449,3 +449,27 @@ def test_chapter_12_ablation_sentence_reads_the_table():
         v for name, vals in rows.items() if "rollout" not in name and "shuffled" not in name for v in vals
     ]
     assert max(rollout) < min(others)  # "costs far more than any other removal here, on every seed"
+
+
+def test_chapter_12_training_step_sentences_read_its_printout():
+    step = _printed(CH12, "other[:, 5:] = (other[:, 5:] + 1) % 10")
+    changes = [float(x) for x in re.search(r"logits: ([0-9. e+-]+)\n", step).group(1).split()]
+    assert changes[:5] == [0.0] * 5 and min(changes[5:]) > 0  # "positions 0 to 4 exactly as they were"
+    real, ignore, every = (
+        float(x)
+        for x in re.search(
+            r"real positions ([0-9.]+), torch's ignore_index ([0-9.]+), every position ([0-9.]+)", step
+        ).groups()
+    )
+    assert real == ignore != every
+    loop = _printed(CH12, "def train_step(source, target):")
+    losses = [float(x) for x in re.search(r"399: ([0-9. ]+)\n", loop).group(1).split()]
+    assert "same first 20 losses: True" in loop
+    greedy = _printed(CH12, "held_source, held_target = reversal_batch(1000")
+    page, saved = re.search(r"entirely right: ([0-9.]+) \(saved run, seed 0: ([0-9.]+)\)", greedy).groups()
+    assert page == saved
+    loop_prose = _prose(CH12, "ch12-train-loop-md")
+    assert f"({every:.4f} against {real:.4f}" in loop_prose
+    greedy_prose = _prose(CH12, "ch12-greedy-md")
+    assert f"from {losses[0]:.4f}" in greedy_prose and f"to {losses[-1]:.4f} at the last step" in greedy_prose
+    assert losses != sorted(losses, reverse=True)  # "not steadily"
