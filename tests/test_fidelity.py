@@ -2,7 +2,7 @@
 the grader; every correct one gets full marks, every wrong one less.
 
 Answers modules (one per chapter key: ``answers_ch00.py`` ... ``answers_ch11.py``,
-``answers_bugs.py``; chapter 6's second module's exercises are in ``answers_ch06.py``) define::
+``answers_bugs.py``; chapter 6's two modules' exercises are both in ``answers_ch06.py``) define::
 
     CORRECT = {"ch04.project_qkv": {"einsum": "def project_qkv(...): ...", ...}}
     WRONG = {"ch04.project_qkv": {"transposed weights": "def project_qkv(...): ..."}}

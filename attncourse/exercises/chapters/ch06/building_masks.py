@@ -1,0 +1,474 @@
+"""Chapter 6 exercises 6.1-6.5: building masks (True = may attend) - causal, packed documents, a masked
+log-sum-exp with fully masked rows, prefix-LM attention, an additive mask read back as a boolean one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .... import causal_mask
+from .... import scaled_dot_product_attention as sdpa
+from ...engine.registry import Case, Diagnosis, Exercise, grouped, register
+from .._shared import (
+    INVERTED_MASK,
+    NAN_FULLY_MASKED,
+    inverted_mask,
+)
+
+__all__: list = []
+
+NEEDS = ("import numpy as np", "from attncourse import softmax")
+
+
+# ----------------------------------------------------------------------------- 6.1 causal mask
+def _causal_cases():
+    return grouped(
+        "masks",
+        Case("L=S=4", L=4, S=4),
+        Case("L=3 queries, S=5 keys", L=3, S=5),
+        Case("L=4 queries, S=2 keys", L=4, S=2),
+    )
+
+
+register(
+    Exercise(
+        id="ch06.make_causal_mask",
+        number="6.1",
+        title="a causal mask",
+        points=1,
+        hint="query i may see keys 0..i: the lower triangle",
+        function="make_causal_mask",
+        description="A boolean `(L, S)` mask, True where query `i` may attend to key `j`: on and below "
+        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`). "
+        "numpy or torch; no attncourse function.",
+        solution='''
+            def make_causal_mask(L, S):
+                """Boolean (L, S), True = may attend: query i sees keys 0..i (top-left aligned)."""
+                ### BEGIN SOLUTION
+                return np.tril(np.ones((L, S), dtype=bool))  # True on and below the diagonal
+                ### END SOLUTION
+        ''',
+        reference=lambda L, S: causal_mask(L, S),
+        public_cases=_causal_cases,
+        diagnoses=(
+            Diagnosis(INVERTED_MASK, variant=lambda L, S: ~causal_mask(L, S)),
+            Diagnosis(
+                "the diagonal must be True: a token may attend to itself",
+                variant=lambda L, S: np.tril(np.ones((L, S), dtype=bool), k=-1),
+            ),
+            Diagnosis(
+                "you aligned the diagonal bottom-right; this course (like torch's is_causal) aligns it "
+                "top-left: query i sees keys 0..i",
+                variant=lambda L, S: np.tril(np.ones((L, S), dtype=bool), k=S - L) if S != L else None,
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 6.2 packed documents
+def _packed(doc_ids, causal=True, documents=True):
+    d = np.asarray(doc_ids)
+    L = d.shape[-1]
+    same = d[..., :, None] == d[..., None, :] if documents else np.ones(d.shape + (L,), dtype=bool)
+    return same & np.tril(np.ones((L, L), dtype=bool)) if causal else same
+
+
+def _packed_cases():
+    return grouped(
+        "masks",
+        Case("one row, documents of 2 and 3 tokens", doc_ids=np.array([[0, 0, 1, 1, 1]])),
+        Case(
+            "two rows, L=4: documents of 1, 2, 1 tokens; one document",
+            doc_ids=np.array([[0, 1, 1, 2], [0, 0, 0, 0]]),
+        ),
+        Case("ids that are not 0, 1, 2: [7, 7, 3, 3, 3, 9]", doc_ids=np.array([[7, 7, 3, 3, 3, 9]])),
+    )
+
+
+register(
+    Exercise(
+        id="ch06.packed_causal_mask",
+        number="6.2",
+        title="a causal mask for packed documents",
+        points=2,
+        hint="two conditions on every (query, key) pair; which two, and how do they combine?",
+        function="packed_causal_mask",
+        description="To waste no compute on padding, pretraining *packs* several documents into one row: "
+        "row `b` of `doc_ids (B, L)` gives the document each position belongs to (each document is one "
+        "run of equal ids; the ids are arbitrary integers, and a row never reuses one: once a document's run ends, its id does not come back later in that row). A token must see the earlier tokens of its "
+        "own document and nothing of any other document. Return the boolean `(B, L, L)` mask, "
+        "True = may attend. numpy or torch; no attncourse function.",
+        solution='''
+            def packed_causal_mask(doc_ids):
+                """Boolean (B, L, L), True = may attend: causal, and only within the query's own document."""
+                ### BEGIN SOLUTION
+                doc_ids = np.asarray(doc_ids)
+                L = doc_ids.shape[-1]
+                same_doc = doc_ids[:, :, None] == doc_ids[:, None, :]  # (B, L, 1) == (B, 1, L) -> (B, L, L)
+                causal = np.tril(np.ones((L, L), dtype=bool))  # (L, L): key j <= query i
+                return same_doc & causal  # both must hold
+                ### END SOLUTION
+        ''',
+        reference=_packed,
+        public_cases=_packed_cases,
+        diagnoses=(
+            Diagnosis(INVERTED_MASK, variant=lambda d: ~_packed(d)),
+            Diagnosis(
+                "a token sees the earlier documents of its row: packed documents must not see each other",
+                name="documents leak",
+                hint="compare the document of the query with that of the key",
+                variant=lambda d: (
+                    _packed(d, documents=False) if len(set(np.asarray(d).ravel().tolist())) > 1 else None
+                ),
+            ),
+            Diagnosis(
+                "a token sees the later tokens of its own document: within a document the mask is still causal",
+                name="not causal within a document",
+                hint="keep only keys j <= i",
+                variant=lambda d: _packed(d, causal=False),
+            ),
+            Diagnosis(
+                "your mask allows a key when either condition holds; a key must be both earlier and in "
+                "the same document",
+                name="or instead of and",
+                hint="& rather than |",
+                variant=lambda d: _packed(d, documents=False) | _packed(d, causal=False),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 6.3 masked log-sum-exp
+def _lse(scores, mask, empty="-inf", shift="visible", fill=None):
+    scores = np.asarray(scores, dtype=np.float64)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+    if fill is not None:  # a finite stand-in for -inf
+        s = np.where(mask, scores, fill)
+        top = s.max(axis=-1, keepdims=True)
+        return (top + np.log(np.exp(s - top).sum(axis=-1, keepdims=True)))[..., 0]
+    if shift == "all":  # the shift taken over every score, the masked ones too
+        top = scores.max(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore"):
+            return (top + np.log((np.exp(scores - top) * mask).sum(axis=-1, keepdims=True)))[..., 0]
+    if shift == "none":  # no shift at all
+        with np.errstate(over="ignore", divide="ignore"):
+            return np.log((np.exp(scores) * mask).sum(axis=-1))
+    s = np.where(mask, scores, -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = (safe + np.log(np.exp(s - safe).sum(axis=-1, keepdims=True)))[..., 0]
+    if empty == "zero":
+        return np.where(mask.any(axis=-1), out, 0.0)
+    if empty == "nan":
+        return np.where(mask.any(axis=-1), out, np.nan)
+    return out
+
+
+def _lse_cases():
+    rng = np.random.default_rng(603)
+    return (
+        grouped(
+            "values",
+            Case("causal (3, 3)", scores=rng.normal(size=(3, 3)), mask=np.tril(np.ones((3, 3), dtype=bool))),
+            Case(
+                "scores in the thousands, a (2, 4) mask",
+                scores=rng.normal(size=(2, 4)) * 1000,
+                mask=np.array([[1, 0, 1, 1], [0, 1, 1, 0]], dtype=bool),
+            ),
+            Case(
+                "a masked score far above the visible ones",
+                scores=np.array([[2000.0, 1.0, -1.0], [0.5, 3000.0, 0.0]]),
+                mask=np.array([[0, 1, 1], [1, 0, 1]], dtype=bool),
+            ),
+        )
+        + grouped(
+            "fully masked rows",
+            Case(
+                "padding, with a fully masked row",
+                scores=rng.normal(size=(3, 4)),
+                mask=np.array(
+                    [[True, True, False, False], [False, False, False, False], [True, True, True, True]]
+                ),
+            ),
+        )
+        + grouped(
+            "batch dimensions",
+            Case(
+                "a (2, 3) mask broadcast over a batch (2, 2, 2, 3)",
+                scores=rng.normal(size=(2, 2, 2, 3)),
+                mask=np.tril(np.ones((2, 3), dtype=bool)),
+            ),
+        )
+    )
+
+
+register(
+    Exercise(
+        id="ch06.masked_logsumexp",
+        number="6.3",
+        title="the log-sum-exp of the visible keys",
+        points=3,
+        hint="what is the sum of no terms, and its log? And which maximum keeps exp from overflowing or vanishing?",
+        function="masked_logsumexp",
+        description="Attention kernels and losses keep $\\log \\sum_j e^{s_j}$ of each row, its "
+        "log-sum-exp, instead of the weights. Return it over the last axis of `scores`, counting only "
+        "the keys where `mask` is True (`mask` broadcasts against `scores`): shape `scores.shape[:-1]`. "
+        "Scores can be in the thousands, and a masked score may be far larger than every visible one; "
+        "a row with no visible key has the log of an empty sum. numpy or torch; no attncourse function.",
+        solution='''
+            def masked_logsumexp(scores, mask):
+                """log sum_j exp(scores[..., j]) over the keys where mask is True: shape scores.shape[:-1]."""
+                ### BEGIN SOLUTION
+                s = np.where(mask, scores, -np.inf)  # a masked key adds exp(-inf) = 0 to the sum
+                top = s.max(axis=-1, keepdims=True)  # the largest *visible* score
+                top = np.where(np.isfinite(top), top, 0.0)  # a row with nothing visible: no -inf - (-inf)
+                total = np.exp(s - top).sum(axis=-1)  # every term <= 1, at least one = 1 if any is visible
+                with np.errstate(divide="ignore"):
+                    return top[..., 0] + np.log(total)  # log 0 = -inf for a row with no visible key
+                ### END SOLUTION
+        ''',
+        reference=_lse,
+        public_cases=_lse_cases,
+        diagnoses=(
+            inverted_mask(_lse, 1),
+            Diagnosis(
+                "a row with no visible key came out as 0: the sum of no terms is 0, and its log is -inf "
+                "(0 is the log of 1, a row with one key of score 0)",
+                name="empty row gives 0",
+                hint="what is log(0)?",
+                variant=lambda s, m: _lse(s, m, empty="zero"),
+            ),
+            Diagnosis(
+                NAN_FULLY_MASKED,
+                name="NaN for an empty row",
+                hint="subtract a finite maximum in a row with nothing visible",
+                variant=lambda s, m: _lse(s, m, empty="nan"),
+            ),
+            Diagnosis(
+                "a masked score larger than every visible one broke your result: the shift must be the "
+                "largest *visible* score, or every visible term underflows to 0",
+                name="maximum over the masked scores too",
+                hint="take the maximum after masking",
+                variant=lambda s, m: _lse(s, m, shift="all"),
+            ),
+            Diagnosis(
+                "large scores overflow: exp(1000) is inf in float64. Subtract the row's largest visible "
+                "score first and add it back after the log",
+                name="no shift",
+                hint="log sum exp(s) = m + log sum exp(s - m)",
+                variant=lambda s, m: _lse(s, m, shift="none") if np.abs(s).max() > 700 else None,
+            ),
+            Diagnosis(
+                "a row with no visible key came out finite: a large negative stand-in for -inf is not log(0)",
+                name="large negative instead of -inf",
+                hint="fill with -inf, then guard the maximum",
+                variant=lambda s, m: _lse(s, m, fill=-1e9),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 6.4 prefix-LM attention
+def _prefix_mask(L, prefix_lengths, mode="prefix"):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    p = np.asarray(prefix_lengths)[:, None, None]  # (B, 1, 1)
+    if mode == "causal":
+        return np.broadcast_to(j <= i, (len(prefix_lengths), L, L))
+    if mode == "and":  # the prefix only, and causal
+        return (j <= i) & (j < p)
+    if mode == "inclusive":  # one key too many
+        return (j <= i) | (j <= p)
+    if mode == "prefix rows":  # the prefix's queries see everything
+        return (j <= i) | (i < p)
+    return (j <= i) | (j < p)
+
+
+def _prefix_lm(q, k, v, prefix_lengths, mode="prefix", scale=None):
+    mask = _prefix_mask(q.shape[-2], prefix_lengths, mode)  # (B, L, L)
+    return sdpa(q, k, v, mask, scale=scale)
+
+
+def _prefix_cases():
+    rng = np.random.default_rng(604)
+    n = rng.normal
+    return grouped(
+        "values",
+        Case(
+            "B=2, L=5, E=3, prefixes of 2 and 3",
+            q=n(size=(2, 5, 3)),
+            k=n(size=(2, 5, 3)),
+            v=n(size=(2, 5, 2)),
+            prefix_lengths=np.array([2, 3]),
+        ),
+        Case(
+            "B=3, L=4, E=2, prefixes of 0, 1 and 4",
+            q=n(size=(3, 4, 2)),
+            k=n(size=(3, 4, 2)),
+            v=n(size=(3, 4, 3)),
+            prefix_lengths=np.array([0, 1, 4]),
+        ),
+    ) + grouped(
+        "dtype",
+        Case(
+            "float32, B=2, L=4, E=4, prefixes of 2 and 0",
+            q=n(size=(2, 4, 4)).astype(np.float32),
+            k=n(size=(2, 4, 4)).astype(np.float32),
+            v=n(size=(2, 4, 2)).astype(np.float32),
+            prefix_lengths=np.array([2, 0]),
+        ),
+    )
+
+
+register(
+    Exercise(
+        id="ch06.prefix_lm_attention",
+        number="6.4",
+        title="attention for a prefix language model",
+        points=3,
+        hint="which keys may a prefix token see, and which may a later token see?",
+        function="prefix_lm_attention",
+        description="A *prefix LM* (T5's prefix-LM objective, UniLM, PaliGemma) reads a prompt "
+        "bidirectionally and generates the rest causally: in sequence `b` the first "
+        "`prefix_lengths[b]` tokens form the prefix, every token may attend to every prefix token, "
+        "and a token may also attend to the earlier tokens and itself, as in a decoder. Write scaled "
+        "self-attention for `q, k (B, L, E)`, `v (B, L, Ev)` with that mask and return "
+        "`(out (B, L, Ev), weights (B, L, L))`. numpy (or torch); `softmax` from attncourse is "
+        "handed out; PyTorch's attention functions are not.",
+        solution='''
+            def prefix_lm_attention(q, k, v, prefix_lengths):
+                """Scaled self-attention under a prefix-LM mask: returns (out (B, L, Ev), weights (B, L, L))."""
+                ### BEGIN SOLUTION
+                L = q.shape[-2]
+                i = np.arange(L)[:, None]  # (L, 1): query positions
+                j = np.arange(L)[None, :]  # (1, L): key positions
+                in_prefix = j < np.asarray(prefix_lengths)[:, None, None]  # (B, 1, L): every query sees the prefix
+                mask = (j <= i) | in_prefix  # (B, L, L): causal, or a key of the prefix
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, E) @ (B, E, L) -> (B, L, L)
+                weights = softmax(np.where(mask, scores, -np.inf))
+                return weights @ v, weights  # (B, L, L) @ (B, L, Ev) -> (B, L, Ev)
+                ### END SOLUTION
+        ''',
+        reference=_prefix_lm,
+        public_cases=_prefix_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=NEEDS,
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        diagnoses=(
+            Diagnosis(
+                "a prefix token does not see the prefix tokens after it: your mask is plain causal",
+                name="plain causal",
+                hint="the prefix is read both ways",
+                variant=lambda q, k, v, p: (
+                    _prefix_lm(q, k, v, p, "causal") if (np.asarray(p) > 1).any() else None
+                ),
+            ),
+            Diagnosis(
+                "the tokens after the prefix see only the prefix: they also see the earlier generated "
+                "tokens and themselves",
+                name="only the prefix",
+                hint="combine the two conditions with or",
+                variant=lambda q, k, v, p: (
+                    _prefix_lm(q, k, v, p, "and") if (np.asarray(p) < q.shape[-2] - 1).any() else None
+                ),
+            ),
+            Diagnosis(
+                "one key too many: the prefix has prefix_lengths[b] tokens, positions 0 .. prefix_lengths[b] - 1",
+                name="prefix one too long",
+                hint="j < prefix length, not <=",
+                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, "inclusive"),
+            ),
+            Diagnosis(
+                "the prefix's queries see the whole sequence, the generated part included: a prefix token "
+                "may see only the prefix (and the generated part must stay unseen, or training leaks the answer)",
+                name="prefix rows see everything",
+                hint="the condition is on the key's position, not the query's",
+                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, "prefix rows"),
+            ),
+            Diagnosis(
+                "the scores are unscaled: divide by sqrt(E) before masking",
+                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, scale=1.0),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 6.5 additive mask -> boolean
+F32_MIN, F16_MIN = float(np.finfo(np.float32).min), float(np.finfo(np.float16).min)
+
+
+def _additive(keep, blocked, dtype):
+    return np.where(keep, 0.0, blocked).astype(dtype)
+
+
+def _additive_cases():
+    pad = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :]  # (B, 1, 1, S)
+    causal = np.tril(np.ones((3, 3), dtype=bool))
+    return grouped(
+        "masks",
+        Case("float32, finfo.min for padding, (2, 1, 1, 4)", bias=_additive(pad, F32_MIN, np.float32)),
+        Case(
+            "float16, finfo.min, causal (1, 1, 3, 3)", bias=_additive(causal[None, None], F16_MIN, np.float16)
+        ),
+        Case("float32, -inf, causal (3, 3)", bias=_additive(causal, -np.inf, np.float32)),
+    )
+
+
+def _from_additive(bias):
+    return np.asarray(bias) == 0
+
+
+register(
+    Exercise(
+        id="ch06.mask_from_additive",
+        number="6.5",
+        title="a boolean mask from an additive one",
+        points=1,
+        hint="which value does a kept entry hold, whatever the dtype, and which values can a blocked one hold?",
+        function="mask_from_additive",
+        description="Many models keep their mask as a float *bias* added to the scores: 0 where a key "
+        "may be attended, and for a blocked key a large negative number: `-inf`, or the most negative "
+        "finite number of the bias's dtype (`np.finfo(dtype).min`, as Hugging Face's "
+        "`get_extended_attention_mask` writes it). `bias` holds only these two kinds of entries and "
+        "any shape; its dtype may be float16 or float32. Return this course's boolean mask of the same "
+        "shape, True = may attend. numpy or torch; no attncourse function.",
+        solution='''
+            def mask_from_additive(bias):
+                """Boolean mask, True = may attend, from an additive mask (0 = keep, very negative = blocked)."""
+                ### BEGIN SOLUTION
+                return np.asarray(bias) == 0  # any blocked entry, -inf or finfo.min, is far from 0
+                ### END SOLUTION
+        ''',
+        reference=_from_additive,
+        public_cases=_additive_cases,
+        diagnoses=(
+            Diagnosis(INVERTED_MASK, variant=lambda bias: np.asarray(bias) != 0),
+            Diagnosis(
+                "your mask lets queries attend to keys whose float16 bias is np.finfo(np.float16).min "
+                "(-65504): that value blocks a key",
+                name="float16's minimum kept",
+                hint="what is the most negative float16?",
+                variant=lambda bias: (
+                    np.asarray(bias, dtype=np.float64) > -np.inf
+                    if np.asarray(bias).dtype == np.float16 and np.any(np.asarray(bias) == F16_MIN)
+                    else None
+                ),
+            ),
+            Diagnosis(
+                "your mask lets queries attend to keys whose bias is np.finfo(dtype).min: that finite "
+                "value blocks a key just as -inf does",
+                name="finite blocking values kept",
+                hint="test the kept value, not the blocked one",
+                variant=lambda bias: (
+                    np.asarray(bias) > -np.inf
+                    if np.isfinite(bias).sum() > (np.asarray(bias) == 0).sum()
+                    else None
+                ),
+            ),
+        ),
+    )
+)
