@@ -1,7 +1,7 @@
 """One judge: every answer of tests/fidelity/answers_*.py gets the same mark from ``check`` and from
 the grader; every correct one gets full marks, every wrong one less.
 
-Answers modules (one per chapter key: ``answers_ch00.py`` ... ``answers_ch11.py``,
+Answers modules (one per chapter key: ``answers_ch00.py`` ... ``answers_ch13.py``,
 ``answers_bugs.py``; chapter 6's two modules' exercises are both in ``answers_ch06.py``) define::
 
     CORRECT = {"ch04.project_qkv": {"einsum": "def project_qkv(...): ...", ...}}
