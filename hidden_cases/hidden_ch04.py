@@ -94,14 +94,18 @@ def recover_permutation():
     )
 
 
-def causal_crossover_length():
+def recover_value_projection():
+    from attncourse.exercises.chapters.ch04 import value_projection_case
+
     return _kinds(
         [
-            Case("d_model=768, E=Ev=64", d_model=768, E=64, Ev=64),
-            Case("d_model=100, E=10, several Ev", d_model=100, E=10, Ev=np.array([10, 30, 5])),
+            value_projection_case("L=12, d_model=6, d_k=2, d_v=5, wide tokens", 413, 12, 6, 2, 5, spread=1.5),
+            value_projection_case("L=20, d_model=8, d_k=4, d_v=2", 412, 20, 8, 4, 2),
+            value_projection_case("L=d_model=4, d_k=2, d_v=3", 423, 4, 4, 2, 3),
         ],
-        "values",
-        "values",
+        "more tokens than d_model",
+        "more tokens than d_model",
+        "exactly d_model tokens",
     )
 
 
@@ -109,7 +113,7 @@ HIDDEN = {
     "ch04.project_qkv": project_qkv,
     "ch04.attention_with_counts": attention_with_counts,
     "ch04.recover_permutation": recover_permutation,
-    "ch04.causal_crossover_length": causal_crossover_length,
+    "ch04.recover_value_projection": recover_value_projection,
 }
 
 

@@ -105,7 +105,7 @@ NEW_SITUATIONS = {
         "ch04.recover_permutation": "finding an unknown shuffle from two runs' outputs, equal only up to rounding",
         "ch04.predict_cross_projection_parameters": "attention between two sequences of different widths, with biases and W_o",
         "ch04.attention_with_counts": "keys repeated n times, attended without writing the copies out",
-        "ch04.causal_crossover_length": "the crossover length for causal attention that computes only the kept pairs",
+        "ch04.recover_value_projection": "a layer's value projection recovered from its input and output",
         "ch04.self_attention_out": "outputs mixed with the transposed weights, a bug the chapter does not show",
     },
     "ch05": {

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import _rules as r
-from .ch03 import _positive_int
 
 FLOATS = ("float16", "float32", "float64")
 
@@ -61,10 +60,27 @@ def recover_permutation(c):
     return out
 
 
-def causal_crossover_length(c):
-    # d_model, E ints; Ev an int or an array of ints
-    out = _positive_int("d_model", c["d_model"]) + _positive_int("E", c["E"]) + _positive_int("Ev", c["Ev"])
-    return out + [f"{n} is not one number" for n in ("d_model", "E") if np.ndim(c[n]) != 0]
+def recover_value_projection(c):
+    # x (L, d_model) with L >= d_model, W_q and W_k (d_model, d_k), out (L, d_v) made by one W_v,
+    # tokens spread out enough that exactly one W_v gives out
+    out = _tokens_and_weights(c, names=("W_q", "W_k"))
+    o = np.asarray(c["out"])
+    out += r.finite("out", o) + r.ndim_in("out", o, (2,))
+    if out:
+        return out
+    x, W_q, W_k = (np.asarray(c[n], dtype=np.float64) for n in ("x", "W_q", "W_k"))
+    if x.ndim != 2 or x.shape[0] < x.shape[1] or o.shape[0] != x.shape[0]:
+        return [f"x {x.shape} and out {o.shape}: not L >= d_model tokens with one output row each"]
+    q, k = x @ W_q, x @ W_k
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    mixed = (w / w.sum(-1, keepdims=True)) @ x
+    if np.linalg.cond(mixed) > 100:
+        out.append("the tokens are not spread out enough for one W_v (condition number over 100)")
+    W_v = np.linalg.lstsq(mixed, o, rcond=None)[0]
+    if np.abs(mixed @ W_v - o).max() > 1e-9 * max(1.0, np.abs(o).max()):
+        out.append("no W_v gives out")
+    return out
 
 
 def predict_cross_projection_parameters(c):
@@ -80,7 +96,7 @@ PROMISES = {
     "ch04.project_qkv": project_qkv,
     "ch04.attention_with_counts": attention_with_counts,
     "ch04.recover_permutation": recover_permutation,
-    "ch04.causal_crossover_length": causal_crossover_length,
+    "ch04.recover_value_projection": recover_value_projection,
     "ch04.predict_cross_projection_parameters": predict_cross_projection_parameters,
     "ch04.self_attention_out": self_attention_out,
 }

@@ -77,28 +77,32 @@ CORRECT = {
                 return d.argmin(axis=1).astype(np.int32)
         """,
     },
-    "ch04.causal_crossover_length": {
-        "solved as a quadratic": """
-            def causal_crossover_length(d_model, E, Ev):
-                Ev = np.asarray(Ev, dtype=float)
-                # (E + Ev) / 2 L^2 + ((E + Ev) / 2 - d_model (2E + Ev)) L = 0, the root L > 0
-                a = (E + Ev) / 2
-                b = a - d_model * (2 * E + Ev)
-                return -b / a
+    "ch04.recover_value_projection": {
+        "normal equations with einsum": """
+            def recover_value_projection(x, W_q, W_k, out):
+                q, k = np.einsum("ld,de->le", x, W_q), np.einsum("ld,de->le", x, W_k)
+                w = softmax(np.einsum("ie,je->ij", q, k) / np.sqrt(q.shape[1]))
+                m = w @ x
+                return np.linalg.solve(m.T @ m, m.T @ out)
         """,
-        "torch with the chapter's torch import": """
-            def causal_crossover_length(d_model, E, Ev):
-                Ev = torch.as_tensor(Ev, dtype=torch.float64)
-                return 2 * d_model * (2 * E + Ev) / (E + Ev) - 1
+        "torch float32 pinv with the chapter's torch import": """
+            def recover_value_projection(x, W_q, W_k, out):
+                xt = torch.as_tensor(x).float()
+                q, k = xt @ torch.as_tensor(W_q).float(), xt @ torch.as_tensor(W_k).float()
+                w = torch.softmax(q @ k.T / q.shape[-1] ** 0.5, dim=-1)
+                return torch.linalg.pinv(w @ xt) @ torch.as_tensor(out).float()
         """,
-        "helper in an added cell": [
+        "undo the mixing first, in an added helper": [
             """
-            def _per_token_44(d_model, E, Ev):
-                return d_model * (2 * E + Ev)
+            def _attention_weights(x, W_q, W_k):
+                s = (x @ W_q) @ (x @ W_k).T / np.sqrt(W_q.shape[1])
+                e = np.exp(s - s.max(axis=1, keepdims=True))
+                return e / e.sum(axis=1, keepdims=True)
             """,
             """
-            def causal_crossover_length(d_model, E, Ev):
-                return 2 * _per_token_44(d_model, E, np.asarray(Ev)) / (E + np.asarray(Ev)) - 1
+            def recover_value_projection(x, W_q, W_k, out):
+                values = np.linalg.solve(_attention_weights(x, W_q, W_k), out)  # (L, d_v) = x @ W_v
+                return np.linalg.lstsq(x, values, rcond=None)[0]
             """,
         ],
     },
@@ -199,18 +203,25 @@ WRONG = {
                 return eq.argmax(axis=1)
         """,
     },
-    "ch04.causal_crossover_length": {
-        "every pair": """
-            def causal_crossover_length(d_model, E, Ev):
-                return d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev))
+    "ch04.recover_value_projection": {
+        "the weights left out": """
+            def recover_value_projection(x, W_q, W_k, out):
+                return np.linalg.lstsq(x, out, rcond=None)[0]
         """,
-        "half the pairs": """
-            def causal_crossover_length(d_model, E, Ev):
-                return 2 * d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev))
+        "unscaled scores": """
+            def recover_value_projection(x, W_q, W_k, out):
+                w = softmax((x @ W_q) @ (x @ W_k).T)
+                return np.linalg.lstsq(w @ x, out, rcond=None)[0]
         """,
-        "diagonal left out": """
-            def causal_crossover_length(d_model, E, Ev):
-                return 2 * d_model * (2 * E + np.asarray(Ev)) / (E + np.asarray(Ev)) + 1
+        "weights transposed": """
+            def recover_value_projection(x, W_q, W_k, out):
+                w = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(W_q.shape[1]))
+                return np.linalg.lstsq(w.T @ x, out, rcond=None)[0]
+        """,
+        "scaled by d_model instead of d_k": """
+            def recover_value_projection(x, W_q, W_k, out):
+                w = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(x.shape[1]))
+                return np.linalg.lstsq(w @ x, out, rcond=None)[0]
         """,
     },
     "ch04.predict_cross_projection_parameters": {

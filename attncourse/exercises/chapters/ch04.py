@@ -303,69 +303,95 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 4.4 causal crossover (derive)
-def _causal_crossover(d_model, E, Ev, pairs="causal"):
-    d_model, E, Ev = (np.asarray(a, dtype=np.float64) for a in (d_model, E, Ev))
-    base = d_model * (2 * E + Ev) / (E + Ev)  # every pair: L^2 (E + Ev) = L d_model (2E + Ev)
-    return {"causal": 2 * base - 1, "all": base, "half": 2 * base, "no diagonal": 2 * base + 1}[pairs]
+# ----------------------------------------------------------------------------- 4.4 the value projection, recovered
+def _weights_of(x, W_q, W_k, scale=True, axis=-1):
+    q, k = x @ W_q, x @ W_k  # (L, d_k) each
+    scores = q @ k.T  # (L, L)
+    return softmax(scores / np.sqrt(q.shape[-1]) if scale else scores, axis=axis)
 
 
-def _crossover_cases():
+def value_projection_case(label, seed, L, d_model, d_k, d_v, spread=1.0):
+    """A layer run on random tokens: x, W_q, W_k and out = weights @ x @ W_v (float64), W_v held back."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(L, d_model)) * spread
+    W_q, W_k = rng.normal(size=(2, d_model, d_k))
+    W_v = rng.normal(size=(d_model, d_v))
+    out = _weights_of(x, W_q, W_k) @ x @ W_v  # (L, L) @ (L, d_model) @ (d_model, d_v) -> (L, d_v)
+    return Case(label, x=x, W_q=W_q, W_k=W_k, out=out)
+
+
+def _value_projection_cases():
     return grouped(
-        "values",
-        Case("d_model=384, E=Ev=64", d_model=384, E=64, Ev=64),
-        Case("d_model=256, E=32, Ev=96", d_model=256, E=32, Ev=96),
-        Case("d_model=64, E=16, several Ev", d_model=64, E=16, Ev=np.array([4, 16, 112])),
+        "more tokens than d_model",
+        value_projection_case("L=8, d_model=4, d_k=4, d_v=3", 410, 8, 4, 4, 3),
+        value_projection_case("L=16, d_model=3, d_k=3, d_v=4", 412, 16, 3, 3, 4),
+    ) + grouped(
+        "exactly d_model tokens",
+        value_projection_case("L=d_model=5, d_k=3, d_v=2", 460, 5, 5, 3, 2, spread=1.2),
     )
+
+
+def _recover_value_projection(x, W_q, W_k, out, **how):
+    mixed = _weights_of(x, W_q, W_k, **how) @ x  # (L, d_model): what W_v multiplies
+    return np.linalg.lstsq(mixed, out, rcond=None)[0]  # (d_model, d_v)
 
 
 register(
     Exercise(
-        id="ch04.causal_crossover_length",
+        id="ch04.recover_value_projection",
         number="4.4",
-        title="when causal attention costs more than its projections",
-        points=1,
-        function="causal_crossover_length",
+        title="the value projection, from the outside",
+        points=2,
+        function="recover_value_projection",
         stub=STUB_LINE,
-        kind="derive",
-        hint="count the (query, key) pairs a causal mask keeps for L tokens; each costs E for its score and Ev for its share of the output",
-        description="A causal self-attention layer (one head, one sequence) is written so that it "
-        "computes only the scores the causal mask keeps (query $i$ with keys $j \\le i$) and only "
-        "those weights' products with the values. Count multiply-adds as the chapter does (a "
-        "product of an $(a, b)$ by a $(b, c)$ matrix costs $abc$; the softmax is free). At which "
-        "length $L$ do the kept scores and the output together cost exactly as many multiply-adds "
-        "as the three projections? Return it (a float, not rounded) as a closed form in `d_model`, "
-        "`E` (the width of queries and keys) and `Ev` (the width of the values); `Ev` may be an "
-        "array. Use arithmetic and `numpy` only.",
+        needs=("import numpy as np", "from attncourse import softmax"),
+        hint="out is linear in W_v: write out as a matrix that does not depend on W_v, times W_v",
+        description="A self-attention layer (one head, no biases, scores scaled as in this chapter) "
+        "ran on tokens `x (L, d_model)` and gave `out (L, d_v)`. You are given `x`, its query and key "
+        "projections `W_q` and `W_k (d_model, d_k)`, and `out`, but not its value projection. Recover "
+        "`W_v (d_model, d_v)`. Every case has at least `d_model` tokens, spread out enough that "
+        "exactly one `W_v` gives `out`.",
         solution='''
-            def causal_crossover_length(d_model, E, Ev):
-                """The length L at which causal attention's kept scores and output cost as much as the projections."""
+            def recover_value_projection(x, W_q, W_k, out):
+                """W_v (d_model, d_v) of the layer that turned x into out."""
                 ### BEGIN SOLUTION
-                # projections: L d_model (2E + Ev); kept pairs: L (L + 1) / 2, each E + Ev multiply-adds
-                # L (L + 1) / 2 (E + Ev) = L d_model (2E + Ev)  =>  L = 2 d_model (2E + Ev) / (E + Ev) - 1
-                return 2 * d_model * (2 * E + Ev) / (E + Ev) - 1
+                q, k = x @ W_q, x @ W_k  # (L, d_k) each
+                weights = softmax(q @ k.T / np.sqrt(q.shape[-1]))  # (L, L), rows sum to 1
+                mixed = weights @ x  # (L, d_model): out = weights @ (x @ W_v) = mixed @ W_v
+                return np.linalg.lstsq(mixed, out, rcond=None)[0]  # (d_model, d_v)
                 ### END SOLUTION
         ''',
-        reference=_causal_crossover,
-        public_cases=_crossover_cases,
+        reference=_recover_value_projection,
+        public_cases=_value_projection_cases,
         diagnoses=(
             Diagnosis(
-                "your length is the one for attention that scores every key, not only those the mask keeps",
-                name="every pair counted",
-                hint="query i keeps i + 1 keys",
-                variant=lambda d_model, E, Ev: _causal_crossover(d_model, E, Ev, "all"),
+                "your W_v would give out if each token's output were its own value; in the layer, "
+                "what does each output row add up?",
+                name="the weights left out",
+                hint="out = weights @ x @ W_v, not x @ W_v",
+                variant=lambda x, W_q, W_k, out: np.linalg.lstsq(x, out, rcond=None)[0],
             ),
             Diagnosis(
-                "your count of kept pairs is exactly half of all pairs: which pairs does half leave out?",
-                name="half the pairs",
-                hint="the diagonal (each query with its own key) is kept",
-                variant=lambda d_model, E, Ev: _causal_crossover(d_model, E, Ev, "half"),
+                "your W_v fits a layer whose weights differ from this one's: compare how sharp your "
+                "weights are with the chapter's layer",
+                name="unscaled scores",
+                hint="the scores are divided by the square root of d_k before the softmax",
+                variant=lambda x, W_q, W_k, out: _recover_value_projection(x, W_q, W_k, out, scale=False),
             ),
             Diagnosis(
-                "your count of kept pairs leaves out each query's own key",
-                name="diagonal left out",
-                hint="j <= i keeps j = i",
-                variant=lambda d_model, E, Ev: _causal_crossover(d_model, E, Ev, "no diagonal"),
+                "your W_v fits a layer whose weights differ from this one's: which way do your "
+                "weights' rows sum to 1?",
+                name="softmax over the queries",
+                hint="each query's weights over the keys sum to 1: the softmax runs along the last axis",
+                variant=lambda x, W_q, W_k, out: _recover_value_projection(x, W_q, W_k, out, axis=0),
+            ),
+            Diagnosis(
+                "your W_v fits a layer that mixes the tokens the other way round",
+                name="weights transposed",
+                hint="out = weights @ values, with weights[i, j] the share of token j in output i",
+                variant=lambda x, W_q, W_k, out: np.linalg.lstsq(
+                    _weights_of(x, W_q, W_k).T @ x, out, rcond=None
+                )[0],
             ),
         ),
     )
