@@ -117,30 +117,18 @@ def effective_keys():
     )
 
 
-def bilinear_attention():
-    rng = np.random.default_rng(1005)
-    n = rng.normal
+def width_from_predictions():
+    from attncourse.exercises.chapters.ch00 import width_case
+
     return _kinds(
         [
-            Case("L=1, S=5", q=n(size=(1, 3)), k=n(size=(5, 2)), v=n(size=(5, 4)), W=n(size=(3, 2))),
-            Case(
-                "batch and heads (2, 2, ...)",
-                q=n(size=(2, 2, 3, 4)),
-                k=n(size=(2, 2, 6, 4)),
-                v=n(size=(2, 2, 6, 1)),
-                W=n(size=(4, 4)),
-            ),
-            Case(
-                "float32, L=4, S=2",
-                q=n(size=(4, 3)).astype(np.float32),
-                k=n(size=(2, 5)).astype(np.float32),
-                v=n(size=(2, 3)).astype(np.float32),
-                W=n(size=(3, 5)).astype(np.float32),
-            ),
+            width_case("S=20 keys, L=4 queries, a narrow kernel", 4, 20, 4, 0.15),
+            width_case("S=6 keys, L=6 queries", 5, 6, 6, 0.8),
+            width_case("S=9 keys, L=1 query", 6, 9, 1, 0.6),
         ],
-        "shapes",
-        "batch dimensions",
-        "shapes",
+        "widths from narrow to wide",
+        "widths from narrow to wide",
+        "few queries",
     )
 
 
@@ -149,5 +137,5 @@ HIDDEN = {
     "ch00.kernel_weight_ratio": kernel_weight_ratio,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
-    "ch00.bilinear_attention": bilinear_attention,
+    "ch00.width_from_predictions": width_from_predictions,
 }

@@ -79,7 +79,7 @@ NEW_SITUATIONS = {
         "ch00.kernel_weight_ratio": "the weight ratio of two keys as a closed form in their distances",
         "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
-        "ch00.bilinear_attention": "a learned bilinear score q W k^T",
+        "ch00.width_from_predictions": "the kernel width recovered from reported predictions",
     },
     "ch01": {
         "ch01.temperature_softmax": "one temperature per row, where a square batch broadcasts the wrong way",

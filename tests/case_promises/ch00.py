@@ -48,22 +48,33 @@ def effective_keys(c):
     )
 
 
-def bilinear_attention(c):
-    # q (..., L, E_q), k (..., S, E_k), v (..., S, Ev), W (E_q, E_k)
-    q, k, v, W = (np.asarray(c[n]) for n in ("q", "k", "v", "W"))
-    out = []
-    for name, x in (("q", q), ("k", k), ("v", v), ("W", W)):
-        out += r.finite(name, x) + r.dtype_in(name, x, FLOATS)
-    if min(q.ndim, k.ndim, v.ndim) < 2 or W.ndim != 2:
-        return out + ["q, k, v need at least two axes and W exactly two"]
-    if W.shape != (q.shape[-1], k.shape[-1]):
-        out.append(f"W has shape {W.shape}; the prompt promises (E_q, E_k) = {(q.shape[-1], k.shape[-1])}")
-    if k.shape[-2] != v.shape[-2]:
-        out.append("k and v hold different numbers of keys")
-    try:
-        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except ValueError:
-        out.append("the batch axes of q, k, v do not broadcast")
+def width_from_predictions(c):
+    # x_query (L,), x_key (S,), y_value (S,), pred (L,): made with one width in [0.1, 3], and no
+    # other width in [0.02, 60] gives the same predictions
+    out = _vector("x_query", c["x_query"]) + _vector("x_key", c["x_key"]) + _vector("y_value", c["y_value"])
+    out += _vector("pred", c["pred"])
+    if out:
+        return out
+    xq, xk, y, pred = (np.asarray(c[n], dtype=np.float64) for n in ("x_query", "x_key", "y_value", "pred"))
+    if len(xk) != len(y) or len(pred) != len(xq):
+        return ["x_key and y_value, or x_query and pred, differ in length"]
+    d2 = (xq[:, None] - xk[None, :]) ** 2
+
+    def misfit(widths):  # the largest gap to pred of each width's predictions
+        s = -d2 / (2 * np.asarray(widths, dtype=np.float64)[..., None, None] ** 2)
+        a = np.exp(s - s.max(-1, keepdims=True))
+        return np.abs((a / a.sum(-1, keepdims=True)) @ y - pred).max(-1)
+
+    grid = np.logspace(np.log10(0.02), np.log10(60), 20001)
+    gaps = misfit(grid)
+    best = grid[gaps.argmin()]
+    fine = np.linspace(best * 0.999, best * 1.001, 4001)
+    w = fine[misfit(fine).argmin()]
+    scale = max(1.0, np.abs(pred).max())
+    if misfit(w) > 1e-6 * scale or not 0.1 * 0.999 <= w <= 3 * 1.001:
+        out.append("pred is not the kernel's predictions for one width between 0.1 and 3")
+    elif np.any(gaps[np.abs(np.log(grid / w)) > 0.01] < 1e-4 * scale):
+        out.append("a width more than 1 % away gives predictions within 1e-4 of pred")
     return out
 
 
@@ -72,5 +83,5 @@ PROMISES = {
     "ch00.kernel_weight_ratio": kernel_weight_ratio,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
-    "ch00.bilinear_attention": bilinear_attention,
+    "ch00.width_from_predictions": width_from_predictions,
 }

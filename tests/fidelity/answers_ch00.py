@@ -101,29 +101,55 @@ CORRECT = {
             """,
         ],
     },
-    "ch00.bilinear_attention": {
-        "torch with the chapter's torch import": """
-            def bilinear_attention(q, k, v, W):
-                q, k, v, W = (torch.as_tensor(a, dtype=torch.float64) for a in (q, k, v, W))
-                w = torch.softmax(q @ W @ k.transpose(-1, -2), dim=-1)
-                return w @ v, w
+    "ch00.width_from_predictions": {
+        "bisection on a score's derivative-free bracket, float32": """
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                xq, xk, y, p = (np.asarray(a, dtype=np.float32) for a in (x_query, x_key, y_value, pred))
+                def err(w):
+                    s = -((xq[:, None] - xk[None, :]) ** 2) / (2 * w * w)
+                    return float(np.sum((softmax(s) @ y - p) ** 2))
+                ws = np.exp(np.linspace(np.log(0.02), np.log(60), 2000))
+                i = int(np.argmin([err(w) for w in ws]))
+                lo, hi = ws[max(i - 1, 0)], ws[min(i + 1, 1999)]
+                for _ in range(60):
+                    m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+                    if err(m1) < err(m2):
+                        hi = m2
+                    else:
+                        lo = m1
+                return (lo + hi) / 2
         """,
-        "float32 einsum": """
-            def bilinear_attention(q, k, v, W):
-                s = np.einsum("...le,ef,...sf->...ls", q.astype(np.float32), W.astype(np.float32), k.astype(np.float32))
-                w = softmax(s)
-                return w @ v.astype(np.float32), w
+        "torch autograd on log w from the chapter's import": """
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                xq, xk, y, p = (torch.as_tensor(a, dtype=torch.float64) for a in (x_query, x_key, y_value, pred))
+                d2 = (xq[:, None] - xk[None, :]) ** 2
+                grid = torch.linspace(np.log(0.02), np.log(60), 4000, dtype=torch.float64)
+                err = ((torch.softmax(-d2 / (2 * torch.exp(grid)[:, None, None] ** 2), -1) @ y - p) ** 2).sum(-1)
+                t = grid[err.argmin()].clone().requires_grad_(True)
+                opt = torch.optim.LBFGS([t], lr=1, max_iter=200, tolerance_grad=1e-15, tolerance_change=1e-15)
+                def closure():
+                    opt.zero_grad()
+                    loss = ((torch.softmax(-d2 / (2 * torch.exp(t) ** 2), -1) @ y - p) ** 2).sum()
+                    loss.backward()
+                    return loss
+                opt.step(closure)
+                return float(torch.exp(t))
         """,
-        "helper in an added cell": [
+        "a helper in an added cell, refine on a shrinking grid": [
             """
-            def _rows_softmax_05(s):
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                return e / e.sum(axis=-1, keepdims=True)
+            def _nw_at(x_query, x_key, y_value, w):
+                e = np.exp(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * w**2))
+                return (e / e.sum(axis=1, keepdims=True)) @ y_value
             """,
             """
-            def bilinear_attention(q, k, v, W):
-                w = _rows_softmax_05(q @ (W @ np.swapaxes(k, -1, -2)))
-                return w @ v, w
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                lo, hi = np.log(0.02), np.log(60)
+                for _ in range(12):
+                    ts = np.linspace(lo, hi, 41)
+                    errs = [np.abs(_nw_at(x_query, x_key, y_value, np.exp(t)) - pred).max() for t in ts]
+                    i = int(np.argmin(errs))
+                    lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, 40)]
+                return float(np.exp((lo + hi) / 2))
             """,
         ],
     },
@@ -192,21 +218,27 @@ WRONG = {
                 return 1 / (a**2).sum(axis=0)
         """,
     },
-    "ch00.bilinear_attention": {
-        "W transposed": """
-            def bilinear_attention(q, k, v, W):
-                w = softmax(q @ W.T @ np.swapaxes(k, -1, -2))
-                return w @ v, w
+    "ch00.width_from_predictions": {
+        "the width read as a variance": """
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                ts = np.linspace(np.log(0.001), np.log(100), 20001)
+                errs = [np.abs(softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / np.exp(t)) @ y_value - pred).max()
+                        for t in ts]
+                return float(np.exp(ts[int(np.argmin(errs))]))
         """,
-        "k.T on a batch": """
-            def bilinear_attention(q, k, v, W):
-                w = softmax(q @ W @ k.T)
-                return w @ v, w
+        "a coarse grid only": """
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                ws = np.logspace(-1, 0.5, 40)
+                errs = [np.abs(softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * w**2)) @ y_value - pred).max()
+                        for w in ws]
+                return float(ws[int(np.argmin(errs))])
         """,
-        "scaled by sqrt(E)": """
-            def bilinear_attention(q, k, v, W):
-                w = softmax(q @ W @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return w @ v, w
+        "the kernel without its factor 2": """
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                ts = np.linspace(np.log(0.01), np.log(100), 20001)
+                errs = [np.abs(softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / np.exp(2 * t)) @ y_value - pred).max()
+                        for t in ts]
+                return float(np.exp(ts[int(np.argmin(errs))]))
         """,
     },
 }

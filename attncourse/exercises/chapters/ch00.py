@@ -330,82 +330,112 @@ def _naive_effective(x_query, x_key, width):
         return 1.0 / (a**2).sum(axis=-1)
 
 
-# ----------------------------------------------------------------------------- 0.5 bilinear attention
-def _bilinear_cases():
-    rng = np.random.default_rng(5)
-    n = rng.normal
-    return grouped(
-        "shapes",
-        Case(
-            "L=2, S=3, E_q=4, E_k=5",
-            q=n(size=(2, 4)),
-            k=n(size=(3, 5)),
-            v=n(size=(3, 2)),
-            W=n(size=(4, 5)) / 2,
-        ),
-        Case("L=S=3, square W", q=n(size=(3, 3)), k=n(size=(3, 3)), v=n(size=(3, 2)), W=n(size=(3, 3))),
-    ) + grouped(
-        "batch dimensions",
-        Case(
-            "a batch of 2, L=S=3",
-            q=n(size=(2, 3, 3)),
-            k=n(size=(2, 3, 3)),
-            v=n(size=(2, 3, 4)),
-            W=n(size=(3, 3)),
-        ),
-        Case(
-            "batch and heads (2, 2), L=3, S=4, E_q=2, E_k=3",
-            q=n(size=(2, 2, 3, 2)),
-            k=n(size=(2, 2, 4, 3)),
-            v=n(size=(2, 2, 4, 2)),
-            W=n(size=(2, 3)),
-        ),
+# ----------------------------------------------------------------------------- 0.5 which width (extend)
+def _predictions(x_query, x_key, y_value, widths):
+    """The chapter's Gaussian-kernel predictions at x_query for one width or an array of them."""
+    d2 = (np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]) ** 2  # (L, S)
+    w = np.asarray(widths, dtype=np.float64)[..., None, None]  # (..., 1, 1)
+    return softmax(-d2 / (2 * w**2)) @ np.asarray(y_value)  # (..., L, S) @ (S,) -> (..., L)
+
+
+def width_case(label, seed, S, L, width):
+    """Keys on [0, 5] with noisy sine values, L queries, and the predictions at the given width."""
+    rng = np.random.default_rng(seed)
+    x_key = np.sort(rng.uniform(0, 5, S))
+    y_value = np.sin(x_key) + 0.2 * rng.normal(size=S)
+    x_query = rng.uniform(0, 5, L)
+    return Case(
+        label,
+        x_query=x_query,
+        x_key=x_key,
+        y_value=y_value,
+        pred=_predictions(x_query, x_key, y_value, width),
     )
 
 
-def _bilinear(q, k, v, W):
-    scores = q @ W @ np.swapaxes(k, -1, -2)  # (..., L, E_q) @ (E_q, E_k) @ (..., E_k, S) -> (..., L, S)
-    weights = softmax(scores)
-    return weights @ v, weights
+def _width_cases():
+    return grouped(
+        "widths from narrow to wide",
+        width_case("S=8 keys, L=5 queries", 1, 8, 5, 0.4),
+        width_case("S=12 keys, L=6 queries", 2, 12, 6, 1.3),
+    ) + grouped(
+        "few queries",
+        width_case("S=5 keys, L=2 queries", 3, 5, 2, 2.5),
+    )
+
+
+def _width_from(x_query, x_key, y_value, pred):
+    """The width whose predictions are pred: the best of a log grid, then a golden-section search."""
+    grid = np.logspace(np.log10(0.02), np.log10(60), 3001)
+    loss = ((_predictions(x_query, x_key, y_value, grid) - pred) ** 2).sum(-1)  # (3001,)
+    i = int(loss.argmin())
+    a, b = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
+
+    def misfit(t):
+        return float(((_predictions(x_query, x_key, y_value, np.exp(t)) - pred) ** 2).sum())
+
+    g = (np.sqrt(5) - 1) / 2
+    for _ in range(80):
+        c, d = b - g * (b - a), a + g * (b - a)
+        a, b = (a, d) if misfit(c) < misfit(d) else (c, b)
+    return np.float64(np.exp((a + b) / 2))
 
 
 register(
     Exercise(
-        id="ch00.bilinear_attention",
+        id="ch00.width_from_predictions",
         number="0.5",
-        title="a third score: bilinear attention",
+        title="which width made these predictions?",
         points=3,
-        function="bilinear_attention",
-        hint="scores q @ W @ k^T over the last two axes, a softmax over the keys, then the weighted sum of v",
+        function="width_from_predictions",
+        hint="the predictions move smoothly with the width: measure how far a width's predictions are "
+        "from pred, and search for the width where that distance is 0, on a log scale",
         kind="extend",
-        forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="Between additive ($w_v^\\top\\tanh(W_q q + W_k k)$) and dot-product ($q^\\top k$) "
-        "scores sits Luong's *general* score $q^\\top W k$, with one learned matrix `W (E_q, E_k)`: "
-        "queries and keys may have different widths, and there is no $\\tanh$ and no scaling. Write "
-        "attention with it for `q (..., L, E_q)`, `k (..., S, E_k)`, `v (..., S, Ev)` and return "
-        "`(out (..., L, Ev), weights (..., L, S))`.",
+        description="Someone ran the chapter's Gaussian-kernel regression on keys `x_key (S,)` with "
+        "values `y_value (S,)` and reported its predictions `pred (L,)` at the queries `x_query (L,)`, "
+        "but not the kernel's width. Recover the width and return it: a positive float, right to at "
+        "least five significant digits. Every case was made with one width between 0.1 and 3, and no "
+        "other width between 0.02 and 60 gives the same predictions.",
         solution='''
-            def bilinear_attention(q, k, v, W):
-                """Attention with scores q W k^T: returns (out (..., L, Ev), weights (..., L, S))."""
+            def width_from_predictions(x_query, x_key, y_value, pred):
+                """The kernel width that turns (x_key, y_value) into pred at x_query."""
                 ### BEGIN SOLUTION
-                scores = q @ W @ np.swapaxes(k, -1, -2)  # (..., L, E_q) @ (E_q, E_k) @ (..., E_k, S) -> (..., L, S)
-                weights = softmax(scores)  # over the keys
-                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+                def predictions(w):  # the chapter's kernel regression at one width
+                    return softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * w**2)) @ y_value
+
+                def misfit(log_w):
+                    return ((predictions(np.exp(log_w)) - pred) ** 2).sum()
+
+                grid = np.linspace(np.log(0.02), np.log(60), 3001)  # coarse search on a log scale
+                best = int(np.argmin([misfit(t) for t in grid]))
+                a, b = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+                for _ in range(100):  # then narrow the bracket around the best point (ternary search)
+                    c, d = a + (b - a) / 3, b - (b - a) / 3
+                    a, b = (a, d) if misfit(c) < misfit(d) else (c, b)
+                return float(np.exp((a + b) / 2))
                 ### END SOLUTION
         ''',
-        reference=_bilinear,
-        public_cases=_bilinear_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        reference=_width_from,
+        public_cases=_width_cases,
         needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
-                "the general score has no 1/sqrt(E) scaling: W is learned and can absorb any scale",
-                variant=lambda q, k, v, W: _bilinear(q / np.sqrt(q.shape[-1]), k, v, W),
+                "your width fits a kernel written differently from the chapter's: compare your "
+                "exponent with the chapter's score",
+                name="the kernel without its factor 2",
+                hint="the chapter's score is -(x - x_i)^2 / (2 w^2)",
+                variant=lambda x_query, x_key, y_value, pred: (
+                    np.sqrt(2) * _width_from(x_query, x_key, y_value, pred)
+                ),
             ),
             Diagnosis(
-                "you used W's transpose: with W of shape (E_q, E_k) the score is q W k^T",
-                variant=lambda q, k, v, W: _bilinear(q, k, v, W.T) if W.shape[0] == W.shape[1] else None,
+                "your width fits a kernel written differently from the chapter's: compare your "
+                "exponent with the chapter's score",
+                name="the width read as a variance",
+                hint="the chapter's score divides by 2 w^2, w itself a distance",
+                variant=lambda x_query, x_key, y_value, pred: (
+                    2 * _width_from(x_query, x_key, y_value, pred) ** 2
+                ),
             ),
         ),
     )
