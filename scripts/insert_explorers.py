@@ -115,11 +115,12 @@ EXPLORERS: Dict[str, Tuple[str, ...]] = {
     ),
     "13_beyond_softmax.ipynb": (
         "state_explorer",
-        "Interactive: method (linear, delta, gated), state-size, stored-pairs and top-k buttons above three "
-        "panels: the state after writing the pairs as a heat map, the saved recall accuracy against the number "
-        "of pairs with the chosen one circled, and a causal score matrix with each query's kept keys in red; "
-        "it opens on DeltaNet with a state of 8 x 8 and 4 pairs.",
-        "recall",
+        "Interactive: method (linear, delta), state-size, stored-pairs and top-k buttons above three panels: "
+        "the state after writing that many random pairs as a heat map, the trained models' saved recall "
+        "accuracy against the number of pairs with the chosen one circled, and the trained stack's saved "
+        "accuracy against top-k for the exact ranking and the stand-in indexers; it opens on DeltaNet with a "
+        "state of 8 x 8, 4 pairs and top-k 4.",
+        'recall, hybrid["topk"]',
     ),
 }
 

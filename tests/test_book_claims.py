@@ -473,3 +473,42 @@ def test_chapter_12_training_step_sentences_read_its_printout():
     greedy_prose = _prose(CH12, "ch12-greedy-md")
     assert f"from {losses[0]:.4f}" in greedy_prose and f"to {losses[-1]:.4f} at the last step" in greedy_prose
     assert losses != sorted(losses, reverse=True)  # "not steadily"
+
+
+# -- chapter 13: the delta rule as a gradient step, and why its chunks need more ---------------------
+
+CH13 = "13_beyond_softmax.ipynb"
+
+
+def test_chapter_13_gradient_step_sentences_read_the_table():
+    text = _printed(CH13, "loss(S).backward()")
+    # " 0.5   5.6e-17   1.1805   3.0e-01   0.2500   0.1186 -> 0.1129": beta, gap, before, after, ratio, others
+    rows = re.findall(
+        r"^ *([0-9.]+) +([0-9.e+-]+) +([0-9.]+) +([0-9.e+-]+) +([0-9.]+) +([0-9.]+) -> ([0-9.]+)$",
+        text,
+        re.MULTILINE,
+    )
+    assert [float(r[0]) for r in rows] == [0.5, 1.0], text
+    prose = _prose(CH13, "ch13-delta-gradient-after")
+    for beta, gap, before, after, ratio, others_before, others_after in rows:
+        beta = float(beta)
+        assert float(gap) < 1e-12  # "agree to rounding"
+        assert f"agree to rounding ({gap})" in prose
+        assert float(ratio) == pytest.approx((1 - beta) ** 2, abs=1e-4)  # "which is (1 - beta)^2"
+        assert f"Pair 5's loss, {before} before" in prose
+        assert f"from {others_before} to" in prose and f"{others_after} with $\\beta = {beta:g}" in prose
+    half, one = rows
+    assert f"multiplied by {half[4]} with $\\beta = 0.5$" in prose
+    assert float(one[3]) < 1e-20 and f"the loss is 0 to rounding ({one[3]})" in prose
+
+
+def test_chapter_13_chunk_sentence_reads_the_corrections():
+    text = _printed(CH13, "u_start = beta *")
+    misses = [float(x) for x in re.search(r"max \|difference\|: +(.*)$", text, re.MULTILINE).group(1).split()]
+    sizes = [float(x) for x in re.search(r"max \|u\|: +(.*)$", text, re.MULTILINE).group(1).split()]
+    prose = _prose(CH13, "ch13-delta-chunk-after")
+    # "Only the chunk's first correction is right (0.000); the other three miss by A to B, against C to D"
+    assert misses[0] == 0 and min(misses[1:]) > 0 and len(misses) == 4
+    assert f"first correction is right ({misses[0]:.3f})" in prose
+    assert f"other three miss by {min(misses[1:]):.3f} to {max(misses[1:]):.3f}" in prose
+    assert f"against corrections of {min(sizes[1:]):.3f} to {max(sizes[1:]):.3f}" in prose

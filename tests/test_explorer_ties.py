@@ -450,15 +450,42 @@ def test_chapter_13_explorer_shows_the_chapters_recall_table():
         if m != "method"
     }
     recall = saved_results("recall_state_size.json")  # what the chapter hands to state_explorer
+    topk = saved_results("recall_hybrid.json")["topk"]
     seen = 0
     for method in explore.STATE_METHODS:
         for E in explore.STATE_SIZES:
             for n in explore.STATE_PAIRS:
-                view = explore.state_view(recall, method, E, n)
+                view = explore.state_view(recall, topk, method, E, n)
                 if (method, E) not in rows:
                     assert view.accuracy is None, (method, E)
                     continue
                 assert view.accuracy == pytest.approx(rows[method, E][pairs.index(n)], abs=5e-3)
                 seen += 1
-    assert seen == 7 * len(explore.STATE_PAIRS)  # linear and delta at 3 sizes, gated at E = 8
-    assert explore.state_view(recall).accuracy == pytest.approx(rows["delta", 8][pairs.index(4)], abs=5e-3)
+    assert seen == 6 * len(explore.STATE_PAIRS)  # linear and delta at 3 sizes
+    assert explore.state_view(recall, topk).accuracy == pytest.approx(
+        rows["delta", 8][pairs.index(4)], abs=5e-3
+    )
+
+
+def test_chapter_13_explorer_shows_the_chapters_topk_table():
+    """The top-k panel's accuracies are the trained stack's, as the chapter's top-k table prints them."""
+    from attncourse.results import saved_results
+
+    printed = _printed("13_beyond_softmax.ipynb", 'tk = hybrid["topk"]')
+    # "top_k   exact indexer   rank-1 indexer ...", then "    8            1.00             0.54 ..."
+    header = re.search(r"^top_k +(.*)$", printed, re.MULTILINE).group(1)
+    rankings = ["exact"] + [f"rank-{r}" for r in re.findall(r"rank-(\d+) indexer", header)]
+    table = {
+        int(k): dict(zip(rankings, map(float, rest.split())))
+        for k, rest in re.findall(r"^ *(\d+) +([0-9. ]+)$", printed, re.MULTILINE)
+    }
+    recall = saved_results("recall_state_size.json")
+    topk = saved_results("recall_hybrid.json")["topk"]  # what the chapter hands to state_explorer
+    for k in explore.STATE_TOP_K:
+        view = explore.state_view(recall, topk, top_k=k)
+        assert list(view.topk_accuracy) == rankings
+        for name in rankings:
+            assert view.topk_accuracy[name] == pytest.approx(table[k][name], abs=5e-3), (k, name)
+    nb = json.loads((BOOK / "13_beyond_softmax.ipynb").read_text(encoding="utf-8"))
+    calls = ["".join(c["source"]) for c in nb["cells"] if "state_explorer(" in "".join(c["source"])]
+    assert len(calls) == 1 and 'state_explorer(recall, hybrid["topk"])' in calls[0], calls

@@ -31,8 +31,8 @@ function                   controls                     what it returns
                            rollout (given saved maps)   rollout, laid on the patch grid
 ``cross_view``             image, decoder step, heads   a captioner letter's cross-attention
                            (given saved maps)           over the patches, per head
-``state_view``             method, state size, pairs,   a linear/delta/gated state's heat map,
-                           top-k (given saved recall)   saved recall; top-k's kept keys
+``state_view``             method, state size, pairs,   a random linear/delta state's heat
+                           top-k (given saved runs)     map, saved recall, saved top-k runs
 =========================  ===========================  ======================================
 
 The tuples ``TEMPERATURES``, ``D_K_VALUES``, ``POSITIONS`` and ``D_MODEL_VALUES`` (and the

@@ -1,5 +1,6 @@
-"""The fixed-state explorer's view: what a linear, delta or gated state holds after storing n pairs,
-the saved recall accuracy at that state size, and the keys top-k attention keeps."""
+"""The fixed-state explorer's view: what a linear or delta state holds after storing n random pairs,
+the saved recall accuracy of the trained models at that state size, and the saved accuracy of the
+trained stack under top-k attention."""
 
 from __future__ import annotations
 
@@ -11,16 +12,15 @@ import numpy as np
 from .._backend import AttentionInputError
 from .._validation import positive_int, public
 from ..linear import delta_rule
-from ..sparse import topk_attention
 
 __all__ = ["STATE_METHODS", "STATE_SIZES", "STATE_PAIRS", "STATE_TOP_K", "StateView", "state_view"]
 
-STATE_METHODS = ("linear", "delta", "gated")
+# No "gated": its heat map would need a constant decay, which the chapter shows only fades the newest
+# pairs of a beta = 1 delta state; the trained Gated DeltaNet's decay is per token and not saved.
+STATE_METHODS = ("linear", "delta")
 STATE_SIZES = (4, 8, 16)  # the saved runs' head widths E (a state of E x E)
 STATE_PAIRS = (1, 4, 16)  # of the saved runs' 1, 2, 4, 8, 16
-STATE_TOP_K = (2, 4, 8)
-GATE = 0.9  # the gated state's constant decay in the heat map
-TOPK_LENGTH = 12  # the causal score matrix the top-k panel shows
+STATE_TOP_K = (1, 4, 8, 16)  # of the saved top-k runs' 1, 2, 4, 8, 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,8 +38,11 @@ class StateView:
     saved_min: Optional[np.ndarray]
     saved_max: Optional[np.ndarray]
     accuracy: Optional[float]  # the saved mean accuracy at (method, E, pairs); None if not run
-    scores: np.ndarray  # (L, L) scaled scores, future keys NaN
-    kept: np.ndarray  # (L, L) bool: the keys each query keeps
+    topk_ks: Tuple[int, ...]  # the saved top-k runs' values of top_k
+    topk_curves: Mapping[str, np.ndarray]  # ranking -> (len(topk_ks),) accuracy, mean over seeds
+    topk_accuracy: Mapping[str, float]  # ranking -> that accuracy at the chosen top_k
+    topk_pairs: int  # the stored pairs of the saved top-k runs
+    topk_length: int  # their sequence length
 
 
 def _stored_state(method: str, E: int, n: int) -> Tuple[np.ndarray, float]:
@@ -50,29 +53,39 @@ def _stored_state(method: str, E: int, n: int) -> Tuple[np.ndarray, float]:
     if method == "linear":
         state = keys.T @ values  # a sum of outer products k_i^T v_i
     else:
-        decay = np.full(n, GATE) if method == "gated" else None
-        _, state = delta_rule(keys, keys, values, np.ones(n), decay=decay)
+        _, state = delta_rule(keys, keys, values, np.ones(n))  # beta = 1, no decay
         state = np.asarray(state)
     read = keys @ state  # (n, E): what each stored key reads back
     error = np.linalg.norm(read - values, axis=-1) / np.linalg.norm(values, axis=-1)
     return state, float(error.mean())
 
 
-def _topk_panel(top_k: int) -> Tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(1313)
-    q, k = rng.normal(size=(2, TOPK_LENGTH, 4))
-    v = np.zeros((TOPK_LENGTH, 1))
-    _, weights = topk_attention(q, k, v, top_k, is_causal=True)
-    scores = q @ k.T / 2.0  # scaled by 1 / sqrt(4)
-    causal = np.tril(np.ones((TOPK_LENGTH, TOPK_LENGTH), dtype=bool))
-    return np.where(causal, scores, np.nan), np.asarray(weights) > 0
+def _topk_curves(topk: Mapping[str, Any]) -> Tuple[Tuple[int, ...], dict]:
+    """The saved top-k runs as ranking -> accuracy per top_k, mean over seeds."""
+    ks = tuple(int(k) for k in topk["ks"])
+    runs = {"exact": topk["exact"], **{f"rank-{r}": topk["indexer"][str(r)] for r in topk["ranks"]}}
+    curves = {}
+    for name, acc in runs.items():
+        acc = np.asarray(acc, dtype=np.float64)  # (seeds, ks)
+        if acc.ndim != 2 or acc.shape[1] != len(ks):
+            raise AttentionInputError(
+                f"topk: the {name!r} runs must be (seeds, {len(ks)}) accuracies, one per top_k in "
+                f"{list(ks)}; got shape {acc.shape}."
+            )
+        curves[name] = acc.mean(0)
+    return ks, curves
 
 
 @public("state_view")
 def state_view(
-    recall: Mapping[str, Any], method: str = "delta", state_size: int = 8, pairs: int = 4, top_k: int = 4
+    recall: Mapping[str, Any],
+    topk: Mapping[str, Any],
+    method: str = "delta",
+    state_size: int = 8,
+    pairs: int = 4,
+    top_k: int = 4,
 ) -> StateView:
-    """The state after storing ``pairs`` key/value pairs, the saved recall accuracy, and top-k's kept keys.
+    """A state after storing ``pairs`` random pairs, the saved recall accuracy, and the saved top-k runs.
 
     Parameters
     ----------
@@ -80,29 +93,37 @@ def state_view(
         What ``scripts/experiments/recall_state_size.py`` saves in
         ``attncourse/data/recall_state_size.json``: ``pairs``, and ``recall[method][str(E)]``, the
         accuracy ``(seeds, pairs)`` of each method trained at head width ``E``.
+    topk : mapping
+        What ``recall_hybrid.py`` saves under ``"topk"`` in ``recall_hybrid.json``: the all-softmax
+        stack with top-k attention, ``ks``, ``ranks``, ``n_pairs``, ``L``, and the accuracy
+        ``(seeds, ks)`` of the ``exact`` ranking and of each rank-r ``indexer``.
     method : str
-        ``"linear"`` (a sum of outer products), ``"delta"`` (the delta rule, beta = 1) or ``"gated"``
-        (the delta rule with a constant decay of 0.9).
+        ``"linear"`` (a sum of outer products) or ``"delta"`` (the delta rule, beta = 1).
     state_size : int
         ``E``: the heat map shows an ``E x E`` state, written with ``pairs`` random unit keys of width
-        ``E`` and random values of width ``E``.
+        ``E`` and random values of width ``E`` (not a trained model's state: the runs save none).
     pairs : int
         How many pairs are written (the accuracy is looked up at this number in the saved runs).
     top_k : int
-        How many keys each query of a 12-token causal score matrix keeps (``ac.topk_attention``).
+        One of the saved runs' ``ks``: the saved accuracies at it are picked out.
 
     Examples
     --------
     >>> runs = {"pairs": [1, 4], "recall": {"delta": {"4": [[1.0, 0.5], [0.8, 0.5]]}}}
-    >>> v = state_view(runs, "delta", 4, 4, 2)
-    >>> v.state.shape, v.accuracy, int(v.kept.sum(-1).max())
-    ((4, 4), 0.5, 2)
+    >>> topk = {"ks": [1, 2], "ranks": [1], "n_pairs": 4, "L": 12,
+    ...         "exact": [[1.0, 1.0]], "indexer": {"1": [[0.25, 0.5]]}}
+    >>> v = state_view(runs, topk, "delta", 4, 4, 2)
+    >>> v.state.shape, v.accuracy, v.topk_accuracy["rank-1"]
+    ((4, 4), 0.5, 0.5)
     """
     if method not in STATE_METHODS:
         raise AttentionInputError(f"method must be one of {STATE_METHODS}; got {method!r}.")
     state_size = positive_int("state_size", state_size)
     pairs = positive_int("pairs", pairs)
     top_k = positive_int("top_k", top_k)
+    ks, curves = _topk_curves(topk)
+    if top_k not in ks:
+        raise AttentionInputError(f"top_k must be one of the saved runs' {list(ks)}; got {top_k}.")
     saved_pairs = tuple(int(n) for n in recall["pairs"])
     runs = recall["recall"].get(method, {}).get(str(state_size))
     if runs is None:
@@ -113,7 +134,6 @@ def state_view(
         mean, lo, hi = acc.mean(0), acc.min(0), acc.max(0)
         accuracy = float(mean[saved_pairs.index(pairs)]) if pairs in saved_pairs else None
     state, error = _stored_state(method, state_size, pairs)
-    scores, kept = _topk_panel(top_k)
     return StateView(
         method=method,
         state_size=state_size,
@@ -126,6 +146,9 @@ def state_view(
         saved_min=lo,
         saved_max=hi,
         accuracy=accuracy,
-        scores=scores,
-        kept=kept,
+        topk_ks=ks,
+        topk_curves=curves,
+        topk_accuracy={name: float(curve[ks.index(top_k)]) for name, curve in curves.items()},
+        topk_pairs=int(topk["n_pairs"]),
+        topk_length=int(topk["L"]),
     )

@@ -29,8 +29,8 @@ explorer                       controls                        picture
                                rollout                         attention per head or rollout
 ``cross_explorer``             digit, decoder step, heads      where a captioner's letter reads
                                                                the image (chapter 12)
-``state_explorer``             method, state size, pairs,      a fixed state's heat map, saved
-                               top-k                           recall; top-k's kept keys
+``state_explorer``             method, state size, pairs,      a random fixed state's heat map,
+                               top-k                           saved recall, saved top-k runs
 =============================  ==============================  ================================
 
 ``mode="frames"`` precomputes every picture and switches between them in the browser (the

@@ -1,4 +1,5 @@
-"""The fixed-state explorer: a linear, delta or gated state after n pairs, its saved recall, and top-k."""
+"""The fixed-state explorer: a linear or delta state after n random pairs, the trained models' saved
+recall, and the trained stack's saved accuracy under top-k attention."""
 
 from __future__ import annotations
 
@@ -12,18 +13,28 @@ from ._paint import ACCENT, Painter, Renderer
 
 __all__ = ["state_explorer", "render_state"]
 
-_NAMES = {"linear": "linear attention", "delta": "DeltaNet", "gated": "Gated DeltaNet"}
+_NAMES = {"linear": "linear attention", "delta": "DeltaNet"}
+# the top-k panel's rankings: the exact scores, then the rank-r stand-in indexers
+# (colour, marker, line width): the exact ranking thick and grey underneath, so a rank-r indexer that
+# ranks exactly (rank 4 = the full score at the stack's width 4) is seen lying on it
+_RANKING_STYLE = {
+    "exact": ("#aaaaaa", "o", 4.0),
+    "rank-1": ("#440154", "s", 1.2),
+    "rank-2": ("#21918c", "^", 1.2),
+    "rank-4": ("#d8a600", "v", 1.2),
+}
 
 
 class _StatePainter(Painter):
-    size = (9.8, 2.8)
+    size = (10.6, 2.9)
     blit = False  # three small panels: every frame drawn whole
 
-    def __init__(self, recall: Mapping[str, Any]) -> None:
+    def __init__(self, recall: Mapping[str, Any], topk: Mapping[str, Any]) -> None:
         super().__init__()
-        reference = view_of.state_view(recall, "delta", max(view_of.STATE_SIZES), 4, 4)
+        reference = view_of.state_view(recall, topk, "delta", max(view_of.STATE_SIZES), 4, 4)
         self.ax_state, self.ax_curve, self.ax_topk = self.fig.subplots(1, 3)
         self.heat = self.ax_state.imshow(reference.state, cmap="RdBu_r", vmin=-1, vmax=1)
+        self.fig.colorbar(self.heat, ax=self.ax_state, shrink=0.8).ax.tick_params(labelsize=7)
         self.ax_state.set_xticks([]), self.ax_state.set_yticks([])
         self.state_title = self.ax_state.set_title(" ", fontsize=8)
         self.band = None
@@ -41,11 +52,22 @@ class _StatePainter(Painter):
             0.5, 0.5, "", ha="center", va="center", fontsize=8, transform=self.ax_curve.transAxes
         )
         self.curve_title = self.ax_curve.set_title(" ", fontsize=8)
-        self.scores = self.ax_topk.imshow(reference.scores, cmap="cividis")
-        self.kept = self.ax_topk.imshow(np.zeros(reference.scores.shape + (4,)))
-        self.ax_topk.set_xlabel("key", fontsize=8), self.ax_topk.set_ylabel("query", fontsize=8)
-        self.ax_topk.set_xticks([]), self.ax_topk.set_yticks([])
-        self.topk_title = self.ax_topk.set_title(" ", fontsize=8)
+        ks = reference.topk_ks
+        for name, curve in reference.topk_curves.items():  # the saved runs: the same in every frame
+            colour, marker, width = _RANKING_STYLE.get(name, ("grey", ".", 1.2))
+            self.ax_topk.plot(ks, curve, marker=marker, color=colour, lw=width, ms=3, label=name)
+        self.ax_topk.set_xscale("log", base=2)
+        self.ax_topk.set_xticks(ks, [str(k) for k in ks])
+        self.ax_topk.set_xlim(min(ks) / 1.4, max(ks) * 1.4)
+        self.ax_topk.set_ylim(0, 1.05)
+        self.ax_topk.set_xlabel("top_k: keys read per query", fontsize=8)
+        self.ax_topk.set_ylabel("accuracy (saved runs)", fontsize=8)
+        self.ax_topk.tick_params(labelsize=7)
+        self.ax_topk.legend(fontsize=7, loc="center left", title="ranked by", title_fontsize=7)
+        self.topk_here = self.ax_topk.axvline(4, color=ACCENT, lw=1.5, ls="--")
+        self.ax_topk.set_title(
+            f"trained 4-layer softmax stack, {reference.topk_pairs} pairs: top-k", fontsize=8
+        )
         self._freeze(reference)
 
     def paint(self, view: Any) -> str:
@@ -55,14 +77,14 @@ class _StatePainter(Painter):
         self.heat.set_clim(-bound, bound)
         self.heat.set_extent((-0.5, E - 0.5, E - 0.5, -0.5))
         self.ax_state.set_xlim(-0.5, E - 0.5), self.ax_state.set_ylim(E - 0.5, -0.5)
-        self.state_title.set_text(f"{_NAMES[view.method]}: state {E} x {E} after {n} pair{'s' * (n > 1)}")
+        self.state_title.set_text(f"{_NAMES[view.method]}, {n} random pair{'s' * (n > 1)}: state {E} x {E}")
         if self.band is not None:
             self.band.remove()
             self.band = None
         if view.saved_mean is None:
             self.curve.set_data([], []), self.here.set_data([], [])
             self.missing.set_text(f"not trained at E = {E}")
-            self.curve_title.set_text(f"{_NAMES[view.method]}, E = {E}")
+            self.curve_title.set_text(f"trained {_NAMES[view.method]}, E = {E}")
         else:
             x = np.asarray(view.saved_pairs, dtype=float)
             self.curve.set_data(x, view.saved_mean)
@@ -71,61 +93,65 @@ class _StatePainter(Painter):
             )
             self.here.set_data([n], [view.accuracy] if view.accuracy is not None else [np.nan])
             self.missing.set_text("")
-            self.curve_title.set_text(f"{_NAMES[view.method]}, E = {E}: three seeds")
-        self.scores.set_data(view.scores)
-        self.scores.set_clim(np.nanmin(view.scores), np.nanmax(view.scores))
-        overlay = np.zeros(view.kept.shape + (4,))
-        overlay[view.kept] = (0.84, 0.15, 0.16, 0.75)  # the accent, over the kept keys
-        self.kept.set_data(overlay)
-        self.topk_title.set_text(f"top-{view.top_k} keys kept per query (red)")
+            self.curve_title.set_text(f"trained {_NAMES[view.method]}, E = {E}: three seeds")
+        self.topk_here.set_xdata([view.top_k, view.top_k])
         if view.accuracy is None:
             acc = f"no saved runs of {_NAMES[view.method]} at E = {E}"
         else:
-            acc = (
-                f"recall accuracy in the saved runs {view.accuracy:.2f} (mean over three seeds; chance 0.016)"
-            )
+            acc = f"recall accuracy of the trained models {view.accuracy:.2f} (mean over three seeds; chance 0.016)"
         keys = (
             "one random unit key with a random value"
             if n == 1
             else f"{n} random unit keys with random values"
         )
+        at_k = ", ".join(f"{name} {a:.2f}" for name, a in view.topk_accuracy.items())
         return caption(
             f"{_NAMES[view.method]} with a state of {E} x {E} ({E * E} numbers), {n} stored pair"
             f"{'s' * (n > 1)}: {acc}.",
-            f"The heat map is the state after writing {keys}; reading each "
-            f"key back misses its value by {100 * view.recall_error:.0f}% on average. Right: a 12-token causal "
-            f"score matrix; each query keeps its {view.top_k} highest-scoring allowed keys.",
+            f"Left: not a trained model's state (the runs save none) but the state after writing {keys}"
+            f"{' (the delta rule with beta = 1)' if view.method == 'delta' else ''}, each frame on its own "
+            f"colour scale; reading each key back misses its value by {100 * view.recall_error:.0f}% on average.",
+            f"Right: the saved top-k runs (the chapter's four-layer all-softmax stack, {view.topk_pairs} pairs, "
+            f"{view.topk_length} positions, mean over three seeds); at top_k = {view.top_k}, ranked by {at_k}.",
         )
 
     def alt(self, view: Any) -> str:
-        pairs = f"{view.pairs} pair{'s' * (view.pairs > 1)}"
+        pairs = f"{view.pairs} random pair{'s' * (view.pairs > 1)}"
         if view.accuracy is None:
             curve = "an empty recall plot (no saved runs at this state size)"
         else:
-            curve = f"recall accuracy against stored pairs with the current number circled (saved recall {view.accuracy:.2f})"
+            curve = f"the trained models' recall accuracy against stored pairs with the current number circled (saved recall {view.accuracy:.2f})"
         return (
             f"Three panels: the {view.state_size} by {view.state_size} state of {_NAMES[view.method]} after "
-            f"{pairs} as a heat map; {curve}; and a causal score matrix with each query's {view.top_k} kept "
-            "keys in red."
+            f"{pairs} as a heat map; {curve}; and the trained stack's saved accuracy against top_k for the "
+            f"exact ranking and each stand-in indexer, with top_k = {view.top_k} marked."
         )
 
 
-def _renderer(recall: Mapping[str, Any]) -> Renderer:
+def _renderer(recall: Mapping[str, Any], topk: Mapping[str, Any]) -> Renderer:
     return Renderer(
-        lambda method, state_size, pairs, top_k: view_of.state_view(recall, method, state_size, pairs, top_k),
-        lambda: _StatePainter(recall),
+        lambda method, state_size, pairs, top_k: view_of.state_view(
+            recall, topk, method, state_size, pairs, top_k
+        ),
+        lambda: _StatePainter(recall, topk),
     )
 
 
 def render_state(
-    recall: Mapping[str, Any], method: str = "delta", state_size: int = 8, pairs: int = 4, top_k: int = 4
+    recall: Mapping[str, Any],
+    topk: Mapping[str, Any],
+    method: str = "delta",
+    state_size: int = 8,
+    pairs: int = 4,
+    top_k: int = 4,
 ) -> Frame:
     """Draw :func:`attncourse.explore.state_view` for one method, state size, number of pairs and top-k."""
-    return _renderer(recall)(method=method, state_size=state_size, pairs=pairs, top_k=top_k)
+    return _renderer(recall, topk)(method=method, state_size=state_size, pairs=pairs, top_k=top_k)
 
 
 def state_explorer(
     recall: Mapping[str, Any],
+    topk: Mapping[str, Any],
     *,
     method: str = "delta",
     state_size: int = 8,
@@ -133,14 +159,17 @@ def state_explorer(
     top_k: int = 4,
     mode: str = "auto",
 ) -> Explorer:
-    """Pick a method, a state size, a number of stored pairs and top-k: the state, its recall, the kept keys.
+    """Pick a method, a state size, a number of stored pairs and top-k: a state, the saved recall, top-k.
 
-    Draws :func:`attncourse.explore.state_view` from what ``recall_state_size.py`` saved.
+    Draws :func:`attncourse.explore.state_view` from what ``recall_state_size.py`` saved (``recall``)
+    and the ``"topk"`` runs ``recall_hybrid.py`` saved (``topk``).
 
     Examples
     --------
     >>> runs = {"pairs": [1, 4, 16], "recall": {"delta": {"8": [[1.0, 0.5, 0.2]]}}}
-    >>> state_explorer(runs, mode="live").values()
+    >>> topk = {"ks": [1, 4, 8, 16], "ranks": [1], "n_pairs": 16, "L": 48,
+    ...         "exact": [[1.0, 1.0, 1.0, 1.0]], "indexer": {"1": [[0.1, 0.3, 0.5, 0.8]]}}
+    >>> state_explorer(runs, topk, mode="live").values()
     {'method': 'delta', 'state_size': 8, 'pairs': 4, 'top_k': 4}
     """
     return Explorer(
@@ -151,7 +180,8 @@ def state_explorer(
             Control("pairs", "pairs", view_of.STATE_PAIRS, int(pairs), kind="toggle"),
             Control("top_k", "top-k", view_of.STATE_TOP_K, int(top_k), kind="toggle"),
         ],
-        _renderer(recall),
-        alt="A fixed-size state after storing key/value pairs, its saved recall accuracy, and top-k's kept keys.",
+        _renderer(recall, topk),
+        alt="A fixed-size state after storing random key/value pairs, the trained models' saved recall "
+        "accuracy, and the trained stack's saved accuracy under top-k attention.",
         mode=mode,
     )
