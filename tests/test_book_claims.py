@@ -480,7 +480,10 @@ def test_chapter_2_on_prefers_mat_by_length_times_cosine_as_the_prose_says():
     doubled = re.search(r"twice its length: largest weight ([0-9.]+), on mat", text)
     assert doubled and float(doubled.group(1)) > w_mat  # same winner, sharper
     intro = _prose(CH02, "dotattn-prefers")
-    assert f"row {key_on}, *on*, gives more weight to *mat* (key {key_mat}) than to itself (key {key_on})" in intro
+    assert (
+        f"row {key_on}, *on*, gives more weight to *mat* (key {key_mat}) than to itself (key {key_on})"
+        in intro
+    )
     prose = _prose(CH02, "dotattn-prefers-2")
     assert f"(cosine {cos_mat:.2f}) and is longer ({len_mat:.2f} against {len_on:.2f})" in prose
     assert f"${len_on:.2f} \\times {len_mat:.2f} \\times {cos_mat:.2f} = {score_mat:.2f}$" in prose
