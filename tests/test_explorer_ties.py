@@ -86,6 +86,33 @@ def test_chapter_6_explorer_left_padding_and_fills_match_the_chapter():
     assert blocked_row["-inf"] == "nan" and left["-1e9 fp16"].nan_rows == (0, 1)
 
 
+def test_chapter_6_explorer_says_its_data_is_its_own_and_not_the_chapters_batch():
+    """The mask explorer draws its own q and k over its own sentence; the caption and the prose
+    beside it say so, and what they name is what the view computed."""
+    pytest.importorskip("matplotlib")
+    from attncourse import widgets as aw
+
+    view = explore.mask_view()  # the explorer's opening view
+    caption = aw.render_mask(explore.DEFAULT_PAD_LENGTH).caption
+    assert "The explorer's own data, not the chapter's batch" in caption
+    assert f"the sentence '{' '.join(toy_data.SENTENCE)}' (padding replaces its last tokens)" in caption
+    assert f"random q, k of width E = {view.width} (seed {view.seed})" in caption
+    # the named seed and width are the numbers shown: a fresh draw with them gives the view's scores
+    q, k, _ = np.random.default_rng(view.seed).standard_normal((3, len(view.sentence), view.width))
+    np.testing.assert_allclose(view.scores, q @ k.T / np.sqrt(view.width))
+    assert "(seed 3)" in aw.render_mask(2, seed=3).caption
+    # and the chapter's batch is other data: other tokens, other numbers
+    printed = _printed("06_masked_attention.ipynb", 'batch = [["the", "cat", "sat", "down", "."],')
+    chapter_sentences = [tuple(re.findall(r"'([^']*)'", line)) for line in printed.splitlines()[:2]]
+    assert chapter_sentences[0] == ("the", "cat", "sat", "down", ".")
+    assert view.sentence not in chapter_sentences
+    nb = json.loads((BOOK / "06_masked_attention.ipynb").read_text(encoding="utf-8"))
+    slot = next(c for c in nb["cells"] if "explorer-slot" in c["metadata"].get("tags", []))
+    prose = " ".join("".join(slot["source"]).split())
+    assert "data of its own, not the batch above" in prose
+    assert f"width $E = {view.width}$ (seed {view.seed})" in prose
+
+
 def test_chapter_7_explorer_counts_the_chapters_dimensions_outside_training():
     printed = _printed("07_positional_encoding.ipynb", "pe_long = ac.sinusoidal_positional_encoding")
     found = re.findall(r"position +(\d+): +(\d+) of (\d+) dimensions outside", printed)

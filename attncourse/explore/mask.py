@@ -43,6 +43,9 @@ class MaskView:
     """What the mask explorer shows (see :func:`mask_view`)."""
 
     tokens: Tuple[str, ...]  # the S keys, "<pad>" where padded
+    sentence: Tuple[str, ...]  # the S tokens given, before padding: the view's own sentence
+    seed: int  # of the view's own random q and k, one row per position
+    width: int  # E, the width of q and k (the scores are scaled by 1/sqrt(E))
     queries: Tuple[str, ...]  # the L queries: the last L tokens
     pad_length: int
     pad_side: str  # "right" (padding at the end) or "left" (at the start)
@@ -90,7 +93,8 @@ def mask_view(
     tokens : sequence of str, length S
         The real key tokens; the padded positions are shown as ``<pad>``.
     seed : int
-        Seed of the random ``q, k, v`` (width 4), one row per position.
+        Seed of the view's own random ``q`` and ``k`` (width ``E = 4``), one row per position.
+        They are drawn here, not taken from chapter 6's batch.
     n_queries : int, optional
         ``L``, from 1 to ``S`` (``None``: all of them, ``L = S``).  The queries are the *last*
         ``L`` positions, as when a decoder with a KV cache feeds its newest tokens.
@@ -151,7 +155,8 @@ def mask_view(
     positions = np.arange(S)
     keep = positions >= pad_length if pad_side == "left" else positions < n_real  # (S,) real keys
     rng = np.random.default_rng(seed)
-    q, k, _ = rng.standard_normal((3, S, _E))  # each (S, E), one row per position
+    # each (S, E), one row per position; a v is drawn too (and not shown: the view has no outputs)
+    q, k, _ = rng.standard_normal((3, S, _E))
     q = q[S - L :]  # (L, E): the newest L positions are the queries
     mask = np.broadcast_to(keep, (L, S))  # (S,) -> (L, S): the same keys hidden from every query
     if causal:
@@ -175,6 +180,9 @@ def mask_view(
     nan_rows = tuple(int(i) for i in np.flatnonzero(np.isnan(weights).any(axis=-1)))
     return MaskView(
         tokens=labels,
+        sentence=tokens,
+        seed=int(seed),
+        width=_E,
         queries=labels[S - L :],
         pad_length=pad_length,
         pad_side=pad_side,

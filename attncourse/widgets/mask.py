@@ -145,6 +145,9 @@ class _MaskPainter(Painter):
             f"fill {view.fill}: {outcome}"
         )
         return caption(
+            f"The explorer's own data, not the chapter's batch: the sentence '{' '.join(view.sentence)}'"
+            f"{' (padding replaces its last tokens)' if view.pad_length else ''} and random q, k of width "
+            f"E = {view.width} (seed {view.seed}); scores q·k/√{view.width}.",
             f"L = {L} queries{f' (the last {L} tokens)' if L < S else ''} against S = {S} keys, {view.pad_length} padded on the "
             f"{view.pad_side}, causal {('on, ' + view.align if L < S else 'on') if view.causal else 'off'}: "
             f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
