@@ -95,8 +95,8 @@ NEW_SITUATIONS = {
         "ch02.attend_each_query": "a whole-matrix normalisation, a bug the chapter does not show",
     },
     "ch03": {
-        "ch03.unit_variance_scale": "the scale for entries with a mean (the chapter's entries are centred)",
-        "ch03.predict_self_score": "a token's score with itself under tied projections (the chapter's q and k are independent)",
+        "ch03.recover_scale": "a layer's unknown scale read back from its weights, some of them underflowed to 0",
+        "ch03.predict_cosine_factor": "queries and keys normalised to unit length, then multiplied by a factor",
         "ch03.init_std_for_unscaled_scores": "an initialisation of the saved run's W_q, W_k that needs no scale",
         "ch03.attention_with_scale": "a scale read from the number of keys, a bug the chapter does not show",
         "ch03.weights_not_normalised": "a scale applied after the softmax, a bug the chapter does not show",

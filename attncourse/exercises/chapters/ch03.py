@@ -338,12 +338,13 @@ register(
 
 # ----------------------------------------------------------------------------- 3.5 the scale a layer used (inverse)
 def _recover(q, k, weights, how="right"):
-    """The one scale c with weights = softmax(c q k^T), fitted on every weight above float32's tiny."""
+    """The one scale c with weights = softmax(c q k^T), fitted on every weight of full precision."""
     E = np.shape(q)[-1]
     s = np.asarray(q, dtype=np.float64) @ swap(np.asarray(k, dtype=np.float64))  # (..., L, S)
     w = np.asarray(weights, dtype=np.float64)
+    tiny = np.finfo(np.asarray(weights).dtype).tiny  # subnormal weights have lost their digits
     s, w = np.broadcast_arrays(s, w)
-    ok = w > np.finfo(np.float32).tiny  # subnormal weights have lost their digits
+    ok = w > tiny
     logw = np.log(np.where(ok, w, 1.0))
     # log w = c s - log Z per row: centre both over the row's usable entries, then least squares
     n = ok.sum(-1, keepdims=True)
@@ -375,14 +376,14 @@ def _recover_cases():
         q, k = q.astype(dtype), k.astype(dtype)
         return Case(label, q=q, k=k, weights=_layer(q, k, c, dtype))
 
-    q_big = 30 * n(size=(4, 64))  # unscaled scores of spread about 240: rows saturate
+    q_big = 15 * n(size=(4, 64))  # scores of spread about 240 after a scale of 2: rows saturate
     return grouped(
         "values",
         case("E=16, the default scale", n(size=(3, 16)), n(size=(5, 16)), 1 / np.sqrt(16)),
         case("E=16 in a model of width 64, scaled by its width", n(size=(3, 16)), n(size=(6, 16)), 1 / 8),
     ) + grouped(
         "saturated rows",
-        case("E=64, no scale, long queries: some weights are exactly 0", q_big, n(size=(12, 64)), 1.0),
+        case("E=64, a scale of 2, long queries: some weights are exactly 0", q_big, n(size=(12, 64)), 2.0),
     ) + grouped(
         "batch dimensions",
         case("batch and heads (2, 3), E=8, a scale of 0.3", n(size=(2, 3, 2, 8)), n(size=(2, 3, 4, 8)), 0.3),
