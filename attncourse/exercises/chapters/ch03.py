@@ -398,6 +398,7 @@ register(
         points=2,
         function="recover_scale",
         stub=STUB_LINE,
+        kind="extend",
         hint="compare two weights of the same row: what does the softmax's normaliser become in their ratio?",
         description="A library's attention layer returns its weights, but its documentation does not say "
         "what it multiplies the scores by: $1/\\sqrt{E}$, one over the square root of the model's "
