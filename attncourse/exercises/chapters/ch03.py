@@ -216,7 +216,7 @@ register(
         "flatter. Find the bug and fix it; you may call `numpy` and `softmax`.",
         solution='''
             def attention_with_scale(q, k, v):
-                """Attention as F.scaled_dot_product_attention computes it with its default scale.
+                """Scaled dot-product attention of queries q over keys k and values v.
 
                 Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
                 """
@@ -491,7 +491,7 @@ register(
         "Symptom: the rows of `weights` do not sum to 1. Find the bug and fix it.",
         solution='''
             def scaled_dot_attention(q, k, v):
-                """The chapter's scaled dot-product attention, as F.scaled_dot_product_attention computes it.
+                """Scaled dot-product attention of queries q over keys k and values v.
 
                 Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
                 """
