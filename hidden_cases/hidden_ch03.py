@@ -82,20 +82,37 @@ HIDDEN = {
 }
 
 
-def predict_self_score():
-    return _kinds([Case("d_k = 64, N(0, 1) entries, k = q")], "the numbers")
+def predict_cosine_factor():
+    return _kinds([Case("d_k = 128, N(0, 1) entries, then unit length")], "the number")
 
 
-def unit_variance_scale():
+def _layer_case(name, q, k, c, dtype=np.float64):
+    """q, k and the weights softmax(c q k^T) of a layer computed in dtype."""
+    q, k = q.astype(dtype), k.astype(dtype)
+    s = q @ np.swapaxes(k, -1, -2) * dtype(c)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return Case(name, q=q, k=k, weights=e / e.sum(axis=-1, keepdims=True))
+
+
+def recover_scale():
+    rng = np.random.default_rng(1305)
+    n = rng.normal
     return _kinds(
         [
-            Case("d_k=1, mu=3", d_k=1, mu=3.0),
-            Case("d_k=512, small means", d_k=512, mu=np.array([0.01, 0.1, -0.3])),
-            Case("float32 means, d_k=32", d_k=32, mu=np.array([0.7, -1.5], dtype=np.float32)),
+            _layer_case("float32, E=32, the default scale", n(size=(4, 32)), n(size=(7, 32)), 1 / np.sqrt(32), np.float32),
+            _layer_case("E=4, S=9, scaled by the number of keys", n(size=(3, 4)), n(size=(9, 4)), 1 / 3),
+            _layer_case(
+                "a batch of 2, E=128, the default scale, very long queries: weights exactly 0",
+                250 * n(size=(2, 3, 128)),
+                n(size=(2, 16, 128)),
+                1 / np.sqrt(128),
+            ),
+            _layer_case("batch and heads (3, 1), L=1, E=2, a scale of 2.5", n(size=(3, 1, 1, 2)), n(size=(3, 1, 6, 2)), 2.5),
         ],
         "values",
         "values",
-        "values",
+        "saturated rows",
+        "batch dimensions",
     )
 
 
@@ -121,8 +138,8 @@ def fix_late_scaling():
 
 HIDDEN.update(
     {
-        "ch03.predict_self_score": predict_self_score,
-        "ch03.unit_variance_scale": unit_variance_scale,
+        "ch03.predict_cosine_factor": predict_cosine_factor,
+        "ch03.recover_scale": recover_scale,
         "ch03.weights_not_normalised": fix_late_scaling,
     }
 )

@@ -63,12 +63,20 @@ def answers(ex) -> set:
     return found
 
 
+# A printed number that equals an answer's spelling by chance, with what it is in the chapter.
+COINCIDENCES = {
+    ("ch02.output_jacobian", "0.155"): "the weight of 'sat' for the query 'on' with keys of length 1, in "
+    "chapter 2's length-times-cosine table; 2.2's Jacobian entries are of another computation",
+}
+
+
 @pytest.mark.parametrize("ex", ASKED, ids=[ex.id for ex in ASKED])
 def test_the_answer_is_not_printed_in_the_chapter(ex):
     if not (BOOK / f"{CHAPTERS[ex.chapter][1]}.ipynb").exists():
         pytest.skip(f"{ex.chapter}'s notebook is not written yet")
     text = chapter_text(ex.chapter)
     shown = [s for s in sorted(answers(ex)) if re.search(rf"(?<![\w.]){re.escape(s)}(?![\w]|\.\d)", text)]
+    shown = [s for s in shown if (ex.id, s) not in COINCIDENCES]
     assert not shown, f"{ex.number} ({ex.id}): the chapter already prints {shown}"
 
 
@@ -95,8 +103,8 @@ NEW_SITUATIONS = {
         "ch02.attend_each_query": "a whole-matrix normalisation, a bug the chapter does not show",
     },
     "ch03": {
-        "ch03.unit_variance_scale": "the scale for entries with a mean (the chapter's entries are centred)",
-        "ch03.predict_self_score": "a token's score with itself under tied projections (the chapter's q and k are independent)",
+        "ch03.recover_scale": "a layer's unknown scale read back from its weights, some of them underflowed to 0",
+        "ch03.predict_cosine_factor": "queries and keys normalised to unit length, then multiplied by a factor",
         "ch03.init_std_for_unscaled_scores": "an initialisation of the saved run's W_q, W_k that needs no scale",
         "ch03.attention_with_scale": "a scale read from the number of keys, a bug the chapter does not show",
         "ch03.weights_not_normalised": "a scale applied after the softmax, a bug the chapter does not show",

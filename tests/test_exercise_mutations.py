@@ -216,6 +216,13 @@ def late_scaling(q, k, v):
     return w @ v, w
 
 
+def scale_as_temperature(q, k, weights):  # the temperature T = 1 / c, from row 0's two largest weights
+    s = np.broadcast_to(q @ _t(k), weights.shape).reshape(-1, weights.shape[-1])
+    w = weights.reshape(-1, weights.shape[-1])
+    i, j = np.argsort(w[0])[-2:]
+    return float((s[0, i] - s[0, j]) / np.log(w[0, i] / w[0, j]))
+
+
 def mha_split_straight(x, W_q, W_k, W_v, W_o, n_heads):
     B, L, D = x.shape
     q, k, v = ((x @ W).reshape(B, n_heads, L, D // n_heads) for W in (W_q, W_k, W_v))
@@ -304,6 +311,7 @@ WRONG_ANSWERS = [
     ("ch03.scaled_scores", scores_over_e, "divided by E"),
     ("ch03.attention_with_scale", attention_scaled_by_ev, "you scaled by sqrt(Ev), the width of the values"),
     ("ch03.weights_not_normalised", late_scaling, "scaled after the softmax"),
+    ("ch03.recover_scale", scale_as_temperature, "the temperature"),
     ("ch04.project_qkv", project_transposed, "multiplied by W transposed"),
     ("ch05.multi_head_attention", mha_scaled_by_d_model, "scale by d_model"),
     ("ch05.multi_head_attention", mha_without_w_o, "out skips the output projection"),

@@ -94,7 +94,9 @@ def test_a_prediction_found_by_building_the_row_scores_0():
         ("ch00.effective_keys", "alpha_ij^2"),
         ("ch01.logit_gap", "e^c + n - 1"),
         ("ch01.logit_gap", "Start from"),
-        ("ch03.unit_variance_scale", "1 + 2"),
+        ("ch03.recover_scale", "log"),
+        ("ch03.recover_scale", "ratio"),
+        ("ch03.predict_cosine_factor", "11.3"),
         ("ch04.recover_value_projection", "lstsq"),
         ("ch04.recover_value_projection", "weights @ x"),
     ],
@@ -107,7 +109,7 @@ def test_no_prompt_or_stub_holds_the_result(ex_id, given_away):
 
 @pytest.mark.parametrize(
     "ex_id",
-    ["ch00.additive_score_cost", "ch03.predict_self_score", "ch04.predict_cross_projection_parameters"],
+    ["ch00.additive_score_cost", "ch03.predict_cosine_factor", "ch04.predict_cross_projection_parameters"],
 )
 def test_a_named_mistake_of_a_prediction_gives_no_number(ex_id):
     for d in get(ex_id).diagnoses:
@@ -115,7 +117,7 @@ def test_a_named_mistake_of_a_prediction_gives_no_number(ex_id):
 
 
 def test_a_derive_diagnosis_names_no_formula():
-    for ex_id in ("ch01.logit_gap", "ch03.unit_variance_scale"):
+    for ex_id in ("ch01.logit_gap", "ch03.recover_scale"):
         for d in get(ex_id).diagnoses:
             assert not re.search(r"log\(|sqrt\(|\(n [+-] 1\)|L \(L", d.message), f"{ex_id}: {d.message!r}"
 

@@ -75,45 +75,72 @@ CORRECT = {
             """,
         ],
     },
-    "ch03.predict_self_score": {
-        "the literals": """
-            def predict_self_score():
-                return 8, 2
+    "ch03.predict_cosine_factor": {
+        "the literal": """
+            def predict_cosine_factor():
+                return 11.3
         """,
         "the long way round": """
-            def predict_self_score():
-                d_k = 64
-                return d_k / np.sqrt(d_k), d_k * (3 - 1) / d_k
+            def predict_cosine_factor():
+                d_k = 128
+                spread_normalised = (d_k / (d_k**0.5 * d_k**0.5) ** 2) ** 0.5  # std of q . k / (|q| |k|)
+                return 1 / spread_normalised
         """,
-        "numpy float32 scalars": """
-            def predict_self_score():
-                return np.float32(8.0), np.float32(2.0)
+        "numpy float32": """
+            def predict_cosine_factor():
+                return np.float32(8 * 2**0.5)
         """,
-        "a list": """
-            def predict_self_score():
-                return [8.1, 1.98]
+        "a one-element list": """
+            def predict_cosine_factor():
+                return [11.0]
         """,
     },
-    "ch03.unit_variance_scale": {
-        "torch with the chapter's torch import": """
-            def unit_variance_scale(d_k, mu):
-                mu = torch.as_tensor(mu, dtype=torch.float64)
-                return (d_k * (1 + 2 * mu**2)) ** -0.5
+    "ch03.recover_scale": {
+        "torch least squares, each row centred": """
+            def recover_scale(q, k, weights):
+                q, k, w = (torch.as_tensor(a, dtype=torch.float64) for a in (q, k, weights))
+                s = (q @ k.transpose(-1, -2)).expand_as(w)
+                use = w > 1e-300
+                logw = torch.where(use, w, torch.ones_like(w)).log()
+                n = use.sum(-1, keepdim=True)
+                s_c = torch.where(use, s - (s * use).sum(-1, keepdim=True) / n, torch.zeros_like(s))
+                l_c = torch.where(use, logw - (logw * use).sum(-1, keepdim=True) / n, torch.zeros_like(s))
+                return float((s_c * l_c).sum() / (s_c * s_c).sum())
         """,
-        "from the moments, float32": """
-            def unit_variance_scale(d_k, mu):
-                m = np.asarray(mu, dtype=np.float32)
-                second = (1 + m * m) ** 2  # E[(q_i k_i)^2]
-                return np.float32(1) / np.sqrt(np.float32(d_k) * (second - m**4))
+        "loops over rows, the two largest weights": """
+            def recover_scale(q, k, weights):
+                s = np.einsum("...le,...se->...ls", q, k)
+                s, w = np.broadcast_arrays(s, weights)
+                s, w = s.reshape(-1, s.shape[-1]), w.reshape(-1, w.shape[-1])
+                found = []
+                for row in range(w.shape[0]):
+                    order = np.argsort(w[row])
+                    a, b = order[-1], order[-2]  # both above 0
+                    if s[row, a] != s[row, b]:
+                        found.append(np.log(w[row, a] / w[row, b]) / (s[row, a] - s[row, b]))
+                return float(np.median(found))
+        """,
+        "float32, polyfit on each row's weights above 0": """
+            def recover_scale(q, k, weights):
+                s = (q.astype(np.float32) @ np.swapaxes(k.astype(np.float32), -1, -2)).astype(np.float64)
+                s, w = np.broadcast_arrays(s, weights.astype(np.float64))
+                slopes = []
+                for s_row, w_row in zip(s.reshape(-1, s.shape[-1]), w.reshape(-1, w.shape[-1])):
+                    keep = w_row > 0
+                    slopes.append(np.polyfit(s_row[keep], np.log(w_row[keep]), 1)[0])
+                return float(np.mean(slopes))
         """,
         "helper in an added cell": [
             """
-            def _product_variance_35(mu):
-                return 1 + 2 * np.square(mu)
+            def _log_ratio_35(w, i, j):
+                return np.log(w[..., i]) - np.log(w[..., j])
             """,
             """
-            def unit_variance_scale(d_k, mu):
-                return 1 / np.sqrt(d_k * _product_variance_35(np.asarray(mu, dtype=float)))
+            def recover_scale(q, k, weights):
+                s = np.broadcast_to(q @ np.swapaxes(k, -1, -2), weights.shape).reshape(-1, weights.shape[-1])
+                w = weights.reshape(-1, weights.shape[-1])
+                i, j = np.argsort(w[0])[-2:]
+                return float(_log_ratio_35(w[0], i, j) / (s[0, i] - s[0, j]))
             """,
         ],
     },
@@ -200,32 +227,59 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch03.predict_self_score": {
-        "independent key": """
-            def predict_self_score():
-                return 0, 1
+    "ch03.predict_cosine_factor": {
+        "no factor": """
+            def predict_cosine_factor():
+                return 1.0
         """,
-        "unscaled": """
-            def predict_self_score():
-                return 64, 128
+        "the unscaled scores' spread": """
+            def predict_cosine_factor():
+                return 128
         """,
-        "mean and variance swapped": """
-            def predict_self_score():
-                return 2, 8
+        "a factor for each vector": """
+            def predict_cosine_factor():
+                return 128**0.25
+        """,
+        "divided": """
+            def predict_cosine_factor():
+                return 1 / 128**0.5
         """,
     },
-    "ch03.unit_variance_scale": {
-        "mean ignored": """
-            def unit_variance_scale(d_k, mu):
-                return 1 / np.sqrt(d_k) + 0 * np.asarray(mu, dtype=float)
+    "ch03.recover_scale": {
+        "the default assumed": """
+            def recover_scale(q, k, weights):
+                return 1 / np.sqrt(q.shape[-1])
         """,
-        "second moments": """
-            def unit_variance_scale(d_k, mu):
-                return 1 / (np.sqrt(d_k) * (1 + np.asarray(mu, dtype=float) ** 2))
+        "the temperature": """
+            def recover_scale(q, k, weights):
+                s = np.broadcast_to(q @ np.swapaxes(k, -1, -2), weights.shape).reshape(-1, weights.shape[-1])
+                w = weights.reshape(-1, weights.shape[-1])
+                i, j = np.argsort(w[0])[-2:]
+                return float((s[0, i] - s[0, j]) / np.log(w[0, i] / w[0, j]))
         """,
-        "mu instead of mu squared": """
-            def unit_variance_scale(d_k, mu):
-                return 1 / np.sqrt(d_k * (1 + 2 * np.abs(np.asarray(mu, dtype=float))))
+        "against the default-scaled scores": """
+            def recover_scale(q, k, weights):
+                s = np.broadcast_to(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), weights.shape)
+                s, w = s.reshape(-1, weights.shape[-1]), weights.reshape(-1, weights.shape[-1])
+                i, j = np.argsort(w[0])[-2:]
+                return float(np.log(w[0, i] / w[0, j]) / (s[0, i] - s[0, j]))
+        """,
+        "the normaliser left out": """
+            def recover_scale(q, k, weights):
+                s = np.broadcast_to(q @ np.swapaxes(k, -1, -2), weights.shape).reshape(-1, weights.shape[-1])
+                w = weights.reshape(-1, weights.shape[-1])
+                j = np.argmax(w[0])
+                return float(np.log(w[0, j]) / s[0, j])
+        """,
+        "the largest and the smallest weight, zeros and all": """
+            def recover_scale(q, k, weights):
+                s = np.broadcast_to(q @ np.swapaxes(k, -1, -2), weights.shape).reshape(-1, weights.shape[-1])
+                w = weights.reshape(-1, weights.shape[-1])
+                i, j = w.argmax(-1), w.argmin(-1)
+                rows = np.arange(w.shape[0])
+                with np.errstate(divide="ignore"):
+                    c = np.log(w[rows, i] / w[rows, j]) / (s[rows, i] - s[rows, j])
+                return float(c.mean())
         """,
     },
     "ch03.weights_not_normalised": {

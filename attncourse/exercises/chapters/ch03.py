@@ -216,7 +216,10 @@ register(
         "flatter. Find the bug and fix it; you may call `numpy` and `softmax`.",
         solution='''
             def attention_with_scale(q, k, v):
-                """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""
+                """Scaled dot-product attention of queries q over keys k and values v.
+
+                Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
+                """
                 ### BEGIN SOLUTION
                 scale = 1 / np.sqrt(q.shape[-1])
                 ### END SOLUTION
@@ -254,155 +257,194 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.4 a token's score with itself (predict)
-def _self_score(d_k=64, scaled=True, independent=False, square_var=2.0, var_divisor="d"):
-    mean, var = (0.0, d_k) if independent else (float(d_k), square_var * d_k)
-    if scaled:
-        mean = mean / np.sqrt(d_k)
-        var = var / (d_k if var_divisor == "d" else np.sqrt(d_k))
-    return np.array(mean), np.array(var)
+# ----------------------------------------------------------------------------- 3.4 unit-length q and k (predict)
+_COSINE_DK = 128
+
+
+def _cosine_factor(how="right", d_k=_COSINE_DK):
+    length = np.sqrt(d_k)  # |q| and |k|: about sqrt(d_k) each, so q_hat . k_hat is about q . k / d_k
+    return np.array(
+        {
+            "right": length,  # Var(q . k / d_k) = 1 / d_k: the factor sqrt(d_k) gives spread 1
+            "none": 1.0,
+            "unscaled": length**2,
+            "divided": 1 / length,
+            "each vector": np.sqrt(length),
+        }[how]
+    )
 
 
 register(
     Exercise(
-        id="ch03.predict_self_score",
+        id="ch03.predict_cosine_factor",
         number="3.4",
-        title="predict a token's score with itself",
+        title="a factor for queries and keys of unit length",
         points=1,
-        function="predict_self_score",
+        function="predict_cosine_factor",
         stub=STUB_LINE,
         kind="predict",
-        description="A layer ties its projections, `W_q = W_k`, so a token's key is its own query: its "
-        "score with itself is $q \\cdot q / \\sqrt{d_k}$. The query has $d_k = 64$ independent entries, each "
-        "$\\mathcal{N}(0, 1)$. Before running anything, write down the *mean* and the *variance* of this "
-        "scaled score over random queries. Return `(mean, variance)`; anything within 5% passes.",
+        description="Some models normalise every query and every key to length 1 before the dot product, "
+        "and then multiply the scores by a fixed factor $\\tau$ instead of dividing them by "
+        "$\\sqrt{d_k}$. Before normalising, the queries and keys of this one have $d_k = 128$ "
+        "independent $\\mathcal{N}(0, 1)$ entries, the chapter's setting. Before running anything, "
+        "write down the $\\tau$ for which its scores spread as much (standard deviation over random "
+        "independent `q` and `k`) as the chapter's scaled scores $q \\cdot k / \\sqrt{d_k}$ do. Return "
+        "$\\tau$; anything within 5% passes.",
         solution='''
-            def predict_self_score():
-                """(mean, variance) of q . q / sqrt(d_k) for q with d_k = 64 independent N(0, 1) entries."""
+            def predict_cosine_factor():
+                """The factor tau for unit-length q and k, d_k = 128."""
                 ### BEGIN SOLUTION
-                # q . q = sum of 64 squares: mean 64 * E[q_i^2] = 64, variance 64 * Var(q_i^2) = 64 * 2
-                # (E[q_i^4] = 3 for a standard Gaussian); dividing by sqrt(64) = 8 divides the variance by 64
-                return 64 / 8, 64 * 2 / 64
+                # |q| and |k| are each about sqrt(128), so q_hat . k_hat is about q . k / 128, whose
+                # variance is 128 / 128^2 = 1 / 128; a spread of 1 needs tau = sqrt(128)
+                return 128**0.5
                 ### END SOLUTION
         ''',
-        reference=_self_score,
-        public_cases=lambda: grouped("the numbers", Case("d_k = 64, N(0, 1) entries, k = q")),
-        outputs=("mean", "variance"),
+        reference=_cosine_factor,
+        public_cases=lambda: grouped("the number", Case("d_k = 128, N(0, 1) entries, then unit length")),
         tolerance=(0.05, 0.0),
-        hint="q . q is a sum of d_k squares: what are the mean and the variance of one square of a standard Gaussian?",
+        hint="a vector of d_k independent N(0, 1) entries has a length of about sqrt(d_k): what does "
+        "normalising q and k do to q . k, and so to its variance?",
         diagnoses=(
             Diagnosis(
-                "your numbers are those of a query and a key drawn independently; here the key is the query",
-                name="key independent of the query",
-                hint="q_i times itself is q_i^2, which is never negative",
-                variant=lambda: _self_score(independent=True),
+                "with that factor the normalised scores keep their own spread: how long were q and k "
+                "before they were normalised?",
+                name="no factor",
+                hint="normalising divides q . k by |q| |k|, about d_k",
+                variant=lambda: _cosine_factor("none"),
             ),
             Diagnosis(
-                "your numbers are those of the unscaled score",
-                name="unscaled",
-                hint="dividing by sqrt(d_k) divides the mean by sqrt(d_k) and the variance by d_k",
-                variant=lambda: _self_score(scaled=False),
+                "your factor gives back the unscaled scores' spread, not the scaled ones'",
+                name="the unscaled scores",
+                hint="the scaled scores have standard deviation 1; the normalised ones 1 / sqrt(d_k)",
+                variant=lambda: _cosine_factor("unscaled"),
             ),
             Diagnosis(
-                "your mean is right; your variance takes one squared entry to vary as much as one entry",
-                name="Var(q_i^2) taken as 1",
-                hint="E[z^4] = 3 for z ~ N(0, 1)",
-                variant=lambda: _self_score(square_var=1.0),
+                "your factor shrinks the scores, and the normalised scores are already narrower than "
+                "the scaled ones",
+                name="divided, not multiplied",
+                hint="the normalised scores spread by 1 / sqrt(d_k): multiply them back up",
+                variant=lambda: _cosine_factor("divided"),
             ),
             Diagnosis(
-                "your mean is right; your variance was scaled as if it were a standard deviation",
-                name="variance divided by sqrt(d_k)",
-                hint="Var(X / c) = Var(X) / c^2",
-                variant=lambda: _self_score(var_divisor="sqrt"),
+                "your factor would do if it multiplied q and k each; it multiplies their dot product once",
+                name="a factor for each vector",
+                hint="the dot product of two vectors each multiplied by a is multiplied by a squared",
+                variant=lambda: _cosine_factor("each vector"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 3.5 a scale for entries with a mean (derive)
-def _unit_scale(d_k, mu, how="right"):
-    d_k = np.asarray(d_k, dtype=np.float64)
-    m2 = np.asarray(mu, dtype=np.float64) ** 2
-    var = {
-        "right": d_k * (1 + 2 * m2),
-        "mean ignored": d_k + 0 * m2,
-        "second moments": d_k * (1 + m2) ** 2,
-        "one mean": d_k * (1 + m2),
-        "mean square": d_k * (1 + 2 * m2) + (d_k * m2) ** 2,
-    }[how]
-    return 1 / np.sqrt(var)
+# ----------------------------------------------------------------------------- 3.5 the scale a layer used (inverse)
+def _recover(q, k, weights, how="right"):
+    """The one scale c with weights = softmax(c q k^T), fitted on every weight of full precision."""
+    E = np.shape(q)[-1]
+    s = np.asarray(q, dtype=np.float64) @ swap(np.asarray(k, dtype=np.float64))  # (..., L, S)
+    w = np.asarray(weights, dtype=np.float64)
+    tiny = np.finfo(np.asarray(weights).dtype).tiny  # subnormal weights have lost their digits
+    s, w = np.broadcast_arrays(s, w)
+    ok = w > tiny
+    logw = np.log(np.where(ok, w, 1.0))
+    # log w = c s - log Z per row: centre both over the row's usable entries, then least squares
+    n = ok.sum(-1, keepdims=True)
+    s_c = np.where(ok, s - (s * ok).sum(-1, keepdims=True) / n, 0.0)
+    l_c = np.where(ok, logw - (logw * ok).sum(-1, keepdims=True) / n, 0.0)
+    c = float((s_c * l_c).sum() / (s_c * s_c).sum())
+    return {"right": c, "default": 1 / np.sqrt(E), "temperature": 1 / c, "pre-scaled": c * np.sqrt(E)}[how]
 
 
-def _unit_scale_cases():
+def _variant(how):
+    def variant(q, k, weights):
+        wrong, right = _recover(q, k, weights, how), _recover(q, k, weights)
+        return None if np.isclose(wrong, right, rtol=0.05) else wrong
+
+    return variant
+
+
+def _layer(q, k, c, dtype=np.float64):
+    """The weights a layer with scale c returns, computed in dtype."""
+    q, k = q.astype(dtype), k.astype(dtype)
+    return softmax(q @ swap(k) * dtype(c))
+
+
+def _recover_cases():
+    rng = np.random.default_rng(305)
+    n = rng.normal
+
+    def case(label, q, k, c, dtype=np.float64):
+        q, k = q.astype(dtype), k.astype(dtype)
+        return Case(label, q=q, k=k, weights=_layer(q, k, c, dtype))
+
+    q_big = 15 * n(size=(4, 64))  # scores of spread about 240 after a scale of 2: rows saturate
     return grouped(
         "values",
-        Case("d_k=64, mu=0 (the chapter's case)", d_k=64, mu=0.0),
-        Case("d_k=16, mu=1", d_k=16, mu=1.0),
-        Case("d_k=100, several means, one negative", d_k=100, mu=np.array([0.5, 2.0, -1.0])),
+        case("E=16, the default scale", n(size=(3, 16)), n(size=(5, 16)), 1 / np.sqrt(16)),
+        case("E=16 in a model of width 64, scaled by its width", n(size=(3, 16)), n(size=(6, 16)), 1 / 8),
+    ) + grouped(
+        "saturated rows",
+        case("E=64, a scale of 2, long queries: some weights are exactly 0", q_big, n(size=(12, 64)), 2.0),
+    ) + grouped(
+        "batch dimensions",
+        case("batch and heads (2, 3), E=8, a scale of 0.3", n(size=(2, 3, 2, 8)), n(size=(2, 3, 4, 8)), 0.3),
     )
 
 
 register(
     Exercise(
-        id="ch03.unit_variance_scale",
+        id="ch03.recover_scale",
         number="3.5",
-        title="a scale for queries and keys that are not centred",
+        title="the scale a layer used, read from its weights",
         points=2,
-        function="unit_variance_scale",
+        function="recover_scale",
         stub=STUB_LINE,
-        hint="write Var(q_i k_i) as E[(q_i k_i)^2] - (E[q_i k_i])^2 and use independence in each term",
-        kind="derive",
-        description="The chapter's $1/\\sqrt{d_k}$ assumes entries of mean 0. After a ReLU-like layer they "
-        "are not: here `q` and `k` have $d_k$ entries, all independent, each with mean `mu` and variance "
-        "1. Derive the scale $c$ for which the score $c\\, q \\cdot k$ has variance 1, and return it as a "
-        "closed form in `d_k` (an int) and `mu` (a float or an array; return an array of its shape). Use "
-        "arithmetic and `numpy` only.",
+        kind="extend",
+        hint="compare two weights of the same row: what does the softmax's normaliser become in their ratio?",
+        description="A library's attention layer returns its weights, but its documentation does not say "
+        "what it multiplies the scores by: $1/\\sqrt{E}$, one over the square root of the model's "
+        "width, something else, or nothing. You ran it on `q (..., L, E)` and `k (..., S, E)` and it "
+        "returned `weights (..., L, S)`, the softmax over the keys of $c\\, q k^\\top$ with one unknown "
+        "scale $c > 0$ for every row. Return $c$ (a float), read from these three arrays. In some "
+        "rows the layer saturated: weights there may be exactly 0, but every row has at least two "
+        "weights above 0.",
         solution='''
-            def unit_variance_scale(d_k, mu):
-                """The scale c for which c q . k has variance 1: d_k independent entries of mean mu, variance 1."""
+            def recover_scale(q, k, weights):
+                """The scale c > 0 with weights = softmax(c q k^T) over the keys."""
                 ### BEGIN SOLUTION
-                mu2 = np.asarray(mu, dtype=float) ** 2
-                # E[(q_i k_i)^2] = E[q_i^2] E[k_i^2] = (1 + mu^2)^2 and E[q_i k_i] = mu^2,
-                # so Var(q_i k_i) = 1 + 2 mu^2; d_k independent terms add their variances
-                return 1 / np.sqrt(d_k * (1 + 2 * mu2))
+                s = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                s, w = np.broadcast_arrays(s, weights)
+                top = w.argmax(-1)[..., None]  # each row's largest weight, never 0
+                w_top = np.take_along_axis(w, top, -1)
+                s_top = np.take_along_axis(s, top, -1)
+                # log w_j - log w_top = c (s_j - s_top): the normaliser cancels in a ratio
+                use = (w > 0) & (s != s_top)  # skip weights that underflowed to 0
+                return float(np.mean(np.log(w[use] / np.broadcast_to(w_top, w.shape)[use])
+                                     / (s[use] - np.broadcast_to(s_top, s.shape)[use])))
                 ### END SOLUTION
         ''',
-        reference=_unit_scale,
-        public_cases=_unit_scale_cases,
+        reference=_recover,
+        public_cases=_recover_cases,
+        tolerance=(1e-2, 0.0),
         diagnoses=(
             Diagnosis(
-                "your scale does not change with mu: what does a mean add to the variance of a product?",
-                name="mean ignored",
-                hint="Var(q_i k_i) = E[q_i^2] E[k_i^2] - E[q_i]^2 E[k_i]^2",
-                variant=lambda d_k, mu: (
-                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean ignored")
-                ),
+                "your scale is the default one whatever the weights say; this layer's may be another",
+                name="the default assumed",
+                hint="the weights hold the scale: the ratio of two weights in a row depends on c",
+                variant=_variant("default"),
             ),
             Diagnosis(
-                "your scale makes the mean square of one product 1/d_k, not its variance: "
-                "a product of entries with a mean has a mean of its own",
-                name="second moment taken as the variance",
-                hint="subtract (E[q_i k_i])^2 = mu^4",
-                variant=lambda d_k, mu: (
-                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "second moments")
-                ),
+                "that is the temperature the scores were divided by; the function returns the factor "
+                "they were multiplied by",
+                name="the temperature",
+                hint="c multiplies q k^T; a temperature T divides it, so c = 1 / T",
+                variant=_variant("temperature"),
             ),
             Diagnosis(
-                "your scale counts the mean of only one of the two factors",
-                name="one factor's mean",
-                hint="E[q_i^2] and E[k_i^2] are both 1 + mu^2",
-                variant=lambda d_k, mu: (
-                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "one mean")
-                ),
-            ),
-            Diagnosis(
-                "your scale makes the mean square of the whole score 1, not its variance",
-                name="mean square of the score",
-                hint="the variance leaves out the square of the score's mean",
-                variant=lambda d_k, mu: (
-                    None if np.all(np.asarray(mu) == 0) else _unit_scale(d_k, mu, "mean square")
-                ),
+                "your scale is measured against scores that were already divided by the square root "
+                "of the width; c multiplies q k^T itself",
+                name="relative to the default",
+                hint="fit c against q k^T, not q k^T / sqrt(E)",
+                variant=_variant("pre-scaled"),
             ),
         ),
     )
@@ -449,7 +491,10 @@ register(
         "Symptom: the rows of `weights` do not sum to 1. Find the bug and fix it.",
         solution='''
             def scaled_dot_attention(q, k, v):
-                """softmax(q k^T / sqrt(E)) v: returns (out (..., L, Ev), weights (..., L, S))."""
+                """Scaled dot-product attention of queries q over keys k and values v.
+
+                Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
+                """
                 scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
                 ### BEGIN SOLUTION
                 weights = softmax(scores / np.sqrt(q.shape[-1]))
