@@ -300,7 +300,9 @@ def test_the_derived_closed_forms_hold():
     q8, k8, v8 = rng.normal(size=(B, H, S, 5)), rng.normal(size=(B, H, S, 5)), rng.normal(size=(B, H, S, 2))
     ahead = torch.ones(S, S, dtype=torch.bool).triu(1)  # keys after their query
     bias8 = torch.tensor(alibi_bias(H, S)).masked_fill(ahead, float("-inf"))
-    full = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q8, k8, v8)), attn_mask=bias8)
+    full = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q8, k8, v8)), attn_mask=bias8
+    )
     out8, _ = _answer("ch07.alibi_chunk_attention", q8[:, :, -C:], k8, v8)
     np.testing.assert_allclose(out8, full[:, :, -C:].numpy(), atol=1e-10)
 

@@ -93,9 +93,11 @@ def _alibi_chunk_attention(inputs):
         out += r.dtype_in(name, inputs[name], (str(q.dtype),))
     if out:
         return out
-    (B, H, C, d), (S, Ev) = np.shape(q), np.shape(v)[-2:]
+    (B, H, C, d), S = np.shape(q), np.shape(v)[-2]
     if np.shape(k) != (B, H, S, d) or np.shape(v)[:2] != (B, H):
-        out.append(f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (B, H, C, d), (B, H, S, d), (B, H, S, Ev)")
+        out.append(
+            f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (B, H, C, d), (B, H, S, d), (B, H, S, Ev)"
+        )
     if not 1 <= C <= S:
         out.append(f"C = {C} is not between 1 and S = {S}")
     if H & (H - 1):

@@ -458,13 +458,17 @@ register(
                 "your chunk's queries are placed at the start of the sequence: each sees too few keys",
                 name="queries at the start",
                 hint="the chunk is the end of the sequence, not its beginning",
-                variant=lambda q, k, v: _alibi_chunk(q, k, v, "top-left") if np.shape(q)[-2] < np.shape(k)[-2] else None,
+                variant=lambda q, k, v: (
+                    _alibi_chunk(q, k, v, "top-left") if np.shape(q)[-2] < np.shape(k)[-2] else None
+                ),
             ),
             Diagnosis(
                 "your penalty is not the distance from each query back to its key",
                 name="distance from the chunk's start",
                 hint="measure the distance between positions in the sequence",
-                variant=lambda q, k, v: _alibi_chunk(q, k, v, "local distance") if np.shape(q)[-2] < np.shape(k)[-2] else None,
+                variant=lambda q, k, v: (
+                    _alibi_chunk(q, k, v, "local distance") if np.shape(q)[-2] < np.shape(k)[-2] else None
+                ),
             ),
             Diagnosis(
                 "your keys gain score with distance: ALiBi's keys lose it",
