@@ -240,6 +240,7 @@ register(
         points=3,
         hint="treat each half as a head of its own: which features pair up there, and what width sets the frequencies?",
         function="rope_2d",
+        needs=("import numpy as np", "import torch"),
         description="A vision model places each image patch by two numbers, its row and its column, and "
         "wants from RoPE what RoPE gives a sequence: the score between two patches should depend on their "
         "row offset and their column offset only. In the axial scheme the row positions the first half "
@@ -335,6 +336,7 @@ register(
         points=2,
         hint="take the logarithm of two weights of one row: what is left once the content scores are taken out?",
         function="recover_alibi_slopes",
+        needs=("import numpy as np", "import torch"),
         kind="extend",
         description="A causal layer penalises distance as ALiBi does, one slope per head, but its "
         "slopes were learned during training, so the chapter's rule does not give them. For one "
@@ -544,6 +546,7 @@ register(
         title="where was this vector rotated?",
         points=2,
         function="rope_position",
+        needs=("import numpy as np", "import torch"),
         hint="which pair's angle can you read without ambiguity for every position below 2000?",
         description="You are given vectors `x (..., E)` and `y`, where `y` is `x` turned by the chapter's "
         "half-split RoPE (base 10000, feature $i$ paired with feature $i + E/2$) at an unknown integer "
