@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncourse import apply_rope
+from attncourse import apply_rope, softmax
 from attncourse.exercises import Case, grouped
 
 
@@ -66,14 +66,24 @@ def rope_2d():
     )
 
 
-def alibi_slopes():
+def recover_alibi_slopes():
+    rng = np.random.default_rng(1704)
+
+    def case(label, slopes, L, dtype=np.float64, scale=1.0):
+        slopes = np.asarray(slopes, dtype=np.float64)
+        scores = scale * rng.normal(size=(slopes.shape[0], L, L))
+        distance = np.arange(L)[:, None] - np.arange(L)[None, :]
+        weights = softmax(np.where(distance >= 0, scores - slopes[:, None, None] * distance, -np.inf))
+        return Case(label, scores=scores.astype(dtype), weights=weights.astype(dtype))
+
     return grouped(
-        "head counts",
-        Case("1 head", n_heads=1),
-        Case("5 heads", n_heads=5),
-        Case("16 heads", n_heads=16),
-        Case("24 heads", n_heads=24),
-        Case("3 heads", n_heads=3),
+        "heads",
+        case("8 heads, L=3, the chapter's slopes", 2.0 ** (-np.arange(1, 9)), 3),
+        case("2 heads, L=7, large content scores", [0.8, 0.03], 7, scale=3.0),
+        case("4 heads, L=2, a steep head", [2.5, 1.0, 0.5, 0.1], 2),
+    ) + grouped(
+        "dtype",
+        case("float32, 3 heads, L=4", [1.1, 0.4, 0.09], 4, dtype=np.float32),
     )
 
 
@@ -81,26 +91,29 @@ HIDDEN = {
     "ch07.rope_left_padded": rope_left_padded,
     "ch07.rotation_angles": rotation_angles,
     "ch07.rope_2d": rope_2d,
-    "ch07.alibi_slopes": alibi_slopes,
+    "ch07.recover_alibi_slopes": recover_alibi_slopes,
 }
 
 
-def alibi_attention():
+def alibi_chunk_attention():
     rng = np.random.default_rng(1705)
     n = rng.normal
+
+    def case(label, B, H, C, S, d, Ev, dtype=np.float64):
+        return Case(
+            label,
+            q=n(size=(B, H, C, d)).astype(dtype),
+            k=n(size=(B, H, S, d)).astype(dtype),
+            v=n(size=(B, H, S, Ev)).astype(dtype),
+        )
+
     return grouped(
-        "heads",
-        Case("8 heads, L=5", q=n(size=(1, 8, 5, 2)), k=n(size=(1, 8, 5, 2)), v=n(size=(1, 8, 5, 3))),
-        Case("one head, L=6", q=n(size=(2, 1, 6, 4)), k=n(size=(2, 1, 6, 4)), v=n(size=(2, 1, 6, 1))),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, 2 heads, L=3",
-            q=n(size=(1, 2, 3, 8)).astype(np.float32),
-            k=n(size=(1, 2, 3, 8)).astype(np.float32),
-            v=n(size=(1, 2, 3, 2)).astype(np.float32),
-        ),
-    )
+        "chunks",
+        case("one head, C=4, S=10", 2, 1, 4, 10, 2, 3),
+        case("8 heads, C=2, S=3", 1, 8, 2, 3, 4, 1),
+        case("one new token, 2 heads, S=9", 2, 2, 1, 9, 3, 2),
+        case("C = S = 5, 4 heads", 1, 4, 5, 5, 2, 2),
+    ) + grouped("dtype", case("float32, 2 heads, C=2, S=8", 1, 2, 2, 8, 4, 3, np.float32))
 
 
 def rope_position():
@@ -120,14 +133,14 @@ def rope_position():
     )
 
 
-def predict_alibi_recent_heads():
-    return grouped("prediction", Case("16 heads, 2048 keys, the 100 most recent"))
+def predict_alibi_head_weight():
+    return grouped("prediction", Case("head 4, from head 2's first two weights"))
 
 
 HIDDEN.update(
     {
-        "ch07.alibi_attention": alibi_attention,
+        "ch07.alibi_chunk_attention": alibi_chunk_attention,
         "ch07.rope_position": rope_position,
-        "ch07.predict_alibi_recent_heads": predict_alibi_recent_heads,
+        "ch07.predict_alibi_head_weight": predict_alibi_head_weight,
     }
 )

@@ -137,10 +137,10 @@ NEW_SITUATIONS = {
     "ch07": {
         "ch07.rope_left_padded": "RoPE on a left-padded batch, each sequence at its own positions",
         "ch07.rope_2d": "axial 2-D RoPE: rows and columns of a grid of patches",
-        "ch07.alibi_slopes": "ALiBi's slopes for a head count that is not a power of two",
-        "ch07.alibi_attention": "ALiBi biases",
+        "ch07.recover_alibi_slopes": "learned ALiBi slopes read back from a layer's content scores and weights",
+        "ch07.alibi_chunk_attention": "ALiBi for a chunk of queries at the end of a cached sequence",
         "ch07.rope_position": "positions recovered from a vector and its RoPE rotation",
-        "ch07.predict_alibi_recent_heads": "how many ALiBi heads keep most weight on the nearest keys",
+        "ch07.predict_alibi_head_weight": "an ALiBi layer's head count found from two weights, then another head",
     },
     "ch08": {
         "ch08.parallel_block": "the parallel block of GPT-J and PaLM, not the chapter's sequential one",

@@ -74,13 +74,72 @@ def test_8_2_look_alike_probes_are_named_without_the_test_that_tells_them_apart(
             assert "1e-3" not in m and "both" not in m, m
 
 
-def test_the_alibi_prediction_mistakes_are_named_without_the_count_or_the_rule():
-    ex = get("ch07.predict_alibi_recent_heads")
+def test_the_alibi_prediction_mistakes_are_named_without_the_number_or_the_rule():
+    ex = get("ch07.predict_alibi_head_weight")
     for d in ex.diagnoses:
-        messages, _ = _messages(ex.id, d.variant)
-        assert messages
+        value = float(d.variant())  # handed in as a written-down number, as a student would
+        messages, _ = _messages(ex.id, lambda: value)
+        assert messages and all(m.startswith("that is") for m in messages), (d.name, messages)
         for m in messages:
-            assert not any(n in m for n in ("14", "2^", "e^", "exp", "geometric")), m
+            assert not any(n in m for n in ("0.16", "16", "2^", "e^", "exp", "1 -", "log", "geometric")), m
+
+
+def test_7_3_diagnoses_name_the_mistake_without_the_pairing_or_the_angle():
+    from attncourse.exercises.engine.compare import Outcome, expected_outputs, judge
+    from attncourse.exercises.engine.outputs import to_arrays
+
+    ex = get("ch07.rope_2d")  # the variants live in the package, which answers may not call: judged here
+    cases = ex.public_cases() + list(HIDDEN[ex.id]())
+    for d in ex.diagnoses:
+        messages = []
+        for case in cases:
+            got = Outcome("returned", to_arrays(d.variant(*case.args()), ex.outputs))
+            result = judge(ex, case, expected_outputs(ex, case), got)
+            messages += [] if result.passed else [result.message]
+        assert messages and any(d.message in m for m in messages), d.name
+        for m in messages:
+            assert not any(n in m for n in ("10000", "E/4", "E/2", "i +", "2i")), m
+
+
+def test_7_4_answers_that_drop_the_content_scores_or_turn_the_sign_are_told_so():
+    def weights_alone(scores, weights):
+        L = weights.shape[-1]
+        return np.log(weights[:, L - 1, L - 1] / weights[:, L - 1, L - 2])
+
+    messages, _ = _messages("ch07.recover_alibi_slopes", weights_alone)
+    assert messages and all("content scores" in m for m in messages)
+
+    def from_row_1_with_the_sign_turned(scores, weights):  # another row than the reference reads
+        return (np.log(weights[:, 1, 0]) - scores[:, 1, 0]) - (np.log(weights[:, 1, 1]) - scores[:, 1, 1])
+
+    messages, _ = _messages("ch07.recover_alibi_slopes", from_row_1_with_the_sign_turned)
+    assert messages and all("sign" in m for m in messages)
+
+
+def test_7_5_a_chunk_placed_at_the_start_is_told_so_and_a_bias_off_by_a_row_constant_is_right():
+    from attncourse import softmax as sm
+
+    def at_the_start(q, k, v):
+        H, C, S = q.shape[1], q.shape[2], k.shape[2]
+        slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
+        i, j = np.arange(C)[:, None], np.arange(S)[None, :]
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - slopes[:, None, None] * (i - j)
+        w = sm(np.where(j <= i, scores, -np.inf))
+        return w @ v, w
+
+    messages, _ = _messages("ch07.alibi_chunk_attention", at_the_start)
+    assert messages and all("start of the sequence" in m for m in messages if "C = S" not in m)
+
+    def chunk_local_distance(q, k, v):  # -m (c - j) with the right mask: a constant per row away
+        H, C, S = q.shape[1], q.shape[2], k.shape[2]
+        slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
+        c, j = np.arange(C)[:, None], np.arange(S)[None, :]
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - slopes[:, None, None] * (c - j)
+        w = sm(np.where(j <= c + S - C, scores, -np.inf))
+        return w @ v, w
+
+    messages, results = _messages("ch07.alibi_chunk_attention", chunk_local_distance)
+    assert not messages and all(r.passed for r in results)
 
 
 # ----------------------------------------------------------------------------- 8.3

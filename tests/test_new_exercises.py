@@ -215,9 +215,11 @@ def test_the_numeric_predictions_hold():
     assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
     from attncourse import alibi_bias
 
-    bias = alibi_bias(16, 2048)[:, -1, :]  # (16, 2048): the last query's ALiBi bias, equal content scores
-    weights = softmax(bias)  # each head's weights over the 2048 keys
-    assert _answer("ch07.predict_alibi_recent_heads") == (weights[:, -100:].sum(-1) > 0.5).sum()
+    weights = softmax(alibi_bias(16, 4096)[:, -1, :])  # (16, 4096): the last query, equal content scores
+    assert np.allclose(weights[2, -2:], [0.2091, 0.2978], atol=5e-5)  # what 7.7's prompt gives for head 2
+    for H in (4, 8, 32):  # no other power of two gives those weights
+        assert abs(softmax(alibi_bias(H, 4096)[:, -1, :])[2, -1] - 0.2978) > 0.01
+    assert np.isclose(_answer("ch07.predict_alibi_head_weight"), weights[4, -1], rtol=1e-9)
 
     def tile_bytes(b):  # three float16 blocks of b x 128 and the float32 b x b scores, as arrays
         return 3 * np.zeros((b, 128), dtype=np.float16).nbytes + np.zeros((b, b), dtype=np.float32).nbytes
@@ -284,6 +286,26 @@ def test_the_derived_closed_forms_hold():
     x7 = rng.normal(size=(2000, 10))
     p7 = rng.permutation(2000)
     assert np.array_equal(_answer("ch07.rope_position", x7, apply_rope(x7, p7)), p7)
+    # learned ALiBi slopes: weights made by torch's attention with an additive bias, then read back
+    torch = pytest.importorskip("torch")
+    slopes7 = np.array([0.7, 0.05, 1.9])
+    s7 = rng.normal(size=(3, 6, 6))
+    dist = torch.arange(6)[:, None] - torch.arange(6)[None, :]
+    bias7 = (-torch.tensor(slopes7)[:, None, None] * dist).masked_fill(dist < 0, float("-inf"))
+    w7 = torch.softmax(torch.tensor(s7) + bias7, dim=-1).numpy()
+    np.testing.assert_allclose(_answer("ch07.recover_alibi_slopes", s7, w7), slopes7, atol=1e-9)
+    # a chunk of C queries against a cache of S: the last C rows of full causal ALiBi attention
+    from attncourse import alibi_bias
+
+    B, H, C, S = 2, 4, 3, 8
+    q8, k8, v8 = rng.normal(size=(B, H, S, 5)), rng.normal(size=(B, H, S, 5)), rng.normal(size=(B, H, S, 2))
+    ahead = torch.ones(S, S, dtype=torch.bool).triu(1)  # keys after their query
+    bias8 = torch.tensor(alibi_bias(H, S)).masked_fill(ahead, float("-inf"))
+    full = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q8, k8, v8)), attn_mask=bias8
+    )
+    out8, _ = _answer("ch07.alibi_chunk_attention", q8[:, :, -C:], k8, v8)
+    np.testing.assert_allclose(out8, full[:, :, -C:].numpy(), atol=1e-10)
 
 
 def test_the_references_agree_with_the_package_and_torch():

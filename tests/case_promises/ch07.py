@@ -50,22 +50,58 @@ def _rope_2d(inputs):
     return out + r.shape_is("rows", rows, (N,)) + r.shape_is("cols", cols, (N,))
 
 
-def _alibi_slopes(inputs):
-    n = inputs["n_heads"]
-    out = r.integer("n_heads", n)
-    return out if out or n >= 1 else [f"n_heads = {n} is below 1"]
+def _recover_alibi_slopes(inputs):
+    """scores, weights (H, L, L), L >= 2; weights produced from scores by one distance slope per head."""
+    s, w = inputs["scores"], inputs["weights"]
+    out = _float_array("scores", s) + _float_array("weights", w)
+    out += r.ndim_in("scores", s, (3,)) + r.ndim_in("weights", w, (3,))
+    if out:
+        return out
+    H, L, L2 = np.shape(s)
+    if L != L2 or np.shape(w) != (H, L, L) or L < 2:
+        return [f"scores {np.shape(s)} and weights {np.shape(w)} are not both (H, L, L) with L >= 2"]
+    if np.asarray(s).dtype != np.asarray(w).dtype:
+        out.append("scores and weights differ in dtype")
+    w64, s64 = np.asarray(w, dtype=np.float64), np.asarray(s, dtype=np.float64)
+    tol = 1e-5 if np.asarray(w).dtype == np.float32 else 1e-10
+    below = np.tril(np.ones((L, L), dtype=bool))
+    if np.any(w64[:, ~below] != 0):
+        out.append("a weight on a key after its query is not 0")
+    if np.any(w64[:, below] <= 0):
+        out.append("a weight on a visible key is not positive")
+    if np.abs(w64.sum(-1) - 1).max() > tol:
+        out.append("a row of weights does not sum to 1")
+    if out:
+        return out
+    # one slope per head: log w_ij - s_ij + m (i - j) is the same for every visible key of a row
+    distance = np.arange(L)[:, None] - np.arange(L)[None, :]
+    resid = np.where(below, np.log(np.where(below, w64, 1.0)) - s64, 0.0)  # (H, L, L)
+    m = resid[:, L - 1, L - 1] - resid[:, L - 1, L - 2]  # (H,)
+    rest = np.where(below, resid + m[:, None, None] * distance, np.nan)
+    spread = np.nanmax(rest, axis=-1) - np.nanmin(rest, axis=-1)
+    if np.nanmax(spread) > (1e-3 if tol > 1e-6 else 1e-8):
+        out.append("the weights are not the content scores with one distance slope per head")
+    return out
 
 
-def _alibi_attention(inputs):
+def _alibi_chunk_attention(inputs):
+    """q (B, H, C, d), k (B, H, S, d), v (B, H, S, Ev), S >= C >= 1, H a power of two, one dtype."""
     q, k, v = inputs["q"], inputs["k"], inputs["v"]
     out = []
     for name in ("q", "k", "v"):
         out += _float_array(name, inputs[name]) + r.ndim_in(name, inputs[name], (4,))
         out += r.dtype_in(name, inputs[name], (str(q.dtype),))
-    if not out and (np.shape(q) != np.shape(k) or np.shape(v)[:3] != np.shape(q)[:3]):
+    if out:
+        return out
+    (B, H, C, d), S = np.shape(q), np.shape(v)[-2]
+    if np.shape(k) != (B, H, S, d) or np.shape(v)[:2] != (B, H):
         out.append(
-            f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (B, H, L, d), (B, H, L, d), (B, H, L, Ev)"
+            f"q {np.shape(q)}, k {np.shape(k)}, v {np.shape(v)} are not (B, H, C, d), (B, H, S, d), (B, H, S, Ev)"
         )
+    if not 1 <= C <= S:
+        out.append(f"C = {C} is not between 1 and S = {S}")
+    if H & (H - 1):
+        out.append(f"H = {H} is not a power of two")
     return out
 
 
@@ -95,8 +131,8 @@ PROMISES = {
     "ch07.rope_left_padded": _rope_left_padded,
     "ch07.rotation_angles": _rotation_angles,
     "ch07.rope_2d": _rope_2d,
-    "ch07.alibi_slopes": _alibi_slopes,
-    "ch07.alibi_attention": _alibi_attention,
+    "ch07.recover_alibi_slopes": _recover_alibi_slopes,
+    "ch07.alibi_chunk_attention": _alibi_chunk_attention,
     "ch07.rope_position": _rope_position,
-    "ch07.predict_alibi_recent_heads": _nothing,
+    "ch07.predict_alibi_head_weight": _nothing,
 }

@@ -115,74 +115,93 @@ CORRECT = {
             """,
         ],
     },
-    "ch07.alibi_slopes": {
-        "torch with the chapter's torch import": """
-            def alibi_slopes(n_heads):
-                c = 2 ** int(np.floor(np.log2(n_heads)))
-                base = torch.tensor([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)], dtype=torch.float64)
-                extra = torch.tensor([2.0 ** (-8.0 * (2 * j + 1) / (2 * c)) for j in range(n_heads - c)], dtype=torch.float64)
-                return torch.cat([base, extra])
+    "ch07.recover_alibi_slopes": {
+        "torch with the chapter's torch import: a least-squares fit over every visible pair": """
+            def recover_alibi_slopes(scores, weights):
+                s, w = torch.as_tensor(scores, dtype=torch.float64), torch.as_tensor(weights, dtype=torch.float64)
+                H, L, _ = s.shape
+                i, j = torch.meshgrid(torch.arange(L), torch.arange(L), indexing="ij")
+                keep = j <= i
+                slopes = []
+                for h in range(H):
+                    r = torch.log(w[h][keep]) - s[h][keep]  # -m (i - j) - log Z_i
+                    dist = (i - j)[keep].double()
+                    rows = torch.nn.functional.one_hot(i[keep], L).double()
+                    A = torch.cat([-dist[:, None], -rows], dim=1)
+                    sol = torch.linalg.lstsq(A, r[:, None]).solution
+                    slopes.append(sol[0, 0])
+                return torch.stack(slopes)
         """,
-        "float32 from the ratio, as BLOOM writes it": """
-            def alibi_slopes(n_heads):
-                c = 1 << (n_heads.bit_length() - 1)
-                start = np.float32(2.0 ** (-8.0 / c))
-                slopes = [start ** (h + 1) for h in range(c)]
-                start2 = np.float32(2.0 ** (-4.0 / c))
-                slopes += [start2 ** (2 * j + 1) for j in range(n_heads - c)]
-                return np.array(slopes, dtype=np.float32)
+        "float32, the first and the last key of the last row": """
+            def recover_alibi_slopes(scores, weights):
+                s, w = np.asarray(scores, dtype=np.float32), np.asarray(weights, dtype=np.float32)
+                L = s.shape[-1]
+                last = L - 1
+                a = np.log(w[:, last, last]) - s[:, last, last]
+                b = np.log(w[:, last, 0]) - s[:, last, 0]
+                return (a - b) / np.float32(last)
         """,
-        "helper in an added cell, recursive": [
+        "helper in an added cell, loops over heads and rows": [
             """
-            def _slopes_74(m):
-                if float(np.log2(m)).is_integer():
-                    return [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
-                c = 2 ** int(np.floor(np.log2(m)))
-                return _slopes_74(c) + _slopes_74(2 * c)[0::2][: m - c]
+            def _slope_of_row_74(s_row, w_row, i):
+                return (np.log(w_row[i]) - s_row[i]) - (np.log(w_row[i - 1]) - s_row[i - 1])
             """,
             """
-            def alibi_slopes(n_heads):
-                return np.array(_slopes_74(n_heads))
+            def recover_alibi_slopes(scores, weights):
+                H, L, _ = scores.shape
+                out = []
+                for h in range(H):
+                    found = [_slope_of_row_74(scores[h, i], weights[h, i], i) for i in range(1, L)]
+                    out.append(sum(found) / len(found))
+                return np.array(out)
             """,
         ],
     },
-    "ch07.alibi_attention": {
+    "ch07.alibi_chunk_attention": {
         "torch with the chapter's torch import": """
-            def alibi_attention(q, k, v):
+            def alibi_chunk_attention(q, k, v):
                 q, k, v = (torch.as_tensor(a, dtype=torch.float64) for a in (q, k, v))
-                H, L = q.shape[-3], q.shape[-2]
-                slopes = 2.0 ** (-8.0 * torch.arange(1, H + 1, dtype=torch.float64) / H)
-                i = torch.arange(L)[:, None]
-                j = torch.arange(L)[None, :]
-                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5 - slopes[:, None, None] * (i - j)
-                scores = scores.masked_fill(j > i, float("-inf"))
-                weights = torch.softmax(scores, dim=-1)
+                H, C, S = q.shape[1], q.shape[2], k.shape[2]
+                slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / H) for h in range(H)], dtype=torch.float64)
+                pos_q = torch.arange(S - C, S)[:, None]
+                pos_k = torch.arange(S)[None, :]
+                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5 - slopes[:, None, None] * (pos_q - pos_k)
+                weights = torch.softmax(scores.masked_fill(pos_k > pos_q, float("-inf")), dim=-1)
                 return weights @ v, weights
         """,
-        "float32 numpy with the chapter's ac.softmax": """
-            def alibi_attention(q, k, v):
+        "float32 einsum, BLOOM's bias m * j (a constant per row away)": """
+            def alibi_chunk_attention(q, k, v):
                 q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
-                H, L, d = q.shape[-3], q.shape[-2], q.shape[-1]
-                slopes = np.array([2.0 ** (-8.0 * (h + 1) / H) for h in range(H)], dtype=np.float32)
-                dist = np.subtract.outer(np.arange(L), np.arange(L)).astype(np.float32)
-                scores = np.einsum("bhld,bhsd->bhls", q, k) / np.float32(np.sqrt(d)) - slopes[:, None, None] * dist
-                scores[..., dist < 0] = -np.inf
-                weights = ac.softmax(scores)
-                return weights @ v, weights
+                H, C, S, d = q.shape[1], q.shape[2], k.shape[2], q.shape[3]
+                slopes = (2.0 ** (-8.0 * np.arange(1, H + 1) / H)).astype(np.float32)
+                bias = slopes[:, None, None] * np.arange(S, dtype=np.float32)[None, None, :]  # (H, 1, S)
+                scores = np.einsum("bhcd,bhsd->bhcs", q, k) / np.float32(np.sqrt(d)) + bias
+                visible = np.arange(S)[None, :] <= np.arange(S - C, S)[:, None]
+                weights = softmax(np.where(visible, scores, -np.inf))
+                return np.einsum("bhcs,bhse->bhce", weights, v), weights
         """,
-        "helper in an added cell": [
+        "helper in an added cell, one query at a time": [
             """
-            def _alibi_bias(H, L):
-                slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
-                dist = np.arange(L)[:, None] - np.arange(L)[None, :]
-                bias = -slopes[:, None, None] * dist
-                return np.where(dist >= 0, bias, -np.inf)  # (H, L, L), -inf above the diagonal
+            def _alibi_row_75(q_c, k, v, pos, slope):
+                scores = k[: pos + 1] @ q_c / np.sqrt(q_c.shape[-1]) - slope * (pos - np.arange(pos + 1))
+                w = np.exp(scores - scores.max())
+                w = w / w.sum()
+                full = np.zeros(k.shape[0])
+                full[: pos + 1] = w
+                return full @ v, full
             """,
             """
-            def alibi_attention(q, k, v):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + _alibi_bias(q.shape[-3], q.shape[-2])
-                weights = softmax(scores, axis=-1)
-                return weights @ v, weights
+            def alibi_chunk_attention(q, k, v):
+                B, H, C, _ = q.shape
+                S = k.shape[2]
+                out = np.zeros((B, H, C, v.shape[-1]))
+                weights = np.zeros((B, H, C, S))
+                for b in range(B):
+                    for h in range(H):
+                        slope = 2.0 ** (-8.0 * (h + 1) / H)
+                        for c in range(C):
+                            out[b, h, c], weights[b, h, c] = _alibi_row_75(q[b, h, c], k[b, h], v[b, h], S - C + c, slope)
+                return out, weights
             """,
         ],
     },
@@ -226,22 +245,23 @@ CORRECT = {
                 return np.round(phase / 10000.0 ** (-(E - 2) / E)).astype(int)
         """,
     },
-    "ch07.predict_alibi_recent_heads": {
-        "counted with the chapter's torch import": """
-            def predict_alibi_recent_heads():
-                m = 2.0 ** (-8 * torch.arange(1, 17, dtype=torch.float64) / 16)
-                w = torch.softmax(-m[:, None] * torch.arange(2048, dtype=torch.float64), dim=-1)
-                return int((w[:, :100].sum(-1) > 0.5).sum())
+    "ch07.predict_alibi_head_weight": {
+        "arithmetic with math": """
+            def predict_alibi_head_weight():
+                import math
+                m2 = math.log(0.2978 / 0.2091)
+                H = round(24 / -math.log2(m2))
+                return 1 - math.exp(-(2.0 ** (-40 / H)))
         """,
-        "the literal as a float": """
-            def predict_alibi_recent_heads():
-                return 14.0
+        "the literal, rounded": """
+            def predict_alibi_head_weight():
+                return 0.162
         """,
-        "geometric sums, a numpy integer": """
-            def predict_alibi_recent_heads():
-                m = 2.0 ** (-8 * np.arange(1, 17) / 16)
-                share = (1 - np.exp(-100 * m)) / (1 - np.exp(-2048 * m))
-                return np.int64((share > 0.5).sum())
+        "from the weight on the query itself, a numpy float": """
+            def predict_alibi_head_weight():
+                m2 = -np.log(1 - 0.2978)  # the query keeps 1 - e^-m
+                m4 = m2 ** (5 / 3)  # 2^(-8 * 5 / H) = (2^(-8 * 3 / H))^(5/3)
+                return np.float64(1 - np.exp(-m4))
         """,
     },
 }
@@ -322,51 +342,56 @@ WRONG = {
                 return np.concatenate([a * np.cos(ang) - b * np.sin(ang), b * np.cos(ang) + a * np.sin(ang), x[..., w:]], -1)
         """,
     },
-    "ch07.alibi_slopes": {
-        "the slopes sorted from the steepest": """
-            def alibi_slopes(n_heads):
-                c = 2 ** int(np.floor(np.log2(n_heads)))
-                s = [2.0 ** (-8.0 * (h + 1) / c) for h in range(c)] + [2.0 ** (-8.0 * (2 * j + 1) / (2 * c)) for j in range(n_heads - c)]
-                return np.sort(s)[::-1]
+    "ch07.recover_alibi_slopes": {
+        "the weights alone": """
+            def recover_alibi_slopes(scores, weights):
+                L = weights.shape[-1]
+                return np.log(weights[:, L - 1, L - 1] / weights[:, L - 1, L - 2])
         """,
-        "the extra slopes taken from the end": """
-            def alibi_slopes(n_heads):
-                c = 2 ** int(np.floor(np.log2(n_heads)))
-                new = [2.0 ** (-8.0 * (2 * j + 1) / (2 * c)) for j in range(c)]
-                return np.array([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)] + new[len(new) - (n_heads - c):])
+        "the sign turned": """
+            def recover_alibi_slopes(scores, weights):
+                L = weights.shape[-1]
+                a = np.log(weights[:, L - 1, L - 1]) - scores[:, L - 1, L - 1]
+                b = np.log(weights[:, L - 1, L - 2]) - scores[:, L - 1, L - 2]
+                return b - a
         """,
-        "c the next power of two above, truncated": """
-            def alibi_slopes(n_heads):
-                c = 2 ** int(np.ceil(np.log2(n_heads)))
-                return np.array([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)][:n_heads])
+        "the chapter's fixed slopes": """
+            def recover_alibi_slopes(scores, weights):
+                H = scores.shape[0]
+                return 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
+        """,
+        "row 1 read with the first key's distance taken as 2": """
+            def recover_alibi_slopes(scores, weights):
+                a = np.log(weights[:, 1, 1]) - scores[:, 1, 1]
+                b = np.log(weights[:, 1, 0]) - scores[:, 1, 0]
+                return (a - b) / 2
         """,
     },
-    "ch07.alibi_attention": {
-        "the slopes of 8 heads whatever H is": """
-            def alibi_attention(q, k, v):
-                H, L = q.shape[-3], q.shape[-2]
-                slopes = 2.0 ** -np.arange(1, H + 1)
-                dist = np.arange(L)[:, None] - np.arange(L)[None, :]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - slopes[:, None, None] * dist
-                weights = softmax(np.where(dist >= 0, scores, -np.inf))
+    "ch07.alibi_chunk_attention": {
+        "the chunk's queries at positions 0 .. C-1": """
+            def alibi_chunk_attention(q, k, v):
+                H, C, S = q.shape[1], q.shape[2], k.shape[2]
+                slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
+                i, j = np.arange(C)[:, None], np.arange(S)[None, :]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - slopes[:, None, None] * (i - j)
+                weights = softmax(np.where(j <= i, scores, -np.inf))
                 return weights @ v, weights
         """,
-        "the bias scaled by 1/sqrt(d) too": """
-            def alibi_attention(q, k, v):
-                H, L = q.shape[-3], q.shape[-2]
+        "the distance from the chunk's own index, both ways": """
+            def alibi_chunk_attention(q, k, v):
+                H, C, S = q.shape[1], q.shape[2], k.shape[2]
                 slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
-                dist = np.arange(L)[:, None] - np.arange(L)[None, :]
-                scores = (q @ np.swapaxes(k, -1, -2) - slopes[:, None, None] * dist) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(dist >= 0, scores, -np.inf))
+                c, j = np.arange(C)[:, None], np.arange(S)[None, :]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - slopes[:, None, None] * np.abs(c - j)
+                weights = softmax(np.where(j <= c + S - C, scores, -np.inf))
                 return weights @ v, weights
         """,
-        "no scaling by sqrt(d)": """
-            def alibi_attention(q, k, v):
-                H, L = q.shape[-3], q.shape[-2]
+        "no causal mask inside the chunk": """
+            def alibi_chunk_attention(q, k, v):
+                H, C, S = q.shape[1], q.shape[2], k.shape[2]
                 slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
-                dist = np.arange(L)[:, None] - np.arange(L)[None, :]
-                scores = q @ np.swapaxes(k, -1, -2) - slopes[:, None, None] * dist
-                weights = softmax(np.where(dist >= 0, scores, -np.inf))
+                dist = np.maximum(np.arange(S - C, S)[:, None] - np.arange(S)[None, :], 0)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - slopes[:, None, None] * dist)
                 return weights @ v, weights
         """,
     },
@@ -398,20 +423,18 @@ WRONG = {
                 return np.round(np.remainder(a, 2 * np.pi) * 10000.0).astype(int)
         """,
     },
-    "ch07.predict_alibi_recent_heads": {
-        "slopes from 1": """
-            def predict_alibi_recent_heads():
-                return 15
+    "ch07.predict_alibi_head_weight": {
+        "head 4's slope": """
+            def predict_alibi_head_weight():
+                return 0.1768
         """,
-        "no penalty": """
-            def predict_alibi_recent_heads():
-                return 0
+        "heads counted from 1": """
+            def predict_alibi_head_weight():
+                return 0.1175
         """,
-        "the query itself left out": """
-            def predict_alibi_recent_heads():
-                m = 2.0 ** (-8 * np.arange(1, 17) / 16)
-                w = np.exp(-m[:, None] * np.arange(2048))
-                return int((w[:, 1:101].sum(-1) / w.sum(-1) > 0.5).sum())
+        "the same weight as head 2": """
+            def predict_alibi_head_weight():
+                return 0.2978
         """,
     },
 }

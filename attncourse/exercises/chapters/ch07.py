@@ -238,13 +238,15 @@ register(
         number="7.3",
         title="rotary embeddings on a grid of patches",
         points=3,
-        hint="two independent rotations, each over half of the features, each with its own positions and its own width",
+        hint="treat each half as a head of its own: which features pair up there, and what width sets the frequencies?",
         function="rope_2d",
-        description="Vision models with RoPE (axial 2-D RoPE) place a patch by two numbers, its row and "
-        "its column. The first half of each head's features, `x[..., :E/2]`, gets ordinary half-split "
-        "RoPE of width `E/2` driven by the row (feature `i` pairs with `i + E/4`, angle "
-        "`rows * 10000^(-2i/(E/2))`); the second half, `x[..., E/2:]`, gets the same rotation driven by "
-        "the column. For `x (..., N, E)` (`E` divisible by 4) and the patches' `rows (N,)` and "
+        needs=("import numpy as np", "import torch"),
+        description="A vision model places each image patch by two numbers, its row and its column, and "
+        "wants from RoPE what RoPE gives a sequence: the score between two patches should depend on their "
+        "row offset and their column offset only. In the axial scheme the row positions the first half "
+        "of each head's features, `x[..., :E/2]`, and the column the second half, `x[..., E/2:]`; each "
+        "half is turned as the chapter's half-split RoPE (base 10000) would turn a head of that many "
+        "features. For `x (..., N, E)` (`E` divisible by 4) and the patches' `rows (N,)` and "
         "`cols (N,)`, return the `(..., N, E)` result. numpy or torch; no attncourse function.",
         solution='''
             def rope_2d(x, rows, cols):
@@ -267,20 +269,19 @@ register(
         public_cases=_rope_2d_cases,
         diagnoses=(
             Diagnosis(
-                "rows and columns are swapped: the first half of the features turns with the row",
+                "your rows and columns are swapped",
                 name="rows and columns swapped",
                 hint="x[..., :E/2] goes with rows",
                 variant=lambda x, r, c: _rope_2d(x, r, c, swap=True),
             ),
             Diagnosis(
-                "your frequencies are those of the whole width E: each half is a rotation of width E/2, "
-                "angle 10000^(-2i/(E/2))",
+                "your frequencies are those of a head of E features, not of the half that turns",
                 name="frequencies of width E",
                 hint="the exponent's denominator is the width of the half that turns",
                 variant=lambda x, r, c: _rope_2d(x, r, c, width="full"),
             ),
             Diagnosis(
-                "you paired neighbours (2i, 2i+1) in each half; here feature i pairs with i + E/4",
+                "you paired neighbouring features in each half (the interleaved layout), not the chapter's half-split pairs",
                 name="interleaved pairs",
                 hint="rotate_half within each half",
                 variant=lambda x, r, c: _rope_2d(x, r, c, interleaved=True),
@@ -290,164 +291,204 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.4 ALiBi slopes for any head count
-def _slopes(n, odd=False, plain=False):
-    def power_of_two(m):
-        return [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
+# ----------------------------------------------------------------------------- 7.4 learned ALiBi slopes, read back (inverse)
+def _recover_slopes(scores, weights, mode=None):
+    """Each head's slope, from its content scores and its weights; ``mode`` names a classic mistake."""
+    s, w = np.asarray(scores, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    i = s.shape[-1] - 1  # the last query sees every key
+    if mode == "content ignored":
+        s = np.zeros_like(s)
+    with np.errstate(divide="ignore"):
+        near = np.log(w[..., i, i]) - s[..., i, i]  # -log Z
+        back = np.log(w[..., i, i - 1]) - s[..., i, i - 1]  # -m - log Z
+    slopes = near - back
+    return -slopes if mode == "sign" else slopes
 
-    if plain:
-        return np.array(power_of_two(n))
-    if math.log2(n).is_integer():
-        return np.array(power_of_two(n))
-    closest = 2 ** math.floor(math.log2(n))
-    extra = power_of_two(2 * closest)[1 if odd else 0 :: 2][: n - closest]
-    return np.array(power_of_two(closest) + extra)
+
+def _learned_alibi_case(label, slopes, L, rng, dtype=np.float64, scale=1.0):
+    slopes = np.asarray(slopes, dtype=np.float64)
+    H = slopes.shape[0]
+    scores = scale * rng.normal(size=(H, L, L))
+    distance = np.arange(L)[:, None] - np.arange(L)[None, :]
+    biased = np.where(distance >= 0, scores - slopes[:, None, None] * distance, -np.inf)
+    weights = softmax(biased)
+    return Case(label, scores=scores.astype(dtype), weights=weights.astype(dtype))
+
+
+def _recover_slopes_cases():
+    rng = np.random.default_rng(704)
+    return grouped(
+        "heads",
+        _learned_alibi_case("3 heads, L=5, learned slopes", [0.9, 0.31, 0.07], 5, rng),
+        _learned_alibi_case("5 heads, L=4, one slope 0", [1.3, 0.0, 0.45, 0.2, 0.6], 4, rng),
+        _learned_alibi_case("one head, L=2", [0.25], 2, rng),
+    ) + grouped(
+        "dtype",
+        _learned_alibi_case("float32, 2 heads, L=6", [0.55, 0.12], 6, rng, dtype=np.float32),
+    )
 
 
 register(
     Exercise(
-        id="ch07.alibi_slopes",
+        id="ch07.recover_alibi_slopes",
         number="7.4",
-        title="ALiBi's slopes when the head count is not a power of two",
+        title="read a layer's learned distance penalties back",
         points=2,
-        hint="which slopes do 2c heads have that c heads do not?",
-        function="alibi_slopes",
-        description="The chapter's ALiBi slopes $m_h = 2^{-8(h+1)/H}$ are the rule for $H$ a power of "
-        "two. For any other $H$ the authors' code (and Hugging Face's BLOOM) takes $c$, the largest power "
-        "of two smaller than $H$, uses the $c$ slopes of $c$ heads, and adds the first $H - c$ of the slopes of "
-        "$2c$ heads that are *not* already among them, in their order. Return the `(n_heads,)` slopes, "
-        "head 0 first. Plain Python, numpy or torch.",
+        hint="take the logarithm of two weights of one row: what is left once the content scores are taken out?",
+        function="recover_alibi_slopes",
+        needs=("import numpy as np", "import torch"),
+        kind="extend",
+        description="A causal layer penalises distance as ALiBi does, one slope per head, but its "
+        "slopes were learned during training, so the chapter's rule does not give them. For one "
+        "sequence you have each head's content scores `scores (H, L, L)` ($q_i \\cdot k_j/\\sqrt{d}$, "
+        "for every pair, before anything else is added) and the attention weights `weights (H, L, L)` the "
+        "layer produced from them (0 where a key is after its query); $L \\ge 2$. Recover the slopes: "
+        "return `(H,)`, head 0 first. numpy or torch; no attncourse function.",
         solution='''
-            def alibi_slopes(n_heads):
-                """ALiBi's per-head slopes for any head count: (n_heads,)."""
+            def recover_alibi_slopes(scores, weights):
+                """Each head's distance slope, read back from its content scores and weights (H, L, L): (H,)."""
                 ### BEGIN SOLUTION
-                def power_of_two(m):  # m heads, m a power of two: 2^(-8/m), 2^(-16/m), ...
-                    return [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
-
-                c = 1
-                while 2 * c <= n_heads:  # c: the largest power of two <= n_heads
-                    c *= 2
-                if c == n_heads:
-                    return np.array(power_of_two(c))
-                # the slopes of 2c heads alternate: new, one of c's, new, ... keep the new ones
-                new = power_of_two(2 * c)[0::2]
-                return np.array(power_of_two(c) + new[: n_heads - c])
+                i = scores.shape[-1] - 1  # the last query: the key before it exists
+                # log w_ij = s_ij - m (i - j) - log Z_i: take two keys of one row, and log Z_i cancels
+                own = np.log(weights[:, i, i]) - scores[:, i, i]  # -log Z_i
+                before = np.log(weights[:, i, i - 1]) - scores[:, i, i - 1]  # -m - log Z_i
+                return own - before  # (H,)
                 ### END SOLUTION
         ''',
-        reference=_slopes,
-        public_cases=lambda: grouped(
-            "head counts",
-            Case("8 heads", n_heads=8),
-            Case("6 heads", n_heads=6),
-            Case("12 heads", n_heads=12),
-        ),
+        reference=_recover_slopes,
+        public_cases=_recover_slopes_cases,
         diagnoses=(
             Diagnosis(
-                "you used the power-of-two rule 2^(-8(h+1)/H) for a head count that is not a power of two",
-                name="power-of-two rule for any H",
-                hint="start from the largest power of two c smaller than H",
-                variant=lambda n: _slopes(n, plain=True) if not math.log2(n).is_integer() else None,
+                "your slopes follow from the weights alone: the content scores also move the weights",
+                name="content scores ignored",
+                hint="the weights come from the content scores and the penalty together",
+                variant=lambda s, w: _recover_slopes(s, w, "content ignored"),
             ),
             Diagnosis(
-                "your extra slopes repeat some of the first c: of the slopes of 2c heads, every second "
-                "one starting with the second is already among c's",
-                name="extra slopes repeat",
-                hint="2^(-8 * 2j / 2c) = 2^(-8j / c)",
-                variant=lambda n: _slopes(n, odd=True) if not math.log2(n).is_integer() else None,
+                "your slopes have the wrong sign: a key further back loses score",
+                name="sign",
+                hint="which of the two keys is penalised more?",
+                variant=lambda s, w: _recover_slopes(s, w, "sign"),
+            ),
+            Diagnosis(
+                "these are the chapter's fixed slopes; this layer learned its own",
+                name="the chapter's rule",
+                hint="the slopes are in the weights, not in a formula",
+                variant=lambda s, w: 2.0 ** (-8.0 * np.arange(1, np.shape(s)[0] + 1) / np.shape(s)[0]),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 7.5 ALiBi (extend)
-def _alibi_cases():
-    rng = np.random.default_rng(705)
-    n = rng.normal
-    return grouped(
-        "heads",
-        Case(
-            "B=1, 2 heads, L=4, d_head=3",
-            q=n(size=(1, 2, 4, 3)),
-            k=n(size=(1, 2, 4, 3)),
-            v=n(size=(1, 2, 4, 2)),
-        ),
-        Case(
-            "B=2, 4 heads, L=3, d_head=2",
-            q=n(size=(2, 4, 3, 2)),
-            k=n(size=(2, 4, 3, 2)),
-            v=n(size=(2, 4, 3, 2)),
-        ),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, B=1, 3 heads, L=3, d_head=2",
-            q=n(size=(1, 3, 3, 2)).astype(np.float32),
-            k=n(size=(1, 3, 3, 2)).astype(np.float32),
-            v=n(size=(1, 3, 3, 2)).astype(np.float32),
-        ),
-    )
-
-
-def _alibi(q, k, v, first=1, sign=-1.0, causal=True):
-    H, L = q.shape[-3], q.shape[-2]
-    slopes = 2.0 ** (-8.0 * (np.arange(H) + first) / H)  # (H,): 1/2, 1/4, ... for H = 8
-    distance = np.arange(L)[:, None] - np.arange(L)[None, :]  # (L, L): i - j, >= 0 where j <= i
-    bias = sign * slopes[:, None, None] * distance  # (H, 1, 1) * (L, L) -> (H, L, L)
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + bias  # (B, H, L, L)
-    if causal:
-        scores = np.where(np.tril(np.ones((L, L), dtype=bool)), scores, -np.inf)
+# ----------------------------------------------------------------------------- 7.5 ALiBi for a chunk read against a cache (extend)
+def _alibi_chunk(q, k, v, mode=None):
+    """Causal ALiBi attention of the last C of S positions; ``mode`` names a classic mistake."""
+    q, k, v = (np.asarray(a) for a in (q, k, v))
+    H, C, S = q.shape[-3], q.shape[-2], k.shape[-2]
+    first = 0 if mode == "slopes from 1" else 1
+    slopes = 2.0 ** (-8.0 * (np.arange(H) + first) / H)  # (H,)
+    i = np.arange(C)[:, None] + (0 if mode == "top-left" else S - C)  # (C, 1): each query's position
+    j = np.arange(S)[None, :]  # (1, S)
+    distance = np.abs(np.arange(C)[:, None] - j) if mode == "local distance" else i - j  # (C, S)
+    sign = 1.0 if mode == "sign" else -1.0
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + sign * slopes[:, None, None] * distance
+    if mode != "no mask":
+        scores = np.where(j <= i, scores, -np.inf)
     weights = softmax(scores)
     return weights @ v, weights
 
 
+def _alibi_chunk_cases():
+    rng = np.random.default_rng(705)
+    n = rng.normal
+
+    def case(label, B, H, C, S, d, Ev, dtype=np.float64):
+        return Case(
+            label,
+            q=n(size=(B, H, C, d)).astype(dtype),
+            k=n(size=(B, H, S, d)).astype(dtype),
+            v=n(size=(B, H, S, Ev)).astype(dtype),
+        )
+
+    return grouped(
+        "chunks",
+        case("B=1, 2 heads, a chunk of 3 after 4 cached positions (S=7)", 1, 2, 3, 7, 4, 2),
+        case("B=2, 4 heads, C=2, S=5", 2, 4, 2, 5, 3, 3),
+        case("one new token, 8 heads, S=6", 1, 8, 1, 6, 2, 2),
+        case("nothing cached before: C = S = 4, 2 heads", 1, 2, 4, 4, 3, 2),
+    ) + grouped("dtype", case("float32, 4 heads, C=3, S=6", 1, 4, 3, 6, 8, 2, np.float32))
+
+
 register(
     Exercise(
-        id="ch07.alibi_attention",
+        id="ch07.alibi_chunk_attention",
         number="7.5",
-        title="positions as a bias: ALiBi",
+        title="ALiBi for a chunk read against a cache",
         points=3,
-        function="alibi_attention",
-        hint="one slope per head times the distance i - j, subtracted from the scaled scores, with a causal mask on top",
+        function="alibi_chunk_attention",
+        hint="where in the sequence is query c of the chunk, and which keys came before it?",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="ALiBi (Press et al., 2022) adds no positional encoding at all: it adds to each "
-        "head's scores a penalty proportional to the distance, $s_{ij} = q_i \\cdot k_j/\\sqrt{d} - "
-        "m_h\\,(i - j)$ for $j \\le i$, with head $h = 0..H-1$ using the slope $m_h = 2^{-8(h+1)/H}$ "
-        "(1/2, 1/4, ..., 1/256 for 8 heads). Write causal self-attention with ALiBi for "
-        "`q, k (B, H, L, d)`, `v (B, H, L, Ev)`; return `(out (B, H, L, Ev), weights (B, H, L, L))`. "
+        description="A long prompt is read a chunk at a time. The current chunk's queries "
+        "`q (B, H, C, d)` are the last $C$ positions of the sequence so far; the cache holds the keys "
+        "and values of all $S \\ge C$ positions, the chunk's own included: `k (B, H, S, d)`, "
+        "`v (B, H, S, Ev)`, key $j$ at position $j$. Write the chunk's causal self-attention with the "
+        "chapter's ALiBi ($H$ is a power of two) and return `(out (B, H, C, Ev), weights (B, H, C, S))`. "
         "`softmax` is handed out; PyTorch's attention functions are not.",
         solution='''
-            def alibi_attention(q, k, v):
-                """Causal attention with ALiBi's linear distance penalty: (out (B, H, L, Ev), weights (B, H, L, L))."""
+            def alibi_chunk_attention(q, k, v):
+                """Causal ALiBi attention of a chunk, the last C of S positions: (out (B, H, C, Ev), weights (B, H, C, S))."""
                 ### BEGIN SOLUTION
-                H, L = q.shape[-3], q.shape[-2]
-                slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)  # (H,): one slope per head
-                distance = np.arange(L)[:, None] - np.arange(L)[None, :]  # (L, L): i - j
-                bias = -slopes[:, None, None] * distance  # (H, 1, 1) * (L, L) -> (H, L, L): far keys lose more
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, H, L, d) @ (B, H, d, L) -> (B, H, L, L)
-                scores = np.where(np.tril(np.ones((L, L), dtype=bool)), scores + bias, -np.inf)  # causal
-                weights = softmax(scores)
-                return weights @ v, weights  # (B, H, L, L) @ (B, H, L, Ev) -> (B, H, L, Ev)
+                H, C, S = q.shape[-3], q.shape[-2], k.shape[-2]
+                slopes = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)  # (H,): the chapter's slopes
+                i = np.arange(S - C, S)[:, None]  # (C, 1): the chunk's queries sit at the end
+                j = np.arange(S)[None, :]  # (1, S): every cached key
+                bias = -slopes[:, None, None] * (i - j)  # (H, 1, 1) * (C, S) -> (H, C, S)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + bias  # (B, H, C, S)
+                weights = softmax(np.where(j <= i, scores, -np.inf))  # no key after its query
+                return weights @ v, weights  # (B, H, C, S) @ (B, H, S, Ev) -> (B, H, C, Ev)
                 ### END SOLUTION
         ''',
-        reference=_alibi,
-        public_cases=_alibi_cases,
+        reference=_alibi_chunk,
+        public_cases=_alibi_chunk_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "the slopes start one step too early: head 0 uses 2^(-8/H), not 2^0 = 1 (h + 1 in the exponent)",
-                variant=lambda q, k, v: _alibi(q, k, v, first=0),
+                "your chunk's queries are placed at the start of the sequence: each sees too few keys",
+                name="queries at the start",
+                hint="the chunk is the end of the sequence, not its beginning",
+                variant=lambda q, k, v: (
+                    _alibi_chunk(q, k, v, "top-left") if np.shape(q)[-2] < np.shape(k)[-2] else None
+                ),
             ),
             Diagnosis(
-                "the penalty has the wrong sign: distant keys must lose score (- m (i - j)), not gain it",
-                variant=lambda q, k, v: _alibi(q, k, v, sign=1.0),
+                "your penalty is not the distance from each query back to its key",
+                name="distance from the chunk's start",
+                hint="measure the distance between positions in the sequence",
+                variant=lambda q, k, v: (
+                    _alibi_chunk(q, k, v, "local distance") if np.shape(q)[-2] < np.shape(k)[-2] else None
+                ),
             ),
             Diagnosis(
-                "the causal mask is missing: ALiBi replaces the positional encoding, not the mask",
-                variant=lambda q, k, v: _alibi(q, k, v, causal=False),
+                "your keys gain score with distance: ALiBi's keys lose it",
+                name="sign",
+                hint="a key further back is penalised more",
+                variant=lambda q, k, v: _alibi_chunk(q, k, v, "sign"),
+            ),
+            Diagnosis(
+                "your queries see keys after their own position",
+                name="no mask",
+                hint="the bias does not stop a query from reading ahead",
+                variant=lambda q, k, v: _alibi_chunk(q, k, v, "no mask"),
+            ),
+            Diagnosis(
+                "your slopes are one step too steep: head 0's slope is not the chapter's",
+                name="slopes from 1",
+                hint="head h's slope uses h + 1",
+                variant=lambda q, k, v: _alibi_chunk(q, k, v, "slopes from 1"),
             ),
         ),
     )
@@ -505,6 +546,7 @@ register(
         title="where was this vector rotated?",
         points=2,
         function="rope_position",
+        needs=("import numpy as np", "import torch"),
         hint="which pair's angle can you read without ambiguity for every position below 2000?",
         description="You are given vectors `x (..., E)` and `y`, where `y` is `x` turned by the chapter's "
         "half-split RoPE (base 10000, feature $i$ paired with feature $i + E/2$) at an unknown integer "
@@ -551,57 +593,67 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.7 ALiBi heads that look near (predict)
-def _recent_heads(H=16, L=2048, n=100, first=1, uniform=False):
-    slopes = 2.0 ** (-8.0 * (np.arange(H) + first) / H)
-    d = np.arange(L)  # distance from the query, itself at 0
-    count = 0
-    for m in slopes:
-        w = np.ones(L) if uniform else np.exp(-m * d)
-        count += w[:n].sum() / w.sum() > 0.5
-    return np.array(int(count))
+# ----------------------------------------------------------------------------- 7.7 another head of the same ALiBi layer (predict)
+def _head_weight(head=4, given=2, w0=0.2978, w1=0.2091, mode=None):
+    """Head ``head``'s weight on the query itself, from head ``given``'s first two weights."""
+    m = math.log(w0 / w1)  # each step back multiplies the weight by e^-m
+    if mode == "heads from 1":  # log2 of a slope taken as proportional to h: H never needed
+        slope = m ** (head / given)
+    else:
+        H = 2 ** round(math.log2(8.0 * (given + 1) / -math.log2(m)))  # a power of two
+        slope = 2.0 ** (-8.0 * (head + 1) / H)
+    if mode == "slope":
+        return np.array(slope)
+    if mode == "ratio":
+        return np.array(math.exp(-slope))
+    return np.array(1.0 - math.exp(-slope))  # a long sequence: the geometric sum is 1 / (1 - e^-m)
 
 
 register(
     Exercise(
-        id="ch07.predict_alibi_recent_heads",
+        id="ch07.predict_alibi_head_weight",
         number="7.7",
-        title="predict how many ALiBi heads look mostly near",
+        title="predict another head of the same ALiBi layer",
         points=1,
-        function="predict_alibi_recent_heads",
+        function="predict_alibi_head_weight",
         kind="predict",
-        description="A causal layer with ALiBi has 16 heads with the chapter's slopes "
-        "$m_h = 2^{-8(h+1)/H}$, $H = 16$. Take the last query of a 2048-token sequence, and suppose "
-        "its content scores $q \\cdot k_j/\\sqrt{d}$ are the same for all 2048 keys, so that only "
-        "ALiBi's penalty tells the keys apart. In how many of the 16 heads does this query put more "
-        "than half of its attention weight on the 100 most recent keys (itself and the 99 before it)? "
-        "Return the count (exact).",
+        description="A causal layer uses ALiBi with the chapter's slopes; you do not know its head count "
+        "$H$ (a power of two). Take the last query of a 4096-token sequence whose content scores are "
+        "the same for every key. Head $h = 2$ puts 0.2978 of this query's attention weight on the query "
+        "itself and 0.2091 on the token just before it. What share of its weight does head $h = 4$ of "
+        "the same layer put on the query itself? Return it (within 0.5 %).",
         solution='''
-            def predict_alibi_recent_heads():
-                """How many of 16 ALiBi heads put most of an equal-content query's weight on its 100 nearest keys."""
+            def predict_alibi_head_weight():
+                """Head 4's weight on the query itself, from head 2's weights on the query and the token before."""
                 ### BEGIN SOLUTION
-                # weights fall geometrically with the distance d: e^(-m d) / sum_d e^(-m d), d = 0..2047;
-                # the nearest 100 hold (1 - e^(-100 m)) / (1 - e^(-2048 m)): above 1/2 for m >= 2^(-7)
-                # (0.542) but not for 2^(-7.5) (0.424): heads 0..13
-                return 14
+                # one step back multiplies a weight by e^-m: m_2 = ln(0.2978 / 0.2091) = 0.3536 = 2^-1.5,
+                # and m_2 = 2^(-8 * 3 / H) gives H = 16; m_4 = 2^(-8 * 5 / 16) = 2^-2.5 = 0.1768.
+                # Over 4096 keys the weights e^(-m d) sum to 1 / (1 - e^-m): the query keeps 1 - e^-m_4
+                return 0.1620
                 ### END SOLUTION
         ''',
-        reference=lambda: _recent_heads(),
-        public_cases=lambda: grouped("prediction", Case("16 heads, 2048 keys, the 100 most recent")),
-        tolerance=(0.0, 0.0),
-        hint="with equal content scores, how does the weight on key j fall with the distance, and what share do the first 100 distances hold?",
+        reference=lambda: _head_weight(),
+        public_cases=lambda: grouped("prediction", Case("head 4, from head 2's first two weights")),
+        tolerance=(0.005, 0.0),
+        hint="what does the ratio of two neighbouring weights tell you about a head's slope, and the slope about H?",
         diagnoses=(
             Diagnosis(
-                "that is the count if head 0's slope were 1",
-                name="slopes start at 1",
-                hint="head h has slope 2^(-8(h+1)/H)",
-                variant=lambda: _recent_heads(first=0),
+                "that is head 4's slope, not the share of weight the query keeps",
+                name="the slope",
+                hint="with equal content scores, how do the weights over all 4096 keys add up?",
+                variant=lambda: _head_weight(mode="slope"),
             ),
             Diagnosis(
-                "that is the count with equal weights on every key, as if no head penalised distance",
-                name="penalty ignored",
-                hint="ALiBi subtracts m_h times the distance from each score",
-                variant=lambda: _recent_heads(uniform=True),
+                "that is the ratio between two neighbouring weights of head 4, not the query's own share",
+                name="the ratio",
+                hint="the weights over all keys add up to 1",
+                variant=lambda: _head_weight(mode="ratio"),
+            ),
+            Diagnosis(
+                "that is the share if heads were counted from 1",
+                name="heads from 1",
+                hint="the first head is h = 0",
+                variant=lambda: _head_weight(mode="heads from 1"),
             ),
         ),
     )
