@@ -99,7 +99,7 @@ def layer_norm_parameters():
     return (
         grouped(
             "shapes",
-            _ln_case(rng, "two rows", (2, 3)),
+            _ln_case(rng, "two rows", (2, 3), spread=3.0),
             _ln_case(rng, "x (1, 9, 16)", (1, 9, 16)),
             _ln_case(rng, "large inputs", (4, 5), spread=300.0),
         )
