@@ -130,6 +130,36 @@ def test_a_non_causal_search_is_told_about_causality_not_about_closeness():
     assert check("ch08.block_head_count", _head_count(), show=False).passed  # the same search, causal
 
 
+# ----------------------------------------------------------------------------- 8.4 and 8.5
+def _ln_fit(x, y, signed=True):
+    d = np.shape(x)[-1]
+    X, Y = np.asarray(x, np.float64).reshape(-1, d), np.asarray(y, np.float64).reshape(-1, d)
+    n = (X - X.mean(1, keepdims=True)) / np.sqrt(X.var(1, keepdims=True) + 1e-5)
+    dn, dy = n - n.mean(0), Y - Y.mean(0)
+    gamma = (dn * dy).sum(0) / (dn * dn).sum(0) if signed else dy.std(0) / dn.std(0)
+    return gamma, Y.mean(0) - gamma * n.mean(0)
+
+
+def test_a_layer_norm_fit_that_loses_gammas_sign_is_told_so_and_a_signed_one_passes():
+    messages, _ = _messages("ch08.layer_norm_parameters", lambda x, y: _ln_fit(x, y, signed=False))
+    assert messages and all("sign" in m for m in messages)
+    assert not any("epsilon" in m or "rows;" in m for m in messages)
+    assert check("ch08.layer_norm_parameters", _ln_fit, show=False).passed
+
+
+def test_a_sampler_read_with_k_equal_to_v_is_told_about_top_k_not_about_the_temperature():
+    def settings(logits, probs):
+        z, p = np.asarray(logits, np.float64), np.asarray(probs, np.float64)
+        kept = p > 0
+        T = np.array([np.polyfit(z[i][kept[i]], np.log(p[i][kept[i]]), 1)[0] ** -1 for i in range(len(z))])
+        return T, np.full(len(z), z.shape[-1])
+
+    messages, results = _messages("ch08.sampling_settings", settings)
+    assert messages and all("top_k" in m for m in messages)
+    assert not any("temperature" in m for m in messages)
+    assert all(r.passed for r in results if r.group == "temperature")
+
+
 # ----------------------------------------------------------------------------- 5.7 and 6.8: named for the function
 def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
     for ex_id, old, cause_words in (
