@@ -107,7 +107,7 @@ def _head_count(closest=False, causal=True):
             a = x + (w @ v).transpose(0, 2, 1, 3).reshape(B, L, d) @ W_o
             gaps[H] = np.abs(a + gelu(layer_norm(a) @ W_1) @ W_2 - y).max()
         best = min(gaps, key=gaps.get)
-        return best if closest or gaps[best] < 1e-3 else 0
+        return best if closest or gaps[best] < 1e-3 else -1
 
     return block_head_count
 

@@ -69,7 +69,7 @@ CORRECT = {
                     out = s + F.gelu(F.layer_norm(s, (d,)) @ W_1) @ W_2
                     if torch.allclose(out, y, rtol=1e-4, atol=1e-4):
                         return n
-                return 0
+                return -1
         """,
         "numpy loops over heads, einsum scores": """
             def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
@@ -83,7 +83,7 @@ CORRECT = {
                     m = a.mean(-1, keepdims=True)
                     return (a - m) / np.sqrt(((a - m) ** 2).mean(-1, keepdims=True) + 1e-5)
 
-                best = 0
+                best = -1
                 for n in [k for k in range(1, d + 1) if d % k == 0]:
                     dh = d // n
                     h = norm(x)
@@ -116,7 +116,7 @@ CORRECT = {
                     out = s + act(ln(s) @ Ws[4]) @ Ws[5]
                     if (out - y).abs().max() < 1e-3 * (1 + y.abs().max()):
                         return n
-                return 0
+                return -1
         """,
     },
     "ch08.layer_norm_parameters": {
@@ -265,7 +265,7 @@ WRONG = {
                     out = x + merge_heads(o) @ Ws[3] + F.gelu(h @ Ws[4]) @ Ws[5]
                     if (out - y).abs().max() < 1e-3:
                         return n
-                return 0
+                return -1
         """,
         "attention without the causal mask": """
             def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
@@ -279,7 +279,7 @@ WRONG = {
                     out = s + F.gelu(F.layer_norm(s, (d,)) @ Ws[4]) @ Ws[5]
                     if (out - y).abs().max() < 1e-3:
                         return n
-                return 0
+                return -1
         """,
     },
     "ch08.layer_norm_parameters": {

@@ -367,10 +367,12 @@ def _block_weights(rng, d, d_ff, dtype=np.float64):
     return w
 
 
-def _head_case(rng, name, B, L, d, d_ff, n_heads, dtype=np.float64, **made_by):
+def _head_case(rng, name, B, L, d, d_ff, n_heads, dtype=np.float64, seed=None, **made_by):
     """A saved block, an input and the output that a block made from them: by default the
     chapter's pre-norm block with ``n_heads`` heads; ``made_by`` names another block (post=True,
-    parallel=True, causal=False ...)."""
+    parallel=True, causal=False ...).  ``seed``: draw this case from its own generator (chosen so
+    that the head count closest to y is not the one the other block had)."""
+    rng = rng if seed is None else np.random.default_rng(seed)
     w = _block_weights(rng, d, d_ff)
     x = rng.normal(size=(B, L, d)) * 1.5 + rng.normal(size=(1, 1, d))
     made_by.setdefault("parallel", False)
@@ -392,7 +394,28 @@ def _head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2, closest=False, **forward):
         return np.array(min(errors, key=errors.get))
     tol = 1e-4 * (1 + float(np.abs(np.asarray(y, dtype=np.float64)).max()))  # float32 rounding of y
     fits = [h for h, e in errors.items() if e < tol]
-    return np.array(fits[0] if fits else 0)
+    return np.array(fits[0] if fits else -1)
+
+
+# The searches a student may run instead of the chapter's pre-norm block, or with the wrong rule.
+_SEARCHES = {
+    "closest": dict(closest=True),
+    "post": dict(post=True),
+    "parallel": dict(parallel=True),
+    "causal": dict(causal=False),
+}
+
+
+def _search_variant(name):
+    """The head count that search ``name`` returns, where it finds one that no other search finds
+    (where two wrong searches agree, neither can be named)."""
+
+    def variant(*args):
+        found = {k: int(_head_count(*args, **kw)) for k, kw in _SEARCHES.items()}
+        value = found[name]
+        return None if value == -1 or list(found.values()).count(value) > 1 else np.array(value)
+
+    return variant
 
 
 def _head_count_cases():
@@ -425,6 +448,7 @@ def _head_count_cases():
                 12,
                 24,
                 n_heads=2,
+                seed=5,
                 parallel=True,
             ),
             _head_case(
@@ -452,6 +476,7 @@ def _head_count_cases():
                 16,
                 n_heads=2,
                 dtype=np.float32,
+                seed=14,
                 parallel=True,
             ),
         )
@@ -475,12 +500,12 @@ register(
         "`x (B, L, d_model)` and an output `y` of the same shape, logged next to the weights. "
         "Return the number of heads the block was built with: the number with which these weights "
         "turn `x` into `y`. The log is not reliable: if no number of heads does, `y` came from some "
-        "other block, and you return 0. The arrays are float64, or float32 (then `y` is exact up to "
+        "other block, and you return -1. The arrays are float64, or float32 (then `y` is exact up to "
         "float32 rounding); whatever block made `y`, only the right one reproduces it to within a "
         "few hundredths.",
         solution='''
             def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                """The number of heads with which this pre-norm block turns x into y; 0 if none does."""
+                """The number of heads with which this pre-norm block turns x into y; -1 if none does."""
                 ### BEGIN SOLUTION
                 x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
                 d = x.shape[-1]
@@ -502,7 +527,7 @@ register(
                 for n_heads in range(1, d + 1):
                     if d % n_heads == 0 and np.abs(block(n_heads) - y).max() < 1e-4 * (1 + np.abs(y).max()):
                         return n_heads
-                return 0  # no head count reproduces y: another block made it
+                return -1  # no head count reproduces y: another block made it
                 ### END SOLUTION
         ''',
         reference=_head_count,
@@ -518,39 +543,26 @@ register(
                 "you returned the head count that comes closest to y even where none reproduces it",
                 name="closest, not reproducing",
                 hint="the log is not reliable: how far from y may a right block's output be?",
-                variant=lambda *a: _head_count(*a, closest=True),
+                variant=_search_variant("closest"),
             ),
             Diagnosis(
                 "the block you run to test each head count is not this chapter's pre-norm block: yours "
                 "normalises the stream itself",
                 name="post-norm forward",
                 hint="in the pre-norm block, what does each layer norm read, and what is added to the stream?",
-                variant=lambda *a: _head_count(*a, post=True),
+                variant=_search_variant("post"),
             ),
             Diagnosis(
                 "in the block you run, the MLP reads the same normalised copy of x as the attention",
                 name="parallel forward",
                 hint="the block's two sublayers run one after the other",
-                variant=lambda *a: _head_count(*a, parallel=True),
+                variant=_search_variant("parallel"),
             ),
             Diagnosis(
                 "the block you run lets a position see the positions after it",
                 name="the attention is not causal",
                 hint="the saved block's attention is causal",
-                variant=lambda *a: _head_count(*a, causal=False),
-            ),
-            Diagnosis(
-                UNBIASED_VAR,
-                name="unbiased variance",
-                hint="layer norm divides by d, not d - 1",
-                variant=lambda *a: _head_count(*a, ddof=1),
-            ),
-            Diagnosis(
-                "the block you run scales every head's scores by the same factor whatever the head "
-                "count: each head's scores are dot products of how many numbers?",
-                name="scores scaled by d_model",
-                hint="split_heads gives each head d_model / n_heads features",
-                variant=lambda *a: _head_count(*a, scale=1 / np.sqrt(np.shape(a[0])[-1])),
+                variant=_search_variant("causal"),
             ),
         ),
     )
