@@ -397,25 +397,9 @@ def _head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2, closest=False, **forward):
     return np.array(fits[0] if fits else -1)
 
 
-# The searches a student may run instead of the chapter's pre-norm block, or with the wrong rule.
-_SEARCHES = {
-    "closest": dict(closest=True),
-    "post": dict(post=True),
-    "parallel": dict(parallel=True),
-    "causal": dict(causal=False),
-}
-
-
-def _search_variant(name):
-    """The head count that search ``name`` returns, where it finds one that no other search finds
-    (where two wrong searches agree, neither can be named)."""
-
-    def variant(*args):
-        found = {k: int(_head_count(*args, **kw)) for k, kw in _SEARCHES.items()}
-        value = found[name]
-        return None if value == -1 or list(found.values()).count(value) > 1 else np.array(value)
-
-    return variant
+def _search_variant(**search):
+    """The head count a search finds with the wrong rule (``search``: closest=True, post=True ...)."""
+    return lambda *args: _head_count(*args, **search)
 
 
 def _head_count_cases():
@@ -543,26 +527,26 @@ register(
                 "you returned the head count that comes closest to y even where none reproduces it",
                 name="closest, not reproducing",
                 hint="the log is not reliable: how far from y may a right block's output be?",
-                variant=_search_variant("closest"),
+                variant=_search_variant(closest=True),
             ),
             Diagnosis(
                 "the block you run to test each head count is not this chapter's pre-norm block: yours "
                 "normalises the stream itself",
                 name="post-norm forward",
                 hint="in the pre-norm block, what does each layer norm read, and what is added to the stream?",
-                variant=_search_variant("post"),
+                variant=_search_variant(post=True),
             ),
             Diagnosis(
                 "in the block you run, the MLP reads the same normalised copy of x as the attention",
                 name="parallel forward",
                 hint="the block's two sublayers run one after the other",
-                variant=_search_variant("parallel"),
+                variant=_search_variant(parallel=True),
             ),
             Diagnosis(
                 "the block you run lets a position see the positions after it",
                 name="the attention is not causal",
                 hint="the saved block's attention is causal",
-                variant=_search_variant("causal"),
+                variant=_search_variant(causal=False),
             ),
         ),
     )
