@@ -1,4 +1,4 @@
-"""Hidden cases, chapter 8 (a Transformer block): one head, one token, float32, padding edge cases."""
+"""Hidden cases, chapter 8 (a Transformer block): one position, one head per feature, other blocks' outputs, two-row logs, float32."""
 
 import numpy as np
 
@@ -12,8 +12,8 @@ def _weights(rng, d, d_ff, dtype=np.float64):
     return {name: a.astype(dtype) for name, a in w.items()}
 
 
-def predict_block_parameters():
-    return grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256"))
+def predict_zero_init_gradients():
+    return grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256, out_proj and mlp.down zero"))
 
 
 def post_norm_blocks():
@@ -57,77 +57,78 @@ def post_norm_blocks():
     )
 
 
-def parallel_block():
-    rng = np.random.default_rng(1803)
-    n = rng.normal
-    return grouped(
-        "shape",
-        Case("one head", x=n(size=(2, 3, 4)), **_weights(rng, 4, 16), n_heads=1),
-        Case("8 heads, d_model=16, L=5", x=n(size=(1, 5, 16)), **_weights(rng, 16, 32), n_heads=8),
-        Case("a large residual stream", x=10 * n(size=(1, 4, 6)) + 5, **_weights(rng, 6, 6), n_heads=2),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32",
-            x=n(size=(2, 4, 8)).astype(np.float32),
-            **_weights(rng, 8, 32, np.float32),
-            n_heads=4,
-        ),
-    )
+def block_head_count():
+    from attncourse.exercises.chapters.ch08 import _head_case
 
-
-def head_removal_cost():
-    from attncourse.exercises.chapters.ch08 import _removal_case
-
-    rng = np.random.default_rng(1814)
-    return grouped(
-        "values",
-        _removal_case(rng, "one head", 2, 1, 4, 3, 5),
-        _removal_case(rng, "one position", 3, 2, 1, 2, 4),
-        _removal_case(rng, "8 heads, d_head=1, head 5 copies key t - 1", 1, 8, 6, 1, 8, planted=5),
-    ) + grouped(
-        "dtype",
-        _removal_case(rng, "float32, 4 heads", 3, 4, 4, 2, 6, dtype=np.float32),
-    )
-
-
-def next_token_loss():
-    rng = np.random.default_rng(1805)
+    rng = np.random.default_rng(1813)
     return (
         grouped(
-            "large logits",
-            Case(
-                "large logits",
-                logits=rng.normal(size=(2, 3, 6)) * 1000,
-                tokens=rng.integers(0, 6, size=(2, 3)),
-                lengths=np.array([3, 3]),
-            ),
+            "head counts",
+            _head_case(rng, "two positions", 2, 2, 6, 12, n_heads=3),
+            _head_case(rng, "all d_model heads of one feature", 1, 5, 6, 12, n_heads=6),
+            _head_case(rng, "a post-norm block's output", 1, 5, 6, 24, n_heads=3, post=True),
         )
         + grouped(
-            "padding",
-            Case(
-                "a sequence of one token (no target) beside full ones",
-                logits=rng.normal(size=(3, 4, 5)),
-                tokens=rng.integers(0, 5, size=(3, 4)),
-                lengths=np.array([1, 4, 2]),
-            ),
+            "look-alikes",
+            _head_case(rng, "d_model=10, 5 heads", 2, 4, 10, 20, n_heads=5),
+            _head_case(rng, "a parallel block's output", 1, 6, 10, 20, n_heads=5, seed=5, parallel=True),
+            _head_case(rng, "a block that sees the future", 2, 4, 6, 12, n_heads=2, causal=False),
         )
         + grouped(
             "dtype",
-            Case(
-                "float32 logits, V=50",
-                logits=rng.normal(size=(2, 6, 50)).astype(np.float32) * 3,
-                tokens=rng.integers(0, 50, size=(2, 6)),
-                lengths=np.array([6, 4]),
+            _head_case(rng, "float32, 2 heads", 2, 5, 8, 16, n_heads=2, dtype=np.float32),
+            _head_case(
+                rng,
+                "float32, a post-norm block's output",
+                1,
+                4,
+                12,
+                24,
+                n_heads=4,
+                dtype=np.float32,
+                post=True,
             ),
+        )
+    )
+
+
+def layer_norm_parameters():
+    from attncourse.exercises.chapters.ch08 import _ln_case
+
+    rng = np.random.default_rng(1804)
+    return (
+        grouped(
+            "shapes",
+            _ln_case(rng, "two rows", (2, 3), spread=3.0),
+            _ln_case(rng, "x (1, 9, 16)", (1, 9, 16)),
+            _ln_case(rng, "large inputs", (4, 5), spread=300.0),
+        )
+        + grouped("small rows", _ln_case(rng, "rows spread over about 0.002", (8, 6), spread=2e-3))
+        + grouped("dtype", _ln_case(rng, "float32, x (3, 3, 4)", (3, 3, 4), dtype=np.float32))
+    )
+
+
+def sampling_settings():
+    from attncourse.exercises.chapters.ch08 import _sampling_case
+
+    rng = np.random.default_rng(1815)
+    return (
+        grouped(
+            "temperature",
+            _sampling_case(rng, "one row, V=2", 1, 2, [1.7], [2]),
+            _sampling_case(rng, "logits in the tens, V=20", 2, 20, [5.0, 12.0], [20, 20], scale=20.0),
+        )
+        + grouped("top-k", _sampling_case(rng, "top-2 of 30, T = 0.4", 2, 30, [0.4, 2.2], [2, 9]))
+        + grouped(
+            "dtype", _sampling_case(rng, "float32, V=50", 2, 50, [0.6, 1.1], [50, 10], dtype=np.float32)
         )
     )
 
 
 HIDDEN = {
-    "ch08.predict_block_parameters": predict_block_parameters,
+    "ch08.predict_zero_init_gradients": predict_zero_init_gradients,
     "ch08.post_norm_blocks": post_norm_blocks,
-    "ch08.parallel_block": parallel_block,
-    "ch08.head_removal_cost": head_removal_cost,
-    "ch08.next_token_loss": next_token_loss,
+    "ch08.block_head_count": block_head_count,
+    "ch08.layer_norm_parameters": layer_norm_parameters,
+    "ch08.sampling_settings": sampling_settings,
 }

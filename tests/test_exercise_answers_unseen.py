@@ -143,11 +143,11 @@ NEW_SITUATIONS = {
         "ch07.predict_alibi_head_weight": "an ALiBi layer's head count found from two weights, then another head",
     },
     "ch08": {
-        "ch08.parallel_block": "the parallel block of GPT-J and PaLM, not the chapter's sequential one",
-        "ch08.head_removal_cost": "head removal costs read from a last layer's maps, not measured there",
-        "ch08.next_token_loss": "a padded next-token loss",
+        "ch08.block_head_count": "a block's head count recovered from its weights, an input and an output",
+        "ch08.layer_norm_parameters": "a layer norm's gamma and beta recovered from its inputs and outputs",
+        "ch08.sampling_settings": "a sampler's temperature and top-k recovered from its distributions",
         "ch08.post_norm_blocks": "telling post-norm blocks from pre-norm ones by their outputs alone",
-        "ch08.predict_block_parameters": "the size of a block the chapter does not count",
+        "ch08.predict_zero_init_gradients": "which parameters a block with zeroed output layers trains first",
     },
     "ch09": {
         "ch09.merge_partials": "merging two split-K partial results",

@@ -195,7 +195,18 @@ def test_parameter_counts_are_what_torch_counts():
     def count(module):
         return sum(p.numel() for p in module.parameters())
 
-    assert _answer("ch08.predict_block_parameters") == count(TransformerBlock(d_model=64, n_heads=4))
+    # 8.1: the block with out_proj and mlp.down zeroed, one backward pass; count the nonzero gradients
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    block = TransformerBlock(d_model=64, n_heads=4)
+    with torch.no_grad():
+        for layer in (block.attn.out_proj, block.mlp.down):
+            layer.weight.zero_()
+            layer.bias.zero_()
+    y, _ = block(torch.randn(2, 10, 64), is_causal=True)
+    (y * torch.randn_like(y)).sum().backward()
+    nonzero = sum(int((p.grad != 0).sum()) for p in block.parameters())
+    assert _answer("ch08.predict_zero_init_gradients") == nonzero < count(block)
 
 
 def test_the_numeric_predictions_hold():
@@ -314,26 +325,45 @@ def test_the_references_agree_with_the_package_and_torch():
 
     rng = np.random.default_rng(2)
     n = rng.normal
-    # the parallel block: the sublayers of TransformerBlock without biases, gamma = 1, the same weights
-    d, d_ff, heads = 8, 16, 2
-    x, W_q, W_k, W_v, W_o = n(size=(2, 5, d)), *(n(size=(d, d)) / 3 for _ in range(4))
-    W_1, W_2 = n(size=(d, d_ff)) / 3, n(size=(d_ff, d)) / 4
-    block = TransformerBlock(d, heads, d_ff, bias=False).double()
+    # 8.3: the head count comes back from TransformerBlock (no biases, gamma = 1) with copied weights
+    d, d_ff = 12, 24
+    for heads in (1, 3, 4, 12):
+        x, W_q, W_k, W_v, W_o = n(size=(2, 5, d)), *(n(size=(d, d)) / 2 for _ in range(4))
+        W_1, W_2 = n(size=(d, d_ff)) / 3, n(size=(d_ff, d)) / 4
+        block = TransformerBlock(d, heads, d_ff, bias=False).double()
+        with torch.no_grad():
+            for lin, W in (
+                (block.attn.q_proj, W_q),
+                (block.attn.k_proj, W_k),
+                (block.attn.v_proj, W_v),
+                (block.attn.out_proj, W_o),
+                (block.mlp.up, W_1),
+                (block.mlp.down, W_2),
+            ):
+                lin.weight.copy_(torch.from_numpy(W.T))  # nn.Linear computes x @ weight.T
+            y = block(torch.from_numpy(x), is_causal=True)[0].numpy()
+        assert _answer("ch08.block_head_count", x, y, W_q, W_k, W_v, W_o, W_1, W_2) == heads
+        assert _answer("ch08.block_head_count", x, y + 0.05, W_q, W_k, W_v, W_o, W_1, W_2) == -1
+    # 8.4: nn.LayerNorm with a trained-looking gamma and beta gives them back
+    ln = torch.nn.LayerNorm(6).double()
     with torch.no_grad():
-        for lin, W in (
-            (block.attn.q_proj, W_q),
-            (block.attn.k_proj, W_k),
-            (block.attn.v_proj, W_v),
-            (block.attn.out_proj, W_o),
-            (block.mlp.up, W_1),
-            (block.mlp.down, W_2),
-        ):
-            lin.weight.copy_(torch.from_numpy(W.T))  # nn.Linear computes x @ weight.T
-        xt = torch.from_numpy(x)
-        h = block.norm1(xt)  # gamma = 1, beta = 0 at initialisation: the plain layer norm
-        ours = xt + block.attn(h, is_causal=True)[0] + block.mlp(h)  # both sublayers read one LN(x)
-    ref = _answer("ch08.parallel_block", x, W_q, W_k, W_v, W_o, W_1, W_2, heads)
-    np.testing.assert_allclose(ref, ours.numpy(), rtol=1e-10, atol=1e-12)
+        ln.weight.normal_()
+        ln.bias.normal_()
+        x4 = torch.from_numpy(n(size=(3, 7, 6)) * 2 + 1)
+        gamma, beta = _answer("ch08.layer_norm_parameters", x4.numpy(), ln(x4).numpy())
+    np.testing.assert_allclose(gamma, ln.weight.detach().numpy(), rtol=1e-9)
+    np.testing.assert_allclose(beta, ln.bias.detach().numpy(), atol=1e-9)
+    # 8.5: the package's sampler's distributions give back its temperature and top-k
+    from attncourse.transformer import next_token_probs
+
+    logits = torch.from_numpy(n(size=(3, 16)) * 2)
+    settings = ((0.4, 3), (1.0, None), (2.5, 9))
+    probs = torch.stack(
+        [next_token_probs(logits[i], temperature=T, top_k=k) for i, (T, k) in enumerate(settings)]
+    )
+    T, k = _answer("ch08.sampling_settings", logits.numpy(), probs.numpy())
+    np.testing.assert_allclose(T, [0.4, 1.0, 2.5], rtol=1e-9)
+    assert k.tolist() == [3, 16, 9]
     # the preallocated cache gives each sequence what the package's growing KVCache gives it alone
     lengths = np.array([3, 0, 5])
     q, k_new, v_new = n(size=(3, 1, 4)), n(size=(3, 1, 4)), n(size=(3, 1, 2))

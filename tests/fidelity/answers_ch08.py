@@ -1,32 +1,21 @@
 """Chapter 8 (a Transformer block): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch08.predict_block_parameters": {
-        "counted with the chapter's nn layers": """
-            def predict_block_parameters():
-                layers = [nn.Linear(64, 64) for _ in range(4)] + [nn.Linear(64, 256), nn.Linear(256, 64)]
-                layers += [nn.LayerNorm(64), nn.LayerNorm(64)]
-                return sum(p.numel() for layer in layers for p in layer.parameters())
-        """,
+    "ch08.predict_zero_init_gradients": {
         "the literal": """
-            def predict_block_parameters():
-                return 49984
+            def predict_zero_init_gradients():
+                return 20608
         """,
-        "a float from numpy": """
-            def predict_block_parameters():
-                d = np.float64(64)
-                return 4 * d * d + 4 * d + 4 * d + 2 * 4 * d * d + 4 * d + d
+        "counted from the chapter's nn layers": """
+            def predict_zero_init_gradients():
+                zeroed = [nn.Linear(64, 64), nn.Linear(256, 64)]  # out_proj and mlp.down
+                return sum(p.numel() for layer in zeroed for p in layer.parameters())
         """,
-        "helper in an added cell": [
-            """
-            def _block_linear(n_in, n_out):
-                return n_in * n_out + n_out
-            """,
-            """
-            def predict_block_parameters():
-                return 4 * _block_linear(64, 64) + _block_linear(64, 256) + _block_linear(256, 64) + 2 * 2 * 64
-            """,
-        ],
+        "a numpy integer": """
+            def predict_zero_init_gradients():
+                d = np.int64(64)
+                return (d + 1) * d + (4 * d + 1) * d
+        """,
     },
     "ch08.post_norm_blocks": {
         "torch, per block, with allclose": """
@@ -64,142 +53,161 @@ CORRECT = {
                 return np.abs(z - s).max(axis=(1, 2, 3)) < 5e-3
         """,
     },
-    "ch08.parallel_block": {
-        "torch by hand: layer norm, heads and causal softmax": """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
+    "ch08.block_head_count": {
+        "torch, F.layer_norm and the handed-out attention": """
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
+                x, y, W_q, W_k, W_v, W_o, W_1, W_2 = map(t, (x, y, W_q, W_k, W_v, W_o, W_1, W_2))
+                d = x.shape[-1]
+                for n in range(1, d + 1):
+                    if d % n:
+                        continue
+                    h = F.layer_norm(x, (d,))
+                    o, _ = scaled_dot_product_attention(split_heads(h @ W_q, n), split_heads(h @ W_k, n),
+                                                        split_heads(h @ W_v, n), is_causal=True)
+                    s = x + merge_heads(o) @ W_o
+                    out = s + F.gelu(F.layer_norm(s, (d,)) @ W_1) @ W_2
+                    if torch.allclose(out, y, rtol=1e-4, atol=1e-4):
+                        return n
+                return -1
+        """,
+        "numpy loops over heads, einsum scores": """
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                import math
+                x = np.asarray(x, dtype=np.float64)
+                y = np.asarray(y, dtype=np.float64)
                 B, L, d = x.shape
-                dh = d // n_heads
-                mu = x.mean(dim=-1, keepdim=True)
-                h = (x - mu) / torch.sqrt(((x - mu) ** 2).mean(dim=-1, keepdim=True) + 1e-5)
-                q, k, v = ((h @ W).view(B, L, n_heads, dh).transpose(1, 2) for W in (W_q, W_k, W_v))
-                s = q @ k.transpose(-1, -2) / dh ** 0.5
-                s = s.masked_fill(torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1), float("-inf"))
-                att = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(B, L, d) @ W_o
-                z = h @ W_1
-                return x + att + 0.5 * z * (1 + torch.erf(z / 2 ** 0.5)) @ W_2
+                erf = np.vectorize(math.erf)
+
+                def norm(a):
+                    m = a.mean(-1, keepdims=True)
+                    return (a - m) / np.sqrt(((a - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+                best = -1
+                for n in [k for k in range(1, d + 1) if d % k == 0]:
+                    dh = d // n
+                    h = norm(x)
+                    q, k, v = h @ W_q, h @ W_k, h @ W_v
+                    heads = []
+                    for i in range(n):
+                        sl = slice(i * dh, (i + 1) * dh)
+                        s = np.einsum("bld,bmd->blm", q[..., sl], k[..., sl]) / math.sqrt(dh)
+                        s = s + np.triu(np.full((L, L), -np.inf), 1)
+                        w = np.exp(s - s.max(-1, keepdims=True))
+                        heads.append((w / w.sum(-1, keepdims=True)) @ v[..., sl])
+                    s1 = x + np.concatenate(heads, -1) @ W_o
+                    z = norm(s1) @ W_1
+                    out = s1 + (z * 0.5 * (1 + erf(z / math.sqrt(2)))) @ W_2
+                    if np.max(np.abs(out - y)) < 1e-3:
+                        best = n
+                return best
         """,
-        "float32 with the chapter's F": """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                x, W_q, W_k, W_v, W_o, W_1, W_2 = (t.float() for t in (x, W_q, W_k, W_v, W_o, W_1, W_2))
-                h = F.layer_norm(x, (x.shape[-1],))
-                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
-                mlp = F.gelu(h @ W_1) @ W_2
-                return mlp + merge_heads(out) @ W_o + x
+        "float32 torch with the chapter's nn.LayerNorm and nn.GELU": """
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                x, y = torch.as_tensor(x).float(), torch.as_tensor(y).float()
+                Ws = [torch.as_tensor(W).float() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+                d = x.shape[-1]
+                ln, act = nn.LayerNorm(d, elementwise_affine=False), nn.GELU()
+                for n in (k for k in range(1, d + 1) if d % k == 0):
+                    h = ln(x)
+                    qkv = [split_heads(h @ W, n) for W in Ws[:3]]
+                    o, _ = scaled_dot_product_attention(*qkv, is_causal=True)
+                    s = x + merge_heads(o) @ Ws[3]
+                    out = s + act(ln(s) @ Ws[4]) @ Ws[5]
+                    if (out - y).abs().max() < 1e-3 * (1 + y.abs().max()):
+                        return n
+                return -1
         """,
-        "helper in an added cell, nn.GELU and einsum": [
-            """
-            def _pb_attention(h, W_q, W_k, W_v, W_o, n_heads):
-                q, k, v = (split_heads(torch.einsum("bld,de->ble", h, W), n_heads) for W in (W_q, W_k, W_v))
-                out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
-                return merge_heads(out) @ W_o
-            """,
-            """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                h = nn.LayerNorm(x.shape[-1], elementwise_affine=False, dtype=x.dtype)(x)
-                return x + _pb_attention(h, W_q, W_k, W_v, W_o, n_heads) + nn.GELU()(h @ W_1) @ W_2
-            """,
-        ],
     },
-    "ch08.head_removal_cost": {
-        "loops over heads with the chapter's torch": """
-            def head_removal_cost(weights, v, W_o, u):
-                w, vv, Wo, uu = (torch.as_tensor(a) for a in (weights, v, W_o, u))
-                H, d = vv.shape[1], vv.shape[-1]
-                costs = []
-                for h in range(H):
-                    written = (w[:, h] @ vv[:, h]) @ Wo[h * d:(h + 1) * d]
-                    costs.append((written * uu).sum(-1).mean())
-                return torch.stack(costs)
+    "ch08.layer_norm_parameters": {
+        "np.polyfit per feature": """
+            def layer_norm_parameters(x, y):
+                d = x.shape[-1]
+                xs, ys = np.asarray(x, np.float64).reshape(-1, d), np.asarray(y, np.float64).reshape(-1, d)
+                n = (xs - xs.mean(1, keepdims=True)) / np.sqrt(xs.var(1, keepdims=True) + 1e-5)
+                fits = [np.polyfit(n[:, i], ys[:, i], 1) for i in range(d)]
+                return np.array([f[0] for f in fits]), np.array([f[1] for f in fits])
         """,
-        "float32 throughout": """
-            def head_removal_cost(weights, v, W_o, u):
-                weights, v, W_o, u = (np.asarray(a, dtype=np.float32) for a in (weights, v, W_o, u))
-                B, H, L, d = v.shape
-                full = np.einsum("bhlk,bhkd->bhld", weights, v)
-                logit = np.einsum("bhld,hdm,blm->bhl", full, W_o.reshape(H, d, -1), u)
-                return logit.mean(axis=(0, 2))
+        "torch least squares": """
+            def layer_norm_parameters(x, y):
+                x = torch.as_tensor(x, dtype=torch.float64)
+                y = torch.as_tensor(y, dtype=torch.float64)
+                d = x.shape[-1]
+                n = F.layer_norm(x, (d,)).reshape(-1, d)
+                y = y.reshape(-1, d)
+                gamma, beta = torch.empty(d, dtype=torch.float64), torch.empty(d, dtype=torch.float64)
+                for i in range(d):
+                    A = torch.stack([n[:, i], torch.ones_like(n[:, i])], 1)
+                    sol = torch.linalg.lstsq(A, y[:, i:i + 1]).solution
+                    gamma[i], beta[i] = sol[0, 0], sol[1, 0]
+                return gamma, beta
         """,
-        "helper in an added cell: zero the rows and compare": [
-            """
-            def _correct_logit_84(weights, v, W_o, u):
-                B, H, L, d = v.shape
-                merged = np.swapaxes(weights @ v, 1, 2).reshape(B, L, H * d)
-                return ((merged @ W_o) * u).sum(-1)
-            """,
-            """
-            def head_removal_cost(weights, v, W_o, u):
-                H, d = v.shape[1], v.shape[-1]
-                full = _correct_logit_84(weights, v, W_o, u)
-                costs = []
-                for h in range(H):
-                    W = np.array(W_o, dtype=np.float64)
-                    W[h * d:(h + 1) * d] = 0
-                    costs.append((full - _correct_logit_84(weights, v, W, u)).mean())
-                return np.array(costs)
-            """,
-        ],
+        "two most different rows, in float32": """
+            def layer_norm_parameters(x, y):
+                d = x.shape[-1]
+                xs = np.asarray(x, np.float32).reshape(-1, d).astype(np.float64)
+                ys = np.asarray(y, np.float32).reshape(-1, d).astype(np.float64)
+                n = (xs - xs.mean(-1, keepdims=True)) / np.sqrt(xs.var(-1, keepdims=True) + 1e-5)
+                gamma, beta = np.empty(d), np.empty(d)
+                for i in range(d):
+                    a, b = n[:, i].argmax(), n[:, i].argmin()
+                    gamma[i] = (ys[a, i] - ys[b, i]) / (n[a, i] - n[b, i])
+                    beta[i] = ys[a, i] - gamma[i] * n[a, i]
+                return gamma, beta
+        """,
     },
-    "ch08.next_token_loss": {
-        "F.cross_entropy with the chapter's torch and F": """
-            def next_token_loss(logits, tokens, lengths):
-                lg = torch.as_tensor(logits, dtype=torch.float64)
-                tk = torch.as_tensor(tokens)
-                L = lg.shape[1]
-                real = torch.arange(1, L)[None, :] < torch.as_tensor(lengths)[:, None]
-                return F.cross_entropy(lg[:, :-1][real], tk[:, 1:][real])
+    "ch08.sampling_settings": {
+        "slope between the two most likely tokens": """
+            def sampling_settings(logits, probs):
+                z, p = np.asarray(logits, np.float64), np.asarray(probs, np.float64)
+                k = (p > 0).sum(-1)
+                order = np.argsort(-z, axis=-1)
+                T = []
+                for i in range(len(z)):
+                    a, b = order[i, 0], order[i, 1]
+                    T.append((z[i, a] - z[i, b]) / np.log(p[i, a] / p[i, b]))
+                return np.array(T), k
         """,
-        "torch with ignore_index": """
-            def next_token_loss(logits, tokens, lengths):
-                lg = torch.as_tensor(logits, dtype=torch.float64)[:, :-1]
-                targets = torch.as_tensor(tokens)[:, 1:].clone()
-                pad = torch.arange(1, lg.shape[1] + 1)[None, :] >= torch.as_tensor(lengths)[:, None]
-                targets[pad] = -100
-                return F.cross_entropy(lg.reshape(-1, lg.shape[-1]), targets.reshape(-1), ignore_index=-100)
+        "torch, least squares on log p": """
+            def sampling_settings(logits, probs):
+                z = torch.as_tensor(logits, dtype=torch.float64)
+                p = torch.as_tensor(probs, dtype=torch.float64)
+                kept = p > 0
+                T = []
+                for i in range(z.shape[0]):
+                    zi, lp = z[i][kept[i]], p[i][kept[i]].log()
+                    dz, dl = zi - zi.mean(), lp - lp.mean()
+                    T.append(((dz * dl).sum() / (dz * dz).sum()).reciprocal())
+                return torch.stack(T), kept.sum(-1)
         """,
-        "float32 logsumexp": """
-            def next_token_loss(logits, tokens, lengths):
-                lg = np.asarray(logits, dtype=np.float32)
-                top = lg.max(axis=-1, keepdims=True)
-                lse = top[..., 0] + np.log(np.exp(lg - top).sum(axis=-1))
-                B, L, V = lg.shape
-                total, count = np.float32(0), 0
-                for b in range(B):
-                    for t in range(L - 1):
-                        if t + 1 < lengths[b]:
-                            total += lse[b, t] - lg[b, t, tokens[b, t + 1]]
-                            count += 1
-                return total / count
+        "plain Python loops, first and last kept token": """
+            def sampling_settings(logits, probs):
+                import math
+                temps, ks = [], []
+                for zr, pr in zip(np.asarray(logits).tolist(), np.asarray(probs).tolist()):
+                    kept = [(z, q) for z, q in zip(zr, pr) if q > 0]
+                    kept.sort()
+                    (z0, p0), (z1, p1) = kept[0], kept[-1]
+                    temps.append((z1 - z0) / (math.log(p1) - math.log(p0)))
+                    ks.append(len(kept))
+                return np.array(temps), np.array(ks)
         """,
-        "helper in an added cell, loops": [
-            """
-            def _row_log_softmax(row):
-                m = max(row)
-                return row - (m + np.log(np.sum(np.exp(row - m))))
-            """,
-            """
-            def next_token_loss(logits, tokens, lengths):
-                losses = []
-                for b in range(logits.shape[0]):
-                    for t in range(int(lengths[b]) - 1):
-                        losses.append(-_row_log_softmax(logits[b, t])[tokens[b, t + 1]])
-                return np.mean(losses)
-            """,
-        ],
     },
 }
 
 WRONG = {
-    "ch08.predict_block_parameters": {
-        "d_ff = d_model": """
-            def predict_block_parameters():
-                d = 64
-                return 4 * (d * d + d) + 4 * d + 2 * (d * d + d)
+    "ch08.predict_zero_init_gradients": {
+        "the whole block": """
+            def predict_zero_init_gradients():
+                return 49984
         """,
-        "attention without biases": """
-            def predict_block_parameters():
-                d, d_ff = 64, 256
-                return 4 * d * d + 4 * d + (d * d_ff + d_ff) + (d_ff * d + d)
+        "weights of the zeroed layers only": """
+            def predict_zero_init_gradients():
+                return 64 * 64 + 256 * 64
+        """,
+        "the MLP's two layers and out_proj": """
+            def predict_zero_init_gradients():
+                return (64 * 64 + 64) + (64 * 256 + 256) + (256 * 64 + 64)
         """,
     },
     "ch08.post_norm_blocks": {
@@ -232,78 +240,100 @@ WRONG = {
                 return ok.flatten(1).all(dim=1).numpy()
         """,
     },
-    "ch08.parallel_block": {
-        "torch's var(): the unbiased variance": """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                h = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
-                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.gelu(h @ W_1) @ W_2
+    "ch08.block_head_count": {
+        "the closest head count, always": """
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                x, y = torch.as_tensor(x).double(), torch.as_tensor(y).double()
+                Ws = [torch.as_tensor(W).double() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+                d = x.shape[-1]
+                gaps = {}
+                for n in (k for k in range(1, d + 1) if d % k == 0):
+                    h = F.layer_norm(x, (d,))
+                    o, _ = scaled_dot_product_attention(*[split_heads(h @ W, n) for W in Ws[:3]], is_causal=True)
+                    s = x + merge_heads(o) @ Ws[3]
+                    gaps[n] = float((s + F.gelu(F.layer_norm(s, (d,)) @ Ws[4]) @ Ws[5] - y).abs().max())
+                return min(gaps, key=gaps.get)
         """,
-        "ReLU instead of GELU": """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                h = F.layer_norm(x, (x.shape[-1],))
-                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.relu(h @ W_1) @ W_2
+        "a parallel block tried": """
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                x, y = torch.as_tensor(x).double(), torch.as_tensor(y).double()
+                Ws = [torch.as_tensor(W).double() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+                d = x.shape[-1]
+                for n in (k for k in range(1, d + 1) if d % k == 0):
+                    h = F.layer_norm(x, (d,))
+                    o, _ = scaled_dot_product_attention(*[split_heads(h @ W, n) for W in Ws[:3]], is_causal=True)
+                    out = x + merge_heads(o) @ Ws[3] + F.gelu(h @ Ws[4]) @ Ws[5]
+                    if (out - y).abs().max() < 1e-3:
+                        return n
+                return -1
         """,
-        "the MLP reads the un-normalised x": """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                h = F.layer_norm(x, (x.shape[-1],))
-                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.gelu(x @ W_1) @ W_2
-        """,
-        "the tanh approximation of GELU": """
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                h = F.layer_norm(x, (x.shape[-1],))
-                q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))
-                return x + merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)[0]) @ W_o + F.gelu(h @ W_1, approximate="tanh") @ W_2
-        """,
-    },
-    "ch08.head_removal_cost": {
-        "head h's columns of W_o (square W_o read as (d_model, H * d_head))": """
-            def head_removal_cost(weights, v, W_o, u):
-                H, d = v.shape[1], v.shape[-1]
-                heads = weights @ v
-                return np.array([((heads[:, h] @ W_o.T[h * d:(h + 1) * d]) * u).sum(-1).mean() for h in range(H)]) if W_o.shape[0] == W_o.shape[1] else np.zeros(H)
-        """,
-        "the mean over the sequences only (returns (L, H))": """
-            def head_removal_cost(weights, v, W_o, u):
-                H, d = v.shape[1], v.shape[-1]
-                written = np.einsum("bhld,hdm->bhlm", weights @ v, W_o.reshape(H, d, -1))
-                return (written * u[:, None]).sum(-1).mean(axis=0).T
-        """,
-        "the norm of what each head writes, not the correct logit": """
-            def head_removal_cost(weights, v, W_o, u):
-                H, d = v.shape[1], v.shape[-1]
-                written = np.einsum("bhld,hdm->bhlm", weights @ v, W_o.reshape(H, d, -1))
-                return np.linalg.norm(written, axis=-1).mean(axis=(0, 2))
+        "attention without the causal mask": """
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                x, y = torch.as_tensor(x).double(), torch.as_tensor(y).double()
+                Ws = [torch.as_tensor(W).double() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+                d = x.shape[-1]
+                for n in (k for k in range(1, d + 1) if d % k == 0):
+                    h = F.layer_norm(x, (d,))
+                    o, _ = scaled_dot_product_attention(*[split_heads(h @ W, n) for W in Ws[:3]])
+                    s = x + merge_heads(o) @ Ws[3]
+                    out = s + F.gelu(F.layer_norm(s, (d,)) @ Ws[4]) @ Ws[5]
+                    if (out - y).abs().max() < 1e-3:
+                        return n
+                return -1
         """,
     },
-    "ch08.next_token_loss": {
-        "log of a naive softmax (overflows)": """
-            def next_token_loss(logits, tokens, lengths):
-                p = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
-                L = logits.shape[1]
-                picked = np.take_along_axis(np.log(p[:, :-1]), tokens[:, 1:, None], axis=-1)[..., 0]
-                real = np.arange(1, L)[None, :] < lengths[:, None]
-                return -picked[real].mean()
+    "ch08.layer_norm_parameters": {
+        "normalised over the rows": """
+            def layer_norm_parameters(x, y):
+                d = x.shape[-1]
+                xs, ys = np.asarray(x, np.float64).reshape(-1, d), np.asarray(y, np.float64).reshape(-1, d)
+                n = (xs - xs.mean(0)) / np.sqrt(xs.var(0) + 1e-5)
+                fits = [np.polyfit(n[:, i], ys[:, i], 1) for i in range(d)]
+                return np.array([f[0] for f in fits]), np.array([f[1] for f in fits])
         """,
-        "one padded target too many (t < lengths)": """
-            def next_token_loss(logits, tokens, lengths):
-                s = logits - logits.max(axis=-1, keepdims=True)
-                log_p = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
-                L = logits.shape[1]
-                picked = np.take_along_axis(log_p[:, :-1], tokens[:, 1:, None], axis=-1)[..., 0]
-                real = np.arange(L - 1)[None, :] < lengths[:, None]
-                return -picked[real].mean()
+        "ratio of spreads, beta the mean of y": """
+            def layer_norm_parameters(x, y):
+                d = x.shape[-1]
+                xs, ys = np.asarray(x, np.float64).reshape(-1, d), np.asarray(y, np.float64).reshape(-1, d)
+                n = (xs - xs.mean(1, keepdims=True)) / np.sqrt(xs.var(1, keepdims=True) + 1e-5)
+                return ys.std(0) / n.std(0), ys.mean(0)
         """,
-        "the sum, not the mean": """
-            def next_token_loss(logits, tokens, lengths):
-                s = logits - logits.max(axis=-1, keepdims=True)
-                log_p = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
-                L = logits.shape[1]
-                picked = np.take_along_axis(log_p[:, :-1], tokens[:, 1:, None], axis=-1)[..., 0]
-                real = np.arange(1, L)[None, :] < lengths[:, None]
-                return -picked[real].sum()
+        "no epsilon, torch's unbiased var": """
+            def layer_norm_parameters(x, y):
+                x = torch.as_tensor(x, dtype=torch.float64)
+                y = torch.as_tensor(y, dtype=torch.float64)
+                d = x.shape[-1]
+                n = ((x - x.mean(-1, keepdim=True)) / x.var(-1, keepdim=True).sqrt()).reshape(-1, d)
+                y = y.reshape(-1, d)
+                dn, dy = n - n.mean(0), y - y.mean(0)
+                gamma = (dn * dy).sum(0) / (dn * dn).sum(0)
+                return gamma, y.mean(0) - gamma * n.mean(0)
+        """,
+    },
+    "ch08.sampling_settings": {
+        "slope, not its reciprocal": """
+            def sampling_settings(logits, probs):
+                z, p = np.asarray(logits, np.float64), np.asarray(probs, np.float64)
+                order = np.argsort(-z, axis=-1)
+                T = [np.log(p[i, order[i, 0]] / p[i, order[i, 1]]) / (z[i, order[i, 0]] - z[i, order[i, 1]])
+                     for i in range(len(z))]
+                return np.array(T), (p > 0).sum(-1)
+        """,
+        "k is the vocabulary": """
+            def sampling_settings(logits, probs):
+                z, p = np.asarray(logits, np.float64), np.asarray(probs, np.float64)
+                order = np.argsort(-z, axis=-1)
+                T = [(z[i, order[i, 0]] - z[i, order[i, 1]]) / np.log(p[i, order[i, 0]] / p[i, order[i, 1]])
+                     for i in range(len(z))]
+                return np.array(T), np.full(len(z), z.shape[-1])
+        """,
+        "the highest and lowest logits overall, zeros floored": """
+            def sampling_settings(logits, probs):
+                z, p = np.asarray(logits, np.float64), np.asarray(probs, np.float64)
+                lp = np.log(np.maximum(p, 1e-30))
+                hi, lo = z.argmax(-1), z.argmin(-1)
+                r = np.arange(len(z))
+                return (z[r, hi] - z[r, lo]) / (lp[r, hi] - lp[r, lo]), (p > 0).sum(-1)
         """,
     },
 }

@@ -1,4 +1,4 @@
-"""Chapter 8 exercises: a Transformer block's size, a parallel block's forward pass, which head's removal costs most, and the training loss."""
+"""Chapter 8 exercises: which parameters a zero-initialised block trains, post-norm blocks told from their outputs, a block's head count, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
 
 from __future__ import annotations
 
@@ -6,32 +6,18 @@ import math
 
 import numpy as np
 
-from ... import merge_heads, softmax, split_heads
+from ... import merge_heads, split_heads
 from ... import scaled_dot_product_attention as sdpa
-from ..engine.registry import SHARED_MISTAKES, Case, Diagnosis, Exercise, grouped, register
-from ._shared import D_MODEL_SCALE
+from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
-TORCH_NEEDS = (
-    "import torch",
-    "import torch.nn.functional as F",
-    "from attncourse import scaled_dot_product_attention, split_heads, merge_heads",
-)
-# The block exercises are about the block: attention is handed out, a whole layer is not.
+# 8.3 is about the block: attention is handed out, a whole layer is not.
 NO_LAYERS = (
     "torch.nn.TransformerEncoderLayer",
     "torch.nn.TransformerDecoderLayer",
     "torch.nn.MultiheadAttention",
     "torch.nn.functional.multi_head_attention_forward",
-)
-POST_NORM = (
-    "every output row has mean 0 and variance 1: the residual stream itself came out normalised. "
-    "In a pre-norm block, what does the layer norm see, and what is added to x untouched?"
-)
-SHARED_MISTAKES[POST_NORM] = (
-    "post-norm instead of pre-norm",
-    "pre-norm normalises only the sublayer's input and adds its output to the untouched stream: x + f(LN(x))",
 )
 UNBIASED_VAR = "your layer norm divides the squared deviations by d - 1, the unbiased variance"
 
@@ -48,65 +34,79 @@ def _gelu(z):
     return z * 0.5 * (1.0 + _erf(z / math.sqrt(2.0)))  # the exact GELU, z * Phi(z)
 
 
-def _gelu_tanh(z):
-    return (
-        0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))
-    )  # GPT-2's approximation
-
-
-# ----------------------------------------------------------------------------- 8.1 block size (predict)
-def _block_parameters():
+# ----------------------------------------------------------------------------- 8.1 zero-initialised outputs (predict)
+def _zero_init_gradients(zeroed_biases=True, upstream=False, norms=False):
     d, d_ff = 64, 256
-    attention = 4 * d * d + 4 * d  # W_Q, W_K, W_V, W_O and their biases
-    norms = 2 * (d + d)  # two layer norms, each a gamma and a beta of d numbers
-    mlp = d * d_ff + d_ff + d_ff * d + d  # up (d -> d_ff) and down (d_ff -> d), with biases
-    return np.array(attention + norms + mlp)
+    zeroed = d * d + d_ff * d + (2 * d if zeroed_biases else 0)  # out_proj and mlp.down, weights (+ biases)
+    feeding = 3 * (d * d + d) + (d * d_ff + d_ff)  # q, k, v and mlp.up: they feed a zeroed layer
+    return np.array(zeroed + (feeding if upstream else 0) + (4 * d if norms else 0))
 
 
 register(
     Exercise(
-        id="ch08.predict_block_parameters",
+        id="ch08.predict_zero_init_gradients",
         number="8.1",
-        title="predict a block's size",
+        title="which parameters learn from the first step",
         points=2,
-        function="predict_block_parameters",
-        hint="count attention (four d x d matrices and their biases), the MLP (two matrices and their biases) and the two layer norms separately",
+        function="predict_zero_init_gradients",
+        hint="follow the gradient from the loss back into each sublayer: what does it meet first?",
         kind="predict",
-        description="Before running anything: how many parameters does "
-        "`TransformerBlock(d_model=64, n_heads=4)` have? Its MLP is $d_{ff} = 4\\,d_{model}$ wide, and "
-        "every linear layer and both layer norms have biases. Return the count (exact), worked out "
-        "by hand: nothing built, nothing run. Plain Python or numpy; no attncourse function.",
+        description="Some models start each block so that it adds nothing to the residual stream. "
+        "Take `TransformerBlock(d_model=64, n_heads=4)` (pre-norm, $d_{ff} = 256$, biases in every "
+        "linear layer, layer norms with their $\\gamma$ and $\\beta$) and set the attention's output "
+        "projection `attn.out_proj` and the MLP's last layer `mlp.down` to zero, weights and biases; "
+        "everything else keeps PyTorch's random initialisation. Run one batch of random inputs "
+        "`x (2, 10, 64)` through it (causal), take the loss `(y * r).sum()` for a random `r` of "
+        "`y`'s shape, and call `backward()`. Before running anything: how many of the block's "
+        "parameters (single numbers, not tensors) get a gradient that is not zero? Return the "
+        "count (exact). Plain Python or numpy; no attncourse function.",
         solution='''
-            def predict_block_parameters():
-                """Parameters of TransformerBlock(d_model=64, n_heads=4), d_ff = 256, with biases."""
+            def predict_zero_init_gradients():
+                """How many numbers of the block get a nonzero gradient from the first backward pass."""
                 ### BEGIN SOLUTION
-                d, d_ff = 64, 4 * 64
-                attention = 4 * (d * d + d)  # W_Q, W_K, W_V, W_O (d, d) and a bias each; heads change nothing
-                norms = 2 * (2 * d)  # two layer norms: gamma and beta
-                mlp = (d * d_ff + d_ff) + (d_ff * d + d)  # up and down projections with biases
-                return attention + norms + mlp
+                d, d_ff = 64, 256
+                # y = x + out_proj(...) + down(...): the loss reaches out_proj's and down's weights and biases
+                # through their own inputs, which are not zero. Everything before them (q, k, v, up, the
+                # layer norms) is reached only through their zero weights, so its gradient is zero.
+                out_proj = d * d + d
+                down = d_ff * d + d
+                return out_proj + down
                 ### END SOLUTION
         ''',
-        reference=_block_parameters,
-        public_cases=lambda: grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256")),
+        reference=_zero_init_gradients,
+        public_cases=lambda: grouped(
+            "prediction", Case("d_model=64, n_heads=4, d_ff=256, out_proj and mlp.down zero")
+        ),
         diagnoses=(
             Diagnosis(
-                "your count leaves out the layer norms' parameters",
-                name="layer norms left out",
-                hint="each layer norm learns a scale and a shift per feature",
-                variant=lambda: _block_parameters() - 4 * 64,
+                "your count includes every parameter of the block",
+                name="every parameter counted",
+                hint="the gradient reaching a sublayer's first layer is multiplied by the zeroed weights on its way",
+                variant=lambda: _zero_init_gradients(upstream=True, norms=True),
             ),
             Diagnosis(
-                "your count leaves out the biases (the layer norms' shifts among them)",
-                name="biases left out",
-                hint="every linear layer and both layer norms have biases",
-                variant=lambda: np.array(4 * 64 * 64 + 2 * 64 + 2 * 64 * 256),
+                "your count includes the attention's query, key and value projections and the MLP's first layer",
+                name="q, k, v and mlp.up counted",
+                hint="what multiplies the gradient on its way from the loss to W_Q or to mlp.up?",
+                variant=lambda: _zero_init_gradients(upstream=True),
             ),
             Diagnosis(
-                "your count has an MLP only d_model wide",
-                name="MLP of width d_model",
-                hint="the MLP's hidden layer is d_ff wide",
-                variant=lambda: np.array(4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * (64 * 64 + 64)),
+                "your count includes the layer norms' parameters",
+                name="layer norms counted",
+                hint="the layer norms sit at the start of each sublayer, before the zeroed layer",
+                variant=lambda: _zero_init_gradients(norms=True),
+            ),
+            Diagnosis(
+                "your count leaves out some biases",
+                name="zeroed biases left out",
+                hint="a bias's gradient is the sum of the gradients that reach its outputs",
+                variant=lambda: _zero_init_gradients(zeroed_biases=False),
+            ),
+            Diagnosis(
+                "your count says that no parameter learns",
+                name="nothing learns",
+                hint="a weight's gradient is its input times the gradient at its output",
+                variant=lambda: np.array(0),
             ),
         ),
     )
@@ -320,35 +320,6 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 8.3 pre-norm block (implement)
-def _block_cases():
-    rng = np.random.default_rng(803)
-
-    def weights(d, d_ff, dtype=np.float64):
-        w = {name: rng.normal(size=(d, d)) / np.sqrt(d) for name in ("W_q", "W_k", "W_v", "W_o")}
-        w["W_1"] = rng.normal(size=(d, d_ff)) / np.sqrt(d)
-        w["W_2"] = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff)
-        return {name: a.astype(dtype) for name, a in w.items()}
-
-    return grouped(
-        "shape",
-        Case(
-            "B=1, L=3, d_model=4, 2 heads, d_ff=8", x=rng.normal(size=(1, 3, 4)), **weights(4, 8), n_heads=2
-        ),
-        Case(
-            "B=2, L=4, d_model=6, 3 heads, d_ff=12", x=rng.normal(size=(2, 4, 6)), **weights(6, 12), n_heads=3
-        ),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, B=2, L=3, d_model=4, 2 heads, d_ff=8",
-            x=rng.normal(size=(2, 3, 4)).astype(np.float32),
-            **weights(4, 8, np.float32),
-            n_heads=2,
-        ),
-    )
-
-
 def _block(
     x,
     W_q,
@@ -382,319 +353,443 @@ def _block(
     return x + mlp(_layer_norm(x, ddof))
 
 
-SEQUENTIAL = (
-    "the MLP read the stream after attention had been added: in a parallel block both sublayers read "
-    "the same normalised input, taken before either adds anything"
-)
+# ----------------------------------------------------------------------------- 8.3 how many heads (inverse)
+def _divisors(d):
+    return [h for h in range(1, d + 1) if d % h == 0]
 
 
-register(
-    Exercise(
-        id="ch08.parallel_block",
-        number="8.3",
-        title="a parallel block's forward pass",
-        points=5,
-        function="parallel_block",
-        hint="compare each piece with the prompt: the normalisation, the attention, the MLP and its GELU, "
-        "and what is added to x",
-        kind="implement",
-        array_kind="torch",
-        description="GPT-J, GPT-NeoX and PaLM use a *parallel* block instead of the chapter's "
-        "sequential one: attention and the MLP both read one layer-normed copy of the input and both "
-        "outputs are added to the stream at once, "
-        "$x \\leftarrow x + \\operatorname{MHA}(\\operatorname{LN}(x)) + "
-        "\\operatorname{GELU}(\\operatorname{LN}(x) W_1) W_2$ (the two sublayers can then run "
-        "side by side). Write its forward pass on torch tensors for `x (B, L, d_model)` and return "
-        "`(B, L, d_model)`. Layer norm has no learned scale or shift ($\\gamma = 1, \\beta = 0$, "
-        "$\\epsilon = 10^{-5}$); the attention is causal multi-head self-attention with `n_heads` heads, "
-        "projections used as `h @ W_q` (all four `(d_model, d_model)`), `W_1 (d_model, d_ff)`, "
-        "`W_2 (d_ff, d_model)`, no biases anywhere, exact GELU. `scaled_dot_product_attention`, "
-        "`split_heads` and `merge_heads` are handed out; PyTorch's Transformer layers are not.",
-        solution='''
-            def parallel_block(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-                """One causal parallel block without biases or norm parameters: (B, L, d_model) -> same."""
-                ### BEGIN SOLUTION
-                h = F.layer_norm(x, (x.shape[-1],))  # one normalised copy, read by both sublayers
-                q = split_heads(h @ W_q, n_heads)  # (B, L, d_model) -> (B, H, L, d_head)
-                k = split_heads(h @ W_k, n_heads)
-                v = split_heads(h @ W_v, n_heads)
-                out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, L, d_head)
-                attention = merge_heads(out) @ W_o  # (B, H, L, d_head) -> (B, L, d_model)
-                mlp = F.gelu(h @ W_1) @ W_2  # (B, L, d_model) -> (B, L, d_ff) -> (B, L, d_model)
-                return x + attention + mlp  # both added to the un-normalised stream at once
-                ### END SOLUTION
-        ''',
-        reference=_block,
-        public_cases=_block_cases,
-        needs=TORCH_NEEDS,
-        forbids=NO_LAYERS,
-        diagnoses=(
-            Diagnosis(
-                SEQUENTIAL,
-                name="sequential, not parallel",
-                hint="compute LN(x) once, before either sublayer",
-                variant=lambda *a: _block(*a, parallel=False),
-            ),
-            Diagnosis(POST_NORM, variant=lambda *a: _block(*a, post=True)),
-            Diagnosis(
-                UNBIASED_VAR,
-                name="layer norm divides by d (the biased variance), not d - 1",
-                hint="torch's var() and numpy's var(ddof=1) divide by d - 1; F.layer_norm divides by d",
-                variant=lambda *a: _block(*a, ddof=1),
-            ),
-            Diagnosis(
-                "the attention is not causal: position t sees t + 1",
-                name="the attention is not causal",
-                hint="a decoder block's attention is causal: is_causal=True",
-                variant=lambda *a: _block(*a, causal=False),
-            ),
-            Diagnosis(D_MODEL_SCALE, variant=lambda *a: _block(*a, scale=1 / np.sqrt(a[0].shape[-1]))),
-            Diagnosis(
-                "your GELU is the tanh approximation; this block uses the exact GELU",
-                name="tanh GELU",
-                hint="F.gelu's default, approximate='none', is the exact one: z * Phi(z)",
-                variant=lambda *a: _block(*a, gelu=_gelu_tanh),
-            ),
-        ),
-    )
-)
+def _block_weights(rng, d, d_ff, dtype=np.float64):
+    """Weights of a block whose heads matter: queries and keys large enough for peaked maps."""
+    w = {name: rng.normal(size=(d, d)) * 1.5 / np.sqrt(d) for name in ("W_q", "W_k")}
+    w.update({name: rng.normal(size=(d, d)) / np.sqrt(d) for name in ("W_v", "W_o")})
+    w["W_1"] = rng.normal(size=(d, d_ff)) / np.sqrt(d)
+    w["W_2"] = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff)
+    return w
 
 
-# ----------------------------------------------------------------------------- 8.4 which head's removal costs most (extend)
-def _maps(rng, B, H, L):
-    scores = rng.normal(size=(B, H, L, L)) * 2
-    causal = np.tril(np.ones((L, L), dtype=bool))
-    return softmax(np.where(causal, scores, -np.inf))  # (B, H, L, L): causal rows that sum to 1
+def _head_case(rng, name, B, L, d, d_ff, n_heads, dtype=np.float64, seed=None, **made_by):
+    """A saved block, an input and the output that a block made from them: by default the
+    chapter's pre-norm block with ``n_heads`` heads; ``made_by`` names another block (post=True,
+    parallel=True, causal=False ...).  ``seed``: draw this case from its own generator (chosen so
+    that the head count closest to y is not the one the other block had)."""
+    rng = rng if seed is None else np.random.default_rng(seed)
+    w = _block_weights(rng, d, d_ff)
+    x = rng.normal(size=(B, L, d)) * 1.5 + rng.normal(size=(1, 1, d))
+    made_by.setdefault("parallel", False)
+    y = _block(x, **w, n_heads=n_heads, **made_by)
+    return Case(name, x=x.astype(dtype), y=y.astype(dtype), **{k: a.astype(dtype) for k, a in w.items()})
 
 
-def _removal_case(rng, name, B, H, L, d_head, d_model, dtype=np.float64, planted=None):
-    weights = _maps(rng, B, H, L)
-    if planted is not None:  # one head puts all its weight on the key after the previous copy
-        weights[:, planted] = 0.0
-        weights[:, planted, :, 0] = 1.0
-        weights[:, planted, 1:, :] = np.eye(L)[:-1]
-    v = rng.normal(size=(B, H, L, d_head))
-    W_o = rng.normal(size=(H * d_head, d_model)) / np.sqrt(H * d_head)
-    u = rng.normal(size=(B, L, d_model))
-    arrays = dict(weights=weights, v=v, W_o=W_o, u=u)
-    return Case(name, **{k: a.astype(dtype) for k, a in arrays.items()})
+def _head_errors(x, y, W_q, W_k, W_v, W_o, W_1, W_2, **forward):
+    """For each head count that divides d_model: the largest gap between y and what the block
+    (the chapter's pre-norm one unless ``forward`` says otherwise) makes of x with it."""
+    x, y, *w = (np.asarray(a, dtype=np.float64) for a in (x, y, W_q, W_k, W_v, W_o, W_1, W_2))
+    forward.setdefault("parallel", False)
+    return {h: float(np.abs(_block(x, *w, h, **forward) - y).max()) for h in _divisors(x.shape[-1])}
 
 
-def _removal_cost(weights, v, W_o, u, layout="rows", maps=True, sign=1.0, reduce="mean"):
-    weights, v, W_o, u = (np.asarray(a, dtype=np.float64) for a in (weights, v, W_o, u))
-    H, d_head = v.shape[-3], v.shape[-1]
-    heads = weights @ v if maps else v  # (B, H, L, d_head): each head's output before W_o
-    if layout == "rows":
-        W_h = W_o.reshape(H, d_head, -1)  # rows h * d_head .. (h + 1) * d_head belong to head h
-    else:
-        W_h = np.swapaxes(W_o.reshape(d_head, H, -1), 0, 1)  # rows h, h + H, ...: interleaved heads
-    if layout == "transposed maps":
-        heads = np.swapaxes(weights, -1, -2) @ v
-        W_h = W_o.reshape(H, d_head, -1)
-    written = np.einsum("bhld,hdm->bhlm", heads, W_h)  # (B, H, L, d_model): what head h adds
-    drop = (written * u[:, None]).sum(-1)  # (B, H, L): its share of the correct token's logit
-    total = drop.sum(axis=(0, 2)) if reduce == "sum" else drop.mean(axis=(0, 2))
-    return sign * total
+def _head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2, closest=False, **forward):
+    errors = _head_errors(x, y, W_q, W_k, W_v, W_o, W_1, W_2, **forward)
+    if closest:  # the head count that comes nearest, whether or not it reproduces y
+        return np.array(min(errors, key=errors.get))
+    tol = 1e-4 * (1 + float(np.abs(np.asarray(y, dtype=np.float64)).max()))  # float32 rounding of y
+    fits = [h for h, e in errors.items() if e < tol]
+    return np.array(fits[0] if fits else -1)
 
 
-def _removal_cases():
-    rng = np.random.default_rng(814)
-    return grouped(
-        "values",
-        _removal_case(rng, "B=1, 2 heads, L=4, d_head=2, d_model=4", 1, 2, 4, 2, 4),
-        _removal_case(rng, "B=2, 3 heads, L=3, d_head=2, d_model=5", 2, 3, 3, 2, 5),
-        _removal_case(
-            rng, "B=2, 4 heads, L=5, d_head=3, d_model=6, head 2 copies key t - 1", 2, 4, 5, 3, 6, planted=2
-        ),
-    ) + grouped(
-        "dtype",
-        _removal_case(
-            rng, "float32, B=2, 2 heads, L=3, d_head=4, d_model=3", 2, 2, 3, 4, 3, dtype=np.float32
-        ),
-    )
+def _search_variant(**search):
+    """The head count a search finds with the wrong rule (``search``: closest=True, post=True ...)."""
+    return lambda *args: _head_count(*args, **search)
 
 
-register(
-    Exercise(
-        id="ch08.head_removal_cost",
-        number="8.4",
-        title="which head's removal costs most, from its maps",
-        points=2,
-        function="head_removal_cost",
-        hint="what does head h add to the stream at position t, and which part of that does the correct token's logit read?",
-        kind="extend",
-        description="The chapter removed each head and reran the model to measure the cost. In a "
-        "model whose *last* layer is attention only, no rerun is needed: the logits are the residual "
-        "stream read by the unembedding, so removing a head of that layer takes away exactly what "
-        "that head wrote. You are given the layer's attention maps `weights (B, H, L, L)`, its values "
-        "`v (B, H, L, d_head)`, its output matrix `W_o (H * d_head, d_model)` (used as "
-        "`merged @ W_o`, where `merged` puts head `h` in columns `h * d_head:(h + 1) * d_head`) and "
-        "`u (B, L, d_model)`, the unembedding row of the correct next token at each position (the "
-        "correct logit at `(b, t)` is `stream[b, t] @ u[b, t]`). Return `cost (H,)`: for each head, "
-        "the mean over all `(b, t)` of how much the correct token's logit falls when that head is "
-        "removed (its rows of `W_o` zeroed). The costliest head is `cost.argmax()`. numpy or torch; "
-        "no attncourse function.",
-        solution='''
-            def head_removal_cost(weights, v, W_o, u):
-                """Mean drop of the correct token's logit when each head of the last layer is removed: (H,)."""
-                ### BEGIN SOLUTION
-                H, d_head = v.shape[-3], v.shape[-1]
-                heads = weights @ v  # (B, H, L, L) @ (B, H, L, d_head) -> (B, H, L, d_head)
-                W_h = W_o.reshape(H, d_head, -1)  # (H, d_head, d_model): head h's rows of W_o
-                written = np.einsum("bhld,hdm->bhlm", heads, W_h)  # (B, H, L, d_model): what head h adds
-                drop = (written * u[:, None]).sum(-1)  # (B, H, L): the part of the correct logit it supplies
-                return drop.mean(axis=(0, 2))  # (H,): averaged over every position of every sequence
-                ### END SOLUTION
-        ''',
-        reference=_removal_cost,
-        public_cases=_removal_cases,
-        diagnoses=(
-            Diagnosis(
-                "your costs are the logits each head adds with the wrong sign: removing a head that "
-                "supports the correct token must lower its logit, a positive cost",
-                name="sign flipped",
-                hint="cost = what the head contributed to the correct logit",
-                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, sign=-1.0),
-            ),
-            Diagnosis(
-                "you gave head h the rows h, h + H, h + 2H, ... of W_o; merge_heads puts head h in one "
-                "block of d_head consecutive columns, so it reads one block of d_head consecutive rows",
-                name="interleaved head rows",
-                hint="W_o.reshape(H, d_head, d_model)[h] is head h's part",
-                variant=lambda w, v, W_o, u: (
-                    _removal_cost(w, v, W_o, u, layout="interleaved")
-                    if v.shape[-3] > 1 and v.shape[-1] > 1
-                    else None
-                ),
-            ),
-            Diagnosis(
-                "the maps are missing from your costs: a head writes weights @ v at each position, not v",
-                name="values without the maps",
-                hint="multiply each head's maps by its values first",
-                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, maps=False),
-            ),
-            Diagnosis(
-                "you used the maps transposed (key j reading query i): row t of a head's map says how "
-                "query t mixes the values, weights @ v",
-                name="transposed maps",
-                hint="heads = weights @ v, with queries along the rows",
-                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, layout="transposed maps"),
-            ),
-            Diagnosis(
-                "you summed over the positions; the cost is the mean over every (b, t)",
-                name="summed, not averaged",
-                hint="divide by B * L",
-                variant=lambda w, v, W_o, u: _removal_cost(w, v, W_o, u, reduce="sum"),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 8.5 padded loss (extend)
-def _loss_cases():
-    rng = np.random.default_rng(805)
+def _head_count_cases():
+    rng = np.random.default_rng(813)
     return (
         grouped(
-            "padding",
-            Case(
-                "B=2, L=4, V=5, no padding",
-                logits=rng.normal(size=(2, 4, 5)),
-                tokens=rng.integers(0, 5, size=(2, 4)),
-                lengths=np.array([4, 4]),
-            ),
-            Case(
-                "B=3, L=5, V=4, lengths [5, 3, 2]",
-                logits=rng.normal(size=(3, 5, 4)) * 2,
-                tokens=rng.integers(0, 4, size=(3, 5)),
-                lengths=np.array([5, 3, 2]),
+            "head counts",
+            _head_case(rng, "B=2, L=5, d_model=12, d_ff=24", 2, 5, 12, 24, n_heads=3),
+            _head_case(rng, "B=1, L=6, d_model=8, d_ff=32", 1, 6, 8, 32, n_heads=1),
+            _head_case(rng, "B=2, L=4, d_model=12, d_ff=12", 2, 4, 12, 12, n_heads=6),
+            _head_case(
+                rng,
+                "B=2, L=5, d_model=8, d_ff=16, y from some other block",
+                2,
+                5,
+                8,
+                16,
+                n_heads=2,
+                post=True,
             ),
         )
         + grouped(
-            "large logits",
-            Case(
-                "logits in the thousands, B=2, L=3, V=4, lengths [3, 2]",
-                logits=rng.normal(size=(2, 3, 4)) * 1000,
-                tokens=rng.integers(0, 4, size=(2, 3)),
-                lengths=np.array([3, 2]),
+            "look-alikes",
+            _head_case(rng, "B=1, L=6, d_model=12, d_ff=24", 1, 6, 12, 24, n_heads=4),
+            _head_case(
+                rng,
+                "B=2, L=5, d_model=12, d_ff=24, y from some other block",
+                2,
+                5,
+                12,
+                24,
+                n_heads=2,
+                seed=5,
+                parallel=True,
+            ),
+            _head_case(
+                rng,
+                "B=1, L=6, d_model=8, d_ff=16, y from some other block",
+                1,
+                6,
+                8,
+                16,
+                n_heads=4,
+                causal=False,
             ),
         )
         + grouped(
             "dtype",
-            Case(
-                "float32 logits, B=2, L=4, V=6, lengths [4, 3]",
-                logits=(rng.normal(size=(2, 4, 6)) * 2).astype(np.float32),
-                tokens=rng.integers(0, 6, size=(2, 4)),
-                lengths=np.array([4, 3]),
+            _head_case(
+                rng, "float32, B=2, L=4, d_model=16, d_ff=32", 2, 4, 16, 32, n_heads=8, dtype=np.float32
+            ),
+            _head_case(
+                rng,
+                "float32, B=2, L=4, d_model=8, d_ff=16, y from some other block",
+                2,
+                4,
+                8,
+                16,
+                n_heads=2,
+                dtype=np.float32,
+                seed=14,
+                parallel=True,
             ),
         )
     )
 
 
-def _loss(logits, tokens, lengths, shift=1, use_lengths=True, per_sequence=False):
-    logits = np.asarray(logits, dtype=np.float64)
-    B, L = logits.shape[:2]
-    log_p = logits - logits.max(-1, keepdims=True)
-    log_p = log_p - np.log(np.exp(log_p).sum(-1, keepdims=True))  # (B, L, V) log-softmax
-    t = np.arange(L - shift)
-    targets = tokens[:, shift:]  # (B, L - shift)
-    picked = np.take_along_axis(log_p[:, : L - shift], targets[..., None], axis=-1)[..., 0]  # (B, L - shift)
-    keep = (t[None, :] + shift < lengths[:, None]) if use_lengths else np.ones_like(picked, dtype=bool)
-    if per_sequence:
-        rows = [-(picked[b][keep[b]]).mean() for b in range(B) if keep[b].any()]
-        return np.array(np.mean(rows))
-    return np.array(-(picked[keep]).sum() / keep.sum())
+register(
+    Exercise(
+        id="ch08.block_head_count",
+        number="8.3",
+        title="how many heads did this block have",
+        points=5,
+        function="block_head_count",
+        hint="a head count is a way of running the same weights: run the block with each candidate",
+        kind="implement",
+        description="A block of this chapter's kind (pre-norm, causal self-attention, an MLP with the "
+        "exact GELU) was saved without its configuration. You have its weights, each used as "
+        "`h @ W`: `W_q`, `W_k`, `W_v`, `W_o (d_model, d_model)`, `W_1 (d_model, d_ff)`, "
+        "`W_2 (d_ff, d_model)`; no biases anywhere, and both layer norms are still at their "
+        "initialisation ($\\gamma = 1$, $\\beta = 0$, $\\epsilon = 10^{-5}$). You also have an input "
+        "`x (B, L, d_model)` and an output `y` of the same shape, logged next to the weights. "
+        "Return the number of heads the block was built with: the number with which these weights "
+        "turn `x` into `y`. The log is not reliable: if no number of heads does, `y` came from some "
+        "other block, and you return -1. The arrays are float64, or float32 (then `y` is exact up to "
+        "float32 rounding); whatever block made `y`, only the right one reproduces it to within a "
+        "few hundredths.",
+        solution='''
+            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
+                """The number of heads with which this pre-norm block turns x into y; -1 if none does."""
+                ### BEGIN SOLUTION
+                x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+                d = x.shape[-1]
+
+                def layer_norm(h):  # gamma = 1, beta = 0: each position over its features
+                    mu = h.mean(axis=-1, keepdims=True)
+                    return (h - mu) / np.sqrt(h.var(axis=-1, keepdims=True) + 1e-5)
+
+                def gelu(z):  # the exact GELU, z * Phi(z)
+                    return z * 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+
+                def block(n_heads):
+                    h = layer_norm(x)
+                    q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))  # (B, H, L, d_head)
+                    out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
+                    s = x + merge_heads(out) @ W_o  # attention added to the stream
+                    return s + gelu(layer_norm(s) @ W_1) @ W_2  # the MLP reads the stream after it
+
+                for n_heads in range(1, d + 1):
+                    if d % n_heads == 0 and np.abs(block(n_heads) - y).max() < 1e-4 * (1 + np.abs(y).max()):
+                        return n_heads
+                return -1  # no head count reproduces y: another block made it
+                ### END SOLUTION
+        ''',
+        reference=_head_count,
+        public_cases=_head_count_cases,
+        needs=(
+            "import math",
+            "import numpy as np",
+            "from attncourse import scaled_dot_product_attention, split_heads, merge_heads",
+        ),
+        forbids=NO_LAYERS,
+        diagnoses=(
+            Diagnosis(
+                "you returned the head count that comes closest to y even where none reproduces it",
+                name="closest, not reproducing",
+                hint="the log is not reliable: how far from y may a right block's output be?",
+                variant=_search_variant(closest=True),
+            ),
+            Diagnosis(
+                "the block you run to test each head count is not this chapter's pre-norm block: yours "
+                "normalises the stream itself",
+                name="post-norm forward",
+                hint="in the pre-norm block, what does each layer norm read, and what is added to the stream?",
+                variant=_search_variant(post=True),
+            ),
+            Diagnosis(
+                "in the block you run, the MLP reads the same normalised copy of x as the attention",
+                name="parallel forward",
+                hint="the block's two sublayers run one after the other",
+                variant=_search_variant(parallel=True),
+            ),
+            Diagnosis(
+                "the block you run lets a position see the positions after it",
+                name="the attention is not causal",
+                hint="the saved block's attention is causal",
+                variant=_search_variant(causal=False),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 8.4 a layer norm's gamma and beta (inverse)
+def _normalised(x, axis=-1, ddof=0, eps=1e-5):
+    mu = x.mean(axis=axis, keepdims=True)
+    return (x - mu) / np.sqrt(x.var(axis=axis, ddof=ddof, keepdims=True) + eps)
+
+
+def _ln_parameters(x, y, axis=-1, ddof=0, eps=1e-5, fit="regression"):
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    d = x.shape[-1]
+    if axis == -1:
+        n = _normalised(x, ddof=ddof, eps=eps).reshape(-1, d)  # (rows, d): what gamma and beta act on
+    else:  # each feature normalised over the rows
+        n = _normalised(x.reshape(-1, d), axis=0, ddof=ddof, eps=eps)
+    y = y.reshape(-1, d)
+    dn, dy = n - n.mean(0), y - y.mean(0)
+    gamma = (dn * dy).sum(0) / (dn * dn).sum(
+        0
+    )  # feature by feature: y = gamma * n + beta, fitted over the rows
+    if fit == "spread":  # the ratio of spreads, which loses gamma's sign
+        gamma = np.sqrt((dy * dy).sum(0) / (dn * dn).sum(0))
+    beta = y.mean(0) - gamma * n.mean(0)
+    if fit == "mean":  # beta taken as y's mean, as if every feature of n averaged 0 over the rows
+        beta = y.mean(0)
+    return gamma, beta
+
+
+def _ln_case(rng, name, shape, spread=1.0, dtype=np.float64, signs=True):
+    d = shape[-1]
+    x = rng.normal(size=shape) * spread * rng.uniform(0.5, 2.0, size=shape[:-1] + (1,))
+    x = x + rng.normal(size=shape[:-1] + (1,)) * 3 * spread  # each row its own offset
+    gamma = rng.uniform(0.5, 2.0, size=d) * (rng.choice([-1.0, 1.0], size=d) if signs else 1.0)
+    beta = rng.normal(size=d)
+    y = gamma * _normalised(x) + beta
+    return Case(name, x=x.astype(dtype), y=y.astype(dtype))
+
+
+def _ln_cases():
+    rng = np.random.default_rng(804)
+    return (
+        grouped(
+            "shapes",
+            _ln_case(rng, "x (2, 5, 4)", (2, 5, 4)),
+            _ln_case(rng, "x (12, 6), some gammas negative", (12, 6)),
+        )
+        + grouped(
+            "small rows",
+            _ln_case(rng, "x (3, 4, 5), each row spread over about 0.003", (3, 4, 5), spread=3e-3),
+        )
+        + grouped(
+            "dtype",
+            _ln_case(rng, "float32, x (2, 6, 8)", (2, 6, 8), dtype=np.float32),
+        )
+    )
 
 
 register(
     Exercise(
-        id="ch08.next_token_loss",
-        number="8.5",
-        title="the training loss, with padding",
-        points=3,
-        function="next_token_loss",
-        hint="position t predicts token t + 1: drop the last position's logits and the first token, and average only over real targets",
-        kind="extend",
-        description="The model of this chapter is trained on sequences of one length. Batches of real "
-        "text come padded: sequence `b` of `tokens (B, L)` has `lengths[b]` real tokens, then padding. "
-        "Given the model's `logits (B, L, V)` (position `t` predicts token `t + 1`), return the mean "
-        "cross-entropy $-\\log p(\\text{tokens}[b, t+1])$ over every pair $(b, t)$ whose target is a real "
-        "token ($t + 1 < \\text{lengths}[b]$), each such prediction counting once. Logits can be large: "
-        "use a stable log-softmax. Return a scalar; numpy or torch, no attncourse function.",
+        id="ch08.layer_norm_parameters",
+        number="8.4",
+        title="a layer norm's gamma and beta, from what it did",
+        points=2,
+        function="layer_norm_parameters",
+        hint="what does the layer norm compute before gamma and beta act, and how does each feature then depend on it?",
+        kind="implement",
+        outputs=("gamma", "beta"),
+        description="A checkpoint lost one layer norm's learned parameters, but a debugging log kept "
+        "a batch of its inputs `x (..., d)` and the outputs `y` (same shape) it produced from them "
+        "($\\epsilon = 10^{-5}$, as in `nn.LayerNorm`). Recover its `gamma (d,)` and `beta (d,)` and "
+        "return them as a pair. The arrays are float64 or float32; the log has more than one row and "
+        "its rows differ. numpy or torch; no attncourse function.",
         solution='''
-            def next_token_loss(logits, tokens, lengths):
-                """Mean next-token cross-entropy over the positions whose target is a real token."""
+            def layer_norm_parameters(x, y):
+                """The (gamma, beta) of the layer norm that turned x into y."""
                 ### BEGIN SOLUTION
-                L = logits.shape[-2]
-                shifted = logits - logits.max(axis=-1, keepdims=True)  # stable: the largest logit becomes 0
-                log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (B, L, V) log-softmax
-                targets = tokens[:, 1:]  # position t predicts token t + 1: (B, L - 1)
-                picked = np.take_along_axis(log_p[:, :-1], targets[..., None], axis=-1)[..., 0]  # (B, L - 1)
-                real = np.arange(1, L)[None, :] < np.asarray(lengths)[:, None]  # target t + 1 is a real token
-                return -picked[real].sum() / real.sum()  # each real prediction counts once
+                x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+                d = x.shape[-1]
+                mu = x.mean(axis=-1, keepdims=True)  # each row over its own features
+                n = (x - mu) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)  # before gamma and beta
+                n, y = n.reshape(-1, d), y.reshape(-1, d)  # (rows, d)
+                # feature i: y[:, i] = gamma[i] * n[:, i] + beta[i], a straight line through every row
+                dn, dy = n - n.mean(axis=0), y - y.mean(axis=0)
+                gamma = (dn * dy).sum(axis=0) / (dn * dn).sum(axis=0)
+                beta = y.mean(axis=0) - gamma * n.mean(axis=0)
+                return gamma, beta
                 ### END SOLUTION
         ''',
-        reference=_loss,
-        public_cases=_loss_cases,
+        reference=_ln_parameters,
+        public_cases=_ln_cases,
         diagnoses=(
             Diagnosis(
-                "the targets are not shifted: position t's logits predict token t + 1, not token t "
-                "(a model scored on its own input token can learn to copy it)",
-                variant=lambda lg, tk, n: _loss(lg, tk, n, shift=0),
+                "you normalised each feature over the rows; the layer norm normalised each row over its features",
+                name="normalised over the rows",
+                hint="which axis do a layer norm's mean and variance run over?",
+                variant=lambda x, y: _ln_parameters(x, y, axis=0),
             ),
             Diagnosis(
-                "the padding counts in your mean: leave out every position whose target t + 1 is at or "
-                "past the sequence's length",
-                variant=lambda lg, tk, n: (
-                    _loss(lg, tk, n, use_lengths=False) if (n < tk.shape[1]).any() else None
-                ),
+                UNBIASED_VAR,
+                name="unbiased variance",
+                hint="layer norm divides by d, not d - 1",
+                variant=lambda x, y: _ln_parameters(x, y, ddof=1),
             ),
             Diagnosis(
-                "you averaged each sequence, then the sequences: a short sequence then weighs as much as a "
-                "long one. Average over all real predictions at once",
-                variant=lambda lg, tk, n: (
-                    _loss(lg, tk, n, per_sequence=True) if len(set(np.asarray(n).tolist())) > 1 else None
-                ),
+                "your gamma and beta are off only where a row's spread is small: epsilon is part of the layer norm",
+                name="epsilon left out",
+                hint="nn.LayerNorm divides by sqrt(variance + eps)",
+                variant=lambda x, y: _ln_parameters(x, y, eps=0.0),
+            ),
+            Diagnosis(
+                "your gamma has the right size but not always the right sign",
+                name="gamma's sign lost",
+                hint="a ratio of spreads cannot tell gamma from -gamma",
+                variant=lambda x, y: _ln_parameters(x, y, fit="spread"),
+            ),
+            Diagnosis(
+                "your beta is y's mean over the rows: a feature of the normalised rows need not average 0 over the rows",
+                name="beta as the mean of y",
+                hint="what does a layer norm make 0: a row's mean, or a feature's?",
+                variant=lambda x, y: _ln_parameters(x, y, fit="mean"),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 8.5 a sampler's settings (inverse)
+def _sampling_case(rng, name, N, V, temperatures, top_ks, scale=2.0, dtype=np.float64):
+    logits = rng.normal(size=(N, V)) * scale
+    probs = np.empty((N, V))
+    for i, (T, k) in enumerate(zip(temperatures, top_ks)):
+        z = logits[i] / T
+        z = np.where(logits[i] >= np.sort(logits[i])[-k], z, -np.inf)  # the k largest logits stay
+        probs[i] = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    return Case(name, logits=logits.astype(dtype), probs=probs.astype(dtype))
+
+
+def _sampling_settings(logits, probs, invert=False, all_tokens=False, floor=False, normaliser=False):
+    z, p = np.asarray(logits, dtype=np.float64), np.asarray(probs, dtype=np.float64)
+    kept = p > 0
+    T = np.empty(len(z))
+    for i in range(len(z)):
+        keep = np.ones_like(kept[i]) if floor else kept[i]
+        zi, lp = z[i][keep], np.log(np.maximum(p[i][keep], 1e-30))
+        if normaliser:  # log p read as z / T, the log-sum-exp forgotten
+            T[i] = np.mean(zi / lp)
+            continue
+        dz, dl = zi - zi.mean(), lp - lp.mean()
+        T[i] = (dz * dz).sum() / (dz * dl).sum()  # log p = z / T - const on the kept tokens
+    k = np.full(len(z), z.shape[-1]) if all_tokens else kept.sum(-1)
+    return (1 / T if invert else T), k
+
+
+def _sampling_cases():
+    rng = np.random.default_rng(815)
+    return (
+        grouped(
+            "temperature",
+            _sampling_case(rng, "3 rows, V=6, no top-k", 3, 6, [0.5, 1.0, 2.5], [6, 6, 6]),
+            _sampling_case(rng, "2 rows, V=10, T below and above 1", 2, 10, [0.3, 4.0], [10, 10]),
+        )
+        + grouped(
+            "top-k",
+            _sampling_case(rng, "4 rows, V=8, top-k 2, 5, 8, 3", 4, 8, [0.7, 1.5, 1.0, 2.0], [2, 5, 8, 3]),
+        )
+        + grouped(
+            "dtype",
+            _sampling_case(
+                rng,
+                "float32, 3 rows, V=12, top-k 4, 12, 7",
+                3,
+                12,
+                [0.8, 1.3, 3.0],
+                [4, 12, 7],
+                dtype=np.float32,
+            ),
+        )
+    )
+
+
+register(
+    Exercise(
+        id="ch08.sampling_settings",
+        number="8.5",
+        title="a sampler's temperature and top-k, from what it sampled from",
+        points=3,
+        function="sampling_settings",
+        hint="on the tokens the sampler kept, how does log p depend on the logits?",
+        kind="implement",
+        outputs=("temperature", "top_k"),
+        description="A generation log kept, for each sampled token, the model's `logits (N, V)` and "
+        "the distribution the token was drawn from, `probs (N, V)`, but not the sampler's settings. "
+        "Each row was sampled as `model.generate` samples, with its own temperature $T > 0$ and "
+        "possibly restricted to the top $k$ tokens ($k = V$: no restriction). Return "
+        "`(temperature (N,), top_k (N,))`. Every row kept at least two tokens, no two logits of a "
+        "row are equal, and no kept token's probability is 0. The arrays are float64 or float32. "
+        "numpy or torch; no attncourse function.",
+        solution='''
+            def sampling_settings(logits, probs):
+                """Each row's temperature and top-k, read from the distribution it was sampled from."""
+                ### BEGIN SOLUTION
+                z, p = np.asarray(logits, dtype=np.float64), np.asarray(probs, dtype=np.float64)
+                kept = p > 0  # the tokens outside the top k have probability 0
+                top_k = kept.sum(axis=-1)
+                temperature = np.empty(len(z))
+                for i in range(len(z)):
+                    zi, log_p = z[i][kept[i]], np.log(p[i][kept[i]])
+                    # on the kept tokens log p = z / T - log(sum): a line in z whose slope is 1 / T
+                    slope = np.polyfit(zi, log_p, 1)[0]
+                    temperature[i] = 1 / slope
+                return temperature, top_k
+                ### END SOLUTION
+        ''',
+        reference=_sampling_settings,
+        public_cases=_sampling_cases,
+        diagnoses=(
+            Diagnosis(
+                "your temperatures are upside down: a row sampled at T = 2 came out as 0.5",
+                name="1 / T",
+                hint="does a higher temperature make log p steeper or flatter in z?",
+                variant=lambda z, p: _sampling_settings(z, p, invert=True),
+            ),
+            Diagnosis(
+                "your top_k counts every token of the vocabulary, also the ones the sampler dropped",
+                name="k = V everywhere",
+                hint="what probability does a token outside the top k get?",
+                variant=lambda z, p: _sampling_settings(z, p, all_tokens=True),
+            ),
+            Diagnosis(
+                "your temperature is fitted on every token, also those the sampler dropped",
+                name="dropped tokens in the fit",
+                hint="a token outside the top k says nothing about T",
+                variant=lambda z, p: _sampling_settings(z, p, floor=True),
+            ),
+            Diagnosis(
+                "your temperature reads log p as the logit over T: the softmax also divides by a sum",
+                name="normaliser forgotten",
+                hint="log softmax(z / T) = z / T - log sum exp(z / T)",
+                variant=lambda z, p: _sampling_settings(z, p, normaliser=True),
             ),
         ),
     )
