@@ -99,7 +99,13 @@ def recover_scale():
     n = rng.normal
     return _kinds(
         [
-            _layer_case("float32, E=32, the default scale", n(size=(4, 32)), n(size=(7, 32)), 1 / np.sqrt(32), np.float32),
+            _layer_case(
+                "float32, E=32, the default scale",
+                n(size=(4, 32)),
+                n(size=(7, 32)),
+                1 / np.sqrt(32),
+                np.float32,
+            ),
             _layer_case("E=4, S=9, scaled by the number of keys", n(size=(3, 4)), n(size=(9, 4)), 1 / 3),
             _layer_case(
                 "a batch of 2, E=128, the default scale, very long queries: weights exactly 0",
@@ -107,7 +113,12 @@ def recover_scale():
                 n(size=(2, 16, 128)),
                 1 / np.sqrt(128),
             ),
-            _layer_case("batch and heads (3, 1), L=1, E=2, a scale of 2.5", n(size=(3, 1, 1, 2)), n(size=(3, 1, 6, 2)), 2.5),
+            _layer_case(
+                "batch and heads (3, 1), L=1, E=2, a scale of 2.5",
+                n(size=(3, 1, 1, 2)),
+                n(size=(3, 1, 6, 2)),
+                2.5,
+            ),
         ],
         "values",
         "values",

@@ -377,16 +377,24 @@ def _recover_cases():
         return Case(label, q=q, k=k, weights=_layer(q, k, c, dtype))
 
     q_big = 15 * n(size=(4, 64))  # scores of spread about 240 after a scale of 2: rows saturate
-    return grouped(
-        "values",
-        case("E=16, the default scale", n(size=(3, 16)), n(size=(5, 16)), 1 / np.sqrt(16)),
-        case("E=16 in a model of width 64, scaled by its width", n(size=(3, 16)), n(size=(6, 16)), 1 / 8),
-    ) + grouped(
-        "saturated rows",
-        case("E=64, a scale of 2, long queries: some weights are exactly 0", q_big, n(size=(12, 64)), 2.0),
-    ) + grouped(
-        "batch dimensions",
-        case("batch and heads (2, 3), E=8, a scale of 0.3", n(size=(2, 3, 2, 8)), n(size=(2, 3, 4, 8)), 0.3),
+    return (
+        grouped(
+            "values",
+            case("E=16, the default scale", n(size=(3, 16)), n(size=(5, 16)), 1 / np.sqrt(16)),
+            case("E=16 in a model of width 64, scaled by its width", n(size=(3, 16)), n(size=(6, 16)), 1 / 8),
+        )
+        + grouped(
+            "saturated rows",
+            case(
+                "E=64, a scale of 2, long queries: some weights are exactly 0", q_big, n(size=(12, 64)), 2.0
+            ),
+        )
+        + grouped(
+            "batch dimensions",
+            case(
+                "batch and heads (2, 3), E=8, a scale of 0.3", n(size=(2, 3, 2, 8)), n(size=(2, 3, 4, 8)), 0.3
+            ),
+        )
     )
 
 
