@@ -473,3 +473,46 @@ def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
         )
         for text in (ex.id, ex.title, stub_comments, ex.description):
             assert not any(w in text.lower() for w in words), (ex_id, text)
+
+
+def _top_left_tiles(q, k, v, block_size):  # the L = S loop: the new queries taken for the first L tokens
+    L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+    out, n_tiles = np.zeros(q.shape[:-1] + (v.shape[-1],)), 0
+    for i0 in range(0, L, block_size):
+        i1 = min(i0 + block_size, L)
+        m, l, acc = np.full(q.shape[:-2] + (i1 - i0,), -np.inf), 0.0, 0.0
+        for j0 in range(0, i1, block_size):
+            j1 = min(j0 + block_size, S)
+            n_tiles += 1
+            s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)
+            s = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], s, -np.inf)
+            m_new = np.maximum(m, s.max(-1))
+            r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
+            l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ v[..., j0:j1, :], m_new
+        out[..., i0:i1, :] = acc / l[..., None]
+    return out, n_tiles
+
+
+@pytest.mark.parametrize(
+    "ex_id, fn, said, unsaid",
+    [
+        (
+            "ch09.remove_keys",
+            lambda q, k_rm, v_rm, out, lse: (
+                out - np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None]) @ v_rm,
+                lse + np.log1p(-np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None]).sum(-1)),
+            ),
+            "sum to less than 1",
+            ["divide", "1 - (the removed"],
+        ),
+        ("ch09.causal_tiled_attention", _top_left_tiles, "as if they were the first L tokens", ["S - L + i", "bottom-right"]),
+    ],
+    ids=["9.4 not renormalised", "9.6 top-left"],
+)
+def test_chapter_9_feedback_names_the_mistake_and_keeps_the_fix(ex_id, fn, said, unsaid):
+    reset()
+    result = check(ex_id, fn, show=False)
+    text = result.text()
+    assert result.earned < get(ex_id).points and said in text, text
+    assert not any(u in text for u in unsaid), text
+    reset()
