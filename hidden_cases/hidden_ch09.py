@@ -1,10 +1,17 @@
 """Hidden cases, chapter 9 (efficient attention): empty halves, key blocks of one key and of every key,
-an empty cache, rows far below zero and rows with one key far above the rest, float32."""
+an empty cache, keys taken out with scores in the hundreds, a long RoPE decode, float32."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.ch09 import _far_case, _partial, _static_case, grads_case, wide_case
+from attncourse.exercises.chapters.ch09 import (
+    _partial,
+    _static_case,
+    _tiled_case,
+    grads_case,
+    remove_case,
+    rope_case,
+)
 
 
 def merge_partials():
@@ -65,103 +72,65 @@ def static_cache_step():
     ) + grouped("dtype", _static_case("float32, 3 sequences, 5 slots", rng, [4, 0, 2], 5, 3, 2, np.float32))
 
 
-def predict_tile_size():
-    return grouped("prediction", Case("228 KiB, d_head = 128, float16 blocks, float32 scores"))
-
-
-def predict_causal_tiles():
-    return grouped("prediction", Case("L = S = 4096, blocks of 256"))
-
-
-def online_attention():
-    rng = np.random.default_rng(19061)
+def remove_keys():
+    rng = np.random.default_rng(19041)
     return (
         grouped(
-            "far rows",
-            _far_case(
-                "L=4, S=9, blocks of 4: rows at -2000, 0, -750, 40",
-                rng,
-                (4, 9),
-                2,
-                [-2000.0, 0, -750.0, 40.0],
-                4,
-            ),
-            _far_case("L=1, S=3, blocks of 5 (one block)", rng, (1, 3), 2, [-1000.0], 5),
-            _far_case(
-                "L=2, S=5, blocks of 2: rows at -15000 and -30000", rng, (2, 5), 2, [-15000.0, -30000.0], 2
-            ),
-            wide_case(
-                "L=3, S=5, blocks of 2: row 0 has one key 900 above, rows 1-2 at -1000",
-                rng,
-                3,
-                5,
-                3,
-                2,
-                900.0,
-            ),
-            wide_case(
-                "L=2, S=4, blocks of 4 (one block): row 0 has one key 2000 above, row 1 at -1000",
-                rng,
-                2,
-                4,
-                2,
-                4,
-                2000.0,
-            ),
+            "keys taken out",
+            remove_case("one query, S=9, keys 3..5 taken out", rng, (), 1, 9, 4, 3, [3, 4, 5]),
+            remove_case("L=5, S=4, the last key taken out, E=2, Ev=1", rng, (), 5, 4, 2, 1, [3]),
         )
         + grouped(
-            "batch dims",
-            _far_case("batch (2, 2), L=2, S=3, blocks of 2", rng, (2, 2, 2, 3), 2, [-800.0, 0.0], 2),
+            "large scores",
+            remove_case("L=2, S=6, keys 0 and 1, scores near 900", rng, (), 2, 6, 6, 3, [0, 1], 900.0),
         )
+        + grouped("batch dims", remove_case("batch (2, 2), L=3, S=5, key 2", rng, (2, 2), 3, 5, 3, 2, [2]))
         + grouped(
             "dtype",
-            _far_case(
-                "float32, L=3, S=5, blocks of 2: rows at -200, 1 and -1000",
-                rng,
-                (3, 5),
-                3,
-                [-200.0, 1.0, -1000.0],
-                2,
-                np.float32,
+            remove_case(
+                "float32, 2 heads, L=4, S=8, keys 1, 4, 6", rng, (2,), 4, 8, 4, 3, [1, 4, 6], 2.0, np.float32
             ),
         )
     )
+
+
+def rope_decode():
+    rng = np.random.default_rng(19051)
+    return grouped(
+        "decoding",
+        rope_case("T=12 tokens, d_model=8, E=8, Ev=4", rng, 12, 8, 8, 4, 2.5),
+        rope_case("T=3 tokens, d_model=4, E=2, Ev=3", rng, 3, 4, 2, 3, 4.0),
+    ) + grouped("dtype", rope_case("float32, T=7, d_model=6, E=4, Ev=2", rng, 7, 6, 4, 2, 3.0, np.float32))
 
 
 HIDDEN = {
     "ch09.merge_partials": merge_partials,
     "ch09.key_block_grads": key_block_grads,
     "ch09.static_cache_step": static_cache_step,
-    "ch09.predict_tile_size": predict_tile_size,
-    "ch09.predict_causal_tiles": predict_causal_tiles,
-    "ch09.online_attention": online_attention,
+    "ch09.remove_keys": remove_keys,
+    "ch09.rope_decode": rope_decode,
 }
 
 
 def causal_tiled_attention():
     rng = np.random.default_rng(1907)
-    n = rng.normal
-    cases = [
-        Case("block size 1", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), block_size=1),
-        Case(
-            "one block holds everything", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(size=(5, 1)), block_size=8
-        ),
-        Case(
-            "batch and heads, L=10, blocks of 4",
-            q=n(size=(2, 2, 10, 4)),
-            k=n(size=(2, 2, 10, 4)),
-            v=n(size=(2, 2, 10, 3)),
-            block_size=4,
-        ),
-        Case(
-            "float32, large scores",
-            q=(4 * n(size=(9, 8))).astype(np.float32),
-            k=(4 * n(size=(9, 8))).astype(np.float32),
-            v=n(size=(9, 2)).astype(np.float32),
-            block_size=2,
-        ),
-    ]
-    return grouped("tiles", *cases[0:2]) + grouped("batch dims", *cases[2:3]) + grouped("dtype", *cases[3:4])
+    return (
+        grouped(
+            "tiles",
+            _tiled_case("block size 1", rng, (), 4, 4, 2, 2, 1),
+            _tiled_case("one block holds everything", rng, (), 5, 5, 3, 1, 8),
+            _tiled_case("L=6 new of S=10, blocks of 4", rng, (), 6, 10, 3, 2, 4),
+            _tiled_case("L=2 new of S=11, blocks of 5", rng, (), 2, 11, 2, 3, 5),
+            _tiled_case("L=5 new of S=7, block size 1", rng, (), 5, 7, 2, 2, 1),
+        )
+        + grouped(
+            "batch dims",
+            _tiled_case("batch and heads, L=10 new of S=13, blocks of 4", rng, (2, 2), 10, 13, 4, 3, 4),
+        )
+        + grouped(
+            "dtype", _tiled_case("float32, L=9 new of S=12, blocks of 2", rng, (), 9, 12, 8, 2, 2, np.float32)
+        )
+    )
 
 
 HIDDEN["ch09.causal_tiled_attention"] = causal_tiled_attention

@@ -576,3 +576,50 @@ def test_chapter_2_counts_keys_queries_and_coordinates_from_0():
     code = "\n".join("".join(c["source"]) for c in _cells(CH02) if c["cell_type"] == "code")
     # a variable "q1" would read as query 1 of the heatmap's labels "q0", "q1", "q2"
     assert not re.search(r"(?<![\"'])\bq1\b(?![\"'])", code)
+
+
+# -- chapter 9: the FlashAttention paper's count of main-memory traffic ---------------------------
+
+
+def _io_table() -> dict:
+    """(N, b) -> (M KiB, standard, /(Nd+N^2), tiled, /(N^2 d^2/M), standard/tiled) as printed."""
+    text = _printed(CH09, "def hbm_tiled(N, d, b):")
+    rows = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 8 and parts[0].isdigit():
+            rows[int(parts[0]), int(parts[1])] = tuple(float(p) for p in parts[2:])
+    assert len(rows) == 9, text
+    return rows
+
+
+def test_chapter_9_io_count_is_the_papers_and_the_prose_quotes_it():
+    rows, d = _io_table(), 64
+    for (N, b), (kib, std, std_theta, tiled, tiled_theta, ratio) in rows.items():
+        M = 4 * b * d
+        # the counts, recomputed from the passes the intro describes: S and P out and back, q, k,
+        # v in, out out; q in once, k and v in once per block of b queries, out out once
+        assert std == pytest.approx(4 * N * d + 4 * N * N, rel=5e-3)
+        assert tiled == pytest.approx(2 * N * d + 2 * N * d * -(-N // b), rel=5e-3)
+        assert kib == 4 * M / 1024
+        # "the two middle ratios stay near 4 and 8": the constants of the paper's two Theta
+        assert 3.9 <= std_theta <= 4.1 and 8.0 <= tiled_theta <= 10.0, (N, b)
+        assert ratio == pytest.approx(std / tiled, rel=1e-2)
+    # "tends to 2b/d": at the longest length the factor is 2b/d within 1 %
+    for b in (64, 128, 256):
+        assert rows[65536, b][5] == pytest.approx(2 * b / d, rel=0.01)
+    prose = _prose(CH09, "ch09-io-count-outro")
+    # "about fourfold per doubling of N (15.3 and 14.7 times from 1024 to 4096 at b = 128)"
+    grow_std = rows[4096, 128][1] / rows[1024, 128][1]
+    grow_tiled = rows[4096, 128][3] / rows[1024, 128][3]
+    assert 14 < grow_tiled < grow_std < 16.1
+    assert f"({grow_std:.1f} and {grow_tiled:.1f} times from 1024 to 4096" in prose
+    quoted = ", ".join(f"{rows[4096, b][5]:.2f}" for b in (64, 128)) + f" and {rows[4096, 256][5]:.2f}"
+    assert f"$2b/d$: {quoted} at $N = 4096$" in prose
+    flops = re.search(r"b any: (\S+) floating-point", _printed(CH09, "def hbm_tiled(N, d, b):")).group(1)
+    assert (
+        float(flops) == pytest.approx(4 * 4096 * 4096 * d, rel=5e-3) and f"the arithmetic, {flops}" in prose
+    )
+    assert "cannot show" in prose and "no GPU here" in prose
+    summary = _prose(CH09, "ch09-summary")
+    assert f"({rows[4096, 128][5]:.2f} times at $N = 4096$, $b = 128$)" in summary

@@ -153,8 +153,8 @@ NEW_SITUATIONS = {
         "ch09.merge_partials": "merging two split-K partial results",
         "ch09.causal_tiled_attention": "a causal tiling that skips tiles",
         "ch09.static_cache_step": "a preallocated cache shared by sequences of different lengths",
-        "ch09.predict_tile_size": "the largest tile that fits in on-chip memory",
-        "ch09.online_attention": "a running maximum started at 0, a bug the chapter does not show",
+        "ch09.remove_keys": "keys taken back out of a finished pass from its saved out and logsumexp",
+        "ch09.rope_decode": "a KV cache with rotary positions (the chapter decodes without RoPE)",
         "ch09.key_block_grads": "a key block's gradients from the saved out and logsumexp (the chapter has no backward pass)",
     },
     "ch10": {

@@ -435,7 +435,6 @@ def naming_the_cause(ex) -> dict:
 KNOWN_TO_NAME_THE_CAUSE = {
     "ch02.fix_softmax_axis",  # id: axis, softmax
     "ch04.fix_output_mix",  # title: averages
-    "ch09.fix_running_max",  # id: running
     "ch12.fix_prefix_mask",  # title: sees
     "ch13.fix_topk_causal",  # stub comment: rank
     "ch13.fix_chunked_linear",  # title: reads

@@ -169,18 +169,25 @@ def streaming_sinks_before(L, window, n_sink):
     return ((j <= i) & (j > i - window)) | (j < n_sink)
 
 
-def online_from_zero(scores, values, block_size):
-    """The online softmax with its running maximum started at 0, not -inf."""
-    m = np.zeros(scores.shape[:-1])
-    l, acc = np.zeros(scores.shape[:-1]), np.zeros(scores.shape[:-1] + (values.shape[-1],))
-    with np.errstate(all="ignore"):
-        for j in range(0, scores.shape[-1], block_size):
-            s = scores[..., j : j + block_size]
-            m_new = np.maximum(m, s.max(axis=-1))
-            p, r = np.exp(s - m_new[..., None]), np.exp(m - m_new)
-            l, acc = l * r + p.sum(-1), acc * r[..., None] + p @ values[..., j : j + block_size, :]
-            m = m_new
-        return acc / l[..., None]
+def remove_keys_not_renormalised(q, k_rm, v_rm, out, lse):
+    """Subtracts the removed keys' weighted values and stops: the rest still sums to less than 1."""
+    w = np.exp(q @ _t(k_rm) / np.sqrt(q.shape[-1]) - lse[..., None])
+    return out - w @ v_rm, lse + np.log1p(-w.sum(-1))
+
+
+def rope_decode_cache_rotated_again(x, W_q, W_k, W_v):
+    """The handed-out loop: the whole cache is rotated again at every step."""
+    from attncourse import apply_rope
+
+    E = W_q.shape[1]
+    k_cache, v_cache, outs = np.zeros((0, E)), np.zeros((0, W_v.shape[1])), []
+    for t in range(x.shape[0]):
+        x_t = x[t : t + 1]
+        k_cache = apply_rope(np.concatenate([k_cache, x_t @ W_k]))
+        v_cache = np.concatenate([v_cache, x_t @ W_v])
+        q_t = apply_rope(x_t @ W_q, np.array([t]))
+        outs.append(_sm(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
+    return np.concatenate(outs)
 
 
 def block_grads_softmax_in_block(q, k_blk, v_blk, dout, out, lse):  # lse ignored: weights of the block alone
@@ -240,20 +247,21 @@ def static_step_whole_buffer(q_new, k_new, v_new, k_cache, v_cache, lengths):
 
 
 def causal_tiles_all_computed(q, k, v, block_size):
-    """Tiles every (query block, key block) pair, masking inside, and counts them all."""
-    L, E = q.shape[-2], q.shape[-1]
+    """Tiles every (query block, key block) pair, masking inside (bottom-right), and counts them all."""
+    L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
     out = np.zeros(q.shape[:-1] + (v.shape[-1],))
     n_tiles = 0
     for i0 in range(0, L, block_size):
         i1 = min(i0 + block_size, L)
+        rows = S - L + np.arange(i0, i1)
         m = np.full(q.shape[:-2] + (i1 - i0,), -np.inf)
         l = np.zeros_like(m)
         acc = np.zeros(m.shape + (v.shape[-1],))
-        for j0 in range(0, L, block_size):
-            j1 = min(j0 + block_size, L)
+        for j0 in range(0, S, block_size):
+            j1 = min(j0 + block_size, S)
             n_tiles += 1
             s = q[..., i0:i1, :] @ _t(k[..., j0:j1, :]) / np.sqrt(E)
-            s = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], s, -np.inf)
+            s = np.where(np.arange(j0, j1)[None, :] <= rows[:, None], s, -np.inf)
             m_new = np.maximum(m, s.max(axis=-1))
             p = np.exp(s - np.where(np.isfinite(m_new), m_new, 0.0)[..., None])
             r = np.exp(np.where(np.isfinite(m), m - m_new, -np.inf))
@@ -323,13 +331,14 @@ WRONG_ANSWERS = [
     ("ch06.streaming_mask", streaming_one_too_wide, "window one too wide"),
     ("ch06.streaming_mask", streaming_sinks_before, "sinks seen from before"),
     ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
-    ("ch09.online_attention", online_from_zero, "running maximum starts above the scores"),
+    ("ch09.remove_keys", remove_keys_not_renormalised, "remaining weights not renormalised"),
+    ("ch09.rope_decode", rope_decode_cache_rotated_again, "cached keys rotated again at every step"),
     ("ch09.key_block_grads", block_grads_softmax_in_block, "weights normalised within the block"),
     ("ch09.key_block_grads", block_grads_without_row_term, "softmax backward without the row term"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
     ("ch05.mha_forward", mha_split_straight, "tokens mixed across heads"),
-    ("ch09.causal_tiled_attention", causal_tiles_all_computed, "you computed every tile"),
+    ("ch09.causal_tiled_attention", causal_tiles_all_computed, "every tile computed"),
     ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
     ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),
     ("ch11.mha_to_gqa", gqa_groups_interleaved, "groups interleaved"),

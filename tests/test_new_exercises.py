@@ -232,14 +232,6 @@ def test_the_numeric_predictions_hold():
         assert abs(softmax(alibi_bias(H, 4096)[:, -1, :])[2, -1] - 0.2978) > 0.01
     assert np.isclose(_answer("ch07.predict_alibi_head_weight"), weights[4, -1], rtol=1e-9)
 
-    def tile_bytes(b):  # three float16 blocks of b x 128 and the float32 b x b scores, as arrays
-        return 3 * np.zeros((b, 128), dtype=np.float16).nbytes + np.zeros((b, b), dtype=np.float32).nbytes
-
-    b = int(_answer("ch09.predict_tile_size"))
-    assert b % 16 == 0 and tile_bytes(b) <= 228 * 1024 < tile_bytes(b + 16)
-    blocks = np.arange(16)  # tile (i, j) is needed when its first key is not after its last query
-    needed = (blocks[None, :] * 256 <= blocks[:, None] * 256 + 255).sum()
-    assert _answer("ch09.predict_causal_tiles") == needed
     torch = pytest.importorskip("torch")
     cross = [torch.nn.Linear(i, o) for i, o in ((512, 64), (768, 64), (768, 80), (80, 512))]  # biases on
     assert _answer("ch04.predict_cross_projection_parameters") == sum(
@@ -375,10 +367,6 @@ def test_the_references_agree_with_the_package_and_torch():
         expected = cached_attention(q[b], k_new[b], v_new[b], cache)
         np.testing.assert_allclose(out[b], expected, rtol=1e-10)
         np.testing.assert_allclose(k_after[b, : t + 1], cache.k, rtol=0)
-    # the fixed online pass agrees with the two-pass softmax on rows far below zero
-    scores, values = n(size=(2, 7)) + np.array([[-900.0], [3.0]]), n(size=(7, 3))
-    expected = softmax(scores) @ values
-    np.testing.assert_allclose(_answer("ch09.fix_running_max", scores, values, 3), expected, rtol=1e-10)
     # the head-split fix is ac.MultiHeadAttention with the same weights (x @ W, no biases)
     from attncourse import MultiHeadAttention
 
@@ -428,49 +416,71 @@ def _points_everywhere(ex_id, fn):
     return in_check, points_earned(ex, run_cases(ex, fn, ex.public_cases() + list(HIDDEN[ex_id]())))
 
 
-def _online(scores, values, block_size, start):
-    m = np.full(scores.shape[:-1], start) if np.ndim(start) == 0 else start
-    l, acc = np.zeros(scores.shape[:-1]), np.zeros(scores.shape[:-1] + (values.shape[-1],))
-    for j in range(0, scores.shape[-1], block_size):
-        s = scores[..., j : j + block_size]
-        m_new = np.maximum(m, s.max(axis=-1))
-        p, r = np.exp(s - m_new[..., None]), np.exp(m - m_new)
-        l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ values[..., j : j + block_size, :], m_new
-    return acc / l[..., None]
+def test_9_4_keys_taken_out_give_the_pass_over_the_other_keys():
+    from attncourse import scaled_dot_product_attention
+    from attncourse.exercises.chapters.ch09 import _forward_state
+
+    rng = np.random.default_rng(94)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 7, 4)), rng.normal(size=(2, 7, 3))
+    out, lse = _forward_state(q, k, v)
+    gone, kept = [1, 4], [0, 2, 3, 5, 6]
+    new_out, new_lse = _answer("ch09.remove_keys", q, k[:, gone], v[:, gone], out, lse)
+    expected, _ = scaled_dot_product_attention(q, k[:, kept], v[:, kept])  # the pass over the rest
+    s = q @ np.swapaxes(k[:, kept], -1, -2) / 2.0
+    np.testing.assert_allclose(new_out, expected, rtol=1e-10)
+    np.testing.assert_allclose(new_lse, np.log(np.exp(s).sum(-1)), rtol=1e-12)
 
 
-def _online_from_mean(scores, values, block_size):  # every exponent measured from the row's mean
-    m = scores.mean(axis=-1)
-    l, acc = np.zeros(scores.shape[:-1]), np.zeros(scores.shape[:-1] + (values.shape[-1],))
-    for j in range(0, scores.shape[-1], block_size):
-        p = np.exp(scores[..., j : j + block_size] - m[..., None])
-        l, acc = l + p.sum(-1), acc + p @ values[..., j : j + block_size, :]
-    return acc / l[..., None]
+def _remove_directly(q, k_rm, v_rm, out, lse):  # exp of scores in the hundreds: overflow
+    e = np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]))
+    total = np.exp(lse)
+    rest = total - e.sum(-1)
+    return (out * total[..., None] - e @ v_rm) / rest[..., None], np.log(rest)
 
 
-@pytest.mark.parametrize(
-    "fn, diagnosis",
-    [
-        (lambda s, v, b: _online(s, v, b, -1e4), "running maximum starts above the scores"),
-        (_online_from_mean, "exponents not measured from the maximum"),
-    ],
-    ids=["started at -1e4", "row mean instead of a running maximum"],
-)
-def test_9_6_a_finite_start_or_a_row_mean_earns_less_than_full_marks_everywhere(fn, diagnosis):
-    ex = get("ch09.online_attention")
-    in_check, in_grader = _points_everywhere(ex.id, fn)
-    assert in_check < ex.points and in_grader < ex.points
-    # where the answer fails, it is told what its own output shows: the named mistake, or the NaN
-    failed = [r for r in run_cases(ex, fn, ex.public_cases()) if not r.passed]
-    assert failed and all(r.diagnosis in ("", diagnosis) for r in failed)
-    assert all(
-        r.diagnosis == diagnosis or "nan" in r.message.lower() or "inf" in r.message.lower() for r in failed
+def test_9_4_exponentials_taken_directly_fail_the_large_scores_and_are_told_what_their_output_shows():
+    ex = get("ch09.remove_keys")
+    with np.errstate(all="ignore"):
+        in_check, in_grader = _points_everywhere(ex.id, _remove_directly)
+        assert in_check < ex.points and in_grader < ex.points
+        failed = [r for r in run_cases(ex, _remove_directly, ex.public_cases()) if not r.passed]
+    assert failed and all(r.group == "large scores" for r in failed), [(r.name, r.group) for r in failed]
+    # no named mistake is claimed for it: none of the registered diagnoses is its output
+    assert all(r.diagnosis == "" for r in failed), [r.diagnosis for r in failed]
+
+
+def test_9_5_the_fixed_decode_is_causal_rope_attention_and_the_stub_is_not():
+    torch = pytest.importorskip("torch")
+    from attncourse import apply_rope
+    from attncourse.exercises.chapters.ch09 import _ROPE_SOLUTION, _ROPE_STUB
+
+    rng = np.random.default_rng(95)
+    x, W_q, W_k, W_v = (
+        rng.normal(size=(7, 6)),
+        rng.normal(size=(6, 4)),
+        rng.normal(size=(6, 4)),
+        rng.normal(size=(6, 3)),
     )
+    # an independent reference: torch's causal SDPA over keys and queries rotated at their positions
+    pos = np.arange(7)
+    qr, kr = (torch.tensor(apply_rope(x @ W, pos)) for W in (W_q, W_k))
+    expected = torch.nn.functional.scaled_dot_product_attention(qr, kr, torch.tensor(x @ W_v), is_causal=True)
+    import textwrap
 
-
-def test_9_6_the_fixed_loop_gets_full_marks():
-    ex = get("ch09.online_attention")
-    assert _points_everywhere(ex.id, lambda s, v, b: _online(s, v, b, -np.inf)) == (ex.points, ex.points)
+    namespace = {"np": np, "apply_rope": apply_rope, "softmax": softmax}
+    exec(textwrap.dedent(_ROPE_SOLUTION), namespace)
+    np.testing.assert_allclose(namespace["rope_decode"](x, W_q, W_k, W_v), expected.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(_answer("ch09.rope_decode", x, W_q, W_k, W_v), expected.numpy(), rtol=1e-10)
+    # the handed-out code: the solution region replaced by the stub, as the student edition has it
+    sol = textwrap.dedent(_ROPE_SOLUTION)
+    head, tail = sol.split("        ### BEGIN SOLUTION\n")[0], sol.split("### END SOLUTION\n")[1]
+    buggy = {"np": np, "apply_rope": apply_rope, "softmax": softmax}
+    exec(head + textwrap.indent(_ROPE_STUB, "        ") + "\n" + tail, buggy)
+    got = buggy["rope_decode"](x, W_q, W_k, W_v)
+    np.testing.assert_allclose(got[:2], expected.numpy()[:2], rtol=1e-10)  # right until a key is cached twice
+    assert np.abs(got[2:] - expected.numpy()[2:]).max(axis=-1).min() > 1e-6  # every later row is off
+    ex = get("ch09.rope_decode")
+    assert _points_everywhere(ex.id, buggy["rope_decode"]) == (0, 0)
 
 
 def test_9_2_the_block_gradients_are_autograd_s():
@@ -495,9 +505,6 @@ def test_9_2_the_block_gradients_are_autograd_s():
 @pytest.mark.parametrize(
     "ex_id, answer, banned",
     [
-        ("ch09.predict_tile_size", 176, ["leaves out", "three blocks"]),  # the root rounded up
-        ("ch09.predict_causal_tiles", 120, ["n (n + 1)", "n (n - 1)", "/ 2"]),
-        ("ch09.predict_causal_tiles", 128, ["n^2", "n (n + 1)", "128"]),
         ("ch11.predict_cache_gib", 48.0, ["5 times", "times the cache"]),  # every layer keeps every token
         ("ch11.predict_cache_gib", 37.0, ["4 times", "times the cache"]),  # query heads
         ("ch11.predict_cache_gib", 4.625, ["half the cache"]),  # keys only
@@ -511,15 +518,9 @@ def test_predict_feedback_names_the_mistake_without_the_quantity(ex_id, answer, 
     assert not any(b in text for b in banned), text
 
 
-def test_9_4_the_root_rounded_up_is_not_told_a_block_is_missing():
-    reset()
-    text = check("ch09.predict_tile_size", lambda: 176, show=False).text()
-    assert "does not fit" in text
-
-
 def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
     causes = {
-        "ch09.online_attention": ["running_max", "running max", "-inf", "zero"],
+        "ch09.rope_decode": ["again", "twice", "re-rotat", "whole cache", "every step"],
         "ch10.padded_patch_mask": ["ceil", "edge", "partial", "floor"],
         "ch11.ring_buffer_decode": ["empty", "unwritten", "slots written", "forget"],
     }
@@ -530,3 +531,54 @@ def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
         )
         for text in (ex.id, ex.title, stub_comments, ex.description):
             assert not any(w in text.lower() for w in words), (ex_id, text)
+
+
+def _top_left_tiles(q, k, v, block_size):  # the L = S loop: the new queries taken for the first L tokens
+    L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+    out, n_tiles = np.zeros(q.shape[:-1] + (v.shape[-1],)), 0
+    for i0 in range(0, L, block_size):
+        i1 = min(i0 + block_size, L)
+        m, l, acc = np.full(q.shape[:-2] + (i1 - i0,), -np.inf), 0.0, 0.0
+        for j0 in range(0, i1, block_size):
+            j1 = min(j0 + block_size, S)
+            n_tiles += 1
+            s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)
+            s = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], s, -np.inf)
+            m_new = np.maximum(m, s.max(-1))
+            r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
+            l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ v[..., j0:j1, :], m_new
+        out[..., i0:i1, :] = acc / l[..., None]
+    return out, n_tiles
+
+
+@pytest.mark.parametrize(
+    "ex_id, fn, said, unsaid",
+    [
+        (
+            "ch09.remove_keys",
+            lambda q, k_rm, v_rm, out, lse: (
+                out - np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None]) @ v_rm,
+                lse
+                + np.log1p(
+                    -np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None]).sum(-1)
+                ),
+            ),
+            "sum to less than 1",
+            ["divide", "1 - (the removed"],
+        ),
+        (
+            "ch09.causal_tiled_attention",
+            _top_left_tiles,
+            "as if they were the first L tokens",
+            ["S - L + i", "bottom-right"],
+        ),
+    ],
+    ids=["9.4 not renormalised", "9.6 top-left"],
+)
+def test_chapter_9_feedback_names_the_mistake_and_keeps_the_fix(ex_id, fn, said, unsaid):
+    reset()
+    result = check(ex_id, fn, show=False)
+    text = result.text()
+    assert result.earned < get(ex_id).points and said in text, text
+    assert not any(u in text for u in unsaid), text
+    reset()

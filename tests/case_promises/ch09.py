@@ -90,18 +90,49 @@ def static_cache_step(inputs):
     return problems
 
 
-def _no_inputs(inputs):
-    return [] if not inputs else [f"a prediction takes no inputs; got {sorted(inputs)}"]
-
-
-def online_attention(inputs):
-    scores, values, block_size = inputs["scores"], inputs["values"], inputs["block_size"]
-    problems = _positive_int("block_size", block_size) + _floats(scores=scores, values=values)
+def remove_keys(inputs):
+    q, k_rm, v_rm, out, lse = (inputs[n] for n in ("q", "k_rm", "v_rm", "out", "lse"))
+    problems = _floats(q=q, k_rm=k_rm, v_rm=v_rm, out=out, lse=lse)
     if problems:
         return problems
-    s, v = _array(scores), _array(values)
-    if s.ndim < 2 or v.shape[:-2] != s.shape[:-2] or v.shape[-2] != s.shape[-1]:
-        problems.append(f"values {v.shape} is not (..., S, Ev) for scores {s.shape}")
+    q, k_rm, v_rm, out, lse = (_array(a).astype(float) for a in (q, k_rm, v_rm, out, lse))
+    if min(q.ndim, k_rm.ndim, v_rm.ndim) < 2:
+        return ["q, k_rm, v_rm are (..., n, features)"]
+    lead, L, E = q.shape[:-2], q.shape[-2], q.shape[-1]
+    if k_rm.shape[:-2] != lead or k_rm.shape[-1] != E or v_rm.shape[:-1] != k_rm.shape[:-1]:
+        return [f"k_rm {k_rm.shape} / v_rm {v_rm.shape} are not (..., r, E), (..., r, Ev) for q {q.shape}"]
+    Ev = v_rm.shape[-1]
+    if out.shape != lead + (L, Ev) or lse.shape != lead + (L,):
+        return [f"out {out.shape} / lse {lse.shape} are not (..., L, Ev) = {lead + (L, Ev)}, (..., L)"]
+    # "the keys taken out never hold more than 0.9 of a row's weight": their weights in the finished
+    # pass, rebuilt from lse, sum to at most 0.9 in every row
+    share = np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(E) - lse[..., None]).sum(axis=-1)
+    if np.any(share > 0.9 + 1e-6):
+        problems.append(
+            f"the keys taken out hold up to {share.max():.3f} of a row's weight (promised <= 0.9)"
+        )
+    # "scores may be in the hundreds": no more than that
+    if np.abs(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(E)).max() >= 1000:
+        problems.append("a score of 1000 or more; the prompt says scores may be in the hundreds")
+    return problems
+
+
+def rope_decode(inputs):
+    x, W_q, W_k, W_v = (inputs[n] for n in ("x", "W_q", "W_k", "W_v"))
+    problems = _floats(x=x, W_q=W_q, W_k=W_k, W_v=W_v) + ndim_in("x", x, (2,))
+    problems += ndim_in("W_q", W_q, (2,)) + ndim_in("W_k", W_k, (2,)) + ndim_in("W_v", W_v, (2,))
+    if problems:
+        return problems
+    x, W_q, W_k, W_v = (_array(a) for a in (x, W_q, W_k, W_v))
+    d_model = x.shape[1]
+    if W_q.shape[0] != d_model or W_k.shape != W_q.shape or W_v.shape[0] != d_model:
+        problems.append(
+            f"W_q {W_q.shape}, W_k {W_k.shape}, W_v {W_v.shape} are not (d_model, E), (d_model, E), (d_model, Ev)"
+        )
+    elif W_q.shape[1] % 2:
+        problems.append(f"E = {W_q.shape[1]} is odd; half-split RoPE pairs the features")
+    if x.shape[0] < 1:
+        problems.append("x holds no token")
     return problems
 
 
@@ -111,10 +142,17 @@ def causal_tiled_attention(inputs):
     if problems:
         return problems
     q, k, v = _array(q), _array(k), _array(v)
-    if q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
+    if (
+        q.ndim < 2
+        or q.shape[:-2] != k.shape[:-2]
+        or q.shape[-1] != k.shape[-1]
+        or v.shape[:-1] != k.shape[:-1]
+    ):
         problems.append(
-            f"q {q.shape}, k {k.shape}, v {v.shape} are not (..., L, E), (..., L, E), (..., L, Ev)"
+            f"q {q.shape}, k {k.shape}, v {v.shape} are not (..., L, E), (..., S, E), (..., S, Ev)"
         )
+    elif q.shape[-2] > k.shape[-2]:
+        problems.append(f"L = {q.shape[-2]} > S = {k.shape[-2]}; the queries are the last L of the S tokens")
     return problems
 
 
@@ -122,8 +160,7 @@ PROMISES = {
     "ch09.merge_partials": merge_partials,
     "ch09.key_block_grads": key_block_grads,
     "ch09.static_cache_step": static_cache_step,
-    "ch09.predict_tile_size": _no_inputs,
-    "ch09.predict_causal_tiles": _no_inputs,
-    "ch09.online_attention": online_attention,
+    "ch09.remove_keys": remove_keys,
+    "ch09.rope_decode": rope_decode,
     "ch09.causal_tiled_attention": causal_tiled_attention,
 }

@@ -109,181 +109,176 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.predict_tile_size": {
-        "solved with the chapter's math": """
-            def predict_tile_size():
-                b = (-192 + math.sqrt(192**2 + 4 * 58368)) / 2
-                return 16 * math.floor(b / 16)
+    "ch09.remove_keys": {
+        "einsum with logsumexp arithmetic": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                s = np.einsum("...le,...re->...lr", q, k_rm) / math.sqrt(q.shape[-1])
+                lse_rm = np.log(np.exp(s - lse[..., None]).sum(-1)) + lse  # log-sum of the removed keys
+                lse_new = lse + np.log(-np.expm1(lse_rm - lse))  # log(e^lse - e^lse_rm)
+                w_rm = np.exp(s - lse_new[..., None])  # removed keys, over the new sum
+                scale = np.exp(lse - lse_new)[..., None]  # old sum / new sum
+                return out * scale - np.einsum("...lr,...rv->...lv", w_rm, v_rm), lse_new
         """,
-        "a search in numpy": """
-            def predict_tile_size():
-                b = np.arange(16, 1024, 16)
-                fits = 3 * b * 128 * 2 + 4 * b**2 <= 228 * 1024
-                return b[fits].max()
+        "torch, one removed key at a time": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                q, k_rm, v_rm = torch.as_tensor(q), torch.as_tensor(k_rm), torch.as_tensor(v_rm)
+                o, l = torch.as_tensor(out).clone(), torch.as_tensor(lse).clone()
+                for j in range(k_rm.shape[-2]):
+                    s = (q @ k_rm[..., j, :].unsqueeze(-1)).squeeze(-1) / math.sqrt(q.shape[-1])  # (..., L)
+                    w = torch.exp(s - l)  # this key's weight among the keys still in
+                    o = (o - w.unsqueeze(-1) * v_rm[..., j, :].unsqueeze(-2)) / (1 - w).unsqueeze(-1)
+                    l = l + torch.log1p(-w)
+                return o, l
         """,
-        "the literal as a float": """
-            def predict_tile_size():
-                return 160.0
+        "float32 numpy": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                q, k_rm, v_rm, out, lse = (np.asarray(a, dtype=np.float32) for a in (q, k_rm, v_rm, out, lse))
+                w = np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.float32(np.sqrt(q.shape[-1])) - lse[..., None])
+                keep = 1 - w.sum(-1)
+                return (out - w @ v_rm) / keep[..., None], lse + np.log(keep)
         """,
         "helper in an added cell": [
             """
-            def _tile_bytes(b, d=128):
-                return 3 * b * d * 2 + b * b * 4
+            def _weights_in_finished_pass(q, k, lse):
+                return np.exp(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None])
             """,
             """
-            def predict_tile_size():
-                return max(b for b in range(16, 512, 16) if _tile_bytes(b) <= 233472)
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                w = _weights_in_finished_pass(q, k_rm, lse)
+                rest = 1.0 - w.sum(axis=-1, keepdims=True)
+                return (out - w @ v_rm) / rest, lse + np.log(rest[..., 0])
             """,
         ],
     },
-    "ch09.predict_causal_tiles": {
-        "the chapter's math.comb": """
-            def predict_causal_tiles():
-                return math.comb(17, 2)
+    "ch09.rope_decode": {
+        "the cache keeps unrotated keys and rotates them all, each at its own position": """
+            def rope_decode(x, W_q, W_k, W_v):
+                E = W_q.shape[1]
+                k_cache = np.zeros((0, E))
+                v_cache = np.zeros((0, W_v.shape[1]))
+                outs = []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
+                    k_cache = np.concatenate([k_cache, k_t])
+                    v_cache = np.concatenate([v_cache, v_t])
+                    k_rot = apply_rope(k_cache)  # positions 0..t, from the unrotated keys
+                    q_t = apply_rope(q_t, np.array([t]))
+                    scores = q_t @ k_rot.T / np.sqrt(E)
+                    outs.append(softmax(scores) @ v_cache)
+                return np.concatenate(outs)
         """,
-        "a sum": """
-            def predict_causal_tiles():
-                return sum(i + 1 for i in range(4096 // 256))
+        "torch, a list as the cache": """
+            def rope_decode(x, W_q, W_k, W_v):
+                x, W_q, W_k, W_v = (torch.as_tensor(a) for a in (x, W_q, W_k, W_v))
+                keys, values, outs = [], [], []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    pos = torch.tensor([t])
+                    keys.append(apply_rope(x_t @ W_k, pos))
+                    values.append(x_t @ W_v)
+                    q_t = apply_rope(x_t @ W_q, pos)
+                    K, V = torch.cat(keys), torch.cat(values)
+                    w = torch.softmax(q_t @ K.T / math.sqrt(W_q.shape[1]), dim=-1)
+                    outs.append(w @ V)
+                return torch.cat(outs).numpy()
         """,
-        "a numpy count of the grid": """
-            def predict_causal_tiles():
-                n = 16
-                return np.tril(np.ones((n, n), dtype=int)).sum()
+        "float32, the rotation written out by hand": """
+            def rope_decode(x, W_q, W_k, W_v):
+                x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float32) for a in (x, W_q, W_k, W_v))
+                E = W_q.shape[1]
+                inv = (10000.0 ** (-np.arange(0, E, 2) / E)).astype(np.float32)  # (E/2,)
+
+                def rot(v, t):  # half-split: pair feature i with feature i + E/2
+                    a, b = v[..., : E // 2], v[..., E // 2 :]
+                    c, s = np.cos(t * inv), np.sin(t * inv)
+                    return np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
+
+                k_cache = np.zeros((0, E), np.float32)
+                v_cache = np.zeros((0, W_v.shape[1]), np.float32)
+                outs = []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    k_cache = np.concatenate([k_cache, rot(x_t @ W_k, t)])
+                    v_cache = np.concatenate([v_cache, x_t @ W_v])
+                    s = rot(x_t @ W_q, t) @ k_cache.T / np.sqrt(E)
+                    e = np.exp(s - s.max())
+                    outs.append(e / e.sum() @ v_cache)
+                return np.concatenate(outs)
         """,
-        "helper in an added cell": [
-            """
-            def _tiles_on_or_below_diagonal(n):
-                return n * (n + 1) // 2
-            """,
-            """
-            def predict_causal_tiles():
-                return _tiles_on_or_below_diagonal(4096 // 256)
-            """,
-        ],
-    },
-    "ch09.online_attention": {
-        "started at the float's most negative number": """
-            def online_attention(scores, values, block_size):
-                dtype = np.result_type(scores, values)
-                m = np.full(scores.shape[:-1], np.finfo(dtype).min, dtype=dtype)
-                l = np.zeros(scores.shape[:-1], dtype=dtype)
-                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
-                for j in range(0, scores.shape[-1], block_size):
-                    s = scores[..., j : j + block_size]
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    p = np.exp(s - m_new[..., None])
-                    rescale = np.exp(m - m_new)
-                    l = l * rescale + p.sum(axis=-1)
-                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]
-                    m = m_new
-                return acc / l[..., None]
-        """,
-        "torch, started from the first block's maximum": """
-            def online_attention(scores, values, block_size):
-                s_all, v_all = torch.as_tensor(scores), torch.as_tensor(values)
-                m = s_all[..., :block_size].amax(dim=-1)
-                l = torch.zeros_like(m)
-                acc = torch.zeros(*m.shape, v_all.shape[-1], dtype=v_all.dtype)
-                for j in range(0, s_all.shape[-1], block_size):
-                    s = s_all[..., j : j + block_size]
-                    m_new = torch.maximum(m, s.amax(dim=-1))
-                    p = torch.exp(s - m_new[..., None])
-                    r = torch.exp(m - m_new)
-                    l, acc = l * r + p.sum(-1), acc * r[..., None] + p @ v_all[..., j : j + block_size, :]
-                    m = m_new
-                return (acc / l[..., None]).numpy()
-        """,
-        "helper in an added cell": [
-            """
-            def _fold(state, s, v):
-                m, l, acc = state
-                m_new = np.maximum(m, s.max(axis=-1))
-                r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
-                return m_new, l * r + p.sum(axis=-1), acc * r[..., None] + p @ v
-            """,
-            """
-            def online_attention(scores, values, block_size):
-                dtype = np.result_type(scores, values)
-                state = (
-                    np.full(scores.shape[:-1], -np.inf, dtype=dtype),
-                    np.zeros(scores.shape[:-1], dtype=dtype),
-                    np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype),
-                )
-                for j in range(0, scores.shape[-1], block_size):
-                    state = _fold(state, scores[..., j : j + block_size], values[..., j : j + block_size, :])
-                return state[2] / state[1][..., None]
-            """,
-        ],
     },
     "ch09.causal_tiled_attention": {
         "torch with the chapter's torch and math imports": """
             def causal_tiled_attention(q, k, v, block_size):
                 q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                L = q.shape[-2]
+                L, S = q.shape[-2], k.shape[-2]
                 out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype)
                 n_tiles = 0
                 for i0 in range(0, L, block_size):
                     i1 = min(i0 + block_size, L)
+                    pos = torch.arange(i0, i1) + (S - L)
                     m = torch.full(q.shape[:-2] + (i1 - i0,), float("-inf"), dtype=q.dtype)
                     l = torch.zeros_like(m)
                     acc = torch.zeros(*m.shape, v.shape[-1], dtype=q.dtype)
-                    for j0 in range(0, i1, block_size):
-                        j1 = min(j0 + block_size, L)
+                    for j0 in range(0, S, block_size):
+                        if j0 > pos[-1]:
+                            break
+                        j1 = min(j0 + block_size, S)
                         n_tiles += 1
                         s = q[..., i0:i1, :] @ k[..., j0:j1, :].transpose(-1, -2) / math.sqrt(q.shape[-1])
-                        future = torch.arange(j0, j1)[None, :] > torch.arange(i0, i1)[:, None]
-                        s = s.masked_fill(future, float("-inf"))
+                        s = s.masked_fill(torch.arange(j0, j1)[None, :] > pos[:, None], float("-inf"))
                         m_new = torch.maximum(m, s.amax(-1))
                         r, p = torch.exp(m - m_new), torch.exp(s - m_new.unsqueeze(-1))
                         l, acc, m = l * r + p.sum(-1), acc * r.unsqueeze(-1) + p @ v[..., j0:j1, :], m_new
                     out[..., i0:i1, :] = acc / l.unsqueeze(-1)
                 return out, n_tiles
         """,
-        "float32 numpy": """
+        "float32 numpy, the visible key blocks counted first": """
             def causal_tiled_attention(q, k, v, block_size):
                 q, k, v = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
-                L, scale = q.shape[-2], np.float32(1 / np.sqrt(q.shape[-1]))
-                out = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=np.float32)
-                n_tiles = 0
+                L, S, scale = q.shape[-2], k.shape[-2], np.float32(1 / np.sqrt(q.shape[-1]))
+                outs, n_tiles = [], 0
                 for i0 in range(0, L, block_size):
                     qi = q[..., i0 : i0 + block_size, :]
-                    rows = np.arange(i0, i0 + qi.shape[-2])
+                    rows = S - L + np.arange(i0, i0 + qi.shape[-2])
+                    n_visible = rows[-1] // block_size + 1  # key blocks starting at or before the last query
                     m = np.full(qi.shape[:-1], -np.inf, dtype=np.float32)
                     l = np.zeros_like(m)
                     acc = np.zeros(qi.shape[:-1] + (v.shape[-1],), dtype=np.float32)
-                    for j0 in range(0, rows[-1] + 1, block_size):
-                        n_tiles += 1
+                    for jb in range(n_visible):
+                        j0 = jb * block_size
                         kj, vj = k[..., j0 : j0 + block_size, :], v[..., j0 : j0 + block_size, :]
+                        n_tiles += 1
                         s = qi @ np.swapaxes(kj, -1, -2) * scale
                         s = np.where(np.arange(j0, j0 + kj.shape[-2])[None, :] <= rows[:, None], s, -np.inf)
                         m_new = np.maximum(m, s.max(-1))
                         r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
                         l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ vj, m_new
-                    out[..., i0 : i0 + block_size, :] = acc / l[..., None]
-                return out, n_tiles
+                    outs.append(acc / l[..., None])
+                return np.concatenate(outs, axis=-2), n_tiles
         """,
-        "helper in an added cell": [
+        "helper in an added cell, einsum": [
             """
-            def _causal_tile_update(m, l, acc, s, v_blk):
+            def _tile_update(m, l, acc, s, v_blk):
                 m_new = np.maximum(m, s.max(axis=-1))
                 r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
                 return m_new, l * r + p.sum(axis=-1), acc * r[..., None] + p @ v_blk
             """,
             """
             def causal_tiled_attention(q, k, v, block_size):
-                L, E = q.shape[-2], q.shape[-1]
+                L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
                 outs, n_tiles = [], 0
                 for i0 in range(0, L, block_size):
                     i1 = min(i0 + block_size, L)
+                    first, last = S - L + i0, S - L + i1 - 1  # positions of the block's queries
                     m, l, acc = np.full(q.shape[:-2] + (i1 - i0,), -np.inf), 0.0, 0.0
-                    for j0 in range(0, L, block_size):
-                        if j0 > i1 - 1:
-                            break  # every key of this block comes after every query
+                    for j0 in range(0, last + 1, block_size):
                         n_tiles += 1
-                        j1 = min(j0 + block_size, L)
+                        j1 = min(j0 + block_size, S)
                         s = np.einsum("...ie,...je->...ij", q[..., i0:i1, :], k[..., j0:j1, :]) / np.sqrt(E)
-                        s[..., np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None]] = -np.inf
-                        m, l, acc = _causal_tile_update(m, l, acc, s, v[..., j0:j1, :])
+                        if j1 - 1 > first:  # some key comes after some query: mask those pairs
+                            s = np.where(np.arange(j0, j1)[None, :] > np.arange(first, last + 1)[:, None], -np.inf, s)
+                        m, l, acc = _tile_update(m, l, acc, s, v[..., j0:j1, :])
                     outs.append(acc / l[..., None])
                 return np.concatenate(outs, axis=-2), n_tiles
             """,
@@ -363,92 +358,107 @@ WRONG = {
                 return softmax(s) @ v_all, k_all, v_all
         """,
     },
-    "ch09.predict_tile_size": {
-        "the scores' bytes forgotten": """
-            def predict_tile_size():
-                return 16 * ((228 * 1024 // (3 * 128 * 2)) // 16)
+    "ch09.remove_keys": {
+        "the removed share subtracted, the rest not renormalised": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                w = np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None])
+                return out - w @ v_rm, lse + np.log1p(-w.sum(-1))
         """,
-        "the root rounded up": """
-            def predict_tile_size():
-                return 16 * math.ceil(163.9 / 16)
+        "exp of the scores and of lse taken directly": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                e = np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]))
+                total = np.exp(lse)
+                rest = total - e.sum(-1)
+                return (out * total[..., None] - e @ v_rm) / rest[..., None], np.log(rest)
+        """,
+        "lse left as it was": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                w = np.exp(q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1]) - lse[..., None])
+                return (out - w @ v_rm) / (1 - w.sum(-1))[..., None], lse
+        """,
+        "the removed keys' weights normalised among themselves": """
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                s = q @ np.swapaxes(k_rm, -1, -2) / np.sqrt(q.shape[-1])
+                e = np.exp(s - s.max(-1, keepdims=True))
+                w = e / e.sum(-1, keepdims=True)
+                return out - w @ v_rm, lse - np.log(e.sum(-1)) - s.max(-1)
         """,
     },
-    "ch09.predict_causal_tiles": {
-        "every tile of the grid": """
-            def predict_causal_tiles():
-                return 16 * 16
+    "ch09.rope_decode": {
+        "the code as handed out": """
+            def rope_decode(x, W_q, W_k, W_v):
+                E = W_q.shape[1]
+                k_cache = np.zeros((0, E))
+                v_cache = np.zeros((0, W_v.shape[1]))
+                outs = []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
+                    k_cache = np.concatenate([k_cache, k_t])
+                    v_cache = np.concatenate([v_cache, v_t])
+                    k_cache = apply_rope(k_cache)
+                    q_t = apply_rope(q_t, np.array([t]))
+                    scores = q_t @ k_cache.T / np.sqrt(E)
+                    outs.append(softmax(scores) @ v_cache)
+                return np.concatenate(outs)
         """,
-    },
-    "ch09.online_attention": {
-        "started at -1e4": """
-            def online_attention(scores, values, block_size):
-                m = np.full(scores.shape[:-1], -1e4)
-                l = np.zeros(scores.shape[:-1])
-                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],))
-                for j in range(0, scores.shape[-1], block_size):
-                    s = scores[..., j : j + block_size]
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    p = np.exp(s - m_new[..., None])
-                    r = np.exp(m - m_new)
-                    l, acc, m = l * r + p.sum(axis=-1), acc * r[..., None] + p @ values[..., j : j + block_size, :], m_new
-                return acc / l[..., None]
+        "the new key rotated at position 0": """
+            def rope_decode(x, W_q, W_k, W_v):
+                E = W_q.shape[1]
+                k_cache = np.zeros((0, E))
+                v_cache = np.zeros((0, W_v.shape[1]))
+                outs = []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
+                    k_cache = np.concatenate([k_cache, apply_rope(k_t)])
+                    v_cache = np.concatenate([v_cache, v_t])
+                    q_t = apply_rope(q_t, np.array([t]))
+                    outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
+                return np.concatenate(outs)
         """,
-        "each row's mean in place of a running maximum": """
-            def online_attention(scores, values, block_size):
-                m = scores.mean(axis=-1)
-                l = np.zeros(scores.shape[:-1])
-                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],))
-                for j in range(0, scores.shape[-1], block_size):
-                    p = np.exp(scores[..., j : j + block_size] - m[..., None])
-                    l, acc = l + p.sum(axis=-1), acc + p @ values[..., j : j + block_size, :]
-                return acc / l[..., None]
+        "the new key rotated at the cache's new length": """
+            def rope_decode(x, W_q, W_k, W_v):
+                E = W_q.shape[1]
+                k_cache = np.zeros((0, E))
+                v_cache = np.zeros((0, W_v.shape[1]))
+                outs = []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
+                    k_cache = np.concatenate([k_cache, apply_rope(k_t, np.array([len(k_cache) + 1]))])
+                    v_cache = np.concatenate([v_cache, v_t])
+                    q_t = apply_rope(q_t, np.array([t]))
+                    outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
+                return np.concatenate(outs)
         """,
-        "a large negative start that is not large enough": """
-            def online_attention(scores, values, block_size):
-                dtype = np.result_type(scores, values)
-                m = np.full(scores.shape[:-1], -100.0, dtype=dtype)
-                l = np.zeros(scores.shape[:-1], dtype=dtype)
-                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
-                for j in range(0, scores.shape[-1], block_size):
-                    s = scores[..., j : j + block_size]
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    p = np.exp(s - m_new[..., None])
-                    rescale = np.exp(m - m_new)
-                    l = l * rescale + p.sum(axis=-1)
-                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]
-                    m = m_new
-                return acc / l[..., None]
-        """,
-        "NaN rows replaced by zeros": """
-            def online_attention(scores, values, block_size):
-                dtype = np.result_type(scores, values)
-                m = np.zeros(scores.shape[:-1], dtype=dtype)
-                l = np.zeros(scores.shape[:-1], dtype=dtype)
-                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
-                for j in range(0, scores.shape[-1], block_size):
-                    s = scores[..., j : j + block_size]
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    p = np.exp(s - m_new[..., None])
-                    rescale = np.exp(m - m_new)
-                    l = l * rescale + p.sum(axis=-1)
-                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]
-                    m = m_new
-                return np.nan_to_num(acc / np.maximum(l, 1e-300)[..., None])
+        "the cache rotated again, the query not at all": """
+            def rope_decode(x, W_q, W_k, W_v):
+                E = W_q.shape[1]
+                k_cache = np.zeros((0, E))
+                v_cache = np.zeros((0, W_v.shape[1]))
+                outs = []
+                for t in range(x.shape[0]):
+                    x_t = x[t : t + 1]
+                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
+                    k_cache = np.concatenate([k_cache, apply_rope(k_t, np.array([t]))])
+                    v_cache = np.concatenate([v_cache, v_t])
+                    outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
+                return np.concatenate(outs)
         """,
     },
     "ch09.causal_tiled_attention": {
-        "the tiles below the diagonal counted, the diagonal ones not": """
+        "the queries taken for the first L tokens (top-left)": """
             def causal_tiled_attention(q, k, v, block_size):
-                L, E = q.shape[-2], q.shape[-1]
+                L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
                 out = np.zeros(q.shape[:-1] + (v.shape[-1],))
                 n_tiles = 0
                 for i0 in range(0, L, block_size):
                     i1 = min(i0 + block_size, L)
                     m, l, acc = np.full(q.shape[:-2] + (i1 - i0,), -np.inf), 0.0, 0.0
                     for j0 in range(0, i1, block_size):
-                        j1 = min(j0 + block_size, L)
-                        if j0 < i0:
-                            n_tiles += 1
+                        j1 = min(j0 + block_size, S)
+                        n_tiles += 1
                         s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)
                         s = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], s, -np.inf)
                         m_new = np.maximum(m, s.max(-1))
@@ -457,20 +467,43 @@ WRONG = {
                     out[..., i0:i1, :] = acc / l[..., None]
                 return out, n_tiles
         """,
-        "the diagonal tiles skipped": """
+        "every key block visited, the masked ones counted too": """
             def causal_tiled_attention(q, k, v, block_size):
-                L, E = q.shape[-2], q.shape[-1]
+                L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+                out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+                n_tiles = 0
+                for i0 in range(0, L, block_size):
+                    i1 = min(i0 + block_size, L)
+                    rows = S - L + np.arange(i0, i1)
+                    m, l, acc = np.full(q.shape[:-2] + (i1 - i0,), -np.inf), 0.0, 0.0
+                    for j0 in range(0, S, block_size):
+                        j1 = min(j0 + block_size, S)
+                        n_tiles += 1
+                        s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)
+                        s = np.where(np.arange(j0, j1)[None, :] <= rows[:, None], s, -np.inf)
+                        m_new = np.maximum(m, s.max(-1))
+                        with np.errstate(invalid="ignore"):
+                            r = np.where(m_new == -np.inf, 1.0, np.exp(m - m_new))
+                            p = np.exp(s - np.where(m_new == -np.inf, 0.0, m_new)[..., None])
+                        l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ v[..., j0:j1, :], m_new
+                    out[..., i0:i1, :] = acc / l[..., None]
+                return out, n_tiles
+        """,
+        "the tiles skipped at the right place, no mask inside them": """
+            def causal_tiled_attention(q, k, v, block_size):
+                L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
                 out = np.zeros(q.shape[:-1] + (v.shape[-1],))
                 n_tiles = 0
                 for i0 in range(0, L, block_size):
                     i1 = min(i0 + block_size, L)
                     m, l, acc = np.full(q.shape[:-2] + (i1 - i0,), -np.inf), 0.0, 0.0
-                    for j0 in range(0, i0, block_size):
+                    for j0 in range(0, S - L + i1, block_size):
+                        j1 = min(j0 + block_size, S)
                         n_tiles += 1
-                        s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0 : j0 + block_size, :], -1, -2) / np.sqrt(E)
+                        s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)
                         m_new = np.maximum(m, s.max(-1))
                         r, p = np.exp(m - m_new), np.exp(s - m_new[..., None])
-                        l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ v[..., j0 : j0 + block_size, :], m_new
+                        l, acc, m = l * r + p.sum(-1), acc * r[..., None] + p @ v[..., j0:j1, :], m_new
                     out[..., i0:i1, :] = acc / l[..., None]
                 return out, n_tiles
         """,

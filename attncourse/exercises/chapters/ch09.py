@@ -1,5 +1,6 @@
 """Chapter 9 exercises: online-softmax merges, a key block's gradients from the saved statistics, a
-batched KV cache, on-chip tiles, online attention over precomputed scores, causal tiles."""
+batched KV cache, keys taken back out of a finished pass, a RoPE head decoded with a cache, causal tiles
+for a chunk of new tokens."""
 
 from __future__ import annotations
 
@@ -392,348 +393,359 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 9.4 tile in on-chip memory (predict)
-def _largest_tile(budget=228 * 1024, d=128, blocks=3, score_bytes=4, step=16):
-    b = step
-    while blocks * b * d * 2 + b * b * score_bytes <= budget:
-        b += step
-    return np.array(b - step)
+# ----------------------------------------------------------------------------- 9.4 keys taken back out (extend)
+def _remove_keys(q, k_rm, v_rm, out, lse, mode="right"):
+    """(out, lse) over the keys that remain once the block k_rm, v_rm is taken out."""
+    q, k_rm, v_rm, out, lse = (np.asarray(a, dtype=np.float64) for a in (q, k_rm, v_rm, out, lse))
+    scale = 1.0 if mode == "unscaled" else 1 / np.sqrt(q.shape[-1])
+    w = np.exp(q @ swap(k_rm) * scale - lse[..., None])  # (..., L, r): the removed keys' weights
+    gone = w.sum(axis=-1)  # (..., L): their share of each row
+    rest = out - w @ v_rm  # (..., L, Ev): the other keys' weighted values, still over the old sum
+    if mode == "not_renormalised":
+        return rest, np.log1p(-gone) + lse
+    if mode == "lse_kept":
+        return rest / (1 - gone)[..., None], lse
+    return rest / (1 - gone)[..., None], lse + np.log1p(-gone)
 
 
-register(
-    Exercise(
-        id="ch09.predict_tile_size",
-        number="9.4",
-        title="the largest tile that fits on chip",
-        points=1,
-        function="predict_tile_size",
-        stub=STUB_LINE,
-        kind="predict",
-        description="A FlashAttention kernel keeps a whole tile in one GPU core's on-chip memory, 228 KiB "
-        "(233,472 bytes) on an H100: a block of `b` queries, a block of `b` keys and a block of `b` values, "
-        "each `b x 128` numbers in float16 (2 bytes), and the `b x b` tile of scores in float32 (4 bytes). "
-        "The block size must be a multiple of 16. What is the largest `b` that fits? Return it (exact).",
-        solution='''
-            def predict_tile_size():
-                """Largest multiple of 16 with 3 blocks of b x 128 float16 and b x b float32 in 233,472 bytes."""
-                ### BEGIN SOLUTION
-                # 3 * b * 128 * 2 + 4 * b^2 <= 233472  ->  b^2 + 192 b - 58368 <= 0  ->  b <= 163.9
-                return 160
-                ### END SOLUTION
-        ''',
-        reference=lambda: _largest_tile(),
-        public_cases=lambda: grouped(
-            "prediction", Case("228 KiB, d_head = 128, float16 blocks, float32 scores")
-        ),
-        tolerance=(0.0, 0.0),
-        hint="count the bytes of the three blocks (linear in b) and of the score tile (quadratic in b), "
-        "then solve the quadratic and round down to a multiple of 16",
-        diagnoses=(
-            Diagnosis(
-                "a tile of that size does not fit in 228 KiB: add up its bytes at that block size",
-                name="a tile that does not fit",
-                hint="queries, keys and values (3 * b * 128 * 2 bytes) and the scores (4 * b * b bytes) must "
-                "fit together; round the largest b that fits down to a multiple of 16",
-                variant=lambda: _largest_tile(blocks=2),
-            ),
-            Diagnosis(
-                "that tile of scores is counted in float16; the prompt keeps the scores in float32",
-                name="scores counted in float16",
-                hint="the b x b scores take 4 bytes each",
-                variant=lambda: _largest_tile(score_bytes=2),
-            ),
-            Diagnosis(
-                "a power of two that fits, but the block size only has to be a multiple of 16",
-                name="a power of two",
-                hint="try multiples of 16 above 128",
-                variant=lambda: np.array(128),
-            ),
-        ),
-    )
-)
+def remove_case(name, rng, lead, L, S, E, Ev, removed, offset=0.0, dtype=np.float64):
+    """A case of 9.4: full attention's saved (out, lse) over S keys and the keys `removed` taken out.
+    With an `offset`, every key's last feature is 1 and every query's last feature lifts all its
+    scores by about `offset` (scores in the hundreds: e^score overflows past 709). The draw is
+    repeated until the removed keys carry at most 0.9 of any row's weight, as the prompt promises."""
+    n = rng.normal
+    for _ in range(100):
+        q, k, v = n(size=lead + (L, E)), n(size=lead + (S, E)), n(size=lead + (S, Ev))
+        if offset:
+            k[..., -1] = 1.0
+            q[..., -1] = (offset + 10 * np.arange(L)) * np.sqrt(E)  # rows at offset, offset + 10, ...
+        w = softmax_ref(q @ swap(k) / np.sqrt(E))[..., removed].sum(axis=-1)
+        if w.max() <= 0.9:
+            break
+    else:  # pragma: no cover - a case the generator could not draw
+        raise RuntimeError(name)
+    out, lse = _forward_state(q, k, v)
+    c = lambda a: a.astype(dtype)  # noqa: E731
+    return Case(name, q=c(q), k_rm=c(k[..., removed, :]), v_rm=c(v[..., removed, :]), out=c(out), lse=c(lse))
 
 
-# ----------------------------------------------------------------------------- 9.5 causal tiles (predict)
-register(
-    Exercise(
-        id="ch09.predict_causal_tiles",
-        number="9.5",
-        title="predict the tiles a causal pass needs",
-        points=1,
-        function="predict_causal_tiles",
-        stub=STUB_LINE,
-        hint="which tiles have at least one key at or before one of their queries? count them row of blocks by row of blocks",
-        kind="predict",
-        description="A tiled causal pass splits $L = S = 4096$ into blocks of 256 queries and 256 keys, "
-        "a grid of 16 x 16 tiles, and skips every tile that lies entirely above the diagonal (all its "
-        "keys come after all its queries). How many tiles does it compute? Return the count (exact).",
-        solution='''
-            def predict_causal_tiles():
-                """Tiles on or below the diagonal of a 16 x 16 grid (L = S = 4096, blocks of 256)."""
-                ### BEGIN SOLUTION
-                n = 4096 // 256  # 16 blocks of queries, 16 of keys
-                return n * (n + 1) // 2  # query block i needs key blocks 0..i: 1 + 2 + ... + n
-                ### END SOLUTION
-        ''',
-        reference=lambda: np.array(16 * 17 // 2),
-        public_cases=lambda: grouped("prediction", Case("L = S = 4096, blocks of 256")),
-        diagnoses=(
-            Diagnosis(
-                "the tiles on the diagonal are left out: do all their keys come after all their queries?",
-                name="diagonal tiles skipped",
-                hint="a diagonal tile holds each query's own key: it is computed (masked inside)",
-                variant=lambda: np.array(16 * 15 // 2),
-            ),
-            Diagnosis(
-                "that counts part of each diagonal tile: is a tile ever computed in part?",
-                name="half of each diagonal tile",
-                hint="a tile is computed whole or skipped whole",
-                variant=lambda: np.array(16 * 16 // 2),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 9.6 running max (diagnose)
-def _far_case(name, rng, shape, Ev, offsets, block_size, dtype=np.float64):
-    """Scores (..., L, S) whose rows sit at the given offsets (a bias such as ALiBi's on far keys).
-    The noise is on a grid of 1/128, so that scores up to 32768 away from zero are exact in float32
-    and an answer computed in float32 loses nothing in s - m."""
-    noise = np.round(rng.normal(size=shape) * 128) / 128
-    scores = noise + np.asarray(offsets, dtype=float)[..., :, None]
-    values = rng.normal(size=shape[:-2] + (shape[-1], Ev))
-    return Case(name, scores=scores.astype(dtype), values=values.astype(dtype), block_size=block_size)
-
-
-def wide_case(name, rng, L, S, Ev, block_size, jump, dtype=np.float64):
-    """Scores (L, S): row 0 near 0 but for its last key, `jump` above the rest; the other rows near
-    -1000 (far below zero)."""
-    scores = rng.normal(size=(L, S))
-    scores[0, -1] += jump
-    scores[1:] -= 1000.0
-    values = rng.normal(size=(S, Ev))
-    return Case(name, scores=scores.astype(dtype), values=values.astype(dtype), block_size=block_size)
-
-
-def _far_cases():
-    rng = np.random.default_rng(9061)
+def _remove_cases():
+    rng = np.random.default_rng(9041)
     return (
         grouped(
-            "far rows",
-            _far_case("L=3, S=7, blocks of 3: rows at 0, -800 and +5", rng, (3, 7), 2, [0.0, -800.0, 5.0], 3),
-            _far_case("L=2, S=5, blocks of 2: rows at -1200 and -3", rng, (2, 5), 3, [-1200.0, -3.0], 2),
-            _far_case("L=2, S=6, blocks of 4: rows at -20000 and 0", rng, (2, 6), 2, [-20000.0, 0.0], 4),
-            wide_case(
-                "L=2, S=8, blocks of 3: row 0 has one key 1500 above the others, row 1 at -1000",
-                rng,
-                2,
-                8,
-                2,
-                3,
-                1500.0,
-            ),
+            "keys taken out",
+            remove_case("L=3, S=6, key 2 taken out, E=4, Ev=2", rng, (), 3, 6, 4, 2, [2]),
+            remove_case("L=4, S=8, keys 0, 5 and 7 taken out, E=3, Ev=3", rng, (), 4, 8, 3, 3, [0, 5, 7]),
         )
         + grouped(
-            "batch dims",
-            _far_case(
-                "a batch of 2, L=2, S=4, blocks of 3", rng, (2, 2, 4), 2, [[-900.0, 1.0], [0.0, -760.0]], 3
-            ),
+            "large scores",
+            remove_case("L=3, S=5, key 4 taken out, scores near 750", rng, (), 3, 5, 8, 2, [4], 750.0),
         )
+        + grouped("batch dims", remove_case("2 heads, L=2, S=5, keys 1 and 3", rng, (2,), 2, 5, 2, 2, [1, 3]))
         + grouped(
             "dtype",
-            _far_case(
-                "float32, L=4, S=6, blocks of 4: rows at -120, 0, -900, -2",
-                rng,
-                (4, 6),
-                2,
-                [-120.0, 0.0, -900.0, -2.0],
-                4,
-                np.float32,
-            ),
+            remove_case("float32, L=3, S=7, keys 0 and 6", rng, (), 3, 7, 4, 2, [0, 6], 1.0, np.float32),
         )
     )
 
 
-def _rows_lost(outputs, scores, values, block_size, which):
-    """True when some rows come out NaN or inf, and only rows of the kind `which` names: "far" (every
-    score far below zero) or "wide" (scores spread over more than exp can span)."""
-    out = np.asarray(outputs[0], dtype=float)
-    if out.shape[:-1] != scores.shape[:-1]:
-        return False
-    lost = ~np.isfinite(out).all(axis=-1)
-    s = np.asarray(scores, dtype=float)
-    kind = (
-        s.max(axis=-1) < -50
-        if which == "far"
-        else (s.max(axis=-1) - s.min(axis=-1) > 600) & (s.max(axis=-1) > -50)
-    )
-    return bool(lost.any() and not (lost & ~kind).any())
-
-
-def _far_rows_lost(outputs, scores, values, block_size):
-    return _rows_lost(outputs, scores, values, block_size, "far")
-
-
-def _wide_rows_lost(outputs, scores, values, block_size):
-    return _rows_lost(outputs, scores, values, block_size, "wide")
+def _remove_variant(mode):
+    return lambda q, k_rm, v_rm, out, lse: _remove_keys(q, k_rm, v_rm, out, lse, mode)
 
 
 register(
     Exercise(
-        id="ch09.online_attention",
-        former_ids=("ch09.fix_running_max",),
-        number="9.6",
-        title="online attention over precomputed scores",
+        id="ch09.remove_keys",
+        number="9.4",
+        title="take keys back out of a finished attention output",
         points=2,
-        function="online_attention",
-        hint="follow one row through the loop from its first block: what is each exponent measured from?",
-        kind="diagnose",
+        function="remove_keys",
+        stub=STUB_LINE,
+        hint="each removed key's weight in the finished pass can be rebuilt from q, the key and lse; the keys "
+        "that remain shared the rest of each row, and their output must be normalised over that rest",
+        kind="extend",
         forbids=NO_FUSED,
-        description="`online_attention(scores, values, block_size)` applies the online softmax of this "
-        "chapter to precomputed `scores (..., L, S)` and returns `softmax(scores) @ values`, "
-        "`(..., L, Ev)`, one block of `block_size` keys at a time. Scores may be any finite numbers. "
-        "On most inputs it matches the full softmax "
-        "to the last digit, but not on all. Find the bug and fix it; numpy only.",
+        description="A forward pass like this chapter's attended from `q (..., L, E)` to `S` keys and saved "
+        "only `out (..., L, Ev)` $= \\operatorname{softmax}(q k^\\top / \\sqrt{E})\\, v$ and "
+        "`lse (..., L)`, the log of the sum of $e^{q \\cdot k_j / \\sqrt{E}}$ over all `S` keys. Afterwards "
+        "`r` of those keys turn out to be ones the queries must not see. Given `q`, `out`, `lse` and the "
+        "keys and values to take out, `k_rm (..., r, E)` and `v_rm (..., r, Ev)`, return `(out, lse)` as "
+        "the same pass over the other `S - r` keys would have saved them. The other keys are not given. "
+        "Scores may be in the hundreds; the keys taken out never hold more than 0.9 of a row's weight.",
         solution='''
-            def online_attention(scores, values, block_size):
-                """softmax(scores) @ values, one block of keys at a time: (..., L, Ev)."""
-                dtype = np.result_type(scores, values)
+            def remove_keys(q, k_rm, v_rm, out, lse):
+                """(out, lse) over the keys that remain once k_rm, v_rm are taken out of the pass."""
                 ### BEGIN SOLUTION
-                m = np.full(scores.shape[:-1], -np.inf, dtype=dtype)
+                scale = 1 / np.sqrt(q.shape[-1])
+                s = q @ np.swapaxes(k_rm, -1, -2) * scale  # (..., L, E) @ (..., E, r) -> (..., L, r)
+                w = np.exp(s - lse[..., None])  # the removed keys' weights in the finished pass
+                gone = w.sum(axis=-1)  # (..., L): the share of each row they held
+                rest = out - w @ v_rm  # (..., L, Ev): what the other keys contributed
+                return rest / (1 - gone)[..., None], lse + np.log1p(-gone)
                 ### END SOLUTION
-                l = np.zeros(scores.shape[:-1], dtype=dtype)
-                acc = np.zeros(scores.shape[:-1] + (values.shape[-1],), dtype=dtype)
-                for j in range(0, scores.shape[-1], block_size):
-                    s = scores[..., j : j + block_size]  # (..., L, b)
-                    m_new = np.maximum(m, s.max(axis=-1))
-                    p = np.exp(s - m_new[..., None])
-                    rescale = np.exp(m - m_new)
-                    l = l * rescale + p.sum(axis=-1)
-                    acc = acc * rescale[..., None] + p @ values[..., j : j + block_size, :]  # (..., L, Ev)
-                    m = m_new
-                return acc / l[..., None]
         ''',
-        stub="m = np.zeros(scores.shape[:-1], dtype=dtype)",
-        reference=lambda scores, values, block_size: softmax_ref(scores) @ values,
-        public_cases=_far_cases,
+        reference=_remove_keys,
+        public_cases=_remove_cases,
+        outputs=("out", "lse"),
+        # scores near 750 carry float32's rounding (about 5e-5) into e^(s - lse): a stated tolerance
+        # that a float32 answer meets there and every registered mistake misses by far
+        tolerance=(1e-6, 5e-4),
         diagnoses=(
             Diagnosis(
-                "the rows whose scores all lie far below zero come out NaN: what is the running maximum before "
-                "any key has been seen?",
-                name="running maximum starts above the scores",
-                hint="start m at -inf (no score seen yet), as the chapter's loop does",
-                symptom=_far_rows_lost,
+                "the removed keys' share is subtracted, but the keys that remain still carry weights that "
+                "sum to less than 1: what must each row of weights sum to?",
+                name="remaining weights not renormalised",
+                hint="divide what is left of out by the share of the row that remains, 1 - (the removed weights)",
+                variant=_remove_variant("not_renormalised"),
             ),
             Diagnosis(
-                "a row with one score far above the others comes out NaN or inf: is every exponent "
-                "measured from a number at least as large as the scores seen so far?",
-                name="exponents not measured from the maximum",
-                hint="keep the running maximum: m = max(m, block max), and rescale by exp(m_old - m_new)",
-                symptom=_wide_rows_lost,
+                "out is right, lse is the old one: which sum does lse hold now?",
+                name="lse left as it was",
+                hint="the sum over the remaining keys is the old sum times the share that remains",
+                variant=_remove_variant("lse_kept"),
+            ),
+            Diagnosis(
+                "both outputs are off: are the removed keys' scores rebuilt as the forward pass made them?",
+                name="scores rebuilt unscaled",
+                hint="the scores are q k^T / sqrt(E), with the scale lse was saved with",
+                variant=_remove_variant("unscaled"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 9.7 causal tiles (extend)
+# ----------------------------------------------------------------------------- 9.5 decoding a RoPE head (diagnose)
+def _rope_decode(x, W_q, W_k, W_v, mode="right"):
+    """Outputs (T, E) of one half-split RoPE head over x (T, d_model), causal, from the full pass."""
+    from ... import apply_rope
+
+    x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k, W_v))
+    q, k, v = x @ W_q, x @ W_k, x @ W_v  # (T, E) each
+    T = x.shape[0]
+    positions = np.arange(T)
+    if mode == "cache_rotated_again":  # key j rotated by its position once at every step from j on
+        outs = []
+        k_cache = np.zeros((0, k.shape[1]))
+        for t in range(T):
+            k_cache = apply_rope(np.concatenate([k_cache, k[t : t + 1]]))
+            q_t = apply_rope(q[t : t + 1], np.array([t]))
+            outs.append(softmax_ref(q_t @ k_cache.T / np.sqrt(q.shape[1])) @ v[: t + 1])
+        return np.concatenate(outs)
+    q_pos = np.zeros(T, dtype=int) if mode == "q_at_0" else positions
+    k_pos = np.zeros(T, dtype=int) if mode == "k_at_0" else positions
+    k_pos = positions + 1 if mode == "k_one_ahead" else k_pos
+    qr, kr = apply_rope(q, q_pos), apply_rope(k, k_pos)
+    return sdpa(qr, kr, v, is_causal=True)[0]
+
+
+def rope_case(name, rng, T, d_model, E, Ev, scale=1.0, dtype=np.float64):
+    """A case of 9.5: token embeddings x (T, d_model) and the head's projections; `scale` sharpens the
+    scores (queries and keys grow with it)."""
+    n = rng.normal
+    return Case(
+        name,
+        x=n(size=(T, d_model)).astype(dtype),
+        W_q=(scale * n(size=(d_model, E)) / np.sqrt(d_model)).astype(dtype),
+        W_k=(scale * n(size=(d_model, E)) / np.sqrt(d_model)).astype(dtype),
+        W_v=(n(size=(d_model, Ev)) / np.sqrt(d_model)).astype(dtype),
+    )
+
+
+def _rope_cases():
+    rng = np.random.default_rng(9051)
+    return grouped(
+        "decoding",
+        rope_case("T=6 tokens, d_model=8, E=4, Ev=3", rng, 6, 8, 4, 3, 2.0),
+        rope_case("T=9 tokens, d_model=6, E=6, Ev=2", rng, 9, 6, 6, 2, 3.0),
+        rope_case("T=1 token, d_model=4, E=2, Ev=2", rng, 1, 4, 2, 2),
+    ) + grouped("dtype", rope_case("float32, T=5, d_model=8, E=8, Ev=4", rng, 5, 8, 8, 4, 2.0, np.float32))
+
+
+_ROPE_SOLUTION = '''
+    def rope_decode(x, W_q, W_k, W_v):
+        """Outputs (T, Ev) of one RoPE attention head, decoded one token at a time with a KV cache."""
+        E = W_q.shape[1]
+        k_cache = np.zeros((0, E))  # (t, E): the keys of the tokens decoded so far
+        v_cache = np.zeros((0, W_v.shape[1]))  # (t, Ev)
+        outs = []
+        for t in range(x.shape[0]):
+            x_t = x[t : t + 1]  # (1, d_model): only the newest token is projected
+            q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v  # (1, E), (1, E), (1, Ev)
+            ### BEGIN SOLUTION
+            k_t = apply_rope(k_t, np.array([t]))  # turned once, at its own position, then cached
+            k_cache = np.concatenate([k_cache, k_t])  # (t + 1, E)
+            v_cache = np.concatenate([v_cache, v_t])  # (t + 1, Ev)
+            ### END SOLUTION
+            q_t = apply_rope(q_t, np.array([t]))  # the new query sits at position t
+            scores = q_t @ k_cache.T / np.sqrt(E)  # (1, E) @ (E, t + 1) -> (1, t + 1)
+            outs.append(softmax(scores) @ v_cache)  # (1, t + 1) @ (t + 1, Ev) -> (1, Ev)
+        return np.concatenate(outs)  # T x (1, Ev) -> (T, Ev)
+'''
+
+_ROPE_STUB = (
+    "k_cache = np.concatenate([k_cache, k_t])  # (t + 1, E)\n"
+    "v_cache = np.concatenate([v_cache, v_t])  # (t + 1, Ev)\n"
+    "k_cache = apply_rope(k_cache)"
+)
+
+
+register(
+    Exercise(
+        id="ch09.rope_decode",
+        number="9.5",
+        title="decoding a RoPE head with a KV cache",
+        points=2,
+        function="rope_decode",
+        hint="follow one cached key through two decoding steps: by which angle is it turned at each?",
+        kind="diagnose",
+        forbids=NO_FUSED,
+        needs=("import numpy as np", "from attncourse import apply_rope, softmax"),
+        description="`rope_decode(x, W_q, W_k, W_v)` runs one attention head with rotary positions "
+        "(chapter 7's half-split RoPE, `apply_rope`, scaled scores) over the token embeddings "
+        "`x (T, d_model)` the way a decoder generates: one token at a time, each step projecting only "
+        "the newest token and attending from it to the cached keys and values of every token so far. "
+        "It must return `(T, Ev)`: the same outputs as causal attention over all `T` tokens at once, "
+        "with every query and key rotated at its own position. It does not. Find the bug and fix it, "
+        "keeping the cache (each step projects one token).",
+        solution=_ROPE_SOLUTION,
+        stub=_ROPE_STUB,
+        reference=_rope_decode,
+        public_cases=_rope_cases,
+        diagnoses=(
+            Diagnosis(
+                "the first two outputs are right and every later one is off: a cached key is turned again at "
+                "every step, so by step t key j has been turned by its angle t - j + 1 times",
+                name="cached keys rotated again at every step",
+                hint="rotate each key once, at its own position, before it goes into the cache; never rotate "
+                "the cache",
+                variant=lambda *a: _rope_decode(*a, mode="cache_rotated_again"),
+            ),
+            Diagnosis(
+                "the new keys are cached without their rotation: the scores then depend on the query's "
+                "position alone",
+                name="keys cached unrotated",
+                hint="k_t is rotated at position t before it is cached",
+                variant=lambda *a: _rope_decode(*a, mode="k_at_0"),
+            ),
+            Diagnosis(
+                "the keys are rotated one position ahead of their tokens",
+                name="keys rotated one position ahead",
+                hint="token t's key is rotated at position t (counted from 0), like its query",
+                variant=lambda *a: _rope_decode(*a, mode="k_one_ahead"),
+            ),
+            Diagnosis(
+                "the queries are not rotated at their positions",
+                name="queries rotated at position 0",
+                hint="the new query is rotated at position t",
+                variant=lambda *a: _rope_decode(*a, mode="q_at_0"),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 9.6 causal tiles after a cache (extend)
+def _tiled_case(name, rng, lead, L, S, E, Ev, block_size, dtype=np.float64):
+    n = rng.normal
+    return Case(
+        name,
+        q=n(size=lead + (L, E)).astype(dtype),
+        k=n(size=lead + (S, E)).astype(dtype),
+        v=n(size=lead + (S, Ev)).astype(dtype),
+        block_size=block_size,
+    )
+
+
 def _causal_tiled_cases():
     rng = np.random.default_rng(907)
-    n = rng.normal
     return (
         grouped(
             "tiles",
-            Case("L=S=8, blocks of 4", q=n(size=(8, 3)), k=n(size=(8, 3)), v=n(size=(8, 2)), block_size=4),
-            Case(
-                "L=S=7, blocks of 3 (ragged)",
-                q=n(size=(7, 2)),
-                k=n(size=(7, 2)),
-                v=n(size=(7, 3)),
-                block_size=3,
-            ),
-            Case(
-                "L=S=512, blocks of 32 (the method: tiles, not the whole score matrix)",
-                q=n(size=(512, 4)),
-                k=n(size=(512, 4)),
-                v=n(size=(512, 2)),
-                block_size=32,
+            _tiled_case("L=S=8, blocks of 4", rng, (), 8, 8, 3, 2, 4),
+            _tiled_case("L=S=7, blocks of 3 (ragged)", rng, (), 7, 7, 2, 3, 3),
+            _tiled_case("L=8 new of S=10, blocks of 3", rng, (), 8, 10, 3, 2, 3),
+            _tiled_case("L=6 new of S=8, blocks of 2", rng, (), 6, 8, 2, 2, 2),
+            _tiled_case("L=1 new of S=9, blocks of 4 (one decoding step)", rng, (), 1, 9, 2, 3, 4),
+            _tiled_case(
+                "L=256 new of S=512, blocks of 32 (the method: tiles, not the whole score matrix)",
+                rng,
+                (),
+                256,
+                512,
+                4,
+                2,
+                32,
             ),
         )
         + grouped(
             "batch dims",
-            Case(
-                "a batch of 2, L=S=5, blocks of 2",
-                q=n(size=(2, 5, 3)),
-                k=n(size=(2, 5, 3)),
-                v=n(size=(2, 5, 2)),
-                block_size=2,
-            ),
-            Case(
-                "batch (2, 2), L=S=4, blocks of 3",
-                q=n(size=(2, 2, 4, 2)),
-                k=n(size=(2, 2, 4, 2)),
-                v=n(size=(2, 2, 4, 2)),
-                block_size=3,
-            ),
+            _tiled_case("a batch of 2, L=S=5, blocks of 2", rng, (2,), 5, 5, 3, 2, 2),
+            _tiled_case("batch (2, 2), L=4 new of S=7, blocks of 3", rng, (2, 2), 4, 7, 2, 2, 3),
         )
         + grouped(
-            "dtype",
-            Case(
-                "float32, L=S=6, blocks of 4",
-                q=n(size=(6, 4)).astype(np.float32),
-                k=n(size=(6, 4)).astype(np.float32),
-                v=n(size=(6, 2)).astype(np.float32),
-                block_size=4,
-            ),
+            "dtype", _tiled_case("float32, L=5 new of S=9, blocks of 2", rng, (), 5, 9, 4, 2, 2, np.float32)
         )
     )
 
 
-def _n_blocks(L, block_size):
-    return -(-L // block_size)  # ceil(L / block_size)
+def _n_blocks(n, block_size):
+    return -(-n // block_size)  # ceil(n / block_size)
 
 
-def _causal_tiled(q, k, v, block_size, causal=True, skip=True):
-    nb = _n_blocks(q.shape[-2], block_size)
-    tiles = nb * (nb + 1) // 2 if skip else nb * nb
-    return sdpa(q, k, v, is_causal=causal)[0], np.array(tiles)
+def _causal_tiled(q, k, v, block_size, align="bottom right", skip=True, mask=True):
+    from ... import causal_mask
+
+    L, S = q.shape[-2], k.shape[-2]
+    offset = S - L if align == "bottom right" else 0  # query i sits at position offset + i
+    visible = causal_mask(S)[S - L :] if align == "bottom right" else causal_mask(L, S)
+    out = sdpa(q, k, v, visible if mask else None)[0]
+    tiles = 0
+    for i0 in range(0, L, block_size):
+        last = offset + min(i0 + block_size, L) - 1  # the block's last query's position
+        tiles += min(last // block_size + 1, _n_blocks(S, block_size)) if skip else _n_blocks(S, block_size)
+    return out, np.array(tiles)
 
 
 register(
     Exercise(
         id="ch09.causal_tiled_attention",
-        number="9.7",
-        title="a causal tiled pass that skips tiles",
+        number="9.6",
+        title="causal tiles for a chunk of new tokens",
         points=4,
         function="causal_tiled_attention",
         stub=STUB_LINE,
-        hint="for each query block, visit only the key blocks that start at or before its last query, and mask inside the tiles on the diagonal",
+        hint="place each block of queries at its positions among the S keys: which key blocks hold a key at "
+        "or before its last query, and which of them also hold keys after some of its queries?",
         kind="extend",
-        description="Causal self-attention (`q, k (..., L, E)`, `v (..., L, Ev)`, query `i` sees keys "
-        "`0..i`), tiled both ways: blocks of `block_size` queries against blocks of `block_size` keys "
-        "(the last block of each may be shorter). A tile whose keys all come after all its queries "
-        "contributes nothing: skip it without computing its scores; tiles on the diagonal need the "
-        "causal mask inside them. Return `(out (..., L, Ev), n_tiles)`, where `n_tiles` counts the "
-        "(query block, key block) tiles whose scores you computed.",
+        description="Causal attention for a chunk of new tokens after a cache: `k (..., S, E)`, "
+        "`v (..., S, Ev)` hold all `S` tokens, the cached ones first, and `q (..., L, E)` ($L \\le S$) the "
+        "last `L` of them, so query `i` is token `S - L + i` and sees keys `0 .. S - L + i` (scaled "
+        "scores). Compute it tiled both ways: blocks of `block_size` queries counted from query 0 "
+        "against blocks of `block_size` keys counted from key 0 (the last block of each may be shorter), "
+        "never computing the scores of a tile in which no query may see any key. Return "
+        "`(out (..., L, Ev), n_tiles)`, where `n_tiles` counts the (query block, key block) tiles whose "
+        "scores you computed.",
         solution='''
             def causal_tiled_attention(q, k, v, block_size):
-                """Causal tiled attention that skips the tiles above the diagonal: (out, tiles computed)."""
+                """Causal tiled attention for the last L of S tokens: (out (..., L, Ev), tiles computed)."""
                 ### BEGIN SOLUTION
-                L, E = q.shape[-2], q.shape[-1]
+                L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+                offset = S - L  # query i is token offset + i
                 out = np.zeros(q.shape[:-1] + (v.shape[-1],))
                 n_tiles = 0
                 for i0 in range(0, L, block_size):  # one block of queries at a time
                     i1 = min(i0 + block_size, L)
+                    rows = offset + np.arange(i0, i1)  # the block's positions among the S tokens
                     q_blk = q[..., i0:i1, :]
                     m = np.full(q_blk.shape[:-1], -np.inf)  # (..., b) running max, sum and output
                     l = np.zeros(q_blk.shape[:-1])
                     acc = np.zeros(q_blk.shape[:-1] + (v.shape[-1],))
-                    for j0 in range(0, i1, block_size):  # key blocks starting after the last query: skipped
-                        j1 = min(j0 + block_size, L)
+                    for j0 in range(0, rows[-1] + 1, block_size):  # key blocks after the last query: skipped
+                        j1 = min(j0 + block_size, S)
                         n_tiles += 1
                         s = q_blk @ np.swapaxes(k[..., j0:j1, :], -1, -2) / np.sqrt(E)  # (..., b, E) @ (..., E, b') -> (..., b, b')
-                        allowed = np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None]  # (b, b') causal
+                        allowed = np.arange(j0, j1)[None, :] <= rows[:, None]  # (b, b') causal, at the tokens' positions
                         s = np.where(allowed, s, -np.inf)
                         m_new = np.maximum(m, s.max(axis=-1))  # finite: key j0 <= every query of the block
                         p = np.exp(s - m_new[..., None])
@@ -752,14 +764,24 @@ register(
         method=lambda: ScoreTiles(square=True, count_output=1),
         diagnoses=(
             Diagnosis(
-                "you computed every tile: a key block that starts after the query block's last query "
-                "contributes nothing and is skipped (for n blocks, n (n + 1) / 2 tiles remain)",
+                "you computed every tile: are there tiles in which no query may see any key?",
+                name="every tile computed",
+                hint="a key block that starts after the block's last query holds nothing any of its queries "
+                "may see: skip it",
                 variant=lambda q, k, v, b: _causal_tiled(q, k, v, b, skip=False),
             ),
             Diagnosis(
-                "the tiles on the diagonal need the causal mask inside them: there a query still must not "
-                "see the keys after it",
-                variant=lambda q, k, v, b: _causal_tiled(q, k, v, b, causal=False),
+                "the new queries see the keys as if they were the first L tokens: where do they sit among "
+                "the S?",
+                name="causal mask aligned top-left",
+                hint="query i is token S - L + i: it sees keys 0 .. S - L + i (the bottom-right alignment)",
+                variant=lambda q, k, v, b: _causal_tiled(q, k, v, b, align="top left"),
+            ),
+            Diagnosis(
+                "a query sees keys after its own token in the tiles it shares with them",
+                name="no mask inside the tiles",
+                hint="in a tile that holds keys after some of its queries, mask those pairs",
+                variant=lambda q, k, v, b: _causal_tiled(q, k, v, b, mask=False),
             ),
         ),
     )
