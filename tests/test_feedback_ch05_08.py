@@ -122,7 +122,7 @@ def test_a_wrong_block_that_matches_no_mistake_gets_no_claim_about_its_structure
 # ----------------------------------------------------------------------------- 5.7 and 6.8: named for the function
 def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
     for ex_id, old, cause_words in (
-        ("ch05.mha_forward", "ch05.fix_head_split", ("split", "dealt", "column", "comb")),
+        ("ch05.mha_forward", "ch05.fix_head_split", ("column", "row", "transpos", "(out, in)", "layout")),
         ("ch06.decoder_attention", "ch06.fix_causal_leak", ("leak", "diagonal", "k=1", "off by one")),
     ):
         ex = get(ex_id)

@@ -195,6 +195,17 @@ CORRECT = {
                 weights = torch.softmax(q @ k.transpose(-1, -2) / (D // n_heads) ** 0.5, dim=-1)
                 return (weights @ v).transpose(1, 2).reshape(B, L, D) @ W_o, weights
         """,
+        "folded with W_o transposed first, torch einsum": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                x, W_q, W_k, W_v, W_o = (torch.as_tensor(a) for a in (x, W_q, W_k, W_v, W_o))
+                B, L, D = x.shape
+                d = D // n_heads
+                q, k = ((x @ W).view(B, L, n_heads, d).transpose(1, 2) for W in (W_q, W_k))
+                weights = torch.softmax(q @ k.transpose(-1, -2) / d**0.5, dim=-1)
+                # W_o.T's columns are W_o's rows
+                W_ov = torch.einsum("dhe,fhe->hdf", W_v.reshape(D, n_heads, d), W_o.T.reshape(D, n_heads, d))
+                return torch.einsum("bhls,bsd,hdf->blf", weights, x, W_ov), weights
+        """,
         "helper in an added cell, a loop over heads": [
             """
             def _one_head_57(q, k, v):
@@ -339,17 +350,34 @@ WRONG = {
         """,
     },
     "ch05.mha_forward": {
-        "still dealt out": """
+        "the chapter's W_O block, transposed, in a loop": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                q, k, v = (rearrange(x @ W, "b l (d h) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
-                return rearrange(weights @ v, "b h l d -> b l (h d)") @ W_o, weights
+                d = x.shape[-1] // n_heads
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d))
+                out = 0
+                for h in range(n_heads):
+                    cols = slice(h * d, (h + 1) * d)
+                    out = out + weights[:, h] @ x @ (W_v[:, cols] @ W_o[:, cols].T)
+                return out, weights
         """,
-        "split right, merged dealt out": """
+        "rows, dealt out": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
-                return rearrange(weights @ v, "b h l d -> b l (d h)") @ W_o, weights
+                B, L, d_model = x.shape
+                d_head = d_model // n_heads
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                W_v_heads = W_v.reshape(d_model, n_heads, d_head)
+                W_o_heads = W_o.reshape(d_head, n_heads, d_model)
+                W_ov = np.einsum("dhe,ehf->hdf", W_v_heads, W_o_heads)
+                return np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov), weights
+        """,
+        "one fold for all heads": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                d_head = x.shape[-1] // n_heads
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                return np.einsum("bhls,bsd->bld", weights, x) @ W_v @ W_o, weights
         """,
         "scaled by d_model": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):

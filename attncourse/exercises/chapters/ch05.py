@@ -554,16 +554,33 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.7 a multi-head forward pass that disagrees (diagnose)
-def _split_dealt(x, n_heads):
-    *lead, L, d_model = x.shape
-    return np.moveaxis(x.reshape(*lead, L, d_model // n_heads, n_heads), -1, -3)
+# ----------------------------------------------------------------------------- 5.7 the layer with each head's W_V and W_O folded (diagnose)
+def _mha_folded(x, W_q, W_k, W_v, W_o, n_heads, *, o_blocks="rows", v_blocks="columns", scale=None):
+    """Multi-head attention computed as sum_h weights_h @ x @ (W_V^(h) W_O^(h)).
 
-
-def _mha_split_by(split, x, W_q, W_k, W_v, W_o, n_heads):
-    q, k, v = (split(x @ W, n_heads) for W in (W_q, W_k, W_v))
-    heads, weights = sdpa(q, k, v)
-    return merge_heads(heads) @ W_o, weights
+    ``o_blocks``: which block of W_o each head's fold uses ("rows", right; "columns", W_o's columns
+    h*d_head:(h+1)*d_head as if W_o were stored (out, in); "dealt", rows h, h + H, ...);
+    ``v_blocks``: "columns" (right) or "dealt" (columns h, h + H, ...).
+    """
+    B, L, d_model = x.shape
+    d_head = d_model // n_heads
+    q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)  # (B, H, L, d_head)
+    scores = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(d_head) if scale is None else scale)
+    weights = softmax(scores)  # (B, H, L, L)
+    if v_blocks == "dealt":
+        W_v_heads = np.swapaxes(W_v.reshape(d_model, d_head, n_heads), -1, -2)  # column e*H + h
+    else:
+        W_v_heads = W_v.reshape(d_model, n_heads, d_head)  # column h*d_head + e
+    if o_blocks == "columns":
+        W_o_heads = np.swapaxes(W_o.reshape(d_model, n_heads, d_head), 0, 1)  # (H, d_model, d_head)
+        W_ov = np.einsum("dhe,hfe->hdf", W_v_heads, W_o_heads)
+    elif o_blocks == "dealt":
+        W_o_heads = np.swapaxes(W_o.reshape(d_head, n_heads, d_model), 0, 1)  # row e*H + h
+        W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o_heads)
+    else:
+        W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o.reshape(n_heads, d_head, d_model))
+    out = np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov)  # (B, L, d_model)
+    return out, weights
 
 
 def _mha_forward_cases():
@@ -580,6 +597,7 @@ def _mha_forward_cases():
         Case("B=2, L=4, d_model=6, 3 heads", x=rng.normal(size=(2, 4, 6)), **weights(6), n_heads=3),
         Case("B=1, L=5, d_model=8, 4 heads", x=rng.normal(size=(1, 5, 8)), **weights(8), n_heads=4),
         Case("B=2, L=3, d_model=6, 2 heads", x=rng.normal(size=(2, 3, 6)), **weights(6), n_heads=2),
+        Case("B=2, L=4, d_model=4, 1 head", x=rng.normal(size=(2, 4, 4)), **weights(4), n_heads=1),
     )
 
 
@@ -588,34 +606,39 @@ register(
         id="ch05.mha_forward",
         former_ids=("ch05.fix_head_split",),
         number="5.7",
-        title="heads that only agree when there is one",
+        title="multi-head attention with each head's value and output matrices folded",
         points=4,
         function="mha_forward",
-        hint="which columns of q should head h own, and which does this reshape give it?",
+        hint="which rows or columns of W_o does head h's output meet in concat(heads) @ W_o?",
         kind="diagnose",
-        description="This function is meant to be the chapter's multi-head self-attention: "
-        "`x (B, L, d_model)`, `W_q`, `W_k`, `W_v`, `W_o` each `(d_model, d_model)` used as `x @ W`, "
-        "head `h` owning columns `h*d_head : (h+1)*d_head`; it returns `(out (B, L, d_model), weights "
-        "(B, n_heads, L, L))`. Symptom: with `n_heads = 1` it matches `ac.MultiHeadAttention` "
-        "loaded with the same weights; with 2 or more heads neither `out` nor `weights` match, "
-        "although every shape is right and every row of weights sums to 1. Find the bug and fix "
-        "it; you may call `numpy`, `softmax`, `split_heads` and `merge_heads`.",
+        description="This function computes the chapter's multi-head self-attention without ever "
+        "forming the heads' outputs: it folds each head's block of $W_V$ and its block of $W_O$ into "
+        "one `(d_model, d_model)` matrix per head and adds up, over the heads, "
+        "`weights_h @ x @ W_ov[h]`. Inputs: `x (B, L, d_model)`; `W_q`, `W_k`, `W_v`, `W_o`, each "
+        "`(d_model, d_model)`, used as `x @ W` (this course's convention, as in 5.3); `n_heads`. It "
+        "should return what 5.3 returns, `(out (B, L, d_model), weights (B, n_heads, L, L))`, and "
+        "it does not: `weights` match `ac.MultiHeadAttention` loaded with the same weights, `out` "
+        "does not, with one head or with several. Find the bug and fix it.",
         solution='''
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 """Multi-head self-attention: returns (out (B, L, d_model), weights (B, H, L, L))."""
                 B, L, d_model = x.shape
                 d_head = d_model // n_heads
-                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (B, L, d_model) each
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)  # -> (B, H, L, d_head)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))  # -> (B, H, L, L)
+                W_v_heads = W_v.reshape(d_model, n_heads, d_head)  # (d_model, d_model) -> (d_model, H, d_head)
                 ### BEGIN SOLUTION
-                q, k, v = (t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3) for t in (q, k, v))
+                W_o_heads = W_o.reshape(n_heads, d_head, d_model)  # (d_model, d_model) -> (H, d_head, d_model)
+                W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o_heads)  # -> (H, d_model, d_model)
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
-                weights = softmax(scores)
-                heads = weights @ v  # (B, H, L, L) @ (B, H, L, d_head) -> (B, H, L, d_head)
-                out = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model)  # -> (B, L, H, d_head) -> (B, L, d_model)
-                return out @ W_o, weights
+                # sum over h of weights_h @ x @ W_ov[h]: (B, H, L, L), (B, L, d_model), (H, d_model, d_model)
+                out = np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov)  # -> (B, L, d_model)
+                return out, weights
         ''',
-        stub="q, k, v = (t.reshape(B, L, d_head, n_heads).transpose(0, 3, 1, 2) for t in (q, k, v))",
+        stub="""
+            W_o_heads = W_o.reshape(d_model, n_heads, d_head)  # (d_model, d_model) -> (d_model, H, d_head)
+            W_ov = np.einsum("dhe,fhe->hdf", W_v_heads, W_o_heads)  # -> (H, d_model, d_model)
+        """,
         reference=lambda x, W_q, W_k, W_v, W_o, n_heads: mha_reference(x, W_q, W_k, W_v, W_o, n_heads),
         public_cases=_mha_forward_cases,
         outputs=("out", "weights"),
@@ -623,30 +646,30 @@ register(
         needs=MHA_NEEDS,
         diagnoses=(
             Diagnosis(
-                "with more than one head, every head's weights differ from the expected ones, though "
-                "each row sums to 1: which features of q does your head 0 read?",
-                name="columns dealt out in turn",
-                hint="head 0's scores use columns 0, H, 2H, ... of q and k: the columns are dealt out to the "
-                "heads in turn. Reshape to (B, L, H, d_head), then move the head axis: head h owns columns "
-                "h*d_head:(h+1)*d_head",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
-                    _split_dealt, x, W_q, W_k, W_v, W_o, h
+                "weights are right and out is not, whatever the number of heads: head h's output "
+                "enters concat(heads) @ W_o through which block of W_o?",
+                name="W_o's columns taken as the head's block",
+                hint="in the x @ W convention head h's output meets rows h*d_head:(h+1)*d_head of W_o, "
+                "not its columns (those are the blocks of a weight stored (out, in)): "
+                "W_o.reshape(n_heads, d_head, d_model)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
+                    x, W_q, W_k, W_v, W_o, h, o_blocks="columns"
                 ),
             ),
             Diagnosis(
-                "the heads mix tokens: a head's query rows are not one token each",
-                name="tokens mixed across heads",
-                hint="a reshape straight to (B, H, L, d_head) cuts the sequence, not the features: reshape "
-                "to (B, L, H, d_head) first, then swap the L and H axes",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
-                    lambda t, n: t.reshape(t.shape[0], n, t.shape[1], t.shape[2] // n),
-                    x,
-                    W_q,
-                    W_k,
-                    W_v,
-                    W_o,
-                    h,
-                ),
+                "weights are right; out is right with one head and wrong with several: which rows of "
+                "W_o does your head 0 fold?",
+                name="rows of W_o dealt to the heads in turn",
+                hint="head h owns rows h*d_head:(h+1)*d_head of W_o, a block, not rows h, h + H, ...: "
+                "W_o.reshape(n_heads, d_head, d_model)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(x, W_q, W_k, W_v, W_o, h, o_blocks="dealt"),
+            ),
+            Diagnosis(
+                "weights are right; out is right with one head and wrong with several: which columns "
+                "of W_v does your head 0 fold?",
+                name="columns of W_v dealt to the heads in turn",
+                hint="head h owns columns h*d_head:(h+1)*d_head of W_v: W_v.reshape(d_model, n_heads, d_head)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(x, W_q, W_k, W_v, W_o, h, v_blocks="dealt"),
             ),
             Diagnosis(
                 D_MODEL_SCALE,
