@@ -1,47 +1,47 @@
 """Chapter 5 (multi-head attention): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch05.heads_for_lookups": {
-        "loops over offsets and heads": """
-            def heads_for_lookups(weights, offsets, threshold):
-                B, H, L, _ = weights.shape
-                first = max(offsets)
-                result = []
-                for d in offsets:
-                    means = [np.mean([weights[b, h, t, t - d] for b in range(B) for t in range(first, L)])
-                             for h in range(H)]
-                    best = int(np.argmax(means))
-                    result.append(best if means[best] > threshold else -1)
-                return np.array(result)
+    "ch05.weights_from_dealt_heads": {
+        "loops over heads and places": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                d_head = d // n_heads
+                order = [e * n_heads + h for h in range(n_heads) for e in range(d_head)]
+                q, k, v, o = (np.empty_like(W) for W in (W_q, W_k, W_v, W_o))
+                for new, old in enumerate(order):
+                    q[:, new], k[:, new], v[:, new] = W_q[:, old], W_k[:, old], W_v[:, old]
+                    o[new] = W_o[old]
+                return q, k, v, o
         """,
-        "torch with the chapter's torch import": """
-            def heads_for_lookups(weights, offsets, threshold):
-                w = torch.as_tensor(weights)
-                t = torch.arange(int(max(offsets)), w.shape[-1])
-                shares = torch.stack([w[:, :, t, t - int(d)].mean(dim=(0, 2)) for d in offsets])  # (n, H)
-                best = shares.argmax(dim=1)
-                return torch.where(shares.max(dim=1).values > threshold, best, torch.full_like(best, -1))
+        "rearrange, in torch float32": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
+                cols = "i (e h) -> i (h e)"  # the library's feature e*H + h becomes h*d_head + e
+                q, k, v = (rearrange(W, cols, h=n_heads) for W in t[:3])
+                o = rearrange(t[3], "(e h) o -> (h e) o", h=n_heads)
+                return q, k, v, o
         """,
-        "helper in an added cell, diagonals": [
+        "a permutation matrix, helper in an added cell": [
             """
-            def _offset_diagonal_51(weights, d, first):
-                # weights[..., t, t - d] for t >= first: the d-th diagonal below the main one
-                diag = np.diagonal(weights, offset=-d, axis1=-2, axis2=-1)  # (B, H, L - d)
-                return diag[..., first - d:]
+            def _dealt_to_blocks_51(d, n_heads):
+                # P[j, p] = 1 where the course's feature p is the library's feature j
+                P = np.zeros((d, d))
+                for p in range(d):
+                    h, e = divmod(p, d // n_heads)
+                    P[e * n_heads + h, p] = 1.0
+                return P
             """,
             """
-            def heads_for_lookups(weights, offsets, threshold):
-                first = max(offsets)
-                shares = np.stack([_offset_diagonal_51(weights, d, first).mean(axis=(0, 2)) for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                P = _dealt_to_blocks_51(W_q.shape[0], n_heads)
+                return W_q @ P, W_k @ P, W_v @ P, P.T @ W_o
             """,
         ],
-        "float32 with rearrange": """
-            def heads_for_lookups(weights, offsets, threshold):
-                w = rearrange(np.asarray(weights, dtype=np.float32), "b h q k -> h b q k")
-                t = np.arange(max(offsets), w.shape[-1])
-                shares = np.array([[w[h][:, t, t - d].mean() for h in range(w.shape[0])] for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+        "argsort of the head of each feature": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                head_of = np.arange(W_q.shape[0]) % n_heads  # the library's head of each feature
+                order = np.argsort(head_of, kind="stable")  # by head, each head's features in order
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order, :]
         """,
     },
     "ch05.predict_heads_for_three_lookups": {
@@ -58,19 +58,18 @@ CORRECT = {
                 return np.int64(2 * 2)
         """,
     },
-    "ch05.predict_kdim_vdim_parameters": {
-        "the literal": """
-            def predict_kdim_vdim_parameters():
-                return 13568
-        """,
-        "term by term": """
-            def predict_kdim_vdim_parameters():
-                q, k, v, o = 64 * 64 + 64, 32 * 64 + 64, 48 * 64 + 64, 64 * 64 + 64
-                return q + k + v + o
+    "ch05.predict_causal_top_keys": {
+        "an int": """
+            def predict_causal_top_keys():
+                return 12
         """,
         "a float": """
-            def predict_kdim_vdim_parameters():
-                return float(64 * (64 + 32 + 48 + 64) + 4 * 64)
+            def predict_causal_top_keys():
+                return 12.0
+        """,
+        "a numpy integer from arithmetic": """
+            def predict_causal_top_keys():
+                return np.int64(3 * 4)
         """,
     },
     "ch05.multi_head_attention": {
@@ -225,30 +224,30 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch05.heads_for_lookups": {
-        "every query, negative keys wrap": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(weights.shape[-1])
-                shares = np.stack([weights[:, :, t, t - d].mean(axis=(0, 2)) for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+    "ch05.weights_from_dealt_heads": {
+        "the order run backwards": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(n_heads, d // n_heads).T.ravel()
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order]
         """,
-        "columns for rows": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(max(offsets), weights.shape[-1])
-                shares = np.stack([weights[:, :, t - d, t].mean(axis=(0, 2)) for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+        "W_o left alone": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(d // n_heads, n_heads).T.ravel()
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o
         """,
-        "no threshold": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(max(offsets), weights.shape[-1])
-                shares = np.stack([weights[:, :, t, t - d].mean(axis=(0, 2)) for d in offsets])
-                return shares.argmax(axis=1)
+        "W_o's columns reordered": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(d // n_heads, n_heads).T.ravel()
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[:, order]
         """,
-        "the head with the largest single weight": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(max(offsets), weights.shape[-1])
-                peaks = np.stack([weights[:, :, t, t - d].max(axis=(0, 2)) for d in offsets])
-                return np.where(peaks.max(axis=1) > threshold, peaks.argmax(axis=1), -1)
+        "rows of the projections reordered": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(d // n_heads, n_heads).T.ravel()
+                return W_q[order], W_k[order], W_v[order], W_o[order]
         """,
     },
     "ch05.predict_heads_for_three_lookups": {
@@ -261,18 +260,18 @@ WRONG = {
                 return 2
         """,
     },
-    "ch05.predict_kdim_vdim_parameters": {
-        "kdim and vdim ignored": """
-            def predict_kdim_vdim_parameters():
-                return 4 * 64 * 64 + 4 * 64
+    "ch05.predict_causal_top_keys": {
+        "the unmasked two": """
+            def predict_causal_top_keys():
+                return 2
         """,
-        "no biases": """
-            def predict_kdim_vdim_parameters():
-                return 64 * 64 + 32 * 64 + 48 * 64 + 64 * 64
+        "one per query but the first": """
+            def predict_causal_top_keys():
+                return 11
         """,
-        "biases of the inputs' widths": """
-            def predict_kdim_vdim_parameters():
-                return 64 * 64 + 32 * 64 + 48 * 64 + 64 * 64 + 64 + 32 + 48 + 64
+        "half of them": """
+            def predict_causal_top_keys():
+                return 6
         """,
     },
     "ch05.multi_head_attention": {

@@ -14,190 +14,129 @@ __all__: list = []
 MHA_NEEDS = ("import numpy as np", "from attncourse import softmax, split_heads, merge_heads")
 
 
-# ----------------------------------------------------------------------------- 5.1 which head serves which lookup
-def _lookup_maps(rng, B, L, plan, noise=None):
-    """Causal softmax maps (B, H, L, L): head h adds plan[h][d] to the score of key t - d.
-
-    ``noise``: the standard deviation of each head's random scores (1 for every head by default);
-    a large one makes a head's rows spiky, with single large weights on keys of no lookup.
-    """
-    H = len(plan)
-    spread = np.ones(H) if noise is None else np.asarray(noise, dtype=np.float64)
-    scores = rng.normal(size=(B, H, L, L)) * spread[:, None, None]
-    t = np.arange(L)
-    for h, boosts in enumerate(plan):
-        for d, boost in boosts.items():
-            rows = t[t >= d]
-            scores[:, h, rows, rows - d] += boost
-    scores = np.where(t[None, :] <= t[:, None], scores, -np.inf)  # key j <= query t
-    return softmax(scores)
+# ----------------------------------------------------------------------------- 5.1 weights from a layer whose heads are dealt out
+def _dealt_order(d_model, n_heads):
+    """Index array p: the course's feature h*d_head + e is the dealt layout's feature e*H + h."""
+    return np.arange(d_model).reshape(d_model // n_heads, n_heads).T.ravel()
 
 
-def _lookup_means(weights, offsets, first=None, wrap=False, columns=False, shift=0):
-    w = np.asarray(weights, dtype=np.float64)
-    L = w.shape[-1]
-    offsets = [int(d) for d in offsets]
-    means = []
-    for d in offsets:
-        start = max(offsets) if first is None else first(d)
-        t = np.arange(0 if wrap else start, L)
-        key = t - d + shift
-        picked = w[..., key, t] if columns else w[..., t, key]  # (B, H, n)
-        means.append(picked.mean(axis=(0, -1)))  # (H,)
-    return np.stack(means)  # (n_offsets, H)
+def _from_dealt(W_q, W_k, W_v, W_o, n_heads, *, inverse=False, o="rows", qkv="columns"):
+    """The dealt layer's weights rearranged for the course's layout (and classic wrong ways)."""
+    d = np.shape(W_q)[0]
+    p = np.argsort(_dealt_order(d, n_heads)) if inverse else _dealt_order(d, n_heads)
+    W_q, W_k, W_v, W_o = (np.asarray(W) for W in (W_q, W_k, W_v, W_o))
+    if qkv == "rows":
+        q, k, v = W_q[p], W_k[p], W_v[p]
+    else:
+        q, k, v = W_q[:, p], W_k[:, p], W_v[:, p]
+    o_new = {
+        "rows": lambda: W_o[p],
+        "columns": lambda: W_o[:, p],
+        "both": lambda: W_o[p][:, p],
+        "kept": lambda: W_o,
+    }[o]()
+    return q, k, v, o_new
 
 
-def _heads_for_lookups(weights, offsets, threshold, use_threshold=True, **how):
-    means = _lookup_means(weights, offsets, **how)
-    best = means.argmax(axis=-1)
-    if use_threshold:
-        best = np.where(means.max(axis=-1) > threshold, best, -1)
-    return best.astype(np.int64)
+def _dealt_cases(seed=5101):
+    rng = np.random.default_rng(seed)
 
+    def case(label, d, H, dtype=np.float64):
+        Ws = {n: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v", "W_o")}
+        return Case(label, **Ws, n_heads=H)
 
-def _saved_maps(n_heads):
-    """The experiment's trained maps on one held-out sequence (seed 0): (1, H, L, L)."""
-    from ...results import saved_results
-
-    return np.array(saved_results("heads_two_lookups.json")["maps_seed0"][n_heads]["weights"])[None]
-
-
-def _lookup_cases():
-    rng = np.random.default_rng(501)
     return (
         grouped(
-            "two heads, three lookups",
-            Case(
-                "one head on t-1, the other split over t-2 and t-3",
-                weights=_lookup_maps(rng, 2, 8, [{1: 7.0}, {2: 5.0, 3: 5.0}]),
-                offsets=np.array([1, 2, 3]),
-                threshold=0.5,
-            ),
-            Case(
-                "head 1 on t-1, head 0 on t-3, nobody on t-2",
-                weights=_lookup_maps(rng, 3, 9, [{3: 7.0}, {1: 7.0}]),
-                offsets=np.array([1, 2, 3]),
-                threshold=0.5,
-            ),
+            "several heads",
+            case("d_model=8, 4 heads of width 2", 8, 4),
+            case("d_model=12, 3 heads of width 4", 12, 3),
+            case("d_model=6, 2 heads of width 3", 6, 2),
         )
         + grouped(
-            "the chapter's saved maps (seed 0)",
-            Case(
-                "H = 1, lookups t-1 and t-2",
-                weights=_saved_maps("1"),
-                offsets=np.array([1, 2]),
-                threshold=0.5,
-            ),
-            Case(
-                "H = 4, lookups t-1 and t-2",
-                weights=_saved_maps("4"),
-                offsets=np.array([1, 2]),
-                threshold=0.5,
-            ),
+            "edge counts",
+            case("d_model=9, 3 heads of width 3", 9, 3),
+            case("d_model=4, one head", 4, 1),
+            case("d_model=5, 5 heads of width 1", 5, 5),
+            case("d_model=10, 2 heads of width 5", 10, 2),
         )
-        + grouped(
-            "more heads than lookups",
-            Case(
-                "4 heads, lookups t-1, t-2, t-4",
-                weights=_lookup_maps(rng, 2, 10, [{2: 6.0}, {}, {4: 6.0}, {1: 6.0}]),
-                offsets=np.array([1, 2, 4]),
-                threshold=0.6,
-            ),
-            Case(
-                "3 heads, lookups t-4 and t-1, a lower threshold",
-                weights=_lookup_maps(rng, 1, 12, [{1: 3.0}, {4: 7.0}, {}]),
-                offsets=np.array([4, 1]),
-                threshold=0.3,
-            ),
-            Case(
-                "3 heads, lookups t-1 and t-2, one head spiky",
-                weights=_lookup_maps(rng, 2, 10, [{1: 6.0}, {}, {}], noise=[1.0, 5.0, 1.0]),
-                offsets=np.array([1, 2]),
-                threshold=0.6,
-            ),
-        )
+        + grouped("dtype", case("float32, d_model=12, 4 heads of width 3", 12, 4, np.float32))
     )
 
 
 register(
     Exercise(
-        id="ch05.heads_for_lookups",
+        id="ch05.weights_from_dealt_heads",
         number="5.1",
-        title="which head serves which lookup",
+        title="weights from a layer that deals its features out to the heads",
         points=5,
-        function="heads_for_lookups",
+        function="weights_from_dealt_heads",
         stub=STUB_LINE,
         needs=MHA_NEEDS,
-        hint="for each offset d and head h, average weights[b, h, t, t - d] over b and over t >= max(offsets); "
-        "then pick the head with the largest average, or -1",
-        description="The chapter's experiment read its trained maps by the weight that queries put on "
-        "keys $t-1$ and $t-2$. Here the task has several lookups, `offsets` (e.g. `[1, 2, 3]`: the "
-        "model must output $x_{t-1}$, $x_{t-2}$ and $x_{t-3}$), and the layer's causal maps are "
-        "`weights (B, H, L, L)` (query $t$ on axis -2, key on axis -1) on B held-out sequences. For "
-        "each offset $d$ and head $h$, average the weight that queries $t$ put on key $t - d$, over "
-        "the B sequences and over the queries $t \\ge$ `max(offsets)` (those that have every lookup). "
-        "Return an int array `(len(offsets),)`: for each offset, the head with the largest average "
-        "if that average is above `threshold`, else `-1` (no head serves that lookup). You may call "
-        "`numpy` (and the chapter's `softmax`, `split_heads`, `merge_heads`, though none is needed).",
+        hint="follow feature j of q from the other layer's head j % H to the place it must have in "
+        "this course's layout; then ask the same of the heads' outputs on their way into W_o",
+        description="You load a multi-head self-attention layer from a library that cuts the heads "
+        "differently from this course. There, the projected queries, keys and values are dealt out "
+        "to the heads in turn: feature $j$ goes to head $j \\bmod H$, so head $h$ reads features "
+        "$h, h + H, h + 2H, \\dots$, in that order; and each head's output is put back at the "
+        "positions its features came from before $W_O$ is applied. Its weights `W_q`, `W_k`, "
+        "`W_v`, `W_o` are `(d_model, d_model)`, used as `x @ W` as in this course, and it has "
+        "`n_heads` heads. Return `(W_q, W_k, W_v, W_o)` for this course's layer (head $h$ owns "
+        "features $h\\,d_{head}$ to $(h+1)\\,d_{head}$, as in 5.3) that computes the same thing for "
+        "every `x`: the same `out`, and head $h$'s weights equal to the library's head $h$'s. Move "
+        "the library's numbers, do not recompute them, and keep each head's features in the order "
+        "the library gives them.",
         solution='''
-            def heads_for_lookups(weights, offsets, threshold):
-                """For each offset d: the head whose queries put most weight on key t - d, or -1."""
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                """The library's (W_q, W_k, W_v, W_o) rearranged for this course's head layout."""
                 ### BEGIN SOLUTION
-                L = weights.shape[-1]
-                t = np.arange(max(offsets), L)  # the queries that have every lookup
-                found = []
-                for d in offsets:
-                    share = weights[..., t, t - d].mean(axis=(0, -1))  # (B, H, n) -> (H,)
-                    found.append(share.argmax() if share.max() > threshold else -1)
-                return np.array(found, dtype=int)
+                d_model = W_q.shape[0]
+                d_head = d_model // n_heads
+                # the course's feature h*d_head + e is the library's feature e*n_heads + h
+                order = np.arange(d_model).reshape(d_head, n_heads).T.ravel()
+                # q, k, v: features are columns; the heads' outputs meet W_o's rows
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order]
                 ### END SOLUTION
         ''',
-        reference=_heads_for_lookups,
-        public_cases=_lookup_cases,
+        reference=_from_dealt,
+        public_cases=_dealt_cases,
+        outputs=("W_q", "W_k", "W_v", "W_o"),
         diagnoses=(
             Diagnosis(
-                "some of your averages include queries t < d, where t - d is negative and numpy "
-                "reads a key from the end of the row: which queries have a key t - d at all?",
-                name="negative keys wrap around",
-                hint="average only over the queries t >= max(offsets)",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, wrap=True
-                ),
+                "your head h gets features of the library's head h, but not in the order the library "
+                "gives them, or features of other heads: where does the library's feature j end up?",
+                name="the rearrangement run backwards",
+                hint="the course's feature h*d_head + e must be the library's feature e*n_heads + h: "
+                "order = np.arange(d_model).reshape(d_head, n_heads).T.ravel()",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, inverse=True),
             ),
             Diagnosis(
-                "you averaged over the queries t >= d for each offset, so each lookup is averaged "
-                "over another set of queries; the exercise compares them on the same ones",
-                name="a query set per offset",
-                hint="average over the queries t >= max(offsets) for every offset",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, first=lambda d: d
-                ),
+                "W_q, W_k and W_v are right and W_o is not: the heads' outputs arrive at W_o in "
+                "another order now too",
+                name="W_o left as it was",
+                hint="head h's output now sits at features h*d_head:(h+1)*d_head of the concatenation: "
+                "reorder W_o's rows the same way",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, o="kept"),
             ),
             Diagnosis(
-                "you read weights[..., t - d, t]: row t - d is another query; the weight that query "
-                "t puts on key t - d is in row t",
-                name="rows and columns swapped",
-                hint="queries are on axis -2: weights[..., t, t - d]",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, columns=True
-                ),
+                "W_q, W_k and W_v are right and W_o is not: which of W_o's axes does the "
+                "concatenation of the heads meet, in x @ W?",
+                name="W_o's columns reordered",
+                hint="the concatenation is multiplied into W_o's rows: reorder its rows, not its columns",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, o="columns"),
             ),
             Diagnosis(
-                "you read key t - d + 1: offset d means d positions back",
-                name="offset one too small",
-                hint="the lookup x_(t-d) is key t - d",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, shift=1
-                ),
+                "W_q, W_k and W_v are right and W_o is not: the layer's output features are not "
+                "dealt to heads; only its input is the concatenation",
+                name="W_o's rows and columns reordered",
+                hint="reorder W_o's rows only",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, o="both"),
             ),
             Diagnosis(
-                "every lookup got a head, though on some no head holds more than the threshold: "
-                "a head that splits its weight over two keys serves neither",
-                name="no threshold",
-                hint="return -1 where the largest average is not above threshold",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, use_threshold=False
-                ),
+                "W_q, W_k, W_v are wrong: in x @ W, which axis of W holds the projected features "
+                "that are dealt to the heads?",
+                name="rows of W_q, W_k, W_v reordered",
+                hint="the projected features are the columns of W_q, W_k, W_v",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, qkv="rows"),
             ),
         ),
     )
@@ -348,56 +287,41 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.4 keys of another width (predict)
-E_MHA, KDIM, VDIM = 64, 32, 48
+# ----------------------------------------------------------------------------- 5.4 a causal head of width 1 (predict)
+L_CAUSAL = 12
 
 
 register(
     Exercise(
-        id="ch05.predict_kdim_vdim_parameters",
+        id="ch05.predict_causal_top_keys",
         number="5.4",
-        title="predict the size of a layer whose keys and values have other widths",
+        title="predict where a causal head of width 1 can look",
         points=1,
-        function="predict_kdim_vdim_parameters",
+        function="predict_causal_top_keys",
         stub=STUB_LINE,
         kind="predict",
-        hint="W_K maps the keys' 32 features to embed_dim; every projection has a bias of length embed_dim",
-        description="In cross-attention the keys and values may come from a sequence of another "
-        "width. `nn.MultiheadAttention(embed_dim=64, num_heads=4, kdim=32, vdim=48)` (biases on, the "
-        "default) projects queries of width 64, keys of width 32 and values of width 48, each to "
-        "`embed_dim`, and its output projection maps `embed_dim` to `embed_dim`, as `nn.Linear` "
-        "layers do (a weight and a bias of the output's length). How many trainable numbers does it "
-        "hold? Return the count (exact), worked out on paper.",
+        hint="which keys can query i see, and which of them can hold its largest weight?",
+        description="A causal self-attention layer: query $i$ may attend only to keys $j \\le i$. One "
+        "of its heads has width $d_{head} = 1$, and the sequence has $L = 12$ tokens; the layer's "
+        "weights and the tokens may be anything. Over the 12 queries of that head, at most how many "
+        "different keys can receive some query's largest weight? Return the number (exact).",
         solution='''
-            def predict_kdim_vdim_parameters():
-                """Trainable numbers of nn.MultiheadAttention(64, 4, kdim=32, vdim=48)."""
+            def predict_causal_top_keys():
+                """At most how many keys get some query's largest weight: causal, d_head = 1, L = 12."""
                 ### BEGIN SOLUTION
-                E, kdim, vdim = 64, 32, 48
-                weights = E * E + kdim * E + vdim * E + E * E  # W_Q, W_K, W_V, W_O
-                biases = 4 * E  # one of length E per projection
-                return weights + biases
+                # query i orders keys 0..i by q_i * k_j: its largest weight is on the largest (q_i > 0) or
+                # smallest (q_i < 0) k_j among them; with k_0 < k_1 < ... and every q_i > 0, query i picks key i
+                return 12
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA),
-        public_cases=lambda: grouped("the count", Case("embed_dim=64, kdim=32, vdim=48, biases")),
+        reference=lambda: np.array(L_CAUSAL),
+        public_cases=lambda: grouped("the count", Case("causal, d_head = 1, L = 12")),
         diagnoses=(
             Diagnosis(
-                "that is the count if the keys and values had embed_dim features",
-                name="kdim and vdim ignored",
-                hint="W_K is (32, 64) in the x @ W convention, W_V (48, 64)",
-                variant=lambda: np.array(4 * E_MHA * E_MHA + 4 * E_MHA),
-            ),
-            Diagnosis(
-                "the weights are right; the biases are missing",
-                name="no biases",
-                hint="each of the four projections has a bias of length embed_dim",
-                variant=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA),
-            ),
-            Diagnosis(
-                "your count multiplies by the number of heads",
-                name="per head",
-                hint="the four projections are shared by the heads",
-                variant=lambda: np.array(4 * (2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA)),
+                "that is the most a head of width 1 reaches when every query sees every key",
+                name="the mask left out",
+                hint="query i sees only keys 0 .. i: its largest k_j among those depends on i",
+                variant=lambda: np.array(2),
             ),
         ),
     )
@@ -662,14 +586,18 @@ register(
                 name="rows of W_o dealt to the heads in turn",
                 hint="head h owns rows h*d_head:(h+1)*d_head of W_o, a block, not rows h, h + H, ...: "
                 "W_o.reshape(n_heads, d_head, d_model)",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(x, W_q, W_k, W_v, W_o, h, o_blocks="dealt"),
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
+                    x, W_q, W_k, W_v, W_o, h, o_blocks="dealt"
+                ),
             ),
             Diagnosis(
                 "weights are right; out is right with one head and wrong with several: which columns "
                 "of W_v does your head 0 fold?",
                 name="columns of W_v dealt to the heads in turn",
                 hint="head h owns columns h*d_head:(h+1)*d_head of W_v: W_v.reshape(d_model, n_heads, d_head)",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(x, W_q, W_k, W_v, W_o, h, v_blocks="dealt"),
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
+                    x, W_q, W_k, W_v, W_o, h, v_blocks="dealt"
+                ),
             ),
             Diagnosis(
                 D_MODEL_SCALE,
