@@ -71,21 +71,27 @@ def multi_head_attention():
     )
 
 
-def weights_from_torch():
+def merge_single_heads():
     rng = np.random.default_rng(1505)
+
+    def case(label, d, H, dtype=np.float64):
+        d_head = d // H
+        proj = {
+            n: (rng.normal(size=(H, d, d_head)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v")
+        }
+        return Case(label, **proj, W_o=(rng.normal(size=(H, d_head, d)) / np.sqrt(d)).astype(dtype))
+
     return _kinds(
         [
-            Case(
-                "d_model=2", in_proj_weight=rng.normal(size=(6, 2)), out_proj_weight=rng.normal(size=(2, 2))
-            ),
-            Case(
-                "d_model=8, float32",
-                in_proj_weight=rng.normal(size=(24, 8)).astype(np.float32),
-                out_proj_weight=rng.normal(size=(8, 8)).astype(np.float32),
-            ),
+            case("6 modules, d_model=12, d_head=2", 12, 6),
+            case("2 modules, d_model=10, d_head=5", 10, 2),
+            case("5 modules of width 1", 5, 5),
+            case("float32, 3 modules, d_model=12, d_head=4", 12, 3, np.float32),
         ],
-        "weights",
-        "weights",
+        "modules",
+        "modules",
+        "modules",
+        "modules",
     )
 
 
@@ -128,7 +134,7 @@ HIDDEN = {
     "ch05.predict_heads_for_three_lookups": predict_heads_for_three_lookups,
     "ch05.multi_head_attention": multi_head_attention,
     "ch05.predict_causal_top_keys": predict_causal_top_keys,
-    "ch05.weights_from_torch": weights_from_torch,
+    "ch05.merge_single_heads": merge_single_heads,
     "ch05.mha_forward": mha_forward,
 }
 

@@ -66,6 +66,23 @@ def test_the_dealt_layer_differs_from_the_course_layer_with_the_same_weights():
     assert not np.allclose(_dealt_layer(x, *Ws, 4)[0], _course_layer(x, *Ws, 4)[0])
 
 
+@pytest.mark.parametrize("d_model, n_heads", [(6, 3), (8, 2), (12, 4), (4, 1), (5, 5)])
+def test_5_5_s_reference_is_one_layer_that_adds_the_single_head_modules(d_model, n_heads):
+    rng = np.random.default_rng(d_model + 100 * n_heads)
+    d_head = d_model // n_heads
+    W_q, W_k, W_v = (rng.normal(size=(n_heads, d_model, d_head)) for _ in range(3))
+    W_o = rng.normal(size=(n_heads, d_head, d_model))
+    x = rng.normal(size=(2, 4, d_model))
+    added = 0
+    for h in range(n_heads):  # the old model: separate single-head modules, outputs added
+        s = (x @ W_q[h]) @ np.swapaxes(x @ W_k[h], -1, -2) / np.sqrt(d_head)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        added = added + (w / w.sum(-1, keepdims=True)) @ (x @ W_v[h]) @ W_o[h]
+    merged = get("ch05.merge_single_heads").reference(W_q, W_k, W_v, W_o)
+    out, _ = _course_layer(x, *merged, n_heads)
+    np.testing.assert_allclose(out, added, rtol=1e-10, atol=1e-10)
+
+
 def test_5_7_s_fix_is_the_course_layer_and_its_stub_is_wrong_at_every_head_count():
     ex = get("ch05.mha_forward")
     fixed = {}
@@ -103,7 +120,13 @@ def test_5_4_s_count_is_reached_and_a_query_sees_one_key_more_than_the_one_befor
 
 
 @pytest.mark.parametrize(
-    "ex_id", ["ch05.weights_from_dealt_heads", "ch05.predict_causal_top_keys", "ch05.mha_forward"]
+    "ex_id",
+    [
+        "ch05.weights_from_dealt_heads",
+        "ch05.predict_causal_top_keys",
+        "ch05.merge_single_heads",
+        "ch05.mha_forward",
+    ],
 )
 def test_the_untouched_student_code_scores_nothing(ex_id):
     result = check(ex_id, stub_function(get(ex_id)), show=False)

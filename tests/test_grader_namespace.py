@@ -214,13 +214,10 @@ def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
 def predict_causal_top_keys():
     return 3 * N_PROJECTIONS  # every query its own key
 """,
-    "ch05.weights_from_torch": """
-def weights_from_torch(in_proj_weight, out_proj_weight):
-    W_q, W_k, W_v = torch.as_tensor(in_proj_weight).chunk(3, dim=0)
-    out = nn.Linear(*out_proj_weight.shape[::-1], bias=False, dtype=torch.float64)
-    with torch.no_grad():
-        out.weight.copy_(torch.as_tensor(out_proj_weight))
-    return W_q.T.numpy(), W_k.T.numpy(), W_v.T.numpy(), out.weight.detach().T.numpy()
+    "ch05.merge_single_heads": """
+def merge_single_heads(W_q, W_k, W_v, W_o):
+    q, k, v = (rearrange(torch.as_tensor(W), "h d e -> d (h e)").numpy() for W in (W_q, W_k, W_v))
+    return q, k, v, rearrange(torch.as_tensor(W_o), "h e d -> (h e) d").numpy()
 """,
     "ch05.heads_from_averaged_weights": """
 def heads_from_averaged_weights(q, k, weights):

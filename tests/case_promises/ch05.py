@@ -40,16 +40,25 @@ def _mha(inputs, spec_heads=True):
     return out
 
 
-def _weights_from_torch(inputs):
-    w_in, w_out = inputs["in_proj_weight"], inputs["out_proj_weight"]
-    d = np.shape(w_out)[0]
-    return (
-        r.shape_is("in_proj_weight", w_in, (3 * d, d))
-        + r.shape_is("out_proj_weight", w_out, (d, d))
-        + r.dtype_in("in_proj_weight", w_in, FLOATS)
-        + r.finite("in_proj_weight", w_in)
-        + r.finite("out_proj_weight", w_out)
-    )
+def _single_heads(inputs):
+    """5.5: H modules' (d_model, d_head) projections and (d_head, d_model) outputs, H * d_head = d_model."""
+    W_q = inputs["W_q"]
+    out = r.ndim_in("W_q", W_q, (3,))
+    if out:
+        return out
+    H, d, d_head = np.shape(W_q)
+    for name, shape in (
+        ("W_q", (H, d, d_head)),
+        ("W_k", (H, d, d_head)),
+        ("W_v", (H, d, d_head)),
+        ("W_o", (H, d_head, d)),
+    ):
+        w = inputs[name]
+        out += r.shape_is(name, w, shape) + r.finite(name, w) + r.dtype_in(name, w, FLOATS)
+        out += r.dtype_in(name, w, (str(np.asarray(W_q).dtype),))  # one precision per case
+    if H * d_head != d:
+        out.append(f"H * d_head = {H * d_head} is not d_model = {d}")
+    return out
 
 
 def _heads_from_averaged_weights(inputs):
@@ -83,7 +92,7 @@ PROMISES = {
     "ch05.predict_heads_for_three_lookups": _nothing,
     "ch05.multi_head_attention": _mha,
     "ch05.predict_causal_top_keys": _nothing,
-    "ch05.weights_from_torch": _weights_from_torch,
+    "ch05.merge_single_heads": _single_heads,
     "ch05.heads_from_averaged_weights": _heads_from_averaged_weights,
     "ch05.mha_forward": _mha,
 }

@@ -109,27 +109,36 @@ CORRECT = {
             """,
         ],
     },
-    "ch05.weights_from_torch": {
-        "torch chunk with the chapter's torch import": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                q, k, v = torch.as_tensor(in_proj_weight).chunk(3, dim=0)
-                return q.T, k.T, v.T, torch.as_tensor(out_proj_weight).T
+    "ch05.merge_single_heads": {
+        "loops and slices": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                H, d, d_head = W_q.shape
+                out = [np.zeros((d, d)) for _ in range(4)]
+                for h in range(H):
+                    block = slice(h * d_head, (h + 1) * d_head)
+                    out[0][:, block], out[1][:, block], out[2][:, block] = W_q[h], W_k[h], W_v[h]
+                    out[3][block, :] = W_o[h]
+                return tuple(out)
         """,
-        "one transpose, then column blocks": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                d = in_proj_weight.shape[1]
-                t = in_proj_weight.T
-                return t[:, :d], t[:, d : 2 * d], t[:, 2 * d :], out_proj_weight.T
+        "rearrange in torch float32": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
+                q, k, v = (rearrange(W, "h d e -> d (h e)") for W in t[:3])
+                return q, k, v, rearrange(t[3], "h e d -> (h e) d")
         """,
-        "helper in an added cell": [
+        "hstack and vstack": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
+        """,
+        "transpose and reshape, helper in an added cell": [
             """
-            def _block_55(w, i):
-                d = w.shape[1]
-                return w[i * d : (i + 1) * d].T
+            def _side_by_side_55(W):
+                H, d, d_head = W.shape
+                return W.transpose(1, 0, 2).reshape(d, H * d_head)  # (d, H, d_head) -> (d, H*d_head)
             """,
             """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                return tuple(_block_55(in_proj_weight, i) for i in range(3)) + (out_proj_weight.T,)
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return _side_by_side_55(W_q), _side_by_side_55(W_k), _side_by_side_55(W_v), W_o.reshape(-1, W_o.shape[-1])
             """,
         ],
     },
@@ -303,21 +312,21 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o.T, w
         """,
     },
-    "ch05.weights_from_torch": {
-        "not transposed": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)
-                return W_q, W_k, W_v, out_proj_weight
+    "ch05.merge_single_heads": {
+        "reshaped without moving the head axis": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                H, d, d_head = W_q.shape
+                return W_q.reshape(d, d), W_k.reshape(d, d), W_v.reshape(d, d), W_o.reshape(d, d)
         """,
-        "out_proj not transposed": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)
-                return W_q.T, W_k.T, W_v.T, out_proj_weight
+        "features dealt": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                H, d, d_head = W_q.shape
+                q, k, v = (np.stack(list(W), axis=-1).reshape(d, d) for W in (W_q, W_k, W_v))
+                return q, k, v, np.stack(list(W_o), axis=1).reshape(d, d)
         """,
-        "split along the wrong axis": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                W_q, W_k, W_v = np.split(in_proj_weight.T, 3, axis=0)
-                return W_q.T, W_k.T, W_v.T, out_proj_weight.T
+        "W_o's blocks side by side, transposed": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.hstack(W_o).T
         """,
     },
     "ch05.heads_from_averaged_weights": {

@@ -328,58 +328,92 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.5 from torch
-def _from_torch_cases():
-    rng = np.random.default_rng(505)
+# ----------------------------------------------------------------------------- 5.5 separate single-head modules merged into one layer
+def _merge_heads_weights(W_q, W_k, W_v, W_o, *, dealt=False, o_dealt=None):
+    """(H, d_model, d_head) projections and (H, d_head, d_model) outputs -> four (d_model, d_model).
+
+    ``dealt``: module h's features go to columns h, h + H, ... (and rows of W_o, unless ``o_dealt``
+    says otherwise).
+    """
+    o_dealt = dealt if o_dealt is None else o_dealt
+    cols = [np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v)]  # (d_model, H * d_head)
+    if dealt:
+        cols = [np.stack(list(W), axis=-1).reshape(W.shape[1], -1) for W in (W_q, W_k, W_v)]  # e*H + h
+    rows = np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
+    if o_dealt:
+        rows = np.stack(list(W_o), axis=1).reshape(-1, W_o.shape[-1])  # row e*H + h
+    return (*cols, rows)
+
+
+def _single_heads_cases(seed=5105):
+    rng = np.random.default_rng(seed)
+
+    def case(label, d, H, dtype=np.float64):
+        d_head = d // H
+        proj = {n: rng.normal(size=(H, d, d_head)) / np.sqrt(d) for n in ("W_q", "W_k", "W_v")}
+        return Case(
+            label,
+            **{n: w.astype(dtype) for n, w in proj.items()},
+            W_o=(rng.normal(size=(H, d_head, d)) / np.sqrt(d)).astype(dtype),
+        )
+
     return grouped(
-        "weights",
-        Case("d_model=4", in_proj_weight=rng.normal(size=(12, 4)), out_proj_weight=rng.normal(size=(4, 4))),
-        Case("d_model=6", in_proj_weight=rng.normal(size=(18, 6)), out_proj_weight=rng.normal(size=(6, 6))),
+        "modules",
+        case("3 modules, d_model=6, d_head=2", 6, 3),
+        case("2 modules, d_model=8, d_head=4", 8, 2),
+        case("4 modules, d_model=12, d_head=3", 12, 4),
+        case("one module, d_model=4", 4, 1),
+        case("float32, 2 modules, d_model=6, d_head=3", 6, 2, np.float32),
     )
-
-
-def _from_torch(in_proj_weight, out_proj_weight, transpose=True):
-    W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)
-    if transpose:
-        return W_q.T, W_k.T, W_v.T, out_proj_weight.T
-    return W_q, W_k, W_v, out_proj_weight
 
 
 register(
     Exercise(
-        id="ch05.weights_from_torch",
+        id="ch05.merge_single_heads",
         number="5.5",
-        title="weights from nn.MultiheadAttention",
+        title="one layer from separate single-head modules",
         points=1,
-        hint="torch stacks q, k, v in in_proj_weight and computes x @ weight.T",
-        function="weights_from_torch",
+        function="merge_single_heads",
         stub=STUB_LINE,
         needs=MHA_NEEDS,
-        description="`nn.MultiheadAttention` stores `in_proj_weight (3*d_model, d_model)` (the q, k, v "
-        "blocks stacked) and `out_proj.weight (d_model, d_model)`, and computes `x @ weight.T`. Return "
-        "`(W_q, W_k, W_v, W_o)` in this course's `x @ W` convention.",
+        hint="what does concat(heads) @ W_o add up, head by head?",
+        description="An older model keeps its attention as $H$ separate single-head modules (in an "
+        "`nn.ModuleList`) and adds their outputs. Module $h$ has its own `W_q[h]`, `W_k[h]`, "
+        "`W_v[h]`, each `(d_model, d_head)`, and its own output matrix `W_o[h] (d_head, d_model)`, all "
+        "used as `x @ W`; it attends with the scale $1/\\sqrt{d_{head}}$, and $H\\,d_{head} = d_{model}$. "
+        "The inputs are those matrices stacked: `W_q`, `W_k`, `W_v` `(H, d_model, d_head)` and `W_o` "
+        "`(H, d_head, d_model)`. Return `(W_q, W_k, W_v, W_o)`, each `(d_model, d_model)`, for one "
+        "multi-head layer of this course (5.3, $H$ heads) that computes the same output for every "
+        "`x`, its head $h$ being module $h$, with the modules' numbers moved, not recomputed, and "
+        "each module's features kept in their order.",
         solution='''
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                """nn.MultiheadAttention's weights -> (W_q, W_k, W_v, W_o) for the x @ W convention."""
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                """H single-head modules whose outputs add -> one multi-head layer's four matrices."""
                 ### BEGIN SOLUTION
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)  # (3*d, d) -> three (d, d) blocks
-                # nn.Linear computes x @ weight.T, so each block is transposed for x @ W
-                return W_q.T, W_k.T, W_v.T, out_proj_weight.T
+                # head h owns columns h*d_head:(h+1)*d_head of the projections ...
+                W_q, W_k, W_v = (np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v))  # (d, d)
+                # ... and its output meets rows h*d_head:(h+1)*d_head of W_o: the sum over heads
+                return W_q, W_k, W_v, np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
                 ### END SOLUTION
         ''',
-        reference=_from_torch,
-        public_cases=_from_torch_cases,
+        reference=_merge_heads_weights,
+        public_cases=_single_heads_cases,
         outputs=("W_q", "W_k", "W_v", "W_o"),
         diagnoses=(
             Diagnosis(
-                "torch's Linear computes x @ weight.T: transpose each block (and out_proj_weight) for the x @ W convention",
-                variant=lambda a, b: _from_torch(a, b, transpose=False),
+                "your matrices hold the modules' numbers, but head h of the merged layer does not read "
+                "module h's features side by side: which features does your head 0 own?",
+                name="modules dealt to the features in turn",
+                hint="module h's d_head features are features h*d_head:(h+1)*d_head of the merged layer: "
+                "put the blocks side by side (np.concatenate along the last axis, rows for W_o)",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, dealt=True),
             ),
             Diagnosis(
-                "W_q, W_k, W_v are right but W_o is not: how does out_proj compute its output?",
-                name="out_proj not transposed",
-                hint="out_proj is an nn.Linear too: transpose its weight",
-                variant=lambda a, b: _from_torch(a, b)[:3] + (b,),
+                "W_q, W_k and W_v are right and W_o is not: does head h's output meet the rows of "
+                "W_o that hold module h's output matrix?",
+                name="W_o's rows in another order than the heads",
+                hint="stack W_o[0], W_o[1], ... one under the other (np.concatenate(list(W_o), axis=0))",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, o_dealt=True),
             ),
         ),
     )
