@@ -44,8 +44,8 @@ def weights_from_dealt_heads():
     )
 
 
-def predict_heads_for_three_lookups():
-    return _kinds([Case("three lookups, d_model = 32")], "the count")
+def predict_summed_scores_rank():
+    return _kinds([Case("d_model = 8, H = 4, L = 10")], "the count")
 
 
 def multi_head_attention():
@@ -131,7 +131,7 @@ def mha_forward():
 
 HIDDEN = {
     "ch05.weights_from_dealt_heads": weights_from_dealt_heads,
-    "ch05.predict_heads_for_three_lookups": predict_heads_for_three_lookups,
+    "ch05.predict_summed_scores_rank": predict_summed_scores_rank,
     "ch05.multi_head_attention": multi_head_attention,
     "ch05.predict_causal_top_keys": predict_causal_top_keys,
     "ch05.merge_single_heads": merge_single_heads,

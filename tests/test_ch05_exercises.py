@@ -103,6 +103,18 @@ def test_5_7_s_fix_is_the_course_layer_and_its_stub_is_wrong_at_every_head_count
         assert not np.allclose(bug_out, ref_out)
 
 
+def test_5_2_s_rank_is_reached_by_random_weights_and_never_passed():
+    rng = np.random.default_rng(2)
+    ranks = []
+    for _ in range(20):
+        x = rng.normal(size=(10, 8))
+        W_q, W_k = rng.normal(size=(8, 8)), rng.normal(size=(8, 8))
+        q, k = x @ W_q, x @ W_k
+        summed = sum(q[:, h * 2 : (h + 1) * 2] @ k[:, h * 2 : (h + 1) * 2].T for h in range(4))
+        ranks.append(np.linalg.matrix_rank(summed))
+    assert max(ranks) == int(get("ch05.predict_summed_scores_rank").reference()) == 8
+
+
 def test_5_4_s_count_is_reached_and_a_query_sees_one_key_more_than_the_one_before():
     rng = np.random.default_rng(4)
     L = 12

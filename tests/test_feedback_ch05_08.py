@@ -134,7 +134,7 @@ def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
 
 def test_chapter_5s_predict_mistakes_are_named_without_the_rule_or_the_numbers():
     for ex_id, banned in (
-        ("ch05.predict_heads_for_three_lookups", ("divide", "slices", "32 works", "smaller")),
+        ("ch05.predict_summed_scores_rank", ("8", "Q K^T", "d_model", "smaller", "larger")),
         ("ch05.predict_causal_top_keys", ("12", "every key", "query i picks", "largest k_j")),
     ):
         ex = get(ex_id)

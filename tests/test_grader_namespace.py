@@ -199,9 +199,9 @@ def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
     q, k, v = (rearrange(W, "i (e h) -> i (h e)", h=n_heads).numpy() for W in t[:3])
     return q, k, v, rearrange(t[3], "(e h) o -> (h e) o", h=n_heads).numpy()
 """,
-    "ch05.predict_heads_for_three_lookups": """
-def predict_heads_for_three_lookups():
-    return N_PROJECTIONS  # the smallest divisor of 32 that is at least 3
+    "ch05.predict_summed_scores_rank": """
+def predict_summed_scores_rank():
+    return 2 * N_PROJECTIONS  # the sum is Q K^T
 """,
     "ch05.multi_head_attention": """
 def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):

@@ -89,7 +89,7 @@ def _heads_from_averaged_weights(inputs):
 
 PROMISES = {
     "ch05.weights_from_dealt_heads": _dealt_weights,
-    "ch05.predict_heads_for_three_lookups": _nothing,
+    "ch05.predict_summed_scores_rank": _nothing,
     "ch05.multi_head_attention": _mha,
     "ch05.predict_causal_top_keys": _nothing,
     "ch05.merge_single_heads": _single_heads,

@@ -44,18 +44,18 @@ CORRECT = {
                 return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order, :]
         """,
     },
-    "ch05.predict_heads_for_three_lookups": {
+    "ch05.predict_summed_scores_rank": {
         "an expression": """
-            def predict_heads_for_three_lookups():
-                return 2**2
+            def predict_summed_scores_rank():
+                return 4 * 2
         """,
         "a float": """
-            def predict_heads_for_three_lookups():
-                return 4.0
+            def predict_summed_scores_rank():
+                return 8.0
         """,
         "a numpy integer": """
-            def predict_heads_for_three_lookups():
-                return np.int64(2 * 2)
+            def predict_summed_scores_rank():
+                return np.int64(8)
         """,
     },
     "ch05.predict_causal_top_keys": {
@@ -259,14 +259,18 @@ WRONG = {
                 return W_q[order], W_k[order], W_v[order], W_o[order]
         """,
     },
-    "ch05.predict_heads_for_three_lookups": {
-        "one head per lookup, 3": """
-            def predict_heads_for_three_lookups():
-                return 3
-        """,
-        "the chapter's 2": """
-            def predict_heads_for_three_lookups():
+    "ch05.predict_summed_scores_rank": {
+        "one head's bound": """
+            def predict_summed_scores_rank():
                 return 2
+        """,
+        "the matrix's size": """
+            def predict_summed_scores_rank():
+                return 10
+        """,
+        "the head count": """
+            def predict_summed_scores_rank():
+                return 4
         """,
     },
     "ch05.predict_causal_top_keys": {

@@ -143,52 +143,44 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.2 heads for three lookups (predict)
+# ----------------------------------------------------------------------------- 5.2 the heads' scores added up (predict)
 register(
     Exercise(
-        id="ch05.predict_heads_for_three_lookups",
+        id="ch05.predict_summed_scores_rank",
         number="5.2",
-        title="predict the heads a three-lookup task needs",
+        title="predict the rank of the heads' scores added up",
         points=1,
-        function="predict_heads_for_three_lookups",
+        function="predict_summed_scores_rank",
         stub=STUB_LINE,
         kind="predict",
-        hint="how many sharp lookups can one head make per query, and which head counts does "
-        "ac.MultiHeadAttention(32, n_heads) accept?",
-        description="Change the chapter's experiment: at every position the model must output "
-        "three earlier tokens, $x_{t-1}$, $x_{t-2}$ and $x_{t-4}$, through three read-outs, with the "
-        "same single causal layer `ac.MultiHeadAttention(32, n_heads)` ($d_{model} = 32$). Every "
-        "lookup needs a head of its own that puts nearly all of its weight on that one key. What "
-        "is the smallest `n_heads` the layer can be built with that allows this? Return the number "
-        "(exact).",
+        hint="write the sum over heads of Q_h K_h^T with the whole Q and K",
+        description="A multi-head self-attention layer with $d_{model} = 8$ and $H = 4$ heads of width "
+        "$d_{head} = 2$ reads $L = 10$ tokens, no mask. Add up its four heads' score matrices "
+        "$Q_h K_h^\\top$ (before the scale and the softmax, each `(10, 10)`). At most what rank "
+        "can that sum have, whatever the weights and the tokens? Return the number (exact).",
         solution='''
-            def predict_heads_for_three_lookups():
-                """The smallest n_heads of MultiHeadAttention(32, n_heads) with one head per lookup."""
+            def predict_summed_scores_rank():
+                """The largest rank of sum_h Q_h K_h^T: d_model = 8, H = 4, L = 10."""
                 ### BEGIN SOLUTION
-                # one sharp distribution per head and query: at least 3 heads; n_heads must divide 32
-                return 4
+                # sum_h Q_h K_h^T = Q K^T with the whole (10, 8) Q and K: rank at most 8, and
+                # random weights reach it
+                return 8
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(4),
-        public_cases=lambda: grouped("the count", Case("three lookups, d_model = 32")),
+        reference=lambda: np.array(8),
+        public_cases=lambda: grouped("the count", Case("d_model = 8, H = 4, L = 10")),
         diagnoses=(
             Diagnosis(
-                "MultiHeadAttention(32, n_heads) cannot be built with that many heads",
-                name="a head count the layer cannot take",
-                hint="n_heads must divide d_model = 32",
-                variant=lambda: np.array(3),
-            ),
-            Diagnosis(
-                "with that many heads, some lookup has no head of its own",
-                name="fewer heads than lookups",
-                hint="one head gives each query one distribution over the keys",
+                "that bounds one head's scores; the sum is another matrix",
+                name="one head's bound",
+                hint="the sum over heads of Q_h K_h^T is Q K^T",
                 variant=lambda: np.array(2),
             ),
             Diagnosis(
-                "that layer works, but it is not the smallest that does",
-                name="more heads than needed",
-                hint="list the divisors of 32 that are at least the number of lookups",
-                variant=lambda: np.array(8),
+                "no sum of these four matrices has that rank",
+                name="the matrix's size",
+                hint="Q and K are (10, 8): what bounds the rank of Q K^T?",
+                variant=lambda: np.array(10),
             ),
         ),
     )
