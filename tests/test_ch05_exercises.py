@@ -74,8 +74,8 @@ def test_5_5_s_reference_is_one_layer_that_adds_the_single_head_modules(d_model,
     W_o = rng.normal(size=(n_heads, d_head, d_model))
     x = rng.normal(size=(2, 4, d_model))
     added = 0
-    for h in range(n_heads):  # the old model: separate single-head modules, outputs added
-        s = (x @ W_q[h]) @ np.swapaxes(x @ W_k[h], -1, -2) / np.sqrt(d_head)
+    for h in range(n_heads):  # the old model: single-head modules scaled by the model's width, added
+        s = (x @ W_q[h]) @ np.swapaxes(x @ W_k[h], -1, -2) / np.sqrt(d_model)
         w = np.exp(s - s.max(-1, keepdims=True))
         added = added + (w / w.sum(-1, keepdims=True)) @ (x @ W_v[h]) @ W_o[h]
     merged = get("ch05.merge_single_heads").reference(W_q, W_k, W_v, W_o)

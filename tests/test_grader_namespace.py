@@ -217,7 +217,7 @@ def predict_causal_top_keys():
     "ch05.merge_single_heads": """
 def merge_single_heads(W_q, W_k, W_v, W_o):
     q, k, v = (rearrange(torch.as_tensor(W), "h d e -> d (h e)").numpy() for W in (W_q, W_k, W_v))
-    return q, k, v, rearrange(torch.as_tensor(W_o), "h e d -> (h e) d").numpy()
+    return q / math.sqrt(len(W_q)), k, v, rearrange(torch.as_tensor(W_o), "h e d -> (h e) d").numpy()
 """,
     "ch05.heads_from_averaged_weights": """
 def heads_from_averaged_weights(q, k, weights):

@@ -118,17 +118,19 @@ CORRECT = {
                     block = slice(h * d_head, (h + 1) * d_head)
                     out[0][:, block], out[1][:, block], out[2][:, block] = W_q[h], W_k[h], W_v[h]
                     out[3][block, :] = W_o[h]
+                out[0] /= np.sqrt(H)  # modules divide by sqrt(d_model) = sqrt(H) * sqrt(d_head)
                 return tuple(out)
         """,
         "rearrange in torch float32": """
             def merge_single_heads(W_q, W_k, W_v, W_o):
                 t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
                 q, k, v = (rearrange(W, "h d e -> d (h e)") for W in t[:3])
-                return q, k, v, rearrange(t[3], "h e d -> (h e) d")
+                H, d, d_head = t[0].shape
+                return q * (d_head / d) ** 0.5, k, v, rearrange(t[3], "h e d -> (h e) d")
         """,
         "hstack and vstack": """
             def merge_single_heads(W_q, W_k, W_v, W_o):
-                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
+                return np.hstack(W_q) / math.sqrt(len(W_q)), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
         """,
         "transpose and reshape, helper in an added cell": [
             """
@@ -138,7 +140,9 @@ CORRECT = {
             """,
             """
             def merge_single_heads(W_q, W_k, W_v, W_o):
-                return _side_by_side_55(W_q), _side_by_side_55(W_k), _side_by_side_55(W_v), W_o.reshape(-1, W_o.shape[-1])
+                scale = math.sqrt(W_q.shape[-1] / W_q.shape[1])  # sqrt(d_head / d_model)
+                q, k, v = _side_by_side_55(W_q) * scale, _side_by_side_55(W_k), _side_by_side_55(W_v)
+                return q, k, v, W_o.reshape(-1, W_o.shape[-1])
             """,
         ],
     },
@@ -317,6 +321,14 @@ WRONG = {
         """,
     },
     "ch05.merge_single_heads": {
+        "the modules' scale left out": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
+        """,
+        "the scale on W_o instead of W_q": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o) / math.sqrt(len(W_q))
+        """,
         "reshaped without moving the head axis": """
             def merge_single_heads(W_q, W_k, W_v, W_o):
                 H, d, d_head = W_q.shape
@@ -326,7 +338,7 @@ WRONG = {
             def merge_single_heads(W_q, W_k, W_v, W_o):
                 H, d, d_head = W_q.shape
                 q, k, v = (np.stack(list(W), axis=-1).reshape(d, d) for W in (W_q, W_k, W_v))
-                return q, k, v, np.stack(list(W_o), axis=1).reshape(d, d)
+                return q / np.sqrt(H), k, v, np.stack(list(W_o), axis=1).reshape(d, d)
         """,
         "W_o's blocks side by side, transposed": """
             def merge_single_heads(W_q, W_k, W_v, W_o):

@@ -321,9 +321,11 @@ register(
 
 
 # ----------------------------------------------------------------------------- 5.5 separate single-head modules merged into one layer
-def _merge_heads_weights(W_q, W_k, W_v, W_o, *, dealt=False, o_dealt=None):
+def _merge_heads_weights(W_q, W_k, W_v, W_o, *, dealt=False, o_dealt=None, q_factor=-0.5):
     """(H, d_model, d_head) projections and (H, d_head, d_model) outputs -> four (d_model, d_model).
 
+    The modules scale their scores by 1/sqrt(d_model), the merged layer by 1/sqrt(d_head): W_q
+    takes the factor H ** q_factor (-1/2 is right; 0 leaves the scale out, 1/2 inverts it).
     ``dealt``: module h's features go to columns h, h + H, ... (and rows of W_o, unless ``o_dealt``
     says otherwise).
     """
@@ -331,6 +333,7 @@ def _merge_heads_weights(W_q, W_k, W_v, W_o, *, dealt=False, o_dealt=None):
     cols = [np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v)]  # (d_model, H * d_head)
     if dealt:
         cols = [np.stack(list(W), axis=-1).reshape(W.shape[1], -1) for W in (W_q, W_k, W_v)]  # e*H + h
+    cols[0] = cols[0] * float(np.shape(W_q)[0]) ** q_factor  # sqrt(d_head / d_model) = 1 / sqrt(H)
     rows = np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
     if o_dealt:
         rows = np.stack(list(W_o), axis=1).reshape(-1, W_o.shape[-1])  # row e*H + h
@@ -368,23 +371,27 @@ register(
         function="merge_single_heads",
         stub=STUB_LINE,
         needs=MHA_NEEDS,
-        hint="what does concat(heads) @ W_o add up, head by head?",
+        hint="what does concat(heads) @ W_o add up, head by head, and by what does each side divide its scores?",
         description="An older model keeps its attention as $H$ separate single-head modules (in an "
         "`nn.ModuleList`) and adds their outputs. Module $h$ has its own `W_q[h]`, `W_k[h]`, "
         "`W_v[h]`, each `(d_model, d_head)`, and its own output matrix `W_o[h] (d_head, d_model)`, all "
-        "used as `x @ W`; it attends with the scale $1/\\sqrt{d_{head}}$, and $H\\,d_{head} = d_{model}$. "
-        "The inputs are those matrices stacked: `W_q`, `W_k`, `W_v` `(H, d_model, d_head)` and `W_o` "
-        "`(H, d_head, d_model)`. Return `(W_q, W_k, W_v, W_o)`, each `(d_model, d_model)`, for one "
-        "multi-head layer of this course (5.3, $H$ heads) that computes the same output for every "
-        "`x`, its head $h$ being module $h$, with the modules' numbers moved, not recomputed, and "
-        "each module's features kept in their order.",
+        "used as `x @ W`, with $H\\,d_{head} = d_{model}$; its author divided every module's scores "
+        "by $\\sqrt{d_{model}}$. The inputs are those matrices stacked: `W_q`, `W_k`, `W_v` "
+        "`(H, d_model, d_head)` and `W_o` `(H, d_head, d_model)`. Return `(W_q, W_k, W_v, W_o)`, each "
+        "`(d_model, d_model)`, for one multi-head layer of this course (5.3, $H$ heads) that computes "
+        "the same output for every `x`, its head $h$ being module $h$: `W_k`, `W_v` and `W_o` hold "
+        "the modules' numbers, moved, each module's features kept in their order, and `W_q` holds "
+        "whatever else makes the two equal.",
         solution='''
             def merge_single_heads(W_q, W_k, W_v, W_o):
                 """H single-head modules whose outputs add -> one multi-head layer's four matrices."""
                 ### BEGIN SOLUTION
+                H, d_model, d_head = W_q.shape
                 # head h owns columns h*d_head:(h+1)*d_head of the projections ...
                 W_q, W_k, W_v = (np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v))  # (d, d)
-                # ... and its output meets rows h*d_head:(h+1)*d_head of W_o: the sum over heads
+                # the merged layer divides by sqrt(d_head), the modules by sqrt(d_model): W_q keeps the rest
+                W_q = W_q * np.sqrt(d_head / d_model)
+                # ... and head h's output meets rows h*d_head:(h+1)*d_head of W_o: the sum over heads
                 return W_q, W_k, W_v, np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
                 ### END SOLUTION
         ''',
@@ -406,6 +413,22 @@ register(
                 name="W_o's rows in another order than the heads",
                 hint="stack W_o[0], W_o[1], ... one under the other (np.concatenate(list(W_o), axis=0))",
                 variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, o_dealt=True),
+            ),
+            Diagnosis(
+                "W_k, W_v and W_o are right; W_q is the modules' numbers side by side: would the merged "
+                "layer's weights be as sharp as the modules'?",
+                name="the modules' scale left out",
+                hint="the modules divide their scores by sqrt(d_model), the merged layer by sqrt(d_head): "
+                "multiply W_q by sqrt(d_head / d_model)",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, q_factor=0.0),
+            ),
+            Diagnosis(
+                "W_k, W_v and W_o are right; W_q is scaled the wrong way: are the merged layer's "
+                "weights now sharper or flatter than the modules'?",
+                name="the scale folded in upside down",
+                hint="the merged layer already divides by sqrt(d_head), more weakly than the modules' "
+                "sqrt(d_model): W_q must shrink, by sqrt(d_head / d_model)",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, q_factor=0.5),
             ),
         ),
     )
