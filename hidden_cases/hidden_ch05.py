@@ -3,7 +3,6 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.ch05 import _lookup_maps, _saved_maps
 
 
 def _kinds(cases, *groups):
@@ -21,44 +20,32 @@ def _weights(rng, d, dtype=np.float64):
     return {name: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for name in names}
 
 
-def heads_for_lookups():
+def weights_from_dealt_heads():
     rng = np.random.default_rng(1501)
+
+    def case(label, d, H, dtype=np.float64):
+        return Case(label, **_weights(rng, d, dtype), n_heads=H)
+
     return _kinds(
         [
-            Case(
-                "2 heads, lookups t-1, t-3, t-5, one head split",
-                weights=_lookup_maps(rng, 2, 9, [{1: 3.5, 3: 3.5}, {5: 8.0}]),
-                offsets=np.array([1, 3, 5]),
-                threshold=0.5,
-            ),
-            Case(
-                "float32 maps, 2 heads, lookups t-2, t-1",
-                weights=_lookup_maps(rng, 4, 7, [{2: 6.0}, {1: 6.0}]).astype(np.float32),
-                offsets=np.array([2, 1]),
-                threshold=0.5,
-            ),
-            Case(
-                "8 heads, 3 lookups, one served twice",
-                weights=_lookup_maps(rng, 2, 10, [{}, {3: 6.0}, {1: 5.0}, {}, {1: 7.0}, {}, {2: 6.0}, {}]),
-                offsets=np.array([1, 2, 3]),
-                threshold=0.7,
-            ),
-            Case(
-                "the chapter's saved maps, H = 2, lookups t-1, t-2, t-3",
-                weights=_saved_maps("2"),
-                offsets=np.array([1, 2, 3]),
-                threshold=0.5,
-            ),
+            case("d_model=16, 2 heads of width 8", 16, 2),
+            case("d_model=12, 6 heads of width 2", 12, 6),
+            case("d_model=6, 6 heads of width 1", 6, 6),
+            case("d_model=8, 2 heads of width 4", 8, 2),
+            case("d_model=3, one head", 3, 1),
+            case("float32, d_model=10, 5 heads of width 2", 10, 5, np.float32),
         ],
-        "two heads, three lookups",
-        "two heads, three lookups",
-        "more heads than lookups",
-        "the chapter's saved maps (seed 0)",
+        "several heads",
+        "several heads",
+        "edge counts",
+        "edge counts",
+        "edge counts",
+        "dtype",
     )
 
 
-def predict_heads_for_three_lookups():
-    return _kinds([Case("three lookups, d_model = 32")], "the count")
+def predict_summed_scores_rank():
+    return _kinds([Case("d_model = 8, H = 4, L = 10")], "the count")
 
 
 def multi_head_attention():
@@ -84,26 +71,32 @@ def multi_head_attention():
     )
 
 
-def weights_from_torch():
+def merge_single_heads():
     rng = np.random.default_rng(1505)
+
+    def case(label, d, H, dtype=np.float64):
+        d_head = d // H
+        proj = {
+            n: (rng.normal(size=(H, d, d_head)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v")
+        }
+        return Case(label, **proj, W_o=(rng.normal(size=(H, d_head, d)) / np.sqrt(d)).astype(dtype))
+
     return _kinds(
         [
-            Case(
-                "d_model=2", in_proj_weight=rng.normal(size=(6, 2)), out_proj_weight=rng.normal(size=(2, 2))
-            ),
-            Case(
-                "d_model=8, float32",
-                in_proj_weight=rng.normal(size=(24, 8)).astype(np.float32),
-                out_proj_weight=rng.normal(size=(8, 8)).astype(np.float32),
-            ),
+            case("6 modules, d_model=12, d_head=2", 12, 6),
+            case("2 modules, d_model=10, d_head=5", 10, 2),
+            case("5 modules of width 1", 5, 5),
+            case("float32, 3 modules, d_model=12, d_head=4", 12, 3, np.float32),
         ],
-        "weights",
-        "weights",
+        "modules",
+        "modules",
+        "modules",
+        "modules",
     )
 
 
-def predict_kdim_vdim_parameters():
-    return _kinds([Case("embed_dim=64, kdim=32, vdim=48, biases")], "the count")
+def predict_causal_top_keys():
+    return _kinds([Case("causal, d_head = 1, L = 12")], "the count")
 
 
 def mha_forward():
@@ -125,7 +118,11 @@ def mha_forward():
                 **_weights(rng, 8, np.float32),
                 n_heads=2,
             ),
+            Case("one head, d_model=6", x=rng.normal(size=(2, 3, 6)), **_weights(rng, 6), n_heads=1),
+            Case("d_head = 1, 5 heads", x=rng.normal(size=(1, 4, 5)), **_weights(rng, 5), n_heads=5),
         ],
+        "heads",
+        "heads",
         "heads",
         "heads",
         "heads",
@@ -133,11 +130,11 @@ def mha_forward():
 
 
 HIDDEN = {
-    "ch05.heads_for_lookups": heads_for_lookups,
-    "ch05.predict_heads_for_three_lookups": predict_heads_for_three_lookups,
+    "ch05.weights_from_dealt_heads": weights_from_dealt_heads,
+    "ch05.predict_summed_scores_rank": predict_summed_scores_rank,
     "ch05.multi_head_attention": multi_head_attention,
-    "ch05.predict_kdim_vdim_parameters": predict_kdim_vdim_parameters,
-    "ch05.weights_from_torch": weights_from_torch,
+    "ch05.predict_causal_top_keys": predict_causal_top_keys,
+    "ch05.merge_single_heads": merge_single_heads,
     "ch05.mha_forward": mha_forward,
 }
 

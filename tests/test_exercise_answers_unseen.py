@@ -118,10 +118,10 @@ NEW_SITUATIONS = {
     },
     "ch05": {
         "ch05.heads_from_averaged_weights": "a layer's head count recovered from its head-averaged maps",
-        "ch05.heads_for_lookups": "reading trained maps for lookups the experiment did not train",
-        "ch05.predict_heads_for_three_lookups": "the head count a three-lookup task needs at d_model 32",
-        "ch05.predict_kdim_vdim_parameters": "nn.MultiheadAttention with kdim and vdim",
-        "ch05.mha_forward": "heads that own combs of columns, a bug the chapter does not show",
+        "ch05.weights_from_dealt_heads": "weights of a layer whose heads are dealt features in turn, moved into the course's layout",
+        "ch05.predict_summed_scores_rank": "the rank of the heads' score matrices added up",
+        "ch05.predict_causal_top_keys": "the width-1 head's two-key limit under a causal mask",
+        "ch05.mha_forward": "the layer with each head's W_V and W_O folded into one matrix, a form the chapter does not show",
     },
     "ch06": {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",

@@ -193,17 +193,15 @@ def to_heads(t, n_heads):
 """
 
 ANSWERS = {
-    "ch05.heads_for_lookups": """
-def heads_for_lookups(weights, offsets, threshold):
-    w = torch.as_tensor(weights, dtype=torch.float64)
-    t = torch.arange(int(max(offsets)), w.shape[-1])
-    shares = torch.stack([w[..., t, t - int(d)].mean(dim=(0, -1)) for d in offsets])
-    found = torch.where(shares.amax(dim=1) > threshold, shares.argmax(dim=1), -1)
-    return found.numpy()
+    "ch05.weights_from_dealt_heads": """
+def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+    t = [torch.as_tensor(W, dtype=torch.float64) for W in (W_q, W_k, W_v, W_o)]
+    q, k, v = (rearrange(W, "i (e h) -> i (h e)", h=n_heads).numpy() for W in t[:3])
+    return q, k, v, rearrange(t[3], "(e h) o -> (h e) o", h=n_heads).numpy()
 """,
-    "ch05.predict_heads_for_three_lookups": """
-def predict_heads_for_three_lookups():
-    return N_PROJECTIONS  # the smallest divisor of 32 that is at least 3
+    "ch05.predict_summed_scores_rank": """
+def predict_summed_scores_rank():
+    return 2 * N_PROJECTIONS  # the sum is Q K^T
 """,
     "ch05.multi_head_attention": """
 def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
@@ -212,17 +210,14 @@ def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
     weights = F.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
     return (ac.merge_heads(weights @ v) @ t(W_o)).numpy(), weights.numpy()
 """,
-    "ch05.predict_kdim_vdim_parameters": """
-def predict_kdim_vdim_parameters():
-    return math.prod((64, 64 + 32 + 48 + 64)) + N_PROJECTIONS * 64
+    "ch05.predict_causal_top_keys": """
+def predict_causal_top_keys():
+    return 3 * N_PROJECTIONS  # every query its own key
 """,
-    "ch05.weights_from_torch": """
-def weights_from_torch(in_proj_weight, out_proj_weight):
-    W_q, W_k, W_v = torch.as_tensor(in_proj_weight).chunk(3, dim=0)
-    out = nn.Linear(*out_proj_weight.shape[::-1], bias=False, dtype=torch.float64)
-    with torch.no_grad():
-        out.weight.copy_(torch.as_tensor(out_proj_weight))
-    return W_q.T.numpy(), W_k.T.numpy(), W_v.T.numpy(), out.weight.detach().T.numpy()
+    "ch05.merge_single_heads": """
+def merge_single_heads(W_q, W_k, W_v, W_o):
+    q, k, v = (rearrange(torch.as_tensor(W), "h d e -> d (h e)").numpy() for W in (W_q, W_k, W_v))
+    return q / math.sqrt(len(W_q)), k, v, rearrange(torch.as_tensor(W_o), "h e d -> (h e) d").numpy()
 """,
     "ch05.heads_from_averaged_weights": """
 def heads_from_averaged_weights(q, k, weights):

@@ -367,7 +367,7 @@ def test_the_references_agree_with_the_package_and_torch():
         expected = cached_attention(q[b], k_new[b], v_new[b], cache)
         np.testing.assert_allclose(out[b], expected, rtol=1e-10)
         np.testing.assert_allclose(k_after[b, : t + 1], cache.k, rtol=0)
-    # the head-split fix is ac.MultiHeadAttention with the same weights (x @ W, no biases)
+    # 5.7 fixed is ac.MultiHeadAttention with the same weights (x @ W, no biases)
     from attncourse import MultiHeadAttention
 
     x, Ws = n(size=(2, 5, 8)), [n(size=(8, 8)) / 3 for _ in range(4)]
@@ -379,9 +379,10 @@ def test_the_references_agree_with_the_package_and_torch():
     ref_out, ref_weights = _answer("ch05.mha_forward", x, *Ws, 4)
     np.testing.assert_allclose(ref_out, out.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ref_weights, weights.numpy(), rtol=1e-10, atol=1e-12)
-    # nn.MultiheadAttention with keys and values of other widths
-    layer = torch.nn.MultiheadAttention(64, 4, kdim=32, vdim=48)
-    assert _answer("ch05.predict_kdim_vdim_parameters") == sum(p.numel() for p in layer.parameters())
+    # a causal head of width 1: increasing keys and positive queries put each query's top on its own key
+    k_1, q_1 = np.arange(12.0), np.ones(12)
+    scores = np.where(np.tril(np.ones((12, 12), bool)), q_1[:, None] * k_1[None, :], -np.inf)
+    assert _answer("ch05.predict_causal_top_keys") == len(set(scores.argmax(-1).tolist())) == 12
     # merging the two halves' states gives attention over all keys
     s, v = n(size=(3, 9)), n(size=(9, 2))
     from attncourse.exercises.chapters.ch09 import _partial

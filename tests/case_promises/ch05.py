@@ -14,22 +14,17 @@ def _nothing(inputs):
     return [] if not inputs else [f"a predict exercise takes no inputs, got {sorted(inputs)}"]
 
 
-def _heads_for_lookups(inputs):
-    w, offsets, threshold = inputs["weights"], np.asarray(inputs["offsets"]), inputs["threshold"]
-    out = r.dtype_in("weights", w, FLOATS) + r.ndim_in("weights", w, (4,)) + r.finite("weights", w)
-    out += r.integer("offsets", offsets) + r.ndim_in("offsets", offsets, (1,))
-    a = np.asarray(w, dtype=np.float64)
-    L = a.shape[-1]
-    if a.shape[-2] != L:
-        out.append("weights is not (B, H, L, L)")
-    if np.any(np.triu(a[..., :, :], 1) != 0):
-        out.append("weights are not causal: a query puts weight on a later key")
-    if not np.allclose(a.sum(-1), 1, atol=1e-2):  # the saved maps are rounded to 3 decimals
-        out.append("a row of weights does not sum to 1")
-    if offsets.size and (offsets.min() < 1 or offsets.max() >= L):
-        out.append("an offset d is outside 1 .. L - 1: no query t >= max(offsets) has key t - d")
-    if not isinstance(threshold, (float, int, np.floating)) or not 0 <= threshold < 1:
-        out.append("threshold is not a weight in [0, 1)")
+def _dealt_weights(inputs):
+    """5.1: four (d_model, d_model) float matrices of one dtype and a head count that divides d_model."""
+    n = inputs["n_heads"]
+    d = np.shape(inputs["W_q"])[0]
+    out = r.integer("n_heads", n)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        w = inputs[name]
+        out += r.shape_is(name, w, (d, d)) + r.finite(name, w) + r.dtype_in(name, w, FLOATS)
+        out += r.dtype_in(name, w, (str(np.asarray(inputs["W_q"]).dtype),))  # one precision per case
+    if not out and (n < 1 or d % n):
+        out.append(f"n_heads = {n} does not divide d_model = {d}")
     return out
 
 
@@ -45,16 +40,25 @@ def _mha(inputs, spec_heads=True):
     return out
 
 
-def _weights_from_torch(inputs):
-    w_in, w_out = inputs["in_proj_weight"], inputs["out_proj_weight"]
-    d = np.shape(w_out)[0]
-    return (
-        r.shape_is("in_proj_weight", w_in, (3 * d, d))
-        + r.shape_is("out_proj_weight", w_out, (d, d))
-        + r.dtype_in("in_proj_weight", w_in, FLOATS)
-        + r.finite("in_proj_weight", w_in)
-        + r.finite("out_proj_weight", w_out)
-    )
+def _single_heads(inputs):
+    """5.5: H modules' (d_model, d_head) projections and (d_head, d_model) outputs, H * d_head = d_model."""
+    W_q = inputs["W_q"]
+    out = r.ndim_in("W_q", W_q, (3,))
+    if out:
+        return out
+    H, d, d_head = np.shape(W_q)
+    for name, shape in (
+        ("W_q", (H, d, d_head)),
+        ("W_k", (H, d, d_head)),
+        ("W_v", (H, d, d_head)),
+        ("W_o", (H, d_head, d)),
+    ):
+        w = inputs[name]
+        out += r.shape_is(name, w, shape) + r.finite(name, w) + r.dtype_in(name, w, FLOATS)
+        out += r.dtype_in(name, w, (str(np.asarray(W_q).dtype),))  # one precision per case
+    if H * d_head != d:
+        out.append(f"H * d_head = {H * d_head} is not d_model = {d}")
+    return out
 
 
 def _heads_from_averaged_weights(inputs):
@@ -84,11 +88,11 @@ def _heads_from_averaged_weights(inputs):
 
 
 PROMISES = {
-    "ch05.heads_for_lookups": _heads_for_lookups,
-    "ch05.predict_heads_for_three_lookups": _nothing,
+    "ch05.weights_from_dealt_heads": _dealt_weights,
+    "ch05.predict_summed_scores_rank": _nothing,
     "ch05.multi_head_attention": _mha,
-    "ch05.predict_kdim_vdim_parameters": _nothing,
-    "ch05.weights_from_torch": _weights_from_torch,
+    "ch05.predict_causal_top_keys": _nothing,
+    "ch05.merge_single_heads": _single_heads,
     "ch05.heads_from_averaged_weights": _heads_from_averaged_weights,
     "ch05.mha_forward": _mha,
 }

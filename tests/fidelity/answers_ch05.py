@@ -1,76 +1,75 @@
 """Chapter 5 (multi-head attention): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch05.heads_for_lookups": {
-        "loops over offsets and heads": """
-            def heads_for_lookups(weights, offsets, threshold):
-                B, H, L, _ = weights.shape
-                first = max(offsets)
-                result = []
-                for d in offsets:
-                    means = [np.mean([weights[b, h, t, t - d] for b in range(B) for t in range(first, L)])
-                             for h in range(H)]
-                    best = int(np.argmax(means))
-                    result.append(best if means[best] > threshold else -1)
-                return np.array(result)
+    "ch05.weights_from_dealt_heads": {
+        "loops over heads and places": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                d_head = d // n_heads
+                order = [e * n_heads + h for h in range(n_heads) for e in range(d_head)]
+                q, k, v, o = (np.empty_like(W) for W in (W_q, W_k, W_v, W_o))
+                for new, old in enumerate(order):
+                    q[:, new], k[:, new], v[:, new] = W_q[:, old], W_k[:, old], W_v[:, old]
+                    o[new] = W_o[old]
+                return q, k, v, o
         """,
-        "torch with the chapter's torch import": """
-            def heads_for_lookups(weights, offsets, threshold):
-                w = torch.as_tensor(weights)
-                t = torch.arange(int(max(offsets)), w.shape[-1])
-                shares = torch.stack([w[:, :, t, t - int(d)].mean(dim=(0, 2)) for d in offsets])  # (n, H)
-                best = shares.argmax(dim=1)
-                return torch.where(shares.max(dim=1).values > threshold, best, torch.full_like(best, -1))
+        "rearrange, in torch float32": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
+                cols = "i (e h) -> i (h e)"  # the library's feature e*H + h becomes h*d_head + e
+                q, k, v = (rearrange(W, cols, h=n_heads) for W in t[:3])
+                o = rearrange(t[3], "(e h) o -> (h e) o", h=n_heads)
+                return q, k, v, o
         """,
-        "helper in an added cell, diagonals": [
+        "a permutation matrix, helper in an added cell": [
             """
-            def _offset_diagonal_51(weights, d, first):
-                # weights[..., t, t - d] for t >= first: the d-th diagonal below the main one
-                diag = np.diagonal(weights, offset=-d, axis1=-2, axis2=-1)  # (B, H, L - d)
-                return diag[..., first - d:]
+            def _dealt_to_blocks_51(d, n_heads):
+                # P[j, p] = 1 where the course's feature p is the library's feature j
+                P = np.zeros((d, d))
+                for p in range(d):
+                    h, e = divmod(p, d // n_heads)
+                    P[e * n_heads + h, p] = 1.0
+                return P
             """,
             """
-            def heads_for_lookups(weights, offsets, threshold):
-                first = max(offsets)
-                shares = np.stack([_offset_diagonal_51(weights, d, first).mean(axis=(0, 2)) for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                P = _dealt_to_blocks_51(W_q.shape[0], n_heads)
+                return W_q @ P, W_k @ P, W_v @ P, P.T @ W_o
             """,
         ],
-        "float32 with rearrange": """
-            def heads_for_lookups(weights, offsets, threshold):
-                w = rearrange(np.asarray(weights, dtype=np.float32), "b h q k -> h b q k")
-                t = np.arange(max(offsets), w.shape[-1])
-                shares = np.array([[w[h][:, t, t - d].mean() for h in range(w.shape[0])] for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+        "argsort of the head of each feature": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                head_of = np.arange(W_q.shape[0]) % n_heads  # the library's head of each feature
+                order = np.argsort(head_of, kind="stable")  # by head, each head's features in order
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order, :]
         """,
     },
-    "ch05.predict_heads_for_three_lookups": {
+    "ch05.predict_summed_scores_rank": {
         "an expression": """
-            def predict_heads_for_three_lookups():
-                return 2**2
+            def predict_summed_scores_rank():
+                return 4 * 2
         """,
         "a float": """
-            def predict_heads_for_three_lookups():
-                return 4.0
+            def predict_summed_scores_rank():
+                return 8.0
         """,
         "a numpy integer": """
-            def predict_heads_for_three_lookups():
-                return np.int64(2 * 2)
+            def predict_summed_scores_rank():
+                return np.int64(8)
         """,
     },
-    "ch05.predict_kdim_vdim_parameters": {
-        "the literal": """
-            def predict_kdim_vdim_parameters():
-                return 13568
-        """,
-        "term by term": """
-            def predict_kdim_vdim_parameters():
-                q, k, v, o = 64 * 64 + 64, 32 * 64 + 64, 48 * 64 + 64, 64 * 64 + 64
-                return q + k + v + o
+    "ch05.predict_causal_top_keys": {
+        "an int": """
+            def predict_causal_top_keys():
+                return 12
         """,
         "a float": """
-            def predict_kdim_vdim_parameters():
-                return float(64 * (64 + 32 + 48 + 64) + 4 * 64)
+            def predict_causal_top_keys():
+                return 12.0
+        """,
+        "a numpy integer from arithmetic": """
+            def predict_causal_top_keys():
+                return np.int64(3 * 4)
         """,
     },
     "ch05.multi_head_attention": {
@@ -110,27 +109,40 @@ CORRECT = {
             """,
         ],
     },
-    "ch05.weights_from_torch": {
-        "torch chunk with the chapter's torch import": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                q, k, v = torch.as_tensor(in_proj_weight).chunk(3, dim=0)
-                return q.T, k.T, v.T, torch.as_tensor(out_proj_weight).T
+    "ch05.merge_single_heads": {
+        "loops and slices": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                H, d, d_head = W_q.shape
+                out = [np.zeros((d, d)) for _ in range(4)]
+                for h in range(H):
+                    block = slice(h * d_head, (h + 1) * d_head)
+                    out[0][:, block], out[1][:, block], out[2][:, block] = W_q[h], W_k[h], W_v[h]
+                    out[3][block, :] = W_o[h]
+                out[0] /= np.sqrt(H)  # modules divide by sqrt(d_model) = sqrt(H) * sqrt(d_head)
+                return tuple(out)
         """,
-        "one transpose, then column blocks": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                d = in_proj_weight.shape[1]
-                t = in_proj_weight.T
-                return t[:, :d], t[:, d : 2 * d], t[:, 2 * d :], out_proj_weight.T
+        "rearrange in torch float32": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
+                q, k, v = (rearrange(W, "h d e -> d (h e)") for W in t[:3])
+                H, d, d_head = t[0].shape
+                return q * (d_head / d) ** 0.5, k, v, rearrange(t[3], "h e d -> (h e) d")
         """,
-        "helper in an added cell": [
+        "hstack and vstack": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q) / math.sqrt(len(W_q)), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
+        """,
+        "transpose and reshape, helper in an added cell": [
             """
-            def _block_55(w, i):
-                d = w.shape[1]
-                return w[i * d : (i + 1) * d].T
+            def _side_by_side_55(W):
+                H, d, d_head = W.shape
+                return W.transpose(1, 0, 2).reshape(d, H * d_head)  # (d, H, d_head) -> (d, H*d_head)
             """,
             """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                return tuple(_block_55(in_proj_weight, i) for i in range(3)) + (out_proj_weight.T,)
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                scale = math.sqrt(W_q.shape[-1] / W_q.shape[1])  # sqrt(d_head / d_model)
+                q, k, v = _side_by_side_55(W_q) * scale, _side_by_side_55(W_k), _side_by_side_55(W_v)
+                return q, k, v, W_o.reshape(-1, W_o.shape[-1])
             """,
         ],
     },
@@ -195,6 +207,17 @@ CORRECT = {
                 weights = torch.softmax(q @ k.transpose(-1, -2) / (D // n_heads) ** 0.5, dim=-1)
                 return (weights @ v).transpose(1, 2).reshape(B, L, D) @ W_o, weights
         """,
+        "folded with W_o transposed first, torch einsum": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                x, W_q, W_k, W_v, W_o = (torch.as_tensor(a) for a in (x, W_q, W_k, W_v, W_o))
+                B, L, D = x.shape
+                d = D // n_heads
+                q, k = ((x @ W).view(B, L, n_heads, d).transpose(1, 2) for W in (W_q, W_k))
+                weights = torch.softmax(q @ k.transpose(-1, -2) / d**0.5, dim=-1)
+                # W_o.T's columns are W_o's rows
+                W_ov = torch.einsum("dhe,fhe->hdf", W_v.reshape(D, n_heads, d), W_o.T.reshape(D, n_heads, d))
+                return torch.einsum("bhls,bsd,hdf->blf", weights, x, W_ov), weights
+        """,
         "helper in an added cell, a loop over heads": [
             """
             def _one_head_57(q, k, v):
@@ -214,54 +237,58 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch05.heads_for_lookups": {
-        "every query, negative keys wrap": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(weights.shape[-1])
-                shares = np.stack([weights[:, :, t, t - d].mean(axis=(0, 2)) for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+    "ch05.weights_from_dealt_heads": {
+        "the order run backwards": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(n_heads, d // n_heads).T.ravel()
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order]
         """,
-        "columns for rows": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(max(offsets), weights.shape[-1])
-                shares = np.stack([weights[:, :, t - d, t].mean(axis=(0, 2)) for d in offsets])
-                return np.where(shares.max(axis=1) > threshold, shares.argmax(axis=1), -1)
+        "W_o left alone": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(d // n_heads, n_heads).T.ravel()
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o
         """,
-        "no threshold": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(max(offsets), weights.shape[-1])
-                shares = np.stack([weights[:, :, t, t - d].mean(axis=(0, 2)) for d in offsets])
-                return shares.argmax(axis=1)
+        "W_o's columns reordered": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(d // n_heads, n_heads).T.ravel()
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[:, order]
         """,
-        "the head with the largest single weight": """
-            def heads_for_lookups(weights, offsets, threshold):
-                t = np.arange(max(offsets), weights.shape[-1])
-                peaks = np.stack([weights[:, :, t, t - d].max(axis=(0, 2)) for d in offsets])
-                return np.where(peaks.max(axis=1) > threshold, peaks.argmax(axis=1), -1)
+        "rows of the projections reordered": """
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                d = W_q.shape[0]
+                order = np.arange(d).reshape(d // n_heads, n_heads).T.ravel()
+                return W_q[order], W_k[order], W_v[order], W_o[order]
         """,
     },
-    "ch05.predict_heads_for_three_lookups": {
-        "one head per lookup, 3": """
-            def predict_heads_for_three_lookups():
-                return 3
-        """,
-        "the chapter's 2": """
-            def predict_heads_for_three_lookups():
+    "ch05.predict_summed_scores_rank": {
+        "one head's bound": """
+            def predict_summed_scores_rank():
                 return 2
         """,
+        "the matrix's size": """
+            def predict_summed_scores_rank():
+                return 10
+        """,
+        "the head count": """
+            def predict_summed_scores_rank():
+                return 4
+        """,
     },
-    "ch05.predict_kdim_vdim_parameters": {
-        "kdim and vdim ignored": """
-            def predict_kdim_vdim_parameters():
-                return 4 * 64 * 64 + 4 * 64
+    "ch05.predict_causal_top_keys": {
+        "the unmasked two": """
+            def predict_causal_top_keys():
+                return 2
         """,
-        "no biases": """
-            def predict_kdim_vdim_parameters():
-                return 64 * 64 + 32 * 64 + 48 * 64 + 64 * 64
+        "one per query but the first": """
+            def predict_causal_top_keys():
+                return 11
         """,
-        "biases of the inputs' widths": """
-            def predict_kdim_vdim_parameters():
-                return 64 * 64 + 32 * 64 + 48 * 64 + 64 * 64 + 64 + 32 + 48 + 64
+        "half of them": """
+            def predict_causal_top_keys():
+                return 6
         """,
     },
     "ch05.multi_head_attention": {
@@ -293,21 +320,29 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o.T, w
         """,
     },
-    "ch05.weights_from_torch": {
-        "not transposed": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)
-                return W_q, W_k, W_v, out_proj_weight
+    "ch05.merge_single_heads": {
+        "the modules' scale left out": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
         """,
-        "out_proj not transposed": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)
-                return W_q.T, W_k.T, W_v.T, out_proj_weight
+        "the scale on W_o instead of W_q": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o) / math.sqrt(len(W_q))
         """,
-        "split along the wrong axis": """
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                W_q, W_k, W_v = np.split(in_proj_weight.T, 3, axis=0)
-                return W_q.T, W_k.T, W_v.T, out_proj_weight.T
+        "reshaped without moving the head axis": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                H, d, d_head = W_q.shape
+                return W_q.reshape(d, d), W_k.reshape(d, d), W_v.reshape(d, d), W_o.reshape(d, d)
+        """,
+        "features dealt": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                H, d, d_head = W_q.shape
+                q, k, v = (np.stack(list(W), axis=-1).reshape(d, d) for W in (W_q, W_k, W_v))
+                return q / np.sqrt(H), k, v, np.stack(list(W_o), axis=1).reshape(d, d)
+        """,
+        "W_o's blocks side by side, transposed": """
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.hstack(W_o).T
         """,
     },
     "ch05.heads_from_averaged_weights": {
@@ -339,17 +374,34 @@ WRONG = {
         """,
     },
     "ch05.mha_forward": {
-        "still dealt out": """
+        "the chapter's W_O block, transposed, in a loop": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                q, k, v = (rearrange(x @ W, "b l (d h) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
-                return rearrange(weights @ v, "b h l d -> b l (h d)") @ W_o, weights
+                d = x.shape[-1] // n_heads
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d))
+                out = 0
+                for h in range(n_heads):
+                    cols = slice(h * d, (h + 1) * d)
+                    out = out + weights[:, h] @ x @ (W_v[:, cols] @ W_o[:, cols].T)
+                return out, weights
         """,
-        "split right, merged dealt out": """
+        "rows, dealt out": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
-                return rearrange(weights @ v, "b h l d -> b l (d h)") @ W_o, weights
+                B, L, d_model = x.shape
+                d_head = d_model // n_heads
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                W_v_heads = W_v.reshape(d_model, n_heads, d_head)
+                W_o_heads = W_o.reshape(d_head, n_heads, d_model)
+                W_ov = np.einsum("dhe,ehf->hdf", W_v_heads, W_o_heads)
+                return np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov), weights
+        """,
+        "one fold for all heads": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                d_head = x.shape[-1] // n_heads
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                return np.einsum("bhls,bsd->bld", weights, x) @ W_v @ W_o, weights
         """,
         "scaled by d_model": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):

@@ -14,242 +14,173 @@ __all__: list = []
 MHA_NEEDS = ("import numpy as np", "from attncourse import softmax, split_heads, merge_heads")
 
 
-# ----------------------------------------------------------------------------- 5.1 which head serves which lookup
-def _lookup_maps(rng, B, L, plan, noise=None):
-    """Causal softmax maps (B, H, L, L): head h adds plan[h][d] to the score of key t - d.
-
-    ``noise``: the standard deviation of each head's random scores (1 for every head by default);
-    a large one makes a head's rows spiky, with single large weights on keys of no lookup.
-    """
-    H = len(plan)
-    spread = np.ones(H) if noise is None else np.asarray(noise, dtype=np.float64)
-    scores = rng.normal(size=(B, H, L, L)) * spread[:, None, None]
-    t = np.arange(L)
-    for h, boosts in enumerate(plan):
-        for d, boost in boosts.items():
-            rows = t[t >= d]
-            scores[:, h, rows, rows - d] += boost
-    scores = np.where(t[None, :] <= t[:, None], scores, -np.inf)  # key j <= query t
-    return softmax(scores)
+# ----------------------------------------------------------------------------- 5.1 weights from a layer whose heads are dealt out
+def _dealt_order(d_model, n_heads):
+    """Index array p: the course's feature h*d_head + e is the dealt layout's feature e*H + h."""
+    return np.arange(d_model).reshape(d_model // n_heads, n_heads).T.ravel()
 
 
-def _lookup_means(weights, offsets, first=None, wrap=False, columns=False, shift=0):
-    w = np.asarray(weights, dtype=np.float64)
-    L = w.shape[-1]
-    offsets = [int(d) for d in offsets]
-    means = []
-    for d in offsets:
-        start = max(offsets) if first is None else first(d)
-        t = np.arange(0 if wrap else start, L)
-        key = t - d + shift
-        picked = w[..., key, t] if columns else w[..., t, key]  # (B, H, n)
-        means.append(picked.mean(axis=(0, -1)))  # (H,)
-    return np.stack(means)  # (n_offsets, H)
+def _from_dealt(W_q, W_k, W_v, W_o, n_heads, *, inverse=False, o="rows", qkv="columns"):
+    """The dealt layer's weights rearranged for the course's layout (and classic wrong ways)."""
+    d = np.shape(W_q)[0]
+    p = np.argsort(_dealt_order(d, n_heads)) if inverse else _dealt_order(d, n_heads)
+    W_q, W_k, W_v, W_o = (np.asarray(W) for W in (W_q, W_k, W_v, W_o))
+    if qkv == "rows":
+        q, k, v = W_q[p], W_k[p], W_v[p]
+    else:
+        q, k, v = W_q[:, p], W_k[:, p], W_v[:, p]
+    o_new = {
+        "rows": lambda: W_o[p],
+        "columns": lambda: W_o[:, p],
+        "both": lambda: W_o[p][:, p],
+        "kept": lambda: W_o,
+    }[o]()
+    return q, k, v, o_new
 
 
-def _heads_for_lookups(weights, offsets, threshold, use_threshold=True, **how):
-    means = _lookup_means(weights, offsets, **how)
-    best = means.argmax(axis=-1)
-    if use_threshold:
-        best = np.where(means.max(axis=-1) > threshold, best, -1)
-    return best.astype(np.int64)
+def _dealt_cases(seed=5101):
+    rng = np.random.default_rng(seed)
 
+    def case(label, d, H, dtype=np.float64):
+        Ws = {n: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v", "W_o")}
+        return Case(label, **Ws, n_heads=H)
 
-def _saved_maps(n_heads):
-    """The experiment's trained maps on one held-out sequence (seed 0): (1, H, L, L)."""
-    from ...results import saved_results
-
-    return np.array(saved_results("heads_two_lookups.json")["maps_seed0"][n_heads]["weights"])[None]
-
-
-def _lookup_cases():
-    rng = np.random.default_rng(501)
     return (
         grouped(
-            "two heads, three lookups",
-            Case(
-                "one head on t-1, the other split over t-2 and t-3",
-                weights=_lookup_maps(rng, 2, 8, [{1: 7.0}, {2: 5.0, 3: 5.0}]),
-                offsets=np.array([1, 2, 3]),
-                threshold=0.5,
-            ),
-            Case(
-                "head 1 on t-1, head 0 on t-3, nobody on t-2",
-                weights=_lookup_maps(rng, 3, 9, [{3: 7.0}, {1: 7.0}]),
-                offsets=np.array([1, 2, 3]),
-                threshold=0.5,
-            ),
+            "several heads",
+            case("d_model=8, 4 heads of width 2", 8, 4),
+            case("d_model=12, 3 heads of width 4", 12, 3),
+            case("d_model=6, 2 heads of width 3", 6, 2),
         )
         + grouped(
-            "the chapter's saved maps (seed 0)",
-            Case(
-                "H = 1, lookups t-1 and t-2",
-                weights=_saved_maps("1"),
-                offsets=np.array([1, 2]),
-                threshold=0.5,
-            ),
-            Case(
-                "H = 4, lookups t-1 and t-2",
-                weights=_saved_maps("4"),
-                offsets=np.array([1, 2]),
-                threshold=0.5,
-            ),
+            "edge counts",
+            case("d_model=9, 3 heads of width 3", 9, 3),
+            case("d_model=4, one head", 4, 1),
+            case("d_model=5, 5 heads of width 1", 5, 5),
+            case("d_model=10, 2 heads of width 5", 10, 2),
         )
-        + grouped(
-            "more heads than lookups",
-            Case(
-                "4 heads, lookups t-1, t-2, t-4",
-                weights=_lookup_maps(rng, 2, 10, [{2: 6.0}, {}, {4: 6.0}, {1: 6.0}]),
-                offsets=np.array([1, 2, 4]),
-                threshold=0.6,
-            ),
-            Case(
-                "3 heads, lookups t-4 and t-1, a lower threshold",
-                weights=_lookup_maps(rng, 1, 12, [{1: 3.0}, {4: 7.0}, {}]),
-                offsets=np.array([4, 1]),
-                threshold=0.3,
-            ),
-            Case(
-                "3 heads, lookups t-1 and t-2, one head spiky",
-                weights=_lookup_maps(rng, 2, 10, [{1: 6.0}, {}, {}], noise=[1.0, 5.0, 1.0]),
-                offsets=np.array([1, 2]),
-                threshold=0.6,
-            ),
-        )
+        + grouped("dtype", case("float32, d_model=12, 4 heads of width 3", 12, 4, np.float32))
     )
 
 
 register(
     Exercise(
-        id="ch05.heads_for_lookups",
+        id="ch05.weights_from_dealt_heads",
         number="5.1",
-        title="which head serves which lookup",
+        title="weights from a layer that deals its features out to the heads",
         points=5,
-        function="heads_for_lookups",
+        function="weights_from_dealt_heads",
         stub=STUB_LINE,
         needs=MHA_NEEDS,
-        hint="for each offset d and head h, average weights[b, h, t, t - d] over b and over t >= max(offsets); "
-        "then pick the head with the largest average, or -1",
-        description="The chapter's experiment read its trained maps by the weight that queries put on "
-        "keys $t-1$ and $t-2$. Here the task has several lookups, `offsets` (e.g. `[1, 2, 3]`: the "
-        "model must output $x_{t-1}$, $x_{t-2}$ and $x_{t-3}$), and the layer's causal maps are "
-        "`weights (B, H, L, L)` (query $t$ on axis -2, key on axis -1) on B held-out sequences. For "
-        "each offset $d$ and head $h$, average the weight that queries $t$ put on key $t - d$, over "
-        "the B sequences and over the queries $t \\ge$ `max(offsets)` (those that have every lookup). "
-        "Return an int array `(len(offsets),)`: for each offset, the head with the largest average "
-        "if that average is above `threshold`, else `-1` (no head serves that lookup). You may call "
-        "`numpy` (and the chapter's `softmax`, `split_heads`, `merge_heads`, though none is needed).",
+        hint="follow feature j of q from the other layer's head j % H to the place it must have in "
+        "this course's layout; then ask the same of the heads' outputs on their way into W_o",
+        description="You load a multi-head self-attention layer from a library that cuts the heads "
+        "differently from this course. There, the projected queries, keys and values are dealt out "
+        "to the heads in turn: feature $j$ goes to head $j \\bmod H$, so head $h$ reads features "
+        "$h, h + H, h + 2H, \\dots$, in that order; and each head's output is put back at the "
+        "positions its features came from before $W_O$ is applied. Its weights `W_q`, `W_k`, "
+        "`W_v`, `W_o` are `(d_model, d_model)`, used as `x @ W` as in this course, and it has "
+        "`n_heads` heads. Return `(W_q, W_k, W_v, W_o)` for this course's layer (head $h$ owns "
+        "features $h\\,d_{head}$ to $(h+1)\\,d_{head}$, as in 5.3) that computes the same thing for "
+        "every `x`: the same `out`, and head $h$'s weights equal to the library's head $h$'s. Move "
+        "the library's numbers, do not recompute them, and keep each head's features in the order "
+        "the library gives them.",
         solution='''
-            def heads_for_lookups(weights, offsets, threshold):
-                """For each offset d: the head whose queries put most weight on key t - d, or -1."""
+            def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
+                """The library's (W_q, W_k, W_v, W_o) rearranged for this course's head layout."""
                 ### BEGIN SOLUTION
-                L = weights.shape[-1]
-                t = np.arange(max(offsets), L)  # the queries that have every lookup
-                found = []
-                for d in offsets:
-                    share = weights[..., t, t - d].mean(axis=(0, -1))  # (B, H, n) -> (H,)
-                    found.append(share.argmax() if share.max() > threshold else -1)
-                return np.array(found, dtype=int)
+                d_model = W_q.shape[0]
+                d_head = d_model // n_heads
+                # the course's feature h*d_head + e is the library's feature e*n_heads + h
+                order = np.arange(d_model).reshape(d_head, n_heads).T.ravel()
+                # q, k, v: features are columns; the heads' outputs meet W_o's rows
+                return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order]
                 ### END SOLUTION
         ''',
-        reference=_heads_for_lookups,
-        public_cases=_lookup_cases,
+        reference=_from_dealt,
+        public_cases=_dealt_cases,
+        outputs=("W_q", "W_k", "W_v", "W_o"),
         diagnoses=(
             Diagnosis(
-                "some of your averages include queries t < d, where t - d is negative and numpy "
-                "reads a key from the end of the row: which queries have a key t - d at all?",
-                name="negative keys wrap around",
-                hint="average only over the queries t >= max(offsets)",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, wrap=True
-                ),
+                "your head h gets features of the library's head h, but not in the order the library "
+                "gives them, or features of other heads: where does the library's feature j end up?",
+                name="the rearrangement run backwards",
+                hint="the course's feature h*d_head + e must be the library's feature e*n_heads + h: "
+                "order = np.arange(d_model).reshape(d_head, n_heads).T.ravel()",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, inverse=True),
             ),
             Diagnosis(
-                "you averaged over the queries t >= d for each offset, so each lookup is averaged "
-                "over another set of queries; the exercise compares them on the same ones",
-                name="a query set per offset",
-                hint="average over the queries t >= max(offsets) for every offset",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, first=lambda d: d
-                ),
+                "W_q, W_k and W_v are right and W_o is not: the heads' outputs arrive at W_o in "
+                "another order now too",
+                name="W_o left as it was",
+                hint="head h's output now sits at features h*d_head:(h+1)*d_head of the concatenation: "
+                "reorder W_o's rows the same way",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, o="kept"),
             ),
             Diagnosis(
-                "you read weights[..., t - d, t]: row t - d is another query; the weight that query "
-                "t puts on key t - d is in row t",
-                name="rows and columns swapped",
-                hint="queries are on axis -2: weights[..., t, t - d]",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, columns=True
-                ),
+                "W_q, W_k and W_v are right and W_o is not: which of W_o's axes does the "
+                "concatenation of the heads meet, in x @ W?",
+                name="W_o's columns reordered",
+                hint="the concatenation is multiplied into W_o's rows: reorder its rows, not its columns",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, o="columns"),
             ),
             Diagnosis(
-                "you read key t - d + 1: offset d means d positions back",
-                name="offset one too small",
-                hint="the lookup x_(t-d) is key t - d",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, shift=1
-                ),
+                "W_q, W_k and W_v are right and W_o is not: the layer's output features are not "
+                "dealt to heads; only its input is the concatenation",
+                name="W_o's rows and columns reordered",
+                hint="reorder W_o's rows only",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, o="both"),
             ),
             Diagnosis(
-                "every lookup got a head, though on some no head holds more than the threshold: "
-                "a head that splits its weight over two keys serves neither",
-                name="no threshold",
-                hint="return -1 where the largest average is not above threshold",
-                variant=lambda weights, offsets, threshold: _heads_for_lookups(
-                    weights, offsets, threshold, use_threshold=False
-                ),
+                "W_q, W_k, W_v are wrong: in x @ W, which axis of W holds the projected features "
+                "that are dealt to the heads?",
+                name="rows of W_q, W_k, W_v reordered",
+                hint="the projected features are the columns of W_q, W_k, W_v",
+                variant=lambda W_q, W_k, W_v, W_o, h: _from_dealt(W_q, W_k, W_v, W_o, h, qkv="rows"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 5.2 heads for three lookups (predict)
+# ----------------------------------------------------------------------------- 5.2 the heads' scores added up (predict)
 register(
     Exercise(
-        id="ch05.predict_heads_for_three_lookups",
+        id="ch05.predict_summed_scores_rank",
         number="5.2",
-        title="predict the heads a three-lookup task needs",
+        title="predict the rank of the heads' scores added up",
         points=1,
-        function="predict_heads_for_three_lookups",
+        function="predict_summed_scores_rank",
         stub=STUB_LINE,
         kind="predict",
-        hint="how many sharp lookups can one head make per query, and which head counts does "
-        "ac.MultiHeadAttention(32, n_heads) accept?",
-        description="Change the chapter's experiment: at every position the model must output "
-        "three earlier tokens, $x_{t-1}$, $x_{t-2}$ and $x_{t-4}$, through three read-outs, with the "
-        "same single causal layer `ac.MultiHeadAttention(32, n_heads)` ($d_{model} = 32$). Every "
-        "lookup needs a head of its own that puts nearly all of its weight on that one key. What "
-        "is the smallest `n_heads` the layer can be built with that allows this? Return the number "
-        "(exact).",
+        hint="write the sum over heads of Q_h K_h^T with the whole Q and K",
+        description="A multi-head self-attention layer with $d_{model} = 8$ and $H = 4$ heads of width "
+        "$d_{head} = 2$ reads $L = 10$ tokens, no mask. Add up its four heads' score matrices "
+        "$Q_h K_h^\\top$ (before the scale and the softmax, each `(10, 10)`). At most what rank "
+        "can that sum have, whatever the weights and the tokens? Return the number (exact).",
         solution='''
-            def predict_heads_for_three_lookups():
-                """The smallest n_heads of MultiHeadAttention(32, n_heads) with one head per lookup."""
+            def predict_summed_scores_rank():
+                """The largest rank of sum_h Q_h K_h^T: d_model = 8, H = 4, L = 10."""
                 ### BEGIN SOLUTION
-                # one sharp distribution per head and query: at least 3 heads; n_heads must divide 32
-                return 4
+                # sum_h Q_h K_h^T = Q K^T with the whole (10, 8) Q and K: rank at most 8, and
+                # random weights reach it
+                return 8
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(4),
-        public_cases=lambda: grouped("the count", Case("three lookups, d_model = 32")),
+        reference=lambda: np.array(8),
+        public_cases=lambda: grouped("the count", Case("d_model = 8, H = 4, L = 10")),
         diagnoses=(
             Diagnosis(
-                "MultiHeadAttention(32, n_heads) cannot be built with that many heads",
-                name="a head count the layer cannot take",
-                hint="n_heads must divide d_model = 32",
-                variant=lambda: np.array(3),
-            ),
-            Diagnosis(
-                "with that many heads, some lookup has no head of its own",
-                name="fewer heads than lookups",
-                hint="one head gives each query one distribution over the keys",
+                "that bounds one head's scores; the sum is another matrix",
+                name="one head's bound",
+                hint="the sum over heads of Q_h K_h^T is Q K^T",
                 variant=lambda: np.array(2),
             ),
             Diagnosis(
-                "that layer works, but it is not the smallest that does",
-                name="more heads than needed",
-                hint="list the divisors of 32 that are at least the number of lookups",
-                variant=lambda: np.array(8),
+                "no sum of these four matrices has that rank",
+                name="the matrix's size",
+                hint="Q and K are (10, 8): what bounds the rank of Q K^T?",
+                variant=lambda: np.array(10),
             ),
         ),
     )
@@ -348,114 +279,156 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.4 keys of another width (predict)
-E_MHA, KDIM, VDIM = 64, 32, 48
+# ----------------------------------------------------------------------------- 5.4 a causal head of width 1 (predict)
+L_CAUSAL = 12
 
 
 register(
     Exercise(
-        id="ch05.predict_kdim_vdim_parameters",
+        id="ch05.predict_causal_top_keys",
         number="5.4",
-        title="predict the size of a layer whose keys and values have other widths",
+        title="predict where a causal head of width 1 can look",
         points=1,
-        function="predict_kdim_vdim_parameters",
+        function="predict_causal_top_keys",
         stub=STUB_LINE,
         kind="predict",
-        hint="W_K maps the keys' 32 features to embed_dim; every projection has a bias of length embed_dim",
-        description="In cross-attention the keys and values may come from a sequence of another "
-        "width. `nn.MultiheadAttention(embed_dim=64, num_heads=4, kdim=32, vdim=48)` (biases on, the "
-        "default) projects queries of width 64, keys of width 32 and values of width 48, each to "
-        "`embed_dim`, and its output projection maps `embed_dim` to `embed_dim`, as `nn.Linear` "
-        "layers do (a weight and a bias of the output's length). How many trainable numbers does it "
-        "hold? Return the count (exact), worked out on paper.",
+        hint="which keys can query i see, and which of them can hold its largest weight?",
+        description="A causal self-attention layer: query $i$ may attend only to keys $j \\le i$. One "
+        "of its heads has width $d_{head} = 1$, and the sequence has $L = 12$ tokens; the layer's "
+        "weights and the tokens may be anything. Over the 12 queries of that head, at most how many "
+        "different keys can receive some query's largest weight? Return the number (exact).",
         solution='''
-            def predict_kdim_vdim_parameters():
-                """Trainable numbers of nn.MultiheadAttention(64, 4, kdim=32, vdim=48)."""
+            def predict_causal_top_keys():
+                """At most how many keys get some query's largest weight: causal, d_head = 1, L = 12."""
                 ### BEGIN SOLUTION
-                E, kdim, vdim = 64, 32, 48
-                weights = E * E + kdim * E + vdim * E + E * E  # W_Q, W_K, W_V, W_O
-                biases = 4 * E  # one of length E per projection
-                return weights + biases
+                # query i orders keys 0..i by q_i * k_j: its largest weight is on the largest (q_i > 0) or
+                # smallest (q_i < 0) k_j among them; with k_0 < k_1 < ... and every q_i > 0, query i picks key i
+                return 12
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA),
-        public_cases=lambda: grouped("the count", Case("embed_dim=64, kdim=32, vdim=48, biases")),
+        reference=lambda: np.array(L_CAUSAL),
+        public_cases=lambda: grouped("the count", Case("causal, d_head = 1, L = 12")),
         diagnoses=(
             Diagnosis(
-                "that is the count if the keys and values had embed_dim features",
-                name="kdim and vdim ignored",
-                hint="W_K is (32, 64) in the x @ W convention, W_V (48, 64)",
-                variant=lambda: np.array(4 * E_MHA * E_MHA + 4 * E_MHA),
-            ),
-            Diagnosis(
-                "the weights are right; the biases are missing",
-                name="no biases",
-                hint="each of the four projections has a bias of length embed_dim",
-                variant=lambda: np.array(2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA),
-            ),
-            Diagnosis(
-                "your count multiplies by the number of heads",
-                name="per head",
-                hint="the four projections are shared by the heads",
-                variant=lambda: np.array(4 * (2 * E_MHA * E_MHA + (KDIM + VDIM) * E_MHA + 4 * E_MHA)),
+                "that is the most a head of width 1 reaches when every query sees every key",
+                name="the mask left out",
+                hint="query i sees only keys 0 .. i: its largest k_j among those depends on i",
+                variant=lambda: np.array(2),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 5.5 from torch
-def _from_torch_cases():
-    rng = np.random.default_rng(505)
+# ----------------------------------------------------------------------------- 5.5 separate single-head modules merged into one layer
+def _merge_heads_weights(W_q, W_k, W_v, W_o, *, dealt=False, o_dealt=None, q_factor=-0.5):
+    """(H, d_model, d_head) projections and (H, d_head, d_model) outputs -> four (d_model, d_model).
+
+    The modules scale their scores by 1/sqrt(d_model), the merged layer by 1/sqrt(d_head): W_q
+    takes the factor H ** q_factor (-1/2 is right; 0 leaves the scale out, 1/2 inverts it).
+    ``dealt``: module h's features go to columns h, h + H, ... (and rows of W_o, unless ``o_dealt``
+    says otherwise).
+    """
+    o_dealt = dealt if o_dealt is None else o_dealt
+    cols = [np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v)]  # (d_model, H * d_head)
+    if dealt:
+        cols = [np.stack(list(W), axis=-1).reshape(W.shape[1], -1) for W in (W_q, W_k, W_v)]  # e*H + h
+    cols[0] = cols[0] * float(np.shape(W_q)[0]) ** q_factor  # sqrt(d_head / d_model) = 1 / sqrt(H)
+    rows = np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
+    if o_dealt:
+        rows = np.stack(list(W_o), axis=1).reshape(-1, W_o.shape[-1])  # row e*H + h
+    return (*cols, rows)
+
+
+def _single_heads_cases(seed=5105):
+    rng = np.random.default_rng(seed)
+
+    def case(label, d, H, dtype=np.float64):
+        d_head = d // H
+        proj = {n: rng.normal(size=(H, d, d_head)) / np.sqrt(d) for n in ("W_q", "W_k", "W_v")}
+        return Case(
+            label,
+            **{n: w.astype(dtype) for n, w in proj.items()},
+            W_o=(rng.normal(size=(H, d_head, d)) / np.sqrt(d)).astype(dtype),
+        )
+
     return grouped(
-        "weights",
-        Case("d_model=4", in_proj_weight=rng.normal(size=(12, 4)), out_proj_weight=rng.normal(size=(4, 4))),
-        Case("d_model=6", in_proj_weight=rng.normal(size=(18, 6)), out_proj_weight=rng.normal(size=(6, 6))),
+        "modules",
+        case("3 modules, d_model=6, d_head=2", 6, 3),
+        case("2 modules, d_model=8, d_head=4", 8, 2),
+        case("4 modules, d_model=12, d_head=3", 12, 4),
+        case("one module, d_model=4", 4, 1),
+        case("float32, 2 modules, d_model=6, d_head=3", 6, 2, np.float32),
     )
-
-
-def _from_torch(in_proj_weight, out_proj_weight, transpose=True):
-    W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)
-    if transpose:
-        return W_q.T, W_k.T, W_v.T, out_proj_weight.T
-    return W_q, W_k, W_v, out_proj_weight
 
 
 register(
     Exercise(
-        id="ch05.weights_from_torch",
+        id="ch05.merge_single_heads",
         number="5.5",
-        title="weights from nn.MultiheadAttention",
+        title="one layer from separate single-head modules",
         points=1,
-        hint="torch stacks q, k, v in in_proj_weight and computes x @ weight.T",
-        function="weights_from_torch",
+        function="merge_single_heads",
         stub=STUB_LINE,
         needs=MHA_NEEDS,
-        description="`nn.MultiheadAttention` stores `in_proj_weight (3*d_model, d_model)` (the q, k, v "
-        "blocks stacked) and `out_proj.weight (d_model, d_model)`, and computes `x @ weight.T`. Return "
-        "`(W_q, W_k, W_v, W_o)` in this course's `x @ W` convention.",
+        hint="what does concat(heads) @ W_o add up, head by head, and by what does each side divide its scores?",
+        description="An older model keeps its attention as $H$ separate single-head modules (in an "
+        "`nn.ModuleList`) and adds their outputs. Module $h$ has its own `W_q[h]`, `W_k[h]`, "
+        "`W_v[h]`, each `(d_model, d_head)`, and its own output matrix `W_o[h] (d_head, d_model)`, all "
+        "used as `x @ W`, with $H\\,d_{head} = d_{model}$; its author divided every module's scores "
+        "by $\\sqrt{d_{model}}$. The inputs are those matrices stacked: `W_q`, `W_k`, `W_v` "
+        "`(H, d_model, d_head)` and `W_o` `(H, d_head, d_model)`. Return `(W_q, W_k, W_v, W_o)`, each "
+        "`(d_model, d_model)`, for one multi-head layer of this course (5.3, $H$ heads) that computes "
+        "the same output for every `x`, its head $h$ being module $h$: `W_k`, `W_v` and `W_o` hold "
+        "the modules' numbers, moved, each module's features kept in their order, and `W_q` holds "
+        "whatever else makes the two equal.",
         solution='''
-            def weights_from_torch(in_proj_weight, out_proj_weight):
-                """nn.MultiheadAttention's weights -> (W_q, W_k, W_v, W_o) for the x @ W convention."""
+            def merge_single_heads(W_q, W_k, W_v, W_o):
+                """H single-head modules whose outputs add -> one multi-head layer's four matrices."""
                 ### BEGIN SOLUTION
-                W_q, W_k, W_v = np.split(in_proj_weight, 3, axis=0)  # (3*d, d) -> three (d, d) blocks
-                # nn.Linear computes x @ weight.T, so each block is transposed for x @ W
-                return W_q.T, W_k.T, W_v.T, out_proj_weight.T
+                H, d_model, d_head = W_q.shape
+                # head h owns columns h*d_head:(h+1)*d_head of the projections ...
+                W_q, W_k, W_v = (np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v))  # (d, d)
+                # the merged layer divides by sqrt(d_head), the modules by sqrt(d_model): W_q keeps the rest
+                W_q = W_q * np.sqrt(d_head / d_model)
+                # ... and head h's output meets rows h*d_head:(h+1)*d_head of W_o: the sum over heads
+                return W_q, W_k, W_v, np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
                 ### END SOLUTION
         ''',
-        reference=_from_torch,
-        public_cases=_from_torch_cases,
+        reference=_merge_heads_weights,
+        public_cases=_single_heads_cases,
         outputs=("W_q", "W_k", "W_v", "W_o"),
         diagnoses=(
             Diagnosis(
-                "torch's Linear computes x @ weight.T: transpose each block (and out_proj_weight) for the x @ W convention",
-                variant=lambda a, b: _from_torch(a, b, transpose=False),
+                "your matrices hold the modules' numbers, but head h of the merged layer does not read "
+                "module h's features side by side: which features does your head 0 own?",
+                name="modules dealt to the features in turn",
+                hint="module h's d_head features are features h*d_head:(h+1)*d_head of the merged layer: "
+                "put the blocks side by side (np.concatenate along the last axis, rows for W_o)",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, dealt=True),
             ),
             Diagnosis(
-                "W_q, W_k, W_v are right but W_o is not: how does out_proj compute its output?",
-                name="out_proj not transposed",
-                hint="out_proj is an nn.Linear too: transpose its weight",
-                variant=lambda a, b: _from_torch(a, b)[:3] + (b,),
+                "W_q, W_k and W_v are right and W_o is not: does head h's output meet the rows of "
+                "W_o that hold module h's output matrix?",
+                name="W_o's rows in another order than the heads",
+                hint="stack W_o[0], W_o[1], ... one under the other (np.concatenate(list(W_o), axis=0))",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, o_dealt=True),
+            ),
+            Diagnosis(
+                "W_k, W_v and W_o are right; W_q is the modules' numbers side by side: would the merged "
+                "layer's weights be as sharp as the modules'?",
+                name="the modules' scale left out",
+                hint="the modules divide their scores by sqrt(d_model), the merged layer by sqrt(d_head): "
+                "multiply W_q by sqrt(d_head / d_model)",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, q_factor=0.0),
+            ),
+            Diagnosis(
+                "W_k, W_v and W_o are right; W_q is scaled the wrong way: are the merged layer's "
+                "weights now sharper or flatter than the modules'?",
+                name="the scale folded in upside down",
+                hint="the merged layer already divides by sqrt(d_head), more weakly than the modules' "
+                "sqrt(d_model): W_q must shrink, by sqrt(d_head / d_model)",
+                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, q_factor=0.5),
             ),
         ),
     )
@@ -554,16 +527,33 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.7 a multi-head forward pass that disagrees (diagnose)
-def _split_dealt(x, n_heads):
-    *lead, L, d_model = x.shape
-    return np.moveaxis(x.reshape(*lead, L, d_model // n_heads, n_heads), -1, -3)
+# ----------------------------------------------------------------------------- 5.7 the layer with each head's W_V and W_O folded (diagnose)
+def _mha_folded(x, W_q, W_k, W_v, W_o, n_heads, *, o_blocks="rows", v_blocks="columns", scale=None):
+    """Multi-head attention computed as sum_h weights_h @ x @ (W_V^(h) W_O^(h)).
 
-
-def _mha_split_by(split, x, W_q, W_k, W_v, W_o, n_heads):
-    q, k, v = (split(x @ W, n_heads) for W in (W_q, W_k, W_v))
-    heads, weights = sdpa(q, k, v)
-    return merge_heads(heads) @ W_o, weights
+    ``o_blocks``: which block of W_o each head's fold uses ("rows", right; "columns", W_o's columns
+    h*d_head:(h+1)*d_head as if W_o were stored (out, in); "dealt", rows h, h + H, ...);
+    ``v_blocks``: "columns" (right) or "dealt" (columns h, h + H, ...).
+    """
+    B, L, d_model = x.shape
+    d_head = d_model // n_heads
+    q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)  # (B, H, L, d_head)
+    scores = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(d_head) if scale is None else scale)
+    weights = softmax(scores)  # (B, H, L, L)
+    if v_blocks == "dealt":
+        W_v_heads = np.swapaxes(W_v.reshape(d_model, d_head, n_heads), -1, -2)  # column e*H + h
+    else:
+        W_v_heads = W_v.reshape(d_model, n_heads, d_head)  # column h*d_head + e
+    if o_blocks == "columns":
+        W_o_heads = np.swapaxes(W_o.reshape(d_model, n_heads, d_head), 0, 1)  # (H, d_model, d_head)
+        W_ov = np.einsum("dhe,hfe->hdf", W_v_heads, W_o_heads)
+    elif o_blocks == "dealt":
+        W_o_heads = np.swapaxes(W_o.reshape(d_head, n_heads, d_model), 0, 1)  # row e*H + h
+        W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o_heads)
+    else:
+        W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o.reshape(n_heads, d_head, d_model))
+    out = np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov)  # (B, L, d_model)
+    return out, weights
 
 
 def _mha_forward_cases():
@@ -580,6 +570,7 @@ def _mha_forward_cases():
         Case("B=2, L=4, d_model=6, 3 heads", x=rng.normal(size=(2, 4, 6)), **weights(6), n_heads=3),
         Case("B=1, L=5, d_model=8, 4 heads", x=rng.normal(size=(1, 5, 8)), **weights(8), n_heads=4),
         Case("B=2, L=3, d_model=6, 2 heads", x=rng.normal(size=(2, 3, 6)), **weights(6), n_heads=2),
+        Case("B=2, L=4, d_model=4, 1 head", x=rng.normal(size=(2, 4, 4)), **weights(4), n_heads=1),
     )
 
 
@@ -588,34 +579,39 @@ register(
         id="ch05.mha_forward",
         former_ids=("ch05.fix_head_split",),
         number="5.7",
-        title="heads that only agree when there is one",
+        title="multi-head attention with each head's value and output matrices folded",
         points=4,
         function="mha_forward",
-        hint="which columns of q should head h own, and which does this reshape give it?",
+        hint="which rows or columns of W_o does head h's output meet in concat(heads) @ W_o?",
         kind="diagnose",
-        description="This function is meant to be the chapter's multi-head self-attention: "
-        "`x (B, L, d_model)`, `W_q`, `W_k`, `W_v`, `W_o` each `(d_model, d_model)` used as `x @ W`, "
-        "head `h` owning columns `h*d_head : (h+1)*d_head`; it returns `(out (B, L, d_model), weights "
-        "(B, n_heads, L, L))`. Symptom: with `n_heads = 1` it matches `ac.MultiHeadAttention` "
-        "loaded with the same weights; with 2 or more heads neither `out` nor `weights` match, "
-        "although every shape is right and every row of weights sums to 1. Find the bug and fix "
-        "it; you may call `numpy`, `softmax`, `split_heads` and `merge_heads`.",
+        description="This function computes the chapter's multi-head self-attention without ever "
+        "forming the heads' outputs: it folds each head's block of $W_V$ and its block of $W_O$ into "
+        "one `(d_model, d_model)` matrix per head and adds up, over the heads, "
+        "`weights_h @ x @ W_ov[h]`. Inputs: `x (B, L, d_model)`; `W_q`, `W_k`, `W_v`, `W_o`, each "
+        "`(d_model, d_model)`, used as `x @ W` (this course's convention, as in 5.3); `n_heads`. It "
+        "should return what 5.3 returns, `(out (B, L, d_model), weights (B, n_heads, L, L))`, and "
+        "it does not: `weights` match `ac.MultiHeadAttention` loaded with the same weights, `out` "
+        "does not, with one head or with several. Find the bug and fix it.",
         solution='''
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 """Multi-head self-attention: returns (out (B, L, d_model), weights (B, H, L, L))."""
                 B, L, d_model = x.shape
                 d_head = d_model // n_heads
-                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (B, L, d_model) each
+                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)  # -> (B, H, L, d_head)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))  # -> (B, H, L, L)
+                W_v_heads = W_v.reshape(d_model, n_heads, d_head)  # (d_model, d_model) -> (d_model, H, d_head)
                 ### BEGIN SOLUTION
-                q, k, v = (t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3) for t in (q, k, v))
+                W_o_heads = W_o.reshape(n_heads, d_head, d_model)  # (d_model, d_model) -> (H, d_head, d_model)
+                W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o_heads)  # -> (H, d_model, d_model)
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)  # (B, H, L, d_head) @ (B, H, d_head, L) -> (B, H, L, L)
-                weights = softmax(scores)
-                heads = weights @ v  # (B, H, L, L) @ (B, H, L, d_head) -> (B, H, L, d_head)
-                out = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model)  # -> (B, L, H, d_head) -> (B, L, d_model)
-                return out @ W_o, weights
+                # sum over h of weights_h @ x @ W_ov[h]: (B, H, L, L), (B, L, d_model), (H, d_model, d_model)
+                out = np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov)  # -> (B, L, d_model)
+                return out, weights
         ''',
-        stub="q, k, v = (t.reshape(B, L, d_head, n_heads).transpose(0, 3, 1, 2) for t in (q, k, v))",
+        stub="""
+            W_o_heads = W_o.reshape(d_model, n_heads, d_head)  # (d_model, d_model) -> (d_model, H, d_head)
+            W_ov = np.einsum("dhe,fhe->hdf", W_v_heads, W_o_heads)  # -> (H, d_model, d_model)
+        """,
         reference=lambda x, W_q, W_k, W_v, W_o, n_heads: mha_reference(x, W_q, W_k, W_v, W_o, n_heads),
         public_cases=_mha_forward_cases,
         outputs=("out", "weights"),
@@ -623,29 +619,33 @@ register(
         needs=MHA_NEEDS,
         diagnoses=(
             Diagnosis(
-                "with more than one head, every head's weights differ from the expected ones, though "
-                "each row sums to 1: which features of q does your head 0 read?",
-                name="columns dealt out in turn",
-                hint="head 0's scores use columns 0, H, 2H, ... of q and k: the columns are dealt out to the "
-                "heads in turn. Reshape to (B, L, H, d_head), then move the head axis: head h owns columns "
-                "h*d_head:(h+1)*d_head",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
-                    _split_dealt, x, W_q, W_k, W_v, W_o, h
+                "weights are right and out is not, whatever the number of heads: head h's output "
+                "enters concat(heads) @ W_o through which block of W_o?",
+                name="W_o's columns taken as the head's block",
+                hint="in the x @ W convention head h's output meets rows h*d_head:(h+1)*d_head of W_o, "
+                "not its columns (those are the blocks of a weight stored (out, in)): "
+                "W_o.reshape(n_heads, d_head, d_model)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
+                    x, W_q, W_k, W_v, W_o, h, o_blocks="columns"
                 ),
             ),
             Diagnosis(
-                "the heads mix tokens: a head's query rows are not one token each",
-                name="tokens mixed across heads",
-                hint="a reshape straight to (B, H, L, d_head) cuts the sequence, not the features: reshape "
-                "to (B, L, H, d_head) first, then swap the L and H axes",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_split_by(
-                    lambda t, n: t.reshape(t.shape[0], n, t.shape[1], t.shape[2] // n),
-                    x,
-                    W_q,
-                    W_k,
-                    W_v,
-                    W_o,
-                    h,
+                "weights are right; out is right with one head and wrong with several: which rows of "
+                "W_o does your head 0 fold?",
+                name="rows of W_o dealt to the heads in turn",
+                hint="head h owns rows h*d_head:(h+1)*d_head of W_o, a block, not rows h, h + H, ...: "
+                "W_o.reshape(n_heads, d_head, d_model)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
+                    x, W_q, W_k, W_v, W_o, h, o_blocks="dealt"
+                ),
+            ),
+            Diagnosis(
+                "weights are right; out is right with one head and wrong with several: which columns "
+                "of W_v does your head 0 fold?",
+                name="columns of W_v dealt to the heads in turn",
+                hint="head h owns columns h*d_head:(h+1)*d_head of W_v: W_v.reshape(d_model, n_heads, d_head)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
+                    x, W_q, W_k, W_v, W_o, h, v_blocks="dealt"
                 ),
             ),
             Diagnosis(
