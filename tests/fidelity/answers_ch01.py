@@ -217,7 +217,8 @@ CORRECT = {
                 x = np.asarray(x, dtype=np.float32)
                 out = np.zeros(x.shape[:-1], dtype=np.float32)
                 for idx in np.ndindex(*x.shape[:-1]):
-                    z = x[idx][np.isfinite(x[idx])] / np.float32(temperature)
+                    row = x[idx][np.isfinite(x[idx])]
+                    z = (row - row.max()) / np.float32(temperature)  # shifted first: float32 keeps the digits
                     log_p = z - np.logaddexp.reduce(z)
                     out[idx] = -np.sum(np.exp(log_p) * log_p)
                 return out

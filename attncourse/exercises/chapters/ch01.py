@@ -581,7 +581,8 @@ register(
 
                 log_p, log_q = log_softmax(teacher), log_softmax(student)
                 p = np.exp(log_p)  # (..., n); 0 at a masked key
-                terms = np.where(p > 0, log_p - log_q, 0.0)  # a masked key: -inf - (-inf) never counts
+                kept = p > 0  # a masked key adds nothing, and -inf - (-inf) is never computed
+                terms = np.where(kept, log_p, 0.0) - np.where(kept, log_q, 0.0)
                 return (p * terms).sum(axis=-1)  # (...)
                 ### END SOLUTION
         ''',
@@ -604,18 +605,18 @@ register(
                 variant=lambda t, s: _kl(t, s, cross=True),
             ),
             Diagnosis(
+                "NaN in a row with a masked key: what does a key that neither model may see add to the KL?",
+                name="NaN at a masked key",
+                hint="leave out the keys whose teacher weight is 0",
+                variant=_kl_masked_nan,
+            ),
+            Diagnosis(
                 "a row's KL came out inf or NaN where the true KL is finite: a weight that rounded to 0 "
                 "went into a log or a division, though its score is finite",
                 name="a weight that underflowed went into a log",
                 hint="log softmax(x) = x - logsumexp(x), computed with the row's maximum subtracted, "
                 "never forms the tiny weight",
                 variant=_kl_through_weights,
-            ),
-            Diagnosis(
-                "NaN in a row with a masked key: what does a key that neither model may see add to the KL?",
-                name="NaN at a masked key",
-                hint="leave out the keys whose teacher weight is 0",
-                variant=_kl_masked_nan,
             ),
             Diagnosis(
                 "a row's KL is inf or NaN, yet every true KL here is finite: which of your intermediate "
@@ -794,12 +795,13 @@ register(
                 log_p = z - z.max(axis=-1, keepdims=True)
                 log_p = log_p - np.log(np.exp(log_p).sum(axis=-1, keepdims=True))  # z - logsumexp(z)
                 p = np.exp(log_p)  # softmax(x / T); 0 at a -inf entry
-                # d/dT [T lse(z)] = lse(z) - p . z = -sum_i p_i log p_i
-                return -np.where(p > 0, p * log_p, 0.0).sum(axis=-1)
+                # d/dT [T lse(z)] = lse(z) - p . z = -sum_i p_i log p_i; a -inf entry (p = 0) adds 0
+                return -(p * np.where(p > 0, log_p, 0.0)).sum(axis=-1)
                 ### END SOLUTION
         ''',
         reference=_smooth_max_slope,
         public_cases=_smooth_max_cases,
+        needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
                 "the signs are flipped: raising the temperature lifts the smooth maximum further above the maximum",
