@@ -149,7 +149,11 @@ def attention_kl():
                 student=np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]),
             ),
             Case("rows (5, 7)", teacher=rng.normal(size=(5, 7)) * 2, student=rng.normal(size=(5, 7))),
-            Case("batch dimensions (2, 2, 3, 2)", teacher=rng.normal(size=(2, 2, 3, 2)), student=rng.normal(size=(2, 2, 3, 2))),
+            Case(
+                "batch dimensions (2, 2, 3, 2)",
+                teacher=rng.normal(size=(2, 2, 3, 2)),
+                student=rng.normal(size=(2, 2, 3, 2)),
+            ),
             Case("float32 (3, 6), each side 300 below on one key", teacher=t32, student=s32),
             Case(
                 "float64 scores near -2000, one row shifted by 1000",
@@ -173,10 +177,21 @@ def log_sigmoid():
         [
             Case("scores (2, 3, 4) in [-6, 6]", z=rng.uniform(-6, 6, size=(2, 3, 4))),
             Case("float32 scores (5,) in [-3, 3]", z=rng.uniform(-3, 3, size=5).astype(np.float32)),
-            Case("float64 scores (2, 3) from -999 to -60, and -0.5", z=np.append(-rng.uniform(60, 999, size=5), -0.5).reshape(2, 3)),
-            Case("float32 scores from -110 to -89, and -3", z=np.array([-110.0, -100.0, -89.0, -3.0], dtype=np.float32)),
-            Case("float64 scores (4,) from 60 to 999, and 0.5", z=np.append(rng.uniform(60, 999, size=3), 0.5)),
-            Case("float32 scores from 89 to 110, and 1.5", z=np.array([[89.0, 100.0, 110.0, 1.5]], dtype=np.float32)),
+            Case(
+                "float64 scores (2, 3) from -999 to -60, and -0.5",
+                z=np.append(-rng.uniform(60, 999, size=5), -0.5).reshape(2, 3),
+            ),
+            Case(
+                "float32 scores from -110 to -89, and -3",
+                z=np.array([-110.0, -100.0, -89.0, -3.0], dtype=np.float32),
+            ),
+            Case(
+                "float64 scores (4,) from 60 to 999, and 0.5", z=np.append(rng.uniform(60, 999, size=3), 0.5)
+            ),
+            Case(
+                "float32 scores from 89 to 110, and 1.5",
+                z=np.array([[89.0, 100.0, 110.0, 1.5]], dtype=np.float32),
+            ),
         ],
         "moderate scores",
         "moderate scores",
@@ -195,7 +210,9 @@ def smooth_max_slope():
     return _kinds(
         [
             Case("rows (4, 6), T = 0.7", x=rng.normal(size=(4, 6)) * 2, temperature=0.7),
-            Case("float32 rows (2, 5), T = 1.5", x=rng.normal(size=(2, 5)).astype(np.float32), temperature=1.5),
+            Case(
+                "float32 rows (2, 5), T = 1.5", x=rng.normal(size=(2, 5)).astype(np.float32), temperature=1.5
+            ),
             Case("equal scores: log n, T = 10", x=np.full((2, 7), 4.0), temperature=10.0),
             Case(
                 "scores near -3000 and 3000, T = 1/64",

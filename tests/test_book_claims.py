@@ -465,7 +465,10 @@ def _vector(line: str) -> np.ndarray:
 def test_chapter_1_log_of_softmax_is_minus_infinity_where_x_minus_logsumexp_is_the_score():
     text = _printed(CH01, "def logsumexp(x, axis=-1):")
     prose = _prose(CH01, "softmax-logsoftmax") + " " + _prose(CH01, "softmax-38")
-    blocks = re.findall(r"(float\d+): x = (\[[^\]]*\]).*\n.*log\(softmax\(x\)\)\s*= (\[.*\])\n.*logsumexp\(x\) = (\[.*\])", text)
+    blocks = re.findall(
+        r"(float\d+): x = (\[[^\]]*\]).*\n.*log\(softmax\(x\)\)\s*= (\[.*\])\n.*logsumexp\(x\) = (\[.*\])",
+        text,
+    )
     assert [b[0] for b in blocks] == ["float32", "float64"], text
     for dtype, x, via_p, safe in blocks:
         x, via_p, safe = _vector(x), _vector(via_p), _vector(safe)

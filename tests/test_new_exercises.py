@@ -258,11 +258,16 @@ def test_the_derived_closed_forms_hold():
     torch = pytest.importorskip("torch")
     t, s = rng.normal(size=(3, 5)) * 3, rng.normal(size=(3, 5))
     kl = torch.nn.functional.kl_div(
-        torch.log_softmax(torch.from_numpy(s), -1), torch.log_softmax(torch.from_numpy(t), -1), log_target=True, reduction="none"
+        torch.log_softmax(torch.from_numpy(s), -1),
+        torch.log_softmax(torch.from_numpy(t), -1),
+        log_target=True,
+        reduction="none",
     ).sum(-1)
     assert np.allclose(_answer("ch01.attention_kl", t, s), kl.numpy())
     z = np.array([-1000.0, -30.0, -1.0, 0.0, 2.0, 30.0, 1000.0])
-    assert np.allclose(_answer("ch01.log_sigmoid", z), torch.nn.functional.logsigmoid(torch.from_numpy(z)).numpy())
+    assert np.allclose(
+        _answer("ch01.log_sigmoid", z), torch.nn.functional.logsigmoid(torch.from_numpy(z)).numpy()
+    )
     x = rng.normal(size=(2, 6)) * 4
     T = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
     (T * torch.logsumexp(torch.from_numpy(x) / T, dim=-1)).sum().backward()

@@ -499,7 +499,11 @@ def _kl_cases():
         )
         + grouped(
             "batch dimensions",
-            Case("batch dimensions (2, 3, 4)", teacher=rng.normal(size=(2, 3, 4)), student=rng.normal(size=(2, 3, 4))),
+            Case(
+                "batch dimensions (2, 3, 4)",
+                teacher=rng.normal(size=(2, 3, 4)),
+                student=rng.normal(size=(2, 3, 4)),
+            ),
         )
         + grouped(
             "scores far apart",
