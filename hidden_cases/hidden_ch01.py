@@ -131,26 +131,114 @@ HIDDEN = {
 }
 
 
-def logit_gap():
+def attention_kl():
+    rng = np.random.default_rng(1105)
+    t32 = rng.normal(size=(3, 6)).astype(np.float32) * 3
+    s32 = (t32 + rng.normal(size=(3, 6)).astype(np.float32)).astype(np.float32)
+    s32[1, 2] -= 300.0  # the student's weight on one key underflows in float32
+    t32[2, 4] -= 300.0  # the teacher's weight on one key underflows in float32
+    masked_t = rng.normal(size=(2, 2, 5))
+    masked_s = rng.normal(size=(2, 2, 5)) * 2
+    masked_t[..., 1] = masked_s[..., 1] = -np.inf  # key 1 masked in every row
+    masked_t[0, 1, 3] = masked_s[0, 1, 3] = -np.inf
     return _kinds(
         [
-            Case("a grid of targets, n=100", p=np.linspace(0.05, 0.95, 7), n=100),
-            Case("almost certain, n=3", p=np.array([0.999, 0.9999]), n=3),
-            Case("float32 targets, n=5", p=np.array([0.3, 0.6], dtype=np.float32), n=5),
+            Case(
+                "a row identical to its teacher (KL 0) and one that is not",
+                teacher=np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]),
+                student=np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]),
+            ),
+            Case("rows (5, 7)", teacher=rng.normal(size=(5, 7)) * 2, student=rng.normal(size=(5, 7))),
+            Case(
+                "batch dimensions (2, 2, 3, 2)",
+                teacher=rng.normal(size=(2, 2, 3, 2)),
+                student=rng.normal(size=(2, 2, 3, 2)),
+            ),
+            Case("float32 (3, 6), each side 300 below on one key", teacher=t32, student=s32),
+            Case(
+                "float64 scores near -2000, one row shifted by 1000",
+                teacher=np.array([[-2000.0, -2001.0, -1999.0], [1000.0, 0.0, 1000.0]]),
+                student=np.array([[-2000.0, -1999.0, -2003.0], [1000.0, 1000.0, 0.0]]),
+            ),
+            Case("masked keys in (2, 2, 5)", teacher=masked_t, student=masked_s),
         ],
-        "gaps",
-        "gaps",
-        "gaps",
+        "values",
+        "values",
+        "batch dimensions",
+        "scores far apart",
+        "scores far apart",
+        "masked keys",
     )
 
 
-def predict_overflow_logit():
-    return _kinds([Case("float32, a row of 1000 equal logits")], "the number")
+def log_sigmoid():
+    rng = np.random.default_rng(1106)
+    return _kinds(
+        [
+            Case("scores (2, 3, 4) in [-6, 6]", z=rng.uniform(-6, 6, size=(2, 3, 4))),
+            Case("float32 scores (5,) in [-3, 3]", z=rng.uniform(-3, 3, size=5).astype(np.float32)),
+            Case(
+                "float64 scores (2, 3) from -999 to -60, and -0.5",
+                z=np.append(-rng.uniform(60, 999, size=5), -0.5).reshape(2, 3),
+            ),
+            Case(
+                "float32 scores from -110 to -89, and -3",
+                z=np.array([-110.0, -100.0, -89.0, -3.0], dtype=np.float32),
+            ),
+            Case(
+                "float64 scores (4,) from 60 to 999, and 0.5", z=np.append(rng.uniform(60, 999, size=3), 0.5)
+            ),
+            Case(
+                "float32 scores from 89 to 110, and 1.5",
+                z=np.array([[89.0, 100.0, 110.0, 1.5]], dtype=np.float32),
+            ),
+        ],
+        "moderate scores",
+        "moderate scores",
+        "very negative scores",
+        "very negative scores",
+        "very positive scores",
+        "very positive scores",
+    )
+
+
+def smooth_max_slope():
+    rng = np.random.default_rng(1107)
+    masked = rng.normal(size=(2, 3, 4)) * 5
+    masked[0, :, 1] = -np.inf
+    masked[1, 2, [0, 3]] = -np.inf
+    return _kinds(
+        [
+            Case("rows (4, 6), T = 0.7", x=rng.normal(size=(4, 6)) * 2, temperature=0.7),
+            Case(
+                "float32 rows (2, 5), T = 1.5", x=rng.normal(size=(2, 5)).astype(np.float32), temperature=1.5
+            ),
+            Case("equal scores: log n, T = 10", x=np.full((2, 7), 4.0), temperature=10.0),
+            Case(
+                "scores near -3000 and 3000, T = 1/64",
+                x=np.array([[-3000.0, -2999.96875, -3000.03125], [3000.0, 2999.984375, 2999.0]]),
+                temperature=0.015625,
+            ),
+            Case(
+                "float32 scores near 500 in steps of 1/8, T = 1/16",
+                x=(500 + rng.integers(-8, 8, size=(3, 4)) / 8).astype(np.float32),
+                temperature=0.0625,
+            ),
+            Case("-inf entries in (2, 3, 4), T = 0.3", x=masked, temperature=0.3),
+        ],
+        "slopes",
+        "slopes",
+        "slopes",
+        "large scores and small temperatures",
+        "large scores and small temperatures",
+        "masked entries",
+    )
 
 
 HIDDEN.update(
     {
-        "ch01.logit_gap": logit_gap,
-        "ch01.predict_overflow_logit": predict_overflow_logit,
+        "ch01.smooth_max_slope": smooth_max_slope,
+        "ch01.attention_kl": attention_kl,
+        "ch01.log_sigmoid": log_sigmoid,
     }
 )

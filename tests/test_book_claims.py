@@ -623,3 +623,69 @@ def test_chapter_9_io_count_is_the_papers_and_the_prose_quotes_it():
     assert "cannot show" in prose and "no GPU here" in prose
     summary = _prose(CH09, "ch09-summary")
     assert f"({rows[4096, 128][5]:.2f} times at $N = 4096$, $b = 128$)" in summary
+
+
+# -- chapter 1: log-softmax and the cross-entropy gradient ----------------------------------------
+
+CH01 = "01_softmax.ipynb"
+
+
+def _vector(line: str) -> np.ndarray:
+    """The numbers of the last ``[...]`` on a printed line (``inf``, ``-inf`` and ``nan`` included)."""
+    inside = re.findall(r"\[([^\]]*)\]", line)[-1]
+    return np.array([float(v) for v in inside.split()])
+
+
+def test_chapter_1_log_of_softmax_is_minus_infinity_where_x_minus_logsumexp_is_the_score():
+    text = _printed(CH01, "def logsumexp(x, axis=-1):")
+    prose = _prose(CH01, "softmax-logsoftmax") + " " + _prose(CH01, "softmax-38")
+    blocks = re.findall(
+        r"(float\d+): x = (\[[^\]]*\]).*\n.*log\(softmax\(x\)\)\s*= (\[.*\])\n.*logsumexp\(x\) = (\[.*\])",
+        text,
+    )
+    assert [b[0] for b in blocks] == ["float32", "float64"], text
+    for dtype, x, via_p, safe in blocks:
+        x, via_p, safe = _vector(x), _vector(via_p), _vector(safe)
+        low = x.min()
+        assert via_p[x.argmin()] == -np.inf, (dtype, via_p)  # log(softmax) loses the low score
+        assert np.isfinite(safe).all() and np.array_equal(safe, x), (dtype, safe)  # exact: x - 0
+        # the summary names the score below the maximum at which each dtype's weight was lost
+        assert f"{-low:g} below the row's maximum in {dtype}" in prose or f"{-low:g} in {dtype}" in prose, (
+            dtype,
+            low,
+        )
+
+
+def test_chapter_1_cross_entropy_gradient_is_p_minus_onehot_as_printed():
+    text = _printed(CH01, "def ce_loss(x):")
+    rows = {
+        name: _vector(line)
+        for name in ("p - onehot(y)", "autograd", "finite difference")
+        for line in text.splitlines()
+        if line.startswith(name)
+    }
+    assert len(rows) == 3, text
+    onehot = np.zeros(3)
+    onehot[np.argmin(rows["p - onehot(y)"])] = 1.0  # the right answer's entry is the negative one
+    p = rows["p - onehot(y)"] + onehot
+    assert p.sum() == pytest.approx(1.0, abs=1e-3) and (p > 0).all()  # what is left is a distribution
+    assert np.array_equal(rows["autograd"], rows["p - onehot(y)"])
+    assert np.array_equal(rows["finite difference"], rows["p - onehot(y)"])
+    gap = float(re.search(r"finite difference: ([0-9.e+-]+)", text).group(1))
+    assert gap < 1e-8
+    prose = _prose(CH01, "softmax-ce-gradient")
+    assert "y = 2" in prose and onehot[2] == 1.0
+
+
+def test_chapter_1_float32_cross_entropy_through_log_softmax_is_infinite_and_through_lse_is_120():
+    text = _printed(CH01, "x32 = np.array([[0.0, -120.0]]")
+    naive = re.search(r"-log\(softmax\(x\)\)\[1\]: loss (\S+), gradient (\[.*\])", text)
+    safe = re.search(r"cross_entropy\(x, 1\): loss (\S+), gradient (\[.*\])", text)
+    formula = re.search(r"p - onehot\(1\):\s+(\[.*\])", text)
+    assert naive and safe and formula, text
+    assert float(naive.group(1)) == np.inf and np.isnan(_vector(naive.group(2))).all()
+    assert float(safe.group(1)) == 120.0
+    assert np.array_equal(_vector(safe.group(2)), [1.0, -1.0])
+    assert np.array_equal(_vector(formula.group(1)), [1.0, -1.0])
+    prose = _prose(CH01, "softmax-ce-underflow")
+    assert "the loss is 120" in prose and "(1, -1)" in prose and "infinite" in prose and "`nan`" in prose

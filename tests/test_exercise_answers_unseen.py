@@ -93,8 +93,9 @@ NEW_SITUATIONS = {
         "ch01.temperature_softmax": "one temperature per row, where a square batch broadcasts the wrong way",
         "ch01.temperature_derivative": "the derivative of the weights with respect to the temperature",
         "ch01.entropy_gradient": "the entropy's gradient with respect to the logits, with masked keys",
-        "ch01.logit_gap": "the logit gap that gives the leader weight p among n",
-        "ch01.predict_overflow_logit": "where the sum of 1000 float32 exponentials overflows",
+        "ch01.attention_kl": "the KL of two softmaxes whose weights underflow, with masked keys (the chapter computes no KL)",
+        "ch01.log_sigmoid": "log sigma(z) in both tails: a yes/no choice seen as a two-score softmax",
+        "ch01.smooth_max_slope": "the temperature derivative of the smooth maximum T logsumexp(x / T)",
     },
     "ch02": {
         "ch02.output_jacobian": "how an output moves with its own query (the chapter never differentiates)",

@@ -70,20 +70,52 @@ def test_greedy_rows_are_told_apart_from_a_small_temperature_and_from_argmax():
     )
 
 
-# ----------------------------------------------------------------------------- 1.6
-def test_a_prediction_found_by_building_the_row_scores_0():
-    def built():
-        lo, hi = 0.0, 100.0
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            with np.errstate(over="ignore"):
-                total = np.exp(np.full(1000, mid, dtype=np.float32)).sum()
-            lo, hi = (lo, mid) if np.isinf(total) else (mid, hi)
-        return lo
+# ----------------------------------------------------------------------------- 1.5 to 1.7
+def test_a_kl_through_the_weights_is_told_what_underflowed_and_not_the_fix():
+    def through_weights(teacher, student):
+        p, q = softmax(teacher), softmax(student)
+        with np.errstate(all="ignore"):
+            return (p * np.log(p / q)).sum(axis=-1)
 
-    result = check("ch01.predict_overflow_logit", built, show=False)
-    assert result.earned == 0 and "written down" in result.text()
-    assert check("ch01.predict_overflow_logit", lambda: np.log(3.4e38) - np.log(1000), show=False).earned == 1
+    result = check("ch01.attention_kl", through_weights, show=False)
+    case = _by_case(result)["float32, scores near 1000; the student 200 below the teacher on one key"]
+    assert result.earned < 3 and case.diagnosis == "a weight that underflowed went into a log"
+    assert "logsumexp" not in result.text() and "x - " not in result.text()  # the fix comes with hint=True
+    assert "logsumexp" in check("ch01.attention_kl", through_weights, show=False, hint=True).text()
+
+
+def test_a_kl_the_wrong_way_round_is_named():
+    def reversed_kl(teacher, student):
+        lp = teacher - np.logaddexp.reduce(teacher, axis=-1, keepdims=True)
+        lq = student - np.logaddexp.reduce(student, axis=-1, keepdims=True)
+        q = np.exp(lq)
+        return np.where(q > 0, q * (lq - lp), 0.0).sum(axis=-1)
+
+    result = check("ch01.attention_kl", reversed_kl, show=False)
+    assert result.earned == 0
+    assert _by_case(result)["one row of three"].diagnosis == "KL the wrong way round"
+
+
+def test_log_sigmoid_overflow_is_named_by_its_tail():
+    with np.errstate(all="ignore"):
+        naive = check("ch01.log_sigmoid", lambda z: np.log(1 / (1 + np.exp(-z))), show=False)
+        other = check("ch01.log_sigmoid", lambda z: z - np.log1p(np.exp(z)), show=False)
+    assert _by_case(naive)["float64 scores down to -1000"].diagnosis == "overflow for very negative scores"
+    assert _by_case(other)["float64 scores up to 1000"].diagnosis == "overflow for very positive scores"
+    assert naive.earned < 2 and other.earned < 2
+    assert "softmax over the two scores" not in naive.text()  # the hint is not printed unasked
+
+
+def test_the_smooth_maximum_without_the_product_rule_is_named_without_the_result():
+    def first_term(x, temperature):
+        z = x / temperature
+        m = z.max(axis=-1, keepdims=True)
+        return (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))[..., 0]
+
+    result = check("ch01.smooth_max_slope", first_term, show=False)
+    assert result.earned == 0
+    assert _by_case(result)["three scores, T = 1"].diagnosis == "the product rule's first term alone"
+    assert "entropy" not in result.text()
 
 
 # ----------------------------------------------------------------------------- prompts that ask
@@ -92,8 +124,10 @@ def test_a_prediction_found_by_building_the_row_scores_0():
     [
         ("ch00.kernel_weight_ratio", "normaliser cancels"),
         ("ch00.effective_keys", "alpha_ij^2"),
-        ("ch01.logit_gap", "e^c + n - 1"),
-        ("ch01.logit_gap", "Start from"),
+        ("ch01.smooth_max_slope", "entropy"),
+        ("ch01.smooth_max_slope", "lse(z) - p"),
+        ("ch01.attention_kl", "logsumexp"),
+        ("ch01.log_sigmoid", "logaddexp"),
         ("ch03.recover_scale", "log"),
         ("ch03.recover_scale", "ratio"),
         ("ch03.predict_cosine_factor", "11.3"),
@@ -117,7 +151,7 @@ def test_a_named_mistake_of_a_prediction_gives_no_number(ex_id):
 
 
 def test_a_derive_diagnosis_names_no_formula():
-    for ex_id in ("ch01.logit_gap", "ch03.recover_scale"):
+    for ex_id in ("ch01.smooth_max_slope", "ch03.recover_scale"):
         for d in get(ex_id).diagnoses:
             assert not re.search(r"log\(|sqrt\(|\(n [+-] 1\)|L \(L", d.message), f"{ex_id}: {d.message!r}"
 

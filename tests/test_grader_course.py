@@ -211,7 +211,7 @@ def stable_softmax(x):
 """
 
 NOT_AN_ARRAY = """
-def logit_gap(*args):
+def log_sigmoid(*args):
     return object()
 """
 
@@ -221,7 +221,7 @@ def test_one_exercises_failure_costs_that_exercise_alone(handout, tmp_path):
     nb = solved(handout["student"]["ch01"], "ch01")
     answer(nb, "ch01.entropy_gradient", BIG)  # 72 MB per case
     answer(nb, "ch01.temperature_softmax", ENDS_PROCESS)
-    answer(nb, "ch01.logit_gap", NOT_AN_ARRAY)
+    answer(nb, "ch01.log_sigmoid", NOT_AN_ARRAY)
     answer(nb, "ch01.stable_softmax", IGNORES_ITS_LIMIT)
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -229,7 +229,7 @@ def test_one_exercises_failure_costs_that_exercise_alone(handout, tmp_path):
     assert main(["grade", str(handout["bundle"]), str(subs), str(tmp_path / "out"), *FAST]) == 0
     row = gradebook(tmp_path / "out" / "gradebook.csv")["max"]
     assert row["status"] == "ok", row
-    lost = {"ch01.entropy_gradient", "ch01.temperature_softmax", "ch01.logit_gap", "ch01.stable_softmax"}
+    lost = {"ch01.entropy_gradient", "ch01.temperature_softmax", "ch01.log_sigmoid", "ch01.stable_softmax"}
     for ex in all_exercises("ch01"):
         assert row[ex.id] == ("0" if ex.id in lost else str(ex.points)), ex.id
     feedback = (tmp_path / "out" / "feedback" / "max.txt").read_text(encoding="utf-8")

@@ -53,19 +53,42 @@ def entropy_gradient(c):
     return out
 
 
-def logit_gap(c):
-    # 1/n <= p < 1 (p may be an array), n an integer >= 2
-    p, n = np.asarray(c["p"], dtype=np.float64), c["n"]
-    out = r.integer("n", n)
-    if not out and n < 2:
-        out.append("n < 2")
-    if not out and (np.any(p < 1 / n) or np.any(p >= 1)):
-        out.append(f"p outside [1/n, 1): {p}")
+def attention_kl(c):
+    # teacher, student (..., n): one shape, one dtype (float32 or float64); scores finite or -inf;
+    # a -inf key is -inf in both rows; no row entirely -inf
+    t, s = np.asarray(c["teacher"]), np.asarray(c["student"])
+    out = _logits("teacher", t, allow_neg_inf=True) + _logits("student", s, allow_neg_inf=True)
+    if t.dtype not in (np.float32, np.float64) or s.dtype != t.dtype:
+        out.append(f"dtypes {t.dtype}, {s.dtype}: the prompt promises one dtype, float32 or float64")
+    if t.shape != s.shape:
+        out.append(f"shapes {t.shape} and {s.shape} differ")
+    elif not np.array_equal(np.isneginf(t), np.isneginf(s)):
+        out.append("a key is masked in one row and not in the other")
+    elif np.any(np.all(np.isneginf(t), axis=-1)):
+        out.append("a row is masked entirely")
+    if not out and np.abs(np.where(np.isfinite(t), t, 0)).max() > 1e4:
+        out.append("scores beyond the thousands")
     return out
 
 
-def predict_overflow_logit(c):
-    return [] if not c else [f"a predict exercise takes no inputs, got {sorted(c)}"]
+def log_sigmoid(c):
+    # z: any shape, float32 or float64, finite, in [-1000, 1000]
+    z = np.asarray(c["z"])
+    out = r.dtype_in("z", z, ("float32", "float64")) + r.no_nan("z", z)
+    if not np.all(np.isfinite(z)) or np.any(np.abs(z) > 1000):
+        out.append("a score outside [-1000, 1000]")
+    return out
+
+
+def smooth_max_slope(c):
+    # x (..., n): finite or -inf, no row entirely -inf; one temperature > 0 (as small as 0.001)
+    x, t = np.asarray(c["x"]), c["temperature"]
+    out = _logits("x", x, allow_neg_inf=True)
+    if np.any(np.all(np.isneginf(x), axis=-1)):
+        out.append("a row of x is all -inf")
+    if not (np.ndim(t) == 0 and float(t) >= 0.001):
+        out.append("temperature is not one number of at least 0.001")
+    return out
 
 
 PROMISES = {
@@ -73,6 +96,7 @@ PROMISES = {
     "ch01.stable_softmax": stable_softmax,
     "ch01.temperature_derivative": temperature_derivative,
     "ch01.entropy_gradient": entropy_gradient,
-    "ch01.logit_gap": logit_gap,
-    "ch01.predict_overflow_logit": predict_overflow_logit,
+    "ch01.attention_kl": attention_kl,
+    "ch01.log_sigmoid": log_sigmoid,
+    "ch01.smooth_max_slope": smooth_max_slope,
 }

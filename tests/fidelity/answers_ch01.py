@@ -130,40 +130,113 @@ CORRECT = {
             """,
         ],
     },
-    "ch01.logit_gap": {
-        "log-odds plus log(n - 1)": """
-            def logit_gap(p, n):
-                return np.log(p) - np.log1p(-p) + np.log(n - 1)
+    "ch01.attention_kl": {
+        "torch.log_softmax, torch.where": """
+            def attention_kl(teacher, student):
+                t, s = torch.as_tensor(teacher), torch.as_tensor(student)
+                lp, lq = torch.log_softmax(t, dim=-1), torch.log_softmax(s, dim=-1)
+                p = lp.exp()
+                return torch.where(p > 0, p * (lp - lq), torch.zeros_like(p)).sum(dim=-1)
         """,
-        "torch with the chapter's torch import": """
-            def logit_gap(p, n):
-                p = torch.as_tensor(p, dtype=torch.float64)
-                return torch.log(p * (n - 1) / (1 - p))
+        "a loop over the rows, float32 kept, np.logaddexp.reduce over the kept keys": """
+            def attention_kl(teacher, student):
+                t, s = np.asarray(teacher), np.asarray(student)
+                out = np.zeros(t.shape[:-1], dtype=t.dtype)
+                for idx in np.ndindex(*t.shape[:-1]):
+                    keep = np.isfinite(t[idx])
+                    lt = t[idx][keep] - np.logaddexp.reduce(t[idx][keep])
+                    ls = s[idx][keep] - np.logaddexp.reduce(s[idx][keep])
+                    out[idx] = np.sum(np.exp(lt) * (lt - ls))
+                return out
         """,
-        "helper in an added cell": [
+        "cross-entropy minus entropy, a log-sum-exp helper in an added cell": [
             """
-            def _odds_15(p):
-                return p / (1 - p)
+            def _lse_15(x):
+                m = np.max(x, axis=-1, keepdims=True)
+                return m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
             """,
             """
-            def logit_gap(p, n):
-                return np.log(_odds_15(np.asarray(p, dtype=float)) * (n - 1))
+            def attention_kl(teacher, student):
+                p = softmax(teacher)
+                kept = np.isfinite(teacher)
+                lt = np.where(kept, teacher - _lse_15(teacher), 0.0)
+                ls = np.where(kept, student - _lse_15(student), 0.0)
+                return np.sum(p * lt, axis=-1) - np.sum(p * ls, axis=-1)
             """,
         ],
+        "einsum over float64 copies": """
+            def attention_kl(teacher, student):
+                t, s = np.asarray(teacher, dtype=np.float64), np.asarray(student, dtype=np.float64)
+                lt = t - t.max(-1, keepdims=True)
+                lt = lt - np.log(np.exp(lt).sum(-1, keepdims=True))
+                ls = s - s.max(-1, keepdims=True)
+                ls = ls - np.log(np.exp(ls).sum(-1, keepdims=True))
+                diff = np.nan_to_num(lt - ls, nan=0.0)
+                return np.einsum("...i,...i->...", np.exp(lt), diff)
+        """,
     },
-    "ch01.predict_overflow_logit": {
-        "the literal": """
-            def predict_overflow_logit():
-                return 81.8
+    "ch01.log_sigmoid": {
+        "np.logaddexp": """
+            def log_sigmoid(z):
+                return -np.logaddexp(0, -z)
         """,
-        "an expression with np.log": """
-            def predict_overflow_logit():
-                return np.log(3.4e38) - np.log(1000)
+        "torch, one branch per sign": """
+            def log_sigmoid(z):
+                z = torch.as_tensor(z)
+                return torch.where(z >= 0, -torch.log1p(torch.exp(-z)), z - torch.log1p(torch.exp(z)))
         """,
-        "float32 numpy scalar": """
-            def predict_overflow_logit():
-                return np.float32(88.72 - 6.908)
+        "the log-softmax of the pair (z, 0)": """
+            def log_sigmoid(z):
+                pair = np.stack([z, np.zeros_like(z)], axis=-1)  # (..., 2)
+                m = pair.max(axis=-1, keepdims=True)
+                return (pair - m - np.log(np.exp(pair - m).sum(axis=-1, keepdims=True)))[..., 0]
         """,
+        "float32 loop over the entries, math module": """
+            import math
+
+            def log_sigmoid(z):
+                flat = np.asarray(z, dtype=np.float32).ravel()
+                out = np.empty_like(flat)
+                for i, v in enumerate(flat):
+                    v = float(v)
+                    out[i] = -math.log1p(math.exp(-v)) if v >= 0 else v - math.log1p(math.exp(v))
+                return out.reshape(np.shape(z))
+        """,
+    },
+    "ch01.smooth_max_slope": {
+        "lse(z) - p . z with torch": """
+            def smooth_max_slope(x, temperature):
+                z = torch.as_tensor(x, dtype=torch.float64) / temperature
+                lse = torch.logsumexp(z, dim=-1)
+                p = torch.softmax(z, dim=-1)
+                pz = torch.where(p > 0, p * z, torch.zeros_like(z)).sum(dim=-1)
+                return lse - pz
+        """,
+        "the entropy of the weights, a loop over rows in float32": """
+            def smooth_max_slope(x, temperature):
+                x = np.asarray(x, dtype=np.float32)
+                out = np.zeros(x.shape[:-1], dtype=np.float32)
+                for idx in np.ndindex(*x.shape[:-1]):
+                    row = x[idx][np.isfinite(x[idx])]
+                    z = (row - row.max()) / np.float32(temperature)  # shifted first: float32 keeps the digits
+                    log_p = z - np.logaddexp.reduce(z)
+                    out[idx] = -np.sum(np.exp(log_p) * log_p)
+                return out
+        """,
+        "a helper in an added cell, the chapter's softmax": [
+            """
+            def _log_weights_17(z):
+                shifted = z - z.max(axis=-1, keepdims=True)
+                return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+            """,
+            """
+            def smooth_max_slope(x, temperature):
+                z = np.asarray(x, dtype=np.float64) / temperature
+                p = softmax(z)
+                logs = np.where(p > 0, _log_weights_17(z), 0.0)
+                return -(p * logs).sum(axis=-1)
+            """,
+        ],
     },
 }
 
@@ -251,34 +324,76 @@ WRONG = {
                 return -p * (x - (p * x).sum(axis=-1, keepdims=True))
         """,
     },
-    "ch01.logit_gap": {
-        "the log-odds": """
-            def logit_gap(p, n):
-                return np.log(p / (1 - p))
+    "ch01.attention_kl": {
+        "through the weights": """
+            def attention_kl(teacher, student):
+                p, q = softmax(teacher), softmax(student)
+                return (p * np.log(p / q)).sum(axis=-1)
         """,
-        "n instead of n - 1": """
-            def logit_gap(p, n):
-                return np.log(p * n / (1 - p))
+        "through the weights, NaN summed away": """
+            def attention_kl(teacher, student):
+                p, q = softmax(teacher), softmax(student)
+                return np.nansum(p * np.log(p / q), axis=-1)
+        """,
+        "the other way round": """
+            def attention_kl(teacher, student):
+                lp = teacher - np.logaddexp.reduce(teacher, axis=-1, keepdims=True)
+                lq = student - np.logaddexp.reduce(student, axis=-1, keepdims=True)
+                q = np.exp(lq)
+                return np.where(q > 0, q * (lq - lp), 0.0).sum(axis=-1)
+        """,
+        "the cross-entropy": """
+            def attention_kl(teacher, student):
+                lq = student - np.logaddexp.reduce(student, axis=-1, keepdims=True)
+                p = softmax(teacher)
+                return -np.where(p > 0, p * lq, 0.0).sum(axis=-1)
         """,
     },
-    "ch01.predict_overflow_logit": {
-        "one exp": """
-            def predict_overflow_logit():
-                return 88.72
+    "ch01.log_sigmoid": {
+        "the log of the sigmoid": """
+            def log_sigmoid(z):
+                return np.log(1 / (1 + np.exp(-z)))
         """,
-        "float64's limit": """
-            def predict_overflow_logit():
-                return 709.78 - 6.91
+        "log1p of exp(-z)": """
+            def log_sigmoid(z):
+                return -np.log1p(np.exp(-z))
         """,
-        "found by building the row (right number, the rule broken)": """
-            def predict_overflow_logit():
-                lo, hi = 0.0, 100.0
-                for _ in range(40):
-                    mid = (lo + hi) / 2
-                    with np.errstate(over="ignore"):
-                        total = np.exp(np.full(1000, mid, dtype=np.float32)).sum()
-                    lo, hi = (lo, mid) if np.isinf(total) else (mid, hi)
-                return lo
+        "the log-probability of a no": """
+            def log_sigmoid(z):
+                return -np.logaddexp(0, z)
+        """,
+        "clipped away from 0": """
+            def log_sigmoid(z):
+                return np.log(np.clip(1 / (1 + np.exp(-z)), 1e-30, 1.0))
+        """,
+    },
+    "ch01.smooth_max_slope": {
+        "the first term of the product rule alone": """
+            def smooth_max_slope(x, temperature):
+                z = x / temperature
+                m = z.max(axis=-1, keepdims=True)
+                return (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))[..., 0]
+        """,
+        "the entropy through log(softmax)": """
+            def smooth_max_slope(x, temperature):
+                p = softmax(x / temperature)
+                return -np.sum(p * np.log(p), axis=-1)
+        """,
+        "minus the entropy": """
+            def smooth_max_slope(x, temperature):
+                z = x / temperature
+                log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
+                p = np.exp(log_p)
+                return np.where(p > 0, p * log_p, 0.0).sum(axis=-1)
+        """,
+        "a finite difference in T": """
+            def smooth_max_slope(x, temperature):
+                def m(t):
+                    z = x / t
+                    top = z.max(axis=-1, keepdims=True)
+                    return t * (top + np.log(np.exp(z - top).sum(axis=-1, keepdims=True)))[..., 0]
+                h = 1e-3 * temperature
+                return (m(temperature + h) - m(temperature)) / h
         """,
     },
 }

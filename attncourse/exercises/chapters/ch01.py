@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ... import softmax
-from ..engine.method import WrittenDown
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 from ._shared import BROADCAST, NO_MAX, naive_softmax
 
@@ -471,123 +470,354 @@ def _grad_H_naive(x):
         return -p * (log_p - (p * log_p).sum(axis=-1, keepdims=True))
 
 
-# ----------------------------------------------------------------------------- 1.5 logit gap (derive)
-def _gap_cases():
-    return grouped(
-        "gaps",
-        Case("p=0.9 among n=2", p=0.9, n=2),
-        Case("several targets, n=10", p=np.array([0.5, 0.9, 0.99]), n=10),
-        Case("p=1/n needs no gap; p=1/2 some", p=np.array([0.25, 0.5]), n=4),
+# ----------------------------------------------------------------------------- 1.5 attention KL
+def _log_softmax(x):
+    x = np.asarray(x, dtype=np.float64)
+    m = x.max(axis=-1, keepdims=True)
+    return x - (m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True)))
+
+
+def _kl(teacher, student, reverse=False, cross=False):
+    """KL(softmax(teacher) || softmax(student)) per row, in float64 from the inputs' values."""
+    if reverse:
+        teacher, student = student, teacher
+    lt, ls = _log_softmax(teacher), _log_softmax(student)
+    p = np.exp(lt)
+    kept = p > 0  # a key neither row may see (-inf in both) adds nothing
+    with np.errstate(invalid="ignore"):
+        inner = np.where(kept, -ls if cross else lt - ls, 0.0)
+    return (p * inner).sum(axis=-1)
+
+
+def _kl_cases():
+    rng = np.random.default_rng(105)
+    return (
+        grouped(
+            "values",
+            Case("one row of three", teacher=np.array([2.0, 1.0, 0.1]), student=np.array([0.5, 2.0, -1.0])),
+            Case("rows (4, 5)", teacher=rng.normal(size=(4, 5)), student=rng.normal(size=(4, 5)) * 2),
+        )
+        + grouped(
+            "batch dimensions",
+            Case(
+                "batch dimensions (2, 3, 4)",
+                teacher=rng.normal(size=(2, 3, 4)),
+                student=rng.normal(size=(2, 3, 4)),
+            ),
+        )
+        + grouped(
+            "scores far apart",
+            Case(
+                "float32, scores near 1000; the student 200 below the teacher on one key",
+                teacher=np.array([[0.0, 0.0], [1000.0, 1000.0]], dtype=np.float32),
+                student=np.array([[0.0, -200.0], [1000.0, 800.0]], dtype=np.float32),
+            ),
+            Case(
+                "float64, the student 800 below on one key",
+                teacher=np.array([0.0, 0.0, 1.0]),
+                student=np.array([0.0, -800.0, 1.0]),
+            ),
+            Case(
+                "float32, the teacher 200 below on one key",
+                teacher=np.array([0.0, -200.0, 1.0], dtype=np.float32),
+                student=np.array([0.0, 0.0, 1.0], dtype=np.float32),
+            ),
+        )
+        + grouped(
+            "masked keys",
+            Case(
+                "a key masked with -inf in both rows",
+                teacher=np.array([[1.0, -np.inf, 0.0, 2.0], [-np.inf, 0.5, 0.5, 0.0]]),
+                student=np.array([[0.0, -np.inf, 1.0, 1.0], [-np.inf, 2.0, -1.0, 0.0]]),
+            ),
+        )
     )
 
 
-def _gap(p, n):
-    p = np.asarray(p, dtype=np.float64)
-    return np.log(p * (n - 1) / (1 - p))
+def _kl_through_weights(teacher, student):
+    with np.errstate(all="ignore"):
+        p, q = softmax(np.asarray(teacher, dtype=np.float64)), softmax(np.asarray(student, dtype=np.float64))
+        if np.asarray(teacher).dtype == np.float32:
+            p, q = softmax(np.asarray(teacher)), softmax(np.asarray(student))
+        return (p * np.log(p / q)).sum(axis=-1)
+
+
+def _kl_not_finite(outputs, teacher, student):
+    """A row's KL is inf or NaN where the true KL is finite (it always is here)."""
+    if len(outputs) != 1:
+        return False
+    out = np.asarray(outputs[0], dtype=np.float64)
+    return out.shape == np.shape(teacher)[:-1] and bool(np.any(~np.isfinite(out)))
+
+
+def _kl_masked_nan(teacher, student):
+    if np.isfinite(np.asarray(teacher)).all():
+        return None
+    with np.errstate(all="ignore"):
+        lt, ls = _log_softmax(teacher), _log_softmax(student)
+        return (np.exp(lt) * (lt - ls)).sum(axis=-1)
 
 
 register(
     Exercise(
-        id="ch01.logit_gap",
+        id="ch01.attention_kl",
         number="1.5",
-        title="how big a margin wins the softmax",
-        points=2,
-        function="logit_gap",
-        hint="write the leader's weight with the other logits at 0 (a shift changes nothing), then solve for e^c",
-        kind="derive",
-        description="One logit is $c$ larger than the other $n - 1$, which are equal. Derive the gap "
-        "$c$ for which the leader gets softmax weight `p` (with $1/n \\le p < 1$), and return it as a "
-        "closed form in `p` and `n` (`p` may be an array).",
+        title="how far a student's attention is from its teacher's",
+        points=3,
+        function="attention_kl",
+        hint="work with the log-weights themselves, never with a weight that may have rounded to 0; "
+        "a key with weight 0 in the teacher adds nothing",
+        description="A small model is trained to attend like a large one: each of its queries is "
+        "penalised by the Kullback-Leibler divergence $\\mathrm{KL}(p \\,\\|\\, q) = \\sum_i p_i \\log (p_i / q_i)$ "
+        "(in nats) of its weights $q = \\operatorname{softmax}(s)$ from the teacher's weights "
+        "$p = \\operatorname{softmax}(t)$, softmax over the last axis. Given the scores `teacher (..., n)` and "
+        "`student (..., n)`, of one shape and one dtype (float32 or float64), return the KL of each row, "
+        "shape `(...)`. Scores may be in the thousands and the two rows may disagree by hundreds: the result "
+        "must be finite and right wherever the true KL is. A key masked with $-\\infty$ is masked in both "
+        "rows; no row is masked entirely.",
         solution='''
-            def logit_gap(p, n):
-                """The gap c by which one of n logits must exceed the others to get softmax weight p."""
+            def attention_kl(teacher, student):
+                """KL(softmax(teacher) || softmax(student)) of each row; (..., n) -> (...)."""
                 ### BEGIN SOLUTION
-                # p = e^c / (e^c + n - 1)  =>  p (n - 1) = (1 - p) e^c  =>  c = log(p (n - 1) / (1 - p))
-                return np.log(p * (n - 1) / (1 - p))
+                def log_softmax(x):  # x - logsumexp(x): finite wherever x is
+                    m = x.max(axis=-1, keepdims=True)
+                    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+                log_p, log_q = log_softmax(teacher), log_softmax(student)
+                p = np.exp(log_p)  # (..., n); 0 at a masked key
+                kept = p > 0  # a masked key adds nothing, and -inf - (-inf) is never computed
+                terms = np.where(kept, log_p, 0.0) - np.where(kept, log_q, 0.0)
+                return (p * terms).sum(axis=-1)  # (...)
                 ### END SOLUTION
         ''',
-        reference=_gap,
-        public_cases=_gap_cases,
+        reference=_kl,
+        public_cases=_kl_cases,
+        needs=SOFTMAX_NEEDS,
+        forbids=("torch.nn.functional.kl_div", "torch.nn.KLDivLoss"),
         diagnoses=(
             Diagnosis(
-                "your gap does not change with n: how many logits does the leader compete with?",
-                name="n left out",
-                hint="each of the n - 1 other logits adds e^0 = 1 to the softmax's denominator",
-                variant=lambda p, n: np.log(np.asarray(p) / (1 - np.asarray(p))) if n != 2 else None,
+                "this is the KL the other way round, of the teacher's weights from the student's: "
+                "the KL is not symmetric. Whose weights weight the sum?",
+                name="KL the wrong way round",
+                hint="the teacher's weights p weight the sum: sum_i p_i (log p_i - log q_i)",
+                variant=lambda t, s: _kl(t, s, reverse=True),
             ),
             Diagnosis(
-                "your gap is the one for a leader among n + 1 logits: count the others again",
-                name="n others instead of n - 1",
-                hint="the leader is one of the n logits",
-                variant=lambda p, n: np.log(np.asarray(p) * n / (1 - np.asarray(p))),
+                "your value exceeds the KL by an amount that depends on the teacher's row alone",
+                name="cross-entropy, not KL",
+                hint="KL(p || q) = sum_i p_i log p_i - sum_i p_i log q_i",
+                variant=lambda t, s: _kl(t, s, cross=True),
+            ),
+            Diagnosis(
+                "NaN in a row with a masked key: what does a key that neither model may see add to the KL?",
+                name="NaN at a masked key",
+                hint="leave out the keys whose teacher weight is 0",
+                variant=_kl_masked_nan,
+            ),
+            Diagnosis(
+                "a row's KL came out inf or NaN where the true KL is finite: a weight that rounded to 0 "
+                "went into a log or a division, though its score is finite",
+                name="a weight that underflowed went into a log",
+                hint="log softmax(x) = x - logsumexp(x), computed with the row's maximum subtracted, "
+                "never forms the tiny weight",
+                variant=_kl_through_weights,
+            ),
+            Diagnosis(
+                "a row's KL is inf or NaN, yet every true KL here is finite: which of your intermediate "
+                "values rounded to 0, or met -inf - (-inf)?",
+                name="inf or NaN in a row",
+                symptom=_kl_not_finite,
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 1.6 overflow (predict)
-class _NoArrays(WrittenDown):
-    """1.6's answer is a number written down: building even one row of 1000 float32 logits (4 kB) scores 0.
+# ----------------------------------------------------------------------------- 1.6 log-sigmoid
+def _log_sigmoid(z):
+    z = np.asarray(z, dtype=np.float64)
+    return -np.logaddexp(0.0, -z)
 
-    numpy's arrays are seen (``tracemalloc``); torch's own allocator is not, a limit of the rule."""
 
-    LIMIT = 4000  # bytes: below one row of 1000 float32 numbers; numpy's first finfo call takes ~1 kB
+def _log_sigmoid_cases():
+    rng = np.random.default_rng(106)
+    return (
+        grouped(
+            "moderate scores",
+            Case("five scores in [-4, 4]", z=np.array([-4.0, -1.0, 0.0, 0.5, 4.0])),
+            Case("scores (3, 4)", z=rng.normal(size=(3, 4)) * 3),
+        )
+        + grouped(
+            "very negative scores",
+            Case("float64 scores down to -1000", z=np.array([-1000.0, -750.0, -40.0, -1.0])),
+            Case("float32 scores down to -120", z=np.array([-120.0, -95.0, -20.0, -2.0], dtype=np.float32)),
+        )
+        + grouped(
+            "very positive scores",
+            Case("float64 scores up to 1000", z=np.array([1.0, 40.0, 750.0, 1000.0])),
+            Case("float32 scores up to 120", z=np.array([[20.0, 95.0], [120.0, 2.0]], dtype=np.float32)),
+        )
+    )
 
-    def verdict(self, fn, args, arrays):
-        peak = self.memory.stop()
-        if peak > self.LIMIT:
-            return (
-                f"method rule broken: a prediction is written down, not computed, but your answer "
-                f"allocated {peak} bytes of arrays to find it"
-            )
-        return None
+
+def _log_sigmoid_naive(z):
+    with np.errstate(all="ignore"):
+        return np.log(1.0 / (1.0 + np.exp(-np.asarray(z))))
+
+
+def _log_sigmoid_via_exp_z(z):
+    with np.errstate(all="ignore"):
+        z = np.asarray(z)
+        return z - np.log1p(np.exp(z))
 
 
 register(
     Exercise(
-        id="ch01.predict_overflow_logit",
+        id="ch01.log_sigmoid",
         number="1.6",
-        title="where the sum of a float32 softmax overflows",
-        points=1,
-        function="predict_overflow_logit",
-        kind="predict",
-        description="A naive float32 softmax (no maximum subtracted) gets a row of $n = 1000$ equal logits "
-        "$x$. Each `np.exp(x)` is still finite, but the row's *sum* is not: above which $x$ does the sum "
-        "overflow to `inf` (largest float32 is about $3.4 \\times 10^{38}$)? Return the number; anything "
-        "within 1% passes.",
+        title="the log-probability of a yes",
+        points=2,
+        function="log_sigmoid",
+        hint="a yes/no choice from one score is a softmax over two scores; the chapter's log-softmax then applies",
+        description="A binary classifier, or a gate, turns one score $z$ into the probability of a *yes*, "
+        "$\\sigma(z) = 1 / (1 + e^{-z})$, and its training loss needs $\\log \\sigma(z)$. Given scores `z` "
+        "of any shape, float32 or float64, return $\\log \\sigma(z)$ elementwise, an array of `z`'s shape. "
+        "Scores lie anywhere in $[-1000, 1000]$: the result must be finite and right wherever the true "
+        "value is.",
         solution='''
-            def predict_overflow_logit():
-                """The logit above which the sum of 1000 float32 exponentials overflows."""
+            def log_sigmoid(z):
+                """log(1 / (1 + e^(-z))) elementwise, finite for every finite z."""
                 ### BEGIN SOLUTION
-                # 1000 * exp(x) > 3.4e38  <=>  x > ln(3.4e38) - ln(1000), about 88.7 - 6.9
-                return 88.72 - 6.91
+                # sigma(z) = e^z / (e^z + e^0): the weight of z in a softmax over (z, 0)
+                m = np.maximum(z, 0)  # the larger of the two scores
+                return z - m - np.log(np.exp(z - m) + np.exp(-m))  # z - logsumexp(z, 0)
                 ### END SOLUTION
         ''',
-        reference=lambda: np.log(float(np.finfo(np.float32).max)) - np.log(1000.0),
-        public_cases=lambda: grouped("the number", Case("float32, a row of 1000 equal logits")),
-        tolerance=(1e-2, 0.0),
-        method=lambda: _NoArrays(),
-        hint="the sum is 1000 * exp(x); when is that larger than the largest float32?",
+        reference=_log_sigmoid,
+        public_cases=_log_sigmoid_cases,
+        forbids=(
+            "torch.nn.functional.logsigmoid",
+            "torch.nn.LogSigmoid",
+            "torch.nn.functional.softplus",
+            "torch.nn.Softplus",
+        ),
         diagnoses=(
             Diagnosis(
-                "that is where a single exp overflows; the sum of 1000 of them gets there sooner",
-                name="one exp, not the sum",
-                hint="1000 * exp(x) > 3.4e38 gives x > ln(3.4e38) - ln(1000)",
-                variant=lambda: np.log(float(np.finfo(np.float32).max)),
+                "-inf (or NaN) for a very negative score, where log sigma(z) is finite: e^(-z) overflowed",
+                name="overflow for very negative scores",
+                hint="sigma(z) is the weight of z in a softmax over the two scores (z, 0); subtract their maximum",
+                variant=_log_sigmoid_naive,
             ),
             Diagnosis(
-                "that is a float64 limit (its largest number is about 1.8e308)",
-                name="float64's limit",
-                hint="use float32's largest number, 3.4e38",
-                variant=lambda: np.log(float(np.finfo(np.float64).max)) - np.log(1000.0),
+                "-inf (or NaN) for a very positive score, where log sigma(z) is close to 0: e^z overflowed",
+                name="overflow for very positive scores",
+                hint="sigma(z) is the weight of z in a softmax over the two scores (z, 0); subtract their maximum",
+                variant=_log_sigmoid_via_exp_z,
             ),
             Diagnosis(
-                "that is in base 10 (log10); exp is base e",
-                name="log base 10",
-                hint="x = ln(3.4e38 / 1000)",
-                variant=lambda: np.log10(float(np.finfo(np.float32).max) / 1000.0),
+                "this is the log-probability of a no, log(1 - sigma(z)): check the sign of the exponent",
+                name="the log-probability of a no",
+                hint="sigma(z) = 1 / (1 + e^(-z)) grows with z",
+                variant=lambda z: _log_sigmoid(-np.asarray(z)),
             ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 1.7 smooth maximum (derive)
+def _smooth_max_slope(x, temperature, part="whole"):
+    """d/dT of T logsumexp(x / T) per row, in float64 from the inputs' values."""
+    z = np.asarray(x, dtype=np.float64) / temperature
+    log_p = _log_softmax(z)
+    p = np.exp(log_p)
+    with np.errstate(invalid="ignore"):
+        H = -np.where(p > 0, p * log_p, 0.0).sum(axis=-1)  # a masked entry (p = 0) adds nothing
+    if part == "lse":  # the product rule's first term alone
+        m = z.max(axis=-1, keepdims=True)
+        return (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))[..., 0]
+    return -H if part == "flipped" else H
+
+
+def _smooth_max_cases():
+    rng = np.random.default_rng(107)
+    return (
+        grouped(
+            "slopes",
+            Case("three scores, T = 1", x=np.array([2.0, 1.0, 0.1]), temperature=1.0),
+            Case("rows (3, 5), T = 0.5", x=rng.normal(size=(3, 5)), temperature=0.5),
+            Case("batch dimensions (2, 2, 4), T = 3", x=rng.normal(size=(2, 2, 4)), temperature=3.0),
+        )
+        + grouped(
+            "large scores and small temperatures",
+            Case(
+                "scores near 1000, T = 0.25",
+                x=np.array([[1000.0, 1000.5, 999.0], [-800.0, -799.5, -801.0]]),
+                temperature=0.25,
+            ),
+            Case("a tie at the top, T = 0.001", x=np.array([3.0, 3.0, 1.0, 2.9]), temperature=0.001),
+        )
+        + grouped(
+            "masked entries",
+            Case(
+                "-inf entries, T = 2",
+                x=np.array([[1.0, -np.inf, 0.0, 2.0], [-np.inf, 0.5, 0.5, -np.inf]]),
+                temperature=2.0,
+            ),
+        )
+    )
+
+
+def _smooth_max_naive(x, temperature):
+    with np.errstate(all="ignore"):
+        z = np.asarray(x, dtype=np.float64) / temperature
+        e = np.exp(z)
+        p = e / e.sum(axis=-1, keepdims=True)
+        return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=-1)
+
+
+register(
+    Exercise(
+        id="ch01.smooth_max_slope",
+        number="1.7",
+        title="how the smooth maximum moves with the temperature",
+        points=2,
+        function="smooth_max_slope",
+        kind="derive",
+        hint="differentiate the product T * logsumexp(x / T); the chapter gives the derivative of log-sum-exp",
+        description="The *smooth maximum* $m_T(x) = T \\log \\sum_i e^{x_i / T}$ of scores $x$ tends to "
+        "$\\max_i x_i$ as the temperature $T$ falls to 0, and is a differentiable stand-in for the maximum. "
+        "Derive $\\partial m_T / \\partial T$ in closed form and return it for scores `x (..., n)` (over the "
+        "last axis) and one temperature `temperature > 0`: an array `(...)`, one number per row. Scores may "
+        "be in the thousands, temperatures as small as 0.001, and an entry may be $-\\infty$ (no row is "
+        "$-\\infty$ entirely).",
+        solution='''
+            def smooth_max_slope(x, temperature):
+                """d/dT of T log sum_i exp(x_i / T), one number per row of x (..., n)."""
+                ### BEGIN SOLUTION
+                z = x / temperature
+                log_p = z - z.max(axis=-1, keepdims=True)
+                log_p = log_p - np.log(np.exp(log_p).sum(axis=-1, keepdims=True))  # z - logsumexp(z)
+                p = np.exp(log_p)  # softmax(x / T); 0 at a -inf entry
+                # d/dT [T lse(z)] = lse(z) - p . z = -sum_i p_i log p_i; a -inf entry (p = 0) adds 0
+                return -(p * np.where(p > 0, log_p, 0.0)).sum(axis=-1)
+                ### END SOLUTION
+        ''',
+        reference=_smooth_max_slope,
+        public_cases=_smooth_max_cases,
+        needs=SOFTMAX_NEEDS,
+        diagnoses=(
+            Diagnosis(
+                "the signs are flipped: raising the temperature lifts the smooth maximum further above the maximum",
+                name="sign flipped",
+                variant=lambda x, t: _smooth_max_slope(x, t, part="flipped"),
+            ),
+            Diagnosis(
+                "only the first term of the product rule: T itself also multiplies something that depends on T",
+                name="the product rule's first term alone",
+                variant=lambda x, t: _smooth_max_slope(x, t, part="lse"),
+            ),
+            Diagnosis(NO_MAX, variant=_smooth_max_naive),
         ),
     )
 )
