@@ -57,32 +57,28 @@ def kernel_regression():
     )
 
 
-def kernel_weight_ratio():
+def far_from_the_data():
     rng = np.random.default_rng(1002)
+    x = rng.uniform(-3, 3, 7)
     return _kinds(
         [
+            Case("seven random keys, width 0.5", x_key=x, y_value=rng.normal(size=7), width=0.5),
             Case(
-                "a (2, 3) grid of distances",
-                d1=rng.uniform(0, 2, (2, 3)),
-                d2=rng.uniform(0, 2, (2, 3)),
-                width=0.8,
+                "three keys share the smallest x, float32",
+                x_key=np.array([-1.0, 2.0, -1.0, 0.0, -1.0], dtype=np.float32),
+                y_value=np.array([3.0, 1.0, 6.0, -2.0, 0.0], dtype=np.float32),
+                width=1.5,
             ),
             Case(
-                "negative distances (only the square matters)",
-                d1=np.array([-1.0, 1.0]),
-                d2=np.array([2.0, -3.0]),
-                width=2.0,
-            ),
-            Case(
-                "float32",
-                d1=np.array([0.1, 0.4], dtype=np.float32),
-                d2=np.array([0.3, 0.2], dtype=np.float32),
-                width=0.5,
+                "two keys, both ends shared by none, width 10",
+                x_key=np.array([5.0, -5.0]),
+                y_value=np.array([-1.0, 8.0]),
+                width=10.0,
             ),
         ],
-        "ratios",
-        "ratios",
-        "ratios",
+        "distinct keys",
+        "keys at the same place",
+        "distinct keys",
     )
 
 
@@ -143,7 +139,7 @@ def _float32(case):
 
 HIDDEN = {
     "ch00.kernel_regression": kernel_regression,
-    "ch00.kernel_weight_ratio": kernel_weight_ratio,
+    "ch00.far_from_the_data": far_from_the_data,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
     "ch00.width_from_predictions": width_from_predictions,

@@ -84,7 +84,7 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 # the chapter does not demonstrate.  Each entry says what is new.
 NEW_SITUATIONS = {
     "ch00": {
-        "ch00.kernel_weight_ratio": "the weight ratio of two keys as a closed form in their distances",
+        "ch00.far_from_the_data": "the regression's limits far to the left and right of every key",
         "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
         "ch00.width_from_predictions": "the kernel width recovered from reported predictions",

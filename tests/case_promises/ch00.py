@@ -27,11 +27,17 @@ def kernel_regression(c):
     return out + _positive_number("width", c["width"])
 
 
-def kernel_weight_ratio(c):
-    # d1, d2: numbers or arrays of the same shape; width > 0
-    out = r.finite("d1", c["d1"]) + r.finite("d2", c["d2"]) + _positive_number("width", c["width"])
-    if np.shape(c["d1"]) != np.shape(c["d2"]):
-        out.append("d1 and d2 differ in shape")
+def far_from_the_data(c):
+    # x_key (S,), y_value (S,) with S >= 2; width > 0; keys may share a place
+    out = (
+        _vector("x_key", c["x_key"])
+        + _vector("y_value", c["y_value"])
+        + _positive_number("width", c["width"])
+    )
+    if not out and np.shape(c["x_key"]) != np.shape(c["y_value"]):
+        out.append("x_key and y_value differ in length")
+    if not out and len(np.unique(c["x_key"])) < 2:
+        out.append("every key at one place: there is no left and right")
     return out
 
 
@@ -80,7 +86,7 @@ def width_from_predictions(c):
 
 PROMISES = {
     "ch00.kernel_regression": kernel_regression,
-    "ch00.kernel_weight_ratio": kernel_weight_ratio,
+    "ch00.far_from_the_data": far_from_the_data,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
     "ch00.width_from_predictions": width_from_predictions,

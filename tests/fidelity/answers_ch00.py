@@ -30,24 +30,30 @@ CORRECT = {
             """,
         ],
     },
-    "ch00.kernel_weight_ratio": {
-        "ratio of the two kernels": """
-            def kernel_weight_ratio(d1, d2, width):
-                return np.exp(-(d1**2) / (2 * width**2)) / np.exp(-(d2**2) / (2 * width**2))
+    "ch00.far_from_the_data": {
+        "a query a million widths away, through the stable softmax": """
+            def far_predictions(x_key, y_value, width):
+                x_key, y_value = np.asarray(x_key, dtype=np.float64), np.asarray(y_value, dtype=np.float64)
+                out = []
+                for far in (-1e6, 1e6):
+                    q = x_key.mean() + far * width
+                    out.append(softmax(-((q - x_key) ** 2) / (2 * width**2)) @ y_value)
+                return np.array(out)
         """,
-        "torch with the chapter's torch import": """
-            def kernel_weight_ratio(d1, d2, width):
-                d1, d2 = torch.as_tensor(d1, dtype=torch.float64), torch.as_tensor(d2, dtype=torch.float64)
-                return torch.exp((d2**2 - d1**2) / (2 * width**2))
+        "torch masks with the chapter's torch import": """
+            def far_predictions(x_key, y_value, width):
+                x, y = torch.as_tensor(x_key, dtype=torch.float64), torch.as_tensor(y_value, dtype=torch.float64)
+                return torch.stack([y[x == x.min()].mean(), y[x == x.max()].mean()])
         """,
-        "helper in an added cell": [
+        "a helper in an added cell, loops": [
             """
-            def _score_02(d, width):
-                return -np.square(d) / (2.0 * width * width)
+            def _mean_at(x_key, y_value, place):
+                picked = [y for x, y in zip(x_key, y_value) if x == place]
+                return sum(picked) / len(picked)
             """,
             """
-            def kernel_weight_ratio(d1, d2, width):
-                return np.exp(_score_02(d1, width) - _score_02(d2, width))
+            def far_predictions(x_key, y_value, width):
+                return [_mean_at(x_key, y_value, min(x_key)), _mean_at(x_key, y_value, max(x_key))]
             """,
         ],
     },
@@ -173,14 +179,23 @@ WRONG = {
                 return w @ y_value
         """,
     },
-    "ch00.kernel_weight_ratio": {
-        "the inverse": """
-            def kernel_weight_ratio(d1, d2, width):
-                return np.exp((d1**2 - d2**2) / (2 * width**2))
+    "ch00.far_from_the_data": {
+        "the mean of the values": """
+            def far_predictions(x_key, y_value, width):
+                return y_value.mean(), y_value.mean()
         """,
-        "distances not squared": """
-            def kernel_weight_ratio(d1, d2, width):
-                return np.exp((d2 - d1) / (2 * width**2))
+        "the nearest key to the origin's value, both sides": """
+            def far_predictions(x_key, y_value, width):
+                v = y_value[np.argmin(np.abs(x_key))]
+                return v, v
+        """,
+        "a tie given to one key": """
+            def far_predictions(x_key, y_value, width):
+                return y_value[np.argmin(x_key)], y_value[np.argmax(x_key)]
+        """,
+        "swapped": """
+            def far_predictions(x_key, y_value, width):
+                return y_value[x_key == x_key.max()].mean(), y_value[x_key == x_key.min()].mean()
         """,
     },
     "ch00.additive_score_cost": {

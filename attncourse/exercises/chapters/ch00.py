@@ -96,62 +96,95 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 0.2 weight ratio
-def _ratio_cases():
+# ----------------------------------------------------------------------------- 0.2 far from the data (derive)
+def _far_cases():
     return grouped(
-        "ratios",
-        Case("d1=0, d2=1, width 1", d1=0.0, d2=1.0, width=1.0),
+        "distinct keys",
         Case(
-            "several distances, width 0.5",
-            d1=np.array([0.0, 0.5, 1.0]),
-            d2=np.array([1.0, 1.0, 2.0]),
-            width=0.5,
+            "three keys in order, width 1",
+            x_key=np.array([1.0, 2.0, 4.0]),
+            y_value=np.array([1.0, 3.0, 2.0]),
+            width=1.0,
         ),
-        Case("equal distances", d1=np.array([2.0, -2.0]), d2=np.array([-2.0, 2.0]), width=3.0),
+        Case(
+            "five keys out of order, width 0.3",
+            x_key=np.array([0.5, -2.0, 3.0, 1.0, -0.5]),
+            y_value=np.array([4.0, -1.0, 0.5, 2.0, 7.0]),
+            width=0.3,
+        ),
+    ) + grouped(
+        "keys at the same place",
+        Case(
+            "two keys share the largest x, width 2",
+            x_key=np.array([0.0, 3.0, 1.0, 3.0]),
+            y_value=np.array([5.0, 1.0, 0.0, 2.0]),
+            width=2.0,
+        ),
     )
 
 
-def _ratio(d1, d2, width):
-    return np.exp((np.asarray(d2) ** 2 - np.asarray(d1) ** 2) / (2 * width**2))
+def _far(x_key, y_value, width, how="limits"):
+    x, y = np.asarray(x_key, dtype=np.float64), np.asarray(y_value, dtype=np.float64)
+    if how == "mean":  # as if every key weighed the same far away
+        return np.array([y.mean(), y.mean()])
+    if how == "first":  # the first of the keys at the end, ties not shared
+        return np.array([y[np.argmin(x)], y[np.argmax(x)]])
+    left, right = y[x == x.min()].mean(), y[x == x.max()].mean()
+    return np.array([right, left]) if how == "swapped" else np.array([left, right])
 
 
 register(
     Exercise(
-        id="ch00.kernel_weight_ratio",
+        id="ch00.far_from_the_data",
         number="0.2",
-        title="how much more a near key weighs",
+        title="what the regression predicts far from the data",
         points=2,
-        function="kernel_weight_ratio",
-        hint="write each weight as exp(score) / Z: what happens to Z in the ratio?",
+        function="far_predictions",
+        hint="write the score of key j for a query x as a polynomial in x: which of its terms are the "
+        "same for every key, and which one grows fastest as x moves away?",
         kind="derive",
-        description="A query sits at distance `d1` from key 1 and `d2` from key 2 (any other keys are "
-        "the same for both). Derive the ratio $\\alpha_1 / \\alpha_2$ of their Nadaraya-Watson weights "
-        "under a Gaussian kernel of width `width`, as a closed form, and "
-        "return it. `d1`, `d2` may be arrays of the same shape.",
+        description="Kernel regression with the chapter's Gaussian kernel of width `width` is fitted to "
+        "keys `x_key (S,)` with values `y_value (S,)`. What does it predict for a query far to the "
+        "left of every key, and far to the right, in the limit? Return the two limits "
+        "`(left, right)` exactly, from the keys and values alone. Keys may share a place.",
         solution='''
-            def kernel_weight_ratio(d1, d2, width):
-                """alpha_1 / alpha_2 for keys at distances d1 and d2 from the query (Gaussian kernel)."""
+            def far_predictions(x_key, y_value, width):
+                """The predictions' limits as the query goes to -inf and to +inf."""
                 ### BEGIN SOLUTION
-                # softmax weights are exp(score) / Z; Z cancels in the ratio, so it is exp(score_1 - score_2)
-                return np.exp((d2**2 - d1**2) / (2 * width**2))
+                # score_j(x) = -(x - x_j)^2 / 2w^2 = -x^2 / 2w^2 + x x_j / w^2 - x_j^2 / 2w^2: the first term is
+                # the same for every key and cancels in the softmax; the x x_j term grows fastest, so far to
+                # the right all the weight goes to the largest x_j (shared equally by keys at that place)
+                right = y_value[x_key == x_key.max()].mean()
+                left = y_value[x_key == x_key.min()].mean()
+                return left, right
                 ### END SOLUTION
         ''',
-        reference=_ratio,
-        public_cases=_ratio_cases,
+        reference=_far,
+        public_cases=_far_cases,
+        outputs=("limits",),
         diagnoses=(
             Diagnosis(
-                "this is alpha_2 / alpha_1, the inverse: the nearer key (smaller d) must get the larger weight",
-                variant=lambda d1, d2, w: _ratio(d2, d1, w),
+                "your limits are where the prediction goes as the kernel gets wide, not as the query "
+                "moves away: far from every key, do the keys still weigh the same?",
+                name="the mean of the values",
+                hint="compare the scores of two keys for a query far away: their difference grows with the query",
+                variant=lambda x_key, y_value, width: _far(x_key, y_value, width, "mean"),
             ),
             Diagnosis(
-                "the ratio is the one for width w / sqrt(2): what divides the squared distances?",
-                name="ratio without the factor 2",
-                hint="the exponent is (d2^2 - d1^2) / (2 w^2)",
-                variant=lambda d1, d2, w: _ratio(d1, d2, w / np.sqrt(2)),
+                "your two limits are each other's: which key does a query far to the right end up nearest?",
+                name="left and right swapped",
+                variant=lambda x_key, y_value, width: _far(x_key, y_value, width, "swapped"),
             ),
             Diagnosis(
-                "that is the difference of the scores, not the ratio of the weights: exponentiate it",
-                variant=lambda d1, d2, w: (np.asarray(d2) ** 2 - np.asarray(d1) ** 2) / (2 * w**2),
+                "where two keys share the outermost place, your limit is one key's value: how do keys "
+                "with the same score share the weight?",
+                name="a tie given to one key",
+                hint="keys at the same place get the same score, and so the same weight",
+                variant=lambda x_key, y_value, width: (
+                    None
+                    if np.allclose(_far(x_key, y_value, width, "first"), _far(x_key, y_value, width))
+                    else _far(x_key, y_value, width, "first")
+                ),
             ),
         ),
     )
