@@ -558,7 +558,7 @@ def _rope_cases():
         "decoding",
         rope_case("T=6 tokens, d_model=8, E=4, Ev=3", rng, 6, 8, 4, 3, 2.0),
         rope_case("T=9 tokens, d_model=6, E=6, Ev=2", rng, 9, 6, 6, 2, 3.0),
-        rope_case("T=1 token, d_model=4, E=2, Ev=2", rng, 1, 4, 2, 2),
+        rope_case("T=3 tokens, d_model=4, E=2, Ev=2", rng, 3, 4, 2, 2, 2.0),
     ) + grouped("dtype", rope_case("float32, T=5, d_model=8, E=8, Ev=4", rng, 5, 8, 8, 4, 2.0, np.float32))
 
 
