@@ -158,9 +158,9 @@ NEW_SITUATIONS = {
     },
     "ch11": {
         "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
-        "ch11.mha_to_gqa": "pooling a multi-head checkpoint's key heads into grouped-query heads, never done there",
-        "ch11.ring_buffer_decode": "a window cache of fixed slots written modulo the window (the chapter's cache drops tokens)",
-        "ch11.paged_decode": "attention read through a block table from a pool of blocks (the chapter keeps only the table)",
+        "ch11.kv_head_map": "which key/value head each query head read, recovered from a layer's outputs",
+        "ch11.window_prefill": "a windowed cache feeding a chunk of several queries (the chapter decodes one token at a time)",
+        "ch11.recover_block_table": "a lost block table recovered from the pool, with blocks that begin alike",
         "ch11.predict_cache_gib": "the cache of a model mixing windowed and full layers, never computed there",
         "ch11.pairs_in_range": "which RoPE pairs stay inside the trained arc under a scaling, never asked there",
     },
