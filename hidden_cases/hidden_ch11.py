@@ -1,6 +1,6 @@
-"""Hidden cases, chapter 11 (today's attention): multi-query and multi-head layers and permuted
-pairings, float32, chunks shorter than the sinks, large windows, other bases and scalings, chunks of
-one token, of the whole prompt and as long as the window, pools of one-slot blocks and of one block."""
+"""Hidden cases, chapter 11 (today's attention): multi-head layers with permuted heads, pairings
+dealt out in turn, float32, chunks shorter than the sinks, large windows, other bases and scalings,
+a prompt in one chunk and chunks as long as the window, pools of one-slot blocks and of one block."""
 
 import numpy as np
 
@@ -16,7 +16,7 @@ def predict_cache_gib():
 def kv_head_map():
     rng = np.random.default_rng(1912)
     cases = [
-        kv_map_case("multi-query: H=4, H_kv=1", rng, 4, 1, 3, 4, 3, 2, [0, 0, 0, 0]),
+        kv_map_case("H = H_kv = 2, heads swapped", rng, 2, 2, 3, 4, 3, 2, [1, 0]),
         kv_map_case("H = H_kv = 3, heads permuted", rng, 3, 3, 2, 5, 4, 3, [2, 0, 1]),
         kv_map_case("H=8, H_kv=4, dealt out in turn", rng, 8, 4, 2, 3, 2, 2, [0, 1, 2, 3, 0, 1, 2, 3]),
         kv_map_case("one query row, H=6, H_kv=2, the chapter's pairing", rng, 6, 2, 1, 6, 4, 3, [0, 0, 0, 1, 1, 1]),
@@ -59,10 +59,10 @@ def pairs_in_range():
 def window_prefill():
     rng = np.random.default_rng(1915)
     cases = [
-        prefill_case("chunks of one token (decoding), T=6, window 3", rng, (6, 3), 2, 3, 1),
+        prefill_case("chunks of 2 as long as the window, T=7", rng, (7, 3), 2, 2, 2),
         prefill_case("one chunk, the whole prompt: T=5, window 2", rng, (5, 2), 3, 2, 5),
         prefill_case("chunks as long as the window: T=11, window 4", rng, (11, 4), 2, 4, 4),
-        prefill_case("window longer than the prompt: T=6, window 9, chunks of 2", rng, (6, 2), 2, 9, 2),
+        prefill_case("a wide window, short chunks: T=12, window 7, chunks of 3", rng, (12, 2), 2, 7, 3),
         prefill_case("batch and heads, T=9, window 2, chunks of 4", rng, (2, 2, 9, 3), 2, 2, 4),
         prefill_case("float32, T=10, window 5, chunks of 3", rng, (10, 4), 3, 5, 3, np.float32),
     ]

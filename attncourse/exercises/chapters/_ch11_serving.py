@@ -112,8 +112,8 @@ register(
             K = np.concatenate([K, k[..., start:stop, :]], axis=-2)[..., -window:, :]  # (..., n, E)
             V = np.concatenate([V, v[..., start:stop, :]], axis=-2)[..., -window:, :]  # (..., n, Ev)
             n, c = K.shape[-2], stop - start
-            i = np.arange(c)[:, None] + (n - c)  # the chunk's queries are the last c of the n positions
-            j = np.arange(n)[None, :]
+            i = np.arange(c)[:, None] + (n - c)  # (c, 1)
+            j = np.arange(n)[None, :]  # (1, n)
             scores = q[..., start:stop, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])  # (..., c, n)
             scores = np.where((j <= i) & (j > i - window), scores, -np.inf)
             outputs.append(softmax(scores) @ V)  # (..., c, Ev)
