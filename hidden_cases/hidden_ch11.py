@@ -19,8 +19,12 @@ def kv_head_map():
         kv_map_case("H = H_kv = 2, heads swapped", rng, 2, 2, 3, 4, 3, 2, [1, 0]),
         kv_map_case("H = H_kv = 3, heads permuted", rng, 3, 3, 2, 5, 4, 3, [2, 0, 1]),
         kv_map_case("H=8, H_kv=4, dealt out in turn", rng, 8, 4, 2, 3, 2, 2, [0, 1, 2, 3, 0, 1, 2, 3]),
-        kv_map_case("one query row, H=6, H_kv=2, the chapter's pairing", rng, 6, 2, 1, 6, 4, 3, [0, 0, 0, 1, 1, 1]),
-        kv_map_case("float32, H=8, H_kv=4, L=2, S=7", rng, 8, 4, 2, 7, 8, 2, [1, 3, 0, 2, 0, 1, 2, 3], np.float32),
+        kv_map_case(
+            "one query row, H=6, H_kv=2, the chapter's pairing", rng, 6, 2, 1, 6, 4, 3, [0, 0, 0, 1, 1, 1]
+        ),
+        kv_map_case(
+            "float32, H=8, H_kv=4, L=2, S=7", rng, 8, 4, 2, 7, 8, 2, [1, 3, 0, 2, 0, 1, 2, 3], np.float32
+        ),
     ]
     return grouped("layers", *cases[0:4]) + grouped("dtype", *cases[4:5])
 
@@ -75,11 +79,27 @@ def recover_block_table():
         block_table_case("one block, 2 tokens of 4", rng, 3, 4, 2, 3, [2], 2, [(0, 0, 1)]),
         block_table_case("blocks of 1 slot, 4 tokens, 1 head", rng, 6, 1, 1, 3, [5, 0, 4, 2], 4),
         block_table_case(
-            "12 blocks of 3, 14 tokens, a table in pool order", rng, 12, 3, 2, 2, [1, 4, 6, 9, 11], 14,
+            "12 blocks of 3, 14 tokens, a table in pool order",
+            rng,
+            12,
+            3,
+            2,
+            2,
+            [1, 4, 6, 9, 11],
+            14,
             [(0, 0, 2), (3, 2, 2), (10, 4, 1)],
         ),
         block_table_case(
-            "float32, 7 blocks of 4, 11 tokens", rng, 7, 4, 3, 2, [6, 2, 4], 11, [(1, 2, 2), (0, 1, 3)], np.float32
+            "float32, 7 blocks of 4, 11 tokens",
+            rng,
+            7,
+            4,
+            3,
+            2,
+            [6, 2, 4],
+            11,
+            [(1, 2, 2), (0, 1, 3)],
+            np.float32,
         ),
     ]
     return grouped("pools", *cases[0:3]) + grouped("dtype", *cases[3:4])

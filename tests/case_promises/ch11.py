@@ -45,7 +45,9 @@ def kv_head_map(inputs):
     for h, row in enumerate(err):
         fits = np.sort(row)
         if fits[0] > 1e-5:
-            problems.append(f"query head {h}'s output is no key/value head's attention (best {fits[0]:.1e} off)")
+            problems.append(
+                f"query head {h}'s output is no key/value head's attention (best {fits[0]:.1e} off)"
+            )
         elif len(fits) > 1 and fits[1] < 1e-2:
             problems.append(f"query head {h}'s output fits two key/value heads")
     return problems
@@ -118,7 +120,9 @@ def recover_block_table(inputs):
         tokens = k[start : start + b]
         fits = [p for p in range(n_blocks) if np.array_equal(k_pool[p, : len(tokens)], tokens)]
         if len(fits) != 1:
-            problems.append(f"tokens {start} .. {start + len(tokens) - 1} are held by {len(fits)} blocks, not one")
+            problems.append(
+                f"tokens {start} .. {start + len(tokens) - 1} are held by {len(fits)} blocks, not one"
+            )
         used += fits
     if len(set(used)) != len(used):
         problems.append("one pool block holds two of the sequence's blocks")
