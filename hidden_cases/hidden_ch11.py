@@ -1,5 +1,6 @@
 """Hidden cases, chapter 11 (today's attention): multi-head layers with permuted heads, pairings
-dealt out in turn, float32, chunks shorter than the sinks, large windows, other bases and scalings,
+dealt out in turn, float32, stacks of one layer, of six and with a full layer, sinks behind windows of one token, other
+bases and scalings,
 a prompt in one chunk and chunks as long as the window, pools of one-slot blocks and of one block."""
 
 import numpy as np
@@ -29,14 +30,22 @@ def kv_head_map():
     return grouped("layers", *cases[0:4]) + grouped("dtype", *cases[4:5])
 
 
-def window_sink_chunk():
+def stack_reach():
+    w = lambda *ws: np.array(ws, dtype=np.int64)  # noqa: E731
     cases = [
-        Case("one new query, S=9, window 3, 2 sinks", L=1, S=9, window=3, n_sinks=2),
-        Case("window larger than S", L=4, S=6, window=10, n_sinks=1),
-        Case("no sinks", L=5, S=12, window=3, n_sinks=0),
-        Case("window 1, 3 sinks, L=S=6", L=6, S=6, window=1, n_sinks=3),
+        Case("one layer of window 1, T=5", T=5, windows=w(1), n_sinks=0),
+        Case("six layers of window 5, 1 sink, T=40", T=40, windows=w(5, 5, 5, 5, 5, 5), n_sinks=1),
+        Case("a full layer first, then windows 3, 3, T=25", T=25, windows=w(0, 3, 3), n_sinks=0),
+        Case("three layers of window 1, 3 sinks, T=9", T=9, windows=w(1, 1, 1), n_sinks=3),
+        Case(
+            "five windowed layers, then a full one (Gemma 3), T=30",
+            T=30,
+            windows=w(4, 4, 4, 4, 4, 0),
+            n_sinks=0,
+        ),
+        Case("windows wider than the sequence, T=6", T=6, windows=w(9, 2), n_sinks=0),
     ]
-    return grouped("chunk of new queries", *cases[0:3]) + grouped("sinks still causal", *cases[3:4])
+    return grouped("windows, sinks and a full layer", *cases[0:3]) + grouped("mixed stacks", *cases[3:6])
 
 
 def pairs_in_range():
@@ -108,7 +117,7 @@ def recover_block_table():
 HIDDEN = {
     "ch11.predict_cache_gib": predict_cache_gib,
     "ch11.kv_head_map": kv_head_map,
-    "ch11.window_sink_chunk": window_sink_chunk,
+    "ch11.stack_reach": stack_reach,
     "ch11.pairs_in_range": pairs_in_range,
     "ch11.window_prefill": window_prefill,
     "ch11.recover_block_table": recover_block_table,

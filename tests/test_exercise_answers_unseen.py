@@ -157,7 +157,7 @@ NEW_SITUATIONS = {
         "ch10.predict_embedding_parameters": "the input layers of an RGB ViT the chapter does not build",
     },
     "ch11": {
-        "ch11.window_sink_chunk": "a window with sinks for a chunk of new queries (bottom-right)",
+        "ch11.stack_reach": "how far back a stack of windowed, sink and full layers reads, never traced there",
         "ch11.kv_head_map": "which key/value head each query head read, recovered from a layer's outputs",
         "ch11.window_prefill": "a windowed cache feeding a chunk of several queries (the chapter decodes one token at a time)",
         "ch11.recover_block_table": "a lost block table recovered from the pool, with blocks that begin alike",

@@ -53,14 +53,16 @@ def kv_head_map(inputs):
     return problems
 
 
-def window_sink_chunk(inputs):
-    L, S, window, n_sinks = inputs["L"], inputs["S"], inputs["window"], inputs["n_sinks"]
-    problems = _positive_int("L", L) + _positive_int("S", S) + _positive_int("window", window)
-    problems += integer("n_sinks", n_sinks)
+def stack_reach(inputs):
+    T, windows, n_sinks = inputs["T"], inputs["windows"], inputs["n_sinks"]
+    problems = _positive_int("T", T) + integer("n_sinks", n_sinks) + integer("windows", windows)
+    problems += ndim_in("windows", windows, (1,))
     if problems:
         return problems
-    if L > S:
-        problems.append(f"L = {L} new queries cannot be the last L of S = {S} positions")
+    if _array(windows).size < 1:
+        problems.append("windows names no layer")
+    if np.any(_array(windows) < 0):
+        problems.append(f"windows {_array(windows).tolist()} holds a negative window")
     if n_sinks < 0:
         problems.append(f"n_sinks = {n_sinks} is negative")
     return problems
@@ -132,7 +134,7 @@ def recover_block_table(inputs):
 PROMISES = {
     "ch11.predict_cache_gib": predict_cache_gib,
     "ch11.kv_head_map": kv_head_map,
-    "ch11.window_sink_chunk": window_sink_chunk,
+    "ch11.stack_reach": stack_reach,
     "ch11.pairs_in_range": pairs_in_range,
     "ch11.window_prefill": window_prefill,
     "ch11.recover_block_table": recover_block_table,

@@ -52,33 +52,39 @@ CORRECT = {
                 return np.array(found)
         """,
     },
-    "ch11.window_sink_chunk": {
-        "torch with the chapter's torch import": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = torch.arange(S - L, S)[:, None]
-                j = torch.arange(S)[None, :]
-                return (j <= i) & ((i - j < window) | (j < n_sinks))
+    "ch11.stack_reach": {
+        "a closed form: w - 1 tokens a windowed layer": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                if any(int(w) == 0 for w in windows):
+                    return np.ones(T, dtype=bool)
+                back = sum(int(w) - 1 for w in windows)
+                return (pos >= T - 1 - back) | (pos < n_sinks)
         """,
-        "loops": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                mask = np.zeros((L, S), dtype=bool)
-                for row in range(L):
-                    pos = S - L + row
-                    for j in range(pos + 1):
-                        mask[row, j] = j > pos - window or j < n_sinks
-                return mask
+        "torch: boolean products of the masks": """
+            def tokens_reached(T, windows, n_sinks):
+                i = torch.arange(T)[:, None]
+                j = torch.arange(T)[None, :]
+                reach = torch.eye(T, dtype=torch.float64)
+                for w in windows:  # layer 0 first: reach[a, b] = 1 when b can change a
+                    w = int(w)
+                    m = (j <= i) if w == 0 else (j <= i) & ((i - j < w) | (j < n_sinks))
+                    reach = ((m.double() @ reach) > 0).double()
+                return reach[T - 1] > 0
         """,
-        "helper in an added cell: the last L rows of a full mask": [
+        "sets of positions, in a helper cell": [
             """
-            def _full_window_sink_mask(S, window, n_sinks):
-                full = np.tril(np.ones((S, S), dtype=bool))
-                band = np.triu(full, k=-(window - 1))
-                band[:, :n_sinks] |= full[:, :n_sinks]
-                return band
+            def _reads(pos, w, n_sinks):
+                if w == 0:
+                    return set(range(pos + 1))
+                return set(range(max(pos - w + 1, 0), pos + 1)) | set(range(min(n_sinks, pos + 1)))
             """,
             """
-            def window_sink_chunk(L, S, window, n_sinks):
-                return _full_window_sink_mask(S, window, n_sinks)[S - L :]
+            def tokens_reached(T, windows, n_sinks):
+                reached = {T - 1}
+                for w in reversed(list(windows)):
+                    reached = set().union(*(_reads(p, int(w), n_sinks) for p in reached))
+                return np.array([p in reached for p in range(T)])
             """,
         ],
     },
@@ -228,24 +234,36 @@ WRONG = {
                 return np.abs(out.mean(1)[:, None] - v.mean(1)[None]).sum(-1).argmin(axis=1)
         """,
     },
-    "ch11.window_sink_chunk": {
-        "a window one too wide": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = np.arange(L)[:, None] + (S - L)
-                j = np.arange(S)[None, :]
-                return (j <= i) & ((j >= i - window) | (j < n_sinks))
+    "ch11.stack_reach": {
+        "w tokens back per layer": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                if 0 in list(windows):
+                    return np.ones(T, dtype=bool)
+                return (pos >= T - 1 - int(np.sum(windows))) | (pos < n_sinks)
         """,
-        "one sink too many": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = np.arange(L)[:, None] + (S - L)
-                j = np.arange(S)[None, :]
-                return (j <= i) & ((j > i - window) | (j <= n_sinks))
+        "the sinks left out": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                if 0 in list(windows):
+                    return np.ones(T, dtype=bool)
+                return pos >= T - 1 - int(np.sum(np.asarray(windows) - 1))
         """,
-        "the window looks both ways": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = np.arange(L)[:, None] + (S - L)
-                j = np.arange(S)[None, :]
-                return (np.abs(i - j) < window) | ((j < n_sinks) & (j <= i))
+        "the last layer's mask row": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                w = int(windows[-1])
+                if w == 0:
+                    return np.ones(T, dtype=bool)
+                return (pos > T - 1 - w) | (pos < n_sinks)
+        """,
+        "a full layer read as a window of 0": """
+            def tokens_reached(T, windows, n_sinks):
+                i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+                reached = np.arange(T) == T - 1
+                for w in windows[::-1]:
+                    reached = ((j <= i) & ((j > i - w) | (j < n_sinks)))[reached].any(axis=0)
+                return reached
         """,
     },
     "ch11.pairs_in_range": {

@@ -1,6 +1,7 @@
 """Chapter 11 exercises: a cache with windowed layers, which key/value head each query head of a
-grouped-query layer read, windows with sinks, RoPE pairs inside the training range; a windowed
-prompt read in chunks and a lost block table are in ``_ch11_serving``."""
+grouped-query layer read, what the last token reads through a stack of windows, RoPE pairs inside
+the training range; a windowed prompt read in chunks and a lost block table are in
+``_ch11_serving``."""
 
 from __future__ import annotations
 
@@ -179,76 +180,89 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 11.3 window + sinks, chunked (extend)
-def _window_sinks(L, S, window, n_sinks, top_left=False, wide=False, sinks_see_future=False):
-    offset = 0 if top_left else S - L
-    i = np.arange(L)[:, None] + offset  # the query's position in the sequence
-    j = np.arange(S)[None, :]
-    w = window + 1 if wide else window
-    sink = j < n_sinks
-    if sinks_see_future:
-        return ((j <= i) & (j > i - w)) | sink
-    return (j <= i) & ((j > i - w) | sink)
+# ----------------------------------------------------------------------------- 11.3 reach of a stack (extend)
+def _reach(T, windows, n_sinks, one_more=False, no_sinks=False, last_only=False):
+    """Boolean (T,): the input tokens whose change can change the last layer's output at the last position."""
+    layers = [int(w) for w in np.asarray(windows).reshape(-1)]
+    if last_only:  # the last layer's window taken for the whole stack
+        layers = layers[-1:]
+    sinks = 0 if no_sinks else int(n_sinks)
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    reached = np.zeros(T, dtype=bool)
+    reached[-1] = True
+    for w in reversed(layers):  # from the last layer down: what the reached positions read
+        w = w + 1 if one_more and w else w  # one_more: a window that reaches w tokens back
+        mask = (j <= i) if w == 0 else (j <= i) & ((j > i - w) | (j < sinks))
+        reached = mask[reached].any(axis=0)
+    return reached
 
 
-def _sink_cases():
+def _reach_cases():
+    w = lambda *ws: np.array(ws, dtype=np.int64)  # noqa: E731
     return grouped(
-        "chunk of new queries",
-        Case("L=3 new of S=10, window 4, 2 sinks", L=3, S=10, window=4, n_sinks=2),
-        Case("L=S=7, window 2, 2 sinks", L=7, S=7, window=2, n_sinks=2),
+        "windows, sinks and a full layer",
+        Case("T=16, three layers of window 4", T=16, windows=w(4, 4, 4), n_sinks=0),
+        Case("T=20, two layers of window 3, 2 sinks", T=20, windows=w(3, 3), n_sinks=2),
+        Case("T=14, windows 2, full, 3", T=14, windows=w(2, 0, 3), n_sinks=0),
     ) + grouped(
-        "sinks still causal",
-        Case("L=4 new of S=5, window 1, 4 sinks", L=4, S=5, window=1, n_sinks=4),
-        Case("L=S=6, window 2, 3 sinks", L=6, S=6, window=2, n_sinks=3),
+        "mixed stacks",
+        Case("T=12, windows 2, 5, 3, 1 sink", T=12, windows=w(2, 5, 3), n_sinks=1),
+        Case("T=18, windows 4, full, 4, 1 sink", T=18, windows=w(4, 0, 4), n_sinks=1),
     )
 
 
 register(
     Exercise(
-        id="ch11.window_sink_chunk",
+        id="ch11.stack_reach",
         number="11.3",
-        title="a window with sinks for a chunk of new tokens",
+        title="what the last token can read through a stack of windows",
         points=2,
-        function="window_sink_chunk",
-        hint="new query i is position S - L + i; it sees key j when j <= its position and j is in the window or among the sinks",
+        function="tokens_reached",
+        hint="go down the stack from the last layer: at each layer, the positions already reached read their own masks' rows",
         kind="extend",
-        description="A prompt is processed in chunks: `L` new queries are the **last** `L` of `S` positions "
-        "(as with chapter 9's cache). Return the boolean `(L, S)` mask of a sliding window of `window` "
-        "tokens (counting the query itself) plus `n_sinks` sink tokens at the start of the sequence, "
-        "True where new query `i` may attend key `j`. A token never sees a later one, sink or not.",
+        description="A decoder stacks attention layers (each with its residual connection) whose masks are "
+        "given by `windows`, a 1-D integer array, layer 0 first: a window of `w` tokens counts the query "
+        "itself, as `ac.sliding_window_mask`, and `0` means full causal attention. Every windowed layer "
+        "also lets each query attend to the first `n_sinks` tokens that are not after it. For a sequence of "
+        "`T` tokens, return a boolean array `(T,)`: True at `j` where the input token at position `j` can "
+        "change the last layer's output at the last position `T - 1`.",
         solution='''
-            def window_sink_chunk(L, S, window, n_sinks):
-                """(L, S) mask: window + sinks for the last L of S positions."""
+            def tokens_reached(T, windows, n_sinks):
+                """Boolean (T,): the tokens that can change the last layer's output at position T - 1."""
                 ### BEGIN SOLUTION
-                i = np.arange(L)[:, None] + (S - L)  # new query i is position S - L + i
-                j = np.arange(S)[None, :]
-                return (j <= i) & ((j > i - window) | (j < n_sinks))  # causal, and in the window or a sink
+                i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+                reached = np.arange(T) == T - 1  # the last layer's output at the last position
+                for w in windows[::-1]:  # from the last layer down to the first
+                    if w == 0:
+                        mask = j <= i
+                    else:
+                        mask = (j <= i) & ((j > i - w) | (j < n_sinks))
+                    reached = mask[reached].any(axis=0)  # what the reached positions read in this layer
+                return reached
                 ### END SOLUTION
         ''',
-        reference=_window_sinks,
-        public_cases=_sink_cases,
-        outputs=("mask",),
+        reference=_reach,
+        public_cases=_reach_cases,
+        outputs=("reached",),
         diagnoses=(
             Diagnosis(
-                "new query 0 sees too few keys, as if it were the first token of the sequence: "
-                "which position is new query i?",
-                name="top-left alignment",
-                hint="new query i is position S - L + i (bottom-right alignment)",
-                variant=lambda L, S, window, n_sinks: _window_sinks(L, S, window, n_sinks, top_left=True),
+                "the reach goes one token too far back for every windowed layer: how far back does a window "
+                "of w tokens read?",
+                name="w tokens back per layer",
+                hint="a window of w tokens counts the query itself: each windowed layer reaches w - 1 tokens further back",
+                variant=lambda T, windows, n_sinks: _reach(T, windows, n_sinks, one_more=True),
             ),
             Diagnosis(
-                "each query sees one key too many: does the window count the query itself?",
-                name="window one too wide",
-                hint="the window is i - window < j <= i: `window` keys including the query",
-                variant=lambda L, S, window, n_sinks: _window_sinks(L, S, window, n_sinks, wide=True),
+                "the first tokens are missing: what else does a windowed layer let each query read?",
+                name="sinks left out",
+                hint="every windowed layer also reads the sink tokens, whatever the distance",
+                variant=lambda T, windows, n_sinks: _reach(T, windows, n_sinks, no_sinks=True),
             ),
             Diagnosis(
-                "an early query sees a sink token that comes after it: are sinks exempt from causality?",
-                name="sinks see the future",
-                hint="a sink is visible only to queries at or after it: combine with j <= i",
-                variant=lambda L, S, window, n_sinks: _window_sinks(
-                    L, S, window, n_sinks, sinks_see_future=True
-                ),
+                "that is what one layer reads: what did the positions it reads read in the layers below?",
+                name="one layer only",
+                hint="compose the layers: each layer's reached positions read their own mask rows in the layer below",
+                variant=lambda T, windows, n_sinks: _reach(T, windows, n_sinks, last_only=True),
             ),
         ),
     )
