@@ -50,23 +50,23 @@ def stack_reach():
 
 def pairs_in_range():
     cases = [
+        range_case("E=6, base 50, linear factor 3, N=10, L=25", 6, 50.0, 3.0, 25, 10, "linear"),
+        range_case("E=6, base 50, no scaling, N=12, L=20", 6, 50.0, 1.0, 20, 12, "none"),
         range_case(
             "the chapter's head: E=16, N=32, L=128, dynamic factor 4", 16, 10000.0, 4.0, 128, 32, "dynamic"
         ),
-        range_case("E=6, base 50, linear factor 3, N=10, L=25", 6, 50.0, 3.0, 25, 10, "linear"),
         range_case(
-            "float32, E=10, base 1000, dynamic factor 4, N=20, L=60",
-            10,
-            1000.0,
-            4.0,
-            60,
-            20,
+            "float32, E=14, base 500, dynamic factor 3, N=16, L=40",
+            14,
+            500.0,
+            3.0,
+            40,
+            16,
             "dynamic",
             np.float32,
         ),
-        range_case("E=6, base 50, no scaling, N=12, L=20", 6, 50.0, 1.0, 20, 12, "none"),
     ]
-    return grouped("scaled", *cases[0:3]) + grouped("unscaled", *cases[3:4])
+    return grouped("linear and unscaled", *cases[0:2]) + grouped("dynamic", *cases[2:4])
 
 
 def window_prefill():

@@ -296,12 +296,22 @@ def range_case(name, E, base, factor, L, N, how, dtype=np.float64):
 
 def _range_cases():
     return grouped(
-        "scaled",
+        "linear and unscaled",
         range_case("E=8, base 100, linear factor 4, N=16, L=64", 8, 100.0, 4.0, 64, 16, "linear"),
-        range_case("E=12, base 10000, dynamic factor 2, N=48, L=96", 12, 10000.0, 2.0, 96, 48, "dynamic"),
-    ) + grouped(
-        "unscaled",
         range_case("E=10, base 1000, no scaling, N=24, L=40", 10, 1000.0, 1.0, 40, 24, "none"),
+    ) + grouped(
+        "dynamic",
+        range_case("E=12, base 10000, dynamic factor 2, N=48, L=96", 12, 10000.0, 2.0, 96, 48, "dynamic"),
+        range_case(
+            "float32, E=10, base 1000, dynamic factor 4, N=20, L=60",
+            10,
+            1000.0,
+            4.0,
+            60,
+            20,
+            "dynamic",
+            np.float32,
+        ),
     )
 
 
