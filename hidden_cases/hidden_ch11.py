@@ -1,104 +1,124 @@
-"""Hidden cases, chapter 11 (today's attention): batch axes, float32, a group of four heads and no
-pooling at all, chunks shorter than the sinks, large windows, other bases and scalings, a window
-as long as the sequence, block tables of one block and of one-slot blocks."""
+"""Hidden cases, chapter 11 (today's attention): multi-head layers with permuted heads, pairings
+dealt out in turn, float32, stacks of one layer, of six and with a full layer, sinks behind windows of one token, other
+bases and scalings,
+a prompt in one chunk and chunks as long as the window, pools of one-slot blocks and of one block."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.ch11 import paged_case, range_case
+from attncourse.exercises.chapters._ch11_serving import block_table_case, prefill_case
+from attncourse.exercises.chapters.ch11 import kv_map_case, range_case
 
 
 def predict_cache_gib():
     return grouped("prediction", Case("the same model and sequence"))
 
 
-def mha_to_gqa():
+def kv_head_map():
     rng = np.random.default_rng(1912)
-    n = rng.normal
     cases = [
-        Case("H=8 heads of 2 -> H_kv=2, d_model=3", W=n(size=(16, 3)), H=8, H_kv=2),
-        Case("H = H_kv = 3 (nothing to pool)", W=n(size=(6, 4)), H=3, H_kv=3),
-        Case("H=6 heads of 1 -> H_kv=2, d_model=5", W=n(size=(6, 5)), H=6, H_kv=2),
-        Case("float32, H=4 heads of 4 -> H_kv=2", W=n(size=(16, 3)).astype(np.float32), H=4, H_kv=2),
+        kv_map_case("H = H_kv = 2, heads swapped", rng, 2, 2, 3, 4, 3, 2, [1, 0]),
+        kv_map_case("H = H_kv = 3, heads permuted", rng, 3, 3, 2, 5, 4, 3, [2, 0, 1]),
+        kv_map_case("H=8, H_kv=4, dealt out in turn", rng, 8, 4, 2, 3, 2, 2, [0, 1, 2, 3, 0, 1, 2, 3]),
+        kv_map_case(
+            "one query row, H=6, H_kv=2, the chapter's pairing", rng, 6, 2, 1, 6, 4, 3, [0, 0, 0, 1, 1, 1]
+        ),
+        kv_map_case(
+            "float32, H=8, H_kv=4, L=2, S=7", rng, 8, 4, 2, 7, 8, 2, [1, 3, 0, 2, 0, 1, 2, 3], np.float32
+        ),
     ]
-    return grouped("grouping", *cases[0:3]) + grouped("dtype", *cases[3:4])
+    return grouped("layers", *cases[0:4]) + grouped("dtype", *cases[4:5])
 
 
-def window_sink_chunk():
+def stack_reach():
+    w = lambda *ws: np.array(ws, dtype=np.int64)  # noqa: E731
     cases = [
-        Case("one new query, S=9, window 3, 2 sinks", L=1, S=9, window=3, n_sinks=2),
-        Case("window larger than S", L=4, S=6, window=10, n_sinks=1),
-        Case("no sinks", L=5, S=12, window=3, n_sinks=0),
-        Case("window 1, 3 sinks, L=S=6", L=6, S=6, window=1, n_sinks=3),
+        Case("one layer of window 1, T=5", T=5, windows=w(1), n_sinks=0),
+        Case("six layers of window 5, 1 sink, T=40", T=40, windows=w(5, 5, 5, 5, 5, 5), n_sinks=1),
+        Case("a full layer first, then windows 3, 3, T=25", T=25, windows=w(0, 3, 3), n_sinks=0),
+        Case("three layers of window 1, 3 sinks, T=9", T=9, windows=w(1, 1, 1), n_sinks=3),
+        Case(
+            "five windowed layers, then a full one (Gemma 3), T=30",
+            T=30,
+            windows=w(4, 4, 4, 4, 4, 0),
+            n_sinks=0,
+        ),
+        Case("windows wider than the sequence, T=6", T=6, windows=w(9, 2), n_sinks=0),
     ]
-    return grouped("chunk of new queries", *cases[0:3]) + grouped("sinks still causal", *cases[3:4])
+    return grouped("windows, sinks and a full layer", *cases[0:3]) + grouped("mixed stacks", *cases[3:6])
 
 
 def pairs_in_range():
     cases = [
+        range_case("E=6, base 50, linear factor 3, N=10, L=25", 6, 50.0, 3.0, 25, 10, "linear"),
+        range_case("E=6, base 50, no scaling, N=12, L=20", 6, 50.0, 1.0, 20, 12, "none"),
         range_case(
             "the chapter's head: E=16, N=32, L=128, dynamic factor 4", 16, 10000.0, 4.0, 128, 32, "dynamic"
         ),
-        range_case("E=6, base 50, linear factor 3, N=10, L=25", 6, 50.0, 3.0, 25, 10, "linear"),
         range_case(
-            "float32, E=10, base 1000, dynamic factor 4, N=20, L=60",
-            10,
-            1000.0,
-            4.0,
-            60,
-            20,
+            "float32, E=14, base 500, dynamic factor 3, N=16, L=40",
+            14,
+            500.0,
+            3.0,
+            40,
+            16,
             "dynamic",
             np.float32,
         ),
-        range_case("E=6, base 50, no scaling, N=12, L=20", 6, 50.0, 1.0, 20, 12, "none"),
     ]
-    return grouped("scaled", *cases[0:3]) + grouped("unscaled", *cases[3:4])
+    return grouped("linear and unscaled", *cases[0:2]) + grouped("dynamic", *cases[2:4])
 
 
-def ring_buffer_decode():
+def window_prefill():
     rng = np.random.default_rng(1915)
-    n = rng.normal
     cases = [
-        Case("window 2, T=5", q=n(size=(5, 3)), k=n(size=(5, 3)), v=n(2, 1, size=(5, 2)), window=2),
-        Case(
-            "window as long as the sequence", q=n(size=(4, 2)), k=n(size=(4, 2)), v=n(size=(4, 2)), window=4
-        ),
-        Case(
-            "batch and heads, window 3",
-            q=n(size=(2, 2, 6, 4)),
-            k=n(size=(2, 2, 6, 4)),
-            v=n(size=(2, 2, 6, 3)),
-            window=3,
-        ),
-        Case(
-            "float32, window 4",
-            q=n(size=(7, 4)).astype(np.float32),
-            k=n(size=(7, 4)).astype(np.float32),
-            v=n(size=(7, 4)).astype(np.float32),
-            window=4,
-        ),
+        prefill_case("chunks of 2 as long as the window, T=7", rng, (7, 3), 2, 2, 2),
+        prefill_case("one chunk, the whole prompt: T=5, window 2", rng, (5, 2), 3, 2, 5),
+        prefill_case("chunks as long as the window: T=11, window 4", rng, (11, 4), 2, 4, 4),
+        prefill_case("a wide window, short chunks: T=12, window 7, chunks of 3", rng, (12, 2), 2, 7, 3),
+        prefill_case("batch and heads, T=9, window 2, chunks of 4", rng, (2, 2, 9, 3), 2, 2, 4),
+        prefill_case("float32, T=10, window 5, chunks of 3", rng, (10, 4), 3, 5, 3, np.float32),
     ]
-    return (
-        grouped("decoding", *cases[0:2]) + grouped("batch dims", *cases[2:3]) + grouped("dtype", *cases[3:4])
-    )
+    return grouped("chunks", *cases[0:4]) + grouped("batch dims", *cases[4:5]) + grouped("dtype", *cases[5:6])
 
 
-def paged_decode():
+def recover_block_table():
     rng = np.random.default_rng(1916)
     cases = [
-        paged_case("one block, 2 tokens of 4", rng, 3, 4, 2, 3, 2, [2], 2),
-        paged_case("blocks 0, 3, 1 of 5; 9 tokens", rng, 5, 3, 2, 2, 3, [0, 3, 1], 9),
-        paged_case("blocks of 1 slot, 4 tokens, 1 head", rng, 6, 1, 1, 3, 2, [5, 0, 4, 2], 4),
-        paged_case("float32, blocks 2, 0 of 4; 7 tokens", rng, 4, 4, 3, 2, 2, [2, 0], 7, np.float32),
+        block_table_case("one block, 2 tokens of 4", rng, 3, 4, 2, 3, [2], 2, [(0, 0, 1)]),
+        block_table_case("blocks of 1 slot, 4 tokens, 1 head", rng, 6, 1, 1, 3, [5, 0, 4, 2], 4),
+        block_table_case(
+            "12 blocks of 3, 14 tokens, a table in pool order",
+            rng,
+            12,
+            3,
+            2,
+            2,
+            [1, 4, 6, 9, 11],
+            14,
+            [(0, 0, 2), (3, 2, 2), (10, 4, 1)],
+        ),
+        block_table_case(
+            "float32, 7 blocks of 4, 11 tokens",
+            rng,
+            7,
+            4,
+            3,
+            2,
+            [6, 2, 4],
+            11,
+            [(1, 2, 2), (0, 1, 3)],
+            np.float32,
+        ),
     ]
-    return grouped("block table", *cases[0:3]) + grouped("dtype", *cases[3:4])
+    return grouped("pools", *cases[0:3]) + grouped("dtype", *cases[3:4])
 
 
 HIDDEN = {
     "ch11.predict_cache_gib": predict_cache_gib,
-    "ch11.mha_to_gqa": mha_to_gqa,
-    "ch11.window_sink_chunk": window_sink_chunk,
+    "ch11.kv_head_map": kv_head_map,
+    "ch11.stack_reach": stack_reach,
     "ch11.pairs_in_range": pairs_in_range,
-    "ch11.ring_buffer_decode": ring_buffer_decode,
-    "ch11.paged_decode": paged_decode,
+    "ch11.window_prefill": window_prefill,
+    "ch11.recover_block_table": recover_block_table,
 }

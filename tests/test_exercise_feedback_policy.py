@@ -36,7 +36,7 @@ FIX_TOKENS = {
     "bugs.cross_decode": ["memory @ W_k", "memory @ w_k"],
     "ch09.rope_decode": ["apply_rope(k_t", "never rotate the cache", "once, at its own position"],
     "ch10.padded_patch_mask": ["-(-", "ceil", "sizes[:, 0], sizes[:, 1]"],
-    "ch11.ring_buffer_decode": ["min(t + 1", "[..., :n", ": t + 1", "-np.inf"],
+    "ch11.window_prefill": ["afterwards", "cut to the last", "window - 1 tokens before"],
     "ch12.prefix_decoder_mask": ["(j < S)", "only the source's columns", "& (j < S)"],
     "ch13.topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
     "ch13.chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],

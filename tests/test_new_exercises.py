@@ -531,7 +531,7 @@ def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
     causes = {
         "ch09.rope_decode": ["again", "twice", "re-rotat", "whole cache", "every step"],
         "ch10.padded_patch_mask": ["ceil", "edge", "partial", "floor"],
-        "ch11.ring_buffer_decode": ["empty", "unwritten", "slots written", "forget"],
+        "ch11.window_prefill": ["trim", "too soon", "too early", "evict", "after the chunk", "afterwards"],
     }
     for ex_id, words in causes.items():
         ex = get(ex_id)

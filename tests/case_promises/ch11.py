@@ -18,27 +18,51 @@ def predict_cache_gib(inputs):
     return [] if not inputs else [f"a prediction takes no inputs; got {sorted(inputs)}"]
 
 
-def mha_to_gqa(inputs):
-    W, H, H_kv = inputs["W"], inputs["H"], inputs["H_kv"]
-    problems = _positive_int("H", H) + _positive_int("H_kv", H_kv) + dtype_in("W", W, FLOATS) + finite("W", W)
-    problems += ndim_in("W", W, (2,))
+def _attention(q, k, v):
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    return (w / w.sum(-1, keepdims=True)) @ v
+
+
+def kv_head_map(inputs):
+    """H a multiple of H_kv; out is each query head's unmasked attention over one key/value head, and
+    exactly one fits: the best fit within 1e-5 (float32's rounding), every other head at least 1e-2 off."""
+    q, k, v, out = (inputs[n] for n in ("q", "k", "v", "out"))
+    problems = []
+    for name, x in (("q", q), ("k", k), ("v", v), ("out", out)):
+        problems += dtype_in(name, x, FLOATS) + finite(name, x) + ndim_in(name, x, (3,))
+    if problems:
+        return problems
+    q, k, v, out = (_array(x).astype(np.float64) for x in (q, k, v, out))
+    (H, L, E), (H_kv, S, _) = q.shape, k.shape
+    problems += shape_is("k", k, (H_kv, S, E)) + shape_is("v", v, (H_kv, S, None))
+    problems += shape_is("out", out, (H, L, v.shape[-1]))
     if problems:
         return problems
     if H % H_kv:
         problems.append(f"H = {H} is not a multiple of H_kv = {H_kv}")
-    if _array(W).shape[0] % H:
-        problems.append(f"W has {_array(W).shape[0]} rows, not H * d_head for H = {H}")
+    err = np.abs(_attention(q[:, None], k[None], v[None]) - out[:, None]).max(axis=(-2, -1))  # (H, H_kv)
+    for h, row in enumerate(err):
+        fits = np.sort(row)
+        if fits[0] > 1e-5:
+            problems.append(
+                f"query head {h}'s output is no key/value head's attention (best {fits[0]:.1e} off)"
+            )
+        elif len(fits) > 1 and fits[1] < 1e-2:
+            problems.append(f"query head {h}'s output fits two key/value heads")
     return problems
 
 
-def window_sink_chunk(inputs):
-    L, S, window, n_sinks = inputs["L"], inputs["S"], inputs["window"], inputs["n_sinks"]
-    problems = _positive_int("L", L) + _positive_int("S", S) + _positive_int("window", window)
-    problems += integer("n_sinks", n_sinks)
+def stack_reach(inputs):
+    T, windows, n_sinks = inputs["T"], inputs["windows"], inputs["n_sinks"]
+    problems = _positive_int("T", T) + integer("n_sinks", n_sinks) + integer("windows", windows)
+    problems += ndim_in("windows", windows, (1,))
     if problems:
         return problems
-    if L > S:
-        problems.append(f"L = {L} new queries cannot be the last L of S = {S} positions")
+    if _array(windows).size < 1:
+        problems.append("windows names no layer")
+    if np.any(_array(windows) < 0):
+        problems.append(f"windows {_array(windows).tolist()} holds a negative window")
     if n_sinks < 0:
         problems.append(f"n_sinks = {n_sinks} is negative")
     return problems
@@ -60,9 +84,9 @@ def pairs_in_range(inputs):
     return problems
 
 
-def ring_buffer_decode(inputs):
-    q, k, v, window = inputs["q"], inputs["k"], inputs["v"], inputs["window"]
-    problems = _positive_int("window", window)
+def window_prefill(inputs):
+    q, k, v, window, chunk = (inputs[n] for n in ("q", "k", "v", "window", "chunk"))
+    problems = _positive_int("window", window) + _positive_int("chunk", chunk)
     for name, x in (("q", q), ("k", k), ("v", v)):
         problems += dtype_in(name, x, FLOATS) + finite(name, x)
     if problems:
@@ -77,33 +101,41 @@ def ring_buffer_decode(inputs):
     return problems
 
 
-def paged_decode(inputs):
-    q, kp, vp, table, length = (inputs[n] for n in ("q", "k_pool", "v_pool", "block_table", "length"))
-    problems = (
-        _positive_int("length", length) + integer("block_table", table) + ndim_in("block_table", table, (1,))
-    )
-    for name, x in (("q", q), ("k_pool", kp), ("v_pool", vp)):
+def recover_block_table(inputs):
+    """The pool is (n_blocks, block_size, H, E), k (length, H, E); exactly one table fits: each of the
+    sequence's blocks of tokens is held by exactly one pool block (in the slots it fills), no pool
+    block twice."""
+    k_pool, k = inputs["k_pool"], inputs["k"]
+    problems = []
+    for name, x in (("k_pool", k_pool), ("k", k)):
         problems += dtype_in(name, x, FLOATS) + finite(name, x)
-    problems += ndim_in("q", q, (2,)) + ndim_in("k_pool", kp, (4,)) + ndim_in("v_pool", vp, (4,))
+    problems += ndim_in("k_pool", k_pool, (4,)) + ndim_in("k", k, (3,))
     if problems:
         return problems
-    q, kp, vp, table = _array(q), _array(kp), _array(vp), _array(table)
-    n_blocks, b, H, E = kp.shape
-    problems += shape_is("q", q, (H, E)) + shape_is("v_pool", vp, (n_blocks, b, H, None))
-    if table.min() < 0 or table.max() >= n_blocks:
-        problems.append(f"block_table {table.tolist()} names a block outside 0 .. {n_blocks - 1}")
-    if len(set(table.tolist())) != len(table):
-        problems.append(f"block_table {table.tolist()} lists a block twice")
-    if not (len(table) - 1) * b < length <= len(table) * b:
-        problems.append(f"{len(table)} blocks of {b} do not lay out exactly {length} tokens")
+    k_pool, k = _array(k_pool), _array(k)
+    n_blocks, b, H, E = k_pool.shape
+    problems += shape_is("k", k, (None, H, E))
+    if problems or k.shape[0] < 1:
+        return problems or ["k holds no token"]
+    used = []
+    for start in range(0, k.shape[0], b):
+        tokens = k[start : start + b]
+        fits = [p for p in range(n_blocks) if np.array_equal(k_pool[p, : len(tokens)], tokens)]
+        if len(fits) != 1:
+            problems.append(
+                f"tokens {start} .. {start + len(tokens) - 1} are held by {len(fits)} blocks, not one"
+            )
+        used += fits
+    if len(set(used)) != len(used):
+        problems.append("one pool block holds two of the sequence's blocks")
     return problems
 
 
 PROMISES = {
     "ch11.predict_cache_gib": predict_cache_gib,
-    "ch11.mha_to_gqa": mha_to_gqa,
-    "ch11.window_sink_chunk": window_sink_chunk,
+    "ch11.kv_head_map": kv_head_map,
+    "ch11.stack_reach": stack_reach,
     "ch11.pairs_in_range": pairs_in_range,
-    "ch11.ring_buffer_decode": ring_buffer_decode,
-    "ch11.paged_decode": paged_decode,
+    "ch11.window_prefill": window_prefill,
+    "ch11.recover_block_table": recover_block_table,
 }

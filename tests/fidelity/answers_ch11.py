@@ -25,56 +25,66 @@ CORRECT = {
             """,
         ],
     },
-    "ch11.mha_to_gqa": {
-        "loops over groups": """
-            def mha_to_gqa(W, H, H_kv):
-                d = W.shape[0] // H
-                G = H // H_kv
-                rows = []
-                for g in range(H_kv):
-                    block = sum(W[h * d : (h + 1) * d] for h in range(g * G, (g + 1) * G)) / G
-                    rows.append(block)
-                return np.concatenate(rows, axis=0)
+    "ch11.kv_head_map": {
+        "every pairing at once with einsum": """
+            def kv_head_map(q, k, v, out):
+                scores = np.einsum("hle,gse->hgls", q, k) / np.sqrt(q.shape[-1])  # (H, H_kv, L, S)
+                cand = np.einsum("hgls,gsv->hglv", softmax(scores), v)
+                return np.abs(cand - out[:, None]).sum(axis=(-2, -1)).argmin(axis=1)
         """,
-        "einsum over the group axis": """
-            def mha_to_gqa(W, H, H_kv):
-                d_model = W.shape[1]
-                heads = W.reshape(H_kv, H // H_kv, -1, d_model)
-                return np.einsum("kgdm->kdm", heads).reshape(-1, d_model) / (H // H_kv)
+        "torch, squared error": """
+            def kv_head_map(q, k, v, out):
+                qt, kt, vt, ot = (torch.as_tensor(x, dtype=torch.float64) for x in (q, k, v, out))
+                w = torch.softmax(qt[:, None] @ kt[None].transpose(-1, -2) / math.sqrt(qt.shape[-1]), dim=-1)
+                err = ((w @ vt[None] - ot[:, None]) ** 2).sum(dim=(-2, -1))  # (H, H_kv)
+                return err.argmin(dim=1)
         """,
-        "torch with the chapter's torch": """
-            def mha_to_gqa(W, H, H_kv):
-                t = torch.as_tensor(W)
-                return t.unflatten(0, (H_kv, H // H_kv, -1)).mean(dim=1).flatten(0, 1)
+        "float32, first head within a tolerance": """
+            def kv_head_map(q, k, v, out):
+                q32, k32, v32 = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
+                found = []
+                for h in range(q.shape[0]):
+                    for g in range(k.shape[0]):
+                        w = softmax(q32[h] @ k32[g].T / np.float32(np.sqrt(q.shape[-1])))
+                        if np.allclose(w @ v32[g], out[h], atol=1e-4):
+                            found.append(g)
+                            break
+                return np.array(found)
         """,
     },
-    "ch11.window_sink_chunk": {
-        "torch with the chapter's torch import": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = torch.arange(S - L, S)[:, None]
-                j = torch.arange(S)[None, :]
-                return (j <= i) & ((i - j < window) | (j < n_sinks))
+    "ch11.stack_reach": {
+        "a closed form: w - 1 tokens a windowed layer": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                if any(int(w) == 0 for w in windows):
+                    return np.ones(T, dtype=bool)
+                back = sum(int(w) - 1 for w in windows)
+                return (pos >= T - 1 - back) | (pos < n_sinks)
         """,
-        "loops": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                mask = np.zeros((L, S), dtype=bool)
-                for row in range(L):
-                    pos = S - L + row
-                    for j in range(pos + 1):
-                        mask[row, j] = j > pos - window or j < n_sinks
-                return mask
+        "torch: boolean products of the masks": """
+            def tokens_reached(T, windows, n_sinks):
+                i = torch.arange(T)[:, None]
+                j = torch.arange(T)[None, :]
+                reach = torch.eye(T, dtype=torch.float64)
+                for w in windows:  # layer 0 first: reach[a, b] = 1 when b can change a
+                    w = int(w)
+                    m = (j <= i) if w == 0 else (j <= i) & ((i - j < w) | (j < n_sinks))
+                    reach = ((m.double() @ reach) > 0).double()
+                return reach[T - 1] > 0
         """,
-        "helper in an added cell: the last L rows of a full mask": [
+        "sets of positions, in a helper cell": [
             """
-            def _full_window_sink_mask(S, window, n_sinks):
-                full = np.tril(np.ones((S, S), dtype=bool))
-                band = np.triu(full, k=-(window - 1))
-                band[:, :n_sinks] |= full[:, :n_sinks]
-                return band
+            def _reads(pos, w, n_sinks):
+                if w == 0:
+                    return set(range(pos + 1))
+                return set(range(max(pos - w + 1, 0), pos + 1)) | set(range(min(n_sinks, pos + 1)))
             """,
             """
-            def window_sink_chunk(L, S, window, n_sinks):
-                return _full_window_sink_mask(S, window, n_sinks)[S - L :]
+            def tokens_reached(T, windows, n_sinks):
+                reached = {T - 1}
+                for w in reversed(list(windows)):
+                    reached = set().union(*(_reads(p, int(w), n_sinks) for p in reached))
+                return np.array([p in reached for p in range(T)])
             """,
         ],
     },
@@ -105,76 +115,93 @@ CORRECT = {
             """,
         ],
     },
-    "ch11.ring_buffer_decode": {
-        "the stub fixed by slicing the written slots": """
-            def ring_decode(q, k, v, window):
-                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
-                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
+    "ch11.window_prefill": {
+        "the stub fixed: cut after the chunk is scored": """
+            def window_prefill(q, k, v, window, chunk):
+                K, V = k[..., :0, :], v[..., :0, :]
                 outputs = []
-                for t in range(q.shape[-2]):
-                    K[..., t % window, :] = k[..., t, :]
-                    V[..., t % window, :] = v[..., t, :]
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., : t + 1, :], -1, -2) / np.sqrt(q.shape[-1])
-                    outputs.append(softmax(scores) @ V[..., : t + 1, :])
-                return np.concatenate(outputs, axis=-2)
-        """,
-        "empty slots masked to -inf": """
-            def ring_decode(q, k, v, window):
-                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
-                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
-                written = np.zeros(window, dtype=bool)
-                outputs = []
-                for t in range(q.shape[-2]):
-                    K[..., t % window, :] = k[..., t, :]
-                    V[..., t % window, :] = v[..., t, :]
-                    written[t % window] = True
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
-                    scores = np.where(written, scores, -np.inf)
+                for start in range(0, q.shape[-2], chunk):
+                    stop = min(start + chunk, q.shape[-2])
+                    K = np.concatenate([K, k[..., start:stop, :]], axis=-2)
+                    V = np.concatenate([V, v[..., start:stop, :]], axis=-2)
+                    n, c = K.shape[-2], stop - start
+                    i = np.arange(c)[:, None] + (n - c)
+                    j = np.arange(n)[None, :]
+                    scores = q[..., start:stop, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
+                    scores = np.where((j <= i) & (j > i - window), scores, -np.inf)
                     outputs.append(softmax(scores) @ V)
+                    K, V = K[..., -window:, :], V[..., -window:, :]
                 return np.concatenate(outputs, axis=-2)
         """,
-        "float32 buffers and einsum": """
-            def ring_decode(q, k, v, window):
-                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]), dtype=np.float32)
-                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]), dtype=np.float32)
-                outputs = []
-                for t in range(q.shape[-2]):
-                    K[..., t % window, :] = k[..., t, :]
-                    V[..., t % window, :] = v[..., t, :]
-                    n = min(t + 1, window)
-                    s = np.einsum("...e,...se->...s", q[..., t, :].astype(np.float32), K[..., :n, :])
-                    w = softmax(s / np.float32(np.sqrt(q.shape[-1])))
-                    outputs.append(np.einsum("...s,...sv->...v", w, V[..., :n, :])[..., None, :])
-                return np.concatenate(outputs, axis=-2)
+        "torch, keeping window - 1 tokens and absolute positions": """
+            def window_prefill(q, k, v, window, chunk):
+                qt, kt, vt = (torch.as_tensor(x) for x in (q, k, v))
+                T = qt.shape[-2]
+                outs = []
+                for start in range(0, T, chunk):
+                    stop = min(start + chunk, T)
+                    first = max(start - (window - 1), 0)  # the oldest token the chunk's first query needs
+                    K, V = kt[..., first:stop, :], vt[..., first:stop, :]
+                    pos_q = torch.arange(start, stop)[:, None]
+                    pos_k = torch.arange(first, stop)[None, :]
+                    keep = (pos_k <= pos_q) & (pos_k > pos_q - window)
+                    s = (qt[..., start:stop, :] @ K.transpose(-1, -2)) / math.sqrt(qt.shape[-1])
+                    outs.append(torch.softmax(s.masked_fill(~keep, float("-inf")), dim=-1) @ V)
+                return torch.cat(outs, dim=-2)
+        """,
+        "float32, token by token inside each chunk": """
+            def window_prefill(q, k, v, window, chunk):
+                q32, k32, v32 = (x.astype(np.float32) for x in (q, k, v))
+                T = q.shape[-2]
+                out = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=np.float32)
+                for start in range(0, T, chunk):
+                    for t in range(start, min(start + chunk, T)):
+                        lo = max(t - window + 1, 0)
+                        s = np.einsum("...e,...se->...s", q32[..., t, :], k32[..., lo : t + 1, :])
+                        w = softmax(s / np.float32(np.sqrt(q.shape[-1])))
+                        out[..., t, :] = np.einsum("...s,...sv->...v", w, v32[..., lo : t + 1, :])
+                return out
         """,
     },
-    "ch11.paged_decode": {
-        "token by token through the slot rule": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
+    "ch11.recover_block_table": {
+        "loops over blocks and slots": """
+            def recover_block_table(k_pool, k):
+                n_blocks, b = k_pool.shape[:2]
+                table = []
+                for m in range((k.shape[0] + b - 1) // b):
+                    for p in range(n_blocks):
+                        if all(np.array_equal(k_pool[p, s], k[m * b + s]) for s in range(min(b, k.shape[0] - m * b))):
+                            table.append(p)
+                            break
+                return np.array(table, dtype=np.int64)
+        """,
+        "torch, padded with the pool's own slots": """
+            def recover_block_table(k_pool, k):
+                pool, keys = torch.as_tensor(k_pool), torch.as_tensor(k)
+                b, length = pool.shape[1], keys.shape[0]
+                n = -(-length // b)
+                filled = torch.arange(n * b) < length  # (n * b,): slots the sequence fills
+                blocks = torch.zeros(n * b, *keys.shape[1:], dtype=keys.dtype)
+                blocks[:length] = keys
+                blocks, filled = blocks.view(n, b, *keys.shape[1:]), filled.view(n, b)
+                same = (pool[None] == blocks[:, None]).flatten(3).all(-1)  # (n, n_blocks, b)
+                fits = (same | ~filled[:, None]).all(-1)  # (n, n_blocks)
+                return fits.int().argmax(dim=1)
+        """,
+        "float32 with allclose and a helper in an added cell": [
+            """
+            def _holder(k_pool, tokens):
+                for p in range(k_pool.shape[0]):
+                    if np.allclose(k_pool[p, : len(tokens)].astype(np.float32), tokens.astype(np.float32)):
+                        return p
+                raise ValueError("no block holds these tokens")
+            """,
+            """
+            def recover_block_table(k_pool, k):
                 b = k_pool.shape[1]
-                K = np.stack([k_pool[block_table[t // b], t % b] for t in range(length)], axis=1)  # (H, T, E)
-                V = np.stack([v_pool[block_table[t // b], t % b] for t in range(length)], axis=1)
-                w = softmax((K @ q[:, :, None])[..., 0] / math.sqrt(q.shape[-1]))
-                return (w[:, None, :] @ V)[:, 0], w
-        """,
-        "torch with F": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
-                kp, vp = torch.as_tensor(k_pool), torch.as_tensor(v_pool)
-                idx = torch.as_tensor(block_table)
-                K = kp[idx].flatten(0, 1)[:length].transpose(0, 1)  # (H, T, E)
-                V = vp[idx].flatten(0, 1)[:length].transpose(0, 1)
-                qt = torch.as_tensor(q)[:, None, :]
-                w = F.softmax(qt @ K.transpose(-1, -2) / math.sqrt(qt.shape[-1]), dim=-1)
-                return (w @ V)[:, 0], w[:, 0]
-        """,
-        "float32 with concatenated blocks": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
-                K = np.concatenate([k_pool[i] for i in block_table], axis=0)[:length].astype(np.float32)
-                V = np.concatenate([v_pool[i] for i in block_table], axis=0)[:length].astype(np.float32)
-                s = np.einsum("he,the->ht", q.astype(np.float32), K) / np.float32(np.sqrt(q.shape[-1]))
-                w = softmax(s)
-                return np.einsum("ht,thv->hv", w, V), w
-        """,
+                return np.array([_holder(k_pool, k[s : s + b]) for s in range(0, len(k), b)])
+            """,
+        ],
     },
 }
 
@@ -189,46 +216,54 @@ WRONG = {
                 return 48 * 2 * 8 * 256 * 2 * 4096 / 2**30
         """,
     },
-    "ch11.mha_to_gqa": {
-        "heads h and h + H_kv pooled": """
-            def mha_to_gqa(W, H, H_kv):
-                d_model = W.shape[1]
-                heads = W.reshape(H // H_kv, H_kv, -1, d_model)
-                return heads.mean(axis=0).reshape(-1, d_model)
+    "ch11.kv_head_map": {
+        "the chapter's pairing assumed": """
+            def kv_head_map(q, k, v, out):
+                return np.arange(q.shape[0]) // (q.shape[0] // k.shape[0])
         """,
-        "summed": """
-            def mha_to_gqa(W, H, H_kv):
-                d_model = W.shape[1]
-                return W.reshape(H_kv, H // H_kv, -1, d_model).sum(axis=1).reshape(-1, d_model)
+        "heads dealt out in turn": """
+            def kv_head_map(q, k, v, out):
+                return np.arange(q.shape[0]) % k.shape[0]
         """,
-        "the first head of each group": """
-            def mha_to_gqa(W, H, H_kv):
-                d_model = W.shape[1]
-                return W.reshape(H_kv, H // H_kv, -1, d_model)[:, 0].reshape(-1, d_model)
+        "the key head most aligned with the queries": """
+            def kv_head_map(q, k, v, out):
+                return np.einsum("hle,gse->hg", q, k).argmax(axis=1)
         """,
-        "every H // H_kv-th row kept": """
-            def mha_to_gqa(W, H, H_kv):
-                return W[:: H // H_kv]
+        "the value head whose mean is nearest the output": """
+            def kv_head_map(q, k, v, out):
+                return np.abs(out.mean(1)[:, None] - v.mean(1)[None]).sum(-1).argmin(axis=1)
         """,
     },
-    "ch11.window_sink_chunk": {
-        "a window one too wide": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = np.arange(L)[:, None] + (S - L)
-                j = np.arange(S)[None, :]
-                return (j <= i) & ((j >= i - window) | (j < n_sinks))
+    "ch11.stack_reach": {
+        "w tokens back per layer": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                if 0 in list(windows):
+                    return np.ones(T, dtype=bool)
+                return (pos >= T - 1 - int(np.sum(windows))) | (pos < n_sinks)
         """,
-        "one sink too many": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = np.arange(L)[:, None] + (S - L)
-                j = np.arange(S)[None, :]
-                return (j <= i) & ((j > i - window) | (j <= n_sinks))
+        "the sinks left out": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                if 0 in list(windows):
+                    return np.ones(T, dtype=bool)
+                return pos >= T - 1 - int(np.sum(np.asarray(windows) - 1))
         """,
-        "the window looks both ways": """
-            def window_sink_chunk(L, S, window, n_sinks):
-                i = np.arange(L)[:, None] + (S - L)
-                j = np.arange(S)[None, :]
-                return (np.abs(i - j) < window) | ((j < n_sinks) & (j <= i))
+        "the last layer's mask row": """
+            def tokens_reached(T, windows, n_sinks):
+                pos = np.arange(T)
+                w = int(windows[-1])
+                if w == 0:
+                    return np.ones(T, dtype=bool)
+                return (pos > T - 1 - w) | (pos < n_sinks)
+        """,
+        "a full layer read as a window of 0": """
+            def tokens_reached(T, windows, n_sinks):
+                i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+                reached = np.arange(T) == T - 1
+                for w in windows[::-1]:
+                    reached = ((j <= i) & ((j > i - w) | (j < n_sinks)))[reached].any(axis=0)
+                return reached
         """,
     },
     "ch11.pairs_in_range": {
@@ -241,78 +276,91 @@ WRONG = {
                 return scaled <= theta * N / L
         """,
     },
-    "ch11.ring_buffer_decode": {
+    "ch11.window_prefill": {
         "the stub as it is": """
-            def ring_decode(q, k, v, window):
-                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
-                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
+            def window_prefill(q, k, v, window, chunk):
+                K, V = k[..., :0, :], v[..., :0, :]
                 outputs = []
-                for t in range(q.shape[-2]):
-                    K[..., t % window, :] = k[..., t, :]
-                    V[..., t % window, :] = v[..., t, :]
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
+                for start in range(0, q.shape[-2], chunk):
+                    stop = min(start + chunk, q.shape[-2])
+                    K = np.concatenate([K, k[..., start:stop, :]], axis=-2)[..., -window:, :]
+                    V = np.concatenate([V, v[..., start:stop, :]], axis=-2)[..., -window:, :]
+                    n, c = K.shape[-2], stop - start
+                    i = np.arange(c)[:, None] + (n - c)
+                    j = np.arange(n)[None, :]
+                    scores = q[..., start:stop, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
+                    scores = np.where((j <= i) & (j > i - window), scores, -np.inf)
                     outputs.append(softmax(scores) @ V)
                 return np.concatenate(outputs, axis=-2)
         """,
-        "slots 0 .. t - 1 only (the newest left out)": """
-            def ring_decode(q, k, v, window):
-                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))
-                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))
+        "cut after, but the window counts one key more": """
+            def window_prefill(q, k, v, window, chunk):
+                K, V = k[..., :0, :], v[..., :0, :]
                 outputs = []
-                for t in range(q.shape[-2]):
-                    n = max(min(t, window), 1)
-                    K[..., t % window, :] = k[..., t, :]
-                    V[..., t % window, :] = v[..., t, :]
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., :n, :], -1, -2) / np.sqrt(q.shape[-1])
-                    outputs.append(softmax(scores) @ V[..., :n, :])
+                for start in range(0, q.shape[-2], chunk):
+                    stop = min(start + chunk, q.shape[-2])
+                    K = np.concatenate([K, k[..., start:stop, :]], axis=-2)
+                    V = np.concatenate([V, v[..., start:stop, :]], axis=-2)
+                    n, c = K.shape[-2], stop - start
+                    i = np.arange(c)[:, None] + (n - c)
+                    j = np.arange(n)[None, :]
+                    scores = q[..., start:stop, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
+                    scores = np.where((j <= i) & (j >= i - window), scores, -np.inf)
+                    outputs.append(softmax(scores) @ V)
+                    K, V = K[..., -window:, :], V[..., -window:, :]
                 return np.concatenate(outputs, axis=-2)
         """,
-        "a buffer of window - 1 slots": """
-            def ring_decode(q, k, v, window):
-                w = max(window - 1, 1)
-                K = np.zeros(k.shape[:-2] + (w, k.shape[-1]))
-                V = np.zeros(v.shape[:-2] + (w, v.shape[-1]))
+        "cut after, the chunk placed at the start": """
+            def window_prefill(q, k, v, window, chunk):
+                K, V = k[..., :0, :], v[..., :0, :]
                 outputs = []
-                for t in range(q.shape[-2]):
-                    K[..., t % w, :] = k[..., t, :]
-                    V[..., t % w, :] = v[..., t, :]
-                    n = min(t + 1, w)
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., :n, :], -1, -2) / np.sqrt(q.shape[-1])
-                    outputs.append(softmax(scores) @ V[..., :n, :])
+                for start in range(0, q.shape[-2], chunk):
+                    stop = min(start + chunk, q.shape[-2])
+                    K = np.concatenate([K, k[..., start:stop, :]], axis=-2)
+                    V = np.concatenate([V, v[..., start:stop, :]], axis=-2)
+                    n, c = K.shape[-2], stop - start
+                    i = np.arange(c)[:, None]
+                    j = np.arange(n)[None, :]
+                    scores = q[..., start:stop, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])
+                    scores = np.where((j <= i) & (j > i - window), scores, -np.inf)
+                    outputs.append(softmax(scores) @ V)
+                    K, V = K[..., -window:, :], V[..., -window:, :]
                 return np.concatenate(outputs, axis=-2)
+        """,
+        "causal attention without the window": """
+            def window_prefill(q, k, v, window, chunk):
+                T = q.shape[-2]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                scores = np.where(np.tril(np.ones((T, T), dtype=bool)), scores, -np.inf)
+                return softmax(scores) @ v
         """,
     },
-    "ch11.paged_decode": {
-        "blocks read in pool order": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
-                table = np.sort(block_table)
-                K = k_pool[table].reshape(-1, *k_pool.shape[2:])[:length]
-                V = v_pool[table].reshape(-1, *v_pool.shape[2:])[:length]
-                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
-                return np.einsum("ht,thv->hv", w, V), w
-        """,
-        "the whole last block attended": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
-                K = k_pool[block_table].reshape(-1, *k_pool.shape[2:])
-                V = v_pool[block_table].reshape(-1, *v_pool.shape[2:])
-                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
-                return np.einsum("ht,thv->hv", w, V), w
-        """,
-        "the first length slots of the pool": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
-                K = k_pool.reshape(-1, *k_pool.shape[2:])[:length]
-                V = v_pool.reshape(-1, *v_pool.shape[2:])[:length]
-                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
-                return np.einsum("ht,thv->hv", w, V), w
-        """,
-        "slot and block swapped": """
-            def paged_decode(q, k_pool, v_pool, block_table, length):
+    "ch11.recover_block_table": {
+        "the matching blocks in pool order": """
+            def recover_block_table(k_pool, k):
                 b = k_pool.shape[1]
-                n = len(block_table)
-                K = np.stack([k_pool[block_table[t % n], (t // n) % b] for t in range(length)])
-                V = np.stack([v_pool[block_table[t % n], (t // n) % b] for t in range(length)])
-                w = softmax(np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1]))
-                return np.einsum("ht,thv->hv", w, V), w
+                hits = set()
+                for s in range(0, len(k), b):
+                    tokens = k[s : s + b]
+                    hits |= {p for p in range(len(k_pool)) if np.array_equal(k_pool[p, : len(tokens)], tokens)}
+                return np.array(sorted(hits))
+        """,
+        "each block's first slot compared": """
+            def recover_block_table(k_pool, k):
+                b = k_pool.shape[1]
+                return np.array(
+                    [int(np.argmax(np.all(k_pool[:, 0] == k[s], axis=(1, 2)))) for s in range(0, len(k), b)]
+                )
+        """,
+        "whole blocks compared": """
+            def recover_block_table(k_pool, k):
+                b = k_pool.shape[1]
+                table = []
+                for s in range(0, len(k), b):
+                    for p in range(len(k_pool)):
+                        if k_pool[p].shape == k[s : s + b].shape and np.array_equal(k_pool[p], k[s : s + b]):
+                            table.append(p)
+                return np.array(table)
         """,
     },
 }

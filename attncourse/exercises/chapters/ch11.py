@@ -1,6 +1,7 @@
-"""Chapter 11 exercises: a cache with windowed layers, a multi-head checkpoint turned grouped-query,
-windows with sinks, RoPE pairs inside the training range, a window buffer of fixed slots and one
-decoding step over a paged cache."""
+"""Chapter 11 exercises: a cache with windowed layers, which key/value head each query head of a
+grouped-query layer read, what the last token reads through a stack of windows, RoPE pairs inside
+the training range; a windowed prompt read in chunks and a lost block table are in
+``_ch11_serving``."""
 
 from __future__ import annotations
 
@@ -87,175 +88,181 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 11.2 MHA -> GQA (implement)
-def _pool_heads(W, H, H_kv, interleaved=False, how="mean", feature_major=False):
-    d_model = W.shape[-1]
-    d_head = W.shape[0] // H
-    if feature_major:  # rows read as d_head blocks of H: row e * H + h
-        heads = W.reshape(d_head, H, d_model).swapaxes(0, 1)
-    else:  # head h owns rows h * d_head .. (h + 1) * d_head - 1
-        heads = W.reshape(H, d_head, d_model)
-    G = H // H_kv
-    if interleaved:  # heads h, h + H_kv, h + 2 H_kv, ... pooled together
-        groups = heads.reshape(G, H_kv, d_head, d_model).swapaxes(0, 1)
-    else:  # heads g G .. (g + 1) G - 1 pooled together
-        groups = heads.reshape(H_kv, G, d_head, d_model)
-    if how == "sum":
-        pooled = groups.sum(1)
-    elif how == "first":
-        pooled = groups[:, 0]
-    else:
-        pooled = groups.mean(1)
-    if feature_major:
-        return pooled.swapaxes(0, 1).reshape(H_kv * d_head, d_model)
-    return pooled.reshape(H_kv * d_head, d_model)
+# ----------------------------------------------------------------------------- 11.2 which KV head (extend)
+def _kv_of(q, k, v, out, assume=None):
+    """The key/value head each query head read: the one whose attention output is `out`'s."""
+    H, H_kv = q.shape[-3], k.shape[-3]
+    if assume == "chapter":  # h // G, the chapter's grouping, whatever the outputs say
+        return np.arange(H) // (H // H_kv)
+    if assume == "tile":  # h % H_kv, key/value heads dealt out in turn
+        return np.arange(H) % H_kv
+    candidates = sdpa(q[:, None], k[None], v[None])[0]  # (H, H_kv, L, Ev): every pairing
+    err = np.abs(candidates - np.asarray(out, dtype=np.float64)[:, None]).max(axis=(-2, -1))
+    return err.argmin(axis=-1)
 
 
-def _pool_cases():
-    rng = np.random.default_rng(1112)
+def kv_map_case(name, rng, H, H_kv, L, S, E, Ev, mapping, dtype=np.float64):
+    """A case of 11.2: a layer whose query head h read key/value head `mapping[h]`."""
     n = rng.normal
+    q, k, v = n(size=(H, L, E)), n(size=(H_kv, S, E)), n(size=(H_kv, S, Ev))
+    mapping = np.asarray(mapping)
+    out = sdpa(q, k[mapping], v[mapping])[0]  # (H, L, Ev)
+    return Case(name, q=q.astype(dtype), k=k.astype(dtype), v=v.astype(dtype), out=out.astype(dtype))
+
+
+def _kv_map_cases():
+    rng = np.random.default_rng(1112)
     return grouped(
-        "grouping",
-        Case("H=4 heads of 3 -> H_kv=2, d_model=5", W=n(size=(12, 5)), H=4, H_kv=2),
-        Case("H=6 heads of 2 -> H_kv=3, d_model=4", W=n(size=(12, 4)), H=6, H_kv=3),
-        Case("H=4 heads of 2 -> H_kv=1 (multi-query), d_model=3", W=n(size=(8, 3)), H=4, H_kv=1),
+        "layers",
+        kv_map_case("H=8, H_kv=2, L=3, S=5", rng, 8, 2, 3, 5, 4, 3, [0, 0, 0, 0, 1, 1, 1, 1]),
+        kv_map_case("H=6, H_kv=3, L=2, S=4", rng, 6, 3, 2, 4, 3, 2, [0, 1, 2, 0, 1, 2]),
+        kv_map_case("H=4, H_kv=2, L=4, S=6", rng, 4, 2, 4, 6, 2, 3, [1, 0, 0, 1]),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, H=6 heads of 3 -> H_kv=2, d_model=4", W=n(size=(18, 4)).astype(np.float32), H=6, H_kv=2
+        kv_map_case(
+            "float32, H=8, H_kv=4, L=3, S=5", rng, 8, 4, 3, 5, 8, 2, [3, 0, 1, 2, 2, 1, 0, 3], np.float32
         ),
     )
 
 
 register(
     Exercise(
-        id="ch11.mha_to_gqa",
+        id="ch11.kv_head_map",
         number="11.2",
-        title="turn a multi-head checkpoint into a grouped-query one",
+        title="which key/value head did each query head read?",
         points=2,
-        function="mha_to_gqa",
-        hint="view W as (H, d_head, d_model), group the heads the way grouped-query attention reads them, and average each group",
-        kind="implement",
-        description="A trained multi-head layer is to be served with grouped-query attention. Its key "
-        "projection is stored as `k_proj.weight`, a matrix `W (H * d_head, d_model)` whose rows "
-        "`h * d_head .. (h + 1) * d_head - 1` make head `h`'s keys. Build the key projection of a layer "
-        "with `H_kv` key/value heads (`H` a multiple of `H_kv`), in the same layout `(H_kv * d_head, "
-        "d_model)`, where each new key/value head is the mean of the old heads whose queries will read it "
-        "(the same conversion applies to `v_proj.weight`).",
+        function="kv_head_map",
+        hint="each query head's output is attention over one key/value head: try them all and keep the one that gives `out`",
+        kind="extend",
+        forbids=NO_FUSED,
+        description="A grouped-query layer from another library was run on queries `q (H, L, E)` and on "
+        "keys and values with fewer heads, `k (H_kv, S, E)` and `v (H_kv, S, Ev)` (`H` a multiple of "
+        "`H_kv`), and returned `out (H, L, Ev)`: each query head's scaled dot-product attention (no mask) "
+        "over one of the key/value heads. Its code is not at hand, and libraries do not all pair the heads "
+        "the way this chapter does. Return an integer array `(H,)`: for each query head, the key/value head "
+        "it read. On every case exactly one key/value head fits each query head.",
         solution='''
-            def mha_to_gqa(W, H, H_kv):
-                """(H_kv * d_head, d_model): each group of key heads averaged into one."""
+            def kv_head_map(q, k, v, out):
+                """Integer (H,): the key/value head each query head read."""
                 ### BEGIN SOLUTION
-                d_model = W.shape[-1]
-                d_head = W.shape[0] // H
-                heads = W.reshape(H_kv, H // H_kv, d_head, d_model)  # group g holds heads g G .. (g + 1) G - 1
-                return heads.mean(axis=1).reshape(H_kv * d_head, d_model)
+                H, H_kv = q.shape[0], k.shape[0]
+                found = np.zeros(H, dtype=np.int64)
+                for h in range(H):
+                    errors = []
+                    for g in range(H_kv):  # head h's output if it had read key/value head g
+                        scores = q[h] @ k[g].T / np.sqrt(q.shape[-1])  # (L, E) @ (E, S) -> (L, S)
+                        errors.append(np.abs(softmax(scores) @ v[g] - out[h]).max())
+                    found[h] = np.argmin(errors)
+                return found
                 ### END SOLUTION
         ''',
-        reference=_pool_heads,
-        public_cases=_pool_cases,
-        outputs=("W_kv",),
+        reference=_kv_of,
+        public_cases=_kv_map_cases,
+        outputs=("kv_head",),
+        needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "each new head averages old heads that different query groups read: which query heads "
-                "share key/value head g?",
-                name="groups interleaved",
-                hint="query head h reads key/value head h // (H // H_kv): consecutive heads form a group",
-                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, interleaved=True),
+                "that is the pairing the chapter uses, and not every layer here used it: what do the "
+                "outputs themselves say?",
+                name="the chapter's pairing assumed",
+                hint="compute each query head's output with every key/value head and keep the one that matches `out`",
+                variant=lambda q, k, v, out: _kv_of(q, k, v, out, assume="chapter"),
             ),
             Diagnosis(
-                "each new head is too large: does the pooled head average the group or add it up?",
-                name="summed, not averaged",
-                hint="the new head is the group's mean",
-                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, how="sum"),
-            ),
-            Diagnosis(
-                "each new head is one old head of its group: what happens to the others?",
-                name="first head of each group kept",
-                hint="average all the heads of the group",
-                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, how="first"),
-            ),
-            Diagnosis(
-                "the rows of W are split into heads the wrong way: which rows make head h?",
-                name="rows read feature-major",
-                hint="head h owns rows h * d_head .. (h + 1) * d_head - 1: W.reshape(H, d_head, d_model)",
-                variant=lambda W, H, H_kv: _pool_heads(W, H, H_kv, feature_major=True),
+                "that deals the key/value heads out in turn, and not every layer here did: what do the "
+                "outputs themselves say?",
+                name="heads dealt out in turn assumed",
+                hint="compute each query head's output with every key/value head and keep the one that matches `out`",
+                variant=lambda q, k, v, out: _kv_of(q, k, v, out, assume="tile"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 11.3 window + sinks, chunked (extend)
-def _window_sinks(L, S, window, n_sinks, top_left=False, wide=False, sinks_see_future=False):
-    offset = 0 if top_left else S - L
-    i = np.arange(L)[:, None] + offset  # the query's position in the sequence
-    j = np.arange(S)[None, :]
-    w = window + 1 if wide else window
-    sink = j < n_sinks
-    if sinks_see_future:
-        return ((j <= i) & (j > i - w)) | sink
-    return (j <= i) & ((j > i - w) | sink)
+# ----------------------------------------------------------------------------- 11.3 reach of a stack (extend)
+def _reach(T, windows, n_sinks, one_more=False, no_sinks=False, last_only=False):
+    """Boolean (T,): the input tokens whose change can change the last layer's output at the last position."""
+    layers = [int(w) for w in np.asarray(windows).reshape(-1)]
+    if last_only:  # the last layer's window taken for the whole stack
+        layers = layers[-1:]
+    sinks = 0 if no_sinks else int(n_sinks)
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    reached = np.zeros(T, dtype=bool)
+    reached[-1] = True
+    for w in reversed(layers):  # from the last layer down: what the reached positions read
+        w = w + 1 if one_more and w else w  # one_more: a window that reaches w tokens back
+        mask = (j <= i) if w == 0 else (j <= i) & ((j > i - w) | (j < sinks))
+        reached = mask[reached].any(axis=0)
+    return reached
 
 
-def _sink_cases():
+def _reach_cases():
+    w = lambda *ws: np.array(ws, dtype=np.int64)  # noqa: E731
     return grouped(
-        "chunk of new queries",
-        Case("L=3 new of S=10, window 4, 2 sinks", L=3, S=10, window=4, n_sinks=2),
-        Case("L=S=7, window 2, 2 sinks", L=7, S=7, window=2, n_sinks=2),
+        "windows, sinks and a full layer",
+        Case("T=16, three layers of window 4", T=16, windows=w(4, 4, 4), n_sinks=0),
+        Case("T=20, two layers of window 3, 2 sinks", T=20, windows=w(3, 3), n_sinks=2),
+        Case("T=14, windows 2, full, 3", T=14, windows=w(2, 0, 3), n_sinks=0),
     ) + grouped(
-        "sinks still causal",
-        Case("L=4 new of S=5, window 1, 4 sinks", L=4, S=5, window=1, n_sinks=4),
-        Case("L=S=6, window 2, 3 sinks", L=6, S=6, window=2, n_sinks=3),
+        "mixed stacks",
+        Case("T=12, windows 2, 5, 3, 1 sink", T=12, windows=w(2, 5, 3), n_sinks=1),
+        Case("T=18, windows 4, full, 4, 1 sink", T=18, windows=w(4, 0, 4), n_sinks=1),
     )
 
 
 register(
     Exercise(
-        id="ch11.window_sink_chunk",
+        id="ch11.stack_reach",
         number="11.3",
-        title="a window with sinks for a chunk of new tokens",
+        title="what the last token can read through a stack of windows",
         points=2,
-        function="window_sink_chunk",
-        hint="new query i is position S - L + i; it sees key j when j <= its position and j is in the window or among the sinks",
+        function="tokens_reached",
+        hint="go down the stack from the last layer: at each layer, the positions already reached read their own masks' rows",
         kind="extend",
-        description="A prompt is processed in chunks: `L` new queries are the **last** `L` of `S` positions "
-        "(as with chapter 9's cache). Return the boolean `(L, S)` mask of a sliding window of `window` "
-        "tokens (counting the query itself) plus `n_sinks` sink tokens at the start of the sequence, "
-        "True where new query `i` may attend key `j`. A token never sees a later one, sink or not.",
+        description="A decoder stacks attention layers (each with its residual connection) whose masks are "
+        "given by `windows`, a 1-D integer array, layer 0 first: a window of `w` tokens counts the query "
+        "itself, as `ac.sliding_window_mask`, and `0` means full causal attention. Every windowed layer "
+        "also lets each query attend to the first `n_sinks` tokens that are not after it. For a sequence of "
+        "`T` tokens, return a boolean array `(T,)`: True at `j` where the input token at position `j` can "
+        "change the last layer's output at the last position `T - 1`.",
         solution='''
-            def window_sink_chunk(L, S, window, n_sinks):
-                """(L, S) mask: window + sinks for the last L of S positions."""
+            def tokens_reached(T, windows, n_sinks):
+                """Boolean (T,): the tokens that can change the last layer's output at position T - 1."""
                 ### BEGIN SOLUTION
-                i = np.arange(L)[:, None] + (S - L)  # new query i is position S - L + i
-                j = np.arange(S)[None, :]
-                return (j <= i) & ((j > i - window) | (j < n_sinks))  # causal, and in the window or a sink
+                i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+                reached = np.arange(T) == T - 1  # the last layer's output at the last position
+                for w in windows[::-1]:  # from the last layer down to the first
+                    if w == 0:
+                        mask = j <= i
+                    else:
+                        mask = (j <= i) & ((j > i - w) | (j < n_sinks))
+                    reached = mask[reached].any(axis=0)  # what the reached positions read in this layer
+                return reached
                 ### END SOLUTION
         ''',
-        reference=_window_sinks,
-        public_cases=_sink_cases,
-        outputs=("mask",),
+        reference=_reach,
+        public_cases=_reach_cases,
+        outputs=("reached",),
         diagnoses=(
             Diagnosis(
-                "new query 0 sees too few keys, as if it were the first token of the sequence: "
-                "which position is new query i?",
-                name="top-left alignment",
-                hint="new query i is position S - L + i (bottom-right alignment)",
-                variant=lambda L, S, window, n_sinks: _window_sinks(L, S, window, n_sinks, top_left=True),
+                "the reach goes one token too far back for every windowed layer: how far back does a window "
+                "of w tokens read?",
+                name="w tokens back per layer",
+                hint="a window of w tokens counts the query itself: each windowed layer reaches w - 1 tokens further back",
+                variant=lambda T, windows, n_sinks: _reach(T, windows, n_sinks, one_more=True),
             ),
             Diagnosis(
-                "each query sees one key too many: does the window count the query itself?",
-                name="window one too wide",
-                hint="the window is i - window < j <= i: `window` keys including the query",
-                variant=lambda L, S, window, n_sinks: _window_sinks(L, S, window, n_sinks, wide=True),
+                "the first tokens are missing: what else does a windowed layer let each query read?",
+                name="sinks left out",
+                hint="every windowed layer also reads the sink tokens, whatever the distance",
+                variant=lambda T, windows, n_sinks: _reach(T, windows, n_sinks, no_sinks=True),
             ),
             Diagnosis(
-                "an early query sees a sink token that comes after it: are sinks exempt from causality?",
-                name="sinks see the future",
-                hint="a sink is visible only to queries at or after it: combine with j <= i",
-                variant=lambda L, S, window, n_sinks: _window_sinks(
-                    L, S, window, n_sinks, sinks_see_future=True
-                ),
+                "that is what one layer reads: what did the positions it reads read in the layers below?",
+                name="one layer only",
+                hint="compose the layers: each layer's reached positions read their own mask rows in the layer below",
+                variant=lambda T, windows, n_sinks: _reach(T, windows, n_sinks, last_only=True),
             ),
         ),
     )
@@ -289,12 +296,22 @@ def range_case(name, E, base, factor, L, N, how, dtype=np.float64):
 
 def _range_cases():
     return grouped(
-        "scaled",
+        "linear and unscaled",
         range_case("E=8, base 100, linear factor 4, N=16, L=64", 8, 100.0, 4.0, 64, 16, "linear"),
-        range_case("E=12, base 10000, dynamic factor 2, N=48, L=96", 12, 10000.0, 2.0, 96, 48, "dynamic"),
-    ) + grouped(
-        "unscaled",
         range_case("E=10, base 1000, no scaling, N=24, L=40", 10, 1000.0, 1.0, 40, 24, "none"),
+    ) + grouped(
+        "dynamic",
+        range_case("E=12, base 10000, dynamic factor 2, N=48, L=96", 12, 10000.0, 2.0, 96, 48, "dynamic"),
+        range_case(
+            "float32, E=10, base 1000, dynamic factor 4, N=20, L=60",
+            10,
+            1000.0,
+            4.0,
+            60,
+            20,
+            "dynamic",
+            np.float32,
+        ),
     )
 
 
@@ -347,262 +364,5 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 11.5 ring buffer (diagnose)
-def _ring(q, k, v, window, unwritten=False, keep=None):
-    """Decoding through a buffer of `window` slots; `unwritten`: every slot attended from step 0."""
-    keep = window if keep is None else keep
-    T = q.shape[-2]
-    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
-    out = sdpa(q, k, v, (j <= i) & (j > i - keep))[0]
-    if not unwritten:
-        return out
-    rows = []
-    for t in range(T):  # before the buffer is full, the empty slots (zero keys and values) take part
-        held = min(t + 1, window)
-        empty_k = np.zeros(k.shape[:-2] + (window - held, k.shape[-1]), dtype=k.dtype)
-        empty_v = np.zeros(v.shape[:-2] + (window - held, v.shape[-1]), dtype=v.dtype)
-        K = np.concatenate([k[..., t + 1 - held : t + 1, :], empty_k], -2)
-        V = np.concatenate([v[..., t + 1 - held : t + 1, :], empty_v], -2)
-        rows.append(sdpa(q[..., t : t + 1, :], K, V)[0])
-    return np.concatenate(rows, axis=-2)
-
-
-def _ring_cases():
-    rng = np.random.default_rng(1115)
-    n = rng.normal
-    return (
-        grouped(
-            "decoding",
-            Case(
-                "T=8 tokens, window 3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(1, 1, size=(8, 2)), window=3
-            ),
-            Case(
-                "T=4 tokens, window 6 (never full)",
-                q=n(size=(4, 2)),
-                k=n(size=(4, 2)),
-                v=n(size=(4, 3)),
-                window=6,
-            ),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "2 heads, T=6, window 4",
-                q=n(size=(2, 6, 3)),
-                k=n(size=(2, 6, 3)),
-                v=n(size=(2, 6, 3)),
-                window=4,
-            ),
-            Case(
-                "batch (2, 2), T=5, window 2",
-                q=n(size=(2, 2, 5, 2)),
-                k=n(size=(2, 2, 5, 2)),
-                v=n(size=(2, 2, 5, 3)),
-                window=2,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, T=5, window 3",
-                q=n(size=(5, 4)).astype(np.float32),
-                k=n(size=(5, 4)).astype(np.float32),
-                v=n(size=(5, 2)).astype(np.float32),
-                window=3,
-            ),
-        )
-    )
-
-
-register(
-    Exercise(
-        id="ch11.ring_buffer_decode",
-        number="11.5",
-        title="decoding through a fixed buffer of window slots",
-        points=2,
-        function="ring_decode",
-        hint="look at what the buffer holds at the first steps of decoding",
-        kind="diagnose",
-        forbids=NO_FUSED,
-        description="A server gives each sequence of a sliding-window model one preallocated buffer of "
-        "`window` slots for keys and one for values, and writes token `t` into slot `t % window`, "
-        "overwriting the token that left the window. `ring_decode` decodes `T` tokens one at a time "
-        "(`q`, `k` `(..., T, E)`, `v` `(..., T, Ev)`) through that buffer. Its outputs should equal "
-        "attention under `ac.sliding_window_mask(T, window)` (`window` keys, the newest included); they "
-        "do not. Find the bug and fix it, keeping the buffer.",
-        solution='''
-            def ring_decode(q, k, v, window):
-                """Outputs (..., T, Ev) of decoding through a buffer of `window` slots."""
-                K = np.zeros(k.shape[:-2] + (window, k.shape[-1]))  # (..., window, E)
-                V = np.zeros(v.shape[:-2] + (window, v.shape[-1]))  # (..., window, Ev)
-                outputs = []
-                for t in range(q.shape[-2]):
-                    K[..., t % window, :] = k[..., t, :]
-                    V[..., t % window, :] = v[..., t, :]
-                    ### BEGIN SOLUTION
-                    n = min(t + 1, window)  # slots written so far: 0 .. n - 1 until the buffer is full
-                    scores = q[..., t : t + 1, :] @ np.swapaxes(K[..., :n, :], -1, -2) / np.sqrt(q.shape[-1])
-                    outputs.append(softmax(scores) @ V[..., :n, :])  # (..., 1, Ev)
-                    ### END SOLUTION
-                return np.concatenate(outputs, axis=-2)
-        ''',
-        stub="""
-            scores = q[..., t : t + 1, :] @ np.swapaxes(K, -1, -2) / np.sqrt(q.shape[-1])  # (..., 1, window)
-            outputs.append(softmax(scores) @ V)  # (..., 1, Ev)
-        """,
-        reference=_ring,
-        public_cases=_ring_cases,
-        outputs=("out",),
-        needs=("import numpy as np", "from attncourse import softmax"),
-        diagnoses=(
-            Diagnosis(
-                "the outputs of the first steps are wrong, the later ones right: what differs between those steps?",
-                name="empty slots attended",
-                hint="until step window - 1 only slots 0 .. t hold tokens; the others are zeros that still get weight",
-                variant=lambda q, k, v, window: _ring(q, k, v, window, unwritten=True),
-            ),
-            Diagnosis(
-                "each output sees one key fewer than the window: how many tokens does the buffer hold?",
-                name="keeps window - 1",
-                hint="the window counts the newest token: `window` slots, all of them attended once full",
-                variant=lambda q, k, v, window: _ring(q, k, v, window, keep=window - 1),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 11.6 paged decode (extend)
-def _paged(q, k_pool, v_pool, block_table, length, sorted_blocks=False, whole_blocks=False, scale=True):
-    table = np.sort(block_table) if sorted_blocks else np.asarray(block_table)
-    b = k_pool.shape[1]
-    n = len(table) * b if whole_blocks else length
-    K = k_pool[table].reshape(len(table) * b, *k_pool.shape[2:])[:n]  # (n, H, E)
-    V = v_pool[table].reshape(len(table) * b, *v_pool.shape[2:])[:n]  # (n, H, Ev)
-    K, V = np.swapaxes(K, 0, 1), np.swapaxes(V, 0, 1)  # (H, n, E), (H, n, Ev)
-    out, w = sdpa(q[:, None, :], K, V, scale=None if scale else 1.0)
-    return out[:, 0], w[:, 0]
-
-
-def paged_case(name, rng, n_blocks, b, H, E, Ev, table, length, dtype=np.float64):
-    """A case of 11.6: a pool of `n_blocks` blocks of `b` slots filled with noise, one sequence's table."""
-    n = rng.normal
-    return Case(
-        name,
-        q=n(size=(H, E)).astype(dtype),
-        k_pool=n(size=(n_blocks, b, H, E)).astype(dtype),
-        v_pool=n(size=(n_blocks, b, H, Ev)).astype(dtype),
-        block_table=np.array(table, dtype=np.int64),
-        length=length,
-    )
-
-
-def _paged_cases():
-    rng = np.random.default_rng(1116)
-    return grouped(
-        "block table",
-        paged_case(
-            "3 blocks of 4 out of 8, in the order 5, 1, 6; 10 tokens; 2 heads",
-            rng,
-            8,
-            4,
-            2,
-            3,
-            2,
-            [5, 1, 6],
-            10,
-        ),
-        paged_case(
-            "2 blocks of 3 out of 6, in the order 4, 0; 6 tokens; 1 head", rng, 6, 3, 1, 4, 3, [4, 0], 6
-        ),
-        paged_case(
-            "4 blocks of 2 out of 9, in the order 7, 2, 8, 3; 7 tokens; 3 heads",
-            rng,
-            9,
-            2,
-            3,
-            2,
-            2,
-            [7, 2, 8, 3],
-            7,
-        ),
-    ) + grouped(
-        "dtype",
-        paged_case(
-            "float32, 2 blocks of 4 out of 5, in the order 3, 1; 5 tokens",
-            rng,
-            5,
-            4,
-            2,
-            4,
-            2,
-            [3, 1],
-            5,
-            np.float32,
-        ),
-    )
-
-
-register(
-    Exercise(
-        id="ch11.paged_decode",
-        number="11.6",
-        title="one decoding step over a paged cache",
-        points=2,
-        function="paged_decode",
-        hint="gather the sequence's blocks in the order of its table, keep its first `length` slots, then attend as usual",
-        kind="extend",
-        forbids=NO_FUSED,
-        description="The chapter's `PagedKVCache` keeps only the block table. Here are the tensors too: "
-        "`k_pool (n_blocks, block_size, H, E)` and `v_pool (n_blocks, block_size, H, Ev)` hold the keys "
-        "and values of every sequence on the server, and one sequence's tokens `0 .. length - 1` are in "
-        "its blocks `block_table` (a 1-D integer array) as the chapter lays them out. The slots of the "
-        "pool that are not this sequence's hold other data. For the sequence's new query `q (H, E)` (one "
-        "per head), return `(out (H, Ev), weights (H, length))`: scaled dot-product attention of each "
-        "head's query over that head's keys and values of the sequence's `length` tokens, weights in "
-        "token order.",
-        solution='''
-            def paged_decode(q, k_pool, v_pool, block_table, length):
-                """One query per head over a paged cache: (out (H, Ev), weights (H, length))."""
-                ### BEGIN SOLUTION
-                K = k_pool[block_table].reshape(-1, *k_pool.shape[2:])[:length]  # (length, H, E), token order
-                V = v_pool[block_table].reshape(-1, *v_pool.shape[2:])[:length]  # (length, H, Ev)
-                scores = np.einsum("he,the->ht", q, K) / np.sqrt(q.shape[-1])  # (H, length)
-                weights = softmax(scores)
-                return np.einsum("ht,thv->hv", weights, V), weights
-                ### END SOLUTION
-        ''',
-        reference=_paged,
-        public_cases=_paged_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
-        diagnoses=(
-            Diagnosis(
-                "the weights belong to the right keys in the wrong order: in which order are the "
-                "sequence's blocks read?",
-                name="blocks in pool order",
-                hint="token t is in block block_table[t // block_size]: read the blocks in the table's order",
-                variant=lambda q, k_pool, v_pool, block_table, length: _paged(
-                    q, k_pool, v_pool, block_table, length, sorted_blocks=True
-                ),
-            ),
-            Diagnosis(
-                "there are more weights than tokens: what is in the last block after the sequence's last token?",
-                name="whole last block attended",
-                hint="only the first `length` slots of the gathered blocks are the sequence's",
-                variant=lambda q, k_pool, v_pool, block_table, length: _paged(
-                    q, k_pool, v_pool, block_table, length, whole_blocks=True
-                ),
-            ),
-            Diagnosis(
-                "the weights are too peaked: what are the scores divided by?",
-                name="no scaling",
-                hint="divide the scores by sqrt(E)",
-                variant=lambda q, k_pool, v_pool, block_table, length: _paged(
-                    q, k_pool, v_pool, block_table, length, scale=False
-                ),
-            ),
-        ),
-    )
-)
+# 11.5 and 11.6 (a windowed prompt read in chunks, a lost block table) are in _ch11_serving
+from . import _ch11_serving  # noqa: E402,F401
