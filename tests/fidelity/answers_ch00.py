@@ -125,20 +125,19 @@ CORRECT = {
                         lo = m1
                 return (lo + hi) / 2
         """,
-        "torch autograd on log w from the chapter's import": """
+        "torch, a grid then Newton steps on log w with autograd": """
             def width_from_predictions(x_query, x_key, y_value, pred):
                 xq, xk, y, p = (torch.as_tensor(a, dtype=torch.float64) for a in (x_query, x_key, y_value, pred))
                 d2 = (xq[:, None] - xk[None, :]) ** 2
+
+                def gap(t):  # predictions at width exp(t) minus pred, (L,)
+                    return torch.softmax(-d2 / (2 * torch.exp(t) ** 2), -1) @ y - p
+
                 grid = torch.linspace(np.log(0.02), np.log(60), 4000, dtype=torch.float64)
-                err = ((torch.softmax(-d2 / (2 * torch.exp(grid)[:, None, None] ** 2), -1) @ y - p) ** 2).sum(-1)
-                t = grid[err.argmin()].clone().requires_grad_(True)
-                opt = torch.optim.LBFGS([t], lr=1, max_iter=200, tolerance_grad=1e-15, tolerance_change=1e-15)
-                def closure():
-                    opt.zero_grad()
-                    loss = ((torch.softmax(-d2 / (2 * torch.exp(t) ** 2), -1) @ y - p) ** 2).sum()
-                    loss.backward()
-                    return loss
-                opt.step(closure)
+                t = grid[min(range(4000), key=lambda i: float((gap(grid[i]) ** 2).sum()))].clone()
+                for _ in range(30):  # Gauss-Newton on the predictions' gap
+                    J = torch.autograd.functional.jacobian(gap, t)  # (L,)
+                    t = t - (J @ gap(t)) / (J @ J)
                 return float(torch.exp(t))
         """,
         "a helper in an added cell, refine on a shrinking grid": [
@@ -153,7 +152,7 @@ CORRECT = {
                 for _ in range(12):
                     ts = np.linspace(lo, hi, 41)
                     errs = [np.abs(_nw_at(x_query, x_key, y_value, np.exp(t)) - pred).max() for t in ts]
-                    i = int(np.argmin(errs))
+                    i = int(np.nanargmin(errs))  # narrow kernels far from every key give 0 / 0
                     lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, 40)]
                 return float(np.exp((lo + hi) / 2))
             """,

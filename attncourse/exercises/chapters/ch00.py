@@ -160,6 +160,7 @@ register(
                 ### END SOLUTION
         ''',
         reference=_far,
+        needs=SOFTMAX_NEEDS,
         public_cases=_far_cases,
         outputs=("limits",),
         diagnoses=(
