@@ -577,7 +577,7 @@ _ROPE_SOLUTION = '''
             k_cache = np.concatenate([k_cache, k_t])  # (t + 1, E)
             v_cache = np.concatenate([v_cache, v_t])  # (t + 1, Ev)
             ### END SOLUTION
-            q_t = apply_rope(q_t, np.array([t]))  # the new query sits at position t
+            q_t = apply_rope(q_t, np.array([t]))  # (1, E)
             scores = q_t @ k_cache.T / np.sqrt(E)  # (1, E) @ (E, t + 1) -> (1, t + 1)
             outs.append(softmax(scores) @ v_cache)  # (1, t + 1) @ (t + 1, Ev) -> (1, Ev)
         return np.concatenate(outs)  # T x (1, Ev) -> (T, Ev)
@@ -605,8 +605,8 @@ register(
         "(chapter 7's half-split RoPE, `apply_rope`, scaled scores) over the token embeddings "
         "`x (T, d_model)` the way a decoder generates: one token at a time, each step projecting only "
         "the newest token and attending from it to the cached keys and values of every token so far. "
-        "It must return `(T, Ev)`: the same outputs as causal attention over all `T` tokens at once, "
-        "with every query and key rotated at its own position. It does not. Find the bug and fix it, "
+        "It must return `(T, Ev)`: the same outputs as causal attention with that RoPE "
+        "over all `T` tokens at once. It does not. Find the bug and fix it, "
         "keeping the cache (each step projects one token).",
         solution=_ROPE_SOLUTION,
         stub=_ROPE_STUB,
