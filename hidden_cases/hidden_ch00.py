@@ -113,28 +113,19 @@ def effective_keys():
     )
 
 
-def width_from_predictions():
-    from attncourse.exercises.chapters.ch00 import width_case
+def values_from_predictions():
+    from attncourse.exercises.chapters.ch00 import values_case
 
     return _kinds(
         [
-            width_case("S=20 keys, L=4 queries, a narrow kernel", 4, 20, 4, 0.15),
-            width_case("S=6 keys, L=6 queries", 5, 6, 6, 0.8),
-            width_case("S=9 keys, L=1 query", 6, 9, 1, 0.6),
-            _float32(width_case("S=10 keys, L=5 queries, float32", 7, 10, 5, 1.1)),
+            values_case("S=8 keys, L=12 queries, width 0.7", 3, 8, 4, 0.7),
+            values_case("S=4 keys, L=4 queries, width 0.5, float32", 4, 4, 0, 0.5, np.float32),
+            values_case("S=3 keys, L=5 queries, width 1", 4, 3, 2, 1.0),
         ],
-        "widths from narrow to wide",
-        "widths from narrow to wide",
-        "few queries",
-        "widths from narrow to wide",
+        "more queries than keys",
+        "as many queries as keys",
+        "more queries than keys",
     )
-
-
-def _float32(case):
-    """The case with every input in float32 (the predictions rounded once, as a float32 run gives them)."""
-    for name, value in case.inputs.items():
-        case.inputs[name] = np.asarray(value, dtype=np.float32)
-    return case
 
 
 HIDDEN = {
@@ -142,5 +133,5 @@ HIDDEN = {
     "ch00.far_from_the_data": far_from_the_data,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
-    "ch00.width_from_predictions": width_from_predictions,
+    "ch00.values_from_predictions": values_from_predictions,
 }

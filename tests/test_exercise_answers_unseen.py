@@ -87,7 +87,7 @@ NEW_SITUATIONS = {
         "ch00.far_from_the_data": "the regression's limits far to the left and right of every key",
         "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
-        "ch00.width_from_predictions": "the kernel width recovered from reported predictions",
+        "ch00.values_from_predictions": "the training values recovered from reported predictions",
     },
     "ch01": {
         "ch01.temperature_softmax": "one temperature per row, where a square batch broadcasts the wrong way",

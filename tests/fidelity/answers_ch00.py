@@ -107,54 +107,30 @@ CORRECT = {
             """,
         ],
     },
-    "ch00.width_from_predictions": {
-        "bisection on a score's derivative-free bracket, float32": """
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                xq, xk, y, p = (np.asarray(a, dtype=np.float32) for a in (x_query, x_key, y_value, pred))
-                def err(w):
-                    s = -((xq[:, None] - xk[None, :]) ** 2) / (2 * w * w)
-                    return float(np.sum((softmax(s) @ y - p) ** 2))
-                ws = np.exp(np.linspace(np.log(0.02), np.log(60), 2000))
-                i = int(np.argmin([err(w) for w in ws]))
-                lo, hi = ws[max(i - 1, 0)], ws[min(i + 1, 1999)]
-                for _ in range(60):
-                    m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-                    if err(m1) < err(m2):
-                        hi = m2
-                    else:
-                        lo = m1
-                return (lo + hi) / 2
+    "ch00.values_from_predictions": {
+        "normal equations, einsum": """
+            def values_from_predictions(x_query, x_key, width, pred):
+                A = softmax(-np.subtract.outer(x_query, x_key) ** 2 / (2 * width**2))
+                return np.linalg.solve(np.einsum("ls,lt->st", A, A), np.einsum("ls,l->s", A, pred))
         """,
-        "torch, a grid then Newton steps on log w with autograd": """
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                xq, xk, y, p = (torch.as_tensor(a, dtype=torch.float64) for a in (x_query, x_key, y_value, pred))
-                d2 = (xq[:, None] - xk[None, :]) ** 2
-
-                def gap(t):  # predictions at width exp(t) minus pred, (L,)
-                    return torch.softmax(-d2 / (2 * torch.exp(t) ** 2), -1) @ y - p
-
-                grid = torch.linspace(np.log(0.02), np.log(60), 4000, dtype=torch.float64)
-                t = grid[min(range(4000), key=lambda i: float((gap(grid[i]) ** 2).sum()))].clone()
-                for _ in range(30):  # Gauss-Newton on the predictions' gap
-                    J = torch.autograd.functional.jacobian(gap, t)  # (L,)
-                    t = t - (J @ gap(t)) / (J @ J)
-                return float(torch.exp(t))
+        "torch float32 pinv with the chapter's torch import": """
+            def values_from_predictions(x_query, x_key, width, pred):
+                q, k, p = (torch.as_tensor(a).float() for a in (x_query, x_key, pred))
+                A = torch.softmax(-((q[:, None] - k[None, :]) ** 2) / (2 * width**2), dim=-1)
+                return torch.linalg.pinv(A) @ p
         """,
-        "a helper in an added cell, refine on a shrinking grid": [
+        "loops for the weights in an added helper": [
             """
-            def _nw_at(x_query, x_key, y_value, w):
-                e = np.exp(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * w**2))
-                return (e / e.sum(axis=1, keepdims=True)) @ y_value
+            def _weight_rows(x_query, x_key, width):
+                rows = []
+                for xq in x_query:
+                    e = [np.exp(-((xq - xk) ** 2) / (2 * width**2)) for xk in x_key]
+                    rows.append([v / sum(e) for v in e])
+                return np.array(rows)
             """,
             """
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                lo, hi = np.log(0.02), np.log(60)
-                for _ in range(12):
-                    ts = np.linspace(lo, hi, 41)
-                    errs = [np.abs(_nw_at(x_query, x_key, y_value, np.exp(t)) - pred).max() for t in ts]
-                    i = int(np.nanargmin(errs))  # narrow kernels far from every key give 0 / 0
-                    lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, 40)]
-                return float(np.exp((lo + hi) / 2))
+            def values_from_predictions(x_query, x_key, width, pred):
+                return np.linalg.lstsq(_weight_rows(x_query, x_key, width), pred, rcond=None)[0]
             """,
         ],
     },
@@ -232,27 +208,20 @@ WRONG = {
                 return 1 / (a**2).sum(axis=0)
         """,
     },
-    "ch00.width_from_predictions": {
-        "the width read as a variance": """
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                ts = np.linspace(np.log(0.001), np.log(100), 20001)
-                errs = [np.abs(softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / np.exp(t)) @ y_value - pred).max()
-                        for t in ts]
-                return float(np.exp(ts[int(np.argmin(errs))]))
+    "ch00.values_from_predictions": {
+        "the nearest prediction": """
+            def values_from_predictions(x_query, x_key, width, pred):
+                return pred[np.abs(x_key[:, None] - x_query[None, :]).argmin(axis=1)]
         """,
-        "a coarse grid only": """
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                ws = np.logspace(-1, 0.5, 40)
-                errs = [np.abs(softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * w**2)) @ y_value - pred).max()
-                        for w in ws]
-                return float(ws[int(np.argmin(errs))])
+        "weights not normalised": """
+            def values_from_predictions(x_query, x_key, width, pred):
+                A = np.exp(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                return np.linalg.lstsq(A, pred, rcond=None)[0]
         """,
         "the kernel without its factor 2": """
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                ts = np.linspace(np.log(0.01), np.log(100), 20001)
-                errs = [np.abs(softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / np.exp(2 * t)) @ y_value - pred).max()
-                        for t in ts]
-                return float(np.exp(ts[int(np.argmin(errs))]))
+            def values_from_predictions(x_query, x_key, width, pred):
+                A = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / width**2)
+                return np.linalg.lstsq(A, pred, rcond=None)[0]
         """,
     },
 }

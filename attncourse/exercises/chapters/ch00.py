@@ -364,111 +364,105 @@ def _naive_effective(x_query, x_key, width):
         return 1.0 / (a**2).sum(axis=-1)
 
 
-# ----------------------------------------------------------------------------- 0.5 which width (extend)
-def _predictions(x_query, x_key, y_value, widths):
-    """The chapter's Gaussian-kernel predictions at x_query for one width or an array of them."""
-    d2 = (np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]) ** 2  # (L, S)
-    w = np.asarray(widths, dtype=np.float64)[..., None, None]  # (..., 1, 1)
-    return softmax(-d2 / (2 * w**2)) @ np.asarray(y_value)  # (..., L, S) @ (S,) -> (..., L)
+# ----------------------------------------------------------------------------- 0.5 which values (extend)
+def _kernel_weights(x_query, x_key, width, factor=2.0, normalised=True):
+    scores = -((np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]) ** 2) / (
+        factor * width**2
+    )  # (L, S)
+    return softmax(scores) if normalised else np.exp(scores)
 
 
-def width_case(label, seed, S, L, width):
-    """Keys on [0, 5] with noisy sine values, L queries, and the predictions at the given width."""
+def values_case(label, seed, S, extra, width, dtype=np.float64):
+    """Keys 0.8 to 1.6 apart, a query near each key and `extra` more anywhere, and the predictions
+    of values drawn at random: x_query, x_key, width and pred (the values held back)."""
     rng = np.random.default_rng(seed)
-    x_key = np.sort(rng.uniform(0, 5, S))
-    y_value = np.sin(x_key) + 0.2 * rng.normal(size=S)
-    x_query = rng.uniform(0, 5, L)
+    x_key = np.cumsum(rng.uniform(0.8, 1.6, S))
+    x_query = np.concatenate(
+        [x_key + rng.uniform(-0.2, 0.2, S), rng.uniform(x_key[0] - 1, x_key[-1] + 1, extra)]
+    )
+    rng.shuffle(x_query)
+    y_value = rng.normal(size=S) * 2
+    pred = _kernel_weights(x_query, x_key, width) @ y_value  # (L, S) @ (S,) -> (L,)
     return Case(
         label,
-        x_query=x_query,
-        x_key=x_key,
-        y_value=y_value,
-        pred=_predictions(x_query, x_key, y_value, width),
+        x_query=x_query.astype(dtype),
+        x_key=x_key.astype(dtype),
+        width=width,
+        pred=pred.astype(dtype),
     )
 
 
-def _width_cases():
+def _values_cases():
     return grouped(
-        "widths from narrow to wide",
-        width_case("S=8 keys, L=5 queries", 1, 8, 5, 0.4),
-        width_case("S=12 keys, L=6 queries", 2, 12, 6, 1.3),
+        "as many queries as keys",
+        values_case("S=6 keys, L=6 queries, width 0.6", 1, 6, 0, 0.6),
     ) + grouped(
-        "few queries",
-        width_case("S=5 keys, L=2 queries", 3, 5, 2, 2.5),
+        "more queries than keys",
+        values_case("S=4 keys, L=6 queries, width 0.5", 2, 4, 2, 0.5),
+        values_case("S=5 keys, L=8 queries, width 0.9", 1, 5, 3, 0.9),
     )
 
 
-def _width_from(x_query, x_key, y_value, pred):
-    """The width whose predictions are pred: the best of a log grid, then a golden-section search."""
-    grid = np.logspace(np.log10(0.02), np.log10(60), 3001)
-    loss = ((_predictions(x_query, x_key, y_value, grid) - pred) ** 2).sum(-1)  # (3001,)
-    i = int(loss.argmin())
-    a, b = np.log(grid[max(i - 1, 0)]), np.log(grid[min(i + 1, len(grid) - 1)])
+def _values_from(x_query, x_key, width, pred, **how):
+    weights = _kernel_weights(x_query, x_key, width, **how)  # (L, S)
+    return np.linalg.lstsq(weights, np.asarray(pred, dtype=np.float64), rcond=None)[0]  # (S,)
 
-    def misfit(t):
-        return float(((_predictions(x_query, x_key, y_value, np.exp(t)) - pred) ** 2).sum())
 
-    g = (np.sqrt(5) - 1) / 2
-    for _ in range(80):
-        c, d = b - g * (b - a), a + g * (b - a)
-        a, b = (a, d) if misfit(c) < misfit(d) else (c, b)
-    return np.float64(np.exp((a + b) / 2))
+def _nearest_prediction(x_query, x_key, width, pred):
+    nearest = np.abs(np.asarray(x_key)[:, None] - np.asarray(x_query)[None, :]).argmin(axis=1)  # (S,)
+    return np.asarray(pred)[nearest]
 
 
 register(
     Exercise(
-        id="ch00.width_from_predictions",
+        id="ch00.values_from_predictions",
         number="0.5",
-        title="which width made these predictions?",
+        title="which values made these predictions?",
         points=3,
-        function="width_from_predictions",
-        hint="the predictions move smoothly with the width: measure how far a width's predictions are "
-        "from pred, and search for the width where that distance is 0, on a log scale",
+        function="values_from_predictions",
+        hint="every prediction is a weighted sum of the unknown values, with weights you can compute: "
+        "write all L predictions as one matrix times the values",
         kind="extend",
-        description="Someone ran the chapter's Gaussian-kernel regression on keys `x_key (S,)` with "
-        "values `y_value (S,)` and reported its predictions `pred (L,)` at the queries `x_query (L,)`, "
-        "but not the kernel's width. Recover the width and return it: a positive float, right to at "
-        "least five significant digits. Every case was made with one width between 0.1 and 3, and no "
-        "other width between 0.02 and 60 gives the same predictions.",
+        description="Someone ran the chapter's Gaussian-kernel regression of width `width` on keys "
+        "`x_key (S,)` and reported its predictions `pred (L,)` at the queries `x_query (L,)`, but lost "
+        "the values `y_value (S,)` it was fitted to. Recover them. Every case has at least as many "
+        "queries as keys, placed so that exactly one set of values gives `pred`.",
         solution='''
-            def width_from_predictions(x_query, x_key, y_value, pred):
-                """The kernel width that turns (x_key, y_value) into pred at x_query."""
+            def values_from_predictions(x_query, x_key, width, pred):
+                """The values y_value (S,) that the kernel regression turned into pred at x_query."""
                 ### BEGIN SOLUTION
-                def predictions(w):  # the chapter's kernel regression at one width
-                    return softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * w**2)) @ y_value
-
-                def misfit(log_w):
-                    return ((predictions(np.exp(log_w)) - pred) ** 2).sum()
-
-                grid = np.linspace(np.log(0.02), np.log(60), 3001)  # coarse search on a log scale
-                best = int(np.argmin([misfit(t) for t in grid]))
-                a, b = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
-                for _ in range(100):  # then narrow the bracket around the best point (ternary search)
-                    c, d = a + (b - a) / 3, b - (b - a) / 3
-                    a, b = (a, d) if misfit(c) < misfit(d) else (c, b)
-                return float(np.exp((a + b) / 2))
+                weights = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))  # (L, S)
+                # pred = weights @ y_value: L equations in S unknowns, L >= S, one solution
+                return np.linalg.lstsq(weights, pred, rcond=None)[0]  # (S,)
                 ### END SOLUTION
         ''',
-        reference=_width_from,
-        public_cases=_width_cases,
+        reference=_values_from,
+        public_cases=_values_cases,
+        outputs=("y_value",),
         needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
-                "your width fits a kernel written differently from the chapter's: compare your "
-                "exponent with the chapter's score",
-                name="the kernel without its factor 2",
-                hint="the chapter's score is -(x - x_i)^2 / (2 w^2)",
-                variant=lambda x_query, x_key, y_value, pred: (
-                    np.sqrt(2) * _width_from(x_query, x_key, y_value, pred)
+                "your values are the predictions at the queries nearest each key: a prediction there "
+                "still mixes in the other keys' values",
+                name="the nearest prediction",
+                hint="each prediction is a weighted sum of all the values, not the value of one key",
+                variant=_nearest_prediction,
+            ),
+            Diagnosis(
+                "your values would give pred if the kernel's weights did not sum to 1",
+                name="weights not normalised",
+                hint="the chapter's weights are a softmax of the scores",
+                variant=lambda x_query, x_key, width, pred: _values_from(
+                    x_query, x_key, width, pred, normalised=False
                 ),
             ),
             Diagnosis(
-                "your width fits a kernel written differently from the chapter's: compare your "
-                "exponent with the chapter's score",
-                name="the width read as a variance",
-                hint="the chapter's score divides by 2 w^2, w itself a distance",
-                variant=lambda x_query, x_key, y_value, pred: (
-                    2 * _width_from(x_query, x_key, y_value, pred) ** 2
+                "your values fit a kernel written differently from the chapter's: compare your exponent "
+                "with the chapter's score",
+                name="the kernel without its factor 2",
+                hint="the chapter's score is -(x - x_i)^2 / (2 w^2)",
+                variant=lambda x_query, x_key, width, pred: _values_from(
+                    x_query, x_key, width, pred, factor=1.0
                 ),
             ),
         ),
