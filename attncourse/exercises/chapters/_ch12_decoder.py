@@ -346,7 +346,7 @@ register(
         solution='''
             def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
                                      attn_w, attn_b, W1, b1, W2, b2, norms):
-                """One post-norm decoder block over a packed row of examples: (T, d)."""
+                """One decoder block (torch's TransformerDecoderLayer) over a packed row of examples: (T, d)."""
                 ### BEGIN SOLUTION
                 def linear(h, W, b):
                     return h @ W.T + b  # torch's Linear: (..., in) @ (in, out)
@@ -525,7 +525,7 @@ register(
         solution='''
             def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
                           attn_w, attn_b, W1, b1, W2, b2, norms):
-                """One post-norm decoder step over B * K hypotheses: (out, self_k, self_v)."""
+                """One decoder step over B * K hypotheses: (out, self_k, self_v)."""
                 ### BEGIN SOLUTION
                 def linear(h, W, b):
                     return h @ W.T + b
