@@ -64,13 +64,13 @@ register(
                 variant=lambda: _beam_bytes(self_per_clip=True),
             ),
             Diagnosis(
-                "that is twice the memory: how many bytes does a float16 number take?",
+                "the size of a number is not float16's: how many bytes does a float16 number take?",
                 name="float32 bytes",
                 hint="float16 takes 2 bytes",
                 variant=lambda: _beam_bytes(nbytes=4),
             ),
             Diagnosis(
-                "that is half the memory: what does each cache keep for every position?",
+                "part of what a cache keeps for every position is missing: what does it keep?",
                 name="keys only",
                 hint="a key and a value for every position",
                 variant=lambda: _beam_bytes(kv=1),
@@ -88,7 +88,7 @@ register(
                 variant=lambda: _beam_bytes(parts=("self",)),
             ),
             Diagnosis(
-                "that is one layer's memory: how many layers keep caches?",
+                "only one layer's caches are counted: how many layers keep caches?",
                 name="one layer",
                 hint="every decoder layer keeps both caches",
                 variant=lambda: _beam_bytes(layers=1),
