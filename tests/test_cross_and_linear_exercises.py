@@ -181,3 +181,19 @@ def test_12_5_padding_over_the_latents_too_is_named_without_the_fix():
     assert result.earned < ex.points and "padded features get weight" in text
     assert "the latents are always visible" not in text
     assert "the latents are always visible" in check(ex.id, padding_ignored, show=False, hint=True).text()
+
+
+def test_12_8_without_the_reordering_is_named_and_12_1_other_numbers_are_only_wrong():
+    from attncourse.exercises.chapters import _ch12_decoder as D
+
+    def beam_step(x_new, parents, *rest):  # the cache left in its rows
+        return D.beam_reference(x_new, np.arange(len(parents)), *rest)
+
+    result = check("ch12.beam_decoder_step", beam_step, show=False)
+    assert result.earned < 3
+    assert "whose earlier tokens does row r continue?" in result.text()
+    assert "parents[r]" not in result.text()  # the hint, only with hint=True
+    other = check("ch12.predict_beam_cache_bytes", lambda: 9.9e7, show=False)
+    assert other.earned == 0 and "your result is wrong" in other.text()
+    said = other.text().split("[wrong values]:")[-1]
+    assert "9.9" not in said and "1.03" not in said and "larger" not in said and "smaller" not in said
