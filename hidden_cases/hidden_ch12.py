@@ -1,17 +1,19 @@
 """Hidden cases, chapter 12 (cross-attention): other shapes, float32, images of one latent, text
 before any image, padding latents, examples with a one-token source, every source token removed,
-resamplers over examples with no real features, decoder blocks with heads of width 1, a decoding step with an empty cache."""
+resamplers over examples with no real features, packed rows of four examples and of one-token
+targets, heads of width 1, beam steps with one beam per source, an empty cache and a hypothesis
+continued by every row of its source."""
 
 import numpy as np
 
 from attncourse import softmax
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters._ch12_decoder import block_inputs, step_inputs
+from attncourse.exercises.chapters._ch12_decoder import beam_inputs, packed_inputs
 from attncourse.exercises.chapters.ch12 import image_inputs, resampler_inputs
 
 
-def predict_cross_kv_cost():
-    return grouped("prediction", Case("the same decoder and source"))
+def predict_beam_cache_bytes():
+    return grouped("prediction", Case("the same clips, beams and tokens"))
 
 
 def interleaved_image_attention():
@@ -125,55 +127,110 @@ def packed_cross_mask():
     )
 
 
-def decoder_block():
-    rng = np.random.default_rng(1907)
+def packed_decoder_block():
+    rng = np.random.default_rng(1917)
 
-    def case(name, *shape, lengths, dtype=np.float64):
-        return Case(name, **block_inputs(rng, *shape, lengths, dtype))
+    def case(name, tgt, src, d, H, d_ff, dtype=np.float64):
+        return Case(name, **packed_inputs(rng, tgt, src, d, H, d_ff, dtype))
 
     return (
-        grouped(
-            "decoder block",
-            case("L=1, S=6, d=12, 3 heads", 2, 1, 6, 12, 3, 24, lengths=[6, 6]),
-            case("L=6, S=1, d=4, 4 heads (width 1)", 1, 6, 1, 4, 4, 4, lengths=[1]),
+        grouped("one example", case("target 1, source 5, d=12, 3 heads", [1], [5], 12, 3, 24))
+        + grouped(
+            "packed examples",
+            case(
+                "four examples, targets 2, 1, 3, 1; sources 1, 3, 2, 2; d=4, 4 heads (width 1)",
+                [2, 1, 3, 1],
+                [1, 3, 2, 2],
+                4,
+                4,
+                4,
+            ),
+            case("targets 1, 1; sources 4, 1; d=6, 2 heads", [1, 1], [4, 1], 6, 2, 10),
         )
-        + grouped("source padding", case("lengths 1 and 5, L=3, 2 heads", 2, 3, 5, 6, 2, 10, lengths=[1, 5]))
         + grouped(
             "dtype",
-            case("float32, lengths 2 and 4, 4 heads", 2, 4, 4, 8, 4, 8, lengths=[2, 4], dtype=np.float32),
+            case(
+                "float32, targets 3, 1, 2; sources 2, 2, 3; 2 heads",
+                [3, 1, 2],
+                [2, 2, 3],
+                8,
+                2,
+                8,
+                dtype=np.float32,
+            ),
         )
     )
 
 
-def decoder_step():
-    rng = np.random.default_rng(1908)
+def beam_decoder_step():
+    rng = np.random.default_rng(1918)
 
-    def case(name, *shape, lengths, dtype=np.float64):
-        return Case(name, **step_inputs(rng, *shape, lengths, dtype)[0])
+    def case(name, *shape, lengths, dtype=np.float64, parents=None):
+        inputs = beam_inputs(rng, *shape, lengths, dtype)[0]
+        if parents is not None:
+            inputs["parents"] = np.array(parents, dtype=np.int64)
+        return Case(name, **inputs)
 
     return (
         grouped(
-            "decoding step", case("B=3, 7 cached, S=5, d=6, 2 heads", 3, 7, 5, 6, 2, 12, lengths=[5, 5, 5])
+            "hypotheses reordered",
+            case("3 sources x 2 beams, 5 cached, S=5, d=6, 2 heads", 3, 2, 5, 5, 6, 2, 12, lengths=[5, 5, 5]),
+            case(
+                "2 sources x 3 beams, every row continues its source's first hypothesis, 2 cached",
+                2,
+                3,
+                2,
+                3,
+                8,
+                4,
+                8,
+                lengths=[3, 3],
+                parents=[0, 0, 0, 3, 3, 3],
+            ),
         )
         + grouped(
             "source padding",
-            case("lengths 1, 4 and 2, 1 cached, 4 heads", 3, 1, 4, 8, 4, 8, lengths=[1, 4, 2]),
+            case("lengths 1, 4 and 2, 2 beams, 1 cached, 4 heads", 3, 2, 1, 4, 8, 4, 8, lengths=[1, 4, 2]),
         )
-        + grouped("first step", case("an empty cache, B=1, S=2, d=8, 1 head", 1, 0, 2, 8, 1, 8, lengths=[1]))
+        + grouped(
+            "first step",
+            case(
+                "an empty cache, 1 beam per source, 2 sources, S=2, 1 head",
+                2,
+                1,
+                0,
+                2,
+                8,
+                1,
+                8,
+                lengths=[1, 2],
+            ),
+        )
         + grouped(
             "dtype",
-            case("float32, 6 cached, S=2, d=4, 2 heads", 2, 6, 2, 4, 2, 8, lengths=[2, 1], dtype=np.float32),
+            case(
+                "float32, 2 sources x 2 beams, 6 cached, S=2, d=4",
+                2,
+                2,
+                6,
+                2,
+                4,
+                2,
+                8,
+                lengths=[2, 1],
+                dtype=np.float32,
+            ),
         )
     )
 
 
 HIDDEN = {
-    "ch12.predict_cross_kv_cost": predict_cross_kv_cost,
+    "ch12.predict_beam_cache_bytes": predict_beam_cache_bytes,
     "ch12.interleaved_image_attention": interleaved_image_attention,
     "ch12.prefix_decoder_mask": prefix_decoder_mask,
     "ch12.remove_source_tokens": remove_source_tokens,
     "ch12.latent_resampler": latent_resampler,
     "ch12.packed_cross_mask": packed_cross_mask,
-    "ch12.decoder_block": decoder_block,
-    "ch12.decoder_step": decoder_step,
+    "ch12.packed_decoder_block": packed_decoder_block,
+    "ch12.beam_decoder_step": beam_decoder_step,
 }

@@ -12,17 +12,36 @@ from attncourse.exercises import check, get
 torch = pytest.importorskip("torch")
 
 
-def test_the_decoder_step_is_the_full_torch_forward_at_its_position():
+def test_the_beam_step_is_the_full_torch_forward_of_each_rows_hypothesis():
+    """12.8's reference: row r's output is torch's decoder layer over its parent's history and the new
+    token, reading its own source; the caches come back with the parent's rows and the new key."""
     from attncourse.exercises.chapters import _ch12_decoder as D
 
     rng = np.random.default_rng(7)
-    for t, lengths in ((0, [2, 3]), (4, [3, 1])):
-        case, full = D.step_inputs(rng, 2, t, 3, 8, 2, 16, lengths)
-        out, k, v = get("ch12.decoder_step").reference(*case.values())
-        names = ("x", "memory", "src_padding", "n_heads") + D.WEIGHTS
-        whole = D.torch_block(*[full[n] for n in names])
-        np.testing.assert_allclose(out, whole[:, t:], atol=1e-12)
-        assert k.shape == v.shape == (2, t + 1, 8)
+    for B, K, t, lengths in ((2, 3, 0, [2, 3]), (2, 3, 4, [3, 1]), (3, 2, 2, [1, 3, 2])):
+        case, extra = D.beam_inputs(rng, B, K, t, 3, 8, 2, 16, lengths)
+        out, k, v = get("ch12.beam_decoder_step").reference(*case.values())
+        weights = [case[n] for n in ("n_heads",) + D.WEIGHTS]
+        for r, parent in enumerate(case["parents"]):
+            assert parent // K == r // K
+            target = np.concatenate([extra["history"][parent], case["x_new"][r]])[None]
+            b = r // K
+            whole = D.torch_block(
+                target, extra["memory"][b : b + 1], case["src_padding"][b : b + 1], *weights
+            )
+            np.testing.assert_allclose(out[r], whole[0, -1:], atol=1e-12)
+            np.testing.assert_allclose(k[r, :t], case["self_k"][parent], atol=0)
+        assert k.shape == v.shape == (B * K, t + 1, 8)
+
+
+def test_the_packed_block_in_numpy_is_torchs_layer_on_each_example():
+    from attncourse.exercises.chapters import _ch12_decoder as D
+
+    rng = np.random.default_rng(9)
+    inputs = D.packed_inputs(rng, [3, 1, 2], [2, 4, 1], 8, 2, 12)
+    np.testing.assert_allclose(
+        D._packed_block(*inputs.values()), D.torch_packed_block(*inputs.values()), atol=1e-12
+    )
 
 
 def test_the_decoder_block_in_numpy_is_torchs_layer():
@@ -166,3 +185,19 @@ def test_12_5_padding_over_the_latents_too_is_named_without_the_fix():
     assert result.earned < ex.points and "padded features get weight" in text
     assert "the latents are always visible" not in text
     assert "the latents are always visible" in check(ex.id, padding_ignored, show=False, hint=True).text()
+
+
+def test_12_8_without_the_reordering_is_named_and_12_1_other_numbers_are_only_wrong():
+    from attncourse.exercises.chapters import _ch12_decoder as D
+
+    def beam_step(x_new, parents, *rest):  # the cache left in its rows
+        return D.beam_reference(x_new, np.arange(len(parents)), *rest)
+
+    result = check("ch12.beam_decoder_step", beam_step, show=False)
+    assert result.earned < 3
+    assert "whose earlier tokens does row r continue?" in result.text()
+    assert "parents[r]" not in result.text()  # the hint, only with hint=True
+    other = check("ch12.predict_beam_cache_bytes", lambda: 9.9e7, show=False)
+    assert other.earned == 0 and "your result is wrong" in other.text()
+    said = other.text().split("[wrong values]:")[-1]
+    assert "9.9" not in said and "1.03" not in said and "larger" not in said and "smaller" not in said

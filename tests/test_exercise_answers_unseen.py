@@ -174,14 +174,14 @@ NEW_SITUATIONS = {
         "ch11.pairs_in_range": "which RoPE pairs stay inside the trained arc under a scaling, never asked there",
     },
     "ch12": {
-        "ch12.predict_cross_kv_cost": "the cross-attention projections of a decoder the chapter does not build",
+        "ch12.predict_beam_cache_bytes": "the caches of a beam search, which the chapter does not run",
         "ch12.prefix_decoder_mask": "a decoder-only prefix mask, which the chapter does not show",
         "ch12.remove_source_tokens": "masking source tokens after the softmax",
         "ch12.interleaved_image_attention": "gated cross-attention of text positions to the last image before them (the chapter's captioner reads one image, ungated)",
         "ch12.latent_resampler": "cross-attention whose queries are learned latents and whose keys include them (the chapter only describes it)",
         "ch12.packed_cross_mask": "the cross-attention mask of packed examples",
-        "ch12.decoder_block": "a decoder block's forward pass written from its weights (the chapter runs the package's and torch's)",
-        "ch12.decoder_step": "one decoding step from both caches, written out (the chapter calls decode_step)",
+        "ch12.packed_decoder_block": "a decoder block over packed examples, which the chapter does not pack",
+        "ch12.beam_decoder_step": "a beam search's decoding step with reordered caches, which the chapter does not run",
     },
     "ch13": {
         "ch13.predict_hybrid_mib": "the memory of a hybrid configuration the chapter does not tabulate",

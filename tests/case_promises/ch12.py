@@ -106,35 +106,44 @@ def _padding(c, B, S):
     return p
 
 
-def _block(c):
+def _packed_block(c):
     x, memory = np.asarray(c["x"]), np.asarray(c["memory"])
-    B, L, d = x.shape
-    p = shape_is("memory", memory, (B, None, d)) + _padding(c, B, memory.shape[1]) + _weights(c, d)
+    T, d = x.shape
+    p = _packed(c) + shape_is("memory", memory, (None, d)) + _weights(c, d)
+    if not p and (int(np.sum(c["tgt_lengths"])) != T or int(np.sum(c["src_lengths"])) != memory.shape[0]):
+        p.append("T = sum(tgt_lengths) and M = sum(src_lengths)")
     for n in ("x", "memory"):
         p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
     return p
 
 
-def _step(c):
+def _beam(c):
     x = np.asarray(c["x_new"])
-    B, one, d = x.shape
-    p = [] if one == 1 else ["x_new must be (B, 1, d)"]
+    BK, one, d = x.shape
+    B, S = np.asarray(c["cross_k"]).shape[:2]
+    p = [] if one == 1 else ["x_new must be (B * K, 1, d)"]
+    if BK % B:
+        p.append("the rows are K hypotheses for each of the B sources")
+    K = BK // B
     t = np.asarray(c["self_k"]).shape[1]
-    S = np.asarray(c["cross_k"]).shape[1]
-    p += shape_is("self_k", c["self_k"], (B, t, d)) + shape_is("self_v", c["self_v"], (B, t, d))
-    p += shape_is("cross_k", c["cross_k"], (B, S, d)) + shape_is("cross_v", c["cross_v"], (B, S, d))
+    p += shape_is("self_k", c["self_k"], (BK, t, d)) + shape_is("self_v", c["self_v"], (BK, t, d))
+    p += shape_is("cross_v", c["cross_v"], (B, S, d))
     for n in ("x_new", "self_k", "self_v", "cross_k", "cross_v"):
         p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    parents = np.asarray(c["parents"])
+    p += integer("parents", parents) + shape_is("parents", parents, (BK,))
+    if not p and (parents // K != np.arange(BK) // K).any():
+        p.append("parents[r] is a row of the same source as r")
     return p + _padding(c, B, S) + _weights(c, d)
 
 
 PROMISES = {
-    "ch12.predict_cross_kv_cost": _none,
+    "ch12.predict_beam_cache_bytes": _none,
     "ch12.interleaved_image_attention": _image,
     "ch12.prefix_decoder_mask": _prefix,
     "ch12.remove_source_tokens": _remove,
     "ch12.latent_resampler": _resample,
     "ch12.packed_cross_mask": _packed,
-    "ch12.decoder_block": _block,
-    "ch12.decoder_step": _step,
+    "ch12.packed_decoder_block": _packed_block,
+    "ch12.beam_decoder_step": _beam,
 }

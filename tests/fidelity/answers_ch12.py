@@ -1,26 +1,6 @@
 """Chapter 12 (cross-attention): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch12.predict_cross_kv_cost": {
-        "the literal": """
-            def predict_cross_kv_cost():
-                return 3.15e9
-        """,
-        "a numpy int64 with the chapter's np": """
-            def predict_cross_kv_cost():
-                return np.int64(6) * 2 * 1000 * 512**2
-        """,
-        "helper in an added cell": [
-            """
-            def _projection_macs(rows, d_in, d_out):
-                return rows * d_in * d_out
-            """,
-            """
-            def predict_cross_kv_cost():
-                return 6 * (_projection_macs(1000, 512, 512) + _projection_macs(1000, 512, 512))
-            """,
-        ],
-    },
     "ch12.interleaved_image_attention": {
         "einsum with a running image index": """
             def image_cross_attention(q, k, v, is_image, latent_image, gate):
@@ -212,326 +192,9 @@ CORRECT = {
             """,
         ],
     },
-    "ch12.decoder_block": {
-        "einsum, helpers in an added cell": [
-            """
-            def linear(h, W, b):
-                return h @ W.T + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-
-            def mha(h, src, w, b, H, keep):
-                B, L, d = h.shape
-                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
-                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
-                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
-                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                a = softmax(np.where(keep[:, None], s, -np.inf))
-                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
-            """,
-            """
-            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
-                L = x.shape[1]
-                x = norm(x + mha(x, x, attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None]), norms[0])
-                x = norm(x + mha(x, memory, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :]), norms[1])
-                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2])
-            """,
-        ],
-        "torch tensors, heads in a loop": """
-            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
-                T = lambda a: torch.as_tensor(np.asarray(a))
-                x, memory, aw, ab = T(x), T(memory), T(attn_w), T(attn_b)
-                B, L, d = x.shape
-                dh = d // n_heads
-                def attend(h, src, i, keep):
-                    q = h @ aw[i, 0].T + ab[i, 0]
-                    k, v = src @ aw[i, 1].T + ab[i, 1], src @ aw[i, 2].T + ab[i, 2]
-                    heads = []
-                    for hh in range(n_heads):
-                        sl = slice(hh * dh, (hh + 1) * dh)
-                        s = q[..., sl] @ k[..., sl].transpose(-1, -2) / dh ** 0.5
-                        heads.append(torch.softmax(s.masked_fill(~keep, float("-inf")), -1) @ v[..., sl])
-                    return torch.cat(heads, -1) @ aw[i, 3].T + ab[i, 3]
-                ln = lambda h, wb: torch.nn.functional.layer_norm(h, (d,), T(wb[0]), T(wb[1]), 1e-5)
-                causal = torch.ones(L, L, dtype=torch.bool).tril()[None]
-                x = ln(x + attend(x, x, 0, causal), norms[0])
-                x = ln(x + attend(x, memory, 1, T(src_padding)[:, None, :]), norms[1])
-                h = torch.relu(x @ T(W1).T + T(b1)) @ T(W2).T + T(b2)
-                return ln(x + h, norms[2]).numpy()
-        """,
-        "loops over batch and positions, float32": """
-            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
-                f = lambda a: np.asarray(a, dtype=np.float32)
-                x, memory, attn_w, attn_b = f(x), f(memory), f(attn_w), f(attn_b)
-                B, L, d = x.shape
-                dh = d // n_heads
-                def ln(h, wb):
-                    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * f(wb[0]) + f(wb[1])
-                def attend(h, src, i, allowed):
-                    out = np.zeros_like(h)
-                    for b in range(B):
-                        q = h[b] @ attn_w[i, 0].T + attn_b[i, 0]
-                        k = src[b] @ attn_w[i, 1].T + attn_b[i, 1]
-                        v = src[b] @ attn_w[i, 2].T + attn_b[i, 2]
-                        for t in range(h.shape[1]):
-                            keys = [s for s in range(src.shape[1]) if allowed(b, t, s)]
-                            for hh in range(n_heads):
-                                sl = slice(hh * dh, (hh + 1) * dh)
-                                sc = np.array([q[t, sl] @ k[s, sl] for s in keys]) / np.sqrt(dh)
-                                w = np.exp(sc - sc.max()); w /= w.sum()
-                                out[b, t, sl] = w @ v[keys, sl]
-                    return out @ attn_w[i, 3].T + attn_b[i, 3]
-                x = ln(x + attend(x, x, 0, lambda b, t, s: s <= t), norms[0])
-                x = ln(x + attend(x, memory, 1, lambda b, t, s: src_padding[b, s]), norms[1])
-                return ln(x + np.maximum(x @ f(W1).T + f(b1), 0) @ f(W2).T + f(b2), norms[2])
-        """,
-    },
-    "ch12.decoder_step": {
-        "einsum, helpers in an added cell": [
-            """
-            def linear(h, W, b):
-                return h @ W.T + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-
-            def mha(h, src, w, b, H, keep):
-                B, L, d = h.shape
-                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
-                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
-                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
-                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                a = softmax(np.where(keep[:, None], s, -np.inf))
-                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
-            """,
-            """
-            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
-                             attn_w, attn_b, W1, b1, W2, b2, norms):
-                B, _, d = x_new.shape
-                H, dh = n_heads, d // n_heads
-                def read(h, K, V, w, b, keep):
-                    q = linear(h, w[0], b[0]).reshape(B, 1, H, dh)
-                    s = np.einsum("blhe,bshe->bhls", q, K.reshape(B, -1, H, dh)) / np.sqrt(dh)
-                    a = softmax(np.where(keep[:, None, None, :], s, -np.inf))
-                    return linear(np.einsum("bhls,bshe->blhe", a, V.reshape(B, -1, H, dh)).reshape(B, 1, d), w[3], b[3])
-                K = np.concatenate([self_k, linear(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
-                V = np.concatenate([self_v, linear(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
-                x = norm(x_new + read(x_new, K, V, attn_w[0], attn_b[0], np.ones(K.shape[:2], bool)), norms[0])
-                x = norm(x + read(x, cross_k, cross_v, attn_w[1], attn_b[1], src_padding), norms[1])
-                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2]), K, V
-            """,
-        ],
-        "torch, heads as a dimension": """
-            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
-                             attn_w, attn_b, W1, b1, W2, b2, norms):
-                T = lambda a: torch.as_tensor(np.asarray(a))
-                x, aw, ab = T(x_new), T(attn_w), T(attn_b)
-                B, _, d = x.shape
-                heads = lambda a: a.reshape(B, a.shape[1], n_heads, -1).transpose(1, 2)
-                def read(h, K, V, i, keep):
-                    q = heads(h @ aw[i, 0].T + ab[i, 0])
-                    s = (q @ heads(K).transpose(-1, -2)) / (d // n_heads) ** 0.5
-                    s = s.masked_fill(~keep[:, None, None, :], float("-inf"))
-                    o = (torch.softmax(s, -1) @ heads(V)).transpose(1, 2).reshape(B, 1, d)
-                    return o @ aw[i, 3].T + ab[i, 3]
-                K = torch.cat([T(self_k), x @ aw[0, 1].T + ab[0, 1]], 1)
-                V = torch.cat([T(self_v), x @ aw[0, 2].T + ab[0, 2]], 1)
-                ln = lambda h, wb: torch.nn.functional.layer_norm(h, (d,), T(wb[0]), T(wb[1]), 1e-5)
-                x = ln(x + read(x, K, V, 0, torch.ones(K.shape[:2], dtype=torch.bool)), norms[0])
-                x = ln(x + read(x, T(cross_k), T(cross_v), 1, T(src_padding)), norms[1])
-                x = ln(x + torch.relu(x @ T(W1).T + T(b1)) @ T(W2).T + T(b2), norms[2])
-                return x.numpy(), K.numpy(), V.numpy()
-        """,
-        "a loop over the heads, float32": """
-            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
-                             attn_w, attn_b, W1, b1, W2, b2, norms):
-                f = lambda a: np.asarray(a, dtype=np.float32)
-                x, aw, ab = f(x_new), f(attn_w), f(attn_b)
-                d = x.shape[-1]
-                dh = d // n_heads
-                ln = lambda h, wb: (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * f(wb[0]) + f(wb[1])
-                def read(h, K, V, i, keep):
-                    q = h @ aw[i, 0].T + ab[i, 0]
-                    parts = []
-                    for hh in range(n_heads):
-                        sl = slice(hh * dh, (hh + 1) * dh)
-                        s = q[..., sl] @ np.swapaxes(K[..., sl], -1, -2) / np.sqrt(dh)
-                        parts.append(softmax(np.where(keep[:, None, :], s, -np.inf)) @ V[..., sl])
-                    return np.concatenate(parts, -1) @ aw[i, 3].T + ab[i, 3]
-                K = np.concatenate([f(self_k), x @ aw[0, 1].T + ab[0, 1]], 1)
-                V = np.concatenate([f(self_v), x @ aw[0, 2].T + ab[0, 2]], 1)
-                x = ln(x + read(x, K, V, 0, np.ones(K.shape[:2], bool)), norms[0])
-                x = ln(x + read(x, f(cross_k), f(cross_v), 1, src_padding), norms[1])
-                return ln(x + np.maximum(x @ f(W1).T + f(b1), 0) @ f(W2).T + f(b2), norms[2]), K, V
-        """,
-    },
 }
 
 WRONG = {
-    "ch12.decoder_block": {
-        "pre-norm": [
-            """
-            def linear(h, W, b):
-                return h @ W.T + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-
-            def mha(h, src, w, b, H, keep):
-                B, L, d = h.shape
-                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
-                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
-                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
-                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                a = softmax(np.where(keep[:, None], s, -np.inf))
-                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
-            """,
-            """
-            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
-                L = x.shape[1]
-                x = x + mha(norm(x, norms[0]), norm(x, norms[0]), attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None])
-                x = x + mha(norm(x, norms[1]), memory, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :])
-                return x + linear(np.maximum(linear(norm(x, norms[2]), W1, b1), 0), W2, b2)
-            """,
-        ],
-        "weights used untransposed": """
-            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
-                def ln(h, wb):
-                    m = h.mean(-1, keepdims=True)
-                    return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-                def attend(h, src, i, keep):
-                    B, L, d = h.shape
-                    H = n_heads
-                    q = (h @ attn_w[i, 0] + attn_b[i, 0]).reshape(B, L, H, d // H)
-                    k = (src @ attn_w[i, 1] + attn_b[i, 1]).reshape(B, -1, H, d // H)
-                    v = (src @ attn_w[i, 2] + attn_b[i, 2]).reshape(B, -1, H, d // H)
-                    s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                    a = softmax(np.where(keep[:, None], s, -np.inf))
-                    return np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d) @ attn_w[i, 3] + attn_b[i, 3]
-                L = x.shape[1]
-                x = ln(x + attend(x, x, 0, np.tri(L, dtype=bool)[None]), norms[0])
-                x = ln(x + attend(x, memory, 1, src_padding[:, None, :]), norms[1])
-                return ln(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
-        """,
-        "the padding on the queries": [
-            """
-            def linear(h, W, b):
-                return h @ W.T + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-
-            def mha(h, src, w, b, H, keep):
-                B, L, d = h.shape
-                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
-                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
-                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
-                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                a = softmax(np.where(keep[:, None], s, -np.inf))
-                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
-            """,
-            """
-            def decoder_block(x, memory, src_padding, n_heads, attn_w, attn_b, W1, b1, W2, b2, norms):
-                L, S = x.shape[1], memory.shape[1]
-                x = norm(x + mha(x, x, attn_w[0], attn_b[0], n_heads, np.tri(L, dtype=bool)[None]), norms[0])
-                keep = np.ones((x.shape[0], L, S), dtype=bool)
-                x = norm(x + mha(x, memory, attn_w[1], attn_b[1], n_heads, keep), norms[1])
-                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2])
-            """,
-        ],
-    },
-    "ch12.decoder_step": {
-        "the memory's keys projected again": [
-            """
-            def linear(h, W, b):
-                return h @ W.T + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-
-            def mha(h, src, w, b, H, keep):
-                B, L, d = h.shape
-                q = linear(h, w[0], b[0]).reshape(B, L, H, d // H)
-                k = linear(src, w[1], b[1]).reshape(B, -1, H, d // H)
-                v = linear(src, w[2], b[2]).reshape(B, -1, H, d // H)
-                s = np.einsum("blhe,bshe->bhls", q, k) / np.sqrt(d // H)
-                a = softmax(np.where(keep[:, None], s, -np.inf))
-                return linear(np.einsum("bhls,bshe->blhe", a, v).reshape(B, L, d), w[3], b[3])
-            """,
-            """
-            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
-                             attn_w, attn_b, W1, b1, W2, b2, norms):
-                B, _, d = x_new.shape
-                K = np.concatenate([self_k, linear(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
-                V = np.concatenate([self_v, linear(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
-                src = cross_k  # treated as the memory
-                x = norm(x_new + mha(x_new, np.concatenate([self_k, x_new], 1), attn_w[0], attn_b[0], n_heads, np.ones((1, 1, K.shape[1]), bool)), norms[0])
-                x = norm(x + mha(x, src, attn_w[1], attn_b[1], n_heads, src_padding[:, None, :]), norms[1])
-                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2]), K, V
-            """,
-        ],
-        "the cache returned without the new token": [
-            """            def linear(h, W, b):
-                return h @ W.T + b
-
-            def norm(h, wb):
-                m = h.mean(-1, keepdims=True)
-                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-            """,
-            """
-            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
-                             attn_w, attn_b, W1, b1, W2, b2, norms):
-                B, _, d = x_new.shape
-                H, dh = n_heads, d // n_heads
-                def read(h, K, V, w, b, keep):
-                    q = linear(h, w[0], b[0]).reshape(B, 1, H, dh)
-                    s = np.einsum("blhe,bshe->bhls", q, K.reshape(B, -1, H, dh)) / np.sqrt(dh)
-                    a = softmax(np.where(keep[:, None, None, :], s, -np.inf))
-                    return linear(np.einsum("bhls,bshe->blhe", a, V.reshape(B, -1, H, dh)).reshape(B, 1, d), w[3], b[3])
-                K = np.concatenate([self_k, linear(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
-                V = np.concatenate([self_v, linear(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
-                x = norm(x_new + read(x_new, K, V, attn_w[0], attn_b[0], np.ones(K.shape[:2], bool)), norms[0])
-                x = norm(x + read(x, cross_k, cross_v, attn_w[1], attn_b[1], src_padding), norms[1])
-                return norm(x + linear(np.maximum(linear(x, W1, b1), 0), W2, b2), norms[2]), self_k, self_v
-            """,
-        ],
-        "the new token reads only the old cache": """
-            def decoder_step(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
-                             attn_w, attn_b, W1, b1, W2, b2, norms):
-                B, _, d = x_new.shape
-                dh = d // n_heads
-                lin = lambda h, W, b: h @ W.T + b
-                ln = lambda h, wb: (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
-                def read(h, K, V, i, keep):
-                    q = lin(h, attn_w[i, 0], attn_b[i, 0]).reshape(B, 1, n_heads, dh).transpose(0, 2, 1, 3)
-                    Kh = K.reshape(B, -1, n_heads, dh).transpose(0, 2, 1, 3)
-                    Vh = V.reshape(B, -1, n_heads, dh).transpose(0, 2, 1, 3)
-                    a = softmax(np.where(keep[:, None, None, :], q @ Kh.transpose(0, 1, 3, 2) / np.sqrt(dh), -np.inf))
-                    return lin((a @ Vh).transpose(0, 2, 1, 3).reshape(B, 1, d), attn_w[i, 3], attn_b[i, 3])
-                x = ln(x_new + read(x_new, self_k, self_v, 0, np.ones(self_k.shape[:2], bool)), norms[0])
-                x = ln(x + read(x, cross_k, cross_v, 1, src_padding), norms[1])
-                x = ln(x + lin(np.maximum(lin(x, W1, b1), 0), W2, b2), norms[2])
-                K = np.concatenate([self_k, lin(x_new, attn_w[0, 1], attn_b[0, 1])], 1)
-                V = np.concatenate([self_v, lin(x_new, attn_w[0, 2], attn_b[0, 2])], 1)
-                return x, K, V
-        """,
-    },
-    "ch12.predict_cross_kv_cost": {
-        "d_model once, not squared": """
-            def predict_cross_kv_cost():
-                return 6 * 2 * 1000 * 512
-        """,
-        "the cost of one source token": """
-            def predict_cross_kv_cost():
-                return 6 * 2 * 512 * 512
-        """,
-    },
     "ch12.interleaved_image_attention": {
         "every earlier image read": """
             def image_cross_attention(q, k, v, is_image, latent_image, gate):
@@ -641,3 +304,320 @@ WRONG = {
         """,
     },
 }
+
+
+# 12.1, 12.7 and 12.8
+NEW_CORRECT = {
+    "ch12.predict_beam_cache_bytes": {
+        "the literal": """
+            def predict_beam_cache_bytes():
+                return 1.032e8
+        """,
+        "per hypothesis and per clip, numpy ints": """
+            def predict_beam_cache_bytes():
+                per_position = np.int64(2) * 384 * 2  # K and V, float16
+                return 4 * per_position * (8 * 1500 + 8 * 5 * 120)
+        """,
+        "helper in an added cell": [
+            """
+            def _cache(rows, positions, layers=4, d=384, nbytes=2):
+                return layers * 2 * rows * positions * d * nbytes
+            """,
+            """
+            def predict_beam_cache_bytes():
+                return _cache(8, 1500) + _cache(40, 120)
+            """,
+        ],
+    },
+    "ch12.packed_decoder_block": {
+        "numpy, one example at a time, heads in a loop": [
+            """
+            def ln(h, wb):
+                m = h.mean(-1, keepdims=True)
+                return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+
+            def mha(h, src, w, b, H, mask):
+                d = h.shape[-1]
+                q, k, v = h @ w[0].T + b[0], src @ w[1].T + b[1], src @ w[2].T + b[2]
+                dh = d // H
+                outs = []
+                for i in range(H):
+                    sl = slice(i * dh, (i + 1) * dh)
+                    s = q[:, sl] @ k[:, sl].T / np.sqrt(dh)
+                    outs.append(softmax(np.where(mask, s, -np.inf)) @ v[:, sl])
+                return np.concatenate(outs, -1) @ w[3].T + b[3]
+            """,
+            """
+            def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
+                                     attn_w, attn_b, W1, b1, W2, b2, norms):
+                outs, t0, s0 = [], 0, 0
+                for L, S in zip(tgt_lengths, src_lengths):
+                    h, m = x[t0:t0 + L], memory[s0:s0 + S]
+                    h = ln(h + mha(h, h, attn_w[0], attn_b[0], n_heads, np.tril(np.ones((L, L), bool))), norms[0])
+                    h = ln(h + mha(h, m, attn_w[1], attn_b[1], n_heads, np.ones((L, S), bool)), norms[1])
+                    h = ln(h + np.maximum(h @ W1.T + b1, 0) @ W2.T + b2, norms[2])
+                    outs.append(h)
+                    t0, s0 = t0 + L, s0 + S
+                return np.concatenate(outs)
+            """,
+        ],
+        "einsum, masks from searchsorted": """
+            def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
+                                     attn_w, attn_b, W1, b1, W2, b2, norms):
+                T, d = x.shape
+                H, dh = n_heads, d // n_heads
+                te = np.searchsorted(np.cumsum(tgt_lengths), np.arange(T), side="right")
+                se = np.searchsorted(np.cumsum(src_lengths), np.arange(memory.shape[0]), side="right")
+                pos = np.arange(T)
+                self_ok = (te[:, None] == te[None, :]) & (pos[None, :] <= pos[:, None])
+                cross_ok = te[:, None] == se[None, :]
+                def norm(h, wb):
+                    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def attn(h, src, i, ok):
+                    q = np.einsum("td,ed->te", h, attn_w[i, 0]) + attn_b[i, 0]
+                    k = np.einsum("sd,ed->se", src, attn_w[i, 1]) + attn_b[i, 1]
+                    v = np.einsum("sd,ed->se", src, attn_w[i, 2]) + attn_b[i, 2]
+                    s = np.einsum("thc,shc->hts", q.reshape(T, H, dh), k.reshape(-1, H, dh), optimize=True) / np.sqrt(dh)
+                    a = softmax(np.where(ok[None], s, -np.inf))
+                    o = np.einsum("hts,shc->thc", a, v.reshape(-1, H, dh)).reshape(T, d)
+                    return o @ attn_w[i, 3].T + attn_b[i, 3]
+                x = norm(x + attn(x, x, 0, self_ok), norms[0])
+                x = norm(x + attn(x, memory, 1, cross_ok), norms[1])
+                return norm(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
+        """,
+        "torch in float32, boolean masks from example ids": """
+            def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
+                                     attn_w, attn_b, W1, b1, W2, b2, norms):
+                f = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32)
+                X, Mem, Aw, Ab = f(x), f(memory), f(attn_w), f(attn_b)
+                te = torch.repeat_interleave(torch.arange(len(tgt_lengths)), torch.as_tensor(tgt_lengths))
+                se = torch.repeat_interleave(torch.arange(len(src_lengths)), torch.as_tensor(src_lengths))
+                T, d = X.shape
+                ok_self = (te[:, None] == te[None, :]) & torch.ones(T, T, dtype=torch.bool).tril()
+                ok_cross = te[:, None] == se[None, :]
+                Nw = f(norms)
+                def attn(h, src, i, ok):
+                    q, k, v = (z @ Aw[i, j].T + Ab[i, j] for j, z in enumerate((h, src, src)))
+                    q, k, v = (z.reshape(z.shape[0], n_heads, -1).transpose(0, 1) for z in (q, k, v))
+                    s = (q @ k.transpose(-1, -2)) / (d // n_heads) ** 0.5
+                    a = torch.softmax(s.masked_fill(~ok, float("-inf")), -1)
+                    return (a @ v).transpose(0, 1).reshape(h.shape) @ Aw[i, 3].T + Ab[i, 3]
+                ln = lambda h, i: torch.nn.functional.layer_norm(h, (d,), Nw[i, 0], Nw[i, 1], 1e-5)
+                X = ln(X + attn(X, X, 0, ok_self), 0)
+                X = ln(X + attn(X, Mem, 1, ok_cross), 1)
+                X = ln(X + torch.relu(X @ f(W1).T + f(b1)) @ f(W2).T + f(b2), 2)
+                return X.double().numpy()
+        """,
+    },
+    "ch12.beam_decoder_step": {
+        "numpy, sources repeated, einsum": """
+            def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                          attn_w, attn_b, W1, b1, W2, b2, norms):
+                R, _, d = x_new.shape
+                K = R // cross_k.shape[0]
+                H, dh = n_heads, d // n_heads
+                ck, cv, pad = (np.repeat(a, K, axis=0) for a in (cross_k, cross_v, src_padding))
+                lin = lambda h, i, j: h @ attn_w[i, j].T + attn_b[i, j]
+                Ks = np.concatenate([self_k[parents], lin(x_new, 0, 1)], 1)
+                Vs = np.concatenate([self_v[parents], lin(x_new, 0, 2)], 1)
+                def read(h, i, Kc, Vc, ok):
+                    q = lin(h, i, 0).reshape(R, H, dh)
+                    s = np.einsum("rhc,rshc->rhs", q, Kc.reshape(R, -1, H, dh)) / np.sqrt(dh)
+                    a = softmax(np.where(ok[:, None, :], s, -np.inf))
+                    return np.einsum("rhs,rshc->rhc", a, Vc.reshape(R, -1, H, dh)).reshape(R, 1, d) @ attn_w[i, 3].T + attn_b[i, 3]
+                def norm(h, wb):
+                    m = h.mean(-1, keepdims=True)
+                    return (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                x = norm(x_new + read(x_new, 0, Ks, Vs, np.ones(Ks.shape[:2], bool)), norms[0])
+                x = norm(x + read(x, 1, ck, cv, pad), norms[1])
+                return norm(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2]), Ks, Vs
+        """,
+        "one row at a time, heads in a loop": [
+            """
+            def one_row(x, Kc, Vc, Ck, Cv, keep, H, attn_w, attn_b, W1, b1, W2, b2, norms):
+                d = x.shape[-1]
+                dh = d // H
+                def ln(h, wb):
+                    return (h - h.mean()) / np.sqrt(h.var() + 1e-5) * wb[0] + wb[1]
+                def read(h, i, Km, Vm, ok):
+                    q = attn_w[i, 0] @ h + attn_b[i, 0]
+                    out = np.zeros(d)
+                    for j in range(H):
+                        sl = slice(j * dh, (j + 1) * dh)
+                        s = Km[:, sl] @ q[sl] / np.sqrt(dh)
+                        out[sl] = softmax(np.where(ok, s, -np.inf)) @ Vm[:, sl]
+                    return attn_w[i, 3] @ out + attn_b[i, 3]
+                h = ln(x + read(x, 0, Kc, Vc, np.ones(len(Kc), bool)), norms[0])
+                h = ln(h + read(h, 1, Ck, Cv, keep), norms[1])
+                return ln(h + W2 @ np.maximum(W1 @ h + b1, 0) + b2, norms[2])
+            """,
+            """
+            def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                          attn_w, attn_b, W1, b1, W2, b2, norms):
+                R, B = x_new.shape[0], cross_k.shape[0]
+                K = R // B
+                outs, Ks, Vs = [], [], []
+                for r in range(R):
+                    x = x_new[r, 0]
+                    Kr = np.vstack([self_k[parents[r]], attn_w[0, 1] @ x + attn_b[0, 1]])
+                    Vr = np.vstack([self_v[parents[r]], attn_w[0, 2] @ x + attn_b[0, 2]])
+                    b = r // K
+                    outs.append(one_row(x, Kr, Vr, cross_k[b], cross_v[b], src_padding[b], n_heads,
+                                        attn_w, attn_b, W1, b1, W2, b2, norms))
+                    Ks.append(Kr)
+                    Vs.append(Vr)
+                return np.stack(outs)[:, None], np.stack(Ks), np.stack(Vs)
+            """,
+        ],
+        "torch, index_select and repeat_interleave": """
+            def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                          attn_w, attn_b, W1, b1, W2, b2, norms):
+                t = lambda a: torch.as_tensor(np.asarray(a))
+                X, P = t(x_new), t(parents).long()
+                Aw, Ab, Nw = t(attn_w), t(attn_b), t(norms)
+                R, _, d = X.shape
+                K = R // cross_k.shape[0]
+                Ck, Cv = (t(a).repeat_interleave(K, 0) for a in (cross_k, cross_v))
+                pad = t(src_padding).repeat_interleave(K, 0)
+                lin = lambda h, i, j: h @ Aw[i, j].T + Ab[i, j]
+                Ks = torch.cat([t(self_k).index_select(0, P), lin(X, 0, 1)], 1)
+                Vs = torch.cat([t(self_v).index_select(0, P), lin(X, 0, 2)], 1)
+                heads = lambda z: z.reshape(R, z.shape[1], n_heads, -1).transpose(1, 2)
+                def read(h, i, Km, Vm, ok):
+                    s = heads(lin(h, i, 0)) @ heads(Km).transpose(-1, -2) / (d // n_heads) ** 0.5
+                    a = torch.softmax(s.masked_fill(~ok[:, None, None, :], float("-inf")), -1)
+                    return (a @ heads(Vm)).transpose(1, 2).reshape(R, 1, d) @ Aw[i, 3].T + Ab[i, 3]
+                ln = lambda h, i: torch.nn.functional.layer_norm(h, (d,), Nw[i, 0], Nw[i, 1], 1e-5)
+                h = ln(X + read(X, 0, Ks, Vs, torch.ones(Ks.shape[:2], dtype=torch.bool)), 0)
+                h = ln(h + read(h, 1, Ck, Cv, pad), 1)
+                h = ln(h + torch.relu(h @ t(W1).T + t(b1)) @ t(W2).T + t(b2), 2)
+                return h.numpy(), Ks.numpy(), Vs.numpy()
+        """,
+    },
+}
+
+BEAM_HELPER = """
+    def _beam(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+              attn_w, attn_b, W1, b1, W2, b2, norms, source_of, own=True):
+        R, _, d = x_new.shape
+        src = source_of(R, cross_k.shape[0])
+        lin = lambda h, i, j: h @ attn_w[i, j].T + attn_b[i, j]
+        Ks = np.concatenate([self_k, lin(x_new, 0, 1)], 1)
+        Vs = np.concatenate([self_v, lin(x_new, 0, 2)], 1)
+        sp = lambda z: z.reshape(R, z.shape[1], n_heads, -1).transpose(0, 2, 1, 3)
+        def read(h, i, Km, Vm, ok):
+            s = sp(lin(h, i, 0)) @ sp(Km).transpose(0, 1, 3, 2) / np.sqrt(d // n_heads)
+            a = softmax(np.where(ok[:, None, None, :], s, -np.inf))
+            return (a @ sp(Vm)).transpose(0, 2, 1, 3).reshape(R, 1, d) @ attn_w[i, 3].T + attn_b[i, 3]
+        def norm(h, wb):
+            return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+        Kr, Vr = (Ks, Vs) if own else (self_k, self_v)
+        x = norm(x_new + read(x_new, 0, Kr, Vr, np.ones(Kr.shape[:2], bool)), norms[0])
+        x = norm(x + read(x, 1, cross_k[src], cross_v[src], src_padding[src]), norms[1])
+        return norm(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2]), Ks, Vs
+"""
+
+NEW_WRONG = {
+    "ch12.predict_beam_cache_bytes": {
+        "a cross-attention cache for every hypothesis": """
+            def predict_beam_cache_bytes():
+                return 4 * 2 * 384 * 2 * (40 * 1500 + 40 * 120)
+        """,
+        "float32's 4 bytes": """
+            def predict_beam_cache_bytes():
+                return 4 * 2 * 384 * 4 * (8 * 1500 + 40 * 120)
+        """,
+        "the self-attention cache once per clip": """
+            def predict_beam_cache_bytes():
+                return 4 * 2 * 384 * 2 * (8 * 1500 + 8 * 120)
+        """,
+    },
+    "ch12.packed_decoder_block": {
+        "the whole row causal": """
+            def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
+                                     attn_w, attn_b, W1, b1, W2, b2, norms):
+                T, d = x.shape
+                te = np.repeat(np.arange(len(tgt_lengths)), tgt_lengths)
+                se = np.repeat(np.arange(len(src_lengths)), src_lengths)
+                def norm(h, wb):
+                    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def attn(h, src, i, ok):
+                    sp = lambda a: a.reshape(len(a), n_heads, -1).transpose(1, 0, 2)
+                    q, k, v = (sp(z @ attn_w[i, j].T + attn_b[i, j]) for j, z in enumerate((h, src, src)))
+                    a = softmax(np.where(ok, q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]), -np.inf))
+                    return (a @ v).transpose(1, 0, 2).reshape(h.shape) @ attn_w[i, 3].T + attn_b[i, 3]
+                x = norm(x + attn(x, x, 0, np.tril(np.ones((T, T), bool))), norms[0])
+                x = norm(x + attn(x, memory, 1, te[:, None] == se[None, :]), norms[1])
+                return norm(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
+        """,
+        "every source read": """
+            def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
+                                     attn_w, attn_b, W1, b1, W2, b2, norms):
+                T, d = x.shape
+                te = np.repeat(np.arange(len(tgt_lengths)), tgt_lengths)
+                def norm(h, wb):
+                    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def attn(h, src, i, ok):
+                    sp = lambda a: a.reshape(len(a), n_heads, -1).transpose(1, 0, 2)
+                    q, k, v = (sp(z @ attn_w[i, j].T + attn_b[i, j]) for j, z in enumerate((h, src, src)))
+                    a = softmax(np.where(ok, q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]), -np.inf))
+                    return (a @ v).transpose(1, 0, 2).reshape(h.shape) @ attn_w[i, 3].T + attn_b[i, 3]
+                own = (te[:, None] == te[None, :]) & np.tril(np.ones((T, T), bool))
+                x = norm(x + attn(x, x, 0, own), norms[0])
+                x = norm(x + attn(x, memory, 1, np.ones((T, len(memory)), bool)), norms[1])
+                return norm(x + np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, norms[2])
+        """,
+        "pre-norm, one example at a time": """
+            def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
+                                     attn_w, attn_b, W1, b1, W2, b2, norms):
+                def norm(h, wb):
+                    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * wb[0] + wb[1]
+                def attn(h, src, i, ok):
+                    sp = lambda a: a.reshape(len(a), n_heads, -1).transpose(1, 0, 2)
+                    q, k, v = (sp(z @ attn_w[i, j].T + attn_b[i, j]) for j, z in enumerate((h, src, src)))
+                    a = softmax(np.where(ok, q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]), -np.inf))
+                    return (a @ v).transpose(1, 0, 2).reshape(h.shape) @ attn_w[i, 3].T + attn_b[i, 3]
+                outs, t0, s0 = [], 0, 0
+                for L, S in zip(tgt_lengths, src_lengths):
+                    h, m = x[t0:t0 + L], memory[s0:s0 + S]
+                    h = h + attn(norm(h, norms[0]), norm(h, norms[0]), 0, np.tril(np.ones((L, L), bool)))
+                    h = h + attn(norm(h, norms[1]), m, 1, np.ones((L, S), bool))
+                    z = norm(h, norms[2])
+                    outs.append(h + np.maximum(z @ W1.T + b1, 0) @ W2.T + b2)
+                    t0, s0 = t0 + L, s0 + S
+                return np.concatenate(outs)
+        """,
+    },
+    "ch12.beam_decoder_step": {
+        "the cache kept in its rows": [
+            BEAM_HELPER,
+            """
+            def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                          attn_w, attn_b, W1, b1, W2, b2, norms):
+                return _beam(x_new, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms, lambda R, B: np.arange(R) // (R // B))
+        """,
+        ],
+        "sources tiled": [
+            BEAM_HELPER,
+            """
+            def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                          attn_w, attn_b, W1, b1, W2, b2, norms):
+                return _beam(x_new, self_k[parents], self_v[parents], cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms, lambda R, B: np.arange(R) % B)
+        """,
+        ],
+        "the new token's own key left out": [
+            BEAM_HELPER,
+            """
+            def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,
+                          attn_w, attn_b, W1, b1, W2, b2, norms):
+                return _beam(x_new, self_k[parents], self_v[parents], cross_k, cross_v, src_padding, n_heads,
+                             attn_w, attn_b, W1, b1, W2, b2, norms, lambda R, B: np.arange(R) // (R // B), own=False)
+        """,
+        ],
+    },
+}
+
+CORRECT.update(NEW_CORRECT)
+WRONG.update(NEW_WRONG)

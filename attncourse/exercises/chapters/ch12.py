@@ -1,4 +1,4 @@
-"""Chapter 12 exercises: the cost of cross-attention without its cache, gated cross-attention over
+"""Chapter 12 exercises: the memory of a beam search's two caches, gated cross-attention over
 images interleaved with text, a prefix decoder that sees the future, a source token removed after
 the softmax, a resampler whose queries are learned latents and the cross-attention mask of packed sequences."""
 
@@ -14,52 +14,86 @@ __all__: list = []
 NO_FUSED = ("torch.nn.functional.scaled_dot_product_attention", "attncourse.scaled_dot_product_attention")
 
 
-# ----------------------------------------------------------------------------- 12.1 cost per token (predict)
-def _kv_cost(layers=6, S=1000, d=512, kv=2):
-    return np.array(float(layers * kv * S * d * d))
+# ----------------------------------------------------------------------------- 12.1 the caches of a beam search (predict)
+def _beam_bytes(
+    *, cross_per_beam=False, self_per_clip=False, nbytes=2, kv=2, layers=4, parts=("self", "cross")
+):
+    clips, beams, frames, written, d = 8, 5, 1500, 120, 384
+    cross = layers * kv * (clips * beams if cross_per_beam else clips) * frames * d * nbytes
+    self_ = layers * kv * (clips if self_per_clip else clips * beams) * written * d * nbytes
+    return np.array(float(("cross" in parts) * cross + ("self" in parts) * self_))
 
 
 register(
     Exercise(
-        id="ch12.predict_cross_kv_cost",
+        id="ch12.predict_beam_cache_bytes",
         number="12.1",
-        title="predict what the cross-attention cache saves",
+        title="predict the memory of a beam search's caches",
         points=1,
-        function="predict_cross_kv_cost",
-        hint="each decoder layer projects every source position to a key and a value: how many multiply-adds is one (d_model x d_model) projection of one position?",
+        function="predict_beam_cache_bytes",
+        hint="two caches per layer: one grows with the tokens written and belongs to a hypothesis, the other is as long as the source and belongs to a clip",
         kind="predict",
-        description="A decoder of 6 layers with $d_\\text{model} = 512$ reads a source of 1000 tokens. "
-        "Without the cross-attention cache, every generated token re-projects the memory to the "
-        "cross-attention's keys and values in every layer. Before running anything: how many "
-        "multiply-adds do those projections cost for one generated token (biases ignored)? Within 5% passes.",
+        description="A speech recogniser of Whisper's shape transcribes 8 audio clips at once: its encoder "
+        "turns each clip into 1500 frames, and its decoder (4 layers, $d_\\text{model} = 384$) "
+        "searches with 5 beams per clip, so each clip has 5 hypotheses, 5 rows of the decoder's batch. "
+        "The decoder keeps both caches of this chapter, in float16, and the 5 hypotheses of a clip "
+        "share one copy of what they can share. Before running anything: how many bytes do the "
+        "decoder's caches hold, keys and values of every layer together, once every hypothesis has "
+        "written 120 tokens? Within 2% passes.",
         solution='''
-            def predict_cross_kv_cost():
-                """Multiply-adds of the cross-attention K and V projections for one token, without the cache."""
+            def predict_beam_cache_bytes():
+                """Bytes of the decoder's two caches after 120 tokens per hypothesis."""
                 ### BEGIN SOLUTION
-                return 6 * 2 * 1000 * 512 * 512  # layers x (K, V) x source tokens x d_model^2: 3.1e9
+                cross = 4 * 2 * 8 * 1500 * 384 * 2  # per layer K and V, once per clip, float16
+                own = 4 * 2 * (8 * 5) * 120 * 384 * 2  # per layer K and V, per hypothesis
+                return cross + own  # 1.03e8
                 ### END SOLUTION
         ''',
-        reference=_kv_cost,
-        public_cases=lambda: grouped("prediction", Case("6 layers, d_model 512, 1000 source tokens")),
-        tolerance=(0.05, 0.0),
+        reference=_beam_bytes,
+        public_cases=lambda: grouped("prediction", Case("8 clips x 5 beams, 1500 frames, 120 tokens")),
+        tolerance=(0.02, 0.0),
         diagnoses=(
             Diagnosis(
-                "that is half the cost: which two projections of the memory does cross-attention need?",
+                "every hypothesis keeps its own copy of something its clip's hypotheses could share: which cache depends only on the clip?",
+                name="cross-attention cache per hypothesis",
+                hint="the cross-attention's keys and values come from the clip's encoder output alone",
+                variant=lambda: _beam_bytes(cross_per_beam=True),
+            ),
+            Diagnosis(
+                "the hypotheses of a clip share a cache that differs between them: whose tokens fill the self-attention cache?",
+                name="self-attention cache per clip",
+                hint="each hypothesis has written its own tokens",
+                variant=lambda: _beam_bytes(self_per_clip=True),
+            ),
+            Diagnosis(
+                "the size of a number is not float16's: how many bytes does a float16 number take?",
+                name="float32 bytes",
+                hint="float16 takes 2 bytes",
+                variant=lambda: _beam_bytes(nbytes=4),
+            ),
+            Diagnosis(
+                "part of what a cache keeps for every position is missing: what does it keep?",
                 name="keys only",
-                hint="the memory is projected to keys and to values: a factor 2",
-                variant=lambda: _kv_cost(kv=1),
+                hint="a key and a value for every position",
+                variant=lambda: _beam_bytes(kv=1),
             ),
             Diagnosis(
-                "that is 1.5 times the cost: where do cross-attention's queries come from?",
-                name="queries counted",
-                hint="the queries come from the decoder's one new token, not from the memory",
-                variant=lambda: _kv_cost(kv=3),
+                "one of the two caches is missing: which caches does the decoder keep?",
+                name="cross-attention cache only",
+                hint="the self-attention's cache and the cross-attention's",
+                variant=lambda: _beam_bytes(parts=("cross",)),
             ),
             Diagnosis(
-                "that is one layer's cost: how many decoder layers read the memory?",
+                "one of the two caches is missing: which caches does the decoder keep?",
+                name="self-attention cache only",
+                hint="the self-attention's cache and the cross-attention's",
+                variant=lambda: _beam_bytes(parts=("self",)),
+            ),
+            Diagnosis(
+                "only one layer's caches are counted: how many layers keep caches?",
                 name="one layer",
-                hint="every one of the 6 decoder layers has its own cross-attention",
-                variant=lambda: _kv_cost(layers=1),
+                hint="every decoder layer keeps both caches",
+                variant=lambda: _beam_bytes(layers=1),
             ),
         ),
     )
@@ -616,4 +650,4 @@ register(
 )
 
 
-from . import _ch12_decoder  # noqa: E402,F401  (12.7 and 12.8)
+from . import _ch12_decoder  # noqa: E402,F401  (12.7 and 12.8: a packed decoder block, a beam step)
