@@ -125,14 +125,14 @@ def rope_position():
     )
 
 
-def predict_alibi_head_weight():
-    return grouped("prediction", Case("head 4, from head 2's first two weights"))
+def predict_encoder_alibi_weight():
+    return grouped("prediction", Case("position 2 of 4096, head 1 of 8"))
 
 
 HIDDEN.update(
     {
         "ch07.alibi_chunk_attention": alibi_chunk_attention,
         "ch07.rope_position": rope_position,
-        "ch07.predict_alibi_head_weight": predict_alibi_head_weight,
+        "ch07.predict_encoder_alibi_weight": predict_encoder_alibi_weight,
     }
 )

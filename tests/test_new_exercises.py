@@ -221,11 +221,12 @@ def test_the_numeric_predictions_hold():
     assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
     from attncourse import alibi_bias
 
-    weights = softmax(alibi_bias(16, 4096)[:, -1, :])  # (16, 4096): the last query, equal content scores
-    assert np.allclose(weights[2, -2:], [0.2091, 0.2978], atol=5e-5)  # what 7.7's prompt gives for head 2
-    for H in (4, 8, 32):  # no other power of two gives those weights
-        assert abs(softmax(alibi_bias(H, 4096)[:, -1, :])[2, -1] - 0.2978) > 0.01
-    assert np.isclose(_answer("ch07.predict_alibi_head_weight"), weights[4, -1], rtol=1e-9)
+    # 7.7: an encoder's ALiBi, the causal bias of the package's last query mirrored to both sides
+    last = alibi_bias(8, 4096)[1, -1, :]  # (4096,): -m (4095 - j), head 1 of 8
+    # keys 0, 1, 2 as the causal row's last three; keys 3 .. 4095 as its keys 1 .. 4093 back
+    encoder = np.concatenate([last[-3:], last[::-1][1:4094]])
+    assert encoder.shape == (4096,) and np.isclose(encoder[0], 2 * last[-2])
+    assert np.isclose(_answer("ch07.predict_encoder_alibi_weight"), softmax(encoder)[2], rtol=1e-9)
 
     torch = pytest.importorskip("torch")
     cross = [torch.nn.Linear(i, o) for i, o in ((512, 64), (768, 64), (768, 80), (80, 512))]  # biases on

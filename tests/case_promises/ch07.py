@@ -135,5 +135,5 @@ PROMISES = {
     "ch07.recover_alibi_slopes": _recover_alibi_slopes,
     "ch07.alibi_chunk_attention": _alibi_chunk_attention,
     "ch07.rope_position": _rope_position,
-    "ch07.predict_alibi_head_weight": _nothing,
+    "ch07.predict_encoder_alibi_weight": _nothing,
 }

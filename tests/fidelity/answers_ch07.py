@@ -242,23 +242,31 @@ CORRECT = {
                 return np.round(phase / 10000.0 ** (-(E - 2) / E)).astype(int)
         """,
     },
-    "ch07.predict_alibi_head_weight": {
-        "arithmetic with math": """
-            def predict_alibi_head_weight():
+    "ch07.predict_encoder_alibi_weight": {
+        "closed form with math": """
+            def predict_encoder_alibi_weight():
                 import math
-                m2 = math.log(0.2978 / 0.2091)
-                H = round(24 / -math.log2(m2))
-                return 1 - math.exp(-(2.0 ** (-40 / H)))
+                r = math.exp(-(2.0 ** (-8 * 2 / 8)))
+                return 1 / (1 + r + r**2 + r * (1 - r**4093) / (1 - r))
         """,
         "the literal, rounded": """
-            def predict_alibi_head_weight():
-                return 0.162
+            def predict_encoder_alibi_weight():
+                return 0.169
         """,
-        "from the weight on the query itself, a numpy float": """
-            def predict_alibi_head_weight():
-                m2 = -np.log(1 - 0.2978)  # the query keeps 1 - e^-m
-                m4 = m2 ** (5 / 3)  # 2^(-8 * 5 / H) = (2^(-8 * 3 / H))^(5/3)
-                return np.float64(1 - np.exp(-m4))
+        "numpy scalars, the tail's r^4093 dropped, float32": """
+            def predict_encoder_alibi_weight():
+                r = np.float32(np.exp(np.float32(-0.25)))
+                before = r + r * r  # the two tokens before it
+                after = r / (1 - r)  # every token after it, as if the input never ended
+                return np.float32(1) / (1 + before + after)
+        """,
+        "tanh of half the slope, corrected for the two missing keys": """
+            def predict_encoder_alibi_weight():
+                import math
+                r = math.exp(-0.25)
+                middle = (1 - r) / (1 + r)  # = tanh(1/8): a query with keys on both sides without end
+                missing = r**3 / (1 - r)  # the keys before position 0 that this query lacks
+                return 1 / (1 / middle - missing)
         """,
     },
 }
@@ -425,18 +433,22 @@ WRONG = {
                 return np.round(np.remainder(a, 2 * np.pi) * 10000.0).astype(int)
         """,
     },
-    "ch07.predict_alibi_head_weight": {
-        "head 4's slope": """
-            def predict_alibi_head_weight():
-                return 0.1768
+    "ch07.predict_encoder_alibi_weight": {
+        "causal, three keys": """
+            def predict_encoder_alibi_weight():
+                return 0.4192
         """,
-        "heads counted from 1": """
-            def predict_alibi_head_weight():
-                return 0.1175
+        "a query far from both ends": """
+            def predict_encoder_alibi_weight():
+                return 0.1244
         """,
-        "the same weight as head 2": """
-            def predict_alibi_head_weight():
-                return 0.2978
+        "keys after the query only": """
+            def predict_encoder_alibi_weight():
+                return 0.2212
+        """,
+        "slope 1/2": """
+            def predict_encoder_alibi_weight():
+                return 0.2844
         """,
     },
 }

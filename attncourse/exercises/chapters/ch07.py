@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import apply_rope, softmax
@@ -589,67 +587,72 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.7 another head of the same ALiBi layer (predict)
-def _head_weight(head=4, given=2, w0=0.2978, w1=0.2091, mode=None):
-    """Head ``head``'s weight on the query itself, from head ``given``'s first two weights."""
-    m = math.log(w0 / w1)  # each step back multiplies the weight by e^-m
-    if mode == "heads from 1":  # log2 of a slope taken as proportional to h: H never needed
-        slope = m ** (head / given)
-    else:
-        H = 2 ** round(math.log2(8.0 * (given + 1) / -math.log2(m)))  # a power of two
-        slope = 2.0 ** (-8.0 * (head + 1) / H)
-    if mode == "slope":
-        return np.array(slope)
-    if mode == "ratio":
-        return np.array(math.exp(-slope))
-    return np.array(1.0 - math.exp(-slope))  # a long sequence: the geometric sum is 1 / (1 - e^-m)
+# ----------------------------------------------------------------------------- 7.7 ALiBi in an encoder (predict)
+def _encoder_weight(mode=None, h=1, H=8, n=4096, i=2):
+    """The share of weight query ``i`` keeps on itself in a bidirectional ALiBi head, equal content scores."""
+    slope = 2.0 ** (-8.0 * (h + (0 if mode == "heads from 0" else 1)) / H)
+    j = np.arange(n)
+    if mode == "middle":  # a query far from both ends
+        i = n // 2
+    distance = np.abs(i - j).astype(np.float64)
+    if mode == "causal":
+        distance = np.where(j <= i, distance, np.inf)
+    if mode == "one side":
+        distance = np.where(j >= i, distance, np.inf)
+    weights = softmax(-slope * distance)
+    return np.array(weights[i])
 
 
 register(
     Exercise(
-        id="ch07.predict_alibi_head_weight",
+        id="ch07.predict_encoder_alibi_weight",
         number="7.7",
-        title="predict another head of the same ALiBi layer",
+        title="predict a weight of ALiBi in an encoder",
         points=1,
-        function="predict_alibi_head_weight",
+        function="predict_encoder_alibi_weight",
         kind="predict",
-        description="A causal layer uses ALiBi with the chapter's slopes; you do not know its head count "
-        "$H$ (a power of two). Take the last query of a 4096-token sequence whose content scores are "
-        "the same for every key. Head $h = 2$ puts 0.2978 of this query's attention weight on the query "
-        "itself and 0.2091 on the token just before it. What share of its weight does head $h = 4$ of "
-        "the same layer put on the query itself? Return it (within 0.5 %).",
+        description="An encoder reads its whole input both ways, with no causal mask, and takes ALiBi "
+        "into it: head $h$ penalises key $j$ for query $i$ by its slope times the distance $|i - j|$, "
+        "whichever side the key is on, with the chapter's slopes for $H = 8$ heads. The input has 4096 "
+        "tokens whose content scores are all the same. What share of its attention weight does the third "
+        "token (position 2) keep on itself in head $h = 1$? Return it (within 0.5 %).",
         solution='''
-            def predict_alibi_head_weight():
-                """Head 4's weight on the query itself, from head 2's weights on the query and the token before."""
+            def predict_encoder_alibi_weight():
+                """The share of weight position 2 of a 4096-token ALiBi encoder keeps on itself in head 1 of 8."""
                 ### BEGIN SOLUTION
-                # one step back multiplies a weight by e^-m: m_2 = ln(0.2978 / 0.2091) = 0.3536 = 2^-1.5,
-                # and m_2 = 2^(-8 * 3 / H) gives H = 16; m_4 = 2^(-8 * 5 / 16) = 2^-2.5 = 0.1768.
-                # Over 4096 keys the weights e^(-m d) sum to 1 / (1 - e^-m): the query keeps 1 - e^-m_4
-                return 0.1620
+                # slope 2^(-8 * 2 / 8) = 1/4; with r = e^(-1/4) the unnormalised weights are r^|2 - j|:
+                # 1 on itself, r + r^2 on the two keys before it, r + r^2 + ... (to 4093 terms) after it
+                return 0.1693
                 ### END SOLUTION
         ''',
-        reference=lambda: _head_weight(),
-        public_cases=lambda: grouped("prediction", Case("head 4, from head 2's first two weights")),
+        reference=lambda: _encoder_weight(),
+        public_cases=lambda: grouped("prediction", Case("position 2 of 4096, head 1 of 8")),
         tolerance=(0.005, 0.0),
-        hint="what does the ratio of two neighbouring weights tell you about a head's slope, and the slope about H?",
+        hint="with equal content scores, how do the weights on the keys before and after the query add up?",
         diagnoses=(
             Diagnosis(
-                "that is head 4's slope, not the share of weight the query keeps",
-                name="the slope",
-                hint="with equal content scores, how do the weights over all 4096 keys add up?",
-                variant=lambda: _head_weight(mode="slope"),
+                "that is what a causal head gives: this query also reads the keys after it",
+                name="causal",
+                hint="no mask: every key of the input is read",
+                variant=lambda: _encoder_weight(mode="causal"),
             ),
             Diagnosis(
-                "that is the ratio between two neighbouring weights of head 4, not the query's own share",
-                name="the ratio",
-                hint="the weights over all keys add up to 1",
-                variant=lambda: _head_weight(mode="ratio"),
+                "that is the share of a query far from both ends of the input",
+                name="far from the ends",
+                hint="how many keys lie before position 2?",
+                variant=lambda: _encoder_weight(mode="middle"),
             ),
             Diagnosis(
-                "that is the share if heads were counted from 1",
-                name="heads from 1",
-                hint="the first head is h = 0",
-                variant=lambda: _head_weight(mode="heads from 1"),
+                "that is the share if only the keys on one side of the query counted",
+                name="one side only",
+                hint="the keys before the query are penalised too",
+                variant=lambda: _encoder_weight(mode="one side"),
+            ),
+            Diagnosis(
+                "that is the share with another head's slope",
+                name="heads from 0",
+                hint="the chapter's first head is h = 0",
+                variant=lambda: _encoder_weight(mode="heads from 0"),
             ),
         ),
     )
