@@ -80,7 +80,9 @@ def test_the_alibi_prediction_mistakes_are_named_without_the_number_or_the_rule(
         messages, _ = _messages(ex.id, lambda: value)
         assert messages and all(m.startswith("that is") for m in messages), (d.name, messages)
         for m in messages:
-            assert not any(n in m for n in ("0.1", "0.2", "0.4", "1/4", "2^", "e^", "exp", "tanh", "geometric")), m
+            assert not any(
+                n in m for n in ("0.1", "0.2", "0.4", "1/4", "2^", "e^", "exp", "tanh", "geometric")
+            ), m
 
 
 def test_7_3_diagnoses_name_the_mistake_without_the_turn_that_fixes_it():
@@ -97,7 +99,9 @@ def test_7_3_diagnoses_name_the_mistake_without_the_turn_that_fixes_it():
             messages += [] if result.passed else [result.message]
         assert messages and any(d.message in m for m in messages), d.name
         for m in messages:
-            assert not any(n in m for n in ("new - old", "new-old", "old - new", "difference", "10000", "i +")), m
+            assert not any(
+                n in m for n in ("new - old", "new-old", "old - new", "difference", "10000", "i +")
+            ), m
 
 
 def test_7_4_answers_that_drop_the_content_scores_or_turn_the_sign_are_told_so():

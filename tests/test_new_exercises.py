@@ -298,6 +298,7 @@ def test_the_derived_closed_forms_hold():
     x7 = rng.normal(size=(2000, 10))
     p7 = rng.permutation(2000)
     assert np.array_equal(_answer("ch07.rope_position", x7, apply_rope(x7, p7)), p7)
+
     # keys cached after RoPE, renumbered: what a rotation at the new positions gives the raw keys,
     # the rotation written here with complex numbers (pair i is features i and i + E/2)
     def turn(x, pos):
@@ -305,7 +306,11 @@ def test_the_derived_closed_forms_hold():
         z = (x[..., :h] + 1j * x[..., h:]) * np.exp(1j * np.outer(pos, 10000.0 ** (-np.arange(h) / h)))
         return np.concatenate([z.real, z.imag], axis=-1)
 
-    k7, old7, new7 = rng.normal(size=(2, 6, 12)), np.array([0, 1, 70, 71, 72, 9]), np.array([0, 1, 2, 3, 4, 90])
+    k7, old7, new7 = (
+        rng.normal(size=(2, 6, 12)),
+        np.array([0, 1, 70, 71, 72, 9]),
+        np.array([0, 1, 2, 3, 4, 90]),
+    )
     np.testing.assert_allclose(
         _answer("ch07.move_rotated_keys", turn(k7, old7), old7, new7), turn(k7, new7), atol=1e-12
     )
