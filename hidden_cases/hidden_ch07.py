@@ -34,34 +34,26 @@ def rotation_angles():
     )
 
 
-def rope_2d():
-    rng = np.random.default_rng(1703)
-    grid = np.array([(r, c) for r in range(3) for c in range(3)])
+def move_rotated_keys():
+    rng = np.random.default_rng(1733)
+
+    def case(label, shape, old, new, dtype=np.float64):
+        return Case(label, k=rng.normal(size=shape).astype(dtype), old=np.array(old), new=np.array(new))
+
     return (
         grouped(
-            "grids",
-            Case("a 3 x 3 grid, E=16", x=rng.normal(size=(9, 16)), rows=grid[:, 0], cols=grid[:, 1]),
-            Case(
-                "one patch far out, E=4", x=rng.normal(size=(1, 4)), rows=np.array([30]), cols=np.array([2])
-            ),
+            "caches",
+            case("one pair: E=2, a window of 3 after 90 dropped", (3, 2), [90, 91, 92], [0, 1, 2]),
+            case("four sinks and a window, E=12", (7, 12), [0, 1, 2, 3, 61, 62, 63], [0, 1, 2, 3, 4, 5, 6]),
+            case("keys in no order, some unmoved, E=10", (4, 10), [3, 8, 1, 40], [3, 2, 1, 70]),
         )
         + grouped(
             "batch dims",
-            Case(
-                "batch (2, 3), E=8",
-                x=rng.normal(size=(2, 3, 8)),
-                rows=np.array([0, 1, 2]),
-                cols=np.array([2, 2, 0]),
-            ),
+            case("batch (2,), S=3, E=4", (2, 3, 4), [5, 6, 7], [1, 2, 3]),
         )
         + grouped(
             "dtype",
-            Case(
-                "float32, E=32",
-                x=rng.normal(size=(4, 32)).astype(np.float32),
-                rows=np.array([3, 1, 4, 1]),
-                cols=np.array([5, 9, 2, 6]),
-            ),
+            case("float32, batch (2, 2), S=3, E=8", (2, 2, 3, 8), [30, 31, 32], [0, 1, 2], np.float32),
         )
     )
 
@@ -90,7 +82,7 @@ def recover_alibi_slopes():
 HIDDEN = {
     "ch07.rope_left_padded": rope_left_padded,
     "ch07.rotation_angles": rotation_angles,
-    "ch07.rope_2d": rope_2d,
+    "ch07.move_rotated_keys": move_rotated_keys,
     "ch07.recover_alibi_slopes": recover_alibi_slopes,
 }
 
@@ -133,14 +125,14 @@ def rope_position():
     )
 
 
-def predict_alibi_head_weight():
-    return grouped("prediction", Case("head 4, from head 2's first two weights"))
+def predict_encoder_alibi_weight():
+    return grouped("prediction", Case("position 2 of 4096, head 1 of 8"))
 
 
 HIDDEN.update(
     {
         "ch07.alibi_chunk_attention": alibi_chunk_attention,
         "ch07.rope_position": rope_position,
-        "ch07.predict_alibi_head_weight": predict_alibi_head_weight,
+        "ch07.predict_encoder_alibi_weight": predict_encoder_alibi_weight,
     }
 )

@@ -137,11 +137,11 @@ NEW_SITUATIONS = {
     },
     "ch07": {
         "ch07.rope_left_padded": "RoPE on a left-padded batch, each sequence at its own positions",
-        "ch07.rope_2d": "axial 2-D RoPE: rows and columns of a grid of patches",
+        "ch07.move_rotated_keys": "keys cached after RoPE, renumbered without their unrotated form",
         "ch07.recover_alibi_slopes": "learned ALiBi slopes read back from a layer's content scores and weights",
         "ch07.alibi_chunk_attention": "ALiBi for a chunk of queries at the end of a cached sequence",
         "ch07.rope_position": "positions recovered from a vector and its RoPE rotation",
-        "ch07.predict_alibi_head_weight": "an ALiBi layer's head count found from two weights, then another head",
+        "ch07.predict_encoder_alibi_weight": "ALiBi in an encoder: keys on both sides, a query near the start",
     },
     "ch08": {
         "ch08.block_head_count": "a block's head count recovered from its weights, an input and an output",

@@ -221,11 +221,12 @@ def test_the_numeric_predictions_hold():
     assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
     from attncourse import alibi_bias
 
-    weights = softmax(alibi_bias(16, 4096)[:, -1, :])  # (16, 4096): the last query, equal content scores
-    assert np.allclose(weights[2, -2:], [0.2091, 0.2978], atol=5e-5)  # what 7.7's prompt gives for head 2
-    for H in (4, 8, 32):  # no other power of two gives those weights
-        assert abs(softmax(alibi_bias(H, 4096)[:, -1, :])[2, -1] - 0.2978) > 0.01
-    assert np.isclose(_answer("ch07.predict_alibi_head_weight"), weights[4, -1], rtol=1e-9)
+    # 7.7: an encoder's ALiBi, the causal bias of the package's last query mirrored to both sides
+    last = alibi_bias(8, 4096)[1, -1, :]  # (4096,): -m (4095 - j), head 1 of 8
+    # keys 0, 1, 2 as the causal row's last three; keys 3 .. 4095 as its keys 1 .. 4093 back
+    encoder = np.concatenate([last[-3:], last[::-1][1:4094]])
+    assert encoder.shape == (4096,) and np.isclose(encoder[0], 2 * last[-2])
+    assert np.isclose(_answer("ch07.predict_encoder_alibi_weight"), softmax(encoder)[2], rtol=1e-9)
 
     torch = pytest.importorskip("torch")
     cross = [torch.nn.Linear(i, o) for i, o in ((512, 64), (768, 64), (768, 80), (80, 512))]  # biases on
@@ -297,6 +298,22 @@ def test_the_derived_closed_forms_hold():
     x7 = rng.normal(size=(2000, 10))
     p7 = rng.permutation(2000)
     assert np.array_equal(_answer("ch07.rope_position", x7, apply_rope(x7, p7)), p7)
+
+    # keys cached after RoPE, renumbered: what a rotation at the new positions gives the raw keys,
+    # the rotation written here with complex numbers (pair i is features i and i + E/2)
+    def turn(x, pos):
+        h = x.shape[-1] // 2
+        z = (x[..., :h] + 1j * x[..., h:]) * np.exp(1j * np.outer(pos, 10000.0 ** (-np.arange(h) / h)))
+        return np.concatenate([z.real, z.imag], axis=-1)
+
+    k7, old7, new7 = (
+        rng.normal(size=(2, 6, 12)),
+        np.array([0, 1, 70, 71, 72, 9]),
+        np.array([0, 1, 2, 3, 4, 90]),
+    )
+    np.testing.assert_allclose(
+        _answer("ch07.move_rotated_keys", turn(k7, old7), old7, new7), turn(k7, new7), atol=1e-12
+    )
     # learned ALiBi slopes: weights made by torch's attention with an additive bias, then read back
     torch = pytest.importorskip("torch")
     slopes7 = np.array([0.7, 0.05, 1.9])

@@ -38,16 +38,17 @@ def _rotation_angles(inputs):
     return out if out or (E > 0 and E % 2 == 0) else [f"E = {E} is not a positive even number"]
 
 
-def _rope_2d(inputs):
-    x, rows, cols = inputs["x"], inputs["rows"], inputs["cols"]
-    out = _float_array("x", x) + r.ndim_in("x", x, (2, 3, 4, 5))
-    out += r.integer("rows", rows) + r.integer("cols", cols)
+def _move_rotated_keys(inputs):
+    """k (..., S, E) floats, E even; integer old (S,) and new (S,)."""
+    k, old, new = inputs["k"], inputs["old"], inputs["new"]
+    out = _float_array("k", k) + r.ndim_in("k", k, (2, 3, 4, 5))
+    out += r.integer("old", old) + r.integer("new", new)
     if out:
         return out
-    N, E = np.shape(x)[-2:]
-    if E % 4:
-        out.append(f"E = {E} is not divisible by 4")
-    return out + r.shape_is("rows", rows, (N,)) + r.shape_is("cols", cols, (N,))
+    S, E = np.shape(k)[-2:]
+    if E % 2:
+        out.append(f"E = {E} is odd")
+    return out + r.shape_is("old", old, (S,)) + r.shape_is("new", new, (S,))
 
 
 def _recover_alibi_slopes(inputs):
@@ -130,9 +131,9 @@ def _rope_position(inputs):
 PROMISES = {
     "ch07.rope_left_padded": _rope_left_padded,
     "ch07.rotation_angles": _rotation_angles,
-    "ch07.rope_2d": _rope_2d,
+    "ch07.move_rotated_keys": _move_rotated_keys,
     "ch07.recover_alibi_slopes": _recover_alibi_slopes,
     "ch07.alibi_chunk_attention": _alibi_chunk_attention,
     "ch07.rope_position": _rope_position,
-    "ch07.predict_alibi_head_weight": _nothing,
+    "ch07.predict_encoder_alibi_weight": _nothing,
 }

@@ -69,49 +69,46 @@ CORRECT = {
             """,
         ],
     },
-    "ch07.rope_2d": {
-        "torch with the chapter's torch import": """
-            def rope_2d(x, rows, cols):
-                xt = torch.as_tensor(x)
-                E = xt.shape[-1]
-                w = E // 2
-                outs = []
-                for part, pos in ((xt[..., :w], rows), (xt[..., w:], cols)):
-                    inv = 10000.0 ** (-2 * torch.arange(w // 2, dtype=torch.float64) / w)
+    "ch07.move_rotated_keys": {
+        "torch with the chapter's torch import: undo the old rotation, then rotate at the new position": """
+            def move_rotated_keys(k, old, new):
+                kt = torch.as_tensor(k)
+                E = kt.shape[-1]
+                inv = 10000.0 ** (-torch.arange(0, E, 2, dtype=torch.float64) / E)
+
+                def turn(x, pos):
                     ang = torch.as_tensor(pos, dtype=torch.float64)[:, None] * inv
-                    cos, sin = torch.cos(ang).to(xt.dtype), torch.sin(ang).to(xt.dtype)
-                    a, b = part[..., : w // 2], part[..., w // 2:]
-                    outs += [a * cos - b * sin, b * cos + a * sin]
-                return torch.cat(outs, dim=-1)
+                    cos = torch.cat([torch.cos(ang)] * 2, -1).to(x.dtype)
+                    sin = torch.cat([torch.sin(ang)] * 2, -1).to(x.dtype)
+                    x1, x2 = x.chunk(2, dim=-1)
+                    return x * cos + torch.cat([-x2, x1], -1) * sin
+
+                return turn(turn(kt, -torch.as_tensor(old)), torch.as_tensor(new)).numpy()
         """,
-        "float32, one rotation for both halves with stacked angles": """
-            def rope_2d(x, rows, cols):
-                x = np.asarray(x, dtype=np.float32)
-                E = x.shape[-1]
-                q = E // 4
-                inv = (10000.0 ** (-4 * np.arange(q) / E)).astype(np.float32)
-                ar = np.asarray(rows, dtype=np.float32)[:, None] * inv
-                ac_ = np.asarray(cols, dtype=np.float32)[:, None] * inv
-                ang = np.concatenate([ar, ar, ac_, ac_], axis=-1)  # (N, E)
-                parts = [x[..., i * q:(i + 1) * q] for i in range(4)]
-                turned = np.concatenate([-parts[1], parts[0], -parts[3], parts[2]], axis=-1)
-                return x * np.cos(ang) + turned * np.sin(ang)
+        "float32, complex numbers": """
+            def move_rotated_keys(k, old, new):
+                k = np.asarray(k, dtype=np.float32)
+                h = k.shape[-1] // 2
+                z = k[..., :h] + 1j * k[..., h:]
+                theta = (10000.0 ** (-2 * np.arange(h) / (2 * h))).astype(np.float32)
+                shift = (np.asarray(new) - np.asarray(old)).astype(np.float32)
+                z = z * np.exp(1j * np.einsum("s,f->sf", shift, theta))
+                return np.concatenate([z.real, z.imag], axis=-1).astype(np.float32)
         """,
-        "helper in an added cell": [
+        "helper in an added cell, loops over pairs": [
             """
-            def _rope_part(part, pos):
-                w = part.shape[-1]
-                out = np.array(part, dtype=float)
-                for i in range(w // 2):
-                    a = np.asarray(pos, dtype=float) * 10000.0 ** (-2 * i / w)
-                    out[..., i] = part[..., i] * np.cos(a) - part[..., i + w // 2] * np.sin(a)
-                    out[..., i + w // 2] = part[..., i] * np.sin(a) + part[..., i + w // 2] * np.cos(a)
+            def _turn_pairs(x, delta):
+                E = x.shape[-1]
+                out = np.array(x, dtype=float)
+                for i in range(E // 2):
+                    a = np.asarray(delta, dtype=float) * 10000.0 ** (-2 * i / E)
+                    out[..., i] = x[..., i] * np.cos(a) - x[..., i + E // 2] * np.sin(a)
+                    out[..., i + E // 2] = x[..., i] * np.sin(a) + x[..., i + E // 2] * np.cos(a)
                 return out
             """,
             """
-            def rope_2d(x, rows, cols):
-                h = x.shape[-1] // 2
-                return np.concatenate([_rope_part(x[..., :h], rows), _rope_part(x[..., h:], cols)], axis=-1)
+            def move_rotated_keys(k, old, new):
+                return _turn_pairs(k, [n - o for o, n in zip(old, new)])
             """,
         ],
     },
@@ -245,23 +242,31 @@ CORRECT = {
                 return np.round(phase / 10000.0 ** (-(E - 2) / E)).astype(int)
         """,
     },
-    "ch07.predict_alibi_head_weight": {
-        "arithmetic with math": """
-            def predict_alibi_head_weight():
+    "ch07.predict_encoder_alibi_weight": {
+        "closed form with math": """
+            def predict_encoder_alibi_weight():
                 import math
-                m2 = math.log(0.2978 / 0.2091)
-                H = round(24 / -math.log2(m2))
-                return 1 - math.exp(-(2.0 ** (-40 / H)))
+                r = math.exp(-(2.0 ** (-8 * 2 / 8)))
+                return 1 / (1 + r + r**2 + r * (1 - r**4093) / (1 - r))
         """,
         "the literal, rounded": """
-            def predict_alibi_head_weight():
-                return 0.162
+            def predict_encoder_alibi_weight():
+                return 0.169
         """,
-        "from the weight on the query itself, a numpy float": """
-            def predict_alibi_head_weight():
-                m2 = -np.log(1 - 0.2978)  # the query keeps 1 - e^-m
-                m4 = m2 ** (5 / 3)  # 2^(-8 * 5 / H) = (2^(-8 * 3 / H))^(5/3)
-                return np.float64(1 - np.exp(-m4))
+        "numpy scalars, the tail's r^4093 dropped, float32": """
+            def predict_encoder_alibi_weight():
+                r = np.float32(np.exp(np.float32(-0.25)))
+                before = r + r * r  # the two tokens before it
+                after = r / (1 - r)  # every token after it, as if the input never ended
+                return np.float32(1) / (1 + before + after)
+        """,
+        "tanh of half the slope, corrected for the two missing keys": """
+            def predict_encoder_alibi_weight():
+                import math
+                r = math.exp(-0.25)
+                middle = (1 - r) / (1 + r)  # = tanh(1/8): a query with keys on both sides without end
+                missing = r**3 / (1 - r)  # the keys before position 0 that this query lacks
+                return 1 / (1 / middle - missing)
         """,
     },
 }
@@ -311,35 +316,40 @@ WRONG = {
                 return np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(E) / E)
         """,
     },
-    "ch07.rope_2d": {
-        "positions row * 100 + col with 1-D RoPE": """
-            def rope_2d(x, rows, cols):
-                E = x.shape[-1]
-                pos = np.asarray(rows) * 100 + np.asarray(cols)
-                h = E // 2
-                ang = pos[:, None] * 10000.0 ** (-2 * np.arange(h) / E)
-                x1, x2 = x[..., :h], x[..., h:]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x2 * np.cos(ang) + x1 * np.sin(ang)], -1)
+    "ch07.move_rotated_keys": {
+        "rotated again at the new positions": """
+            def move_rotated_keys(k, old, new):
+                E = k.shape[-1]
+                ang = np.asarray(new)[:, None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                c, s_ = np.cos(ang), np.sin(ang)
+                a, b = k[..., : E // 2], k[..., E // 2:]
+                return np.concatenate([a * c - b * s_, b * c + a * s_], -1)
         """,
-        "each half rotated by row + col": """
-            def rope_2d(x, rows, cols):
-                E = x.shape[-1]
-                w = E // 2
-                pos = np.asarray(rows) + np.asarray(cols)
-                outs = []
-                for part in (x[..., :w], x[..., w:]):
-                    ang = pos[:, None] * 10000.0 ** (-2 * np.arange(w // 2) / w)
-                    a, b = part[..., : w // 2], part[..., w // 2:]
-                    outs += [a * np.cos(ang) - b * np.sin(ang), b * np.cos(ang) + a * np.sin(ang)]
-                return np.concatenate(outs, -1)
+        "turned by old - new": """
+            def move_rotated_keys(k, old, new):
+                E = k.shape[-1]
+                ang = (np.asarray(old) - np.asarray(new))[:, None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                c, s_ = np.cos(ang), np.sin(ang)
+                a, b = k[..., : E // 2], k[..., E // 2:]
+                return np.concatenate([a * c - b * s_, b * c + a * s_], -1)
         """,
-        "only the rows": """
-            def rope_2d(x, rows, cols):
-                E = x.shape[-1]
-                w = E // 2
-                ang = np.asarray(rows)[:, None] * 10000.0 ** (-2 * np.arange(w // 2) / w)
-                a, b = x[..., : w // 2], x[..., w // 2 : w]
-                return np.concatenate([a * np.cos(ang) - b * np.sin(ang), b * np.cos(ang) + a * np.sin(ang), x[..., w:]], -1)
+        "the old rotation undone only": """
+            def move_rotated_keys(k, old, new):
+                E = k.shape[-1]
+                ang = -np.asarray(old)[:, None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                c, s_ = np.cos(ang), np.sin(ang)
+                a, b = k[..., : E // 2], k[..., E // 2:]
+                return np.concatenate([a * c - b * s_, b * c + a * s_], -1)
+        """,
+        "neighbouring features paired": """
+            def move_rotated_keys(k, old, new):
+                E = k.shape[-1]
+                ang = (np.asarray(new) - np.asarray(old))[:, None] * 10000.0 ** (-2 * np.arange(E // 2) / E)
+                c, s_ = np.cos(ang), np.sin(ang)
+                a, b = k[..., 0::2], k[..., 1::2]
+                out = np.empty_like(k)
+                out[..., 0::2], out[..., 1::2] = a * c - b * s_, b * c + a * s_
+                return out
         """,
     },
     "ch07.recover_alibi_slopes": {
@@ -423,18 +433,22 @@ WRONG = {
                 return np.round(np.remainder(a, 2 * np.pi) * 10000.0).astype(int)
         """,
     },
-    "ch07.predict_alibi_head_weight": {
-        "head 4's slope": """
-            def predict_alibi_head_weight():
-                return 0.1768
+    "ch07.predict_encoder_alibi_weight": {
+        "causal, three keys": """
+            def predict_encoder_alibi_weight():
+                return 0.4192
         """,
-        "heads counted from 1": """
-            def predict_alibi_head_weight():
-                return 0.1175
+        "a query far from both ends": """
+            def predict_encoder_alibi_weight():
+                return 0.1244
         """,
-        "the same weight as head 2": """
-            def predict_alibi_head_weight():
-                return 0.2978
+        "keys after the query only": """
+            def predict_encoder_alibi_weight():
+                return 0.2212
+        """,
+        "slope 1/2": """
+            def predict_encoder_alibi_weight():
+                return 0.2844
         """,
     },
 }

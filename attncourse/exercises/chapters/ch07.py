@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import apply_rope, softmax
@@ -63,15 +61,14 @@ register(
         hint="what is the position of the first real token of row b, and in which slot is it?",
         function="rope_left_padded",
         description="A batch prepared for generation is *left*-padded, so that every sequence ends in "
-        "the last slot: in `x (B, L, E)`, sequence `b` has `L - lengths[b]` padding slots, then its "
-        "`lengths[b]` real tokens. Apply the chapter's RoPE to each real token at the position it has "
-        "in its own sequence (its first real token is at position 0): feature `i` pairs with feature "
-        "`i + E/2` and the pair turns by `position * 10000^(-2i/E)`, `i = 0 .. E/2 - 1` ($E$ is even). "
-        "Padding slots come back unchanged. Return the `(B, L, E)` result. numpy or torch; no "
-        "attncourse function.",
+        "the last slot: in `x (B, L, E)` ($E$ even), sequence `b` has `L - lengths[b]` padding slots, "
+        "then its `lengths[b]` real tokens. Apply the chapter's half-split RoPE (base 10000) to the batch "
+        "so that every real token comes out exactly as it would if its sequence were rotated alone, "
+        "without any padding; padding slots come back unchanged. Return the `(B, L, E)` result. numpy "
+        "or torch; no attncourse function.",
         solution='''
             def rope_left_padded(x, lengths):
-                """RoPE (half-split) of left-padded x (B, L, E), each real token at its own sequence's position."""
+                """Half-split RoPE of left-padded x (B, L, E): each real token as its sequence alone would get it."""
                 ### BEGIN SOLUTION
                 B, L, E = x.shape
                 pos = np.arange(L)[None, :] - (L - np.asarray(lengths))[:, None]  # (B, L): 0 at the first real token
@@ -152,7 +149,7 @@ register(
         "function.",
         solution='''
             def rotation_angles(positions, E):
-                """Angles pos * 10000^(-2i/E) for positions (L,) and pairs i = 0..E/2-1: shape (L, E/2)."""
+                """RoPE's rotation angle for each of positions (L,) and each feature pair: shape (L, E/2)."""
                 ### BEGIN SOLUTION
                 i = np.arange(E // 2)  # (E/2,): one frequency per pair of features
                 inv_freq = 10000.0 ** (-2 * i / E)  # from 1 down to almost 1/10000
@@ -161,13 +158,14 @@ register(
         ''',
         reference=_angles,
         public_cases=_angle_cases,
+        needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "the exponent is off: the frequency of pair i is 10000^(-2i/E), with 2i, not i",
+                "your frequencies fall too slowly from the first pair to the last",
                 variant=lambda p, E: _angles(p, E, exponent=1),
             ),
             Diagnosis(
-                "the exponent lost its minus sign: the frequencies must fall from 1 to about 1/10000",
+                "your frequencies grow from the first pair to the last: the last pairs must turn slowest",
                 variant=lambda p, E: _angles(p, E, sign=1),
             ),
         ),
@@ -175,58 +173,51 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.3 2-D RoPE
-def _rope_2d(x, rows, cols, swap=False, width="half", interleaved=False):
-    x = np.asarray(x)
-    E = x.shape[-1]
-    if swap:
-        rows, cols = cols, rows
-    if width == "full":  # each half turns with the frequencies of the whole width
-        half = E // 2
-        out = []
-        for part, pos in ((x[..., :half], rows), (x[..., half:], cols)):
-            angles = np.asarray(pos, dtype=np.float64)[:, None] * 10000.0 ** (-2 * np.arange(half // 2) / E)
-            cos, sin = np.concatenate([np.cos(angles)] * 2, -1), np.concatenate([np.sin(angles)] * 2, -1)
-            rot = np.concatenate([-part[..., half // 2 :], part[..., : half // 2]], axis=-1)
-            out.append(part * cos + rot * sin)
-        return np.concatenate(out, axis=-1)
-    half = E // 2
-    first = apply_rope(x[..., :half], rows, interleaved=interleaved)
-    second = apply_rope(x[..., half:], cols, interleaved=interleaved)
-    return np.concatenate([first, second], axis=-1)
+# ----------------------------------------------------------------------------- 7.3 keys cached rotated, renumbered
+def _move_keys(k, old, new, mode=None):
+    """Keys rotated (half-split RoPE) at ``old``, as RoPE gives them at ``new``; ``mode`` names a mistake."""
+    k = np.asarray(k)
+    old, new = np.asarray(old), np.asarray(new)
+    if mode == "rotated on top":  # the cached keys taken for unrotated ones
+        return apply_rope(k, new)
+    if mode == "reversed":
+        return apply_rope(k, old - new)
+    if mode == "unrotated":  # the rotation undone and not redone
+        return apply_rope(k, -old)
+    return apply_rope(k, new - old, interleaved=mode == "interleaved")
 
 
-def _rope_2d_cases():
-    rng = np.random.default_rng(703)
-    n = rng.normal
-    grid = np.array([(r, c) for r in range(2) for c in range(3)])  # a 2 x 3 grid of patches, row by row
+def _move_keys_case(label, shape, old, new, rng, dtype=np.float64):
+    return Case(label, k=rng.normal(size=shape).astype(dtype), old=np.array(old), new=np.array(new))
+
+
+def _move_keys_cases():
+    rng = np.random.default_rng(733)
     return (
         grouped(
-            "grids",
-            Case("a 2 x 3 grid, N=6, E=8", x=n(size=(6, 8)), rows=grid[:, 0], cols=grid[:, 1]),
-            Case(
-                "four patches of a larger grid, E=12",
-                x=n(size=(4, 12)),
-                rows=np.array([0, 5, 2, 7]),
-                cols=np.array([3, 1, 6, 0]),
+            "caches",
+            _move_keys_case(
+                "a window of 4 kept after 6 dropped tokens, E=8", (4, 8), [6, 7, 8, 9], [0, 1, 2, 3], rng
             ),
+            _move_keys_case(
+                "two sinks kept in front of a window, E=8",
+                (5, 8),
+                [0, 1, 37, 38, 39],
+                [0, 1, 2, 3, 4],
+                rng,
+            ),
+            _move_keys_case("keys moved later, E=6", (3, 6), [2, 0, 5], [20, 31, 9], rng),
         )
         + grouped(
             "batch dims",
-            Case(
-                "batch and heads (2, 2), a 2 x 2 grid, E=8",
-                x=n(size=(2, 2, 4, 8)),
-                rows=np.array([0, 0, 1, 1]),
-                cols=np.array([0, 1, 0, 1]),
+            _move_keys_case(
+                "batch and heads (2, 3), S=4, E=8", (2, 3, 4, 8), [10, 11, 12, 13], [0, 1, 2, 3], rng
             ),
         )
         + grouped(
             "dtype",
-            Case(
-                "float32, three patches, E=8",
-                x=n(size=(3, 8)).astype(np.float32),
-                rows=np.array([1, 2, 4]),
-                cols=np.array([6, 0, 3]),
+            _move_keys_case(
+                "float32, S=4, E=16", (4, 16), [0, 50, 51, 52], [0, 1, 2, 3], rng, dtype=np.float32
             ),
         )
     )
@@ -234,57 +225,60 @@ def _rope_2d_cases():
 
 register(
     Exercise(
-        id="ch07.rope_2d",
+        id="ch07.move_rotated_keys",
         number="7.3",
-        title="rotary embeddings on a grid of patches",
+        title="renumber keys that were cached rotated",
         points=3,
-        hint="treat each half as a head of its own: which features pair up there, and what width sets the frequencies?",
-        function="rope_2d",
+        hint="what single turn of each pair takes a key from its old position to its new one?",
+        function="move_rotated_keys",
         needs=("import numpy as np", "import torch"),
-        description="A vision model places each image patch by two numbers, its row and its column, and "
-        "wants from RoPE what RoPE gives a sequence: the score between two patches should depend on their "
-        "row offset and their column offset only. In the axial scheme the row positions the first half "
-        "of each head's features, `x[..., :E/2]`, and the column the second half, `x[..., E/2:]`; each "
-        "half is turned as the chapter's half-split RoPE (base 10000) would turn a head of that many "
-        "features. For `x (..., N, E)` (`E` divisible by 4) and the patches' `rows (N,)` and "
-        "`cols (N,)`, return the `(..., N, E)` result. numpy or torch; no attncourse function.",
+        description="A streaming cache stores its keys *after* the chapter's half-split RoPE (base "
+        "10000): key `s` of `k (..., S, E)` ($E$ even) was rotated at the integer position `old[s]`, and "
+        "the unrotated keys were not kept. When tokens are dropped the cache renumbers the keys it keeps: "
+        "key `s` must now be exactly the key RoPE would have produced at position `new[s]`. Given `k` and "
+        "the integer positions `old (S,)` and `new (S,)`, return the renumbered `(..., S, E)` keys. "
+        "numpy or torch; no attncourse function.",
         solution='''
-            def rope_2d(x, rows, cols):
-                """Axial 2-D RoPE: x[..., :E/2] turns with the row, x[..., E/2:] with the column."""
+            def move_rotated_keys(k, old, new):
+                """Keys k (..., S, E) rotated at positions old (S,), returned as rotated at new (S,)."""
                 ### BEGIN SOLUTION
-                def rotate(part, positions):  # half-split RoPE of the part's own width w
-                    w = part.shape[-1]
-                    inv_freq = 10000.0 ** (-2 * np.arange(w // 2) / w)  # (w/2,)
-                    angles = np.asarray(positions)[:, None] * inv_freq  # (N, 1) * (w/2,) -> (N, w/2)
-                    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (N, w)
-                    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
-                    turned = np.concatenate([-part[..., w // 2:], part[..., :w // 2]], axis=-1)
-                    return part * cos + turned * sin
-
-                half = x.shape[-1] // 2
-                return np.concatenate([rotate(x[..., :half], rows), rotate(x[..., half:], cols)], axis=-1)
+                E = k.shape[-1]
+                inv_freq = 10000.0 ** (-2 * np.arange(E // 2) / E)  # (E/2,)
+                # turning by old and then by new - old is turning by new
+                angles = (np.asarray(new) - np.asarray(old))[:, None] * inv_freq  # (S, 1) * (E/2,) -> (S, E/2)
+                cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (S, E)
+                sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
+                turned = np.concatenate([-k[..., E // 2:], k[..., :E // 2]], axis=-1)  # rotate_half(k)
+                return k * cos + turned * sin
                 ### END SOLUTION
         ''',
-        reference=_rope_2d,
-        public_cases=_rope_2d_cases,
+        reference=_move_keys,
+        public_cases=_move_keys_cases,
         diagnoses=(
             Diagnosis(
-                "your rows and columns are swapped",
-                name="rows and columns swapped",
-                hint="x[..., :E/2] goes with rows",
-                variant=lambda x, r, c: _rope_2d(x, r, c, swap=True),
+                "your keys are turned as if the cache held them unrotated",
+                name="rotated on top",
+                hint="the cached keys already carry the rotation of their old positions",
+                variant=lambda k, o, n: _move_keys(k, o, n, "rotated on top"),
             ),
             Diagnosis(
-                "your frequencies are those of a head of E features, not of the half that turns",
-                name="frequencies of width E",
-                hint="the exponent's denominator is the width of the half that turns",
-                variant=lambda x, r, c: _rope_2d(x, r, c, width="full"),
+                "your keys are turned the wrong way",
+                name="turned backwards",
+                hint="a key moved to an earlier position turns back",
+                variant=lambda k, o, n: _move_keys(k, o, n, "reversed"),
             ),
             Diagnosis(
-                "you paired neighbouring features in each half (the interleaved layout), not the chapter's half-split pairs",
+                "your keys come back unrotated, not at their new positions",
+                name="rotation undone only",
+                hint="after undoing the old rotation, what is still missing?",
+                variant=lambda k, o, n: _move_keys(k, o, n, "unrotated"),
+            ),
+            Diagnosis(
+                "you paired neighbouring features (the interleaved layout); these keys were turned by the "
+                "chapter's half-split RoPE",
                 name="interleaved pairs",
-                hint="rotate_half within each half",
-                variant=lambda x, r, c: _rope_2d(x, r, c, interleaved=True),
+                hint="in the half-split layout, which feature is feature i's partner?",
+                variant=lambda k, o, n: _move_keys(k, o, n, "interleaved"),
             ),
         ),
     )
@@ -593,67 +587,72 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 7.7 another head of the same ALiBi layer (predict)
-def _head_weight(head=4, given=2, w0=0.2978, w1=0.2091, mode=None):
-    """Head ``head``'s weight on the query itself, from head ``given``'s first two weights."""
-    m = math.log(w0 / w1)  # each step back multiplies the weight by e^-m
-    if mode == "heads from 1":  # log2 of a slope taken as proportional to h: H never needed
-        slope = m ** (head / given)
-    else:
-        H = 2 ** round(math.log2(8.0 * (given + 1) / -math.log2(m)))  # a power of two
-        slope = 2.0 ** (-8.0 * (head + 1) / H)
-    if mode == "slope":
-        return np.array(slope)
-    if mode == "ratio":
-        return np.array(math.exp(-slope))
-    return np.array(1.0 - math.exp(-slope))  # a long sequence: the geometric sum is 1 / (1 - e^-m)
+# ----------------------------------------------------------------------------- 7.7 ALiBi in an encoder (predict)
+def _encoder_weight(mode=None, h=1, H=8, n=4096, i=2):
+    """The share of weight query ``i`` keeps on itself in a bidirectional ALiBi head, equal content scores."""
+    slope = 2.0 ** (-8.0 * (h + (0 if mode == "heads from 0" else 1)) / H)
+    j = np.arange(n)
+    if mode == "middle":  # a query far from both ends
+        i = n // 2
+    distance = np.abs(i - j).astype(np.float64)
+    if mode == "causal":
+        distance = np.where(j <= i, distance, np.inf)
+    if mode == "one side":
+        distance = np.where(j >= i, distance, np.inf)
+    weights = softmax(-slope * distance)
+    return np.array(weights[i])
 
 
 register(
     Exercise(
-        id="ch07.predict_alibi_head_weight",
+        id="ch07.predict_encoder_alibi_weight",
         number="7.7",
-        title="predict another head of the same ALiBi layer",
+        title="predict a weight of ALiBi in an encoder",
         points=1,
-        function="predict_alibi_head_weight",
+        function="predict_encoder_alibi_weight",
         kind="predict",
-        description="A causal layer uses ALiBi with the chapter's slopes; you do not know its head count "
-        "$H$ (a power of two). Take the last query of a 4096-token sequence whose content scores are "
-        "the same for every key. Head $h = 2$ puts 0.2978 of this query's attention weight on the query "
-        "itself and 0.2091 on the token just before it. What share of its weight does head $h = 4$ of "
-        "the same layer put on the query itself? Return it (within 0.5 %).",
+        description="An encoder reads its whole input both ways, with no causal mask, and takes ALiBi "
+        "into it: head $h$ penalises key $j$ for query $i$ by its slope times the distance $|i - j|$, "
+        "whichever side the key is on, with the chapter's slopes for $H = 8$ heads. The input has 4096 "
+        "tokens whose content scores are all the same. What share of its attention weight does the third "
+        "token (position 2) keep on itself in head $h = 1$? Return it (within 0.5 %).",
         solution='''
-            def predict_alibi_head_weight():
-                """Head 4's weight on the query itself, from head 2's weights on the query and the token before."""
+            def predict_encoder_alibi_weight():
+                """The share of weight position 2 of a 4096-token ALiBi encoder keeps on itself in head 1 of 8."""
                 ### BEGIN SOLUTION
-                # one step back multiplies a weight by e^-m: m_2 = ln(0.2978 / 0.2091) = 0.3536 = 2^-1.5,
-                # and m_2 = 2^(-8 * 3 / H) gives H = 16; m_4 = 2^(-8 * 5 / 16) = 2^-2.5 = 0.1768.
-                # Over 4096 keys the weights e^(-m d) sum to 1 / (1 - e^-m): the query keeps 1 - e^-m_4
-                return 0.1620
+                # slope 2^(-8 * 2 / 8) = 1/4; with r = e^(-1/4) the unnormalised weights are r^|2 - j|:
+                # 1 on itself, r + r^2 on the two keys before it, r + r^2 + ... (to 4093 terms) after it
+                return 0.1693
                 ### END SOLUTION
         ''',
-        reference=lambda: _head_weight(),
-        public_cases=lambda: grouped("prediction", Case("head 4, from head 2's first two weights")),
+        reference=lambda: _encoder_weight(),
+        public_cases=lambda: grouped("prediction", Case("position 2 of 4096, head 1 of 8")),
         tolerance=(0.005, 0.0),
-        hint="what does the ratio of two neighbouring weights tell you about a head's slope, and the slope about H?",
+        hint="with equal content scores, how do the weights on the keys before and after the query add up?",
         diagnoses=(
             Diagnosis(
-                "that is head 4's slope, not the share of weight the query keeps",
-                name="the slope",
-                hint="with equal content scores, how do the weights over all 4096 keys add up?",
-                variant=lambda: _head_weight(mode="slope"),
+                "that is what a causal head gives: this query also reads the keys after it",
+                name="causal",
+                hint="no mask: every key of the input is read",
+                variant=lambda: _encoder_weight(mode="causal"),
             ),
             Diagnosis(
-                "that is the ratio between two neighbouring weights of head 4, not the query's own share",
-                name="the ratio",
-                hint="the weights over all keys add up to 1",
-                variant=lambda: _head_weight(mode="ratio"),
+                "that is the share of a query far from both ends of the input",
+                name="far from the ends",
+                hint="how many keys lie before position 2?",
+                variant=lambda: _encoder_weight(mode="middle"),
             ),
             Diagnosis(
-                "that is the share if heads were counted from 1",
-                name="heads from 1",
-                hint="the first head is h = 0",
-                variant=lambda: _head_weight(mode="heads from 1"),
+                "that is the share if only the keys on one side of the query counted",
+                name="one side only",
+                hint="the keys before the query are penalised too",
+                variant=lambda: _encoder_weight(mode="one side"),
+            ),
+            Diagnosis(
+                "that is the share with another head's slope",
+                name="heads from 0",
+                hint="the chapter's first head is h = 0",
+                variant=lambda: _encoder_weight(mode="heads from 0"),
             ),
         ),
     )
