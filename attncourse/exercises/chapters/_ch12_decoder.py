@@ -403,7 +403,9 @@ register(
                     return (h - mean) / np.sqrt(var + 1e-5) * wb[0] + wb[1]
 
                 def attention(h, source, i, mask):  # h (T, d), source (N, d), mask (T, N)
-                    split = lambda a: a.reshape(a.shape[0], n_heads, -1).transpose(1, 0, 2)  # (H, rows, d / H)
+                    def split(a):  # (rows, d) -> (H, rows, d / H)
+                        return a.reshape(a.shape[0], n_heads, -1).transpose(1, 0, 2)
+
                     q, k, v = (split(linear(a, attn_w[i, j], attn_b[i, j])) for j, a in enumerate((h, source, source)))
                     scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])  # (H, T, N)
                     weights = softmax(np.where(mask, scores, -np.inf))
