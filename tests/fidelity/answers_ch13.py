@@ -1,43 +1,48 @@
 """Chapter 13 (beyond softmax): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch13.gated_linear_attention": {
-        "the recurrence, token by token": """
-            def gated_linear_attention(q, k, v, decay):
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = decay[..., t, None, None] * S + k[..., t, :, None] * v[..., t, None, :]
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
-                return np.stack(outs, axis=-2)
+    "ch13.recover_decays": {
+        "einsum loop": """
+            def recover_decays(q, k, v, out):
+                S = np.einsum("...e,...f->...ef", k[..., 0, :], v[..., 0, :])
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    rest = out[..., t, :] - np.einsum("...e,...e->...", q[..., t, :], k[..., t, :])[..., None] * v[..., t, :]
+                    a = np.einsum("...f,...f->...", rest, read) / np.einsum("...f,...f->...", read, read)
+                    found.append(a)
+                    S = a[..., None, None] * S + np.einsum("...e,...f->...ef", k[..., t, :], v[..., t, :])
+                return np.stack(found, -1)
         """,
-        "torch recurrence, float32": """
-            def gated_linear_attention(q, k, v, decay):
-                q, k, v, a = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, decay))
-                S = torch.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = a[..., t, None, None] * S + torch.einsum("...e,...f->...ef", k[..., t, :], v[..., t, :])
-                    outs.append(torch.einsum("...e,...ef->...f", q[..., t, :], S))
-                return torch.stack(outs, dim=-2).numpy()
+        "torch, float32": """
+            def recover_decays(q, k, v, out):
+                q, k, v, out = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, out))
+                S = k[..., 0, :, None] * v[..., 0, None, :]
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = (q[..., t, None, :] @ S)[..., 0, :]
+                    rest = out[..., t, :] - (q[..., t, :] * k[..., t, :]).sum(-1, keepdim=True) * v[..., t, :]
+                    a = (rest * read).sum(-1) / (read * read).sum(-1)
+                    found.append(a)
+                    S = a[..., None, None] * S + k[..., t, :, None] * v[..., t, None, :]
+                return torch.stack(found, -1).numpy()
         """,
-        "helper in an added cell, products row by row": [
-            """
-            def _decay_matrix(a):
-                L = a.shape[-1]
-                D = np.zeros(a.shape[:-1] + (L, L))
-                for t in range(L):
-                    running = np.ones(a.shape[:-1])
-                    for j in range(t, -1, -1):
-                        D[..., t, j] = running
-                        running = running * a[..., j]
-                return D
-            """,
-            """
-            def gated_linear_attention(q, k, v, decay):
-                return (np.einsum("...te,...je->...tj", q, k) * _decay_matrix(decay)) @ v
-            """,
-        ],
+        "the reading as a sum over earlier keys, decay products kept": """
+            def recover_decays(q, k, v, out):
+                L = q.shape[-2]
+                sims = q @ np.swapaxes(k, -1, -2)  # (..., L, L)
+                found = []
+                for t in range(1, L):
+                    read = np.zeros(v.shape[:-2] + v.shape[-1:])
+                    for j in range(t):  # key j reaches token t - 1's state times decay_(j+1) ... decay_(t-1)
+                        w = np.ones(q.shape[:-2])
+                        for i in range(j + 1, t):
+                            w = w * found[i - 1]
+                        read = read + (w * sims[..., t, j])[..., None] * v[..., j, :]
+                    rest = out[..., t, :] - sims[..., t, t, None] * v[..., t, :]
+                    found.append((rest * read).sum(-1) / (read * read).sum(-1))
+                return np.stack(found, -1)
+        """,
     },
     "ch13.chunked_delta_rule": {
         "forward substitution in each chunk": """
@@ -225,30 +230,33 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch13.gated_linear_attention": {
-        "ratio of cumulative products": """
-            def gated_linear_attention(q, k, v, decay):
-                P = np.cumprod(decay, axis=-1)
-                D = np.tril(P[..., :, None] / P[..., None, :])
-                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+    "ch13.recover_decays": {
+        "own write left in": """
+            def recover_decays(q, k, v, out):
+                S = k[..., 0, :, None] * v[..., 0, None, :]
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    a = np.sum(out[..., t, :] * read, -1) / np.sum(read * read, -1)
+                    found.append(a)
+                    S = a[..., None, None] * S + k[..., t, :, None] * v[..., t, None, :]
+                return np.stack(found, -1)
         """,
-        "decay applied to the new write too": """
-            def gated_linear_attention(q, k, v, decay):
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = decay[..., t, None, None] * (S + k[..., t, :, None] * v[..., t, None, :])
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
-                return np.stack(outs, axis=-2)
+        "state rebuilt without the decays": """
+            def recover_decays(q, k, v, out):
+                S = k[..., 0, :, None] * v[..., 0, None, :]
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    rest = out[..., t, :] - np.sum(q[..., t, :] * k[..., t, :], -1)[..., None] * v[..., t, :]
+                    found.append(np.sum(rest * read, -1) / np.sum(read * read, -1))
+                    S = S + k[..., t, :, None] * v[..., t, None, :]
+                return np.stack(found, -1)
         """,
-        "the decays of the earlier tokens": """
-            def gated_linear_attention(q, k, v, decay):
-                L = q.shape[-2]
-                D = np.zeros(decay.shape[:-1] + (L, L))
-                for t in range(L):
-                    for j in range(t + 1):
-                        D[..., t, j] = np.prod(decay[..., j:t], axis=-1)
-                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+        "ratio of successive output norms": """
+            def recover_decays(q, k, v, out):
+                n = np.linalg.norm(out, axis=-1)
+                return n[..., 1:] / n[..., :-1]
         """,
     },
     "ch13.chunked_delta_rule": {
