@@ -10,8 +10,8 @@ def predict_hybrid_mib():
     return grouped("prediction", Case("the same hybrid and sequence"))
 
 
-def predict_hybrid_half():
-    return grouped("prediction", Case("the same layers, half the memory"))
+def predict_mla_hybrid_tokens():
+    return grouped("prediction", Case("the same stack"))
 
 
 def recover_decays():
@@ -121,6 +121,6 @@ HIDDEN = {
     "ch13.recover_decays": recover_decays,
     "ch13.chunked_delta_rule": chunked_delta_rule,
     "ch13.topk_causal": topk_causal,
-    "ch13.predict_hybrid_half": predict_hybrid_half,
+    "ch13.predict_mla_hybrid_tokens": predict_mla_hybrid_tokens,
     "ch13.chunked_linear": chunked_linear,
 }

@@ -188,7 +188,7 @@ NEW_SITUATIONS = {
         "ch13.recover_decays": "a gated layer's per-token decays recovered from its outputs (the chapter runs the layer forward)",
         "ch13.chunked_delta_rule": "the delta rule in chunks (the chapter shows it one position at a time)",
         "ch13.topk_causal": "a bug in causal top-k attention, found from its outputs (the chapter calls the package's)",
-        "ch13.predict_hybrid_half": "the context at which a hybrid keeps half the memory, never computed there",
+        "ch13.predict_mla_hybrid_tokens": "a hybrid with MLA as its softmax layer and per-channel decays, which the chapter only names",
         "ch13.chunked_linear": "the chunked form of linear attention (the chapter shows the recurrence and the quadratic form)",
     },
 }

@@ -51,6 +51,6 @@ PROMISES = {
     "ch13.recover_decays": _recover_decays,
     "ch13.chunked_delta_rule": _chunked_delta,
     "ch13.topk_causal": _topk,
-    "ch13.predict_hybrid_half": _none,
+    "ch13.predict_mla_hybrid_tokens": _none,
     "ch13.chunked_linear": _chunked_linear,
 }

@@ -99,22 +99,21 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.predict_hybrid_half": {
+    "ch13.predict_mla_hybrid_tokens": {
         "the literal": """
-            def predict_hybrid_half():
-                return 768
+            def predict_mla_hybrid_tokens():
+                return 2730.7
         """,
-        "solved with the chapter's numpy": """
-            def predict_hybrid_half():
-                cache, state = 2 * 4 * 128 * 2, 16 * 128**2 * 2
-                # 4 layers: all softmax 4 c T; hybrid c T + 3 s
-                return np.linalg.solve([[4 * cache / 2 - cache]], [3 * state])[0]
+        "in bytes, with numpy": """
+            def predict_mla_hybrid_tokens():
+                states = np.prod([18, 32, 128, 128, 2])
+                per_token = 6 * (512 + 64) * 2
+                return states / per_token
         """,
-        "torch float32": """
-            def predict_hybrid_half():
-                c = torch.tensor(2048.0)
-                s = torch.tensor(16 * 128 * 128 * 2.0)
-                return float(3 * s / (2 * c - c))
+        "torch float32, per group of four layers": """
+            def predict_mla_hybrid_tokens():
+                state = torch.tensor(32 * 128 * 128, dtype=torch.float32)
+                return float(3 * state / torch.tensor(576.0))
         """,
     },
     "ch13.predict_hybrid_mib": {
@@ -293,18 +292,22 @@ WRONG = {
                 return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
         """,
     },
-    "ch13.predict_hybrid_half": {
-        "keys only": """
-            def predict_hybrid_half():
-                return 3 * 16 * 128 * 128 * 2 / (4 * 128 * 2)
+    "ch13.predict_mla_hybrid_tokens": {
+        "keys and values per head": """
+            def predict_mla_hybrid_tokens():
+                return 18 * 32 * 128 * 128 / (6 * 2 * 32 * 128)
         """,
-        "the hybrid's cache left out": """
-            def predict_hybrid_half():
-                return 3 * 16 * 128 * 128 * 2 / (2 * 2 * 4 * 128 * 2)
+        "latent only": """
+            def predict_mla_hybrid_tokens():
+                return 18 * 32 * 128 * 128 / (6 * 512)
         """,
-        "where the hybrid keeps a quarter": """
-            def predict_hybrid_half():
-                return 4 * 16 * 128 * 128 * 2 / (2 * 4 * 128 * 2)
+        "one layer of each": """
+            def predict_mla_hybrid_tokens():
+                return 32 * 128 * 128 / 576
+        """,
+        "decays stored per channel": """
+            def predict_mla_hybrid_tokens():
+                return 18 * 32 * (128 * 128 + 128) / (6 * 576)
         """,
     },
     "ch13.predict_hybrid_mib": {

@@ -1,5 +1,5 @@
 """Chapter 13 exercises: a hybrid's memory, a gated layer's decays from its outputs, the chunked delta
-rule (in ``_ch13_chunked``), causal top-k attention, where a hybrid halves the memory, and chunked
+rule (in ``_ch13_chunked``), causal top-k attention, where an MLA hybrid's cache catches up with its states, and chunked
 linear attention."""
 
 from __future__ import annotations
@@ -302,62 +302,66 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 13.5 hybrid at half the memory (predict)
-def _half_tokens(kv=2, state_heads=16, hybrid_cache=True, ratio=0.5, every=4):
-    cache = kv * 4 * 128 * 2  # bytes a token, per softmax layer (4 KV heads of 128, bfloat16)
-    state = state_heads * 128 * 128 * 2  # bytes per DeltaNet layer
-    # hybrid / all-softmax = (cache T / every + (1 - 1 / every) state) / (cache T) = ratio
-    own = 1 / every if hybrid_cache else 0.0
-    return np.array((1 - 1 / every) * state / (cache * (ratio - own)))
+# ----------------------------------------------------------------------------- 13.5 an MLA hybrid's crossover (predict)
+def _mla_crossover(per_token=512 + 64, state_extra=0, mla_layers=6, kda_layers=18):
+    state = 32 * (128 * 128 + state_extra)  # numbers per KDA layer: 32 heads of d_k x d_v
+    return np.array(kda_layers * state / (mla_layers * per_token))  # tokens; bytes per number cancel
 
 
 register(
     Exercise(
-        id="ch13.predict_hybrid_half",
+        id="ch13.predict_mla_hybrid_tokens",
         number="13.5",
-        title="predict where a hybrid halves the memory",
+        title="predict where an MLA hybrid's cache catches up with its states",
         points=1,
-        function="predict_hybrid_half",
-        hint="write both memories as functions of the context T, per layer of the stack, and set their ratio to 1/2",
+        function="predict_mla_hybrid_tokens",
+        hint="chapter 11 counts what an MLA layer caches per token; a KDA layer keeps what a Gated DeltaNet layer keeps",
         kind="predict",
-        description="Take 13.1's layers: a softmax layer with 4 key/value heads of width 128, a Gated "
-        "DeltaNet layer with 16 value heads whose keys and values have width 128, everything in "
-        "bfloat16. Compare a model whose layers are all softmax layers with the hybrid of the same depth "
-        "that makes every fourth layer a softmax layer and the others DeltaNet layers. Before running "
-        "anything: for one sequence, at what context length $T$ (in tokens) does the hybrid keep exactly "
-        "half the memory (KV cache plus states) of the all-softmax model? Return $T$; within 1% passes.",
+        description="Kimi Linear pairs Kimi Delta Attention (KDA: a Gated DeltaNet whose decay is set per key "
+        "channel, computed from each token) with chapter 11's latent attention (MLA) as its softmax layer. "
+        "Take a 24-layer stack of that kind: every fourth layer is an MLA layer with 32 heads of width 128, "
+        "a latent of width 512 and a shared RoPE key of width 64; the other layers are KDA layers with 32 "
+        "heads whose keys and values have width 128. Everything is stored in bfloat16. Before running "
+        "anything: for one sequence, at what context length $T$ (in tokens, not necessarily a whole number) "
+        "do the MLA layers' caches take exactly as much memory as the KDA layers' states? Return $T$; "
+        "within 0.5% passes.",
         solution='''
-            def predict_hybrid_half():
-                """The context length at which the 1-in-4 hybrid keeps half the all-softmax memory."""
+            def predict_mla_hybrid_tokens():
+                """The context length at which the MLA layers' caches equal the KDA layers' states."""
                 ### BEGIN SOLUTION
-                cache = 2 * 4 * 128 * 2  # bytes a token in one softmax layer: (k, v) x KV heads x width x bytes
-                state = 16 * 128 * 128 * 2  # bytes of one DeltaNet layer's states
-                # per four layers: hybrid cache T + 3 state = (4 cache T) / 2  ->  T = 3 state / cache
-                return 3 * state / cache
+                mla_per_token = 512 + 64  # latent + shared RoPE key, per token and MLA layer (chapter 11)
+                kda_state = 32 * 128 * 128  # heads x d_k x d_v per KDA layer; the decays are not kept
+                return 18 * kda_state / (6 * mla_per_token)  # 18 KDA and 6 MLA layers; bfloat16 cancels
                 ### END SOLUTION
         ''',
-        reference=_half_tokens,
+        reference=_mla_crossover,
         needs=("import numpy as np", "import torch"),
-        public_cases=lambda: grouped("prediction", Case("1 softmax layer in 4, bfloat16, half the memory")),
-        tolerance=(0.01, 0.0),
+        public_cases=lambda: grouped("prediction", Case("24 layers, one MLA layer in four, bfloat16")),
+        tolerance=(0.005, 0.0),
         diagnoses=(
             Diagnosis(
-                "the cache counted with keys only: what does a softmax layer keep for a token besides its key?",
-                name="keys only",
-                hint="each token keeps a key and a value in each softmax layer",
-                variant=lambda: _half_tokens(kv=1),
+                "the MLA layers counted as caching keys and values per head: what does an MLA layer keep for a token?",
+                name="MLA cached as per-head keys and values",
+                hint="an MLA layer caches its latent and its shared RoPE key, once per token",
+                variant=lambda: _mla_crossover(per_token=2 * 32 * 128),
             ),
             Diagnosis(
-                "the states counted per key/value head: how many states does a DeltaNet layer keep?",
-                name="states per KV head",
-                hint="one d_k x d_v state per value head: 16 of them",
-                variant=lambda: _half_tokens(state_heads=4),
+                "the MLA cache counted without its RoPE key: what else does an MLA layer keep for a token?",
+                name="RoPE key left out",
+                hint="the latent cannot carry the rotated key: it is cached beside it",
+                variant=lambda: _mla_crossover(per_token=512),
             ),
             Diagnosis(
-                "the hybrid's softmax layers left out: which layers of the hybrid keep a cache too?",
-                name="hybrid cache left out",
-                hint="the hybrid keeps a cache in one layer of four and states in the other three",
-                variant=lambda: _half_tokens(hybrid_cache=False),
+                "the decays counted as part of the state: does a KDA layer keep its decays from token to token?",
+                name="decays kept in the state",
+                hint="each token's decays are computed from that token and used at once",
+                variant=lambda: _mla_crossover(state_extra=128),
+            ),
+            Diagnosis(
+                "one MLA layer against one KDA layer: how many of each does the stack have?",
+                name="one layer of each",
+                hint="one layer in four is an MLA layer: 6 of them, and 18 KDA layers",
+                variant=lambda: _mla_crossover(mla_layers=1, kda_layers=1),
             ),
         ),
     )
