@@ -259,6 +259,20 @@ WRONG = {
         """,
     },
     "ch13.chunked_delta_rule": {
+        "token by token over a copy of each chunk (the method rule)": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                L, E = q.shape[-2:]
+                S = np.zeros(q.shape[:-2] + (E, v.shape[-1]))
+                outs = []
+                for s in range(0, L, chunk_size):
+                    qc, kc, vc = (x[..., s : s + chunk_size, :].copy() for x in (q, k, v))
+                    for t in range(qc.shape[-2]):
+                        kt, vt = kc[..., t : t + 1, :], vc[..., t : t + 1, :]
+                        u = beta[..., s + t, None, None] * (vt - kt @ S)
+                        S = S + np.swapaxes(kt, -1, -2) @ u
+                        outs.append(qc[..., t : t + 1, :] @ S)
+                return np.concatenate(outs, axis=-2) / np.sqrt(E)
+        """,
         "token by token (the method rule)": """
             def chunked_delta_rule(q, k, v, beta, chunk_size):
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
