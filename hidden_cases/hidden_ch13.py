@@ -1,5 +1,5 @@
 """Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays of 0 and
-of 1e-200, top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
+1 among recovered ones, top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
 
 import numpy as np
 
@@ -10,48 +10,30 @@ def predict_hybrid_mib():
     return grouped("prediction", Case("the same hybrid and sequence"))
 
 
-def predict_hybrid_half():
-    return grouped("prediction", Case("the same layers, half the memory"))
+def predict_mla_hybrid_tokens():
+    return grouped("prediction", Case("the same stack"))
 
 
-def gated_linear_attention():
+def recover_decays():
+    from attncourse.exercises.chapters.ch13 import _gated_linear
+
     rng = np.random.default_rng(1912)
     n, u = rng.normal, rng.uniform
+
+    def case(name, shape, Ev, decay, dtype=np.float64):
+        *lead, L, E = shape
+        q, k, v = n(size=shape), n(size=shape), n(size=(*lead, L, Ev))
+        out = _gated_linear(q, k, v, np.asarray(decay, dtype=np.float64))
+        return Case(name, q=q.astype(dtype), k=k.astype(dtype), v=v.astype(dtype), out=out.astype(dtype))
+
     return (
-        grouped(
-            "decays",
-            Case("L=9, E=1, Ev=4", q=n(size=(9, 1)), k=n(size=(9, 1)), v=n(size=(9, 4)), decay=u(0.3, 1, 9)),
-        )
+        grouped("decays", case("L=9, E=2, Ev=4", (9, 2), 4, u(0.3, 1, 9)))
         + grouped(
-            "decays at or near 0",
-            Case(
-                "L=7, decays 0 at the start and at the end",
-                q=n(size=(7, 2)),
-                k=n(size=(7, 2)),
-                v=n(size=(7, 3)),
-                decay=np.array([0.0, 0.9, 0.5, 1e-200, 1e-200, 0.8, 0.0]),
-            ),
+            "decays of 0 and 1",
+            case("L=6, decays 0 at the start and at the end, 1 between", (6, 3), 3, [0.0, 0.9, 1.0, 1.0, 0.6, 0.0]),
         )
-        + grouped(
-            "batch dims",
-            Case(
-                "batch (2, 2), L=3",
-                q=n(size=(2, 2, 3, 2)),
-                k=n(size=(2, 2, 3, 2)),
-                v=n(size=(2, 2, 3, 3)),
-                decay=u(0, 1, (2, 2, 3)),
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=6, decays near 1",
-                q=n(size=(6, 3)).astype(np.float32),
-                k=n(size=(6, 3)).astype(np.float32),
-                v=n(size=(6, 2)).astype(np.float32),
-                decay=u(0.9, 1, 6).astype(np.float32),
-            ),
-        )
+        + grouped("batch dims", case("batch (2, 2), L=4", (2, 2, 4, 3), 2, u(0.2, 1, (2, 2, 4))))
+        + grouped("dtype", case("float32, L=6, decays near 1", (6, 3), 2, u(0.9, 1, 6), dtype=np.float32))
     )
 
 
@@ -136,9 +118,9 @@ def chunked_linear():
 
 HIDDEN = {
     "ch13.predict_hybrid_mib": predict_hybrid_mib,
-    "ch13.gated_linear_attention": gated_linear_attention,
+    "ch13.recover_decays": recover_decays,
     "ch13.chunked_delta_rule": chunked_delta_rule,
     "ch13.topk_causal": topk_causal,
-    "ch13.predict_hybrid_half": predict_hybrid_half,
+    "ch13.predict_mla_hybrid_tokens": predict_mla_hybrid_tokens,
     "ch13.chunked_linear": chunked_linear,
 }

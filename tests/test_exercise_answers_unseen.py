@@ -185,10 +185,10 @@ NEW_SITUATIONS = {
     },
     "ch13": {
         "ch13.predict_hybrid_mib": "the memory of a hybrid configuration the chapter does not tabulate",
-        "ch13.gated_linear_attention": "the gate on linear attention, with decays of 0 and products that underflow",
+        "ch13.recover_decays": "a gated layer's per-token decays recovered from its outputs (the chapter runs the layer forward)",
         "ch13.chunked_delta_rule": "the delta rule in chunks (the chapter shows it one position at a time)",
-        "ch13.topk_causal": "ranking keys before the causal mask is applied",
-        "ch13.predict_hybrid_half": "the context at which a hybrid keeps half the memory, never computed there",
+        "ch13.topk_causal": "a bug in causal top-k attention, found from its outputs (the chapter calls the package's)",
+        "ch13.predict_mla_hybrid_tokens": "a hybrid with MLA as its softmax layer and per-channel decays, which the chapter only names",
         "ch13.chunked_linear": "the chunked form of linear attention (the chapter shows the recurrence and the quadratic form)",
     },
 }

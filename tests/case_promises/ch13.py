@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rules import dtype_in, finite, in_range, integer, shape_is
+from ._rules import dtype_in, finite, integer, shape_is
 
 FLOATS = ("float32", "float64")
 
@@ -24,8 +24,11 @@ def _qkv(c, per_position=()):
     return p
 
 
-def _gated_linear(c):
-    return _qkv(c, ("decay",)) + in_range("decay", c["decay"], 0.0, 1.0)
+def _recover_decays(c):
+    q = np.asarray(c["q"])
+    p = _qkv(c) + shape_is("out", c["out"], q.shape[:-1] + (np.asarray(c["v"]).shape[-1],))
+    p += dtype_in("out", c["out"], FLOATS) + finite("out", c["out"])
+    return p + ([] if q.shape[-2] >= 2 else ["L must be >= 2 (decays of positions 1 to L - 1)"])
 
 
 def _chunked_delta(c):
@@ -45,9 +48,9 @@ def _chunked_linear(c):
 
 PROMISES = {
     "ch13.predict_hybrid_mib": _none,
-    "ch13.gated_linear_attention": _gated_linear,
+    "ch13.recover_decays": _recover_decays,
     "ch13.chunked_delta_rule": _chunked_delta,
     "ch13.topk_causal": _topk,
-    "ch13.predict_hybrid_half": _none,
+    "ch13.predict_mla_hybrid_tokens": _none,
     "ch13.chunked_linear": _chunked_linear,
 }

@@ -1,43 +1,48 @@
 """Chapter 13 (beyond softmax): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch13.gated_linear_attention": {
-        "the recurrence, token by token": """
-            def gated_linear_attention(q, k, v, decay):
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = decay[..., t, None, None] * S + k[..., t, :, None] * v[..., t, None, :]
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
-                return np.stack(outs, axis=-2)
+    "ch13.recover_decays": {
+        "einsum loop": """
+            def recover_decays(q, k, v, out):
+                S = np.einsum("...e,...f->...ef", k[..., 0, :], v[..., 0, :])
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    rest = out[..., t, :] - np.einsum("...e,...e->...", q[..., t, :], k[..., t, :])[..., None] * v[..., t, :]
+                    a = np.einsum("...f,...f->...", rest, read) / np.einsum("...f,...f->...", read, read)
+                    found.append(a)
+                    S = a[..., None, None] * S + np.einsum("...e,...f->...ef", k[..., t, :], v[..., t, :])
+                return np.stack(found, -1)
         """,
-        "torch recurrence, float32": """
-            def gated_linear_attention(q, k, v, decay):
-                q, k, v, a = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, decay))
-                S = torch.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = a[..., t, None, None] * S + torch.einsum("...e,...f->...ef", k[..., t, :], v[..., t, :])
-                    outs.append(torch.einsum("...e,...ef->...f", q[..., t, :], S))
-                return torch.stack(outs, dim=-2).numpy()
+        "torch, float32": """
+            def recover_decays(q, k, v, out):
+                q, k, v, out = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, out))
+                S = k[..., 0, :, None] * v[..., 0, None, :]
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = (q[..., t, None, :] @ S)[..., 0, :]
+                    rest = out[..., t, :] - (q[..., t, :] * k[..., t, :]).sum(-1, keepdim=True) * v[..., t, :]
+                    a = (rest * read).sum(-1) / (read * read).sum(-1)
+                    found.append(a)
+                    S = a[..., None, None] * S + k[..., t, :, None] * v[..., t, None, :]
+                return torch.stack(found, -1).numpy()
         """,
-        "helper in an added cell, products row by row": [
-            """
-            def _decay_matrix(a):
-                L = a.shape[-1]
-                D = np.zeros(a.shape[:-1] + (L, L))
-                for t in range(L):
-                    running = np.ones(a.shape[:-1])
-                    for j in range(t, -1, -1):
-                        D[..., t, j] = running
-                        running = running * a[..., j]
-                return D
-            """,
-            """
-            def gated_linear_attention(q, k, v, decay):
-                return (np.einsum("...te,...je->...tj", q, k) * _decay_matrix(decay)) @ v
-            """,
-        ],
+        "the reading as a sum over earlier keys, decay products kept": """
+            def recover_decays(q, k, v, out):
+                L = q.shape[-2]
+                sims = q @ np.swapaxes(k, -1, -2)  # (..., L, L)
+                found = []
+                for t in range(1, L):
+                    read = np.zeros(v.shape[:-2] + v.shape[-1:])
+                    for j in range(t):  # key j reaches token t - 1's state times decay_(j+1) ... decay_(t-1)
+                        w = np.ones(q.shape[:-2])
+                        for i in range(j + 1, t):
+                            w = w * found[i - 1]
+                        read = read + (w * sims[..., t, j])[..., None] * v[..., j, :]
+                    rest = out[..., t, :] - sims[..., t, t, None] * v[..., t, :]
+                    found.append((rest * read).sum(-1) / (read * read).sum(-1))
+                return np.stack(found, -1)
+        """,
     },
     "ch13.chunked_delta_rule": {
         "forward substitution in each chunk": """
@@ -94,22 +99,21 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.predict_hybrid_half": {
+    "ch13.predict_mla_hybrid_tokens": {
         "the literal": """
-            def predict_hybrid_half():
-                return 768
+            def predict_mla_hybrid_tokens():
+                return 2730.7
         """,
-        "solved with the chapter's numpy": """
-            def predict_hybrid_half():
-                cache, state = 2 * 4 * 128 * 2, 16 * 128**2 * 2
-                # 4 layers: all softmax 4 c T; hybrid c T + 3 s
-                return np.linalg.solve([[4 * cache / 2 - cache]], [3 * state])[0]
+        "in bytes, with numpy": """
+            def predict_mla_hybrid_tokens():
+                states = np.prod([18, 32, 128, 128, 2])
+                per_token = 6 * (512 + 64) * 2
+                return states / per_token
         """,
-        "torch float32": """
-            def predict_hybrid_half():
-                c = torch.tensor(2048.0)
-                s = torch.tensor(16 * 128 * 128 * 2.0)
-                return float(3 * s / (2 * c - c))
+        "torch float32, per group of four layers": """
+            def predict_mla_hybrid_tokens():
+                state = torch.tensor(32 * 128 * 128, dtype=torch.float32)
+                return float(3 * state / torch.tensor(576.0))
         """,
     },
     "ch13.predict_hybrid_mib": {
@@ -225,33 +229,50 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch13.gated_linear_attention": {
-        "ratio of cumulative products": """
-            def gated_linear_attention(q, k, v, decay):
-                P = np.cumprod(decay, axis=-1)
-                D = np.tril(P[..., :, None] / P[..., None, :])
-                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+    "ch13.recover_decays": {
+        "own write left in": """
+            def recover_decays(q, k, v, out):
+                S = k[..., 0, :, None] * v[..., 0, None, :]
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    a = np.sum(out[..., t, :] * read, -1) / np.sum(read * read, -1)
+                    found.append(a)
+                    S = a[..., None, None] * S + k[..., t, :, None] * v[..., t, None, :]
+                return np.stack(found, -1)
         """,
-        "decay applied to the new write too": """
-            def gated_linear_attention(q, k, v, decay):
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
-                outs = []
-                for t in range(q.shape[-2]):
-                    S = decay[..., t, None, None] * (S + k[..., t, :, None] * v[..., t, None, :])
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
-                return np.stack(outs, axis=-2)
+        "state rebuilt without the decays": """
+            def recover_decays(q, k, v, out):
+                S = k[..., 0, :, None] * v[..., 0, None, :]
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    rest = out[..., t, :] - np.sum(q[..., t, :] * k[..., t, :], -1)[..., None] * v[..., t, :]
+                    found.append(np.sum(rest * read, -1) / np.sum(read * read, -1))
+                    S = S + k[..., t, :, None] * v[..., t, None, :]
+                return np.stack(found, -1)
         """,
-        "the decays of the earlier tokens": """
-            def gated_linear_attention(q, k, v, decay):
-                L = q.shape[-2]
-                D = np.zeros(decay.shape[:-1] + (L, L))
-                for t in range(L):
-                    for j in range(t + 1):
-                        D[..., t, j] = np.prod(decay[..., j:t], axis=-1)
-                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+        "ratio of successive output norms": """
+            def recover_decays(q, k, v, out):
+                n = np.linalg.norm(out, axis=-1)
+                return n[..., 1:] / n[..., :-1]
         """,
     },
     "ch13.chunked_delta_rule": {
+        "token by token over a copy of each chunk (the method rule)": """
+            def chunked_delta_rule(q, k, v, beta, chunk_size):
+                L, E = q.shape[-2:]
+                S = np.zeros(q.shape[:-2] + (E, v.shape[-1]))
+                outs = []
+                for s in range(0, L, chunk_size):
+                    qc, kc, vc = (x[..., s : s + chunk_size, :].copy() for x in (q, k, v))
+                    for t in range(qc.shape[-2]):
+                        kt, vt = kc[..., t : t + 1, :], vc[..., t : t + 1, :]
+                        u = beta[..., s + t, None, None] * (vt - kt @ S)
+                        S = S + np.swapaxes(kt, -1, -2) @ u
+                        outs.append(qc[..., t : t + 1, :] @ S)
+                return np.concatenate(outs, axis=-2) / np.sqrt(E)
+        """,
         "token by token (the method rule)": """
             def chunked_delta_rule(q, k, v, beta, chunk_size):
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
@@ -285,18 +306,22 @@ WRONG = {
                 return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
         """,
     },
-    "ch13.predict_hybrid_half": {
-        "keys only": """
-            def predict_hybrid_half():
-                return 3 * 16 * 128 * 128 * 2 / (4 * 128 * 2)
+    "ch13.predict_mla_hybrid_tokens": {
+        "keys and values per head": """
+            def predict_mla_hybrid_tokens():
+                return 18 * 32 * 128 * 128 / (6 * 2 * 32 * 128)
         """,
-        "the hybrid's cache left out": """
-            def predict_hybrid_half():
-                return 3 * 16 * 128 * 128 * 2 / (2 * 2 * 4 * 128 * 2)
+        "latent only": """
+            def predict_mla_hybrid_tokens():
+                return 18 * 32 * 128 * 128 / (6 * 512)
         """,
-        "where the hybrid keeps a quarter": """
-            def predict_hybrid_half():
-                return 4 * 16 * 128 * 128 * 2 / (2 * 4 * 128 * 2)
+        "one layer of each": """
+            def predict_mla_hybrid_tokens():
+                return 32 * 128 * 128 / 576
+        """,
+        "decays stored per channel": """
+            def predict_mla_hybrid_tokens():
+                return 18 * 32 * (128 * 128 + 128) / (6 * 576)
         """,
     },
     "ch13.predict_hybrid_mib": {

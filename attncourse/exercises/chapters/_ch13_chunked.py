@@ -17,8 +17,9 @@ __all__ = ["TokenReads", "chunked_delta"]
 class _Watched(np.ndarray):
     """An input whose indexing is watched: reading one position of its token axis is counted.
 
-    Only ``__getitem__`` makes a watched array (a slice of the token axis stays watched, so a
-    chunk's rows are watched too); whatever numpy computes from it is a plain array."""
+    Only ``__getitem__`` and a copy make a watched array (a slice of the token axis stays watched,
+    so a chunk's rows are watched too, and so is their ``.copy()`` or ``np.copy``); whatever numpy
+    computes from it is a plain array."""
 
     _watch: Optional[list] = None  # [count, token axis (negative)]
 
@@ -41,7 +42,14 @@ class _Watched(np.ndarray):
             kwargs["out"] = self._strip(kwargs["out"])
         return getattr(ufunc, method)(*self._strip(inputs), **kwargs)
 
+    def copy(self, order: str = "C") -> "_Watched":  # a copy of watched rows is watched the same
+        out = self._plain().copy(order).view(_Watched)
+        out._watch = self._watch
+        return out
+
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if func is np.copy and args and isinstance(args[0], _Watched) and args[0]._watch is not None:
+            return args[0].copy()
         return func(*self._strip(args), **{k: self._strip(v) for k, v in kwargs.items()})
 
     def _token_item(self, key: Any) -> Any:
@@ -87,8 +95,9 @@ class TokenReads:
     An answer that turns its inputs into plain arrays or tensors first is not seen (a stated limit)."""
 
     rule = (
-        "read `q`, `k` and `v` a chunk at a time: an answer that indexes or iterates any of them one "
-        "position at a time scores 0 (checked while it runs)."
+        "read `q`, `k` and `v` a chunk at a time: an answer "
+        "that indexes or iterates any of them, a chunk of them or a copy of it one position at a time "
+        "scores 0 (checked while it runs)."
     )
 
     def __init__(self) -> None:
@@ -207,8 +216,9 @@ register(
         "`v (..., L, Ev)`, `beta (..., L)`: it must return the same `out (..., L, Ev)` as the chapter's "
         "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay, outputs scaled by "
         "$1/\\sqrt{E}$) for any `chunk_size` (the last chunk may be shorter). Read `q`, `k` and `v` a "
-        "chunk at a time: an answer that indexes or iterates any of them one position at a time scores 0 "
-        "(checked while it runs); what you compute from a chunk's rows is yours to loop over.",
+        "chunk at a time: an answer that indexes or iterates "
+        "any of them, a chunk of them or a copy of it one position at a time scores 0 (checked while "
+        "it runs).",
         solution='''
             def chunked_delta_rule(q, k, v, beta, chunk_size):
                 """The delta rule chunk by chunk: (..., L, Ev), equal to ac.delta_rule(q, k, v, beta)[0]."""

@@ -1,5 +1,5 @@
-"""Chapter 13 exercises: a hybrid's memory, gated linear attention with any decay, the chunked delta
-rule (in ``_ch13_chunked``), causal top-k attention, where a hybrid halves the memory, and chunked
+"""Chapter 13 exercises: a hybrid's memory, a gated layer's decays from its outputs, the chunked delta
+rule (in ``_ch13_chunked``), causal top-k attention, where an MLA hybrid's cache catches up with its states, and chunked
 linear attention."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ register(
         "take together for one sequence of 4,096 tokens? Return the number of MiB; within 1% passes.",
         solution='''
             def predict_hybrid_mib():
-                """MiB of KV cache + states: 8 softmax and 24 DeltaNet layers, bfloat16, 4096 tokens."""
+                """MiB of the softmax layers' KV cache and the DeltaNet layers' states, together."""
                 ### BEGIN SOLUTION
                 cache = 8 * 2 * 4 * 128 * 2 * 4096  # softmax layers x (k, v) x KV heads x width x bytes x tokens
                 states = 24 * 16 * 128 * 128 * 2  # DeltaNet layers x value heads x d_k x d_v x bytes
@@ -82,105 +82,117 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 13.2 gated linear attention (extend)
-def _gated_linear(q, k, v, decay, *, decay_after=False, no_decay=False, ratio=False):
-    if ratio:  # the parallel form with D[t, j] = P_t / P_j, P the cumulative product of the decays
-        P = np.cumprod(decay, axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            D = np.tril(P[..., :, None] / P[..., None, :])
-        return ((q @ np.swapaxes(k, -1, -2)) * D) @ v
+# ----------------------------------------------------------------------------- 13.2 a gated layer's decays (extend)
+def _gated_linear(q, k, v, decay):
+    """The outputs of an adding state with a per-token decay (the cases are made with it)."""
     S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
     outs = []
     for t in range(q.shape[-2]):
-        write = np.swapaxes(k[..., t : t + 1, :], -1, -2) @ v[..., t : t + 1, :]  # (..., E, Ev)
-        a = 1.0 if no_decay else decay[..., t, None, None]
-        S = a * (S + write) if decay_after else a * S + write
-        outs.append(q[..., t : t + 1, :] @ S)
-    return np.concatenate(outs, axis=-2)
+        S = decay[..., t, None, None] * S + k[..., t, :, None] * v[..., t, None, :]
+        outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+    return np.stack(outs, axis=-2)
 
 
-def _gated_linear_cases():
+def _recover_decays(q, k, v, out, *, own_write=True, undecayed=False, ratio=False):
+    """decay_t for t = 1 .. L-1 from the outputs; the flags make the classic mistakes."""
+    q, k, v, out = (np.asarray(x, dtype=np.float64) for x in (q, k, v, out))
+    S = k[..., 0, :, None] * v[..., 0, None, :]  # S_0 = k_0^T v_0 whatever decay_0 is
+    found = []
+    for t in range(1, q.shape[-2]):
+        if ratio:  # the output's size from one step to the next
+            y, r = out[..., t, :], out[..., t - 1, :]
+        else:
+            r = np.einsum("...e,...ef->...f", q[..., t, :], S)  # q_t S_(t-1)
+            y = out[..., t, :]
+            if own_write:
+                y = y - np.sum(q[..., t, :] * k[..., t, :], -1)[..., None] * v[..., t, :]
+        a = np.sum(y * r, -1) / np.sum(r * r, -1)
+        found.append(a)
+        S = (1.0 if undecayed else a[..., None, None]) * S + k[..., t, :, None] * v[..., t, None, :]
+    return np.stack(found, axis=-1)
+
+
+def _decay_cases():
     rng = np.random.default_rng(1312)
     n, u = rng.normal, rng.uniform
 
     def case(name, shape, Ev, decay, dtype=np.float64):
         *lead, L, E = shape
-        return Case(
-            name,
-            q=n(size=shape).astype(dtype),
-            k=n(size=shape).astype(dtype),
-            v=n(size=(*lead, L, Ev)).astype(dtype),
-            decay=np.asarray(decay).astype(dtype),
-        )
+        q, k, v = n(size=shape), n(size=shape), n(size=(*lead, L, Ev))
+        decay = np.asarray(decay, dtype=np.float64)
+        out = _gated_linear(q, k, v, decay)
+        return Case(name, q=q.astype(dtype), k=k.astype(dtype), v=v.astype(dtype), out=out.astype(dtype))
 
     return (
         grouped(
             "decays",
-            case("L=6, E=3, Ev=2, decays in [0.5, 1]", (6, 3), 2, u(0.5, 1, 6)),
-            case("L=4, E=2, Ev=3, decay 1 (plain linear attention)", (4, 2), 3, np.ones(4)),
+            case("L=6, E=3, Ev=2, decays in [0.3, 1]", (6, 3), 2, u(0.3, 1, 6)),
+            case("L=5, E=2, Ev=3, decays in [0.5, 0.9]", (5, 2), 3, u(0.5, 0.9, 5)),
         )
         + grouped(
-            "decays at or near 0",
-            case("L=6, a decay of 0 at position 3", (6, 2), 2, [0.9, 0.8, 0.7, 0.0, 0.9, 0.6]),
-            case("L=8, decays of 1e-80 (their product underflows)", (8, 3), 2, np.full(8, 1e-80)),
+            "decays of 0 and 1",
+            case("L=7, a decay of 0 at position 3, of 1 at 5", (7, 3), 2, [0.6, 0.8, 0.7, 0.0, 0.9, 1.0, 0.5]),
         )
-        + grouped("batch dims", case("2 heads, L=5, E=3, Ev=2", (2, 5, 3), 2, u(0.5, 1, (2, 5))))
-        + grouped("dtype", case("float32, L=5, E=4, Ev=2", (5, 4), 2, u(0.5, 1, 5), dtype=np.float32))
+        + grouped("batch dims", case("2 heads, L=5, E=3, Ev=2", (2, 5, 3), 2, u(0.4, 1, (2, 5))))
+        + grouped("dtype", case("float32, L=5, E=4, Ev=3", (5, 4), 3, u(0.4, 1, 5), dtype=np.float32))
     )
 
 
 register(
     Exercise(
-        id="ch13.gated_linear_attention",
+        id="ch13.recover_decays",
         number="13.2",
-        title="gated linear attention, any decay",
+        title="a gated layer's decays, from its outputs",
         points=2,
-        function="gated_linear_attention",
-        hint="the weight of key j in output t is the product of the decays after j up to t; a 0 among them makes it 0, and a product never needs a division",
+        function="recover_decays",
+        hint="at t >= 1, take token t's own write out of o_t; what is left is decay_t times what q_t reads from the state before it, and you can rebuild that state as you go",
         kind="extend",
         forbids=("attncourse.linear_attention", "attncourse.delta_rule"),
-        description="Gated linear attention adds the chapter's gate to linear attention, not to the delta "
-        "rule: with `q, k (..., L, E)`, `v (..., L, Ev)` and `decay (..., L)` with entries in `[0, 1]`, "
-        "the state `S (..., E, Ev)` starts at zero and for each `t` in order "
-        "$S_t = \\text{decay}_t\\, S_{t-1} + k_t^\\top v_t$, $o_t = q_t S_t$ (no feature map, no "
-        "normalisation, no scale). Return `out (..., L, Ev)`, in numpy, in any form (a loop, or all "
-        "positions at once), for any decays in `[0, 1]`: a decay may be exactly 0, and many small "
-        "decays in a row may multiply to less than the smallest float.",
+        description="A gated layer without a delta rule keeps the adding state of the chapter's section "
+        "on the gate (linear attention's state with a decay), but its decay changes from token to "
+        "token, as Gated DeltaNet's does: at each token the state is multiplied "
+        "by that token's decay (a number in `[0, 1]`), then the token's pair is added; the state "
+        "starts at zero, and the output is the query times the state (no feature map, no "
+        "normalisation, no scale). You are given `q, k (..., L, E)`, `v (..., L, Ev)` and the "
+        "layer's outputs `out (..., L, Ev)`, not its decays. Return the decays of positions 1 to "
+        "`L - 1`, `decay (..., L - 1)`, in numpy.",
         solution='''
-            def gated_linear_attention(q, k, v, decay):
-                """Gated linear attention: S_t = decay_t S_(t-1) + k_t^T v_t, o_t = q_t S_t: (..., L, Ev)."""
+            def recover_decays(q, k, v, out):
+                """The decays of positions 1 .. L-1 of the layer that gave `out`: (..., L - 1)."""
                 ### BEGIN SOLUTION
-                L = q.shape[-2]
-                D = np.zeros(decay.shape[:-1] + (L, L), dtype=np.result_type(q, decay))  # (..., L, L)
-                for j in range(L):  # column j: 1 at t = j, then times each later decay
-                    after = np.concatenate([np.ones_like(decay[..., :1]), decay[..., j + 1 :]], axis=-1)
-                    D[..., j:, j] = np.cumprod(after, axis=-1)  # decay_(j+1) ... decay_t, no division
-                return ((q @ np.swapaxes(k, -1, -2)) * D) @ v  # (..., L, L) @ (..., L, Ev)
+                S = k[..., 0, :, None] * v[..., 0, None, :]  # (..., E, Ev): the state after token 0
+                found = []
+                for t in range(1, q.shape[-2]):
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)  # (..., Ev): q_t S_(t-1)
+                    own = np.sum(q[..., t, :] * k[..., t, :], -1, keepdims=True) * v[..., t, :]  # (..., Ev)
+                    a = np.sum((out[..., t, :] - own) * read, -1) / np.sum(read * read, -1)  # least squares
+                    found.append(a)
+                    S = a[..., None, None] * S + k[..., t, :, None] * v[..., t, None, :]  # (..., E, Ev)
+                return np.stack(found, axis=-1)  # (..., L - 1)
                 ### END SOLUTION
         ''',
-        reference=_gated_linear,
-        public_cases=_gated_linear_cases,
-        outputs=("out",),
+        reference=_recover_decays,
+        public_cases=_decay_cases,
+        outputs=("decay",),
         needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "NaN or inf where a decay is 0 or the decays' product underflows: what does your form divide by?",
-                name="ratio of cumulative products",
-                hint="build each product of decays directly (or sum logs with -inf for a 0), never as P_t / P_j",
-                variant=lambda q, k, v, decay: _gated_linear(q, k, v, decay, ratio=True),
+                "the decays found are off at every position: what does o_t hold besides the decayed state's reading?",
+                name="own write left in",
+                hint="o_t = decay_t q_t S_(t-1) + (q_t . k_t) v_t: remove the second term first",
+                variant=lambda q, k, v, out: _recover_decays(q, k, v, out, own_write=False),
             ),
             Diagnosis(
-                "the outputs differ as soon as a decay is below 1, and each token's own write is decayed: "
-                "when is the state multiplied by the decay?",
-                name="decay after the write",
-                hint="S_t = decay_t S_(t-1) + k_t^T v_t: the decay touches only the earlier state",
-                variant=lambda q, k, v, decay: _gated_linear(q, k, v, decay, decay_after=True),
+                "right at position 1, wrong after it: which state do you read the later positions against?",
+                name="state rebuilt without the decays",
+                hint="rebuild S with the decays you have found: S_t = decay_t S_(t-1) + k_t^T v_t",
+                variant=lambda q, k, v, out: _recover_decays(q, k, v, out, undecayed=True),
             ),
             Diagnosis(
-                "the outputs are those of plain linear attention: where does the decay enter?",
-                name="decay ignored",
-                hint="multiply the state by decay_t before each write",
-                variant=lambda q, k, v, decay: _gated_linear(q, k, v, decay, no_decay=True),
+                "the decays found compare each output with the one before it: is o_t a multiple of o_(t-1)?",
+                name="ratio of outputs",
+                hint="each output reads the state with its own query and adds its own write",
+                variant=lambda q, k, v, out: _recover_decays(q, k, v, out, ratio=True),
             ),
         ),
     )
@@ -238,22 +250,22 @@ register(
         id="ch13.topk_causal",
         former_ids=("ch13.fix_topk_causal",),
         number="13.4",
-        title="causal top-k attention that reads too few keys",
+        title="causal top-k attention",
         points=2,
         function="topk_causal",
         hint="rank only the keys a query may attend to: put -inf on the future before choosing the top k",
         kind="diagnose",
         forbids=NO_FUSED + ("attncourse.topk_attention",),
-        description="`topk_causal` should give each query its `top_k` highest-scoring keys among those it may "
-        "attend to (key `j <= i`), as `ac.topk_attention(q, k, v, top_k, is_causal=True)` does. Symptom: "
-        "late queries are right, many early queries are not. Find the bug and fix it.",
+        description="`topk_causal(q, k, v, top_k)` should return what "
+        "`ac.topk_attention(q, k, v, top_k, is_causal=True)` returns, for `q, k (..., L, E)`, "
+        "`v (..., L, Ev)`. It does not. Find the bug and fix it.",
         solution='''
             def topk_causal(q, k, v, top_k):
-                """Causal attention of each query to its top_k allowed keys: (..., L, Ev)."""
+                """What ac.topk_attention(q, k, v, top_k, is_causal=True) returns: (..., L, Ev)."""
                 L, S = q.shape[-2], k.shape[-2]
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
                 ### BEGIN SOLUTION
-                causal = np.tril(np.ones((L, S), dtype=bool))  # key j <= query i
+                causal = np.tril(np.ones((L, S), dtype=bool))  # (L, S)
                 order = np.argsort(-np.where(causal, scores, -np.inf), axis=-1, kind="stable")[..., :top_k]
                 kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
                 np.put_along_axis(kept, order, True, axis=-1)
@@ -262,7 +274,7 @@ register(
                 return softmax(scores) @ v  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
         stub="""
-            causal = np.tril(np.ones((L, S), dtype=bool))  # key j <= query i
+            causal = np.tril(np.ones((L, S), dtype=bool))  # (L, S)
             order = np.argsort(-scores, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
             kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
             np.put_along_axis(kept, order, True, axis=-1)
@@ -290,62 +302,66 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 13.5 hybrid at half the memory (predict)
-def _half_tokens(kv=2, state_heads=16, hybrid_cache=True, ratio=0.5, every=4):
-    cache = kv * 4 * 128 * 2  # bytes a token, per softmax layer (4 KV heads of 128, bfloat16)
-    state = state_heads * 128 * 128 * 2  # bytes per DeltaNet layer
-    # hybrid / all-softmax = (cache T / every + (1 - 1 / every) state) / (cache T) = ratio
-    own = 1 / every if hybrid_cache else 0.0
-    return np.array((1 - 1 / every) * state / (cache * (ratio - own)))
+# ----------------------------------------------------------------------------- 13.5 an MLA hybrid's crossover (predict)
+def _mla_crossover(per_token=512 + 64, state_extra=0, mla_layers=6, kda_layers=18):
+    state = 32 * (128 * 128 + state_extra)  # numbers per KDA layer: 32 heads of d_k x d_v
+    return np.array(kda_layers * state / (mla_layers * per_token))  # tokens; bytes per number cancel
 
 
 register(
     Exercise(
-        id="ch13.predict_hybrid_half",
+        id="ch13.predict_mla_hybrid_tokens",
         number="13.5",
-        title="predict where a hybrid halves the memory",
+        title="predict where an MLA hybrid's cache catches up with its states",
         points=1,
-        function="predict_hybrid_half",
-        hint="write both memories as functions of the context T, per layer of the stack, and set their ratio to 1/2",
+        function="predict_mla_hybrid_tokens",
+        hint="chapter 11 counts what an MLA layer caches per token; a KDA layer keeps what a Gated DeltaNet layer keeps",
         kind="predict",
-        description="Take 13.1's layers: a softmax layer with 4 key/value heads of width 128, a Gated "
-        "DeltaNet layer with 16 value heads whose keys and values have width 128, everything in "
-        "bfloat16. Compare a model whose layers are all softmax layers with the hybrid of the same depth "
-        "that makes every fourth layer a softmax layer and the others DeltaNet layers. Before running "
-        "anything: for one sequence, at what context length $T$ (in tokens) does the hybrid keep exactly "
-        "half the memory (KV cache plus states) of the all-softmax model? Return $T$; within 1% passes.",
+        description="Kimi Linear pairs Kimi Delta Attention (KDA: a Gated DeltaNet whose decay is set per key "
+        "channel, computed from each token) with chapter 11's latent attention (MLA) as its softmax layer. "
+        "Take a 24-layer stack of that kind: every fourth layer is an MLA layer with 32 heads of width 128, "
+        "a latent of width 512 and a shared RoPE key of width 64; the other layers are KDA layers with 32 "
+        "heads whose keys and values have width 128. Everything is stored in bfloat16. Before running "
+        "anything: for one sequence, at what context length $T$ (in tokens, not necessarily a whole number) "
+        "do the MLA layers' caches take exactly as much memory as the KDA layers' states? Return $T$; "
+        "within 0.5% passes.",
         solution='''
-            def predict_hybrid_half():
-                """The context length at which the 1-in-4 hybrid keeps half the all-softmax memory."""
+            def predict_mla_hybrid_tokens():
+                """The context length at which the MLA layers' caches equal the KDA layers' states."""
                 ### BEGIN SOLUTION
-                cache = 2 * 4 * 128 * 2  # bytes a token in one softmax layer: (k, v) x KV heads x width x bytes
-                state = 16 * 128 * 128 * 2  # bytes of one DeltaNet layer's states
-                # per four layers: hybrid cache T + 3 state = (4 cache T) / 2  ->  T = 3 state / cache
-                return 3 * state / cache
+                mla_per_token = 512 + 64  # latent + shared RoPE key, per token and MLA layer (chapter 11)
+                kda_state = 32 * 128 * 128  # heads x d_k x d_v per KDA layer; the decays are not kept
+                return 18 * kda_state / (6 * mla_per_token)  # 18 KDA and 6 MLA layers; bfloat16 cancels
                 ### END SOLUTION
         ''',
-        reference=_half_tokens,
+        reference=_mla_crossover,
         needs=("import numpy as np", "import torch"),
-        public_cases=lambda: grouped("prediction", Case("1 softmax layer in 4, bfloat16, half the memory")),
-        tolerance=(0.01, 0.0),
+        public_cases=lambda: grouped("prediction", Case("24 layers, one MLA layer in four, bfloat16")),
+        tolerance=(0.005, 0.0),
         diagnoses=(
             Diagnosis(
-                "the cache counted with keys only: what does a softmax layer keep for a token besides its key?",
-                name="keys only",
-                hint="each token keeps a key and a value in each softmax layer",
-                variant=lambda: _half_tokens(kv=1),
+                "the MLA layers counted as caching keys and values per head: what does an MLA layer keep for a token?",
+                name="MLA cached as per-head keys and values",
+                hint="an MLA layer caches its latent and its shared RoPE key, once per token",
+                variant=lambda: _mla_crossover(per_token=2 * 32 * 128),
             ),
             Diagnosis(
-                "the states counted per key/value head: how many states does a DeltaNet layer keep?",
-                name="states per KV head",
-                hint="one d_k x d_v state per value head: 16 of them",
-                variant=lambda: _half_tokens(state_heads=4),
+                "the MLA cache counted without its RoPE key: what else does an MLA layer keep for a token?",
+                name="RoPE key left out",
+                hint="the latent cannot carry the rotated key: it is cached beside it",
+                variant=lambda: _mla_crossover(per_token=512),
             ),
             Diagnosis(
-                "the hybrid's softmax layers left out: which layers of the hybrid keep a cache too?",
-                name="hybrid cache left out",
-                hint="the hybrid keeps a cache in one layer of four and states in the other three",
-                variant=lambda: _half_tokens(hybrid_cache=False),
+                "the decays counted as part of the state: does a KDA layer keep its decays from token to token?",
+                name="decays kept in the state",
+                hint="each token's decays are computed from that token and used at once",
+                variant=lambda: _mla_crossover(state_extra=128),
+            ),
+            Diagnosis(
+                "one MLA layer against one KDA layer: how many of each does the stack have?",
+                name="one layer of each",
+                hint="one layer in four is an MLA layer: 6 of them, and 18 KDA layers",
+                variant=lambda: _mla_crossover(mla_layers=1, kda_layers=1),
             ),
         ),
     )
