@@ -132,7 +132,7 @@ NEW_SITUATIONS = {
         "ch06.streaming_mask": "attention sinks beside a sliding window (StreamingLLM)",
         "ch06.decoder_attention": "a mask one diagonal too high, not a missing mask",
         "ch06.boosted_key_entropy": "the entropy of padded rows in which one key is favoured",
-        "ch06.wait_k_cross_attention": "wait-k cross-attention: neither top-left nor bottom-right, with padding",
+        "ch06.lengths_from_output": "a padded batch's lengths recovered from its attention output",
     },
     "ch07": {
         "ch07.rope_left_padded": "RoPE on a left-padded batch, each sequence at its own positions",

@@ -109,11 +109,27 @@ def _decoder(inputs):
     return out
 
 
-def _wait_k(inputs):
-    q, k = inputs["q"], inputs["k"]
-    out = _qkv(inputs, same_length=False)
-    out += _lengths("key_lengths", inputs["key_lengths"], np.shape(q)[0], np.shape(k)[1])
-    return out + _positive_int("wait", inputs["wait"])
+def _lengths_out(inputs):
+    """q, k (B, S, E), v and out (B, S, Ev), one float dtype; out is the padded attention of some
+    lengths 0 .. S, and of exactly one (the next closest length's output is far off)."""
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _padded_out
+
+    q, k, v, o = (inputs[n] for n in ("q", "k", "v", "out"))
+    out = _qkv(inputs, same_length=True)
+    out += r.dtype_in("out", o, (str(q.dtype),)) + r.finite("out", o)
+    if out:
+        return out
+    if o.shape != v.shape:
+        return [f"out {o.shape} is not v's shape {v.shape}"]
+    S = k.shape[1]
+    for b in range(q.shape[0]):
+        qb, kb, vb, ob = (a[b].astype(np.float64) for a in (q, k, v, o))
+        gaps = sorted(np.abs(_padded_out(qb, kb, vb, n) - ob).max() for n in range(S + 1))
+        if gaps[0] > 1e-3:
+            out.append(f"row {b}: out is no padded attention of q, k, v")
+        elif gaps[1] < 1e-2:
+            out.append(f"row {b}: two lengths give nearly the same output")
+    return out
 
 
 def _entropy(inputs):
@@ -134,6 +150,6 @@ PROMISES = {
     "ch06.local_global_attention": _mha_window,
     "ch06.streaming_mask": _streaming,
     "ch06.decoder_attention": _decoder,
-    "ch06.wait_k_cross_attention": _wait_k,
+    "ch06.lengths_from_output": _lengths_out,
     "ch06.boosted_key_entropy": _entropy,
 }

@@ -1,20 +1,14 @@
 """Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, sinks with a sliding
-window, a decoder that peeks, wait-k cross-attention and the entropy under a mask."""
+window, a decoder that peeks, the lengths a padded batch lost and the entropy under a mask."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .... import causal_mask, padding_mask
+from .... import causal_mask
 from .... import scaled_dot_product_attention as sdpa
 from ...engine.registry import Case, Diagnosis, Exercise, grouped, register
-from .._shared import (
-    D_MODEL_SCALE,
-    INVERTED_MASK,
-    NAN_FULLY_MASKED,
-    nan_masked_softmax,
-    swap,
-)
+from .._shared import D_MODEL_SCALE, INVERTED_MASK
 from ..ch05 import mha_reference
 
 __all__: list = []
@@ -352,148 +346,119 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.9 wait-k cross-attention (extend)
-def _wait_k_cases():
-    rng = np.random.default_rng(619)
+# ----------------------------------------------------------------------------- 6.9 lengths from an output (extend)
+def _padded_out(q, k, v, n, scale=None, causal=False):
+    """Scaled self-attention of one sequence with its first n keys real (optionally also causal)."""
+    S = k.shape[-2]
+    mask = np.arange(S) < n
+    mask = np.broadcast_to(mask, (q.shape[-2], S))
+    if causal:
+        mask = mask & causal_mask(q.shape[-2], S)
+    return sdpa(q, k, v, mask, scale=scale)[0]
+
+
+def _lengths_search(q, k, v, out, candidates=None, scale=None, causal=False):
+    q, k, v, out = (np.asarray(a, dtype=np.float64) for a in (q, k, v, out))
+    S = k.shape[-2]
+    candidates = range(S + 1) if candidates is None else candidates
+    found = []
+    for b in range(q.shape[0]):
+        gaps = [np.abs(_padded_out(q[b], k[b], v[b], n, scale, causal) - out[b]).max() for n in candidates]
+        found.append(list(candidates)[int(np.argmin(gaps))])
+    return np.array(found, dtype=np.int64)
+
+
+def _lengths_case(rng, name, lengths, S, E, Ev, dtype=np.float64):
     n = rng.normal
+    B = len(lengths)
+    q, k, v = (n(size=(B, S, d)).astype(dtype) for d in (E, E, Ev))
+    out = np.stack([_padded_out(q[b].astype(np.float64), k[b].astype(np.float64), v[b].astype(np.float64), m)
+                    for b, m in enumerate(lengths)]).astype(dtype)
+    return Case(name, q=q, k=k, v=v, out=out)
+
+
+def _lengths_cases():
+    rng = np.random.default_rng(629)
     return grouped(
-        "values",
-        Case(
-            "B=2, L=4 targets, S=5 sources, wait 2, lengths [5, 3]",
-            q=n(size=(2, 4, 3)),
-            k=n(size=(2, 5, 3)),
-            v=n(size=(2, 5, 2)),
-            key_lengths=np.array([5, 3]),
-            wait=2,
-        ),
-        Case(
-            "B=1, L=5, S=3, wait 1, length 3",
-            q=n(size=(1, 5, 4)),
-            k=n(size=(1, 3, 4)),
-            v=n(size=(1, 3, 3)),
-            key_lengths=np.array([3]),
-            wait=1,
-        ),
-        Case(
-            "B=2, L=3, S=6, wait 3, lengths [6, 4]",
-            q=n(size=(2, 3, 2)),
-            k=n(size=(2, 6, 2)),
-            v=n(size=(2, 6, 2)),
-            key_lengths=np.array([6, 4]),
-            wait=3,
-        ),
+        "lengths",
+        _lengths_case(rng, "B=3, S=5, E=3, Ev=2", [5, 2, 3], 5, 3, 2),
+        _lengths_case(rng, "B=2, S=6, E=4, Ev=3, a single real token", [1, 4], 6, 4, 3),
+        _lengths_case(rng, "float32, B=2, S=7, E=8, Ev=4", [6, 7], 7, 8, 4, np.float32),
     ) + grouped(
-        "fully padded sources",
-        Case(
-            "B=2, L=3, S=4, wait 2, lengths [4, 0]",
-            q=n(size=(2, 3, 3)),
-            k=n(size=(2, 4, 3)),
-            v=n(size=(2, 4, 2)),
-            key_lengths=np.array([4, 0]),
-            wait=2,
-        ),
+        "fully padded rows",
+        _lengths_case(rng, "B=3, S=5, E=3, Ev=2, one row with no real token", [4, 0, 5], 5, 3, 2),
     )
 
 
-def _wait_k_mask(L, S, key_lengths, wait, shift=0, padding=True):
-    i, j = np.arange(L)[:, None], np.arange(S)[None, :]  # (L, 1) and (1, S)
-    read = j < i + wait + shift  # (L, S): the source tokens read before target i is written
-    if not padding:
-        return np.broadcast_to(read, (len(key_lengths), L, S))
-    return read & padding_mask(np.asarray(key_lengths), S)[:, None, :]  # (B, L, S)
-
-
-def _wait_k(q, k, v, key_lengths, wait, shift=0, padding=True, scale=None):
-    mask = _wait_k_mask(q.shape[-2], k.shape[-2], key_lengths, wait, shift, padding)
-    return sdpa(q, k, v, mask, scale=scale)
-
-
-def _wait_k_top_left(q, k, v, key_lengths, wait):
-    if wait == 1:
-        return None
-    L, S = q.shape[-2], k.shape[-2]
-    return sdpa(q, k, v, causal_mask(L, S)[None] & padding_mask(np.asarray(key_lengths), S)[:, None, :])
-
-
-def _wait_k_nan(q, k, v, key_lengths, wait):
-    mask = _wait_k_mask(q.shape[-2], k.shape[-2], key_lengths, wait)
-    w = nan_masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), mask)
-    return w @ v, w
+def _lengths_nonzero_rows(q, k, v, out):
+    return (np.abs(np.asarray(out, dtype=np.float64)).max(axis=-1) > 0).sum(axis=-1).astype(np.int64)
 
 
 register(
     Exercise(
-        id="ch06.wait_k_cross_attention",
+        id="ch06.lengths_from_output",
         number="6.9",
-        title="cross-attention for simultaneous translation",
+        title="the lengths a padded batch lost",
         points=3,
-        function="wait_k_cross_attention",
-        hint="two conditions on each (target, source) pair: has the source token been read yet, and is it real",
+        function="lengths_from_output",
+        hint="each length from 0 to S gives one output you can compute; which one did the encoder produce?",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="A simultaneous translator (the *wait-k* policy) starts writing before the source "
-        "sentence is complete: it reads the first `wait` source tokens, writes target token 0, then reads "
-        "one more source token before each further target token, until the source runs out. So when "
-        "target token `i` is written, the source tokens read so far are the first `i + wait` of them, or "
-        "all of them if the source is shorter. Its decoder's queries `q (B, L, E)` attend to the encoder's "
-        "keys and values `k (B, S, E)`, `v (B, S, Ev)`; source `b` has `key_lengths[b]` real tokens, then "
-        "padding. Write this cross-attention, scaled by $1/\\sqrt{E}$, in which target token `i` attends "
-        "only to the real source tokens read before it is written; `wait >= 1` is an integer. Return "
-        "`(out (B, L, Ev), weights (B, L, S))`; a query with no source token to attend to gets all-zero "
-        "weights and output. `softmax` is handed out; PyTorch's attention functions are not.",
+        description="An encoder ran scaled self-attention (scores divided by $\\sqrt{E}$) over a batch "
+        "padded on the right, with this chapter's padding mask, and the batch's lengths were lost. You "
+        "still have the attention's inputs `q, k (B, S, E)`, `v (B, S, Ev)` and its output `out "
+        "(B, S, Ev)`, padded queries included (a query with nothing to attend to got an all-zero output, as "
+        "in this chapter); the arrays may be float32. Recover the number of real tokens of each sequence: "
+        "return an integer array of shape `(B,)`, each entry between 0 and `S`. `softmax` is handed out; "
+        "PyTorch's attention functions are not.",
         solution='''
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                """Scaled cross-attention in which target i sees the first i + wait real source tokens."""
+            def lengths_from_output(q, k, v, out):
+                """Each sequence's number of real tokens, recovered from a padded attention's output: (B,) ints."""
                 ### BEGIN SOLUTION
-                L, S = q.shape[-2], k.shape[-2]
-                i = np.arange(L)[:, None]  # (L, 1): target positions
-                j = np.arange(S)[None, :]  # (1, S): source positions
-                read = j < i + wait  # (L, S): read before target i is written
-                real = j < np.asarray(key_lengths)[:, None]  # (1, S) < (B, 1) -> (B, S)
-                mask = read[None] & real[:, None, :]  # (1, L, S) & (B, 1, S) -> (B, L, S)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, E) @ (B, E, S) -> (B, L, S)
-                weights = softmax(np.where(mask, scores, -np.inf))  # a row with no visible key: all zeros
-                return weights @ v, weights  # (B, L, S) @ (B, S, Ev) -> (B, L, Ev)
+                B, S = k.shape[0], k.shape[1]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, S, E) @ (B, E, S) -> (B, S, S)
+                gaps = []
+                for n in range(S + 1):  # every length the sequence could have had
+                    real = np.arange(S) < n  # (S,): the first n keys are real
+                    weights = softmax(np.where(real, scores, -np.inf))  # n = 0: all-zero rows
+                    gaps.append(np.abs(weights @ v - out).max(axis=(-2, -1)))  # (B,): how far from `out`
+                return np.argmin(np.stack(gaps), axis=0)  # (S + 1, B) -> (B,): the closest length
                 ### END SOLUTION
         ''',
-        reference=_wait_k,
-        public_cases=_wait_k_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        reference=_lengths_search,
+        public_cases=_lengths_cases,
         needs=NEEDS + ("import torch",),
         diagnoses=(
             Diagnosis(
-                "your target token i sees source tokens 0..i whatever `wait` is",
-                name="top-left causal",
-                hint="how many source tokens have been read when target 0 is written?",
-                variant=_wait_k_top_left,
+                "you counted the queries whose output is not zero; does a padded query attend to nothing?",
+                name="counted nonzero outputs",
+                hint="padded queries attend to the real keys too; the mask is about keys",
+                variant=_lengths_nonzero_rows,
             ),
             Diagnosis(
-                "each target token sees one source token more than has been read when it is written",
-                name="one token read too many",
-                hint="when target 0 is written, `wait` source tokens have been read: 0 .. wait - 1",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, shift=1),
+                "your answer is never 0, but a row whose output is all zeros had nothing to attend to",
+                name="length 0 never tried",
+                hint="try every length from 0 to S",
+                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, candidates=range(1, k.shape[-2] + 1)),
             ),
             Diagnosis(
-                "each target token sees one source token fewer than has been read when it is written",
-                name="one token read too few",
-                hint="when target 0 is written, `wait` source tokens have been read: 0 .. wait - 1",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, shift=-1),
+                "each of your lengths is one fewer than the number of real tokens",
+                name="one short",
+                hint="a sequence with n real tokens has keys 0 .. n - 1 visible",
+                variant=lambda q, k, v, out: np.maximum(_lengths_search(q, k, v, out) - 1, 0),
             ),
             Diagnosis(
-                "weight falls on padding: a source token past key_lengths[b] is never read",
-                name="padding attended",
-                hint="the source's length limits what can be read",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, padding=False),
-            ),
-            Diagnosis(
-                "your weights are sharper than expected, by the same factor in every row: what are the "
-                "scores divided by?",
+                "your lengths are those of a model whose scores are not scaled",
                 name="not scaled",
                 hint="divide the scores by sqrt(E)",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, scale=1.0),
+                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, scale=1.0),
             ),
-            Diagnosis(NAN_FULLY_MASKED, variant=_wait_k_nan),
+            Diagnosis(
+                "your lengths are those of a causal model; an encoder's padding mask hides only keys past the length",
+                name="causal candidates",
+                hint="an encoder's query sees every real key, before and after it",
+                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, causal=True),
+            ),
         ),
     )
 )
