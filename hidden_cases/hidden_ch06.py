@@ -179,18 +179,21 @@ HIDDEN = {
 }
 
 
-def streaming_mask():
+def streaming_settings():
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _settings_case
+
+    rng = np.random.default_rng(1617)
     return _kinds(
         [
-            Case("L=10, window 4, two sinks", L=10, window=4, n_sink=2),
-            Case("window longer than the sequence", L=4, window=6, n_sink=1),
-            Case("more sinks than the window, L=6", L=6, window=2, n_sink=4),
-            Case("one token", L=1, window=1, n_sink=0),
+            _settings_case(rng, "4 heads, L=16", 16, [(8, 4), (15, 0), (3, 12), (1, 1)]),
+            _settings_case(rng, "one head, L=3", 3, [(1, 1)]),
+            _settings_case(rng, "float32, 2 heads, L=10", 10, [(2, 0), (7, 2)], np.float32),
+            _settings_case(rng, "2 heads, L=6, one-key windows", 6, [(1, 4), (1, 3)]),
         ],
-        "masks",
-        "edge masks",
-        "masks",
-        "edge masks",
+        "settings",
+        "heads without sinks or with a one-key window",
+        "heads without sinks or with a one-key window",
+        "heads without sinks or with a one-key window",
     )
 
 
@@ -235,7 +238,7 @@ def lengths_from_output():
 
 HIDDEN.update(
     {
-        "ch06.streaming_mask": streaming_mask,
+        "ch06.streaming_settings": streaming_settings,
         "ch06.decoder_attention": decoder_attention,
         "ch06.lengths_from_output": lengths_from_output,
     }

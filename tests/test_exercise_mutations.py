@@ -159,16 +159,6 @@ def causal_mask_bottom_right(L, S):
     return np.tril(np.ones((L, S), dtype=bool), k=S - L)
 
 
-def streaming_one_too_wide(L, window, n_sink):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    return (j <= i) & ((j >= i - window) | (j < n_sink))
-
-
-def streaming_sinks_before(L, window, n_sink):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    return ((j <= i) & (j > i - window)) | (j < n_sink)
-
-
 def online_from_zero(scores, values, block_size):
     """The online softmax with its running maximum started at 0, not -inf."""
     m = np.zeros(scores.shape[:-1])
@@ -320,8 +310,6 @@ WRONG_ANSWERS = [
     ("ch06.masked_logsumexp", logsumexp_shift_over_all, "maximum over the masked scores too"),
     ("ch06.make_causal_mask", causal_mask_without_diagonal, "the diagonal must be True"),
     ("ch06.make_causal_mask", causal_mask_bottom_right, "you aligned the diagonal bottom-right"),
-    ("ch06.streaming_mask", streaming_one_too_wide, "window one too wide"),
-    ("ch06.streaming_mask", streaming_sinks_before, "sinks seen from before"),
     ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
     ("ch09.online_attention", online_from_zero, "running maximum starts above the scores"),
     ("ch09.key_block_grads", block_grads_softmax_in_block, "weights normalised within the block"),

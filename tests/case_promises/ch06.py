@@ -90,11 +90,26 @@ def _mha_window(inputs):
 
 
 def _streaming(inputs):
-    return (
-        _positive_int("L", inputs["L"])
-        + _positive_int("window", inputs["window"])
-        + _positive_int("n_sink", inputs["n_sink"], least=0)
-    )
+    """weights (H, L, L), float32 or float64, rows summing to 1: each head the softmax under a causal
+    window of `window >= 1` keys plus `n_sink >= 0` sinks, window + n_sink < L; blocked keys exactly 0."""
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _streaming_mask
+
+    w = inputs["weights"]
+    out = r.dtype_in("weights", w, ("float32", "float64")) + r.finite("weights", w) + r.ndim_in("weights", w, (3,))
+    if out:
+        return out
+    H, L, L2 = w.shape
+    if L != L2:
+        return [f"weights {w.shape} is not (H, L, L)"]
+    if (w < 0).any() or not np.allclose(w.sum(axis=-1), 1.0, atol=1e-5):
+        out.append("weights are not rows of softmax weights")
+    for h in range(H):
+        seen = w[h] != 0
+        fits = [(win, s) for win in range(1, L) for s in range(0, L - win)
+                if np.array_equal(seen, _streaming_mask(L, win, s))]
+        if len(fits) != 1:
+            out.append(f"head {h}: {len(fits)} settings with window + n_sink < L give its pattern")
+    return out
 
 
 def _decoder(inputs):
@@ -148,7 +163,7 @@ PROMISES = {
     "ch06.prefix_lm_attention": _prefix_lm,
     "ch06.mask_from_additive": _additive,
     "ch06.local_global_attention": _mha_window,
-    "ch06.streaming_mask": _streaming,
+    "ch06.streaming_settings": _streaming,
     "ch06.decoder_attention": _decoder,
     "ch06.lengths_from_output": _lengths_out,
     "ch06.boosted_key_entropy": _entropy,

@@ -197,28 +197,44 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.streaming_mask": {
-        "torch with the chapter's torch import": """
-            def streaming_mask(L, window, n_sink):
-                i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
-                return (j <= i) & ((i - j < window) | (j < n_sink))
+    "ch06.streaming_settings": {
+        "torch, counted from both ends": """
+            def streaming_settings(weights):
+                seen = torch.as_tensor(weights)[:, -1] > 0  # (H, L)
+                n_sink = torch.cumprod(seen.int(), dim=-1).sum(dim=-1)
+                window = torch.cumprod(seen.flip(-1).int(), dim=-1).sum(dim=-1)
+                return window.numpy(), n_sink.numpy()
         """,
-        "np.tri pieces": """
-            def streaming_mask(L, window, n_sink):
-                causal = np.tri(L, dtype=bool)
-                recent = causal & ~np.tri(L, k=-window, dtype=bool)
-                sinks = causal.copy()
-                sinks[:, n_sink:] = False
-                return recent | sinks
+        "loops over heads and keys": """
+            def streaming_settings(weights):
+                H, L, _ = weights.shape
+                windows, sinks = [], []
+                for h in range(H):
+                    row = weights[h, L - 1]
+                    s = 0
+                    while row[s] > 0:
+                        s += 1
+                    w = 0
+                    while row[L - 1 - w] > 0:
+                        w += 1
+                    windows.append(w)
+                    sinks.append(s)
+                return np.array(windows), np.array(sinks)
         """,
-        "helper in an added cell, loops": [
+        "helper in an added cell, from the columns' counts": [
             """
-            def _sees_67(i, j, window, n_sink):
-                return j <= i and (i - j < window or j < n_sink)
+            def _visible_67(weights):
+                return np.asarray(weights, dtype=np.float32) != 0  # (H, L, L)
             """,
             """
-            def streaming_mask(L, window, n_sink):
-                return np.array([[_sees_67(i, j, window, n_sink) for j in range(L)] for i in range(L)], dtype=bool).reshape(L, L)
+            def streaming_settings(weights):
+                seen = _visible_67(weights)
+                L = seen.shape[-1]
+                # key j is seen by every query from j on exactly when it is a sink (or within the last window)
+                full = seen.sum(axis=-2) == L - np.arange(L)  # (H, L)
+                n_sink = np.argmin(full, axis=-1)
+                window = seen[:, -1].sum(axis=-1) - n_sink
+                return window, n_sink
             """,
         ],
     },
@@ -471,21 +487,27 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o, w
         """,
     },
-    "ch06.streaming_mask": {
-        "sinks seen from before": """
-            def streaming_mask(L, window, n_sink):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return ((j <= i) & (j > i - window)) | (j < n_sink)
+    "ch06.streaming_settings": {
+        "window without the query itself": """
+            def streaming_settings(weights):
+                seen = weights[:, -1] != 0
+                return np.argmin(seen[:, ::-1], axis=-1) - 1, np.argmin(seen, axis=-1)
         """,
-        "no sinks": """
-            def streaming_mask(L, window, n_sink):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return (j <= i) & (j > i - window)
+        "window counts the sinks": """
+            def streaming_settings(weights):
+                seen = weights[:, -1] != 0
+                return seen.sum(axis=-1), np.argmin(seen, axis=-1)
         """,
-        "one too wide": """
-            def streaming_mask(L, window, n_sink):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return (j <= i) & ((j >= i - window) | (j < n_sink))
+        "keys read along the queries": """
+            def streaming_settings(weights):
+                seen = weights[:, :, -1] != 0
+                return np.argmin(seen[:, ::-1], axis=-1), np.argmin(seen, axis=-1)
+        """,
+        "read from the middle query": """
+            def streaming_settings(weights):
+                seen = weights[:, weights.shape[1] // 2] != 0
+                last = weights.shape[1] // 2
+                return np.argmin(seen[:, last::-1], axis=-1), np.argmin(seen, axis=-1)
         """,
     },
     "ch06.decoder_attention": {

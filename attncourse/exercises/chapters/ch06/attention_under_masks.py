@@ -1,5 +1,5 @@
-"""Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, sinks with a sliding
-window, a decoder that peeks, the lengths a padded batch lost and the entropy under a mask."""
+"""Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, a streaming model's
+settings read back, a decoder that peeks, the lengths a padded batch lost and the entropy under a mask."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from .... import causal_mask
 from .... import scaled_dot_product_attention as sdpa
 from ...engine.registry import Case, Diagnosis, Exercise, grouped, register
-from .._shared import D_MODEL_SCALE, INVERTED_MASK
+from .._shared import D_MODEL_SCALE
 from ..ch05 import mha_reference
 
 __all__: list = []
@@ -187,83 +187,106 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.7 sinks and a sliding window (extend)
-def _streaming_cases():
+# ----------------------------------------------------------------------------- 6.7 a streaming model's settings, read back (extend)
+def _streaming_mask(L, window, n_sink):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    return (j <= i) & ((j > i - window) | (j < n_sink))  # never a key after the query
+
+
+def _streaming_weights(rng, L, settings, dtype=np.float64):
+    """(H, L, L) softmax weights of random scores, head h under (window, n_sink) = settings[h]."""
+    heads = []
+    for window, n_sink in settings:
+        scores = rng.normal(size=(L, L))
+        heads.append(_masked_weights(scores, _streaming_mask(L, window, n_sink)))
+    return np.stack(heads).astype(dtype)
+
+
+def _masked_weights(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _settings_case(rng, name, L, settings, dtype=np.float64):
+    return Case(name, weights=_streaming_weights(rng, L, settings, dtype))
+
+
+def _settings_cases():
+    rng = np.random.default_rng(617)
     return grouped(
-        "masks",
-        Case("L=8, window 3, one sink", L=8, window=3, n_sink=1),
-        Case("L=7, window 2, two sinks", L=7, window=2, n_sink=2),
+        "settings",
+        _settings_case(rng, "3 heads, L=9", 9, [(3, 2), (4, 1), (2, 4)]),
+        _settings_case(rng, "float32, 2 heads, L=12", 12, [(5, 3), (6, 4)], np.float32),
     ) + grouped(
-        "edge masks",
-        Case("no sink: L=5, window 2", L=5, window=2, n_sink=0),
-        Case("window 1, three sinks, L=6", L=6, window=1, n_sink=3),
+        "heads without sinks or with a one-key window",
+        _settings_case(rng, "4 heads, L=8", 8, [(4, 0), (1, 2), (1, 0), (1, 5)]),
     )
 
 
-def _streaming(L, window, n_sink, lo=None, sinks=True, sink_causal=True, window_causal=True):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]  # (L, 1) and (1, L)
-    lo = window if lo is None else lo
-    near = (j > i - lo) & ((j <= i) if window_causal else (j < i + lo))
-    sink = (j < n_sink) & ((j <= i) if sink_causal else True) if sinks else np.zeros((L, L), dtype=bool)
-    return near | sink
+def _settings(weights, last=-1, shrink=0, sinks_in_window=False):
+    """(window, n_sink) per head, read from one query's row of the weights."""
+    row = np.asarray(weights, dtype=np.float64)[..., last, :] != 0  # (H, L): keys the query saw
+    n_sink = np.argmin(row, axis=-1)  # the first key it did not see: the end of the sinks
+    window = np.argmin(row[..., ::-1], axis=-1)  # the run of seen keys that ends at the query
+    if sinks_in_window:
+        window = row.sum(axis=-1)
+    return (window - shrink).astype(np.int64), n_sink.astype(np.int64)
+
+
+def _settings_transposed(weights):
+    return _settings(np.swapaxes(np.asarray(weights), -1, -2))
 
 
 register(
     Exercise(
-        id="ch06.streaming_mask",
+        id="ch06.streaming_settings",
         number="6.7",
-        title="a causal mask with attention sinks and a sliding window",
+        title="a streaming model's settings, read back",
         points=2,
-        function="streaming_mask",
-        hint="write the two ways a key can be visible, and the condition every visible key shares",
+        function="streaming_settings",
+        hint="a query far enough from the start shows both settings at once",
         kind="extend",
-        description="StreamingLLM runs a model with a sliding window far past its training length by "
-        "also keeping the first few tokens, the *attention sinks*, visible to every later query. For "
-        "`L` tokens, a `window >= 1` and `n_sink >= 0` sinks, query `i` may attend to key `j` when `j` "
-        "is one of the `window` most recent keys up to and including `i` itself, or when `j` is one of "
-        "the first `n_sink` positions; either way, never to a key after the query. Return the boolean "
-        "`(L, L)` mask, True = may attend. numpy or torch; no attncourse function.",
+        description="StreamingLLM runs a model past its training length with a causal sliding window of "
+        "`window >= 1` keys (the query's own key included) and also keeps the first `n_sink >= 0` tokens, "
+        "the *attention sinks*, visible to every later query. Each head of a layer was given its own "
+        "settings, and they were not recorded. You have the layer's attention weights `weights (H, L, L)` "
+        "(rows: queries, columns: keys; float32 or float64; a key a query may not see has weight exactly 0, "
+        "any other key a positive weight). In every head `window + n_sink < L`. Return `(window, n_sink)`, "
+        "two integer arrays of shape `(H,)`. numpy or torch; no attncourse function.",
         solution='''
-            def streaming_mask(L, window, n_sink):
-                """Boolean (L, L), True = may attend: the last `window` keys up to i, and the first n_sink keys."""
+            def streaming_settings(weights):
+                """Each head's (window, n_sink), read from its attention weights: two (H,) int arrays."""
                 ### BEGIN SOLUTION
-                i = np.arange(L)[:, None]  # (L, 1): query positions
-                j = np.arange(L)[None, :]  # (1, L): key positions
-                recent = j > i - window  # one of the `window` keys ending at i
-                sink = j < n_sink  # one of the first n_sink positions
-                return (j <= i) & (recent | sink)  # never a key after the query
+                seen = np.asarray(weights)[:, -1, :] != 0  # (H, L): the keys the last query saw
+                n_sink = np.argmin(seen, axis=-1)  # the sinks end at the first key it did not see
+                window = np.argmin(seen[:, ::-1], axis=-1)  # the run of seen keys that ends at itself
+                return window, n_sink
                 ### END SOLUTION
         ''',
-        reference=_streaming,
-        public_cases=_streaming_cases,
+        reference=_settings,
+        public_cases=_settings_cases,
+        outputs=("window", "n_sink"),
         needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "an early query sees a sink that comes after it: a sink is visible only to the queries "
-                "at or after its position",
-                name="sinks seen from before",
-                hint="the causal condition holds for the sinks too",
-                variant=lambda L, w, s: _streaming(L, w, s, sink_causal=False) if s > 1 else None,
+                "each of your windows is one key short: does the window hold the query's own key?",
+                name="window without the query itself",
+                hint="the window counts the query's own key",
+                variant=lambda w: _settings(w, shrink=1),
             ),
             Diagnosis(
-                "no query sees the sinks beyond its window",
-                name="sinks missing",
-                hint="a key is visible if it is in the window or among the first n_sink positions",
-                variant=lambda L, w, s: _streaming(L, w, s, sinks=False),
+                "your windows count the sinks as well",
+                name="sinks counted in the window",
+                hint="the window is the run of keys that ends at the query",
+                variant=lambda w: _settings(w, sinks_in_window=True),
             ),
             Diagnosis(
-                "each query sees one recent key more than `window`",
-                name="window one too wide",
-                hint="count the keys in the window: the query itself and the keys before it",
-                variant=lambda L, w, s: _streaming(L, w, s, lo=w + 1),
+                "your settings are read with queries and keys swapped: which axis holds the keys?",
+                name="queries and keys swapped",
+                hint="rows are queries, the last axis holds the keys",
+                variant=_settings_transposed,
             ),
-            Diagnosis(
-                "queries see keys after them inside the window: the window must be causal",
-                name="window both ways",
-                hint="a decoder's window ends at the query",
-                variant=lambda L, w, s: _streaming(L, w, s, window_causal=False),
-            ),
-            Diagnosis(INVERTED_MASK, variant=lambda L, w, s: ~_streaming(L, w, s)),
         ),
     )
 )
