@@ -103,9 +103,8 @@ register(
         hint="build one (L, L) mask per head, stack them on the head axis, and let the batch axis broadcast",
         function="local_global_attention",
         description="Some models mix *local* and *global* heads in one layer: the first "
-        "`n_heads // 2` heads are causal sliding-window heads (query `i` sees keys `j` with "
-        "$i - \\text{window} < j \\le i$), the other heads see every earlier key and themselves "
-        "(causal). Write multi-head self-attention of `x (B, L, d_model)` with "
+        "`n_heads // 2` heads attend through this chapter's causal sliding window of `window` keys "
+        "(Mistral's), the other heads are plainly causal. Write multi-head self-attention of `x (B, L, d_model)` with "
         "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`) and `n_heads` heads scaled by "
         "$1/\\sqrt{d_{head}}$, with those masks. Head `h` owns columns `h * d_head:(h + 1) * d_head` of "
         "`x @ W_q`, `x @ W_k` and `x @ W_v` (as in Exercise 5.3), and the merged heads go back in the "
