@@ -179,18 +179,21 @@ HIDDEN = {
 }
 
 
-def streaming_mask():
+def streaming_settings():
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _settings_case
+
+    rng = np.random.default_rng(1617)
     return _kinds(
         [
-            Case("L=10, window 4, two sinks", L=10, window=4, n_sink=2),
-            Case("window longer than the sequence", L=4, window=6, n_sink=1),
-            Case("more sinks than the window, L=6", L=6, window=2, n_sink=4),
-            Case("one token", L=1, window=1, n_sink=0),
+            _settings_case(rng, "4 heads, L=16", 16, [(8, 4), (15, 0), (3, 12), (1, 1)]),
+            _settings_case(rng, "one head, L=3", 3, [(1, 1)]),
+            _settings_case(rng, "float32, 2 heads, L=10", 10, [(2, 0), (7, 2)], np.float32),
+            _settings_case(rng, "2 heads, L=6, one-key windows", 6, [(1, 4), (1, 3)]),
         ],
-        "masks",
-        "edge masks",
-        "masks",
-        "edge masks",
+        "settings",
+        "heads without sinks or with a one-key window",
+        "heads without sinks or with a one-key window",
+        "heads without sinks or with a one-key window",
     )
 
 
@@ -214,56 +217,30 @@ def decoder_attention():
     )
 
 
-def wait_k_cross_attention():
-    rng = np.random.default_rng(1619)
-    n = rng.normal
+def lengths_from_output():
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _lengths_case
+
+    rng = np.random.default_rng(1629)
     return _kinds(
         [
-            Case(
-                "B=3, L=2, S=6, wait 4, lengths [6, 1, 0]",
-                q=n(size=(3, 2, 4)),
-                k=n(size=(3, 6, 4)),
-                v=n(size=(3, 6, 2)),
-                key_lengths=np.array([6, 1, 0]),
-                wait=4,
-            ),
-            Case(
-                "wait longer than the source: L=3, S=4, wait 6",
-                q=n(size=(2, 3, 3)),
-                k=n(size=(2, 4, 3)),
-                v=n(size=(2, 4, 4)),
-                key_lengths=np.array([4, 2]),
-                wait=6,
-            ),
-            Case(
-                "float32, L=6, S=5, wait 2",
-                q=n(size=(2, 6, 8)).astype(np.float32),
-                k=n(size=(2, 5, 8)).astype(np.float32),
-                v=n(size=(2, 5, 3)).astype(np.float32),
-                key_lengths=np.array([5, 3]),
-                wait=2,
-            ),
-            Case(
-                "float16 with a fully padded source, wait 1",
-                q=n(size=(2, 3, 4)).astype(np.float16),
-                k=n(size=(2, 4, 4)).astype(np.float16),
-                v=n(size=(2, 4, 2)).astype(np.float16),
-                key_lengths=np.array([0, 3]),
-                wait=1,
-            ),
+            _lengths_case(rng, "B=4, S=8, E=4, Ev=3, lengths from 1 to 8", [8, 1, 5, 2], 8, 4, 3),
+            _lengths_case(rng, "float32, B=3, S=6, E=16, Ev=2, a row with no real token", [0, 6, 4], 6, 16, 2,
+                          np.float32),
+            _lengths_case(rng, "one sequence, S=3, E=2, Ev=5", [2], 3, 2, 5),
+            _lengths_case(rng, "float32, B=2, S=10, E=8, Ev=8", [9, 3], 10, 8, 8, np.float32),
         ],
-        "fully padded sources",
-        "values",
-        "values",
-        "fully padded sources",
+        "lengths",
+        "fully padded rows",
+        "lengths",
+        "lengths",
     )
 
 
 HIDDEN.update(
     {
-        "ch06.streaming_mask": streaming_mask,
+        "ch06.streaming_settings": streaming_settings,
         "ch06.decoder_attention": decoder_attention,
-        "ch06.wait_k_cross_attention": wait_k_cross_attention,
+        "ch06.lengths_from_output": lengths_from_output,
     }
 )
 

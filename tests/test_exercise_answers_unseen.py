@@ -130,10 +130,10 @@ NEW_SITUATIONS = {
         "ch06.prefix_lm_attention": "a prefix-LM mask: the prefix read both ways, the rest causal",
         "ch06.mask_from_additive": "an additive mask whose blocking value is finfo(dtype).min",
         "ch06.local_global_attention": "windowed and full causal heads in one layer",
-        "ch06.streaming_mask": "attention sinks beside a sliding window (StreamingLLM)",
+        "ch06.streaming_settings": "each head's StreamingLLM window and sink count read back from its weights",
         "ch06.decoder_attention": "a mask one diagonal too high, not a missing mask",
         "ch06.boosted_key_entropy": "the entropy of padded rows in which one key is favoured",
-        "ch06.wait_k_cross_attention": "wait-k cross-attention: neither top-left nor bottom-right, with padding",
+        "ch06.lengths_from_output": "a padded batch's lengths recovered from its attention output",
     },
     "ch07": {
         "ch07.rope_left_padded": "RoPE on a left-padded batch, each sequence at its own positions",

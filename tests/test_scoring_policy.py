@@ -374,22 +374,23 @@ def test_4_6_a_fix_whose_weights_are_right_but_outputs_are_not_is_told_so(how):
 
 def test_a_diagnosis_that_one_case_refutes_is_not_shown():
     """A wrong answer that matches a variant on one case by coincidence gets the plain message."""
-    ex = get("ch06.streaming_mask")
+    ex = get("ch06.streaming_settings")
     cases = ex.public_cases()
-    first = tuple(cases[0].inputs.values())
+    first = cases[0].inputs["weights"].shape
 
-    def one_too_wide_on_the_first_case_only(L, window, n_sink):
-        i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-        if (L, window, n_sink) == first:
-            return (j <= i) & ((j >= i - window) | (j < n_sink))  # the "window one too wide" mistake
-        return j <= i  # another mistake: no window at all
+    def one_short_on_the_first_case_only(weights):
+        seen = np.asarray(weights)[:, -1] != 0
+        n_sink = np.argmin(seen, axis=-1)
+        if np.shape(weights) == first:  # the "window without the query itself" mistake
+            return np.argmin(seen[:, ::-1], axis=-1) - 1, n_sink
+        return np.zeros_like(n_sink), n_sink  # another mistake: no window at all
 
-    outcomes = [call(ex, one_too_wide_on_the_first_case_only, c.args()) for c in cases]
+    outcomes = [call(ex, one_short_on_the_first_case_only, c.args()) for c in cases]
     alone = judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0])
-    assert alone.diagnosis == "window one too wide"  # what the first case, judged alone, would say
-    results = run_cases(ex, one_too_wide_on_the_first_case_only, cases)
-    assert not results[0].passed and not all(r.passed for r in results)  # (a window >= L hides "no window")
-    assert not any(r.diagnosis == "window one too wide" for r in results)
+    assert alone.diagnosis == "window without the query itself"  # what the first case, judged alone, would say
+    results = run_cases(ex, one_short_on_the_first_case_only, cases)
+    assert not any(r.passed for r in results)
+    assert not any(r.diagnosis == "window without the query itself" for r in results)
     assert (
         results[0].message
         == judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0], diagnose=False).message

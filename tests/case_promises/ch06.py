@@ -90,11 +90,26 @@ def _mha_window(inputs):
 
 
 def _streaming(inputs):
-    return (
-        _positive_int("L", inputs["L"])
-        + _positive_int("window", inputs["window"])
-        + _positive_int("n_sink", inputs["n_sink"], least=0)
-    )
+    """weights (H, L, L), float32 or float64, rows summing to 1: each head the softmax under a causal
+    window of `window >= 1` keys plus `n_sink >= 0` sinks, window + n_sink < L; blocked keys exactly 0."""
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _streaming_mask
+
+    w = inputs["weights"]
+    out = r.dtype_in("weights", w, ("float32", "float64")) + r.finite("weights", w) + r.ndim_in("weights", w, (3,))
+    if out:
+        return out
+    H, L, L2 = w.shape
+    if L != L2:
+        return [f"weights {w.shape} is not (H, L, L)"]
+    if (w < 0).any() or not np.allclose(w.sum(axis=-1), 1.0, atol=1e-5):
+        out.append("weights are not rows of softmax weights")
+    for h in range(H):
+        seen = w[h] != 0
+        fits = [(win, s) for win in range(1, L) for s in range(0, L - win)
+                if np.array_equal(seen, _streaming_mask(L, win, s))]
+        if len(fits) != 1:
+            out.append(f"head {h}: {len(fits)} settings with window + n_sink < L give its pattern")
+    return out
 
 
 def _decoder(inputs):
@@ -109,11 +124,27 @@ def _decoder(inputs):
     return out
 
 
-def _wait_k(inputs):
-    q, k = inputs["q"], inputs["k"]
-    out = _qkv(inputs, same_length=False)
-    out += _lengths("key_lengths", inputs["key_lengths"], np.shape(q)[0], np.shape(k)[1])
-    return out + _positive_int("wait", inputs["wait"])
+def _lengths_out(inputs):
+    """q, k (B, S, E), v and out (B, S, Ev), one float dtype; out is the padded attention of some
+    lengths 0 .. S, and of exactly one (the next closest length's output is far off)."""
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _padded_out
+
+    q, k, v, o = (inputs[n] for n in ("q", "k", "v", "out"))
+    out = _qkv(inputs, same_length=True)
+    out += r.dtype_in("out", o, (str(q.dtype),)) + r.finite("out", o)
+    if out:
+        return out
+    if o.shape != v.shape:
+        return [f"out {o.shape} is not v's shape {v.shape}"]
+    S = k.shape[1]
+    for b in range(q.shape[0]):
+        qb, kb, vb, ob = (a[b].astype(np.float64) for a in (q, k, v, o))
+        gaps = sorted(np.abs(_padded_out(qb, kb, vb, n) - ob).max() for n in range(S + 1))
+        if gaps[0] > 1e-3:
+            out.append(f"row {b}: out is no padded attention of q, k, v")
+        elif gaps[1] < 1e-2:
+            out.append(f"row {b}: two lengths give nearly the same output")
+    return out
 
 
 def _entropy(inputs):
@@ -132,8 +163,8 @@ PROMISES = {
     "ch06.prefix_lm_attention": _prefix_lm,
     "ch06.mask_from_additive": _additive,
     "ch06.local_global_attention": _mha_window,
-    "ch06.streaming_mask": _streaming,
+    "ch06.streaming_settings": _streaming,
     "ch06.decoder_attention": _decoder,
-    "ch06.wait_k_cross_attention": _wait_k,
+    "ch06.lengths_from_output": _lengths_out,
     "ch06.boosted_key_entropy": _entropy,
 }

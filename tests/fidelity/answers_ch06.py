@@ -197,28 +197,44 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.streaming_mask": {
-        "torch with the chapter's torch import": """
-            def streaming_mask(L, window, n_sink):
-                i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
-                return (j <= i) & ((i - j < window) | (j < n_sink))
+    "ch06.streaming_settings": {
+        "torch, counted from both ends": """
+            def streaming_settings(weights):
+                seen = torch.as_tensor(weights)[:, -1] > 0  # (H, L)
+                n_sink = torch.cumprod(seen.int(), dim=-1).sum(dim=-1)
+                window = torch.cumprod(seen.flip(-1).int(), dim=-1).sum(dim=-1)
+                return window.numpy(), n_sink.numpy()
         """,
-        "np.tri pieces": """
-            def streaming_mask(L, window, n_sink):
-                causal = np.tri(L, dtype=bool)
-                recent = causal & ~np.tri(L, k=-window, dtype=bool)
-                sinks = causal.copy()
-                sinks[:, n_sink:] = False
-                return recent | sinks
+        "loops over heads and keys": """
+            def streaming_settings(weights):
+                H, L, _ = weights.shape
+                windows, sinks = [], []
+                for h in range(H):
+                    row = weights[h, L - 1]
+                    s = 0
+                    while row[s] > 0:
+                        s += 1
+                    w = 0
+                    while row[L - 1 - w] > 0:
+                        w += 1
+                    windows.append(w)
+                    sinks.append(s)
+                return np.array(windows), np.array(sinks)
         """,
-        "helper in an added cell, loops": [
+        "helper in an added cell, from the columns' counts": [
             """
-            def _sees_67(i, j, window, n_sink):
-                return j <= i and (i - j < window or j < n_sink)
+            def _visible_67(weights):
+                return np.asarray(weights, dtype=np.float32) != 0  # (H, L, L)
             """,
             """
-            def streaming_mask(L, window, n_sink):
-                return np.array([[_sees_67(i, j, window, n_sink) for j in range(L)] for i in range(L)], dtype=bool).reshape(L, L)
+            def streaming_settings(weights):
+                seen = _visible_67(weights)
+                L = seen.shape[-1]
+                # key j is seen by every query from j on exactly when it is a sink (or within the last window)
+                full = seen.sum(axis=-2) == L - np.arange(L)  # (H, L)
+                n_sink = np.argmin(full, axis=-1)
+                window = seen[:, -1].sum(axis=-1) - n_sink
+                return window, n_sink
             """,
         ],
     },
@@ -253,44 +269,49 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.wait_k_cross_attention": {
-        "torch with the chapter's F": """
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                L, S = q.shape[-2], k.shape[-2]
-                j = torch.arange(S)
-                keep = (j[None, :] < torch.arange(L)[:, None] + wait)[None] & (j[None, :] < torch.as_tensor(key_lengths)[:, None])[:, None, :]
-                s = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).masked_fill(~keep, float("-inf"))
-                w = torch.nan_to_num(F.softmax(s, dim=-1), nan=0.0)
-                return w @ v, w
+    "ch06.lengths_from_output": {
+        "torch, every candidate mask at once": """
+            def lengths_from_output(q, k, v, out):
+                q, k, v, out = (torch.as_tensor(a, dtype=torch.float64) for a in (q, k, v, out))
+                S = k.shape[1]
+                keep = torch.arange(S)[None, :] < torch.arange(S + 1)[:, None]  # (S + 1, S): one mask per length
+                s = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5)[:, None]  # (B, 1, S, S)
+                s = s.masked_fill(~keep[None, :, None, :], float("-inf"))  # (B, S + 1, S, S)
+                w = torch.nan_to_num(torch.softmax(s, dim=-1), nan=0.0)
+                gap = (w @ v[:, None] - out[:, None]).abs().amax(dim=(-2, -1))  # (B, S + 1)
+                return gap.argmin(dim=-1).numpy()
         """,
-        "float32 einsum, the read count per target": """
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
+        "float32 einsum, the first length that fits": """
+            def lengths_from_output(q, k, v, out):
                 q, k, v = (a.astype(np.float32) for a in (q, k, v))
-                L, S = q.shape[1], k.shape[1]
-                read = np.minimum(np.arange(L)[None, :] + wait, np.asarray(key_lengths)[:, None])  # (B, L)
-                keep = np.arange(S)[None, None, :] < read[:, :, None]
-                s = np.einsum("ble,bse->bls", q, k) / np.sqrt(np.float32(q.shape[-1]))
-                w = softmax(np.where(keep, s, -np.inf))
-                return np.einsum("bls,bsv->blv", w, v), w
+                B, S = k.shape[:2]
+                s = np.einsum("bie,bje->bij", q, k) / np.sqrt(np.float32(q.shape[-1]))
+                found = np.zeros(B, dtype=int)
+                for b in range(B):
+                    best = np.inf
+                    for n in range(S + 1):
+                        w = softmax(np.where(np.arange(S) < n, s[b], -np.inf))
+                        gap = np.abs(np.einsum("ij,jv->iv", w, v[b]) - out[b]).max()
+                        if gap < best:
+                            best, found[b] = gap, n
+                return found
         """,
-        "helper in an added cell, one query at a time": [
+        "helper in an added cell, a relative tolerance": [
             """
-            def _one_query_69(qi, kb, vb, n):
-                w = np.zeros(kb.shape[0])
-                if n > 0:
-                    w[:n] = softmax(kb[:n] @ qi / np.sqrt(qi.shape[-1]))
-                return w @ vb, w
+            def _attend_69(qb, kb, vb, n):
+                o = np.zeros((qb.shape[0], vb.shape[1]))
+                if n:
+                    o = softmax(qb @ kb[:n].T / np.sqrt(qb.shape[1])) @ vb[:n]
+                return o
             """,
             """
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                B, L = q.shape[:2]
-                outs, ws = np.zeros((B, L, v.shape[-1])), np.zeros((B, L, k.shape[1]))
-                for b in range(B):
-                    for i in range(L):
-                        n = min(i + wait, int(key_lengths[b]))
-                        outs[b, i], ws[b, i] = _one_query_69(q[b, i], k[b], v[b], n)
-                return outs, ws
+            def lengths_from_output(q, k, v, out):
+                result = []
+                for b in range(q.shape[0]):
+                    fits = [n for n in range(k.shape[1] + 1)
+                            if np.allclose(_attend_69(q[b], k[b], v[b], n), out[b], rtol=1e-3, atol=1e-4)]
+                    result.append(fits[0])
+                return np.array(result)
             """,
         ],
     },
@@ -466,21 +487,27 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o, w
         """,
     },
-    "ch06.streaming_mask": {
-        "sinks seen from before": """
-            def streaming_mask(L, window, n_sink):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return ((j <= i) & (j > i - window)) | (j < n_sink)
+    "ch06.streaming_settings": {
+        "window without the query itself": """
+            def streaming_settings(weights):
+                seen = weights[:, -1] != 0
+                return np.argmin(seen[:, ::-1], axis=-1) - 1, np.argmin(seen, axis=-1)
         """,
-        "no sinks": """
-            def streaming_mask(L, window, n_sink):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return (j <= i) & (j > i - window)
+        "window counts the sinks": """
+            def streaming_settings(weights):
+                seen = weights[:, -1] != 0
+                return seen.sum(axis=-1), np.argmin(seen, axis=-1)
         """,
-        "one too wide": """
-            def streaming_mask(L, window, n_sink):
-                i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-                return (j <= i) & ((j >= i - window) | (j < n_sink))
+        "keys read along the queries": """
+            def streaming_settings(weights):
+                seen = weights[:, :, -1] != 0
+                return np.argmin(seen[:, ::-1], axis=-1), np.argmin(seen, axis=-1)
+        """,
+        "read from the middle query": """
+            def streaming_settings(weights):
+                seen = weights[:, weights.shape[1] // 2] != 0
+                last = weights.shape[1] // 2
+                return np.argmin(seen[:, last::-1], axis=-1), np.argmin(seen, axis=-1)
         """,
     },
     "ch06.decoder_attention": {
@@ -506,27 +533,35 @@ WRONG = {
                 return w @ v, w
         """,
     },
-    "ch06.wait_k_cross_attention": {
-        "top-left causal": """
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                L, S = q.shape[-2], k.shape[-2]
-                keep = (np.arange(S)[None, :] <= np.arange(L)[:, None])[None] & (np.arange(S) < np.asarray(key_lengths)[:, None])[:, None, :]
-                w = softmax(np.where(keep, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
-                return w @ v, w
+    "ch06.lengths_from_output": {
+        "counts the queries with a nonzero output": """
+            def lengths_from_output(q, k, v, out):
+                return (np.abs(out).max(axis=-1) > 0).sum(axis=-1)
         """,
-        "one read too many": """
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                L, S = q.shape[-2], k.shape[-2]
-                keep = (np.arange(S)[None, :] <= np.arange(L)[:, None] + wait)[None] & (np.arange(S) < np.asarray(key_lengths)[:, None])[:, None, :]
-                w = softmax(np.where(keep, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
-                return w @ v, w
+        "never tries length 0": """
+            def lengths_from_output(q, k, v, out):
+                S = k.shape[1]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                gaps = [np.abs(softmax(np.where(np.arange(S) < n, s, -np.inf)) @ v - out).max(axis=(-2, -1))
+                        for n in range(1, S + 1)]
+                return np.argmin(np.stack(gaps), axis=0) + 1
         """,
-        "padding ignored": """
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                L, S = q.shape[-2], k.shape[-2]
-                keep = np.arange(S)[None, :] < np.arange(L)[:, None] + wait
-                w = softmax(np.where(keep, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
-                return w @ v, w
+        "unscaled candidates": """
+            def lengths_from_output(q, k, v, out):
+                S = k.shape[1]
+                s = q @ np.swapaxes(k, -1, -2)
+                gaps = [np.abs(softmax(np.where(np.arange(S) < n, s, -np.inf)) @ v - out).max(axis=(-2, -1))
+                        for n in range(S + 1)]
+                return np.argmin(np.stack(gaps), axis=0)
+        """,
+        "causal candidates": """
+            def lengths_from_output(q, k, v, out):
+                S = k.shape[1]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                causal = np.tril(np.ones((S, S), dtype=bool))
+                gaps = [np.abs(softmax(np.where((np.arange(S) < n) & causal, s, -np.inf)) @ v - out).max(axis=(-2, -1))
+                        for n in range(S + 1)]
+                return np.argmin(np.stack(gaps), axis=0)
         """,
     },
     "ch06.boosted_key_entropy": {

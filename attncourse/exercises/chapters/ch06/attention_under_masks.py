@@ -1,20 +1,14 @@
-"""Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, sinks with a sliding
-window, a decoder that peeks, wait-k cross-attention and the entropy under a mask."""
+"""Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, a streaming model's
+settings read back, a decoder that peeks, the lengths a padded batch lost and the entropy under a mask."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .... import causal_mask, padding_mask
+from .... import causal_mask
 from .... import scaled_dot_product_attention as sdpa
 from ...engine.registry import Case, Diagnosis, Exercise, grouped, register
-from .._shared import (
-    D_MODEL_SCALE,
-    INVERTED_MASK,
-    NAN_FULLY_MASKED,
-    nan_masked_softmax,
-    swap,
-)
+from .._shared import D_MODEL_SCALE
 from ..ch05 import mha_reference
 
 __all__: list = []
@@ -109,9 +103,8 @@ register(
         hint="build one (L, L) mask per head, stack them on the head axis, and let the batch axis broadcast",
         function="local_global_attention",
         description="Some models mix *local* and *global* heads in one layer: the first "
-        "`n_heads // 2` heads are causal sliding-window heads (query `i` sees keys `j` with "
-        "$i - \\text{window} < j \\le i$), the other heads see every earlier key and themselves "
-        "(causal). Write multi-head self-attention of `x (B, L, d_model)` with "
+        "`n_heads // 2` heads attend through this chapter's causal sliding window of `window` keys "
+        "(Mistral's), the other heads are plainly causal. Write multi-head self-attention of `x (B, L, d_model)` with "
         "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`) and `n_heads` heads scaled by "
         "$1/\\sqrt{d_{head}}$, with those masks. Head `h` owns columns `h * d_head:(h + 1) * d_head` of "
         "`x @ W_q`, `x @ W_k` and `x @ W_v` (as in Exercise 5.3), and the merged heads go back in the "
@@ -193,83 +186,106 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.7 sinks and a sliding window (extend)
-def _streaming_cases():
+# ----------------------------------------------------------------------------- 6.7 a streaming model's settings, read back (extend)
+def _streaming_mask(L, window, n_sink):
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    return (j <= i) & ((j > i - window) | (j < n_sink))  # never a key after the query
+
+
+def _streaming_weights(rng, L, settings, dtype=np.float64):
+    """(H, L, L) softmax weights of random scores, head h under (window, n_sink) = settings[h]."""
+    heads = []
+    for window, n_sink in settings:
+        scores = rng.normal(size=(L, L))
+        heads.append(_masked_weights(scores, _streaming_mask(L, window, n_sink)))
+    return np.stack(heads).astype(dtype)
+
+
+def _masked_weights(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _settings_case(rng, name, L, settings, dtype=np.float64):
+    return Case(name, weights=_streaming_weights(rng, L, settings, dtype))
+
+
+def _settings_cases():
+    rng = np.random.default_rng(617)
     return grouped(
-        "masks",
-        Case("L=8, window 3, one sink", L=8, window=3, n_sink=1),
-        Case("L=7, window 2, two sinks", L=7, window=2, n_sink=2),
+        "settings",
+        _settings_case(rng, "3 heads, L=9", 9, [(3, 2), (4, 1), (2, 4)]),
+        _settings_case(rng, "float32, 2 heads, L=12", 12, [(5, 3), (6, 4)], np.float32),
     ) + grouped(
-        "edge masks",
-        Case("no sink: L=5, window 2", L=5, window=2, n_sink=0),
-        Case("window 1, three sinks, L=6", L=6, window=1, n_sink=3),
+        "heads without sinks or with a one-key window",
+        _settings_case(rng, "4 heads, L=8", 8, [(4, 0), (1, 2), (1, 0), (1, 5)]),
     )
 
 
-def _streaming(L, window, n_sink, lo=None, sinks=True, sink_causal=True, window_causal=True):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]  # (L, 1) and (1, L)
-    lo = window if lo is None else lo
-    near = (j > i - lo) & ((j <= i) if window_causal else (j < i + lo))
-    sink = (j < n_sink) & ((j <= i) if sink_causal else True) if sinks else np.zeros((L, L), dtype=bool)
-    return near | sink
+def _settings(weights, last=-1, shrink=0, sinks_in_window=False):
+    """(window, n_sink) per head, read from one query's row of the weights."""
+    row = np.asarray(weights, dtype=np.float64)[..., last, :] != 0  # (H, L): keys the query saw
+    n_sink = np.argmin(row, axis=-1)  # the first key it did not see: the end of the sinks
+    window = np.argmin(row[..., ::-1], axis=-1)  # the run of seen keys that ends at the query
+    if sinks_in_window:
+        window = row.sum(axis=-1)
+    return (window - shrink).astype(np.int64), n_sink.astype(np.int64)
+
+
+def _settings_transposed(weights):
+    return _settings(np.swapaxes(np.asarray(weights), -1, -2))
 
 
 register(
     Exercise(
-        id="ch06.streaming_mask",
+        id="ch06.streaming_settings",
         number="6.7",
-        title="a causal mask with attention sinks and a sliding window",
+        title="a streaming model's settings, read back",
         points=2,
-        function="streaming_mask",
-        hint="write the two ways a key can be visible, and the condition every visible key shares",
+        function="streaming_settings",
+        hint="a query far enough from the start shows both settings at once",
         kind="extend",
-        description="StreamingLLM runs a model with a sliding window far past its training length by "
-        "also keeping the first few tokens, the *attention sinks*, visible to every later query. For "
-        "`L` tokens, a `window >= 1` and `n_sink >= 0` sinks, query `i` may attend to key `j` when `j` "
-        "is one of the `window` most recent keys up to and including `i` itself, or when `j` is one of "
-        "the first `n_sink` positions; either way, never to a key after the query. Return the boolean "
-        "`(L, L)` mask, True = may attend. numpy or torch; no attncourse function.",
+        description="StreamingLLM runs a model past its training length with a causal sliding window of "
+        "`window >= 1` keys (the query's own key included) and also keeps the first `n_sink >= 0` tokens, "
+        "the *attention sinks*, visible to every later query. Each head of a layer was given its own "
+        "settings, and they were not recorded. You have the layer's attention weights `weights (H, L, L)` "
+        "(rows: queries, columns: keys; float32 or float64; a key a query may not see has weight exactly 0, "
+        "any other key a positive weight). In every head `window + n_sink < L`. Return `(window, n_sink)`, "
+        "two integer arrays of shape `(H,)`. numpy or torch; no attncourse function.",
         solution='''
-            def streaming_mask(L, window, n_sink):
-                """Boolean (L, L), True = may attend: the last `window` keys up to i, and the first n_sink keys."""
+            def streaming_settings(weights):
+                """Each head's (window, n_sink), read from its attention weights: two (H,) int arrays."""
                 ### BEGIN SOLUTION
-                i = np.arange(L)[:, None]  # (L, 1): query positions
-                j = np.arange(L)[None, :]  # (1, L): key positions
-                recent = j > i - window  # one of the `window` keys ending at i
-                sink = j < n_sink  # one of the first n_sink positions
-                return (j <= i) & (recent | sink)  # never a key after the query
+                seen = np.asarray(weights)[:, -1, :] != 0  # (H, L): the keys the last query saw
+                n_sink = np.argmin(seen, axis=-1)  # the sinks end at the first key it did not see
+                window = np.argmin(seen[:, ::-1], axis=-1)  # the run of seen keys that ends at itself
+                return window, n_sink
                 ### END SOLUTION
         ''',
-        reference=_streaming,
-        public_cases=_streaming_cases,
+        reference=_settings,
+        public_cases=_settings_cases,
+        outputs=("window", "n_sink"),
         needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "an early query sees a sink that comes after it: a sink is visible only to the queries "
-                "at or after its position",
-                name="sinks seen from before",
-                hint="the causal condition holds for the sinks too",
-                variant=lambda L, w, s: _streaming(L, w, s, sink_causal=False) if s > 1 else None,
+                "each of your windows is one key short: does the window hold the query's own key?",
+                name="window without the query itself",
+                hint="the window counts the query's own key",
+                variant=lambda w: _settings(w, shrink=1),
             ),
             Diagnosis(
-                "no query sees the sinks beyond its window",
-                name="sinks missing",
-                hint="a key is visible if it is in the window or among the first n_sink positions",
-                variant=lambda L, w, s: _streaming(L, w, s, sinks=False),
+                "your windows count the sinks as well",
+                name="sinks counted in the window",
+                hint="the window is the run of keys that ends at the query",
+                variant=lambda w: _settings(w, sinks_in_window=True),
             ),
             Diagnosis(
-                "each query sees one recent key more than `window`",
-                name="window one too wide",
-                hint="count the keys in the window: the query itself and the keys before it",
-                variant=lambda L, w, s: _streaming(L, w, s, lo=w + 1),
+                "your settings are read with queries and keys swapped: which axis holds the keys?",
+                name="queries and keys swapped",
+                hint="rows are queries, the last axis holds the keys",
+                variant=_settings_transposed,
             ),
-            Diagnosis(
-                "queries see keys after them inside the window: the window must be causal",
-                name="window both ways",
-                hint="a decoder's window ends at the query",
-                variant=lambda L, w, s: _streaming(L, w, s, window_causal=False),
-            ),
-            Diagnosis(INVERTED_MASK, variant=lambda L, w, s: ~_streaming(L, w, s)),
         ),
     )
 )
@@ -352,148 +368,119 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.9 wait-k cross-attention (extend)
-def _wait_k_cases():
-    rng = np.random.default_rng(619)
+# ----------------------------------------------------------------------------- 6.9 lengths from an output (extend)
+def _padded_out(q, k, v, n, scale=None, causal=False):
+    """Scaled self-attention of one sequence with its first n keys real (optionally also causal)."""
+    S = k.shape[-2]
+    mask = np.arange(S) < n
+    mask = np.broadcast_to(mask, (q.shape[-2], S))
+    if causal:
+        mask = mask & causal_mask(q.shape[-2], S)
+    return sdpa(q, k, v, mask, scale=scale)[0]
+
+
+def _lengths_search(q, k, v, out, candidates=None, scale=None, causal=False):
+    q, k, v, out = (np.asarray(a, dtype=np.float64) for a in (q, k, v, out))
+    S = k.shape[-2]
+    candidates = range(S + 1) if candidates is None else candidates
+    found = []
+    for b in range(q.shape[0]):
+        gaps = [np.abs(_padded_out(q[b], k[b], v[b], n, scale, causal) - out[b]).max() for n in candidates]
+        found.append(list(candidates)[int(np.argmin(gaps))])
+    return np.array(found, dtype=np.int64)
+
+
+def _lengths_case(rng, name, lengths, S, E, Ev, dtype=np.float64):
     n = rng.normal
+    B = len(lengths)
+    q, k, v = (n(size=(B, S, d)).astype(dtype) for d in (E, E, Ev))
+    out = np.stack([_padded_out(q[b].astype(np.float64), k[b].astype(np.float64), v[b].astype(np.float64), m)
+                    for b, m in enumerate(lengths)]).astype(dtype)
+    return Case(name, q=q, k=k, v=v, out=out)
+
+
+def _lengths_cases():
+    rng = np.random.default_rng(629)
     return grouped(
-        "values",
-        Case(
-            "B=2, L=4 targets, S=5 sources, wait 2, lengths [5, 3]",
-            q=n(size=(2, 4, 3)),
-            k=n(size=(2, 5, 3)),
-            v=n(size=(2, 5, 2)),
-            key_lengths=np.array([5, 3]),
-            wait=2,
-        ),
-        Case(
-            "B=1, L=5, S=3, wait 1, length 3",
-            q=n(size=(1, 5, 4)),
-            k=n(size=(1, 3, 4)),
-            v=n(size=(1, 3, 3)),
-            key_lengths=np.array([3]),
-            wait=1,
-        ),
-        Case(
-            "B=2, L=3, S=6, wait 3, lengths [6, 4]",
-            q=n(size=(2, 3, 2)),
-            k=n(size=(2, 6, 2)),
-            v=n(size=(2, 6, 2)),
-            key_lengths=np.array([6, 4]),
-            wait=3,
-        ),
+        "lengths",
+        _lengths_case(rng, "B=3, S=5, E=3, Ev=2", [5, 2, 3], 5, 3, 2),
+        _lengths_case(rng, "B=2, S=6, E=4, Ev=3, a single real token", [1, 4], 6, 4, 3),
+        _lengths_case(rng, "float32, B=2, S=7, E=8, Ev=4", [6, 7], 7, 8, 4, np.float32),
     ) + grouped(
-        "fully padded sources",
-        Case(
-            "B=2, L=3, S=4, wait 2, lengths [4, 0]",
-            q=n(size=(2, 3, 3)),
-            k=n(size=(2, 4, 3)),
-            v=n(size=(2, 4, 2)),
-            key_lengths=np.array([4, 0]),
-            wait=2,
-        ),
+        "fully padded rows",
+        _lengths_case(rng, "B=3, S=5, E=3, Ev=2, one row with no real token", [4, 0, 5], 5, 3, 2),
     )
 
 
-def _wait_k_mask(L, S, key_lengths, wait, shift=0, padding=True):
-    i, j = np.arange(L)[:, None], np.arange(S)[None, :]  # (L, 1) and (1, S)
-    read = j < i + wait + shift  # (L, S): the source tokens read before target i is written
-    if not padding:
-        return np.broadcast_to(read, (len(key_lengths), L, S))
-    return read & padding_mask(np.asarray(key_lengths), S)[:, None, :]  # (B, L, S)
-
-
-def _wait_k(q, k, v, key_lengths, wait, shift=0, padding=True, scale=None):
-    mask = _wait_k_mask(q.shape[-2], k.shape[-2], key_lengths, wait, shift, padding)
-    return sdpa(q, k, v, mask, scale=scale)
-
-
-def _wait_k_top_left(q, k, v, key_lengths, wait):
-    if wait == 1:
-        return None
-    L, S = q.shape[-2], k.shape[-2]
-    return sdpa(q, k, v, causal_mask(L, S)[None] & padding_mask(np.asarray(key_lengths), S)[:, None, :])
-
-
-def _wait_k_nan(q, k, v, key_lengths, wait):
-    mask = _wait_k_mask(q.shape[-2], k.shape[-2], key_lengths, wait)
-    w = nan_masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), mask)
-    return w @ v, w
+def _lengths_nonzero_rows(q, k, v, out):
+    return (np.abs(np.asarray(out, dtype=np.float64)).max(axis=-1) > 0).sum(axis=-1).astype(np.int64)
 
 
 register(
     Exercise(
-        id="ch06.wait_k_cross_attention",
+        id="ch06.lengths_from_output",
         number="6.9",
-        title="cross-attention for simultaneous translation",
+        title="the lengths a padded batch lost",
         points=3,
-        function="wait_k_cross_attention",
-        hint="two conditions on each (target, source) pair: has the source token been read yet, and is it real",
+        function="lengths_from_output",
+        hint="each length from 0 to S gives one output you can compute; which one did the encoder produce?",
         kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="A simultaneous translator (the *wait-k* policy) starts writing before the source "
-        "sentence is complete: it reads the first `wait` source tokens, writes target token 0, then reads "
-        "one more source token before each further target token, until the source runs out. So when "
-        "target token `i` is written, the source tokens read so far are the first `i + wait` of them, or "
-        "all of them if the source is shorter. Its decoder's queries `q (B, L, E)` attend to the encoder's "
-        "keys and values `k (B, S, E)`, `v (B, S, Ev)`; source `b` has `key_lengths[b]` real tokens, then "
-        "padding. Write this cross-attention, scaled by $1/\\sqrt{E}$, in which target token `i` attends "
-        "only to the real source tokens read before it is written; `wait >= 1` is an integer. Return "
-        "`(out (B, L, Ev), weights (B, L, S))`; a query with no source token to attend to gets all-zero "
-        "weights and output. `softmax` is handed out; PyTorch's attention functions are not.",
+        description="An encoder ran scaled self-attention (scores divided by $\\sqrt{E}$) over a batch "
+        "padded on the right, with this chapter's padding mask, and the batch's lengths were lost. You "
+        "still have the attention's inputs `q, k (B, S, E)`, `v (B, S, Ev)` and its output `out "
+        "(B, S, Ev)`, padded queries included (a query with nothing to attend to got an all-zero output, as "
+        "in this chapter); the arrays may be float32. Recover the number of real tokens of each sequence: "
+        "return an integer array of shape `(B,)`, each entry between 0 and `S`. `softmax` is handed out; "
+        "PyTorch's attention functions are not.",
         solution='''
-            def wait_k_cross_attention(q, k, v, key_lengths, wait):
-                """Scaled cross-attention in which target i sees the first i + wait real source tokens."""
+            def lengths_from_output(q, k, v, out):
+                """Each sequence's number of real tokens, recovered from a padded attention's output: (B,) ints."""
                 ### BEGIN SOLUTION
-                L, S = q.shape[-2], k.shape[-2]
-                i = np.arange(L)[:, None]  # (L, 1): target positions
-                j = np.arange(S)[None, :]  # (1, S): source positions
-                read = j < i + wait  # (L, S): read before target i is written
-                real = j < np.asarray(key_lengths)[:, None]  # (1, S) < (B, 1) -> (B, S)
-                mask = read[None] & real[:, None, :]  # (1, L, S) & (B, 1, S) -> (B, L, S)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, E) @ (B, E, S) -> (B, L, S)
-                weights = softmax(np.where(mask, scores, -np.inf))  # a row with no visible key: all zeros
-                return weights @ v, weights  # (B, L, S) @ (B, S, Ev) -> (B, L, Ev)
+                B, S = k.shape[0], k.shape[1]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, S, E) @ (B, E, S) -> (B, S, S)
+                gaps = []
+                for n in range(S + 1):  # every length the sequence could have had
+                    real = np.arange(S) < n  # (S,): the first n keys are real
+                    weights = softmax(np.where(real, scores, -np.inf))  # n = 0: all-zero rows
+                    gaps.append(np.abs(weights @ v - out).max(axis=(-2, -1)))  # (B,): how far from `out`
+                return np.argmin(np.stack(gaps), axis=0)  # (S + 1, B) -> (B,): the closest length
                 ### END SOLUTION
         ''',
-        reference=_wait_k,
-        public_cases=_wait_k_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        reference=_lengths_search,
+        public_cases=_lengths_cases,
         needs=NEEDS + ("import torch",),
         diagnoses=(
             Diagnosis(
-                "your target token i sees source tokens 0..i whatever `wait` is",
-                name="top-left causal",
-                hint="how many source tokens have been read when target 0 is written?",
-                variant=_wait_k_top_left,
+                "you counted the queries whose output is not zero; does a padded query attend to nothing?",
+                name="counted nonzero outputs",
+                hint="padded queries attend to the real keys too; the mask is about keys",
+                variant=_lengths_nonzero_rows,
             ),
             Diagnosis(
-                "each target token sees one source token more than has been read when it is written",
-                name="one token read too many",
-                hint="when target 0 is written, `wait` source tokens have been read: 0 .. wait - 1",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, shift=1),
+                "your answer is never 0, but a row whose output is all zeros had nothing to attend to",
+                name="length 0 never tried",
+                hint="try every length from 0 to S",
+                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, candidates=range(1, k.shape[-2] + 1)),
             ),
             Diagnosis(
-                "each target token sees one source token fewer than has been read when it is written",
-                name="one token read too few",
-                hint="when target 0 is written, `wait` source tokens have been read: 0 .. wait - 1",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, shift=-1),
+                "each of your lengths is one fewer than the number of real tokens",
+                name="one short",
+                hint="a sequence with n real tokens has keys 0 .. n - 1 visible",
+                variant=lambda q, k, v, out: np.maximum(_lengths_search(q, k, v, out) - 1, 0),
             ),
             Diagnosis(
-                "weight falls on padding: a source token past key_lengths[b] is never read",
-                name="padding attended",
-                hint="the source's length limits what can be read",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, padding=False),
-            ),
-            Diagnosis(
-                "your weights are sharper than expected, by the same factor in every row: what are the "
-                "scores divided by?",
+                "your lengths are those of a model whose scores are not scaled",
                 name="not scaled",
                 hint="divide the scores by sqrt(E)",
-                variant=lambda q, k, v, n, w: _wait_k(q, k, v, n, w, scale=1.0),
+                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, scale=1.0),
             ),
-            Diagnosis(NAN_FULLY_MASKED, variant=_wait_k_nan),
+            Diagnosis(
+                "your lengths are those of a causal model; an encoder's padding mask hides only keys past the length",
+                name="causal candidates",
+                hint="an encoder's query sees every real key, before and after it",
+                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, causal=True),
+            ),
         ),
     )
 )
