@@ -255,9 +255,7 @@ def test_coincidental_passes_earn_nothing_in_6_6():
         w = e / e.sum(-1, keepdims=True)
         return (w @ v).swapaxes(1, 2).reshape(B, L, D) @ W_o, w
 
-    for ex_id, fn in (
-        ("ch06.local_global_attention", by_d_model),
-    ):
+    for ex_id, fn in (("ch06.local_global_attention", by_d_model),):
         ex = get(ex_id)
         results = run_cases(ex, fn, ex.public_cases() + list(HIDDEN[ex_id]()))
         assert any(r.passed for r in results), "the coincidence this test is about"

@@ -159,17 +159,6 @@ def causal_mask_bottom_right(L, S):
     return np.tril(np.ones((L, S), dtype=bool), k=S - L)
 
 
-<<<<<<< HEAD
-def streaming_one_too_wide(L, window, n_sink):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    return (j <= i) & ((j >= i - window) | (j < n_sink))
-
-
-def streaming_sinks_before(L, window, n_sink):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    return ((j <= i) & (j > i - window)) | (j < n_sink)
-
-
 def remove_keys_not_renormalised(q, k_rm, v_rm, out, lse):
     """Subtracts the removed keys' weighted values and stops: the rest still sums to less than 1."""
     w = np.exp(q @ _t(k_rm) / np.sqrt(q.shape[-1]) - lse[..., None])
@@ -189,20 +178,6 @@ def rope_decode_cache_rotated_again(x, W_q, W_k, W_v):
         q_t = apply_rope(x_t @ W_q, np.array([t]))
         outs.append(_sm(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
     return np.concatenate(outs)
-=======
-def online_from_zero(scores, values, block_size):
-    """The online softmax with its running maximum started at 0, not -inf."""
-    m = np.zeros(scores.shape[:-1])
-    l, acc = np.zeros(scores.shape[:-1]), np.zeros(scores.shape[:-1] + (values.shape[-1],))
-    with np.errstate(all="ignore"):
-        for j in range(0, scores.shape[-1], block_size):
-            s = scores[..., j : j + block_size]
-            m_new = np.maximum(m, s.max(axis=-1))
-            p, r = np.exp(s - m_new[..., None]), np.exp(m - m_new)
-            l, acc = l * r + p.sum(-1), acc * r[..., None] + p @ values[..., j : j + block_size, :]
-            m = m_new
-        return acc / l[..., None]
->>>>>>> r6-ch06
 
 
 def block_grads_softmax_in_block(q, k_blk, v_blk, dout, out, lse):  # lse ignored: weights of the block alone

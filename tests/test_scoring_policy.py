@@ -387,7 +387,9 @@ def test_a_diagnosis_that_one_case_refutes_is_not_shown():
 
     outcomes = [call(ex, one_short_on_the_first_case_only, c.args()) for c in cases]
     alone = judge(ex, cases[0], expected_outputs(ex, cases[0]), outcomes[0])
-    assert alone.diagnosis == "window without the query itself"  # what the first case, judged alone, would say
+    assert (
+        alone.diagnosis == "window without the query itself"
+    )  # what the first case, judged alone, would say
     results = run_cases(ex, one_short_on_the_first_case_only, cases)
     assert not any(r.passed for r in results)
     assert not any(r.diagnosis == "window without the query itself" for r in results)

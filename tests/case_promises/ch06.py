@@ -95,7 +95,11 @@ def _streaming(inputs):
     from attncourse.exercises.chapters.ch06.attention_under_masks import _streaming_mask
 
     w = inputs["weights"]
-    out = r.dtype_in("weights", w, ("float32", "float64")) + r.finite("weights", w) + r.ndim_in("weights", w, (3,))
+    out = (
+        r.dtype_in("weights", w, ("float32", "float64"))
+        + r.finite("weights", w)
+        + r.ndim_in("weights", w, (3,))
+    )
     if out:
         return out
     H, L, L2 = w.shape
@@ -105,8 +109,12 @@ def _streaming(inputs):
         out.append("weights are not rows of softmax weights")
     for h in range(H):
         seen = w[h] != 0
-        fits = [(win, s) for win in range(1, L) for s in range(0, L - win)
-                if np.array_equal(seen, _streaming_mask(L, win, s))]
+        fits = [
+            (win, s)
+            for win in range(1, L)
+            for s in range(0, L - win)
+            if np.array_equal(seen, _streaming_mask(L, win, s))
+        ]
         if len(fits) != 1:
             out.append(f"head {h}: {len(fits)} settings with window + n_sink < L give its pattern")
     return out
