@@ -209,10 +209,11 @@ def test_the_numeric_predictions_hold():
     unit = (q * k).sum(-1) / (np.linalg.norm(q, axis=-1) * np.linalg.norm(k, axis=-1))
     scaled = (q * k).sum(-1) / np.sqrt(128)
     assert abs((float(_answer("ch03.predict_cosine_factor")) * unit).std() / scaled.std() - 1) < 0.05
-    q, k, v = rng.normal(size=(4, 1, 6, 8)), rng.normal(size=(3, 10, 8)), rng.normal(size=(3, 10, 5))
-    weights = softmax(q @ np.swapaxes(k, -2, -1))  # the chapter's function, which broadcasts the batches
-    out = weights @ v
-    assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
+    keys = np.array([[3, 0], [1.2, 1], [0, 2], [-1, 0], [1, 0.1], [0, -0.5]])  # 2.4's six keys
+    turns = np.linspace(0, 2 * np.pi, 20000, endpoint=False)
+    queries = np.stack([np.cos(turns), np.sin(turns)], axis=1)  # every direction; length does not rank
+    won = np.bincount((queries @ keys.T).argmax(axis=1), minlength=6) > 0
+    assert np.array_equal(np.asarray(_answer("ch02.predict_winning_keys"), dtype=bool), won)
     from attncourse import alibi_bias
 
     weights = softmax(alibi_bias(16, 4096)[:, -1, :])  # (16, 4096): the last query, equal content scores
