@@ -102,8 +102,8 @@ HIDDEN = {
 }
 
 
-def predict_winning_keys():
-    return _kinds([Case("six keys in the plane")], "the keys")
+def predict_key_stretch():
+    return _kinds([Case("six keys in the plane, k4 stretched")], "the factor")
 
 
 def _lengths_case(name, rng, L, S, E, lengths=None, dtype=np.float64, scale=(0.5, 2.0)):
@@ -142,5 +142,5 @@ def recover_key_lengths():
 
 
 HIDDEN.update(
-    {"ch02.predict_winning_keys": predict_winning_keys, "ch02.recover_key_lengths": recover_key_lengths}
+    {"ch02.predict_key_stretch": predict_key_stretch, "ch02.recover_key_lengths": recover_key_lengths}
 )

@@ -99,7 +99,7 @@ NEW_SITUATIONS = {
     "ch02": {
         "ch02.output_jacobian": "how an output moves with its own query (the chapter never differentiates)",
         "ch02.query_for_weights": "attention run backwards: the query that gives chosen weights",
-        "ch02.predict_winning_keys": "which keys some query can rank first: short corners win, longer inner keys never",
+        "ch02.predict_key_stretch": "how far a key inside the others' hull must be stretched before some query ranks it first",
         "ch02.recover_key_lengths": "the keys' lengths read back from a layer's weights and the keys' directions",
     },
     "ch03": {

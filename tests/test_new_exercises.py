@@ -210,10 +210,13 @@ def test_the_numeric_predictions_hold():
     scaled = (q * k).sum(-1) / np.sqrt(128)
     assert abs((float(_answer("ch03.predict_cosine_factor")) * unit).std() / scaled.std() - 1) < 0.05
     keys = np.array([[3, 0], [1.2, 1], [0, 2], [-1, 0], [1, 0.1], [0, -0.5]])  # 2.4's six keys
-    turns = np.linspace(0, 2 * np.pi, 20000, endpoint=False)
+    turns = np.linspace(0, 2 * np.pi, 200000, endpoint=False)
     queries = np.stack([np.cos(turns), np.sin(turns)], axis=1)  # every direction; length does not rank
-    won = np.bincount((queries @ keys.T).argmax(axis=1), minlength=6) > 0
-    assert np.array_equal(np.asarray(_answer("ch02.predict_winning_keys"), dtype=bool), won)
+    c = float(_answer("ch02.predict_key_stretch"))
+    for stretch, wins in ((1.0, False), (0.995 * c, False), (1.005 * c, True)):  # k4 as given, just below, above
+        stretched = keys.copy()
+        stretched[4] *= stretch
+        assert ((queries @ stretched.T).argmax(axis=1) == 4).any() == wins, stretch
     from attncourse import alibi_bias
 
     weights = softmax(alibi_bias(16, 4096)[:, -1, :])  # (16, 4096): the last query, equal content scores

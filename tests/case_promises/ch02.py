@@ -55,7 +55,7 @@ def query_for_weights(c):
     return out
 
 
-def predict_winning_keys(c):
+def predict_key_stretch(c):
     return [] if not c else [f"a predict exercise takes no inputs, got {sorted(c)}"]
 
 
@@ -100,6 +100,6 @@ PROMISES = {
     "ch02.batched_attention": batched_attention,
     "ch02.output_jacobian": output_jacobian,
     "ch02.query_for_weights": query_for_weights,
-    "ch02.predict_winning_keys": predict_winning_keys,
+    "ch02.predict_key_stretch": predict_key_stretch,
     "ch02.recover_key_lengths": recover_key_lengths,
 }

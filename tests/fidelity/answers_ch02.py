@@ -80,22 +80,22 @@ CORRECT = {
             """,
         ],
     },
-    "ch02.predict_winning_keys": {
-        "a list of 0s and 1s": """
-            def predict_winning_keys():
-                return [1, 0, 1, 1, 0, 1]
+    "ch02.predict_key_stretch": {
+        "a fraction": """
+            def predict_key_stretch():
+                return 60 / 23
         """,
-        "a torch tensor with the chapter's torch import": """
-            def predict_winning_keys():
-                return torch.tensor([True, False, True, True, False, True])
+        "a torch scalar with the chapter's torch import": """
+            def predict_key_stretch():
+                return torch.tensor(3 / 1.15)
         """,
-        "constants in an added cell": [
+        "rounded, from constants in an added cell": [
             """
-            CORNERS_24 = {0, 2, 3, 5}
+            EDGE_24 = (3.0, 2.0)  # where the edge k0-k2 meets the axes
             """,
             """
-            def predict_winning_keys():
-                return tuple(j in CORNERS_24 for j in range(6))
+            def predict_key_stretch():
+                return round(1 / (1 / EDGE_24[0] + 0.1 / EDGE_24[1]), 3)
             """,
         ],
     },
@@ -198,18 +198,22 @@ WRONG = {
                 return np.linalg.solve(k.T, s.T).T
         """,
     },
-    "ch02.predict_winning_keys": {
-        "every key, pointed at": """
-            def predict_winning_keys():
-                return (True,) * 6
+    "ch02.predict_key_stretch": {
+        "the query pointed at k4": """
+            def predict_key_stretch():
+                return 3 / 1.01
         """,
-        "the long keys": """
-            def predict_winning_keys():
-                return True, True, True, False, False, False
+        "as long as k0": """
+            def predict_key_stretch():
+                return 3 / (1 + 0.01) ** 0.5
         """,
-        "the short k5 left out": """
-            def predict_winning_keys():
-                return True, False, True, True, False, False
+        "k1 taken for a corner": """
+            def predict_key_stretch():
+                return 3 / 1.18
+        """,
+        "the edge k2-k3 instead": """
+            def predict_key_stretch():
+                return 2.0
         """,
     },
     "ch02.recover_key_lengths": {

@@ -243,64 +243,75 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 2.4 keys that can win (predict)
-# Six keys in the plane: k1 and k4 lie inside the hull of the others, so no query ranks them first;
-# the short k3 and k5 are corners of the hull and win for queries that point away from the long ones.
-WINNING_KEYS = np.array([True, False, True, True, False, True])
+# ----------------------------------------------------------------------------- 2.4 a key that can win (predict)
+# Six keys in the plane. k4 lies inside the quadrilateral k0 k2 k3 k5 (k1 too), so no query ranks it
+# first. Stretched by c it becomes a corner once c k4 crosses the edge k0-k2 (x / 3 + y / 2 = 1):
+# c (1 / 3 + 0.1 / 2) = 1, c = 60 / 23; from there on a query across that edge ranks it first.
+_KEYS_24 = np.array([[3.0, 0.0], [1.2, 1.0], [0.0, 2.0], [-1.0, 0.0], [1.0, 0.1], [0.0, -0.5]])
 
 
-def _bools(*flags):
-    return lambda: np.array(flags, dtype=bool)
+def _factor_query_at_key():
+    """The factor at which c k4 beats every other key for the query that points at k4 itself."""
+    k4 = _KEYS_24[4]
+    return np.delete(_KEYS_24, 4, axis=0).dot(k4).max() / k4.dot(k4)
+
+
+def _factor_k1_a_corner():
+    """Where the ray through k4 leaves the polygon k0 k1 k2 ... when k1 is taken for a corner."""
+    # k0 + s (k1 - k0) = t k4: solve for t
+    (t, _s) = np.linalg.solve(np.column_stack([_KEYS_24[4], _KEYS_24[0] - _KEYS_24[1]]), _KEYS_24[0])
+    return t
 
 
 register(
     Exercise(
-        id="ch02.predict_winning_keys",
+        id="ch02.predict_key_stretch",
         number="2.4",
-        title="keys that can get the largest weight",
-        points=1,
-        function="predict_winning_keys",
-        hint="for a query of direction d, the winner is the key that reaches furthest along d; draw the six keys",
+        title="how far must a key be stretched to win?",
+        points=2,
+        function="predict_key_stretch",
+        hint="for a query of direction d the winner is the key that reaches furthest along d; draw the six keys "
+        "and ask which directions could favour k4",
         kind="predict",
+        tolerance=(0.01, 0.0),
         description="Six keys in the plane: `k0 = (3, 0)`, `k1 = (1.2, 1)`, `k2 = (0, 2)`, `k3 = (-1, 0)`, "
-        "`k4 = (1, 0.1)`, `k5 = (0, -0.5)`. A query `q` in the plane, of any direction and any length "
-        "(not zero), gets the unscaled weights `softmax(k @ q)`. For which keys is there a query that "
-        "gives that key a larger weight than each of the other five? Return six booleans, one per key in "
-        "the order k0 ... k5: `True` where such a query exists.",
+        "`k4 = (1, 0.1)`, `k5 = (0, -0.5)`. A query `q` in the plane gets the unscaled weights "
+        "`softmax(k @ q)`. No query, of any direction and any length, gives `k4` a larger weight than each "
+        "of the other five. Now `k4` is stretched to `c * k4` with a factor `c > 1`, the other keys "
+        "unchanged. Above which factor `c` is there a query that gives the stretched key a larger weight "
+        "than each of the other five? Return `c` (within 1 %).",
         solution='''
-            def predict_winning_keys():
-                """Six booleans, k0 ... k5: True where some query gives that key the largest weight."""
+            def predict_key_stretch():
+                """The factor c above which some query ranks c * k4 first among the six keys."""
                 ### BEGIN SOLUTION
-                # the weights rank the keys as the scores q . k do; for a query of direction d the winner
-                # is the key furthest along d, a corner of the six keys' convex hull. The corners are
-                # k0, k2, k3 and k5 (k3 wins for queries pointing left, k5 for queries pointing down);
-                # k1 and k4 lie inside the quadrilateral, so for every q some corner scores more.
-                return True, False, True, True, False, True
+                # the weights rank the keys as the scores q . k do, so for a query of direction d the
+                # winner is the key reaching furthest along d: a corner of the keys' convex hull. The
+                # corners are k0, k2, k3 and k5; k1 and k4 lie inside. c * k4 starts to win when it leaves
+                # the hull, through the edge from k0 = (3, 0) to k2 = (0, 2), the line x / 3 + y / 2 = 1:
+                # c * (1 / 3 + 0.1 / 2) = 1. (Pointing the query at k4 asks for more: it must then beat k0.)
+                return 1 / (1 / 3 + 0.1 / 2)  # 60 / 23
                 ### END SOLUTION
         ''',
-        reference=lambda: WINNING_KEYS.copy(),
-        public_cases=lambda: grouped("the keys", Case("six keys in the plane")),
-        outputs=("wins",),
+        reference=lambda: 1 / (1 / 3 + 0.1 / 2),
+        public_cases=lambda: grouped("the factor", Case("six keys in the plane, k4 stretched")),
+        outputs=("c",),
         diagnoses=(
             Diagnosis(
-                "not every key can win: some of these keys are beaten by another key whatever the query",
-                name="every key wins when pointed at",
-                variant=_bools(True, True, True, True, True, True),
+                "that is where the stretched key wins for one query chosen in advance; the question is "
+                "whether any query at all ranks it first",
+                name="query pointed at the key",
+                variant=_factor_query_at_key,
             ),
             Diagnosis(
-                "a key is not out of the race for being short",
-                name="only long keys win",
-                variant=_bools(True, True, True, False, False, False),
+                "that is where the stretched key wins for one query chosen in advance; the question is "
+                "whether any query at all ranks it first",
+                name="query along k0",
+                variant=lambda: 3.0,
             ),
             Diagnosis(
-                "a key is not out of the race for being short",
-                name="only the longest keys win",
-                variant=_bools(True, False, True, False, False, False),
-            ),
-            Diagnosis(
-                "a query may point any way, not only towards the side where most keys are",
-                name="queries pointing one way only",
-                variant=_bools(True, True, True, False, True, False),
+                "k1 is taken for one of the keys that bound where the others reach; can k1 itself ever win?",
+                name="k1 taken for a corner",
+                variant=_factor_k1_a_corner,
             ),
         ),
     )
