@@ -297,14 +297,14 @@ register(
         outputs=("c",),
         diagnoses=(
             Diagnosis(
-                "that is where the stretched key wins for one query chosen in advance; the question is "
-                "whether any query at all ranks it first",
+                "that factor answers a narrower question (a query picked in advance, or the key outgrowing "
+                "k0); the question is whether any query at all ranks the stretched key first",
                 name="query pointed at the key",
                 variant=_factor_query_at_key,
             ),
             Diagnosis(
-                "that is where the stretched key wins for one query chosen in advance; the question is "
-                "whether any query at all ranks it first",
+                "that factor answers a narrower question (a query picked in advance, or the key outgrowing "
+                "k0); the question is whether any query at all ranks the stretched key first",
                 name="query along k0",
                 variant=lambda: 3.0,
             ),
