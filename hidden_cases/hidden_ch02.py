@@ -102,28 +102,45 @@ HIDDEN = {
 }
 
 
-def predict_shapes():
-    return _kinds([Case("q (4, 1, 6, 8), k (3, 10, 8), v (3, 10, 5)")], "the shapes")
+def predict_key_stretch():
+    return _kinds([Case("six keys in the plane, k4 stretched")], "the factor")
 
 
-def fix_softmax_axis():
-    rng = np.random.default_rng(1205)
-    n = rng.normal
+def _lengths_case(name, rng, L, S, E, lengths=None, dtype=np.float64, scale=(0.5, 2.0)):
+    d = rng.normal(size=(S, E))
+    d /= np.linalg.norm(d, axis=-1, keepdims=True)
+    q = rng.normal(size=(L, E)) * rng.uniform(*scale, size=(L, 1))
+    lengths = rng.uniform(0.3, 3.0, size=S) if lengths is None else np.asarray(lengths, dtype=float)
+    s = q @ (lengths[:, None] * d).T
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    w /= w.sum(axis=-1, keepdims=True)
+    q, d, w = (a.astype(dtype) for a in (q, d, w))
+    if dtype != np.float64:  # the promises hold at the case's own precision
+        d = d / np.linalg.norm(d, axis=-1, keepdims=True)
+        w = w / w.sum(axis=-1, keepdims=True)
+    return Case(name, q=q, directions=d, weights=w)
+
+
+def recover_key_lengths():
+    rng = np.random.default_rng(2051)
     return _kinds(
         [
-            Case("two queries, S=5", q=n(size=(2, 3)), k=n(size=(5, 3)), v=n(size=(5, 2))),
-            Case("L=6, S=2", q=n(size=(6, 2)), k=n(size=(2, 2)), v=n(size=(2, 4))),
-            Case(
-                "float32",
-                q=n(size=(4, 3)).astype(np.float32),
-                k=n(size=(3, 3)).astype(np.float32),
-                v=n(size=(3, 3)).astype(np.float32),
+            _lengths_case("L=2, S=4, E=5", rng, 2, 4, 5),
+            _lengths_case("L=S=3, E=2", rng, 3, 3, 2),
+            _lengths_case("float32, L=4, S=3, E=3", rng, 4, 3, 3, dtype=np.float32),
+            _lengths_case("L=6, S=8, E=4, short queries", rng, 6, 8, 4, scale=(0.2, 0.5)),
+            _lengths_case(
+                "L=4, S=5, E=2, lengths from 0.2 to 4", rng, 4, 5, 2, lengths=[0.2, 4.0, 1.0, 2.5, 0.6]
             ),
         ],
-        "outputs",
-        "outputs",
-        "outputs",
+        "lengths",
+        "lengths",
+        "lengths",
+        "lengths",
+        "lengths far apart",
     )
 
 
-HIDDEN.update({"ch02.predict_shapes": predict_shapes, "ch02.attend_each_query": fix_softmax_axis})
+HIDDEN.update(
+    {"ch02.predict_key_stretch": predict_key_stretch, "ch02.recover_key_lengths": recover_key_lengths}
+)

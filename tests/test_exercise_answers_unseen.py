@@ -100,8 +100,8 @@ NEW_SITUATIONS = {
     "ch02": {
         "ch02.output_jacobian": "how an output moves with its own query (the chapter never differentiates)",
         "ch02.query_for_weights": "attention run backwards: the query that gives chosen weights",
-        "ch02.predict_shapes": "batches that differ and broadcast, (4, 1) against (3,)",
-        "ch02.attend_each_query": "a whole-matrix normalisation, a bug the chapter does not show",
+        "ch02.predict_key_stretch": "how far a key inside the others' hull must be stretched before some query ranks it first",
+        "ch02.recover_key_lengths": "the keys' lengths read back from a layer's weights and the keys' directions",
     },
     "ch03": {
         "ch03.recover_scale": "a layer's unknown scale read back from its weights, some of them underflowed to 0",

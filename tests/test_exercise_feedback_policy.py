@@ -19,7 +19,6 @@ HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 # What fixes each diagnose exercise's bug: none of it may appear in the feedback on the untouched
 # code, in the notebook (check) or in the grader's feedback file.
 FIX_TOKENS = {
-    "ch02.fix_softmax_axis": ["axis=-1", "axis=1", "keepdims", "its own sum"],
     "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
     "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
     "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],

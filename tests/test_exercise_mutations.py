@@ -78,9 +78,11 @@ def query_for_weights_uncentred(k, p):
     return np.linalg.solve(k, np.log(p).T).T
 
 
-def attention_axis0(q, k, v):
-    w = _sm(q @ _t(k), axis=-2)
-    return w @ v, w
+def key_lengths_without_row_constant(q, directions, weights):
+    L, S = weights.shape
+    c = q @ directions.T  # (L, S)
+    rows = (c[:, :, None] * np.eye(S)).reshape(L * S, S)  # length_j * c_ij = log w_ij: no z_i
+    return np.linalg.lstsq(rows, np.log(weights).ravel(), rcond=None)[0]
 
 
 def attention_swapped(q, k, v):
@@ -306,7 +308,7 @@ WRONG_ANSWERS = [
     ("ch01.entropy_gradient", entropy_gradient_wrt_p, _named("ch01.entropy_gradient", 1)),
     ("ch02.output_jacobian", output_jacobian_diagonal_only, _named("ch02.output_jacobian", 0)),
     ("ch02.query_for_weights", query_for_weights_uncentred, "scores not centred"),
-    ("ch02.attend_each_query", attention_axis0, "wrong softmax axis"),
+    ("ch02.recover_key_lengths", key_lengths_without_row_constant, "no number per query"),
     ("ch02.batched_attention", attention_swapped, "q and k are swapped"),
     ("ch03.scaled_scores", scores_unscaled, "unscaled scores"),
     ("ch03.scaled_scores", scores_over_e, "divided by E"),

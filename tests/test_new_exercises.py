@@ -215,10 +215,14 @@ def test_the_numeric_predictions_hold():
     unit = (q * k).sum(-1) / (np.linalg.norm(q, axis=-1) * np.linalg.norm(k, axis=-1))
     scaled = (q * k).sum(-1) / np.sqrt(128)
     assert abs((float(_answer("ch03.predict_cosine_factor")) * unit).std() / scaled.std() - 1) < 0.05
-    q, k, v = rng.normal(size=(4, 1, 6, 8)), rng.normal(size=(3, 10, 8)), rng.normal(size=(3, 10, 5))
-    weights = softmax(q @ np.swapaxes(k, -2, -1))  # the chapter's function, which broadcasts the batches
-    out = weights @ v
-    assert [tuple(s) for s in _answer("ch02.predict_shapes")] == [out.shape, weights.shape]
+    keys = np.array([[3, 0], [1.2, 1], [0, 2], [-1, 0], [1, 0.1], [0, -0.5]])  # 2.4's six keys
+    turns = np.linspace(0, 2 * np.pi, 200000, endpoint=False)
+    queries = np.stack([np.cos(turns), np.sin(turns)], axis=1)  # every direction; length does not rank
+    c = float(_answer("ch02.predict_key_stretch"))
+    for stretch, wins in ((1.0, False), (0.995 * c, False), (1.005 * c, True)):  # k4 as given, just below, above
+        stretched = keys.copy()
+        stretched[4] *= stretch
+        assert ((queries @ stretched.T).argmax(axis=1) == 4).any() == wins, stretch
     from attncourse import alibi_bias
 
     # 7.7: an encoder's ALiBi, the causal bias of the package's last query mirrored to both sides

@@ -55,19 +55,51 @@ def query_for_weights(c):
     return out
 
 
-def predict_shapes(c):
+def predict_key_stretch(c):
     return [] if not c else [f"a predict exercise takes no inputs, got {sorted(c)}"]
 
 
-def attend_each_query(c):
-    # q (L, E), k (S, E), v (S, Ev)
-    return _qkv(c, batched=False)
+def recover_key_lengths(c):
+    # q (L, E), directions (S, E) of rows of length 1, weights (L, S) positive, rows summing to 1, the
+    # weights of unscaled attention over keys lengths[:, None] * directions with positive lengths,
+    # queries varied enough that only one set of lengths fits
+    q, d, w = (r._array(c[n]) for n in ("q", "directions", "weights"))
+    out = []
+    for name, x in (("q", q), ("directions", d), ("weights", w)):
+        out += r.finite(name, x) + r.dtype_in(name, x, FLOATS) + r.ndim_in(name, x, (2,))
+    if out:
+        return out
+    L, S = w.shape
+    if q.shape[0] != L or d.shape[0] != S or q.shape[1] != d.shape[1]:
+        return [f"shapes q {q.shape}, directions {d.shape}, weights {w.shape} do not fit together"]
+    tol = 1e-5 if np.float32 in (q.dtype, d.dtype, w.dtype) else 1e-9
+    if not np.allclose(np.linalg.norm(d.astype(float), axis=-1), 1, atol=tol):
+        out.append("a direction is not of length 1")
+    if np.any(w <= 0) or not np.allclose(w.sum(-1), 1, atol=tol):
+        out.append("the weights are not positive with rows summing to 1")
+        return out
+    c_ = q.astype(float) @ d.astype(float).T
+    system = np.zeros((L, S, S + L))
+    system[:, np.arange(S), np.arange(S)] = c_
+    system[np.arange(L), :, S + np.arange(L)] = -1.0
+    system = system.reshape(L * S, S + L)
+    if np.linalg.matrix_rank(system) < S + L:
+        out.append("the queries do not fix the lengths (more than one set fits)")
+        return out
+    lengths = np.linalg.lstsq(system, np.log(w.astype(float)).ravel(), rcond=None)[0][:S]
+    if np.any(lengths <= 0):
+        out.append("the lengths that fit are not all positive")
+    s = c_ * lengths
+    e = np.exp(s - s.max(-1, keepdims=True))
+    if not np.allclose(e / e.sum(-1, keepdims=True), w, rtol=1e-4 if tol > 1e-9 else 1e-8, atol=0):
+        out.append("no positive lengths give these weights")
+    return out
 
 
 PROMISES = {
     "ch02.batched_attention": batched_attention,
     "ch02.output_jacobian": output_jacobian,
     "ch02.query_for_weights": query_for_weights,
-    "ch02.predict_shapes": predict_shapes,
-    "ch02.attend_each_query": attend_each_query,
+    "ch02.predict_key_stretch": predict_key_stretch,
+    "ch02.recover_key_lengths": recover_key_lengths,
 }

@@ -80,51 +80,63 @@ CORRECT = {
             """,
         ],
     },
-    "ch02.predict_shapes": {
-        "lists": """
-            def predict_shapes():
-                return [4, 3, 6, 5], [4, 3, 6, 10]
+    "ch02.predict_key_stretch": {
+        "a fraction": """
+            def predict_key_stretch():
+                return 60 / 23
         """,
-        "torch.Size with the chapter's torch import": """
-            def predict_shapes():
-                return torch.Size([4, 3, 6, 5]), torch.Size([4, 3, 6, 10])
+        "a torch scalar with the chapter's torch import": """
+            def predict_key_stretch():
+                return torch.tensor(3 / 1.15)
         """,
-        "constants in an added cell": [
+        "rounded, from constants in an added cell": [
             """
-            BATCH_24, L_24, S_24, EV_24 = (4, 3), 6, 10, 5
+            EDGE_24 = (3.0, 2.0)  # where the edge k0-k2 meets the axes
             """,
             """
-            def predict_shapes():
-                return (*BATCH_24, L_24, EV_24), (*BATCH_24, L_24, S_24)
+            def predict_key_stretch():
+                return round(1 / (1 / EDGE_24[0] + 0.1 / EDGE_24[1]), 3)
             """,
         ],
     },
-    "ch02.attend_each_query": {
-        "torch with the chapter's F": """
-            def attend_each_query(q, k, v):
-                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                w = F.softmax(q @ k.T, dim=-1)
-                return w @ v, w
+    "ch02.recover_key_lengths": {
+        "rows centred, then least squares in the lengths alone": """
+            def key_lengths(q, directions, weights):
+                c = q @ directions.T
+                logw = np.log(weights)
+                # centring each row removes its unknown constant: length_j c_ij - mean_m length_m c_im
+                L, S = c.shape
+                A = np.einsum("ij,jm->ijm", c, np.eye(S)) - c[:, None, :] / S
+                b = logw - logw.mean(axis=1, keepdims=True)
+                return np.linalg.lstsq(A.reshape(L * S, S), b.ravel(), rcond=None)[0]
         """,
-        "float32": """
-            def attend_each_query(q, k, v):
-                s = q.astype(np.float32) @ k.astype(np.float32).T
-                e = np.exp(s - s.max(axis=1, keepdims=True))
-                w = e / e.sum(axis=1, keepdims=True)
-                return w @ v.astype(np.float32), w
+        "torch, float32, the constants as extra columns": """
+            def key_lengths(q, directions, weights):
+                q, d, w = (torch.as_tensor(a, dtype=torch.float32) for a in (q, directions, weights))
+                L, S = w.shape
+                c = q @ d.T
+                A = torch.cat([torch.diag_embed(c).reshape(L * S, S),
+                               -torch.repeat_interleave(torch.eye(L), S, dim=0)], dim=1)
+                x = torch.linalg.lstsq(A.double(), torch.log(w).reshape(-1, 1).double()).solution
+                return x[:S, 0].float()
         """,
-        "helper in an added cell, one query at a time": [
+        "loops over pairs of keys, in an added helper": [
             """
-            def _one_query_25(qi, k, v):
-                s = k @ qi
-                e = np.exp(s - s.max())
-                w = e / e.sum()
-                return w @ v, w
+            def _pair_rows_25(c, logw):
+                rows, rhs = [], []
+                L, S = c.shape
+                for i in range(L):
+                    for j in range(1, S):
+                        r = [0.0] * S
+                        r[j], r[0] = c[i, j], -c[i, 0]
+                        rows.append(r)
+                        rhs.append(logw[i, j] - logw[i, 0])
+                return np.array(rows), np.array(rhs)
             """,
             """
-            def attend_each_query(q, k, v):
-                rows = [_one_query_25(qi, k, v) for qi in q]
-                return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
+            def key_lengths(q, directions, weights):
+                A, b = _pair_rows_25(np.asarray(q) @ np.asarray(directions).T, np.log(weights))
+                return np.linalg.lstsq(A, b, rcond=None)[0]
             """,
         ],
     },
@@ -186,33 +198,55 @@ WRONG = {
                 return np.linalg.solve(k.T, s.T).T
         """,
     },
-    "ch02.predict_shapes": {
-        "the 1 kept": """
-            def predict_shapes():
-                return (4, 1, 6, 5), (4, 1, 6, 10)
+    "ch02.predict_key_stretch": {
+        "the query pointed at k4": """
+            def predict_key_stretch():
+                return 3 / 1.01
         """,
-        "one output per key": """
-            def predict_shapes():
-                return (4, 3, 10, 5), (4, 3, 6, 10)
+        "as long as k0": """
+            def predict_key_stretch():
+                return 3 / (1 + 0.01) ** 0.5
         """,
-        "out as wide as the queries": """
-            def predict_shapes():
-                return (4, 3, 6, 8), (4, 3, 6, 10)
+        "k1 taken for a corner": """
+            def predict_key_stretch():
+                return 3 / 1.18
+        """,
+        "the edge k2-k3 instead": """
+            def predict_key_stretch():
+                return 2.0
         """,
     },
-    "ch02.attend_each_query": {
-        "normalised over the whole matrix": """
-            def attend_each_query(q, k, v):
-                e = np.exp(q @ k.T - (q @ k.T).max())
-                w = e / e.sum()
-                return w @ v, w
+    "ch02.recover_key_lengths": {
+        "weights as scores": """
+            def key_lengths(q, directions, weights):
+                L, S = weights.shape
+                c = q @ directions.T
+                A = np.hstack([np.einsum("ij,jm->ijm", c, np.eye(S)).reshape(L * S, S),
+                               -np.repeat(np.eye(L), S, axis=0)])
+                return np.linalg.lstsq(A, weights.ravel(), rcond=None)[0][:S]
         """,
-        "normalised over the queries": """
-            def attend_each_query(q, k, v):
-                s = q @ k.T
-                e = np.exp(s - s.max(axis=0, keepdims=True))
-                w = e / e.sum(axis=0, keepdims=True)
-                return w @ v, w
+        "no constant per query": """
+            def key_lengths(q, directions, weights):
+                L, S = weights.shape
+                c = q @ directions.T
+                A = np.einsum("ij,jm->ijm", c, np.eye(S)).reshape(L * S, S)
+                return np.linalg.lstsq(A, np.log(weights).ravel(), rcond=None)[0]
+        """,
+        "cosines instead of q . direction": """
+            def key_lengths(q, directions, weights):
+                qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
+                c = qn @ directions.T
+                logw = np.log(weights)
+                L, S = c.shape
+                A = np.einsum("ij,jm->ijm", c, np.eye(S)) - c[:, None, :] / S
+                b = logw - logw.mean(axis=1, keepdims=True)
+                return np.linalg.lstsq(A.reshape(L * S, S), b.ravel(), rcond=None)[0]
+        """,
+        "one query only": """
+            def key_lengths(q, directions, weights):
+                c = q[0] @ directions.T
+                s = np.log(weights[0])
+                return (s - s.min()) / c + 1.0
         """,
     },
 }

@@ -243,116 +243,184 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 2.4 shapes (predict)
+# ----------------------------------------------------------------------------- 2.4 a key that can win (predict)
+# Six keys in the plane. k4 lies inside the quadrilateral k0 k2 k3 k5 (k1 too), so no query ranks it
+# first. Stretched by c it becomes a corner once c k4 crosses the edge k0-k2 (x / 3 + y / 2 = 1):
+# c (1 / 3 + 0.1 / 2) = 1, c = 60 / 23; from there on a query across that edge ranks it first.
+_KEYS_24 = np.array([[3.0, 0.0], [1.2, 1.0], [0.0, 2.0], [-1.0, 0.0], [1.0, 0.1], [0.0, -0.5]])
+
+
+def _factor_query_at_key():
+    """The factor at which c k4 beats every other key for the query that points at k4 itself."""
+    k4 = _KEYS_24[4]
+    return np.delete(_KEYS_24, 4, axis=0).dot(k4).max() / k4.dot(k4)
+
+
+def _factor_k1_a_corner():
+    """Where the ray through k4 leaves the polygon k0 k1 k2 ... when k1 is taken for a corner."""
+    # k0 + s (k1 - k0) = t k4: solve for t
+    (t, _s) = np.linalg.solve(np.column_stack([_KEYS_24[4], _KEYS_24[0] - _KEYS_24[1]]), _KEYS_24[0])
+    return t
+
+
 register(
     Exercise(
-        id="ch02.predict_shapes",
+        id="ch02.predict_key_stretch",
         number="2.4",
-        title="predict the shapes when the batches differ",
-        points=1,
-        function="predict_shapes",
-        hint="matrix products broadcast their leading axes as + and * do: line the shapes up from the right",
+        title="how far must a key be stretched to win?",
+        points=2,
+        function="predict_key_stretch",
+        hint="for a query of direction d the winner is the key that reaches furthest along d; draw the six keys "
+        "and ask which directions could favour k4",
         kind="predict",
-        description="Without running anything: `q` has shape `(4, 1, 6, 8)`, `k` `(3, 10, 8)` and `v` "
-        "`(3, 10, 5)`. What are the shapes of `out` and `weights` in `out, weights = "
-        "dot_product_attention(q, k, v)`, the chapter's function (`q @ k.swapaxes(-2, -1)`, a softmax, "
-        "`weights @ v`)? Return the two shapes as tuples, `(out_shape, weights_shape)`.",
+        tolerance=(0.01, 0.0),
+        description="Six keys in the plane: `k0 = (3, 0)`, `k1 = (1.2, 1)`, `k2 = (0, 2)`, `k3 = (-1, 0)`, "
+        "`k4 = (1, 0.1)`, `k5 = (0, -0.5)`. A query `q` in the plane gets the unscaled weights "
+        "`softmax(k @ q)`. No query, of any direction and any length, gives `k4` a larger weight than each "
+        "of the other five. Now `k4` is stretched to `c * k4` with a factor `c > 1`, the other keys "
+        "unchanged. Above which factor `c` is there a query that gives the stretched key a larger weight "
+        "than each of the other five? Return `c` (within 1 %).",
         solution='''
-            def predict_shapes():
-                """(shape of out, shape of weights) for q (4, 1, 6, 8), k (3, 10, 8), v (3, 10, 5)."""
+            def predict_key_stretch():
+                """The factor c above which some query ranks c * k4 first among the six keys."""
                 ### BEGIN SOLUTION
-                # leading axes broadcast: (4, 1) against (3,) -> (4, 3); then L=6 queries, S=10 keys, Ev=5
-                out_shape = (4, 3, 6, 5)
-                weights_shape = (4, 3, 6, 10)
-                return out_shape, weights_shape
+                # the weights rank the keys as the scores q . k do, so for a query of direction d the
+                # winner is the key reaching furthest along d: a corner of the keys' convex hull. The
+                # corners are k0, k2, k3 and k5; k1 and k4 lie inside. c * k4 starts to win when it leaves
+                # the hull, through the edge from k0 = (3, 0) to k2 = (0, 2), the line x / 3 + y / 2 = 1:
+                # c * (1 / 3 + 0.1 / 2) = 1. (Pointing the query at k4 asks for more: it must then beat k0.)
+                return 1 / (1 / 3 + 0.1 / 2)  # 60 / 23
                 ### END SOLUTION
         ''',
-        reference=lambda: (np.array([4, 3, 6, 5]), np.array([4, 3, 6, 10])),
-        public_cases=lambda: grouped("the shapes", Case("q (4, 1, 6, 8), k (3, 10, 8), v (3, 10, 5)")),
-        outputs=("out_shape", "weights_shape"),
+        reference=lambda: 1 / (1 / 3 + 0.1 / 2),
+        public_cases=lambda: grouped("the factor", Case("six keys in the plane, k4 stretched")),
+        outputs=("c",),
         diagnoses=(
             Diagnosis(
-                "the axis of length 1 in q does not stay 1: it broadcasts against k's leading 3",
-                variant=lambda: (np.array([4, 1, 6, 5]), np.array([4, 1, 6, 10])),
+                "that factor answers a narrower question (a query picked in advance, or the key outgrowing "
+                "k0); the question is whether any query at all ranks the stretched key first",
+                name="query pointed at the key",
+                variant=_factor_query_at_key,
             ),
             Diagnosis(
-                "there is one output per query, not per key: out has L=6 rows and the weights one column per key",
-                variant=lambda: (np.array([4, 3, 10, 5]), np.array([4, 3, 10, 6])),
+                "that factor answers a narrower question (a query picked in advance, or the key outgrowing "
+                "k0); the question is whether any query at all ranks the stretched key first",
+                name="query along k0",
+                variant=lambda: 3.0,
             ),
             Diagnosis(
-                "the output is a weighted sum of values, so its last axis is the values' width Ev=5, not E=8",
-                variant=lambda: (np.array([4, 3, 6, 8]), np.array([4, 3, 6, 10])),
+                "k1 is taken for one of the keys that bound where the others reach; can k1 itself ever win?",
+                name="k1 taken for a corner",
+                variant=_factor_k1_a_corner,
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 2.5 outputs that fade (diagnose)
-def _whole_matrix(scores, v):
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    w = e / e.sum()
-    return w @ v, w
+# ----------------------------------------------------------------------------- 2.5 key lengths from weights
+def _lengths(q, directions, weights, per_row=True, log=True, unit_queries=False):
+    q = np.asarray(q, dtype=np.float64)
+    d = np.asarray(directions, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if unit_queries:
+        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    L, S = w.shape
+    c = q @ d.T  # (L, S): the score of key j per unit of its length
+    target = np.log(w) if log else w
+    rows = np.zeros((L * S, S + (L if per_row else 0)))
+    i, j = np.divmod(np.arange(L * S), S)
+    rows[np.arange(L * S), j] = c.ravel()  # length_j * c_ij ...
+    if per_row:
+        rows[np.arange(L * S), S + i] = -1.0  # ... minus query i's log-normaliser
+    return np.linalg.lstsq(rows, target.ravel(), rcond=None)[0][:S]
 
 
-def _axis_cases():
-    rng = np.random.default_rng(205)
-    n = rng.normal
+def _lengths_case(label, rng, L, S, E, lengths=None, dtype=np.float64):
+    d = rng.normal(size=(S, E))
+    d /= np.linalg.norm(d, axis=-1, keepdims=True)
+    q = rng.normal(size=(L, E)) * rng.uniform(0.5, 2.0, size=(L, 1))
+    lengths = rng.uniform(0.3, 3.0, size=S) if lengths is None else np.asarray(lengths, dtype=float)
+    w = softmax(q @ (lengths[:, None] * d).T)
+    q, d, w = (a.astype(dtype) for a in (q, d, w))
+    if dtype != np.float64:
+        d = d / np.linalg.norm(d, axis=-1, keepdims=True)
+        w = w / w.sum(axis=-1, keepdims=True)
+    return Case(label, q=q, directions=d, weights=w)
+
+
+def _lengths_cases():
+    rng = np.random.default_rng(2050)
+    q = np.array([[1.0, 0.5], [-0.5, 1.5]])
+    d = np.array([[1.0, 0.0], [0.0, 1.0], [-0.6, 0.8]])
     return grouped(
-        "outputs",
-        Case("L=3 queries, S=4 keys", q=n(size=(3, 2)), k=n(size=(4, 2)), v=n(size=(4, 3))),
-        Case("L=S=3", q=n(size=(3, 4)), k=n(size=(3, 4)), v=n(size=(3, 2))),
+        "lengths",
+        Case("L=2, S=3, E=2", q=q, directions=d, weights=softmax(q @ (np.array([2.37, 0.61, 1.74])[:, None] * d).T)),
+        _lengths_case("L=S=4, E=3", rng, 4, 4, 3),
+        _lengths_case("L=3, S=5, E=4", rng, 3, 5, 4),
+    ) + grouped(
+        "lengths far apart",
+        _lengths_case(
+            "L=5, S=6, E=3, one key 10 times another", rng, 5, 6, 3, lengths=[0.27, 3.13, 1.17, 0.46, 2.21, 1.63]
+        ),
     )
 
 
 register(
     Exercise(
-        id="ch02.attend_each_query",
-        former_ids=("ch02.fix_softmax_axis",),
+        id="ch02.recover_key_lengths",
         number="2.5",
-        title="outputs that fade as queries are added",
+        title="how long were the keys?",
         points=2,
-        function="attend_each_query",
-        hint="each query's weights must sum to 1 on their own: sum over the keys' axis only, keeping it for the division",
-        kind="diagnose",
-        forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="This function computes unscaled attention for `q (L, E)`, `k (S, E)`, `v (S, Ev)` and "
-        "returns `(out (L, Ev), weights (L, S))`. "
-        "Symptom: with one query it is right; with more, every output shrinks towards 0, the more "
-        "queries the smaller, and adding a query changes the outputs of all the others. Find the bug "
-        "and fix it.",
+        function="key_lengths",
+        hint="each score is a key's length times a number you can compute; softmax keeps each row's scores "
+        "only up to a number of that row's own",
+        kind="derive",
+        description="A layer's keys were made as `lengths[:, None] * directions`: the `directions (S, E)` "
+        "are rows of length 1, the `lengths (S,)` are positive and unknown. You are given the directions, "
+        "the queries `q (L, E)` and the unscaled attention weights `weights (L, S)` the layer gave them "
+        "(all positive). Recover the lengths and return them as `(S,)`. The queries are varied enough "
+        "that only one set of lengths fits.",
         solution='''
-            def attend_each_query(q, k, v):
-                """Unscaled attention of q (L, E) over k (S, E), v (S, Ev): (out (L, Ev), weights (L, S))."""
-                scores = q @ k.T  # (L, E) @ (E, S) -> (L, S)
-                e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (L, S), each row's max is 1
+            def key_lengths(q, directions, weights):
+                """The lengths (S,) of the keys, from q (L, E), directions (S, E) and weights (L, S)."""
                 ### BEGIN SOLUTION
-                weights = e / e.sum(axis=-1, keepdims=True)  # (L, S) / (L, 1): each query's row sums to 1
+                L, S = weights.shape
+                c = q @ directions.T  # (L, S): q_i . k_j = length_j * (q_i . direction_j)
+                # softmax keeps the scores up to one number z_i per row: log w_ij = length_j c_ij - z_i,
+                # L * S equations, linear in the S lengths and the L numbers z
+                system = np.zeros((L, S, S + L))
+                system[:, np.arange(S), np.arange(S)] = c  # the coefficient of length_j
+                system[np.arange(L), :, S + np.arange(L)] = -1.0  # the coefficient of z_i
+                rows = system.reshape(L * S, S + L)
+                unknowns = np.linalg.lstsq(rows, np.log(weights).ravel(), rcond=None)[0]
+                return unknowns[:S]
                 ### END SOLUTION
-                return weights @ v, weights  # (L, S) @ (S, Ev) -> (L, Ev)
         ''',
-        stub="weights = e / e.sum()",
-        reference=lambda q, k, v: _attend(q, k, v),
-        public_cases=_axis_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        reference=_lengths,
+        public_cases=_lengths_cases,
+        outputs=("lengths",),
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "the whole weights matrix sums to 1, so each row sums to less than 1 and the queries share "
-                "one budget of weight. Which numbers should one query's weights be divided by?",
-                name="normalised over the whole matrix",
-                hint="divide each row by its own sum: e.sum(axis=-1, keepdims=True)",
-                variant=lambda q, k, v: _whole_matrix(q @ k.T, v),
+                "these lengths treat the weights as if they were the scores",
+                name="weights taken for scores",
+                hint="softmax changes its scores: which scores give these weights, and how far are they fixed?",
+                variant=lambda q, directions, weights: _lengths(q, directions, weights, log=False),
             ),
             Diagnosis(
-                "each column of the weights sums to 1 and the rows do not: the queries compete with each "
-                "other for every key. Over which axis should one query's weights add up to 1?",
-                name="wrong softmax axis",
-                hint="normalise each row, over the keys: softmax(..., axis=-1)",
-                variant=lambda q, k, v: (softmax(q @ k.T, axis=0) @ v, softmax(q @ k.T, axis=0)),
+                "these lengths fit each query's scores as if the softmax had kept their level",
+                name="no number per query",
+                hint="softmax gives the same weights when one number is added to a whole row of scores: "
+                "each query brings one more unknown",
+                variant=lambda q, directions, weights: _lengths(q, directions, weights, per_row=False),
             ),
-            Diagnosis(SCALED_TOO_EARLY, variant=lambda q, k, v: _attend(q, k, v, scale=None)),
+            Diagnosis(
+                "these lengths come out as if every query had length 1",
+                name="queries taken as unit vectors",
+                hint="a score is |q| |k| cos: the query's own length is in it too",
+                variant=lambda q, directions, weights: _lengths(q, directions, weights, unit_queries=True),
+            ),
         ),
     )
 )
