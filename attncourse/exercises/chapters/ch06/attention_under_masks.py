@@ -437,7 +437,7 @@ register(
             def lengths_from_output(q, k, v, out):
                 """Each sequence's number of real tokens, recovered from a padded attention's output: (B,) ints."""
                 ### BEGIN SOLUTION
-                B, S = k.shape[0], k.shape[1]
+                S = k.shape[1]  # keys per sequence
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, S, E) @ (B, E, S) -> (B, S, S)
                 gaps = []
                 for n in range(S + 1):  # every length the sequence could have had
