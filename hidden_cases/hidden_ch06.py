@@ -224,8 +224,15 @@ def lengths_from_output():
     return _kinds(
         [
             _lengths_case(rng, "B=4, S=8, E=4, Ev=3, lengths from 1 to 8", [8, 1, 5, 2], 8, 4, 3),
-            _lengths_case(rng, "float32, B=3, S=6, E=16, Ev=2, a row with no real token", [0, 6, 4], 6, 16, 2,
-                          np.float32),
+            _lengths_case(
+                rng,
+                "float32, B=3, S=6, E=16, Ev=2, a row with no real token",
+                [0, 6, 4],
+                6,
+                16,
+                2,
+                np.float32,
+            ),
             _lengths_case(rng, "one sequence, S=3, E=2, Ev=5", [2], 3, 2, 5),
             _lengths_case(rng, "float32, B=2, S=10, E=8, Ev=8", [9, 3], 10, 8, 8, np.float32),
         ],

@@ -30,7 +30,12 @@ def recover_decays():
         grouped("decays", case("L=9, E=2, Ev=4", (9, 2), 4, u(0.3, 1, 9)))
         + grouped(
             "decays of 0 and 1",
-            case("L=6, decays 0 at the start and at the end, 1 between", (6, 3), 3, [0.0, 0.9, 1.0, 1.0, 0.6, 0.0]),
+            case(
+                "L=6, decays 0 at the start and at the end, 1 between",
+                (6, 3),
+                3,
+                [0.0, 0.9, 1.0, 1.0, 0.6, 0.0],
+            ),
         )
         + grouped("batch dims", case("batch (2, 2), L=4", (2, 2, 4, 3), 2, u(0.2, 1, (2, 2, 4))))
         + grouped("dtype", case("float32, L=6, decays near 1", (6, 3), 2, u(0.9, 1, 6), dtype=np.float32))

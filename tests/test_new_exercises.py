@@ -219,7 +219,11 @@ def test_the_numeric_predictions_hold():
     turns = np.linspace(0, 2 * np.pi, 200000, endpoint=False)
     queries = np.stack([np.cos(turns), np.sin(turns)], axis=1)  # every direction; length does not rank
     c = float(_answer("ch02.predict_key_stretch"))
-    for stretch, wins in ((1.0, False), (0.995 * c, False), (1.005 * c, True)):  # k4 as given, just below, above
+    for stretch, wins in (
+        (1.0, False),
+        (0.995 * c, False),
+        (1.005 * c, True),
+    ):  # k4 as given, just below, above
         stretched = keys.copy()
         stretched[4] *= stretch
         assert ((queries @ stretched.T).argmax(axis=1) == 4).any() == wins, stretch

@@ -355,13 +355,23 @@ def _lengths_cases():
     d = np.array([[1.0, 0.0], [0.0, 1.0], [-0.6, 0.8]])
     return grouped(
         "lengths",
-        Case("L=2, S=3, E=2", q=q, directions=d, weights=softmax(q @ (np.array([2.37, 0.61, 1.74])[:, None] * d).T)),
+        Case(
+            "L=2, S=3, E=2",
+            q=q,
+            directions=d,
+            weights=softmax(q @ (np.array([2.37, 0.61, 1.74])[:, None] * d).T),
+        ),
         _lengths_case("L=S=4, E=3", rng, 4, 4, 3),
         _lengths_case("L=3, S=5, E=4", rng, 3, 5, 4),
     ) + grouped(
         "lengths far apart",
         _lengths_case(
-            "L=5, S=6, E=3, one key 10 times another", rng, 5, 6, 3, lengths=[0.27, 3.13, 1.17, 0.46, 2.21, 1.63]
+            "L=5, S=6, E=3, one key 10 times another",
+            rng,
+            5,
+            6,
+            3,
+            lengths=[0.27, 3.13, 1.17, 0.46, 2.21, 1.63],
         ),
     )
 

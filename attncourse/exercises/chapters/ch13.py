@@ -131,7 +131,9 @@ def _decay_cases():
         )
         + grouped(
             "decays of 0 and 1",
-            case("L=7, a decay of 0 at position 3, of 1 at 5", (7, 3), 2, [0.6, 0.8, 0.7, 0.0, 0.9, 1.0, 0.5]),
+            case(
+                "L=7, a decay of 0 at position 3, of 1 at 5", (7, 3), 2, [0.6, 0.8, 0.7, 0.0, 0.9, 1.0, 0.5]
+            ),
         )
         + grouped("batch dims", case("2 heads, L=5, E=3, Ev=2", (2, 5, 3), 2, u(0.4, 1, (2, 5))))
         + grouped("dtype", case("float32, L=5, E=4, Ev=3", (5, 4), 3, u(0.4, 1, 5), dtype=np.float32))

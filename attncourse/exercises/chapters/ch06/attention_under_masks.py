@@ -394,8 +394,12 @@ def _lengths_case(rng, name, lengths, S, E, Ev, dtype=np.float64):
     n = rng.normal
     B = len(lengths)
     q, k, v = (n(size=(B, S, d)).astype(dtype) for d in (E, E, Ev))
-    out = np.stack([_padded_out(q[b].astype(np.float64), k[b].astype(np.float64), v[b].astype(np.float64), m)
-                    for b, m in enumerate(lengths)]).astype(dtype)
+    out = np.stack(
+        [
+            _padded_out(q[b].astype(np.float64), k[b].astype(np.float64), v[b].astype(np.float64), m)
+            for b, m in enumerate(lengths)
+        ]
+    ).astype(dtype)
     return Case(name, q=q, k=k, v=v, out=out)
 
 
@@ -461,7 +465,9 @@ register(
                 "your answer is never 0, but a row whose output is all zeros had nothing to attend to",
                 name="length 0 never tried",
                 hint="try every length from 0 to S",
-                variant=lambda q, k, v, out: _lengths_search(q, k, v, out, candidates=range(1, k.shape[-2] + 1)),
+                variant=lambda q, k, v, out: _lengths_search(
+                    q, k, v, out, candidates=range(1, k.shape[-2] + 1)
+                ),
             ),
             Diagnosis(
                 "each of your lengths is one fewer than the number of real tokens",
