@@ -1,4 +1,4 @@
-"""Chapter 8 exercises: which parameters a zero-initialised block trains, post-norm blocks told from their outputs, a block's head count, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
+"""Chapter 8 exercises: which parameters a zero-initialised block trains, post-norm blocks told from their outputs, an attention layer's head count without its query and key weights, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
-# 8.3 is about the block: attention is handed out, a whole layer is not.
+# 8.3 is about an attention layer whose query and key weights are lost: no built-in layer stands in.
 NO_LAYERS = (
     "torch.nn.TransformerEncoderLayer",
     "torch.nn.TransformerDecoderLayer",
