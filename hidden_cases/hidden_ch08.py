@@ -75,6 +75,11 @@ def attention_head_count():
             _head_case(rng, "d_model=8, 8 heads of one feature", 1, 6, 8, 8),
         )
         + grouped(
+            "small rows",
+            _head_case(rng, "x spread over about 0.003, d_model=8, 8 heads", 1, 5, 8, 8, spread=2e-3),
+            _head_case(rng, "x spread over about 0.003, d_model=12, 4 heads", 2, 4, 12, 4, spread=2e-3),
+        )
+        + grouped(
             "dtype",
             _head_case(rng, "float32, d_model=8, 2 heads", 2, 5, 8, 2, dtype=np.float32),
             _head_case(rng, "float32, d_model=12, 12 heads", 1, 4, 12, 12, dtype=np.float32),

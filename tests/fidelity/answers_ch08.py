@@ -276,6 +276,26 @@ WRONG = {
                     if np.allclose(p, p[..., :1], atol=1e-4):
                         return H
         """,
+        "a layer norm without epsilon": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+                B, L, d = x.shape
+                u = (h - x) @ np.linalg.inv(W_o)
+                v = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) @ W_v
+                for H in (k for k in range(1, d + 1) if d % k == 0):
+                    dh, ok = d // H, True
+                    for b in range(B):
+                        for t in range(1, L):
+                            for j in range(H):
+                                c = slice(j * dh, (j + 1) * dh)
+                                A = np.vstack([v[b, : t + 1, c].T, np.ones(t + 1)])
+                                rhs = np.append(u[b, t, c], 1.0)
+                                w = np.linalg.lstsq(A, rhs, rcond=None)[0]
+                                ok &= np.abs(A @ w - rhs).max() < 1e-3 * (1 + np.abs(u).max())
+                    if ok:
+                        return H
+                return d
+        """,
         "h taken as the attention's output, the residual left in": """
             def attention_head_count(x, h, W_v, W_o):
                 x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))

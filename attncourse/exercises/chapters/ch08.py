@@ -361,13 +361,14 @@ def _divisors(d):
     return [h for h in range(1, d + 1) if d % h == 0]
 
 
-def _head_case(rng, name, B, L, d, n_heads, dtype=np.float64, sharp=2.0):
+def _head_case(rng, name, B, L, d, n_heads, dtype=np.float64, sharp=2.0, spread=1.0):
     """A causal pre-norm attention sublayer with ``n_heads`` heads: the stream before and after
-    it, and its value and output projections (the query and key weights are not handed out)."""
+    it, and its value and output projections (the query and key weights are not handed out).
+    ``spread`` scales x: at 2e-3 its rows' variance is about epsilon's."""
     W_q, W_k = (rng.normal(size=(d, d)) * sharp / np.sqrt(d) for _ in range(2))
     W_v = rng.normal(size=(d, d)) / np.sqrt(d)
     W_o = np.linalg.qr(rng.normal(size=(d, d)))[0] * rng.uniform(0.7, 1.4, size=d)  # well conditioned
-    x = rng.normal(size=(B, L, d)) * 1.5 + rng.normal(size=(1, 1, d))
+    x = (rng.normal(size=(B, L, d)) * 1.5 + rng.normal(size=(1, 1, d))) * spread
     n = _layer_norm(x)
     q, k, v = (split_heads(n @ W, n_heads) for W in (W_q, W_k, W_v))
     h = x + merge_heads(sdpa(q, k, v, is_causal=True)[0]) @ W_o
@@ -433,6 +434,15 @@ def _head_count_cases():
             _head_case(rng, "B=1, L=6, d_model=8, 1 head", 1, 6, 8, 1),
             _head_case(rng, "B=2, L=4, d_model=12, 6 heads", 2, 4, 12, 6),
             _head_case(rng, "B=1, L=4, d_model=6, 6 heads of one feature", 1, 4, 6, 6),
+        )
+        + grouped(
+            "small rows",
+            _head_case(
+                rng, "x spread over about 0.003, B=2, L=4, d_model=6, 6 heads", 2, 4, 6, 6, spread=2e-3
+            ),
+            _head_case(
+                rng, "x spread over about 0.003, B=1, L=5, d_model=8, 2 heads", 1, 5, 8, 2, spread=2e-3
+            ),
         )
         + grouped(
             "dtype",
