@@ -243,3 +243,15 @@ def test_chapter_5s_predict_mistakes_are_named_without_the_rule_or_the_numbers()
             assert messages
             for m in messages:
                 assert not any(b in m for b in banned), (ex_id, m)
+
+
+def test_chapter_8_prompts_state_the_question_and_agree_with_their_rules():
+    # 8.2 leaves the tolerance to the student; 8.5 does not say which tokens were kept
+    assert not any(w in get("ch08.post_norm_blocks").description for w in ("hundredths", "allow for"))
+    assert "probability is 0" not in get("ch08.sampling_settings").description
+    # "numpy or torch" in a prompt, torch in its "You may call" line
+    for ex_id in ("ch08.attention_head_count", "ch08.layer_norm_parameters", "ch08.sampling_settings"):
+        ex = get(ex_id)
+        assert "numpy or torch" in ex.description and {"numpy", "torch"} <= set(ex.allowed()), ex_id
+    # 8.1 states the backpropagation it relies on: a linear layer's gradients
+    assert "g.T @ h" in get("ch08.predict_zero_init_gradients").description
