@@ -1,4 +1,4 @@
-"""Hidden cases, chapter 8 (a Transformer block): one position, one head per feature, other blocks' outputs, two-row logs, float32."""
+"""Hidden cases, chapter 8 (a Transformer block): one position, one head per feature, two-row logs, float32."""
 
 import numpy as np
 
@@ -57,37 +57,32 @@ def post_norm_blocks():
     )
 
 
-def block_head_count():
+def attention_head_count():
     from attncourse.exercises.chapters.ch08 import _head_case
 
     rng = np.random.default_rng(1813)
     return (
         grouped(
             "head counts",
-            _head_case(rng, "two positions", 2, 2, 6, 12, n_heads=3),
-            _head_case(rng, "all d_model heads of one feature", 1, 5, 6, 12, n_heads=6),
-            _head_case(rng, "a post-norm block's output", 1, 5, 6, 24, n_heads=3, post=True),
+            _head_case(rng, "two positions, d_model=6, 3 heads", 2, 2, 6, 3),
+            _head_case(rng, "d_model=10, 5 heads of two features", 1, 5, 10, 5),
+            _head_case(rng, "d_model=6, 6 heads of one feature", 2, 3, 6, 6),
         )
         + grouped(
-            "look-alikes",
-            _head_case(rng, "d_model=10, 5 heads", 2, 4, 10, 20, n_heads=5),
-            _head_case(rng, "a parallel block's output", 1, 6, 10, 20, n_heads=5, seed=5, parallel=True),
-            _head_case(rng, "a block that sees the future", 2, 4, 6, 12, n_heads=2, causal=False),
+            "one head, many heads",
+            _head_case(rng, "d_model=12, 1 head, one sequence of 3", 1, 3, 12, 1),
+            _head_case(rng, "d_model=16, 8 heads", 2, 4, 16, 8),
+            _head_case(rng, "d_model=8, 8 heads of one feature", 1, 6, 8, 8),
+        )
+        + grouped(
+            "small rows",
+            _head_case(rng, "x spread over about 0.003, d_model=8, 8 heads", 1, 5, 8, 8, spread=2e-3),
+            _head_case(rng, "x spread over about 0.003, d_model=12, 4 heads", 2, 4, 12, 4, spread=2e-3),
         )
         + grouped(
             "dtype",
-            _head_case(rng, "float32, 2 heads", 2, 5, 8, 16, n_heads=2, dtype=np.float32),
-            _head_case(
-                rng,
-                "float32, a post-norm block's output",
-                1,
-                4,
-                12,
-                24,
-                n_heads=4,
-                dtype=np.float32,
-                post=True,
-            ),
+            _head_case(rng, "float32, d_model=8, 2 heads", 2, 5, 8, 2, dtype=np.float32),
+            _head_case(rng, "float32, d_model=12, 12 heads", 1, 4, 12, 12, dtype=np.float32),
         )
     )
 
@@ -128,7 +123,7 @@ def sampling_settings():
 HIDDEN = {
     "ch08.predict_zero_init_gradients": predict_zero_init_gradients,
     "ch08.post_norm_blocks": post_norm_blocks,
-    "ch08.block_head_count": block_head_count,
+    "ch08.attention_head_count": attention_head_count,
     "ch08.layer_norm_parameters": layer_norm_parameters,
     "ch08.sampling_settings": sampling_settings,
 }

@@ -144,7 +144,7 @@ NEW_SITUATIONS = {
         "ch07.predict_encoder_alibi_weight": "ALiBi in an encoder: keys on both sides, a query near the start",
     },
     "ch08": {
-        "ch08.block_head_count": "a block's head count recovered from its weights, an input and an output",
+        "ch08.attention_head_count": "an attention sublayer's head count recovered without its query and key weights",
         "ch08.layer_norm_parameters": "a layer norm's gamma and beta recovered from its inputs and outputs",
         "ch08.sampling_settings": "a sampler's temperature and top-k recovered from its distributions",
         "ch08.post_norm_blocks": "telling post-norm blocks from pre-norm ones by their outputs alone",

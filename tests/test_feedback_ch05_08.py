@@ -6,6 +6,8 @@ hidden ones included, and holds the message to what that answer did.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from exercise_support import ROOT, load_hidden_cases
 
@@ -146,58 +148,49 @@ def test_7_5_a_chunk_placed_at_the_start_is_told_so_and_a_bias_off_by_a_row_cons
 
 
 # ----------------------------------------------------------------------------- 8.3
-def _head_count(closest=False, causal=True, parallel=False):
-    """A student's head-count search in plain numpy: the pre-norm block run with each divisor."""
-    from math import erf, sqrt
+def _head_count(finest=False, summed_to_one=True):
+    """A student's 8.3 in plain numpy: position 1 reads keys 0 and 1, so each head's columns
+    share one weight p there (or, with ``summed_to_one=False``, two free weights a, b)."""
 
-    def layer_norm(h):
-        return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
+    def attention_head_count(x, h, W_v, W_o):
+        x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+        d = x.shape[-1]
+        u = (h - x) @ np.linalg.inv(W_o)
+        v = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) @ W_v
+        fits = []
+        for H in (k for k in range(1, d + 1) if d % k == 0):
+            ok = True
+            for b in range(len(x)):
+                for j in range(H):
+                    c = slice(j * (d // H), (j + 1) * (d // H))
+                    if summed_to_one:
+                        A, y = (v[b, 0, c] - v[b, 1, c])[:, None], u[b, 1, c] - v[b, 1, c]
+                    else:
+                        A, y = v[b, :2, c].T, u[b, 1, c]
+                    w = np.linalg.lstsq(A, y, rcond=None)[0]
+                    ok &= np.abs(A @ w - y).max() < 1e-4 * (1 + np.abs(u).max())
+            if ok:
+                fits.append(H)
+        return max(fits) if finest else min(fits)
 
-    gelu = np.vectorize(lambda z: z * 0.5 * (1 + erf(z / sqrt(2))))
-
-    def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-        B, L, d = x.shape
-        gaps = {}
-        for H in (h for h in range(1, d + 1) if d % h == 0):
-            h = layer_norm(x)
-            q, k, v = ((h @ W).reshape(B, L, H, -1).transpose(0, 2, 1, 3) for W in (W_q, W_k, W_v))
-            s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // H)
-            if causal:
-                s = np.where(np.tril(np.ones((L, L), bool)), s, -np.inf)
-            w = np.exp(s - s.max(-1, keepdims=True))
-            w /= w.sum(-1, keepdims=True)
-            a = x + (w @ v).transpose(0, 2, 1, 3).reshape(B, L, d) @ W_o
-            mlp_in = layer_norm(x) if parallel else layer_norm(a)
-            gaps[H] = np.abs(a + gelu(mlp_in @ W_1) @ W_2 - y).max()
-        best = min(gaps, key=gaps.get)
-        return best if closest or gaps[best] < 1e-3 else -1
-
-    return block_head_count
+    return attention_head_count
 
 
-def test_the_closest_head_count_is_told_so_only_where_another_block_made_y():
-    messages, results = _messages("ch08.block_head_count", _head_count(closest=True))
-    failed = [r for r in results if not r.passed]
-    assert failed and all(
-        "other block" in r.name or "post-norm" in r.name or "parallel" in r.name or "future" in r.name
-        for r in failed
-    )
-    assert messages and all("closest" in m for m in messages)
-    assert all(r.passed for r in results if r not in failed)
+def test_a_count_of_finer_heads_is_told_so_and_the_fewest_that_fit_passes():
+    assert check("ch08.attention_head_count", _head_count(), show=False).passed
+    messages, results = _messages("ch08.attention_head_count", _head_count(finest=True))
+    assert messages and all("more heads than the attention had" in m for m in messages)
+    # every case whose attention has fewer heads than features fails, and only those
+    for r in results:  # every case is named "... d_model=<d>, <H> head(s) ..."
+        d, H = map(int, re.search(r"d_model=(\d+), (\d+) head", r.name).groups())
+        assert r.passed == (H == d), r.name
 
 
-def test_a_non_causal_search_is_told_about_causality_not_about_closeness():
-    messages, _ = _messages("ch08.block_head_count", _head_count(causal=False))
-    assert messages and not any("closest" in m for m in messages)
-    assert any("see the positions after it" in m for m in messages)
-    assert check("ch08.block_head_count", _head_count(), show=False).passed  # the same search, causal
-
-
-def test_a_parallel_search_is_never_told_it_normalises_the_stream():
-    messages, _ = _messages("ch08.block_head_count", _head_count(parallel=True))
-    assert messages and not any("normalises the stream" in m or "closest" in m for m in messages)
-    assert any("same normalised copy" in m for m in messages)
+def test_free_weights_are_told_a_straddling_split_passed_and_nothing_of_the_sum():
+    messages, results = _messages("ch08.attention_head_count", _head_count(summed_to_one=False))
+    assert messages and all("straddle" in m for m in messages)
+    assert not any("add up" in m or "sum" in m for m in messages)  # the fix is the hint's, asked for
+    assert any(r.passed for r in results) and not all(r.passed for r in results)
 
 
 # ----------------------------------------------------------------------------- 8.4 and 8.5
@@ -254,3 +247,15 @@ def test_chapter_5s_predict_mistakes_are_named_without_the_rule_or_the_numbers()
             assert messages
             for m in messages:
                 assert not any(b in m for b in banned), (ex_id, m)
+
+
+def test_chapter_8_prompts_state_the_question_and_agree_with_their_rules():
+    # 8.2 leaves the tolerance to the student; 8.5 does not say which tokens were kept
+    assert not any(w in get("ch08.post_norm_blocks").description for w in ("hundredths", "allow for"))
+    assert "probability is 0" not in get("ch08.sampling_settings").description
+    # "numpy or torch" in a prompt, torch in its "You may call" line
+    for ex_id in ("ch08.attention_head_count", "ch08.layer_norm_parameters", "ch08.sampling_settings"):
+        ex = get(ex_id)
+        assert "numpy or torch" in ex.description and {"numpy", "torch"} <= set(ex.allowed()), ex_id
+    # 8.1 states the backpropagation it relies on: a linear layer's gradients
+    assert "g.T @ h" in get("ch08.predict_zero_init_gradients").description

@@ -350,25 +350,19 @@ def test_the_references_agree_with_the_package_and_torch():
 
     rng = np.random.default_rng(2)
     n = rng.normal
-    # 8.3: the head count comes back from TransformerBlock (no biases, gamma = 1) with copied weights
-    d, d_ff = 12, 24
+    # 8.3: the head count comes back from the package's causal attention (no biases, gamma = 1),
+    # its query and key weights unseen: h = x + attn(LN(x))
+    d = 12
     for heads in (1, 3, 4, 12):
-        x, W_q, W_k, W_v, W_o = n(size=(2, 5, d)), *(n(size=(d, d)) / 2 for _ in range(4))
-        W_1, W_2 = n(size=(d, d_ff)) / 3, n(size=(d_ff, d)) / 4
-        block = TransformerBlock(d, heads, d_ff, bias=False).double()
+        x = n(size=(2, 5, d))
+        block = TransformerBlock(d, heads, 2 * d, bias=False).double()
         with torch.no_grad():
-            for lin, W in (
-                (block.attn.q_proj, W_q),
-                (block.attn.k_proj, W_k),
-                (block.attn.v_proj, W_v),
-                (block.attn.out_proj, W_o),
-                (block.mlp.up, W_1),
-                (block.mlp.down, W_2),
-            ):
-                lin.weight.copy_(torch.from_numpy(W.T))  # nn.Linear computes x @ weight.T
-            y = block(torch.from_numpy(x), is_causal=True)[0].numpy()
-        assert _answer("ch08.block_head_count", x, y, W_q, W_k, W_v, W_o, W_1, W_2) == heads
-        assert _answer("ch08.block_head_count", x, y + 0.05, W_q, W_k, W_v, W_o, W_1, W_2) == -1
+            for lin in (block.attn.q_proj, block.attn.k_proj):
+                lin.weight.mul_(6.0)  # peaked maps: heads that attend unlike each other
+            xt = torch.from_numpy(x)
+            h = (xt + block.attn(block.norm1(xt), is_causal=True)[0]).numpy()
+        W_v, W_o = (lin.weight.detach().numpy().T for lin in (block.attn.v_proj, block.attn.out_proj))
+        assert _answer("ch08.attention_head_count", x, h, W_v, W_o) == heads
     # 8.4: nn.LayerNorm with a trained-looking gamma and beta gives them back
     ln = torch.nn.LayerNorm(6).double()
     with torch.no_grad():

@@ -22,52 +22,53 @@ def _ln(h):
     return (h - mu) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
 
 
-def _pre_norm(x, W_q, W_k, W_v, W_o, W_1, W_2, n_heads):
-    """The chapter's pre-norm block (causal, exact GELU, no biases), written here from the prompt."""
-    from math import erf, sqrt
-
-    B, L, d = x.shape
-
-    def attend(h):
-        q, k, v = ((h @ W).reshape(B, L, n_heads, -1).transpose(0, 2, 1, 3) for W in (W_q, W_k, W_v))
-        s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // n_heads)
-        s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
-        w = np.exp(s - s.max(-1, keepdims=True))
-        w /= w.sum(-1, keepdims=True)
-        return (w @ v).transpose(0, 2, 1, 3).reshape(B, L, d) @ W_o
-
-    gelu = np.vectorize(lambda z: z * 0.5 * (1 + erf(z / sqrt(2))))
-    s = x + attend(_ln(x))
-    return s + gelu(_ln(s) @ W_1) @ W_2
-
-
-def _block_head_count(inputs):
-    x, y = inputs["x"], inputs["y"]
-    out = _float_array("x", x) + _float_array("y", y) + r.ndim_in("x", x, (3,))
+def _attention_head_count(inputs):
+    x, h, W_v, W_o = (inputs[k] for k in ("x", "h", "W_v", "W_o"))
+    out = _float_array("x", x) + _float_array("h", h) + r.ndim_in("x", x, (3,))
     if out:
         return out
     d = np.shape(x)[-1]
-    out += r.shape_is("y", y, np.shape(x))
-    for name in ("W_q", "W_k", "W_v", "W_o"):
+    out += r.shape_is("h", h, np.shape(x))
+    for name in ("W_v", "W_o"):
         out += _float_array(name, inputs[name]) + r.shape_is(name, inputs[name], (d, d))
-    d_ff = np.shape(inputs["W_1"])[-1]
-    out += r.shape_is("W_1", inputs["W_1"], (d, d_ff)) + r.shape_is("W_2", inputs["W_2"], (d_ff, d))
-    for name in ("y", "W_q", "W_k", "W_v", "W_o", "W_1", "W_2"):
-        out += r.dtype_in(name, inputs[name], (str(x.dtype),))
+    for name in ("h", "W_v", "W_o"):
+        out += r.dtype_in(name, inputs[name], (str(np.asarray(x).dtype),))
     if out:
         return out
-    a = {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()}
-    rounding = (1e-4 if x.dtype == np.float32 else 1e-10) * (1 + np.abs(a["y"]).max())
-    gaps = [
-        np.abs(
-            _pre_norm(a["x"], *(a[k] for k in ("W_q", "W_k", "W_v", "W_o", "W_1", "W_2")), h) - a["y"]
-        ).max()
-        for h in range(1, d + 1)
-        if d % h == 0
-    ]
-    # at most one head count reproduces y (up to rounding); every other one misses by a few hundredths
-    if sum(g < rounding for g in gaps) > 1 or any(rounding <= g < 0.03 for g in gaps):
-        out.append(f"the head counts' gaps to y are {np.round(gaps, 4).tolist()}: not one clear answer")
+    x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+    if np.linalg.cond(W_o) > 1e3:
+        out.append(f"W_o is all but singular (condition number {np.linalg.cond(W_o):.1e})")
+        return out
+    # h - x = (each head's causal attention over its values LN(x) W_v, heads side by side) @ W_o.
+    # For each split into H heads: how far each position's merged output lies from the mixes
+    # (weights adding to 1, a constraint row weighted heavily) of its head's values at keys <= t
+    B, L, _ = x.shape
+    merged = (h - x).reshape(-1, d) @ np.linalg.inv(W_o)
+    merged = merged.reshape(B, L, d)
+    v = _ln(x) @ W_v
+    scale = 1 + np.abs(merged).max()
+    gaps = {}
+    for H in (n for n in range(1, d + 1) if d % n == 0):
+        dh, worst = d // H, 0.0
+        for b in range(B):
+            for t in range(L):
+                for j in range(H):
+                    cols = slice(j * dh, (j + 1) * dh)
+                    A = np.vstack([v[b, : t + 1, cols].T, 1e3 * np.ones((1, t + 1))])
+                    rhs = np.concatenate([merged[b, t, cols], [1e3]])
+                    w = np.linalg.lstsq(A, rhs, rcond=None)[0]
+                    worst = max(worst, float(np.abs(A[:-1] @ w - rhs[:-1]).max()) / scale)
+        gaps[H] = worst
+    rounding = 1e-5 if np.asarray(inputs["x"]).dtype == np.float32 else 1e-10
+    fitting = [H for H, g in gaps.items() if g < rounding]
+    # "no two heads attend alike": the attention's own split fits (and so do its refinements),
+    # every coarser or straddling split misses by far more than rounding
+    if not fitting:
+        out.append(f"no split into heads reproduces h: gaps {gaps}")
+    elif any(rounding <= g < 1e-2 for g in gaps.values()):
+        out.append(f"a split into heads misses h by little: gaps {gaps}: not one clear answer")
+    elif any(f % min(fitting) for f in fitting):
+        out.append(f"the splits that fit, {fitting}, are not all refinements of the fewest")
     return out
 
 
@@ -151,7 +152,7 @@ def _sampling_settings(inputs):
 PROMISES = {
     "ch08.predict_zero_init_gradients": _nothing,
     "ch08.post_norm_blocks": _post_norm_blocks,
-    "ch08.block_head_count": _block_head_count,
+    "ch08.attention_head_count": _attention_head_count,
     "ch08.layer_norm_parameters": _layer_norm_parameters,
     "ch08.sampling_settings": _sampling_settings,
 }

@@ -53,70 +53,65 @@ CORRECT = {
                 return np.abs(z - s).max(axis=(1, 2, 3)) < 5e-3
         """,
     },
-    "ch08.block_head_count": {
-        "torch, F.layer_norm and the handed-out attention": """
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
-                x, y, W_q, W_k, W_v, W_o, W_1, W_2 = map(t, (x, y, W_q, W_k, W_v, W_o, W_1, W_2))
-                d = x.shape[-1]
-                for n in range(1, d + 1):
-                    if d % n:
-                        continue
-                    h = F.layer_norm(x, (d,))
-                    o, _ = scaled_dot_product_attention(split_heads(h @ W_q, n), split_heads(h @ W_k, n),
-                                                        split_heads(h @ W_v, n), is_causal=True)
-                    s = x + merge_heads(o) @ W_o
-                    out = s + F.gelu(F.layer_norm(s, (d,)) @ W_1) @ W_2
-                    if torch.allclose(out, y, rtol=1e-4, atol=1e-4):
-                        return n
-                return -1
-        """,
-        "numpy loops over heads, einsum scores": """
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                import math
-                x = np.asarray(x, dtype=np.float64)
-                y = np.asarray(y, dtype=np.float64)
+    "ch08.attention_head_count": {
+        "torch, least squares with the weights' sum as an extra row": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (torch.as_tensor(a).double() for a in (x, h, W_v, W_o))
                 B, L, d = x.shape
-                erf = np.vectorize(math.erf)
-
-                def norm(a):
-                    m = a.mean(-1, keepdims=True)
-                    return (a - m) / np.sqrt(((a - m) ** 2).mean(-1, keepdims=True) + 1e-5)
-
-                best = -1
-                for n in [k for k in range(1, d + 1) if d % k == 0]:
-                    dh = d // n
-                    h = norm(x)
-                    q, k, v = h @ W_q, h @ W_k, h @ W_v
-                    heads = []
-                    for i in range(n):
-                        sl = slice(i * dh, (i + 1) * dh)
-                        s = np.einsum("bld,bmd->blm", q[..., sl], k[..., sl]) / math.sqrt(dh)
-                        s = s + np.triu(np.full((L, L), -np.inf), 1)
-                        w = np.exp(s - s.max(-1, keepdims=True))
-                        heads.append((w / w.sum(-1, keepdims=True)) @ v[..., sl])
-                    s1 = x + np.concatenate(heads, -1) @ W_o
-                    z = norm(s1) @ W_1
-                    out = s1 + (z * 0.5 * (1 + erf(z / math.sqrt(2)))) @ W_2
-                    if np.max(np.abs(out - y)) < 1e-3:
-                        best = n
-                return best
+                merged = torch.linalg.solve(W_o.T, (h - x).reshape(-1, d).T).T.reshape(B, L, d)
+                v = F.layer_norm(x, (d,)) @ W_v
+                tol = 1e-3 * (1 + merged.abs().max())
+                for H in [n for n in range(1, d + 1) if d % n == 0]:
+                    dh, ok = d // H, True
+                    for b in range(B):
+                        for t in range(1, L):
+                            for j in range(H):
+                                c = slice(j * dh, (j + 1) * dh)
+                                A = torch.cat([v[b, : t + 1, c].T, 1e4 * torch.ones(1, t + 1, dtype=x.dtype)])
+                                rhs = torch.cat([merged[b, t, c], torch.tensor([1e4], dtype=x.dtype)])
+                                w = torch.linalg.lstsq(A, rhs[:, None], driver="gelsd").solution[:, 0]
+                                ok &= bool((A[:-1] @ w - rhs[:-1]).abs().max() < tol)
+                    if ok:
+                        return H
         """,
-        "float32 torch with the chapter's nn.LayerNorm and nn.GELU": """
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                x, y = torch.as_tensor(x).float(), torch.as_tensor(y).float()
-                Ws = [torch.as_tensor(W).float() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+        "position 1 only: one ratio per head, in float32": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float32) for a in (x, h, W_v, W_o))
                 d = x.shape[-1]
-                ln, act = nn.LayerNorm(d, elementwise_affine=False), nn.GELU()
-                for n in (k for k in range(1, d + 1) if d % k == 0):
-                    h = ln(x)
-                    qkv = [split_heads(h @ W, n) for W in Ws[:3]]
-                    o, _ = scaled_dot_product_attention(*qkv, is_causal=True)
-                    s = x + merge_heads(o) @ Ws[3]
-                    out = s + act(ln(s) @ Ws[4]) @ Ws[5]
-                    if (out - y).abs().max() < 1e-3 * (1 + y.abs().max()):
-                        return n
-                return -1
+                u = (h - x) @ np.linalg.inv(W_o)  # the heads' outputs side by side
+                n = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+                v = n @ W_v
+                # position 1 reads keys 0 and 1: u = p v0 + (1 - p) v1, one p per head
+                r = (u[:, 1] - v[:, 1]) / (v[:, 0] - v[:, 1])  # (B, d): p, column by column
+                for H in (k for k in range(1, d + 1) if d % k == 0):
+                    p = r.reshape(len(r), H, d // H)
+                    if np.all(np.abs(p - p[..., :1]) < 1e-3 * (1 + np.abs(p).max())):
+                        return H
+        """,
+        "loops, the head's mix solved from its first columns and checked on the rest": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+                B, L, d = x.shape
+                u = np.linalg.solve(W_o.T, np.moveaxis(h - x, -1, 0).reshape(d, -1))
+                u = np.moveaxis(u.reshape(d, B, L), 0, -1)
+                mu = x.mean(-1, keepdims=True)
+                v = ((x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)) @ W_v
+                scale = 1 + np.abs(u).max()
+                best = d
+                for H in sorted((k for k in range(1, d + 1) if d % k == 0), reverse=True):
+                    dh, fits = d // H, True
+                    for b in range(B):
+                        for t in range(1, L):
+                            for j in range(H):
+                                V = v[b, : t + 1, j * dh:(j + 1) * dh]  # (t + 1, dh)
+                                A = np.vstack([V.T, np.ones(t + 1)])  # values, and the sum of the weights
+                                rhs = np.append(u[b, t, j * dh:(j + 1) * dh], 1.0)
+                                w = np.linalg.pinv(A) @ rhs
+                                if np.abs(A @ w - rhs).max() > 1e-3 * scale:
+                                    fits = False
+                    if fits:
+                        best = H
+                return best
         """,
     },
     "ch08.layer_norm_parameters": {
@@ -240,46 +235,78 @@ WRONG = {
                 return ok.flatten(1).all(dim=1).numpy()
         """,
     },
-    "ch08.block_head_count": {
-        "the closest head count, always": """
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                x, y = torch.as_tensor(x).double(), torch.as_tensor(y).double()
-                Ws = [torch.as_tensor(W).double() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+    "ch08.attention_head_count": {
+        "the most heads that fit": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
                 d = x.shape[-1]
-                gaps = {}
-                for n in (k for k in range(1, d + 1) if d % k == 0):
-                    h = F.layer_norm(x, (d,))
-                    o, _ = scaled_dot_product_attention(*[split_heads(h @ W, n) for W in Ws[:3]], is_causal=True)
-                    s = x + merge_heads(o) @ Ws[3]
-                    gaps[n] = float((s + F.gelu(F.layer_norm(s, (d,)) @ Ws[4]) @ Ws[5] - y).abs().max())
-                return min(gaps, key=gaps.get)
+                u = (h - x) @ np.linalg.inv(W_o)
+                v = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) @ W_v
+                r = (u[:, 1] - v[:, 1]) / (v[:, 0] - v[:, 1])
+                fits = [H for H in range(1, d + 1) if d % H == 0
+                        and np.allclose(r.reshape(len(r), H, -1), r.reshape(len(r), H, -1)[..., :1], atol=1e-4)]
+                return max(fits)
         """,
-        "a parallel block tried": """
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                x, y = torch.as_tensor(x).double(), torch.as_tensor(y).double()
-                Ws = [torch.as_tensor(W).double() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
-                d = x.shape[-1]
-                for n in (k for k in range(1, d + 1) if d % k == 0):
-                    h = F.layer_norm(x, (d,))
-                    o, _ = scaled_dot_product_attention(*[split_heads(h @ W, n) for W in Ws[:3]], is_causal=True)
-                    out = x + merge_heads(o) @ Ws[3] + F.gelu(h @ Ws[4]) @ Ws[5]
-                    if (out - y).abs().max() < 1e-3:
-                        return n
-                return -1
+        "weights left free (not adding to one)": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+                B, L, d = x.shape
+                u = (h - x) @ np.linalg.inv(W_o)
+                v = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) @ W_v
+                for H in (k for k in range(1, d + 1) if d % k == 0):
+                    dh, ok = d // H, True
+                    for b in range(B):
+                        for t in range(1, L):
+                            for j in range(H):
+                                A, y = v[b, : t + 1, j * dh:(j + 1) * dh].T, u[b, t, j * dh:(j + 1) * dh]
+                                w = np.linalg.lstsq(A, y, rcond=None)[0]
+                                ok &= np.abs(A @ w - y).max() < 1e-6 * (1 + np.abs(u).max())
+                    if ok:
+                        return H
         """,
-        "attention without the causal mask": """
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                x, y = torch.as_tensor(x).double(), torch.as_tensor(y).double()
-                Ws = [torch.as_tensor(W).double() for W in (W_q, W_k, W_v, W_o, W_1, W_2)]
+        "the values read from x, no layer norm": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
                 d = x.shape[-1]
-                for n in (k for k in range(1, d + 1) if d % k == 0):
-                    h = F.layer_norm(x, (d,))
-                    o, _ = scaled_dot_product_attention(*[split_heads(h @ W, n) for W in Ws[:3]])
-                    s = x + merge_heads(o) @ Ws[3]
-                    out = s + F.gelu(F.layer_norm(s, (d,)) @ Ws[4]) @ Ws[5]
-                    if (out - y).abs().max() < 1e-3:
-                        return n
-                return -1
+                u = (h - x) @ np.linalg.inv(W_o)
+                v = x @ W_v
+                r = (u[:, 1] - v[:, 1]) / (v[:, 0] - v[:, 1])
+                for H in (k for k in range(1, d + 1) if d % k == 0):
+                    p = r.reshape(len(r), H, -1)
+                    if np.allclose(p, p[..., :1], atol=1e-4):
+                        return H
+        """,
+        "a layer norm without epsilon": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+                B, L, d = x.shape
+                u = (h - x) @ np.linalg.inv(W_o)
+                v = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) @ W_v
+                for H in (k for k in range(1, d + 1) if d % k == 0):
+                    dh, ok = d // H, True
+                    for b in range(B):
+                        for t in range(1, L):
+                            for j in range(H):
+                                c = slice(j * dh, (j + 1) * dh)
+                                A = np.vstack([v[b, : t + 1, c].T, np.ones(t + 1)])
+                                rhs = np.append(u[b, t, c], 1.0)
+                                w = np.linalg.lstsq(A, rhs, rcond=None)[0]
+                                ok &= np.abs(A @ w - rhs).max() < 1e-3 * (1 + np.abs(u).max())
+                    if ok:
+                        return H
+                return d
+        """,
+        "h taken as the attention's output, the residual left in": """
+            def attention_head_count(x, h, W_v, W_o):
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+                d = x.shape[-1]
+                u = h @ np.linalg.inv(W_o)
+                v = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) @ W_v
+                r = (u[:, 1] - v[:, 1]) / (v[:, 0] - v[:, 1])
+                for H in (k for k in range(1, d + 1) if d % k == 0):
+                    p = r.reshape(len(r), H, -1)
+                    if np.allclose(p, p[..., :1], atol=1e-4):
+                        return H
         """,
     },
     "ch08.layer_norm_parameters": {

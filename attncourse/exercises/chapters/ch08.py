@@ -1,4 +1,4 @@
-"""Chapter 8 exercises: which parameters a zero-initialised block trains, post-norm blocks told from their outputs, a block's head count, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
+"""Chapter 8 exercises: which parameters a zero-initialised block trains, post-norm blocks told from their outputs, an attention layer's head count without its query and key weights, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
 
-# 8.3 is about the block: attention is handed out, a whole layer is not.
+# 8.3 is about an attention layer whose query and key weights are lost: no built-in layer stands in.
 NO_LAYERS = (
     "torch.nn.TransformerEncoderLayer",
     "torch.nn.TransformerDecoderLayer",
@@ -59,7 +59,12 @@ register(
         "`x (2, 10, 64)` through it (causal), take the loss `(y * r).sum()` for a random `r` of "
         "`y`'s shape, and call `backward()`. Before running anything: how many of the block's "
         "parameters (single numbers, not tensors) get a gradient that is not zero? Return the "
-        "count (exact). Plain Python or numpy; no attncourse function.",
+        "count (exact). What you need of backpropagation: for a linear layer `out = h @ W.T + b` "
+        "(PyTorch's layout) with `g` the gradient of the loss at `out`, the gradient of `W` is "
+        "`g.T @ h` and that of `b` is `g` summed, both over every position of the batch, and the "
+        "gradient passed back to `h` is `g @ W`; every other step passes a gradient back through "
+        "its own derivative, and where paths meet, their gradients add. Plain Python or numpy; "
+        "no attncourse function.",
         solution='''
             def predict_zero_init_gradients():
                 """How many numbers of the block get a nonzero gradient from the first backward pass."""
@@ -246,9 +251,7 @@ register(
         "what block `i` hands to the next one, over B sequences. Every layer norm is still at its "
         "initialisation ($\\gamma = 1$, $\\beta = 0$, $\\epsilon = 10^{-5}$) and there is no final layer "
         "norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
-        "float64 or float32, exact up to their rounding; allow for that, and for $\\epsilon$, but for "
-        "nothing more: a pre-norm block's output may come within a few hundredths of whatever a "
-        "post-norm one leaves.",
+        "float64 or float32, exact up to their rounding.",
         solution='''
             def post_norm_blocks(streams):
                 """True for each block whose output came out of a layer norm."""
@@ -353,53 +356,68 @@ def _block(
     return x + mlp(_layer_norm(x, ddof))
 
 
-# ----------------------------------------------------------------------------- 8.3 how many heads (inverse)
+# ----------------------------------------------------------------------------- 8.3 how many heads, without queries and keys (inverse)
 def _divisors(d):
     return [h for h in range(1, d + 1) if d % h == 0]
 
 
-def _block_weights(rng, d, d_ff, dtype=np.float64):
-    """Weights of a block whose heads matter: queries and keys large enough for peaked maps."""
-    w = {name: rng.normal(size=(d, d)) * 1.5 / np.sqrt(d) for name in ("W_q", "W_k")}
-    w.update({name: rng.normal(size=(d, d)) / np.sqrt(d) for name in ("W_v", "W_o")})
-    w["W_1"] = rng.normal(size=(d, d_ff)) / np.sqrt(d)
-    w["W_2"] = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff)
-    return w
+def _head_case(rng, name, B, L, d, n_heads, dtype=np.float64, sharp=2.0, spread=1.0):
+    """A causal pre-norm attention sublayer with ``n_heads`` heads: the stream before and after
+    it, and its value and output projections (the query and key weights are not handed out).
+    ``spread`` scales x: at 2e-3 its rows' variance is about epsilon's."""
+    W_q, W_k = (rng.normal(size=(d, d)) * sharp / np.sqrt(d) for _ in range(2))
+    W_v = rng.normal(size=(d, d)) / np.sqrt(d)
+    W_o = np.linalg.qr(rng.normal(size=(d, d)))[0] * rng.uniform(0.7, 1.4, size=d)  # well conditioned
+    x = (rng.normal(size=(B, L, d)) * 1.5 + rng.normal(size=(1, 1, d))) * spread
+    n = _layer_norm(x)
+    q, k, v = (split_heads(n @ W, n_heads) for W in (W_q, W_k, W_v))
+    h = x + merge_heads(sdpa(q, k, v, is_causal=True)[0]) @ W_o
+    return Case(name, x=x.astype(dtype), h=h.astype(dtype), W_v=W_v.astype(dtype), W_o=W_o.astype(dtype))
 
 
-def _head_case(rng, name, B, L, d, d_ff, n_heads, dtype=np.float64, seed=None, **made_by):
-    """A saved block, an input and the output that a block made from them: by default the
-    chapter's pre-norm block with ``n_heads`` heads; ``made_by`` names another block (post=True,
-    parallel=True, causal=False ...).  ``seed``: draw this case from its own generator (chosen so
-    that the head count closest to y is not the one the other block had)."""
-    rng = rng if seed is None else np.random.default_rng(seed)
-    w = _block_weights(rng, d, d_ff)
-    x = rng.normal(size=(B, L, d)) * 1.5 + rng.normal(size=(1, 1, d))
-    made_by.setdefault("parallel", False)
-    y = _block(x, **w, n_heads=n_heads, **made_by)
-    return Case(name, x=x.astype(dtype), y=y.astype(dtype), **{k: a.astype(dtype) for k, a in w.items()})
+def _head_misfits(x, h, W_v, W_o, *, summed_to_one=True, causal=True, undo_out=True, normed=True):
+    """For each head count that divides d_model: the largest misfit, over every sequence, every
+    position and every head, of that position's merged output (before W_o) as a mix of the
+    head's value rows over the keys it may read, the mix's weights adding up to 1."""
+    x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+    B, L, d = x.shape
+    a = h - x  # what the attention added to the stream
+    u = np.linalg.solve(W_o.T, a.reshape(-1, d).T).T.reshape(B, L, d) if undo_out else a
+    v = (_layer_norm(x) if normed else x) @ W_v  # (B, L, d): every head's values, side by side
+    misfits = {}
+    for H in _divisors(d):
+        dh, worst = d // H, 0.0
+        for b in range(B):
+            for t in range(L):
+                keys = np.arange(t + 1 if causal else L)
+                for j in range(H):
+                    sl = slice(j * dh, (j + 1) * dh)
+                    V, target = v[b, keys, sl].T, u[b, t, sl]  # (dh, keys), (dh,)
+                    if summed_to_one:  # weights p with sum 1: target - V[:, -1] = (V[:, :-1] - V[:, -1]) p'
+                        A, rhs = V[:, :-1] - V[:, -1:], target - V[:, -1]
+                    else:
+                        A, rhs = V, target
+                    if A.shape[1] == 0:
+                        r = np.abs(rhs).max()
+                    else:
+                        p = np.linalg.lstsq(A, rhs, rcond=None)[0]
+                        r = np.abs(A @ p - rhs).max()
+                    worst = max(worst, float(r))
+        misfits[H] = worst
+    return misfits, 1 + float(np.abs(u).max())
 
 
-def _head_errors(x, y, W_q, W_k, W_v, W_o, W_1, W_2, **forward):
-    """For each head count that divides d_model: the largest gap between y and what the block
-    (the chapter's pre-norm one unless ``forward`` says otherwise) makes of x with it."""
-    x, y, *w = (np.asarray(a, dtype=np.float64) for a in (x, y, W_q, W_k, W_v, W_o, W_1, W_2))
-    forward.setdefault("parallel", False)
-    return {h: float(np.abs(_block(x, *w, h, **forward) - y).max()) for h in _divisors(x.shape[-1])}
+def _attention_heads(x, h, W_v, W_o, finest=False, **search):
+    misfits, scale = _head_misfits(x, h, W_v, W_o, **search)
+    tol = 1e-3 * scale  # far above float32 rounding, far below a wrong split's misfit
+    fits = [H for H, r in misfits.items() if r < tol]
+    if not fits:
+        return np.array(-1)
+    return np.array(max(fits) if finest else min(fits))
 
 
-def _head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2, closest=False, **forward):
-    errors = _head_errors(x, y, W_q, W_k, W_v, W_o, W_1, W_2, **forward)
-    if closest:  # the head count that comes nearest, whether or not it reproduces y
-        return np.array(min(errors, key=errors.get))
-    tol = 1e-4 * (1 + float(np.abs(np.asarray(y, dtype=np.float64)).max()))  # float32 rounding of y
-    fits = [h for h, e in errors.items() if e < tol]
-    return np.array(fits[0] if fits else -1)
-
-
-def _search_variant(**search):
-    """The head count a search finds with the wrong rule (``search``: closest=True, post=True ...)."""
-    return lambda *args: _head_count(*args, **search)
+def _heads_variant(**search):
+    return lambda x, h, W_v, W_o: _attention_heads(x, h, W_v, W_o, **search)
 
 
 def _head_count_cases():
@@ -407,146 +425,105 @@ def _head_count_cases():
     return (
         grouped(
             "head counts",
-            _head_case(rng, "B=2, L=5, d_model=12, d_ff=24", 2, 5, 12, 24, n_heads=3),
-            _head_case(rng, "B=1, L=6, d_model=8, d_ff=32", 1, 6, 8, 32, n_heads=1),
-            _head_case(rng, "B=2, L=4, d_model=12, d_ff=12", 2, 4, 12, 12, n_heads=6),
-            _head_case(
-                rng,
-                "B=2, L=5, d_model=8, d_ff=16, y from some other block",
-                2,
-                5,
-                8,
-                16,
-                n_heads=2,
-                post=True,
-            ),
+            _head_case(rng, "B=2, L=4, d_model=8, 2 heads", 2, 4, 8, 2),
+            _head_case(rng, "B=1, L=5, d_model=12, 3 heads", 1, 5, 12, 3),
+            _head_case(rng, "B=2, L=3, d_model=4, 4 heads of one feature", 2, 3, 4, 4),
         )
         + grouped(
-            "look-alikes",
-            _head_case(rng, "B=1, L=6, d_model=12, d_ff=24", 1, 6, 12, 24, n_heads=4),
+            "one head, many heads",
+            _head_case(rng, "B=1, L=6, d_model=8, 1 head", 1, 6, 8, 1),
+            _head_case(rng, "B=2, L=4, d_model=12, 6 heads", 2, 4, 12, 6),
+            _head_case(rng, "B=1, L=4, d_model=6, 6 heads of one feature", 1, 4, 6, 6),
+        )
+        + grouped(
+            "small rows",
             _head_case(
-                rng,
-                "B=2, L=5, d_model=12, d_ff=24, y from some other block",
-                2,
-                5,
-                12,
-                24,
-                n_heads=2,
-                seed=5,
-                parallel=True,
+                rng, "x spread over about 0.003, B=2, L=4, d_model=6, 6 heads", 2, 4, 6, 6, spread=2e-3
             ),
             _head_case(
-                rng,
-                "B=1, L=6, d_model=8, d_ff=16, y from some other block",
-                1,
-                6,
-                8,
-                16,
-                n_heads=4,
-                causal=False,
+                rng, "x spread over about 0.003, B=1, L=5, d_model=8, 2 heads", 1, 5, 8, 2, spread=2e-3
             ),
         )
         + grouped(
             "dtype",
-            _head_case(
-                rng, "float32, B=2, L=4, d_model=16, d_ff=32", 2, 4, 16, 32, n_heads=8, dtype=np.float32
-            ),
-            _head_case(
-                rng,
-                "float32, B=2, L=4, d_model=8, d_ff=16, y from some other block",
-                2,
-                4,
-                8,
-                16,
-                n_heads=2,
-                dtype=np.float32,
-                seed=14,
-                parallel=True,
-            ),
+            _head_case(rng, "float32, B=2, L=4, d_model=16, 4 heads", 2, 4, 16, 4, dtype=np.float32),
+            _head_case(rng, "float32, B=1, L=5, d_model=8, 8 heads", 1, 5, 8, 8, dtype=np.float32),
         )
     )
 
 
 register(
     Exercise(
-        id="ch08.block_head_count",
+        id="ch08.attention_head_count",
         number="8.3",
-        title="how many heads did this block have",
+        title="how many heads, without the queries and keys",
         points=5,
-        function="block_head_count",
-        hint="a head count is a way of running the same weights: run the block with each candidate",
+        function="attention_head_count",
+        hint="in one head, what do all the columns of one position's output have in common?",
         kind="implement",
-        description="A block of this chapter's kind (pre-norm, causal self-attention, an MLP with the "
-        "exact GELU) was saved without its configuration. You have its weights, each used as "
-        "`h @ W`: `W_q`, `W_k`, `W_v`, `W_o (d_model, d_model)`, `W_1 (d_model, d_ff)`, "
-        "`W_2 (d_ff, d_model)`; no biases anywhere, and both layer norms are still at their "
-        "initialisation ($\\gamma = 1$, $\\beta = 0$, $\\epsilon = 10^{-5}$). You also have an input "
-        "`x (B, L, d_model)` and an output `y` of the same shape, logged next to the weights. "
-        "Return the number of heads the block was built with: the number with which these weights "
-        "turn `x` into `y`. The log is not reliable: if no number of heads does, `y` came from some "
-        "other block, and you return -1. The arrays are float64, or float32 (then `y` is exact up to "
-        "float32 rounding); whatever block made `y`, only the right one reproduces it to within a "
-        "few hundredths.",
+        description="A block of this chapter's kind (pre-norm, causal multi-head self-attention, no "
+        "biases, the first layer norm still at its initialisation: $\\gamma = 1$, $\\beta = 0$, "
+        "$\\epsilon = 10^{-5}$) was saved without its configuration, and its query and key weights "
+        "were lost. What is left: the value and output projections, each used as `h @ W`, "
+        "`W_v (d_model, d_model)` and `W_o (d_model, d_model)` (invertible), and a log of the "
+        "residual stream just before and just after the attention sublayer, `x (B, L, d_model)` and "
+        "`h` of the same shape. Return the number of heads the attention had. No two of its heads "
+        "attend alike. The arrays are float64 or float32, exact up to their rounding. numpy or "
+        "torch; no attncourse function.",
         solution='''
-            def block_head_count(x, y, W_q, W_k, W_v, W_o, W_1, W_2):
-                """The number of heads with which this pre-norm block turns x into y; -1 if none does."""
+            def attention_head_count(x, h, W_v, W_o):
+                """The number of heads of the causal attention that took the stream from x to h."""
                 ### BEGIN SOLUTION
-                x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-                d = x.shape[-1]
+                x, h, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (x, h, W_v, W_o))
+                B, L, d = x.shape
+                # h = x + merged @ W_o: undo the residual and the output projection
+                merged = np.linalg.solve(W_o.T, (h - x).reshape(-1, d).T).T.reshape(B, L, d)
+                mu = x.mean(axis=-1, keepdims=True)
+                v = (x - mu) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5) @ W_v  # all heads' values
+                scale = 1 + np.abs(merged).max()
 
-                def layer_norm(h):  # gamma = 1, beta = 0: each position over its features
-                    mu = h.mean(axis=-1, keepdims=True)
-                    return (h - mu) / np.sqrt(h.var(axis=-1, keepdims=True) + 1e-5)
+                def fits(H):  # in each head, position t's output is ONE mix (weights adding to 1)
+                    dh = d // H  # of that head's value rows 0..t, the same mix in every column
+                    for b in range(B):
+                        for t in range(1, L):
+                            for j in range(H):
+                                cols = slice(j * dh, (j + 1) * dh)
+                                last = v[b, t, cols]
+                                A = (v[b, :t, cols] - last).T  # (dh, t): weights of keys 0..t-1
+                                rhs = merged[b, t, cols] - last
+                                p = np.linalg.lstsq(A, rhs, rcond=None)[0]
+                                if np.abs(A @ p - rhs).max() > 1e-3 * scale:
+                                    return False
+                    return True
 
-                def gelu(z):  # the exact GELU, z * Phi(z)
-                    return z * 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
-
-                def block(n_heads):
-                    h = layer_norm(x)
-                    q, k, v = (split_heads(h @ W, n_heads) for W in (W_q, W_k, W_v))  # (B, H, L, d_head)
-                    out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
-                    s = x + merge_heads(out) @ W_o  # attention added to the stream
-                    return s + gelu(layer_norm(s) @ W_1) @ W_2  # the MLP reads the stream after it
-
-                for n_heads in range(1, d + 1):
-                    if d % n_heads == 0 and np.abs(block(n_heads) - y).max() < 1e-4 * (1 + np.abs(y).max()):
-                        return n_heads
-                return -1  # no head count reproduces y: another block made it
+                # a split of each head into smaller ones fits as well: the fewest heads that fit
+                return next(H for H in range(1, d + 1) if d % H == 0 and fits(H))
                 ### END SOLUTION
         ''',
-        reference=_head_count,
+        reference=_attention_heads,
         public_cases=_head_count_cases,
-        needs=(
-            "import math",
-            "import numpy as np",
-            "from attncourse import scaled_dot_product_attention, split_heads, merge_heads",
-        ),
+        needs=("import numpy as np", "import torch"),
         forbids=NO_LAYERS,
         diagnoses=(
             Diagnosis(
-                "you returned the head count that comes closest to y even where none reproduces it",
-                name="closest, not reproducing",
-                hint="the log is not reliable: how far from y may a right block's output be?",
-                variant=_search_variant(closest=True),
+                "your count splits the features into more heads than the attention had: each of your "
+                "heads lies inside one of its heads",
+                name="a finer split",
+                hint="if a split into H heads fits, which other splits fit as well?",
+                variant=_heads_variant(finest=True),
             ),
             Diagnosis(
-                "the block you run to test each head count is not this chapter's pre-norm block: yours "
-                "normalises the stream itself",
-                name="post-norm forward",
-                hint="in the pre-norm block, what does each layer norm read, and what is added to the stream?",
-                variant=_search_variant(post=True),
+                "your count is too small: a split whose heads straddle two of the attention's heads "
+                "passed your test",
+                name="weights not summing to one",
+                hint="what do one head's attention weights at one position add up to?",
+                variant=_heads_variant(summed_to_one=False),
             ),
             Diagnosis(
-                "in the block you run, the MLP reads the same normalised copy of x as the attention",
-                name="parallel forward",
-                hint="the block's two sublayers run one after the other",
-                variant=_search_variant(parallel=True),
-            ),
-            Diagnosis(
-                "the block you run lets a position see the positions after it",
+                "your test lets a position's output mix in the values of positions after it",
                 name="the attention is not causal",
-                hint="the saved block's attention is causal",
-                variant=_search_variant(causal=False),
+                hint="which keys may position t read in this block?",
+                variant=_heads_variant(causal=False),
             ),
         ),
     )
@@ -623,6 +600,7 @@ register(
         "($\\epsilon = 10^{-5}$, as in `nn.LayerNorm`). Recover its `gamma (d,)` and `beta (d,)` and "
         "return them as a pair. The arrays are float64 or float32; the log has more than one row and "
         "its rows differ. numpy or torch; no attncourse function.",
+        needs=("import numpy as np", "import torch"),
         solution='''
             def layer_norm_parameters(x, y):
                 """The (gamma, beta) of the layer norm that turned x into y."""
@@ -745,9 +723,10 @@ register(
         "the distribution the token was drawn from, `probs (N, V)`, but not the sampler's settings. "
         "Each row was sampled as `model.generate` samples, with its own temperature $T > 0$ and "
         "possibly restricted to the top $k$ tokens ($k = V$: no restriction). Return "
-        "`(temperature (N,), top_k (N,))`. Every row kept at least two tokens, no two logits of a "
-        "row are equal, and no kept token's probability is 0. The arrays are float64 or float32. "
-        "numpy or torch; no attncourse function.",
+        "`(temperature (N,), top_k (N,))`. Every row kept at least two tokens and no two logits "
+        "of a row are equal. The arrays are float64 or float32. numpy or torch; no attncourse "
+        "function.",
+        needs=("import numpy as np", "import torch"),
         solution='''
             def sampling_settings(logits, probs):
                 """Each row's temperature and top-k, read from the distribution it was sampled from."""
