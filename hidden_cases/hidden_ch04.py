@@ -99,8 +99,8 @@ def recover_value_projection():
 
     return _kinds(
         [
-            value_projection_case("L=12, d_model=6, d_k=2, d_v=5, wide tokens", 413, 12, 6, 2, 5, spread=1.5),
-            value_projection_case("L=20, d_model=8, d_k=4, d_v=2", 412, 20, 8, 4, 2),
+            value_projection_case("L=10, d_model=8, d_k=4, d_v=2", 492, 10, 8, 4, 2),
+            value_projection_case("L=6, d_model=5, d_k=4, d_v=3", 408, 6, 5, 4, 3),
             value_projection_case("L=d_model=4, d_k=2, d_v=3", 423, 4, 4, 2, 3),
         ],
         "more tokens than d_model",

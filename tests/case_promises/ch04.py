@@ -77,6 +77,9 @@ def recover_value_projection(c):
     mixed = (w / w.sum(-1, keepdims=True)) @ x
     if np.linalg.cond(mixed) > 100:
         out.append("the tokens are not spread out enough for one W_v (condition number over 100)")
+    # and the layer's weights are far from singular, so undoing the mixing first is accurate too
+    if np.linalg.cond(w / w.sum(-1, keepdims=True)) > 1000:
+        out.append("the layer's weights are nearly singular (condition number over 1000)")
     W_v = np.linalg.lstsq(mixed, o, rcond=None)[0]
     if np.abs(mixed @ W_v - o).max() > 1e-9 * max(1.0, np.abs(o).max()):
         out.append("no W_v gives out")

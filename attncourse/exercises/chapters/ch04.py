@@ -323,8 +323,8 @@ def value_projection_case(label, seed, L, d_model, d_k, d_v, spread=1.0):
 def _value_projection_cases():
     return grouped(
         "more tokens than d_model",
-        value_projection_case("L=8, d_model=4, d_k=4, d_v=3", 410, 8, 4, 4, 3),
-        value_projection_case("L=16, d_model=3, d_k=3, d_v=4", 412, 16, 3, 3, 4),
+        value_projection_case("L=6, d_model=4, d_k=2, d_v=3", 410, 6, 4, 2, 3),
+        value_projection_case("L=5, d_model=3, d_k=2, d_v=4", 403, 5, 3, 2, 4),
     ) + grouped(
         "exactly d_model tokens",
         value_projection_case("L=d_model=5, d_k=3, d_v=2", 460, 5, 5, 3, 2, spread=1.2),
