@@ -602,20 +602,20 @@ def test_chapter_9_io_count_is_the_papers_and_the_prose_quotes_it():
         assert std == pytest.approx(4 * N * d + 4 * N * N, rel=5e-3)
         assert tiled == pytest.approx(2 * N * d + 2 * N * d * -(-N // b), rel=5e-3)
         assert kib == 4 * M / 1024
-        # "the two middle ratios stay near 4 and 8": the constants of the paper's two Theta
+        # "the two middle ratios stay near 4 and 8": this count's constants in front of the paper's two Theta
         assert 3.9 <= std_theta <= 4.1 and 8.0 <= tiled_theta <= 10.0, (N, b)
         assert ratio == pytest.approx(std / tiled, rel=1e-2)
     # "tends to 2b/d": at the longest length the factor is 2b/d within 1 %
     for b in (64, 128, 256):
         assert rows[65536, b][5] == pytest.approx(2 * b / d, rel=0.01)
     prose = _prose(CH09, "ch09-io-count-outro")
-    # "about fourfold per doubling of N (15.3 and 14.7 times from 1024 to 4096 at b = 128)"
+    # "about sixteenfold when N quadruples (15.3 and 14.7 times from 1024 to 4096 at b = 128)"
     grow_std = rows[4096, 128][1] / rows[1024, 128][1]
     grow_tiled = rows[4096, 128][3] / rows[1024, 128][3]
     assert 14 < grow_tiled < grow_std < 16.1
     assert f"({grow_std:.1f} and {grow_tiled:.1f} times from 1024 to 4096" in prose
     quoted = ", ".join(f"{rows[4096, b][5]:.2f}" for b in (64, 128)) + f" and {rows[4096, 256][5]:.2f}"
-    assert f"$2b/d$: {quoted} at $N = 4096$" in prose
+    assert f"$2N^2 d / b$): {quoted} at $N = 4096$" in prose
     flops = re.search(r"b any: (\S+) floating-point", _printed(CH09, "def hbm_tiled(N, d, b):")).group(1)
     assert (
         float(flops) == pytest.approx(4 * 4096 * 4096 * d, rel=5e-3) and f"the arithmetic, {flops}" in prose
