@@ -303,7 +303,7 @@ register(
         solution='''
             def prefix_mask(S, L):
                 """(S + L, S + L) mask: the source bidirectional, the target causal and reading the source."""
-                i = np.arange(S + L)[:, None]  # query position
+                i = np.arange(S + L)[:, None]  # (S + L, 1)
                 ### BEGIN SOLUTION
                 j = np.arange(S + L)[None, :]  # key position
                 source_block = (i < S) & (j < S)  # the source reads all of the source, and nothing else
@@ -311,7 +311,7 @@ register(
                 return causal_mask(S + L) | source_block  # the target: everything up to itself
         ''',
         stub="""
-            source_block = i < S  # the source's part of the mask
+            source_block = i < S  # (S + L, 1)
         """,
         reference=_prefix,
         public_cases=_prefix_cases,
