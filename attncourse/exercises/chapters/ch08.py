@@ -323,9 +323,8 @@ register(
         description="A stack of sequential blocks was assembled from two code bases: some blocks are "
         "pre-norm, some post-norm, and nobody recorded which. You have only the residual stream, "
         "`streams (n_blocks + 1, B, L, d_model)`: `streams[0]` is the stack's input and `streams[i + 1]` "
-        "what block `i` hands to the next one, over B sequences. Every layer norm is still at its "
-        "initialisation ($\\gamma = 1$, $\\beta = 0$, $\\epsilon = 10^{-5}$) and there is no final layer "
-        "norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
+        "what block `i` hands to the next one, over B sequences. Every layer norm is still as "
+        "`nn.LayerNorm` initialises it ($\\epsilon = 10^{-5}$) and there is no final layer norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
         "float64 or float32, exact up to their rounding.",
         solution='''
             def post_norm_blocks(streams):
@@ -673,8 +672,8 @@ register(
         description="A checkpoint lost one layer norm's learned parameters, but a debugging log kept "
         "a batch of its inputs `x (..., d)` and the outputs `y` (same shape) it produced from them "
         "($\\epsilon = 10^{-5}$, as in `nn.LayerNorm`). Recover its `gamma (d,)` and `beta (d,)` and "
-        "return them as a pair. The arrays are float64 or float32; the log has more than one row and "
-        "its rows differ. numpy or torch; no attncourse function.",
+        "return them as a pair. The arrays are float64 or float32, and the log holds enough to "
+        "determine both. numpy or torch; no attncourse function.",
         needs=("import numpy as np", "import torch"),
         solution='''
             def layer_norm_parameters(x, y):
