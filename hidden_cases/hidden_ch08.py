@@ -12,8 +12,27 @@ def _weights(rng, d, d_ff, dtype=np.float64):
     return {name: a.astype(dtype) for name, a in w.items()}
 
 
-def predict_zero_init_gradients():
-    return grouped("prediction", Case("d_model=64, n_heads=4, d_ff=256, out_proj and mlp.down zero"))
+def value_ablation_difference():
+    from attncourse.exercises.chapters.ch08 import _ablation_case
+
+    rng = np.random.default_rng(1801)
+    return (
+        grouped(
+            "heads",
+            _ablation_case(rng, "one position, d_model=6, 3 heads, head 2", 1, 1, 6, 3, 2),
+            _ablation_case(rng, "B=3, L=6, d_model=10, 5 heads, head 0", 3, 6, 10, 5, 0),
+            _ablation_case(rng, "B=1, L=4, d_model=16, 2 heads, head 0", 1, 4, 16, 2, 0),
+        )
+        + grouped(
+            "one feature per head, one head",
+            _ablation_case(rng, "d_model=8, 8 heads of one feature, head 7", 2, 3, 8, 8, 7),
+            _ablation_case(rng, "d_model=6, 1 head, L=7", 1, 7, 6, 1, 0),
+        )
+        + grouped(
+            "dtype",
+            _ablation_case(rng, "float32, d_model=12, 6 heads, head 1", 1, 4, 12, 6, 1, np.float32),
+        )
+    )
 
 
 def post_norm_blocks():
@@ -121,7 +140,7 @@ def sampling_settings():
 
 
 HIDDEN = {
-    "ch08.predict_zero_init_gradients": predict_zero_init_gradients,
+    "ch08.value_ablation_difference": value_ablation_difference,
     "ch08.post_norm_blocks": post_norm_blocks,
     "ch08.attention_head_count": attention_head_count,
     "ch08.layer_norm_parameters": layer_norm_parameters,

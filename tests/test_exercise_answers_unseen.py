@@ -148,7 +148,7 @@ NEW_SITUATIONS = {
         "ch08.layer_norm_parameters": "a layer norm's gamma and beta recovered from its inputs and outputs",
         "ch08.sampling_settings": "a sampler's temperature and top-k recovered from its distributions",
         "ch08.post_norm_blocks": "telling post-norm blocks from pre-norm ones by their outputs alone",
-        "ch08.predict_zero_init_gradients": "which parameters a block with zeroed output layers trains first",
+        "ch08.value_ablation_difference": "a head switched off through its value weights instead of out_proj",
     },
     "ch09": {
         "ch09.merge_partials": "merging two split-K partial results",

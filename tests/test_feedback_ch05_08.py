@@ -57,13 +57,41 @@ def test_a_window_one_too_wide_is_not_handed_the_fix():
 
 
 # ----------------------------------------------------------------------------- predict feedback: no quantity
-def test_the_zero_init_mistakes_are_named_without_the_numbers():
-    ex = get("ch08.predict_zero_init_gradients")
+def _head_part(W, b, H, head, rows=False, strided=False):
+    dh = len(b) // H
+    h = slice(head, None, H) if strided else slice(head * dh, (head + 1) * dh)
+    return (W[h, :].T if rows else W[:, h]) @ b[h]
+
+
+def test_8_1_mistakes_are_named_without_the_vector_that_remains():
+    # each classic wrong answer gets its own message, and no message names the value bias that
+    # stays in the head, or the slice that holds it
+    wrong = {
+        "the same ablation": lambda x, vw, vb, W, ob, H, head: np.zeros(np.shape(x)),
+        "every head's bias": lambda x, vw, vb, W, ob, H, head: np.zeros(np.shape(x)) + W @ vb,
+        "out_proj's bias counted": lambda x, vw, vb, W, ob, H, head: (
+            np.zeros(np.shape(x)) + _head_part(W, vb, H, head) + ob
+        ),
+        "values summed over the keys": lambda x, vw, vb, W, ob, H, head: (
+            np.zeros(np.shape(x)) + np.arange(1, np.shape(x)[1] + 1)[:, None] * _head_part(W, vb, H, head)
+        ),
+        "out_proj's rows": lambda x, vw, vb, W, ob, H, head: (
+            np.zeros(np.shape(x)) + _head_part(W, vb, H, head, rows=True)
+        ),
+        "strided head features": lambda x, vw, vb, W, ob, H, head: (
+            np.zeros(np.shape(x)) + _head_part(W, vb, H, head, strided=True)
+        ),
+        "another head": lambda x, vw, vb, W, ob, H, head: (
+            np.zeros(np.shape(x)) + _head_part(W, vb, H, (head + 1) % H)
+        ),
+    }
+    ex = get("ch08.value_ablation_difference")
+    assert set(wrong) == {d.name for d in ex.diagnoses}
     for d in ex.diagnoses:
-        messages, _ = _messages(ex.id, d.variant)
-        assert messages
+        messages, _ = _messages(ex.id, wrong[d.name])
+        assert messages and any(d.message in m for m in messages), d.name
         for m in messages:
-            assert not any(n in m for n in ("64", "256", "4096", "* d", "+")), m
+            assert not any(w in m for w in ("v_bias", "value bias", "head * ", "add up to 1")), m
 
 
 def test_8_2_look_alike_probes_are_named_without_the_test_that_tells_them_apart():
@@ -257,5 +285,7 @@ def test_chapter_8_prompts_state_the_question_and_agree_with_their_rules():
     for ex_id in ("ch08.attention_head_count", "ch08.layer_norm_parameters", "ch08.sampling_settings"):
         ex = get(ex_id)
         assert "numpy or torch" in ex.description and {"numpy", "torch"} <= set(ex.allowed()), ex_id
-    # 8.1 states the backpropagation it relies on: a linear layer's gradients
-    assert "g.T @ h" in get("ch08.predict_zero_init_gradients").description
+    # 8.1 states the situation, not what stays of the head
+    assert not any(
+        w in get("ch08.value_ablation_difference").description for w in ("bias slice", "add up to")
+    )

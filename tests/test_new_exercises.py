@@ -188,25 +188,33 @@ def _answer(ex_id, *args):
     return np.asarray(ex.reference(*args)) if len(ex.outputs) == 1 else ex.reference(*args)
 
 
-def test_parameter_counts_are_what_torch_counts():
-    pytest.importorskip("torch")
-    from attncourse import TransformerBlock
-
-    def count(module):
-        return sum(p.numel() for p in module.parameters())
-
-    # 8.1: the block with out_proj and mlp.down zeroed, one backward pass; count the nonzero gradients
+def test_a_head_switched_off_through_its_values_differs_as_the_reference_says():
+    # 8.1: on every case, the package's attention with made-up query and key weights, switched off
+    # both ways (out_proj's columns; v_proj.weight's rows), differs by what the reference returns
     torch = pytest.importorskip("torch")
+    import copy
+
+    from attncourse import MultiHeadAttention
+
+    ex = get("ch08.value_ablation_difference")
     torch.manual_seed(0)
-    block = TransformerBlock(d_model=64, n_heads=4)
-    with torch.no_grad():
-        for layer in (block.attn.out_proj, block.mlp.down):
-            layer.weight.zero_()
-            layer.bias.zero_()
-    y, _ = block(torch.randn(2, 10, 64), is_causal=True)
-    (y * torch.randn_like(y)).sum().backward()
-    nonzero = sum(int((p.grad != 0).sum()) for p in block.parameters())
-    assert _answer("ch08.predict_zero_init_gradients") == nonzero < count(block)
+    for case in _all_cases(ex):
+        a = case.inputs
+        d, H, head = a["out_weight"].shape[0], a["n_heads"], a["head"]
+        attn = MultiHeadAttention(d, H).double().eval()  # random q_proj and k_proj
+        with torch.no_grad():
+            for lin, w, b in ((attn.v_proj, "v_weight", "v_bias"), (attn.out_proj, "out_weight", "out_bias")):
+                lin.weight.copy_(torch.from_numpy(a[w].astype(np.float64)))
+                lin.bias.copy_(torch.from_numpy(a[b].astype(np.float64)))
+        first, second = copy.deepcopy(attn), copy.deepcopy(attn)
+        cols = slice(head * (d // H), (head + 1) * (d // H))
+        x = torch.from_numpy(a["x"].astype(np.float64))
+        with torch.no_grad():
+            first.out_proj.weight[:, cols] = 0
+            second.v_proj.weight[cols, :] = 0
+            diff = (second(x, is_causal=True)[0] - first(x, is_causal=True)[0]).numpy()
+        np.testing.assert_allclose(_answer(ex.id, *case.args()), diff, atol=1e-12)
+        assert np.abs(diff).max() > 1e-2, case.name  # the two ablations differ
 
 
 def test_the_numeric_predictions_hold():

@@ -9,10 +9,6 @@ from case_promises import _rules as r
 FLOATS = ("float16", "float32", "float64")
 
 
-def _nothing(inputs):
-    return [] if not inputs else [f"a predict exercise takes no inputs, got {sorted(inputs)}"]
-
-
 def _float_array(name, x):
     return r.dtype_in(name, x, FLOATS) + r.finite(name, x)
 
@@ -20,6 +16,34 @@ def _float_array(name, x):
 def _ln(h):
     mu = h.mean(-1, keepdims=True)
     return (h - mu) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
+
+
+def _value_ablation_difference(inputs):
+    x = inputs["x"]
+    out = _float_array("x", x) + r.ndim_in("x", x, (3,))
+    if out:
+        return out
+    d = np.shape(x)[-1]
+    shapes = {"v_weight": (d, d), "v_bias": (d,), "out_weight": (d, d), "out_bias": (d,)}
+    for name, shape in shapes.items():
+        out += _float_array(name, inputs[name]) + r.shape_is(name, inputs[name], shape)
+        out += r.dtype_in(name, inputs[name], (str(np.asarray(x).dtype),))
+    H, head = inputs["n_heads"], inputs["head"]
+    out += r.integer("n_heads", H) + r.integer("head", head)
+    if out:
+        return out
+    if not (1 <= H <= d and d % H == 0):
+        return [f"n_heads={H} does not divide d_model={d}"]
+    if not 0 <= head < H:
+        return [f"head={head} is not a head of {H} (counted from 0)"]
+    # the answer is what out_proj makes of the head's value bias: far from 0, so that the two
+    # ablations are told apart, and so is the head from its neighbour
+    dh = d // H
+    W, b = np.asarray(inputs["out_weight"], np.float64), np.asarray(inputs["v_bias"], np.float64)
+    left = W[:, head * dh : (head + 1) * dh] @ b[head * dh : (head + 1) * dh]
+    if np.abs(left).max() < 1e-2:
+        out.append("the switched-off head's value bias leaves almost nothing: the ablations agree")
+    return out
 
 
 def _attention_head_count(inputs):
@@ -150,7 +174,7 @@ def _sampling_settings(inputs):
 
 
 PROMISES = {
-    "ch08.predict_zero_init_gradients": _nothing,
+    "ch08.value_ablation_difference": _value_ablation_difference,
     "ch08.post_norm_blocks": _post_norm_blocks,
     "ch08.attention_head_count": _attention_head_count,
     "ch08.layer_norm_parameters": _layer_norm_parameters,

@@ -1,20 +1,60 @@
 """Chapter 8 (a Transformer block): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch08.predict_zero_init_gradients": {
-        "the literal": """
-            def predict_zero_init_gradients():
-                return 20608
+    "ch08.value_ablation_difference": {
+        "torch, both ablations run with made-up queries and keys": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
+                x, Wv, bv, Wo, bo = map(t, (x, v_weight, v_bias, out_weight, out_bias))
+                B, L, d = x.shape
+                dh = d // n_heads
+                g = torch.Generator().manual_seed(0)
+                Wq, Wk = (torch.randn(d, d, generator=g, dtype=torch.float64) for _ in range(2))
+
+                def sublayer(Wv, Wo):
+                    def heads(a):
+                        return a.view(B, L, n_heads, dh).transpose(1, 2)
+
+                    q, k, v = heads(x @ Wq.T), heads(x @ Wk.T), heads(x @ Wv.T + bv)
+                    s = q @ k.transpose(-1, -2) / dh**0.5
+                    s = s.masked_fill(torch.ones(L, L).triu(1).bool(), float("-inf"))
+                    o = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, L, d)
+                    return o @ Wo.T + bo
+
+                Wo1, Wv2 = Wo.clone(), Wv.clone()
+                Wo1[:, head * dh : (head + 1) * dh] = 0
+                Wv2[head * dh : (head + 1) * dh, :] = 0
+                return (sublayer(Wv2, Wo) - sublayer(Wv, Wo1)).numpy()
         """,
-        "counted from the chapter's nn layers": """
-            def predict_zero_init_gradients():
-                zeroed = [nn.Linear(64, 64), nn.Linear(256, 64)]  # out_proj and mlp.down
-                return sum(p.numel() for layer in zeroed for p in layer.parameters())
+        "einsum, with ones for the positions": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                d = len(v_bias)
+                mine = np.zeros(d)
+                mine[head * (d // n_heads) : (head + 1) * (d // n_heads)] = 1
+                left = np.einsum("ij,j,j->i", out_weight, mine, v_bias)
+                return np.einsum("bl,i->bli", np.ones(np.shape(x)[:2]), left)
         """,
-        "a numpy integer": """
-            def predict_zero_init_gradients():
-                d = np.int64(64)
-                return (d + 1) * d + (4 * d + 1) * d
+        "plain Python loops": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                B, L, d = np.shape(x)
+                dh = d // n_heads
+                out = np.zeros((B, L, d))
+                for i in range(d):
+                    s = 0.0
+                    for j in range(head * dh, head * dh + dh):
+                        s += float(out_weight[i][j]) * float(v_bias[j])
+                    for b in range(B):
+                        for t in range(L):
+                            out[b, t, i] = s
+                return out
+        """,
+        "float32 throughout": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                W = np.asarray(out_weight, dtype=np.float32)
+                b = np.asarray(v_bias, dtype=np.float32)
+                dh = W.shape[0] // n_heads
+                h = slice(head * dh, (head + 1) * dh)
+                return np.zeros_like(np.asarray(x, dtype=np.float32)) + W[:, h] @ b[h]
         """,
     },
     "ch08.post_norm_blocks": {
@@ -191,18 +231,33 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch08.predict_zero_init_gradients": {
-        "the whole block": """
-            def predict_zero_init_gradients():
-                return 49984
+    "ch08.value_ablation_difference": {
+        "the two ablations taken as equal": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                return np.zeros(np.shape(x))
         """,
-        "weights of the zeroed layers only": """
-            def predict_zero_init_gradients():
-                return 64 * 64 + 256 * 64
+        "every head's value bias": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                return np.zeros(np.shape(x)) + np.asarray(out_weight) @ np.asarray(v_bias)
         """,
-        "the MLP's two layers and out_proj": """
-            def predict_zero_init_gradients():
-                return (64 * 64 + 64) + (64 * 256 + 256) + (256 * 64 + 64)
+        "out_proj's bias added": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                dh = len(v_bias) // n_heads
+                h = slice(head * dh, (head + 1) * dh)
+                return np.zeros(np.shape(x)) + out_weight[:, h] @ v_bias[h] + out_bias
+        """,
+        "a head's features every n_heads-th": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                h = slice(head, None, n_heads)
+                return np.zeros(np.shape(x)) + out_weight[:, h] @ v_bias[h]
+        """,
+        "the value bias summed over the keys": """
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                B, L, d = np.shape(x)
+                dh = d // n_heads
+                h = slice(head * dh, (head + 1) * dh)
+                keys = np.arange(1, L + 1)[:, None]  # causal: position t reads t + 1 keys
+                return np.zeros((B, L, d)) + keys * (out_weight[:, h] @ v_bias[h])
         """,
     },
     "ch08.post_norm_blocks": {

@@ -1,4 +1,4 @@
-"""Chapter 8 exercises: which parameters a zero-initialised block trains, post-norm blocks told from their outputs, an attention layer's head count without its query and key weights, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
+"""Chapter 8 exercises: what a head switched off through its values still adds, post-norm blocks told from their outputs, an attention layer's head count without its query and key weights, a layer norm's gamma and beta, and a sampler's settings, each recovered from what they did."""
 
 from __future__ import annotations
 
@@ -34,84 +34,159 @@ def _gelu(z):
     return z * 0.5 * (1.0 + _erf(z / math.sqrt(2.0)))  # the exact GELU, z * Phi(z)
 
 
-# ----------------------------------------------------------------------------- 8.1 zero-initialised outputs (predict)
-def _zero_init_gradients(zeroed_biases=True, upstream=False, norms=False):
-    d, d_ff = 64, 256
-    zeroed = d * d + d_ff * d + (2 * d if zeroed_biases else 0)  # out_proj and mlp.down, weights (+ biases)
-    feeding = 3 * (d * d + d) + (d * d_ff + d_ff)  # q, k, v and mlp.up: they feed a zeroed layer
-    return np.array(zeroed + (feeding if upstream else 0) + (4 * d if norms else 0))
+# ----------------------------------------------------------------------------- 8.1 a head switched off through its values
+def _value_ablation(
+    x, v_weight, v_bias, out_weight, out_bias, n_heads, head, *, part="head", layout="blocks", keys=False
+):
+    """The second ablation's sublayer output minus the first's: what head ``head`` still adds when
+    only its rows of ``v_proj.weight`` are zero.  Its attention weights add up to 1, so at every
+    position it outputs its slice of ``v_proj.bias``, which ``out_proj`` maps into the stream."""
+    x = np.asarray(x, dtype=np.float64)
+    vb, W = np.asarray(v_bias, dtype=np.float64), np.asarray(out_weight, dtype=np.float64)
+    d, H = W.shape[0], int(n_heads)
+    dh = d // H
+    cols = np.arange(head * dh, (head + 1) * dh)  # merge_heads: head h at columns h*dh .. (h+1)*dh
+    if layout == "strided":  # head h taken as every n_heads-th feature
+        cols = np.arange(head, d, H)
+    elif layout == "next":  # the head after it, as if `head` counted from 1 ... wrapped around
+        cols = (cols + dh) % d
+    if part == "all heads":  # every head's value bias, not only the switched-off head's
+        left = W @ vb
+    elif part == "rows":  # out_proj's rows for the head, not the columns that read it
+        left = W[cols, :].T @ vb[cols]
+    elif part == "nothing":  # the two ablations taken to be the same
+        left = np.zeros(d)
+    else:
+        left = W[:, cols] @ vb[cols]
+    if part == "with out_bias":  # out_proj's bias counted, though both ablations keep it
+        left = W[:, cols] @ vb[cols] + np.asarray(out_bias, dtype=np.float64)
+    B, L, _ = x.shape
+    diff = np.broadcast_to(left, (B, L, d)).copy()
+    if keys:  # the value bias summed over the keys a position reads, not mixed with weights
+        diff *= np.arange(1, L + 1)[None, :, None]
+    return diff
+
+
+def _ablation_case(rng, name, B, L, d, n_heads, head, dtype=np.float64):
+    """An attention sublayer's input and its v_proj and out_proj parameters, in nn.Linear's layout."""
+    bound = 1 / np.sqrt(d)  # nn.Linear's initialisation range, then a trained-looking value bias
+    return Case(
+        name,
+        x=rng.normal(size=(B, L, d)).astype(dtype),
+        v_weight=rng.uniform(-bound, bound, size=(d, d)).astype(dtype),
+        v_bias=rng.normal(size=d).astype(dtype),
+        out_weight=rng.uniform(-bound, bound, size=(d, d)).astype(dtype),
+        out_bias=rng.normal(size=d).astype(dtype),
+        n_heads=n_heads,
+        head=head,
+    )
+
+
+def _ablation_cases():
+    rng = np.random.default_rng(801)
+    return (
+        grouped(
+            "heads",
+            _ablation_case(rng, "B=2, L=4, d_model=8, 2 heads, head 1", 2, 4, 8, 2, 1),
+            _ablation_case(rng, "B=1, L=5, d_model=12, 3 heads, head 0", 1, 5, 12, 3, 0),
+            _ablation_case(rng, "B=2, L=3, d_model=12, 4 heads, head 2", 2, 3, 12, 4, 2),
+        )
+        + grouped(
+            "one feature per head, one head",
+            _ablation_case(rng, "B=1, L=4, d_model=6, 6 heads of one feature, head 4", 1, 4, 6, 6, 4),
+            _ablation_case(rng, "B=2, L=3, d_model=4, 1 head", 2, 3, 4, 1, 0),
+        )
+        + grouped(
+            "dtype",
+            _ablation_case(rng, "float32, B=2, L=5, d_model=16, 4 heads, head 3", 2, 5, 16, 4, 3, np.float32),
+        )
+    )
+
+
+def _ablation_variant(**kw):
+    return lambda *a: _value_ablation(*a, **kw)
 
 
 register(
     Exercise(
-        id="ch08.predict_zero_init_gradients",
+        id="ch08.value_ablation_difference",
         number="8.1",
-        title="which parameters learn from the first step",
+        title="a head switched off another way",
         points=2,
-        function="predict_zero_init_gradients",
-        hint="follow the gradient from the loss back into each sublayer: what does it meet first?",
-        kind="predict",
-        description="Some models start each block so that it adds nothing to the residual stream. "
-        "Take `TransformerBlock(d_model=64, n_heads=4)` (pre-norm, $d_{ff} = 256$, biases in every "
-        "linear layer, layer norms with their $\\gamma$ and $\\beta$) and set the attention's output "
-        "projection `attn.out_proj` and the MLP's last layer `mlp.down` to zero, weights and biases; "
-        "everything else keeps PyTorch's random initialisation. Run one batch of random inputs "
-        "`x (2, 10, 64)` through it (causal), take the loss `(y * r).sum()` for a random `r` of "
-        "`y`'s shape, and call `backward()`. Before running anything: how many of the block's "
-        "parameters (single numbers, not tensors) get a gradient that is not zero? Return the "
-        "count (exact). What you need of backpropagation: for a linear layer `out = h @ W.T + b` "
-        "(PyTorch's layout) with `g` the gradient of the loss at `out`, the gradient of `W` is "
-        "`g.T @ h` and that of `b` is `g` summed, both over every position of the batch, and the "
-        "gradient passed back to `h` is `g @ W`; every other step passes a gradient back through "
-        "its own derivative, and where paths meet, their gradients add. Plain Python or numpy; "
-        "no attncourse function.",
+        function="value_ablation_difference",
+        hint="with every value of the head replaced by the same vector, what can its attention weights still change?",
+        kind="extend",
+        description="Two people each switched off head `head` of the same attention sublayer "
+        "(`ac.MultiHeadAttention`, `n_heads` heads, causal, no dropout). The first zeroed the "
+        "columns of `out_proj.weight` that read the head, as this chapter's `without_heads` does. "
+        "The second zeroed only the rows of `v_proj.weight` that compute the head's values and left "
+        "everything else as it was. Their log kept the sublayer's input `x (B, L, d_model)` (what "
+        "the layer norm handed it) and the parameters `v_weight (d_model, d_model)`, "
+        "`v_bias (d_model,)`, `out_weight (d_model, d_model)` and `out_bias (d_model,)` as "
+        "`nn.Linear` stores them (`out = inp @ weight.T + bias`), before either change; the "
+        "query and key weights were not kept. Heads are counted from 0. Return the second "
+        "sublayer's output minus the first's, `(B, L, d_model)`. The arrays are float64 or "
+        "float32. numpy or torch; no attncourse function.",
+        needs=("import numpy as np", "import torch"),
         solution='''
-            def predict_zero_init_gradients():
-                """How many numbers of the block get a nonzero gradient from the first backward pass."""
+            def value_ablation_difference(x, v_weight, v_bias, out_weight, out_bias, n_heads, head):
+                """The second ablation's attention output minus the first's, at every position of x."""
                 ### BEGIN SOLUTION
-                d, d_ff = 64, 256
-                # y = x + out_proj(...) + down(...): the loss reaches out_proj's and down's weights and biases
-                # through their own inputs, which are not zero. Everything before them (q, k, v, up, the
-                # layer norms) is reached only through their zero weights, so its gradient is zero.
-                out_proj = d * d + d
-                down = d_ff * d + d
-                return out_proj + down
+                d = out_weight.shape[0]
+                dh = d // n_heads
+                cols = slice(head * dh, (head + 1) * dh)  # the head's features, as merge_heads lays them
+                # with its weight rows zero, every value of the head is its bias slice; weights that
+                # add up to 1 mix copies of one vector into that vector, whatever the queries and keys
+                b = np.asarray(v_bias, dtype=np.float64)[cols]
+                left = np.asarray(out_weight, dtype=np.float64)[:, cols] @ b  # what out_proj makes of it
+                # the first ablation removes the head's columns; everything else is the same in both
+                return np.broadcast_to(left, np.shape(x)).copy()
                 ### END SOLUTION
         ''',
-        reference=_zero_init_gradients,
-        public_cases=lambda: grouped(
-            "prediction", Case("d_model=64, n_heads=4, d_ff=256, out_proj and mlp.down zero")
-        ),
+        reference=_value_ablation,
+        public_cases=_ablation_cases,
         diagnoses=(
             Diagnosis(
-                "your count includes every parameter of the block",
-                name="every parameter counted",
-                hint="the gradient reaching a sublayer's first layer is multiplied by the zeroed weights on its way",
-                variant=lambda: _zero_init_gradients(upstream=True, norms=True),
+                "your two ablations give the same output: they do not",
+                name="the same ablation",
+                hint="zeroing a head's value weights leaves one of v_proj's parameters in place",
+                variant=_ablation_variant(part="nothing"),
             ),
             Diagnosis(
-                "your count includes the attention's query, key and value projections and the MLP's first layer",
-                name="q, k, v and mlp.up counted",
-                hint="what multiplies the gradient on its way from the loss to W_Q or to mlp.up?",
-                variant=lambda: _zero_init_gradients(upstream=True),
+                "your difference carries something of the other heads, which are the same in both sublayers",
+                name="every head's bias",
+                hint="the other heads are the same in both sublayers",
+                variant=_ablation_variant(part="all heads"),
             ),
             Diagnosis(
-                "your count includes the layer norms' parameters",
-                name="layer norms counted",
-                hint="the layer norms sit at the start of each sublayer, before the zeroed layer",
-                variant=lambda: _zero_init_gradients(norms=True),
+                "your difference contains out_proj's bias, which both sublayers add",
+                name="out_proj's bias counted",
+                hint="which of out_proj's parameters did the first person change?",
+                variant=_ablation_variant(part="with out_bias"),
             ),
             Diagnosis(
-                "your count leaves out some biases",
-                name="zeroed biases left out",
-                hint="a bias's gradient is the sum of the gradients that reach its outputs",
-                variant=lambda: _zero_init_gradients(zeroed_biases=False),
+                "your difference grows with the number of keys a position reads",
+                name="values summed over the keys",
+                hint="what do one head's attention weights at one position add up to?",
+                variant=_ablation_variant(keys=True),
             ),
             Diagnosis(
-                "your count says that no parameter learns",
-                name="nothing learns",
-                hint="a weight's gradient is its input times the gradient at its output",
-                variant=lambda: np.array(0),
+                "you took the head's part of out_proj.weight along the wrong axis",
+                name="out_proj's rows",
+                hint="in out = inp @ weight.T + bias, which axis of weight meets the head's features?",
+                variant=_ablation_variant(part="rows"),
+            ),
+            Diagnosis(
+                "the features you took for the head are not the ones merge_heads gives it",
+                name="strided head features",
+                hint="which columns of the merged output hold head h?",
+                variant=_ablation_variant(layout="strided"),
+            ),
+            Diagnosis(
+                "you took the features of another head",
+                name="another head",
+                hint="heads are counted from 0",
+                variant=_ablation_variant(layout="next"),
             ),
         ),
     )
@@ -248,9 +323,8 @@ register(
         description="A stack of sequential blocks was assembled from two code bases: some blocks are "
         "pre-norm, some post-norm, and nobody recorded which. You have only the residual stream, "
         "`streams (n_blocks + 1, B, L, d_model)`: `streams[0]` is the stack's input and `streams[i + 1]` "
-        "what block `i` hands to the next one, over B sequences. Every layer norm is still at its "
-        "initialisation ($\\gamma = 1$, $\\beta = 0$, $\\epsilon = 10^{-5}$) and there is no final layer "
-        "norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
+        "what block `i` hands to the next one, over B sequences. Every layer norm is still as "
+        "`nn.LayerNorm` initialises it ($\\epsilon = 10^{-5}$) and there is no final layer norm. Return a bool array `(n_blocks,)`: True where block `i` is post-norm. The streams are "
         "float64 or float32, exact up to their rounding.",
         solution='''
             def post_norm_blocks(streams):
@@ -598,8 +672,8 @@ register(
         description="A checkpoint lost one layer norm's learned parameters, but a debugging log kept "
         "a batch of its inputs `x (..., d)` and the outputs `y` (same shape) it produced from them "
         "($\\epsilon = 10^{-5}$, as in `nn.LayerNorm`). Recover its `gamma (d,)` and `beta (d,)` and "
-        "return them as a pair. The arrays are float64 or float32; the log has more than one row and "
-        "its rows differ. numpy or torch; no attncourse function.",
+        "return them as a pair. The arrays are float64 or float32, and the log holds enough to "
+        "determine both. numpy or torch; no attncourse function.",
         needs=("import numpy as np", "import torch"),
         solution='''
             def layer_norm_parameters(x, y):
