@@ -122,8 +122,12 @@ def test_the_smooth_maximum_without_the_product_rule_is_named_without_the_result
 @pytest.mark.parametrize(
     "ex_id, given_away",
     [
-        ("ch00.far_from_the_data", "x_key.max()"),
-        ("ch00.far_from_the_data", "largest key"),
+        ("ch00.kernel_classifier", "np.eye"),
+        ("ch00.kernel_classifier", "one-hot"),
+        ("ch00.kernel_classifier", "indicator"),
+        ("ch00.regression_from_counts", "np.log"),
+        ("ch00.regression_from_counts", "log(count"),
+        ("ch00.regression_from_counts", "repeat"),
         ("ch00.effective_keys", "alpha_ij^2"),
         ("ch01.smooth_max_slope", "entropy"),
         ("ch01.smooth_max_slope", "lse(z) - p"),
