@@ -57,28 +57,43 @@ def kernel_regression():
     )
 
 
-def far_from_the_data():
-    rng = np.random.default_rng(1002)
-    x = rng.uniform(-3, 3, 7)
+def kernel_classifier():
+    from attncourse.exercises.chapters.ch00 import class_case
+
     return _kinds(
         [
-            Case("seven random keys, width 0.5", x_key=x, y_value=rng.normal(size=7), width=0.5),
             Case(
-                "three keys share the smallest x, float32",
-                x_key=np.array([-1.0, 2.0, -1.0, 0.0, -1.0], dtype=np.float32),
-                y_value=np.array([3.0, 1.0, 6.0, -2.0, 0.0], dtype=np.float32),
-                width=1.5,
+                "one key, two classes",
+                x_query=np.array([-1.0, 0.5, 4.0]),
+                x_key=np.array([0.5]),
+                label=np.array([1]),
+                n_classes=2,
+                width=1.0,
             ),
-            Case(
-                "two keys, both ends shared by none, width 10",
-                x_key=np.array([5.0, -5.0]),
-                y_value=np.array([-1.0, 8.0]),
-                width=10.0,
+            class_case(
+                "20 keys, five classes, classes 0 and 4 without keys, width 0.5",
+                1001,
+                20,
+                6,
+                5,
+                0.5,
+                missing=(0, 4),
+            ),
+            class_case("10 keys, three classes, float32, width 1.2", 1002, 10, 4, 3, 1.2, dtype=np.float32),
+            class_case(
+                "9 keys, four classes, queries 300 away on both sides, width 0.1",
+                1003,
+                9,
+                2,
+                4,
+                0.1,
+                far=(-300.0, 306.0),
             ),
         ],
-        "distinct keys",
-        "keys at the same place",
-        "distinct keys",
+        "probabilities",
+        "probabilities",
+        "probabilities",
+        "far queries and narrow kernels",
     )
 
 
@@ -113,25 +128,36 @@ def effective_keys():
     )
 
 
-def values_from_predictions():
-    from attncourse.exercises.chapters.ch00 import values_case
+def regression_from_counts():
+    from attncourse.exercises.chapters.ch00 import counts_case
 
     return _kinds(
         [
-            values_case("S=8 keys, L=12 queries, width 0.7", 3, 8, 4, 0.7),
-            values_case("S=4 keys, L=4 queries, width 0.5, float32", 4, 4, 0, 0.5, np.float32),
-            values_case("S=3 keys, L=5 queries, width 1", 4, 3, 2, 1.0),
+            Case(
+                "one place, 4 readings",
+                x_query=np.array([-1.0, 0.5, 3.0]),
+                x_place=np.array([0.5]),
+                count=np.array([4]),
+                y_mean=np.array([2.5]),
+                width=1.0,
+            ),
+            counts_case("8 places, up to 1000 readings, width 1.5", 1005, 8, 6, 1.5, most=1000),
+            counts_case("4 places, float32, width 0.5", 1006, 4, 5, 0.5, dtype=np.float32),
+            counts_case(
+                "6 places, queries 300 away on both sides, width 0.1", 1007, 6, 2, 0.1, far=(-300.0, 300.0)
+            ),
         ],
-        "more queries than keys",
-        "as many queries as keys",
-        "more queries than keys",
+        "a few places",
+        "a few places",
+        "a few places",
+        "far queries and narrow kernels",
     )
 
 
 HIDDEN = {
     "ch00.kernel_regression": kernel_regression,
-    "ch00.far_from_the_data": far_from_the_data,
+    "ch00.kernel_classifier": kernel_classifier,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
-    "ch00.values_from_predictions": values_from_predictions,
+    "ch00.regression_from_counts": regression_from_counts,
 }

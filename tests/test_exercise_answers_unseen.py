@@ -84,10 +84,10 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 # the chapter does not demonstrate.  Each entry says what is new.
 NEW_SITUATIONS = {
     "ch00": {
-        "ch00.far_from_the_data": "the regression's limits far to the left and right of every key",
+        "ch00.kernel_classifier": "the regression turned into a classifier: class labels as targets, a probability per class",
         "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
-        "ch00.values_from_predictions": "the training values recovered from reported predictions",
+        "ch00.regression_from_counts": "the regression on raw readings of which only counts and means per place are kept",
     },
     "ch01": {
         "ch01.temperature_softmax": "one temperature per row, where a square batch broadcasts the wrong way",

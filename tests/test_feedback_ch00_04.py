@@ -23,6 +23,38 @@ def _by_case(result):
     return {c.name: c for c in result.cases}
 
 
+# ----------------------------------------------------------------------------- 0.2, 0.5
+def test_a_classifier_that_averages_the_labels_is_told_labels_are_not_numbers():
+    def averaged(x_query, x_key, label, n_classes, width):
+        weights = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+        return np.eye(n_classes)[np.rint(weights @ label).astype(int)]
+
+    result = check("ch00.kernel_classifier", averaged, show=False)
+    named = {c.diagnosis for c in result.cases if not c.passed}
+    assert result.earned == 0 and named == {"labels averaged as numbers"}
+    assert (
+        "np.eye" not in result.text() and "indicator" not in result.text()
+    )  # names the mistake, not the fix
+
+
+def test_a_summary_read_as_one_reading_per_place_is_named_and_the_far_query_underflow_too():
+    def ignored(x_query, x_place, count, y_mean, width):
+        return softmax(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2)) @ y_mean
+
+    def naive(x_query, x_place, count, y_mean, width):
+        e = count * np.exp(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2))
+        return (e / e.sum(-1, keepdims=True)) @ y_mean
+
+    result = check("ch00.regression_from_counts", ignored, show=False)
+    assert result.earned == 0 and {c.diagnosis for c in result.cases if not c.passed} == {"counts ignored"}
+    assert "log" not in result.text()
+    with np.errstate(all="ignore"):
+        result = check("ch00.regression_from_counts", naive, show=False)
+    failed = [c for c in result.cases if not c.passed]
+    assert [c.diagnosis for c in failed] == ["underflow far from every place"]
+    assert result.earned == get("ch00.regression_from_counts").points / 2  # the far-query group only
+
+
 # ----------------------------------------------------------------------------- 1.1
 def test_the_likely_broadcast_mistake_is_named_where_it_happens():
     def divided(logits, temperature):  # temperatures (...) against logits (..., n)
@@ -122,8 +154,12 @@ def test_the_smooth_maximum_without_the_product_rule_is_named_without_the_result
 @pytest.mark.parametrize(
     "ex_id, given_away",
     [
-        ("ch00.far_from_the_data", "x_key.max()"),
-        ("ch00.far_from_the_data", "largest key"),
+        ("ch00.kernel_classifier", "np.eye"),
+        ("ch00.kernel_classifier", "one-hot"),
+        ("ch00.kernel_classifier", "indicator"),
+        ("ch00.regression_from_counts", "np.log"),
+        ("ch00.regression_from_counts", "log(count"),
+        ("ch00.regression_from_counts", "repeat"),
         ("ch00.effective_keys", "alpha_ij^2"),
         ("ch01.smooth_max_slope", "entropy"),
         ("ch01.smooth_max_slope", "lse(z) - p"),

@@ -295,10 +295,21 @@ def test_the_derived_closed_forms_hold():
     T = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
     (T * torch.logsumexp(torch.from_numpy(x) / T, dim=-1)).sum().backward()
     assert np.isclose(_answer("ch01.smooth_max_slope", x, 0.3).sum(), T.grad.item())
-    # far from the keys, the chapter's nadaraya_watson (its stable softmax) settles on the end keys' values
-    x_key, y_value = np.array([0.0, 3.0, 1.0, 3.0, -2.0]), np.array([5.0, 1.0, 0.0, 2.0, 4.0])
-    far, _ = nadaraya_watson(np.array([-1e4, 1e4]), x_key, y_value, 0.7)
-    assert np.allclose(_answer("ch00.far_from_the_data", x_key, y_value, 0.7), far)
+    # 0.2: class c's probability is the chapter's nadaraya_watson with value 1 on class c's keys, 0 elsewhere
+    x_key, label = rng.uniform(0, 4, 9), np.array([0, 3, 3, 1, 0, 3, 1, 0, 3])
+    x_query = np.array([-3.0, 0.5, 2.0, 3.9, 7.0])
+    per_class = [nadaraya_watson(x_query, x_key, (label == c).astype(float), 0.6)[0] for c in range(5)]
+    assert np.allclose(
+        _answer("ch00.kernel_classifier", x_query, x_key, label, 5, 0.6), np.stack(per_class, -1)
+    )
+    # 0.5: the chapter's nadaraya_watson on the raw readings, whose means per place are y_mean
+    x_place, count = np.array([0.0, 0.7, 2.0, 3.5]), np.array([3, 1, 6, 2])
+    keys = np.repeat(x_place, count)
+    raw = rng.normal(size=len(keys))
+    y_mean = np.array([raw[keys == p].mean() for p in x_place])
+    x_query = np.array([-2.0, 0.3, 1.4, 2.9, 6.0])
+    on_raw, _ = nadaraya_watson(x_query, keys, raw, 0.8)
+    assert np.allclose(_answer("ch00.regression_from_counts", x_query, x_place, count, y_mean, 0.8), on_raw)
     # equal scores under a padding mask, key 0 favoured by delta: the entropy of the masked softmax
     lengths, S = np.array([5, 2, 1, 0]), 5
     for delta in (0.0, 1.3, -2.0):

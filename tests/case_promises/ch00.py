@@ -27,17 +27,21 @@ def kernel_regression(c):
     return out + _positive_number("width", c["width"])
 
 
-def far_from_the_data(c):
-    # x_key (S,), y_value (S,) with S >= 2; width > 0; keys may share a place
+def kernel_classifier(c):
+    # x_query (L,), x_key (S,), label (S,) integers in 0 .. n_classes - 1, n_classes a positive integer,
+    # width > 0; a class may have no key, queries may lie far from every key
     out = (
-        _vector("x_key", c["x_key"])
-        + _vector("y_value", c["y_value"])
+        _vector("x_query", c["x_query"])
+        + _vector("x_key", c["x_key"])
         + _positive_number("width", c["width"])
     )
-    if not out and np.shape(c["x_key"]) != np.shape(c["y_value"]):
-        out.append("x_key and y_value differ in length")
-    if not out and len(np.unique(c["x_key"])) < 2:
-        out.append("every key at one place: there is no left and right")
+    n_classes, label = c["n_classes"], np.asarray(c["label"])
+    if not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 1:
+        return out + [f"n_classes = {n_classes!r} is not a positive integer"]
+    if label.dtype.kind not in "iu" or label.shape != np.shape(c["x_key"]):
+        out.append("label is not one integer per key")
+    elif np.any(label < 0) or np.any(label >= n_classes):
+        out.append("a label outside 0 .. n_classes - 1")
     return out
 
 
@@ -54,30 +58,25 @@ def effective_keys(c):
     )
 
 
-def values_from_predictions(c):
-    # x_query (L,), x_key (S,), L >= S, width > 0, pred (L,) = the kernel's predictions of exactly one y_value
-    out = _vector("x_query", c["x_query"]) + _vector("x_key", c["x_key"]) + _vector("pred", c["pred"])
+def regression_from_counts(c):
+    # x_query (L,), x_place (S,) distinct, count (S,) positive integers, y_mean (S,), width > 0;
+    # queries may lie far from every place
+    out = _vector("x_query", c["x_query"]) + _vector("x_place", c["x_place"]) + _vector("y_mean", c["y_mean"])
     out += _positive_number("width", c["width"])
-    if out:
-        return out
-    xq, xk, pred = (np.asarray(c[n], dtype=np.float64) for n in ("x_query", "x_key", "pred"))
-    if len(xq) < len(xk) or len(pred) != len(xq):
-        return ["fewer queries than keys, or pred not one number per query"]
-    s = -((xq[:, None] - xk[None, :]) ** 2) / (2 * float(c["width"]) ** 2)
-    a = np.exp(s - s.max(-1, keepdims=True))
-    weights = a / a.sum(-1, keepdims=True)
-    if np.linalg.cond(weights) > 100:
-        out.append("the queries do not pin down one set of values (condition number over 100)")
-    y = np.linalg.lstsq(weights, pred, rcond=None)[0]
-    if np.abs(weights @ y - pred).max() > 1e-6 * max(1.0, np.abs(pred).max()):
-        out.append("no set of values gives pred")
+    count = np.asarray(c["count"])
+    if count.dtype.kind not in "iu" or count.shape != np.shape(c["x_place"]) or np.any(count < 1):
+        out.append("count is not one positive integer per place")
+    if not out and np.shape(c["y_mean"]) != np.shape(c["x_place"]):
+        out.append("y_mean is not one number per place")
+    if not out and len(np.unique(c["x_place"])) < len(c["x_place"]):
+        out.append("two places are the same: the prompt says the places are distinct")
     return out
 
 
 PROMISES = {
     "ch00.kernel_regression": kernel_regression,
-    "ch00.far_from_the_data": far_from_the_data,
+    "ch00.kernel_classifier": kernel_classifier,
     "ch00.additive_score_cost": additive_score_cost,
     "ch00.effective_keys": effective_keys,
-    "ch00.values_from_predictions": values_from_predictions,
+    "ch00.regression_from_counts": regression_from_counts,
 }

@@ -30,32 +30,43 @@ CORRECT = {
             """,
         ],
     },
-    "ch00.far_from_the_data": {
-        "a query a million widths away, through the stable softmax": """
-            def far_predictions(x_key, y_value, width):
-                x_key, y_value = np.asarray(x_key, dtype=np.float64), np.asarray(y_value, dtype=np.float64)
-                out = []
-                for far in (-1e6, 1e6):
-                    q = x_key.mean() + far * width
-                    out.append(softmax(-((q - x_key) ** 2) / (2 * width**2)) @ y_value)
-                return np.array(out)
+    "ch00.kernel_classifier": {
+        "einsum against np.eye rows": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                a = softmax(-np.subtract.outer(x_query, x_key) ** 2 / (2 * width**2))
+                return np.einsum("ls,sc->lc", a, np.eye(n_classes)[label])
         """,
-        "torch masks with the chapter's torch import": """
-            def far_predictions(x_key, y_value, width):
-                x, y = torch.as_tensor(x_key, dtype=torch.float64), torch.as_tensor(y_value, dtype=torch.float64)
-                return torch.stack([y[x == x.min()].mean(), y[x == x.max()].mean()])
+        "torch float32, index_add over the classes": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                q, k = torch.as_tensor(x_query, dtype=torch.float32), torch.as_tensor(x_key, dtype=torch.float32)
+                a = torch.softmax(-((q[:, None] - k[None, :]) ** 2) / (2 * width**2), dim=-1)  # (L, S)
+                out = torch.zeros(len(q), n_classes)
+                return out.index_add(1, torch.as_tensor(label), a)
         """,
-        "a helper in an added cell, loops": [
+        "loops, one class at a time, in an added helper": [
             """
-            def _mean_at(x_key, y_value, place):
-                picked = [y for x, y in zip(x_key, y_value) if x == place]
-                return sum(picked) / len(picked)
+            def _weights_02(xq, x_key, width):
+                s = [-((xq - xk) ** 2) / (2 * width**2) for xk in x_key]
+                m = max(s)
+                e = [np.exp(t - m) for t in s]
+                return [v / sum(e) for v in e]
             """,
             """
-            def far_predictions(x_key, y_value, width):
-                return [_mean_at(x_key, y_value, min(x_key)), _mean_at(x_key, y_value, max(x_key))]
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                rows = []
+                for xq in x_query:
+                    w = _weights_02(xq, x_key, width)
+                    rows.append([sum(wj for wj, lj in zip(w, label) if lj == c) for c in range(n_classes)])
+                return np.array(rows)
             """,
         ],
+        "np.add.at on the transposed weights": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                a = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                out = np.zeros((n_classes, len(x_query)))
+                np.add.at(out, label, a.T)
+                return out.T
+        """,
     },
     "ch00.additive_score_cost": {
         "the literals": """
@@ -107,32 +118,32 @@ CORRECT = {
             """,
         ],
     },
-    "ch00.values_from_predictions": {
-        "normal equations, einsum": """
-            def values_from_predictions(x_query, x_key, width, pred):
-                A = softmax(-np.subtract.outer(x_query, x_key) ** 2 / (2 * width**2))
-                return np.linalg.solve(np.einsum("ls,lt->st", A, A), np.einsum("ls,l->s", A, pred))
+    "ch00.regression_from_counts": {
+        "the raw readings rebuilt, einsum": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                keys = np.repeat(x_place, count)  # one key per reading
+                values = np.repeat(y_mean, count)  # any values with the place's mean give the same sum
+                a = softmax(-np.subtract.outer(x_query, keys) ** 2 / (2 * width**2))
+                return np.einsum("lr,r->l", a, values)
         """,
-        "torch float32 pinv with the chapter's torch import": """
-            def values_from_predictions(x_query, x_key, width, pred):
-                q, k, p = (torch.as_tensor(a).float() for a in (x_query, x_key, pred))
-                A = torch.softmax(-((q[:, None] - k[None, :]) ** 2) / (2 * width**2), dim=-1)
-                return torch.linalg.pinv(A) @ p
+        "torch float32, counts times the softmax, renormalised": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                q, p, y = (torch.as_tensor(a, dtype=torch.float32) for a in (x_query, x_place, y_mean))
+                c = torch.as_tensor(count, dtype=torch.float32)
+                a = torch.softmax(-((q[:, None] - p[None, :]) ** 2) / (2 * width**2), dim=-1) * c
+                return (a / a.sum(-1, keepdim=True)) @ y
         """,
-        "loops for the weights in an added helper": [
-            """
-            def _weight_rows(x_query, x_key, width):
-                rows = []
+        "loops, sums and counts, max subtracted by hand": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                out = []
                 for xq in x_query:
-                    e = [np.exp(-((xq - xk) ** 2) / (2 * width**2)) for xk in x_key]
-                    rows.append([v / sum(e) for v in e])
-                return np.array(rows)
-            """,
-            """
-            def values_from_predictions(x_query, x_key, width, pred):
-                return np.linalg.lstsq(_weight_rows(x_query, x_key, width), pred, rcond=None)[0]
-            """,
-        ],
+                    s = [-((xq - xp) ** 2) / (2 * width**2) for xp in x_place]
+                    m = max(s)
+                    num = sum(c * np.exp(si - m) * ym for si, c, ym in zip(s, count, y_mean))
+                    den = sum(c * np.exp(si - m) for si, c in zip(s, count))
+                    out.append(num / den)
+                return np.array(out)
+        """,
     },
 }
 
@@ -154,23 +165,27 @@ WRONG = {
                 return w @ y_value
         """,
     },
-    "ch00.far_from_the_data": {
-        "the mean of the values": """
-            def far_predictions(x_key, y_value, width):
-                return y_value.mean(), y_value.mean()
+    "ch00.kernel_classifier": {
+        "labels averaged, then rounded": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                a = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                return np.eye(n_classes)[np.rint(a @ label).astype(int)]
         """,
-        "the nearest key to the origin's value, both sides": """
-            def far_predictions(x_key, y_value, width):
-                v = y_value[np.argmin(np.abs(x_key))]
-                return v, v
+        "the nearest key's class": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                nearest = np.abs(x_query[:, None] - x_key[None, :]).argmin(axis=1)
+                return np.eye(n_classes)[label[nearest]]
         """,
-        "a tie given to one key": """
-            def far_predictions(x_key, y_value, width):
-                return y_value[np.argmin(x_key)], y_value[np.argmax(x_key)]
+        "classes found with np.unique": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                a = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
+                classes = np.unique(label)
+                return np.stack([a[:, label == c].sum(axis=1) for c in classes], axis=1)
         """,
-        "swapped": """
-            def far_predictions(x_key, y_value, width):
-                return y_value[x_key == x_key.max()].mean(), y_value[x_key == x_key.min()].mean()
+        "a softmax over the classes' summed scores": """
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                s = -((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2)
+                return softmax(s @ np.eye(n_classes)[label])
         """,
     },
     "ch00.additive_score_cost": {
@@ -208,20 +223,25 @@ WRONG = {
                 return 1 / (a**2).sum(axis=0)
         """,
     },
-    "ch00.values_from_predictions": {
-        "the nearest prediction": """
-            def values_from_predictions(x_query, x_key, width, pred):
-                return pred[np.abs(x_key[:, None] - x_query[None, :]).argmin(axis=1)]
+    "ch00.regression_from_counts": {
+        "counts ignored": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                return softmax(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2)) @ y_mean
         """,
-        "weights not normalised": """
-            def values_from_predictions(x_query, x_key, width, pred):
-                A = np.exp(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))
-                return np.linalg.lstsq(A, pred, rcond=None)[0]
+        "the place's sum as its value": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                a = softmax(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2) + np.log(count))
+                return a @ (count * y_mean)
         """,
-        "the kernel without its factor 2": """
-            def values_from_predictions(x_query, x_key, width, pred):
-                A = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / width**2)
-                return np.linalg.lstsq(A, pred, rcond=None)[0]
+        "exp times counts, no maximum subtracted": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                e = count * np.exp(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2))
+                return (e / e.sum(-1, keepdims=True)) @ y_mean
+        """,
+        "counts divided by the total, not renormalised": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                a = softmax(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2))
+                return (a * count / count.sum()) @ y_mean
         """,
     },
 }

@@ -55,14 +55,14 @@ register(
         id="ch00.kernel_regression",
         number="0.1",
         title="Nadaraya-Watson kernel regression",
-        points=2,
+        points=1,
         function="kernel_regression",
         hint="one row of weights per query: the (L, S) differences x_query[:, None] - x_key[None, :], a softmax over each row, then a weighted sum of y_value",
         kind="implement",
-        description="Predict at each query point `x_query (L,)` a weighted average of the training "
-        "targets `y_value (S,)`, weighting key `x_key[j]` by a Gaussian kernel of width `width`: "
-        "$f(x) = \\sum_j \\operatorname{softmax}_j\\big(-(x - x_j)^2 / 2w^2\\big)\\, y_j$. Return the "
-        "predictions `(L,)`.",
+        description="Predict at each query point of `x_query (L,)` a weighted average of the training "
+        "targets `y_value (S,)`, as the chapter's kernel regression does: key `x_key[j]` weighs more "
+        "the nearer it lies to the query, through the chapter's Gaussian kernel of width `width`, and "
+        "one query's weights sum to 1. Return the predictions `(L,)`.",
         solution='''
             def kernel_regression(x_query, x_key, y_value, width):
                 """Gaussian-kernel (Nadaraya-Watson) predictions (L,) at x_query (L,) from x_key, y_value (S,)."""
@@ -96,96 +96,133 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 0.2 far from the data (derive)
-def _far_cases():
-    return grouped(
-        "distinct keys",
-        Case(
-            "three keys in order, width 1",
-            x_key=np.array([1.0, 2.0, 4.0]),
-            y_value=np.array([1.0, 3.0, 2.0]),
-            width=1.0,
-        ),
-        Case(
-            "five keys out of order, width 0.3",
-            x_key=np.array([0.5, -2.0, 3.0, 1.0, -0.5]),
-            y_value=np.array([4.0, -1.0, 0.5, 2.0, 7.0]),
-            width=0.3,
-        ),
-    ) + grouped(
-        "keys at the same place",
-        Case(
-            "two keys share the largest x, width 2",
-            x_key=np.array([0.0, 3.0, 1.0, 3.0]),
-            y_value=np.array([5.0, 1.0, 0.0, 2.0]),
-            width=2.0,
-        ),
+# ----------------------------------------------------------------------------- 0.2 a classifier (extend)
+def _class_weights(x_query, x_key, width, factor=2.0):
+    xq, xk = np.asarray(x_query, dtype=np.float64), np.asarray(x_key, dtype=np.float64)
+    return softmax(-((xq[:, None] - xk[None, :]) ** 2) / (factor * float(width) ** 2))  # (L, S)
+
+
+def _classify(x_query, x_key, label, n_classes, width, factor=2.0, how="sum"):
+    weights = _class_weights(x_query, x_key, width, factor)  # (L, S)
+    one_hot = (np.asarray(label)[:, None] == np.arange(int(n_classes))[None, :]).astype(np.float64)  # (S, C)
+    if how == "mean":  # each class's weight divided by its number of keys, renormalised
+        per_class = (weights @ one_hot) / np.maximum(one_hot.sum(axis=0), 1.0)
+        return per_class / per_class.sum(axis=-1, keepdims=True)
+    if how == "nearest":  # all of a query's probability on the class of its heaviest key
+        return one_hot[weights.argmax(axis=-1)]
+    if how == "rounded":  # the labels averaged as numbers, rounded to a class
+        average = np.clip(np.rint(weights @ np.asarray(label, dtype=np.float64)), 0, int(n_classes) - 1)
+        return (average[:, None] == np.arange(int(n_classes))[None, :]).astype(np.float64)
+    return weights @ one_hot  # (L, S) @ (S, C) -> (L, C)
+
+
+def _naive_classify(x_query, x_key, label, n_classes, width):
+    with np.errstate(all="ignore"):
+        e = np.exp(-((np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]) ** 2) / (2 * width**2))
+        one_hot = (np.asarray(label)[:, None] == np.arange(int(n_classes))[None, :]).astype(np.float64)
+        return (e / e.sum(axis=-1, keepdims=True)) @ one_hot
+
+
+def class_case(label, seed, S, L, n_classes, width, missing=(), far=(), dtype=np.float64):
+    """S keys on [0, 6] with labels drawn from the classes not in `missing`, L queries among them and
+    the queries `far`: x_query, x_key, label, n_classes, width."""
+    rng = np.random.default_rng(seed)
+    x_key = rng.uniform(0, 6, S)
+    present = np.array([c for c in range(n_classes) if c not in missing])
+    # every class but the missing ones at least once, the rest at random: classes of unequal sizes
+    labels = np.concatenate([present, rng.choice(present, S - len(present))])
+    rng.shuffle(labels)
+    x_query = np.concatenate([rng.uniform(-0.5, 6.5, L), np.asarray(far, dtype=float)])
+    return Case(
+        label,
+        x_query=x_query.astype(dtype),
+        x_key=x_key.astype(dtype),
+        label=labels.astype(np.int64),
+        n_classes=n_classes,
+        width=width,
     )
 
 
-def _far(x_key, y_value, width, how="limits"):
-    x, y = np.asarray(x_key, dtype=np.float64), np.asarray(y_value, dtype=np.float64)
-    if how == "mean":  # as if every key weighed the same far away
-        return np.array([y.mean(), y.mean()])
-    if how == "first":  # the first of the keys at the end, ties not shared
-        return np.array([y[np.argmin(x)], y[np.argmax(x)]])
-    left, right = y[x == x.min()].mean(), y[x == x.max()].mean()
-    return np.array([right, left]) if how == "swapped" else np.array([left, right])
+def _class_cases():
+    return grouped(
+        "probabilities",
+        Case(
+            "five keys, three classes, width 1",
+            x_query=np.array([0.0, 1.5, 3.0, 4.5]),
+            x_key=np.array([0.0, 1.0, 2.0, 3.0, 4.0]),
+            label=np.array([0, 2, 2, 1, 0]),
+            n_classes=3,
+            width=1.0,
+        ),
+        class_case("12 keys, four classes, class 2 has no key, width 0.7", 7, 12, 5, 4, 0.7, missing=(2,)),
+    ) + grouped(
+        "far queries and narrow kernels",
+        class_case("8 keys, three classes, a query 500 away, width 0.2", 8, 8, 3, 3, 0.2, far=(-500.0,)),
+    )
 
 
 register(
     Exercise(
-        id="ch00.far_from_the_data",
+        id="ch00.kernel_classifier",
         number="0.2",
-        title="what the regression predicts far from the data",
-        points=2,
-        function="far_predictions",
-        hint="write the score of key j for a query x as a polynomial in x: which of its terms are the "
-        "same for every key, and which one grows fastest as x moves away?",
-        kind="derive",
-        description="Kernel regression with the chapter's Gaussian kernel of width `width` is fitted to "
-        "keys `x_key (S,)` with values `y_value (S,)`. What does it predict for a query far to the "
-        "left of every key, and far to the right, in the limit? Return the two limits "
-        "`(left, right)` exactly, from the keys and values alone. Keys may share a place.",
+        title="kernel regression as a classifier",
+        points=3,
+        function="class_probabilities",
+        hint="a class's probability at a query is about the keys of that class: what do those keys "
+        "contribute in the chapter's weighted average?",
+        kind="extend",
+        description="The training targets are now classes, not numbers: `label (S,)` holds, for the "
+        "key `x_key[j]`, an integer class in `0 .. n_classes - 1` (which of `n_classes` crops grows "
+        "at that place, say). Turn the chapter's Gaussian-kernel regression of width `width` into a "
+        "classifier: return, for every query of `x_query (L,)`, a probability for each class, an "
+        "array `(L, n_classes)` whose rows sum to 1, in which each key counts for what it weighs in "
+        "the chapter's regression. A class may have no key; queries may lie far from every key.",
         solution='''
-            def far_predictions(x_key, y_value, width):
-                """The predictions' limits as the query goes to -inf and to +inf."""
+            def class_probabilities(x_query, x_key, label, n_classes, width):
+                """Each query's probability (L, n_classes) for every class, Gaussian kernel over x_key (S,)."""
                 ### BEGIN SOLUTION
-                # score_j(x) = -(x - x_j)^2 / 2w^2 = -x^2 / 2w^2 + x x_j / w^2 - x_j^2 / 2w^2: the first term is
-                # the same for every key and cancels in the softmax; the x x_j term grows fastest, so far to
-                # the right all the weight goes to the largest x_j (shared equally by keys at that place)
-                right = y_value[x_key == x_key.max()].mean()
-                left = y_value[x_key == x_key.min()].mean()
-                return left, right
+                weights = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))  # (L, S)
+                # a class label is a name, not a number to average: the value of key j is a row of
+                # n_classes numbers, 1 at its class and 0 elsewhere
+                indicator = (label[:, None] == np.arange(n_classes)[None, :]).astype(float)  # (S, C)
+                return weights @ indicator  # (L, S) @ (S, C) -> (L, C): the weight on each class's keys
                 ### END SOLUTION
         ''',
-        reference=_far,
+        reference=_classify,
+        public_cases=_class_cases,
         needs=SOFTMAX_NEEDS,
-        public_cases=_far_cases,
-        outputs=("limits",),
         diagnoses=(
             Diagnosis(
-                "your limits are where the prediction goes as the kernel gets wide, not as the query "
-                "moves away: far from every key, do the keys still weigh the same?",
-                name="the mean of the values",
-                hint="compare the scores of two keys for a query far away: their difference grows with the query",
-                variant=lambda x_key, y_value, width: _far(x_key, y_value, width, "mean"),
+                "your answer averages the labels as numbers and gives all the probability to the class "
+                "nearest that average: is class 1 between class 0 and class 2?",
+                name="labels averaged as numbers",
+                hint="a label names a class; a key's class should count only for that class",
+                variant=lambda xq, xk, lab, C, w: _classify(xq, xk, lab, C, w, how="rounded"),
             ),
             Diagnosis(
-                "your two limits are each other's: which key does a query far to the right end up nearest?",
-                name="left and right swapped",
-                variant=lambda x_key, y_value, width: _far(x_key, y_value, width, "swapped"),
+                "your probabilities are all 0 or 1: one key decides, where the regression averages",
+                name="the heaviest key's class",
+                hint="every key has a weight, and the weights of a class's keys add up",
+                variant=lambda xq, xk, lab, C, w: _classify(xq, xk, lab, C, w, how="nearest"),
             ),
             Diagnosis(
-                "where two keys share the outermost place, your limit is one key's value: how do keys "
-                "with the same score share the weight?",
-                name="a tie given to one key",
-                hint="keys at the same place get the same score, and so the same weight",
-                variant=lambda x_key, y_value, width: (
-                    None
-                    if np.allclose(_far(x_key, y_value, width, "first"), _far(x_key, y_value, width))
-                    else _far(x_key, y_value, width, "first")
-                ),
+                "a class with many keys near the query counts as much as a class with one: your "
+                "answer divides each class's weight by its number of keys",
+                name="weights averaged within a class",
+                hint="two keys of the same class near a query give that class twice the support",
+                variant=lambda xq, xk, lab, C, w: _classify(xq, xk, lab, C, w, how="mean"),
+            ),
+            Diagnosis(
+                "the probabilities are those of a kernel sqrt(2) times narrower: what is in the "
+                "kernel's denominator?",
+                name="kernel without the factor 2",
+                variant=lambda xq, xk, lab, C, w: _classify(xq, xk, lab, C, w, factor=1.0),
+            ),
+            Diagnosis(
+                "a query far from every key gets NaN: its kernel values all underflow to 0. Weights "
+                "from a softmax never do",
+                name="underflow far from every key",
+                variant=_naive_classify,
             ),
         ),
     )
@@ -364,106 +401,136 @@ def _naive_effective(x_query, x_key, width):
         return 1.0 / (a**2).sum(axis=-1)
 
 
-# ----------------------------------------------------------------------------- 0.5 which values (extend)
-def _kernel_weights(x_query, x_key, width, factor=2.0, normalised=True):
-    scores = -((np.asarray(x_query)[:, None] - np.asarray(x_key)[None, :]) ** 2) / (
-        factor * width**2
-    )  # (L, S)
-    return softmax(scores) if normalised else np.exp(scores)
+# ----------------------------------------------------------------------------- 0.5 from a summary (extend)
+def _from_counts(x_query, x_place, count, y_mean, width, factor=2.0, power=1.0):
+    """Kernel regression on the raw readings: `count[j]` keys at x_place[j] whose values average y_mean[j].
+    `power` is the power of the counts in the weights (1: the raw data; 0: counts ignored)."""
+    xq, xp = np.asarray(x_query, dtype=np.float64), np.asarray(x_place, dtype=np.float64)
+    scores = -((xq[:, None] - xp[None, :]) ** 2) / (factor * float(width) ** 2)  # (L, S)
+    # count[j] equal weights e^{s_j} at place j: the place weighs count[j] e^{s_j} = e^{s_j + log count[j]}
+    weights = softmax(scores + power * np.log(np.asarray(count, dtype=np.float64)))
+    return weights @ np.asarray(y_mean, dtype=np.float64)  # (L, S) @ (S,) -> (L,)
 
 
-def values_case(label, seed, S, extra, width, dtype=np.float64):
-    """Keys 0.8 to 1.6 apart, a query near each key and `extra` more anywhere, and the predictions
-    of values drawn at random: x_query, x_key, width and pred (the values held back)."""
+def _counts_after_softmax(x_query, x_place, count, y_mean, width):
+    """Each place's softmax weight times its count, not renormalised."""
+    weights = softmax(-((np.asarray(x_query)[:, None] - np.asarray(x_place)[None, :]) ** 2) / (2 * width**2))
+    return (weights * np.asarray(count, dtype=np.float64)) @ np.asarray(y_mean, dtype=np.float64)
+
+
+def _naive_counts(x_query, x_place, count, y_mean, width):
+    with np.errstate(all="ignore"):
+        e = np.exp(-((np.asarray(x_query)[:, None] - np.asarray(x_place)[None, :]) ** 2) / (2 * width**2))
+        e = e * np.asarray(count, dtype=np.float64)
+        return (e / e.sum(axis=-1, keepdims=True)) @ np.asarray(y_mean, dtype=np.float64)
+
+
+def counts_case(label, seed, S, L, width, most=20, far=(), dtype=np.float64):
+    """S distinct places 0.3 to 1.5 apart with counts 1..most (not all equal), L queries among them
+    and the queries `far` from them: x_query, x_place, count, y_mean, width."""
     rng = np.random.default_rng(seed)
-    x_key = np.cumsum(rng.uniform(0.8, 1.6, S))
+    x_place = np.cumsum(rng.uniform(0.3, 1.5, S)) - 1.0
+    rng.shuffle(x_place)
+    count = rng.integers(1, most + 1, S)
+    if S > 1 and np.all(count == count[0]):
+        count[0] = count[0] % most + 1
+    y_mean = rng.normal(size=S) * 2
     x_query = np.concatenate(
-        [x_key + rng.uniform(-0.2, 0.2, S), rng.uniform(x_key[0] - 1, x_key[-1] + 1, extra)]
+        [rng.uniform(x_place.min() - 1, x_place.max() + 1, L), np.asarray(far, dtype=float)]
     )
-    rng.shuffle(x_query)
-    y_value = rng.normal(size=S) * 2
-    pred = _kernel_weights(x_query, x_key, width) @ y_value  # (L, S) @ (S,) -> (L,)
     return Case(
         label,
         x_query=x_query.astype(dtype),
-        x_key=x_key.astype(dtype),
+        x_place=x_place.astype(dtype),
+        count=count.astype(np.int64),
+        y_mean=y_mean.astype(dtype),
         width=width,
-        pred=pred.astype(dtype),
     )
 
 
-def _values_cases():
+def _counts_cases():
     return grouped(
-        "as many queries as keys",
-        values_case("S=6 keys, L=6 queries, width 0.6", 1, 6, 0, 0.6),
+        "a few places",
+        Case(
+            "three places, 1, 5 and 2 readings, width 1",
+            x_query=np.array([0.0, 1.5, 2.5]),
+            x_place=np.array([0.0, 1.0, 3.0]),
+            count=np.array([1, 5, 2]),
+            y_mean=np.array([1.0, 2.0, -1.0]),
+            width=1.0,
+        ),
+        counts_case("6 places, up to 20 readings each, width 0.6", 5, 6, 5, 0.6),
     ) + grouped(
-        "more queries than keys",
-        values_case("S=4 keys, L=6 queries, width 0.5", 2, 4, 2, 0.5),
-        values_case("S=5 keys, L=8 queries, width 0.9", 1, 5, 3, 0.9),
+        "far queries and narrow kernels",
+        counts_case("5 places, a query 400 away, width 0.3", 6, 5, 3, 0.3, far=(-400.0,)),
     )
-
-
-def _values_from(x_query, x_key, width, pred, **how):
-    weights = _kernel_weights(x_query, x_key, width, **how)  # (L, S)
-    return np.linalg.lstsq(weights, np.asarray(pred, dtype=np.float64), rcond=None)[0]  # (S,)
-
-
-def _nearest_prediction(x_query, x_key, width, pred):
-    nearest = np.abs(np.asarray(x_key)[:, None] - np.asarray(x_query)[None, :]).argmin(axis=1)  # (S,)
-    return np.asarray(pred)[nearest]
 
 
 register(
     Exercise(
-        id="ch00.values_from_predictions",
+        id="ch00.regression_from_counts",
         number="0.5",
-        title="which values made these predictions?",
+        title="kernel regression from a summary",
         points=3,
-        function="values_from_predictions",
-        hint="every prediction is a weighted sum of the unknown values, with weights you can compute: "
-        "write all L predictions as one matrix times the values",
+        function="regression_from_counts",
+        hint="write the prediction on the raw readings as a sum over readings, then gather the readings "
+        "that share a place: what do their weights have in common?",
         kind="extend",
-        description="Someone ran the chapter's Gaussian-kernel regression of width `width` on keys "
-        "`x_key (S,)` and reported its predictions `pred (L,)` at the queries `x_query (L,)`, but lost "
-        "the values `y_value (S,)` it was fitted to. Recover them. Every case has at least as many "
-        "queries as keys, placed so that exactly one set of values gives `pred`.",
+        description="A sensor log was summarised before it reached you: the readings were taken at "
+        "`S` distinct places `x_place (S,)`, `count[j]` of them at place `j` (a positive integer), "
+        "and of their values only the mean `y_mean[j]` was kept. Return the predictions `(L,)` at "
+        "`x_query (L,)` that the chapter's Gaussian-kernel regression of width `width` would make "
+        "if it were run on the original readings, each reading a key at its place with its own "
+        "value. Queries may lie far from every place.",
         solution='''
-            def values_from_predictions(x_query, x_key, width, pred):
-                """The values y_value (S,) that the kernel regression turned into pred at x_query."""
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                """The kernel regression's predictions (L,) on the readings that count and y_mean summarise."""
                 ### BEGIN SOLUTION
-                weights = softmax(-((x_query[:, None] - x_key[None, :]) ** 2) / (2 * width**2))  # (L, S)
-                # pred = weights @ y_value: L equations in S unknowns, L >= S, one solution
-                return np.linalg.lstsq(weights, pred, rcond=None)[0]  # (S,)
+                scores = -((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2)  # (L, S)
+                # the count[j] readings at place j share one weight each, so the place weighs count[j]
+                # times as much as one reading there; their values add up to count[j] * y_mean[j]
+                weights = softmax(scores + np.log(count))  # e^(s + log c) = c e^s, rows sum to 1
+                return weights @ y_mean  # (L, S) @ (S,) -> (L,)
                 ### END SOLUTION
         ''',
-        reference=_values_from,
-        public_cases=_values_cases,
-        outputs=("y_value",),
+        reference=_from_counts,
+        public_cases=_counts_cases,
         needs=SOFTMAX_NEEDS,
         diagnoses=(
             Diagnosis(
-                "your values are the predictions at the queries nearest each key: a prediction there "
-                "still mixes in the other keys' values",
-                name="the nearest prediction",
-                hint="each prediction is a weighted sum of all the values, not the value of one key",
-                variant=_nearest_prediction,
+                "your predictions are those of a regression with one reading per place",
+                name="counts ignored",
+                hint="a place with many readings holds many keys",
+                variant=lambda xq, xp, c, y, w: _from_counts(xq, xp, c, y, w, power=0.0),
             ),
             Diagnosis(
-                "your values would give pred if the kernel's weights did not sum to 1",
-                name="weights not normalised",
-                hint="the chapter's weights are a softmax of the scores",
-                variant=lambda x_query, x_key, width, pred: _values_from(
-                    x_query, x_key, width, pred, normalised=False
-                ),
+                "a query's weights in your answer do not sum to 1",
+                name="weights not renormalised",
+                hint="the raw regression's weights over all the readings sum to 1",
+                variant=_counts_after_softmax,
             ),
             Diagnosis(
-                "your values fit a kernel written differently from the chapter's: compare your exponent "
-                "with the chapter's score",
-                name="the kernel without its factor 2",
-                hint="the chapter's score is -(x - x_i)^2 / (2 w^2)",
-                variant=lambda x_query, x_key, width, pred: _values_from(
-                    x_query, x_key, width, pred, factor=1.0
-                ),
+                "your answer counts each place's readings twice over",
+                name="counts squared",
+                hint="the mean already divides the place's sum by its count",
+                variant=lambda xq, xp, c, y, w: _from_counts(xq, xp, c, y, w, power=2.0),
+            ),
+            Diagnosis(
+                "your answer gives a place with many readings less weight, not more",
+                name="divided by the counts",
+                variant=lambda xq, xp, c, y, w: _from_counts(xq, xp, c, y, w, power=-1.0),
+            ),
+            Diagnosis(
+                "the predictions are those of a kernel sqrt(2) times narrower: what is in the kernel's "
+                "denominator?",
+                name="kernel without the factor 2",
+                variant=lambda xq, xp, c, y, w: _from_counts(xq, xp, c, y, w, factor=1.0),
+            ),
+            Diagnosis(
+                "a query far from every place gets NaN: its kernel values all underflow to 0. Weights "
+                "from a softmax never do",
+                name="underflow far from every place",
+                variant=_naive_counts,
             ),
         ),
     )
