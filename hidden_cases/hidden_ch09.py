@@ -1,4 +1,4 @@
-"""Hidden cases, chapter 9 (efficient attention): sinks on masked rows and on scores near 900 and -750, key blocks of one key and of every key,
+"""Hidden cases, chapter 9 (efficient attention): sinks on masked rows and on scores near 900 and -750, beams with empty caches and beams all from one parent,
 an empty cache, keys taken out with scores in the hundreds, a split decode with scores near 900 and -700, float32."""
 
 import numpy as np
@@ -7,7 +7,7 @@ from attncourse.exercises import grouped
 from attncourse.exercises.chapters.ch09 import (
     _static_case,
     _tiled_case,
-    grads_case,
+    beam_case,
     remove_case,
     sink_case,
     split_case,
@@ -51,19 +51,36 @@ def add_sink():
     )
 
 
-def key_block_grads():
+def beam_cache_step():
     rng = np.random.default_rng(19021)
-    cases = [
-        grads_case("a block of one key", rng, (), 3, 5, 2, 2, 2, 3),
-        grads_case("the block is every key", rng, (), 2, 4, 3, 2, 0, 4),
-        grads_case("one query, S=9, keys 6..8", rng, (), 1, 9, 4, 3, 6, 9),
-        grads_case("batch (2, 2), L=3, S=6, keys 0..2", rng, (2, 2), 3, 6, 2, 3, 0, 3),
-        grads_case("float32, 2 heads, L=4, S=8, keys 3..6", rng, (2,), 4, 8, 3, 2, 3, 7, np.float32),
-    ]
     return (
-        grouped("key blocks", *cases[0:3])
-        + grouped("batch dims", *cases[3:4])
-        + grouped("dtype", *cases[4:5])
+        grouped(
+            "beams",
+            beam_case(
+                "5 beams of 3 tokens, 2 new, parents [4, 4, 0, 1, 2]", rng, 5, 3, 2, 2, 2, [4, 4, 0, 1, 2]
+            ),
+            beam_case("3 beams, empty caches, 3 new, parents [0, 0, 1]", rng, 3, 0, 3, 3, 2, [0, 0, 1]),
+            beam_case("2 beams of 2 tokens, 4 new, parents kept [0, 1]", rng, 2, 2, 4, 2, 3, [0, 1]),
+            beam_case("4 beams of 7 tokens, 2 new, all from beam 3", rng, 4, 7, 2, 4, 2, [3, 3, 3, 3]),
+        )
+        + grouped(
+            "one new token",
+            beam_case("4 beams of 5 tokens, 1 new, parents [1, 2, 3, 0]", rng, 4, 5, 1, 2, 2, [1, 2, 3, 0]),
+        )
+        + grouped(
+            "dtype",
+            beam_case(
+                "float32, 4 beams of 4 tokens, 3 new, parents [3, 0, 0, 2]",
+                rng,
+                4,
+                4,
+                3,
+                4,
+                3,
+                [3, 0, 0, 2],
+                np.float32,
+            ),
+        )
     )
 
 
@@ -120,7 +137,7 @@ def split_decode():
 
 HIDDEN = {
     "ch09.add_sink": add_sink,
-    "ch09.key_block_grads": key_block_grads,
+    "ch09.beam_cache_step": beam_cache_step,
     "ch09.static_cache_step": static_cache_step,
     "ch09.remove_keys": remove_keys,
     "ch09.split_decode": split_decode,

@@ -179,18 +179,11 @@ def split_decode_own_maximum(q, k, v, n_splits):
     return (w * np.stack(outs)).sum(0) / w.sum(0)
 
 
-def block_grads_softmax_in_block(q, k_blk, v_blk, dout, out, lse):  # lse ignored: weights of the block alone
-    s = q @ _t(k_blk) / np.sqrt(q.shape[-1])
-    P = np.exp(s - s.max(-1, keepdims=True))
-    P = P / P.sum(-1, keepdims=True)
-    dS = P * (dout @ _t(v_blk) - (dout * out).sum(-1, keepdims=True))
-    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
-
-
-def block_grads_without_row_term(q, k_blk, v_blk, dout, out, lse):  # dS = P dP, the D term dropped
-    P = np.exp(q @ _t(k_blk) / np.sqrt(q.shape[-1]) - lse[..., None])
-    dS = P * (dout @ _t(v_blk))
-    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
+def beam_caches_not_gathered(q, k_new, v_new, k_cache, v_cache, parents):  # each new beam reads its own row
+    t, n = k_cache.shape[1], q.shape[1]
+    k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+    visible = np.arange(t + n)[None, :] <= t + np.arange(n)[:, None]
+    return _masked_sm(q @ _t(k_all) / np.sqrt(q.shape[-1]), visible) @ v_all, k_all, v_all
 
 
 def sink_output_not_rescaled(out, lse, sink):  # lse and the sink's weight right, out the pass without it
@@ -324,8 +317,7 @@ WRONG_ANSWERS = [
     ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
     ("ch09.remove_keys", remove_keys_not_renormalised, "remaining weights not renormalised"),
     ("ch09.split_decode", split_decode_own_maximum, "each part's sum relative to its own maximum"),
-    ("ch09.key_block_grads", block_grads_softmax_in_block, "weights normalised within the block"),
-    ("ch09.key_block_grads", block_grads_without_row_term, "softmax backward without the row term"),
+    ("ch09.beam_cache_step", beam_caches_not_gathered, "caches not reordered"),
     ("ch09.add_sink", sink_output_not_rescaled, "output not rescaled"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
     ("ch05.mha_forward", mha_folded_o_rows_dealt, "rows of W_o dealt to the heads in turn"),

@@ -507,23 +507,24 @@ def test_9_5_the_fixed_split_decode_is_attention_over_the_whole_cache_and_the_st
     assert _points_everywhere(ex.id, buggy["split_decode"]) == (0, 0)
 
 
-def test_9_2_the_block_gradients_are_autograd_s():
+def test_9_2_each_new_beam_attends_over_its_own_history():
     torch = pytest.importorskip("torch")
-    from attncourse.exercises.chapters.ch09 import _forward_state
-
     rng = np.random.default_rng(92)
-    q, k, v, dout = (
-        rng.normal(size=(2, 3, 4)),
-        rng.normal(size=(2, 7, 4)),
-        rng.normal(size=(2, 7, 2)),
-        rng.normal(size=(2, 3, 2)),
-    )
-    out, lse = _forward_state(q, k, v)
-    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
-    (torch.softmax(tq @ tk.transpose(-1, -2) / 2.0, -1) @ tv).backward(torch.tensor(dout))
-    dk, dv = _answer("ch09.key_block_grads", q, k[:, 2:5], v[:, 2:5], dout, out, lse)
-    np.testing.assert_allclose(dk, tk.grad[:, 2:5].numpy(), atol=1e-12)
-    np.testing.assert_allclose(dv, tv.grad[:, 2:5].numpy(), atol=1e-12)
+    B, t, n, E, Ev = 3, 4, 3, 4, 2
+    k_cache, v_cache = rng.normal(size=(B, t, E)), rng.normal(size=(B, t, Ev))
+    q, k_new, v_new = rng.normal(size=(B, n, E)), rng.normal(size=(B, n, E)), rng.normal(size=(B, n, Ev))
+    parents = np.array([2, 0, 2])
+    out, k_all, v_all = _answer("ch09.beam_cache_step", q, k_new, v_new, k_cache, v_cache, parents)
+    for b in range(B):  # new beam b is old beam parents[b]'s tokens, then its own n: one causal sequence
+        keys = np.concatenate([k_cache[parents[b]], k_new[b]])
+        values = np.concatenate([v_cache[parents[b]], v_new[b]])
+        queries = np.concatenate([rng.normal(size=(t, E)), q[b]])  # the old queries do not matter
+        full = torch.nn.functional.scaled_dot_product_attention(
+            *(torch.tensor(a) for a in (queries, keys, values)), is_causal=True
+        )
+        np.testing.assert_allclose(out[b], full[t:].numpy(), rtol=1e-10)
+        np.testing.assert_array_equal(k_all[b], keys)
+        np.testing.assert_array_equal(v_all[b], values)
 
 
 @pytest.mark.parametrize(

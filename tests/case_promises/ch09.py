@@ -43,30 +43,31 @@ def add_sink(inputs):
     return problems
 
 
-def key_block_grads(inputs):
-    q, kb, vb, dout, out, lse = (inputs[n] for n in ("q", "k_blk", "v_blk", "dout", "out", "lse"))
-    problems = _floats(q=q, k_blk=kb, v_blk=vb, dout=dout, out=out, lse=lse)
+def beam_cache_step(inputs):
+    names = ("q", "k_new", "v_new", "k_cache", "v_cache")
+    q, kn, vn, kc, vc = (inputs[n] for n in names)
+    parents = inputs["parents"]
+    problems = _floats(q=q, k_new=kn, v_new=vn, k_cache=kc, v_cache=vc) + integer("parents", parents)
+    problems += ndim_in("parents", parents, (1,))
+    problems += [p for n in names for p in ndim_in(n, inputs[n], (3,))]
     if problems:
         return problems
-    q, kb, vb, dout, out, lse = (_array(a) for a in (q, kb, vb, dout, out, lse))
-    if min(q.ndim, kb.ndim, vb.ndim) < 2:
-        return ["q, k_blk, v_blk are (..., n, features)"]
-    lead, L, E = q.shape[:-2], q.shape[-2], q.shape[-1]
-    if kb.shape[:-2] != lead or kb.shape[-1] != E:
-        problems.append(f"k_blk {kb.shape} is not (..., b, E) for q {q.shape}")
-    if vb.shape[:-1] != kb.shape[:-1]:
-        problems.append(f"v_blk {vb.shape} is not (..., b, Ev) for k_blk {kb.shape}")
-    Ev = vb.shape[-1]
-    if dout.shape != lead + (L, Ev) or out.shape != lead + (L, Ev):
-        problems.append(f"dout {dout.shape} / out {out.shape} are not (..., L, Ev) = {lead + (L, Ev)}")
-    if lse.shape != lead + (L,):
-        problems.append(f"lse {lse.shape} is not (..., L)")
-    elif kb.shape[:-1] == lead + (kb.shape[-2],):
-        # lse is the log-sum over all keys: at least the block's own share
-        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(E)
-        block = np.log(np.exp(s - s.max(-1, keepdims=True)).sum(-1)) + s.max(-1)
-        if np.any(block > lse + 1e-4 * np.maximum(1, np.abs(lse))):
-            problems.append("lse is smaller than the log-sum of the block's own scores")
+    q, kn, vn, kc, vc, parents = (_array(a) for a in (q, kn, vn, kc, vc, parents))
+    B, n, E = q.shape
+    t, Ev = kc.shape[1], vn.shape[-1]
+    for name, x, shape in (
+        ("k_new", kn, (B, n, E)),
+        ("v_new", vn, (B, n, Ev)),
+        ("k_cache", kc, (B, t, E)),
+        ("v_cache", vc, (B, t, Ev)),
+        ("parents", parents, (B,)),
+    ):
+        if x.shape != shape:
+            problems.append(f"{name} {x.shape} is not {shape}")
+    if n < 1:
+        problems.append("no new token")
+    if parents.size and (parents.min() < 0 or parents.max() >= B):
+        problems.append(f"parents {parents.tolist()} are not each in 0 .. B - 1 = {B - 1}")
     return problems
 
 
@@ -163,7 +164,7 @@ def causal_tiled_attention(inputs):
 
 PROMISES = {
     "ch09.add_sink": add_sink,
-    "ch09.key_block_grads": key_block_grads,
+    "ch09.beam_cache_step": beam_cache_step,
     "ch09.static_cache_step": static_cache_step,
     "ch09.remove_keys": remove_keys,
     "ch09.split_decode": split_decode,

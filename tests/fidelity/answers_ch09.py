@@ -39,42 +39,50 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.key_block_grads": {
-        "einsum": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / math.sqrt(q.shape[-1])
-                P = np.exp(np.einsum("...le,...be->...lb", q, k_blk) * c - lse[..., None])
-                dP = np.einsum("...lv,...bv->...lb", dout, v_blk)
-                D = np.einsum("...lv,...lv->...l", dout, out)
-                dS = P * (dP - D[..., None])
-                return np.einsum("...lb,...le->...be", dS, q) * c, np.einsum("...lb,...lv->...bv", P, dout)
+    "ch09.beam_cache_step": {
+        "torch, the bottom-right mask from the chapter's torch import": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                q, k_new, v_new, k_cache, v_cache = (torch.as_tensor(a) for a in (q, k_new, v_new, k_cache, v_cache))
+                idx = torch.as_tensor(parents, dtype=torch.long)
+                k_all = torch.cat([k_cache.index_select(0, idx), k_new], dim=1)
+                v_all = torch.cat([v_cache.index_select(0, idx), v_new], dim=1)
+                n, S = q.shape[1], k_all.shape[1]
+                visible = torch.ones(S, S, dtype=torch.bool).tril()[S - n :]
+                scores = (q @ k_all.transpose(1, 2) / q.shape[-1] ** 0.5).masked_fill(~visible, float("-inf"))
+                return torch.softmax(scores, dim=-1) @ v_all, k_all, v_all
         """,
-        "torch autograd through the block's weights": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                q_, o_, do_, lse_ = (torch.as_tensor(a) for a in (q, out, dout, lse))
-                k = torch.as_tensor(k_blk).clone().requires_grad_(True)
-                v = torch.as_tensor(v_blk).clone().requires_grad_(True)
-                P = torch.exp(q_ @ k.transpose(-1, -2) / math.sqrt(q_.shape[-1]) - lse_[..., None])
-                # out = P @ v + (the other keys' share, constant here); softmax's row sum ties them:
-                # d out / d s_j = P_j (v_j - out), so the loss's gradient flows through this surrogate
-                surrogate = (do_ * (P @ v)).sum() - ((do_ * o_).sum(-1, keepdim=True) * P).sum()
-                surrogate.backward()
-                return k.grad, v.grad
+        "loops over the beams and new tokens, a copy per beam": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                B, n, _ = q.shape
+                t = k_cache.shape[1]
+                out = np.zeros((B, n, v_new.shape[-1]))
+                ks, vs = [], []
+                for b in range(B):
+                    k_b = np.vstack([k_cache[parents[b]].copy(), k_new[b]])
+                    v_b = np.vstack([v_cache[parents[b]].copy(), v_new[b]])
+                    for i in range(n):
+                        s = k_b[: t + i + 1] @ q[b, i] / np.sqrt(q.shape[-1])
+                        w = softmax(s)
+                        out[b, i] = w @ v_b[: t + i + 1]
+                    ks.append(k_b)
+                    vs.append(v_b)
+                return out, np.stack(ks), np.stack(vs)
         """,
-        "float32 loops over the block's keys": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                q, k_blk, v_blk = q.astype(np.float32), k_blk.astype(np.float32), v_blk.astype(np.float32)
-                dout, out, lse = dout.astype(np.float32), out.astype(np.float32), lse.astype(np.float32)
-                c = np.float32(1 / np.sqrt(q.shape[-1]))
-                D = (dout * out).sum(-1)
-                dk, dv = np.zeros_like(k_blk), np.zeros_like(v_blk)
-                for j in range(k_blk.shape[-2]):
-                    p = np.exp((q * k_blk[..., j : j + 1, :]).sum(-1) * c - lse)  # (..., L)
-                    dv[..., j, :] = (p[..., None] * dout).sum(-2)
-                    dp = (dout * v_blk[..., j : j + 1, :]).sum(-1)
-                    dk[..., j, :] = ((p * (dp - D))[..., None] * q).sum(-2) * c
-                return dk, dv
-        """,
+        "float32 einsum, np.take, the mask built from a helper in an added cell": [
+            """
+            def _new_token_mask(t, n):
+                return np.triu(np.ones((n, t + n), dtype=bool), k=t + 1)  # True: hidden
+            """,
+            """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                q, k_new, v_new, k_cache, v_cache = (np.asarray(a, dtype=np.float32) for a in (q, k_new, v_new, k_cache, v_cache))
+                k_all = np.concatenate([np.take(k_cache, parents, axis=0), k_new], axis=1)
+                v_all = np.concatenate([np.take(v_cache, parents, axis=0), v_new], axis=1)
+                s = np.einsum("bne,bse->bns", q, k_all) / np.float32(np.sqrt(q.shape[-1]))
+                s[:, _new_token_mask(k_cache.shape[1], q.shape[1])] = -np.inf
+                return np.einsum("bns,bsv->bnv", softmax(s), v_all), k_all, v_all
+            """,
+        ],
     },
     "ch09.static_cache_step": {
         "torch with the chapter's F": """
@@ -316,35 +324,44 @@ WRONG = {
                 return out * np.exp(lse - new_lse)[..., None], new_lse, np.exp(z - new_lse)
         """,
     },
-    "ch09.key_block_grads": {
-        "the block's own softmax": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = softmax(q @ np.swapaxes(k_blk, -1, -2) * c)
-                dS = P * (dout @ np.swapaxes(v_blk, -1, -2) - (dout * out).sum(-1, keepdims=True))
-                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+    "ch09.beam_cache_step": {
+        "the old caches kept in their rows": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                t, n = k_cache.shape[1], q.shape[1]
+                k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.arange(t + n)[None, :] <= t + np.arange(n)[:, None], s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
-        "no row term": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
-                dS = P * (dout @ np.swapaxes(v_blk, -1, -2))
-                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+        "rows copied one by one in place": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                t, n = k_cache.shape[1], q.shape[1]
+                k_cache, v_cache = k_cache.copy(), v_cache.copy()
+                for b, p in enumerate(parents):
+                    k_cache[b] = k_cache[p]
+                    v_cache[b] = v_cache[p]
+                k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.arange(t + n)[None, :] <= t + np.arange(n)[:, None], s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
-        "the row term summed over the block only": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
-                dP = dout @ np.swapaxes(v_blk, -1, -2)
-                dS = P * (dP - (P * dP).sum(-1, keepdims=True))
-                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+        "gathered after appending the new tokens": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                t, n = k_cache.shape[1], q.shape[1]
+                k_all = np.concatenate([k_cache, k_new], 1)[parents]
+                v_all = np.concatenate([v_cache, v_new], 1)[parents]
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.arange(t + n)[None, :] <= t + np.arange(n)[:, None], s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
-        "dk without the scale": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
-                dS = P * (dout @ np.swapaxes(v_blk, -1, -2) - (dout * out).sum(-1, keepdims=True))
-                return np.swapaxes(dS, -1, -2) @ q, np.swapaxes(P, -1, -2) @ dout
+        "the causal mask of the first n tokens": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                n = q.shape[1]
+                k_all = np.concatenate([k_cache[parents], k_new], 1)
+                v_all = np.concatenate([v_cache[parents], v_new], 1)
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.tril(np.ones((n, k_all.shape[1]), dtype=bool)), s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
     },
     "ch09.static_cache_step": {
@@ -396,16 +413,16 @@ WRONG = {
         "the code as handed out": """
             def split_decode(q, k, v, n_splits):
                 E = q.shape[-1]
-                outs, lses = [], []
+                outs, logw = [], []
                 for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
                     s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)
                     m = s.max(axis=-1, keepdims=True)
                     p = np.exp(s - m)
                     l = p.sum(axis=-1, keepdims=True)
                     outs.append(p @ v_part / l)
-                    lses.append(np.log(l))
-                lses = np.stack(lses)
-                w = np.exp(lses - lses.max(axis=0))
+                    logw.append(np.log(l))
+                logw = np.stack(logw)
+                w = np.exp(logw - logw.max(axis=0))
                 return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)
         """,
         "weights e^m l taken directly (overflow near 750)": """

@@ -1,4 +1,4 @@
-"""Chapter 9 exercises: a sink added to a finished pass, a key block's gradients from the saved statistics, a
+"""Chapter 9 exercises: a sink added to a finished pass, KV caches through a beam search step, a
 batched KV cache, keys taken back out of a finished pass, a decoding step split among workers, causal tiles
 for a chunk of new tokens."""
 
@@ -176,133 +176,154 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 9.2 a key block's gradients (extend)
-def _forward_state(q, k, v):
-    """(out, lse) of full attention: what a FlashAttention forward pass saves per query."""
-    s = q @ swap(k) / np.sqrt(q.shape[-1])  # (..., L, S)
-    m = s.max(axis=-1, keepdims=True)
-    lse = (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]  # (..., L)
-    return np.exp(s - lse[..., None]) @ v, lse
-
-
-def _block_grads(q, k_blk, v_blk, dout, out, lse, mode="right"):
-    E = q.shape[-1]
-    q, k_blk, v_blk, dout, out, lse = (
-        np.asarray(a, dtype=np.float64) for a in (q, k_blk, v_blk, dout, out, lse)
-    )
-    scale = 1.0 if mode == "unscaled" else 1 / np.sqrt(E)
-    s = q @ swap(k_blk) * scale  # (..., L, b)
-    if mode == "block_softmax":  # the block's scores normalised among themselves
-        P = softmax_ref(s)
-    else:
-        P = np.exp(s - lse[..., None])
-    dP = dout @ swap(v_blk)  # (..., L, b)
-    D = 0.0 if mode == "no_row_term" else (dout * out).sum(axis=-1, keepdims=True)  # (..., L, 1)
-    dS = P * (dP - D)
-    dk = swap(dS) @ q * (1.0 if mode == "dk_unscaled" else 1 / np.sqrt(E))
-    return dk, swap(P) @ dout
-
-
-def grads_case(name, rng, lead, L, S, E, Ev, start, stop, dtype=np.float64):
-    """A case of 9.2: full attention's saved (out, lse) and the key block start:stop."""
-    n = rng.normal
-    q, k, v, dout = (
-        n(size=lead + (L, E)),
-        n(size=lead + (S, E)),
-        n(size=lead + (S, Ev)),
-        n(size=lead + (L, Ev)),
-    )
-    out, lse = _forward_state(q, k, v)
+# ----------------------------------------------------------------------------- 9.2 a cache through a beam search step (extend)
+def beam_case(name, rng, B, t, n, E, Ev, parents, dtype=np.float64):
+    """A case of 9.2: B beams' caches of t tokens, the parent of each new beam, n new tokens per beam."""
+    r = rng.normal
     c = lambda a: a.astype(dtype)  # noqa: E731
     return Case(
         name,
-        q=c(q),
-        k_blk=c(k[..., start:stop, :]),
-        v_blk=c(v[..., start:stop, :]),
-        dout=c(dout),
-        out=c(out),
-        lse=c(lse),
+        q=c(2 * r(size=(B, n, E))),
+        k_new=c(r(size=(B, n, E))),
+        v_new=c(r(size=(B, n, Ev))),
+        k_cache=c(r(size=(B, t, E))),
+        v_cache=c(r(size=(B, t, Ev))),
+        parents=np.array(parents),
     )
 
 
-def _grads_cases():
+def _beam_cases():
     rng = np.random.default_rng(9021)
     return (
         grouped(
-            "key blocks",
-            grads_case("L=3, S=8, keys 4..7 of E=4, Ev=2", rng, (), 3, 8, 4, 2, 4, 8),
-            grads_case("L=4, S=6, keys 0..1 of E=3, Ev=3", rng, (), 4, 6, 3, 3, 0, 2),
+            "beams",
+            beam_case("3 beams of 4 tokens, 2 new each, parents [1, 0, 0]", rng, 3, 4, 2, 3, 2, [1, 0, 0]),
+            beam_case(
+                "4 beams of 3 tokens, 3 new each, parents [2, 2, 3, 1]", rng, 4, 3, 3, 2, 3, [2, 2, 3, 1]
+            ),
+            beam_case("2 beams of 5 tokens, 2 new each, parents swapped", rng, 2, 5, 2, 4, 2, [1, 0]),
         )
-        + grouped("batch dims", grads_case("2 heads, L=2, S=5, keys 1..3", rng, (2,), 2, 5, 2, 2, 1, 4))
-        + grouped("dtype", grads_case("float32, L=3, S=6, keys 2..5", rng, (), 3, 6, 4, 2, 2, 6, np.float32))
+        + grouped(
+            "one new token",
+            beam_case("3 beams of 6 tokens, 1 new each, parents [2, 2, 0]", rng, 3, 6, 1, 3, 2, [2, 2, 0]),
+        )
+        + grouped(
+            "dtype",
+            beam_case(
+                "float32, 3 beams of 3 tokens, 2 new, parents [1, 2, 1]",
+                rng,
+                3,
+                3,
+                2,
+                4,
+                2,
+                [1, 2, 1],
+                np.float32,
+            ),
+        )
     )
 
 
-def _grads_variant(mode):
-    return lambda q, k_blk, v_blk, dout, out, lse: _block_grads(q, k_blk, v_blk, dout, out, lse, mode)
+def _beam_step(q, k_new, v_new, k_cache, v_cache, parents, order="gather, append", mask="bottom right"):
+    q, k_new, v_new, k_cache, v_cache = (
+        np.asarray(a, dtype=np.float64) for a in (q, k_new, v_new, k_cache, v_cache)
+    )
+    parents = np.asarray(parents)
+    n, t = q.shape[1], k_cache.shape[1]
+    if order == "not gathered":
+        k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+    elif order == "append, gather":
+        k_all, v_all = (
+            np.concatenate([k_cache, k_new], 1)[parents],
+            np.concatenate([v_cache, v_new], 1)[parents],
+        )
+    elif order == "in place":  # row b overwritten before a later beam reads it
+        k_old, v_old = k_cache.copy(), v_cache.copy()
+        for b, p in enumerate(parents):
+            k_old[b], v_old[b] = k_old[p], v_old[p]
+        k_all, v_all = np.concatenate([k_old, k_new], 1), np.concatenate([v_old, v_new], 1)
+    else:
+        k_all, v_all = (
+            np.concatenate([k_cache[parents], k_new], 1),
+            np.concatenate([v_cache[parents], v_new], 1),
+        )
+    i, j = np.arange(n)[:, None], np.arange(t + n)[None, :]
+    visible = {"bottom right": j <= t + i, "top left": j <= i, "none": None}[mask]
+    out = sdpa(q, k_all, v_all, visible)[0]
+    return out, k_all, v_all
+
+
+def _beam_variant(**kw):
+    return lambda *a: _beam_step(*a, **kw)
 
 
 register(
     Exercise(
-        id="ch09.key_block_grads",
+        id="ch09.beam_cache_step",
         number="9.2",
-        title="one key block's gradients from the saved statistics",
+        title="KV caches through a beam search step",
         points=3,
-        function="key_block_grads",
+        function="beam_cache_step",
         stub=STUB_LINE,
-        hint="rebuild the block's weights from lse; the softmax's backward needs, per query, the sum over all "
-        "keys of weight times its gradient, and out and dout hold that sum",
+        hint="new beam b's history is old beam parents[b]'s: which rows of the old caches does it need, and "
+        "where do its own new tokens sit among its keys?",
         kind="extend",
         forbids=NO_FUSED,
-        description="The forward pass of this chapter never keeps the `(L, S)` weights, and neither does "
-        "FlashAttention's: for `out = softmax(q k^T / sqrt(E)) v` it saves, per query, only `out` "
-        "`(..., L, Ev)` and `lse (..., L)`, the log of the sum of `exp(q k_j / sqrt(E))` over all `S` "
-        "keys. Its backward pass then visits the keys one block at a time. Given one block of keys and "
-        "values `k_blk (..., b, E)`, `v_blk (..., b, Ev)`, the queries `q (..., L, E)`, the saved `out` "
-        "and `lse`, and the gradient `dout (..., L, Ev)` of a loss with respect to `out`, return "
-        "`(dk_blk, dv_blk)`: the gradients of the loss with respect to that block's keys `(..., b, E)` "
-        "and values `(..., b, Ev)`. The other keys are not given.",
+        needs=("import numpy as np", "from attncourse import softmax"),
+        description="Beam search decodes `B` candidate continuations (beams) side by side, each with its "
+        "own KV cache. After every step it keeps the best `B` continuations: new beam `b` continues old "
+        "beam `parents[b]` (`parents (B,)` ints in `0 .. B - 1`; an old beam may go on as several new "
+        "ones, and another as none). The old caches are `k_cache (B, t, E)` and `v_cache (B, t, Ev)` "
+        "(row `b`: old beam `b`'s `t` tokens), and each new beam now adds `n` tokens, given as `q`, "
+        "`k_new (B, n, E)` and `v_new (B, n, Ev)` (row `b`: new beam `b`'s). Attend (scaled scores, "
+        "causal) from each new beam's `n` queries to that beam's tokens so far, and return "
+        "`(out (B, n, Ev), k_cache (B, t + n, E), v_cache (B, t + n, Ev))`, the new beams' caches.",
         solution='''
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                """(dk_blk (..., b, E), dv_blk (..., b, Ev)) of one key block, from the saved out and lse."""
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                """One step of B beams: (out (B, n, Ev), k_cache (B, t + n, E), v_cache (B, t + n, Ev))."""
                 ### BEGIN SOLUTION
-                scale = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * scale - lse[..., None])  # (..., L, b): the true weights
-                dv = np.swapaxes(P, -1, -2) @ dout  # (..., b, L) @ (..., L, Ev)
-                dP = dout @ np.swapaxes(v_blk, -1, -2)  # (..., L, b)
-                D = (dout * out).sum(axis=-1, keepdims=True)  # (..., L, 1): sum over all keys of P * dP
-                dS = P * (dP - D)  # the softmax's backward
-                dk = np.swapaxes(dS, -1, -2) @ q * scale  # (..., b, L) @ (..., L, E)
-                return dk, dv
+                t, n = k_cache.shape[1], q.shape[1]
+                k_all = np.concatenate([k_cache[parents], k_new], axis=1)  # (B, t + n, E): its parent's past, then its own
+                v_all = np.concatenate([v_cache[parents], v_new], axis=1)  # (B, t + n, Ev)
+                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])  # (B, n, t + n)
+                visible = np.arange(t + n)[None, :] <= t + np.arange(n)[:, None]  # new token i sits at t + i
+                weights = softmax(np.where(visible, scores, -np.inf))
+                return weights @ v_all, k_all, v_all  # (B, n, t + n) @ (B, t + n, Ev) -> (B, n, Ev)
                 ### END SOLUTION
         ''',
-        reference=_block_grads,
-        public_cases=_grads_cases,
-        outputs=("dk", "dv"),
+        reference=_beam_step,
+        public_cases=_beam_cases,
+        outputs=("out", "k_cache", "v_cache"),
         diagnoses=(
             Diagnosis(
-                "the weights are normalised within the block: what do this block's keys weigh among all S keys?",
-                name="weights normalised within the block",
-                hint="P = exp(s - lse): lse already holds the sum over every key",
-                variant=_grads_variant("block_softmax"),
+                "each new beam reads the history of the old beam in its own row, not of the one it continues",
+                name="caches not reordered",
+                hint="gather the old caches' rows by parents before appending: k_cache[parents]",
+                variant=_beam_variant(order="not gathered"),
             ),
             Diagnosis(
-                "dv is right, dk is not: what does the softmax's backward subtract from each gradient of a weight?",
-                name="softmax backward without the row term",
-                hint="dS = P (dP - D) with D_i = sum_j P_ij dP_ij, which equals dout_i . out_i",
-                variant=_grads_variant("no_row_term"),
+                "the beams' histories are right, but each beam's new tokens went to another beam",
+                name="reordered after appending",
+                hint="the new tokens already belong to the new beams: gather the old rows first, then append",
+                variant=_beam_variant(order="append, gather"),
             ),
             Diagnosis(
-                "both gradients are off: are the scores rebuilt as the forward pass made them?",
-                name="scores rebuilt unscaled",
-                hint="the scores are q k^T / sqrt(E), with the same scale as when lse was saved",
-                variant=_grads_variant("unscaled"),
+                "some beams got the history of a beam that had already been overwritten",
+                name="rows overwritten before they were read",
+                hint="copy the old rows out at once (k_cache[parents]) instead of row by row in place",
+                variant=_beam_variant(order="in place"),
             ),
             Diagnosis(
-                "dv is right, dk is too large: how does a key enter the scores?",
-                name="dk without the scale",
-                hint="s = q k^T / sqrt(E): dk carries the 1 / sqrt(E) too",
-                variant=_grads_variant("dk_unscaled"),
+                "the new queries see the keys as if they were the first n tokens: where do they sit?",
+                name="causal mask aligned top-left",
+                hint="new token i is token t + i: it sees keys 0 .. t + i",
+                variant=_beam_variant(mask="top left"),
+            ),
+            Diagnosis(
+                "a new token sees the new tokens after it",
+                name="no causal mask among the new tokens",
+                hint="mask key j for new query i when j > t + i",
+                variant=_beam_variant(mask="none"),
             ),
         ),
     )
@@ -435,6 +456,14 @@ register(
 
 
 # ----------------------------------------------------------------------------- 9.4 keys taken back out (extend)
+def _forward_state(q, k, v):
+    """(out, lse) of full attention: what a FlashAttention forward pass saves per query."""
+    s = q @ swap(k) / np.sqrt(q.shape[-1])  # (..., L, S)
+    m = s.max(axis=-1, keepdims=True)
+    lse = (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]  # (..., L)
+    return np.exp(s - lse[..., None]) @ v, lse
+
+
 def _remove_keys(q, k_rm, v_rm, out, lse, mode="right"):
     """(out, lse) over the keys that remain once the block k_rm, v_rm is taken out."""
     q, k_rm, v_rm, out, lse = (np.asarray(a, dtype=np.float64) for a in (q, k_rm, v_rm, out, lse))
@@ -608,7 +637,7 @@ _SPLIT_SOLUTION = '''
     def split_decode(q, k, v, n_splits):
         """One decoding step over a cache cut into n_splits consecutive parts, one per worker: (..., 1, Ev)."""
         E = q.shape[-1]
-        outs, lses = [], []
+        outs, logw = [], []
         for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
             s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)  # (..., 1, E) @ (..., E, t) -> (..., 1, t)
             m = s.max(axis=-1, keepdims=True)  # (..., 1, 1)
@@ -616,14 +645,14 @@ _SPLIT_SOLUTION = '''
             l = p.sum(axis=-1, keepdims=True)  # (..., 1, 1)
             outs.append(p @ v_part / l)  # (..., 1, Ev): this worker's output over its own keys
             ### BEGIN SOLUTION
-            lses.append(m + np.log(l))  # (..., 1, 1): log of the part's sum of e^s
+            logw.append(m + np.log(l))  # (..., 1, 1): log of the part's sum of e^s
             ### END SOLUTION
-        lses = np.stack(lses)  # (n_splits, ..., 1, 1)
-        w = np.exp(lses - lses.max(axis=0))  # (n_splits, ..., 1, 1)
+        logw = np.stack(logw)  # (n_splits, ..., 1, 1)
+        w = np.exp(logw - logw.max(axis=0))  # (n_splits, ..., 1, 1)
         return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)  # (..., 1, Ev)
 '''
 
-_SPLIT_STUB = "lses.append(np.log(l))  # (..., 1, 1)"
+_SPLIT_STUB = "logw.append(np.log(l))  # (..., 1, 1)"
 
 
 register(
