@@ -1,65 +1,86 @@
-"""Hidden cases, chapter 9 (efficient attention): empty halves, key blocks of one key and of every key,
-an empty cache, keys taken out with scores in the hundreds, a long RoPE decode, float32."""
+"""Hidden cases, chapter 9 (efficient attention): sinks on masked rows and on scores near 900 and -750, beams with empty caches and beams all from one parent,
+an empty cache, keys taken out with scores in the hundreds, a split decode with scores near 900 and -700, float32."""
 
 import numpy as np
 
-from attncourse.exercises import Case, grouped
+from attncourse.exercises import grouped
 from attncourse.exercises.chapters.ch09 import (
-    _partial,
     _static_case,
     _tiled_case,
-    grads_case,
+    beam_case,
     remove_case,
-    rope_case,
+    sink_case,
+    split_case,
 )
 
 
-def merge_partials():
+def add_sink():
     rng = np.random.default_rng(1901)
-    cases = []
-    # a batch (2, 3) of rows; half 2 has no visible key for some rows
-    s, v = rng.normal(size=(2, 3, 6)), rng.normal(size=(2, 6, 4))
-    s2 = s[..., 4:].copy()
-    s2[0, 1] = -np.inf
-    s2[1, :] = -np.inf
-    (m1, l1, a1), (m2, l2, a2) = _partial(s[..., :4], v[:, :4]), _partial(s2, v[:, 4:])
-    cases += grouped(
-        "empty halves",
-        Case("batch dims, half 2 empty for some rows", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2),
-    )
-    # a row with no visible key in either half
-    s, v = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
-    s[1] = -np.inf
-    (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :1], v[:1]), _partial(s[:, 1:], v[1:])
-    cases += grouped(
-        "empty halves", Case("a row with nothing to attend to", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2)
-    )
-    # half 2's maximum far above half 1's
-    s, v = rng.normal(size=(2, 5)), rng.normal(size=(5, 3))
-    s[:, 3:] += 50
-    (m1, l1, a1), (m2, l2, a2) = _partial(s[:, :3], v[:3]), _partial(s[:, 3:], v[3:])
-    cases += grouped("merge", Case("the second half dominates", m1=m1, l1=l1, acc1=a1, m2=m2, l2=l2, acc2=a2))
-    s, v = rng.normal(size=(2, 4)), rng.normal(size=(4, 2))
-    f = [
-        a.astype(np.float32) for pair in (_partial(s[:, :2], v[:2]), _partial(s[:, 2:], v[2:])) for a in pair
-    ]
-    cases += grouped("dtype", Case("float32", m1=f[0], l1=f[1], acc1=f[2], m2=f[3], l2=f[4], acc2=f[5]))
-    return cases
-
-
-def key_block_grads():
-    rng = np.random.default_rng(19021)
-    cases = [
-        grads_case("a block of one key", rng, (), 3, 5, 2, 2, 2, 3),
-        grads_case("the block is every key", rng, (), 2, 4, 3, 2, 0, 4),
-        grads_case("one query, S=9, keys 6..8", rng, (), 1, 9, 4, 3, 6, 9),
-        grads_case("batch (2, 2), L=3, S=6, keys 0..2", rng, (2, 2), 3, 6, 2, 3, 0, 3),
-        grads_case("float32, 2 heads, L=4, S=8, keys 3..6", rng, (2,), 4, 8, 3, 2, 3, 7, np.float32),
-    ]
     return (
-        grouped("key blocks", *cases[0:3])
-        + grouped("batch dims", *cases[3:4])
-        + grouped("dtype", *cases[4:5])
+        grouped(
+            "sinks",
+            sink_case("one head, one query, S=3", rng, 1, 1, 1, 3, 2, 2),
+            sink_case("B=3, H=2, L=5, S=8, Ev=4", rng, 3, 2, 5, 8, 4, 4),
+        )
+        + grouped("heads and positions", sink_case("B=1, H=4 heads, L=4 queries, S=6", rng, 1, 4, 4, 6, 3, 2))
+        + grouped(
+            "large scores",
+            sink_case("B=1, H=2, L=3, S=5, scores near 900", rng, 1, 2, 3, 5, 2, 2, offset=900.0),
+            sink_case("B=1, H=3, L=2, S=4, scores near -750", rng, 1, 3, 2, 4, 2, 3, offset=-750.0),
+        )
+        + grouped(
+            "masked rows",
+            sink_case(
+                "B=1, H=3, L=2: a head's rows all masked",
+                rng,
+                1,
+                3,
+                2,
+                4,
+                2,
+                2,
+                masked=[(0, 0, 0), (0, 0, 1), (0, 2, 1)],
+            ),
+        )
+        + grouped(
+            "dtype",
+            sink_case(
+                "float32, B=2, H=2, L=3, S=6, scores near 100", rng, 2, 2, 3, 6, 4, 2, 100.0, dtype=np.float32
+            ),
+        )
+    )
+
+
+def beam_cache_step():
+    rng = np.random.default_rng(19021)
+    return (
+        grouped(
+            "beams",
+            beam_case(
+                "5 beams of 3 tokens, 2 new, parents [4, 4, 0, 1, 2]", rng, 5, 3, 2, 2, 2, [4, 4, 0, 1, 2]
+            ),
+            beam_case("3 beams, empty caches, 3 new, parents [0, 0, 1]", rng, 3, 0, 3, 3, 2, [0, 0, 1]),
+            beam_case("2 beams of 2 tokens, 4 new, parents kept [0, 1]", rng, 2, 2, 4, 2, 3, [0, 1]),
+            beam_case("4 beams of 7 tokens, 2 new, all from beam 3", rng, 4, 7, 2, 4, 2, [3, 3, 3, 3]),
+        )
+        + grouped(
+            "one new token",
+            beam_case("4 beams of 5 tokens, 1 new, parents [1, 2, 3, 0]", rng, 4, 5, 1, 2, 2, [1, 2, 3, 0]),
+        )
+        + grouped(
+            "dtype",
+            beam_case(
+                "float32, 4 beams of 4 tokens, 3 new, parents [3, 0, 0, 2]",
+                rng,
+                4,
+                4,
+                3,
+                4,
+                3,
+                [3, 0, 0, 2],
+                np.float32,
+            ),
+        )
     )
 
 
@@ -94,21 +115,32 @@ def remove_keys():
     )
 
 
-def rope_decode():
+def split_decode():
     rng = np.random.default_rng(19051)
-    return grouped(
-        "decoding",
-        rope_case("T=12 tokens, d_model=8, E=8, Ev=4", rng, 12, 8, 8, 4, 2.5),
-        rope_case("T=3 tokens, d_model=4, E=2, Ev=3", rng, 3, 4, 2, 3, 4.0),
-    ) + grouped("dtype", rope_case("float32, T=7, d_model=6, E=4, Ev=2", rng, 7, 6, 4, 2, 3.0, np.float32))
+    return (
+        grouped(
+            "splits",
+            split_case("T=2 keys, 2 workers", rng, (), 2, 2, 2, 2),
+            split_case("T=13 keys, 4 workers (parts of 4, 3, 3, 3)", rng, (), 13, 4, 3, 4, 3.0),
+        )
+        + grouped("batch dims", split_case("batch (2, 2), T=6, 2 workers", rng, (2, 2), 6, 2, 3, 2))
+        + grouped(
+            "large scores",
+            split_case("T=8, 4 workers, scores near 900", rng, (), 8, 4, 2, 4, 1.0, 900.0),
+            split_case("T=5, 2 workers, scores near -700", rng, (), 5, 3, 2, 2, 1.0, -700.0),
+        )
+        + grouped(
+            "dtype", split_case("float32, 2 heads, T=9, 3 workers", rng, (2,), 9, 4, 2, 3, dtype=np.float32)
+        )
+    )
 
 
 HIDDEN = {
-    "ch09.merge_partials": merge_partials,
-    "ch09.key_block_grads": key_block_grads,
+    "ch09.add_sink": add_sink,
+    "ch09.beam_cache_step": beam_cache_step,
     "ch09.static_cache_step": static_cache_step,
     "ch09.remove_keys": remove_keys,
-    "ch09.rope_decode": rope_decode,
+    "ch09.split_decode": split_decode,
 }
 
 

@@ -151,12 +151,12 @@ NEW_SITUATIONS = {
         "ch08.value_ablation_difference": "a head switched off through its value weights instead of out_proj",
     },
     "ch09": {
-        "ch09.merge_partials": "merging two split-K partial results",
+        "ch09.add_sink": "a sink logit added to a finished pass's out and lse (the chapter has no sink)",
         "ch09.causal_tiled_attention": "a causal tiling that skips tiles",
         "ch09.static_cache_step": "a preallocated cache shared by sequences of different lengths",
         "ch09.remove_keys": "keys taken back out of a finished pass from its saved out and logsumexp",
-        "ch09.rope_decode": "a KV cache with rotary positions (the chapter decodes without RoPE)",
-        "ch09.key_block_grads": "a key block's gradients from the saved out and logsumexp (the chapter has no backward pass)",
+        "ch09.split_decode": "a decoding step split among workers, each reporting its part (the chapter decodes on one)",
+        "ch09.beam_cache_step": "KV caches carried through a beam search step (the chapter decodes one sequence)",
     },
     "ch10": {
         "ch10.favoured_patch_size": "the patch size a sweep favours under measured cost and seed noise",

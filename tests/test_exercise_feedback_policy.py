@@ -33,7 +33,7 @@ FIX_TOKENS = {
     "bugs.rope_causal_attention": ["q, k = apply_rope(q), apply_rope(k)", "rotate q and k only", "unrotated"],
     "bugs.sink_cache_weights": ["np.arange(len(kept))", "0, 1, 2"],
     "bugs.cross_decode": ["memory @ W_k", "memory @ w_k"],
-    "ch09.rope_decode": ["apply_rope(k_t", "never rotate the cache", "once, at its own position"],
+    "ch09.split_decode": ["m + np.log", "m + log(l)", "np.log(l) + m"],
     "ch10.padded_patch_mask": ["-(-", "ceil", "sizes[:, 0], sizes[:, 1]"],
     "ch11.window_prefill": ["afterwards", "cut to the last", "window - 1 tokens before"],
     "ch12.prefix_decoder_mask": ["(j < S)", "only the source's columns", "& (j < S)"],
@@ -96,10 +96,10 @@ def test_untouched_buggy_code_gets_the_symptom_not_the_fix(ex_id):
 
 
 def test_a_hint_names_the_fix_and_is_never_in_judge_messages():
-    ex = get("ch09.rope_decode")
+    ex = get("ch09.split_decode")
     result = check(ex.id, stub_function(ex), show=False, hint=True)
-    assert any("never rotate the cache" in h for h in result.hints)
-    assert all("never rotate the cache" not in c.message for c in result.cases)
+    assert any("m + log(l)" in h for h in result.hints)
+    assert all("m + log(l)" not in c.message for c in result.cases)
 
 
 # ----------------------------------------------------------------------------- method rules
@@ -263,27 +263,27 @@ def test_coincidental_passes_earn_nothing_in_6_6():
 
 def test_the_hint_is_offered_only_after_real_attempts_and_never_shown_unasked():
     reset()
-    ex = get("ch09.rope_decode")
+    ex = get("ch09.split_decode")
     untouched = stub_function(ex)
     for _ in range(4):  # the same untouched code, checked again and again: no hint, no offer
         result = check(ex.id, untouched, show=False)
         assert result.hints == [] and result.offer == ""
     wrong = []
-    for k in (0, 2, 3):  # three different wrong answers: each new key rotated at position k t
+    for c in (0.5, 2, 3):  # three different wrong answers: each part reports log(l) + c m
         ns: dict = {}
         exec(
             "import numpy as np\n"
-            "from attncourse import apply_rope, softmax\n"
-            "def f(x, W_q, W_k, W_v):\n"
-            "    E = W_q.shape[1]\n"
-            "    k_cache, v_cache, outs = np.zeros((0, E)), np.zeros((0, W_v.shape[1])), []\n"
-            "    for t in range(x.shape[0]):\n"
-            "        x_t = x[t : t + 1]\n"
-            f"        k_cache = np.concatenate([k_cache, apply_rope(x_t @ W_k, np.array([{k} * t]))])\n"
-            "        v_cache = np.concatenate([v_cache, x_t @ W_v])\n"
-            "        q_t = apply_rope(x_t @ W_q, np.array([t]))\n"
-            "        outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)\n"
-            "    return np.concatenate(outs)\n",
+            "def f(q, k, v, n_splits):\n"
+            "    outs, lses = [], []\n"
+            "    for kp, vp in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):\n"
+            "        s = q @ np.swapaxes(kp, -1, -2) / np.sqrt(q.shape[-1])\n"
+            "        m = s.max(axis=-1, keepdims=True)\n"
+            "        p = np.exp(s - m)\n"
+            "        outs.append(p @ vp / p.sum(axis=-1, keepdims=True))\n"
+            f"        lses.append(np.log(p.sum(axis=-1, keepdims=True)) + {c} * m)\n"
+            "    lses = np.stack(lses)\n"
+            "    w = np.exp(lses - lses.max(axis=0))\n"
+            "    return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)\n",
             ns,
         )
         wrong.append(check(ex.id, ns["f"], show=False))

@@ -167,37 +167,28 @@ def remove_keys_not_renormalised(q, k_rm, v_rm, out, lse):
     return out - w @ v_rm, lse + np.log1p(-w.sum(-1))
 
 
-def rope_decode_cache_rotated_again(x, W_q, W_k, W_v):
-    """The handed-out loop: the whole cache is rotated again at every step."""
-    from attncourse import apply_rope
-
-    E = W_q.shape[1]
-    k_cache, v_cache, outs = np.zeros((0, E)), np.zeros((0, W_v.shape[1])), []
-    for t in range(x.shape[0]):
-        x_t = x[t : t + 1]
-        k_cache = apply_rope(np.concatenate([k_cache, x_t @ W_k]))
-        v_cache = np.concatenate([v_cache, x_t @ W_v])
-        q_t = apply_rope(x_t @ W_q, np.array([t]))
-        outs.append(_sm(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
-    return np.concatenate(outs)
+def split_decode_own_maximum(q, k, v, n_splits):
+    """The handed-out combine: each part reports the log of its sum relative to its own maximum."""
+    outs, lses = [], []
+    for kp, vp in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+        s = q @ _t(kp) / np.sqrt(q.shape[-1])
+        e = np.exp(s - s.max(-1, keepdims=True))
+        outs.append(e @ vp / e.sum(-1, keepdims=True))
+        lses.append(np.log(e.sum(-1, keepdims=True)))
+    w = np.exp(np.stack(lses) - np.max(lses, axis=0))
+    return (w * np.stack(outs)).sum(0) / w.sum(0)
 
 
-def block_grads_softmax_in_block(q, k_blk, v_blk, dout, out, lse):  # lse ignored: weights of the block alone
-    s = q @ _t(k_blk) / np.sqrt(q.shape[-1])
-    P = np.exp(s - s.max(-1, keepdims=True))
-    P = P / P.sum(-1, keepdims=True)
-    dS = P * (dout @ _t(v_blk) - (dout * out).sum(-1, keepdims=True))
-    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
+def beam_caches_not_gathered(q, k_new, v_new, k_cache, v_cache, parents):  # each new beam reads its own row
+    t, n = k_cache.shape[1], q.shape[1]
+    k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+    visible = np.arange(t + n)[None, :] <= t + np.arange(n)[:, None]
+    return _masked_sm(q @ _t(k_all) / np.sqrt(q.shape[-1]), visible) @ v_all, k_all, v_all
 
 
-def block_grads_without_row_term(q, k_blk, v_blk, dout, out, lse):  # dS = P dP, the D term dropped
-    P = np.exp(q @ _t(k_blk) / np.sqrt(q.shape[-1]) - lse[..., None])
-    dS = P * (dout @ _t(v_blk))
-    return _t(dS) @ q / np.sqrt(q.shape[-1]), _t(P) @ dout
-
-
-def merge_without_rescale(m1, l1, acc1, m2, l2, acc2):
-    return np.maximum(m1, m2), l1 + l2, acc1 + acc2
+def sink_output_not_rescaled(out, lse, sink):  # lse and the sink's weight right, out the pass without it
+    new_lse = np.logaddexp(lse, sink[:, None])
+    return out, new_lse, np.exp(sink[:, None] - new_lse)
 
 
 def project_transposed(x, W_q, W_k, W_v):
@@ -325,10 +316,9 @@ WRONG_ANSWERS = [
     ("ch06.make_causal_mask", causal_mask_bottom_right, "you aligned the diagonal bottom-right"),
     ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
     ("ch09.remove_keys", remove_keys_not_renormalised, "remaining weights not renormalised"),
-    ("ch09.rope_decode", rope_decode_cache_rotated_again, "cached keys rotated again at every step"),
-    ("ch09.key_block_grads", block_grads_softmax_in_block, "weights normalised within the block"),
-    ("ch09.key_block_grads", block_grads_without_row_term, "softmax backward without the row term"),
-    ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
+    ("ch09.split_decode", split_decode_own_maximum, "each part's sum relative to its own maximum"),
+    ("ch09.beam_cache_step", beam_caches_not_gathered, "caches not reordered"),
+    ("ch09.add_sink", sink_output_not_rescaled, "output not rescaled"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
     ("ch05.mha_forward", mha_folded_o_rows_dealt, "rows of W_o dealt to the heads in turn"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "every tile computed"),

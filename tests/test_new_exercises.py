@@ -429,12 +429,15 @@ def test_the_references_agree_with_the_package_and_torch():
     k_1, q_1 = np.arange(12.0), np.ones(12)
     scores = np.where(np.tril(np.ones((12, 12), bool)), q_1[:, None] * k_1[None, :], -np.inf)
     assert _answer("ch05.predict_causal_top_keys") == len(set(scores.argmax(-1).tolist())) == 12
-    # merging the two halves' states gives attention over all keys
-    s, v = n(size=(3, 9)), n(size=(9, 2))
-    from attncourse.exercises.chapters.ch09 import _partial
-
-    _, l, acc = _answer("ch09.merge_partials", *_partial(s[:, :4], v[:4]), *_partial(s[:, 4:], v[4:]))
-    np.testing.assert_allclose(acc / l[:, None], softmax(s) @ v, rtol=1e-10)
+    # a sink added afterwards equals the softmax over the scores and the sink with a value of zeros
+    s, v, z = n(size=(2, 3, 4, 6)), n(size=(2, 3, 6, 2)), n(size=3)
+    lse = np.log(np.exp(s).sum(-1))
+    out, new_lse, to_sink = _answer("ch09.add_sink", softmax(s) @ v, lse, z)
+    zs = np.broadcast_to(z[None, :, None, None], s.shape[:-1] + (1,))
+    w = softmax(np.concatenate([s, zs], axis=-1))  # (2, 3, 4, 7): the sink is the last column
+    np.testing.assert_allclose(out, w[..., :-1] @ v, rtol=1e-10)
+    np.testing.assert_allclose(to_sink, w[..., -1], rtol=1e-10)
+    np.testing.assert_allclose(new_lse, np.log(np.exp(s).sum(-1) + np.exp(zs[..., 0])), rtol=1e-12)
 
 
 @pytest.mark.parametrize("ex_id", [i for i in NEW_IDS if not i.startswith("bugs.")])
@@ -496,57 +499,51 @@ def test_9_4_exponentials_taken_directly_fail_the_large_scores_and_are_told_what
     assert all(r.diagnosis == "" for r in failed), [r.diagnosis for r in failed]
 
 
-def test_9_5_the_fixed_decode_is_causal_rope_attention_and_the_stub_is_not():
+def test_9_5_the_fixed_split_decode_is_attention_over_the_whole_cache_and_the_stub_is_not():
     torch = pytest.importorskip("torch")
-    from attncourse import apply_rope
-    from attncourse.exercises.chapters.ch09 import _ROPE_SOLUTION, _ROPE_STUB
-
-    rng = np.random.default_rng(95)
-    x, W_q, W_k, W_v = (
-        rng.normal(size=(7, 6)),
-        rng.normal(size=(6, 4)),
-        rng.normal(size=(6, 4)),
-        rng.normal(size=(6, 3)),
-    )
-    # an independent reference: torch's causal SDPA over keys and queries rotated at their positions
-    pos = np.arange(7)
-    qr, kr = (torch.tensor(apply_rope(x @ W, pos)) for W in (W_q, W_k))
-    expected = torch.nn.functional.scaled_dot_product_attention(qr, kr, torch.tensor(x @ W_v), is_causal=True)
     import textwrap
 
-    namespace = {"np": np, "apply_rope": apply_rope, "softmax": softmax}
-    exec(textwrap.dedent(_ROPE_SOLUTION), namespace)
-    np.testing.assert_allclose(namespace["rope_decode"](x, W_q, W_k, W_v), expected.numpy(), rtol=1e-10)
-    np.testing.assert_allclose(_answer("ch09.rope_decode", x, W_q, W_k, W_v), expected.numpy(), rtol=1e-10)
+    from attncourse.exercises.chapters.ch09 import _SPLIT_SOLUTION, _SPLIT_STUB
+
+    rng = np.random.default_rng(95)
+    q, k, v = rng.normal(size=(2, 1, 4)) * 3, rng.normal(size=(2, 11, 4)), rng.normal(size=(2, 11, 3))
+    # an independent reference: torch's SDPA from the query to every cached key at once
+    expected = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v))).numpy()
+    namespace = {"np": np}
+    exec(textwrap.dedent(_SPLIT_SOLUTION), namespace)
+    for n_splits in (2, 3, 11):
+        np.testing.assert_allclose(namespace["split_decode"](q, k, v, n_splits), expected, rtol=1e-10)
+        np.testing.assert_allclose(_answer("ch09.split_decode", q, k, v, n_splits), expected, rtol=1e-10)
     # the handed-out code: the solution region replaced by the stub, as the student edition has it
-    sol = textwrap.dedent(_ROPE_SOLUTION)
+    sol = textwrap.dedent(_SPLIT_SOLUTION)
     head, tail = sol.split("        ### BEGIN SOLUTION\n")[0], sol.split("### END SOLUTION\n")[1]
-    buggy = {"np": np, "apply_rope": apply_rope, "softmax": softmax}
-    exec(head + textwrap.indent(_ROPE_STUB, "        ") + "\n" + tail, buggy)
-    got = buggy["rope_decode"](x, W_q, W_k, W_v)
-    np.testing.assert_allclose(got[:2], expected.numpy()[:2], rtol=1e-10)  # right until a key is cached twice
-    assert np.abs(got[2:] - expected.numpy()[2:]).max(axis=-1).min() > 1e-6  # every later row is off
-    ex = get("ch09.rope_decode")
-    assert _points_everywhere(ex.id, buggy["rope_decode"]) == (0, 0)
+    buggy = {"np": np}
+    exec(head + textwrap.indent(_SPLIT_STUB, "        ") + "\n" + tail, buggy)
+    np.testing.assert_allclose(buggy["split_decode"](q, k, v, 1), expected, rtol=1e-10)  # right on one worker
+    for n_splits in (2, 3, 11):
+        assert np.abs(buggy["split_decode"](q, k, v, n_splits) - expected).max() > 1e-3
+    ex = get("ch09.split_decode")
+    assert _points_everywhere(ex.id, buggy["split_decode"]) == (0, 0)
 
 
-def test_9_2_the_block_gradients_are_autograd_s():
+def test_9_2_each_new_beam_attends_over_its_own_history():
     torch = pytest.importorskip("torch")
-    from attncourse.exercises.chapters.ch09 import _forward_state
-
     rng = np.random.default_rng(92)
-    q, k, v, dout = (
-        rng.normal(size=(2, 3, 4)),
-        rng.normal(size=(2, 7, 4)),
-        rng.normal(size=(2, 7, 2)),
-        rng.normal(size=(2, 3, 2)),
-    )
-    out, lse = _forward_state(q, k, v)
-    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
-    (torch.softmax(tq @ tk.transpose(-1, -2) / 2.0, -1) @ tv).backward(torch.tensor(dout))
-    dk, dv = _answer("ch09.key_block_grads", q, k[:, 2:5], v[:, 2:5], dout, out, lse)
-    np.testing.assert_allclose(dk, tk.grad[:, 2:5].numpy(), atol=1e-12)
-    np.testing.assert_allclose(dv, tv.grad[:, 2:5].numpy(), atol=1e-12)
+    B, t, n, E, Ev = 3, 4, 3, 4, 2
+    k_cache, v_cache = rng.normal(size=(B, t, E)), rng.normal(size=(B, t, Ev))
+    q, k_new, v_new = rng.normal(size=(B, n, E)), rng.normal(size=(B, n, E)), rng.normal(size=(B, n, Ev))
+    parents = np.array([2, 0, 2])
+    out, k_all, v_all = _answer("ch09.beam_cache_step", q, k_new, v_new, k_cache, v_cache, parents)
+    for b in range(B):  # new beam b is old beam parents[b]'s tokens, then its own n: one causal sequence
+        keys = np.concatenate([k_cache[parents[b]], k_new[b]])
+        values = np.concatenate([v_cache[parents[b]], v_new[b]])
+        queries = np.concatenate([rng.normal(size=(t, E)), q[b]])  # the old queries do not matter
+        full = torch.nn.functional.scaled_dot_product_attention(
+            *(torch.tensor(a) for a in (queries, keys, values)), is_causal=True
+        )
+        np.testing.assert_allclose(out[b], full[t:].numpy(), rtol=1e-10)
+        np.testing.assert_array_equal(k_all[b], keys)
+        np.testing.assert_array_equal(v_all[b], values)
 
 
 @pytest.mark.parametrize(
@@ -567,7 +564,7 @@ def test_predict_feedback_names_the_mistake_without_the_quantity(ex_id, answer, 
 
 def test_chapters_9_to_11_diagnose_ids_titles_and_stubs_do_not_name_the_cause():
     causes = {
-        "ch09.rope_decode": ["again", "twice", "re-rotat", "whole cache", "every step"],
+        "ch09.split_decode": ["log(l)", "own maximum", "m +", "maximum", "relative"],
         "ch10.padded_patch_mask": ["ceil", "edge", "partial", "floor"],
         "ch11.window_prefill": ["trim", "too soon", "too early", "evict", "after the chunk", "afterwards"],
     }

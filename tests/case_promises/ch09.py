@@ -18,50 +18,56 @@ def _floats(**arrays):
     return [p for name, x in arrays.items() for p in dtype_in(name, x, FLOATS) + finite(name, x)]
 
 
-def merge_partials(inputs):
-    problems = []
-    for half in ("1", "2"):
-        m, l, acc = (_array(inputs[f"{n}{half}"]) for n in ("m", "l", "acc"))
-        problems += dtype_in(f"m{half}", m, FLOATS) + _floats(**{f"l{half}": l, f"acc{half}": acc})
-        if np.any(np.isnan(m)) or np.any(m == np.inf):
-            problems.append(f"m{half} holds NaN or +inf; only -inf (an empty half) is allowed")
-        if m.shape != l.shape or acc.shape[:-1] != m.shape:
-            problems.append(
-                f"half {half}: m {m.shape}, l {l.shape}, acc {acc.shape} are not (..., L), (..., L), (..., L, Ev)"
-            )
-            continue
-        empty = m == -np.inf
-        if np.any(l[empty] != 0) or np.any(acc[empty] != 0):
-            problems.append(f"half {half}: an empty row (m = -inf) does not arrive with l = 0, acc = 0")
-        if np.any(l[~empty] < 1 - 1e-6):
-            problems.append(f"half {half}: a non-empty row has l below 1 (its maximum term is exp(0) = 1)")
+def add_sink(inputs):
+    out, lse, sink = inputs["out"], inputs["lse"], inputs["sink"]
+    problems = _floats(out=out, sink=sink) + dtype_in("lse", lse, FLOATS)
+    problems += ndim_in("out", out, (4,)) + ndim_in("lse", lse, (3,)) + ndim_in("sink", sink, (1,))
+    if problems:
+        return problems
+    out, lse, sink = _array(out), _array(lse), _array(sink)
+    B, H, L, _ = out.shape
+    if lse.shape != (B, H, L):
+        problems.append(f"lse {lse.shape} is not (B, H, L) = {(B, H, L)}")
+    if sink.shape != (H,):
+        problems.append(f"sink {sink.shape} is not (H,) = ({H},)")
+    if problems:
+        return problems
+    if np.any(np.isnan(lse)) or np.any(lse == np.inf):
+        problems.append("lse holds NaN or +inf; only -inf (a row with every key masked) is allowed")
+    masked = lse == -np.inf
+    if np.any(out[masked] != 0):
+        problems.append("a row with lse = -inf does not arrive with out = 0")
+    # "scores may be in the hundreds": lse lies within log(S) of a row's largest score, the sinks near them
+    if np.any(np.abs(lse[~masked]) >= 1000) or np.any(np.abs(sink) >= 1000):
+        problems.append("an lse or a sink of 1000 or more; the prompt says scores may be in the hundreds")
     return problems
 
 
-def key_block_grads(inputs):
-    q, kb, vb, dout, out, lse = (inputs[n] for n in ("q", "k_blk", "v_blk", "dout", "out", "lse"))
-    problems = _floats(q=q, k_blk=kb, v_blk=vb, dout=dout, out=out, lse=lse)
+def beam_cache_step(inputs):
+    names = ("q", "k_new", "v_new", "k_cache", "v_cache")
+    q, kn, vn, kc, vc = (inputs[n] for n in names)
+    parents = inputs["parents"]
+    problems = _floats(q=q, k_new=kn, v_new=vn, k_cache=kc, v_cache=vc) + integer("parents", parents)
+    problems += ndim_in("parents", parents, (1,))
+    problems += [p for n in names for p in ndim_in(n, inputs[n], (3,))]
     if problems:
         return problems
-    q, kb, vb, dout, out, lse = (_array(a) for a in (q, kb, vb, dout, out, lse))
-    if min(q.ndim, kb.ndim, vb.ndim) < 2:
-        return ["q, k_blk, v_blk are (..., n, features)"]
-    lead, L, E = q.shape[:-2], q.shape[-2], q.shape[-1]
-    if kb.shape[:-2] != lead or kb.shape[-1] != E:
-        problems.append(f"k_blk {kb.shape} is not (..., b, E) for q {q.shape}")
-    if vb.shape[:-1] != kb.shape[:-1]:
-        problems.append(f"v_blk {vb.shape} is not (..., b, Ev) for k_blk {kb.shape}")
-    Ev = vb.shape[-1]
-    if dout.shape != lead + (L, Ev) or out.shape != lead + (L, Ev):
-        problems.append(f"dout {dout.shape} / out {out.shape} are not (..., L, Ev) = {lead + (L, Ev)}")
-    if lse.shape != lead + (L,):
-        problems.append(f"lse {lse.shape} is not (..., L)")
-    elif kb.shape[:-1] == lead + (kb.shape[-2],):
-        # lse is the log-sum over all keys: at least the block's own share
-        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(E)
-        block = np.log(np.exp(s - s.max(-1, keepdims=True)).sum(-1)) + s.max(-1)
-        if np.any(block > lse + 1e-4 * np.maximum(1, np.abs(lse))):
-            problems.append("lse is smaller than the log-sum of the block's own scores")
+    q, kn, vn, kc, vc, parents = (_array(a) for a in (q, kn, vn, kc, vc, parents))
+    B, n, E = q.shape
+    t, Ev = kc.shape[1], vn.shape[-1]
+    for name, x, shape in (
+        ("k_new", kn, (B, n, E)),
+        ("v_new", vn, (B, n, Ev)),
+        ("k_cache", kc, (B, t, E)),
+        ("v_cache", vc, (B, t, Ev)),
+        ("parents", parents, (B,)),
+    ):
+        if x.shape != shape:
+            problems.append(f"{name} {x.shape} is not {shape}")
+    if n < 1:
+        problems.append("no new token")
+    if parents.size and (parents.min() < 0 or parents.max() >= B):
+        problems.append(f"parents {parents.tolist()} are not each in 0 .. B - 1 = {B - 1}")
     return problems
 
 
@@ -117,22 +123,22 @@ def remove_keys(inputs):
     return problems
 
 
-def rope_decode(inputs):
-    x, W_q, W_k, W_v = (inputs[n] for n in ("x", "W_q", "W_k", "W_v"))
-    problems = _floats(x=x, W_q=W_q, W_k=W_k, W_v=W_v) + ndim_in("x", x, (2,))
-    problems += ndim_in("W_q", W_q, (2,)) + ndim_in("W_k", W_k, (2,)) + ndim_in("W_v", W_v, (2,))
+def split_decode(inputs):
+    q, k, v, n_splits = inputs["q"], inputs["k"], inputs["v"], inputs["n_splits"]
+    problems = _floats(q=q, k=k, v=v) + _positive_int("n_splits", n_splits)
     if problems:
         return problems
-    x, W_q, W_k, W_v = (_array(a) for a in (x, W_q, W_k, W_v))
-    d_model = x.shape[1]
-    if W_q.shape[0] != d_model or W_k.shape != W_q.shape or W_v.shape[0] != d_model:
-        problems.append(
-            f"W_q {W_q.shape}, W_k {W_k.shape}, W_v {W_v.shape} are not (d_model, E), (d_model, E), (d_model, Ev)"
-        )
-    elif W_q.shape[1] % 2:
-        problems.append(f"E = {W_q.shape[1]} is odd; half-split RoPE pairs the features")
-    if x.shape[0] < 1:
-        problems.append("x holds no token")
+    q, k, v = _array(q), _array(k), _array(v)
+    if q.ndim < 2 or q.shape[-2] != 1:
+        return [f"q {q.shape} is not (..., 1, E): one new query"]
+    if k.shape[:-2] != q.shape[:-2] or k.shape[-1] != q.shape[-1] or v.shape[:-1] != k.shape[:-1]:
+        return [f"k {k.shape}, v {v.shape} are not (..., T, E), (..., T, Ev) for q {q.shape}"]
+    T = k.shape[-2]
+    if not 2 <= int(n_splits) <= T:
+        problems.append(f"n_splits = {n_splits}; the prompt promises 2 <= n_splits <= T = {T}")
+    # "scores may be in the hundreds": no more than that
+    if np.abs(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])).max() >= 1000:
+        problems.append("a score of 1000 or more; the prompt says scores may be in the hundreds")
     return problems
 
 
@@ -157,10 +163,10 @@ def causal_tiled_attention(inputs):
 
 
 PROMISES = {
-    "ch09.merge_partials": merge_partials,
-    "ch09.key_block_grads": key_block_grads,
+    "ch09.add_sink": add_sink,
+    "ch09.beam_cache_step": beam_cache_step,
     "ch09.static_cache_step": static_cache_step,
     "ch09.remove_keys": remove_keys,
-    "ch09.rope_decode": rope_decode,
+    "ch09.split_decode": split_decode,
     "ch09.causal_tiled_attention": causal_tiled_attention,
 }

@@ -1,74 +1,88 @@
 """Chapter 9 (efficient attention): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "ch09.merge_partials": {
+    "ch09.add_sink": {
         "torch with the chapter's torch import": """
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                m1, l1, acc1, m2, l2, acc2 = (torch.as_tensor(a) for a in (m1, l1, acc1, m2, l2, acc2))
-                m = torch.maximum(m1, m2)
-                shift = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
-                a1, a2 = torch.exp(m1 - shift), torch.exp(m2 - shift)
-                return m, a1 * l1 + a2 * l2, a1.unsqueeze(-1) * acc1 + a2.unsqueeze(-1) * acc2
+            def add_sink(out, lse, sink):
+                out, lse, sink = (torch.as_tensor(a) for a in (out, lse, sink))
+                z = sink.view(1, -1, 1).expand_as(lse)
+                both = torch.logsumexp(torch.stack([lse, z]), dim=0)
+                return out * torch.exp(lse - both).unsqueeze(-1), both, torch.exp(z - both)
         """,
-        "float32 numpy": """
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                m1, l1, acc1, m2, l2, acc2 = (np.asarray(a, dtype=np.float32) for a in (m1, l1, acc1, m2, l2, acc2))
-                m = np.maximum(m1, m2)
-                safe = np.where(m == -np.inf, np.float32(0), m)
-                a1, a2 = np.exp(m1 - safe), np.exp(m2 - safe)
-                return m, a1 * l1 + a2 * l2, a1[..., None] * acc1 + a2[..., None] * acc2
+        "float32 numpy, a sigmoid of the gap": """
+            def add_sink(out, lse, sink):
+                out, lse, sink = (np.asarray(a, dtype=np.float32) for a in (out, lse, sink))
+                gap = lse - sink[None, :, None]  # -inf for a masked row
+                keep = 1 / (1 + np.exp(-gap))  # the keys' share of the new sum
+                with np.errstate(over="ignore"):
+                    new_lse = np.where(gap > 0, lse + np.log1p(np.exp(-gap)), sink[None, :, None] + np.log1p(np.exp(gap)))
+                return out * keep[..., None], new_lse, 1 - keep
         """,
-        "helper in an added cell": [
+        "loops over batch, heads and queries, a helper in an added cell": [
             """
-            def _merge_factor(m_half, m):
-                with np.errstate(invalid="ignore"):
-                    f = np.exp(m_half - m)
-                return np.nan_to_num(f, nan=0.0)  # -inf - -inf: a half with no key weighs nothing
+            def _log_of_sum(a, b):
+                top = max(a, b)
+                return top + np.log(np.exp(a - top) + np.exp(b - top))
             """,
             """
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                m = np.fmax(m1, m2)
-                a1, a2 = _merge_factor(m1, m), _merge_factor(m2, m)
-                return m, a1 * l1 + a2 * l2, np.expand_dims(a1, -1) * acc1 + np.expand_dims(a2, -1) * acc2
+            def add_sink(out, lse, sink):
+                B, H, L, _ = out.shape
+                new_out, new_lse, to_sink = np.zeros_like(out), np.zeros(lse.shape), np.zeros(lse.shape)
+                for b in range(B):
+                    for h in range(H):
+                        for i in range(L):
+                            total = _log_of_sum(lse[b, h, i], sink[h])
+                            new_out[b, h, i] = out[b, h, i] * np.exp(lse[b, h, i] - total)
+                            new_lse[b, h, i] = total
+                            to_sink[b, h, i] = np.exp(sink[h] - total)
+                return new_out, new_lse, to_sink
             """,
         ],
     },
-    "ch09.key_block_grads": {
-        "einsum": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / math.sqrt(q.shape[-1])
-                P = np.exp(np.einsum("...le,...be->...lb", q, k_blk) * c - lse[..., None])
-                dP = np.einsum("...lv,...bv->...lb", dout, v_blk)
-                D = np.einsum("...lv,...lv->...l", dout, out)
-                dS = P * (dP - D[..., None])
-                return np.einsum("...lb,...le->...be", dS, q) * c, np.einsum("...lb,...lv->...bv", P, dout)
+    "ch09.beam_cache_step": {
+        "torch, the bottom-right mask from the chapter's torch import": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                q, k_new, v_new, k_cache, v_cache = (torch.as_tensor(a) for a in (q, k_new, v_new, k_cache, v_cache))
+                idx = torch.as_tensor(parents, dtype=torch.long)
+                k_all = torch.cat([k_cache.index_select(0, idx), k_new], dim=1)
+                v_all = torch.cat([v_cache.index_select(0, idx), v_new], dim=1)
+                n, S = q.shape[1], k_all.shape[1]
+                visible = torch.ones(S, S, dtype=torch.bool).tril()[S - n :]
+                scores = (q @ k_all.transpose(1, 2) / q.shape[-1] ** 0.5).masked_fill(~visible, float("-inf"))
+                return torch.softmax(scores, dim=-1) @ v_all, k_all, v_all
         """,
-        "torch autograd through the block's weights": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                q_, o_, do_, lse_ = (torch.as_tensor(a) for a in (q, out, dout, lse))
-                k = torch.as_tensor(k_blk).clone().requires_grad_(True)
-                v = torch.as_tensor(v_blk).clone().requires_grad_(True)
-                P = torch.exp(q_ @ k.transpose(-1, -2) / math.sqrt(q_.shape[-1]) - lse_[..., None])
-                # out = P @ v + (the other keys' share, constant here); softmax's row sum ties them:
-                # d out / d s_j = P_j (v_j - out), so the loss's gradient flows through this surrogate
-                surrogate = (do_ * (P @ v)).sum() - ((do_ * o_).sum(-1, keepdim=True) * P).sum()
-                surrogate.backward()
-                return k.grad, v.grad
+        "loops over the beams and new tokens, a copy per beam": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                B, n, _ = q.shape
+                t = k_cache.shape[1]
+                out = np.zeros((B, n, v_new.shape[-1]))
+                ks, vs = [], []
+                for b in range(B):
+                    k_b = np.vstack([k_cache[parents[b]].copy(), k_new[b]])
+                    v_b = np.vstack([v_cache[parents[b]].copy(), v_new[b]])
+                    for i in range(n):
+                        s = k_b[: t + i + 1] @ q[b, i] / np.sqrt(q.shape[-1])
+                        w = softmax(s)
+                        out[b, i] = w @ v_b[: t + i + 1]
+                    ks.append(k_b)
+                    vs.append(v_b)
+                return out, np.stack(ks), np.stack(vs)
         """,
-        "float32 loops over the block's keys": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                q, k_blk, v_blk = q.astype(np.float32), k_blk.astype(np.float32), v_blk.astype(np.float32)
-                dout, out, lse = dout.astype(np.float32), out.astype(np.float32), lse.astype(np.float32)
-                c = np.float32(1 / np.sqrt(q.shape[-1]))
-                D = (dout * out).sum(-1)
-                dk, dv = np.zeros_like(k_blk), np.zeros_like(v_blk)
-                for j in range(k_blk.shape[-2]):
-                    p = np.exp((q * k_blk[..., j : j + 1, :]).sum(-1) * c - lse)  # (..., L)
-                    dv[..., j, :] = (p[..., None] * dout).sum(-2)
-                    dp = (dout * v_blk[..., j : j + 1, :]).sum(-1)
-                    dk[..., j, :] = ((p * (dp - D))[..., None] * q).sum(-2) * c
-                return dk, dv
-        """,
+        "float32 einsum, np.take, the mask built from a helper in an added cell": [
+            """
+            def _new_token_mask(t, n):
+                return np.triu(np.ones((n, t + n), dtype=bool), k=t + 1)  # True: hidden
+            """,
+            """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                q, k_new, v_new, k_cache, v_cache = (np.asarray(a, dtype=np.float32) for a in (q, k_new, v_new, k_cache, v_cache))
+                k_all = np.concatenate([np.take(k_cache, parents, axis=0), k_new], axis=1)
+                v_all = np.concatenate([np.take(v_cache, parents, axis=0), v_new], axis=1)
+                s = np.einsum("bne,bse->bns", q, k_all) / np.float32(np.sqrt(q.shape[-1]))
+                s[:, _new_token_mask(k_cache.shape[1], q.shape[1])] = -np.inf
+                return np.einsum("bns,bsv->bnv", softmax(s), v_all), k_all, v_all
+            """,
+        ],
     },
     "ch09.static_cache_step": {
         "torch with the chapter's F": """
@@ -150,62 +164,60 @@ CORRECT = {
             """,
         ],
     },
-    "ch09.rope_decode": {
-        "the cache keeps unrotated keys and rotates them all, each at its own position": """
-            def rope_decode(x, W_q, W_k, W_v):
-                E = W_q.shape[1]
-                k_cache = np.zeros((0, E))
-                v_cache = np.zeros((0, W_v.shape[1]))
-                outs = []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
-                    k_cache = np.concatenate([k_cache, k_t])
-                    v_cache = np.concatenate([v_cache, v_t])
-                    k_rot = apply_rope(k_cache)  # positions 0..t, from the unrotated keys
-                    q_t = apply_rope(q_t, np.array([t]))
-                    scores = q_t @ k_rot.T / np.sqrt(E)
-                    outs.append(softmax(scores) @ v_cache)
-                return np.concatenate(outs)
+    "ch09.split_decode": {
+        "the fix in place": """
+            def split_decode(q, k, v, n_splits):
+                E = q.shape[-1]
+                outs, lses = [], []
+                for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+                    s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)
+                    m = s.max(axis=-1, keepdims=True)
+                    p = np.exp(s - m)
+                    l = p.sum(axis=-1, keepdims=True)
+                    outs.append(p @ v_part / l)
+                    lses.append(np.log(l) + m)
+                lses = np.stack(lses)
+                w = np.exp(lses - lses.max(axis=0))
+                return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)
         """,
-        "torch, a list as the cache": """
-            def rope_decode(x, W_q, W_k, W_v):
-                x, W_q, W_k, W_v = (torch.as_tensor(a) for a in (x, W_q, W_k, W_v))
-                keys, values, outs = [], [], []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    pos = torch.tensor([t])
-                    keys.append(apply_rope(x_t @ W_k, pos))
-                    values.append(x_t @ W_v)
-                    q_t = apply_rope(x_t @ W_q, pos)
-                    K, V = torch.cat(keys), torch.cat(values)
-                    w = torch.softmax(q_t @ K.T / math.sqrt(W_q.shape[1]), dim=-1)
-                    outs.append(w @ V)
-                return torch.cat(outs).numpy()
+        "rewritten in torch, parts merged as they arrive": """
+            def split_decode(q, k, v, n_splits):
+                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
+                E = q.shape[-1]
+                out, lse = None, None
+                for k_part, v_part in zip(torch.tensor_split(k, n_splits, dim=-2), torch.tensor_split(v, n_splits, dim=-2)):
+                    s = q @ k_part.transpose(-1, -2) / E**0.5
+                    part_lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    part_out = torch.softmax(s, dim=-1) @ v_part
+                    if out is None:
+                        out, lse = part_out, part_lse
+                        continue
+                    new = torch.logaddexp(lse, part_lse)
+                    out = out * torch.exp(lse - new) + part_out * torch.exp(part_lse - new)
+                    lse = new
+                return out
         """,
-        "float32, the rotation written out by hand": """
-            def rope_decode(x, W_q, W_k, W_v):
-                x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float32) for a in (x, W_q, W_k, W_v))
-                E = W_q.shape[1]
-                inv = (10000.0 ** (-np.arange(0, E, 2) / E)).astype(np.float32)  # (E/2,)
-
-                def rot(v, t):  # half-split: pair feature i with feature i + E/2
-                    a, b = v[..., : E // 2], v[..., E // 2 :]
-                    c, s = np.cos(t * inv), np.sin(t * inv)
-                    return np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
-
-                k_cache = np.zeros((0, E), np.float32)
-                v_cache = np.zeros((0, W_v.shape[1]), np.float32)
-                outs = []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    k_cache = np.concatenate([k_cache, rot(x_t @ W_k, t)])
-                    v_cache = np.concatenate([v_cache, x_t @ W_v])
-                    s = rot(x_t @ W_q, t) @ k_cache.T / np.sqrt(E)
-                    e = np.exp(s - s.max())
-                    outs.append(e / e.sum() @ v_cache)
-                return np.concatenate(outs)
-        """,
+        "float32, einsum, a helper in an added cell": [
+            """
+            def _log_sum_exp(s):
+                m = s.max(axis=-1, keepdims=True)
+                return m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True))
+            """,
+            """
+            def split_decode(q, k, v, n_splits):
+                q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
+                E = q.shape[-1]
+                outs, lses = [], []
+                for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+                    s = np.einsum("...qe,...te->...qt", q, k_part) / np.float32(np.sqrt(E))
+                    lse = _log_sum_exp(s)
+                    outs.append(np.einsum("...qt,...tv->...qv", np.exp(s - lse), v_part))
+                    lses.append(lse)
+                lses = np.stack(lses)
+                w = np.exp(lses - lses.max(axis=0))
+                return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)
+            """,
+        ],
     },
     "ch09.causal_tiled_attention": {
         "torch with the chapter's torch and math imports": """
@@ -287,56 +299,69 @@ CORRECT = {
 }
 
 WRONG = {
-    "ch09.merge_partials": {
-        "the factors broadcast without a new axis": """
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                m = np.maximum(m1, m2)
-                shift = np.where(np.isfinite(m), m, 0.0)
-                a1, a2 = np.exp(m1 - shift), np.exp(m2 - shift)
-                return m, a1 * l1 + a2 * l2, (a1 * acc1.T).T + a2 * acc2
+    "ch09.add_sink": {
+        "exponentials taken directly (overflow near 750)": """
+            def add_sink(out, lse, sink):
+                total, e_sink = np.exp(lse), np.exp(sink)[None, :, None]
+                new = total + e_sink
+                return out * (total / new)[..., None], np.log(new), e_sink / new
         """,
-        "only the sums rescaled, not the outputs": """
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                m = np.maximum(m1, m2)
-                shift = np.where(np.isfinite(m), m, 0.0)
-                a1, a2 = np.exp(m1 - shift), np.exp(m2 - shift)
-                return m, a1 * l1 + a2 * l2, acc1 + acc2
+        "the sink added to lse as a number": """
+            def add_sink(out, lse, sink):
+                new_lse = lse + sink[None, :, None]
+                return out * np.exp(lse - new_lse)[..., None], new_lse, np.exp(sink[None, :, None] - new_lse)
         """,
-        "the larger half kept, the other dropped": """
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                first = m1 >= m2
-                return np.maximum(m1, m2), np.where(first, l1, l2), np.where(first[..., None], acc1, acc2)
+        "the sink counted as one more key with the output's value": """
+            def add_sink(out, lse, sink):
+                new_lse = np.logaddexp(lse, sink[None, :, None])
+                return out, new_lse, np.exp(sink[None, :, None] - new_lse)
+        """,
+        "lse rebuilt as lse plus a log1p (NaN on a masked row)": """
+            def add_sink(out, lse, sink):
+                z = sink[None, :, None]
+                with np.errstate(over="ignore", invalid="ignore"):
+                    new_lse = lse + np.log1p(np.exp(z - lse))
+                return out * np.exp(lse - new_lse)[..., None], new_lse, np.exp(z - new_lse)
         """,
     },
-    "ch09.key_block_grads": {
-        "the block's own softmax": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = softmax(q @ np.swapaxes(k_blk, -1, -2) * c)
-                dS = P * (dout @ np.swapaxes(v_blk, -1, -2) - (dout * out).sum(-1, keepdims=True))
-                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+    "ch09.beam_cache_step": {
+        "the old caches kept in their rows": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                t, n = k_cache.shape[1], q.shape[1]
+                k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.arange(t + n)[None, :] <= t + np.arange(n)[:, None], s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
-        "no row term": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
-                dS = P * (dout @ np.swapaxes(v_blk, -1, -2))
-                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+        "rows copied one by one in place": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                t, n = k_cache.shape[1], q.shape[1]
+                k_cache, v_cache = k_cache.copy(), v_cache.copy()
+                for b, p in enumerate(parents):
+                    k_cache[b] = k_cache[p]
+                    v_cache[b] = v_cache[p]
+                k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.arange(t + n)[None, :] <= t + np.arange(n)[:, None], s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
-        "the row term summed over the block only": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
-                dP = dout @ np.swapaxes(v_blk, -1, -2)
-                dS = P * (dP - (P * dP).sum(-1, keepdims=True))
-                return np.swapaxes(dS, -1, -2) @ q * c, np.swapaxes(P, -1, -2) @ dout
+        "gathered after appending the new tokens": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                t, n = k_cache.shape[1], q.shape[1]
+                k_all = np.concatenate([k_cache, k_new], 1)[parents]
+                v_all = np.concatenate([v_cache, v_new], 1)[parents]
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.arange(t + n)[None, :] <= t + np.arange(n)[:, None], s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
-        "dk without the scale": """
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                c = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * c - lse[..., None])
-                dS = P * (dout @ np.swapaxes(v_blk, -1, -2) - (dout * out).sum(-1, keepdims=True))
-                return np.swapaxes(dS, -1, -2) @ q, np.swapaxes(P, -1, -2) @ dout
+        "the causal mask of the first n tokens": """
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                n = q.shape[1]
+                k_all = np.concatenate([k_cache[parents], k_new], 1)
+                v_all = np.concatenate([v_cache[parents], v_new], 1)
+                s = q @ np.swapaxes(k_all, 1, 2) / np.sqrt(q.shape[-1])
+                s = np.where(np.tril(np.ones((n, k_all.shape[1]), dtype=bool)), s, -np.inf)
+                return softmax(s) @ v_all, k_all, v_all
         """,
     },
     "ch09.static_cache_step": {
@@ -384,67 +409,61 @@ WRONG = {
                 return out - w @ v_rm, lse - np.log(e.sum(-1)) - s.max(-1)
         """,
     },
-    "ch09.rope_decode": {
+    "ch09.split_decode": {
         "the code as handed out": """
-            def rope_decode(x, W_q, W_k, W_v):
-                E = W_q.shape[1]
-                k_cache = np.zeros((0, E))
-                v_cache = np.zeros((0, W_v.shape[1]))
-                outs = []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
-                    k_cache = np.concatenate([k_cache, k_t])
-                    v_cache = np.concatenate([v_cache, v_t])
-                    k_cache = apply_rope(k_cache)
-                    q_t = apply_rope(q_t, np.array([t]))
-                    scores = q_t @ k_cache.T / np.sqrt(E)
-                    outs.append(softmax(scores) @ v_cache)
-                return np.concatenate(outs)
+            def split_decode(q, k, v, n_splits):
+                E = q.shape[-1]
+                outs, logw = [], []
+                for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+                    s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)
+                    m = s.max(axis=-1, keepdims=True)
+                    p = np.exp(s - m)
+                    l = p.sum(axis=-1, keepdims=True)
+                    outs.append(p @ v_part / l)
+                    logw.append(np.log(l))
+                logw = np.stack(logw)
+                w = np.exp(logw - logw.max(axis=0))
+                return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)
         """,
-        "the new key rotated at position 0": """
-            def rope_decode(x, W_q, W_k, W_v):
-                E = W_q.shape[1]
-                k_cache = np.zeros((0, E))
-                v_cache = np.zeros((0, W_v.shape[1]))
-                outs = []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
-                    k_cache = np.concatenate([k_cache, apply_rope(k_t)])
-                    v_cache = np.concatenate([v_cache, v_t])
-                    q_t = apply_rope(q_t, np.array([t]))
-                    outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
-                return np.concatenate(outs)
+        "weights e^m l taken directly (overflow near 750)": """
+            def split_decode(q, k, v, n_splits):
+                E = q.shape[-1]
+                outs, ws = [], []
+                for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+                    s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)
+                    m = s.max(axis=-1, keepdims=True)
+                    p = np.exp(s - m)
+                    l = p.sum(axis=-1, keepdims=True)
+                    outs.append(p @ v_part / l)
+                    ws.append(np.exp(m) * l)
+                ws = np.stack(ws)
+                return (ws * np.stack(outs)).sum(axis=0) / ws.sum(axis=0)
         """,
-        "the new key rotated at the cache's new length": """
-            def rope_decode(x, W_q, W_k, W_v):
-                E = W_q.shape[1]
-                k_cache = np.zeros((0, E))
-                v_cache = np.zeros((0, W_v.shape[1]))
-                outs = []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
-                    k_cache = np.concatenate([k_cache, apply_rope(k_t, np.array([len(k_cache) + 1]))])
-                    v_cache = np.concatenate([v_cache, v_t])
-                    q_t = apply_rope(q_t, np.array([t]))
-                    outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
-                return np.concatenate(outs)
+        "parts weighted by their largest score only": """
+            def split_decode(q, k, v, n_splits):
+                E = q.shape[-1]
+                outs, lses = [], []
+                for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+                    s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)
+                    m = s.max(axis=-1, keepdims=True)
+                    p = np.exp(s - m)
+                    l = p.sum(axis=-1, keepdims=True)
+                    outs.append(p @ v_part / l)
+                    lses.append(m)
+                lses = np.stack(lses)
+                w = np.exp(lses - lses.max(axis=0))
+                return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)
         """,
-        "the cache rotated again, the query not at all": """
-            def rope_decode(x, W_q, W_k, W_v):
-                E = W_q.shape[1]
-                k_cache = np.zeros((0, E))
-                v_cache = np.zeros((0, W_v.shape[1]))
-                outs = []
-                for t in range(x.shape[0]):
-                    x_t = x[t : t + 1]
-                    q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v
-                    k_cache = np.concatenate([k_cache, apply_rope(k_t, np.array([t]))])
-                    v_cache = np.concatenate([v_cache, v_t])
-                    outs.append(softmax(q_t @ k_cache.T / np.sqrt(E)) @ v_cache)
-                return np.concatenate(outs)
+        "the outputs left unnormalised and the sums added": """
+            def split_decode(q, k, v, n_splits):
+                E = q.shape[-1]
+                acc, total = 0, 0
+                for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+                    s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)
+                    p = np.exp(s - s.max(axis=-1, keepdims=True))
+                    acc = acc + p @ v_part
+                    total = total + p.sum(axis=-1, keepdims=True)
+                return acc / total
         """,
     },
     "ch09.causal_tiled_attention": {

@@ -1,5 +1,5 @@
-"""Chapter 9 exercises: online-softmax merges, a key block's gradients from the saved statistics, a
-batched KV cache, keys taken back out of a finished pass, a RoPE head decoded with a cache, causal tiles
+"""Chapter 9 exercises: a sink added to a finished pass, KV caches through a beam search step, a
+batched KV cache, keys taken back out of a finished pass, a decoding step split among workers, causal tiles
 for a chunk of new tokens."""
 
 from __future__ import annotations
@@ -17,251 +17,313 @@ __all__: list = []
 NO_FUSED = ("torch.nn.functional.scaled_dot_product_attention",)
 
 
-# ----------------------------------------------------------------------------- 9.1 merge (extend)
-def _partial(scores, values):
-    """(m, l, acc) of one block of keys: row max, sum of exp(s - m), unnormalised exp(s - m) @ v."""
-    m = scores.max(axis=-1)  # (..., L)
-    shift = np.where(np.isfinite(m), m, 0.0)
-    p = np.exp(scores - shift[..., None])  # (..., L, b); exp(-inf) = 0 for masked keys
-    return m, p.sum(axis=-1), p @ values  # (..., L), (..., L), (..., L, b) @ (..., b, Ev) -> (..., L, Ev)
-
-
-def _merge_case(name, scores, values, split, dtype=np.float64):
-    """The two halves' states of ``scores (..., L, S)`` and ``values (..., S, Ev)``, split at ``split``."""
-    first = _partial(scores[..., :split], values[..., :split, :])
-    second = _partial(scores[..., split:], values[..., split:, :])
-    (m1, l1, acc1), (m2, l2, acc2) = [[a.astype(dtype) for a in half] for half in (first, second)]
-    return Case(name, m1=m1, l1=l1, acc1=acc1, m2=m2, l2=l2, acc2=acc2)
-
-
-def _merge_cases():
-    rng = np.random.default_rng(901)
+# ----------------------------------------------------------------------------- 9.1 a sink added afterwards (extend)
+def sink_case(name, rng, B, H, L, S, E, Ev, offset=0.0, masked=(), dtype=np.float64):
+    """A case of 9.1: a finished pass's (out, lse) over S keys per head, and one sink logit per head.
+    ``offset`` lifts every score of the pass (scores in the hundreds); ``masked`` lists (b, h, i) rows
+    whose keys were all masked.  Each head's sink lies near the middle of its rows' lse, so that it
+    takes a large share of some rows and a small one of others."""
     n = rng.normal
-    empty = n(size=(3, 5))
-    empty[0, 2:] = -np.inf  # row 0: no visible key in half 2
-    empty[1, :] = -np.inf  # row 1: no visible key in either half
+    q, k, v = n(size=(B, H, L, E)), n(size=(B, H, S, E)), n(size=(B, H, S, Ev))
+    s = 2 * q @ swap(k) / np.sqrt(E) + offset  # (B, H, L, S)
+    for row in masked:
+        s[row] = -np.inf
+    m = s.max(axis=-1)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(s - shift[..., None])
+    total = e.sum(axis=-1)  # 0 for a row with every key masked
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lse = np.where(total > 0, shift + np.log(total), -np.inf)
+        out = np.where(total[..., None] > 0, (e @ v) / total[..., None], 0.0)
+    finite_rows = [lse[:, h][np.isfinite(lse[:, h])] for h in range(H)]
+    centre = np.array([np.median(r) if r.size else 0.0 for r in finite_rows])  # a head all masked: 0
+    sink = centre + n(size=H)
+    c = lambda a: np.asarray(a).astype(dtype)  # noqa: E731
+    return Case(name, out=c(out), lse=c(lse), sink=c(sink))
+
+
+def _sink_cases():
+    rng = np.random.default_rng(9011)
     return (
         grouped(
-            "merge",
-            _merge_case("L=2 queries, blocks of 3 and 2 keys", n(size=(2, 5)), n(size=(5, 3)), 3),
-            _merge_case("L=3, blocks of 2 and 4 keys, large scores", 30 * n(size=(3, 6)), n(size=(6, 2)), 2),
+            "sinks",
+            sink_case("B=1, H=2 heads, L=3, S=5", rng, 1, 2, 3, 5, 4, 2),
+            sink_case("B=2, H=4 heads, L=3, S=6, Ev=3", rng, 2, 4, 3, 6, 3, 3),
         )
         + grouped(
-            "batch dims",
-            _merge_case("a batch of 2, L=3, blocks of 2 and 2", n(size=(2, 3, 4)), n(size=(2, 4, 2)), 2),
-            _merge_case(
-                "batch (2, 2), L=2, blocks of 1 and 3", 5 * n(size=(2, 2, 2, 4)), n(size=(2, 2, 4, 3)), 1
+            "heads and positions",  # L = H: a sink matched with query positions still broadcasts
+            sink_case("B=2, H=3 heads, L=3 queries, S=4", rng, 2, 3, 3, 4, 2, 2),
+        )
+        + grouped(
+            "large scores",
+            sink_case("B=1, H=2, L=4, S=6, scores near 750", rng, 1, 2, 4, 6, 4, 2, offset=750.0),
+        )
+        + grouped(
+            "masked rows",
+            sink_case(
+                "B=2, H=2, L=3: two rows with every key masked",
+                rng,
+                2,
+                2,
+                3,
+                5,
+                2,
+                2,
+                masked=[(0, 1, 2), (1, 0, 0)],
             ),
         )
-        + grouped(
-            "empty halves",
-            _merge_case("L=3: a row empty in half 2, a row empty in both", empty, n(size=(5, 2)), 2),
-        )
-        + grouped(
-            "dtype",
-            _merge_case("float32, L=2, blocks of 2 and 3", n(size=(2, 5)), n(size=(5, 2)), 2, np.float32),
-        )
+        + grouped("dtype", sink_case("float32, B=1, H=3, L=2, S=5", rng, 1, 3, 2, 5, 4, 2, dtype=np.float32))
     )
 
 
-def _merge(m1, l1, acc1, m2, l2, acc2, rescale=True, flipped=False):
-    m = np.maximum(m1, m2)
-    shift = np.where(np.isfinite(m), m, 0.0)  # both blocks empty: nothing to rescale
-    a1, a2 = np.exp(m1 - shift), np.exp(m2 - shift)
-    if flipped:
-        a1, a2 = np.exp(shift - m1), np.exp(shift - m2)
-    if not rescale:
-        a1, a2 = np.ones_like(m1), np.ones_like(m2)
-    return m, a1 * l1 + a2 * l2, a1[..., None] * acc1 + a2[..., None] * acc2
+def _add_sink(out, lse, sink, mode="right"):
+    out, lse, sink = (np.asarray(a, dtype=np.float64) for a in (out, lse, sink))
+    if mode == "by position":  # the sinks matched with the query axis, not the heads
+        if lse.shape[-1] != sink.shape[0]:
+            return None
+        z = sink
+    else:
+        z = np.zeros_like(sink) if mode == "sink at 0" else sink
+        z = z[:, None]  # (H, 1) against (B, H, L)
+    new_lse = np.logaddexp(lse, z)
+    keys, to_sink = np.exp(lse - new_lse), np.exp(z - new_lse)  # the two shares of each row
+    to_sink = np.broadcast_to(to_sink, new_lse.shape)
+    if mode == "out kept":
+        return out, new_lse, to_sink
+    if mode == "lse kept":
+        return out * keys[..., None], lse, to_sink
+    if mode == "shares swapped":
+        return out * to_sink[..., None], new_lse, keys
+    return out * keys[..., None], new_lse, to_sink
 
 
-def _merge_nan(m1, l1, acc1, m2, l2, acc2):
-    m = np.maximum(m1, m2)
-    a1, a2 = np.exp(m1 - m), np.exp(m2 - m)  # -inf - -inf = NaN for a row with no keys yet
-    return m, a1 * l1 + a2 * l2, a1[..., None] * acc1 + a2[..., None] * acc2
+def _sink_variant(mode):
+    return lambda out, lse, sink: _add_sink(out, lse, sink, mode)
 
 
 register(
     Exercise(
-        id="ch09.merge_partials",
+        id="ch09.add_sink",
         number="9.1",
-        title="merge two partial softmax results",
+        title="a sink added to a finished pass",
         points=3,
-        function="merge_partials",
+        function="add_sink",
         stub=STUB_LINE,
-        hint="bring both halves to the common maximum: multiply each half's l and acc by exp(its m - the common m)",
+        hint="the sink is one more term in each row's sum: what share of the new sum do the keys keep?",
         kind="extend",
-        description="Two workers each scanned half of the keys (split-K, as FlashDecoding does) and "
-        "return, per query row, the online-softmax state of their half: the running maximum `m (..., L)`, "
-        "the sum `l (..., L)` of $e^{s_j - m}$, and the unnormalised output `acc (..., L, Ev)` "
-        "$= \\sum_j e^{s_j - m} v_j$. Merge the two states into the state of all keys, `(m, l, acc)`, so "
-        "that `acc / l[..., None]` is the attention output. A half in which a row had no visible key "
-        "arrives as `m = -inf`, `l = 0`, `acc = 0`: no NaN may come out.",
+        forbids=NO_FUSED,
+        description="Some models give every head a learned *sink* logit `z_h`: each query's softmax runs "
+        "over its `S` scores and `z_h` together, and the sink carries no value, so a row's weights over "
+        "the keys sum to less than 1 and the rest goes nowhere. A tiled pass like this chapter's ran "
+        "without the sinks and saved, per query, only `out (B, H, L, Ev)` and `lse (B, H, L)`, the log "
+        "of the sum of $e^{s_j}$ over the `S` scores. Given them and the sinks `sink (H,)`, one per head, "
+        "return `(out, lse, sink_weight)` as a pass with the sinks would have saved them: the output, "
+        "the log of the sum over the scores and the sink, and the weight the sink takes in each row, "
+        "`(B, H, L)`. Scores may be in the hundreds. A row whose keys were all masked arrives with "
+        "`lse = -inf` and `out = 0`; no NaN may come out.",
         solution='''
-            def merge_partials(m1, l1, acc1, m2, l2, acc2):
-                """The online-softmax state (m, l, acc) of two blocks of keys together."""
+            def add_sink(out, lse, sink):
+                """(out, lse, sink_weight) of the pass with one sink logit per head."""
                 ### BEGIN SOLUTION
-                m = np.maximum(m1, m2)  # (..., L): the maximum over both halves
-                shift = np.where(np.isfinite(m), m, 0.0)  # no keys in either half: avoid -inf - -inf
-                a1 = np.exp(m1 - shift)  # rescales half 1 from its own maximum to the common one
-                a2 = np.exp(m2 - shift)
-                l = a1 * l1 + a2 * l2
-                acc = a1[..., None] * acc1 + a2[..., None] * acc2  # (..., L, 1) * (..., L, Ev)
-                return m, l, acc
+                z = sink[:, None]  # (H, 1): one sink per head, against lse (B, H, L)
+                new_lse = np.logaddexp(lse, z)  # log(e^lse + e^z) without forming either
+                keys = np.exp(lse - new_lse)  # (B, H, L): the share the keys keep (0 for a masked row)
+                sink_weight = np.exp(z - new_lse)  # the rest, taken by the sink
+                return out * keys[..., None], new_lse, sink_weight
                 ### END SOLUTION
         ''',
-        reference=_merge,
-        public_cases=_merge_cases,
-        outputs=("m", "l", "acc"),
+        reference=_add_sink,
+        public_cases=_sink_cases,
+        outputs=("out", "lse", "sink_weight"),
+        # an lse near 750 carries float32's rounding (about 5e-5) into e^(lse - new lse): a stated
+        # tolerance that a float32 answer meets there and every registered mistake misses by far
+        tolerance=(1e-6, 5e-4),
         diagnoses=(
             Diagnosis(
-                "the two halves were added as they are, but each sum is relative to its own maximum: "
-                "multiply each by exp(m_half - m) before adding",
-                name="missing rescale of the partial sums",
-                variant=lambda *a: _merge(*a, rescale=False),
+                "lse and the sink's weight are right, out is the pass without the sink: what do the "
+                "keys' weights sum to now?",
+                name="output not rescaled",
+                hint="multiply out by the share the keys keep, e^(lse - new lse)",
+                variant=_sink_variant("out kept"),
             ),
             Diagnosis(
-                "the rescaling factor is upside down: a half whose maximum is below the common one must "
-                "shrink, exp(m_half - m) <= 1",
-                variant=lambda *a: _merge(*a, flipped=True),
+                "out is right, lse is the old one: which sum does lse hold once the sink is in?",
+                name="lse left as it was",
+                hint="the new lse is log(e^lse + e^z)",
+                variant=_sink_variant("lse kept"),
             ),
             Diagnosis(
-                "a row with no visible key in either half came out NaN (-inf - -inf): shift by 0 where "
-                "the common maximum is -inf",
-                variant=_merge_nan,
+                "out and the sink's weight hold each other's share: which part of the row belongs to the "
+                "keys?",
+                name="the keys' share and the sink's swapped",
+                hint="the keys keep e^(lse - new lse); the sink takes e^(z - new lse)",
+                variant=_sink_variant("shares swapped"),
+            ),
+            Diagnosis(
+                "the sinks went to the wrong rows: which axis of lse counts the heads?",
+                name="sinks matched with query positions",
+                hint="sink (H,) belongs to axis 1 of lse (B, H, L): sink[:, None]",
+                variant=_sink_variant("by position"),
+            ),
+            Diagnosis(
+                "every head behaves as if its sink logit were 0",
+                name="sink logit ignored",
+                hint="the sink's term in the sum is e^z, not e^0",
+                variant=_sink_variant("sink at 0"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 9.2 a key block's gradients (extend)
-def _forward_state(q, k, v):
-    """(out, lse) of full attention: what a FlashAttention forward pass saves per query."""
-    s = q @ swap(k) / np.sqrt(q.shape[-1])  # (..., L, S)
-    m = s.max(axis=-1, keepdims=True)
-    lse = (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]  # (..., L)
-    return np.exp(s - lse[..., None]) @ v, lse
-
-
-def _block_grads(q, k_blk, v_blk, dout, out, lse, mode="right"):
-    E = q.shape[-1]
-    q, k_blk, v_blk, dout, out, lse = (
-        np.asarray(a, dtype=np.float64) for a in (q, k_blk, v_blk, dout, out, lse)
-    )
-    scale = 1.0 if mode == "unscaled" else 1 / np.sqrt(E)
-    s = q @ swap(k_blk) * scale  # (..., L, b)
-    if mode == "block_softmax":  # the block's scores normalised among themselves
-        P = softmax_ref(s)
-    else:
-        P = np.exp(s - lse[..., None])
-    dP = dout @ swap(v_blk)  # (..., L, b)
-    D = 0.0 if mode == "no_row_term" else (dout * out).sum(axis=-1, keepdims=True)  # (..., L, 1)
-    dS = P * (dP - D)
-    dk = swap(dS) @ q * (1.0 if mode == "dk_unscaled" else 1 / np.sqrt(E))
-    return dk, swap(P) @ dout
-
-
-def grads_case(name, rng, lead, L, S, E, Ev, start, stop, dtype=np.float64):
-    """A case of 9.2: full attention's saved (out, lse) and the key block start:stop."""
-    n = rng.normal
-    q, k, v, dout = (
-        n(size=lead + (L, E)),
-        n(size=lead + (S, E)),
-        n(size=lead + (S, Ev)),
-        n(size=lead + (L, Ev)),
-    )
-    out, lse = _forward_state(q, k, v)
+# ----------------------------------------------------------------------------- 9.2 a cache through a beam search step (extend)
+def beam_case(name, rng, B, t, n, E, Ev, parents, dtype=np.float64):
+    """A case of 9.2: B beams' caches of t tokens, the parent of each new beam, n new tokens per beam."""
+    r = rng.normal
     c = lambda a: a.astype(dtype)  # noqa: E731
     return Case(
         name,
-        q=c(q),
-        k_blk=c(k[..., start:stop, :]),
-        v_blk=c(v[..., start:stop, :]),
-        dout=c(dout),
-        out=c(out),
-        lse=c(lse),
+        q=c(2 * r(size=(B, n, E))),
+        k_new=c(r(size=(B, n, E))),
+        v_new=c(r(size=(B, n, Ev))),
+        k_cache=c(r(size=(B, t, E))),
+        v_cache=c(r(size=(B, t, Ev))),
+        parents=np.array(parents),
     )
 
 
-def _grads_cases():
+def _beam_cases():
     rng = np.random.default_rng(9021)
     return (
         grouped(
-            "key blocks",
-            grads_case("L=3, S=8, keys 4..7 of E=4, Ev=2", rng, (), 3, 8, 4, 2, 4, 8),
-            grads_case("L=4, S=6, keys 0..1 of E=3, Ev=3", rng, (), 4, 6, 3, 3, 0, 2),
+            "beams",
+            beam_case("3 beams of 4 tokens, 2 new each, parents [1, 0, 0]", rng, 3, 4, 2, 3, 2, [1, 0, 0]),
+            beam_case(
+                "4 beams of 3 tokens, 3 new each, parents [2, 2, 3, 1]", rng, 4, 3, 3, 2, 3, [2, 2, 3, 1]
+            ),
+            beam_case("2 beams of 5 tokens, 2 new each, parents swapped", rng, 2, 5, 2, 4, 2, [1, 0]),
         )
-        + grouped("batch dims", grads_case("2 heads, L=2, S=5, keys 1..3", rng, (2,), 2, 5, 2, 2, 1, 4))
-        + grouped("dtype", grads_case("float32, L=3, S=6, keys 2..5", rng, (), 3, 6, 4, 2, 2, 6, np.float32))
+        + grouped(
+            "one new token",
+            beam_case("3 beams of 6 tokens, 1 new each, parents [2, 2, 0]", rng, 3, 6, 1, 3, 2, [2, 2, 0]),
+        )
+        + grouped(
+            "dtype",
+            beam_case(
+                "float32, 3 beams of 3 tokens, 2 new, parents [1, 2, 1]",
+                rng,
+                3,
+                3,
+                2,
+                4,
+                2,
+                [1, 2, 1],
+                np.float32,
+            ),
+        )
     )
 
 
-def _grads_variant(mode):
-    return lambda q, k_blk, v_blk, dout, out, lse: _block_grads(q, k_blk, v_blk, dout, out, lse, mode)
+def _beam_step(q, k_new, v_new, k_cache, v_cache, parents, order="gather, append", mask="bottom right"):
+    q, k_new, v_new, k_cache, v_cache = (
+        np.asarray(a, dtype=np.float64) for a in (q, k_new, v_new, k_cache, v_cache)
+    )
+    parents = np.asarray(parents)
+    n, t = q.shape[1], k_cache.shape[1]
+    if order == "not gathered":
+        k_all, v_all = np.concatenate([k_cache, k_new], 1), np.concatenate([v_cache, v_new], 1)
+    elif order == "append, gather":
+        k_all, v_all = (
+            np.concatenate([k_cache, k_new], 1)[parents],
+            np.concatenate([v_cache, v_new], 1)[parents],
+        )
+    elif order == "in place":  # row b overwritten before a later beam reads it
+        k_old, v_old = k_cache.copy(), v_cache.copy()
+        for b, p in enumerate(parents):
+            k_old[b], v_old[b] = k_old[p], v_old[p]
+        k_all, v_all = np.concatenate([k_old, k_new], 1), np.concatenate([v_old, v_new], 1)
+    else:
+        k_all, v_all = (
+            np.concatenate([k_cache[parents], k_new], 1),
+            np.concatenate([v_cache[parents], v_new], 1),
+        )
+    i, j = np.arange(n)[:, None], np.arange(t + n)[None, :]
+    visible = {"bottom right": j <= t + i, "top left": j <= i, "none": None}[mask]
+    out = sdpa(q, k_all, v_all, visible)[0]
+    return out, k_all, v_all
+
+
+def _beam_variant(**kw):
+    return lambda *a: _beam_step(*a, **kw)
 
 
 register(
     Exercise(
-        id="ch09.key_block_grads",
+        id="ch09.beam_cache_step",
         number="9.2",
-        title="one key block's gradients from the saved statistics",
+        title="KV caches through a beam search step",
         points=3,
-        function="key_block_grads",
+        function="beam_cache_step",
         stub=STUB_LINE,
-        hint="rebuild the block's weights from lse; the softmax's backward needs, per query, the sum over all "
-        "keys of weight times its gradient, and out and dout hold that sum",
+        hint="new beam b's history is old beam parents[b]'s: which rows of the old caches does it need, and "
+        "where do its own new tokens sit among its keys?",
         kind="extend",
         forbids=NO_FUSED,
-        description="The forward pass of this chapter never keeps the `(L, S)` weights, and neither does "
-        "FlashAttention's: for `out = softmax(q k^T / sqrt(E)) v` it saves, per query, only `out` "
-        "`(..., L, Ev)` and `lse (..., L)`, the log of the sum of `exp(q k_j / sqrt(E))` over all `S` "
-        "keys. Its backward pass then visits the keys one block at a time. Given one block of keys and "
-        "values `k_blk (..., b, E)`, `v_blk (..., b, Ev)`, the queries `q (..., L, E)`, the saved `out` "
-        "and `lse`, and the gradient `dout (..., L, Ev)` of a loss with respect to `out`, return "
-        "`(dk_blk, dv_blk)`: the gradients of the loss with respect to that block's keys `(..., b, E)` "
-        "and values `(..., b, Ev)`. The other keys are not given.",
+        needs=("import numpy as np", "from attncourse import softmax"),
+        description="Beam search decodes `B` candidate continuations (beams) side by side, each with its "
+        "own KV cache. After every step it keeps the best `B` continuations: new beam `b` continues old "
+        "beam `parents[b]` (`parents (B,)` ints in `0 .. B - 1`; an old beam may go on as several new "
+        "ones, and another as none). The old caches are `k_cache (B, t, E)` and `v_cache (B, t, Ev)` "
+        "(row `b`: old beam `b`'s `t` tokens), and each new beam now adds `n` tokens, given as `q`, "
+        "`k_new (B, n, E)` and `v_new (B, n, Ev)` (row `b`: new beam `b`'s). Attend (scaled scores, "
+        "causal) from each new beam's `n` queries to that beam's tokens so far, and return "
+        "`(out (B, n, Ev), k_cache (B, t + n, E), v_cache (B, t + n, Ev))`, the new beams' caches.",
         solution='''
-            def key_block_grads(q, k_blk, v_blk, dout, out, lse):
-                """(dk_blk (..., b, E), dv_blk (..., b, Ev)) of one key block, from the saved out and lse."""
+            def beam_cache_step(q, k_new, v_new, k_cache, v_cache, parents):
+                """One step of B beams: (out (B, n, Ev), k_cache (B, t + n, E), v_cache (B, t + n, Ev))."""
                 ### BEGIN SOLUTION
-                scale = 1 / np.sqrt(q.shape[-1])
-                P = np.exp(q @ np.swapaxes(k_blk, -1, -2) * scale - lse[..., None])  # (..., L, b): the true weights
-                dv = np.swapaxes(P, -1, -2) @ dout  # (..., b, L) @ (..., L, Ev)
-                dP = dout @ np.swapaxes(v_blk, -1, -2)  # (..., L, b)
-                D = (dout * out).sum(axis=-1, keepdims=True)  # (..., L, 1): sum over all keys of P * dP
-                dS = P * (dP - D)  # the softmax's backward
-                dk = np.swapaxes(dS, -1, -2) @ q * scale  # (..., b, L) @ (..., L, E)
-                return dk, dv
+                t, n = k_cache.shape[1], q.shape[1]
+                k_all = np.concatenate([k_cache[parents], k_new], axis=1)  # (B, t + n, E): its parent's past, then its own
+                v_all = np.concatenate([v_cache[parents], v_new], axis=1)  # (B, t + n, Ev)
+                scores = q @ np.swapaxes(k_all, -1, -2) / np.sqrt(q.shape[-1])  # (B, n, t + n)
+                visible = np.arange(t + n)[None, :] <= t + np.arange(n)[:, None]  # new token i sits at t + i
+                weights = softmax(np.where(visible, scores, -np.inf))
+                return weights @ v_all, k_all, v_all  # (B, n, t + n) @ (B, t + n, Ev) -> (B, n, Ev)
                 ### END SOLUTION
         ''',
-        reference=_block_grads,
-        public_cases=_grads_cases,
-        outputs=("dk", "dv"),
+        reference=_beam_step,
+        public_cases=_beam_cases,
+        outputs=("out", "k_cache", "v_cache"),
         diagnoses=(
             Diagnosis(
-                "the weights are normalised within the block: what do this block's keys weigh among all S keys?",
-                name="weights normalised within the block",
-                hint="P = exp(s - lse): lse already holds the sum over every key",
-                variant=_grads_variant("block_softmax"),
+                "each new beam reads the history of the old beam in its own row, not of the one it continues",
+                name="caches not reordered",
+                hint="gather the old caches' rows by parents before appending: k_cache[parents]",
+                variant=_beam_variant(order="not gathered"),
             ),
             Diagnosis(
-                "dv is right, dk is not: what does the softmax's backward subtract from each gradient of a weight?",
-                name="softmax backward without the row term",
-                hint="dS = P (dP - D) with D_i = sum_j P_ij dP_ij, which equals dout_i . out_i",
-                variant=_grads_variant("no_row_term"),
+                "the beams' histories are right, but each beam's new tokens went to another beam",
+                name="reordered after appending",
+                hint="the new tokens already belong to the new beams: gather the old rows first, then append",
+                variant=_beam_variant(order="append, gather"),
             ),
             Diagnosis(
-                "both gradients are off: are the scores rebuilt as the forward pass made them?",
-                name="scores rebuilt unscaled",
-                hint="the scores are q k^T / sqrt(E), with the same scale as when lse was saved",
-                variant=_grads_variant("unscaled"),
+                "some beams got the history of a beam that had already been overwritten",
+                name="rows overwritten before they were read",
+                hint="copy the old rows out at once (k_cache[parents]) instead of row by row in place",
+                variant=_beam_variant(order="in place"),
             ),
             Diagnosis(
-                "dv is right, dk is too large: how does a key enter the scores?",
-                name="dk without the scale",
-                hint="s = q k^T / sqrt(E): dk carries the 1 / sqrt(E) too",
-                variant=_grads_variant("dk_unscaled"),
+                "the new queries see the keys as if they were the first n tokens: where do they sit?",
+                name="causal mask aligned top-left",
+                hint="new token i is token t + i: it sees keys 0 .. t + i",
+                variant=_beam_variant(mask="top left"),
+            ),
+            Diagnosis(
+                "a new token sees the new tokens after it",
+                name="no causal mask among the new tokens",
+                hint="mask key j for new query i when j > t + i",
+                variant=_beam_variant(mask="none"),
             ),
         ),
     )
@@ -394,6 +456,14 @@ register(
 
 
 # ----------------------------------------------------------------------------- 9.4 keys taken back out (extend)
+def _forward_state(q, k, v):
+    """(out, lse) of full attention: what a FlashAttention forward pass saves per query."""
+    s = q @ swap(k) / np.sqrt(q.shape[-1])  # (..., L, S)
+    m = s.max(axis=-1, keepdims=True)
+    lse = (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]  # (..., L)
+    return np.exp(s - lse[..., None]) @ v, lse
+
+
 def _remove_keys(q, k_rm, v_rm, out, lse, mode="right"):
     """(out, lse) over the keys that remain once the block k_rm, v_rm is taken out."""
     q, k_rm, v_rm, out, lse = (np.asarray(a, dtype=np.float64) for a in (q, k_rm, v_rm, out, lse))
@@ -515,130 +585,117 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 9.5 decoding a RoPE head (diagnose)
-def _rope_decode(x, W_q, W_k, W_v, mode="right"):
-    """Outputs (T, E) of one half-split RoPE head over x (T, d_model), causal, from the full pass."""
-    from ... import apply_rope
-
-    x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k, W_v))
-    q, k, v = x @ W_q, x @ W_k, x @ W_v  # (T, E) each
-    T = x.shape[0]
-    positions = np.arange(T)
-    if mode == "cache_rotated_again":  # key j rotated by its position once at every step from j on
-        outs = []
-        k_cache = np.zeros((0, k.shape[1]))
-        for t in range(T):
-            k_cache = apply_rope(np.concatenate([k_cache, k[t : t + 1]]))
-            q_t = apply_rope(q[t : t + 1], np.array([t]))
-            outs.append(softmax_ref(q_t @ k_cache.T / np.sqrt(q.shape[1])) @ v[: t + 1])
-        return np.concatenate(outs)
-    q_pos = np.zeros(T, dtype=int) if mode == "q_at_0" else positions
-    k_pos = np.zeros(T, dtype=int) if mode == "k_at_0" else positions
-    k_pos = positions + 1 if mode == "k_one_ahead" else k_pos
-    qr, kr = apply_rope(q, q_pos), apply_rope(k, k_pos)
-    return sdpa(qr, kr, v, is_causal=True)[0]
+# ----------------------------------------------------------------------------- 9.5 a decoding step split among workers (diagnose)
+def _split_decode(q, k, v, n_splits, mode="right"):
+    """One query's attention over T cached keys, computed the way the workers of 9.5 combine their parts."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    E = q.shape[-1]
+    outs, lses = [], []
+    for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+        s = q @ swap(k_part) / np.sqrt(E)  # (..., 1, t)
+        m = s.max(axis=-1, keepdims=True)
+        p = np.exp(s - m)
+        l = p.sum(axis=-1, keepdims=True)
+        outs.append(p @ v_part / l)
+        lses.append({"own maximum": np.log(l), "maximum subtracted": np.log(l) - m}.get(mode, m + np.log(l)))
+    lses = np.stack(lses)
+    w = np.ones_like(lses) if mode == "averaged" else np.exp(lses - lses.max(axis=0))
+    return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)
 
 
-def rope_case(name, rng, T, d_model, E, Ev, scale=1.0, dtype=np.float64):
-    """A case of 9.5: token embeddings x (T, d_model) and the head's projections; `scale` sharpens the
-    scores (queries and keys grow with it)."""
+def split_case(name, rng, lead, T, E, Ev, n_splits, scale=2.0, offset=0.0, dtype=np.float64):
+    """A case of 9.5: one new query, T cached keys and values, n_splits workers.  ``scale`` sharpens the
+    scores; with an ``offset``, every key's last feature is 1 and the query's last feature lifts every
+    score by about ``offset`` (scores in the hundreds)."""
     n = rng.normal
-    return Case(
-        name,
-        x=n(size=(T, d_model)).astype(dtype),
-        W_q=(scale * n(size=(d_model, E)) / np.sqrt(d_model)).astype(dtype),
-        W_k=(scale * n(size=(d_model, E)) / np.sqrt(d_model)).astype(dtype),
-        W_v=(n(size=(d_model, Ev)) / np.sqrt(d_model)).astype(dtype),
+    q, k, v = scale * n(size=lead + (1, E)), n(size=lead + (T, E)), n(size=lead + (T, Ev))
+    if offset:
+        k[..., -1] = 1.0
+        q[..., -1] = offset * np.sqrt(E)
+    c = lambda a: a.astype(dtype)  # noqa: E731
+    return Case(name, q=c(q), k=c(k), v=c(v), n_splits=n_splits)
+
+
+def _split_cases():
+    rng = np.random.default_rng(9051)
+    return (
+        grouped(
+            "splits",
+            split_case("T=7 keys, 2 workers, E=4, Ev=3", rng, (), 7, 4, 3, 2),
+            split_case("T=9 keys, 4 workers, E=2, Ev=2", rng, (), 9, 2, 2, 4),
+            split_case("T=5 keys, 5 workers (one key each)", rng, (), 5, 3, 2, 5),
+        )
+        + grouped("batch dims", split_case("2 sequences x 3 heads, T=8, 3 workers", rng, (2, 3), 8, 4, 2, 3))
+        + grouped(
+            "large scores", split_case("T=6, 3 workers, scores near 750", rng, (), 6, 4, 2, 3, 1.0, 750.0)
+        )
+        + grouped("dtype", split_case("float32, T=10, 3 workers", rng, (), 10, 4, 3, 3, dtype=np.float32))
     )
 
 
-def _rope_cases():
-    rng = np.random.default_rng(9051)
-    return grouped(
-        "decoding",
-        rope_case("T=6 tokens, d_model=8, E=4, Ev=3", rng, 6, 8, 4, 3, 2.0),
-        rope_case("T=9 tokens, d_model=6, E=6, Ev=2", rng, 9, 6, 6, 2, 3.0),
-        rope_case("T=3 tokens, d_model=4, E=2, Ev=2", rng, 3, 4, 2, 2, 2.0),
-    ) + grouped("dtype", rope_case("float32, T=5, d_model=8, E=8, Ev=4", rng, 5, 8, 8, 4, 2.0, np.float32))
-
-
-_ROPE_SOLUTION = '''
-    def rope_decode(x, W_q, W_k, W_v):
-        """Outputs (T, Ev) of one RoPE attention head, decoded one token at a time with a KV cache."""
-        E = W_q.shape[1]
-        k_cache = np.zeros((0, E))  # (t, E): the keys of the tokens decoded so far
-        v_cache = np.zeros((0, W_v.shape[1]))  # (t, Ev)
-        outs = []
-        for t in range(x.shape[0]):
-            x_t = x[t : t + 1]  # (1, d_model): only the newest token is projected
-            q_t, k_t, v_t = x_t @ W_q, x_t @ W_k, x_t @ W_v  # (1, E), (1, E), (1, Ev)
+_SPLIT_SOLUTION = '''
+    def split_decode(q, k, v, n_splits):
+        """One decoding step over a cache cut into n_splits consecutive parts, one per worker: (..., 1, Ev)."""
+        E = q.shape[-1]
+        outs, logw = [], []
+        for k_part, v_part in zip(np.array_split(k, n_splits, axis=-2), np.array_split(v, n_splits, axis=-2)):
+            s = q @ np.swapaxes(k_part, -1, -2) / np.sqrt(E)  # (..., 1, E) @ (..., E, t) -> (..., 1, t)
+            m = s.max(axis=-1, keepdims=True)  # (..., 1, 1)
+            p = np.exp(s - m)
+            l = p.sum(axis=-1, keepdims=True)  # (..., 1, 1)
+            outs.append(p @ v_part / l)  # (..., 1, Ev): this worker's output over its own keys
             ### BEGIN SOLUTION
-            k_t = apply_rope(k_t, np.array([t]))  # turned once, at its own position, then cached
-            k_cache = np.concatenate([k_cache, k_t])  # (t + 1, E)
-            v_cache = np.concatenate([v_cache, v_t])  # (t + 1, Ev)
+            logw.append(m + np.log(l))  # (..., 1, 1): log of the part's sum of e^s
             ### END SOLUTION
-            q_t = apply_rope(q_t, np.array([t]))  # (1, E)
-            scores = q_t @ k_cache.T / np.sqrt(E)  # (1, E) @ (E, t + 1) -> (1, t + 1)
-            outs.append(softmax(scores) @ v_cache)  # (1, t + 1) @ (t + 1, Ev) -> (1, Ev)
-        return np.concatenate(outs)  # T x (1, Ev) -> (T, Ev)
+        logw = np.stack(logw)  # (n_splits, ..., 1, 1)
+        w = np.exp(logw - logw.max(axis=0))  # (n_splits, ..., 1, 1)
+        return (w * np.stack(outs)).sum(axis=0) / w.sum(axis=0)  # (..., 1, Ev)
 '''
 
-_ROPE_STUB = (
-    "k_cache = np.concatenate([k_cache, k_t])  # (t + 1, E)\n"
-    "v_cache = np.concatenate([v_cache, v_t])  # (t + 1, Ev)\n"
-    "k_cache = apply_rope(k_cache)"
-)
+_SPLIT_STUB = "logw.append(np.log(l))  # (..., 1, 1)"
 
 
 register(
     Exercise(
-        id="ch09.rope_decode",
+        id="ch09.split_decode",
         number="9.5",
-        title="decoding a RoPE head with a KV cache",
+        title="one decoding step split among workers",
         points=2,
-        function="rope_decode",
-        hint="follow one cached key through two decoding steps: by which angle is it turned at each?",
+        function="split_decode",
+        hint="take two workers whose keys score very differently: what does each one report, and on what "
+        "scale?",
         kind="diagnose",
         forbids=NO_FUSED,
-        needs=("import numpy as np", "from attncourse import apply_rope, softmax"),
-        description="`rope_decode(x, W_q, W_k, W_v)` runs one attention head with rotary positions "
-        "(chapter 7's half-split RoPE, `apply_rope`, scaled scores) over the token embeddings "
-        "`x (T, d_model)` the way a decoder generates: one token at a time, each step projecting only "
-        "the newest token and attending from it to the cached keys and values of every token so far. "
-        "It must return `(T, Ev)`: the same outputs as causal attention with that RoPE "
-        "over all `T` tokens at once. It does not. Find the bug and fix it, "
-        "keeping the cache (each step projects one token).",
-        solution=_ROPE_SOLUTION,
-        stub=_ROPE_STUB,
-        reference=_rope_decode,
-        public_cases=_rope_cases,
+        description="`split_decode(q, k, v, n_splits)` is one decoding step done the way long caches are "
+        "decoded on many workers at once: the cache of `T` keys and values is cut into `n_splits` "
+        "consecutive parts, each worker attends (scaled scores) from the new query to its own part only "
+        "and reports its part's output and one number per query, and a last step combines the reports. "
+        "With `q (..., 1, E)`, `k (..., T, E)`, `v (..., T, Ev)` and `2 <= n_splits <= T`, it must return "
+        "`(..., 1, Ev)`: the same output as attention from `q` to all `T` keys at once. It does not. "
+        "Find the bug and fix it. Scores may be in the hundreds.",
+        solution=_SPLIT_SOLUTION,
+        stub=_SPLIT_STUB,
+        reference=_split_decode,
+        public_cases=_split_cases,
         diagnoses=(
             Diagnosis(
-                "the first two outputs are right and every later one is off: a cached key is turned again at "
-                "every step, so by step t key j has been turned by its angle t - j + 1 times",
-                name="cached keys rotated again at every step",
-                hint="rotate each key once, at its own position, before it goes into the cache; never rotate "
-                "the cache",
-                variant=lambda *a: _rope_decode(*a, mode="cache_rotated_again"),
+                "the output is off whenever the workers' largest scores differ: are their reports on one "
+                "scale?",
+                name="each part's sum relative to its own maximum",
+                hint="a part's lse is its maximum plus the log of its sum: m + log(l)",
+                variant=lambda *a: _split_decode(*a, mode="own maximum"),
             ),
             Diagnosis(
-                "the new keys are cached without their rotation: the scores then depend on the query's "
-                "position alone",
-                name="keys cached unrotated",
-                hint="k_t is rotated at position t before it is cached",
-                variant=lambda *a: _rope_decode(*a, mode="k_at_0"),
+                "every worker's output counts the same, however much of the row's weight its keys hold",
+                name="parts averaged equally",
+                hint="weigh each part by its sum of e^s over all parts' sums",
+                variant=lambda *a: _split_decode(*a, mode="averaged"),
             ),
             Diagnosis(
-                "the keys are rotated one position ahead of their tokens",
-                name="keys rotated one position ahead",
-                hint="token t's key is rotated at position t (counted from 0), like its query",
-                variant=lambda *a: _rope_decode(*a, mode="k_one_ahead"),
-            ),
-            Diagnosis(
-                "the queries are not rotated at their positions",
-                name="queries rotated at position 0",
-                hint="the new query is rotated at position t",
-                variant=lambda *a: _rope_decode(*a, mode="q_at_0"),
+                "the parts whose keys score highest count least: what does each report say about its keys' scores?",
+                name="maximum subtracted",
+                hint="the log of e^m times l is m + log(l)",
+                variant=lambda *a: _split_decode(*a, mode="maximum subtracted"),
             ),
         ),
     )
