@@ -1,11 +1,11 @@
 """Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, a streaming model's
-settings read back, a decoder that peeks, the lengths a padded batch lost and the entropy under a mask."""
+settings read back, a decoder with key-major scores, the lengths a padded batch lost and the entropy under a mask."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .... import causal_mask
+from .... import causal_mask, softmax
 from .... import scaled_dot_product_attention as sdpa
 from ...engine.registry import Case, Diagnosis, Exercise, grouped, register
 from .._shared import D_MODEL_SCALE
@@ -246,9 +246,11 @@ register(
         function="streaming_settings",
         hint="a query far enough from the start shows both settings at once",
         kind="extend",
-        description="StreamingLLM runs a model past its training length with a causal sliding window of "
-        "`window >= 1` keys (the query's own key included) and also keeps the first `n_sink >= 0` tokens, "
-        "the *attention sinks*, visible to every later query. Each head of a layer was given its own "
+        description="A streaming model (StreamingLLM) runs past its training length with this chapter's "
+        "causal sliding window of `window >= 1` keys (the query's own key included), and, much as "
+        "Longformer's window keeps a few tokens global, it keeps the first `n_sink >= 0` tokens of the "
+        "sequence visible to every later query, whatever the window (StreamingLLM calls them *attention "
+        "sinks*). Each head of a layer was given its own "
         "settings, and they were not recorded. You have the layer's attention weights `weights (H, L, L)` "
         "(rows: queries, columns: keys; float32 or float64; a key a query may not see has weight exactly 0, "
         "any other key a positive weight). In every head `window + n_sink < L`. Return `(window, n_sink)`, "
@@ -291,7 +293,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.8 a decoder that peeks (diagnose)
+# ----------------------------------------------------------------------------- 6.8 a decoder with key-major scores (diagnose)
 def _decoder_cases():
     rng = np.random.default_rng(608)
     n = rng.normal
@@ -310,58 +312,83 @@ def _decoder_cases():
     )
 
 
-def _tril_attention(q, k, v, diagonal):
+def _key_major(q, k, v, mask="causal", layout="keys", normalise="queries"):
+    """Causal self-attention; weights returned key-major (..., S, L) unless layout="queries"."""
     L = q.shape[-2]
-    return sdpa(q, k, v, np.tril(np.ones((L, L), dtype=bool), k=diagonal))
+    allowed = {
+        "causal": np.tril(np.ones((L, L), dtype=bool)),
+        "future": np.triu(np.ones((L, L), dtype=bool)),  # query t sees keys t .. L - 1
+        "misses itself": np.tril(np.ones((L, L), dtype=bool), k=-1),
+    }[mask]
+    if normalise == "keys":  # each key's scores over the queries normalised: rows of the key-major array
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
+        w = np.swapaxes(softmax(np.swapaxes(np.where(allowed, s, -np.inf), -1, -2)), -1, -2)
+        out = w @ v
+    else:
+        out, w = sdpa(q, k, v, allowed)
+    return out, (np.swapaxes(w, -1, -2) if layout == "keys" else w)
 
 
 register(
     Exercise(
-        id="ch06.decoder_attention",
-        former_ids=("ch06.fix_causal_leak",),
+        id="ch06.key_major_decoder",
         number="6.8",
-        title="a decoder that peeks",
+        title="a decoder with key-major scores",
         points=2,
-        function="decoder_attention",
-        hint="query i may see keys 0..i: the lower triangle with the diagonal and nothing above it",
+        hint="in this layout, where in the (S, L) array do query t and key j meet?",
+        function="key_major_decoder",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="A small language model trained with this causal self-attention reaches almost zero "
-        "training loss, then generates nonsense. Changing the token at position $t + 1$ changes the "
-        "output at position $t$. Find the leak in the function (it returns `(out, weights)`, shaped "
-        "`(..., L, Ev)` and `(..., L, L)`) and fix it; `softmax` is handed out, PyTorch's attention "
+        description="An attention kernel keeps its scores *key-major*, the transpose of this chapter's "
+        "layout: row `j` of the `(..., S, L)` array belongs to key `j`, column `t` to query `t`, and "
+        "each column is normalised. A small language model trained with the kernel's causal "
+        "self-attention below reaches almost zero training loss, then generates nonsense; changing "
+        "the token at position $t + 1$ changes the output at position $t$. Find the bug and fix it. "
+        "The function returns `(out (..., L, Ev), weights (..., L, L))`, `weights` in the kernel's "
+        "key-major layout; `softmax` (it takes `axis`) is handed out, PyTorch's attention "
         "functions are not.",
         solution='''
-            def decoder_attention(q, k, v):
-                """Causal self-attention: query t sees keys 0..t. Returns (out, weights)."""
+            def key_major_decoder(q, k, v):
+                """Causal self-attention computed key-major: returns (out, weights), weights[..., j, t] for key j, query t."""
                 L = q.shape[-2]
+                scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])  # (..., S, E) @ (..., E, L) -> (..., S, L)
                 ### BEGIN SOLUTION
-                allowed = np.tril(np.ones((L, L), dtype=bool))  # True on and below the diagonal
+                allowed = np.triu(np.ones((L, L), dtype=bool))  # key j serves query t when j <= t: row <= column
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, E) @ (..., E, L) -> (..., L, L)
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v, weights  # (..., L, L) @ (..., L, Ev) -> (..., L, Ev)
+                weights = softmax(np.where(allowed, scores, -np.inf), axis=-2)  # each column, one query, sums to 1
+                return np.swapaxes(weights, -1, -2) @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
-        stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)",
-        reference=lambda q, k, v: _tril_attention(q, k, v, 0),
+        stub="allowed = np.tril(np.ones((L, L), dtype=bool))",
+        reference=_key_major,
         public_cases=_decoder_cases,
         outputs=("out", "weights"),
-        distributions=("weights",),
+        distributions=(),
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "query t puts weight on a key after t: which keys may query t see?",
-                name="causal off by one (sees the next token)",
-                hint="query t sees key t + 1, one step in its future: during training each position could "
-                "copy the very token it should predict. The last allowed key of query t is t itself: "
-                "np.tril(...) with k=0",
-                variant=lambda q, k, v: _tril_attention(q, k, v, 1),
+                "query t puts weight on the keys after t, and none on the keys before it",
+                name="the query-major mask on key-major scores",
+                hint="here key j and query t meet at row j, column t: query t may see the rows j <= t of "
+                "its column, the upper triangle with the diagonal, np.triu",
+                variant=lambda q, k, v: _key_major(q, k, v, "future"),
             ),
             Diagnosis(
                 "query t gives key t no weight",
-                name="causal off by one (misses itself)",
-                hint="a token may attend to itself: the diagonal must stay True (k=0)",
-                variant=lambda q, k, v: _tril_attention(q, k, v, -1) if q.shape[-2] > 1 else None,
+                name="misses itself",
+                hint="a token may attend to itself: the diagonal stays True",
+                variant=lambda q, k, v: _key_major(q, k, v, "misses itself") if q.shape[-2] > 1 else None,
+            ),
+            Diagnosis(
+                "each query's weights do not sum to one",
+                name="normalised over the queries",
+                hint="a query is a column in this layout: the softmax runs over axis -2",
+                variant=lambda q, k, v: _key_major(q, k, v, normalise="keys") if q.shape[-2] > 1 else None,
+            ),
+            Diagnosis(
+                "out is right, but weights is not in the kernel's layout",
+                name="weights returned query-major",
+                hint="weights[..., j, t] is key j's weight for query t",
+                variant=lambda q, k, v: _key_major(q, k, v, layout="queries") if q.shape[-2] > 1 else None,
             ),
         ),
     )
