@@ -237,17 +237,30 @@ HIDDEN.update(
 )
 
 
-def boosted_key_entropy():
+def first_wrong_cached_output():
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _cache_stack
+
     return _kinds(
         [
-            Case("a fully padded row and a single key, delta 2", lengths=np.array([0, 5, 1]), S=5, delta=2.0),
-            Case("long sequences, delta 6", lengths=np.array([1000, 4096, 17]), S=4096, delta=6.0),
-            Case("no favour: delta 0", lengths=np.array([3, 8]), S=8, delta=0.0),
+            Case(
+                "L=8, four masks",
+                masks=_cache_stack(8, ("window", 1), ("leak", 0, 7), ("prefix", 5), ("packed", 4)),
+            ),
+            Case(
+                "L=4, three masks",
+                masks=_cache_stack(4, ("left padded", 3), ("two-sided window", 1), ("padded both ways", 4)),
+            ),
+            Case("L=1, one mask", masks=_cache_stack(1, ("causal",))),
+            Case(
+                "L=10, three masks",
+                masks=_cache_stack(10, ("leak", 8, 9), ("global last",), ("window", 4)),
+            ),
         ],
-        "entropies",
-        "entropies",
-        "entropies",
+        "masks",
+        "masks",
+        "masks",
+        "masks",
     )
 
 
-HIDDEN["ch06.boosted_key_entropy"] = boosted_key_entropy
+HIDDEN["ch06.first_wrong_cached_output"] = first_wrong_cached_output

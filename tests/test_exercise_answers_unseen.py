@@ -132,7 +132,7 @@ NEW_SITUATIONS = {
         "ch06.local_global_attention": "windowed and full causal heads in one layer",
         "ch06.streaming_settings": "each head's StreamingLLM window and sink count read back from its weights",
         "ch06.key_major_decoder": "a causal mask on scores stored key-major, (S, L), normalised per column",
-        "ch06.boosted_key_entropy": "the entropy of padded rows in which one key is favoured",
+        "ch06.first_wrong_cached_output": "the first query a one-token-at-a-time cache gets wrong, for masks of several kinds",
         "ch06.lengths_from_output": "a padded batch's lengths recovered from its attention output",
     },
     "ch07": {

@@ -291,17 +291,30 @@ def test_the_derived_closed_forms_hold():
     x_key, y_value = np.array([0.0, 3.0, 1.0, 3.0, -2.0]), np.array([5.0, 1.0, 0.0, 2.0, 4.0])
     far, _ = nadaraya_watson(np.array([-1e4, 1e4]), x_key, y_value, 0.7)
     assert np.allclose(_answer("ch00.far_from_the_data", x_key, y_value, 0.7), far)
-    # equal scores under a padding mask, key 0 favoured by delta: the entropy of the masked softmax
-    lengths, S = np.array([5, 2, 1, 0]), 5
-    for delta in (0.0, 1.3, -2.0):
-        scores = np.full((4, S), 0.7)
-        scores[:, 0] += delta
-        weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], scores, -np.inf))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
-        np.testing.assert_allclose(
-            entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12
+    # 6.10: each mask run through a cache one token at a time and over the whole sequence at once
+    from attncourse import scaled_dot_product_attention
+    from attncourse.exercises.chapters.ch06.attention_under_masks import _cache_stack
+
+    L6 = 6
+    specs = [("causal",), ("window", 2), ("prefix", 3), ("leak", 2, 4), ("two-sided window", 2)]
+    specs += [("global last",), ("packed", 3), ("left padded", 2), ("padded both ways", 4)]
+    masks = _cache_stack(L6, *specs)
+    q6, k6, v6 = (rng.normal(size=(L6, 3)) for _ in range(3))
+    first = []
+    for m in masks:
+        full, _ = scaled_dot_product_attention(q6, k6, v6, m)
+        cached = np.concatenate(
+            [
+                scaled_dot_product_attention(q6[t : t + 1], k6[: t + 1], v6[: t + 1], m[t : t + 1, : t + 1])[
+                    0
+                ]
+                for t in range(L6)
+            ]
         )
+        wrong = ~np.isclose(full, cached, rtol=0, atol=1e-12).all(axis=-1)
+        first.append(int(wrong.argmax()) if wrong.any() else L6)
+    assert first == [6, 6, 0, 2, 0, 0, 6, 6, 0]  # the cases differ: safe masks and leaks at several rows
+    np.testing.assert_array_equal(_answer("ch06.first_wrong_cached_output", masks), first)
     # RoPE undone: the positions a vector was turned at come back, for every position below 2000
     x7 = rng.normal(size=(2000, 10))
     p7 = rng.permutation(2000)

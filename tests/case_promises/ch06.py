@@ -171,12 +171,12 @@ def _lengths_out(inputs):
     return out
 
 
-def _entropy(inputs):
-    n, S, delta = inputs["lengths"], inputs["S"], inputs["delta"]
-    out = _positive_int("S", S)
-    out += _lengths("lengths", n, np.size(n), S) if not out else []
-    if not isinstance(delta, (float, np.floating)) or not np.isfinite(delta):
-        out.append(f"delta = {delta!r} is not a finite float")
+def _cache(inputs):
+    """masks (N, L, L) boolean, any pattern."""
+    m = np.asarray(inputs["masks"])
+    out = r.dtype_in("masks", m, ("bool",)) + r.ndim_in("masks", m, (3,))
+    if not out and m.shape[1] != m.shape[2]:
+        out.append(f"masks {m.shape} are not (N, L, L)")
     return out
 
 
@@ -190,5 +190,5 @@ PROMISES = {
     "ch06.streaming_settings": _streaming,
     "ch06.key_major_decoder": _decoder,
     "ch06.lengths_from_output": _lengths_out,
-    "ch06.boosted_key_entropy": _entropy,
+    "ch06.first_wrong_cached_output": _cache,
 }

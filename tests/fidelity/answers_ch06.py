@@ -325,38 +325,34 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.boosted_key_entropy": {
-        "torch with the chapter's torch import": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = torch.as_tensor(lengths, dtype=torch.float64)
-                e = torch.exp(torch.tensor(float(delta), dtype=torch.float64))
-                Z = (e + n - 1).clamp(min=1e-300)
-                h = torch.log(Z) - delta * e / Z
-                return torch.where(n > 0, h, torch.zeros_like(h))
+    "ch06.first_wrong_cached_output": {
+        "torch, the rows above the diagonal": """
+            def first_wrong_cached_output(masks):
+                m = torch.as_tensor(masks)
+                L = m.shape[-1]
+                ahead = torch.triu(m, diagonal=1).any(dim=-1)  # (N, L)
+                idx = torch.arange(L).expand_as(ahead)
+                return torch.where(ahead, idx, L).min(dim=-1).values
         """,
-        "float32, from the weights": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = np.asarray(lengths, dtype=np.float32)
-                Z = np.float32(np.exp(delta)) + np.maximum(n, 1) - 1
-                p0, p = np.float32(np.exp(delta)) / Z, 1 / Z
-                h = -(p0 * np.log(p0) + (n - 1) * p * np.log(p))
-                return np.where(n > 0, h, 0).astype(np.float32)
+        "loops, a simulated cache's key sets": """
+            def first_wrong_cached_output(masks):
+                out = []
+                for m in np.asarray(masks):
+                    L = len(m)
+                    t = next((t for t in range(L) if set(np.flatnonzero(m[t])) != set(np.flatnonzero(m[t, : t + 1]))), L)
+                    out.append(t)
+                return np.array(out)
         """,
-        "helper in an added cell, the definition": [
+        "helper in an added cell: the cumulative count of future keys": [
             """
-            def _entropy_610(p):
-                p = p[p > 0]
-                return float(-(p * np.log(p)).sum())
+            def _future_keys_610(m):
+                L = m.shape[-1]
+                return (m & (np.arange(L)[None, :] > np.arange(L)[:, None])).sum(axis=-1)
             """,
             """
-            def boosted_key_entropy(lengths, S, delta):
-                out = []
-                for n in np.asarray(lengths).ravel():
-                    e = np.ones(int(n))
-                    if n > 0:
-                        e[0] = np.exp(delta)
-                    out.append(_entropy_610(e / e.sum()) if n > 0 else 0.0)
-                return np.array(out).reshape(np.shape(lengths))
+            def first_wrong_cached_output(masks):
+                bad = _future_keys_610(np.asarray(masks)) > 0  # (N, L)
+                return np.array([np.flatnonzero(row)[0] if row.any() else len(row) for row in bad])
             """,
         ],
     },
@@ -593,22 +589,27 @@ WRONG = {
                 return np.argmin(np.stack(gaps), axis=0)
         """,
     },
-    "ch06.boosted_key_entropy": {
-        "delta ignored": """
-            def boosted_key_entropy(lengths, S, delta):
-                return np.log(np.maximum(np.asarray(lengths, dtype=float), 1))
+    "ch06.first_wrong_cached_output": {
+        "the first row that is not the causal row": """
+            def first_wrong_cached_output(masks):
+                m = np.asarray(masks)
+                L = m.shape[-1]
+                bad = (m != np.tril(np.ones((L, L), dtype=bool))).any(axis=-1)
+                return np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
         """,
-        "favoured key counted twice": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = np.asarray(lengths, dtype=float)
-                Z = np.exp(delta) + n
-                return np.where(n > 0, np.log(Z) - delta * np.exp(delta) / Z, 0.0)
+        "the diagonal counted as the future": """
+            def first_wrong_cached_output(masks):
+                m = np.asarray(masks)
+                L = m.shape[-1]
+                bad = np.triu(m).any(axis=-1)
+                return np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
         """,
-        "bits": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = np.asarray(lengths, dtype=float)
-                Z = np.where(n > 0, np.exp(delta) + n - 1, 1.0)
-                return np.where(n > 0, np.log2(Z) - delta * np.exp(delta) / Z / np.log(2), 0.0)
+        "the first key seen too early": """
+            def first_wrong_cached_output(masks):
+                m = np.asarray(masks)
+                L = m.shape[-1]
+                bad = np.triu(m, k=1).any(axis=-2)
+                return np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
         """,
     },
 }

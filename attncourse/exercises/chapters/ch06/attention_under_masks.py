@@ -1,5 +1,5 @@
 """Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, a streaming model's
-settings read back, a decoder with key-major scores, the lengths a padded batch lost and the entropy under a mask."""
+settings read back, a decoder with key-major scores, the lengths a padded batch lost and where a KV cache goes wrong."""
 
 from __future__ import annotations
 
@@ -519,80 +519,115 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.10 entropy with one favoured key (derive)
-def _boosted_entropy(lengths, S, delta, double=False, bits=False):
-    n = np.asarray(lengths, dtype=np.float64)
-    e = np.exp(float(delta))
-    Z = e + n - (0.0 if double else 1.0)  # the favoured key, and n - 1 plain ones
-    h = np.log(np.where(n > 0, Z, 1.0)) - np.where(n > 0, float(delta) * e / np.where(n > 0, Z, 1.0), 0.0)
-    return h / np.log(2) if bits else h
+# ----------------------------------------------------------------------------- 6.10 where a KV cache goes wrong
+def _cache_mask(L, kind, a=0, b=0):
+    """One (L, L) self-attention mask of a kind the exercise's cases mix (True = may attend)."""
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    causal = j <= i
+    masks = {
+        "causal": causal,
+        "window": causal & (j > i - a),  # a causal window of a keys
+        "packed": causal & ((i < a) == (j < a)),  # two documents, the second from position a
+        "left padded": causal & (j >= a),  # a left pads, causal
+        "prefix": causal | (j < a),  # a prefix LM with a prefix of a tokens
+        "padded both ways": np.broadcast_to(j < a, (L, L)),  # an encoder's padding mask, length a
+        "two-sided window": np.abs(i - j) < a,
+        "leak": causal | ((i == a) & (j == b)),  # causal, and query a also sees key b
+        "global last": causal | (j == L - 1),  # every query sees the last token
+    }
+    return masks[kind].copy()
 
 
-def _boosted_cases():
+def _cache_stack(L, *specs):
+    return np.stack([_cache_mask(L, *spec) for spec in specs])
+
+
+def _first_wrong(masks, how="rows"):
+    m = np.asarray(masks, dtype=bool)
+    L = m.shape[-1]
+    if how == "not tril":  # the first row that is not the full causal row
+        bad = (m != np.tril(np.ones((L, L), dtype=bool))).any(axis=-1)
+    elif how == "diagonal too":  # the query's own key counted as a future one
+        bad = np.triu(m).any(axis=-1)
+    elif how == "columns":  # the first key an earlier query sees
+        bad = np.triu(m, k=1).any(axis=-2)
+    else:
+        bad = np.triu(m, k=1).any(axis=-1)  # (N, L): row t holds a True after t
+    first = np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
+    return first if how != "minus one" else np.where(first == L, -1, first)
+
+
+def _cache_cases():
     return grouped(
-        "entropies",
-        Case("lengths [4, 2, 1], S=4, delta 1.5", lengths=np.array([4, 2, 1]), S=4, delta=1.5),
-        Case("lengths [5, 9], S=9, delta 3", lengths=np.array([5, 9]), S=9, delta=3.0),
-        Case("lengths [3, 7], S=7, a disfavoured key: delta -2", lengths=np.array([3, 7]), S=7, delta=-2.0),
-    ) + grouped(
-        "fully padded rows",
-        Case("lengths [0, 6]: a fully padded row, S=6, delta 0.5", lengths=np.array([0, 6]), S=6, delta=0.5),
+        "masks",
+        Case(
+            "L=6, four masks",
+            masks=_cache_stack(6, ("causal",), ("window", 3), ("padded both ways", 6), ("leak", 3, 5)),
+        ),
+        Case(
+            "L=5, four masks",
+            masks=_cache_stack(5, ("packed", 2), ("prefix", 3), ("left padded", 2), ("two-sided window", 2)),
+        ),
+        Case(
+            "L=7, three masks",
+            masks=_cache_stack(7, ("global last",), ("leak", 5, 6), ("prefix", 1)),
+        ),
     )
 
 
 register(
     Exercise(
-        id="ch06.boosted_key_entropy",
+        id="ch06.first_wrong_cached_output",
         number="6.10",
-        title="the entropy of a padded query that favours one key",
+        title="where a KV cache goes wrong",
         points=1,
-        function="boosted_key_entropy",
-        hint="write each visible weight with one normaliser; the favoured key and the others differ by a factor",
-        kind="derive",
-        description="A padding mask leaves the first `lengths[b]` of the `S` keys of row `b` visible. Every "
-        "visible key has the same score, except key 0 (always visible when any key is), whose score is "
-        "higher by `delta` (a float, possibly negative). Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of "
-        "each row's masked softmax weights in terms of `lengths`, `S` (if it matters) and `delta`, and "
-        "return it, one value per row, shape `lengths.shape`. A row with nothing to attend to has all-zero "
-        "weights: entropy 0. numpy or torch; no attncourse function.",
+        function="first_wrong_cached_output",
+        hint="what does the cache hold when it computes query t, and what does the mask let query t see?",
+        description="A decoder with a KV cache runs a sequence one token at a time: at step `t` it adds token "
+        "`t`'s key and value to the cache, computes the output of query `t` from the cached keys `0..t` "
+        "under row `t` of its self-attention mask, and never computes that output again. `masks (N, L, L)` "
+        "holds the boolean self-attention masks of N models (True = may attend; any pattern). For each "
+        "model, return the first position `t` whose cached output can differ, for some inputs, from the "
+        "output of attention over the whole sequence at once under the same mask, or `L` if none can: "
+        "an integer array of shape `(N,)`. numpy or torch; no attncourse function.",
         solution='''
-            def boosted_key_entropy(lengths, S, delta):
-                """Entropy (nats) of masked softmax weights: lengths[b] visible keys, key 0's score higher by delta."""
+            def first_wrong_cached_output(masks):
+                """First position whose cached output can differ from full attention, or L: (N,) ints."""
                 ### BEGIN SOLUTION
-                n = np.asarray(lengths, dtype=float)
-                Z = np.exp(delta) + n - 1  # e^delta for key 0, 1 for each of the n - 1 others (scores shifted)
-                Z = np.where(n > 0, Z, 1.0)  # a fully padded row: no normaliser needed
-                # H = -sum p ln p with p_0 = e^delta / Z, p_j = 1 / Z: H = ln Z - delta * p_0
-                return np.where(n > 0, np.log(Z) - delta * np.exp(delta) / Z, 0.0)
+                m = np.asarray(masks, dtype=bool)
+                L = m.shape[-1]
+                # query t needs a key after t that the cache does not hold yet: True strictly above the diagonal
+                needs_future = np.triu(m, k=1).any(axis=-1)  # (N, L)
+                return np.where(needs_future.any(axis=-1), needs_future.argmax(axis=-1), L)
                 ### END SOLUTION
         ''',
-        reference=_boosted_entropy,
-        public_cases=_boosted_cases,
+        reference=_first_wrong,
+        public_cases=_cache_cases,
         needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "your entropy does not depend on delta",
-                name="delta ignored",
-                hint="key 0's weight is not 1 / n",
-                variant=lambda lengths, S, delta: np.log(np.maximum(np.asarray(lengths, dtype=float), 1.0)),
+                "a mask under which every cached output is right is reported as going wrong",
+                name="compared with the causal mask",
+                hint="the cache only lacks the keys after t; a query that sees fewer keys is computed right",
+                variant=lambda masks: _first_wrong(masks, "not tril"),
             ),
             Diagnosis(
-                "your entropy counts all S keys; the masked ones get weight 0",
-                name="S keys, not lengths",
-                hint="only the visible keys carry weight",
-                variant=lambda lengths, S, delta: _boosted_entropy(np.full(np.shape(lengths), S), S, delta),
+                "a query that attends to itself is reported as going wrong",
+                name="its own key counted as missing",
+                hint="at step t the cache already holds key t",
+                variant=lambda masks: _first_wrong(masks, "diagonal too"),
             ),
             Diagnosis(
-                "your normaliser counts key 0 among the plain keys as well",
-                name="favoured key counted twice",
-                hint="n visible keys: one favoured, n - 1 plain",
-                variant=lambda lengths, S, delta: _boosted_entropy(lengths, S, delta, double=True),
+                "that position is a key's, not the query whose output goes wrong",
+                name="the key's position",
+                hint="return the query t, the row of the mask",
+                variant=lambda masks: _first_wrong(masks, "columns"),
             ),
             Diagnosis(
-                "that is in bits (log base 2); this course measures entropy in nats",
-                name="bits",
-                hint="np.log, not np.log2",
-                variant=lambda lengths, S, delta: _boosted_entropy(lengths, S, delta, bits=True),
+                "a mask under which no output goes wrong gets another value than L",
+                name="-1 for none",
+                hint="none: L",
+                variant=lambda masks: _first_wrong(masks, "minus one"),
             ),
         ),
     )
