@@ -238,7 +238,7 @@ HIDDEN.update(
 
 
 def first_wrong_cached_output():
-    from attncourse.exercises.chapters.ch06.attention_under_masks import _cache_stack
+    from attncourse.exercises.chapters.ch06.kv_cache_masks import _cache_stack
 
     return _kinds(
         [

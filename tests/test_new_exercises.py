@@ -293,7 +293,7 @@ def test_the_derived_closed_forms_hold():
     assert np.allclose(_answer("ch00.far_from_the_data", x_key, y_value, 0.7), far)
     # 6.10: each mask run through a cache one token at a time and over the whole sequence at once
     from attncourse import scaled_dot_product_attention
-    from attncourse.exercises.chapters.ch06.attention_under_masks import _cache_stack
+    from attncourse.exercises.chapters.ch06.kv_cache_masks import _cache_stack
 
     L6 = 6
     specs = [("causal",), ("window", 2), ("prefix", 3), ("leak", 2, 4), ("two-sided window", 2)]
