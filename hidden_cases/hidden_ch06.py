@@ -90,33 +90,18 @@ def masked_logsumexp():
     )
 
 
-def prefix_lm_attention():
-    rng = np.random.default_rng(1604)
-    n = rng.normal
+def ring_cache_attention():
+    from attncourse.exercises.chapters.ch06.building_masks import _ring_case
+
+    rng = np.random.default_rng(16040)
     return _kinds(
         [
-            Case(
-                "B=3, L=6, prefixes of 6, 5 and 3",
-                q=n(size=(3, 6, 4)),
-                k=n(size=(3, 6, 4)),
-                v=n(size=(3, 6, 2)),
-                prefix_lengths=np.array([6, 5, 3]),
-            ),
-            Case(
-                "L=1",
-                q=n(size=(2, 1, 3)),
-                k=n(size=(2, 1, 3)),
-                v=n(size=(2, 1, 2)),
-                prefix_lengths=np.array([0, 1]),
-            ),
-            Case(
-                "float16, B=2, L=5, prefixes of 1 and 2",
-                q=n(size=(2, 5, 8)).astype(np.float16),
-                k=n(size=(2, 5, 8)).astype(np.float16),
-                v=n(size=(2, 5, 2)).astype(np.float16),
-                prefix_lengths=np.array([1, 2]),
-            ),
+            _ring_case(rng, "B=2, W=6, E=4, positions 7 and 2", [7, 2], 6, 4, 3),
+            _ring_case(rng, "one slot: W=1, positions 0 and 5", [0, 5], 1, 3, 2),
+            _ring_case(rng, "B=3, W=8, E=16, positions 6, 8 and 1000", [6, 8, 1000], 8, 16, 4),
+            _ring_case(rng, "float32, B=2, W=5, E=8, positions 3 and 17", [3, 17], 5, 8, 3, np.float32),
         ],
+        "values",
         "values",
         "values",
         "dtype",
@@ -173,7 +158,7 @@ HIDDEN = {
     "ch06.make_causal_mask": make_causal_mask,
     "ch06.packed_causal_mask": packed_causal_mask,
     "ch06.masked_logsumexp": masked_logsumexp,
-    "ch06.prefix_lm_attention": prefix_lm_attention,
+    "ch06.ring_cache_attention": ring_cache_attention,
     "ch06.mask_from_additive": mask_from_additive,
     "ch06.local_global_attention": local_global_attention,
 }
@@ -197,7 +182,7 @@ def streaming_settings():
     )
 
 
-def decoder_attention():
+def key_major_decoder():
     rng = np.random.default_rng(1608)
     n = rng.normal
     return _kinds(
@@ -246,23 +231,36 @@ def lengths_from_output():
 HIDDEN.update(
     {
         "ch06.streaming_settings": streaming_settings,
-        "ch06.decoder_attention": decoder_attention,
+        "ch06.key_major_decoder": key_major_decoder,
         "ch06.lengths_from_output": lengths_from_output,
     }
 )
 
 
-def boosted_key_entropy():
+def first_wrong_cached_output():
+    from attncourse.exercises.chapters.ch06.kv_cache_masks import _cache_stack
+
     return _kinds(
         [
-            Case("a fully padded row and a single key, delta 2", lengths=np.array([0, 5, 1]), S=5, delta=2.0),
-            Case("long sequences, delta 6", lengths=np.array([1000, 4096, 17]), S=4096, delta=6.0),
-            Case("no favour: delta 0", lengths=np.array([3, 8]), S=8, delta=0.0),
+            Case(
+                "L=8, four masks",
+                masks=_cache_stack(8, ("window", 1), ("leak", 0, 7), ("prefix", 5), ("packed", 4)),
+            ),
+            Case(
+                "L=4, three masks",
+                masks=_cache_stack(4, ("left padded", 3), ("two-sided window", 1), ("padded both ways", 4)),
+            ),
+            Case("L=1, one mask", masks=_cache_stack(1, ("causal",))),
+            Case(
+                "L=10, three masks",
+                masks=_cache_stack(10, ("leak", 8, 9), ("global last",), ("window", 4)),
+            ),
         ],
-        "entropies",
-        "entropies",
-        "entropies",
+        "masks",
+        "masks",
+        "masks",
+        "masks",
     )
 
 
-HIDDEN["ch06.boosted_key_entropy"] = boosted_key_entropy
+HIDDEN["ch06.first_wrong_cached_output"] = first_wrong_cached_output

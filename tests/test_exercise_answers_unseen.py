@@ -127,12 +127,12 @@ NEW_SITUATIONS = {
     "ch06": {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",
         "ch06.masked_logsumexp": "the log-sum-exp of the visible keys, -inf for a row with none",
-        "ch06.prefix_lm_attention": "a prefix-LM mask: the prefix read both ways, the rest causal",
+        "ch06.ring_cache_attention": "a decode step against a rolling-buffer KV cache, slots not in position order",
         "ch06.mask_from_additive": "an additive mask whose blocking value is finfo(dtype).min",
         "ch06.local_global_attention": "windowed and full causal heads in one layer",
         "ch06.streaming_settings": "each head's StreamingLLM window and sink count read back from its weights",
-        "ch06.decoder_attention": "a mask one diagonal too high, not a missing mask",
-        "ch06.boosted_key_entropy": "the entropy of padded rows in which one key is favoured",
+        "ch06.key_major_decoder": "a causal mask on scores stored key-major, (S, L), normalised per column",
+        "ch06.first_wrong_cached_output": "the first query a one-token-at-a-time cache gets wrong, for masks of several kinds",
         "ch06.lengths_from_output": "a padded batch's lengths recovered from its attention output",
     },
     "ch07": {

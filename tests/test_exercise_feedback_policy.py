@@ -23,7 +23,7 @@ FIX_TOKENS = {
     "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
     "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
     "ch05.mha_forward": ["reshape(n_heads, d_head", "rows h*d_head", "dhe,hef"],
-    "ch06.decoder_attention": ["k=0", "tril", "k=1"],
+    "ch06.key_major_decoder": ["triu", "upper triangle", "j <= t"],
     "bugs.causal_weights": ["scores = scores.masked_fill", "masked_fill_", "assign"],
     "bugs.padded_head_weights": ["np.repeat", "repeat_interleave", "axis=0"],
     "bugs.sentence_embeddings": ["keep.sum", "axis=1"],

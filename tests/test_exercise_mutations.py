@@ -195,10 +195,13 @@ def project_transposed(x, W_q, W_k, W_v):
     return x @ W_q.T, x @ W_k.T, x @ W_v.T
 
 
-def fix_causal_leak_still_leaking(q, k, v):
-    L, S = q.shape[-2], k.shape[-2]
-    w = _masked_sm(q @ _t(k) / np.sqrt(q.shape[-1]), np.tril(np.ones((L, S), dtype=bool), k=1))
-    return w @ v, w
+def key_major_still_lower(q, k, v):
+    L = q.shape[-2]
+    # the stub's mask, softmax written by hand over the key axis (-2) of the key-major scores
+    w_t = np.swapaxes(
+        _masked_sm(q @ _t(k) / np.sqrt(q.shape[-1]), np.triu(np.ones((L, L), dtype=bool))), -1, -2
+    )
+    return np.swapaxes(w_t, -1, -2) @ v, w_t
 
 
 def late_scaling(q, k, v):
@@ -314,7 +317,7 @@ WRONG_ANSWERS = [
     ("ch06.masked_logsumexp", logsumexp_shift_over_all, "maximum over the masked scores too"),
     ("ch06.make_causal_mask", causal_mask_without_diagonal, "the diagonal must be True"),
     ("ch06.make_causal_mask", causal_mask_bottom_right, "you aligned the diagonal bottom-right"),
-    ("ch06.decoder_attention", fix_causal_leak_still_leaking, "causal off by one (sees the next token)"),
+    ("ch06.key_major_decoder", key_major_still_lower, "the query-major mask on key-major scores"),
     ("ch09.remove_keys", remove_keys_not_renormalised, "remaining weights not renormalised"),
     ("ch09.split_decode", split_decode_own_maximum, "each part's sum relative to its own maximum"),
     ("ch09.beam_cache_step", beam_caches_not_gathered, "caches not reordered"),

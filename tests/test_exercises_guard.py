@@ -112,18 +112,18 @@ def test_torch_built_in_attention_is_caught_where_attention_is_to_be_written():
     torch = pytest.importorskip("torch")
     import torch.nn.functional as F
 
-    ex = get("ch06.prefix_lm_attention")
+    ex = get("ch06.key_major_decoder")
     case = ex.public_cases()[0]
 
-    def with_sdpa(q, k, v, prefix_lengths):
+    def with_sdpa(q, k, v):
         q, k, v = (torch.from_numpy(np.asarray(a)) for a in (q, k, v))
         return F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(), None
 
-    def with_ops(q, k, v, prefix_lengths):
+    def with_ops(q, k, v):
         q, k, v = (torch.from_numpy(np.asarray(a)) for a in (q, k, v))
         return torch.ops.aten.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(), None
 
-    def with_module(q, k, v, prefix_lengths):
+    def with_module(q, k, v):
         layer = torch.nn.MultiheadAttention(q.shape[-1], 1, batch_first=True)
         return layer(*(torch.from_numpy(a).float() for a in (q, k, v)))
 

@@ -295,6 +295,7 @@ def test_the_derived_closed_forms_hold():
     T = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
     (T * torch.logsumexp(torch.from_numpy(x) / T, dim=-1)).sum().backward()
     assert np.isclose(_answer("ch01.smooth_max_slope", x, 0.3).sum(), T.grad.item())
+<<<<<<< HEAD
     # 0.2: class c's probability is the chapter's nadaraya_watson with value 1 on class c's keys, 0 elsewhere
     x_key, label = rng.uniform(0, 4, 9), np.array([0, 3, 3, 1, 0, 3, 1, 0, 3])
     x_query = np.array([-3.0, 0.5, 2.0, 3.9, 7.0])
@@ -320,7 +321,36 @@ def test_the_derived_closed_forms_hold():
             entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
         np.testing.assert_allclose(
             entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12
+=======
+    # far from the keys, the chapter's nadaraya_watson (its stable softmax) settles on the end keys' values
+    x_key, y_value = np.array([0.0, 3.0, 1.0, 3.0, -2.0]), np.array([5.0, 1.0, 0.0, 2.0, 4.0])
+    far, _ = nadaraya_watson(np.array([-1e4, 1e4]), x_key, y_value, 0.7)
+    assert np.allclose(_answer("ch00.far_from_the_data", x_key, y_value, 0.7), far)
+    # 6.10: each mask run through a cache one token at a time and over the whole sequence at once
+    from attncourse import scaled_dot_product_attention
+    from attncourse.exercises.chapters.ch06.kv_cache_masks import _cache_stack
+
+    L6 = 6
+    specs = [("causal",), ("window", 2), ("prefix", 3), ("leak", 2, 4), ("two-sided window", 2)]
+    specs += [("global last",), ("packed", 3), ("left padded", 2), ("padded both ways", 4)]
+    masks = _cache_stack(L6, *specs)
+    q6, k6, v6 = (rng.normal(size=(L6, 3)) for _ in range(3))
+    first = []
+    for m in masks:
+        full, _ = scaled_dot_product_attention(q6, k6, v6, m)
+        cached = np.concatenate(
+            [
+                scaled_dot_product_attention(q6[t : t + 1], k6[: t + 1], v6[: t + 1], m[t : t + 1, : t + 1])[
+                    0
+                ]
+                for t in range(L6)
+            ]
+>>>>>>> r7-ch06
         )
+        wrong = ~np.isclose(full, cached, rtol=0, atol=1e-12).all(axis=-1)
+        first.append(int(wrong.argmax()) if wrong.any() else L6)
+    assert first == [6, 6, 0, 2, 0, 0, 6, 6, 0]  # the cases differ: safe masks and leaks at several rows
+    np.testing.assert_array_equal(_answer("ch06.first_wrong_cached_output", masks), first)
     # RoPE undone: the positions a vector was turned at come back, for every position below 2000
     x7 = rng.normal(size=(2000, 10))
     p7 = rng.permutation(2000)

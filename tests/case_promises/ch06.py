@@ -65,10 +65,26 @@ def _qkv(inputs, same_length):
     return out
 
 
-def _prefix_lm(inputs):
-    q = inputs["q"]
-    out = _qkv(inputs, same_length=True)
-    return out + _lengths("prefix_lengths", inputs["prefix_lengths"], q.shape[0], q.shape[1])
+def _ring(inputs):
+    """q (B, E), k_cache (B, W, E), v_cache (B, W, Ev), one float dtype; pos (B,) integers >= 0; the
+    slots no position reached hold finite leftovers that a wrong mask would visibly use; every case
+    mixes a buffer still filling with one that has wrapped around."""
+    q, k, v, pos = inputs["q"], inputs["k_cache"], inputs["v_cache"], np.asarray(inputs["pos"])
+    out = []
+    for name, x in (("q", q), ("k_cache", k), ("v_cache", v)):
+        out += r.dtype_in(name, x, FLOATS) + r.finite(name, x) + r.dtype_in(name, x, (str(q.dtype),))
+    out += r.ndim_in("q", q, (2,)) + r.ndim_in("k_cache", k, (3,)) + r.ndim_in("v_cache", v, (3,))
+    out += r.integer("pos", pos) + r.shape_is("pos", pos, (np.shape(q)[0],))
+    if out:
+        return out
+    B, W = k.shape[:2]
+    if q.shape != (B, k.shape[2]) or v.shape[:2] != (B, W):
+        return [f"q {q.shape}, k_cache {k.shape}, v_cache {v.shape} do not fit together"]
+    if (pos < 0).any():
+        out.append("a negative position")
+    if W > 1 and not ((pos < W - 1).any() and (pos >= W).any()):
+        out.append("the batch does not mix a filling buffer with a wrapped one")
+    return out
 
 
 def _additive(inputs):
@@ -155,12 +171,12 @@ def _lengths_out(inputs):
     return out
 
 
-def _entropy(inputs):
-    n, S, delta = inputs["lengths"], inputs["S"], inputs["delta"]
-    out = _positive_int("S", S)
-    out += _lengths("lengths", n, np.size(n), S) if not out else []
-    if not isinstance(delta, (float, np.floating)) or not np.isfinite(delta):
-        out.append(f"delta = {delta!r} is not a finite float")
+def _cache(inputs):
+    """masks (N, L, L) boolean, any pattern."""
+    m = np.asarray(inputs["masks"])
+    out = r.dtype_in("masks", m, ("bool",)) + r.ndim_in("masks", m, (3,))
+    if not out and m.shape[1] != m.shape[2]:
+        out.append(f"masks {m.shape} are not (N, L, L)")
     return out
 
 
@@ -168,11 +184,11 @@ PROMISES = {
     "ch06.make_causal_mask": _causal_mask,
     "ch06.packed_causal_mask": _packed,
     "ch06.masked_logsumexp": _logsumexp,
-    "ch06.prefix_lm_attention": _prefix_lm,
+    "ch06.ring_cache_attention": _ring,
     "ch06.mask_from_additive": _additive,
     "ch06.local_global_attention": _mha_window,
     "ch06.streaming_settings": _streaming,
-    "ch06.decoder_attention": _decoder,
+    "ch06.key_major_decoder": _decoder,
     "ch06.lengths_from_output": _lengths_out,
-    "ch06.boosted_key_entropy": _entropy,
+    "ch06.first_wrong_cached_output": _cache,
 }

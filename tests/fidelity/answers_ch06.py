@@ -86,39 +86,44 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.prefix_lm_attention": {
-        "torch with the chapter's torch and F": """
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                q, k, v = (torch.as_tensor(a) for a in (q, k, v))
-                L = q.shape[-2]
-                pos = torch.arange(L)
-                mask = (pos[None, :] <= pos[:, None]) | (pos[None, None, :] < torch.as_tensor(prefix_lengths)[:, None, None])
-                s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-                w = F.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
-                return w @ v, w
+    "ch06.ring_cache_attention": {
+        "torch, the real slots gathered one sequence at a time": """
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                q, k, v = (torch.as_tensor(a) for a in (q, k_cache, v_cache))
+                B, W = k.shape[:2]
+                out, weights = [], torch.zeros(B, W, dtype=q.dtype)
+                for b in range(B):
+                    n = min(int(pos[b]) + 1, W)
+                    w = F.softmax(k[b, :n] @ q[b] / q.shape[-1] ** 0.5, dim=-1)
+                    weights[b, :n] = w
+                    out.append(w @ v[b, :n])
+                return torch.stack(out), weights
         """,
-        "float32 einsum": """
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
-                L = q.shape[1]
-                i, j = np.indices((L, L))
-                mask = (j <= i)[None] | (j[None] < np.asarray(prefix_lengths)[:, None, None])
-                s = np.einsum("ble,bme->blm", q, k) / np.float32(np.sqrt(q.shape[-1]))
-                w = softmax(np.where(mask, s, -np.inf))
-                return np.einsum("blm,bmd->bld", w, v), w
+        "float32, unrolled to position order and rolled back": """
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k_cache, v_cache))
+                B, W = k.shape[:2]
+                out, weights = [], np.zeros((B, W), dtype=np.float32)
+                for b in range(B):
+                    p = int(pos[b])
+                    slots = [t % W for t in range(max(0, p - W + 1), p + 1)]  # the window, oldest first
+                    s = np.einsum("e,we->w", q[b], k[b, slots]) / np.float32(np.sqrt(q.shape[-1]))
+                    w = np.exp(s - s.max())
+                    w = w / w.sum()
+                    weights[b, slots] = w
+                    out.append(w @ v[b, slots])
+                return np.stack(out), weights
         """,
-        "helper in an added cell": [
+        "helper in an added cell: an additive bias": [
             """
-            def _prefix_mask_64(L, p):
-                return np.array([[j <= i or j < p for j in range(L)] for i in range(L)])
+            def _ring_bias_64(W, pos):
+                return np.where(np.arange(W)[None, :] > np.asarray(pos)[:, None], -np.inf, 0.0)
             """,
             """
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                L = q.shape[-2]
-                mask = np.stack([_prefix_mask_64(L, int(p)) for p in prefix_lengths])
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(mask, s, -np.inf))
-                return w @ v, w
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                s = (k_cache @ q[:, :, None])[..., 0] / np.sqrt(q.shape[-1])
+                w = softmax(s + _ring_bias_64(k_cache.shape[1], pos))
+                return (w[:, None, :] @ v_cache)[:, 0], w
             """,
         ],
     },
@@ -238,34 +243,39 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.decoder_attention": {
-        "torch with the chapter's F": """
-            def decoder_attention(q, k, v):
+    "ch06.key_major_decoder": {
+        "torch with the chapter's F, rewritten query-major": """
+            def key_major_decoder(q, k, v):
                 q, k, v = (torch.as_tensor(a) for a in (q, k, v))
                 L = q.shape[-2]
                 allowed = torch.ones(L, L, dtype=torch.bool).tril()
                 s = (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).masked_fill(~allowed, float("-inf"))
                 w = F.softmax(s, dim=-1)
-                return w @ v, w
+                return w @ v, w.transpose(-1, -2)
         """,
-        "float32": """
-            def decoder_attention(q, k, v):
-                q, k, v = (a.astype(np.float32) for a in (q, k, v))
+        "float32 einsum, key-major": """
+            def key_major_decoder(q, k, v):
+                q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
                 L = q.shape[-2]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(np.float32(q.shape[-1]))
-                w = softmax(np.where(np.tri(L, dtype=bool), s, -np.inf))
-                return w @ v, w
+                s = np.einsum("...je,...te->...jt", k, q) / np.float32(np.sqrt(q.shape[-1]))
+                j, t = np.indices((L, L))
+                w = softmax(np.where(j <= t, s, -np.inf), axis=-2)
+                return np.einsum("...jt,...jv->...tv", w, v), w
         """,
-        "helper in an added cell": [
+        "helper in an added cell: loops over the queries": [
             """
-            def _causal_68(L):
-                return np.arange(L)[None, :] <= np.arange(L)[:, None]
+            def _keys_up_to_68(t):
+                return slice(0, t + 1)
             """,
             """
-            def decoder_attention(q, k, v):
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(_causal_68(q.shape[-2]), s, -np.inf))
-                return w @ v, w
+            def key_major_decoder(q, k, v):
+                L = q.shape[-2]
+                w = np.zeros(q.shape[:-2] + (L, L))
+                for t in range(L):
+                    s = (k[..., _keys_up_to_68(t), :] * q[..., t : t + 1, :]).sum(-1) / np.sqrt(q.shape[-1])
+                    e = np.exp(s - s.max(axis=-1, keepdims=True))
+                    w[..., : t + 1, t] = e / e.sum(axis=-1, keepdims=True)
+                return np.swapaxes(w, -1, -2) @ v, w
             """,
         ],
     },
@@ -315,38 +325,34 @@ CORRECT = {
             """,
         ],
     },
-    "ch06.boosted_key_entropy": {
-        "torch with the chapter's torch import": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = torch.as_tensor(lengths, dtype=torch.float64)
-                e = torch.exp(torch.tensor(float(delta), dtype=torch.float64))
-                Z = (e + n - 1).clamp(min=1e-300)
-                h = torch.log(Z) - delta * e / Z
-                return torch.where(n > 0, h, torch.zeros_like(h))
+    "ch06.first_wrong_cached_output": {
+        "torch, the rows above the diagonal": """
+            def first_wrong_cached_output(masks):
+                m = torch.as_tensor(masks)
+                L = m.shape[-1]
+                ahead = torch.triu(m, diagonal=1).any(dim=-1)  # (N, L)
+                idx = torch.arange(L).expand_as(ahead)
+                return torch.where(ahead, idx, L).min(dim=-1).values
         """,
-        "float32, from the weights": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = np.asarray(lengths, dtype=np.float32)
-                Z = np.float32(np.exp(delta)) + np.maximum(n, 1) - 1
-                p0, p = np.float32(np.exp(delta)) / Z, 1 / Z
-                h = -(p0 * np.log(p0) + (n - 1) * p * np.log(p))
-                return np.where(n > 0, h, 0).astype(np.float32)
+        "loops, a simulated cache's key sets": """
+            def first_wrong_cached_output(masks):
+                out = []
+                for m in np.asarray(masks):
+                    L = len(m)
+                    t = next((t for t in range(L) if set(np.flatnonzero(m[t])) != set(np.flatnonzero(m[t, : t + 1]))), L)
+                    out.append(t)
+                return np.array(out)
         """,
-        "helper in an added cell, the definition": [
+        "helper in an added cell: the cumulative count of future keys": [
             """
-            def _entropy_610(p):
-                p = p[p > 0]
-                return float(-(p * np.log(p)).sum())
+            def _future_keys_610(m):
+                L = m.shape[-1]
+                return (m & (np.arange(L)[None, :] > np.arange(L)[:, None])).sum(axis=-1)
             """,
             """
-            def boosted_key_entropy(lengths, S, delta):
-                out = []
-                for n in np.asarray(lengths).ravel():
-                    e = np.ones(int(n))
-                    if n > 0:
-                        e[0] = np.exp(delta)
-                    out.append(_entropy_610(e / e.sum()) if n > 0 else 0.0)
-                return np.array(out).reshape(np.shape(lengths))
+            def first_wrong_cached_output(masks):
+                bad = _future_keys_610(np.asarray(masks)) > 0  # (N, L)
+                return np.array([np.flatnonzero(row)[0] if row.any() else len(row) for row in bad])
             """,
         ],
     },
@@ -413,27 +419,38 @@ WRONG = {
                     return top[..., 0] + np.log(np.exp(s - top).sum(axis=-1) / np.maximum(n, 1))
         """,
     },
-    "ch06.prefix_lm_attention": {
-        "no mask at all": """
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return w @ v, w
+    "ch06.ring_cache_attention": {
+        "every slot attended": """
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                w = softmax(np.einsum("be,bwe->bw", q, k_cache) / np.sqrt(q.shape[-1]))
+                return np.einsum("bw,bwv->bv", w, v_cache), w
         """,
-        "the mask on the queries' positions": """
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                L = q.shape[-2]
-                i, j = np.indices((L, L))
-                mask = (j <= i)[None] | (i[None] < np.asarray(prefix_lengths)[:, None, None])
-                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
-                return w @ v, w
+        "the ring read as a causal row": """
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                W = k_cache.shape[1]
+                m = np.arange(W)[None, :] <= (np.asarray(pos) % W)[:, None]
+                s = np.einsum("be,bwe->bw", q, k_cache) / np.sqrt(q.shape[-1])
+                w = softmax(np.where(m, s, -np.inf))
+                return np.einsum("bw,bwv->bv", w, v_cache), w
         """,
-        "the prefix length of the first sequence for every sequence": """
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                L = q.shape[-2]
-                i, j = np.indices((L, L))
-                mask = (j <= i) | (j < prefix_lengths[0])
-                w = softmax(np.where(mask, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf))
-                return w @ v, w
+        "a window of W - 1 keys": """
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                W = k_cache.shape[1]
+                p = np.asarray(pos)[:, None]
+                s_ = np.arange(W)[None, :]
+                m = (s_ <= p) & ((s_ != (p + 1) % W) | (p < W - 1))
+                s = np.einsum("be,bwe->bw", q, k_cache) / np.sqrt(q.shape[-1])
+                w = softmax(np.where(m, s, -np.inf))
+                return np.einsum("bw,bwv->bv", w, v_cache), w
+        """,
+        "weights in position order": """
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                W = k_cache.shape[1]
+                m = np.arange(W)[None, :] <= np.asarray(pos)[:, None]
+                s = np.einsum("be,bwe->bw", q, k_cache) / np.sqrt(q.shape[-1])
+                w = softmax(np.where(m, s, -np.inf))
+                oldest = [(int(p) + 1) % W if p >= W - 1 else 0 for p in pos]
+                return np.einsum("bw,bwv->bv", w, v_cache), np.stack([np.roll(r, -o) for r, o in zip(w, oldest)])
         """,
     },
     "ch06.mask_from_additive": {
@@ -510,27 +527,35 @@ WRONG = {
                 return np.argmin(seen[:, last::-1], axis=-1), np.argmin(seen, axis=-1)
         """,
     },
-    "ch06.decoder_attention": {
-        "sees the next token": """
-            def decoder_attention(q, k, v):
+    "ch06.key_major_decoder": {
+        "the stub as given": """
+            def key_major_decoder(q, k, v):
                 L = q.shape[-2]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(np.tril(np.ones((L, L), dtype=bool), k=1), s, -np.inf))
-                return w @ v, w
+                scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])
+                allowed = np.tril(np.ones((L, L), dtype=bool))
+                weights = softmax(np.where(allowed, scores, -np.inf), axis=-2)
+                return np.swapaxes(weights, -1, -2) @ v, weights
         """,
-        "misses itself": """
-            def decoder_attention(q, k, v):
+        "triu, but normalised over the last axis": """
+            def key_major_decoder(q, k, v):
                 L = q.shape[-2]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(np.tril(np.ones((L, L), dtype=bool), k=-1), s, -np.inf))
-                return w @ v, w
+                scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])
+                weights = softmax(np.where(np.triu(np.ones((L, L), dtype=bool)), scores, -np.inf))
+                return np.swapaxes(weights, -1, -2) @ v, weights
         """,
-        "triu": """
-            def decoder_attention(q, k, v):
+        "fixed, but weights returned query-major": """
+            def key_major_decoder(q, k, v):
                 L = q.shape[-2]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                w = softmax(np.where(np.triu(np.ones((L, L), dtype=bool)), s, -np.inf))
-                return w @ v, w
+                scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])
+                weights = softmax(np.where(np.triu(np.ones((L, L), dtype=bool)), scores, -np.inf), axis=-2)
+                return np.swapaxes(weights, -1, -2) @ v, np.swapaxes(weights, -1, -2)
+        """,
+        "triu above the diagonal only": """
+            def key_major_decoder(q, k, v):
+                L = q.shape[-2]
+                scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])
+                weights = softmax(np.where(np.triu(np.ones((L, L), dtype=bool), k=1), scores, -np.inf), axis=-2)
+                return np.swapaxes(weights, -1, -2) @ v, weights
         """,
     },
     "ch06.lengths_from_output": {
@@ -564,22 +589,27 @@ WRONG = {
                 return np.argmin(np.stack(gaps), axis=0)
         """,
     },
-    "ch06.boosted_key_entropy": {
-        "delta ignored": """
-            def boosted_key_entropy(lengths, S, delta):
-                return np.log(np.maximum(np.asarray(lengths, dtype=float), 1))
+    "ch06.first_wrong_cached_output": {
+        "the first row that is not the causal row": """
+            def first_wrong_cached_output(masks):
+                m = np.asarray(masks)
+                L = m.shape[-1]
+                bad = (m != np.tril(np.ones((L, L), dtype=bool))).any(axis=-1)
+                return np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
         """,
-        "favoured key counted twice": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = np.asarray(lengths, dtype=float)
-                Z = np.exp(delta) + n
-                return np.where(n > 0, np.log(Z) - delta * np.exp(delta) / Z, 0.0)
+        "the diagonal counted as the future": """
+            def first_wrong_cached_output(masks):
+                m = np.asarray(masks)
+                L = m.shape[-1]
+                bad = np.triu(m).any(axis=-1)
+                return np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
         """,
-        "bits": """
-            def boosted_key_entropy(lengths, S, delta):
-                n = np.asarray(lengths, dtype=float)
-                Z = np.where(n > 0, np.exp(delta) + n - 1, 1.0)
-                return np.where(n > 0, np.log2(Z) - delta * np.exp(delta) / Z / np.log(2), 0.0)
+        "the first key seen too early": """
+            def first_wrong_cached_output(masks):
+                m = np.asarray(masks)
+                L = m.shape[-1]
+                bad = np.triu(m, k=1).any(axis=-2)
+                return np.where(bad.any(axis=-1), bad.argmax(axis=-1), L)
         """,
     },
 }

@@ -1,6 +1,6 @@
-"""Chapter 6's exercises, in two modules read in order: ``building_masks`` (6.1-6.5) and
-``attention_under_masks`` (6.6-6.10)."""
+"""Chapter 6's exercises, in three modules: ``building_masks`` (6.1-6.5), ``attention_under_masks``
+(6.6-6.9) and ``kv_cache_masks`` (6.10)."""
 
-from . import attention_under_masks, building_masks  # noqa: F401
+from . import attention_under_masks, building_masks, kv_cache_masks  # noqa: F401
 
 __all__: list = []

@@ -1,11 +1,11 @@
-"""Chapter 6 exercises 6.6-6.10: attention under masks - local and global heads, a streaming model's
-settings read back, a decoder that peeks, the lengths a padded batch lost and the entropy under a mask."""
+"""Chapter 6 exercises 6.6-6.9: attention under masks - local and global heads, a streaming model's
+settings read back, a decoder with key-major scores and the lengths a padded batch lost."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .... import causal_mask
+from .... import causal_mask, softmax
 from .... import scaled_dot_product_attention as sdpa
 from ...engine.registry import Case, Diagnosis, Exercise, grouped, register
 from .._shared import D_MODEL_SCALE
@@ -246,9 +246,11 @@ register(
         function="streaming_settings",
         hint="a query far enough from the start shows both settings at once",
         kind="extend",
-        description="StreamingLLM runs a model past its training length with a causal sliding window of "
-        "`window >= 1` keys (the query's own key included) and also keeps the first `n_sink >= 0` tokens, "
-        "the *attention sinks*, visible to every later query. Each head of a layer was given its own "
+        description="A streaming model (StreamingLLM) runs past its training length with this chapter's "
+        "causal sliding window of `window >= 1` keys (the query's own key included), and, much as "
+        "Longformer's window keeps a few tokens global, it keeps the first `n_sink >= 0` tokens of the "
+        "sequence visible to every later query, whatever the window (StreamingLLM calls them *attention "
+        "sinks*). Each head of a layer was given its own "
         "settings, and they were not recorded. You have the layer's attention weights `weights (H, L, L)` "
         "(rows: queries, columns: keys; float32 or float64; a key a query may not see has weight exactly 0, "
         "any other key a positive weight). In every head `window + n_sink < L`. Return `(window, n_sink)`, "
@@ -291,7 +293,7 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.8 a decoder that peeks (diagnose)
+# ----------------------------------------------------------------------------- 6.8 a decoder with key-major scores (diagnose)
 def _decoder_cases():
     rng = np.random.default_rng(608)
     n = rng.normal
@@ -310,58 +312,83 @@ def _decoder_cases():
     )
 
 
-def _tril_attention(q, k, v, diagonal):
+def _key_major(q, k, v, mask="causal", layout="keys", normalise="queries"):
+    """Causal self-attention; weights returned key-major (..., S, L) unless layout="queries"."""
     L = q.shape[-2]
-    return sdpa(q, k, v, np.tril(np.ones((L, L), dtype=bool), k=diagonal))
+    allowed = {
+        "causal": np.tril(np.ones((L, L), dtype=bool)),
+        "future": np.triu(np.ones((L, L), dtype=bool)),  # query t sees keys t .. L - 1
+        "misses itself": np.tril(np.ones((L, L), dtype=bool), k=-1),
+    }[mask]
+    if normalise == "keys":  # each key's scores over the queries normalised: rows of the key-major array
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
+        w = np.swapaxes(softmax(np.swapaxes(np.where(allowed, s, -np.inf), -1, -2)), -1, -2)
+        out = w @ v
+    else:
+        out, w = sdpa(q, k, v, allowed)
+    return out, (np.swapaxes(w, -1, -2) if layout == "keys" else w)
 
 
 register(
     Exercise(
-        id="ch06.decoder_attention",
-        former_ids=("ch06.fix_causal_leak",),
+        id="ch06.key_major_decoder",
         number="6.8",
-        title="a decoder that peeks",
+        title="a decoder with key-major scores",
         points=2,
-        function="decoder_attention",
-        hint="query i may see keys 0..i: the lower triangle with the diagonal and nothing above it",
+        hint="in this layout, where in the (S, L) array do query t and key j meet?",
+        function="key_major_decoder",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="A small language model trained with this causal self-attention reaches almost zero "
-        "training loss, then generates nonsense. Changing the token at position $t + 1$ changes the "
-        "output at position $t$. Find the leak in the function (it returns `(out, weights)`, shaped "
-        "`(..., L, Ev)` and `(..., L, L)`) and fix it; `softmax` is handed out, PyTorch's attention "
+        description="An attention kernel keeps its scores *key-major*, the transpose of this chapter's "
+        "layout: row `j` of the `(..., S, L)` array belongs to key `j`, column `t` to query `t`, and "
+        "each column is normalised. A small language model trained with the kernel's causal "
+        "self-attention below reaches almost zero training loss, then generates nonsense; changing "
+        "the token at position $t + 1$ changes the output at position $t$. Find the bug and fix it. "
+        "The function returns `(out (..., L, Ev), weights (..., L, L))`, `weights` in the kernel's "
+        "key-major layout; `softmax` (it takes `axis`) is handed out, PyTorch's attention "
         "functions are not.",
         solution='''
-            def decoder_attention(q, k, v):
-                """Causal self-attention: query t sees keys 0..t. Returns (out, weights)."""
+            def key_major_decoder(q, k, v):
+                """Causal self-attention computed key-major: returns (out, weights), weights[..., j, t] for key j, query t."""
                 L = q.shape[-2]
+                scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])  # (..., S, E) @ (..., E, L) -> (..., S, L)
                 ### BEGIN SOLUTION
-                allowed = np.tril(np.ones((L, L), dtype=bool))  # True on and below the diagonal
+                allowed = np.triu(np.ones((L, L), dtype=bool))  # key j serves query t when j <= t: row <= column
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, E) @ (..., E, L) -> (..., L, L)
-                weights = softmax(np.where(allowed, scores, -np.inf))
-                return weights @ v, weights  # (..., L, L) @ (..., L, Ev) -> (..., L, Ev)
+                weights = softmax(np.where(allowed, scores, -np.inf), axis=-2)  # each column, one query, sums to 1
+                return np.swapaxes(weights, -1, -2) @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
-        stub="allowed = np.tril(np.ones((L, L), dtype=bool), k=1)",
-        reference=lambda q, k, v: _tril_attention(q, k, v, 0),
+        stub="allowed = np.tril(np.ones((L, L), dtype=bool))",
+        reference=_key_major,
         public_cases=_decoder_cases,
         outputs=("out", "weights"),
-        distributions=("weights",),
+        distributions=(),
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "query t puts weight on a key after t: which keys may query t see?",
-                name="causal off by one (sees the next token)",
-                hint="query t sees key t + 1, one step in its future: during training each position could "
-                "copy the very token it should predict. The last allowed key of query t is t itself: "
-                "np.tril(...) with k=0",
-                variant=lambda q, k, v: _tril_attention(q, k, v, 1),
+                "query t puts weight on the keys after t, and none on the keys before it",
+                name="the query-major mask on key-major scores",
+                hint="here key j and query t meet at row j, column t: query t may see the rows j <= t of "
+                "its column, the upper triangle with the diagonal, np.triu",
+                variant=lambda q, k, v: _key_major(q, k, v, "future"),
             ),
             Diagnosis(
                 "query t gives key t no weight",
-                name="causal off by one (misses itself)",
-                hint="a token may attend to itself: the diagonal must stay True (k=0)",
-                variant=lambda q, k, v: _tril_attention(q, k, v, -1) if q.shape[-2] > 1 else None,
+                name="misses itself",
+                hint="a token may attend to itself: the diagonal stays True",
+                variant=lambda q, k, v: _key_major(q, k, v, "misses itself") if q.shape[-2] > 1 else None,
+            ),
+            Diagnosis(
+                "each query's weights do not sum to one",
+                name="normalised over the queries",
+                hint="a query is a column in this layout: the softmax runs over axis -2",
+                variant=lambda q, k, v: _key_major(q, k, v, normalise="keys") if q.shape[-2] > 1 else None,
+            ),
+            Diagnosis(
+                "out is right, but weights is not in the kernel's layout",
+                name="weights returned query-major",
+                hint="weights[..., j, t] is key j's weight for query t",
+                variant=lambda q, k, v: _key_major(q, k, v, layout="queries") if q.shape[-2] > 1 else None,
             ),
         ),
     )
@@ -486,86 +513,6 @@ register(
                 name="causal candidates",
                 hint="an encoder's query sees every real key, before and after it",
                 variant=lambda q, k, v, out: _lengths_search(q, k, v, out, causal=True),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 6.10 entropy with one favoured key (derive)
-def _boosted_entropy(lengths, S, delta, double=False, bits=False):
-    n = np.asarray(lengths, dtype=np.float64)
-    e = np.exp(float(delta))
-    Z = e + n - (0.0 if double else 1.0)  # the favoured key, and n - 1 plain ones
-    h = np.log(np.where(n > 0, Z, 1.0)) - np.where(n > 0, float(delta) * e / np.where(n > 0, Z, 1.0), 0.0)
-    return h / np.log(2) if bits else h
-
-
-def _boosted_cases():
-    return grouped(
-        "entropies",
-        Case("lengths [4, 2, 1], S=4, delta 1.5", lengths=np.array([4, 2, 1]), S=4, delta=1.5),
-        Case("lengths [5, 9], S=9, delta 3", lengths=np.array([5, 9]), S=9, delta=3.0),
-        Case("lengths [3, 7], S=7, a disfavoured key: delta -2", lengths=np.array([3, 7]), S=7, delta=-2.0),
-    ) + grouped(
-        "fully padded rows",
-        Case("lengths [0, 6]: a fully padded row, S=6, delta 0.5", lengths=np.array([0, 6]), S=6, delta=0.5),
-    )
-
-
-register(
-    Exercise(
-        id="ch06.boosted_key_entropy",
-        number="6.10",
-        title="the entropy of a padded query that favours one key",
-        points=1,
-        function="boosted_key_entropy",
-        hint="write each visible weight with one normaliser; the favoured key and the others differ by a factor",
-        kind="derive",
-        description="A padding mask leaves the first `lengths[b]` of the `S` keys of row `b` visible. Every "
-        "visible key has the same score, except key 0 (always visible when any key is), whose score is "
-        "higher by `delta` (a float, possibly negative). Derive the entropy $-\\sum_j p_j \\ln p_j$ (nats) of "
-        "each row's masked softmax weights in terms of `lengths`, `S` (if it matters) and `delta`, and "
-        "return it, one value per row, shape `lengths.shape`. A row with nothing to attend to has all-zero "
-        "weights: entropy 0. numpy or torch; no attncourse function.",
-        solution='''
-            def boosted_key_entropy(lengths, S, delta):
-                """Entropy (nats) of masked softmax weights: lengths[b] visible keys, key 0's score higher by delta."""
-                ### BEGIN SOLUTION
-                n = np.asarray(lengths, dtype=float)
-                Z = np.exp(delta) + n - 1  # e^delta for key 0, 1 for each of the n - 1 others (scores shifted)
-                Z = np.where(n > 0, Z, 1.0)  # a fully padded row: no normaliser needed
-                # H = -sum p ln p with p_0 = e^delta / Z, p_j = 1 / Z: H = ln Z - delta * p_0
-                return np.where(n > 0, np.log(Z) - delta * np.exp(delta) / Z, 0.0)
-                ### END SOLUTION
-        ''',
-        reference=_boosted_entropy,
-        public_cases=_boosted_cases,
-        needs=("import numpy as np", "import torch"),
-        diagnoses=(
-            Diagnosis(
-                "your entropy does not depend on delta",
-                name="delta ignored",
-                hint="key 0's weight is not 1 / n",
-                variant=lambda lengths, S, delta: np.log(np.maximum(np.asarray(lengths, dtype=float), 1.0)),
-            ),
-            Diagnosis(
-                "your entropy counts all S keys; the masked ones get weight 0",
-                name="S keys, not lengths",
-                hint="only the visible keys carry weight",
-                variant=lambda lengths, S, delta: _boosted_entropy(np.full(np.shape(lengths), S), S, delta),
-            ),
-            Diagnosis(
-                "your normaliser counts key 0 among the plain keys as well",
-                name="favoured key counted twice",
-                hint="n visible keys: one favoured, n - 1 plain",
-                variant=lambda lengths, S, delta: _boosted_entropy(lengths, S, delta, double=True),
-            ),
-            Diagnosis(
-                "that is in bits (log base 2); this course measures entropy in nats",
-                name="bits",
-                hint="np.log, not np.log2",
-                variant=lambda lengths, S, delta: _boosted_entropy(lengths, S, delta, bits=True),
             ),
         ),
     )

@@ -1,5 +1,5 @@
 """Chapter 6 exercises 6.1-6.5: building masks (True = may attend) - causal, packed documents, a masked
-log-sum-exp with fully masked rows, prefix-LM attention, an additive mask read back as a boolean one."""
+log-sum-exp with fully masked rows, a decode step against a rolling cache, an additive mask read back as a boolean one."""
 
 from __future__ import annotations
 
@@ -215,8 +215,8 @@ register(
         description="Attention kernels and losses keep $\\log \\sum_j e^{s_j}$ of each row, its "
         "log-sum-exp, instead of the weights. Return it over the last axis of `scores`, counting only "
         "the keys where `mask` is True (`mask` broadcasts against `scores`): shape `scores.shape[:-1]`. "
-        "Scores can be in the thousands, and a masked score may be far larger than every visible one; "
-        "a row with no visible key has the log of an empty sum. numpy or torch; no attncourse function.",
+        "`scores` may hold any finite floats, and `mask` any pattern of True and False. numpy or torch; "
+        "no attncourse function.",
         solution='''
             def masked_logsumexp(scores, mask):
                 """log sum_j exp(scores[..., j]) over the keys where mask is True: shape scores.shape[:-1]."""
@@ -271,126 +271,129 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.4 prefix-LM attention
-def _prefix_mask(L, prefix_lengths, mode="prefix"):
-    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
-    p = np.asarray(prefix_lengths)[:, None, None]  # (B, 1, 1)
-    if mode == "causal":
-        return np.broadcast_to(j <= i, (len(prefix_lengths), L, L))
-    if mode == "and":  # the prefix only, and causal
-        return (j <= i) & (j < p)
-    if mode == "inclusive":  # one key too many
-        return (j <= i) | (j <= p)
-    if mode == "prefix rows":  # the prefix's queries see everything
-        return (j <= i) | (i < p)
-    return (j <= i) | (j < p)
+# ----------------------------------------------------------------------------- 6.4 a decode step against a rolling cache
+def _ring_mask(W, pos, mode="written"):
+    """(B, W): which slots of a rolling buffer of W slots hold a key of the window of position pos."""
+    s, p = np.arange(W)[None, :], np.asarray(pos)[:, None]
+    written = s <= p  # slot s is reached by position s first
+    if mode == "all":  # leftovers counted
+        return np.ones_like(written)
+    if mode == "linear":  # the ring read as a causal row: slots after the newest one blocked
+        return s <= p % W
+    if mode == "oldest dropped":  # the slot written next treated as stale
+        return written & ((s != (p + 1) % W) | (p < W - 1))
+    if mode == "itself dropped":
+        return written & (s != p % W)
+    return written
 
 
-def _prefix_lm(q, k, v, prefix_lengths, mode="prefix", scale=None):
-    mask = _prefix_mask(q.shape[-2], prefix_lengths, mode)  # (B, L, L)
-    return sdpa(q, k, v, mask, scale=scale)
+def _ring(q, k_cache, v_cache, pos, mode="written", scale=None, order="slots"):
+    mask = _ring_mask(k_cache.shape[-2], pos, mode)[:, None, :]  # (B, 1, W): one query per sequence
+    out, w = sdpa(q[:, None, :], k_cache, v_cache, mask, scale=scale)  # (B, 1, Ev), (B, 1, W)
+    out, w = out[:, 0], w[:, 0]
+    if order == "positions":  # weights unrolled to position order, oldest first
+        W = k_cache.shape[-2]
+        oldest = (np.asarray(pos) + 1) % W * (np.asarray(pos) >= W - 1)
+        w = np.stack([np.roll(row, -int(o)) for row, o in zip(w, oldest)])
+    return out, w
 
 
-def _prefix_cases():
-    rng = np.random.default_rng(604)
-    n = rng.normal
+def _ring_case(rng, name, pos, W, E, Ev, dtype=np.float64):
+    """A rolling cache of W slots per sequence; slots no position reached hold large leftovers."""
+    pos = np.asarray(pos)
+    B = len(pos)
+    k, v = rng.normal(size=(B, W, E)), rng.normal(size=(B, W, Ev))
+    stale = np.arange(W)[None, :] > pos[:, None]  # (B, W): never written in this sequence
+    k = np.where(stale[..., None], 3.0 * rng.normal(size=k.shape) + 2.0, k)  # leftovers of another batch
+    v = np.where(stale[..., None], 5.0 + rng.normal(size=v.shape), v)
+    q = rng.normal(size=(B, E))
+    return Case(name, q=q.astype(dtype), k_cache=k.astype(dtype), v_cache=v.astype(dtype), pos=pos)
+
+
+def _ring_cases():
+    rng = np.random.default_rng(6040)
+    # every case mixes sequences whose buffer is still filling with sequences whose buffer has wrapped
     return grouped(
         "values",
-        Case(
-            "B=2, L=5, E=3, prefixes of 2 and 3",
-            q=n(size=(2, 5, 3)),
-            k=n(size=(2, 5, 3)),
-            v=n(size=(2, 5, 2)),
-            prefix_lengths=np.array([2, 3]),
-        ),
-        Case(
-            "B=3, L=4, E=2, prefixes of 0, 1 and 4",
-            q=n(size=(3, 4, 2)),
-            k=n(size=(3, 4, 2)),
-            v=n(size=(3, 4, 3)),
-            prefix_lengths=np.array([0, 1, 4]),
-        ),
+        _ring_case(rng, "B=3, W=4, E=3, positions 1, 5 and 9", [1, 5, 9], 4, 3, 2),
+        _ring_case(rng, "B=4, W=5, E=2, positions 0, 3, 4 and 12", [0, 3, 4, 12], 5, 2, 3),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, B=2, L=4, E=4, prefixes of 2 and 0",
-            q=n(size=(2, 4, 4)).astype(np.float32),
-            k=n(size=(2, 4, 4)).astype(np.float32),
-            v=n(size=(2, 4, 2)).astype(np.float32),
-            prefix_lengths=np.array([2, 0]),
-        ),
+        _ring_case(rng, "float32, B=3, W=3, E=4, positions 1, 2 and 100", [1, 2, 100], 3, 4, 2, np.float32),
     )
 
 
 register(
     Exercise(
-        id="ch06.prefix_lm_attention",
+        id="ch06.ring_cache_attention",
         number="6.4",
-        title="attention for a prefix language model",
+        title="a decode step against a rolling cache",
         points=3,
-        hint="which keys may a prefix token see, and which may a later token see?",
-        function="prefix_lm_attention",
-        description="A *prefix LM* (T5's prefix-LM objective, UniLM, PaliGemma) reads a prompt "
-        "bidirectionally and generates the rest causally: in sequence `b` the first "
-        "`prefix_lengths[b]` tokens form the prefix, every token may attend to every prefix token, "
-        "and a token may also attend to the earlier tokens and itself, as in a decoder. Write scaled "
-        "self-attention for `q, k (B, L, E)`, `v (B, L, Ev)` with that mask and return "
-        "`(out (B, L, Ev), weights (B, L, L))`. numpy (or torch); `softmax` from attncourse is "
+        hint="which slots hold a key that position pos[b] may see, and does their order matter to attention?",
+        function="ring_cache_attention",
+        description="Mistral's causal sliding window of `W` keys (the query's own key included) lets "
+        "its KV cache be a *rolling buffer* of `W` slots per sequence: the key and value of absolute "
+        "position `p` (counted from 0) are written to slot `p % W`, over whatever was there. Sequence "
+        "`b` of a batch is generating the token at position `pos[b]`; that token's key and value have "
+        "just been written, so the cache is `k_cache (B, W, E)`, `v_cache (B, W, Ev)` as it stands now. "
+        "A slot that no position of the sequence has reached yet still holds leftovers of an earlier "
+        "batch (finite, arbitrary numbers). With the new token's query `q (B, E)`, compute its scaled "
+        "self-attention (scores divided by $\\sqrt{E}$) under that window and return "
+        "`(out (B, Ev), weights (B, W))`, the weights in slot order. `softmax` from attncourse is "
         "handed out; PyTorch's attention functions are not.",
         solution='''
-            def prefix_lm_attention(q, k, v, prefix_lengths):
-                """Scaled self-attention under a prefix-LM mask: returns (out (B, L, Ev), weights (B, L, L))."""
+            def ring_cache_attention(q, k_cache, v_cache, pos):
+                """One decode step per sequence against a rolling KV cache: (out (B, Ev), weights (B, W))."""
                 ### BEGIN SOLUTION
-                L = q.shape[-2]
-                i = np.arange(L)[:, None]  # (L, 1): query positions
-                j = np.arange(L)[None, :]  # (1, L): key positions
-                in_prefix = j < np.asarray(prefix_lengths)[:, None, None]  # (B, 1, L): every query sees the prefix
-                mask = (j <= i) | in_prefix  # (B, L, L): causal, or a key of the prefix
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, L, E) @ (B, E, L) -> (B, L, L)
-                weights = softmax(np.where(mask, scores, -np.inf))
-                return weights @ v, weights  # (B, L, L) @ (B, L, Ev) -> (B, L, Ev)
+                W = k_cache.shape[-2]
+                # position pos sees pos - W + 1 .. pos: exactly what the buffer holds once it has wrapped;
+                # before that, the slots 0 .. pos. Attention does not care in which order the keys lie.
+                written = np.arange(W)[None, :] <= np.asarray(pos)[:, None]  # (B, W)
+                scores = np.einsum("be,bwe->bw", q, k_cache) / np.sqrt(q.shape[-1])  # (B, W)
+                weights = softmax(np.where(written, scores, -np.inf))
+                return np.einsum("bw,bwv->bv", weights, v_cache), weights  # (B, W) . (B, W, Ev) -> (B, Ev)
                 ### END SOLUTION
         ''',
-        reference=_prefix_lm,
-        public_cases=_prefix_cases,
+        reference=_ring,
+        public_cases=_ring_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=NEEDS,
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         diagnoses=(
             Diagnosis(
-                "a prefix token does not see the prefix tokens after it: your mask is plain causal",
-                name="plain causal",
-                hint="the prefix is read both ways",
-                variant=lambda q, k, v, p: (
-                    _prefix_lm(q, k, v, p, "causal") if (np.asarray(p) > 1).any() else None
-                ),
+                "a sequence that has not filled its buffer yet puts weight on slots none of its tokens wrote",
+                name="leftover slots attended",
+                hint="slot s is first written by position s: before the buffer is full, only slots 0 .. pos are real",
+                variant=lambda q, k, v, p: _ring(q, k, v, p, "all"),
             ),
             Diagnosis(
-                "the tokens after the prefix see only the prefix: they also see the earlier generated "
-                "tokens and themselves",
-                name="only the prefix",
-                hint="combine the two conditions with or",
-                variant=lambda q, k, v, p: (
-                    _prefix_lm(q, k, v, p, "and") if (np.asarray(p) < q.shape[-2] - 1).any() else None
-                ),
+                "after the buffer has wrapped around, some keys of the window get no weight",
+                name="the ring read as a causal row",
+                hint="once pos >= W - 1 every slot holds one of the last W positions, whatever its index",
+                variant=lambda q, k, v, p: _ring(q, k, v, p, "linear"),
             ),
             Diagnosis(
-                "one key too many: the prefix has prefix_lengths[b] tokens, positions 0 .. prefix_lengths[b] - 1",
-                name="prefix one too long",
-                hint="j < prefix length, not <=",
-                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, "inclusive"),
+                "after the buffer has wrapped around, one key of the window gets no weight",
+                name="the oldest slot dropped",
+                hint="the slot written next holds position pos - W + 1, still inside a window of W keys",
+                variant=lambda q, k, v, p: _ring(q, k, v, p, "oldest dropped"),
             ),
             Diagnosis(
-                "the prefix's queries see the whole sequence, the generated part included: a prefix token "
-                "may see only the prefix (and the generated part must stay unseen, or training leaks the answer)",
-                name="prefix rows see everything",
-                hint="the condition is on the key's position, not the query's",
-                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, "prefix rows"),
+                "the new token gives its own key no weight",
+                name="itself dropped",
+                hint="the window includes the query's own key, in slot pos % W",
+                variant=lambda q, k, v, p: _ring(q, k, v, p, "itself dropped"),
             ),
             Diagnosis(
-                "the scores are unscaled: divide by sqrt(E) before masking",
-                variant=lambda q, k, v, p: _prefix_lm(q, k, v, p, scale=1.0),
+                "out is right, but the weights are not in slot order",
+                name="weights in position order",
+                hint="return the weights where the keys lie, slot s at index s",
+                variant=lambda q, k, v, p: _ring(q, k, v, p, order="positions"),
+            ),
+            Diagnosis(
+                "the scores are not scaled as asked",
+                variant=lambda q, k, v, p: _ring(q, k, v, p, scale=1.0),
             ),
         ),
     )
