@@ -295,7 +295,6 @@ def test_the_derived_closed_forms_hold():
     T = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
     (T * torch.logsumexp(torch.from_numpy(x) / T, dim=-1)).sum().backward()
     assert np.isclose(_answer("ch01.smooth_max_slope", x, 0.3).sum(), T.grad.item())
-<<<<<<< HEAD
     # 0.2: class c's probability is the chapter's nadaraya_watson with value 1 on class c's keys, 0 elsewhere
     x_key, label = rng.uniform(0, 4, 9), np.array([0, 3, 3, 1, 0, 3, 1, 0, 3])
     x_query = np.array([-3.0, 0.5, 2.0, 3.9, 7.0])
@@ -311,21 +310,6 @@ def test_the_derived_closed_forms_hold():
     x_query = np.array([-2.0, 0.3, 1.4, 2.9, 6.0])
     on_raw, _ = nadaraya_watson(x_query, keys, raw, 0.8)
     assert np.allclose(_answer("ch00.regression_from_counts", x_query, x_place, count, y_mean, 0.8), on_raw)
-    # equal scores under a padding mask, key 0 favoured by delta: the entropy of the masked softmax
-    lengths, S = np.array([5, 2, 1, 0]), 5
-    for delta in (0.0, 1.3, -2.0):
-        scores = np.full((4, S), 0.7)
-        scores[:, 0] += delta
-        weights = softmax(np.where(np.arange(S)[None, :] < lengths[:, None], scores, -np.inf))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            entropy = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(-1)
-        np.testing.assert_allclose(
-            entropy, _answer("ch06.boosted_key_entropy", lengths, S, delta), atol=1e-12
-=======
-    # far from the keys, the chapter's nadaraya_watson (its stable softmax) settles on the end keys' values
-    x_key, y_value = np.array([0.0, 3.0, 1.0, 3.0, -2.0]), np.array([5.0, 1.0, 0.0, 2.0, 4.0])
-    far, _ = nadaraya_watson(np.array([-1e4, 1e4]), x_key, y_value, 0.7)
-    assert np.allclose(_answer("ch00.far_from_the_data", x_key, y_value, 0.7), far)
     # 6.10: each mask run through a cache one token at a time and over the whole sequence at once
     from attncourse import scaled_dot_product_attention
     from attncourse.exercises.chapters.ch06.kv_cache_masks import _cache_stack
@@ -345,7 +329,6 @@ def test_the_derived_closed_forms_hold():
                 ]
                 for t in range(L6)
             ]
->>>>>>> r7-ch06
         )
         wrong = ~np.isclose(full, cached, rtol=0, atol=1e-12).all(axis=-1)
         first.append(int(wrong.argmax()) if wrong.any() else L6)
