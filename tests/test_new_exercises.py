@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from exercise_support import load_hidden_cases
+from exercise_support import load_hidden_cases, stub_function
 
 from attncourse import apply_rope, softmax
 from attncourse.exercises import CHAPTERS, all_exercises, check, get, reset
@@ -611,3 +611,40 @@ def test_chapter_9_feedback_names_the_mistake_and_keeps_the_fix(ex_id, fn, said,
     assert result.earned < get(ex_id).points and said in text, text
     assert not any(u in text for u in unsaid), text
     reset()
+
+
+def test_chapter_3_find_the_bug_symptoms_are_what_the_prompts_say():
+    """3.3 and 3.6: the handed-out code shows the symptom its prompt describes, against torch."""
+    torch = pytest.importorskip("torch")
+    sdpa_t = torch.nn.functional.scaled_dot_product_attention
+    rng = np.random.default_rng(3)
+    # 3.3: one head agrees with torch; with more heads the weights are flatter, the more the flatter
+    packed = stub_function(get("ch03.packed_head_attention"))
+    top = []
+    for H in (1, 2, 4, 8):
+        D = 16
+        q, k, v = (
+            rng.normal(size=(2, 6, H * D)),
+            rng.normal(size=(2, 9, H * D)),
+            rng.normal(size=(2, 9, H * 3)),
+        )
+        _, w = packed(q, k, v, H)
+        split = [torch.from_numpy(x.reshape(2, -1, H, x.shape[-1] // H).swapaxes(1, 2)) for x in (q, k)]
+        w_t = torch.softmax(split[0] @ split[1].transpose(-1, -2) / D**0.5, -1).numpy()  # per head
+        if H == 1:
+            assert np.allclose(w, w_t)
+            out_t = sdpa_t(*(torch.from_numpy(x) for x in (q, k, v)))
+            assert np.allclose(packed(q, k, v, 1)[0], out_t.numpy())
+        else:
+            top.append(w.max(-1).mean() / w_t.max(-1).mean())
+    assert all(t < 1 for t in top) and np.all(np.diff(top) < 0), top
+    # 3.6: with E = 1 the weights are torch's; wider, the rows do not sum to 1
+    log_space = stub_function(get("ch03.weights_not_normalised"))
+    for E in (1, 16, 64):
+        q, k, v = rng.normal(size=(4, E)), rng.normal(size=(7, E)), rng.normal(size=(7, 2))
+        _, w = log_space(q, k, v)
+        w_t = torch.softmax(torch.from_numpy(q @ k.T) / E**0.5, -1).numpy()
+        if E == 1:
+            assert np.allclose(w, w_t)
+        else:
+            assert not np.allclose(w.sum(-1), 1, atol=1e-3)
