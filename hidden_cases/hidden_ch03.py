@@ -32,42 +32,51 @@ def scaled_scores():
     )
 
 
-def init_std_for_unscaled_scores():
-    return _kinds(
-        [
-            Case("d_k=256, d_model=512, token variance 1", d_k=256, d_model=512, token_var=1.0),
-            Case("d_k=1, d_model=8, token variance 3", d_k=1, d_model=8, token_var=3.0),
-            Case(
-                "an array of d_k, d_model=64, token variance 2",
-                d_k=np.array([32, 64, 128, 1024]),
-                d_model=64,
-                token_var=2.0,
-            ),
-        ],
-        "values",
-        "values",
-        "values",
+def _two_part(label, rng, batch, H, L, S, Dc, Dr, Dv, dtype=np.float64):
+    n = rng.normal
+    return Case(
+        label,
+        q_c=n(size=(*batch, H, L, Dc)).astype(dtype),
+        k_c=n(size=(*batch, H, S, Dc)).astype(dtype),
+        q_r=n(size=(*batch, H, L, Dr)).astype(dtype),
+        k_r=n(size=(*batch, S, Dr)).astype(dtype),
+        v=n(size=(*batch, H, S, Dv)).astype(dtype),
     )
 
 
-def fix_scale_size():
-    rng = np.random.default_rng(1303)
-    n = rng.normal
+def two_part_attention():
+    rng = np.random.default_rng(1302)
     return _kinds(
         [
-            Case("L=1, S=100, E=16, Ev=2", q=n(size=(1, 16)), k=n(size=(100, 16)), v=n(size=(100, 2))),
-            Case(
-                "float32, L=4, S=2, E=32, Ev=3",
-                q=n(size=(4, 32)).astype(np.float32),
-                k=n(size=(2, 32)).astype(np.float32),
-                v=n(size=(2, 3)).astype(np.float32),
-            ),
-            Case(
-                "batch and heads, S=7, E=4",
-                q=n(size=(2, 2, 3, 4)),
-                k=n(size=(2, 2, 7, 4)),
-                v=n(size=(2, 2, 7, 6)),
-            ),
+            _two_part("H=3, L=2, S=4, Dc=64, Dr=16, Dv=2", rng, (), 3, 2, 4, 64, 16, 2),
+            _two_part("float32, H=2, L=4, S=3, Dc=4, Dr=12, Dv=5", rng, (), 2, 4, 3, 4, 12, 5, np.float32),
+            # a batch as long as the head axis: k_r's batch axis lines up with the heads without an error
+            _two_part("a batch of 2, H=2, L=3, S=5, Dc=16, Dr=32, Dv=3", rng, (2,), 2, 3, 5, 16, 32, 3),
+        ],
+        "values",
+        "values",
+        "batch dimensions",
+    )
+
+
+def _packed(label, rng, batch, H, L, S, D, Dv, dtype=np.float64):
+    n = rng.normal
+    return Case(
+        label,
+        q=n(size=(*batch, L, H * D)).astype(dtype),
+        k=n(size=(*batch, S, H * D)).astype(dtype),
+        v=n(size=(*batch, S, H * Dv)).astype(dtype),
+        n_heads=H,
+    )
+
+
+def packed_head_attention():
+    rng = np.random.default_rng(1303)
+    return _kinds(
+        [
+            _packed("6 heads, L=3, S=7, D=8, Dv=2", rng, (), 6, 3, 7, 8, 2),
+            _packed("float32, 2 heads, L=4, S=2, D=64, Dv=3", rng, (), 2, 4, 2, 64, 3, np.float32),
+            _packed("batch (3,), 4 heads, L=2, S=5, D=16, Dv=4", rng, (3,), 4, 2, 5, 16, 4),
         ],
         "values",
         "values",
@@ -77,8 +86,8 @@ def fix_scale_size():
 
 HIDDEN = {
     "ch03.scaled_scores": scaled_scores,
-    "ch03.init_std_for_unscaled_scores": init_std_for_unscaled_scores,
-    "ch03.attention_with_scale": fix_scale_size,
+    "ch03.two_part_attention": two_part_attention,
+    "ch03.packed_head_attention": packed_head_attention,
 }
 
 
@@ -91,7 +100,13 @@ def _layer_case(name, q, k, c, dtype=np.float64):
     q, k = q.astype(dtype), k.astype(dtype)
     s = q @ np.swapaxes(k, -1, -2) * dtype(c)
     e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return Case(name, q=q, k=k, weights=e / e.sum(axis=-1, keepdims=True))
+    E, S = q.shape[-1], k.shape[-2]
+    candidates = []
+    for x in (c, 1 / np.sqrt(E), 1 / E, 1.0, 1 / np.sqrt(S), np.sqrt(E), 3 * c, c / 2):
+        if all(abs(x / y - 1) > 0.05 for y in candidates):
+            candidates.append(float(x))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return Case(name, q=q, k=k, weights=weights, candidates=np.array(candidates[::-1]))
 
 
 def recover_scale():
@@ -108,8 +123,8 @@ def recover_scale():
             ),
             _layer_case("E=4, S=9, scaled by the number of keys", n(size=(3, 4)), n(size=(9, 4)), 1 / 3),
             _layer_case(
-                "a batch of 2, E=128, the default scale, very long queries: weights exactly 0",
-                250 * n(size=(2, 3, 128)),
+                "a batch of 2, E=128, the default scale, one very long query each: weights exactly 0",
+                n(size=(2, 3, 128)) * np.array([250.0, 1.0, 1.0])[:, None],
                 n(size=(2, 16, 128)),
                 1 / np.sqrt(128),
             ),

@@ -104,11 +104,11 @@ NEW_SITUATIONS = {
         "ch02.recover_key_lengths": "the keys' lengths read back from a layer's weights and the keys' directions",
     },
     "ch03": {
-        "ch03.recover_scale": "a layer's unknown scale read back from its weights, some of them underflowed to 0",
+        "ch03.recover_scale": "a layer's unknown scale picked out by its weights, some of them underflowed to 0",
         "ch03.predict_cosine_factor": "queries and keys normalised to unit length, then multiplied by a factor",
-        "ch03.init_std_for_unscaled_scores": "an initialisation of the saved run's W_q, W_k that needs no scale",
-        "ch03.attention_with_scale": "a scale read from the number of keys, a bug the chapter does not show",
-        "ch03.weights_not_normalised": "a scale applied after the softmax, a bug the chapter does not show",
+        "ch03.two_part_attention": "scores summed from two dot products of different widths, one part shared by the heads",
+        "ch03.packed_head_attention": "heads laid side by side in one axis, where the chapter's scale rule reads the wrong width",
+        "ch03.weights_not_normalised": "a softmax written in log space whose normaliser and exponent disagree",
     },
     "ch04": {
         "ch04.recover_permutation": "finding an unknown shuffle from two runs' outputs, equal only up to rounding",

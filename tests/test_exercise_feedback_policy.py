@@ -19,8 +19,8 @@ HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 # What fixes each diagnose exercise's bug: none of it may appear in the feedback on the untouched
 # code, in the notebook (check) or in the grader's feedback file.
 FIX_TOKENS = {
-    "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
-    "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
+    "ch03.fix_late_scaling": ["scale the scores, then", "scaled scores", "log_total of"],
+    "ch03.packed_head_attention": ["// n_heads", "one head's width", "shape[-1] //"],
     "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
     "ch05.mha_forward": ["reshape(n_heads, d_head", "rows h*d_head", "dhe,hef"],
     "ch06.key_major_decoder": ["triu", "upper triangle", "j <= t"],

@@ -98,8 +98,16 @@ def scores_over_e(q, k):
     return q @ _t(k) / q.shape[-1]
 
 
-def attention_scaled_by_ev(q, k, v):
-    w = _sm(q @ _t(k) / np.sqrt(v.shape[-1]))
+def packed_heads_scaled_by_all(q, k, v, n_heads):  # the scale of the whole last axis, not one head's
+    qh, kh, vh = (np.swapaxes(x.reshape(*x.shape[:-1], n_heads, -1), -2, -3) for x in (q, k, v))
+    w = _sm(qh @ _t(kh) / np.sqrt(q.shape[-1]))
+    o = np.swapaxes(w @ vh, -2, -3)
+    return o.reshape(*o.shape[:-2], -1), w
+
+
+def two_part_each_scaled(q_c, k_c, q_r, k_r, v):  # each dot product scaled by its own width
+    s = q_c @ _t(k_c) / np.sqrt(q_c.shape[-1]) + q_r @ _t(k_r)[..., None, :, :] / np.sqrt(q_r.shape[-1])
+    w = _sm(s)
     return w @ v, w
 
 
@@ -209,7 +217,9 @@ def late_scaling(q, k, v):
     return w @ v, w
 
 
-def scale_as_temperature(q, k, weights):  # the temperature T = 1 / c, from row 0's two largest weights
+def scale_as_temperature(
+    q, k, weights, candidates
+):  # the temperature T = 1 / c, from row 0's two largest weights
     s = np.broadcast_to(q @ _t(k), weights.shape).reshape(-1, weights.shape[-1])
     w = weights.reshape(-1, weights.shape[-1])
     i, j = np.argsort(w[0])[-2:]
@@ -306,7 +316,8 @@ WRONG_ANSWERS = [
     ("ch02.batched_attention", attention_swapped, "q and k are swapped"),
     ("ch03.scaled_scores", scores_unscaled, "unscaled scores"),
     ("ch03.scaled_scores", scores_over_e, "divided by E"),
-    ("ch03.attention_with_scale", attention_scaled_by_ev, "you scaled by sqrt(Ev), the width of the values"),
+    ("ch03.two_part_attention", two_part_each_scaled, "each part scaled by its own width"),
+    ("ch03.packed_head_attention", packed_heads_scaled_by_all, "scaled by the width of all the heads"),
     ("ch03.weights_not_normalised", late_scaling, "scaled after the softmax"),
     ("ch03.recover_scale", scale_as_temperature, "the temperature"),
     ("ch04.project_qkv", project_transposed, "multiplied by W transposed"),

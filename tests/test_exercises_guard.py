@@ -98,7 +98,7 @@ def test_handed_out_helpers_stay_allowed_and_may_call_the_package_inside():
 
 def test_a_shortcut_scores_zero_even_when_every_case_passes():
     result = check(
-        "ch03.fix_scale_size", lambda q, k, v: ac.scaled_dot_product_attention(q, k, v), show=False
+        "ch03.fix_late_scaling", lambda q, k, v: ac.scaled_dot_product_attention(q, k, v), show=False
     )
     assert result.earned == 0 and result.shortcut
     assert {c.status for c in result.cases} == {"shortcut"}

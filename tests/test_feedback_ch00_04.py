@@ -195,7 +195,6 @@ def test_a_derive_diagnosis_names_no_formula():
 
 # ----------------------------------------------------------------------------- find-the-bug exercises
 RENAMED = {
-    "ch03.fix_scale_size": "ch03.attention_with_scale",
     "ch03.fix_late_scaling": "ch03.weights_not_normalised",
     "ch04.fix_output_mix": "ch04.self_attention_out",
 }

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from exercise_support import load_hidden_cases
+from exercise_support import load_hidden_cases, stub_function
 
 from attncourse import apply_rope, softmax
 from attncourse.exercises import CHAPTERS, all_exercises, check, get, reset
@@ -263,20 +263,21 @@ def test_the_derived_closed_forms_hold():
     for E, c, length in ((16, 0.25, 1.0), (64, 0.125, 1.0), (32, 3.0, 20.0), (8, 1.0, 100.0)):
         q, k = length * rng.normal(size=(2, 5, E)), rng.normal(size=(2, 9, E))
         weights = torch.softmax(c * torch.from_numpy(q) @ torch.from_numpy(k).transpose(-1, -2), dim=-1)
-        assert abs(_answer("ch03.recover_scale", q, k, weights.numpy()) / c - 1) < 1e-9
-    # the initialisation whose unscaled scores have variance 1: W_q, W_k drawn with that std
-    d_model, d_k, token_var = 64, 128, 2.0
-    sigma = float(_answer("ch03.init_std_for_unscaled_scores", d_k, d_model, token_var))
-    x, x2 = rng.normal(scale=np.sqrt(token_var), size=(2, 20000, d_model))
-    scores = [
-        (
-            x
-            @ rng.normal(scale=sigma, size=(d_model, d_k))
-            * (x2 @ rng.normal(scale=sigma, size=(d_model, d_k)))
-        ).sum(-1)
-        for _ in range(20)
-    ]
-    assert abs(np.var(scores) - 1) < 0.1
+        candidates = np.array([c / 2, c, 2 * c, 1 / np.sqrt(E), 1.0])
+        assert abs(_answer("ch03.recover_scale", q, k, weights.numpy(), candidates) / c - 1) < 1e-9
+    # two-part scores: torch's own attention over the concatenated parts (its default scale reads the
+    # concatenated width), and scores of variance 1 when every entry is N(0, 1)
+    Dc, Dr, H, L, S = 24, 8, 3, 2, 5
+    q_c, k_c, q_r = rng.normal(size=(H, L, Dc)), rng.normal(size=(H, S, Dc)), rng.normal(size=(H, L, Dr))
+    k_r, v = rng.normal(size=(S, Dr)), rng.normal(size=(H, S, 4))
+    q_t = torch.from_numpy(np.concatenate([q_c, q_r], -1))
+    k_t = torch.from_numpy(np.concatenate([k_c, np.broadcast_to(k_r, (H, S, Dr))], -1))
+    out_t = torch.nn.functional.scaled_dot_product_attention(q_t, k_t, torch.from_numpy(v))
+    assert np.allclose(_answer("ch03.two_part_attention", q_c, k_c, q_r, k_r, v)[0], out_t.numpy())
+    n = 20000
+    a = rng.normal(size=(4, n, 1, Dc + Dr))
+    scores = (a[0, ..., :Dc] * a[1, ..., :Dc]).sum(-1) + (a[2, ..., :Dr] * a[3, ..., :Dr]).sum(-1)
+    assert abs(np.var(scores / np.sqrt(Dc + Dr)) - 1) < 0.05
     # chapter 1's references against torch's own functions and autograd
     torch = pytest.importorskip("torch")
     t, s = rng.normal(size=(3, 5)) * 3, rng.normal(size=(3, 5))
@@ -639,3 +640,40 @@ def test_chapter_9_feedback_names_the_mistake_and_keeps_the_fix(ex_id, fn, said,
     assert result.earned < get(ex_id).points and said in text, text
     assert not any(u in text for u in unsaid), text
     reset()
+
+
+def test_chapter_3_find_the_bug_symptoms_are_what_the_prompts_say():
+    """3.3 and 3.6: the handed-out code shows the symptom its prompt describes, against torch."""
+    torch = pytest.importorskip("torch")
+    sdpa_t = torch.nn.functional.scaled_dot_product_attention
+    rng = np.random.default_rng(3)
+    # 3.3: one head agrees with torch; with more heads the weights are flatter, the more the flatter
+    packed = stub_function(get("ch03.packed_head_attention"))
+    top = []
+    for H in (1, 2, 4, 8):
+        D = 16
+        q, k, v = (
+            rng.normal(size=(2, 6, H * D)),
+            rng.normal(size=(2, 9, H * D)),
+            rng.normal(size=(2, 9, H * 3)),
+        )
+        _, w = packed(q, k, v, H)
+        split = [torch.from_numpy(x.reshape(2, -1, H, x.shape[-1] // H).swapaxes(1, 2)) for x in (q, k)]
+        w_t = torch.softmax(split[0] @ split[1].transpose(-1, -2) / D**0.5, -1).numpy()  # per head
+        if H == 1:
+            assert np.allclose(w, w_t)
+            out_t = sdpa_t(*(torch.from_numpy(x) for x in (q, k, v)))
+            assert np.allclose(packed(q, k, v, 1)[0], out_t.numpy())
+        else:
+            top.append(w.max(-1).mean() / w_t.max(-1).mean())
+    assert all(t < 1 for t in top) and np.all(np.diff(top) < 0), top
+    # 3.6: with E = 1 the weights are torch's; wider, the rows do not sum to 1
+    log_space = stub_function(get("ch03.weights_not_normalised"))
+    for E in (1, 16, 64):
+        q, k, v = rng.normal(size=(4, E)), rng.normal(size=(7, E)), rng.normal(size=(7, 2))
+        _, w = log_space(q, k, v)
+        w_t = torch.softmax(torch.from_numpy(q @ k.T) / E**0.5, -1).numpy()
+        if E == 1:
+            assert np.allclose(w, w_t)
+        else:
+            assert not np.allclose(w.sum(-1), 1, atol=1e-3)

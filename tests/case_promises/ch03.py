@@ -21,23 +21,49 @@ def scaled_scores(c):
     return out
 
 
-def _positive_int(name, x):
-    out = r.integer(name, x)
-    return out if out else ([] if np.all(np.asarray(x) > 0) else [f"{name} is not positive"])
+def two_part_attention(c):
+    # q_c (..., H, L, Dc), k_c (..., H, S, Dc), q_r (..., H, L, Dr), k_r (..., S, Dr) with no head axis,
+    # v (..., H, S, Dv); the scale must not be read from one part's width: Dc != Dr, neither 1
+    names = ("q_c", "k_c", "q_r", "k_r", "v")
+    a = {n: np.asarray(c[n]) for n in names}
+    out = []
+    for n in names:
+        out += r.finite(n, a[n]) + r.dtype_in(n, a[n], FLOATS)
+        out += r.ndim_in(n, a[n], range(2, 8) if n == "k_r" else range(3, 8))
+    if out:
+        return out
+    Dc, Dr = a["q_c"].shape[-1], a["q_r"].shape[-1]
+    if a["k_c"].shape[-1] != Dc or a["k_r"].shape[-1] != Dr:
+        out.append("a query part and its key part differ in width")
+    if Dc == Dr or 1 in (Dc, Dr):
+        out.append("Dc equals Dr, or one of them is 1: a scale from one part's width passes")
+    if a["k_r"].ndim != a["k_c"].ndim - 1:
+        out.append("k_r does not have exactly one axis (the heads) fewer than k_c")
+    lead = a["q_c"].shape[:-1]
+    if a["q_r"].shape[:-1] != lead:
+        out.append("q_c and q_r differ in their leading axes")
+    S = a["k_c"].shape[-2]
+    if a["k_r"].shape[-2] != S or a["v"].shape[-2] != S:
+        out.append("k_c, k_r and v hold different numbers of keys")
+    if a["k_c"].shape[:-2] != a["v"].shape[:-2] or a["k_c"].shape[:-3] != a["k_r"].shape[:-2]:
+        out.append("the batch and head axes of the keys and values disagree")
+    return out
 
 
-def init_std_for_unscaled_scores(c):
-    # d_k an int or an array of ints; d_model an int; token_var > 0
-    out = _positive_int("d_k", c["d_k"]) + _positive_int("d_model", c["d_model"])
-    if np.ndim(c["d_model"]) != 0:
-        out.append("d_model is not one number")
-    t = c["token_var"]
-    return out + ([] if np.ndim(t) == 0 and float(t) > 0 else ["token_var is not one positive number"])
-
-
-def attention_with_scale(c):
-    # q (..., L, E), k (..., S, E), v (..., S, Ev)
-    return _qkv(c)
+def packed_head_attention(c):
+    # q (..., L, n_heads * D), k (..., S, n_heads * D), v (..., S, n_heads * Dv), n_heads an int;
+    # several heads, and the width D of a head differs from the whole width (so n_heads > 1)
+    out = _qkv(c)
+    H = c["n_heads"]
+    out += r.integer("n_heads", H)
+    if out:
+        return out
+    q, v = np.asarray(c["q"]), np.asarray(c["v"])
+    if H < 2:
+        out.append("one head: the whole width is the head's width")
+    if q.shape[-1] % H or v.shape[-1] % H:
+        out.append("a last axis is not n_heads blocks")
+    return out
 
 
 def predict_cosine_factor(c):
@@ -47,8 +73,12 @@ def predict_cosine_factor(c):
 def recover_scale(c):
     # q (..., L, E), k (..., S, E), weights (..., L, S): the softmax over the keys of c q k^T, one c > 0
     # for every row; weights may be exactly 0, but every row has at least two above 0
+    # candidates: a 1-d array of positive floats holding the layer's c, with 1/sqrt(E), 1/E and 1
     q, k, w = (np.asarray(c[n]) for n in ("q", "k", "weights"))
-    out = []
+    cand = np.asarray(c["candidates"], dtype=np.float64)
+    out = r.finite("candidates", cand) + r.ndim_in("candidates", cand, (1,))
+    if not out and not (cand > 0).all():
+        out.append("a candidate is not positive")
     for name, x in (("q", q), ("k", k), ("weights", w)):
         out += r.finite(name, x) + r.dtype_in(name, x, FLOATS) + r.ndim_in(name, x, range(2, 8))
     if out:
@@ -77,6 +107,14 @@ def recover_scale(c):
     e = np.exp(scale * s - (scale * s).max(-1, keepdims=True))
     if not np.allclose(e / e.sum(-1, keepdims=True), w64, rtol=1e-4, atol=1e-6):
         out.append("the weights are not softmax(c q k^T) for one c")
+    if not np.isclose(cand, scale, rtol=1e-3).any():
+        out.append("the layer's scale is not among the candidates")
+    E = q.shape[-1]
+    for name, x in (("1/sqrt(E)", 1 / np.sqrt(E)), ("1/E", 1 / E), ("1", 1.0)):
+        if not np.isclose(cand, x, rtol=0.05).any():
+            out.append(f"{name} is not among the candidates")
+    if np.any(np.diff(np.sort(cand)) / np.sort(cand)[:-1] < 0.05):
+        out.append("two candidates lie within 5 % of each other")
     return out
 
 
@@ -87,8 +125,8 @@ def weights_not_normalised(c):
 
 PROMISES = {
     "ch03.scaled_scores": scaled_scores,
-    "ch03.init_std_for_unscaled_scores": init_std_for_unscaled_scores,
-    "ch03.attention_with_scale": attention_with_scale,
+    "ch03.two_part_attention": two_part_attention,
+    "ch03.packed_head_attention": packed_head_attention,
     "ch03.predict_cosine_factor": predict_cosine_factor,
     "ch03.recover_scale": recover_scale,
     "ch03.weights_not_normalised": weights_not_normalised,

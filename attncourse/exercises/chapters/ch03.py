@@ -1,10 +1,9 @@
-"""Chapter 3 exercises: scaling the scores by 1/sqrt(d_k)."""
+"""Chapter 3 exercises: scaling the scores by 1/sqrt(d_k); 3.5 and 3.6 are in ``_ch03_layers``."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ... import scaled_dot_product_attention as sdpa
 from ... import softmax
 from ..engine.registry import SHARED_MISTAKES, STUB_LINE, Case, Diagnosis, Exercise, grouped, register
 from ._shared import swap
@@ -78,180 +77,246 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.2 init for unscaled scores (derive)
-def _init_std(d_k, d_model, token_var, q_var_target=None, use_token_var=True, variance=False):
-    d_k = np.asarray(d_k, dtype=np.float64)
-    per_entry = 1 / np.sqrt(d_k) if q_var_target is None else q_var_target(d_k)  # Var(q_j) = Var(k_j)
-    denominator = d_model * (token_var if use_token_var else 1.0)
-    sigma2 = per_entry / denominator  # Var(q_j) = d_model * token_var * sigma^2
-    return sigma2 if variance else np.sqrt(sigma2)
+# ----------------------------------------------------------------------------- 3.2 two-part scores (extend)
+def _two_part(q_c, k_c, q_r, k_r, v, how="right"):
+    """Attention whose score is q_c . k_c + q_r . k_r, k_r shared by the heads, scaled as `how` says."""
+    Dc, Dr = q_c.shape[-1], q_r.shape[-1]
+    content = q_c @ swap(k_c)  # (..., H, L, Dc) @ (..., H, Dc, S) -> (..., H, L, S)
+    if how == "k_r on the head axis":  # k_r's batch axis meets the head axis
+        try:
+            shared = q_r @ swap(k_r)
+            np.broadcast_shapes(shared.shape, content.shape)
+        except ValueError:
+            return None
+        if shared.shape != content.shape or np.ndim(k_r) < 3:
+            return None
+    else:
+        shared = q_r @ swap(k_r)[..., None, :, :]  # (..., H, L, Dr) @ (..., 1, Dr, S) -> (..., H, L, S)
+    if how == "each part":
+        s = content / np.sqrt(Dc) + shared / np.sqrt(Dr)
+    else:
+        scale = {
+            "right": 1 / np.sqrt(Dc + Dr),
+            "k_r on the head axis": 1 / np.sqrt(Dc + Dr),
+            "content width": 1 / np.sqrt(Dc),
+            "sum of roots": 1 / (np.sqrt(Dc) + np.sqrt(Dr)),
+            "unscaled": 1.0,
+        }[how]
+        s = (content + shared) * scale
+    w = softmax(s)
+    return w @ v, w  # (..., H, L, S) @ (..., H, S, Dv) -> (..., H, L, Dv)
 
 
-def _init_cases():
-    return grouped(
-        "values",
-        Case("the saved run: d_k=64, d_model=64, token variance 2", d_k=64, d_model=64, token_var=2.0),
-        Case("the saved run: d_k=128, d_model=64, token variance 2", d_k=128, d_model=64, token_var=2.0),
-        Case("d_k=16, d_model=32, token variance 0.5", d_k=16, d_model=32, token_var=0.5),
-        Case(
-            "several d_k, d_model=100, token variance 1",
-            d_k=np.array([4, 25, 400]),
-            d_model=100,
-            token_var=1.0,
-        ),
-    )
-
-
-register(
-    Exercise(
-        id="ch03.init_std_for_unscaled_scores",
-        number="3.2",
-        title="an initialisation that makes the scale unnecessary at step 0",
-        points=3,
-        function="init_std_for_unscaled_scores",
-        stub=STUB_LINE,
-        kind="derive",
-        hint="write Var(q_j) in terms of d_model, token_var and sigma^2 first; then Var(q . k) in terms of d_k and Var(q_j)",
-        description="The chapter's training run (`scaling_training.json`) initialises `W_q` and `W_k` so "
-        "that every entry of `q` and `k` has variance about 1, and its unscaled scores start with "
-        "variance $d_k$. Another way to start with unit-variance scores *without* the $1/\\sqrt{d_k}$ "
-        "is a smaller initialisation. The tokens `x` have `d_model` independent entries of mean 0 and "
-        "variance `token_var`; `q = x @ W_q` and `k = x' @ W_k` with `W_q`, `W_k (d_model, d_k)` "
-        "whose entries are independent $\\mathcal{N}(0, \\sigma^2)$; treat `q` and `k` as independent. "
-        "Derive the standard deviation $\\sigma$ for which the *unscaled* score $q \\cdot k$ has "
-        "variance 1, and return it as a closed form in `d_k` (an int or an array), `d_model` and "
-        "`token_var`: a float or an array shaped like `d_k`. Use arithmetic and `numpy` only.",
-        solution='''
-            def init_std_for_unscaled_scores(d_k, d_model, token_var):
-                """The std of W_q's and W_k's entries for which Var(q . k) = 1 at initialisation."""
-                ### BEGIN SOLUTION
-                # Var(q_j) = d_model * token_var * sigma^2 (a sum of d_model independent products),
-                # Var(q . k) = d_k * Var(q_j) * Var(k_j) = 1  =>  Var(q_j) = 1 / sqrt(d_k)
-                sigma2 = 1 / (np.sqrt(d_k) * d_model * token_var)
-                return np.sqrt(sigma2)
-                ### END SOLUTION
-        ''',
-        reference=_init_std,
-        public_cases=_init_cases,
-        diagnoses=(
-            Diagnosis(
-                "that is the saved run's own initialisation, which gives q and k entries of variance 1: "
-                "what is the variance of a sum of d_k products of two such entries?",
-                name="entries of variance 1",
-                hint="unit-variance entries give Var(q . k) = d_k; each entry's variance must shrink with d_k",
-                variant=lambda d_k, d_model, token_var: _init_std(
-                    d_k, d_model, token_var, q_var_target=lambda d: np.ones_like(d)
-                ),
-            ),
-            Diagnosis(
-                "with your sigma the scores have variance 1/d_k, not 1: q . k multiplies an entry of q "
-                "by an entry of k, so how small must each of the two be?",
-                name="each entry of variance 1/d_k",
-                hint="Var(q . k) = d_k Var(q_j) Var(k_j): Var(q_j) = Var(k_j) = 1/sqrt(d_k)",
-                variant=lambda d_k, d_model, token_var: _init_std(
-                    d_k, d_model, token_var, q_var_target=lambda d: 1 / d
-                ),
-            ),
-            Diagnosis(
-                "your answer does not change with token_var: each entry of q sums d_model products "
-                "x_i W_ij, and the variance of x_i is token_var",
-                name="token variance left out",
-                hint="Var(q_j) = d_model * token_var * sigma^2",
-                variant=lambda d_k, d_model, token_var: (
-                    None if token_var == 1 else _init_std(d_k, d_model, token_var, use_token_var=False)
-                ),
-            ),
-            Diagnosis(
-                "that is sigma squared, the variance; the function returns the standard deviation",
-                name="returned the variance",
-                hint="take the square root of the variance you found",
-                variant=lambda d_k, d_model, token_var: _init_std(d_k, d_model, token_var, variance=True),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 3.3 disagrees with torch (diagnose)
-def _wrong_size_cases():
-    rng = np.random.default_rng(303)
+def _two_part_case(label, rng, batch, H, L, S, Dc, Dr, Dv, dtype=np.float64):
     n = rng.normal
-    # S, E and Ev differ in every case: a scale read from the wrong axis shows
+    return Case(
+        label,
+        q_c=n(size=(*batch, H, L, Dc)).astype(dtype),
+        k_c=n(size=(*batch, H, S, Dc)).astype(dtype),
+        q_r=n(size=(*batch, H, L, Dr)).astype(dtype),
+        k_r=n(size=(*batch, S, Dr)).astype(dtype),
+        v=n(size=(*batch, H, S, Dv)).astype(dtype),
+    )
+
+
+def _two_part_cases():
+    rng = np.random.default_rng(302)
+    # Dc and Dr differ (so a scale from one part's width shows) and neither is 1
     return grouped(
         "values",
-        Case("L=2, S=8, E=64, Ev=3", q=n(size=(2, 64)), k=n(size=(8, 64)), v=n(size=(8, 3))),
-        Case("L=3, S=5, E=4, Ev=2", q=n(size=(3, 4)), k=n(size=(5, 4)), v=n(size=(5, 2))),
+        _two_part_case("H=2, L=3, S=5, Dc=16, Dr=4, Dv=3", rng, (), 2, 3, 5, 16, 4, 3),
+        _two_part_case("H=1, L=2, S=4, Dc=8, Dr=24, Dv=2", rng, (), 1, 2, 4, 8, 24, 2),
     ) + grouped(
         "batch dimensions",
-        Case(
-            "a batch of 2, L=3, S=4, E=16, Ev=5",
-            q=n(size=(2, 3, 16)),
-            k=n(size=(2, 4, 16)),
-            v=n(size=(2, 4, 5)),
-        ),
-        Case(
-            "batch and heads (2, 3), L=2, S=6, E=9, Ev=4",
-            q=n(size=(2, 3, 2, 9)),
-            k=n(size=(2, 3, 6, 9)),
-            v=n(size=(2, 3, 6, 4)),
-        ),
+        _two_part_case("a batch of 3, H=2, L=2, S=6, Dc=32, Dr=8, Dv=4", rng, (3,), 2, 2, 6, 32, 8, 4),
+        _two_part_case("batch (2, 1), H=4, L=1, S=3, Dc=9, Dr=16, Dv=2", rng, (2, 1), 4, 1, 3, 9, 16, 2),
+        # a batch as long as the head axis: k_r's batch axis lines up with the heads without an error
+        _two_part_case("a batch of 2, H=2, L=2, S=4, Dc=12, Dr=6, Dv=3", rng, (2,), 2, 2, 4, 12, 6, 3),
     )
 
 
 register(
     Exercise(
-        id="ch03.attention_with_scale",
-        former_ids=("ch03.fix_scale_size",),
-        number="3.3",
-        title="attention that disagrees with torch's",
-        points=2,
-        function="attention_with_scale",
-        hint="which axis of which array holds the width of the dot products?",
-        kind="diagnose",
+        id="ch03.two_part_attention",
+        number="3.2",
+        title="scores made of two dot products",
+        points=3,
+        function="two_part_attention",
+        stub=STUB_LINE,
+        kind="extend",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="This function is meant to be scaled dot-product attention for `q (..., L, E)`, "
-        "`k (..., S, E)`, `v (..., S, Ev)`, returning `(out (..., L, Ev), weights (..., L, S))`. Symptom: "
-        "it agrees with `F.scaled_dot_product_attention` on a test with 16 keys of width 16, but with "
-        "8 keys of width 64 its weights are more peaked than torch's, and with 100 keys of width 16 "
-        "flatter. Find the bug and fix it; you may call `numpy` and `softmax`.",
+        hint="at initialisation, what is the variance of q_c . k_c + q_r . k_r?",
+        description="Some models give every query and key two parts, a content part and a position "
+        "part, and the score of a query and a key is the sum of the two parts' dot products, "
+        "$q_c \\cdot k_c + q_r \\cdot k_r$. To save memory the keys' position part is one for all "
+        "heads. Inputs: `q_c (..., H, L, Dc)`, `k_c (..., H, S, Dc)`, `q_r (..., H, L, Dr)`, "
+        "`k_r (..., S, Dr)` (no head axis: every head uses it) and `v (..., H, S, Dv)`. Return "
+        "`(out (..., H, L, Dv), weights (..., H, L, S))`, `weights` the softmax over the keys of the "
+        "scores times one scale, chosen so that when every entry of every part is independent with "
+        "mean 0 and variance 1 the scores spread as much as the chapter's scaled scores do, whatever "
+        "`Dc` and `Dr` are. You may call `numpy` and `softmax`.",
         solution='''
-            def attention_with_scale(q, k, v):
-                """Scaled dot-product attention of queries q over keys k and values v.
+            def two_part_attention(q_c, k_c, q_r, k_r, v):
+                """Attention with scores q_c . k_c + q_r . k_r, k_r shared by the H heads.
 
-                Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
+                q_c (..., H, L, Dc), k_c (..., H, S, Dc), q_r (..., H, L, Dr), k_r (..., S, Dr),
+                v (..., H, S, Dv) -> (out (..., H, L, Dv), weights (..., H, L, S)).
                 """
                 ### BEGIN SOLUTION
-                scale = 1 / np.sqrt(q.shape[-1])
+                # the two dot products are independent sums of Dc and Dr unit-variance products,
+                # so their sum has variance Dc + Dr
+                width = q_c.shape[-1] + q_r.shape[-1]
+                content = q_c @ np.swapaxes(k_c, -1, -2)  # -> (..., H, L, S)
+                k_r_t = np.swapaxes(k_r, -1, -2)[..., None, :, :]  # (..., S, Dr) -> (..., 1, Dr, S)
+                weights = softmax((content + q_r @ k_r_t) / np.sqrt(width))  # -> (..., H, L, S)
+                return weights @ v, weights  # -> (..., H, L, Dv)
                 ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) * scale  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                weights = softmax(scores)
-                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
-        stub="scale = 1 / np.sqrt(k.shape[-2])",
-        reference=lambda q, k, v: sdpa(q, k, v),
-        public_cases=_wrong_size_cases,
+        reference=_two_part,
+        public_cases=_two_part_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "your weights are as peaked as a scale of 1/sqrt(S), S the number of keys: which size "
-                "should the scale follow, and is the number of keys that size?",
-                name="scaled by the number of keys",
-                hint="the dot products have E terms, the last axis of q and k",
-                variant=lambda q, k, v: sdpa(q, k, v, scale=1 / np.sqrt(k.shape[-2])),
+                "your scores spread as if they were only the content part's dot product: what does the "
+                "position part add to their spread?",
+                name="scaled by the content width",
+                hint="the score is one dot product over Dc + Dr coordinates",
+                variant=lambda *a: _two_part(*a, how="content width"),
             ),
             Diagnosis(
-                "you scaled by sqrt(Ev), the width of the values; the scale uses E, the width of q and k",
-                variant=lambda q, k, v: sdpa(q, k, v, scale=1 / np.sqrt(v.shape[-1])),
+                "you scaled each part on its own, so each has the chapter's spread and their sum has "
+                "more than that",
+                name="each part scaled by its own width",
+                hint="variances of independent terms add: one scale for the sum",
+                variant=lambda *a: _two_part(*a, how="each part"),
             ),
             Diagnosis(
-                "your weights are as peaked as a scale of 1/sqrt(L), L the number of queries",
-                name="scaled by the number of queries",
-                hint="the dot products have E terms, the last axis of q and k",
-                variant=lambda q, k, v: sdpa(q, k, v, scale=1 / np.sqrt(q.shape[-2])),
+                "your scale adds the two parts' standard deviations: is that how the spread of a sum of "
+                "independent terms grows?",
+                name="the roots of the widths added",
+                hint="what adds up for a sum of independent terms: standard deviations or variances?",
+                variant=lambda *a: _two_part(*a, how="sum of roots"),
             ),
-            Diagnosis(UNSCALED, variant=lambda q, k, v: sdpa(q, k, v, scale=1.0)),
+            Diagnosis(
+                "with a batch axis your shared keys meet the wrong axis: k_r has no head axis, so its "
+                "batch axis must not be matched with the heads",
+                name="k_r broadcast against the head axis",
+                hint="give k_r a head axis of size 1 before the product",
+                variant=lambda *a: _two_part(*a, how="k_r on the head axis"),
+            ),
+            Diagnosis(UNSCALED, variant=lambda *a: _two_part(*a, how="unscaled")),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 3.3 heads side by side (diagnose)
+def _packed(q, k, v, n_heads, how="right"):
+    """Attention of n_heads heads laid side by side in the last axis of q, k and v."""
+
+    def heads(x):  # (..., N, H * W) -> (..., H, N, W)
+        return np.swapaxes(x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads), -2, -3)
+
+    width = q.shape[-1] // n_heads
+    scale = {
+        "right": 1 / np.sqrt(width),
+        "packed width": 1 / np.sqrt(q.shape[-1]),
+        "number of heads": 1 / np.sqrt(n_heads),
+        "unscaled": 1.0,
+    }[how]
+    qh, kh, vh = heads(q), heads(k), heads(v)
+    w = softmax(qh @ swap(kh) * scale)  # (..., H, L, S)
+    out = np.swapaxes(w @ vh, -2, -3)  # (..., L, H, Dv)
+    return out.reshape(*out.shape[:-2], -1), w
+
+
+def _packed_case(label, rng, batch, H, L, S, D, Dv, dtype=np.float64):
+    n = rng.normal
+    return Case(
+        label,
+        q=n(size=(*batch, L, H * D)).astype(dtype),
+        k=n(size=(*batch, S, H * D)).astype(dtype),
+        v=n(size=(*batch, S, H * Dv)).astype(dtype),
+        n_heads=H,
+    )
+
+
+def _packed_cases():
+    rng = np.random.default_rng(303)
+    # several heads in every case, and D differs from H, Dv, S and L: a scale from another size shows
+    return grouped(
+        "values",
+        _packed_case("4 heads, L=2, S=5, D=16, Dv=3", rng, (), 4, 2, 5, 16, 3),
+        _packed_case("2 heads, L=3, S=6, D=8, Dv=5", rng, (), 2, 3, 6, 8, 5),
+    ) + grouped(
+        "batch dimensions",
+        _packed_case("a batch of 2, 3 heads, L=2, S=4, D=32, Dv=2", rng, (2,), 3, 2, 4, 32, 2),
+        _packed_case("batch (2, 2), 8 heads, L=1, S=3, D=4, Dv=6", rng, (2, 2), 8, 1, 3, 4, 6),
+    )
+
+
+register(
+    Exercise(
+        id="ch03.packed_head_attention",
+        number="3.3",
+        title="attention for heads laid side by side",
+        points=2,
+        function="packed_head_attention",
+        hint="how many terms does one head's dot product add up?",
+        kind="diagnose",
+        forbids=("torch.nn.functional.scaled_dot_product_attention",),
+        description="This function runs `n_heads` attention heads at once. Their queries, keys and values "
+        "lie side by side in the last axis: `q (..., L, n_heads * D)`, `k (..., S, n_heads * D)`, "
+        "`v (..., S, n_heads * Dv)`, head `h` reading the `h`-th block of `D` (or `Dv`) entries. It "
+        "should return `out (..., L, n_heads * Dv)`, the heads' outputs side by side, and "
+        "`weights (..., n_heads, L, S)`, each head's scaled dot-product attention weights. Symptom: "
+        "with one head it agrees with `F.scaled_dot_product_attention`, but with several heads its "
+        "weights are flatter than those of torch's attention run on each head's block separately, "
+        "and the more heads, the flatter. Find the bug and fix it; you may call `numpy` and `softmax`.",
+        solution='''
+            def packed_head_attention(q, k, v, n_heads):
+                """n_heads attention heads whose q, k, v lie side by side in the last axis.
+
+                q (..., L, n_heads * D), k (..., S, n_heads * D), v (..., S, n_heads * Dv) ->
+                (out (..., L, n_heads * Dv), weights (..., n_heads, L, S)).
+                """
+
+                def heads(x):  # (..., N, n_heads * W) -> (..., n_heads, N, W)
+                    x = x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)
+                    return np.swapaxes(x, -2, -3)
+
+                ### BEGIN SOLUTION
+                scale = 1 / np.sqrt(q.shape[-1] // n_heads)
+                ### END SOLUTION
+                qh, kh, vh = heads(q), heads(k), heads(v)
+                weights = softmax(qh @ np.swapaxes(kh, -1, -2) * scale)  # -> (..., n_heads, L, S)
+                out = np.swapaxes(weights @ vh, -2, -3)  # -> (..., L, n_heads, Dv)
+                return out.reshape(*out.shape[:-2], -1), weights
+        ''',
+        stub="scale = 1 / np.sqrt(q.shape[-1])",
+        reference=_packed,
+        public_cases=_packed_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        needs=("import numpy as np", "from attncourse import softmax"),
+        diagnoses=(
+            Diagnosis(
+                "your weights are as flat as a scale of one over the square root of the whole last "
+                "axis of q: how many entries does one head's dot product add up?",
+                name="scaled by the width of all the heads",
+                hint="each head's dot products have D = q.shape[-1] // n_heads terms",
+                variant=lambda q, k, v, h: _packed(q, k, v, h, "packed width"),
+            ),
+            Diagnosis(
+                "your weights are as peaked as a scale of 1/sqrt(n_heads): the scale follows the "
+                "length of each dot product, not the number of heads",
+                name="scaled by the number of heads",
+                hint="each head's dot products have D = q.shape[-1] // n_heads terms",
+                variant=lambda q, k, v, h: _packed(q, k, v, h, "number of heads"),
+            ),
+            Diagnosis(UNSCALED, variant=lambda q, k, v, h: _packed(q, k, v, h, "unscaled")),
         ),
     )
 )
@@ -336,195 +401,5 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.5 the scale a layer used (inverse)
-def _recover(q, k, weights, how="right"):
-    """The one scale c with weights = softmax(c q k^T), fitted on every weight of full precision."""
-    E = np.shape(q)[-1]
-    s = np.asarray(q, dtype=np.float64) @ swap(np.asarray(k, dtype=np.float64))  # (..., L, S)
-    w = np.asarray(weights, dtype=np.float64)
-    tiny = np.finfo(np.asarray(weights).dtype).tiny  # subnormal weights have lost their digits
-    s, w = np.broadcast_arrays(s, w)
-    ok = w > tiny
-    logw = np.log(np.where(ok, w, 1.0))
-    # log w = c s - log Z per row: centre both over the row's usable entries, then least squares
-    n = ok.sum(-1, keepdims=True)
-    s_c = np.where(ok, s - (s * ok).sum(-1, keepdims=True) / n, 0.0)
-    l_c = np.where(ok, logw - (logw * ok).sum(-1, keepdims=True) / n, 0.0)
-    c = float((s_c * l_c).sum() / (s_c * s_c).sum())
-    return {"right": c, "default": 1 / np.sqrt(E), "temperature": 1 / c, "pre-scaled": c * np.sqrt(E)}[how]
-
-
-def _variant(how):
-    def variant(q, k, weights):
-        wrong, right = _recover(q, k, weights, how), _recover(q, k, weights)
-        return None if np.isclose(wrong, right, rtol=0.05) else wrong
-
-    return variant
-
-
-def _layer(q, k, c, dtype=np.float64):
-    """The weights a layer with scale c returns, computed in dtype."""
-    q, k = q.astype(dtype), k.astype(dtype)
-    return softmax(q @ swap(k) * dtype(c))
-
-
-def _recover_cases():
-    rng = np.random.default_rng(305)
-    n = rng.normal
-
-    def case(label, q, k, c, dtype=np.float64):
-        q, k = q.astype(dtype), k.astype(dtype)
-        return Case(label, q=q, k=k, weights=_layer(q, k, c, dtype))
-
-    q_big = 15 * n(size=(4, 64))  # scores of spread about 240 after a scale of 2: rows saturate
-    return (
-        grouped(
-            "values",
-            case("E=16, the default scale", n(size=(3, 16)), n(size=(5, 16)), 1 / np.sqrt(16)),
-            case("E=16 in a model of width 64, scaled by its width", n(size=(3, 16)), n(size=(6, 16)), 1 / 8),
-        )
-        + grouped(
-            "saturated rows",
-            case(
-                "E=64, a scale of 2, long queries: some weights are exactly 0", q_big, n(size=(12, 64)), 2.0
-            ),
-        )
-        + grouped(
-            "batch dimensions",
-            case(
-                "batch and heads (2, 3), E=8, a scale of 0.3", n(size=(2, 3, 2, 8)), n(size=(2, 3, 4, 8)), 0.3
-            ),
-        )
-    )
-
-
-register(
-    Exercise(
-        id="ch03.recover_scale",
-        number="3.5",
-        title="the scale a layer used, read from its weights",
-        points=2,
-        function="recover_scale",
-        stub=STUB_LINE,
-        kind="extend",
-        hint="compare two weights of the same row: what does the softmax's normaliser become in their ratio?",
-        description="A library's attention layer returns its weights, but its documentation does not say "
-        "what it multiplies the scores by: $1/\\sqrt{E}$, one over the square root of the model's "
-        "width, something else, or nothing. You ran it on `q (..., L, E)` and `k (..., S, E)` and it "
-        "returned `weights (..., L, S)`, the softmax over the keys of $c\\, q k^\\top$ with one unknown "
-        "scale $c > 0$ for every row. Return $c$ (a float), read from these three arrays. In some "
-        "rows the layer saturated: weights there may be exactly 0, but every row has at least two "
-        "weights above 0.",
-        solution='''
-            def recover_scale(q, k, weights):
-                """The scale c > 0 with weights = softmax(c q k^T) over the keys."""
-                ### BEGIN SOLUTION
-                s = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                s, w = np.broadcast_arrays(s, weights)
-                top = w.argmax(-1)[..., None]  # each row's largest weight, never 0
-                w_top = np.take_along_axis(w, top, -1)
-                s_top = np.take_along_axis(s, top, -1)
-                # log w_j - log w_top = c (s_j - s_top): the normaliser cancels in a ratio
-                use = (w > 0) & (s != s_top)  # skip weights that underflowed to 0
-                return float(np.mean(np.log(w[use] / np.broadcast_to(w_top, w.shape)[use])
-                                     / (s[use] - np.broadcast_to(s_top, s.shape)[use])))
-                ### END SOLUTION
-        ''',
-        reference=_recover,
-        public_cases=_recover_cases,
-        tolerance=(1e-2, 0.0),
-        diagnoses=(
-            Diagnosis(
-                "your scale is the default one whatever the weights say; this layer's may be another",
-                name="the default assumed",
-                hint="the weights hold the scale: the ratio of two weights in a row depends on c",
-                variant=_variant("default"),
-            ),
-            Diagnosis(
-                "that is the temperature the scores were divided by; the function returns the factor "
-                "they were multiplied by",
-                name="the temperature",
-                hint="c multiplies q k^T; a temperature T divides it, so c = 1 / T",
-                variant=_variant("temperature"),
-            ),
-            Diagnosis(
-                "your scale is measured against scores that were already divided by the square root "
-                "of the width; c multiplies q k^T itself",
-                name="relative to the default",
-                hint="fit c against q k^T, not q k^T / sqrt(E)",
-                variant=_variant("pre-scaled"),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 3.6 rows that do not sum to 1 (diagnose)
-def _late_scale_cases():
-    rng = np.random.default_rng(306)
-    n = rng.normal
-    return grouped(
-        "values",
-        Case("L=2, S=3, E=16", q=n(size=(2, 16)), k=n(size=(3, 16)), v=n(size=(3, 2))),
-    ) + grouped(
-        "batch dimensions",
-        Case("a batch of 2, E=4", q=n(size=(2, 3, 4)), k=n(size=(2, 3, 4)), v=n(size=(2, 3, 3))),
-        Case(
-            "batch and heads (2, 2), L=2, S=3, E=9",
-            q=n(size=(2, 2, 2, 9)),
-            k=n(size=(2, 2, 3, 9)),
-            v=n(size=(2, 2, 3, 2)),
-        ),
-    )
-
-
-def _scaled_after(q, k, v):
-    weights = softmax(q @ swap(k)) / np.sqrt(q.shape[-1])
-    return weights @ v, weights
-
-
-register(
-    Exercise(
-        id="ch03.weights_not_normalised",
-        former_ids=("ch03.fix_late_scaling",),
-        number="3.6",
-        title="weights whose rows do not sum to 1",
-        points=2,
-        function="scaled_dot_attention",
-        former_functions=("attention_scaled_late",),
-        hint="the scaling belongs inside the softmax: divide the scores, not the weights",
-        kind="diagnose",
-        forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="This function is meant to be scaled dot-product attention, returning `(out, weights)`. "
-        "Symptom: the rows of `weights` do not sum to 1. Find the bug and fix it.",
-        solution='''
-            def scaled_dot_attention(q, k, v):
-                """Scaled dot-product attention of queries q over keys k and values v.
-
-                Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
-                """
-                scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                ### BEGIN SOLUTION
-                weights = softmax(scores / np.sqrt(q.shape[-1]))
-                ### END SOLUTION
-                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
-        ''',
-        stub="weights = softmax(scores) / np.sqrt(q.shape[-1])",
-        reference=lambda q, k, v: sdpa(q, k, v),
-        public_cases=_late_scale_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
-        needs=("import numpy as np", "from attncourse import softmax"),
-        diagnoses=(
-            Diagnosis(
-                "the weights' rows sum to 1/sqrt(E), not 1, and are as peaked as the unscaled ones: "
-                "where in the computation does a scale change how peaked a softmax is?",
-                name="scaled after the softmax",
-                hint="scale the scores, then take the softmax",
-                variant=_scaled_after,
-            ),
-            Diagnosis(UNSCALED, variant=lambda q, k, v: sdpa(q, k, v, scale=1.0)),
-            Diagnosis(TIMES_SQRT, variant=lambda q, k, v: sdpa(q, k, v, scale=np.sqrt(q.shape[-1]))),
-        ),
-    )
-)
+# 3.5 and 3.6 (a layer's scale picked out by its weights, a softmax in log space) are in _ch03_layers
+from . import _ch03_layers  # noqa: E402,F401
