@@ -22,7 +22,7 @@ FIX_TOKENS = {
     "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
     "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
     "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
-    "ch05.mha_forward": ["reshape(n_heads, d_head", "rows h*d_head", "dhe,hef"],
+    "ch05.mha_forward": ["reshape(B, n_heads", "b * n_heads + h", "sequence-major"],
     "ch06.decoder_attention": ["k=0", "tril", "k=1"],
     "bugs.causal_weights": ["scores = scores.masked_fill", "masked_fill_", "assign"],
     "bugs.padded_head_weights": ["np.repeat", "repeat_interleave", "axis=0"],

@@ -222,14 +222,17 @@ def scale_as_temperature(q, k, weights):  # the temperature T = 1 / c, from row 
     return float((s[0, i] - s[0, j]) / np.log(w[0, i] / w[0, j]))
 
 
-def mha_folded_o_rows_dealt(x, W_q, W_k, W_v, W_o, n_heads):
-    """5.7 "fixed" to W_o's rows, but dealt out: head h folds rows h, h + H, ... of W_o."""
+def mha_batch_unfolded_heads_first(x, W_q, W_k, W_v, W_o, n_heads):
+    """5.7 with the heads folded into the batch sequence-major and unfolded head-major."""
     B, L, D = x.shape
     d = D // n_heads
-    q, k = ((x @ W).reshape(B, L, n_heads, d).transpose(0, 2, 1, 3) for W in (W_q, W_k))
+    q, k, v = (
+        (x @ W).reshape(B, L, n_heads, d).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d)
+        for W in (W_q, W_k, W_v)
+    )
     w = _sm(q @ _t(k) / np.sqrt(d))
-    W_ov = np.einsum("dhe,ehf->hdf", W_v.reshape(D, n_heads, d), W_o.reshape(d, n_heads, D))
-    return np.einsum("bhls,bsd,hdf->blf", w, x, W_ov), w
+    heads = (w @ v).reshape(n_heads, B, L, d).transpose(1, 2, 0, 3).reshape(B, L, D)
+    return heads @ W_o, w.reshape(n_heads, B, L, L).transpose(1, 0, 2, 3)
 
 
 def static_step_whole_buffer(q_new, k_new, v_new, k_cache, v_cache, lengths):
@@ -330,7 +333,7 @@ WRONG_ANSWERS = [
     ("ch09.key_block_grads", block_grads_without_row_term, "softmax backward without the row term"),
     ("ch09.merge_partials", merge_without_rescale, "missing rescale of the partial sums"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
-    ("ch05.mha_forward", mha_folded_o_rows_dealt, "rows of W_o dealt to the heads in turn"),
+    ("ch05.mha_forward", mha_batch_unfolded_heads_first, "sequences and heads swapped when unfolding"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "every tile computed"),
     ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
     ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),
