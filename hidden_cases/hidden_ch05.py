@@ -44,8 +44,26 @@ def weights_from_dealt_heads():
     )
 
 
-def predict_summed_scores_rank():
-    return _kinds([Case("d_model = 8, H = 4, L = 10")], "the count")
+def merge_copied_heads():
+    from attncourse.exercises.chapters.ch05 import copied_head_case
+
+    rng = np.random.default_rng(1502)
+    return _kinds(
+        [
+            copied_head_case(rng, "6 heads of width 2", 12, 6, 1, 5),
+            copied_head_case(rng, "4 heads of width 4", 16, 4, 1, 3),
+            copied_head_case(rng, "3 heads of width 1", 3, 3, 0, 1),
+            copied_head_case(rng, "2 heads of width 5", 10, 2, 0, 1),
+            copied_head_case(
+                rng, "float32, 5 heads of width 2", 10, 5, 0, 3, np.float32
+            ),
+        ],
+        "several heads",
+        "several heads",
+        "edge counts",
+        "edge counts",
+        "edge counts",
+    )
 
 
 def multi_head_attention():
@@ -71,27 +89,32 @@ def multi_head_attention():
     )
 
 
-def merge_single_heads():
+def mha_uneven_heads():
     rng = np.random.default_rng(1505)
 
-    def case(label, d, H, dtype=np.float64):
-        d_head = d // H
-        proj = {
-            n: (rng.normal(size=(H, d, d_head)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v")
+    def case(label, B, L, widths, dtype=np.float64):
+        d = sum(widths)
+        Ws = {
+            n: (rng.normal(size=(d, d)) / np.sqrt(d) * 1.5).astype(dtype)
+            for n in ("W_q", "W_k", "W_v", "W_o")
         }
-        return Case(label, **proj, W_o=(rng.normal(size=(H, d_head, d)) / np.sqrt(d)).astype(dtype))
+        return Case(label, x=rng.normal(size=(B, L, d)).astype(dtype), **Ws, widths=np.array(widths))
 
     return _kinds(
         [
-            case("6 modules, d_model=12, d_head=2", 12, 6),
-            case("2 modules, d_model=10, d_head=5", 10, 2),
-            case("5 modules of width 1", 5, 5),
-            case("float32, 3 modules, d_model=12, d_head=4", 12, 3, np.float32),
+            case("widths [6, 1, 1], B=2, L=5", 2, 5, (6, 1, 1)),
+            case("widths [2, 3, 5], B=3, L=3", 3, 3, (2, 3, 5)),
+            case("widths [1, 7], B=1, L=6", 1, 6, (1, 7)),
+            case("widths [2, 2, 2, 6], B=2, L=4", 2, 4, (2, 2, 2, 6)),
+            case("widths [1, 1], B=2, L=3", 2, 3, (1, 1)),
+            case("float32, widths [4, 1, 3], B=2, L=5", 2, 5, (4, 1, 3), np.float32),
         ],
-        "modules",
-        "modules",
-        "modules",
-        "modules",
+        "uneven widths",
+        "uneven widths",
+        "edge widths",
+        "edge widths",
+        "edge widths",
+        "dtype",
     )
 
 
@@ -101,40 +124,34 @@ def predict_causal_top_keys():
 
 def mha_forward():
     rng = np.random.default_rng(1507)
+
+    def case(label, B, L, d, H, dtype=np.float64):
+        return Case(label, x=rng.normal(size=(B, L, d)).astype(dtype), **_weights(rng, d, dtype), n_heads=H)
+
     return _kinds(
         [
-            Case(
-                "B=1, L=4, d_model=12, 6 heads", x=rng.normal(size=(1, 4, 12)), **_weights(rng, 12), n_heads=6
-            ),
-            Case(
-                "B=3, L=2, d_model=6, 3 heads of width 2",
-                x=rng.normal(size=(3, 2, 6)),
-                **_weights(rng, 6),
-                n_heads=3,
-            ),
-            Case(
-                "float32, 2 heads, d_model=8",
-                x=rng.normal(size=(2, 5, 8)).astype(np.float32),
-                **_weights(rng, 8, np.float32),
-                n_heads=2,
-            ),
-            Case("one head, d_model=6", x=rng.normal(size=(2, 3, 6)), **_weights(rng, 6), n_heads=1),
-            Case("d_head = 1, 5 heads", x=rng.normal(size=(1, 4, 5)), **_weights(rng, 5), n_heads=5),
+            case("B=3, L=4, d_model=12, 6 heads", 3, 4, 12, 6),
+            case("B=2, L=2, d_model=6, 3 heads of width 2", 2, 2, 6, 3),
+            case("B=4, L=5, d_model=8, 4 heads", 4, 5, 8, 4),
+            case("B=5, L=3, d_model=4, 2 heads", 5, 3, 4, 2),
+            case("B=2, one token, d_model=6, 2 heads", 2, 1, 6, 2),
+            case("float32, B=2, L=5, d_model=8, 2 heads", 2, 5, 8, 2, np.float32),
         ],
-        "heads",
-        "heads",
-        "heads",
-        "heads",
-        "heads",
+        "batches",
+        "batches",
+        "batches",
+        "batches",
+        "batches",
+        "dtype",
     )
 
 
 HIDDEN = {
     "ch05.weights_from_dealt_heads": weights_from_dealt_heads,
-    "ch05.predict_summed_scores_rank": predict_summed_scores_rank,
+    "ch05.merge_copied_heads": merge_copied_heads,
     "ch05.multi_head_attention": multi_head_attention,
     "ch05.predict_causal_top_keys": predict_causal_top_keys,
-    "ch05.merge_single_heads": merge_single_heads,
+    "ch05.mha_uneven_heads": mha_uneven_heads,
     "ch05.mha_forward": mha_forward,
 }
 

@@ -120,9 +120,10 @@ NEW_SITUATIONS = {
     "ch05": {
         "ch05.heads_from_averaged_weights": "a layer's head count recovered from its head-averaged maps",
         "ch05.weights_from_dealt_heads": "weights of a layer whose heads are dealt features in turn, moved into the course's layout",
-        "ch05.predict_summed_scores_rank": "the rank of the heads' score matrices added up",
+        "ch05.merge_copied_heads": "a layer holding two copies of one head, merged into a layer with one head fewer",
         "ch05.predict_causal_top_keys": "the width-1 head's two-key limit under a causal mask",
-        "ch05.mha_forward": "the layer with each head's W_V and W_O folded into one matrix, a form the chapter does not show",
+        "ch05.mha_uneven_heads": "heads of different widths in one layer, which the chapter's constructor refuses",
+        "ch05.mha_forward": "the heads folded into the batch axis, (B * H, L, d_head), a form the chapter does not show",
     },
     "ch06": {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",

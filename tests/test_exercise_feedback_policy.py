@@ -22,7 +22,7 @@ FIX_TOKENS = {
     "ch03.fix_late_scaling": ["scale the scores, then", "scaled scores", "log_total of"],
     "ch03.packed_head_attention": ["// n_heads", "one head's width", "shape[-1] //"],
     "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
-    "ch05.mha_forward": ["reshape(n_heads, d_head", "rows h*d_head", "dhe,hef"],
+    "ch05.mha_forward": ["reshape(B, n_heads", "b * n_heads + h", "sequence-major"],
     "ch06.key_major_decoder": ["triu", "upper triangle", "j <= t"],
     "bugs.causal_weights": ["scores = scores.masked_fill", "masked_fill_", "assign"],
     "bugs.padded_head_weights": ["np.repeat", "repeat_interleave", "axis=0"],

@@ -226,14 +226,42 @@ def scale_as_temperature(
     return float((s[0, i] - s[0, j]) / np.log(w[0, i] / w[0, j]))
 
 
-def mha_folded_o_rows_dealt(x, W_q, W_k, W_v, W_o, n_heads):
-    """5.7 "fixed" to W_o's rows, but dealt out: head h folds rows h, h + H, ... of W_o."""
+def mha_batch_unfolded_heads_first(x, W_q, W_k, W_v, W_o, n_heads):
+    """5.7 with the heads folded into the batch sequence-major and unfolded head-major."""
     B, L, D = x.shape
     d = D // n_heads
-    q, k = ((x @ W).reshape(B, L, n_heads, d).transpose(0, 2, 1, 3) for W in (W_q, W_k))
+    q, k, v = (
+        (x @ W).reshape(B, L, n_heads, d).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d)
+        for W in (W_q, W_k, W_v)
+    )
     w = _sm(q @ _t(k) / np.sqrt(d))
-    W_ov = np.einsum("dhe,ehf->hdf", W_v.reshape(D, n_heads, d), W_o.reshape(d, n_heads, D))
-    return np.einsum("bhls,bsd,hdf->blf", w, x, W_ov), w
+    heads = (w @ v).reshape(n_heads, B, L, d).transpose(1, 2, 0, 3).reshape(B, L, D)
+    return heads @ W_o, w.reshape(n_heads, B, L, L).transpose(1, 0, 2, 3)
+
+
+def copies_merged_o_dropped(W_q, W_k, W_v, W_o, n_heads):
+    """5.2 with the later copy cut out of all four matrices, its rows of W_o thrown away."""
+    dh = W_q.shape[0] // n_heads
+    same = [
+        (a, b)
+        for b in range(n_heads)
+        for a in range(b)
+        if all(
+            np.array_equal(W[:, a * dh : (a + 1) * dh], W[:, b * dh : (b + 1) * dh]) for W in (W_q, W_k, W_v)
+        )
+    ]
+    gone = np.arange(same[0][1] * dh, (same[0][1] + 1) * dh)
+    return tuple(np.delete(W, gone, axis=1) for W in (W_q, W_k, W_v)) + (np.delete(W_o, gone, axis=0),)
+
+
+def uneven_heads_by_mean_width(x, W_q, W_k, W_v, W_o, widths):
+    """5.5 with every head's scores divided by sqrt(d_model / H), the mean width."""
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    c = np.sqrt(x.shape[-1] / len(widths))
+    edges = np.concatenate([[0], np.cumsum(widths)])
+    maps = [_sm(q[..., a:b] @ _t(k[..., a:b]) / c) for a, b in zip(edges[:-1], edges[1:])]
+    heads = [w @ v[..., a:b] for w, a, b in zip(maps, edges[:-1], edges[1:])]
+    return np.concatenate(heads, axis=-1) @ W_o, np.stack(maps, axis=1)
 
 
 def static_step_whole_buffer(q_new, k_new, v_new, k_cache, v_cache, lengths):
@@ -334,7 +362,9 @@ WRONG_ANSWERS = [
     ("ch09.beam_cache_step", beam_caches_not_gathered, "caches not reordered"),
     ("ch09.add_sink", sink_output_not_rescaled, "output not rescaled"),
     ("ch09.static_cache_step", static_step_whole_buffer, "stale slots attended"),
-    ("ch05.mha_forward", mha_folded_o_rows_dealt, "rows of W_o dealt to the heads in turn"),
+    ("ch05.mha_forward", mha_batch_unfolded_heads_first, "sequences and heads swapped when unfolding"),
+    ("ch05.merge_copied_heads", copies_merged_o_dropped, "the removed copy's rows of W_o dropped"),
+    ("ch05.mha_uneven_heads", uneven_heads_by_mean_width, "every head scaled by the mean width"),
     ("ch09.causal_tiled_attention", causal_tiles_all_computed, "every tile computed"),
     ("ch11.pairs_in_range", pairs_without_the_circle, "whole circle ignored"),
     ("ch11.pairs_in_range", pairs_trained_with_scaled, "training range scaled"),

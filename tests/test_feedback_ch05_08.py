@@ -254,7 +254,7 @@ def test_a_sampler_read_with_k_equal_to_v_is_told_about_top_k_not_about_the_temp
 # ----------------------------------------------------------------------------- 5.7 and 6.8: named for the function, not the cause
 def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
     for ex_id, old, cause_words in (
-        ("ch05.mha_forward", "ch05.fix_head_split", ("column", "row", "transpos", "(out, in)", "layout")),
+        ("ch05.mha_forward", "ch05.fix_head_split", ("order", "swap", "transpos", "major", "unfold")),
         (
             "ch06.key_major_decoder",
             None,
@@ -270,7 +270,6 @@ def test_the_find_the_bug_ids_titles_and_stubs_do_not_name_the_cause():
 
 def test_chapter_5s_predict_mistakes_are_named_without_the_rule_or_the_numbers():
     for ex_id, banned in (
-        ("ch05.predict_summed_scores_rank", ("8", "Q K^T", "d_model", "smaller", "larger")),
         ("ch05.predict_causal_top_keys", ("12", "every key", "query i picks", "largest k_j")),
     ):
         ex = get(ex_id)

@@ -199,9 +199,17 @@ def weights_from_dealt_heads(W_q, W_k, W_v, W_o, n_heads):
     q, k, v = (rearrange(W, "i (e h) -> i (h e)", h=n_heads).numpy() for W in t[:3])
     return q, k, v, rearrange(t[3], "(e h) o -> (h e) o", h=n_heads).numpy()
 """,
-    "ch05.predict_summed_scores_rank": """
-def predict_summed_scores_rank():
-    return 2 * N_PROJECTIONS  # the sum is Q K^T
+    "ch05.merge_copied_heads": """
+def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+    t = [torch.as_tensor(W, dtype=torch.float64) for W in (W_q, W_k, W_v, W_o)]
+    heads = [to_heads(W[None], n_heads)[0] for W in t[:3]]  # (H, d_model, d_head)
+    a, b = next((a, b) for b in range(n_heads) for a in range(b)
+                if all(torch.equal(h[a], h[b]) for h in heads))
+    o = rearrange(t[3], "(h e) j -> h e j", h=n_heads).clone()
+    o[a] += o[b]
+    keep = [h for h in range(n_heads) if h != b]
+    q, k, v = (rearrange(h[keep], "h i e -> i (h e)").numpy() for h in heads)
+    return q, k, v, rearrange(o[keep], "h e j -> (h e) j").numpy()
 """,
     "ch05.multi_head_attention": """
 def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
@@ -214,10 +222,13 @@ def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
 def predict_causal_top_keys():
     return 3 * N_PROJECTIONS  # every query its own key
 """,
-    "ch05.merge_single_heads": """
-def merge_single_heads(W_q, W_k, W_v, W_o):
-    q, k, v = (rearrange(torch.as_tensor(W), "h d e -> d (h e)").numpy() for W in (W_q, W_k, W_v))
-    return q / math.sqrt(len(W_q)), k, v, rearrange(torch.as_tensor(W_o), "h e d -> (h e) d").numpy()
+    "ch05.mha_uneven_heads": """
+def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)
+    qs, ks, vs = (torch.split(t(x) @ t(W), list(widths), dim=-1) for W in (W_q, W_k, W_v))
+    ws = [F.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) for q, k in zip(qs, ks)]
+    out = torch.cat([w @ v for w, v in zip(ws, vs)], dim=-1) @ t(W_o)
+    return out.numpy(), torch.stack(ws, dim=1).numpy()
 """,
     "ch05.heads_from_averaged_weights": """
 def heads_from_averaged_weights(q, k, weights):

@@ -44,19 +44,52 @@ CORRECT = {
                 return W_q[:, order], W_k[:, order], W_v[:, order], W_o[order, :]
         """,
     },
-    "ch05.predict_summed_scores_rank": {
-        "an expression": """
-            def predict_summed_scores_rank():
-                return 4 * 2
+    "ch05.merge_copied_heads": {
+        "loops over pairs and slices": """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                dh = W_q.shape[0] // n_heads
+                cols = [slice(h * dh, (h + 1) * dh) for h in range(n_heads)]
+                for b in range(n_heads):
+                    for a in range(b):
+                        if all((W[:, cols[a]] == W[:, cols[b]]).all() for W in (W_q, W_k, W_v)):
+                            first, second = a, b
+                keep = [h for h in range(n_heads) if h != second]
+                o = [W_o[cols[h]] + (W_o[cols[second]] if h == first else 0) for h in keep]
+                q, k, v = (np.concatenate([W[:, cols[h]] for h in keep], axis=1) for W in (W_q, W_k, W_v))
+                return q, k, v, np.concatenate(o, axis=0)
         """,
-        "a float": """
-            def predict_summed_scores_rank():
-                return 8.0
+        "torch float32, a boolean mask of the features kept": """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
+                d = t[0].shape[0]
+                heads = [rearrange(torch.cat(t[:3], dim=0), "i (h e) -> h (i e)", h=n_heads)]
+                same = [(a, b) for b in range(n_heads) for a in range(b) if torch.equal(heads[0][a], heads[0][b])]
+                a, b = same[0]
+                o = rearrange(t[3].clone(), "(h e) j -> h e j", h=n_heads)
+                o[a] += o[b]
+                keep = torch.ones(d, dtype=torch.bool)
+                keep[b * (d // n_heads) : (b + 1) * (d // n_heads)] = False
+                return t[0][:, keep], t[1][:, keep], t[2][:, keep], rearrange(o, "h e j -> (h e) j")[keep]
         """,
-        "a numpy integer": """
-            def predict_summed_scores_rank():
-                return np.int64(8)
-        """,
+        "a selection matrix, helper in an added cell": [
+            """
+            def _copies_52(W_q, W_k, W_v, n_heads):
+                dh = W_q.shape[0] // n_heads
+                blocks = [np.concatenate([W[:, h * dh:(h + 1) * dh] for W in (W_q, W_k, W_v)]) for h in range(n_heads)]
+                return next((a, b) for b in range(n_heads) for a in range(b) if np.array_equal(blocks[a], blocks[b]))
+            """,
+            """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                a, b = _copies_52(W_q, W_k, W_v, n_heads)
+                d = W_q.shape[0]
+                dh = d // n_heads
+                kept = [j for j in range(d) if not b * dh <= j < (b + 1) * dh]
+                S = np.eye(d)[:, kept]  # (d, d - dh): picks the kept features
+                A = np.eye(d)  # adds the later copy's rows of W_o onto the earlier one's
+                A[a * dh:(a + 1) * dh, b * dh:(b + 1) * dh] = np.eye(dh)
+                return W_q @ S, W_k @ S, W_v @ S, S.T @ A @ W_o
+            """,
+        ],
     },
     "ch05.predict_causal_top_keys": {
         "an int": """
@@ -109,40 +142,46 @@ CORRECT = {
             """,
         ],
     },
-    "ch05.merge_single_heads": {
-        "loops and slices": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                H, d, d_head = W_q.shape
-                out = [np.zeros((d, d)) for _ in range(4)]
-                for h in range(H):
-                    block = slice(h * d_head, (h + 1) * d_head)
-                    out[0][:, block], out[1][:, block], out[2][:, block] = W_q[h], W_k[h], W_v[h]
-                    out[3][block, :] = W_o[h]
-                out[0] /= np.sqrt(H)  # modules divide by sqrt(d_model) = sqrt(H) * sqrt(d_head)
-                return tuple(out)
+    "ch05.mha_uneven_heads": {
+        "np.split at the running sum": """
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                cuts = np.cumsum(widths)[:-1]
+                qs, ks, vs = (np.split(x @ W, cuts, axis=-1) for W in (W_q, W_k, W_v))
+                ws = [softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) for q, k in zip(qs, ks)]
+                return np.concatenate([w @ v for w, v in zip(ws, vs)], axis=-1) @ W_o, np.stack(ws, axis=1)
         """,
-        "rearrange in torch float32": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                t = [torch.as_tensor(W, dtype=torch.float32) for W in (W_q, W_k, W_v, W_o)]
-                q, k, v = (rearrange(W, "h d e -> d (h e)") for W in t[:3])
-                H, d, d_head = t[0].shape
-                return q * (d_head / d) ** 0.5, k, v, rearrange(t[3], "h e d -> (h e) d")
+        "torch float32, einsum": """
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                x, W_q, W_k, W_v, W_o = (torch.as_tensor(a, dtype=torch.float32) for a in (x, W_q, W_k, W_v, W_o))
+                qs, ks, vs = (torch.split(x @ W, list(widths), dim=-1) for W in (W_q, W_k, W_v))
+                ws = [torch.softmax(torch.einsum("bid,bjd->bij", q, k) / math.sqrt(q.shape[-1]), dim=-1)
+                      for q, k in zip(qs, ks)]
+                heads = [torch.einsum("bij,bjd->bid", w, v) for w, v in zip(ws, vs)]
+                return torch.cat(heads, dim=-1) @ W_o, torch.stack(ws, dim=1)
         """,
-        "hstack and vstack": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                return np.hstack(W_q) / math.sqrt(len(W_q)), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
-        """,
-        "transpose and reshape, helper in an added cell": [
+        "loops over tokens, helper in an added cell": [
             """
-            def _side_by_side_55(W):
-                H, d, d_head = W.shape
-                return W.transpose(1, 0, 2).reshape(d, H * d_head)  # (d, H, d_head) -> (d, H*d_head)
+            def _head_55(q, k, v):
+                L = q.shape[0]
+                w = np.zeros((L, L))
+                for i in range(L):
+                    s = np.array([q[i] @ k[j] for j in range(L)]) / math.sqrt(len(q[i]))
+                    e = np.exp(s - s.max())
+                    w[i] = e / e.sum()
+                return w @ v, w
             """,
             """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                scale = math.sqrt(W_q.shape[-1] / W_q.shape[1])  # sqrt(d_head / d_model)
-                q, k, v = _side_by_side_55(W_q) * scale, _side_by_side_55(W_k), _side_by_side_55(W_v)
-                return q, k, v, W_o.reshape(-1, W_o.shape[-1])
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                B, L, d = x.shape
+                out, maps = np.zeros((B, L, d)), np.zeros((B, len(widths), L, L))
+                for b in range(B):
+                    q, k, v = x[b] @ W_q, x[b] @ W_k, x[b] @ W_v
+                    lo = 0
+                    for h, width in enumerate(widths):
+                        o, maps[b, h] = _head_55(q[:, lo:lo + width], k[:, lo:lo + width], v[:, lo:lo + width])
+                        out[b] += o @ W_o[lo:lo + width]  # this head's rows of W_o
+                        lo += width
+                return out, maps
             """,
         ],
     },
@@ -192,45 +231,66 @@ CORRECT = {
         """,
     },
     "ch05.mha_forward": {
-        "rearrange from the chapter's import": """
+        "the unfolding fixed with a transpose": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                q, k, v = (rearrange(x @ W, "b l (h d) -> b h l d", h=n_heads) for W in (W_q, W_k, W_v))
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
-                out = rearrange(weights @ v, "b h l d -> b l (h d)")
-                return out @ W_o, weights
+                B, L, d_model = x.shape
+                d_head = d_model // n_heads
+
+                def fold(t):
+                    return t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d_head)
+
+                def unfold(t):  # rows are b * n_heads + h
+                    return t.reshape(B, n_heads, L, t.shape[-1]).transpose(0, 1, 2, 3)
+
+                q, k, v = fold(x @ W_q), fold(x @ W_k), fold(x @ W_v)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                heads = unfold(weights @ v)
+                return heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o, unfold(weights)
         """,
-        "torch float32": """
+        "heads first in the fold, so the unfolding is right": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                B, L, d_model = x.shape
+                d_head = d_model // n_heads
+
+                def fold(t):  # rows h * B + b
+                    return t.reshape(B, L, n_heads, d_head).transpose(2, 0, 1, 3).reshape(n_heads * B, L, d_head)
+
+                def unfold(t):
+                    return t.reshape(n_heads, B, L, t.shape[-1]).transpose(1, 0, 2, 3)
+
+                q, k, v = fold(x @ W_q), fold(x @ W_k), fold(x @ W_v)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                heads = unfold(weights @ v)
+                return heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o, unfold(weights)
+        """,
+        "torch float32, rearrange": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 x, W_q, W_k, W_v, W_o = (torch.as_tensor(a, dtype=torch.float32) for a in (x, W_q, W_k, W_v, W_o))
-                B, L, D = x.shape
-                q, k, v = ((x @ W).view(B, L, n_heads, D // n_heads).transpose(1, 2) for W in (W_q, W_k, W_v))
-                weights = torch.softmax(q @ k.transpose(-1, -2) / (D // n_heads) ** 0.5, dim=-1)
-                return (weights @ v).transpose(1, 2).reshape(B, L, D) @ W_o, weights
+                B = x.shape[0]
+                q, k, v = (rearrange(x @ W, "b l (h d) -> (b h) l d", h=n_heads) for W in (W_q, W_k, W_v))
+                w = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
+                out = rearrange(w @ v, "(b h) l d -> b l (h d)", b=B)
+                return out @ W_o, rearrange(w, "(b h) l s -> b h l s", b=B)
         """,
-        "folded with W_o transposed first, torch einsum": """
-            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                x, W_q, W_k, W_v, W_o = (torch.as_tensor(a) for a in (x, W_q, W_k, W_v, W_o))
-                B, L, D = x.shape
-                d = D // n_heads
-                q, k = ((x @ W).view(B, L, n_heads, d).transpose(1, 2) for W in (W_q, W_k))
-                weights = torch.softmax(q @ k.transpose(-1, -2) / d**0.5, dim=-1)
-                # W_o.T's columns are W_o's rows
-                W_ov = torch.einsum("dhe,fhe->hdf", W_v.reshape(D, n_heads, d), W_o.T.reshape(D, n_heads, d))
-                return torch.einsum("bhls,bsd,hdf->blf", weights, x, W_ov), weights
-        """,
-        "helper in an added cell, a loop over heads": [
+        "a loop over sequences and heads, helper in an added cell": [
             """
             def _one_head_57(q, k, v):
-                w = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                w = softmax(q @ k.T / np.sqrt(q.shape[-1]))
                 return w @ v, w
             """,
             """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                d = x.shape[-1] // n_heads
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                outs, maps = zip(*(_one_head_57(q[..., h * d:(h + 1) * d], k[..., h * d:(h + 1) * d],
-                                                 v[..., h * d:(h + 1) * d]) for h in range(n_heads)))
-                return np.concatenate(outs, axis=-1) @ W_o, np.stack(maps, axis=1)
+                B, L, D = x.shape
+                d = D // n_heads
+                out, maps = np.zeros((B, L, D)), np.zeros((B, n_heads, L, L))
+                for b in range(B):
+                    q, k, v = x[b] @ W_q, x[b] @ W_k, x[b] @ W_v
+                    concat = np.zeros((L, D))
+                    for h in range(n_heads):
+                        c = slice(h * d, (h + 1) * d)
+                        concat[:, c], maps[b, h] = _one_head_57(q[:, c], k[:, c], v[:, c])
+                    out[b] = concat @ W_o
+                return out, maps
             """,
         ],
     },
@@ -263,18 +323,48 @@ WRONG = {
                 return W_q[order], W_k[order], W_v[order], W_o[order]
         """,
     },
-    "ch05.predict_summed_scores_rank": {
-        "one head's bound": """
-            def predict_summed_scores_rank():
-                return 2
+    "ch05.merge_copied_heads": {
+        "the copy deleted, its W_o rows too": """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                dh = W_q.shape[0] // n_heads
+                b = next(b for b in range(n_heads) for a in range(b)
+                         if np.array_equal(W_q[:, a * dh:(a + 1) * dh], W_q[:, b * dh:(b + 1) * dh]))
+                gone = np.arange(b * dh, (b + 1) * dh)
+                return (np.delete(W_q, gone, 1), np.delete(W_k, gone, 1), np.delete(W_v, gone, 1),
+                        np.delete(W_o, gone, 0))
         """,
-        "the matrix's size": """
-            def predict_summed_scores_rank():
-                return 10
+        "the W_o rows averaged": """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                dh = W_q.shape[0] // n_heads
+                a, b = next((a, b) for b in range(n_heads) for a in range(b)
+                            if np.array_equal(W_q[:, a * dh:(a + 1) * dh], W_q[:, b * dh:(b + 1) * dh]))
+                W_o = W_o.copy()
+                W_o[a * dh:(a + 1) * dh] = (W_o[a * dh:(a + 1) * dh] + W_o[b * dh:(b + 1) * dh]) / 2
+                gone = np.arange(b * dh, (b + 1) * dh)
+                return (np.delete(W_q, gone, 1), np.delete(W_k, gone, 1), np.delete(W_v, gone, 1),
+                        np.delete(W_o, gone, 0))
         """,
-        "the head count": """
-            def predict_summed_scores_rank():
-                return 4
+        "the earlier copy removed": """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                dh = W_q.shape[0] // n_heads
+                a, b = next((a, b) for b in range(n_heads) for a in range(b)
+                            if np.array_equal(W_q[:, a * dh:(a + 1) * dh], W_q[:, b * dh:(b + 1) * dh]))
+                W_o = W_o.copy()
+                W_o[b * dh:(b + 1) * dh] += W_o[a * dh:(a + 1) * dh]
+                gone = np.arange(a * dh, (a + 1) * dh)
+                return (np.delete(W_q, gone, 1), np.delete(W_k, gone, 1), np.delete(W_v, gone, 1),
+                        np.delete(W_o, gone, 0))
+        """,
+        "W_o's columns added and removed": """
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                dh = W_q.shape[0] // n_heads
+                a, b = next((a, b) for b in range(n_heads) for a in range(b)
+                            if np.array_equal(W_q[:, a * dh:(a + 1) * dh], W_q[:, b * dh:(b + 1) * dh]))
+                W_o = W_o.copy()
+                W_o[:, a * dh:(a + 1) * dh] += W_o[:, b * dh:(b + 1) * dh]
+                gone = np.arange(b * dh, (b + 1) * dh)
+                return (np.delete(W_q, gone, 1), np.delete(W_k, gone, 1), np.delete(W_v, gone, 1),
+                        np.delete(W_o, gone, 1).T)
         """,
     },
     "ch05.predict_causal_top_keys": {
@@ -320,29 +410,34 @@ WRONG = {
                 return merge_heads(w @ v) @ W_o.T, w
         """,
     },
-    "ch05.merge_single_heads": {
-        "the modules' scale left out": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o)
+    "ch05.mha_uneven_heads": {
+        "scaled by the mean width": """
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                cuts = np.cumsum(widths)[:-1]
+                qs, ks, vs = (np.split(x @ W, cuts, axis=-1) for W in (W_q, W_k, W_v))
+                c = np.sqrt(x.shape[-1] / len(widths))
+                ws = [softmax(q @ np.swapaxes(k, -1, -2) / c) for q, k in zip(qs, ks)]
+                return np.concatenate([w @ v for w, v in zip(ws, vs)], axis=-1) @ W_o, np.stack(ws, axis=1)
         """,
-        "the scale on W_o instead of W_q": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.vstack(W_o) / math.sqrt(len(W_q))
+        "scaled by d_model": """
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                cuts = np.cumsum(widths)[:-1]
+                qs, ks, vs = (np.split(x @ W, cuts, axis=-1) for W in (W_q, W_k, W_v))
+                ws = [softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1])) for q, k in zip(qs, ks)]
+                return np.concatenate([w @ v for w, v in zip(ws, vs)], axis=-1) @ W_o, np.stack(ws, axis=1)
         """,
-        "reshaped without moving the head axis": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                H, d, d_head = W_q.shape
-                return W_q.reshape(d, d), W_k.reshape(d, d), W_v.reshape(d, d), W_o.reshape(d, d)
+        "cut at the widths, not at their running sum": """
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                qs, ks, vs = (np.split(x @ W, list(widths)[:-1], axis=-1) for W in (W_q, W_k, W_v))
+                ws = [softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) for q, k in zip(qs, ks)]
+                return np.concatenate([w @ v for w, v in zip(ws, vs)], axis=-1) @ W_o, np.stack(ws, axis=1)
         """,
-        "features dealt": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                H, d, d_head = W_q.shape
-                q, k, v = (np.stack(list(W), axis=-1).reshape(d, d) for W in (W_q, W_k, W_v))
-                return q / np.sqrt(H), k, v, np.stack(list(W_o), axis=1).reshape(d, d)
-        """,
-        "W_o's blocks side by side, transposed": """
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                return np.hstack(W_q), np.hstack(W_k), np.hstack(W_v), np.hstack(W_o).T
+        "the largest width's scale for every head": """
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                cuts = np.cumsum(widths)[:-1]
+                qs, ks, vs = (np.split(x @ W, cuts, axis=-1) for W in (W_q, W_k, W_v))
+                ws = [softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(max(widths))) for q, k in zip(qs, ks)]
+                return np.concatenate([w @ v for w, v in zip(ws, vs)], axis=-1) @ W_o, np.stack(ws, axis=1)
         """,
     },
     "ch05.heads_from_averaged_weights": {
@@ -374,34 +469,33 @@ WRONG = {
         """,
     },
     "ch05.mha_forward": {
-        "the chapter's W_O block, transposed, in a loop": """
-            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                d = x.shape[-1] // n_heads
-                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d))
-                out = 0
-                for h in range(n_heads):
-                    cols = slice(h * d, (h + 1) * d)
-                    out = out + weights[:, h] @ x @ (W_v[:, cols] @ W_o[:, cols].T)
-                return out, weights
-        """,
-        "rows, dealt out": """
+        "the stub's unfolding kept": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 B, L, d_model = x.shape
                 d_head = d_model // n_heads
-                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                q, k, v = ((x @ W).reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d_head)
+                           for W in (W_q, W_k, W_v))
                 weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
-                W_v_heads = W_v.reshape(d_model, n_heads, d_head)
-                W_o_heads = W_o.reshape(d_head, n_heads, d_model)
-                W_ov = np.einsum("dhe,ehf->hdf", W_v_heads, W_o_heads)
-                return np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov), weights
+                heads = (weights @ v).reshape(n_heads, B, L, d_head).transpose(1, 0, 2, 3)
+                w = weights.reshape(n_heads, B, L, L).transpose(1, 0, 2, 3)
+                return heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o, w
         """,
-        "one fold for all heads": """
+        "folded without moving the head axis": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
-                d_head = x.shape[-1] // n_heads
-                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)
+                B, L, d_model = x.shape
+                d_head = d_model // n_heads
+                q, k, v = ((x @ W).reshape(B * n_heads, L, d_head) for W in (W_q, W_k, W_v))
                 weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
-                return np.einsum("bhls,bsd->bld", weights, x) @ W_v @ W_o, weights
+                heads = (weights @ v).reshape(B, n_heads, L, d_head)
+                return heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o, weights.reshape(B, n_heads, L, L)
+        """,
+        "merged without moving the head axis back": """
+            def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
+                B, L, d_model = x.shape
+                q, k, v = (rearrange(x @ W, "b l (h d) -> (b h) l d", h=n_heads) for W in (W_q, W_k, W_v))
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]))
+                heads = (weights @ v).reshape(B, n_heads, L, -1)
+                return heads.reshape(B, L, d_model) @ W_o, weights.reshape(B, n_heads, L, L)
         """,
         "scaled by d_model": """
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):

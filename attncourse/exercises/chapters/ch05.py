@@ -143,44 +143,138 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.2 the heads' scores added up (predict)
+# ----------------------------------------------------------------------------- 5.2 a layer with two copies of one head
+def _copied_pair(W_q, W_k, W_v, n_heads):
+    """(first, second): the two heads whose blocks of W_q, W_k and W_v are equal."""
+    d = np.shape(W_q)[0]
+    d_head = d // n_heads
+    blocks = [
+        [np.asarray(W)[:, h * d_head : (h + 1) * d_head] for W in (W_q, W_k, W_v)] for h in range(n_heads)
+    ]
+    for g in range(n_heads):
+        for h in range(g):
+            if all(np.array_equal(a, b) for a, b in zip(blocks[h], blocks[g])):
+                return h, g
+    raise ValueError("no two heads have the same blocks of W_q, W_k and W_v")
+
+
+def _merge_copies(W_q, W_k, W_v, W_o, n_heads, *, keep="first", o="added"):
+    """The layer with the later copy removed; its rows of W_o added to the kept copy's rows.
+
+    ``keep="second"`` removes the first copy instead; ``o``: "added" (right), "dropped" (the removed
+    copy's rows of W_o thrown away), "averaged" (the two copies' rows of W_o averaged).
+    """
+    W_q, W_k, W_v, W_o = (np.asarray(W) for W in (W_q, W_k, W_v, W_o))
+    d_head = W_q.shape[0] // n_heads
+    first, second = _copied_pair(W_q, W_k, W_v, n_heads)
+    kept, gone = (first, second) if keep == "first" else (second, first)
+    rows_kept = slice(kept * d_head, (kept + 1) * d_head)
+    rows_gone = slice(gone * d_head, (gone + 1) * d_head)
+    W_o = W_o.copy()
+    if o == "added":
+        W_o[rows_kept] = W_o[rows_kept] + W_o[rows_gone]
+    elif o == "averaged":
+        W_o[rows_kept] = (W_o[rows_kept] + W_o[rows_gone]) / 2
+    cut = np.arange(gone * d_head, (gone + 1) * d_head)
+    return (
+        np.delete(W_q, cut, axis=1),
+        np.delete(W_k, cut, axis=1),
+        np.delete(W_v, cut, axis=1),
+        np.delete(W_o, cut, axis=0),
+    )
+
+
+def copied_head_case(rng, label, d, H, first, second, dtype=np.float64):
+    """A layer of H heads whose head ``second`` is a copy of head ``first`` in W_q, W_k, W_v."""
+    d_head = d // H
+    Ws = {n: rng.normal(size=(d, d)) / np.sqrt(d) for n in ("W_q", "W_k", "W_v", "W_o")}
+    for n in ("W_q", "W_k", "W_v"):
+        Ws[n][:, second * d_head : (second + 1) * d_head] = Ws[n][:, first * d_head : (first + 1) * d_head]
+    return Case(label, **{n: W.astype(dtype) for n, W in Ws.items()}, n_heads=H)
+
+
+def _copies_cases(seed=5102):
+    rng = np.random.default_rng(seed)
+    return grouped(
+        "several heads",
+        copied_head_case(rng, "4 heads of width 2", 8, 4, 0, 3),
+        copied_head_case(rng, "3 heads of width 2", 6, 3, 0, 2),
+        copied_head_case(rng, "5 heads of width 2", 10, 5, 1, 4),
+    ) + grouped(
+        "edge counts",
+        copied_head_case(rng, "2 heads of width 3", 6, 2, 0, 1),
+        copied_head_case(rng, "6 heads of width 1", 6, 6, 2, 5),
+        copied_head_case(rng, "float32, 4 heads of width 3", 12, 4, 1, 2, np.float32),
+    )
+
+
 register(
     Exercise(
-        id="ch05.predict_summed_scores_rank",
+        id="ch05.merge_copied_heads",
         number="5.2",
-        title="predict the rank of the heads' scores added up",
+        title="a layer with two copies of one head",
         points=1,
-        function="predict_summed_scores_rank",
+        function="merge_copied_heads",
         stub=STUB_LINE,
-        kind="predict",
-        hint="write the sum over heads of Q_h K_h^T with the whole Q and K",
-        description="A multi-head self-attention layer with $d_{model} = 8$ and $H = 4$ heads of width "
-        "$d_{head} = 2$ reads $L = 10$ tokens, no mask. Add up its four heads' score matrices "
-        "$Q_h K_h^\\top$ (before the scale and the softmax, each `(10, 10)`). At most what rank "
-        "can that sum have, whatever the weights and the tokens? Return the number (exact).",
+        needs=MHA_NEEDS,
+        hint="what do the two copies output, and what does concat(heads) @ W_o do with two equal outputs?",
+        description="A trained layer of this course (5.3: weights `W_q`, `W_k`, `W_v`, `W_o`, each "
+        "`(d_model, d_model)`, used as `x @ W`, `n_heads` heads of width $d_{head}$) turns out to "
+        "hold two copies of one head: exactly two of its heads have the same blocks of `W_q`, `W_k` "
+        "and `W_v`; their blocks of `W_o` differ. Return `(W_q, W_k, W_v, W_o)` of a layer with "
+        "`n_heads - 1` heads of width $d_{head}$, run the same way, that gives the same `out` for "
+        "every `x`: the earlier of the two copies stays where it is, the later one is gone, the "
+        "other heads keep their order. Shapes: `(d_model, d_model - d_head)` for `W_q`, `W_k`, "
+        "`W_v`, `(d_model - d_head, d_model)` for `W_o`.",
         solution='''
-            def predict_summed_scores_rank():
-                """The largest rank of sum_h Q_h K_h^T: d_model = 8, H = 4, L = 10."""
+            def merge_copied_heads(W_q, W_k, W_v, W_o, n_heads):
+                """The same layer with one head fewer: the later of the two copies removed."""
                 ### BEGIN SOLUTION
-                # sum_h Q_h K_h^T = Q K^T with the whole (10, 8) Q and K: rank at most 8, and
-                # random weights reach it
-                return 8
+                d_head = W_q.shape[0] // n_heads
+
+                def block(W, h):  # head h's columns of a projection
+                    return W[:, h * d_head : (h + 1) * d_head]
+
+                pairs = [(a, b) for b in range(n_heads) for a in range(b)]
+                first, second = next(
+                    (a, b) for a, b in pairs if all(np.array_equal(block(W, a), block(W, b)) for W in (W_q, W_k, W_v))
+                )
+                # both copies output the same head_a: head_a @ W_o^(a) + head_a @ W_o^(b) = head_a @ (W_o^(a) + W_o^(b))
+                W_o = W_o.copy()
+                W_o[first * d_head : (first + 1) * d_head] += W_o[second * d_head : (second + 1) * d_head]
+                gone = np.arange(second * d_head, (second + 1) * d_head)
+                return (
+                    np.delete(W_q, gone, axis=1),
+                    np.delete(W_k, gone, axis=1),
+                    np.delete(W_v, gone, axis=1),
+                    np.delete(W_o, gone, axis=0),
+                )
                 ### END SOLUTION
         ''',
-        reference=lambda: np.array(8),
-        public_cases=lambda: grouped("the count", Case("d_model = 8, H = 4, L = 10")),
+        reference=_merge_copies,
+        public_cases=_copies_cases,
+        outputs=("W_q", "W_k", "W_v", "W_o"),
         diagnoses=(
             Diagnosis(
-                "that bounds one head's scores; the sum is another matrix",
-                name="one head's bound",
-                hint="the sum over heads of Q_h K_h^T is Q K^T",
-                variant=lambda: np.array(2),
+                "W_q, W_k and W_v are right and W_o is not: where does the removed copy's "
+                "contribution to out go in your layer?",
+                name="the removed copy's rows of W_o dropped",
+                hint="both copies output the same head: add the later copy's rows of W_o to the earlier "
+                "copy's before removing them",
+                variant=lambda W_q, W_k, W_v, W_o, h: _merge_copies(W_q, W_k, W_v, W_o, h, o="dropped"),
             ),
             Diagnosis(
-                "no sum of these four matrices has that rank",
-                name="the matrix's size",
-                hint="Q and K are (10, 8): what bounds the rank of Q K^T?",
-                variant=lambda: np.array(10),
+                "W_q, W_k and W_v are right and W_o is not: how much of the two copies' contribution "
+                "does your W_o give back?",
+                name="the copies' rows of W_o averaged",
+                hint="the two copies' contributions add up in concat(heads) @ W_o: add their rows of W_o",
+                variant=lambda W_q, W_k, W_v, W_o, h: _merge_copies(W_q, W_k, W_v, W_o, h, o="averaged"),
+            ),
+            Diagnosis(
+                "the heads of your layer are not in the order asked: which copy did you keep?",
+                name="the later copy kept",
+                hint="keep the earlier copy where it is and remove the later one",
+                variant=lambda W_q, W_k, W_v, W_o, h: _merge_copies(W_q, W_k, W_v, W_o, h, keep="second"),
             ),
         ),
     )
@@ -320,115 +414,112 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.5 separate single-head modules merged into one layer
-def _merge_heads_weights(W_q, W_k, W_v, W_o, *, dealt=False, o_dealt=None, q_factor=-0.5):
-    """(H, d_model, d_head) projections and (H, d_head, d_model) outputs -> four (d_model, d_model).
+# ----------------------------------------------------------------------------- 5.5 heads of different widths
+def _mha_widths(x, W_q, W_k, W_v, W_o, widths, *, scale_by="own"):
+    """Multi-head attention whose head h owns ``widths[h]`` consecutive features.
 
-    The modules scale their scores by 1/sqrt(d_model), the merged layer by 1/sqrt(d_head): W_q
-    takes the factor H ** q_factor (-1/2 is right; 0 leaves the scale out, 1/2 inverts it).
-    ``dealt``: module h's features go to columns h, h + H, ... (and rows of W_o, unless ``o_dealt``
-    says otherwise).
+    ``scale_by``: "own" (right: 1/sqrt(widths[h])), "mean" (1/sqrt(d_model / H) for every head),
+    "d_model" (1/sqrt(d_model) for every head).
     """
-    o_dealt = dealt if o_dealt is None else o_dealt
-    cols = [np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v)]  # (d_model, H * d_head)
-    if dealt:
-        cols = [np.stack(list(W), axis=-1).reshape(W.shape[1], -1) for W in (W_q, W_k, W_v)]  # e*H + h
-    cols[0] = cols[0] * float(np.shape(W_q)[0]) ** q_factor  # sqrt(d_head / d_model) = 1 / sqrt(H)
-    rows = np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
-    if o_dealt:
-        rows = np.stack(list(W_o), axis=1).reshape(-1, W_o.shape[-1])  # row e*H + h
-    return (*cols, rows)
+    x = np.asarray(x)
+    widths = [int(w) for w in widths]
+    d_model = x.shape[-1]
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    edges = np.cumsum([0, *widths])
+    heads, maps = [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        c = {"own": hi - lo, "mean": d_model / len(widths), "d_model": d_model}[scale_by]
+        w = softmax(q[..., lo:hi] @ np.swapaxes(k[..., lo:hi], -1, -2) / np.sqrt(c))
+        heads.append(w @ v[..., lo:hi])
+        maps.append(w)
+    return np.concatenate(heads, axis=-1) @ W_o, np.stack(maps, axis=-3)
 
 
-def _single_heads_cases(seed=5105):
+def _widths_cases(seed=5105):
     rng = np.random.default_rng(seed)
 
-    def case(label, d, H, dtype=np.float64):
-        d_head = d // H
-        proj = {n: rng.normal(size=(H, d, d_head)) / np.sqrt(d) for n in ("W_q", "W_k", "W_v")}
-        return Case(
-            label,
-            **{n: w.astype(dtype) for n, w in proj.items()},
-            W_o=(rng.normal(size=(H, d_head, d)) / np.sqrt(d)).astype(dtype),
-        )
+    def case(label, B, L, widths, dtype=np.float64):
+        d = sum(widths)
+        Ws = {
+            n: (rng.normal(size=(d, d)) / np.sqrt(d) * 1.5).astype(dtype)
+            for n in ("W_q", "W_k", "W_v", "W_o")
+        }
+        return Case(label, x=rng.normal(size=(B, L, d)).astype(dtype), **Ws, widths=np.array(widths))
 
-    return grouped(
-        "modules",
-        case("3 modules, d_model=6, d_head=2", 6, 3),
-        case("2 modules, d_model=8, d_head=4", 8, 2),
-        case("4 modules, d_model=12, d_head=3", 12, 4),
-        case("one module, d_model=4", 4, 1),
-        case("float32, 2 modules, d_model=6, d_head=3", 6, 2, np.float32),
+    return (
+        grouped(
+            "uneven widths",
+            case("widths [1, 3, 4], B=2, L=4", 2, 4, (1, 3, 4)),
+            case("widths [4, 2, 2, 4], B=1, L=5", 1, 5, (4, 2, 2, 4)),
+            case("widths [2, 6], B=2, L=3", 2, 3, (2, 6)),
+        )
+        + grouped(
+            "edge widths",
+            case("one head of width 6, B=1, L=4", 1, 4, (6,)),
+            case("widths [3, 3], B=2, L=3", 2, 3, (3, 3)),
+            case("widths [5, 1, 1, 1], B=1, L=6", 1, 6, (5, 1, 1, 1)),
+            case("widths [2, 4], one token", 2, 1, (2, 4)),
+        )
+        + grouped("dtype", case("float32, widths [1, 2, 5], B=2, L=4", 2, 4, (1, 2, 5), np.float32))
     )
 
 
 register(
     Exercise(
-        id="ch05.merge_single_heads",
+        id="ch05.mha_uneven_heads",
         number="5.5",
-        title="one layer from separate single-head modules",
+        title="a layer whose heads have different widths",
         points=1,
-        function="merge_single_heads",
+        function="mha_uneven_heads",
         stub=STUB_LINE,
         needs=MHA_NEEDS,
-        hint="what does concat(heads) @ W_o add up, head by head, and by what does each side divide its scores?",
-        description="An older model keeps its attention as $H$ separate single-head modules (in an "
-        "`nn.ModuleList`) and adds their outputs. Module $h$ has its own `W_q[h]`, `W_k[h]`, "
-        "`W_v[h]`, each `(d_model, d_head)`, and its own output matrix `W_o[h] (d_head, d_model)`, all "
-        "used as `x @ W`, with $H\\,d_{head} = d_{model}$; its author divided every module's scores "
-        "by $\\sqrt{d_{model}}$. The inputs are those matrices stacked: `W_q`, `W_k`, `W_v` "
-        "`(H, d_model, d_head)` and `W_o` `(H, d_head, d_model)`. Return `(W_q, W_k, W_v, W_o)`, each "
-        "`(d_model, d_model)`, for one multi-head layer of this course (5.3, $H$ heads) that computes "
-        "the same output for every `x`, its head $h$ being module $h$: `W_k`, `W_v` and `W_o` hold "
-        "the modules' numbers, moved, each module's features kept in their order, and `W_q` holds "
-        "whatever else makes the two equal.",
+        hint="cut q, k and v at the running sum of the widths, and ask of each head what this chapter "
+        "asks of every head",
+        description="Some models give their heads different widths, say one wide head and a few narrow "
+        "ones. Such a layer has weights `W_q`, `W_k`, `W_v`, `W_o`, each `(d_model, d_model)`, used as "
+        "`x @ W`, and an integer array `widths` of its heads' widths, which add up to `d_model`: head $h$ owns "
+        "the `widths[h]` features that follow those of heads $0, \\dots, h - 1$, in `q`, `k`, `v` "
+        "and in the concatenation that meets `W_o`. Each head is an attention head of this chapter on "
+        "its own features. For `x (B, L, d_model)` return `(out (B, L, d_model), weights (B, H, L, "
+        "L))`, $H$ being the number of heads.",
         solution='''
-            def merge_single_heads(W_q, W_k, W_v, W_o):
-                """H single-head modules whose outputs add -> one multi-head layer's four matrices."""
+            def mha_uneven_heads(x, W_q, W_k, W_v, W_o, widths):
+                """Self-attention with heads of the given widths: (out (B, L, d_model), weights (B, H, L, L))."""
                 ### BEGIN SOLUTION
-                H, d_model, d_head = W_q.shape
-                # head h owns columns h*d_head:(h+1)*d_head of the projections ...
-                W_q, W_k, W_v = (np.concatenate(list(W), axis=-1) for W in (W_q, W_k, W_v))  # (d, d)
-                # the merged layer divides by sqrt(d_head), the modules by sqrt(d_model): W_q keeps the rest
-                W_q = W_q * np.sqrt(d_head / d_model)
-                # ... and head h's output meets rows h*d_head:(h+1)*d_head of W_o: the sum over heads
-                return W_q, W_k, W_v, np.concatenate(list(W_o), axis=0)  # (H * d_head, d_model)
+                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (B, L, d_model)
+                start, heads, maps = 0, [], []
+                for width in widths:
+                    cols = slice(start, start + width)  # this head's features
+                    s = q[..., cols] @ np.swapaxes(k[..., cols], -1, -2) / np.sqrt(width)  # its own width
+                    w = softmax(s)  # (B, L, L)
+                    heads.append(w @ v[..., cols])  # (B, L, width)
+                    maps.append(w)
+                    start += width
+                return np.concatenate(heads, axis=-1) @ W_o, np.stack(maps, axis=1)
                 ### END SOLUTION
         ''',
-        reference=_merge_heads_weights,
-        public_cases=_single_heads_cases,
-        outputs=("W_q", "W_k", "W_v", "W_o"),
+        reference=_mha_widths,
+        public_cases=_widths_cases,
+        outputs=("out", "weights"),
+        distributions=("weights",),
         diagnoses=(
             Diagnosis(
-                "your matrices hold the modules' numbers, but head h of the merged layer does not read "
-                "module h's features side by side: which features does your head 0 own?",
-                name="modules dealt to the features in turn",
-                hint="module h's d_head features are features h*d_head:(h+1)*d_head of the merged layer: "
-                "put the blocks side by side (np.concatenate along the last axis, rows for W_o)",
-                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, dealt=True),
+                "the heads' weights are off, flatter in some heads and sharper in others: each "
+                "head's scores are dot products of how many numbers?",
+                name="every head scaled by the mean width",
+                hint="each head divides its scores by the square root of its own width, widths[h]",
+                variant=lambda x, W_q, W_k, W_v, W_o, widths: _mha_widths(
+                    x, W_q, W_k, W_v, W_o, widths, scale_by="mean"
+                ),
             ),
             Diagnosis(
-                "W_q, W_k and W_v are right and W_o is not: does head h's output meet the rows of "
-                "W_o that hold module h's output matrix?",
-                name="W_o's rows in another order than the heads",
-                hint="stack W_o[0], W_o[1], ... one under the other (np.concatenate(list(W_o), axis=0))",
-                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, o_dealt=True),
-            ),
-            Diagnosis(
-                "W_k, W_v and W_o are right; W_q is the modules' numbers side by side: would the merged "
-                "layer's weights be as sharp as the modules'?",
-                name="the modules' scale left out",
-                hint="the modules divide their scores by sqrt(d_model), the merged layer by sqrt(d_head): "
-                "multiply W_q by sqrt(d_head / d_model)",
-                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, q_factor=0.0),
-            ),
-            Diagnosis(
-                "W_k, W_v and W_o are right; W_q is scaled the wrong way: are the merged layer's "
-                "weights now sharper or flatter than the modules'?",
-                name="the scale folded in upside down",
-                hint="the merged layer already divides by sqrt(d_head), more weakly than the modules' "
-                "sqrt(d_model): W_q must shrink, by sqrt(d_head / d_model)",
-                variant=lambda W_q, W_k, W_v, W_o: _merge_heads_weights(W_q, W_k, W_v, W_o, q_factor=0.5),
+                "every head's weights are flatter than expected, the narrowest heads' the most: each "
+                "head's scores are dot products of how many numbers?",
+                name="scale by d_model",
+                hint="each head divides its scores by the square root of its own width, not of d_model",
+                variant=lambda x, W_q, W_k, W_v, W_o, widths: _mha_widths(
+                    x, W_q, W_k, W_v, W_o, widths, scale_by="d_model"
+                ),
             ),
         ),
     )
@@ -527,51 +618,58 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 5.7 the layer with each head's W_V and W_O folded (diagnose)
-def _mha_folded(x, W_q, W_k, W_v, W_o, n_heads, *, o_blocks="rows", v_blocks="columns", scale=None):
-    """Multi-head attention computed as sum_h weights_h @ x @ (W_V^(h) W_O^(h)).
+# ----------------------------------------------------------------------------- 5.7 heads folded into the batch axis (diagnose)
+def _mha_batch_folded(
+    x, W_q, W_k, W_v, W_o, n_heads, *, unfold="batch first", fold="moved", merge="moved", scale=None
+):
+    """Multi-head attention run as a (B * H, L, d_head) batch of single-head attentions, then unfolded.
 
-    ``o_blocks``: which block of W_o each head's fold uses ("rows", right; "columns", W_o's columns
-    h*d_head:(h+1)*d_head as if W_o were stored (out, in); "dealt", rows h, h + H, ...);
-    ``v_blocks``: "columns" (right) or "dealt" (columns h, h + H, ...).
+    ``unfold``: "batch first" (right: row b * H + h is sequence b's head h) or "heads first" (row
+    h * B + b taken as sequence b's head h); ``fold``: "moved" (right) or "reshaped" (the (B, L,
+    d_model) array reshaped to (B * H, L, d_head) without moving the head axis in front of the
+    tokens); ``merge``: "moved" (right) or "reshaped" (the (B, H, L, d_head) heads reshaped to (B,
+    L, d_model) without moving the head axis back); ``scale``: the scores' factor (1/sqrt(d_head)).
     """
+    x = np.asarray(x)
     B, L, d_model = x.shape
     d_head = d_model // n_heads
-    q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)  # (B, H, L, d_head)
-    scores = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(d_head) if scale is None else scale)
-    weights = softmax(scores)  # (B, H, L, L)
-    if v_blocks == "dealt":
-        W_v_heads = np.swapaxes(W_v.reshape(d_model, d_head, n_heads), -1, -2)  # column e*H + h
+
+    def folded(t):
+        if fold == "reshaped":
+            return t.reshape(B * n_heads, L, d_head)
+        return t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d_head)
+
+    def unfolded(t):
+        if unfold == "heads first":
+            return t.reshape(n_heads, B, L, t.shape[-1]).transpose(1, 0, 2, 3)
+        return t.reshape(B, n_heads, L, t.shape[-1])
+
+    q, k, v = folded(x @ W_q), folded(x @ W_k), folded(x @ W_v)
+    s = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(d_head) if scale is None else scale)
+    weights = softmax(s)  # (B * H, L, L)
+    heads = unfolded(weights @ v)  # (B, H, L, d_head)
+    if merge == "reshaped":
+        concat = heads.reshape(B, L, d_model)
     else:
-        W_v_heads = W_v.reshape(d_model, n_heads, d_head)  # column h*d_head + e
-    if o_blocks == "columns":
-        W_o_heads = np.swapaxes(W_o.reshape(d_model, n_heads, d_head), 0, 1)  # (H, d_model, d_head)
-        W_ov = np.einsum("dhe,hfe->hdf", W_v_heads, W_o_heads)
-    elif o_blocks == "dealt":
-        W_o_heads = np.swapaxes(W_o.reshape(d_head, n_heads, d_model), 0, 1)  # row e*H + h
-        W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o_heads)
-    else:
-        W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o.reshape(n_heads, d_head, d_model))
-    out = np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov)  # (B, L, d_model)
-    return out, weights
+        concat = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model)
+    return concat @ W_o, unfolded(weights)
 
 
-def _mha_forward_cases():
+def _batches_cases():
     rng = np.random.default_rng(507)
 
-    def weights(d):
-        return dict(
-            zip(("W_q", "W_k", "W_v", "W_o"), (rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(4)))
-        )
+    def case(label, B, L, d, H, dtype=np.float64):
+        Ws = {n: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v", "W_o")}
+        return Case(label, x=rng.normal(size=(B, L, d)).astype(dtype), **Ws, n_heads=H)
 
     return grouped(
-        "heads",
-        Case("B=1, L=3, d_model=4, 2 heads", x=rng.normal(size=(1, 3, 4)), **weights(4), n_heads=2),
-        Case("B=2, L=4, d_model=6, 3 heads", x=rng.normal(size=(2, 4, 6)), **weights(6), n_heads=3),
-        Case("B=1, L=5, d_model=8, 4 heads", x=rng.normal(size=(1, 5, 8)), **weights(8), n_heads=4),
-        Case("B=2, L=3, d_model=6, 2 heads", x=rng.normal(size=(2, 3, 6)), **weights(6), n_heads=2),
-        Case("B=2, L=4, d_model=4, 1 head", x=rng.normal(size=(2, 4, 4)), **weights(4), n_heads=1),
-    )
+        "batches",
+        case("one sequence, L=3, d_model=4, 2 heads", 1, 3, 4, 2),
+        case("B=2, L=4, d_model=6, 3 heads", 2, 4, 6, 3),
+        case("B=3, L=5, d_model=8, 4 heads", 3, 5, 8, 4),
+        case("B=2, L=3, d_model=6, 2 heads", 2, 3, 6, 2),
+        case("B=2, L=4, d_model=4, one head", 2, 4, 4, 1),
+    ) + grouped("dtype", case("float32, B=4, L=3, d_model=6, 6 heads of width 1", 4, 3, 6, 6, np.float32))
 
 
 register(
@@ -579,79 +677,83 @@ register(
         id="ch05.mha_forward",
         former_ids=("ch05.fix_head_split",),
         number="5.7",
-        title="multi-head attention with each head's value and output matrices folded",
+        title="multi-head attention run as a batch of single-head attentions",
         points=4,
         function="mha_forward",
-        hint="which rows or columns of W_o does head h's output meet in concat(heads) @ W_o?",
+        hint="write down which (sequence, head) pair row i of the folded batch holds, then ask the same "
+        "of the row that the unfolding reads for sequence b's head h",
         kind="diagnose",
-        description="This function computes the chapter's multi-head self-attention without ever "
-        "forming the heads' outputs: it folds each head's block of $W_V$ and its block of $W_O$ into "
-        "one `(d_model, d_model)` matrix per head and adds up, over the heads, "
-        "`weights_h @ x @ W_ov[h]`. Inputs: `x (B, L, d_model)`; `W_q`, `W_k`, `W_v`, `W_o`, each "
-        "`(d_model, d_model)`, used as `x @ W` (this course's convention, as in 5.3); `n_heads`. It "
-        "should return what 5.3 returns, `(out (B, L, d_model), weights (B, n_heads, L, L))`, and "
-        "it does not: `weights` match `ac.MultiHeadAttention` loaded with the same weights, `out` "
-        "does not, with one head or with several. Find the bug and fix it.",
+        description="Some libraries run multi-head attention as one big batch of single-head attentions: "
+        "every (sequence, head) pair becomes one row of a `(B * n_heads, L, d_head)` batch, attention "
+        "runs on that batch, and the results are unfolded afterwards. This function does that. Inputs: "
+        "`x (B, L, d_model)`; `W_q`, `W_k`, `W_v`, `W_o`, each `(d_model, d_model)`, used as `x @ W` "
+        "(this course's convention, as in 5.3); `n_heads`. It should return what 5.3 returns, "
+        "`(out (B, L, d_model), weights (B, n_heads, L, L))`. Its author tested it on one sentence "
+        "against `ac.MultiHeadAttention` loaded with the same weights, and it passed; on a batch of "
+        "several sentences it does not. Find the bug and fix it.",
         solution='''
             def mha_forward(x, W_q, W_k, W_v, W_o, n_heads):
                 """Multi-head self-attention: returns (out (B, L, d_model), weights (B, H, L, L))."""
                 B, L, d_model = x.shape
                 d_head = d_model // n_heads
-                q, k = split_heads(x @ W_q, n_heads), split_heads(x @ W_k, n_heads)  # -> (B, H, L, d_head)
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))  # -> (B, H, L, L)
-                W_v_heads = W_v.reshape(d_model, n_heads, d_head)  # (d_model, d_model) -> (d_model, H, d_head)
-                ### BEGIN SOLUTION
-                W_o_heads = W_o.reshape(n_heads, d_head, d_model)  # (d_model, d_model) -> (H, d_head, d_model)
-                W_ov = np.einsum("dhe,hef->hdf", W_v_heads, W_o_heads)  # -> (H, d_model, d_model)
-                ### END SOLUTION
-                # sum over h of weights_h @ x @ W_ov[h]: (B, H, L, L), (B, L, d_model), (H, d_model, d_model)
-                out = np.einsum("bhls,bsd,hdf->blf", weights, x, W_ov)  # -> (B, L, d_model)
-                return out, weights
+
+                def fold(t):  # (B, L, d_model) -> (B, L, H, d_head) -> (B, H, L, d_head) -> (B * H, L, d_head)
+                    return t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d_head)
+
+                def unfold(t):  # (B * H, L, n) -> (B, H, L, n)
+                    ### BEGIN SOLUTION
+                    return t.reshape(B, n_heads, L, t.shape[-1])
+                    ### END SOLUTION
+
+                q, k, v = fold(x @ W_q), fold(x @ W_k), fold(x @ W_v)  # each (B * H, L, d_head)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))  # (B * H, L, L)
+                heads = unfold(weights @ v)  # (B * H, L, d_head) -> (B, H, L, d_head)
+                out = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o  # (B, L, H, d_head) -> (B, L, d_model)
+                return out, unfold(weights)  # (B * H, L, L) -> (B, H, L, L)
         ''',
         stub="""
-            W_o_heads = W_o.reshape(d_model, n_heads, d_head)  # (d_model, d_model) -> (d_model, H, d_head)
-            W_ov = np.einsum("dhe,fhe->hdf", W_v_heads, W_o_heads)  # -> (H, d_model, d_model)
+            return t.reshape(n_heads, B, L, t.shape[-1]).transpose(1, 0, 2, 3)
         """,
         reference=lambda x, W_q, W_k, W_v, W_o, n_heads: mha_reference(x, W_q, W_k, W_v, W_o, n_heads),
-        public_cases=_mha_forward_cases,
+        public_cases=_batches_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=MHA_NEEDS,
         diagnoses=(
             Diagnosis(
-                "weights are right and out is not, whatever the number of heads: head h's output "
-                "enters concat(heads) @ W_o through which block of W_o?",
-                name="W_o's columns taken as the head's block",
-                hint="in the x @ W convention head h's output meets rows h*d_head:(h+1)*d_head of W_o, "
-                "not its columns (those are the blocks of a weight stored (out, in)): "
-                "W_o.reshape(n_heads, d_head, d_model)",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
-                    x, W_q, W_k, W_v, W_o, h, o_blocks="columns"
+                "right for one sequence and for one head; with several of both, sequence b's head h "
+                "reads another pair's row of the folded batch: which row holds it?",
+                name="sequences and heads swapped when unfolding",
+                hint="fold puts sequence b's head h in row b * n_heads + h: unfold with "
+                "t.reshape(B, n_heads, L, t.shape[-1])",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_batch_folded(
+                    x, W_q, W_k, W_v, W_o, h, unfold="heads first"
                 ),
             ),
             Diagnosis(
-                "weights are right; out is right with one head and wrong with several: which rows of "
-                "W_o does your head 0 fold?",
-                name="rows of W_o dealt to the heads in turn",
-                hint="head h owns rows h*d_head:(h+1)*d_head of W_o, a block, not rows h, h + H, ...: "
-                "W_o.reshape(n_heads, d_head, d_model)",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
-                    x, W_q, W_k, W_v, W_o, h, o_blocks="dealt"
+                "right for one head only: does a row of your folded batch hold one head's slice of "
+                "every token, or whole tokens?",
+                name="folded without moving the head axis",
+                hint="move the head axis in front of the tokens before the folding reshape: "
+                "reshape(B, L, n_heads, d_head), transpose(0, 2, 1, 3), then reshape(B * n_heads, L, d_head)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_batch_folded(
+                    x, W_q, W_k, W_v, W_o, h, fold="reshaped"
                 ),
             ),
             Diagnosis(
-                "weights are right; out is right with one head and wrong with several: which columns "
-                "of W_v does your head 0 fold?",
-                name="columns of W_v dealt to the heads in turn",
-                hint="head h owns columns h*d_head:(h+1)*d_head of W_v: W_v.reshape(d_model, n_heads, d_head)",
-                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_folded(
-                    x, W_q, W_k, W_v, W_o, h, v_blocks="dealt"
+                "weights are right and out is not, with more than one head: which features of the "
+                "concatenation does head h's output land on?",
+                name="merged without moving the head axis back",
+                hint="move the head axis behind the tokens before merging: transpose(0, 2, 1, 3), then "
+                "reshape(B, L, d_model)",
+                variant=lambda x, W_q, W_k, W_v, W_o, h: _mha_batch_folded(
+                    x, W_q, W_k, W_v, W_o, h, merge="reshaped"
                 ),
             ),
             Diagnosis(
                 D_MODEL_SCALE,
                 variant=lambda x, W_q, W_k, W_v, W_o, h: mha_reference(
-                    x, W_q, W_k, W_v, W_o, h, scale=1 / np.sqrt(x.shape[-1])
+                    x, W_q, W_k, W_v, W_o, h, scale=1 / np.sqrt(np.shape(x)[-1])
                 ),
             ),
         ),
