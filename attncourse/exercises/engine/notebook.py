@@ -427,8 +427,8 @@ def exercises_in(nb: dict) -> List[Tuple[int, str]]:
 def solution_lines(exercise_id: str) -> List[str]:
     """The lines between the solution markers, stripped (what a student version must not hold).
 
-    >>> solution_lines("ch03.attention_with_scale")
-    ['scale = 1 / np.sqrt(q.shape[-1])']
+    >>> solution_lines("ch03.packed_head_attention")
+    ['scale = 1 / np.sqrt(q.shape[-1] // n_heads)']
     """
     ex = get(exercise_id)
     out, inside = [], False
