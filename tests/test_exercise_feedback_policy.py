@@ -21,7 +21,7 @@ HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 FIX_TOKENS = {
     "ch03.fix_late_scaling": ["scale the scores, then", "before the softmax"],
     "ch03.fix_scale_size": ["shape[-1]", "q.shape", "last axis"],
-    "ch04.fix_output_mix": ["weights @ v", "sum_j weights[i, j]"],
+    "ch04.self_attention_in_blocks": ["np.swapaxes(k, -1, -2) /", "every key", "k[rows]"],
     "ch05.mha_forward": ["reshape(n_heads, d_head", "rows h*d_head", "dhe,hef"],
     "ch06.decoder_attention": ["k=0", "tril", "k=1"],
     "bugs.causal_weights": ["scores = scores.masked_fill", "masked_fill_", "assign"],
