@@ -236,14 +236,15 @@ def test_the_numeric_predictions_hold():
     assert encoder.shape == (4096,) and np.isclose(encoder[0], 2 * last[-2])
     assert np.isclose(_answer("ch07.predict_encoder_alibi_weight"), softmax(encoder)[2], rtol=1e-9)
 
-    # 4.5: a layer with random W_Q, W_K and embeddings, run on the sentence; its distinct weights counted
+    # 4.5: a layer with a random shared W_Q = W_K and embeddings, run on the sentence; its distinct weights counted
     rng = np.random.default_rng(7)
     words = "the cat saw the dog and the dog saw the cat".split()
     table = {w: rng.normal(size=4) for w in sorted(set(words))}
     x = np.array([table[w] for w in words])  # (11, 4)
     W_q, W_k, W_v = rng.normal(size=(3, 4, 3))
+    shared = softmax((x @ W_q) @ (x @ W_q).T / np.sqrt(3) / 4)  # W_Q = W_K = W_q / 2, no weight near 0
+    assert len(np.unique(shared.round(12))) == _answer("ch04.predict_distinct_weights")
     weights = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(3))
-    assert len(np.unique(weights.round(12))) == _answer("ch04.predict_distinct_weights")
     # 4.3: the answer equals the layer rerun on the sentence without token j (the layer written out here)
     for j in (0, 4, 10):
         y = np.delete(x, j, axis=0)

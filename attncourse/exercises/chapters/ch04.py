@@ -263,8 +263,7 @@ register(
         "`out (..., L, d_v)`; the tokens and the projection matrices are gone. Token `j` "
         "(`0 <= j < L`) is now deleted from the sentence. Return `out_new (..., L - 1, d_v)`: the "
         "output the same layer gives on the shorter sentence, rows in the order of the remaining "
-        "tokens. Every case's tokens are spread out enough that no query gives token `j` a weight "
-        "near 1.",
+        "tokens.",
         solution='''
             def output_without_token(out, weights, v, j):
                 """The layer's output (..., L - 1, d_v) on the sentence without token j."""
@@ -428,17 +427,20 @@ register(
         points=1,
         function="predict_distinct_weights",
         stub=STUB_LINE,
-        hint="which two entries of the weight matrix are always equal?",
+        hint="which entries of the weight matrix are always equal, and which only look as if they were?",
         kind="predict",
         description="Before running anything: a self-attention layer of this chapter (no positions; "
-        'each word has one embedding) runs on the 11-token sentence "the cat saw the dog and the dog '
-        'saw the cat". Its weights form an (11, 11) matrix. Whatever its $W_Q$, $W_K$ and the '
-        "embeddings, at most how many different numbers can that matrix hold? Return the count (exact).",
+        "each word has one embedding) uses one matrix for its queries and its keys, $W_Q = W_K$, and "
+        'runs on the 11-token sentence "the cat saw the dog and the dog saw the cat". Its weights '
+        "form an (11, 11) matrix. Whatever that shared matrix and the embeddings, at most how many "
+        "different numbers can the weights hold? Return the count (exact).",
         solution='''
             def predict_distinct_weights():
                 """The largest number of different entries of the sentence's (11, 11) weight matrix."""
                 ### BEGIN SOLUTION
-                # weights[i, j] depends only on the word at i and the word at j: 5 words, 5 x 5 pairs
+                # weights[i, j] depends only on the word at i and the word at j: 5 words, 5 x 5 pairs;
+                # the shared matrix makes the scores symmetric, but each row is divided by its own sum,
+                # so the weight from cat to dog is not the weight from dog to cat
                 return 5 * 5
                 ### END SOLUTION
         ''',
@@ -461,7 +463,7 @@ register(
             Diagnosis(
                 "your count takes the weight from one word to another as the weight back",
                 name="symmetric",
-                hint="separate W_Q and W_K: the score of cat -> mat need not be that of mat -> cat",
+                hint="the scores are symmetric, but is each row of weights divided by the same sum?",
                 variant=lambda: _distinct_weights("unordered"),
             ),
         ),
