@@ -73,90 +73,81 @@ def attention_with_counts():
     )
 
 
-def recover_permutation():
-    from attncourse.exercises.chapters.ch04 import _shuffled_run
+def output_without_token():
+    from attncourse.exercises.chapters.ch04 import layer_run
 
-    out, out_p = _shuffled_run(1403, 10, 16, 4, [7, 2, 9, 0, 4, 1, 8, 3, 6, 5])
-    close = np.array([[1.0, 2.0, 3.0], [1.001, 2.0, 3.0], [-1.0, 0.5, 0.0], [10.0, 10.0, -10.0]])
-    return _kinds(
-        [
-            Case("L=10, d_v=4, float32 rerun", out=out, out_permuted=out_p),
-            Case(
-                "L=4, two rows 1e-3 apart, a long row",
-                out=close,
-                out_permuted=(close[[3, 0, 1, 2]] * (1 + 1e-7)).astype(np.float32),
-            ),
-            Case("L=3, the same run twice (a swap)", out=close[:3], out_permuted=close[[1, 0, 2]]),
-        ],
-        "the layer run again on the shuffled tokens",
-        "the layer run again on the shuffled tokens",
-        "the same run twice",
-    )
-
-
-def recover_value_projection():
-    from attncourse.exercises.chapters.ch04 import value_projection_case
+    def case(label, seed, L, j, **kw):
+        run = layer_run(seed, L, **kw)
+        return Case(label, out=run["out"], weights=run["weights"], v=run["v"], j=j)
 
     return _kinds(
         [
-            value_projection_case("L=10, d_model=8, d_k=4, d_v=2", 492, 10, 8, 4, 2),
-            value_projection_case("L=6, d_model=5, d_k=4, d_v=3", 408, 6, 5, 4, 3),
-            value_projection_case("L=d_model=4, d_k=2, d_v=3", 423, 4, 4, 2, 3),
+            case("L=2: one token left, d_v=3", 1431, 2, 0, d_v=3),
+            case("float32, L=7, d_v=4, token 3 deleted", 1432, 7, 3, d_v=4, dtype=np.float32),
+            case("a batch of 3, L=5, token 4 deleted", 1433, 5, 4, batch=(3,)),
         ],
-        "more tokens than d_model",
-        "more tokens than d_model",
-        "exactly d_model tokens",
+        "one sentence",
+        "one sentence",
+        "batch dimensions",
     )
+
+
+def add_projection_biases():
+    from attncourse.exercises.chapters.ch04 import layer_run
+
+    def case(label, seed, L, d_k, d_v, batch=(), dtype=np.float64):
+        run = layer_run(seed, L, d_k=d_k, d_v=d_v, batch=batch, dtype=dtype)
+        rng = np.random.default_rng(seed + 1)
+        b_k, b_v = (rng.normal(size=n).astype(dtype) for n in (d_k, d_v))
+        return Case(label, q=run["q"], out=run["out"], weights=run["weights"], b_k=b_k, b_v=b_v)
+
+    return _kinds(
+        [
+            case("one token, d_k=2, d_v=3", 1441, 1, 2, 3),
+            case("float32, L=6, d_k=5, d_v=2", 1442, 6, 5, 2, dtype=np.float32),
+            case("a batch of 3, L=2, d_k=3, d_v=1", 1443, 2, 3, 1, batch=(3,)),
+        ],
+        "one sentence",
+        "one sentence",
+        "batch dimensions",
+    )
+
+
+def self_attention_in_blocks():
+    rng = np.random.default_rng(1461)
+    n = rng.normal
+
+    def case(label, L, block, d_model=4, d_k=3, d_v=2, batch=(), dtype=np.float64):
+        return Case(
+            label,
+            x=n(size=(*batch, L, d_model)).astype(dtype),
+            W_q=n(size=(d_model, d_k)).astype(dtype),
+            W_k=n(size=(d_model, d_k)).astype(dtype),
+            W_v=n(size=(d_model, d_v)).astype(dtype),
+            block=block,
+        )
+
+    return _kinds(
+        [
+            case("L=7, block=5 (a last block of 2)", 7, 5),
+            case("float32, L=8, block=3, d_model=6, d_k=4", 8, 3, d_model=6, d_k=4, dtype=np.float32),
+            case("a batch of 3, L=6, block=4, d_v=1", 6, 4, d_v=1, batch=(3,)),
+        ],
+        "blocks of several sizes",
+        "blocks of several sizes",
+        "batch dimensions",
+    )
+
+
+def predict_distinct_weights():
+    return _kinds([Case("11 tokens, 5 words")], "the count")
 
 
 HIDDEN = {
     "ch04.project_qkv": project_qkv,
     "ch04.attention_with_counts": attention_with_counts,
-    "ch04.recover_permutation": recover_permutation,
-    "ch04.recover_value_projection": recover_value_projection,
+    "ch04.output_without_token": output_without_token,
+    "ch04.add_projection_biases": add_projection_biases,
+    "ch04.predict_distinct_weights": predict_distinct_weights,
+    "ch04.self_attention_in_blocks": self_attention_in_blocks,
 }
-
-
-def predict_cross_projection_parameters():
-    return _kinds([Case("decoder 512, encoder 768, d_k=64, d_v=80, biases")], "the count")
-
-
-def fix_output_mix():
-    rng = np.random.default_rng(1406)
-    n = rng.normal
-    return _kinds(
-        [
-            Case(
-                "L=6, d_model=3, d_k=5, d_v=4",
-                x=n(size=(6, 3)),
-                W_q=n(size=(3, 5)),
-                W_k=n(size=(3, 5)),
-                W_v=n(size=(3, 4)),
-            ),
-            Case(
-                "float32, L=4, d_model=8, d_k=d_v=2",
-                x=n(size=(4, 8)).astype(np.float32),
-                W_q=n(size=(8, 2)).astype(np.float32),
-                W_k=n(size=(8, 2)).astype(np.float32),
-                W_v=n(size=(8, 2)).astype(np.float32),
-            ),
-            Case(
-                "batch (3, 4, 4), d_k=3, d_v=1",
-                x=n(size=(3, 4, 4)),
-                W_q=n(size=(4, 3)),
-                W_k=n(size=(4, 3)),
-                W_v=n(size=(4, 1)),
-            ),
-        ],
-        "shapes",
-        "shapes",
-        "batch dimensions",
-    )
-
-
-HIDDEN.update(
-    {
-        "ch04.predict_cross_projection_parameters": predict_cross_projection_parameters,
-        "ch04.self_attention_out": fix_output_mix,
-    }
-)

@@ -111,11 +111,11 @@ NEW_SITUATIONS = {
         "ch03.weights_not_normalised": "a softmax written in log space whose normaliser and exponent disagree",
     },
     "ch04": {
-        "ch04.recover_permutation": "finding an unknown shuffle from two runs' outputs, equal only up to rounding",
-        "ch04.predict_cross_projection_parameters": "attention between two sequences of different widths, with biases and W_o",
+        "ch04.output_without_token": "a token deleted from a run whose tokens and projections are gone",
+        "ch04.predict_distinct_weights": "how many different entries a repeated-word sentence's weights can hold",
         "ch04.attention_with_counts": "keys repeated n times, attended without writing the copies out",
-        "ch04.recover_value_projection": "a layer's value projection recovered from its input and output",
-        "ch04.self_attention_out": "outputs mixed with the transposed weights, a bug the chapter does not show",
+        "ch04.add_projection_biases": "biases on the keys and the values added to a run kept without them",
+        "ch04.self_attention_in_blocks": "self-attention computed a block of queries at a time, a form the chapter does not show",
     },
     "ch05": {
         "ch05.heads_from_averaged_weights": "a layer's head count recovered from its head-averaged maps",

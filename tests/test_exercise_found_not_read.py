@@ -433,7 +433,6 @@ def naming_the_cause(ex) -> dict:
 # Diagnose exercises whose id, title or stub comments still name their cause (the chapters are
 # renaming them: remove an id here when it passes; a strict xfail then fails until it is removed).
 KNOWN_TO_NAME_THE_CAUSE = {
-    "ch04.fix_output_mix",  # title: averages
     "ch12.fix_prefix_mask",  # title: sees
     "ch13.fix_topk_causal",  # stub comment: rank
     "ch13.fix_chunked_linear",  # title: reads

@@ -69,17 +69,17 @@ def test_the_sync_script_finds_nothing_to_do():
 
 def test_a_drifted_cell_is_rewritten_and_only_its_outputs_cleared():
     nb = chapter("ch04")
-    i = role_index(nb, "exercise", "ch04.recover_permutation")
+    i = role_index(nb, "exercise", "ch04.output_without_token")
     cell_id = nb["cells"][i]["id"]
     nb["cells"][i]["source"] = nb["cells"][i]["source"] + ["\n", "# an edit made in the notebook\n"]
     nb["cells"][i]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["x\n"]}]
-    check_cell = role_index(nb, "check", "ch04.recover_permutation")
+    check_cell = role_index(nb, "check", "ch04.output_without_token")
     untouched = copy.deepcopy(nb["cells"][check_cell])
     assert untouched["outputs"], "the book's check cells carry their outputs"
 
     changes = sync_notebook(nb, "ch04")
-    assert changes == [f"cell {i + 1} (exercise ch04.recover_permutation) rewritten"]
-    assert "".join(nb["cells"][i]["source"]) == get("ch04.recover_permutation").cell_source()
+    assert changes == [f"cell {i + 1} (exercise ch04.output_without_token) rewritten"]
+    assert "".join(nb["cells"][i]["source"]) == get("ch04.output_without_token").cell_source()
     assert nb["cells"][i]["id"] == cell_id and nb["cells"][i]["outputs"] == []
     assert nb["cells"][check_cell] == untouched
     assert sync_notebook(nb, "ch04") == []
@@ -153,7 +153,7 @@ def test_a_chapter_without_exercises_gets_its_section_after_the_heading(new_ch08
 
 def test_cells_of_an_exercise_that_is_not_registered_are_refused():
     nb = chapter("ch04")
-    nb["cells"][role_index(nb, "exercise", "ch04.recover_permutation")]["metadata"]["attncourse"][
+    nb["cells"][role_index(nb, "exercise", "ch04.output_without_token")]["metadata"]["attncourse"][
         "exercise"
     ] = "ch04.gone"
     with pytest.raises(NotebookProblem, match="not registered in ch04: ch04.gone"):

@@ -168,8 +168,12 @@ def test_the_smooth_maximum_without_the_product_rule_is_named_without_the_result
         ("ch03.recover_scale", "log"),
         ("ch03.recover_scale", "ratio"),
         ("ch03.predict_cosine_factor", "11.3"),
-        ("ch04.recover_value_projection", "lstsq"),
-        ("ch04.recover_value_projection", "weights @ x"),
+        ("ch04.output_without_token", "1 - w"),
+        ("ch04.output_without_token", "renormal"),
+        ("ch04.add_projection_biases", "out + b_v"),
+        ("ch04.add_projection_biases", "unchanged"),
+        ("ch04.predict_distinct_weights", "25"),
+        ("ch04.self_attention_in_blocks", "every key"),
     ],
 )
 def test_no_prompt_or_stub_holds_the_result(ex_id, given_away):
@@ -180,7 +184,7 @@ def test_no_prompt_or_stub_holds_the_result(ex_id, given_away):
 
 @pytest.mark.parametrize(
     "ex_id",
-    ["ch00.additive_score_cost", "ch03.predict_cosine_factor", "ch04.predict_cross_projection_parameters"],
+    ["ch00.additive_score_cost", "ch03.predict_cosine_factor", "ch04.predict_distinct_weights"],
 )
 def test_a_named_mistake_of_a_prediction_gives_no_number(ex_id):
     for d in get(ex_id).diagnoses:
@@ -196,7 +200,6 @@ def test_a_derive_diagnosis_names_no_formula():
 # ----------------------------------------------------------------------------- find-the-bug exercises
 RENAMED = {
     "ch03.fix_late_scaling": "ch03.weights_not_normalised",
-    "ch04.fix_output_mix": "ch04.self_attention_out",
 }
 CAUSE_WORDS = ("fix", "axis", "late", "wrong", "size", "transpos", "mix", "after")
 
@@ -216,14 +219,46 @@ def test_a_find_the_bug_id_and_title_name_no_cause(ex_id):
         assert word not in ex.id.split(".")[1] and word not in ex.title.lower(), (ex_id, word)
 
 
-# ----------------------------------------------------------------------------- 4.3
-def test_matching_rows_by_dot_product_is_named():
-    def by_dot(out, out_permuted):
-        return (np.asarray(out_permuted, float) @ np.asarray(out, float).T).argmax(axis=1)
+# ----------------------------------------------------------------------------- 4.3, 4.4, 4.6
+def test_a_deletion_that_leaves_the_other_outputs_alone_is_named():
+    def untouched(out, weights, v, j):
+        return np.delete(out, j, axis=-2)
 
-    result = check("ch04.recover_permutation", by_dot, show=False)
-    assert result.earned < get("ch04.recover_permutation").points
-    assert "matched by dot product" in {c.diagnosis for c in result.cases}
+    result = check("ch04.output_without_token", untouched, show=False)
+    assert result.earned == 0
+    assert {c.diagnosis for c in result.cases} == {"the other outputs left as they were"}
+    hint = get("ch04.output_without_token").diagnoses[0].hint
+    assert hint not in result.text()  # the mistake is named; what to do about it comes when asked
+    assert hint in check("ch04.output_without_token", untouched, show=False, hint=True).text()
+
+
+def test_rescaled_weights_and_a_value_bias_per_token_are_named_and_a_right_answer_is_not():
+    def rescaled(q, out, weights, b_k, b_v):
+        return out + b_v, weights * np.exp(q @ b_k / np.sqrt(q.shape[-1]))[..., None]
+
+    def per_token(q, out, weights, b_k, b_v):
+        return out + weights.shape[-1] * b_v, weights
+
+    for fn, name in (
+        (rescaled, "weights rescaled, not renormalised"),
+        (per_token, "the value bias added per token"),
+    ):
+        result = check("ch04.add_projection_biases", fn, show=False)
+        assert result.earned == 0 and name in {c.diagnosis for c in result.cases}, name
+    right = check(
+        "ch04.add_projection_biases", lambda q, out, weights, b_k, b_v: (out + b_v, weights), show=False
+    )
+    assert right.earned == 2 and not any(c.diagnosis for c in right.cases)
+
+
+def test_the_untouched_block_loop_is_recognised_and_its_cause_is_not_shown():
+    ex = get("ch04.self_attention_in_blocks")
+    from exercise_support import stub_function
+
+    result = check(ex.id, stub_function(ex), show=False)
+    assert result.earned == 0 and not result.not_attempted
+    assert "keys cut to the block" in {c.diagnosis for c in result.cases}
+    assert "own block" not in result.text()
 
 
 def test_every_chapter_0_to_4_exercise_is_numbered_in_order():

@@ -244,16 +244,32 @@ def test_the_numeric_predictions_hold():
     assert encoder.shape == (4096,) and np.isclose(encoder[0], 2 * last[-2])
     assert np.isclose(_answer("ch07.predict_encoder_alibi_weight"), softmax(encoder)[2], rtol=1e-9)
 
-    torch = pytest.importorskip("torch")
-    cross = [torch.nn.Linear(i, o) for i, o in ((512, 64), (768, 64), (768, 80), (80, 512))]  # biases on
-    assert _answer("ch04.predict_cross_projection_parameters") == sum(
-        p.numel() for m in cross for p in m.parameters()
-    )
-    # the recovered value projection is the one a layer was built with (the layer written out here)
+    # 4.5: a layer with a random shared W_Q = W_K and embeddings, run on the sentence; its distinct weights counted
     rng = np.random.default_rng(7)
-    x, (W_q, W_k), W_v = rng.normal(size=(9, 4)), rng.normal(size=(2, 4, 3)), rng.normal(size=(4, 2))
-    out = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(3)) @ (x @ W_v)
-    assert np.allclose(_answer("ch04.recover_value_projection", x, W_q, W_k, out), W_v)
+    words = "the cat saw the dog and the dog saw the cat".split()
+    table = {w: rng.normal(size=4) for w in sorted(set(words))}
+    x = np.array([table[w] for w in words])  # (11, 4)
+    W_q, W_k, W_v = rng.normal(size=(3, 4, 3))
+    shared = softmax((x @ W_q) @ (x @ W_q).T / np.sqrt(3) / 4)  # W_Q = W_K = W_q / 2, no weight near 0
+    assert len(np.unique(shared.round(12))) == _answer("ch04.predict_distinct_weights")
+    weights = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(3))
+    # 4.3: the answer equals the layer rerun on the sentence without token j (the layer written out here)
+    for j in (0, 4, 10):
+        y = np.delete(x, j, axis=0)
+        rerun = softmax((y @ W_q) @ (y @ W_k).T / np.sqrt(3)) @ (y @ W_v)
+        assert np.allclose(
+            _answer("ch04.output_without_token", weights @ (x @ W_v), weights, x @ W_v, j), rerun
+        )
+    # 4.4: the answer equals the layer rerun with biases on its keys and values
+    b_k, b_v = rng.normal(size=(2, 3))
+    q, k, v = x @ W_q, x @ W_k + b_k, x @ W_v + b_v
+    biased = softmax(q @ k.T / np.sqrt(3))
+    got_out, got_weights = _answer("ch04.add_projection_biases", q, weights @ (x @ W_v), weights, b_k, b_v)
+    assert np.allclose(got_weights, biased) and np.allclose(got_out, biased @ v)
+    # 4.6: the fixed block loop equals the layer for every block size
+    full = weights @ (x @ W_v)
+    for block in (1, 2, 4, 11, 20):
+        assert np.allclose(_answer("ch04.self_attention_in_blocks", x, W_q, W_k, W_v, block), full)
 
 
 def test_the_derived_closed_forms_hold():

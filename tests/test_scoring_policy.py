@@ -353,23 +353,28 @@ def test_10_5_names_the_transposed_grid_and_not_the_edge_patches_to_an_answer_th
     assert "lose" not in first.message
 
 
-@pytest.mark.parametrize("how", ["twice the average", "weights transposed, then renormalised"])
-def test_4_6_a_fix_whose_weights_are_right_but_outputs_are_not_is_told_so(how):
+@pytest.mark.parametrize("how", ["softmax over the queries", "unscaled scores"])
+def test_4_6_a_fix_that_meets_every_key_but_is_still_wrong_is_told_so(how):
     from attncourse import softmax
 
-    def mix_still_wrong(x, W_q, W_k, W_v):
+    def still_wrong(x, W_q, W_k, W_v, block):
         q, k, v = x @ W_q, x @ W_k, x @ W_v
-        weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-        if how == "twice the average":
-            return weights @ (2 * v), weights
-        mix = np.swapaxes(weights, -1, -2)
-        return (mix / mix.sum(axis=-1, keepdims=True)) @ v, weights
+        out = np.zeros(q.shape[:-1] + v.shape[-1:])
+        for start in range(0, q.shape[-2], block):
+            rows = slice(start, start + block)
+            scores = q[..., rows, :] @ np.swapaxes(k, -1, -2)
+            if how == "softmax over the queries":
+                out[..., rows, :] = softmax(scores / np.sqrt(q.shape[-1]), axis=-2) @ v
+            else:
+                out[..., rows, :] = softmax(scores) @ v
+        return out
 
-    ex = get("ch04.self_attention_out")
-    for cases in (check(ex.id, mix_still_wrong, show=False).cases, _graded(ex, mix_still_wrong).cases):
-        assert all(c.diagnosis == "weights right, outputs not their average" for c in cases)
-        assert not any("not the average" in c.message for c in cases)  # found, not read
-    assert "not the average" in " ".join(check(ex.id, mix_still_wrong, show=False, hint=True).hints)
+    ex = get("ch04.self_attention_in_blocks")
+    message = next(d.message for d in ex.diagnoses if d.name == how)
+    for cases in (check(ex.id, still_wrong, show=False).cases, _graded(ex, still_wrong).cases):
+        assert all(c.diagnosis == how for c in cases)
+        assert not any(message in c.message for c in cases)  # found, not read
+    assert message in " ".join(check(ex.id, still_wrong, show=False, hint=True).hints)
 
 
 def test_a_diagnosis_that_one_case_refutes_is_not_shown():

@@ -43,63 +43,74 @@ def attention_with_counts(c):
     return out
 
 
-def recover_permutation(c):
-    # out (L, d), out_permuted (L, d) = out's rows reordered up to rounding; no two rows of out that close
-    a, b = np.asarray(c["out"], dtype=np.float64), np.asarray(c["out_permuted"], dtype=np.float64)
-    out = r.finite("out", a) + r.finite("out_permuted", b) + r.ndim_in("out", a, (2,))
-    if out or a.shape != b.shape:
-        return out + ([] if a.shape == b.shape else ["out and out_permuted differ in shape"])
-    d = np.sqrt(((b[:, None] - a[None]) ** 2).sum(-1))
-    nearest = d.argmin(1)
-    scale = np.abs(a).max()
-    if sorted(nearest) != list(range(len(a))) or d.min(1).max() > 1e-5 * scale:
-        out.append("out_permuted is not out's rows reordered up to rounding")
-    gaps = np.sqrt(((a[:, None] - a[None]) ** 2).sum(-1))
-    if gaps[~np.eye(len(a), dtype=bool)].min() < 1e-5 * scale:
-        out.append("two rows of out are as close as rounding")
-    return out
-
-
-def recover_value_projection(c):
-    # x (L, d_model) with L >= d_model, W_q and W_k (d_model, d_k), out (L, d_v) made by one W_v,
-    # tokens spread out enough that exactly one W_v gives out
-    out = _tokens_and_weights(c, names=("W_q", "W_k"))
-    o = np.asarray(c["out"])
-    out += r.finite("out", o) + r.ndim_in("out", o, (2,))
+def _weights_rows(name, w):
+    # a layer's weights: entries in [0, 1], each row sums to 1 (float32 rounding allowed)
+    out = r.finite(name, w) + r.ndim_in(name, w, range(2, 8))
     if out:
         return out
-    x, W_q, W_k = (np.asarray(c[n], dtype=np.float64) for n in ("x", "W_q", "W_k"))
-    if x.ndim != 2 or x.shape[0] < x.shape[1] or o.shape[0] != x.shape[0]:
-        return [f"x {x.shape} and out {o.shape}: not L >= d_model tokens with one output row each"]
-    q, k = x @ W_q, x @ W_k
-    s = q @ k.T / np.sqrt(q.shape[-1])
-    w = np.exp(s - s.max(-1, keepdims=True))
-    mixed = (w / w.sum(-1, keepdims=True)) @ x
-    if np.linalg.cond(mixed) > 100:
-        out.append("the tokens are not spread out enough for one W_v (condition number over 100)")
-    # and the layer's weights are far from singular, so undoing the mixing first is accurate too
-    if np.linalg.cond(w / w.sum(-1, keepdims=True)) > 1000:
-        out.append("the layer's weights are nearly singular (condition number over 1000)")
-    W_v = np.linalg.lstsq(mixed, o, rcond=None)[0]
-    if np.abs(mixed @ W_v - o).max() > 1e-9 * max(1.0, np.abs(o).max()):
-        out.append("no W_v gives out")
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape[-1] != w.shape[-2]:
+        out.append(f"{name} {w.shape} is not (..., L, L)")
+    if w.min() < 0 or not np.allclose(w.sum(-1), 1, atol=1e-5):
+        out.append(f"{name}'s rows are not distributions")
     return out
 
 
-def predict_cross_projection_parameters(c):
+def output_without_token(c):
+    # weights (..., L, L), v (..., L, d_v), out (..., L, d_v) = weights @ v of one run; 0 <= j < L (an int)
+    w, v, o = (np.asarray(c[n]) for n in ("weights", "v", "out"))
+    out = _weights_rows("weights", w) + r.finite("v", v) + r.finite("out", o)
+    for n, a in (("weights", w), ("v", v), ("out", o)):
+        out += r.dtype_in(n, a, FLOATS)
+    if out:
+        return out
+    if v.shape[:-1] != w.shape[:-1] or o.shape != v.shape:
+        return [f"weights {w.shape}, v {v.shape} and out {o.shape} are not one run's"]
+    rtol = 1e-5 if np.float32 in (w.dtype, v.dtype, o.dtype) else 1e-10
+    if not np.allclose(w.astype(np.float64) @ v.astype(np.float64), o, rtol=rtol, atol=rtol):
+        out.append("out is not weights @ v")
+    j, L = c["j"], w.shape[-1]
+    if not isinstance(j, (int, np.integer)) or isinstance(j, bool) or not 0 <= j < L:
+        return out + [f"j = {j!r} is not an int in 0 .. L - 1"]
+    if L < 2:
+        out.append("one token: nothing is left after the deletion")
+    if w[..., :, j].max() > 0.99:  # the other keys' weights would be lost in rounding
+        out.append("a query gives token j nearly all its weight")
+    return out
+
+
+def add_projection_biases(c):
+    # q (..., L, d_k), weights (..., L, L), out (..., L, d_v), b_k (d_k,), b_v (d_v,)
+    q, w, o, b_k, b_v = (np.asarray(c[n]) for n in ("q", "weights", "out", "b_k", "b_v"))
+    out = _weights_rows("weights", w)
+    for n, a in (("q", q), ("out", o), ("b_k", b_k), ("b_v", b_v)):
+        out += r.finite(n, a) + r.dtype_in(n, a, FLOATS)
+    if out:
+        return out
+    if q.shape[:-1] != w.shape[:-1] or o.shape[:-1] != w.shape[:-1]:
+        out.append(f"q {q.shape}, weights {w.shape} and out {o.shape} are not one run's")
+    out += r.shape_is("b_k", b_k, q.shape[-1:]) + r.shape_is("b_v", b_v, o.shape[-1:])
+    return out
+
+
+def predict_distinct_weights(c):
     return [] if not c else [f"a predict exercise takes no inputs, got {sorted(c)}"]
 
 
-def self_attention_out(c):
-    # x (..., L, d_model), W_q, W_k (d_model, d_k), W_v (d_model, d_v)
-    return _tokens_and_weights(c)
+def self_attention_in_blocks(c):
+    # x (..., L, d_model), W_q, W_k (d_model, d_k), W_v (d_model, d_v), block an int >= 1
+    out = _tokens_and_weights(c)
+    block = c["block"]
+    if not isinstance(block, (int, np.integer)) or isinstance(block, bool) or block < 1:
+        out.append(f"block = {block!r} is not an int >= 1")
+    return out
 
 
 PROMISES = {
     "ch04.project_qkv": project_qkv,
     "ch04.attention_with_counts": attention_with_counts,
-    "ch04.recover_permutation": recover_permutation,
-    "ch04.recover_value_projection": recover_value_projection,
-    "ch04.predict_cross_projection_parameters": predict_cross_projection_parameters,
-    "ch04.self_attention_out": self_attention_out,
+    "ch04.output_without_token": output_without_token,
+    "ch04.add_projection_biases": add_projection_biases,
+    "ch04.predict_distinct_weights": predict_distinct_weights,
+    "ch04.self_attention_in_blocks": self_attention_in_blocks,
 }

@@ -56,96 +56,99 @@ CORRECT = {
             """,
         ],
     },
-    "ch04.recover_permutation": {
-        "a loop, nearest row by np.linalg.norm": """
-            def recover_permutation(out, out_permuted):
-                out = np.asarray(out, dtype=float)
-                return np.array([int(np.argmin(np.linalg.norm(out - np.asarray(row, dtype=float), axis=1)))
-                                 for row in out_permuted])
+    "ch04.output_without_token": {
+        "the column of weights renormalised, einsum": """
+            def output_without_token(out, weights, v, j):
+                keep = [t for t in range(weights.shape[-1]) if t != j]
+                w = weights[..., keep, :][..., :, keep]
+                w = w / w.sum(axis=-1, keepdims=True)
+                return np.einsum("...ij,...jd->...id", w, v[..., keep, :])
         """,
-        "torch cdist": """
-            def recover_permutation(out, out_permuted):
-                a = torch.as_tensor(np.asarray(out_permuted, dtype=np.float64))
-                b = torch.as_tensor(np.asarray(out, dtype=np.float64))
-                return torch.cdist(a, b).argmin(dim=-1)
+        "a loop over the queries, float32": """
+            def output_without_token(out, weights, v, j):
+                out, weights, v = (np.asarray(a, dtype=np.float32) for a in (out, weights, v))
+                rows = []
+                for i in range(out.shape[-2]):
+                    if i == j:
+                        continue
+                    w = weights[..., i, j][..., None]
+                    rows.append((out[..., i, :] - w * v[..., j, :]) / (1 - w))
+                return np.stack(rows, axis=-2)
         """,
-        "einsum of the expanded square, float32": """
-            def recover_permutation(out, out_permuted):
-                a = np.asarray(out_permuted, dtype=np.float64)
-                b = np.asarray(out, dtype=np.float64)
-                d = (a**2).sum(-1)[:, None] - 2 * np.einsum("id,jd->ij", a, b) + (b**2).sum(-1)[None, :]
-                return d.argmin(axis=1).astype(np.int32)
+        "torch, the scores' exponentials masked": """
+            def output_without_token(out, weights, v, j):
+                w, vt = torch.as_tensor(weights), torch.as_tensor(v)
+                keep = torch.ones(w.shape[-1], dtype=torch.bool)
+                keep[j] = False
+                w = w[..., keep, :] * keep.to(w.dtype)
+                return (w / w.sum(-1, keepdim=True)) @ vt
         """,
     },
-    "ch04.recover_value_projection": {
-        "normal equations with einsum": """
-            def recover_value_projection(x, W_q, W_k, out):
-                q, k = np.einsum("ld,de->le", x, W_q), np.einsum("ld,de->le", x, W_k)
-                w = softmax(np.einsum("ie,je->ij", q, k) / np.sqrt(q.shape[1]))
-                m = w @ x
-                return np.linalg.solve(m.T @ m, m.T @ out)
+    "ch04.add_projection_biases": {
+        "the scores' shift written out and softmaxed again": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                shift = (q @ b_k / np.sqrt(q.shape[-1]))[..., None]  # the same for every key of a row
+                with np.errstate(divide="ignore"):
+                    new = softmax(np.log(weights) + shift)
+                return out + new @ np.broadcast_to(b_v, weights.shape[:-1] + b_v.shape), new
         """,
-        "torch float32 pinv with the chapter's torch import": """
-            def recover_value_projection(x, W_q, W_k, out):
-                xt = torch.as_tensor(x).float()
-                q, k = xt @ torch.as_tensor(W_q).float(), xt @ torch.as_tensor(W_k).float()
-                w = torch.softmax(q @ k.T / q.shape[-1] ** 0.5, dim=-1)
-                return torch.linalg.pinv(w @ xt) @ torch.as_tensor(out).float()
+        "torch float32": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                w = torch.as_tensor(weights, dtype=torch.float32)
+                return torch.as_tensor(out, dtype=torch.float32) + torch.as_tensor(b_v, dtype=torch.float32), w
         """,
-        "undo the mixing first, in an added helper": [
-            """
-            def _attention_weights(x, W_q, W_k):
-                s = (x @ W_q) @ (x @ W_k).T / np.sqrt(W_q.shape[1])
-                e = np.exp(s - s.max(axis=1, keepdims=True))
-                return e / e.sum(axis=1, keepdims=True)
-            """,
-            """
-            def recover_value_projection(x, W_q, W_k, out):
-                values = np.linalg.solve(_attention_weights(x, W_q, W_k), out)  # (L, d_v) = x @ W_v
-                return np.linalg.lstsq(x, values, rcond=None)[0]
-            """,
-        ],
+        "rescaled exponentials renormalised": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                e = weights * np.exp(np.einsum("...ld,d->...l", q, b_k) / math.sqrt(q.shape[-1]))[..., None]
+                new = e / e.sum(axis=-1, keepdims=True)
+                return out + b_v[None, :] * new.sum(axis=-1, keepdims=True), new
+        """,
     },
-    "ch04.predict_cross_projection_parameters": {
+    "ch04.predict_distinct_weights": {
         "the literal": """
-            def predict_cross_projection_parameters():
-                return 185040
+            def predict_distinct_weights():
+                return 25
         """,
-        "four products and four biases": """
-            def predict_cross_projection_parameters():
-                return (512 + 1) * 64 + (768 + 1) * 64 + (768 + 1) * 80 + (80 + 1) * 512
+        "the words counted": """
+            def predict_distinct_weights():
+                words = set("the cat saw the dog and the dog saw the cat".split())
+                return len(words) ** 2
         """,
-        "a numpy integer": """
-            def predict_cross_projection_parameters():
-                return np.int64(512 * 64 + 768 * 64 + 768 * 80 + 80 * 512) + (64 + 64 + 80 + 512)
+        "a float": """
+            def predict_distinct_weights():
+                return 25.0
         """,
     },
-    "ch04.self_attention_out": {
-        "einsum": """
-            def self_attention_out(x, W_q, W_k, W_v):
+    "ch04.self_attention_in_blocks": {
+        "the fix: every key and value for each block": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
-                weights = softmax(np.einsum("...id,...jd->...ij", q, k) / np.sqrt(q.shape[-1]))
-                return np.einsum("...ij,...jd->...id", weights, v), weights
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
+                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v
+                return out
         """,
-        "torch float32 with the chapter's torch": """
-            def self_attention_out(x, W_q, W_k, W_v):
+        "einsum, the blocks concatenated": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                q, k, v = (np.einsum("...ld,de->...le", x, W) for W in (W_q, W_k, W_v))
+                parts = []
+                for start in range(0, q.shape[-2], block):
+                    s = np.einsum("...id,...jd->...ij", q[..., start : start + block, :], k) / math.sqrt(q.shape[-1])
+                    parts.append(np.einsum("...ij,...jd->...id", softmax(s), v))
+                return np.concatenate(parts, axis=-2)
+        """,
+        "torch float32, torch.split": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
                 x, W_q, W_k, W_v = (torch.as_tensor(a, dtype=torch.float32) for a in (x, W_q, W_k, W_v))
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
-                weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
-                return weights @ v, weights
+                parts = [
+                    torch.softmax(qb @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1) @ v
+                    for qb in torch.split(q, block, dim=-2)
+                ]
+                return torch.cat(parts, dim=-2)
         """,
-        "helper in an added cell": [
-            """
-            def _mix_46(weights, v):
-                return np.matmul(weights, v)
-            """,
-            """
-            def self_attention_out(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return _mix_46(weights, v), weights
-            """,
-        ],
     },
 }
 
@@ -187,75 +190,101 @@ WRONG = {
                 return weights @ v_all, weights
         """,
     },
-    "ch04.recover_permutation": {
-        "the inverse": """
-            def recover_permutation(out, out_permuted):
-                d = ((np.asarray(out_permuted, float)[:, None] - np.asarray(out, float)[None]) ** 2).sum(-1)
-                return np.argsort(d.argmin(axis=1))
+    "ch04.output_without_token": {
+        "the old outputs, row j taken out": """
+            def output_without_token(out, weights, v, j):
+                return np.delete(out, j, axis=-2)
         """,
-        "matched by dot product": """
-            def recover_permutation(out, out_permuted):
-                return (np.asarray(out_permuted, float) @ np.asarray(out, float).T).argmax(axis=1)
+        "the deleted token's share taken out, not renormalised": """
+            def output_without_token(out, weights, v, j):
+                rest = out - weights[..., :, j, None] * v[..., j, None, :]
+                return np.delete(rest, j, axis=-2)
         """,
-        "exact equality": """
-            def recover_permutation(out, out_permuted):
-                eq = (np.asarray(out_permuted)[:, None, :] == np.asarray(out)[None, :, :]).all(-1)
-                return eq.argmax(axis=1)
+        "row j of the weights for column j": """
+            def output_without_token(out, weights, v, j):
+                w = weights[..., j, :, None]
+                return np.delete((out - w * v[..., j, None, :]) / (1 - w), j, axis=-2)
         """,
-    },
-    "ch04.recover_value_projection": {
-        "the weights left out": """
-            def recover_value_projection(x, W_q, W_k, out):
-                return np.linalg.lstsq(x, out, rcond=None)[0]
-        """,
-        "unscaled scores": """
-            def recover_value_projection(x, W_q, W_k, out):
-                w = softmax((x @ W_q) @ (x @ W_k).T)
-                return np.linalg.lstsq(w @ x, out, rcond=None)[0]
-        """,
-        "weights transposed": """
-            def recover_value_projection(x, W_q, W_k, out):
-                w = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(W_q.shape[1]))
-                return np.linalg.lstsq(w.T @ x, out, rcond=None)[0]
-        """,
-        "scaled by d_model instead of d_k": """
-            def recover_value_projection(x, W_q, W_k, out):
-                w = softmax((x @ W_q) @ (x @ W_k).T / np.sqrt(x.shape[1]))
-                return np.linalg.lstsq(w @ x, out, rcond=None)[0]
+        "the remaining weights kept as they were": """
+            def output_without_token(out, weights, v, j):
+                keep = [t for t in range(weights.shape[-1]) if t != j]
+                return weights[..., keep, :][..., :, keep] @ v[..., keep, :]
         """,
     },
-    "ch04.predict_cross_projection_parameters": {
-        "no biases": """
-            def predict_cross_projection_parameters():
-                return 512 * 64 + 768 * 64 + 768 * 80 + 80 * 512
+    "ch04.add_projection_biases": {
+        "exponentials rescaled, not renormalised": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                c = np.exp(q @ b_k / np.sqrt(q.shape[-1]))[..., None]
+                return out + b_v, weights * c
         """,
-        "keys and values from the decoder": """
-            def predict_cross_projection_parameters():
-                return (512 + 1) * 64 + (512 + 1) * 64 + (512 + 1) * 80 + (80 + 1) * 512
+        "the value bias once per token": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                return out + weights.shape[-1] * b_v, weights
         """,
-        "output projection left out": """
-            def predict_cross_projection_parameters():
-                return (512 + 1) * 64 + (768 + 1) * 64 + (768 + 1) * 80
+        "the value bias left out": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                return out, weights
+        """,
+        "the key bias added to the weights": """
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                return out + b_v, softmax(weights + (q @ b_k)[..., None])
         """,
     },
-    "ch04.self_attention_out": {
-        "still transposed": """
-            def self_attention_out(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
-                return np.swapaxes(weights, -1, -2) @ v, weights
+    "ch04.predict_distinct_weights": {
+        "every entry": """
+            def predict_distinct_weights():
+                return 11 * 11
         """,
-        "k.T on a batch": """
-            def self_attention_out(x, W_q, W_k, W_v):
-                q, k, v = x @ W_q, x @ W_k, x @ W_v
-                weights = softmax(q @ k.T / np.sqrt(q.shape[-1]))
-                return weights @ v, weights
+        "rows merged, columns not": """
+            def predict_distinct_weights():
+                return 5 * 11
         """,
-        "transposed twice": """
-            def self_attention_out(x, W_q, W_k, W_v):
+        "one number per word": """
+            def predict_distinct_weights():
+                return 5
+        """,
+    },
+    "ch04.self_attention_in_blocks": {
+        "the bug left in": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=-2)
-                return np.swapaxes(weights, -1, -2) @ v, np.swapaxes(weights, -1, -2)
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
+                    scores = q[..., rows, :] @ np.swapaxes(k[..., rows, :], -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v[..., rows, :]
+                return out
+        """,
+        "all keys, but the block's values": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
+                    w = softmax(q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                    vb = v[..., rows, :]
+                    out[..., rows, :] = w[..., :, : vb.shape[-2]] @ vb
+                return out
+        """,
+        "the last partial block dropped": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2] - block + 1, block):
+                    rows = slice(start, start + block)
+                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v
+                return out
+        """,
+        "softmax over the block's queries": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
+                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores, axis=-2) @ v
+                return out
         """,
     },
 }

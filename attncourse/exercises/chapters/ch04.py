@@ -205,375 +205,363 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 4.3 which shuffle was it
-def _attend(x, W_q, W_k, W_v, dtype=np.float64):
-    x, W_q, W_k, W_v = (np.asarray(a, dtype=dtype) for a in (x, W_q, W_k, W_v))
-    q, k, v = x @ W_q, x @ W_k, x @ W_v
-    return softmax(q @ k.T / np.sqrt(q.shape[-1])) @ v  # (L, d_v)
-
-
-def _shuffled_run(seed, L, d_model, d_v, perm, dtype=np.float32, spread=1.0):
-    """(out, out_permuted): out from the tokens in order (float64), out_permuted from the layer run
-    again on the shuffled tokens in ``dtype``, so its rows equal out's only up to rounding."""
+# ----------------------------------------------------------------------------- 4.3 a token deleted
+def layer_run(seed, L, d_model=4, d_k=3, d_v=2, batch=(), dtype=np.float64):
+    """One run of the chapter's layer on random tokens: q, weights (..., L, L), v and out."""
     rng = np.random.default_rng(seed)
-    x = rng.normal(size=(L, d_model)) * spread
-    W = [rng.normal(size=(d_model, n)) / np.sqrt(d_model) for n in (4, 4, d_v)]
-    return _attend(x, *W), _attend(x[np.asarray(perm)], *W, dtype=dtype)
+    x = rng.normal(size=(*batch, L, d_model))
+    W_q, W_k = rng.normal(size=(2, d_model, d_k)) / np.sqrt(d_model)
+    W_v = rng.normal(size=(d_model, d_v))
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k))
+    out = weights @ v
+    return {name: a.astype(dtype) for name, a in (("q", q), ("weights", weights), ("v", v), ("out", out))}
 
 
-def _recover_cases():
-    out2 = np.array([[1.0, 0.0], [3.0, 0.5], [0.2, -2.0], [-1.0, 1.0]])
+def _deletion_case(label, seed, L, j, **kw):
+    run = layer_run(seed, L, **kw)
+    return Case(label, out=run["out"], weights=run["weights"], v=run["v"], j=j)
+
+
+def _deletion_cases():
     return grouped(
-        "the same run twice",
-        Case("L=4, d=2, a 3-cycle and a fixed point", out=out2, out_permuted=out2[[1, 2, 0, 3]]),
+        "one sentence",
+        _deletion_case("L=5, d_v=2, token 2 deleted", 4031, 5, 2),
+        _deletion_case("L=4, d_v=3, the first token deleted", 4032, 4, 0, d_v=3),
+        _deletion_case("L=6, d_v=2, the last token deleted", 4033, 6, 5),
     ) + grouped(
-        "the layer run again on the shuffled tokens",
-        Case(
-            "L=6, d_v=3, out_permuted computed in float32",
-            **dict(zip(("out", "out_permuted"), _shuffled_run(403, 6, 8, 3, [3, 0, 4, 5, 1, 2]))),
-        ),
-        Case(
-            "L=5, d_v=2, rows of very different lengths",
-            out=np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]]),
-            out_permuted=(
-                np.array([[0.1, 0.0], [5.0, 0.4], [2.0, 2.0], [-0.3, 0.1], [0.0, -4.0]])[[2, 0, 4, 1, 3]]
-                * (1 + 1e-7)
-            ).astype(np.float32),
-        ),
+        "batch dimensions",
+        _deletion_case("a batch of 2, L=4, d_v=3, token 1 deleted", 4034, 4, 1, d_v=3, batch=(2,)),
+        _deletion_case("batch and heads (2, 2), L=3, d_v=2, token 2 deleted", 4035, 3, 2, batch=(2, 2)),
     )
 
 
-def _recover(out, out_permuted):
-    out, out_p = np.asarray(out, dtype=np.float64), np.asarray(out_permuted, dtype=np.float64)
-    d2 = ((out_p[:, None, :] - out[None, :, :]) ** 2).sum(-1)  # (L, L): row i of out_p against row j of out
-    return d2.argmin(axis=-1)
+def _without(out, weights, v, j, renormalise=True, keep_row=False, column=True):
+    out, weights, v = (np.asarray(a, dtype=np.float64) for a in (out, weights, v))
+    share = weights[..., :, j, None] if column else weights[..., j, :, None]  # (..., L, 1)
+    rest = out - share * v[..., j, None, :]  # (..., L, d_v): the deleted token's part taken out
+    if renormalise:
+        rest = rest / (1 - share)  # the other keys' weights, rescaled to sum to 1 again
+    return rest if keep_row else np.delete(rest, j, axis=-2)
 
 
 register(
     Exercise(
-        id="ch04.recover_permutation",
-        former_ids=("ch04.unpermute",),
+        id="ch04.output_without_token",
+        # the engine's Guard doctest looks an exercise up by this old id
         number="4.3",
-        title="which shuffle was it?",
+        title="a token deleted, without rerunning the layer",
         points=2,
-        hint="row i of out_permuted is one of out's rows: which one is nearest?",
-        function="recover_permutation",
+        function="output_without_token",
         stub=STUB_LINE,
         needs=("import numpy as np", "from attncourse import softmax"),
-        description="A self-attention layer without positions ran twice: once on a sentence, giving "
-        "`out (L, d)`, and once on the same tokens shuffled by a permutation you were not told, giving "
-        "`out_permuted (L, d)` (the second run may have used float32, so its rows match only up to "
-        "rounding; no two rows of `out` are that close). Find the shuffle: return `perm`, an integer "
-        "array `(L,)` such that the second run's tokens were `x[perm]`.",
+        hint="without key j, each query's softmax runs over the other keys only: how do those keys' "
+        "new weights relate to their old ones?",
+        description="A self-attention layer of this chapter (one head, no positions) ran on a sentence and "
+        "you kept its `weights (..., L, L)`, its values `v (..., L, d_v)` and its output "
+        "`out (..., L, d_v)`; the tokens and the projection matrices are gone. Token `j` "
+        "(`0 <= j < L`) is now deleted from the sentence. Return `out_new (..., L - 1, d_v)`: the "
+        "output the same layer gives on the shorter sentence, rows in the order of the remaining "
+        "tokens.",
         solution='''
-            def recover_permutation(out, out_permuted):
-                """perm (L,) such that out_permuted ~ out[perm]."""
+            def output_without_token(out, weights, v, j):
+                """The layer's output (..., L - 1, d_v) on the sentence without token j."""
                 ### BEGIN SOLUTION
-                out = np.asarray(out, dtype=np.float64)
-                out_p = np.asarray(out_permuted, dtype=np.float64)
-                # equivariance: attend(x[perm]) = attend(x)[perm], so row i of out_p is row perm[i] of out
-                dist = ((out_p[:, None, :] - out[None, :, :]) ** 2).sum(axis=-1)  # (L, L) squared distances
-                return dist.argmin(axis=-1)  # for each row of out_p, the nearest row of out
+                w_j = weights[..., :, j, None]  # (..., L, 1): what each query gave token j
+                # queries, keys and values are made token by token: the others' stay as they were,
+                # and each query's remaining weights are its old ones over a sum of 1 - w_j
+                out_new = (out - w_j * v[..., j, None, :]) / (1 - w_j)  # (..., L, d_v)
+                return np.delete(out_new, j, axis=-2)  # token j is no longer a query either
                 ### END SOLUTION
         ''',
-        reference=_recover,
-        public_cases=_recover_cases,
+        reference=_without,
+        public_cases=_deletion_cases,
         diagnoses=(
             Diagnosis(
-                "your permutation undoes the shuffle instead of describing it: out[perm] must give out_permuted",
-                name="the inverse permutation",
-                hint="row i of out_permuted is row perm[i] of out",
-                variant=lambda out, out_p: (
-                    None
-                    if np.array_equal(np.argsort(_recover(out, out_p)), _recover(out, out_p))
-                    else np.argsort(_recover(out, out_p))
+                "your rows are the old outputs with token j's row taken out: the other queries' "
+                "outputs change too",
+                name="the other outputs left as they were",
+                hint="every remaining query gave token j some weight, which now goes to the other keys",
+                variant=lambda out, weights, v, j: np.delete(np.asarray(out, dtype=np.float64), j, axis=-2),
+            ),
+            Diagnosis(
+                "your outputs are weighted sums of the remaining values whose weights no longer sum to 1",
+                name="not renormalised",
+                hint="the softmax over the remaining keys divides by their own sum",
+                variant=lambda out, weights, v, j: _without(out, weights, v, j, renormalise=False),
+            ),
+            Diagnosis(
+                "your output still has a row for the deleted token",
+                name="its row kept",
+                hint="the deleted token is no longer a query: L - 1 rows",
+                variant=lambda out, weights, v, j: _without(out, weights, v, j, keep_row=True),
+            ),
+            Diagnosis(
+                "the share you took out of row i is not the weight query i gave token j",
+                name="weights[j, i] for weights[i, j]",
+                hint="query i gave token j the weight weights[..., i, j]: a column of weights",
+                variant=lambda out, weights, v, j: _without(out, weights, v, j, column=False),
+            ),
+        ),
+    )
+)
+
+
+# ----------------------------------------------------------------------------- 4.4 biases on the keys and the values
+def _bias_case(label, seed, L, d_k=3, d_v=2, batch=(), dtype=np.float64, size=1.0):
+    run = layer_run(seed, L, d_k=d_k, d_v=d_v, batch=batch, dtype=dtype)
+    rng = np.random.default_rng(seed + 1)
+    b_k, b_v = (size * rng.normal(size=n).astype(dtype) for n in (d_k, d_v))
+    return Case(label, q=run["q"], out=run["out"], weights=run["weights"], b_k=b_k, b_v=b_v)
+
+
+def _bias_cases():
+    return grouped(
+        "one sentence",
+        _bias_case("L=4, d_k=3, d_v=2", 4041, 4),
+        _bias_case("L=5, d_k=2, d_v=4, large biases", 4042, 5, d_k=2, d_v=4, size=3.0),
+    ) + grouped(
+        "batch dimensions",
+        _bias_case("a batch of 2, L=3, d_k=4, d_v=3", 4043, 3, d_k=4, d_v=3, batch=(2,)),
+        _bias_case("batch and heads (2, 2), L=4, d_k=3, d_v=2", 4044, 4, batch=(2, 2)),
+    )
+
+
+def _with_biases(q, out, weights, b_k, b_v, how="right"):
+    q, out, weights, b_k, b_v = (np.asarray(a, dtype=np.float64) for a in (q, out, weights, b_k, b_v))
+    if how == "rescaled":  # exp(s + q.b_k / sqrt(d_k)) = exp(s) exp(q.b_k / sqrt(d_k)), never renormalised
+        weights = weights * np.exp(q @ b_k / np.sqrt(q.shape[-1]))[..., None]
+    if how == "per token":
+        return out + weights.shape[-1] * b_v, weights
+    if how == "no value bias":
+        return out, weights
+    if how == "column sums":
+        return out + weights.sum(axis=-2)[..., None] * b_v, weights
+    return out + b_v, weights
+
+
+register(
+    Exercise(
+        id="ch04.add_projection_biases",
+        number="4.4",
+        title="biases on the keys and the values",
+        points=2,
+        function="add_projection_biases",
+        stub=STUB_LINE,
+        needs=("import numpy as np", "from attncourse import softmax"),
+        outputs=("out", "weights"),
+        distributions=("weights",),
+        hint="write query i's score for key j with the key's bias, and see which part of it depends on j",
+        description="This chapter's layer has no biases. A checkpoint of the same layer has two: its keys "
+        "are `x @ W_k + b_k` and its values `x @ W_v + b_v` (its queries have none; scores still scaled "
+        "by $1/\\sqrt{d_k}$). You ran the layer without its biases and kept the queries `q (..., L, d_k)`, "
+        "the weights `weights (..., L, L)` and the output `out (..., L, d_v)`; the tokens, the keys and "
+        "the values are gone. Given `b_k (d_k,)` and `b_v (d_v,)`, return `(out, weights)` of the layer "
+        "with its biases, same shapes.",
+        solution='''
+            def add_projection_biases(q, out, weights, b_k, b_v):
+                """(out (..., L, d_v), weights (..., L, L)) of the layer with b_k and b_v."""
+                ### BEGIN SOLUTION
+                # score(i, j) gains q_i . b_k / sqrt(d_k): the same for every key j of row i, and a
+                # softmax does not change when a row's scores all move by one number
+                new_weights = weights
+                # each row of weights sums to 1, so the weighted sum of (v_j + b_v) is out_i + b_v
+                return out + b_v, new_weights
+                ### END SOLUTION
+        ''',
+        reference=_with_biases,
+        public_cases=_bias_cases,
+        diagnoses=(
+            Diagnosis(
+                "your weights' rows no longer sum to 1",
+                name="weights rescaled, not renormalised",
+                hint="exp(s_ij + c_i) = exp(s_ij) exp(c_i): what does the softmax's division do with exp(c_i)?",
+                variant=lambda q, out, weights, b_k, b_v: _with_biases(q, out, weights, b_k, b_v, "rescaled"),
+            ),
+            Diagnosis(
+                "your output moved by the value bias once for every token",
+                name="the value bias added per token",
+                hint="the output is a weighted average of the values, not their sum",
+                variant=lambda q, out, weights, b_k, b_v: _with_biases(
+                    q, out, weights, b_k, b_v, "per token"
                 ),
             ),
             Diagnosis(
-                "your match picks, for a row of out_permuted, the row of out with the largest dot product: "
-                "a long row wins over the row that is equal",
-                name="matched by dot product",
-                hint="two rows are the same when their difference is small, not when their product is large",
-                variant=lambda out, out_p: (
-                    np.asarray(out_p, dtype=np.float64) @ np.asarray(out, dtype=np.float64).T
-                ).argmax(-1),
+                "your output does not depend on b_v",
+                name="the value bias left out",
+                hint="every value row gains b_v",
+                variant=lambda q, out, weights, b_k, b_v: _with_biases(
+                    q, out, weights, b_k, b_v, "no value bias"
+                ),
+            ),
+            Diagnosis(
+                "your output adds b_v with the weights the other queries give each token",
+                name="column sums",
+                hint="out = weights @ v sums over a row of weights",
+                variant=lambda q, out, weights, b_k, b_v: _with_biases(
+                    q, out, weights, b_k, b_v, "column sums"
+                ),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 4.4 the value projection, recovered
-def _weights_of(x, W_q, W_k, scale=True, axis=-1):
-    q, k = x @ W_q, x @ W_k  # (L, d_k) each
-    scores = q @ k.T  # (L, L)
-    return softmax(scores / np.sqrt(q.shape[-1]) if scale else scores, axis=axis)
+# ----------------------------------------------------------------------------- 4.5 distinct weights (predict)
+SENTENCE_45 = "the cat saw the dog and the dog saw the cat".split()
 
 
-def value_projection_case(label, seed, L, d_model, d_k, d_v, spread=1.0):
-    """A layer run on random tokens: x, W_q, W_k and out = weights @ x @ W_v (float64), W_v held back."""
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(L, d_model)) * spread
-    W_q, W_k = rng.normal(size=(2, d_model, d_k))
-    W_v = rng.normal(size=(d_model, d_v))
-    out = _weights_of(x, W_q, W_k) @ x @ W_v  # (L, L) @ (L, d_model) @ (d_model, d_v) -> (L, d_v)
-    return Case(label, x=x, W_q=W_q, W_k=W_k, out=out)
-
-
-def _value_projection_cases():
-    return grouped(
-        "more tokens than d_model",
-        value_projection_case("L=6, d_model=4, d_k=2, d_v=3", 410, 6, 4, 2, 3),
-        value_projection_case("L=5, d_model=3, d_k=2, d_v=4", 403, 5, 3, 2, 4),
-    ) + grouped(
-        "exactly d_model tokens",
-        value_projection_case("L=d_model=5, d_k=3, d_v=2", 460, 5, 5, 3, 2, spread=1.2),
+def _distinct_weights(per="pair"):
+    words, L = len(set(SENTENCE_45)), len(SENTENCE_45)
+    return np.array(
+        {"pair": words * words, "entry": L * L, "row": words * L, "unordered": words * (words + 1) // 2}[per]
     )
-
-
-def _recover_value_projection(x, W_q, W_k, out, **how):
-    mixed = _weights_of(x, W_q, W_k, **how) @ x  # (L, d_model): what W_v multiplies
-    return np.linalg.lstsq(mixed, out, rcond=None)[0]  # (d_model, d_v)
 
 
 register(
     Exercise(
-        id="ch04.recover_value_projection",
-        number="4.4",
-        title="the value projection, from the outside",
-        points=2,
-        function="recover_value_projection",
-        stub=STUB_LINE,
-        needs=("import numpy as np", "from attncourse import softmax"),
-        hint="out is linear in W_v: write out as a matrix that does not depend on W_v, times W_v",
-        description="A self-attention layer (one head, no biases, scores scaled as in this chapter) "
-        "ran on tokens `x (L, d_model)` and gave `out (L, d_v)`. You are given `x`, its query and key "
-        "projections `W_q` and `W_k (d_model, d_k)`, and `out`, but not its value projection. Recover "
-        "`W_v (d_model, d_v)`. Every case has at least `d_model` tokens, spread out enough that "
-        "exactly one `W_v` gives `out`.",
-        solution='''
-            def recover_value_projection(x, W_q, W_k, out):
-                """W_v (d_model, d_v) of the layer that turned x into out."""
-                ### BEGIN SOLUTION
-                q, k = x @ W_q, x @ W_k  # (L, d_k) each
-                weights = softmax(q @ k.T / np.sqrt(q.shape[-1]))  # (L, L), rows sum to 1
-                mixed = weights @ x  # (L, d_model): out = weights @ (x @ W_v) = mixed @ W_v
-                return np.linalg.lstsq(mixed, out, rcond=None)[0]  # (d_model, d_v)
-                ### END SOLUTION
-        ''',
-        reference=_recover_value_projection,
-        public_cases=_value_projection_cases,
-        diagnoses=(
-            Diagnosis(
-                "your W_v would give out if each token's output were its own value; in the layer, "
-                "what does each output row add up?",
-                name="the weights left out",
-                hint="out = weights @ x @ W_v, not x @ W_v",
-                variant=lambda x, W_q, W_k, out: np.linalg.lstsq(x, out, rcond=None)[0],
-            ),
-            Diagnosis(
-                "your W_v fits a layer whose weights differ from this one's: compare how sharp your "
-                "weights are with the chapter's layer",
-                name="unscaled scores",
-                hint="the scores are divided by the square root of d_k before the softmax",
-                variant=lambda x, W_q, W_k, out: _recover_value_projection(x, W_q, W_k, out, scale=False),
-            ),
-            Diagnosis(
-                "your W_v fits a layer whose weights differ from this one's: which way do your "
-                "weights' rows sum to 1?",
-                name="softmax over the queries",
-                hint="each query's weights over the keys sum to 1: the softmax runs along the last axis",
-                variant=lambda x, W_q, W_k, out: _recover_value_projection(x, W_q, W_k, out, axis=0),
-            ),
-            Diagnosis(
-                "your W_v fits a layer that mixes the tokens the other way round",
-                name="weights transposed",
-                hint="out = weights @ values, with weights[i, j] the share of token j in output i",
-                variant=lambda x, W_q, W_k, out: np.linalg.lstsq(
-                    _weights_of(x, W_q, W_k).T @ x, out, rcond=None
-                )[0],
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 4.5 cross-source parameters (predict)
-def _cross_parameters(kv_width=768, d_v=80, biases=True, w_o=True):
-    sizes = [(512, 64), (kv_width, 64), (kv_width, d_v)] + ([(d_v, 512)] if w_o else [])
-    return np.array(sum(a * b + (b if biases else 0) for a, b in sizes))
-
-
-register(
-    Exercise(
-        id="ch04.predict_cross_projection_parameters",
+        id="ch04.predict_distinct_weights",
         number="4.5",
-        title="predict the size of attention between two sequences",
+        title="how many different weights?",
         points=1,
-        function="predict_cross_projection_parameters",
+        function="predict_distinct_weights",
         stub=STUB_LINE,
-        hint="write down the shape of each of the four weight matrices and of its bias",
+        hint="which entries of the weight matrix are always equal, and which only look as if they were?",
         kind="predict",
-        description="Before running anything: a layer attends from a decoder's tokens (width 512) to an "
-        "encoder's states (width 768). Queries are projected from the decoder's tokens to $d_k = 64$, "
-        "keys and values from the encoder's states to $d_k = 64$ and $d_v = 80$, and an output "
-        "projection maps each output back to width 512; all four projections have biases. How many "
-        "parameters does the layer hold? Return the count (exact).",
+        description="Before running anything: a self-attention layer of this chapter (no positions; "
+        "each word has one embedding) uses one matrix for its queries and its keys, $W_Q = W_K$, and "
+        'runs on the 11-token sentence "the cat saw the dog and the dog saw the cat". Its weights '
+        "form an (11, 11) matrix. Whatever that shared matrix and the embeddings, at most how many "
+        "different numbers can the weights hold? Return the count (exact).",
         solution='''
-            def predict_cross_projection_parameters():
-                """Parameters of the layer the prompt describes, weights and biases."""
+            def predict_distinct_weights():
+                """The largest number of different entries of the sentence's (11, 11) weight matrix."""
                 ### BEGIN SOLUTION
-                w_q = 512 * 64 + 64  # from the decoder's width
-                w_k = 768 * 64 + 64  # keys and values come from the encoder's width
-                w_v = 768 * 80 + 80
-                w_o = 80 * 512 + 512  # back from d_v to the decoder's width
-                return w_q + w_k + w_v + w_o
+                # weights[i, j] depends only on the word at i and the word at j: 5 words, 5 x 5 pairs;
+                # the shared matrix makes the scores symmetric, but each row is divided by its own sum,
+                # so the weight from cat to dog is not the weight from dog to cat
+                return 5 * 5
                 ### END SOLUTION
         ''',
-        reference=_cross_parameters,
-        public_cases=lambda: grouped("the count", Case("decoder 512, encoder 768, d_k=64, d_v=80, biases")),
+        reference=_distinct_weights,
+        public_cases=lambda: grouped("the count", Case("11 tokens, 5 words")),
         diagnoses=(
             Diagnosis(
-                "your count projects the keys and values from the decoder's width",
-                name="keys and values from the decoder",
-                hint="keys and values are made from the encoder's states",
-                variant=lambda: _cross_parameters(kv_width=512),
+                "your count treats every entry as different: two copies of a word are the same query "
+                "and the same key",
+                name="every entry",
+                hint="equal words give equal rows and equal columns",
+                variant=lambda: _distinct_weights("entry"),
             ),
             Diagnosis(
-                "your count leaves out the biases",
-                name="no biases",
-                hint="a bias has one number per output",
-                variant=lambda: _cross_parameters(biases=False),
+                "your count merges equal rows but not equal columns",
+                name="rows only",
+                hint="two copies of a word are also the same key",
+                variant=lambda: _distinct_weights("row"),
             ),
             Diagnosis(
-                "your count leaves out the output projection",
-                name="no output projection",
-                hint="four projections: W_q, W_k, W_v and W_o",
-                variant=lambda: _cross_parameters(w_o=False),
-            ),
-            Diagnosis(
-                "your count gives the values the keys' width",
-                name="d_v taken as d_k",
-                hint="the values are projected to d_v = 80",
-                variant=lambda: _cross_parameters(d_v=64),
+                "your count takes the weight from one word to another as the weight back",
+                name="symmetric",
+                hint="the scores are symmetric, but is each row of weights divided by the same sum?",
+                variant=lambda: _distinct_weights("unordered"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 4.6 outputs that are not averages (diagnose)
-def _transposed_mix_cases():
-    rng = np.random.default_rng(406)
+# ----------------------------------------------------------------------------- 4.6 self-attention a block of queries at a time (diagnose)
+def _block_case(label, seed, L, block, d_model=4, d_k=3, d_v=2, batch=(), dtype=np.float64):
+    rng = np.random.default_rng(seed)
     n = rng.normal
+    return Case(
+        label,
+        x=n(size=(*batch, L, d_model)).astype(dtype),
+        W_q=n(size=(d_model, d_k)).astype(dtype),
+        W_k=n(size=(d_model, d_k)).astype(dtype),
+        W_v=n(size=(d_model, d_v)).astype(dtype),
+        block=block,
+    )
+
+
+def _block_cases():
     return grouped(
-        "shapes",
-        Case(
-            "L=4, d_model=6, d_k=3, d_v=2",
-            x=n(size=(4, 6)),
-            W_q=n(size=(6, 3)),
-            W_k=n(size=(6, 3)),
-            W_v=n(size=(6, 2)),
-        ),
-        Case(
-            "L=3, d_model=4, d_k=2, d_v=5",
-            x=n(size=(3, 4)),
-            W_q=n(size=(4, 2)),
-            W_k=n(size=(4, 2)),
-            W_v=n(size=(4, 5)),
-        ),
+        "blocks of several sizes",
+        _block_case("L=5, block=2 (a last block of 1)", 4061, 5, 2),
+        _block_case("L=4, block=3, d_k=2, d_v=3", 4062, 4, 3, d_k=2, d_v=3),
+        _block_case("L=6, block=1, d_model=3", 4063, 6, 1, d_model=3),
     ) + grouped(
         "batch dimensions",
-        Case(
-            "a batch of 2, L=5, d_model=4, d_k=2, d_v=3",
-            x=n(size=(2, 5, 4)),
-            W_q=n(size=(4, 2)),
-            W_k=n(size=(4, 2)),
-            W_v=n(size=(4, 3)),
-        ),
-        Case(
-            "batch and heads (2, 2, 3, 4), d_k=4, d_v=2",
-            x=n(size=(2, 2, 3, 4)),
-            W_q=n(size=(4, 4)),
-            W_k=n(size=(4, 4)),
-            W_v=n(size=(4, 2)),
-        ),
+        _block_case("a batch of 2, L=5, block=3", 4064, 5, 3, batch=(2,)),
+        _block_case("batch and heads (2, 2), L=4, block=2, d_v=3", 4065, 4, 2, d_v=3, batch=(2, 2)),
     )
 
 
-def _self_attention_full(x, W_q, W_k, W_v, mix="rows", axis=-1):
+def _in_blocks(x, W_q, W_k, W_v, block, within=False, axis=-1, scale=True):
+    x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k, W_v))
     q, k, v = x @ W_q, x @ W_k, x @ W_v
-    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=axis)
-    mixer = np.swapaxes(weights, -1, -2) if mix == "columns" else weights
-    return mixer @ v, weights
-
-
-def _right_weights_wrong_mix(outputs, x, W_q, W_k, W_v):
-    """The weights match, the outputs do not: the mix of the values is what is wrong."""
-    if len(outputs) != 2:
-        return False
-    out, weights = (np.asarray(o, dtype=np.float64) for o in outputs)
-    ref_out, ref_weights = _self_attention_full(x, W_q, W_k, W_v)
-    if weights.shape != ref_weights.shape or out.shape != ref_out.shape:
-        return False
-    return bool(np.allclose(weights, ref_weights, atol=1e-4) and not np.allclose(out, ref_out, atol=1e-4))
+    out = np.zeros(q.shape[:-1] + v.shape[-1:])
+    for start in range(0, q.shape[-2], block):
+        rows = slice(start, start + block)
+        keys = rows if within else slice(None)
+        scores = q[..., rows, :] @ np.swapaxes(k[..., keys, :], -1, -2)
+        weights = softmax(scores / np.sqrt(q.shape[-1]) if scale else scores, axis=axis)
+        out[..., rows, :] = weights @ v[..., keys, :]
+    return out
 
 
 register(
     Exercise(
-        id="ch04.self_attention_out",
-        former_ids=("ch04.fix_output_mix",),
+        id="ch04.self_attention_in_blocks",
         number="4.6",
-        title="self-attention's output, from its weights",
+        title="self-attention a block of queries at a time",
         points=2,
-        function="self_attention_out",
-        hint="out[i] should be sum_j weights[i, j] v[j]: which index of weights does your product sum over?",
+        function="self_attention_in_blocks",
+        hint="which keys must a query's softmax run over, whatever block it is in?",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="This function should return scaled self-attention of `x (..., L, d_model)` with "
-        "`W_q`, `W_k (d_model, d_k)` and `W_v (d_model, d_v)`: `(out (..., L, d_v), weights (..., L, "
-        "L))`. Its weights are right, and every shape is right. Symptom: when all value rows are "
-        "the same vector $c$, the rows of `out` are not $c$ (some longer, some shorter), and a token "
-        "that many others attend to gets a large output. Find the bug and fix it; you may call "
-        "`numpy` and `softmax`.",
+        description="To keep its memory down, this function computes the chapter's self-attention of "
+        "`x (..., L, d_model)` (scaled, no biases, `W_q`, `W_k (d_model, d_k)`, `W_v (d_model, d_v)`) "
+        "for `block` queries at a time, so that at most `block` rows of weights exist at once; it "
+        "should return the layer's `out (..., L, d_v)` for every `block >= 1`. Symptom: with "
+        "`block >= L` it does; with a smaller block its outputs are wrong, although every shape is "
+        "right. Find the bug and fix it; you may call `numpy` and `softmax`.",
         solution='''
-            def self_attention_out(x, W_q, W_k, W_v):
-                """Scaled self-attention of x (..., L, d_model): (out (..., L, d_v), weights (..., L, L))."""
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                """The layer's out (..., L, d_v), computed block queries at a time."""
                 q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_k), (..., L, d_k), (..., L, d_v)
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, L)
-                weights = softmax(scores)
-                ### BEGIN SOLUTION
-                out = weights @ v  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
-                ### END SOLUTION
-                return out, weights
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])  # (..., L, d_v)
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)  # this block's queries
+                    ### BEGIN SOLUTION
+                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., b, L)
+                    out[..., rows, :] = softmax(scores) @ v  # (..., b, L) @ (..., L, d_v)
+                    ### END SOLUTION
+                return out
         ''',
-        stub="out = np.swapaxes(weights, -1, -2) @ v  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)",
-        reference=_self_attention_full,
-        public_cases=_transposed_mix_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        stub="scores = q[..., rows, :] @ np.swapaxes(k[..., rows, :], -1, -2) / np.sqrt(q.shape[-1])\n"
+        "out[..., rows, :] = softmax(scores) @ v[..., rows, :]",
+        reference=_in_blocks,
+        public_cases=_block_cases,
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
-                "row i of out sums the values with column i of weights, the weights the other "
-                "queries give to key i: do those sum to 1?",
-                name="weights transposed",
-                hint="out[i] = sum_j weights[i, j] v[j]: weights @ v",
-                variant=lambda x, W_q, W_k, W_v: _self_attention_full(x, W_q, W_k, W_v, mix="columns"),
+                "each output mixes only the values of the tokens in its own block",
+                name="keys cut to the block",
+                hint="a block of queries still meets every key and every value: k and v, not k[rows], v[rows]",
+                variant=lambda x, W_q, W_k, W_v, block: _in_blocks(x, W_q, W_k, W_v, block, within=True),
             ),
             Diagnosis(
-                "your weights are right, but row i of out is still not the average of the value "
-                "rows that row i of weights describes",
-                name="weights right, outputs not their average",
-                hint="out[i] = sum_j weights[i, j] v[j], for every i",
-                symptom=_right_weights_wrong_mix,
-            ),
-            Diagnosis(
-                "your weights' columns sum to 1, not their rows: the softmax runs over the keys, "
-                "the last axis",
+                "your outputs are mixed with weights whose columns, not rows, sum to 1",
                 name="softmax over the queries",
-                hint="softmax(scores) over axis -1",
-                variant=lambda x, W_q, W_k, W_v: _self_attention_full(x, W_q, W_k, W_v, axis=-2),
+                hint="softmax(scores) over axis -1, the keys",
+                variant=lambda x, W_q, W_k, W_v, block: _in_blocks(x, W_q, W_k, W_v, block, axis=-2),
+            ),
+            Diagnosis(
+                "your outputs come from weights sharper than the chapter's layer's",
+                name="unscaled scores",
+                hint="the scores are divided by the square root of d_k",
+                variant=lambda x, W_q, W_k, W_v, block: _in_blocks(x, W_q, W_k, W_v, block, scale=False),
             ),
         ),
     )

@@ -247,7 +247,7 @@ class Guard:
 
     >>> import attncourse
     >>> from attncourse.exercises import get
-    >>> guard = Guard(get("ch04.unpermute"))
+    >>> guard = Guard(get("ch04.output_without_token"))
     >>> import numpy as np
     >>> _ = guard.run(lambda: attncourse.split_heads(np.zeros((1, 2, 4)), 2))
     >>> guard.found
