@@ -159,7 +159,7 @@ NEW_SITUATIONS = {
         "ch09.key_block_grads": "a key block's gradients from the saved out and logsumexp (the chapter has no backward pass)",
     },
     "ch10": {
-        "ch10.favoured_patch_size": "the patch size a sweep favours under measured cost and seed noise",
+        "ch10.window_attention_mask": "window attention tiled over a patch grid, windows cut short and a [CLS] token",
         "ch10.resize_positions": "learned positions interpolated to another grid, never done there",
         "ch10.padded_patch_mask": "the key mask of a batch of images of different sizes, padded to one canvas",
         "ch10.pool_real_patches": "mean-pooling the real patches of a padded batch with register tokens",

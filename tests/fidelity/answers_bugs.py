@@ -1,34 +1,41 @@
 """Appendix A (common bugs): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "bugs.causal_weights": {
-        "in place, masked_fill_": """
-            def causal_weights(q, k):
-                L = q.shape[-2]
+    "bugs.chunk_window_weights": {
+        "a boolean window and torch.where": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                i = torch.arange(L)[:, None] + (S - L)
+                j = torch.arange(S)[None, :]
+                seen = (j <= i) & (j > i - window)
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                future = torch.ones(L, L, dtype=torch.bool).triu(1)
-                scores.masked_fill_(future, float("-inf"))
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(torch.where(seen, scores, float("-inf")), dim=-1)
         """,
-        "numpy with the chapter's np, in float32": """
-            def causal_weights(q, k):
+        "numpy, a loop over the queries, in float32": """
+            def chunk_window_weights(q, k, window):
                 qn, kn = q.numpy().astype(np.float32), k.numpy().astype(np.float32)
-                L = qn.shape[-2]
-                s = qn @ np.swapaxes(kn, -1, -2) / np.float32(np.sqrt(qn.shape[-1]))
-                s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
-                e = np.exp(s - s.max(-1, keepdims=True))
-                return e / e.sum(-1, keepdims=True)
+                L, S = qn.shape[-2], kn.shape[-2]
+                out = np.zeros(qn.shape[:-1] + (S,), dtype=np.float32)
+                for r in range(L):
+                    t = S - L + r
+                    lo = max(0, t - window + 1)
+                    s = np.einsum("...e,...je->...j", qn[..., r, :], kn[..., lo : t + 1, :]) / np.float32(np.sqrt(qn.shape[-1]))
+                    e = np.exp(s - s.max(-1, keepdims=True))
+                    out[..., r, lo : t + 1] = e / e.sum(-1, keepdims=True)
+                return out
         """,
-        "helper in an added cell": [
+        "the additive mask fixed in place, in an added cell": [
             """
-            def _causal_fill(scores):
-                L = scores.shape[-1]
-                return torch.where(torch.tril(torch.ones(L, L, dtype=torch.bool)), scores, float("-inf"))
+            def _window_bias(L, S, window, dtype):
+                bias = torch.zeros(L, S, dtype=dtype)
+                bias.masked_fill_(torch.ones(L, S, dtype=torch.bool).triu(S - L + 1), float("-inf"))
+                bias.masked_fill_(torch.ones(L, S, dtype=torch.bool).tril(S - L - window), float("-inf"))
+                return bias
             """,
             """
-            def causal_weights(q, k):
-                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                return torch.softmax(_causal_fill(scores), dim=-1)
+            def chunk_window_weights(q, k, window):
+                scores = torch.einsum("...le,...se->...ls", q, k) / q.shape[-1] ** 0.5
+                return torch.softmax(scores + _window_bias(q.shape[-2], k.shape[-2], window, scores.dtype), -1)
             """,
         ],
     },
@@ -184,39 +191,42 @@ CORRECT = {
         """,
         ],
     },
-    "bugs.rope_causal_attention": {
+    "bugs.partial_rope_attention": {
         "torch, masked_fill": """
-            def rope_causal_attention(q, k, v):
-                L = q.shape[-2]
-                qt, kt = torch.as_tensor(apply_rope(q)), torch.as_tensor(apply_rope(k))
+            def partial_rope_attention(q, k, v, rotary_dim):
+                R, L = rotary_dim, q.shape[-2]
+                qt = torch.cat([torch.as_tensor(apply_rope(q[..., :R])), torch.as_tensor(q[..., R:])], -1)
+                kt = torch.cat([torch.as_tensor(apply_rope(k[..., :R])), torch.as_tensor(k[..., R:])], -1)
                 s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
                 s = s.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), float("-inf"))
                 return (torch.softmax(s, -1) @ torch.as_tensor(v)).numpy()
         """,
         "a loop over queries in float32": """
-            def rope_causal_attention(q, k, v):
-                q, k = apply_rope(q.astype(np.float32)), apply_rope(k.astype(np.float32))
-                v = v.astype(np.float32)
+            def partial_rope_attention(q, k, v, rotary_dim):
+                R = rotary_dim
+                q, k, v = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
+                q = q.copy(); k = k.copy()
+                q[..., :R], k[..., :R] = apply_rope(q[..., :R]), apply_rope(k[..., :R])
                 rows = []
                 for i in range(q.shape[-2]):
                     s = np.einsum("...e,...je->...j", q[..., i, :], k[..., : i + 1, :]) / np.float32(np.sqrt(q.shape[-1]))
                     rows.append(np.einsum("...j,...je->...e", softmax(s), v[..., : i + 1, :]))
                 return np.stack(rows, axis=-2)
         """,
-        "rotation by hand in an added cell": [
+        "the rotation by hand in an added cell": [
             """
-            def _rope_by_hand(x):
-                L, E = x.shape[-2], x.shape[-1]
-                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, E, 2) / E)
-                x1, x2 = x[..., : E // 2], x[..., E // 2 :]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x1 * np.sin(ang) + x2 * np.cos(ang)], -1)
+            def _rotate_part(x, R):
+                L = x.shape[-2]
+                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, R, 2) / R)
+                a, b, rest = x[..., : R // 2], x[..., R // 2 : R], x[..., R:]
+                return np.concatenate([a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang), rest], -1)
             """,
             """
-            def rope_causal_attention(q, k, v):
+            def partial_rope_attention(q, k, v, rotary_dim):
                 L = q.shape[-2]
-                s = _rope_by_hand(q) @ np.swapaxes(_rope_by_hand(k), -1, -2) / np.sqrt(q.shape[-1])
+                s = _rotate_part(q, rotary_dim) @ np.swapaxes(_rotate_part(k, rotary_dim), -1, -2) / np.sqrt(q.shape[-1])
                 return softmax(s + np.triu(np.full((L, L), -np.inf), 1)) @ v
-        """,
+            """,
         ],
     },
     "bugs.sink_cache_weights": {
@@ -314,22 +324,29 @@ CORRECT = {
 }
 
 WRONG = {
-    "bugs.causal_weights": {
-        "the diagonal masked too": """
-            def causal_weights(q, k):
-                L = q.shape[-2]
+    "bugs.chunk_window_weights": {
+        "the window counted from the chunk's first query, as without a cache": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                minus_inf = torch.full((L, S), float("-inf"), dtype=q.dtype)
+                masked = torch.triu(minus_inf, diagonal=1) + torch.tril(minus_inf, diagonal=-window)
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                future = torch.ones(L, L, dtype=torch.bool).triu(0)
-                scores = scores.masked_fill(future, -1e9)
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(scores + masked, dim=-1)
         """,
-        "the mask the wrong way round": """
-            def causal_weights(q, k):
-                L = q.shape[-2]
+        "a window one token too wide": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                minus_inf = torch.full((L, S), float("-inf"), dtype=q.dtype)
+                masked = torch.triu(minus_inf, diagonal=S - L + 1) + torch.tril(minus_inf, diagonal=S - L - window - 1)
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                future = torch.ones(L, L, dtype=torch.bool).triu(1)
-                scores = scores.masked_fill(~future, float("-inf"))
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(scores + masked, dim=-1)
+        """,
+        "causal only, the window dropped": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                masked = torch.triu(torch.full((L, S), float("-inf"), dtype=q.dtype), diagonal=S - L + 1)
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                return torch.softmax(scores + masked, dim=-1)
         """,
     },
     "bugs.padded_head_weights": {
@@ -425,27 +442,28 @@ WRONG = {
                 return rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E) / a
         """,
     },
-    "bugs.rope_causal_attention": {
-        "only the queries rotated": """
-            def rope_causal_attention(q, k, v):
+    "bugs.partial_rope_attention": {
+        "the whole head rotated": """
+            def partial_rope_attention(q, k, v, rotary_dim):
                 L = q.shape[-2]
-                q = apply_rope(q)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                s = apply_rope(q) @ np.swapaxes(apply_rope(k), -1, -2) / np.sqrt(q.shape[-1])
                 return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
         """,
-        "the output rotated back instead": """
-            def rope_causal_attention(q, k, v):
-                L = q.shape[-2]
-                q, k = apply_rope(q), apply_rope(k)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                out = softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
-                return apply_rope(out)
+        "the last rotary_dim features rotated": """
+            def partial_rope_attention(q, k, v, rotary_dim):
+                L, E = q.shape[-2], q.shape[-1]
+                rot = lambda x: np.concatenate([x[..., : E - rotary_dim], apply_rope(x[..., E - rotary_dim :])], -1)
+                s = rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
+                return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
         """,
-        "interleaved pairs": """
-            def rope_causal_attention(q, k, v):
-                L = q.shape[-2]
-                q, k = apply_rope(q, interleaved=True), apply_rope(k, interleaved=True)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        "pairs within rotary_dim, frequencies of the whole head": """
+            def partial_rope_attention(q, k, v, rotary_dim):
+                L, E, R = q.shape[-2], q.shape[-1], rotary_dim
+                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, R, 2) / E)
+                def rot(x):
+                    a, b = x[..., : R // 2], x[..., R // 2 : R]
+                    return np.concatenate([a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang), x[..., R:]], -1)
+                s = rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
                 return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
         """,
     },
