@@ -41,8 +41,8 @@ def window_attention_mask():
     )
 
 
-def predict_embedding_parameters():
-    return grouped("prediction", Case("32 x 32 RGB, P=4, d_model=48"))
+def predict_window_scores():
+    return grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]"))
 
 
 def conv_as_matmul():
@@ -89,7 +89,7 @@ def pool_real_patches():
 HIDDEN = {
     "ch10.resize_positions": resize_positions,
     "ch10.window_attention_mask": window_attention_mask,
-    "ch10.predict_embedding_parameters": predict_embedding_parameters,
+    "ch10.predict_window_scores": predict_window_scores,
     "ch10.conv_as_matmul": conv_as_matmul,
     "ch10.padded_patch_mask": patch_key_mask,
     "ch10.pool_real_patches": pool_real_patches,

@@ -43,7 +43,7 @@ def window_attention_mask(inputs):  # 10.2: ints gh, gw, M >= 1
     return [p for n in ("gh", "gw", "M") for p in _positive_int(n, inputs[n])]
 
 
-def predict_embedding_parameters(inputs):
+def predict_window_scores(inputs):
     return [] if not inputs else [f"a prediction takes no inputs; got {sorted(inputs)}"]
 
 
@@ -88,7 +88,7 @@ def pool_real_patches(inputs):
 PROMISES = {
     "ch10.resize_positions": resize_positions,
     "ch10.window_attention_mask": window_attention_mask,
-    "ch10.predict_embedding_parameters": predict_embedding_parameters,
+    "ch10.predict_window_scores": predict_window_scores,
     "ch10.conv_as_matmul": conv_as_matmul,
     "ch10.padded_patch_mask": padded_patch_mask,
     "ch10.pool_real_patches": pool_real_patches,

@@ -70,29 +70,32 @@ CORRECT = {
                 return m
         """,
     },
-    "ch10.predict_embedding_parameters": {
-        "counted with the chapter's nn": """
-            def predict_embedding_parameters():
-                embedding = nn.Linear(3 * 4 * 4, 48)
-                positions = nn.Parameter(torch.zeros(1, (32 // 4) ** 2 + 1, 48))
-                return sum(p.numel() for p in embedding.parameters()) + positions.numel()
-        """,
+    "ch10.predict_window_scores": {
         "the literal": """
-            def predict_embedding_parameters():
-                return 5472
+            def predict_window_scores():
+                return 10252
         """,
-        "a numpy int": """
-            def predict_embedding_parameters():
-                return np.int64(48) * (48 + 1 + 64 + 1)
+        "window by window, in loops": """
+            def predict_window_scores():
+                total = 0
+                for rows in (7, 7, 1):
+                    for cols in (7, 7, 1):
+                        total += (rows * cols) ** 2
+                return total + 226 + 225
+        """,
+        "a numpy int, four whole windows and the strips": """
+            def predict_window_scores():
+                return np.int64(4 * 49**2 + 4 * 7**2 + 1) + 2 * 225 + 1
         """,
         "helper in an added cell": [
             """
-            def _linear_parameters(n_in, n_out):
-                return n_in * n_out + n_out
+            def _pairs(n):
+                return n * n
             """,
             """
-            def predict_embedding_parameters():
-                return _linear_parameters(3 * 4 * 4, 48) + (8 * 8 + 1) * 48
+            def predict_window_scores():
+                windows = [a * b for a in (7, 7, 1) for b in (7, 7, 1)]
+                return sum(_pairs(n) for n in windows) + _pairs(226) - _pairs(225)
             """,
         ],
     },
@@ -266,14 +269,18 @@ WRONG = {
                 return m
         """,
     },
-    "ch10.predict_embedding_parameters": {
-        "the bias forgotten": """
-            def predict_embedding_parameters():
-                return 3 * 4 * 4 * 48 + 65 * 48
+    "ch10.predict_window_scores": {
+        "every window whole": """
+            def predict_window_scores():
+                return 9 * 49**2 + 2 * 225 + 1
         """,
-        "the [CLS] token counted too": """
-            def predict_embedding_parameters():
-                return 3 * 4 * 4 * 48 + 48 + 65 * 48 + 48
+        "full attention": """
+            def predict_window_scores():
+                return 226**2
+        """,
+        "no [CLS]": """
+            def predict_window_scores():
+                return 4 * 49**2 + 4 * 7**2 + 1
         """,
     },
     "ch10.conv_as_matmul": {

@@ -1,5 +1,5 @@
 """Chapter 10 exercises: learned positions resized to a new grid, window attention on the patch grid,
-a ViT's size, the patch embedding as a convolution, the key mask of a padded image batch, and
+the scores it computes, the patch embedding as a convolution, the key mask of a padded image batch, and
 mean-pooling its real patches with register tokens."""
 
 from __future__ import annotations
@@ -245,60 +245,74 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 10.3 parameters (predict)
-def _embedding_parameters(C=3, side=32, P=4, d=48, with_c=True, grid="both", cls_position=True):
-    per_side = side // P
-    N = per_side * per_side if grid == "both" else per_side
-    embed = (C if with_c else 1) * P * P * d + d
-    return np.array(embed + (N + int(cls_position)) * d)
+# ----------------------------------------------------------------------------- 10.3 window scores (predict)
+def _window_scores(side=240, P=16, M=7, windows="cut short", cls="both"):
+    """Query-key scores of one head of window attention (exercise 10.2's mask) on one image."""
+    g = side // P  # patches per side of the grid
+    if windows == "all full":  # every window counted with M x M patches
+        n_windows = -(-g // M)
+        inside = n_windows**2 * (M * M) ** 2
+    else:
+        sides = [min(M, g - start) for start in range(0, g, M)]  # windows along one side
+        inside = sum((a * b) ** 2 for a in sides for b in sides)
+    n = g * g  # patches
+    extra = {"both": 2 * n + 1, "none": 0, "one way": n + 1, "corner twice": 2 * n + 2}[cls]
+    return np.array(inside + extra)
 
 
 register(
     Exercise(
-        id="ch10.predict_embedding_parameters",
+        id="ch10.predict_window_scores",
         number="10.3",
-        title="the size of the input layers",
+        title="the scores of a windowed ViT",
         points=2,
-        function="predict_embedding_parameters",
+        function="predict_window_scores",
         stub=STUB_LINE,
-        hint="the patch embedding maps C*P*P numbers to d_model (plus a bias); count one position vector per token",
+        hint="list the windows along one side of the grid with their sizes; a window of n patches "
+        "computes n * n scores; then add [CLS]'s row and column once each",
         kind="predict",
-        description="A ViT for RGB images of 32 x 32 pixels uses 4 x 4 patches, `d_model = 48`, a [CLS] "
-        "token and learned positions (one per token, [CLS] included). How many parameters do its patch "
-        "embedding (a linear layer with a bias) and its position embeddings have together? Leave out "
-        "the [CLS] token itself and everything after the embeddings. Write the number down, exactly.",
+        description="A ViT reads 240 x 240 images in 16 x 16 patches with the window attention of exercise "
+        "10.2: windows of 7 x 7 patches tiled from the top-left corner of the grid, cut short where they "
+        "do not fit, and a [CLS] token that attends to every token and that every token attends to. How "
+        "many query-key scores does one head of one layer compute for one image, counting one score per "
+        "pair (query, key) the mask lets through? Write the number down, exactly.",
         solution='''
-            def predict_embedding_parameters():
-                """Patch embedding (with bias) + learned positions of a 32 x 32 RGB ViT, P=4, d_model=48."""
+            def predict_window_scores():
+                """Scores of one head of window attention, 240 x 240 image, P=16, 7 x 7 windows, [CLS]."""
                 ### BEGIN SOLUTION
-                C, P, d = 3, 4, 48
-                N = (32 // P) * (32 // P)  # 64 patches
-                embedding = C * P * P * d + d  # (C*P*P) -> d_model, and a bias
-                positions = (N + 1) * d  # one vector per token, [CLS] included
-                return embedding + positions
+                sides = [7, 7, 1]  # a 15 x 15 grid: two whole windows and one cut short along each side
+                inside = sum((a * b) ** 2 for a in sides for b in sides)  # each window: its patches squared
+                cls = 2 * 15 * 15 + 1  # [CLS] reads every token, and every patch reads [CLS]
+                return inside + cls
                 ### END SOLUTION
         ''',
-        reference=_embedding_parameters,
-        public_cases=lambda: grouped("prediction", Case("32 x 32 RGB, P=4, d_model=48")),
+        reference=_window_scores,
+        public_cases=lambda: grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]")),
         tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
-                "the patch embedding is too small: what does one flattened patch of an RGB image hold?",
-                name="forgot the channels",
-                hint="a patch has C * P * P inputs",
-                variant=lambda: _embedding_parameters(with_c=False),
+                "your count treats every window as whole: which windows does the grid cut short?",
+                name="windows counted whole",
+                hint="the grid has 15 patches a side, so the windows along a side hold 7, 7 and 1",
+                variant=lambda: _window_scores(windows="all full"),
             ),
             Diagnosis(
-                "too few position vectors: how many patches does a 32 x 32 image have with P = 4?",
-                name="one side of the grid",
-                hint="N = (H/P)(W/P)",
-                variant=lambda: _embedding_parameters(grid="side"),
+                "your count leaves out the [CLS] token's scores",
+                name="[CLS] left out",
+                hint="[CLS] reads every token and every patch reads [CLS]",
+                variant=lambda: _window_scores(cls="none"),
             ),
             Diagnosis(
-                "one position vector short: which token besides the patches gets one?",
-                name="no [CLS] position",
-                hint="the [CLS] token has a learned position too",
-                variant=lambda: _embedding_parameters(cls_position=False),
+                "your count has [CLS] in one direction only: it reads every token, and every token reads it",
+                name="[CLS] one way",
+                hint="add [CLS]'s row and its column",
+                variant=lambda: _window_scores(cls="one way"),
+            ),
+            Diagnosis(
+                "one score too many: is the score of [CLS] with itself in its row or its column?",
+                name="[CLS] with itself counted twice",
+                hint="the row and the column of [CLS] share one entry",
+                variant=lambda: _window_scores(cls="corner twice"),
             ),
         ),
     )
