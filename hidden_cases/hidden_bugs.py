@@ -3,7 +3,7 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.bugs import _chunk_case, _head_case, _pool_case, _pos_case
+from attncourse.exercises.chapters.bugs import _chunk_case, _fused_case, _head_case, _pool_case, _pos_case
 from attncourse.exercises.chapters.bugs_modern import _cross_case, _partial_case, _sink_case, _yarn_case
 
 
@@ -62,34 +62,15 @@ def add_positions():
     ) + grouped("dtype", _pos_case("float32, 3 prompts, 2, 0 and 4 pads", rng, [2, 0, 4], 5, 3, np.float32))
 
 
-def padded_attention():
+def fused_qkv_attention():
     rng = np.random.default_rng(19105)
-    n = rng.normal
     return grouped(
-        "padding",
-        Case(
-            "batch (2, 2), L=2, S=4",
-            q=n(size=(2, 2, 2, 3)),
-            k=n(size=(2, 2, 4, 3)),
-            v=n(size=(2, 2, 4, 2)),
-            keep=np.arange(4)[None, None, :] < np.array([[[4], [2]], [[1], [3]]]),
-        ),
-        Case(
-            "L=1, S=6, 5 real keys",
-            q=n(size=(1, 2)),
-            k=n(size=(6, 2)),
-            v=n(size=(6, 3)),
-            keep=np.arange(6) < 5,
-        ),
+        "heads",
+        _fused_case("batch (2, 2), L=2, d=6, 3 heads", rng, (2, 2), 2, 6, 3),
+        _fused_case("L=6, d=12, 2 heads", rng, (), 6, 12, 2),
+        _fused_case("L=1, d=4, 4 heads of width 1", rng, (), 1, 4, 4),
     ) + grouped(
-        "dtype",
-        Case(
-            "float32, a batch of 2, L=3, S=4",
-            q=n(size=(2, 3, 2)).astype(np.float32),
-            k=n(size=(2, 4, 2)).astype(np.float32),
-            v=n(size=(2, 4, 2)).astype(np.float32),
-            keep=np.arange(4)[None, :] < np.array([[2], [3]]),
-        ),
+        "dtype", _fused_case("float32, a batch of 3, L=4, d=8, 2 heads", rng, (3,), 4, 8, 2, np.float32)
     )
 
 
@@ -149,7 +130,7 @@ HIDDEN = {
     "bugs.padded_head_weights": padded_head_weights,
     "bugs.sentence_embeddings": sentence_embeddings,
     "bugs.add_positions": add_positions,
-    "bugs.padded_attention": padded_attention,
+    "bugs.fused_qkv_attention": fused_qkv_attention,
     "bugs.yarn_scores": yarn_scores,
     "bugs.partial_rope_attention": partial_rope_attention,
     "bugs.sink_cache_weights": sink_cache_weights,

@@ -20,7 +20,6 @@ RENAMED = {
     "bugs.head_major_mask": "bugs.padded_head_weights",
     "bugs.mean_over_padding": "bugs.sentence_embeddings",
     "bugs.left_pad_positions": "bugs.add_positions",
-    "bugs.mask_after_softmax": "bugs.padded_attention",
 }
 # words that named a cause in the old ids, titles and prompts (issue 36)
 CAUSE_WORDS = [
@@ -139,3 +138,23 @@ def test_a7_handed_out_code_gets_row_0_right_and_every_later_row_wrong():
     np.testing.assert_allclose(rot(q), np.concatenate([apply_rope(q[:, :R]), q[:, R:]], 1), rtol=1e-10)
     gap = np.abs(stub(q, k, v, R) - expected).max(axis=1)
     assert gap[0] < 1e-12 and (gap[1:] > 1e-6).all(), gap
+
+
+def test_a5_handed_out_code_is_right_with_one_head_only():
+    ex = get("bugs.fused_qkv_attention")
+    stub, fixed = stub_function(ex), ex.solution_function()
+    rng = np.random.default_rng(5)
+    x, W = rng.normal(size=(2, 4, 6)), rng.normal(size=(6, 18))
+    for n_heads in (1, 2, 3, 6):
+        right = np.allclose(stub(x, W, n_heads), fixed(x, W, n_heads))
+        assert right == (n_heads == 1), n_heads
+    # the fixed code against head-by-head column slices, written out here
+    dh = 2
+    for h in range(3):
+        cols = W[:, 3 * dh * h : 3 * dh * (h + 1)]
+        q, k, v = x @ cols[:, :dh], x @ cols[:, dh : 2 * dh], x @ cols[:, 2 * dh :]
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        np.testing.assert_allclose(
+            fixed(x, W, 3)[..., h * dh : (h + 1) * dh], (w / w.sum(-1, keepdims=True)) @ v
+        )

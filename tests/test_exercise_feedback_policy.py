@@ -28,7 +28,7 @@ FIX_TOKENS = {
     "bugs.padded_head_weights": ["np.repeat", "repeat_interleave", "axis=0"],
     "bugs.sentence_embeddings": ["keep.sum", "axis=1"],
     "bugs.add_positions": ["cumsum", "- 1"],
-    "bugs.padded_attention": ["-inf", "before the softmax"],
+    "bugs.fused_qkv_attention": ["n_heads, 3, d_head", "head by head", "axis of 3"],
     "bugs.yarn_scores": ["return scores\n", "already", "do not multiply"],
     "bugs.partial_rope_attention": ["apply_rope(x[..., :R])", "x[..., :rotary_dim]", "on its own"],
     "bugs.sink_cache_weights": ["np.arange(len(kept))", "0, 1, 2"],

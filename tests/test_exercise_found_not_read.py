@@ -439,7 +439,6 @@ KNOWN_TO_NAME_THE_CAUSE = {
     "ch13.fix_chunked_linear",  # title: reads
     "bugs.head_major_mask",  # id: major
     "bugs.left_pad_positions",  # title: count
-    "bugs.mask_after_softmax",  # id: after, mask
 }
 
 

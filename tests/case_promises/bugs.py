@@ -74,15 +74,15 @@ def add_positions(c):  # A.4: x (B, L, D), keep (B, L) with the pads first, tabl
     return out
 
 
-def padded_attention(c):  # A.5: q, k, v, keep (..., S) with one real key a row
-    q, k, v, keep = c["q"], c["k"], c["v"], c["keep"]
-    out = _floats(q=q, k=k, v=v) + _boolean("keep", keep)
+def fused_qkv_attention(c):  # A.5: x (..., L, d), W (d, 3d), n_heads divides d
+    x, W, H = c["x"], c["W"], c["n_heads"]
+    out = _floats(x=x, W=W) + ndim_in("x", x, range(2, 6)) + ndim_in("W", W, [2]) + integer("n_heads", H)
     if out:
         return out
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2] or keep.shape[-1] != k.shape[-2]:
-        out.append(f"shapes q {q.shape}, k {k.shape}, v {v.shape}, keep {keep.shape} do not fit the prompt")
-    if not keep.any(axis=-1).all():
-        out.append("a row of keep has no real key; the prompt promises at least one")
+    d = x.shape[-1]
+    out += shape_is("W", W, (d, 3 * d))
+    if H < 1 or d % H:
+        out.append(f"n_heads = {H} does not divide d = {d}")
     return out
 
 
@@ -146,7 +146,7 @@ PROMISES = {
     "bugs.padded_head_weights": padded_head_weights,
     "bugs.sentence_embeddings": sentence_embeddings,
     "bugs.add_positions": add_positions,
-    "bugs.padded_attention": padded_attention,
+    "bugs.fused_qkv_attention": fused_qkv_attention,
     "bugs.yarn_scores": yarn_scores,
     "bugs.partial_rope_attention": partial_rope_attention,
     "bugs.sink_cache_weights": sink_cache_weights,

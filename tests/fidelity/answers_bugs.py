@@ -119,30 +119,42 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.padded_attention": {
-        "renormalised after masking": """
-            def padded_attention(q, k, v, keep):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(scores) * keep[..., None, :]
-                weights = weights / weights.sum(-1, keepdims=True)
-                return weights @ v, weights
+    "bugs.fused_qkv_attention": {
+        "a loop over heads, column slices": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                outs = []
+                for h in range(n_heads):
+                    cols = W[:, 3 * dh * h : 3 * dh * (h + 1)]
+                    q, k, v = x @ cols[:, :dh], x @ cols[:, dh : 2 * dh], x @ cols[:, 2 * dh :]
+                    outs.append(softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)) @ v)
+                return np.concatenate(outs, axis=-1)
         """,
-        "torch in float32": """
-            def padded_attention(q, k, v, keep):
-                qt, kt, vt = (torch.as_tensor(a).float() for a in (q, k, v))
-                s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
-                w = torch.softmax(s.masked_fill(~torch.as_tensor(keep)[..., None, :], float("-inf")), -1)
-                return (w @ vt).numpy(), w.numpy()
+        "torch, einsum, in float32": """
+            def fused_qkv_attention(x, W, n_heads):
+                xt, Wt = torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(W, dtype=torch.float32)
+                d = Wt.shape[0]
+                dh = d // n_heads
+                qkv = (xt @ Wt).unflatten(-1, (n_heads, 3, dh))
+                q, k, v = qkv.unbind(-2)
+                w = torch.softmax(torch.einsum("...lhe,...mhe->...hlm", q, k) / dh**0.5, -1)
+                return torch.einsum("...hlm,...mhe->...lhe", w, v).flatten(-2).numpy()
         """,
-        "helper in an added cell": [
+        "the weights reordered to [Q | K | V] in an added cell": [
             """
-            def _block(scores, keep):
-                return np.where(keep[..., None, :], scores, -np.inf)
+            def _to_thirds(W, n_heads):
+                d = W.shape[0]
+                return W.reshape(d, n_heads, 3, d // n_heads).transpose(0, 2, 1, 3).reshape(d, 3 * d)
             """,
             """
-            def padded_attention(q, k, v, keep):
-                w = softmax(_block(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), keep))
-                return w @ v, w
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                q, k, v = np.split(x @ _to_thirds(W, n_heads), 3, axis=-1)
+                heads = lambda t: np.swapaxes(t.reshape(*t.shape[:-1], n_heads, dh), -2, -3)
+                out = softmax(heads(q) @ np.swapaxes(heads(k), -1, -2) / np.sqrt(dh)) @ heads(v)
+                return np.swapaxes(out, -2, -3).reshape(*x.shape[:-1], d)
             """,
         ],
     },
@@ -387,18 +399,32 @@ WRONG = {
                 return x + table[positions]
         """,
     },
-    "bugs.padded_attention": {
-        "filled with 0 before the softmax": """
-            def padded_attention(q, k, v, keep):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(keep[..., None, :], scores, 0.0))
-                return weights @ v, weights
+    "bugs.fused_qkv_attention": {
+        "the heads' blocks read as (d_head, 3)": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                t = (x @ W).reshape(*x.shape[:-1], n_heads, dh, 3)
+                q, k, v = (np.moveaxis(t[..., i], -2, -3) for i in range(3))
+                out = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)) @ v
+                return np.moveaxis(out, -3, -2).reshape(*x.shape[:-1], d)
         """,
-        "the padded values zeroed instead": """
-            def padded_attention(q, k, v, keep):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(scores)
-                return weights @ (v * keep[..., None]), weights
+        "the right split, scaled by sqrt(d)": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                t = (x @ W).reshape(*x.shape[:-1], n_heads, 3, dh)
+                q, k, v = (np.moveaxis(t[..., i, :], -2, -3) for i in range(3))
+                out = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d)) @ v
+                return np.moveaxis(out, -3, -2).reshape(*x.shape[:-1], d)
+        """,
+        "one head over the whole width": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                t = (x @ W).reshape(*x.shape[:-1], n_heads, 3, dh)
+                q, k, v = (t[..., i, :].reshape(*x.shape[:-1], d) for i in range(3))
+                return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)) @ v
         """,
     },
     "bugs.yarn_scores": {

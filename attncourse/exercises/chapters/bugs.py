@@ -405,84 +405,110 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.5 padded_attention
-def _padded(q, k, v, keep, late=False):
-    scores = q @ swap(k) / np.sqrt(q.shape[-1])
-    allowed = keep[..., None, :]
-    w = softmax(scores) * allowed if late else _masked_softmax(scores, allowed)
-    return w @ v, w
+# ----------------------------------------------------------------------------- A.5 fused_qkv_attention
+def _fused(x, W, n_heads, layout="per head", scale="head"):
+    """Multi-head self-attention, no mask, heads concatenated, from x @ W laid out per head."""
+    x, W = np.asarray(x, dtype=np.float64), np.asarray(W, dtype=np.float64)
+    qkv = x @ W  # (..., L, 3d)
+    d = qkv.shape[-1] // 3
+    dh = d // n_heads
+    if layout == "thirds":  # read as [Q | K | V], each then cut into heads
+        parts = [t.reshape(*t.shape[:-1], n_heads, dh) for t in np.split(qkv, 3, axis=-1)]
+    elif layout == "features first":  # each head's block read as (d_head, 3)
+        per_head = qkv.reshape(*qkv.shape[:-1], n_heads, dh, 3)
+        parts = [per_head[..., i] for i in range(3)]
+    else:
+        per_head = qkv.reshape(*qkv.shape[:-1], n_heads, 3, dh)
+        parts = [per_head[..., i, :] for i in range(3)]
+    q, k, v = (np.moveaxis(t, -2, -3) for t in parts)  # (..., H, L, dh)
+    width = d if scale == "model" else dh
+    out = softmax(q @ swap(k) / np.sqrt(width)) @ v  # (..., H, L, dh)
+    return np.moveaxis(out, -3, -2).reshape(*out.shape[:-3], out.shape[-2], d)
 
 
-def _late_cases():
+def _fused_case(name, rng, lead, L, d, n_heads, dtype=np.float64):
+    return Case(
+        name,
+        x=rng.normal(size=(*lead, L, d)).astype(dtype),
+        W=(rng.normal(size=(d, 3 * d)) / np.sqrt(d)).astype(dtype),
+        n_heads=n_heads,
+    )
+
+
+def _fused_cases():
     rng = np.random.default_rng(9105)
-    n = rng.normal
     return grouped(
-        "padding",
-        Case(
-            "L=2, S=4, 3 real keys",
-            q=n(size=(2, 3)),
-            k=n(size=(4, 3)),
-            v=n(size=(4, 2)),
-            keep=np.arange(4) < 3,
-        ),
-        Case(
-            "a batch of 2, L=3, S=3, 3 and 1 real keys",
-            q=n(size=(2, 3, 2)),
-            k=n(size=(2, 3, 2)),
-            v=n(size=(2, 3, 3)),
-            keep=np.arange(3)[None, :] < np.array([[3], [1]]),
-        ),
+        "heads",
+        _fused_case("L=4, d=6, 2 heads", rng, (), 4, 6, 2),
+        _fused_case("a batch of 2, L=3, d=8, 4 heads", rng, (2,), 3, 8, 4),
+        _fused_case("L=5, d=9, 3 heads", rng, (), 5, 9, 3),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, L=2, S=5, 2 real keys",
-            q=n(size=(2, 4)).astype(np.float32),
-            k=n(size=(5, 4)).astype(np.float32),
-            v=n(size=(5, 2)).astype(np.float32),
-            keep=np.arange(5) < 2,
-        ),
+        _fused_case("float32, L=3, d=6, 3 heads", rng, (), 3, 6, 3, np.float32),
     )
 
 
 register(
     Exercise(
-        id="bugs.padded_attention",
-        former_ids=("bugs.mask_after_softmax",),
+        id="bugs.fused_qkv_attention",
         number="A.5",
-        title="weights that no longer sum to one",
+        title="multi-head attention from one fused projection",
         points=1,
-        function="padded_attention",
-        hint="block the padded keys' scores with -inf before the softmax, so the weight is shared out "
-        "among the real keys only",
+        function="fused_qkv_attention",
+        hint="this checkpoint's columns go head by head, each head's query, key and value side by side: "
+        "reshape x @ W to (..., L, n_heads, 3, d_head) and take q, k, v from the axis of 3",
         kind="diagnose",
-        description="Attention over padded keys: `q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`, `keep "
-        "(..., S)` True for real keys (at least one per row). Returns `(out (..., L, Ev), weights "
-        "(..., L, S))`, the padded keys getting weight 0. Symptom: the padded keys do get 0, but "
-        "the rows of the weights sum to less than 1, the less the more padding, and the outputs "
-        "shrink with it. Find the bug and fix it; numpy and `softmax` only.",
+        description="A model converted from Megatron-LM computes its queries, keys and values with one "
+        "fused matrix `W (d, 3d)`. Megatron lays its columns out head by head: the first `3 * d_head` "
+        "columns are head 0's query, key and value (`d_head` columns each, in that order), the next "
+        "`3 * d_head` head 1's, and so on (`d_head = d / n_heads`). `fused_qkv_attention` takes `x (..., L, "
+        "d)`, `W` and `n_heads` and returns multi-head self-attention (no mask, each head scaled by "
+        "`1/sqrt(d_head)`) with the heads' outputs concatenated in head order, `(..., L, d)`, before any "
+        "output projection. Symptom: with one head the outputs are right; with several they are not. "
+        "Find the bug and fix it; numpy and `softmax` only.",
         solution='''
-            def padded_attention(q, k, v, keep):
-                """Attention over the real keys only: (out (..., L, Ev), weights (..., L, S))."""
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
+            def fused_qkv_attention(x, W, n_heads):
+                """Self-attention (..., L, d) from x (..., L, d) and a fused W (d, 3d) laid out head by head."""
+                qkv = x @ W  # (..., L, 3d)
+                d = W.shape[0]
+                d_head = d // n_heads
                 ### BEGIN SOLUTION
-                # Reported in timeseriesAI/tsai, issue 171.
-                weights = softmax(np.where(keep[..., None, :], scores, -np.inf))
+                # The layouts transformers converts between in fix_query_key_value_ordering
+                # (models/megatron_gpt2/convert_megatron_gpt2_checkpoint.py).
+                per_head = qkv.reshape(*qkv.shape[:-1], n_heads, 3, d_head)  # (..., L, H, 3, d_head)
+                q, k, v = (np.moveaxis(per_head[..., i, :], -2, -3) for i in range(3))  # (..., H, L, d_head)
                 ### END SOLUTION
-                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+                out = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)) @ v  # (..., H, L, d_head)
+                return np.moveaxis(out, -3, -2).reshape(*x.shape[:-1], d)  # (..., L, H, d_head) -> (..., L, d)
         ''',
-        stub="weights = softmax(scores)\nweights = weights * keep[..., None, :]",
-        reference=_padded,
-        public_cases=_late_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        stub="q, k, v = (\n"
+        "    np.moveaxis(t.reshape(*t.shape[:-1], n_heads, d_head), -2, -3)  # (..., H, L, d_head)\n"
+        "    for t in np.split(qkv, 3, axis=-1)\n"
+        ")",
+        reference=_fused,
+        public_cases=_fused_cases,
+        outputs=("out",),
         needs=NUMPY_NEEDS,
         diagnoses=(
             Diagnosis(
-                "the rows of the weights sum to less than 1: the padded keys' share was removed after "
-                "the softmax had handed it out. Where must the mask act?",
-                name="masked after the softmax",
-                hint="mask the scores with -inf before the softmax",
-                variant=lambda q, k, v, keep: _padded(q, k, v, keep, late=True),
+                "with one head your outputs are right, with several they are not: which columns of W "
+                "does each head's query, key and value come from?",
+                name="read as [Q | K | V]",
+                hint="the columns go head by head, [q_0 k_0 v_0 q_1 k_1 v_1 ...], not [Q | K | V]: reshape "
+                "to (..., n_heads, 3, d_head)",
+                variant=lambda x, W, H: _fused(x, W, H, layout="thirds"),
+            ),
+            Diagnosis(
+                "your heads take their features from the right columns, but mixed up among q, k and v",
+                name="each head read as (d_head, 3)",
+                hint="within a head the query's d_head columns come first, then the key's, then the value's",
+                variant=lambda x, W, H: _fused(x, W, H, layout="features first"),
+            ),
+            Diagnosis(
+                "the weights are flatter than they should be: which width scales one head's scores?",
+                name="scaled by the model width",
+                hint="divide each head's scores by sqrt(d_head)",
+                variant=lambda x, W, H: None if H == 1 else _fused(x, W, H, scale="model"),
             ),
         ),
     )
