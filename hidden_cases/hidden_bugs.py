@@ -3,24 +3,30 @@
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.bugs import _head_case, _pool_case, _pos_case
-from attncourse.exercises.chapters.bugs_modern import _cross_case, _sink_case, _yarn_case
+from attncourse.exercises.chapters.bugs import _chunk_case, _fused_case, _head_case, _pool_case, _pos_case
+from attncourse.exercises.chapters.bugs_modern import _cross_case, _partial_case, _sink_case, _yarn_case
 
 
-def causal_weights():
+def chunk_window_weights():
     rng = np.random.default_rng(19101)
-    n = rng.normal
-    return grouped(
-        "shape",
-        Case("batch and heads (2, 3), L=5, E=4", q=n(size=(2, 3, 5, 4)), k=n(size=(2, 3, 5, 4))),
-        Case("L=2, E=5", q=n(size=(2, 5)), k=n(size=(2, 5))),
-    ) + grouped(
-        "dtype",
-        Case(
-            "float32, a batch of 3, L=4",
-            q=n(size=(3, 4, 2)).astype(np.float32),
-            k=n(size=(3, 4, 2)).astype(np.float32),
-        ),
+    return (
+        grouped(
+            "chunk after a cache",
+            _chunk_case("(2, 3) heads, a chunk of 2 after 6 cached, window 5", rng, (2, 3), 2, 8, 4, 5),
+            _chunk_case("one new token after 9 cached, window 1", rng, (), 1, 10, 2, 1),
+            _chunk_case("a chunk of 6 after 1 cached, window 2", rng, (), 6, 7, 3, 2),
+        )
+        + grouped(
+            "prompt, no cache",
+            _chunk_case("a prompt of 5, window 4: all but the first token", rng, (), 5, 5, 2, 4),
+            _chunk_case("a prompt of 7, window 3", rng, (3,), 7, 7, 4, 3),
+        )
+        + grouped(
+            "dtype",
+            _chunk_case(
+                "float32, 2 heads, a chunk of 3 after 5 cached, window 4", rng, (2,), 3, 8, 2, 4, np.float32
+            ),
+        )
     )
 
 
@@ -56,34 +62,15 @@ def add_positions():
     ) + grouped("dtype", _pos_case("float32, 3 prompts, 2, 0 and 4 pads", rng, [2, 0, 4], 5, 3, np.float32))
 
 
-def padded_attention():
+def fused_qkv_attention():
     rng = np.random.default_rng(19105)
-    n = rng.normal
     return grouped(
-        "padding",
-        Case(
-            "batch (2, 2), L=2, S=4",
-            q=n(size=(2, 2, 2, 3)),
-            k=n(size=(2, 2, 4, 3)),
-            v=n(size=(2, 2, 4, 2)),
-            keep=np.arange(4)[None, None, :] < np.array([[[4], [2]], [[1], [3]]]),
-        ),
-        Case(
-            "L=1, S=6, 5 real keys",
-            q=n(size=(1, 2)),
-            k=n(size=(6, 2)),
-            v=n(size=(6, 3)),
-            keep=np.arange(6) < 5,
-        ),
+        "heads",
+        _fused_case("batch (2, 2), L=2, d=6, 3 heads", rng, (2, 2), 2, 6, 3),
+        _fused_case("L=6, d=12, 2 heads", rng, (), 6, 12, 2),
+        _fused_case("L=1, d=4, 4 heads of width 1", rng, (), 1, 4, 4),
     ) + grouped(
-        "dtype",
-        Case(
-            "float32, a batch of 2, L=3, S=4",
-            q=n(size=(2, 3, 2)).astype(np.float32),
-            k=n(size=(2, 4, 2)).astype(np.float32),
-            v=n(size=(2, 4, 2)).astype(np.float32),
-            keep=np.arange(4)[None, :] < np.array([[2], [3]]),
-        ),
+        "dtype", _fused_case("float32, a batch of 3, L=4, d=8, 2 heads", rng, (3,), 4, 8, 2, np.float32)
     )
 
 
@@ -102,21 +89,16 @@ def yarn_scores():
     )
 
 
-def rope_causal_attention():
+def partial_rope_attention():
     rng = np.random.default_rng(19107)
-    n = rng.normal
     return grouped(
         "shape",
-        Case("L=7, E=6, Ev=2", q=n(size=(7, 6)), k=n(size=(7, 6)), v=n(size=(7, 2))),
-        Case("3 heads, L=2, E=4, Ev=8", q=n(size=(3, 2, 4)), k=n(size=(3, 2, 4)), v=n(size=(3, 2, 8))),
+        _partial_case("L=7, E=6, rotary_dim 2", rng, (), 7, 6, 2, 2),
+        _partial_case("3 heads, L=4, E=10, rotary_dim 8, Ev=5", rng, (3,), 4, 10, 5, 8),
+        _partial_case("L=2, E=4, rotary_dim 2", rng, (), 2, 4, 3, 2),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, 2 heads, L=5, E=4, Ev=4",
-            q=n(size=(2, 5, 4)).astype(np.float32),
-            k=n(size=(2, 5, 4)).astype(np.float32),
-            v=n(size=(2, 5, 4)).astype(np.float32),
-        ),
+        _partial_case("float32, 2 heads, L=5, E=8, rotary_dim 6", rng, (2,), 5, 8, 4, 6, np.float32),
     )
 
 
@@ -144,13 +126,13 @@ def cross_decode():
 
 
 HIDDEN = {
-    "bugs.causal_weights": causal_weights,
+    "bugs.chunk_window_weights": chunk_window_weights,
     "bugs.padded_head_weights": padded_head_weights,
     "bugs.sentence_embeddings": sentence_embeddings,
     "bugs.add_positions": add_positions,
-    "bugs.padded_attention": padded_attention,
+    "bugs.fused_qkv_attention": fused_qkv_attention,
     "bugs.yarn_scores": yarn_scores,
-    "bugs.rope_causal_attention": rope_causal_attention,
+    "bugs.partial_rope_attention": partial_rope_attention,
     "bugs.sink_cache_weights": sink_cache_weights,
     "bugs.predict_first_drift": predict_first_drift,
     "bugs.cross_decode": cross_decode,

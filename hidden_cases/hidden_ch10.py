@@ -1,5 +1,5 @@
 """Hidden cases, chapter 10 (attention for images): other sizes, several channels, float32, P = 1,
-grids of one row or one point, images that fill the canvas or hold one pixel, no registers."""
+grids of one row or one point, windows cut short, images that fill the canvas or hold one pixel, no registers."""
 
 import numpy as np
 
@@ -19,51 +19,30 @@ def resize_positions():
     return grouped("new grid", *cases[0:4]) + grouped("dtype", *cases[4:5])
 
 
-def favoured_patch_size():
-    def case(name, rows, margin):
-        P, acc, ms = (np.array(col) for col in zip(*rows))
-        dtype = np.float32 if name.startswith("float32") else np.float64
-        return Case(
-            name, patch_size=P, accuracy=acc.astype(dtype), forward_ms=ms.astype(dtype), margin=margin
-        )
-
+def window_attention_mask():
     return (
         grouped(
-            "seeds",
-            case(
-                "two seeds; P=8 has the best single run, P=4 the best mean",
-                [
-                    (4, 0.93, 10.0),
-                    (4, 0.93, 10.5),
-                    (8, 0.97, 3.0),
-                    (8, 0.85, 3.1),
-                    (16, 0.5, 1.0),
-                    (16, 0.52, 1.1),
-                ],
-                0.01,
-            ),
+            "windows",
+            Case("a 6 x 4 grid, windows of 2 x 2", gh=6, gw=4, M=2),
+            Case("a 3 x 9 grid, windows of 3 x 3", gh=3, gw=9, M=3),
         )
         + grouped(
-            "timing",
-            case(
-                "float32: P=2's fastest run beats P=4's slow mean",
-                [(2, 0.9, 15.0), (2, 0.91, 400.0), (4, 0.9, 20.0), (4, 0.9, 21.0), (7, 0.6, 2.0)],
-                0.05,
-            ),
+            "cut short",
+            Case("a 5 x 3 grid, windows of 2 x 2", gh=5, gw=3, M=2),
+            Case("a 7 x 5 grid, windows of 4 x 4", gh=7, gw=5, M=4),
+            Case("a 2 x 7 grid, windows of 3 x 3", gh=2, gw=7, M=3),
         )
         + grouped(
-            "margin",
-            case(
-                "four sizes, the middle ones within the margin",
-                [(1, 0.99, 700.0), (2, 0.985, 60.0), (2, 0.98, 61.0), (4, 0.982, 15.0), (8, 0.9, 4.0)],
-                0.01,
-            ),
+            "edge",
+            Case("one row of 5 patches, windows of 2 x 2", gh=1, gw=5, M=2),
+            Case("one patch, windows of 3 x 3", gh=1, gw=1, M=3),
+            Case("a 2 x 4 grid, windows of 1 x 1", gh=2, gw=4, M=1),
         )
     )
 
 
-def predict_embedding_parameters():
-    return grouped("prediction", Case("32 x 32 RGB, P=4, d_model=48"))
+def predict_window_scores():
+    return grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]"))
 
 
 def conv_as_matmul():
@@ -109,8 +88,8 @@ def pool_real_patches():
 
 HIDDEN = {
     "ch10.resize_positions": resize_positions,
-    "ch10.favoured_patch_size": favoured_patch_size,
-    "ch10.predict_embedding_parameters": predict_embedding_parameters,
+    "ch10.window_attention_mask": window_attention_mask,
+    "ch10.predict_window_scores": predict_window_scores,
     "ch10.conv_as_matmul": conv_as_matmul,
     "ch10.padded_patch_mask": patch_key_mask,
     "ch10.pool_real_patches": pool_real_patches,

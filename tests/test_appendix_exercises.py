@@ -17,11 +17,9 @@ from attncourse.exercises.engine.outputs import to_arrays
 
 HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 RENAMED = {
-    "bugs.discarded_mask": "bugs.causal_weights",
     "bugs.head_major_mask": "bugs.padded_head_weights",
     "bugs.mean_over_padding": "bugs.sentence_embeddings",
     "bugs.left_pad_positions": "bugs.add_positions",
-    "bugs.mask_after_softmax": "bugs.padded_attention",
 }
 # words that named a cause in the old ids, titles and prompts (issue 36)
 CAUSE_WORDS = [
@@ -96,3 +94,67 @@ def test_the_prediction_is_the_first_step_the_sink_cache_code_gets_wrong():
     differs = np.flatnonzero(np.abs(handed_out - fixed).max(axis=-1) > 1e-9)
     assert differs.size and differs[0] == int(predict.reference())
     assert differs[0] == int(predict.solution_function()())
+
+
+def test_a1_handed_out_code_is_right_exactly_when_the_window_holds_the_whole_cache():
+    """A.1's symptom, as its prompt states it, on an independent boolean reference."""
+    torch = pytest.importorskip("torch")
+    ex = get("bugs.chunk_window_weights")
+    stub = stub_function(ex)
+    rng = np.random.default_rng(1)
+    for L, S in [(1, 6), (3, 6), (6, 6)]:
+        q, k = torch.tensor(rng.normal(size=(L, 4))), torch.tensor(rng.normal(size=(S, 4)))
+        for window in range(1, S + 3):
+            t = np.arange(L)[:, None] + S - L
+            j = np.arange(S)[None, :]
+            seen = torch.tensor((j <= t) & (j > t - window))
+            expected = torch.softmax((q @ k.T / 2).masked_fill(~seen, float("-inf")), -1)
+            right = torch.allclose(stub(q, k, window), expected)
+            assert right == (window >= S), (L, S, window)
+            assert torch.allclose(ex.solution_function()(q, k, window), expected)
+
+
+def test_a7_handed_out_code_gets_row_0_right_and_every_later_row_wrong():
+    from attncourse import apply_rope
+
+    ex = get("bugs.partial_rope_attention")
+    stub = stub_function(ex)
+    rng = np.random.default_rng(7)
+    L, E, R = 6, 8, 4
+    q, k, v = rng.normal(size=(L, E)), rng.normal(size=(L, E)), rng.normal(size=(L, 3))
+    # independent reference: the rotated part built by hand, pairs (i, i + R/2), frequencies of width R
+    ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, R, 2) / R)
+
+    def rot(x):
+        a, b = x[:, : R // 2], x[:, R // 2 : R]
+        return np.concatenate(
+            [a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang), x[:, R:]], 1
+        )
+
+    s = rot(q) @ rot(k).T / np.sqrt(E) + np.triu(np.full((L, L), -np.inf), 1)
+    w = np.exp(s - s.max(1, keepdims=True))
+    expected = (w / w.sum(1, keepdims=True)) @ v
+    np.testing.assert_allclose(ex.solution_function()(q, k, v, R), expected, rtol=1e-10)
+    np.testing.assert_allclose(rot(q), np.concatenate([apply_rope(q[:, :R]), q[:, R:]], 1), rtol=1e-10)
+    gap = np.abs(stub(q, k, v, R) - expected).max(axis=1)
+    assert gap[0] < 1e-12 and (gap[1:] > 1e-6).all(), gap
+
+
+def test_a5_handed_out_code_is_right_with_one_head_only():
+    ex = get("bugs.fused_qkv_attention")
+    stub, fixed = stub_function(ex), ex.solution_function()
+    rng = np.random.default_rng(5)
+    x, W = rng.normal(size=(2, 4, 6)), rng.normal(size=(6, 18))
+    for n_heads in (1, 2, 3, 6):
+        right = np.allclose(stub(x, W, n_heads), fixed(x, W, n_heads))
+        assert right == (n_heads == 1), n_heads
+    # the fixed code against head-by-head column slices, written out here
+    dh = 2
+    for h in range(3):
+        cols = W[:, 3 * dh * h : 3 * dh * (h + 1)]
+        q, k, v = x @ cols[:, :dh], x @ cols[:, dh : 2 * dh], x @ cols[:, 2 * dh :]
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        np.testing.assert_allclose(
+            fixed(x, W, 3)[..., h * dh : (h + 1) * dh], (w / w.sum(-1, keepdims=True)) @ v
+        )

@@ -160,11 +160,11 @@ NEW_SITUATIONS = {
         "ch09.beam_cache_step": "KV caches carried through a beam search step (the chapter decodes one sequence)",
     },
     "ch10": {
-        "ch10.favoured_patch_size": "the patch size a sweep favours under measured cost and seed noise",
+        "ch10.window_attention_mask": "window attention tiled over a patch grid, windows cut short and a [CLS] token",
         "ch10.resize_positions": "learned positions interpolated to another grid, never done there",
         "ch10.padded_patch_mask": "the key mask of a batch of images of different sizes, padded to one canvas",
         "ch10.pool_real_patches": "mean-pooling the real patches of a padded batch with register tokens",
-        "ch10.predict_embedding_parameters": "the input layers of an RGB ViT the chapter does not build",
+        "ch10.predict_window_scores": "the scores window attention computes on a grid its windows do not divide",
     },
     "ch11": {
         "ch11.stack_reach": "how far back a stack of windowed, sink and full layers reads, never traced there",

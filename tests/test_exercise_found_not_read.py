@@ -296,7 +296,7 @@ def test_a_mask_s_feedback_quotes_no_float_tolerance():
 
 
 def test_score_shows_untouched_handed_out_code_as_not_attempted():
-    ex = get("bugs.discarded_mask")
+    ex = get("bugs.chunk_window_weights")
     skip_without_torch(ex)
     stub = stub_function(ex)
     result = check(ex.id, stub, show=False)
@@ -436,10 +436,8 @@ KNOWN_TO_NAME_THE_CAUSE = {
     "ch12.fix_prefix_mask",  # title: sees
     "ch13.fix_topk_causal",  # stub comment: rank
     "ch13.fix_chunked_linear",  # title: reads
-    "bugs.discarded_mask",  # id: discarded
     "bugs.head_major_mask",  # id: major
     "bugs.left_pad_positions",  # title: count
-    "bugs.mask_after_softmax",  # id: after, mask
 }
 
 

@@ -216,13 +216,14 @@ def test_message_bool_mask_expected():
     )
 
 
-def test_message_for_a_discarded_masked_fill_in_torch():
+def test_message_for_a_window_cut_by_tril_in_torch():
     pytest.importorskip("torch")
-    result = check("bugs.causal_weights", stub_function(get("bugs.causal_weights")), show=False)
-    assert result.cases[0].diagnosis == "masked_fill result discarded"
-    assert "no mask at all" not in result.text()  # the cause is found, not read
-    hinted = check("bugs.discarded_mask", stub_function(get("bugs.discarded_mask")), show=False, hint=True)
-    assert hinted.hints[0].startswith("the weights are those of no mask at all")
+    ex = get("bugs.chunk_window_weights")
+    result = check(ex.id, stub_function(ex), show=False)
+    assert result.cases[0].diagnosis == "window cut by tril"
+    assert "older than the window" not in result.text()  # the cause is found, not read
+    hinted = check(ex.id, stub_function(ex), show=False, hint=True)
+    assert hinted.hints[0].startswith("your weights reach tokens older than the window")
 
 
 # ----------------------------------------------------------------------------- check and score

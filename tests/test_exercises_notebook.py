@@ -129,9 +129,9 @@ def test_student_version_keeps_signature_and_header_and_drops_the_solution():
     bug = next(
         c
         for c in student["cells"]
-        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.causal_weights"
+        if c["metadata"].get("attncourse", {}).get("exercise") == "bugs.chunk_window_weights"
     )
-    assert '    scores.masked_fill(future, float("-inf"))\n' in source(bug)
+    assert "    masked = torch.tril(masked, diagonal=S - L + window)\n" in source(bug)
     assert nb["cells"][first]["outputs"]  # the input notebook is untouched
 
 

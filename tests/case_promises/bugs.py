@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rules import _array, dtype_in, finite, integer, ndim_in, shape_is
+from ._rules import dtype_in, finite, integer, ndim_in, shape_is
 
 FLOATS = ("float32", "float64")
 
@@ -20,10 +20,17 @@ def _boolean(name, x):
     return dtype_in(name, x, ["bool"])
 
 
-def causal_weights(c):  # A.1: q, k (..., L, E), torch tensors
-    q, k = c["q"], c["k"]
-    out = _floats(q=q, k=k) + ndim_in("q", q, range(2, 6))
-    return out + shape_is("k", k, tuple(_array(q).shape))
+def chunk_window_weights(c):  # A.1: q (..., L, E), k (..., S, E) torch, L <= S, an int window >= 1
+    q, k, window = c["q"], c["k"], c["window"]
+    out = _floats(q=q, k=k) + ndim_in("q", q, range(2, 6)) + integer("window", window)
+    if out:
+        return out
+    out += shape_is("k", k, (*q.shape[:-2], None, q.shape[-1]))
+    if not out and q.shape[-2] > k.shape[-2]:
+        out.append(f"L = {q.shape[-2]} > S = {k.shape[-2]}; the prompt promises the chunk is in the cache")
+    if window < 1:
+        out.append(f"window = {window}; the prompt promises at least 1")
+    return out
 
 
 def padded_head_weights(c):  # A.2: q (B*H, L, E), k (B*H, S, E), keep (B, S), n_heads = H
@@ -67,15 +74,15 @@ def add_positions(c):  # A.4: x (B, L, D), keep (B, L) with the pads first, tabl
     return out
 
 
-def padded_attention(c):  # A.5: q, k, v, keep (..., S) with one real key a row
-    q, k, v, keep = c["q"], c["k"], c["v"], c["keep"]
-    out = _floats(q=q, k=k, v=v) + _boolean("keep", keep)
+def fused_qkv_attention(c):  # A.5: x (..., L, d), W (d, 3d), n_heads divides d
+    x, W, H = c["x"], c["W"], c["n_heads"]
+    out = _floats(x=x, W=W) + ndim_in("x", x, range(2, 6)) + ndim_in("W", W, [2]) + integer("n_heads", H)
     if out:
         return out
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2] or keep.shape[-1] != k.shape[-2]:
-        out.append(f"shapes q {q.shape}, k {k.shape}, v {v.shape}, keep {keep.shape} do not fit the prompt")
-    if not keep.any(axis=-1).all():
-        out.append("a row of keep has no real key; the prompt promises at least one")
+    d = x.shape[-1]
+    out += shape_is("W", W, (d, 3 * d))
+    if H < 1 or d % H:
+        out.append(f"n_heads = {H} does not divide d = {d}")
     return out
 
 
@@ -94,14 +101,14 @@ def yarn_scores(c):  # A.6: q, k (..., L, E) at positions 0..L-1, a float factor
     return out
 
 
-def rope_causal_attention(c):  # A.7: q, k (..., L, E), v (..., L, Ev), E and Ev even
-    q, k, v = c["q"], c["k"], c["v"]
-    out = _floats(q=q, k=k, v=v) + ndim_in("q", q, range(2, 6))
+def partial_rope_attention(c):  # A.7: q, k (..., L, E), v (..., L, Ev), rotary_dim even, 2 <= it < E
+    q, k, v, R = c["q"], c["k"], c["v"], c["rotary_dim"]
+    out = _floats(q=q, k=k, v=v) + ndim_in("q", q, range(2, 6)) + integer("rotary_dim", R)
     if out:
         return out
     out += shape_is("k", k, q.shape) + shape_is("v", v, (*q.shape[:-1], None))
-    if q.shape[-1] % 2 or v.shape[-1] % 2:
-        out.append(f"E = {q.shape[-1]} or Ev = {v.shape[-1]} is odd; the prompt promises both even")
+    if R % 2 or not 2 <= R < q.shape[-1]:
+        out.append(f"rotary_dim = {R} with E = {q.shape[-1]}; the prompt promises it even, 2 <= it < E")
     return out
 
 
@@ -135,13 +142,13 @@ def no_inputs(c):  # A.9: a prediction takes no inputs
 
 
 PROMISES = {
-    "bugs.causal_weights": causal_weights,
+    "bugs.chunk_window_weights": chunk_window_weights,
     "bugs.padded_head_weights": padded_head_weights,
     "bugs.sentence_embeddings": sentence_embeddings,
     "bugs.add_positions": add_positions,
-    "bugs.padded_attention": padded_attention,
+    "bugs.fused_qkv_attention": fused_qkv_attention,
     "bugs.yarn_scores": yarn_scores,
-    "bugs.rope_causal_attention": rope_causal_attention,
+    "bugs.partial_rope_attention": partial_rope_attention,
     "bugs.sink_cache_weights": sink_cache_weights,
     "bugs.predict_first_drift": no_inputs,
     "bugs.cross_decode": cross_decode,

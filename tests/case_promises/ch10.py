@@ -39,22 +39,11 @@ def resize_positions(inputs):
     return problems
 
 
-def favoured_patch_size(inputs):
-    ps, acc, ms, margin = (inputs[k] for k in ("patch_size", "accuracy", "forward_ms", "margin"))
-    problems = integer("patch_size", ps) + finite("accuracy", acc) + finite("forward_ms", ms)
-    problems += (
-        ndim_in("patch_size", ps, (1,)) + ndim_in("accuracy", acc, (1,)) + ndim_in("forward_ms", ms, (1,))
-    )
-    if problems:
-        return problems
-    if not (_array(ps).shape == _array(acc).shape == _array(ms).shape):
-        problems.append("patch_size, accuracy and forward_ms are not all (R,)")
-    if not np.isfinite(margin) or margin < 0:
-        problems.append(f"margin {margin} is not a finite non-negative number")
-    return problems
+def window_attention_mask(inputs):  # 10.2: ints gh, gw, M >= 1
+    return [p for n in ("gh", "gw", "M") for p in _positive_int(n, inputs[n])]
 
 
-def predict_embedding_parameters(inputs):
+def predict_window_scores(inputs):
     return [] if not inputs else [f"a prediction takes no inputs; got {sorted(inputs)}"]
 
 
@@ -98,8 +87,8 @@ def pool_real_patches(inputs):
 
 PROMISES = {
     "ch10.resize_positions": resize_positions,
-    "ch10.favoured_patch_size": favoured_patch_size,
-    "ch10.predict_embedding_parameters": predict_embedding_parameters,
+    "ch10.window_attention_mask": window_attention_mask,
+    "ch10.predict_window_scores": predict_window_scores,
     "ch10.conv_as_matmul": conv_as_matmul,
     "ch10.padded_patch_mask": padded_patch_mask,
     "ch10.pool_real_patches": pool_real_patches,

@@ -1,34 +1,41 @@
 """Appendix A (common bugs): answers in students' styles, correct and wrong."""
 
 CORRECT = {
-    "bugs.causal_weights": {
-        "in place, masked_fill_": """
-            def causal_weights(q, k):
-                L = q.shape[-2]
+    "bugs.chunk_window_weights": {
+        "a boolean window and torch.where": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                i = torch.arange(L)[:, None] + (S - L)
+                j = torch.arange(S)[None, :]
+                seen = (j <= i) & (j > i - window)
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                future = torch.ones(L, L, dtype=torch.bool).triu(1)
-                scores.masked_fill_(future, float("-inf"))
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(torch.where(seen, scores, float("-inf")), dim=-1)
         """,
-        "numpy with the chapter's np, in float32": """
-            def causal_weights(q, k):
+        "numpy, a loop over the queries, in float32": """
+            def chunk_window_weights(q, k, window):
                 qn, kn = q.numpy().astype(np.float32), k.numpy().astype(np.float32)
-                L = qn.shape[-2]
-                s = qn @ np.swapaxes(kn, -1, -2) / np.float32(np.sqrt(qn.shape[-1]))
-                s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
-                e = np.exp(s - s.max(-1, keepdims=True))
-                return e / e.sum(-1, keepdims=True)
+                L, S = qn.shape[-2], kn.shape[-2]
+                out = np.zeros(qn.shape[:-1] + (S,), dtype=np.float32)
+                for r in range(L):
+                    t = S - L + r
+                    lo = max(0, t - window + 1)
+                    s = np.einsum("...e,...je->...j", qn[..., r, :], kn[..., lo : t + 1, :]) / np.float32(np.sqrt(qn.shape[-1]))
+                    e = np.exp(s - s.max(-1, keepdims=True))
+                    out[..., r, lo : t + 1] = e / e.sum(-1, keepdims=True)
+                return out
         """,
-        "helper in an added cell": [
+        "the additive mask fixed in place, in an added cell": [
             """
-            def _causal_fill(scores):
-                L = scores.shape[-1]
-                return torch.where(torch.tril(torch.ones(L, L, dtype=torch.bool)), scores, float("-inf"))
+            def _window_bias(L, S, window, dtype):
+                bias = torch.zeros(L, S, dtype=dtype)
+                bias.masked_fill_(torch.ones(L, S, dtype=torch.bool).triu(S - L + 1), float("-inf"))
+                bias.masked_fill_(torch.ones(L, S, dtype=torch.bool).tril(S - L - window), float("-inf"))
+                return bias
             """,
             """
-            def causal_weights(q, k):
-                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                return torch.softmax(_causal_fill(scores), dim=-1)
+            def chunk_window_weights(q, k, window):
+                scores = torch.einsum("...le,...se->...ls", q, k) / q.shape[-1] ** 0.5
+                return torch.softmax(scores + _window_bias(q.shape[-2], k.shape[-2], window, scores.dtype), -1)
             """,
         ],
     },
@@ -112,30 +119,42 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.padded_attention": {
-        "renormalised after masking": """
-            def padded_attention(q, k, v, keep):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(scores) * keep[..., None, :]
-                weights = weights / weights.sum(-1, keepdims=True)
-                return weights @ v, weights
+    "bugs.fused_qkv_attention": {
+        "a loop over heads, column slices": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                outs = []
+                for h in range(n_heads):
+                    cols = W[:, 3 * dh * h : 3 * dh * (h + 1)]
+                    q, k, v = x @ cols[:, :dh], x @ cols[:, dh : 2 * dh], x @ cols[:, 2 * dh :]
+                    outs.append(softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)) @ v)
+                return np.concatenate(outs, axis=-1)
         """,
-        "torch in float32": """
-            def padded_attention(q, k, v, keep):
-                qt, kt, vt = (torch.as_tensor(a).float() for a in (q, k, v))
-                s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
-                w = torch.softmax(s.masked_fill(~torch.as_tensor(keep)[..., None, :], float("-inf")), -1)
-                return (w @ vt).numpy(), w.numpy()
+        "torch, einsum, in float32": """
+            def fused_qkv_attention(x, W, n_heads):
+                xt, Wt = torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(W, dtype=torch.float32)
+                d = Wt.shape[0]
+                dh = d // n_heads
+                qkv = (xt @ Wt).unflatten(-1, (n_heads, 3, dh))
+                q, k, v = qkv.unbind(-2)
+                w = torch.softmax(torch.einsum("...lhe,...mhe->...hlm", q, k) / dh**0.5, -1)
+                return torch.einsum("...hlm,...mhe->...lhe", w, v).flatten(-2).numpy()
         """,
-        "helper in an added cell": [
+        "the weights reordered to [Q | K | V] in an added cell": [
             """
-            def _block(scores, keep):
-                return np.where(keep[..., None, :], scores, -np.inf)
+            def _to_thirds(W, n_heads):
+                d = W.shape[0]
+                return W.reshape(d, n_heads, 3, d // n_heads).transpose(0, 2, 1, 3).reshape(d, 3 * d)
             """,
             """
-            def padded_attention(q, k, v, keep):
-                w = softmax(_block(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), keep))
-                return w @ v, w
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                q, k, v = np.split(x @ _to_thirds(W, n_heads), 3, axis=-1)
+                heads = lambda t: np.swapaxes(t.reshape(*t.shape[:-1], n_heads, dh), -2, -3)
+                out = softmax(heads(q) @ np.swapaxes(heads(k), -1, -2) / np.sqrt(dh)) @ heads(v)
+                return np.swapaxes(out, -2, -3).reshape(*x.shape[:-1], d)
             """,
         ],
     },
@@ -184,39 +203,42 @@ CORRECT = {
         """,
         ],
     },
-    "bugs.rope_causal_attention": {
+    "bugs.partial_rope_attention": {
         "torch, masked_fill": """
-            def rope_causal_attention(q, k, v):
-                L = q.shape[-2]
-                qt, kt = torch.as_tensor(apply_rope(q)), torch.as_tensor(apply_rope(k))
+            def partial_rope_attention(q, k, v, rotary_dim):
+                R, L = rotary_dim, q.shape[-2]
+                qt = torch.cat([torch.as_tensor(apply_rope(q[..., :R])), torch.as_tensor(q[..., R:])], -1)
+                kt = torch.cat([torch.as_tensor(apply_rope(k[..., :R])), torch.as_tensor(k[..., R:])], -1)
                 s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
                 s = s.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), float("-inf"))
                 return (torch.softmax(s, -1) @ torch.as_tensor(v)).numpy()
         """,
         "a loop over queries in float32": """
-            def rope_causal_attention(q, k, v):
-                q, k = apply_rope(q.astype(np.float32)), apply_rope(k.astype(np.float32))
-                v = v.astype(np.float32)
+            def partial_rope_attention(q, k, v, rotary_dim):
+                R = rotary_dim
+                q, k, v = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
+                q = q.copy(); k = k.copy()
+                q[..., :R], k[..., :R] = apply_rope(q[..., :R]), apply_rope(k[..., :R])
                 rows = []
                 for i in range(q.shape[-2]):
                     s = np.einsum("...e,...je->...j", q[..., i, :], k[..., : i + 1, :]) / np.float32(np.sqrt(q.shape[-1]))
                     rows.append(np.einsum("...j,...je->...e", softmax(s), v[..., : i + 1, :]))
                 return np.stack(rows, axis=-2)
         """,
-        "rotation by hand in an added cell": [
+        "the rotation by hand in an added cell": [
             """
-            def _rope_by_hand(x):
-                L, E = x.shape[-2], x.shape[-1]
-                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, E, 2) / E)
-                x1, x2 = x[..., : E // 2], x[..., E // 2 :]
-                return np.concatenate([x1 * np.cos(ang) - x2 * np.sin(ang), x1 * np.sin(ang) + x2 * np.cos(ang)], -1)
+            def _rotate_part(x, R):
+                L = x.shape[-2]
+                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, R, 2) / R)
+                a, b, rest = x[..., : R // 2], x[..., R // 2 : R], x[..., R:]
+                return np.concatenate([a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang), rest], -1)
             """,
             """
-            def rope_causal_attention(q, k, v):
+            def partial_rope_attention(q, k, v, rotary_dim):
                 L = q.shape[-2]
-                s = _rope_by_hand(q) @ np.swapaxes(_rope_by_hand(k), -1, -2) / np.sqrt(q.shape[-1])
+                s = _rotate_part(q, rotary_dim) @ np.swapaxes(_rotate_part(k, rotary_dim), -1, -2) / np.sqrt(q.shape[-1])
                 return softmax(s + np.triu(np.full((L, L), -np.inf), 1)) @ v
-        """,
+            """,
         ],
     },
     "bugs.sink_cache_weights": {
@@ -314,22 +336,29 @@ CORRECT = {
 }
 
 WRONG = {
-    "bugs.causal_weights": {
-        "the diagonal masked too": """
-            def causal_weights(q, k):
-                L = q.shape[-2]
+    "bugs.chunk_window_weights": {
+        "the window counted from the chunk's first query, as without a cache": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                minus_inf = torch.full((L, S), float("-inf"), dtype=q.dtype)
+                masked = torch.triu(minus_inf, diagonal=1) + torch.tril(minus_inf, diagonal=-window)
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                future = torch.ones(L, L, dtype=torch.bool).triu(0)
-                scores = scores.masked_fill(future, -1e9)
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(scores + masked, dim=-1)
         """,
-        "the mask the wrong way round": """
-            def causal_weights(q, k):
-                L = q.shape[-2]
+        "a window one token too wide": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                minus_inf = torch.full((L, S), float("-inf"), dtype=q.dtype)
+                masked = torch.triu(minus_inf, diagonal=S - L + 1) + torch.tril(minus_inf, diagonal=S - L - window - 1)
                 scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-                future = torch.ones(L, L, dtype=torch.bool).triu(1)
-                scores = scores.masked_fill(~future, float("-inf"))
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(scores + masked, dim=-1)
+        """,
+        "causal only, the window dropped": """
+            def chunk_window_weights(q, k, window):
+                L, S = q.shape[-2], k.shape[-2]
+                masked = torch.triu(torch.full((L, S), float("-inf"), dtype=q.dtype), diagonal=S - L + 1)
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+                return torch.softmax(scores + masked, dim=-1)
         """,
     },
     "bugs.padded_head_weights": {
@@ -370,18 +399,32 @@ WRONG = {
                 return x + table[positions]
         """,
     },
-    "bugs.padded_attention": {
-        "filled with 0 before the softmax": """
-            def padded_attention(q, k, v, keep):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(np.where(keep[..., None, :], scores, 0.0))
-                return weights @ v, weights
+    "bugs.fused_qkv_attention": {
+        "the heads' blocks read as (d_head, 3)": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                t = (x @ W).reshape(*x.shape[:-1], n_heads, dh, 3)
+                q, k, v = (np.moveaxis(t[..., i], -2, -3) for i in range(3))
+                out = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)) @ v
+                return np.moveaxis(out, -3, -2).reshape(*x.shape[:-1], d)
         """,
-        "the padded values zeroed instead": """
-            def padded_attention(q, k, v, keep):
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                weights = softmax(scores)
-                return weights @ (v * keep[..., None]), weights
+        "the right split, scaled by sqrt(d)": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                t = (x @ W).reshape(*x.shape[:-1], n_heads, 3, dh)
+                q, k, v = (np.moveaxis(t[..., i, :], -2, -3) for i in range(3))
+                out = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d)) @ v
+                return np.moveaxis(out, -3, -2).reshape(*x.shape[:-1], d)
+        """,
+        "one head over the whole width": """
+            def fused_qkv_attention(x, W, n_heads):
+                d = W.shape[0]
+                dh = d // n_heads
+                t = (x @ W).reshape(*x.shape[:-1], n_heads, 3, dh)
+                q, k, v = (t[..., i, :].reshape(*x.shape[:-1], d) for i in range(3))
+                return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(dh)) @ v
         """,
     },
     "bugs.yarn_scores": {
@@ -425,27 +468,28 @@ WRONG = {
                 return rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E) / a
         """,
     },
-    "bugs.rope_causal_attention": {
-        "only the queries rotated": """
-            def rope_causal_attention(q, k, v):
+    "bugs.partial_rope_attention": {
+        "the whole head rotated": """
+            def partial_rope_attention(q, k, v, rotary_dim):
                 L = q.shape[-2]
-                q = apply_rope(q)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                s = apply_rope(q) @ np.swapaxes(apply_rope(k), -1, -2) / np.sqrt(q.shape[-1])
                 return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
         """,
-        "the output rotated back instead": """
-            def rope_causal_attention(q, k, v):
-                L = q.shape[-2]
-                q, k = apply_rope(q), apply_rope(k)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                out = softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
-                return apply_rope(out)
+        "the last rotary_dim features rotated": """
+            def partial_rope_attention(q, k, v, rotary_dim):
+                L, E = q.shape[-2], q.shape[-1]
+                rot = lambda x: np.concatenate([x[..., : E - rotary_dim], apply_rope(x[..., E - rotary_dim :])], -1)
+                s = rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
+                return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
         """,
-        "interleaved pairs": """
-            def rope_causal_attention(q, k, v):
-                L = q.shape[-2]
-                q, k = apply_rope(q, interleaved=True), apply_rope(k, interleaved=True)
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        "pairs within rotary_dim, frequencies of the whole head": """
+            def partial_rope_attention(q, k, v, rotary_dim):
+                L, E, R = q.shape[-2], q.shape[-1], rotary_dim
+                ang = np.arange(L)[:, None] * 10000.0 ** (-np.arange(0, R, 2) / E)
+                def rot(x):
+                    a, b = x[..., : R // 2], x[..., R // 2 : R]
+                    return np.concatenate([a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang), x[..., R:]], -1)
+                s = rot(q) @ np.swapaxes(rot(k), -1, -2) / np.sqrt(E)
                 return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)) @ v
         """,
     },

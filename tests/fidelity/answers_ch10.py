@@ -39,67 +39,63 @@ CORRECT = {
                 return np.concatenate([pos[:1].astype(np.float32), new.reshape(nh * nw, -1)])
         """,
     },
-    "ch10.favoured_patch_size": {
-        "torch with the chapter's import": """
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                P, acc, ms = (torch.as_tensor(a) for a in (patch_size, accuracy, forward_ms))
-                sizes = torch.unique(P)
-                time = torch.stack([ms[P == s].min() for s in sizes])
-                mean = torch.stack([acc[P == s].float().mean() for s in sizes])
-                order = sizes[torch.argsort(time, descending=True)]
-                ok = mean >= mean.max() - margin
-                return order.numpy(), int(sizes[ok][torch.argmin(time[ok])])
+    "ch10.window_attention_mask": {
+        "loops over pairs of patches": """
+            def window_attention_mask(gh, gw, M):
+                N = gh * gw
+                mask = np.ones((1 + N, 1 + N), dtype=bool)
+                for i in range(N):
+                    for j in range(N):
+                        mask[1 + i, 1 + j] = (i // gw) // M == (j // gw) // M and (i % gw) // M == (j % gw) // M
+                return mask
         """,
-        "plain Python with dicts": """
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                runs = {}
-                for P, a, t in zip(patch_size.tolist(), accuracy.tolist(), forward_ms.tolist()):
-                    runs.setdefault(P, []).append((a, t))
-                time = {P: min(t for _, t in r) for P, r in runs.items()}
-                mean = {P: sum(a for a, _ in r) / len(r) for P, r in runs.items()}
-                order = sorted(runs, key=lambda P: -time[P])
-                best = max(mean.values())
-                ok = [P for P in runs if mean[P] >= best - margin]
-                return order, min(ok, key=lambda P: time[P])
+        "torch, window ids from a grid of ids": """
+            def window_attention_mask(gh, gw, M):
+                rows = torch.arange(gh)[:, None] // M
+                cols = torch.arange(gw)[None, :] // M
+                ids = (rows * (gw + M) + cols).reshape(-1)
+                inner = ids[:, None] == ids[None, :]
+                out = torch.ones(1 + gh * gw, 1 + gh * gw, dtype=torch.bool)
+                out[1:, 1:] = inner
+                return out
         """,
-        "helper in an added cell": [
-            """
-            def _per_size(patch_size, values, how):
-                sizes = np.unique(patch_size)
-                return sizes, np.array([how(values[patch_size == P]) for P in sizes])
-            """,
-            """
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                sizes, time = _per_size(patch_size, forward_ms, np.min)
-                _, mean = _per_size(patch_size, accuracy, np.mean)
-                candidates = [(t, P) for P, t, a in zip(sizes, time, mean) if a >= mean.max() - margin]
-                return sizes[np.argsort(time)[::-1]], min(candidates)[1]
-            """,
-        ],
+        "a window label image, padded with a row and column for [CLS]": """
+            def window_attention_mask(gh, gw, M):
+                nwr, nwc = -(-gh // M), -(-gw // M)
+                labels = np.kron(np.arange(nwr * nwc).reshape(nwr, nwc), np.ones((M, M), dtype=int))[:gh, :gw]
+                lab = np.concatenate([[-1], labels.ravel()])
+                m = lab[:, None] == lab[None, :]
+                m[0, :] = True
+                m[:, 0] = True
+                return m
+        """,
     },
-    "ch10.predict_embedding_parameters": {
-        "counted with the chapter's nn": """
-            def predict_embedding_parameters():
-                embedding = nn.Linear(3 * 4 * 4, 48)
-                positions = nn.Parameter(torch.zeros(1, (32 // 4) ** 2 + 1, 48))
-                return sum(p.numel() for p in embedding.parameters()) + positions.numel()
-        """,
+    "ch10.predict_window_scores": {
         "the literal": """
-            def predict_embedding_parameters():
-                return 5472
+            def predict_window_scores():
+                return 10252
         """,
-        "a numpy int": """
-            def predict_embedding_parameters():
-                return np.int64(48) * (48 + 1 + 64 + 1)
+        "window by window, in loops": """
+            def predict_window_scores():
+                total = 0
+                for rows in (7, 7, 1):
+                    for cols in (7, 7, 1):
+                        total += (rows * cols) ** 2
+                return total + 226 + 225
+        """,
+        "a numpy int, four whole windows and the strips": """
+            def predict_window_scores():
+                return np.int64(4 * 49**2 + 4 * 7**2 + 1) + 2 * 225 + 1
         """,
         "helper in an added cell": [
             """
-            def _linear_parameters(n_in, n_out):
-                return n_in * n_out + n_out
+            def _pairs(n):
+                return n * n
             """,
             """
-            def predict_embedding_parameters():
-                return _linear_parameters(3 * 4 * 4, 48) + (8 * 8 + 1) * 48
+            def predict_window_scores():
+                windows = [a * b for a in (7, 7, 1) for b in (7, 7, 1)]
+                return sum(_pairs(n) for n in windows) + _pairs(226) - _pairs(225)
             """,
         ],
     },
@@ -242,37 +238,49 @@ WRONG = {
                 return torch.cat([t[:1], new[0].permute(1, 2, 0).reshape(nh * nw, -1)])
         """,
     },
-    "ch10.favoured_patch_size": {
-        "the most accurate size, cost ignored": """
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                sizes = np.unique(patch_size)
-                time = np.array([forward_ms[patch_size == P].min() for P in sizes])
-                acc = np.array([accuracy[patch_size == P].mean() for P in sizes])
-                return sizes[np.argsort(-time)], sizes[np.argmax(acc)]
+    "ch10.window_attention_mask": {
+        "windows of M*M tokens in reading order": """
+            def window_attention_mask(gh, gw, M):
+                w = np.arange(gh * gw) // (M * M)
+                m = np.ones((1 + gh * gw, 1 + gh * gw), dtype=bool)
+                m[1:, 1:] = w[:, None] == w[None, :]
+                return m
         """,
-        "ranked by patch size, not by measured time": """
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                sizes = np.unique(patch_size)
-                time = np.array([forward_ms[patch_size == P].min() for P in sizes])
-                acc = np.array([accuracy[patch_size == P].mean() for P in sizes])
-                good = acc >= acc.max() - margin
-                return sizes, sizes[good][np.argmin(time[good])]
+        "window ids with the windows per row floored": """
+            def window_attention_mask(gh, gw, M):
+                r, c = np.divmod(np.arange(gh * gw), gw)
+                w = (r // M) * (gw // M) + c // M
+                m = np.ones((1 + gh * gw, 1 + gh * gw), dtype=bool)
+                m[1:, 1:] = w[:, None] == w[None, :]
+                return m
         """,
-        "each run its own entry": """
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                order = patch_size[np.argsort(-forward_ms)]
-                good = accuracy >= accuracy.max() - margin
-                return order, patch_size[good][np.argmin(forward_ms[good])]
+        "a neighbourhood of each patch": """
+            def window_attention_mask(gh, gw, M):
+                r, c = np.divmod(np.arange(gh * gw), gw)
+                m = np.ones((1 + gh * gw, 1 + gh * gw), dtype=bool)
+                m[1:, 1:] = (abs(r[:, None] - r[None, :]) < M) & (abs(c[:, None] - c[None, :]) < M)
+                return m
+        """,
+        "the grid read column by column": """
+            def window_attention_mask(gh, gw, M):
+                c, r = np.divmod(np.arange(gh * gw), gh)
+                m = np.ones((1 + gh * gw, 1 + gh * gw), dtype=bool)
+                m[1:, 1:] = (r[:, None] // M == r[None, :] // M) & (c[:, None] // M == c[None, :] // M)
+                return m
         """,
     },
-    "ch10.predict_embedding_parameters": {
-        "the bias forgotten": """
-            def predict_embedding_parameters():
-                return 3 * 4 * 4 * 48 + 65 * 48
+    "ch10.predict_window_scores": {
+        "every window whole": """
+            def predict_window_scores():
+                return 9 * 49**2 + 2 * 225 + 1
         """,
-        "the [CLS] token counted too": """
-            def predict_embedding_parameters():
-                return 3 * 4 * 4 * 48 + 48 + 65 * 48 + 48
+        "full attention": """
+            def predict_window_scores():
+                return 226**2
+        """,
+        "no [CLS]": """
+            def predict_window_scores():
+                return 4 * 49**2 + 4 * 7**2 + 1
         """,
     },
     "ch10.conv_as_matmul": {

@@ -26,70 +26,132 @@ def _masked_softmax(scores, allowed):
     return softmax(np.where(allowed, scores, -np.inf))
 
 
-# ----------------------------------------------------------------------------- A.1 causal_weights
-def _causal_weights(q, k, masked=True):
-    L = q.shape[-2]
-    scores = q @ swap(k) / np.sqrt(q.shape[-1])
-    if not masked:
-        return softmax(scores)
-    return _masked_softmax(scores, np.tril(np.ones((L, L), dtype=bool)))
+# ----------------------------------------------------------------------------- A.1 chunk_window_weights
+def _window_allowed(L, S, window, how="right"):
+    """(L, S) boolean: query i of the chunk is token S - L + i; it sees the `window` latest tokens up to itself."""
+    i = np.arange(L)[:, None] + (S - L)  # each query's place in the text
+    if how == "top left":  # the chunk's queries numbered from 0, as if there were no cache
+        i = np.arange(L)[:, None]
+    j = np.arange(S)[None, :]
+    if how == "stub":  # the handed-out code: far-future keys let through, the past never cut
+        return (j <= i) | (j - i > window)
+    if how == "causal only":
+        return j <= i
+    lo = {"right": window, "one more": window + 1, "one fewer": window - 1, "top left": window}[how]
+    return (j <= i) & (j > i - lo)
 
 
-def _causal_cases():
+def _chunk_window_weights(q, k, window, how="right"):
+    L, S = q.shape[-2], k.shape[-2]
+    allowed = _window_allowed(L, S, window, how)
+    if not allowed.any(axis=-1).all():
+        return None  # a row with nothing to read: that idea has no weights here
+    return _masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), allowed)
+
+
+def _chunk_case(name, rng, lead, L, S, E, window, dtype=np.float64):
+    return Case(
+        name,
+        q=rng.normal(size=(*lead, L, E)).astype(dtype),
+        k=rng.normal(size=(*lead, S, E)).astype(dtype),
+        window=window,
+    )
+
+
+def _chunk_cases():
     rng = np.random.default_rng(9101)
-    n = rng.normal
-    return grouped(
-        "shape",
-        Case("L=3, E=2", q=n(size=(3, 2)), k=n(size=(3, 2))),
-        Case("a batch of 2, L=4, E=3", q=n(size=(2, 4, 3)), k=n(size=(2, 4, 3))),
-        Case("batch (2, 2), L=2, E=4", q=n(size=(2, 2, 2, 4)), k=n(size=(2, 2, 2, 4))),
-    ) + grouped(
-        "dtype",
-        Case("float32, L=5, E=3", q=n(size=(5, 3)).astype(np.float32), k=n(size=(5, 3)).astype(np.float32)),
+    return (
+        grouped(
+            "chunk after a cache",
+            _chunk_case("a chunk of 3 after 4 cached tokens, window 3", rng, (), 3, 7, 4, 3),
+            _chunk_case("a batch of 2, one new token after 5 cached, window 4", rng, (2,), 1, 6, 3, 4),
+            _chunk_case("4 heads, a chunk of 5 after 3 cached, window 2", rng, (4,), 5, 8, 2, 2),
+        )
+        + grouped(
+            "prompt, no cache",
+            _chunk_case("the whole prompt of 6, window 4", rng, (), 6, 6, 3, 4),
+            _chunk_case("a prompt of 4, window 1: each token sees itself", rng, (2,), 4, 4, 2, 1),
+        )
+        + grouped(
+            "dtype",
+            _chunk_case("float32, a chunk of 4 after 2 cached, window 3", rng, (), 4, 6, 4, 3, np.float32),
+        )
     )
 
 
 register(
     Exercise(
-        id="bugs.causal_weights",
-        former_ids=("bugs.discarded_mask",),
+        id="bugs.chunk_window_weights",
         number="A.1",
-        title="causal weights that see the future",
+        title="sliding-window weights of new tokens against a cache",
         points=2,
-        function="causal_weights",
-        hint="Tensor.masked_fill returns a new tensor and leaves scores as it was: assign its result "
-        "(or call the in-place masked_fill_)",
+        function="chunk_window_weights",
+        hint="torch.tril(x, diagonal=d) keeps the entries with column - row <= d and zeroes the others: "
+        "the window needs its own -inf entries, those with key <= query's position - window, added to "
+        "the causal ones",
         kind="diagnose",
-        description="Causal self-attention weights for torch tensors `q, k (..., L, E)`: returns `weights "
-        "(..., L, L)`, where query `i` may attend to keys `0..i` only. Symptom: every row of the "
-        "weights sums to 1, but query 0 puts weight on every later token, as if there were no "
-        "mask. Find the bug and fix it; you may call `torch`.",
+        description="A server reads a prompt in chunks through a model with a sliding window: a chunk of "
+        "`L` new tokens is scored against a cache that holds all `S` tokens so far, the chunk included "
+        "(the chunk is the last `L` of them, `L <= S`). Query `i` of the chunk, token `S - L + i` of the "
+        "text, may attend to the `window` latest tokens up to and including itself (`window >= 1`). "
+        "`q (..., L, E)` and `k (..., S, E)` are torch tensors, `window` an int; returns the scaled "
+        "softmax weights `(..., L, S)`. The code builds its mask as an additive float mask, as the server "
+        "it comes from does. Symptom: when the window holds the whole cache the weights are right; with a "
+        "shorter window they are not. Find the bug and fix it; you may call `torch`.",
         solution='''
-            def causal_weights(q, k):
-                """Causal attention weights (..., L, L) of torch tensors q, k (..., L, E)."""
-                L = q.shape[-2]
-                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., L, E) @ (..., E, L) -> (..., L, L)
-                future = torch.ones(L, L, dtype=torch.bool).triu(1)  # True above the diagonal
+            def chunk_window_weights(q, k, window):
+                """Sliding-window weights (..., L, S) of a chunk of L new queries against S cached keys."""
+                L, S = q.shape[-2], k.shape[-2]
+                scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., L, E) @ (..., E, S) -> (..., L, S)
+                minus_inf = torch.full((L, S), float("-inf"), dtype=scores.dtype)
+                masked = torch.triu(minus_inf, diagonal=S - L + 1)  # (L, S): -inf after each query's token
                 ### BEGIN SOLUTION
-                # The same bug was fixed in lucidrains/flamingo-pytorch, issue 10.
-                scores = scores.masked_fill(future, float("-inf"))
+                # Fixed in huggingface/transformers, pull request 41228 (reported in issue 41184).
+                masked = masked + torch.tril(minus_inf, diagonal=S - L - window)
                 ### END SOLUTION
-                return torch.softmax(scores, dim=-1)
+                return torch.softmax(scores + masked, dim=-1)
         ''',
-        stub='scores.masked_fill(future, float("-inf"))',
-        reference=_causal_weights,
-        public_cases=_causal_cases,
+        stub="masked = torch.tril(masked, diagonal=S - L + window)",
+        reference=_chunk_window_weights,
+        public_cases=_chunk_cases,
         outputs=("weights",),
         distributions=("weights",),
         needs=TORCH_NEEDS,
         array_kind="torch",
         diagnoses=(
             Diagnosis(
-                "the weights are those of no mask at all: the line that fills the scores ran, so what "
-                "happened to its result?",
-                name="masked_fill result discarded",
-                hint="masked_fill returns a new tensor: scores = scores.masked_fill(...), or masked_fill_",
-                variant=lambda q, k: _causal_weights(q, k, masked=False),
+                "your weights reach tokens older than the window, and with a window shorter than the "
+                "chunk they reach tokens after the query's own: what does that line do to the entries it "
+                "does not keep?",
+                name="window cut by tril",
+                hint="tril zeroes the entries above its diagonal, and a zero in an additive mask lets the "
+                "key through: add a second -inf matrix, tril(minus_inf, diagonal=S - L - window)",
+                variant=lambda q, k, w: _chunk_window_weights(q, k, w, "stub"),
+            ),
+            Diagnosis(
+                "your weights are causal but reach every older token: where does the window end?",
+                name="no window",
+                hint="block the keys at least `window` tokens before the query's own",
+                variant=lambda q, k, w: _chunk_window_weights(q, k, w, "causal only"),
+            ),
+            Diagnosis(
+                "each query reads one token more than the window holds",
+                name="window one too wide",
+                hint="the window counts the query's own token: keys from position - window + 1 on",
+                variant=lambda q, k, w: _chunk_window_weights(q, k, w, "one more"),
+            ),
+            Diagnosis(
+                "each query reads one token fewer than the window holds",
+                name="window one too narrow",
+                hint="the window counts the query's own token, and `window` tokens in all",
+                variant=lambda q, k, w: _chunk_window_weights(q, k, w, "one fewer"),
+            ),
+            Diagnosis(
+                "your weights are right without a cache but not for a chunk after one: which token of the "
+                "text is query i of the chunk?",
+                name="queries numbered from the cache's start",
+                hint="query i is token S - L + i: the diagonals shift by S - L",
+                variant=lambda q, k, w: _chunk_window_weights(q, k, w, "top left"),
             ),
         ),
     )
@@ -343,84 +405,110 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.5 padded_attention
-def _padded(q, k, v, keep, late=False):
-    scores = q @ swap(k) / np.sqrt(q.shape[-1])
-    allowed = keep[..., None, :]
-    w = softmax(scores) * allowed if late else _masked_softmax(scores, allowed)
-    return w @ v, w
+# ----------------------------------------------------------------------------- A.5 fused_qkv_attention
+def _fused(x, W, n_heads, layout="per head", scale="head"):
+    """Multi-head self-attention, no mask, heads concatenated, from x @ W laid out per head."""
+    x, W = np.asarray(x, dtype=np.float64), np.asarray(W, dtype=np.float64)
+    qkv = x @ W  # (..., L, 3d)
+    d = qkv.shape[-1] // 3
+    dh = d // n_heads
+    if layout == "thirds":  # read as [Q | K | V], each then cut into heads
+        parts = [t.reshape(*t.shape[:-1], n_heads, dh) for t in np.split(qkv, 3, axis=-1)]
+    elif layout == "features first":  # each head's block read as (d_head, 3)
+        per_head = qkv.reshape(*qkv.shape[:-1], n_heads, dh, 3)
+        parts = [per_head[..., i] for i in range(3)]
+    else:
+        per_head = qkv.reshape(*qkv.shape[:-1], n_heads, 3, dh)
+        parts = [per_head[..., i, :] for i in range(3)]
+    q, k, v = (np.moveaxis(t, -2, -3) for t in parts)  # (..., H, L, dh)
+    width = d if scale == "model" else dh
+    out = softmax(q @ swap(k) / np.sqrt(width)) @ v  # (..., H, L, dh)
+    return np.moveaxis(out, -3, -2).reshape(*out.shape[:-3], out.shape[-2], d)
 
 
-def _late_cases():
+def _fused_case(name, rng, lead, L, d, n_heads, dtype=np.float64):
+    return Case(
+        name,
+        x=rng.normal(size=(*lead, L, d)).astype(dtype),
+        W=(rng.normal(size=(d, 3 * d)) / np.sqrt(d)).astype(dtype),
+        n_heads=n_heads,
+    )
+
+
+def _fused_cases():
     rng = np.random.default_rng(9105)
-    n = rng.normal
     return grouped(
-        "padding",
-        Case(
-            "L=2, S=4, 3 real keys",
-            q=n(size=(2, 3)),
-            k=n(size=(4, 3)),
-            v=n(size=(4, 2)),
-            keep=np.arange(4) < 3,
-        ),
-        Case(
-            "a batch of 2, L=3, S=3, 3 and 1 real keys",
-            q=n(size=(2, 3, 2)),
-            k=n(size=(2, 3, 2)),
-            v=n(size=(2, 3, 3)),
-            keep=np.arange(3)[None, :] < np.array([[3], [1]]),
-        ),
+        "heads",
+        _fused_case("L=4, d=6, 2 heads", rng, (), 4, 6, 2),
+        _fused_case("a batch of 2, L=3, d=8, 4 heads", rng, (2,), 3, 8, 4),
+        _fused_case("L=5, d=9, 3 heads", rng, (), 5, 9, 3),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, L=2, S=5, 2 real keys",
-            q=n(size=(2, 4)).astype(np.float32),
-            k=n(size=(5, 4)).astype(np.float32),
-            v=n(size=(5, 2)).astype(np.float32),
-            keep=np.arange(5) < 2,
-        ),
+        _fused_case("float32, L=3, d=6, 3 heads", rng, (), 3, 6, 3, np.float32),
     )
 
 
 register(
     Exercise(
-        id="bugs.padded_attention",
-        former_ids=("bugs.mask_after_softmax",),
+        id="bugs.fused_qkv_attention",
         number="A.5",
-        title="weights that no longer sum to one",
+        title="multi-head attention from one fused projection",
         points=1,
-        function="padded_attention",
-        hint="block the padded keys' scores with -inf before the softmax, so the weight is shared out "
-        "among the real keys only",
+        function="fused_qkv_attention",
+        hint="this checkpoint's columns go head by head, each head's query, key and value side by side: "
+        "reshape x @ W to (..., L, n_heads, 3, d_head) and take q, k, v from the axis of 3",
         kind="diagnose",
-        description="Attention over padded keys: `q (..., L, E)`, `k (..., S, E)`, `v (..., S, Ev)`, `keep "
-        "(..., S)` True for real keys (at least one per row). Returns `(out (..., L, Ev), weights "
-        "(..., L, S))`, the padded keys getting weight 0. Symptom: the padded keys do get 0, but "
-        "the rows of the weights sum to less than 1, the less the more padding, and the outputs "
-        "shrink with it. Find the bug and fix it; numpy and `softmax` only.",
+        description="A model converted from Megatron-LM computes its queries, keys and values with one "
+        "fused matrix `W (d, 3d)`. Megatron lays its columns out head by head: the first `3 * d_head` "
+        "columns are head 0's query, key and value (`d_head` columns each, in that order), the next "
+        "`3 * d_head` head 1's, and so on (`d_head = d / n_heads`). `fused_qkv_attention` takes `x (..., L, "
+        "d)`, `W` and `n_heads` and returns multi-head self-attention (no mask, each head scaled by "
+        "`1/sqrt(d_head)`) with the heads' outputs concatenated in head order, `(..., L, d)`, before any "
+        "output projection. Symptom: with one head the outputs are right; with several they are not. "
+        "Find the bug and fix it; numpy and `softmax` only.",
         solution='''
-            def padded_attention(q, k, v, keep):
-                """Attention over the real keys only: (out (..., L, Ev), weights (..., L, S))."""
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
+            def fused_qkv_attention(x, W, n_heads):
+                """Self-attention (..., L, d) from x (..., L, d) and a fused W (d, 3d) laid out head by head."""
+                qkv = x @ W  # (..., L, 3d)
+                d = W.shape[0]
+                d_head = d // n_heads
                 ### BEGIN SOLUTION
-                # Reported in timeseriesAI/tsai, issue 171.
-                weights = softmax(np.where(keep[..., None, :], scores, -np.inf))
+                # The layouts transformers converts between in fix_query_key_value_ordering
+                # (models/megatron_gpt2/convert_megatron_gpt2_checkpoint.py).
+                per_head = qkv.reshape(*qkv.shape[:-1], n_heads, 3, d_head)  # (..., L, H, 3, d_head)
+                q, k, v = (np.moveaxis(per_head[..., i, :], -2, -3) for i in range(3))  # (..., H, L, d_head)
                 ### END SOLUTION
-                return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
+                out = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)) @ v  # (..., H, L, d_head)
+                return np.moveaxis(out, -3, -2).reshape(*x.shape[:-1], d)  # (..., L, H, d_head) -> (..., L, d)
         ''',
-        stub="weights = softmax(scores)\nweights = weights * keep[..., None, :]",
-        reference=_padded,
-        public_cases=_late_cases,
-        outputs=("out", "weights"),
-        distributions=("weights",),
+        stub="q, k, v = (\n"
+        "    np.moveaxis(t.reshape(*t.shape[:-1], n_heads, d_head), -2, -3)  # (..., H, L, d_head)\n"
+        "    for t in np.split(qkv, 3, axis=-1)\n"
+        ")",
+        reference=_fused,
+        public_cases=_fused_cases,
+        outputs=("out",),
         needs=NUMPY_NEEDS,
         diagnoses=(
             Diagnosis(
-                "the rows of the weights sum to less than 1: the padded keys' share was removed after "
-                "the softmax had handed it out. Where must the mask act?",
-                name="masked after the softmax",
-                hint="mask the scores with -inf before the softmax",
-                variant=lambda q, k, v, keep: _padded(q, k, v, keep, late=True),
+                "with one head your outputs are right, with several they are not: which columns of W "
+                "does each head's query, key and value come from?",
+                name="read as [Q | K | V]",
+                hint="the columns go head by head, [q_0 k_0 v_0 q_1 k_1 v_1 ...], not [Q | K | V]: reshape "
+                "to (..., n_heads, 3, d_head)",
+                variant=lambda x, W, H: _fused(x, W, H, layout="thirds"),
+            ),
+            Diagnosis(
+                "your heads take their features from the right columns, but mixed up among q, k and v",
+                name="each head read as (d_head, 3)",
+                hint="within a head the query's d_head columns come first, then the key's, then the value's",
+                variant=lambda x, W, H: _fused(x, W, H, layout="features first"),
+            ),
+            Diagnosis(
+                "the weights are flatter than they should be: which width scales one head's scores?",
+                name="scaled by the model width",
+                hint="divide each head's scores by sqrt(d_head)",
+                variant=lambda x, W, H: None if H == 1 else _fused(x, W, H, scale="model"),
             ),
         ),
     )

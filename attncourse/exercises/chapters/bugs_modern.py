@@ -1,5 +1,5 @@
 """Appendix A exercises, second part: bugs of the code of chapters 7, 11 and 12 (RoPE with YaRN's
-scaling, RoPE's place in attention, a cache with attention sinks, a cross-attention cache), and one
+scaling, RoPE on part of each head, a cache with attention sinks, a cross-attention cache), and one
 prediction of a bug's symptom.  Imported by ``bugs``; the ids are ``bugs.*`` like the first part's."""
 
 from __future__ import annotations
@@ -133,94 +133,127 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.7 rope_causal_attention
-def _rope_attention(q, k, v, where="q k"):
-    if "q" in where:
-        q = apply_rope(np.asarray(q, dtype=np.float64))
-    if "k" in where:
-        k = apply_rope(np.asarray(k, dtype=np.float64))
-    if "v" in where:
-        v = apply_rope(np.asarray(v, dtype=np.float64))
+# ----------------------------------------------------------------------------- A.7 partial_rope_attention
+def _partial_rotate(x, R, how="right"):
+    x = np.asarray(x, dtype=np.float64)
+    E = x.shape[-1]
+    if how == "stub":  # the whole head rotated, then its first R features kept
+        return np.concatenate([apply_rope(x)[..., :R], x[..., R:]], axis=-1)
+    if how == "whole head":
+        return apply_rope(x)
+    if how == "last features":
+        return np.concatenate([x[..., : E - R], apply_rope(x[..., E - R :])], axis=-1)
+    if how == "interleaved":
+        if R == 2:
+            return None  # one pair: both layouts agree
+        return np.concatenate([apply_rope(x[..., :R], interleaved=True), x[..., R:]], axis=-1)
+    if how == "none":
+        return x
+    return np.concatenate([apply_rope(x[..., :R]), x[..., R:]], axis=-1)
+
+
+def _partial_rope_attention(q, k, v, rotary_dim, how="right"):
+    q, k = _partial_rotate(q, rotary_dim, how), _partial_rotate(k, rotary_dim, how)
+    if q is None:
+        return None
     scores = q @ swap(k) / np.sqrt(q.shape[-1])
-    return _causal_softmax(scores) @ v
+    return _causal_softmax(scores) @ np.asarray(v, dtype=np.float64)
 
 
-def _rope_attention_cases():
-    rng = np.random.default_rng(9107)
+def _partial_case(name, rng, lead, L, E, Ev, R, dtype=np.float64):
     n = rng.normal
+    return Case(
+        name,
+        q=n(size=(*lead, L, E)).astype(dtype),
+        k=n(size=(*lead, L, E)).astype(dtype),
+        v=n(size=(*lead, L, Ev)).astype(dtype),
+        rotary_dim=R,
+    )
+
+
+def _partial_cases():
+    rng = np.random.default_rng(9107)
     return grouped(
         "shape",
-        Case("L=5, E=4, Ev=4", q=n(size=(5, 4)), k=n(size=(5, 4)), v=n(size=(5, 4))),
-        Case("2 heads, L=4, E=6, Ev=2", q=n(size=(2, 4, 6)), k=n(size=(2, 4, 6)), v=n(size=(2, 4, 2))),
-        Case(
-            "batch (2, 2), L=3, E=2, Ev=6",
-            q=n(size=(2, 2, 3, 2)),
-            k=n(size=(2, 2, 3, 2)),
-            v=n(size=(2, 2, 3, 6)),
-        ),
+        _partial_case("L=5, E=8, a quarter rotated (rotary_dim 2)", rng, (), 5, 8, 4, 2),
+        _partial_case("2 heads, L=4, E=6, rotary_dim 4", rng, (2,), 4, 6, 3, 4),
+        _partial_case("batch (2, 2), L=3, E=12, rotary_dim 8", rng, (2, 2), 3, 12, 2, 8),
     ) + grouped(
         "dtype",
-        Case(
-            "float32, L=6, E=8, Ev=4",
-            q=n(size=(6, 8)).astype(np.float32),
-            k=n(size=(6, 8)).astype(np.float32),
-            v=n(size=(6, 4)).astype(np.float32),
-        ),
+        _partial_case("float32, L=6, E=16, rotary_dim 4", rng, (), 6, 16, 4, 4, np.float32),
     )
 
 
 register(
     Exercise(
-        id="bugs.rope_causal_attention",
+        id="bugs.partial_rope_attention",
         number="A.7",
-        title="RoPE attention whose later outputs drift",
+        title="attention whose heads carry positions in part of their features",
         points=2,
-        function="rope_causal_attention",
-        hint="RoPE rotates the queries and the keys, so that their scores depend on offsets; the values "
-        "are averaged as they are",
+        function="partial_rope_attention",
+        hint="apply_rope takes its pairs and frequencies from the width of what it is given: give it the "
+        "first rotary_dim features, not the whole head",
         kind="diagnose",
-        description="Causal self-attention with RoPE (chapter 7; half-split layout, positions `0..L-1`): "
-        "`q, k (..., L, E)`, `v (..., L, Ev)` with `E` and `Ev` even. Returns `out (..., L, Ev)`, causal "
-        "scaled dot-product attention with positions carried by RoPE as chapter 7 defines it. Symptom: "
-        "output row 0 is right, every later row is wrong. Find the bug and "
-        "fix it; numpy, `softmax` and `apply_rope` only.",
+        description="Some models (GPT-NeoX, with its `rotary_pct`) put positions into part of each head only: "
+        "the first `rotary_dim` features of every query and key are a RoPE vector of their own, rotated "
+        "as chapter 7 rotates a head of width `rotary_dim` (half-split layout, positions `0..L-1`), and "
+        "the other `E - rotary_dim` features are used unrotated. `q, k (..., L, E)`, `v (..., L, Ev)`, "
+        "`rotary_dim` even with `2 <= rotary_dim < E`. Returns `out (..., L, Ev)`, causal scaled "
+        "dot-product attention (scale `1/sqrt(E)`) on the rotated queries and keys. Symptom: output row 0 "
+        "is right, every later row is wrong. Find the bug and fix it; numpy, `softmax` and `apply_rope` "
+        "only.",
         solution='''
-            def rope_causal_attention(q, k, v):
-                """Causal self-attention with RoPE: q, k (..., L, E), v (..., L, Ev) -> (..., L, Ev)."""
-                L = q.shape[-2]
-                ### BEGIN SOLUTION
-                q, k = apply_rope(q), apply_rope(k)
-                ### END SOLUTION
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, L)
+            def partial_rope_attention(q, k, v, rotary_dim):
+                """Causal attention, RoPE on part of each head: q, k (..., L, E), v (..., L, Ev) -> (..., L, Ev)."""
+                L, R = q.shape[-2], rotary_dim
+
+                def rotate(x):  # (..., L, E): the first R features rotated, the others as they are
+                    ### BEGIN SOLUTION
+                    return np.concatenate([apply_rope(x[..., :R]), x[..., R:]], axis=-1)
+                    ### END SOLUTION
+
+                scores = rotate(q) @ np.swapaxes(rotate(k), -1, -2) / np.sqrt(q.shape[-1])  # (..., L, L)
                 allowed = np.tril(np.ones((L, L), dtype=bool))  # query i sees keys 0..i
                 return softmax(np.where(allowed, scores, -np.inf)) @ v  # (..., L, L) @ (..., L, Ev)
         ''',
-        stub="q, k, v = apply_rope(q), apply_rope(k), apply_rope(v)",
-        reference=_rope_attention,
-        public_cases=_rope_attention_cases,
+        stub="return np.concatenate([apply_rope(x)[..., :R], x[..., R:]], axis=-1)",
+        reference=_partial_rope_attention,
+        public_cases=_partial_cases,
         outputs=("out",),
         needs=("import numpy as np", "from attncourse import softmax, apply_rope"),
         diagnoses=(
             Diagnosis(
-                "row t of the output is the right weights times the values each rotated by its position: "
-                "which tensors does RoPE rotate?",
-                name="values rotated too",
-                hint="rotate q and k only; the values are averaged unrotated",
-                variant=lambda q, k, v: _rope_attention(q, k, v, where="q k v"),
+                "the first rotary_dim features are turned, but not as a RoPE vector of width rotary_dim: "
+                "which features does each of them pair with, at which frequency?",
+                name="rotated at the head's width, then cut",
+                hint="rotate x[..., :R] on its own: apply_rope pairs feature i with i + R/2 and takes its "
+                "frequencies from the width R",
+                variant=lambda q, k, v, R: _partial_rope_attention(q, k, v, R, "stub"),
             ),
             Diagnosis(
-                "the output is that of causal attention with no positions at all: where did the rotation "
-                "of q and k go?",
+                "every feature of the head carries positions: the prompt rotates only the first "
+                "rotary_dim of them",
+                name="whole head rotated",
+                hint="rotate x[..., :rotary_dim] and leave the rest as it is",
+                variant=lambda q, k, v, R: _partial_rope_attention(q, k, v, R, "whole head"),
+            ),
+            Diagnosis(
+                "the rotated features are the last rotary_dim, not the first",
+                name="last features rotated",
+                hint="the rotated part is x[..., :rotary_dim]",
+                variant=lambda q, k, v, R: _partial_rope_attention(q, k, v, R, "last features"),
+            ),
+            Diagnosis(
+                "your rotation pairs neighbouring features: which layout does the prompt use?",
+                name="interleaved pairs",
+                hint="half-split: feature i pairs with feature i + rotary_dim/2",
+                variant=lambda q, k, v, R: _partial_rope_attention(q, k, v, R, "interleaved"),
+            ),
+            Diagnosis(
+                "the output is that of causal attention with no positions at all",
                 name="RoPE left out",
-                hint="rotate q and k with apply_rope before the scores",
-                variant=lambda q, k, v: _rope_attention(q, k, v, where=""),
-            ),
-            Diagnosis(
-                "only one of q and k is rotated: the scores then depend on absolute positions. Which "
-                "tensors must RoPE rotate?",
-                name="one of q, k rotated",
-                hint="rotate both q and k",
-                variant=lambda q, k, v: _rope_attention(q, k, v, where="q"),
+                hint="rotate the first rotary_dim features of q and k",
+                variant=lambda q, k, v, R: _partial_rope_attention(q, k, v, R, "none"),
             ),
         ),
     )

@@ -1,5 +1,5 @@
-"""Chapter 10 exercises: learned positions resized to a new grid, what the patch-size sweep favours,
-a ViT's size, the patch embedding as a convolution, the key mask of a padded image batch, and
+"""Chapter 10 exercises: learned positions resized to a new grid, window attention on the patch grid,
+the scores it computes, the patch embedding as a convolution, the key mask of a padded image batch, and
 mean-pooling its real patches with register tokens."""
 
 from __future__ import annotations
@@ -123,229 +123,196 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 10.2 the sweep (extend)
-def _sweep_arrays(runs):
-    """(patch_size, accuracy, forward_ms) arrays of a list of sweep runs (the saved file's rows)."""
+# ----------------------------------------------------------------------------- 10.2 windows on the grid (extend)
+def _window_mask(gh, gw, M, how="right"):
+    """(1 + gh*gw, 1 + gh*gw) boolean: patches attend within their M x M window of the grid, [CLS] everywhere."""
+    idx = np.arange(gh * gw)
+    r, c = idx // gw, idx % gw  # the grid listed row by row
+    if how == "column major":  # the grid read column by column
+        r, c = idx % gh, idx // gh
+    window = (r // M) * (-(-gw // M)) + c // M  # one id per window, windows cut short included
+    if how == "ids collide":  # windows per row counted with a floor: a cut-short window shares an id
+        window = (r // M) * (gw // M) + c // M
+    if how == "reading order":  # M*M consecutive tokens taken for a square window
+        window = idx // (M * M)
+    same = window[:, None] == window[None, :]
+    if how == "sliding":  # a neighbourhood around each patch instead of fixed windows
+        same = (np.abs(r[:, None] - r[None, :]) < M) & (np.abs(c[:, None] - c[None, :]) < M)
+    mask = np.ones((1 + gh * gw, 1 + gh * gw), dtype=bool)
+    mask[1:, 1:] = same
+    if how == "no cls":  # [CLS] treated as a window of its own
+        mask[0, 1:] = mask[1:, 0] = False
+    return mask
+
+
+def _window_cases():
     return (
-        np.array([r["patch_size"] for r in runs]),
-        np.array([r["accuracy"] for r in runs], dtype=float),
-        np.array([r["forward_ms_450_images"] for r in runs], dtype=float),
-    )
-
-
-def _favoured(patch_size, accuracy, forward_ms, margin, time_by="min", accuracy_by="mean", rule="margin"):
-    sizes = np.unique(patch_size)
-    pick = {"min": np.min, "mean": np.mean, "median": np.median}
-    time = np.array([pick[time_by](forward_ms[patch_size == P]) for P in sizes])
-    acc = np.array([(np.max if accuracy_by == "max" else np.mean)(accuracy[patch_size == P]) for P in sizes])
-    order = sizes[np.argsort(-time, kind="stable")]  # slowest first
-    if rule == "best":
-        favoured = sizes[np.argmax(acc)]
-    else:
-        good = acc >= acc.max() - margin
-        favoured = sizes[good][np.argmin(time[good])]
-    return order, np.array(favoured)
-
-
-def _sweep_cases():
-    from ...results import saved_results
-
-    saved = _sweep_arrays(saved_results("vit_digits_sweep.json")["patch_sizes"])
-
-    def runs(*rows):  # (P, accuracy, ms) per run
-        P, acc, ms = zip(*rows)
-        return np.array(P), np.array(acc, dtype=float), np.array(ms, dtype=float)
-
-    def case(name, arrays, margin):
-        P, acc, ms = arrays
-        return Case(name, patch_size=P, accuracy=acc, forward_ms=ms, margin=margin)
-
-    return (
-        grouped("saved sweep", case("the chapter's saved sweep, margin 0.01", saved, 0.01))
-        + grouped(
-            "seeds",
-            case(
-                "three seeds; one lucky run of P=2",
-                runs(
-                    (2, 0.99, 40.0),
-                    (2, 0.80, 41.0),
-                    (2, 0.81, 42.0),
-                    (4, 0.90, 12.0),
-                    (4, 0.91, 11.0),
-                    (4, 0.89, 13.0),
-                    (8, 0.70, 3.0),
-                    (8, 0.72, 3.5),
-                    (8, 0.71, 2.9),
-                ),
-                0.02,
-            ),
+        grouped(
+            "windows",
+            Case("a 4 x 4 grid, windows of 2 x 2", gh=4, gw=4, M=2),
+            Case("a 2 x 6 grid, windows of 2 x 2", gh=2, gw=6, M=2),
         )
         + grouped(
-            "timing",
-            case(
-                "a 32 x 32 sweep whose timings have one slow outlier",
-                runs(
-                    (4, 0.95, 30.0),
-                    (4, 0.96, 200.0),
-                    (8, 0.94, 50.0),
-                    (8, 0.95, 52.0),
-                    (16, 0.60, 4.0),
-                    (16, 0.62, 4.2),
-                ),
-                0.02,
+            "cut short",
+            Case(
+                "a 3 x 5 grid, windows of 2 x 2: the last row and column of windows cut short",
+                gh=3,
+                gw=5,
+                M=2,
             ),
+            Case("a 4 x 7 grid, windows of 3 x 3", gh=4, gw=7, M=3),
         )
         + grouped(
-            "margin",
-            case(
-                "the most accurate size is the slowest, a cheaper one is within the margin",
-                runs(
-                    (1, 0.97, 900.0),
-                    (1, 0.98, 950.0),
-                    (2, 0.965, 90.0),
-                    (2, 0.97, 95.0),
-                    (4, 0.90, 20.0),
-                    (4, 0.91, 21.0),
-                ),
-                0.015,
-            ),
-            case(
-                "margin 0: the most accurate size, whatever it costs",
-                runs(
-                    (1, 0.97, 900.0),
-                    (1, 0.98, 950.0),
-                    (2, 0.965, 90.0),
-                    (2, 0.97, 95.0),
-                    (4, 0.90, 20.0),
-                    (4, 0.91, 21.0),
-                ),
-                0.0,
-            ),
+            "edge",
+            Case("a 2 x 3 grid inside one window of 4 x 4", gh=2, gw=3, M=4),
+            Case("one row of 4 patches, windows of 3 x 3", gh=1, gw=4, M=3),
+            Case("a 3 x 2 grid, windows of 1 x 1", gh=3, gw=2, M=1),
         )
     )
 
 
 register(
     Exercise(
-        id="ch10.favoured_patch_size",
+        id="ch10.window_attention_mask",
         number="10.2",
-        title="what the sweep favours",
+        title="attention inside windows of the grid",
         points=2,
-        function="favoured_patch_size",
+        function="window_attention_mask",
         stub=STUB_LINE,
-        hint="per patch size: the minimum of its timings and the mean of its accuracies; then, among "
-        "the sizes within margin of the best mean, the fastest",
+        hint="give each patch its grid row and column, and each window an id from the window row and column "
+        "it falls in; [CLS] is in every window",
         kind="extend",
-        description="A patch-size sweep like the chapter's gives one entry per training run (several seeds "
-        "per patch size): `patch_size (R,)` (ints), held-out `accuracy (R,)` and the measured time of one "
-        "forward pass `forward_ms (R,)`. Time each patch size by the minimum of its runs' timings (other "
-        "programs only ever add time) and score it by the mean accuracy of its runs (one seed can be lucky). "
-        "Return `(order, favoured)`: `order (K,)`, the K distinct patch sizes from the slowest to the "
-        "fastest, and `favoured` (a scalar), the fastest patch size whose mean accuracy is at most `margin` "
-        "below the best mean accuracy. The first public case is the chapter's own sweep "
-        '(`saved_results("vit_digits_sweep.json")["patch_sizes"]`, its `forward_ms_450_images`); the '
-        "others are sweeps the chapter did not run. numpy only.",
+        description="Some vision transformers (Swin, Liu et al., 2021) let a patch attend only to the "
+        "patches of its own window: the `gh x gw` grid of patches is tiled into windows of `M x M` patches "
+        "starting from the top-left corner, and when `M` does not divide `gh` or `gw`, the windows of the "
+        "last rows or columns are cut short. This model also keeps a [CLS] token, which may attend to every "
+        "token and which every token may attend to. The tokens are ordered as in this chapter: [CLS], then "
+        "the patches row by row. Return the boolean mask `(1 + gh*gw, 1 + gh*gw)`, True where query token "
+        "`i` may attend to key token `j`. numpy only.",
         solution='''
-            def favoured_patch_size(patch_size, accuracy, forward_ms, margin):
-                """Patch sizes slowest first, and the fastest one within margin of the best mean accuracy."""
+            def window_attention_mask(gh, gw, M):
+                """(1 + gh*gw, 1 + gh*gw) boolean: each patch sees its M x M window of the grid; [CLS] sees all."""
                 ### BEGIN SOLUTION
-                sizes = np.unique(patch_size)  # (K,)
-                time = np.array([forward_ms[patch_size == P].min() for P in sizes])  # (K,)
-                acc = np.array([accuracy[patch_size == P].mean() for P in sizes])  # (K,)
-                order = sizes[np.argsort(-time)]  # slowest first
-                good = acc >= acc.max() - margin  # within the margin of the best mean
-                favoured = sizes[good][np.argmin(time[good])]  # the fastest of those
-                return order, favoured
+                row, col = np.divmod(np.arange(gh * gw), gw)  # each patch's place on the grid
+                same_rows = row[:, None] // M == row[None, :] // M  # (N, N)
+                same_cols = col[:, None] // M == col[None, :] // M
+                mask = np.ones((1 + gh * gw, 1 + gh * gw), dtype=bool)  # [CLS] row and column stay True
+                mask[1:, 1:] = same_rows & same_cols
+                return mask
                 ### END SOLUTION
         ''',
-        reference=_favoured,
-        public_cases=_sweep_cases,
-        outputs=("order", "favoured"),
+        reference=_window_mask,
+        public_cases=_window_cases,
+        outputs=("mask",),
         diagnoses=(
             Diagnosis(
-                "the order is right backwards: the prompt asks for the slowest patch size first",
-                name="fastest first",
-                hint="sort by time, largest first",
-                variant=lambda P, a, t, m: (_favoured(P, a, t, m)[0][::-1], _favoured(P, a, t, m)[1]),
+                "your windows are runs of tokens in reading order, not squares of the grid: which tokens "
+                "lie in one M x M square?",
+                name="windows in reading order",
+                hint="a patch's grid row is its index // gw and its column its index % gw; a window is a "
+                "range of rows and a range of columns",
+                variant=lambda gh, gw, M: _window_mask(gh, gw, M, "reading order"),
             ),
             Diagnosis(
-                "your order or choice changes with one slow run: which of a patch size's timings says what "
-                "the model itself costs?",
-                name="timings averaged",
-                hint="time each patch size by the minimum of its runs",
-                variant=lambda P, a, t, m: _favoured(P, a, t, m, time_by="mean"),
+                "your windows are right when M divides the grid, but patches of different cut-short "
+                "windows attend to each other: do two windows ever share an id?",
+                name="window ids collide",
+                hint="number the windows with the count of windows per row rounded up, or compare window "
+                "rows and window columns separately",
+                variant=lambda gh, gw, M: _window_mask(gh, gw, M, "ids collide"),
             ),
             Diagnosis(
-                "one lucky seed decided: is a patch size as good as its best run?",
-                name="best run instead of the mean",
-                hint="score each patch size by the mean accuracy of its runs",
-                variant=lambda P, a, t, m: _favoured(P, a, t, m, accuracy_by="max"),
+                "each patch sees a neighbourhood centred on itself: the prompt's windows are fixed tiles "
+                "of the grid",
+                name="sliding neighbourhood",
+                hint="two patches attend to each other only when they lie in the same tile",
+                variant=lambda gh, gw, M: _window_mask(gh, gw, M, "sliding"),
             ),
             Diagnosis(
-                "you picked the most accurate patch size; a faster one is within the margin",
-                name="margin ignored",
-                hint="among the sizes whose mean accuracy is within margin of the best, take the fastest",
-                variant=lambda P, a, t, m: _favoured(P, a, t, m, rule="best"),
+                "your mask is right on square grids only: in which order are the patches listed?",
+                name="grid read column by column",
+                hint="row by row: the grid row of patch n is n // gw",
+                variant=lambda gh, gw, M: _window_mask(gh, gw, M, "column major"),
+            ),
+            Diagnosis(
+                "[CLS] reads only itself and no patch reads it: what does the prompt say of [CLS]?",
+                name="[CLS] cut off",
+                hint="row 0 and column 0 are all True",
+                variant=lambda gh, gw, M: _window_mask(gh, gw, M, "no cls"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- 10.3 parameters (predict)
-def _embedding_parameters(C=3, side=32, P=4, d=48, with_c=True, grid="both", cls_position=True):
-    per_side = side // P
-    N = per_side * per_side if grid == "both" else per_side
-    embed = (C if with_c else 1) * P * P * d + d
-    return np.array(embed + (N + int(cls_position)) * d)
+# ----------------------------------------------------------------------------- 10.3 window scores (predict)
+def _window_scores(side=240, P=16, M=7, windows="cut short", cls="both"):
+    """Query-key scores of one head of window attention (exercise 10.2's mask) on one image."""
+    g = side // P  # patches per side of the grid
+    if windows == "all full":  # every window counted with M x M patches
+        n_windows = -(-g // M)
+        inside = n_windows**2 * (M * M) ** 2
+    else:
+        sides = [min(M, g - start) for start in range(0, g, M)]  # windows along one side
+        inside = sum((a * b) ** 2 for a in sides for b in sides)
+    n = g * g  # patches
+    extra = {"both": 2 * n + 1, "none": 0, "one way": n + 1, "corner twice": 2 * n + 2}[cls]
+    return np.array(inside + extra)
 
 
 register(
     Exercise(
-        id="ch10.predict_embedding_parameters",
+        id="ch10.predict_window_scores",
         number="10.3",
-        title="the size of the input layers",
+        title="the scores of a windowed ViT",
         points=2,
-        function="predict_embedding_parameters",
+        function="predict_window_scores",
         stub=STUB_LINE,
-        hint="the patch embedding maps C*P*P numbers to d_model (plus a bias); count one position vector per token",
+        hint="list the windows along one side of the grid with their sizes; a window of n patches "
+        "computes n * n scores; then add [CLS]'s row and column once each",
         kind="predict",
-        description="A ViT for RGB images of 32 x 32 pixels uses 4 x 4 patches, `d_model = 48`, a [CLS] "
-        "token and learned positions (one per token, [CLS] included). How many parameters do its patch "
-        "embedding (a linear layer with a bias) and its position embeddings have together? Leave out "
-        "the [CLS] token itself and everything after the embeddings. Write the number down, exactly.",
+        description="A ViT reads 240 x 240 images in 16 x 16 patches with the window attention of exercise "
+        "10.2: windows of 7 x 7 patches tiled from the top-left corner of the grid, cut short where they "
+        "do not fit, and a [CLS] token that attends to every token and that every token attends to. How "
+        "many query-key scores does one head of one layer compute for one image, counting one score per "
+        "pair (query, key) the mask lets through? Write the number down, exactly.",
         solution='''
-            def predict_embedding_parameters():
-                """Patch embedding (with bias) + learned positions of a 32 x 32 RGB ViT, P=4, d_model=48."""
+            def predict_window_scores():
+                """Scores of one head of window attention, 240 x 240 image, P=16, 7 x 7 windows, [CLS]."""
                 ### BEGIN SOLUTION
-                C, P, d = 3, 4, 48
-                N = (32 // P) * (32 // P)  # 64 patches
-                embedding = C * P * P * d + d  # (C*P*P) -> d_model, and a bias
-                positions = (N + 1) * d  # one vector per token, [CLS] included
-                return embedding + positions
+                sides = [7, 7, 1]  # a 15 x 15 grid: two whole windows and one cut short along each side
+                inside = sum((a * b) ** 2 for a in sides for b in sides)  # each window: its patches squared
+                cls = 2 * 15 * 15 + 1  # [CLS] reads every token, and every patch reads [CLS]
+                return inside + cls
                 ### END SOLUTION
         ''',
-        reference=_embedding_parameters,
-        public_cases=lambda: grouped("prediction", Case("32 x 32 RGB, P=4, d_model=48")),
+        reference=_window_scores,
+        public_cases=lambda: grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]")),
         tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
-                "the patch embedding is too small: what does one flattened patch of an RGB image hold?",
-                name="forgot the channels",
-                hint="a patch has C * P * P inputs",
-                variant=lambda: _embedding_parameters(with_c=False),
+                "your count treats every window as whole: which windows does the grid cut short?",
+                name="windows counted whole",
+                hint="the grid has 15 patches a side, so the windows along a side hold 7, 7 and 1",
+                variant=lambda: _window_scores(windows="all full"),
             ),
             Diagnosis(
-                "too few position vectors: how many patches does a 32 x 32 image have with P = 4?",
-                name="one side of the grid",
-                hint="N = (H/P)(W/P)",
-                variant=lambda: _embedding_parameters(grid="side"),
+                "your count leaves out the [CLS] token's scores",
+                name="[CLS] left out",
+                hint="[CLS] reads every token and every patch reads [CLS]",
+                variant=lambda: _window_scores(cls="none"),
             ),
             Diagnosis(
-                "one position vector short: which token besides the patches gets one?",
-                name="no [CLS] position",
-                hint="the [CLS] token has a learned position too",
-                variant=lambda: _embedding_parameters(cls_position=False),
+                "your count has [CLS] in one direction only: it reads every token, and every token reads it",
+                name="[CLS] one way",
+                hint="add [CLS]'s row and its column",
+                variant=lambda: _window_scores(cls="one way"),
+            ),
+            Diagnosis(
+                "one score too many: is the score of [CLS] with itself in its row or its column?",
+                name="[CLS] with itself counted twice",
+                hint="the row and the column of [CLS] share one entry",
+                variant=lambda: _window_scores(cls="corner twice"),
             ),
         ),
     )
