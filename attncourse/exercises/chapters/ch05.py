@@ -658,17 +658,16 @@ def _mha_batch_folded(
 def _batches_cases():
     rng = np.random.default_rng(507)
 
+    # no case of one sequence or one head: the handed-out code is right there (the prompt says so)
     def case(label, B, L, d, H, dtype=np.float64):
         Ws = {n: (rng.normal(size=(d, d)) / np.sqrt(d)).astype(dtype) for n in ("W_q", "W_k", "W_v", "W_o")}
         return Case(label, x=rng.normal(size=(B, L, d)).astype(dtype), **Ws, n_heads=H)
 
     return grouped(
         "batches",
-        case("one sequence, L=3, d_model=4, 2 heads", 1, 3, 4, 2),
         case("B=2, L=4, d_model=6, 3 heads", 2, 4, 6, 3),
         case("B=3, L=5, d_model=8, 4 heads", 3, 5, 8, 4),
         case("B=2, L=3, d_model=6, 2 heads", 2, 3, 6, 2),
-        case("B=2, L=4, d_model=4, one head", 2, 4, 4, 1),
     ) + grouped("dtype", case("float32, B=4, L=3, d_model=6, 6 heads of width 1", 4, 3, 6, 6, np.float32))
 
 
