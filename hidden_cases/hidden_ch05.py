@@ -54,9 +54,7 @@ def merge_copied_heads():
             copied_head_case(rng, "4 heads of width 4", 16, 4, 1, 3),
             copied_head_case(rng, "3 heads of width 1", 3, 3, 0, 1),
             copied_head_case(rng, "2 heads of width 5", 10, 2, 0, 1),
-            copied_head_case(
-                rng, "float32, 5 heads of width 2", 10, 5, 0, 3, np.float32
-            ),
+            copied_head_case(rng, "float32, 5 heads of width 2", 10, 5, 0, 3, np.float32),
         ],
         "several heads",
         "several heads",
