@@ -173,7 +173,8 @@ def test_the_smooth_maximum_without_the_product_rule_is_named_without_the_result
         ("ch04.add_projection_biases", "out + b_v"),
         ("ch04.add_projection_biases", "unchanged"),
         ("ch04.predict_distinct_weights", "25"),
-        ("ch04.self_attention_in_blocks", "every key"),
+        ("ch04.self_attention_in_blocks", "k[..., :L"),
+        ("ch04.self_attention_in_blocks", "-inf"),
     ],
 )
 def test_no_prompt_or_stub_holds_the_result(ex_id, given_away):
@@ -257,8 +258,27 @@ def test_the_untouched_block_loop_is_recognised_and_its_cause_is_not_shown():
 
     result = check(ex.id, stub_function(ex), show=False)
     assert result.earned == 0 and not result.not_attempted
-    assert "keys cut to the block" in {c.diagnosis for c in result.cases}
-    assert "own block" not in result.text()
+    assert {c.diagnosis for c in result.cases} == {"the filler's keys in the softmax"}
+    assert "filler" not in result.text() and "minus infinity" not in result.text()
+    hinted = check(ex.id, stub_function(ex), show=False, hint=True).text()
+    assert "minus infinity" in hinted and "k[..., :L, :]" in hinted
+
+
+def test_4_6_no_filler_and_the_last_shorter_block_dropped_is_recognised():
+    from attncourse import softmax
+
+    def full_blocks_only(x, W_q, W_k, W_v, block):
+        q, k, v = x @ W_q, x @ W_k, x @ W_v
+        out = np.zeros(q.shape[:-1] + v.shape[-1:])
+        for start in range(0, q.shape[-2] - block + 1, block):
+            rows = slice(start, start + block)
+            out[..., rows, :] = softmax(q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) @ v
+        return out
+
+    result = check("ch04.self_attention_in_blocks", full_blocks_only, show=False)
+    assert result.earned == 0
+    assert {c.diagnosis for c in result.cases} == {"the last, shorter block dropped"}
+    assert "never computed" not in result.text()
 
 
 def test_every_chapter_0_to_4_exercise_is_numbered_in_order():

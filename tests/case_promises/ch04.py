@@ -98,11 +98,15 @@ def predict_distinct_weights(c):
 
 
 def self_attention_in_blocks(c):
-    # x (..., L, d_model), W_q, W_k (d_model, d_k), W_v (d_model, d_v), block an int >= 1
+    # x (..., L, d_model), W_q, W_k (d_model, d_k), W_v (d_model, d_v), block an int >= 1 that does
+    # not divide L (the symptom: where it does, the handed-out code is right)
     out = _tokens_and_weights(c)
     block = c["block"]
     if not isinstance(block, (int, np.integer)) or isinstance(block, bool) or block < 1:
         out.append(f"block = {block!r} is not an int >= 1")
+    elif not out and np.asarray(c["x"]).shape[-2] % block == 0:
+        # the prompt says the handed-out code is right there: such a case would pass the bug
+        out.append(f"block = {block} divides L = {np.asarray(c['x']).shape[-2]}")
     return out
 
 

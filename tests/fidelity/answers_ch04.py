@@ -120,14 +120,58 @@ CORRECT = {
         """,
     },
     "ch04.self_attention_in_blocks": {
-        "the fix: every key and value for each block": """
+        "the fix: the sequence's keys and values only": """
             def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                L = x.shape[-2]
+                filler = np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]), dtype=x.dtype)
+                x = np.concatenate([x, filler], axis=-2)
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
                 out = np.zeros(q.shape[:-1] + v.shape[-1:])
                 for start in range(0, q.shape[-2], block):
                     rows = slice(start, start + block)
+                    scores = q[..., rows, :] @ np.swapaxes(k[..., :L, :], -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v[..., :L, :]
+                return out[..., :L, :]
+        """,
+        "the filler's scores set to -inf": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                L = x.shape[-2]
+                filler = np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]), dtype=x.dtype)
+                x = np.concatenate([x, filler], axis=-2)
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                real = np.arange(k.shape[-2]) < L
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
                     scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                    out[..., rows, :] = softmax(scores) @ v
+                    out[..., rows, :] = softmax(np.where(real, scores, -np.inf)) @ v
+                return out[..., :L, :]
+        """,
+        "the weights renormalised over the real tokens, float32": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float32) for a in (x, W_q, W_k, W_v))
+                L = x.shape[-2]
+                pad = [(0, 0)] * (x.ndim - 2) + [(0, -L % block), (0, 0)]
+                x = np.pad(x, pad)
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                out = np.zeros(q.shape[:-1] + v.shape[-1:], dtype=np.float32)
+                for start in range(0, q.shape[-2], block):
+                    w = softmax(q[..., start : start + block, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                    w = w[..., :L] / w[..., :L].sum(-1, keepdims=True)
+                    out[..., start : start + block, :] = w @ v[..., :L, :]
+                return out[..., :L, :]
+        """,
+        "loops over queries and keys, no filler": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                x = np.asarray(x, dtype=float)
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                L = x.shape[-2]
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, L, block):
+                    for i in range(start, min(start + block, L)):
+                        s = np.stack([(q[..., i, :] * k[..., j, :]).sum(-1) for j in range(L)], axis=-1)
+                        w = softmax(s / math.sqrt(q.shape[-1]))
+                        out[..., i, :] = sum(w[..., j, None] * v[..., j, :] for j in range(L))
                 return out
         """,
         "einsum, the blocks concatenated": """
@@ -247,13 +291,42 @@ WRONG = {
     "ch04.self_attention_in_blocks": {
         "the bug left in": """
             def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                L = x.shape[-2]
+                filler = np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]), dtype=x.dtype)
+                x = np.concatenate([x, filler], axis=-2)
                 q, k, v = x @ W_q, x @ W_k, x @ W_v
                 out = np.zeros(q.shape[:-1] + v.shape[-1:])
                 for start in range(0, q.shape[-2], block):
                     rows = slice(start, start + block)
-                    scores = q[..., rows, :] @ np.swapaxes(k[..., rows, :], -1, -2) / np.sqrt(q.shape[-1])
-                    out[..., rows, :] = softmax(scores) @ v[..., rows, :]
-                return out
+                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v
+                return out[..., :L, :]
+        """,
+        "the filler's values cut, its keys kept": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                L = x.shape[-2]
+                filler = np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]), dtype=x.dtype)
+                x = np.concatenate([x, filler], axis=-2)
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
+                    w = softmax(q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
+                    out[..., rows, :] = w[..., :L] @ v[..., :L, :]
+                return out[..., :L, :]
+        """,
+        "the output scaled up by (L + filler) / L": """
+            def self_attention_in_blocks(x, W_q, W_k, W_v, block):
+                L = x.shape[-2]
+                filler = np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]), dtype=x.dtype)
+                x = np.concatenate([x, filler], axis=-2)
+                q, k, v = x @ W_q, x @ W_k, x @ W_v
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])
+                for start in range(0, q.shape[-2], block):
+                    rows = slice(start, start + block)
+                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v
+                return out[..., :L, :] * q.shape[-2] / L
         """,
         "all keys, but the block's values": """
             def self_attention_in_blocks(x, W_q, W_k, W_v, block):

@@ -485,29 +485,33 @@ def _block_case(label, seed, L, block, d_model=4, d_k=3, d_v=2, batch=(), dtype=
 
 
 def _block_cases():
+    # block never divides L: there the handed-out code is right (the prompt says so)
     return grouped(
         "blocks of several sizes",
         _block_case("L=5, block=2 (a last block of 1)", 4061, 5, 2),
         _block_case("L=4, block=3, d_k=2, d_v=3", 4062, 4, 3, d_k=2, d_v=3),
-        _block_case("L=6, block=1, d_model=3", 4063, 6, 1, d_model=3),
+        _block_case("L=3, block=4 (one block, longer than L), d_model=3", 4063, 3, 4, d_model=3),
     ) + grouped(
         "batch dimensions",
         _block_case("a batch of 2, L=5, block=3", 4064, 5, 3, batch=(2,)),
-        _block_case("batch and heads (2, 2), L=4, block=2, d_v=3", 4065, 4, 2, d_v=3, batch=(2, 2)),
+        _block_case("batch and heads (2, 2), L=5, block=2, d_v=3", 4065, 5, 2, d_v=3, batch=(2, 2)),
     )
 
 
-def _in_blocks(x, W_q, W_k, W_v, block, within=False, axis=-1, scale=True):
+def _in_blocks(x, W_q, W_k, W_v, block, within=False, axis=-1, scale=True, padded=False, full_only=False):
     x, W_q, W_k, W_v = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k, W_v))
+    L = x.shape[-2]
+    if padded:  # zero tokens appended so that every block is full, their keys and values kept
+        x = np.concatenate([x, np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]))], axis=-2)
     q, k, v = x @ W_q, x @ W_k, x @ W_v
     out = np.zeros(q.shape[:-1] + v.shape[-1:])
-    for start in range(0, q.shape[-2], block):
+    for start in range(0, q.shape[-2] - (block - 1 if full_only else 0), block):
         rows = slice(start, start + block)
         keys = rows if within else slice(None)
         scores = q[..., rows, :] @ np.swapaxes(k[..., keys, :], -1, -2)
         weights = softmax(scores / np.sqrt(q.shape[-1]) if scale else scores, axis=axis)
         out[..., rows, :] = weights @ v[..., keys, :]
-    return out
+    return out[..., :L, :]
 
 
 register(
@@ -517,39 +521,58 @@ register(
         title="self-attention a block of queries at a time",
         points=2,
         function="self_attention_in_blocks",
-        hint="which keys must a query's softmax run over, whatever block it is in?",
+        hint="how many keys does each query's softmax run over here, and how many should it?",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="To keep its memory down, this function computes the chapter's self-attention of "
         "`x (..., L, d_model)` (scaled, no biases, `W_q`, `W_k (d_model, d_k)`, `W_v (d_model, d_v)`) "
-        "for `block` queries at a time, so that at most `block` rows of weights exist at once; it "
-        "should return the layer's `out (..., L, d_v)` for every `block >= 1`. Symptom: with "
-        "`block >= L` it does; with a smaller block its outputs are wrong, although every shape is "
-        "right. Find the bug and fix it; you may call `numpy` and `softmax`.",
+        "for `block` queries at a time, so that at most `block` rows of weights exist at once, and "
+        "every block has the same shape; it should return the layer's `out (..., L, d_v)` for every "
+        "`block >= 1`. Symptom: when `block` divides `L` it does; for any other block every row of "
+        "its output is wrong, although every shape is right. Find the bug and fix it; you may call "
+        "`numpy` and `softmax`.",
         solution='''
             def self_attention_in_blocks(x, W_q, W_k, W_v, block):
                 """The layer's out (..., L, d_v), computed block queries at a time."""
-                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L, d_k), (..., L, d_k), (..., L, d_v)
-                out = np.zeros(q.shape[:-1] + v.shape[-1:])  # (..., L, d_v)
+                L = x.shape[-2]
+                filler = np.zeros(x.shape[:-2] + (-L % block, x.shape[-1]), dtype=x.dtype)  # fewer than block
+                x = np.concatenate([x, filler], axis=-2)  # (..., L + n, d_model): every block is full
+                q, k, v = x @ W_q, x @ W_k, x @ W_v  # (..., L + n, d_k), (..., L + n, d_k), (..., L + n, d_v)
+                out = np.zeros(q.shape[:-1] + v.shape[-1:])  # (..., L + n, d_v)
                 for start in range(0, q.shape[-2], block):
                     rows = slice(start, start + block)  # this block's queries
                     ### BEGIN SOLUTION
-                    scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., b, L)
-                    out[..., rows, :] = softmax(scores) @ v  # (..., b, L) @ (..., L, d_v)
+                    scores = q[..., rows, :] @ np.swapaxes(k[..., :L, :], -1, -2) / np.sqrt(q.shape[-1])
+                    out[..., rows, :] = softmax(scores) @ v[..., :L, :]  # (..., block, L) @ (..., L, d_v)
                     ### END SOLUTION
-                return out
+                return out[..., :L, :]  # the filler's rows dropped
         ''',
-        stub="scores = q[..., rows, :] @ np.swapaxes(k[..., rows, :], -1, -2) / np.sqrt(q.shape[-1])\n"
-        "out[..., rows, :] = softmax(scores) @ v[..., rows, :]",
+        stub="scores = q[..., rows, :] @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])\n"
+        "out[..., rows, :] = softmax(scores) @ v",
         reference=_in_blocks,
         public_cases=_block_cases,
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
             Diagnosis(
+                "every query's softmax also runs over the filler tokens: a zero key scores 0, not "
+                "minus infinity, so each filler token takes a share of the weight, and the real "
+                "tokens' weights sum to less than 1",
+                name="the filler's keys in the softmax",
+                hint="a query's softmax runs over the sequence's L keys only: k[..., :L, :] and "
+                "v[..., :L, :] (or the filler's scores set to -inf)",
+                variant=lambda x, W_q, W_k, W_v, block: _in_blocks(x, W_q, W_k, W_v, block, padded=True),
+            ),
+            Diagnosis(
                 "each output mixes only the values of the tokens in its own block",
                 name="keys cut to the block",
-                hint="a block of queries still meets every key and every value: k and v, not k[rows], v[rows]",
+                hint="a block of queries still meets every one of the sequence's keys and values",
                 variant=lambda x, W_q, W_k, W_v, block: _in_blocks(x, W_q, W_k, W_v, block, within=True),
+            ),
+            Diagnosis(
+                "the outputs past the last full block are never computed",
+                name="the last, shorter block dropped",
+                hint="without the filler, the blocks start at 0, block, 2 block, ... up to L, the last one shorter",
+                variant=lambda x, W_q, W_k, W_v, block: _in_blocks(x, W_q, W_k, W_v, block, full_only=True),
             ),
             Diagnosis(
                 "your outputs are mixed with weights whose columns, not rows, sum to 1",
