@@ -85,6 +85,7 @@ def test_the_stub_carries_exactly_its_registered_bug(ex_id):
     assert told_apart, f"{ex_id}: no case tells the bug from the reference"
 
 
+@pytest.mark.slow
 def test_the_prediction_is_the_first_step_the_sink_cache_code_gets_wrong():
     sink, predict = get("bugs.sink_cache_weights"), get("bugs.predict_first_drift")
     rng = np.random.default_rng(0)

@@ -133,6 +133,7 @@ def test_config_points_katex_and_widgets_at_vendored_files(sphinx_config):
     ]
 
 
+@pytest.mark.slow
 def test_printed_output_is_joined_as_the_kernel_wrote_it(sphinx_config):
     """A print cut in two by the kernel's flush timer reads as one line on the page."""
     pytest.importorskip("myst_nb")

@@ -245,6 +245,7 @@ def test_chapter_8_loss_falls_slowly_then_drops():
 CH10 = "10_vision_transformer.ipynb"
 
 
+@pytest.mark.slow
 def test_chapter_10_digits_have_17_grey_levels():
     load_digits = pytest.importorskip("sklearn.datasets").load_digits  # not in the numpy-only tier
 

@@ -65,6 +65,7 @@ def test_view_errors(kwargs, pattern):
         explore.cross_view(fake_captions(), **kwargs)
 
 
+@pytest.mark.slow
 def test_frames_switch_with_every_control():
     widgets = pytest.importorskip("attncourse.widgets")
     ipywidgets = pytest.importorskip("ipywidgets")

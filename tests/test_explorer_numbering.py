@@ -17,6 +17,8 @@ from attncourse import explore  # noqa: E402
 from attncourse import widgets as aw  # noqa: E402
 from attncourse.toy_data import SENTENCE  # noqa: E402
 
+pytestmark = pytest.mark.slow  # renders every explorer
+
 
 def _texts(labels) -> list:
     return [t.get_text() for t in labels]

@@ -23,6 +23,9 @@ from attncourse import explore, toy_data
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
 
+pytestmark = pytest.mark.slow  # reads the built book and renders explorers
+
+
 def _printed(notebook: str, marker: str, book: Path = BOOK) -> str:
     """What the code cell of ``book/<notebook>`` whose source contains ``marker`` printed."""
     nb = json.loads((book / notebook).read_text(encoding="utf-8"))

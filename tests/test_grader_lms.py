@@ -113,6 +113,7 @@ def read_csv(path: Path) -> list:
         return list(csv.reader(f))
 
 
+@pytest.mark.slow
 def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -202,6 +203,7 @@ def test_roster_gradebook_lms_exports_and_update(course, tmp_path, capsys):
     assert next(s for s in summary["students"] if s["student"] == "Jane Doe_208")["total"] == POINTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("no_bwrap", [False, True])
 def test_the_gradescope_autograder_runs_in_gradescopes_layout(course, tmp_path, no_bwrap):
     assert main(["gradescope", str(course["bundle"]), str(tmp_path / "package")]) == 0
@@ -268,6 +270,7 @@ def _nobody_python(root: Path) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_the_gradescope_autograder_grades_as_nobody_without_bubblewrap(course, tmp_path):
     import shutil
     import tempfile

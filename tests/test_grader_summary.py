@@ -193,6 +193,7 @@ def test_a_slow_run_prints_every_ten_seconds_without_a_terminal():
     assert len(out.getvalue().splitlines()) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_summary_renders_in_chromium_at_phone_width_and_passes_axe(tmp_path, chromium):  # noqa: F811
     from built_pages import AXE_JS, BLOCKING, audit

@@ -53,6 +53,7 @@ def test_rope_view_linear_and_yarn_ends():
         modern.rope_scaling_view("ntk", 4)
 
 
+@pytest.mark.slow
 def test_widgets_render_every_frame():
     pytest.importorskip("ipywidgets")
     from attncourse.widgets import modern as w
@@ -65,6 +66,7 @@ def test_widgets_render_every_frame():
     assert "llama3" in frame.caption and frame.png[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_sinks_without_a_window_say_they_change_nothing():
     """With no window every token is kept, so the sinks control has no effect: the frame says so
     instead of repeating the sink-free frame word for word."""
