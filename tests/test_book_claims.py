@@ -241,11 +241,12 @@ def test_chapter_7_study_numbers_are_the_printed_ones():
     n = re.search(r"position +32: +(\d+) of (\d+) dimensions outside", outside).groups()
     assert f"({n[0]} of {n[1]} at position 32, counted above)" in _prose(CH07, "ch07-beyond-after")
     text = _printed(CH07, 'rope_model = models["rope"]')
-    one, best = re.search(
-        r"offset 1: ([0-9.]+); best other offset seen in training, \d+: ([0-9.]+)", text
+    one, own, best = re.search(
+        r"offset 1: ([0-9.]+); at offset 0 \(the query itself\): (-?[0-9.]+); best of offsets 2\.\.31, \d+: ([0-9.]+)",
+        text,
     ).groups()
-    assert float(one) > float(best)  # "offset 1 scores far above every other offset from 2 on"
-    assert f"({one} against {best})" in _prose(CH07, "ch07-beyond-after")
+    assert float(one) > max(float(own), float(best))  # "offset 1 scores far above offset 0 ... and 2 on"
+    assert f"({one} against {own} and {best})" in _prose(CH07, "ch07-beyond-after")
 
 
 def test_chapter_7_alibi_weights_on_the_query_are_the_printed_ones():
