@@ -229,6 +229,43 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
     )  # "up to a quarter"
 
 
+def test_chapter_7_defines_rope_and_alibi_before_the_study_past_the_training_length():
+    ids = [c.get("id") for c in _cells(CH07)]
+    study = ids.index("ch07-beyond")
+    assert ids.index("ch07-021") < study and ids.index("alibi-bias-prose") < study
+    assert ids.index("ch07-beyond-model") < ids.index("rope-steps") < ids.index("ch07-beyond-after")
+
+
+def test_chapter_7_study_numbers_are_the_printed_ones():
+    outside = _printed(CH07, "pe_long = ac.sinusoidal_positional_encoding")
+    n = re.search(r"position +32: +(\d+) of (\d+) dimensions outside", outside).groups()
+    assert f"({n[0]} of {n[1]} at position 32, counted above)" in _prose(CH07, "ch07-beyond-after")
+    text = _printed(CH07, 'rope_model = models["rope"]')
+    one, own, best = re.search(
+        r"offset 1: ([0-9.]+); at offset 0 \(the query itself\): (-?[0-9.]+); best of offsets 2\.\.31, \d+: ([0-9.]+)",
+        text,
+    ).groups()
+    assert float(one) > max(float(own), float(best))  # "offset 1 scores far above offset 0 ... and 2 on"
+    assert f"({one} against {own} and {best})" in _prose(CH07, "ch07-beyond-after")
+
+
+def test_chapter_7_alibi_weights_on_the_query_are_the_printed_ones():
+    text = _printed(CH07, "weights = ac.softmax(-slopes[:, None] * distance)")
+    slopes = re.search(r"slopes: (.*)", text).group(1).split(", ")
+    own = re.search(r"weight on itself: (.*)", text).group(1).split()
+    assert slopes[0] == "1/2" and slopes[-1] == "1/256" and len(own) == len(slopes)
+    m = np.array([1 / 2**h for h in range(1, 9)])
+    np.testing.assert_allclose(
+        [float(w) for w in own], 1 / (np.exp(-np.outer(m, np.arange(1024))).sum(1)), atol=5e-4
+    )
+    prose = _prose(CH07, "alibi-bias-prose")
+    assert (
+        f"for the last query of a 1024-token sequence, {own[0]} stays on the query itself at slope 1/2"
+        in prose
+    )
+    assert f"and {own[-1]} at slope 1/256" in prose
+
+
 # -- chapter 8: the loss curve --------------------------------------------------------------------
 
 
