@@ -514,6 +514,25 @@ def test_chapter_13_chunk_sentence_reads_the_corrections():
     assert f"against corrections of {min(sizes[1:]):.3f} to {max(sizes[1:]):.3f}" in prose
 
 
+def test_chapter_13_decode_step_times_are_the_fastest_of_repeats_and_the_cache_grows_every_row():
+    source = "".join(next(c for c in _cells(CH13) if c.get("id") == "ch13-decode-time")["source"])
+    assert "def fastest_step(make_step, repeats):" in source and "min(best," in source
+    text = _printed(CH13, "def fastest_step(make_step")
+    assert "fastest of 200" in text
+    rows = [tuple(int(x) for x in r) for r in re.findall(r"^ *(\d+) +(\d+) +(\d+)$", text, re.MULTILINE)]
+    assert [T for T, _, _ in rows] == [256, 1024, 4096, 16384], text
+    cached = [c for _, c, _ in rows]
+    recurrent = [r for _, _, r in rows]
+    prose = _prose(CH13, "ch13-decode-after")
+    # "The cache's step grows from each row to the next"
+    assert "grows from each row to the next" in prose
+    assert all(a < b for a, b in zip(cached, cached[1:])), cached
+    # "the recurrent step takes about the same time at every T"
+    assert "about the same time at every $T$" in prose
+    assert max(recurrent) / min(recurrent) < 1.5, recurrent
+    assert "fastest of 200 single steps" in _prose(CH13, "ch13-decode-time-md")
+
+
 # -- chapter 2: what a raw dot product prefers, and the plane example by hand ---------------------
 
 CH02 = "02_dot_product_attention.ipynb"
