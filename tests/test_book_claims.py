@@ -384,6 +384,17 @@ def test_chapter_9_times_the_steps_by_cpu_time_and_quotes_the_growth():
     assert f"grows {fold:.1f}-fold" in prose or f"about {round(fold)} times" in prose, (fold, prose)
 
 
+def test_chapter_9_online_softmax_counts_elements_from_0_as_its_loop_prints():
+    derivation = _prose(CH09, "5ef6b7f1")
+    assert "$x_0, \\dots, x_{n-1}$" in derivation and "$m_{-1} = -\\infty$" in derivation
+    assert "x_n" not in derivation and "m_0 = " not in derivation and "\\ell_n" not in derivation
+    text = _printed(CH09, "for j, x_j in enumerate(x):")
+    first = re.match(r"j = (\d+): x_j = (\d+)", text)
+    assert first and first.group(1) == "0", text
+    # "By hand: after x_0 = 3": the element the loop prints first
+    assert f"after $x_{first.group(1)} = {first.group(2)}$" in _prose(CH09, "7f58a22b")
+
+
 # -- chapter 10: the largest patch is one patch token and the class token -------------------------
 
 
