@@ -173,6 +173,20 @@ def test_chapter_0_memorising_is_judged_against_the_true_function():
     assert "a little below what the true $f$ scores" in _prose(CH00, "why-08")
 
 
+def test_chapter_0_prints_how_many_held_out_sequences_score_the_models():
+    import inspect
+
+    from attncourse.models.seq2seq import evaluate_reversal
+
+    sweep = _printed(CH00, 'sweep = saved_results("seq2seq_lengths.json")')
+    n_test = int(re.search(r"each run scored on (\d+) held-out sequences", sweep).group(1))
+    # the model trained in the chapter is scored by evaluate_reversal's default count, the sweep's
+    source = "".join(next(c for c in _cells(CH00) if c.get("id") == "why-13")["source"])
+    assert "evaluate_reversal(model, n_source)" in source
+    assert inspect.signature(evaluate_reversal).parameters["n_test"].default == n_test
+    assert f"decodes {n_test} held-out sequences" in _prose(CH00, "why-12")
+
+
 # -- chapter 5: one head, seed by seed ------------------------------------------------------------
 
 
