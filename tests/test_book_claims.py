@@ -254,6 +254,31 @@ def test_chapter_8_loss_falls_slowly_then_drops():
     assert "about 2.4" in _prose("08_transformer_block.ipynb", "b6f98094")
 
 
+def test_chapter_8_mlp_baseline_is_aligned_to_the_current_token_and_the_prose_quotes_its_printout():
+    ch08 = "08_transformer_block.ipynb"
+    source = "".join(next(c for c in _cells(ch08) if c.get("id") == "ch08-mlp-train")["source"])
+    # slot d holds the token d places back: the window is unfolded, then flipped
+    assert "e.unfold(1, self.window, 1)" in source and "x.flip(-1)" in source
+    text = _printed(ch08, "class WindowMLP(nn.Module):")
+    n_mlp, n_tf = (
+        int(x.replace(",", "")) for x in re.search(r"MLP ([0-9,]+), Transformer ([0-9,]+)", text).groups()
+    )
+    loss_mlp, loss_tf = re.search(r"last 50 steps: MLP ([0-9.]+), Transformer ([0-9.]+)", text).groups()
+    acc_mlp, acc_tf = re.search(r"determined positions: +MLP ([0-9.]+), Transformer ([0-9.]+)", text).groups()
+    guess = re.search(r"seen so far: ([0-9.]+)", text).group(1)
+    assert 0.8 < n_mlp / n_tf < 1.25
+    # "far above a uniform guess ... and far below the Transformer"; "about three answers in five"
+    assert float(guess) + 0.3 < float(acc_mlp) < float(acc_tf) - 0.25
+    assert 0.55 <= float(acc_mlp) <= 0.65
+    prose = _prose(ch08, "ch08-mlp-outro")
+    assert f"right {acc_mlp} of the time, far above a uniform guess" in prose
+    assert f"tokens already seen ({guess})" in prose and f"below the Transformer ({acc_tf})" in prose
+    assert f"ends at {loss_tf} against the MLP's {loss_mlp}" in prose and "three answers in five" in prose
+    summary = _prose(ch08, "ch08-summary")
+    assert f"is right on {acc_mlp} of the determined positions, against the Transformer's {acc_tf}" in summary
+    assert f"a guess's {guess}" in summary
+
+
 # -- chapter 10: grey levels and the heads' maps --------------------------------------------------
 
 CH10 = "10_vision_transformer.ipynb"
