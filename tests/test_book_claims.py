@@ -173,6 +173,20 @@ def test_chapter_0_memorising_is_judged_against_the_true_function():
     assert "a little below what the true $f$ scores" in _prose(CH00, "why-08")
 
 
+def test_chapter_0_prints_how_many_held_out_sequences_score_the_models():
+    import inspect
+
+    from attncourse.models.seq2seq import evaluate_reversal
+
+    sweep = _printed(CH00, 'sweep = saved_results("seq2seq_lengths.json")')
+    n_test = int(re.search(r"each run scored on (\d+) held-out sequences", sweep).group(1))
+    # the model trained in the chapter is scored by evaluate_reversal's default count, the sweep's
+    source = "".join(next(c for c in _cells(CH00) if c.get("id") == "why-13")["source"])
+    assert "evaluate_reversal(model, n_source)" in source
+    assert inspect.signature(evaluate_reversal).parameters["n_test"].default == n_test
+    assert f"decodes {n_test} held-out sequences" in _prose(CH00, "why-12")
+
+
 # -- chapter 5: one head, seed by seed ------------------------------------------------------------
 
 
@@ -275,6 +289,31 @@ def test_chapter_8_loss_falls_slowly_then_drops():
     assert 2.0 < loss[100] < 3.0 and loss[100] > 0.6 * loss[0]  # "about 2.4, still most of the way up"
     assert loss[200] < loss[100] / 10  # "drops by more than a factor of ten within the next hundred"
     assert "about 2.4" in _prose("08_transformer_block.ipynb", "b6f98094")
+
+
+def test_chapter_8_mlp_baseline_is_aligned_to_the_current_token_and_the_prose_quotes_its_printout():
+    ch08 = "08_transformer_block.ipynb"
+    source = "".join(next(c for c in _cells(ch08) if c.get("id") == "ch08-mlp-train")["source"])
+    # slot d holds the token d places back: the window is unfolded, then flipped
+    assert "e.unfold(1, self.window, 1)" in source and "x.flip(-1)" in source
+    text = _printed(ch08, "class WindowMLP(nn.Module):")
+    n_mlp, n_tf = (
+        int(x.replace(",", "")) for x in re.search(r"MLP ([0-9,]+), Transformer ([0-9,]+)", text).groups()
+    )
+    loss_mlp, loss_tf = re.search(r"last 50 steps: MLP ([0-9.]+), Transformer ([0-9.]+)", text).groups()
+    acc_mlp, acc_tf = re.search(r"determined positions: +MLP ([0-9.]+), Transformer ([0-9.]+)", text).groups()
+    guess = re.search(r"seen so far: ([0-9.]+)", text).group(1)
+    assert 0.8 < n_mlp / n_tf < 1.25
+    # "far above a uniform guess ... and far below the Transformer"; "about three answers in five"
+    assert float(guess) + 0.3 < float(acc_mlp) < float(acc_tf) - 0.25
+    assert 0.55 <= float(acc_mlp) <= 0.65
+    prose = _prose(ch08, "ch08-mlp-outro")
+    assert f"right {acc_mlp} of the time, far above a uniform guess" in prose
+    assert f"tokens already seen ({guess})" in prose and f"below the Transformer ({acc_tf})" in prose
+    assert f"ends at {loss_tf} against the MLP's {loss_mlp}" in prose and "three answers in five" in prose
+    summary = _prose(ch08, "ch08-summary")
+    assert f"is right on {acc_mlp} of the determined positions, against the Transformer's {acc_tf}" in summary
+    assert f"a guess's {guess}" in summary
 
 
 # -- chapter 10: grey levels and the heads' maps --------------------------------------------------
@@ -422,6 +461,17 @@ def test_chapter_9_times_the_steps_by_cpu_time_and_quotes_the_growth():
     assert f"grows {fold:.1f}-fold" in prose or f"about {round(fold)} times" in prose, (fold, prose)
 
 
+def test_chapter_9_online_softmax_counts_elements_from_0_as_its_loop_prints():
+    derivation = _prose(CH09, "5ef6b7f1")
+    assert "$x_0, \\dots, x_{n-1}$" in derivation and "$m_{-1} = -\\infty$" in derivation
+    assert "x_n" not in derivation and "m_0 = " not in derivation and "\\ell_n" not in derivation
+    text = _printed(CH09, "for j, x_j in enumerate(x):")
+    first = re.match(r"j = (\d+): x_j = (\d+)", text)
+    assert first and first.group(1) == "0", text
+    # "By hand: after x_0 = 3": the element the loop prints first
+    assert f"after $x_{first.group(1)} = {first.group(2)}$" in _prose(CH09, "7f58a22b")
+
+
 # -- chapter 10: the largest patch is one patch token and the class token -------------------------
 
 
@@ -550,6 +600,25 @@ def test_chapter_13_chunk_sentence_reads_the_corrections():
     assert f"first correction is right ({misses[0]:.3f})" in prose
     assert f"other three miss by {min(misses[1:]):.3f} to {max(misses[1:]):.3f}" in prose
     assert f"against corrections of {min(sizes[1:]):.3f} to {max(sizes[1:]):.3f}" in prose
+
+
+def test_chapter_13_decode_step_times_are_the_fastest_of_repeats_and_the_cache_grows_every_row():
+    source = "".join(next(c for c in _cells(CH13) if c.get("id") == "ch13-decode-time")["source"])
+    assert "def fastest_step(make_step, repeats):" in source and "min(best," in source
+    text = _printed(CH13, "def fastest_step(make_step")
+    assert "fastest of 200" in text
+    rows = [tuple(int(x) for x in r) for r in re.findall(r"^ *(\d+) +(\d+) +(\d+)$", text, re.MULTILINE)]
+    assert [T for T, _, _ in rows] == [256, 1024, 4096, 16384], text
+    cached = [c for _, c, _ in rows]
+    recurrent = [r for _, _, r in rows]
+    prose = _prose(CH13, "ch13-decode-after")
+    # "The cache's step grows from each row to the next"
+    assert "grows from each row to the next" in prose
+    assert all(a < b for a, b in zip(cached, cached[1:])), cached
+    # "the recurrent step takes about the same time at every T"
+    assert "about the same time at every $T$" in prose
+    assert max(recurrent) / min(recurrent) < 1.5, recurrent
+    assert "fastest of 200 single steps" in _prose(CH13, "ch13-decode-time-md")
 
 
 # -- chapter 2: what a raw dot product prefers, and the plane example by hand ---------------------
