@@ -1,9 +1,15 @@
-"""Hidden cases, Appendix A (spot the bug): other batch sizes, head counts, paddings, scalings, caches, float32."""
+"""Hidden cases, Appendix A (spot the bug): other grids, layer and head counts, scalings, caches, float32."""
 
 import numpy as np
 
 from attncourse.exercises import Case, grouped
-from attncourse.exercises.chapters.bugs import _chunk_case, _fused_case, _head_case, _pool_case, _pos_case
+from attncourse.exercises.chapters.bugs import (
+    _chunk_case,
+    _delta_case,
+    _fused_case,
+    _grid_cases,
+    _rollout_case,
+)
 from attncourse.exercises.chapters.bugs_modern import _cross_case, _partial_case, _sink_case, _yarn_case
 
 
@@ -30,36 +36,31 @@ def chunk_window_weights():
     )
 
 
-def padded_head_weights():
-    rng = np.random.default_rng(19102)
-    return grouped(
-        "padding",
-        _head_case("4 sentences of 1, 6, 3 and 6 keys, 3 heads, L=2", rng, [1, 6, 3, 6], 3, 2, 6, 2),
-        _head_case("2 sentences of 2 and 5 keys, 2 heads", rng, [2, 5], 2, 3, 5, 3),
-    ) + grouped(
-        "dtype",
-        _head_case(
-            "float32, 3 sentences of 2, 4 and 1 keys, 2 heads", rng, [2, 4, 1], 2, 3, 4, 2, np.float32
-        ),
+def grid_positions():
+    return grouped("grids", *_grid_cases((2, 2, 4), (5, 3, 8))) + grouped(
+        "wide and tall", *_grid_cases((2, 6, 12), (6, 4, 20))
     )
 
 
-def sentence_embeddings():
+def cls_rollout():
     rng = np.random.default_rng(19103)
     return grouped(
-        "padding",
-        _pool_case("4 sentences of 7, 1, 3 and 7 tokens, D=3", rng, [7, 1, 3, 7], 7, 3),
-        _pool_case("2 sentences of 1 and 4 tokens", rng, [1, 4], 4, 2),
-    ) + grouped("dtype", _pool_case("float32, 3 sentences of 5, 2 and 1", rng, [5, 2, 1], 5, 2, np.float32))
+        "layers",
+        _rollout_case("2 layers, 3 images, 1 head, N=6", rng, 2, 3, 1, 6),
+        _rollout_case("5 layers, 1 image, 3 heads, N=9", rng, 5, 1, 3, 9),
+    ) + grouped(
+        "dtype",
+        _rollout_case("float32, 2 layers, 2 images, 4 heads, N=3", rng, 2, 2, 4, 3, dtype=np.float32),
+    )
 
 
-def add_positions():
+def gated_delta_layer():
     rng = np.random.default_rng(19104)
     return grouped(
-        "left padding",
-        _pos_case("4 prompts, 0, 5, 2 and 1 pads, L=6", rng, [0, 5, 2, 1], 6, 2),
-        _pos_case("2 prompts, 2 and 0 pads, L=3", rng, [2, 0], 3, 3),
-    ) + grouped("dtype", _pos_case("float32, 3 prompts, 2, 0 and 4 pads", rng, [2, 0, 4], 5, 3, np.float32))
+        "recurrence",
+        _delta_case("4 heads, L=5, E=6, Ev=2", rng, 4, 5, 6, 2),
+        _delta_case("1 head, L=12, E=4, Ev=4", rng, 1, 12, 4, 4),
+    ) + grouped("dtype", _delta_case("float32, 3 heads, L=6, E=8, Ev=3", rng, 3, 6, 8, 3, np.float32))
 
 
 def fused_qkv_attention():
@@ -127,9 +128,9 @@ def cross_decode():
 
 HIDDEN = {
     "bugs.chunk_window_weights": chunk_window_weights,
-    "bugs.padded_head_weights": padded_head_weights,
-    "bugs.sentence_embeddings": sentence_embeddings,
-    "bugs.add_positions": add_positions,
+    "bugs.grid_positions": grid_positions,
+    "bugs.cls_rollout": cls_rollout,
+    "bugs.gated_delta_layer": gated_delta_layer,
     "bugs.fused_qkv_attention": fused_qkv_attention,
     "bugs.yarn_scores": yarn_scores,
     "bugs.partial_rope_attention": partial_rope_attention,

@@ -1,4 +1,4 @@
-"""The appendix of common bugs (``bugs.*``): renamed ids still resolve, nothing the student reads
+"""The appendix of common bugs (``bugs.*``): replaced ids are gone, nothing the student reads
 before a hint names a cause, each handed-out stub carries exactly its registered bug, and A.9's
 prediction is what A.8's handed-out code really does."""
 
@@ -16,11 +16,15 @@ from attncourse.exercises.engine.compare import expected_outputs, judge
 from attncourse.exercises.engine.outputs import to_arrays
 
 HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
-RENAMED = {
-    "bugs.head_major_mask": "bugs.padded_head_weights",
-    "bugs.mean_over_padding": "bugs.sentence_embeddings",
-    "bugs.left_pad_positions": "bugs.add_positions",
-}
+# exercises replaced by others that ask a different function: their ids (and former ids) are gone
+DROPPED = [
+    "bugs.padded_head_weights",
+    "bugs.head_major_mask",
+    "bugs.sentence_embeddings",
+    "bugs.mean_over_padding",
+    "bugs.add_positions",
+    "bugs.left_pad_positions",
+]
 # words that named a cause in the old ids, titles and prompts (issue 36)
 CAUSE_WORDS = [
     "discarded",
@@ -35,13 +39,20 @@ CAUSE_WORDS = [
     "text position",
     "values rotated",
     "filled from",
+    "meshgrid",
+    "indexing",
+    "column by column",
+    "first to last",
+    "before the decay",
+    "decays after",
 ]
 DIAGNOSE = [ex.id for ex in all_exercises("bugs") if ex.kind == "diagnose"]
 
 
-@pytest.mark.parametrize("old, new", sorted(RENAMED.items()))
-def test_a_former_id_finds_the_renamed_exercise(old, new):
-    assert get(old).id == new and old in get(new).former_ids
+@pytest.mark.parametrize("old", DROPPED)
+def test_a_replaced_exercise_id_is_no_longer_graded(old):
+    with pytest.raises(KeyError):
+        get(old)
 
 
 @pytest.mark.parametrize("ex_id", DIAGNOSE)
@@ -159,3 +170,60 @@ def test_a5_handed_out_code_is_right_with_one_head_only():
         np.testing.assert_allclose(
             fixed(x, W, 3)[..., h * dh : (h + 1) * dh], (w / w.sum(-1, keepdims=True)) @ v
         )
+
+
+def test_a2_handed_out_code_is_right_on_one_row_and_lists_the_grids_own_vectors_elsewhere():
+    """A.2's symptom: right on a grid of one row; elsewhere every returned vector is some patch's."""
+    from attncourse.vit import sinusoidal_positions_2d
+
+    ex = get("bugs.grid_positions")
+    stub, fixed = stub_function(ex), ex.solution_function()
+    for gh, gw, d in [(1, 5, 8), (3, 3, 8), (2, 4, 12), (4, 2, 4)]:
+        expected = sinusoidal_positions_2d(gh, gw, d).double().numpy()  # the package's, in float32
+        np.testing.assert_allclose(fixed(gh, gw, d), expected, atol=1e-6)
+        got = stub(gh, gw, d)
+        assert np.allclose(got, expected, atol=1e-6) == (gh == 1), (gh, gw)
+        # each returned vector is the vector of some patch of the grid
+        assert all(np.abs(expected - row).max(axis=1).min() < 1e-6 for row in got)
+
+
+def test_a3_handed_out_code_is_right_for_one_layer_only_and_its_maps_sum_to_1():
+    from attncourse import attention_rollout, softmax
+
+    ex = get("bugs.cls_rollout")
+    stub, fixed = stub_function(ex), ex.solution_function()
+    rng = np.random.default_rng(3)
+    for n_layers in (1, 2, 3):
+        w = softmax(3 * rng.normal(size=(n_layers, 2, 3, 5, 5)))
+        expected = attention_rollout(list(w))[:, 0]  # the package's rollout, row 0
+        np.testing.assert_allclose(fixed(w), expected, rtol=1e-12)
+        got = stub(w)
+        np.testing.assert_allclose(got.sum(-1), 1, rtol=1e-12)
+        assert np.allclose(got, expected) == (n_layers == 1), n_layers
+
+
+def test_a4_handed_out_code_drifts_with_the_decay_and_misreads_a_full_strength_write():
+    from attncourse import delta_rule
+
+    ex = get("bugs.gated_delta_layer")
+    stub, fixed = stub_function(ex), ex.solution_function()
+    rng = np.random.default_rng(4)
+    H, L, E, Ev = 2, 6, 4, 3
+    q, k, v = rng.normal(size=(H, L, E)), rng.normal(size=(H, L, E)), rng.normal(size=(H, L, Ev))
+    a, b = rng.normal(size=(H, L)), rng.normal(size=(H, L))
+    gaps = []
+    for A_log in (-12.0, -2.0, 0.0, 1.0):  # exp(A_log) sets how fast the heads forget
+        A, dt = np.full(H, A_log), np.zeros(H)
+        alpha = np.exp(-np.exp(A)[:, None] * np.log1p(np.exp(a)))
+        unit = [x / np.linalg.norm(x, axis=-1, keepdims=True) for x in (q, k)]
+        expected = delta_rule(*unit, v, 1 / (1 + np.exp(-b)), decay=alpha)[0]
+        np.testing.assert_allclose(fixed(q, k, v, a, b, A, dt), expected, rtol=1e-10, atol=1e-12)
+        gaps.append(np.abs(stub(q, k, v, a, b, A, dt) - expected).max())
+    assert gaps[0] < 1e-5 and gaps[0] < gaps[1] < gaps[2] < gaps[3], gaps
+    # a full-strength write (b large): the fixed layer reads its key back as its value, the stub does not
+    b_full = np.full((H, L), 40.0)
+    A, dt = np.zeros(H), np.zeros(H)
+    kn = k / np.linalg.norm(k, axis=-1, keepdims=True)
+    for fn, exact in ((fixed, True), (stub, False)):
+        out = fn(kn, k, v, a, b_full, A, dt)  # the queries are the keys: out_t = k_t S_t / sqrt(E)
+        assert np.allclose(out * np.sqrt(E), v, atol=1e-8) == exact

@@ -162,7 +162,7 @@ def test_the_student_stub_prints_no_hint_and_is_still_not_attempted():
     ex = get("ch04.output_without_token")
     assert ex.hint and ex.hint not in ex.student_stub()
     assert ex.student_stub() == 'raise NotImplementedError("write your answer here")'
-    assert get("bugs.sentence_embeddings").student_stub() == "count = hidden.shape[1]"  # the bug itself
+    assert get("bugs.cls_rollout").student_stub() == "R = R @ A"  # the bug itself
     from exercise_support import stub_function
 
     result = check("ch04.output_without_token", stub_function(ex), show=False)

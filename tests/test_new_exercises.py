@@ -693,3 +693,45 @@ def test_chapter_3_find_the_bug_symptoms_are_what_the_prompts_say():
             assert np.allclose(w, w_t)
         else:
             assert not np.allclose(w.sum(-1), 1, atol=1e-3)
+
+
+def test_the_appendix_references_of_chapters_10_and_13_agree_with_torch():
+    """A.2-A.4's references against code written here in torch: the 2-D positions, rollout's row 0
+    multiplied out layer by layer, and the Gated DeltaNet recurrence with torch's softplus."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    # A.2: row code then column code, each chapter 7's encoding in d/2 features, patches row by row
+    gh, gw, d = 3, 4, 8
+    idx = torch.arange(gh * gw, dtype=torch.float64)
+    r, c = idx.div(gw, rounding_mode="floor"), idx.remainder(gw)
+    freq = 10000.0 ** (-torch.arange(0, d // 2, 2, dtype=torch.float64) / (d // 2))
+
+    def code(p):
+        return torch.stack([(p[:, None] * freq).sin(), (p[:, None] * freq).cos()], -1).flatten(1)
+
+    expected = torch.cat([code(r), code(c)], -1).numpy()
+    np.testing.assert_allclose(_answer("bugs.grid_positions", gh, gw, d), expected, atol=1e-12)
+    # A.3: the [CLS] row pushed down from the last layer to the first
+    rng = np.random.default_rng(3)
+    w = torch.softmax(torch.tensor(rng.normal(size=(3, 2, 4, 5, 5))), -1)
+    row = F.one_hot(torch.zeros(2, dtype=torch.long), 5).double()
+    for layer in reversed(range(3)):
+        row = torch.einsum("bj,bjk->bk", row, (w[layer].mean(1) + torch.eye(5)) / 2)
+    np.testing.assert_allclose(_answer("bugs.cls_rollout", w.numpy()), row.numpy(), rtol=1e-12)
+    # A.4: S <- alpha S; S <- S + k^T beta (v - k S); o = q S / sqrt(E), with unit q and k
+    H, L, E, Ev = 2, 5, 4, 3
+    q, k, v = (torch.tensor(rng.normal(size=s)) for s in ((H, L, E), (H, L, E), (H, L, Ev)))
+    a, b = torch.tensor(rng.normal(size=(H, L))), torch.tensor(rng.normal(size=(H, L)))
+    A_log, dt = torch.tensor([-1.0, 0.5], dtype=torch.float64), torch.tensor([0.3, -0.2], dtype=torch.float64)
+    alpha, beta = torch.exp(-A_log.exp()[:, None] * F.softplus(a + dt[:, None])), torch.sigmoid(b)
+    qn, kn = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+    S, outs = torch.zeros(H, E, Ev, dtype=torch.float64), []
+    for t in range(L):
+        S = alpha[:, t, None, None] * S
+        u = beta[:, t, None] * (v[:, t] - torch.einsum("he,hef->hf", kn[:, t], S))
+        S = S + kn[:, t, :, None] * u[:, None, :]
+        outs.append(torch.einsum("he,hef->hf", qn[:, t], S) / E**0.5)
+    args = [x.numpy() for x in (q, k, v, a, b, A_log, dt)]
+    np.testing.assert_allclose(
+        _answer("bugs.gated_delta_layer", *args), torch.stack(outs, 1).numpy(), rtol=1e-10
+    )

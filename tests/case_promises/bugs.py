@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rules import dtype_in, finite, integer, ndim_in, shape_is
+from ._rules import dtype_in, finite, in_range, integer, ndim_in, shape_is
 
 FLOATS = ("float32", "float64")
 
@@ -33,44 +33,42 @@ def chunk_window_weights(c):  # A.1: q (..., L, E), k (..., S, E) torch, L <= S,
     return out
 
 
-def padded_head_weights(c):  # A.2: q (B*H, L, E), k (B*H, S, E), keep (B, S), n_heads = H
-    q, k, keep, H = c["q"], c["k"], c["keep"], c["n_heads"]
-    out = _floats(q=q, k=k) + _boolean("keep", keep) + integer("n_heads", H)
-    out += ndim_in("q", q, [3]) + ndim_in("keep", keep, [2])
+def grid_positions(c):  # A.2: ints grid_h, grid_w >= 1 and d_model a multiple of 4
+    gh, gw, d = c["grid_h"], c["grid_w"], c["d_model"]
+    out = integer("grid_h", gh) + integer("grid_w", gw) + integer("d_model", d)
     if out:
         return out
-    B, S = keep.shape
-    out += shape_is("q", q, (B * H, None, None)) + shape_is("k", k, (B * H, S, q.shape[-1]))
+    if gh < 1 or gw < 1:
+        out.append(f"a {gh} x {gw} grid has no patch")
+    if d < 4 or d % 4:
+        out.append(f"d_model = {d} is not a positive multiple of 4")
     return out
 
 
-def sentence_embeddings(c):  # A.3: hidden (B, L, D), keep (B, L) True for real tokens
-    hidden, keep = c["hidden"], c["keep"]
-    out = _floats(hidden=hidden) + _boolean("keep", keep) + ndim_in("hidden", hidden, [3])
+def cls_rollout(c):  # A.3: weights (n_layers, B, H, N, N), every row a distribution
+    w = c["weights"]
+    out = _floats(weights=w) + ndim_in("weights", w, [5])
     if out:
         return out
-    out += shape_is("keep", keep, hidden.shape[:2])
-    if not out and not keep.any(axis=1).all():
-        out.append("a sentence has no real token; its mean is undefined")
+    out += shape_is("weights", w, (None, None, None, w.shape[-1], w.shape[-1])) + in_range("weights", w, 0, 1)
+    tol = 1e-5 if w.dtype == np.float32 else 1e-12
+    if not out and not np.allclose(w.sum(axis=-1), 1, atol=tol):
+        out.append("a row of weights does not sum to 1; the prompt promises distributions")
     return out
 
 
-def add_positions(c):  # A.4: x (B, L, D), keep (B, L) with the pads first, table (P, D), P > L
-    x, keep, table = c["x"], c["keep"], c["table"]
-    out = (
-        _floats(x=x, table=table)
-        + _boolean("keep", keep)
-        + ndim_in("x", x, [3])
-        + ndim_in("table", table, [2])
-    )
+def gated_delta_layer(c):  # A.4: q, k (H, L, E), v (H, L, Ev), a, b (H, L), A_log, dt_bias (H,)
+    q, k, v, a, b = c["q"], c["k"], c["v"], c["a"], c["b"]
+    A_log, dt_bias = c["A_log"], c["dt_bias"]
+    out = _floats(q=q, k=k, v=v, a=a, b=b, A_log=A_log, dt_bias=dt_bias) + ndim_in("q", q, [3])
     if out:
         return out
-    B, L, D = x.shape
-    out += shape_is("keep", keep, (B, L)) + shape_is("table", table, (None, D))
-    if table.shape[0] <= L:
-        out.append(f"table has {table.shape[0]} rows; the prompt promises P > L = {L}")
-    if np.any(keep[:, :-1] & ~keep[:, 1:]):
-        out.append("a pad follows a real token; the prompt promises the pads come first")
+    H, L, E = q.shape
+    out += shape_is("k", k, q.shape) + shape_is("v", v, (H, L, None))
+    out += shape_is("a", a, (H, L)) + shape_is("b", b, (H, L))
+    out += shape_is("A_log", A_log, (H,)) + shape_is("dt_bias", dt_bias, (H,))
+    if not out and (np.linalg.norm(q, axis=-1).min() == 0 or np.linalg.norm(k, axis=-1).min() == 0):
+        out.append("a query or key of length 0 cannot be L2-normalised")
     return out
 
 
@@ -143,9 +141,9 @@ def no_inputs(c):  # A.9: a prediction takes no inputs
 
 PROMISES = {
     "bugs.chunk_window_weights": chunk_window_weights,
-    "bugs.padded_head_weights": padded_head_weights,
-    "bugs.sentence_embeddings": sentence_embeddings,
-    "bugs.add_positions": add_positions,
+    "bugs.grid_positions": grid_positions,
+    "bugs.cls_rollout": cls_rollout,
+    "bugs.gated_delta_layer": gated_delta_layer,
     "bugs.fused_qkv_attention": fused_qkv_attention,
     "bugs.yarn_scores": yarn_scores,
     "bugs.partial_rope_attention": partial_rope_attention,

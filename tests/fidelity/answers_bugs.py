@@ -39,83 +39,139 @@ CORRECT = {
             """,
         ],
     },
-    "bugs.padded_head_weights": {
-        "torch repeat_interleave": """
-            def padded_head_weights(q, k, keep, n_heads):
-                qt, kt = torch.as_tensor(q), torch.as_tensor(k)
-                rows = torch.as_tensor(keep).repeat_interleave(n_heads, dim=0)
-                s = qt @ kt.transpose(-1, -2) / qt.shape[-1] ** 0.5
-                return torch.softmax(s.masked_fill(~rows[:, None, :], float("-inf")), dim=-1).numpy()
-        """,
-        "reshaped to (B, H, L, S) in float32": """
-            def padded_head_weights(q, k, keep, n_heads):
-                B, S = keep.shape
-                s = q.astype(np.float32) @ np.swapaxes(k, -1, -2).astype(np.float32) / np.float32(np.sqrt(q.shape[-1]))
-                s = s.reshape(B, n_heads, *s.shape[1:])
-                s = np.where(keep[:, None, None, :], s, -np.inf)
-                return softmax(s).reshape(B * n_heads, *s.shape[2:])
-        """,
-        "helper in an added cell": [
-            """
-            def _row_masks(keep, n_heads):
-                return np.stack([keep[r // n_heads] for r in range(keep.shape[0] * n_heads)])
-            """,
-            """
-            def padded_head_weights(q, k, keep, n_heads):
-                s = np.einsum("rle,rse->rls", q, k) / np.sqrt(q.shape[-1])
-                return softmax(np.where(_row_masks(keep, n_heads)[:, None, :], s, -np.inf))
-            """,
-        ],
-    },
-    "bugs.sentence_embeddings": {
-        "torch with the chapter's import": """
-            def sentence_embeddings(hidden, keep):
-                h, m = torch.as_tensor(hidden), torch.as_tensor(keep).to(torch.as_tensor(hidden).dtype)
-                return ((h * m[..., None]).sum(1) / m.sum(1, keepdim=True)).numpy()
-        """,
-        "a loop over sentences in float32": """
-            def sentence_embeddings(hidden, keep):
-                return np.stack([hidden[b][keep[b]].astype(np.float32).mean(axis=0) for b in range(len(keep))])
-        """,
-        "helper in an added cell": [
-            """
-            def _masked_sum(x, keep):
-                return np.einsum("bld,bl->bd", x, keep.astype(x.dtype))
-            """,
-            """
-            def sentence_embeddings(hidden, keep):
-                return _masked_sum(hidden, keep) / keep.sum(axis=1, keepdims=True)
-            """,
-        ],
-    },
-    "bugs.add_positions": {
-        "torch cumsum": """
-            def add_positions(x, keep, table):
-                m = torch.as_tensor(keep).long()
-                positions = (m.cumsum(-1) - 1).clamp(min=0)
-                return x + table[positions.numpy()]
-        """,
-        "the pads counted and subtracted, float32": """
-            def add_positions(x, keep, table):
-                B, L = keep.shape
-                pads = (~keep).sum(axis=1, keepdims=True)  # left padding: the pads come first
-                positions = np.clip(np.arange(L)[None, :] - pads, 0, None)
-                return x.astype(np.float32) + table.astype(np.float32)[positions]
-        """,
-        "helper in an added cell": [
-            """
-            def _prompt_positions(keep):
-                out = np.zeros(keep.shape, dtype=int)
-                for b, row in enumerate(keep):
-                    count = 0
-                    for i, real in enumerate(row):
-                        out[b, i] = count if real else 0
-                        count += int(real)
+    "bugs.grid_positions": {
+        "divmod over the patch index, angles in a loop": """
+            def grid_positions(grid_h, grid_w, d_model):
+                half = d_model // 2
+                out = np.zeros((grid_h * grid_w, d_model))
+                for m in range(grid_h * grid_w):
+                    r, c = divmod(m, grid_w)
+                    for i in range(half // 2):
+                        f = 10000 ** (2 * i / half)
+                        out[m, 2 * i], out[m, 2 * i + 1] = np.sin(r / f), np.cos(r / f)
+                        out[m, half + 2 * i], out[m, half + 2 * i + 1] = np.sin(c / f), np.cos(c / f)
                 return out
+        """,
+        "torch, broadcast and repeated, in float32": """
+            def grid_positions(grid_h, grid_w, d_model):
+                half = d_model // 2
+                freq = 10000.0 ** (-torch.arange(0, half, 2, dtype=torch.float32) / half)
+
+                def code(n):
+                    a = torch.arange(n, dtype=torch.float32)[:, None] * freq
+                    return torch.stack([a.sin(), a.cos()], -1).reshape(n, half)
+
+                rows = code(grid_h).repeat_interleave(grid_w, dim=0)
+                cols = code(grid_w).repeat(grid_h, 1)
+                return torch.cat([rows, cols], -1).numpy()
+        """,
+        "the stub with the two arrays transposed back, in an added cell": [
+            """
+            def _grid(grid_h, grid_w):
+                cols, rows = np.meshgrid(np.arange(grid_w), np.arange(grid_h))
+                return rows, cols
             """,
             """
-            def add_positions(x, keep, table):
-                return x + table[_prompt_positions(keep)]
+            def grid_positions(grid_h, grid_w, d_model):
+                half = d_model // 2
+                rows, cols = _grid(grid_h, grid_w)
+                i = np.arange(0, half, 2) / half
+                def code(p):
+                    a = p.ravel()[:, None] / 10000 ** i
+                    out = np.empty((a.shape[0], half))
+                    out[:, 0::2], out[:, 1::2] = np.sin(a), np.cos(a)
+                    return out
+                return np.hstack([code(rows), code(cols)])
+            """,
+        ],
+    },
+    "bugs.cls_rollout": {
+        "einsum, the layers taken last to first": """
+            def cls_rollout(weights):
+                n_layers, B, H, N, _ = weights.shape
+                A = (weights.mean(axis=2) + np.eye(N)) / 2
+                R = np.broadcast_to(np.eye(N), (B, N, N))
+                for layer in range(n_layers):
+                    R = np.einsum("bij,bjk->bik", A[layer], R)
+                return R[:, 0]
+        """,
+        "only row 0 carried, a vector times the layers from the top, in torch float32": """
+            def cls_rollout(weights):
+                w = torch.as_tensor(weights, dtype=torch.float32)
+                N = w.shape[-1]
+                A = (w.mean(2) + torch.eye(N)) / 2
+                row = torch.zeros(w.shape[1], N)
+                row[:, 0] = 1
+                for layer in reversed(range(w.shape[0])):
+                    row = (row[:, None, :] @ A[layer])[:, 0]
+                return row.numpy()
+        """,
+        "functools.reduce over the layers, in an added cell": [
+            """
+            from functools import reduce
+            """,
+            """
+            def cls_rollout(weights):
+                N = weights.shape[-1]
+                layers = [(w.mean(axis=1) + np.eye(N)) / 2 for w in weights]
+                return reduce(lambda R, A: A @ R, layers)[:, 0]
+            """,
+        ],
+    },
+    "bugs.gated_delta_layer": {
+        "the whole head vectorised, einsum": """
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                H, L, E = q.shape
+                q = q / np.sqrt((q * q).sum(-1, keepdims=True))
+                k = k / np.sqrt((k * k).sum(-1, keepdims=True))
+                beta = 1 / (1 + np.exp(-b))
+                alpha = np.exp(-np.exp(A_log)[:, None] * np.log1p(np.exp(a + dt_bias[:, None])))
+                S = np.zeros((H, E, v.shape[-1]))
+                outs = []
+                for t in range(L):
+                    S = alpha[:, t, None, None] * S
+                    u = beta[:, t, None] * (v[:, t] - np.einsum("he,hef->hf", k[:, t], S))
+                    S = S + np.einsum("he,hf->hef", k[:, t], u)
+                    outs.append(np.einsum("he,hef->hf", q[:, t], S) / np.sqrt(E))
+                return np.stack(outs, axis=1)
+        """,
+        "torch, head by head, in float32": """
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                q, k, v, a, b, A_log, dt_bias = (torch.tensor(np.asarray(x), dtype=torch.float32) for x in (q, k, v, a, b, A_log, dt_bias))
+                q = torch.nn.functional.normalize(q, dim=-1)
+                k = torch.nn.functional.normalize(k, dim=-1)
+                alpha = torch.exp(-A_log.exp()[:, None] * torch.nn.functional.softplus(a + dt_bias[:, None]))
+                beta = torch.sigmoid(b)
+                out = torch.zeros(v.shape)
+                for h in range(q.shape[0]):
+                    S = torch.zeros(q.shape[-1], v.shape[-1])
+                    for t in range(q.shape[1]):
+                        S = alpha[h, t] * S
+                        S = S + torch.outer(k[h, t], beta[h, t] * (v[h, t] - k[h, t] @ S))
+                        out[h, t] = q[h, t] @ S / q.shape[-1] ** 0.5
+                return out.numpy()
+        """,
+        "the state written as (I - beta k^T k) times the decayed state, in an added cell": [
+            """
+            def _step(S, k_t, v_t, alpha, beta):
+                E = k_t.shape[0]
+                return (np.eye(E) - beta * np.outer(k_t, k_t)) @ (alpha * S) + beta * np.outer(k_t, v_t)
+            """,
+            """
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                H, L, E = q.shape
+                qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
+                kn = k / np.linalg.norm(k, axis=-1, keepdims=True)
+                sp = np.where(a + dt_bias[:, None] > 20, a + dt_bias[:, None], np.log1p(np.exp(a + dt_bias[:, None])))
+                alpha = np.exp(-np.exp(A_log)[:, None] * sp)
+                beta = 1 / (1 + np.exp(-b))
+                out = np.zeros(v.shape)
+                for h in range(H):
+                    S = np.zeros((E, v.shape[-1]))
+                    for t in range(L):
+                        S = _step(S, kn[h, t], v[h, t], alpha[h, t], beta[h, t])
+                        out[h, t] = qn[h, t] @ S / np.sqrt(E)
+                return out
             """,
         ],
     },
@@ -361,42 +417,113 @@ WRONG = {
                 return torch.softmax(scores + masked, dim=-1)
         """,
     },
-    "bugs.padded_head_weights": {
-        "the mask broadcast over rows as (B, S) against (B*H, ...)": """
-            def padded_head_weights(q, k, keep, n_heads):
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                rows = np.resize(keep, (q.shape[0], keep.shape[1]))
-                return softmax(np.where(rows[:, None, :], s, -np.inf))
+    "bugs.grid_positions": {
+        "the columns' code first, then the rows'": """
+            def grid_positions(grid_h, grid_w, d_model):
+                half = d_model // 2
+                rows, cols = np.meshgrid(np.arange(grid_h), np.arange(grid_w), indexing="ij")
+                def code(p):
+                    a = p.ravel()[:, None] / 10000 ** (np.arange(0, half, 2) / half)
+                    return np.stack([np.sin(a), np.cos(a)], -1).reshape(len(a), half)
+                return np.concatenate([code(cols), code(rows)], axis=-1)
         """,
-        "sentence index r % B": """
-            def padded_head_weights(q, k, keep, n_heads):
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                rows = keep[np.arange(q.shape[0]) % keep.shape[0]]
-                return softmax(np.where(rows[:, None, :], s, -np.inf))
+        "the sines of a half, then its cosines": """
+            def grid_positions(grid_h, grid_w, d_model):
+                half = d_model // 2
+                rows, cols = np.meshgrid(np.arange(grid_h), np.arange(grid_w), indexing="ij")
+                def code(p):
+                    a = p.ravel()[:, None] / 10000 ** (np.arange(0, half, 2) / half)
+                    return np.concatenate([np.sin(a), np.cos(a)], -1)
+                return np.concatenate([code(rows), code(cols)], axis=-1)
+        """,
+        "the frequencies of the full width in each half": """
+            def grid_positions(grid_h, grid_w, d_model):
+                half = d_model // 2
+                rows, cols = np.meshgrid(np.arange(grid_h), np.arange(grid_w), indexing="ij")
+                def code(p):
+                    a = p.ravel()[:, None] / 10000 ** (np.arange(0, half, 2) / d_model)
+                    return np.stack([np.sin(a), np.cos(a)], -1).reshape(len(a), half)
+                return np.concatenate([code(rows), code(cols)], axis=-1)
         """,
     },
-    "bugs.sentence_embeddings": {
-        "the sum of the real tokens, not their mean": """
-            def sentence_embeddings(hidden, keep):
-                return (hidden * keep[..., None]).sum(axis=1)
+    "bugs.cls_rollout": {
+        "the layers multiplied first to last": """
+            def cls_rollout(weights):
+                N = weights.shape[-1]
+                R = np.eye(N)
+                for w in weights:
+                    R = R @ ((w.mean(axis=1) + np.eye(N)) / 2)
+                return R[:, 0]
         """,
-        "divided by the longest sentence's length": """
-            def sentence_embeddings(hidden, keep):
-                return (hidden * keep[..., None]).sum(axis=1) / keep.sum(axis=1).max()
+        "no residual term": """
+            def cls_rollout(weights):
+                R = np.eye(weights.shape[-1])
+                for w in weights:
+                    R = w.mean(axis=1) @ R
+                return R[:, 0]
+        """,
+        "the last layer's heads only": """
+            def cls_rollout(weights):
+                N = weights.shape[-1]
+                return ((weights[-1].mean(axis=1) + np.eye(N)) / 2)[:, 0]
+        """,
+        "column 0 instead of row 0": """
+            def cls_rollout(weights):
+                N = weights.shape[-1]
+                R = np.eye(N)
+                for w in weights:
+                    R = ((w.mean(axis=1) + np.eye(N)) / 2) @ R
+                return R[:, :, 0]
         """,
     },
-    "bugs.add_positions": {
-        "positions counted from the right": """
-            def add_positions(x, keep, table):
-                B, L = keep.shape
-                positions = np.broadcast_to(np.arange(L)[::-1], (B, L))
-                return x + table[positions]
+    "bugs.gated_delta_layer": {
+        "the decay applied after the write": """
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                H, L, E = q.shape
+                q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+                k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+                beta = 1 / (1 + np.exp(-b))
+                decay = np.exp(-np.exp(A_log)[:, None] * np.logaddexp(0, a + dt_bias[:, None]))
+                out = np.zeros(v.shape)
+                for h in range(H):
+                    S = np.zeros((E, v.shape[-1]))
+                    for t in range(L):
+                        S = S + np.outer(k[h, t], beta[h, t] * (v[h, t] - k[h, t] @ S))
+                        S = decay[h, t] * S
+                        out[h, t] = q[h, t] @ S / np.sqrt(E)
+                return out
         """,
-        "the pads given their own positions first": """
-            def add_positions(x, keep, table):
-                B, L = keep.shape
-                positions = np.where(keep, np.cumsum(keep, axis=-1) - 1, np.arange(L))
-                return x + table[positions]
+        "the writing strength on the value only": """
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                H, L, E = q.shape
+                q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+                k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+                beta = 1 / (1 + np.exp(-b))
+                decay = np.exp(-np.exp(A_log)[:, None] * np.logaddexp(0, a + dt_bias[:, None]))
+                out = np.zeros(v.shape)
+                for h in range(H):
+                    S = np.zeros((E, v.shape[-1]))
+                    for t in range(L):
+                        S = decay[h, t] * S
+                        S = S + np.outer(k[h, t], beta[h, t] * v[h, t] - k[h, t] @ S)
+                        out[h, t] = q[h, t] @ S / np.sqrt(E)
+                return out
+        """,
+        "the decay without the softplus": """
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                H, L, E = q.shape
+                q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+                k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+                beta = 1 / (1 + np.exp(-b))
+                decay = np.exp(-np.exp(A_log)[:, None] * (a + dt_bias[:, None]))
+                out = np.zeros(v.shape)
+                for h in range(H):
+                    S = np.zeros((E, v.shape[-1]))
+                    for t in range(L):
+                        S = decay[h, t] * S
+                        S = S + np.outer(k[h, t], beta[h, t] * (v[h, t] - k[h, t] @ S))
+                        out[h, t] = q[h, t] @ S / np.sqrt(E)
+                return out
         """,
     },
     "bugs.fused_qkv_attention": {

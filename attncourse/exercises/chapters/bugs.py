@@ -1,18 +1,20 @@
 """Appendix A exercises: spot the bug.
 
-The appendix page teaches the symptoms and how to look for them; each exercise here (A.1-A.5) is a
-bug the page does not show, taken from a fix in public code (the prompt names where); A.6-A.10, the
-bugs of chapters 7, 11 and 12's code and one prediction of a symptom, are in ``bugs_modern``.  The
-student version of each cell shows working-looking code with the bug in it (the ``stub``); the
-student returns the function fixed.  Ids, titles and stub comments name the function or the
-symptom, never the cause; the diagnoses recognise the bug itself, and name its cause as a hint.
+The appendix page teaches the symptoms and how to look for them; each exercise here is a bug the page
+does not show: A.1 from serving code, A.2-A.4 from the code of chapters 10 and 13 (fixed 2-D
+positions, attention rollout, a Gated DeltaNet recurrence), A.5 from a checkpoint's fused layout;
+A.6-A.10, the bugs of chapters 7, 11 and 12's code and one prediction of a symptom, are in
+``bugs_modern``.  The student version of each cell shows working-looking code with the bug in it
+(the ``stub``); the student returns the function fixed.  Ids, titles and stub comments name the
+function or the symptom, never the cause; the diagnoses recognise the bug itself, and name its
+cause as a hint.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ... import softmax
+from ... import delta_rule, sinusoidal_positional_encoding, softmax
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 from ._shared import swap
 
@@ -158,247 +160,345 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- A.2 padded_head_weights
-def _head_weights(q, k, keep, n_heads, layout="batch major"):
-    if layout == "batch major":
-        rows = np.repeat(keep, n_heads, axis=0)
-    else:  # head major: [M0, M1, M0, M1]
-        rows = np.tile(keep, (n_heads, 1))
-    if layout != "batch major" and keep.shape[0] == 1:
-        return None
-    return _masked_softmax(q @ swap(k) / np.sqrt(q.shape[-1]), rows[:, None, :])
+# ----------------------------------------------------------------------------- A.2 grid_positions
+def _code_1d(pos, width):
+    """Chapter 7's sinusoidal code of integer positions `pos (n,)`: (n, width), sin and cos interleaved."""
+    return sinusoidal_positional_encoding(int(pos.max()) + 1, width)[pos]
 
 
-def _head_case(name, rng, lengths, n_heads, L, S, E, dtype=np.float64):
-    B = len(lengths)
-    keep = np.arange(S)[None, :] < np.array(lengths)[:, None]
-    return Case(
-        name,
-        q=rng.normal(size=(B * n_heads, L, E)).astype(dtype),
-        k=rng.normal(size=(B * n_heads, S, E)).astype(dtype),
-        keep=keep,
-        n_heads=n_heads,
-    )
+def _grid_positions(grid_h, grid_w, d_model, how="right"):
+    r, c = np.divmod(np.arange(grid_h * grid_w), grid_w)  # patch m is (row m // gw, column m % gw)
+    if how == "column by column":  # the patches listed column after column
+        if grid_h == 1 or grid_w == 1:
+            return None
+        c, r = np.divmod(np.arange(grid_h * grid_w), grid_h)
+    half = d_model // 2
+    if how == "sin then cos":  # each half as [sin ... | cos ...] instead of interleaved
+        codes = []
+        for pos in (r, c):
+            code = _code_1d(pos, half)
+            codes.append(np.concatenate([code[:, 0::2], code[:, 1::2]], axis=-1))
+        return np.concatenate(codes, axis=-1)
+    first, second = (c, r) if how == "column half first" else (r, c)
+    return np.concatenate([_code_1d(first, half), _code_1d(second, half)], axis=-1)
 
 
-def _head_cases():
-    rng = np.random.default_rng(9102)
-    return grouped(
-        "padding",
-        _head_case("2 sentences of 4 and 2 keys, 2 heads, L=3", rng, [4, 2], 2, 3, 4, 2),
-        _head_case("3 sentences of 5, 1 and 3 keys, 2 heads, L=2", rng, [5, 1, 3], 2, 2, 5, 3),
-        _head_case("2 sentences of 3 and 1 keys, 4 heads, L=2", rng, [3, 1], 4, 2, 3, 2),
-    ) + grouped(
-        "dtype",
-        _head_case("float32, 2 sentences of 1 and 3 keys, 3 heads, L=2", rng, [1, 3], 3, 2, 3, 4, np.float32),
+def _grid_cases(*shapes):
+    return tuple(
+        Case(f"a {gh} x {gw} grid, d_model={d}", grid_h=gh, grid_w=gw, d_model=d) for gh, gw, d in shapes
     )
 
 
 register(
     Exercise(
-        id="bugs.padded_head_weights",
-        former_ids=("bugs.head_major_mask",),
+        id="bugs.grid_positions",
         number="A.2",
-        title="heads that attend to padding in a batch",
+        title="fixed 2-D positions for a grid of patches",
         points=2,
-        function="padded_head_weights",
-        hint="row b * H + h is sentence b, head h: each sentence's mask must be repeated H times in a row "
-        "(np.repeat along axis 0), not the whole batch tiled H times",
+        function="grid_positions",
+        hint="np.meshgrid's default indexing is 'xy': its first output varies along the columns and has "
+        "shape (len(second), len(first)). Pass indexing='ij' to get (grid_h, grid_w) arrays",
         kind="diagnose",
-        description="Heads stacked into one axis, as `nn.MultiheadAttention` stacks a 3-D mask: `q (B*H, L, "
-        "E)` and `k (B*H, S, E)`, where row `b * H + h` holds sentence `b`, head `h`; `keep (B, "
-        "S)` is True for each sentence's real keys; `n_heads` is H. Returns the scaled attention "
-        "weights `(B*H, L, S)`, zero on padded keys. Symptom: with one sentence in the batch the "
-        "weights are right; with several, some heads put weight on padded keys and others ignore "
-        "real ones. Find the bug and fix it; numpy and `softmax` only.",
+        description="A ViT with fixed 2-D positions, laid out as chapter 10's `sinusoidal_positions_2d`: "
+        "the patches are listed row by row over a `grid_h x grid_w` grid, and the vector of the patch "
+        "in row `r`, column `c` is chapter 7's sinusoidal encoding of `r` in `d_model / 2` features (as "
+        "`ac.sinusoidal_positional_encoding` gives it) followed by the same encoding of `c`. `grid_positions(grid_h, grid_w, d_model)` (ints, `d_model` a multiple "
+        "of 4) returns `(grid_h * grid_w, d_model)`. Symptom: on a grid of one row the vectors are "
+        "right; on other grids every vector it returns is one that some patch of the grid should get, "
+        "but not always the patch it is listed for. Find the bug and fix it; numpy only.",
         solution='''
-            def padded_head_weights(q, k, keep, n_heads):
-                """Weights (B*H, L, S); row b*H + h is sentence b, head h; keep (B, S) marks real keys."""
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B*H, L, E) @ (B*H, E, S)
+            def grid_positions(grid_h, grid_w, d_model):
+                """Fixed 2-D positions (grid_h * grid_w, d_model), the patches listed row by row."""
+                half = d_model // 2
+
+                def code(pos):  # chapter 7's encoding of integer positions: (n,) -> (n, half)
+                    angles = pos[:, None] / 10000 ** (np.arange(0, half, 2) / half)  # (n, half / 2)
+                    return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(len(pos), half)
+
                 ### BEGIN SOLUTION
-                # Fixed in line/lighthouse, pull request 77; reported in reczoo/FuxiCTR, issue 130.
-                keep_rows = np.repeat(keep, n_heads, axis=0)  # (B, S) -> (B*H, S)
+                rows, cols = np.meshgrid(np.arange(grid_h), np.arange(grid_w), indexing="ij")
                 ### END SOLUTION
-                return softmax(np.where(keep_rows[:, None, :], scores, -np.inf))  # (B*H, L, S)
+                return np.concatenate([code(rows.ravel()), code(cols.ravel())], axis=-1)  # (gh * gw, d)
         ''',
-        stub="keep_rows = np.tile(keep, (n_heads, 1))  # (B, S) -> (B*H, S)",
-        reference=_head_weights,
-        public_cases=_head_cases,
-        outputs=("weights",),
-        distributions=("weights",),
-        needs=NUMPY_NEEDS,
+        stub="rows, cols = np.meshgrid(np.arange(grid_h), np.arange(grid_w))",
+        reference=_grid_positions,
+        public_cases=lambda: (
+            grouped("grids", *_grid_cases((2, 5, 8), (3, 3, 8), (2, 4, 4)))
+            + grouped("wide and tall", *_grid_cases((4, 2, 12), (3, 5, 16)))
+        ),
+        outputs=("positions",),
+        needs=("import numpy as np",),
         diagnoses=(
             Diagnosis(
-                "the weights of row r follow the padding of sentence r % B, not of sentence r // H: "
-                "in which order does the stacked axis list sentences and heads?",
-                name="masks tiled head-major",
-                hint="row b * H + h belongs to sentence b: np.repeat(keep, n_heads, axis=0)",
-                variant=lambda q, k, keep, H: _head_weights(q, k, keep, H, layout="head major"),
+                "the vector listed for patch m is that of the patch m would be if the grid were listed "
+                "column by column: in which order do the two arrays you flatten list the patches?",
+                name="patches listed column by column",
+                hint="np.meshgrid(a, b) returns arrays of shape (len(b), len(a)) unless indexing='ij': "
+                "rows, cols = np.meshgrid(np.arange(grid_h), np.arange(grid_w), indexing='ij')",
+                variant=lambda gh, gw, d: _grid_positions(gh, gw, d, "column by column"),
+            ),
+            Diagnosis(
+                "your first half encodes each patch's column and your second half its row",
+                name="column half first",
+                hint="the row's encoding comes first, then the column's",
+                variant=lambda gh, gw, d: _grid_positions(gh, gw, d, "column half first"),
+            ),
+            Diagnosis(
+                "each half holds the sines, then the cosines: chapter 7 interleaves them",
+                name="sines then cosines",
+                hint="PE[pos, 2i] is the sine and PE[pos, 2i + 1] the cosine",
+                variant=lambda gh, gw, d: _grid_positions(gh, gw, d, "sin then cos"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- A.3 sentence_embeddings
-def _pooled(hidden, keep, divide_by="real"):
-    w = keep[..., None].astype(float)
-    total = (hidden * w).sum(axis=1)
-    if divide_by == "length":
-        return total / hidden.shape[1]
-    if divide_by == "plain mean":
-        return hidden.mean(axis=1)
-    return total / w.sum(axis=1)
+# ----------------------------------------------------------------------------- A.3 cls_rollout
+def _rollout(weights, how="right"):
+    w = np.asarray(weights, dtype=np.float64)  # (n_layers, B, H, N, N)
+    n_layers, H, N = w.shape[0], w.shape[2], w.shape[-1]
+    if (how == "reversed" and n_layers == 1) or (how == "heads apart" and H == 1):
+        return None  # the mistake cannot show
+    if how == "heads apart":  # each head rolled out on its own, then the heads' maps averaged
+        return np.mean([_rollout(w[:, :, h : h + 1]) for h in range(H)], axis=0)
+    A = w.mean(axis=2)  # (n_layers, B, N, N): the heads averaged
+    if how == "not halved":
+        A = A + np.eye(N)
+    elif how != "no residual":
+        A = (A + np.eye(N)) / 2
+    R = np.broadcast_to(np.eye(N), A.shape[1:])
+    for layer in range(n_layers):
+        R = R @ A[layer] if how == "reversed" else A[layer] @ R
+    return R[:, 0]
 
 
-def _pool_case(name, rng, lengths, L, D, dtype=np.float64):
-    keep = np.arange(L)[None, :] < np.array(lengths)[:, None]
-    hidden = rng.normal(size=(len(lengths), L, D)) + 1.0  # a model's outputs at padded positions are not 0
-    return Case(name, hidden=hidden.astype(dtype), keep=keep)
+def _rollout_case(name, rng, n_layers, B, H, N, sharp=3.0, dtype=np.float64):
+    scores = sharp * rng.normal(size=(n_layers, B, H, N, N))
+    return Case(name, weights=softmax(scores).astype(dtype))
 
 
-def _pool_cases():
+def _rollout_cases():
     rng = np.random.default_rng(9103)
     return grouped(
-        "padding",
-        _pool_case("2 sentences of 3 and 5 tokens, L=5, D=2", rng, [3, 5], 5, 2),
-        _pool_case("3 sentences of 1, 4 and 2 tokens, L=4, D=3", rng, [1, 4, 2], 4, 3),
+        "layers",
+        _rollout_case("2 layers, 2 images, 3 heads, N=5", rng, 2, 2, 3, 5),
+        _rollout_case("2 layers, 1 image, 4 heads, N=5", rng, 2, 1, 4, 5),
+        _rollout_case("3 layers, 2 images, 2 heads, N=7", rng, 3, 2, 2, 7),
     ) + grouped(
-        "dtype", _pool_case("float32, 2 sentences of 2 and 6 tokens, D=4", rng, [2, 6], 6, 4, np.float32)
+        "dtype",
+        _rollout_case("float32, 4 layers, 2 images, 2 heads, N=4", rng, 4, 2, 2, 4, dtype=np.float32),
     )
 
 
 register(
     Exercise(
-        id="bugs.sentence_embeddings",
-        former_ids=("bugs.mean_over_padding",),
+        id="bugs.cls_rollout",
         number="A.3",
-        title="a sentence that shrinks in a longer batch",
+        title="where a ViT's [CLS] token gets its information, layer after layer",
         points=2,
-        function="sentence_embeddings",
-        hint="divide each sentence's sum by its own number of real tokens, keep.sum(axis=1), not by L",
+        function="cls_rollout",
+        hint="rollout multiplies the layers with the last one on the left, R = A_L ... A_1: each new "
+        "layer's matrix goes on the left of what the layers below it gave, R = A @ R",
         kind="diagnose",
-        description="Mean pooling for sentence embeddings: `hidden (B, L, D)` are a model's output vectors "
-        "for a batch padded to `L` tokens, `keep (B, L)` is True for real tokens. Returns `(B, "
-        "D)`, the mean of each sentence's real-token vectors. Symptom: a sentence embedded alone "
-        "is right, but the same sentence in a batch with a longer one comes out shorter, pulled "
-        "towards zero. Find the bug and fix it; numpy only.",
+        description="Attention rollout as chapter 10 computes it (`ac.attention_rollout` with its residual "
+        "term), for a ViT whose [CLS] token is token 0: `weights (n_layers, B, H, N, N)` are each layer's "
+        "attention weights, layer 0 first (every row a distribution). `cls_rollout(weights)` returns `(B, "
+        "N)`: row 0 of each image's rollout, how much of the last layer's [CLS] comes from each input "
+        "token. Symptom: for a model of one layer the maps are right; for deeper models they are not, "
+        "though each map still sums to 1. Find the bug and fix it; numpy only.",
         solution='''
-            def sentence_embeddings(hidden, keep):
-                """Mean of each sentence's real-token vectors: hidden (B, L, D), keep (B, L) -> (B, D)."""
-                weights = keep[..., None].astype(hidden.dtype)  # (B, L, 1): 1 for real tokens, 0 for padding
-                total = (hidden * weights).sum(axis=1)  # (B, D)
-                ### BEGIN SOLUTION
-                # Fixed in HKUDS/LightRAG, pull request 3675; see huggingface/transformers, issue 17463.
-                count = weights.sum(axis=1)  # (B, 1)
-                ### END SOLUTION
-                return total / count
+            def cls_rollout(weights):
+                """Row 0 of the attention rollout: weights (n_layers, B, H, N, N) -> (B, N)."""
+                n_layers, B, H, N, _ = weights.shape
+                R = np.broadcast_to(np.eye(N), (B, N, N))  # no layer yet: each token is itself
+                for layer in range(n_layers):
+                    A = weights[layer].mean(axis=1)  # (B, N, N): the heads averaged
+                    A = (A + np.eye(N)) / 2  # the residual path; each row still sums to 1
+                    ### BEGIN SOLUTION
+                    R = A @ R
+                    ### END SOLUTION
+                return R[:, 0]  # (B, N)
         ''',
-        stub="count = hidden.shape[1]",
-        reference=_pooled,
-        public_cases=_pool_cases,
+        stub="R = R @ A",
+        reference=_rollout,
+        public_cases=_rollout_cases,
+        outputs=("shares",),
         needs=("import numpy as np",),
         diagnoses=(
             Diagnosis(
-                "the padded positions count in the denominator: a sentence of n real tokens is scaled by "
-                "n / L. How many vectors were summed?",
-                name="divided by the padded length",
-                hint="divide by the number of real tokens of each sentence, keep.sum(axis=1)",
-                variant=lambda hidden, keep: _pooled(hidden, keep, "length"),
+                "your maps are right for one layer and not for more: in which order do the layers' "
+                "matrices compose?",
+                name="layers multiplied first to last",
+                hint="the last layer's matrix is the leftmost factor: R = A @ R",
+                variant=lambda w: _rollout(w, "reversed"),
             ),
             Diagnosis(
-                "the padded positions' vectors are averaged in: is the model's output at a padded "
-                "position zero?",
-                name="plain mean over padding",
-                hint="sum only the real tokens (multiply by keep) and divide by their number",
-                variant=lambda hidden, keep: _pooled(hidden, keep, "plain mean"),
+                "your maps leave out the path that carries each token past the attention",
+                name="no residual term",
+                hint="average the heads, then mix in the identity: (A + I) / 2",
+                variant=lambda w: _rollout(w, "no residual"),
+            ),
+            Diagnosis(
+                "your maps sum to more than 1: after the identity is added, are the rows still "
+                "distributions?",
+                name="identity added without renormalising",
+                hint="(A + I) / 2 keeps each row a distribution",
+                variant=lambda w: _rollout(w, "not halved"),
+            ),
+            Diagnosis(
+                "you rolled out each head on its own and then averaged: rollout averages the heads "
+                "of each layer first",
+                name="heads rolled out apart",
+                hint="average the heads of a layer before multiplying through the layers",
+                variant=lambda w: _rollout(w, "heads apart"),
             ),
         ),
     )
 )
 
 
-# ----------------------------------------------------------------------------- A.4 add_positions
-def _with_positions(x, keep, table, mode="real"):
-    B, L = keep.shape
-    if mode == "arange":
-        positions = np.broadcast_to(np.arange(L), (B, L))
-        if keep.all():
-            return None
-    elif mode == "from 1":
-        positions = np.minimum(np.cumsum(keep, axis=-1), table.shape[0] - 1)
-    else:
-        positions = np.maximum(np.cumsum(keep, axis=-1) - 1, 0)
-    return x + table[positions]
+# ----------------------------------------------------------------------------- A.4 gated_delta_layer
+def _gates(a, b, A_log, dt_bias):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    A_log, dt_bias = np.asarray(A_log, dtype=np.float64), np.asarray(dt_bias, dtype=np.float64)
+    decay = np.exp(-np.exp(A_log)[:, None] * np.logaddexp(0.0, a + dt_bias[:, None]))  # (H, L)
+    return decay, 1.0 / (1.0 + np.exp(-b))
 
 
-def _pos_case(name, rng, pads, L, D, dtype=np.float64):
-    keep = np.arange(L)[None, :] >= np.array(pads)[:, None]  # padding on the left
+def _unit(x):
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _gated_delta(q, k, v, a, b, A_log, dt_bias, how="right"):
+    decay, beta = _gates(a, b, A_log, dt_bias)
+    v = np.asarray(v, dtype=np.float64)
+    if how == "right":
+        return delta_rule(_unit(q), _unit(k), v, beta, decay=decay)[0]
+    q, k = (_unit(q), _unit(k)) if how != "raw keys" else (_unit(q), np.asarray(k, dtype=np.float64))
+    H, L, E = q.shape
+    S = np.zeros((H, E, v.shape[-1]))
+    out = np.zeros(v.shape)
+    for t in range(L):
+        k_t, v_t = k[:, t, :, None], v[:, t, None, :]  # (H, E, 1), (H, 1, Ev)
+        al, be = decay[:, t, None, None], beta[:, t, None, None]
+        read = np.swapaxes(k_t, -1, -2)
+        if how == "read before decay":  # the stub: the error read from the undecayed state
+            S = al * S + k_t @ (be * (v_t - read @ S))
+        elif how == "decay after write":
+            S = al * (S + k_t @ (be * (v_t - read @ S)))
+        elif how == "beta on v only":
+            S = al * S
+            S = S + k_t @ (be * v_t - read @ S)
+        else:  # "raw keys" or "no scale": the rule itself right
+            S = al * S
+            S = S + k_t @ (be * (v_t - read @ S))
+        out[:, t] = (q[:, t, None, :] @ S)[:, 0] / (1.0 if how == "no scale" else np.sqrt(E))
+    return out
+
+
+def _delta_case(name, rng, H, L, E, Ev, dtype=np.float64):
+    n = rng.normal
     return Case(
         name,
-        x=rng.normal(size=(len(pads), L, D)).astype(dtype),
-        keep=keep,
-        table=rng.normal(size=(L + 2, D)).astype(dtype),
+        q=n(size=(H, L, E)).astype(dtype),
+        k=(2 * n(size=(H, L, E))).astype(dtype),
+        v=n(size=(H, L, Ev)).astype(dtype),
+        a=n(size=(H, L)).astype(dtype),
+        b=(n(size=(H, L)) + 1.0).astype(dtype),
+        A_log=rng.uniform(-1.5, 0.5, size=H).astype(dtype),
+        dt_bias=rng.uniform(-1.0, 1.0, size=H).astype(dtype),
     )
 
 
-def _pos_cases():
+def _delta_cases():
     rng = np.random.default_rng(9104)
     return grouped(
-        "left padding",
-        _pos_case("2 prompts, 0 and 2 pads, L=4, D=3", rng, [0, 2], 4, 3),
-        _pos_case("3 prompts, 3, 0 and 1 pads, L=5, D=2", rng, [3, 0, 1], 5, 2),
-    ) + grouped(
-        "dtype", _pos_case("float32, 2 prompts, 2 and 0 pads, L=3, D=4", rng, [2, 0], 3, 4, np.float32)
-    )
+        "recurrence",
+        _delta_case("2 heads, L=6, E=4, Ev=3", rng, 2, 6, 4, 3),
+        _delta_case("1 head, L=9, E=8, Ev=2", rng, 1, 9, 8, 2),
+        _delta_case("3 heads, L=4, E=2, Ev=5", rng, 3, 4, 2, 5),
+    ) + grouped("dtype", _delta_case("float32, 2 heads, L=7, E=4, Ev=4", rng, 2, 7, 4, 4, np.float32))
 
 
 register(
     Exercise(
-        id="bugs.add_positions",
-        former_ids=("bugs.left_pad_positions",),
+        id="bugs.gated_delta_layer",
         number="A.4",
-        title="a prompt whose vectors change in a batch",
+        title="the recurrence of a Gated DeltaNet layer",
         points=2,
-        function="add_positions",
-        hint="a token's position is the number of real tokens before it: np.cumsum(keep, axis=-1) - 1, "
-        "and 0 for the pads",
+        function="gated_delta_layer",
+        hint="Gated DeltaNet decays the state first and computes the correction from the decayed state: "
+        "S = alpha * S, then u = beta * (v - k S), then S = S + k^T u",
         kind="diagnose",
-        description="Batched generation pads prompts on the left. `x (B, L, D)` are token vectors, `keep (B, "
-        "L)` is True for real tokens (the pads come first), `table (P, D)` holds learned position "
-        "vectors (`P > L`). Returns `(B, L, D)`: each real token's vector plus the position "
-        "vector of its place in its own prompt, the first real token at position 0; a pad gets "
-        "position 0's vector. Symptom: a prompt alone gets the right vectors, but the same prompt "
-        "in a batch with a longer one, padded on the left, gets others. Find the bug and fix it; "
-        "numpy only.",
+        description="The recurrence of a Gated DeltaNet layer, as chapter 13 describes the real layer "
+        "(Qwen3-Next's linear layers): per head and token, the decay is `exp(-exp(A_log) * "
+        "softplus(a + dt_bias))` and the writing strength `sigmoid(b)`; the queries and keys are "
+        "L2-normalised; then the gated delta rule of chapter 13 runs from a zero state "
+        "(`ac.delta_rule` with `decay=`, outputs scaled by `1/sqrt(E)`). `q, k (H, L, E)`, `v (H, L, "
+        "Ev)`, `a, b (H, L)`, `A_log, dt_bias (H,)`; returns `out (H, L, Ev)`. Symptom: when the decays "
+        "are all close to 1 the outputs are close to right; the faster a head forgets, the further off "
+        "they are, and a key written at full strength (`b` large) does not read back its value right "
+        "after the write. Find the bug and fix it; numpy only.",
         solution='''
-            def add_positions(x, keep, table):
-                """x (B, L, D) plus each token's position vector, counted from its prompt's first real token."""
-                B, L = keep.shape
-                ### BEGIN SOLUTION
-                # The bug of batched GPT-2 generation in huggingface/transformers, issue 3021, fixed in pull request 7552; again in unslothai/unsloth, pull request 3795.
-                positions = np.maximum(np.cumsum(keep, axis=-1) - 1, 0)  # (B, L)
-                ### END SOLUTION
-                return x + table[positions]  # (B, L, D)
+            def gated_delta_layer(q, k, v, a, b, A_log, dt_bias):
+                """Outputs (H, L, Ev) of a Gated DeltaNet layer's recurrence, one token at a time."""
+                H, L, E = q.shape
+                q = q / np.linalg.norm(q, axis=-1, keepdims=True)  # unit-length queries and keys
+                k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+                beta = 1 / (1 + np.exp(-b))  # (H, L): writing strengths
+                decay = np.exp(-np.exp(A_log)[:, None] * np.logaddexp(0, a + dt_bias[:, None]))  # (H, L)
+                S = np.zeros((H, E, v.shape[-1]))  # one state per head
+                out = np.zeros(v.shape)
+                for t in range(L):
+                    k_t, v_t = k[:, t, :, None], v[:, t, None, :]  # (H, E, 1), (H, 1, Ev)
+                    alpha, strength = decay[:, t, None, None], beta[:, t, None, None]  # (H, 1, 1)
+                    ### BEGIN SOLUTION
+                    S = alpha * S
+                    u = strength * (v_t - np.swapaxes(k_t, -1, -2) @ S)  # (H, 1, Ev)
+                    S = S + k_t @ u  # (H, E, Ev)
+                    ### END SOLUTION
+                    out[:, t] = (q[:, t, None, :] @ S)[:, 0] / np.sqrt(E)  # (H, 1, E) @ (H, E, Ev)
+                return out
         ''',
-        stub="positions = np.broadcast_to(np.arange(L), (B, L))",
-        reference=_with_positions,
-        public_cases=_pos_cases,
+        stub="u = strength * (v_t - np.swapaxes(k_t, -1, -2) @ S)  # (H, 1, Ev)\n"
+        "S = alpha * S + k_t @ u  # (H, E, Ev)",
+        reference=_gated_delta,
+        public_cases=_delta_cases,
+        outputs=("out",),
         needs=("import numpy as np",),
         diagnoses=(
             Diagnosis(
-                "the positions count the pads: a prompt with p pads starts at position p. Where does each "
-                "prompt's first real token sit?",
-                name="positions count the padding",
-                hint="count real tokens only: np.cumsum(keep, axis=-1) - 1",
-                variant=lambda x, keep, table: _with_positions(x, keep, table, "arange"),
+                "right after a full-strength write your state does not read the key back as its value, "
+                "unless nothing decays: which state does the correction compare v with?",
+                name="correction read before the decay",
+                hint="decay the state first, S = alpha * S, then compute u = beta * (v - k S) from it",
+                variant=lambda *args: _gated_delta(*args, how="read before decay"),
             ),
             Diagnosis(
-                "each prompt's positions start at 1: what does the cumulative count of real tokens give "
-                "the first one?",
-                name="positions start at 1",
-                hint="subtract 1 from the cumulative count",
-                variant=lambda x, keep, table: _with_positions(x, keep, table, "from 1"),
+                "your decay also shrinks the token's own write: when does the state forget?",
+                name="decay after the write",
+                hint="the decay multiplies the state before the write, not after it",
+                variant=lambda *args: _gated_delta(*args, how="decay after write"),
+            ),
+            Diagnosis(
+                "your writing strength scales the value but not what the state already holds for the key",
+                name="strength on the value only",
+                hint="u = beta * (v - k S): the strength scales the whole correction",
+                variant=lambda *args: _gated_delta(*args, how="beta on v only"),
+            ),
+            Diagnosis(
+                "your layer writes with keys of their raw length",
+                name="keys not normalised",
+                hint="divide each key by its L2 norm before the rule",
+                variant=lambda *args: _gated_delta(*args, how="raw keys"),
+            ),
+            Diagnosis(
+                "your outputs are the right ones times sqrt(E)",
+                name="outputs not scaled",
+                hint="scale each output by 1/sqrt(E), as ac.delta_rule does",
+                variant=lambda *args: _gated_delta(*args, how="no scale"),
             ),
         ),
     )

@@ -314,11 +314,11 @@ register(
         hint="StreamingLLM numbers positions within the cache: its entries get 0, 1, 2, ... in order, "
         "whatever their place in the text",
         kind="diagnose",
-        description="A stream of `L` tokens decoded one at a time with attention sinks (StreamingLLM, "
-        "chapter 11): at step `t` the cache holds the keys of the first `n_sink` tokens and of the last "
-        "`window` tokens (token `t` included), stored unrotated. As StreamingLLM does, RoPE positions are "
-        "numbered within the cache: its entries, in text order, get positions `0, 1, 2, ...`, and the "
-        "query `q[t]`, the newest entry, gets the last of them. `q, k (L, E)`; returns `weights (L, L)`, "
+        description="A stream of `L` tokens decoded one at a time with attention sinks, as StreamingLLM "
+        "decodes it (chapter 11): at step `t` the cache holds the keys of the first `n_sink` tokens and of "
+        "the last `window` tokens (token `t` included), stored unrotated; at every step the cached keys and "
+        "the query `q[t]` are rotated by RoPE at the positions StreamingLLM gives them. `q, k (L, E)`; "
+        "returns `weights (L, L)`, "
         "row `t` holding step `t`'s softmax weights over the text's tokens, 0 for the tokens not in the "
         "cache. Symptom: the first steps' weights are right, later steps' are not, although the cache "
         "holds the right tokens. Find the bug and fix it; numpy, `softmax` and `apply_rope` only.",
@@ -455,7 +455,7 @@ register(
     Exercise(
         id="bugs.cross_decode",
         number="A.10",
-        title="a decoder whose cross-attention ignores the source",
+        title="cross-attention decoded one step at a time",
         points=2,
         function="cross_decode",
         hint="cross-attention's keys and values come from the encoder's output, `memory`: fill the cache "
@@ -465,8 +465,8 @@ register(
         "12's encoder–decoder decodes: `memory (S, D)` is the encoder's output for the source, `y (T, D)` "
         "the decoder's states, one per step; `W_q, W_k (D, E)` and `W_v (D, Dv)` the projections. Step `t`'s "
         "query `y[t] @ W_q` attends to every source token (no mask). Returns `out (T, Dv)`, equal to "
-        "cross-attention computed on all the steps at once. Symptom: every row of the output is the same, "
-        "and changing `memory` changes nothing. Find the bug and fix it; numpy and `softmax` only.",
+        "cross-attention computed on all the steps at once. Symptom: all the rows of the output are equal. "
+        "Find the bug and fix it; numpy and `softmax` only.",
         solution='''
             def cross_decode(memory, y, W_q, W_k, W_v):
                 """Cross-attention outputs (T, Dv), one decoding step at a time with a cache."""
