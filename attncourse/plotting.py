@@ -125,12 +125,14 @@ def mask_overlay(
     ax=None,
     title: Optional[str] = None,
     legend: bool = False,
+    colorbar: bool = True,
 ):
     """A boolean mask ``(L, S)`` drawn over the weights: blocked cells hatched in grey.
 
     Without ``weights`` the allowed cells are shown in one colour, so the mask's shape is the
     picture.  True = may attend.  ``legend=True`` names the hatched cells (and, without
-    ``weights``, the allowed colour) in a legend under the axes.
+    ``weights``, the allowed colour) in a legend under the axes; ``colorbar=False`` leaves out
+    the weights' colour bar (for panels that share one).
     """
     mask = to_numpy(mask).astype(bool)
     ax = _axes(ax)
@@ -142,7 +144,7 @@ def mask_overlay(
         ax=ax,
         title=title,
         annotate=weights is not None and base.size <= 64,
-        colorbar=weights is not None,
+        colorbar=colorbar and weights is not None,
     )
     from matplotlib.patches import Patch, Rectangle
 

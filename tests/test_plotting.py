@@ -76,3 +76,9 @@ def test_mask_overlay_legend_with_weights_names_the_hatching_only():
 
 def test_mask_overlay_draws_no_legend_unless_asked():
     assert mask_overlay(causal_mask(3)).get_legend() is None
+
+
+def test_mask_overlay_colorbar_can_be_left_out():
+    mask = causal_mask(3)
+    ax = mask_overlay(mask, np.tril(np.full((3, 3), 0.3)), colorbar=False)
+    assert ax.figure.axes == [ax]
