@@ -139,3 +139,11 @@ def test_chapter_13_recall_plot_names_its_reference_lines():
     assert any("state width" in label for label in labels) and any("1/64" in label for label in labels)
     legend = [c for cid, c in _calls(notebook, "legend") if cid == "ch13-block-plot"]
     assert len(legend) == 1 and "skipped tile" in ast.unparse(legend[0])
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS)
+def test_every_dashed_or_dotted_reference_line_is_in_a_legend(notebook):
+    for name in ("axhline", "axvline"):
+        for cell_id, call in _calls(notebook, name):
+            if _keyword(call, "ls") is not None or _keyword(call, "linestyle") is not None:
+                assert _keyword(call, "label") is not None, f"{notebook} {cell_id}: {ast.unparse(call)}"
