@@ -45,8 +45,14 @@ def heatmap(
     colorbar: bool = True,
     xlabel: Optional[str] = None,
     ylabel: Optional[str] = None,
+    colorbar_label: Optional[str] = None,
 ):
-    """Draw a 2-d array as a heatmap with optional tick labels and cell values; returns ``ax``."""
+    """Draw a 2-d array as a heatmap with optional tick labels and cell values; returns ``ax``.
+
+    ``colorbar_label`` says what the colour measures.  With more than 10 columns the column
+    labels stand upright and, like the row labels of a map with more than 10 rows, are set
+    small, so that many labels do not run into each other on a narrow panel.
+    """
     values = to_numpy(values)
     if values.ndim != 2:
         raise ValueError(f"heatmap: values must be 2-d; got shape {values.shape}.")
@@ -54,15 +60,17 @@ def heatmap(
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     n_rows, n_cols = values.shape
     if row_labels is not None:
-        ax.set_yticks(range(n_rows), labels=list(row_labels))
+        ax.set_yticks(range(n_rows), labels=list(row_labels), fontsize=7 if n_rows > 10 else None)
     if col_labels is not None:
         rotate = n_cols > 6
+        upright = n_cols > 10
         ax.set_xticks(
             range(n_cols),
             labels=list(col_labels),
-            rotation=45 if rotate else 0,
-            ha="right" if rotate else "center",
-            rotation_mode="anchor" if rotate else "default",
+            rotation=90 if upright else 45 if rotate else 0,
+            ha="center" if upright or not rotate else "right",
+            rotation_mode="default" if upright or not rotate else "anchor",
+            fontsize=7 if upright else None,
         )
     if annotate is None:
         annotate = n_rows * n_cols <= 64
@@ -89,7 +97,7 @@ def heatmap(
     if ylabel:
         ax.set_ylabel(ylabel)
     if colorbar:
-        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=colorbar_label)
     return ax
 
 
@@ -100,6 +108,7 @@ def attention_heatmap(
     **kwargs,
 ):
     """Attention weights ``(L, S)``: rows are queries, columns keys, values in [0, 1]."""
+    kwargs.setdefault("colorbar_label", "attention weight")
     kwargs.setdefault("vmin", 0.0)
     kwargs.setdefault("vmax", 1.0)
     kwargs.setdefault("xlabel", "key")
@@ -115,11 +124,15 @@ def mask_overlay(
     *,
     ax=None,
     title: Optional[str] = None,
+    legend: bool = False,
+    colorbar: bool = True,
 ):
     """A boolean mask ``(L, S)`` drawn over the weights: blocked cells hatched in grey.
 
     Without ``weights`` the allowed cells are shown in one colour, so the mask's shape is the
-    picture.  True = may attend.
+    picture.  True = may attend.  ``legend=True`` names the hatched cells (and, without
+    ``weights``, the allowed colour) in a legend under the axes; ``colorbar=False`` leaves out
+    the weights' colour bar (for panels that share one).
     """
     mask = to_numpy(mask).astype(bool)
     ax = _axes(ax)
@@ -131,17 +144,39 @@ def mask_overlay(
         ax=ax,
         title=title,
         annotate=weights is not None and base.size <= 64,
-        colorbar=weights is not None,
+        colorbar=colorbar and weights is not None,
     )
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Patch, Rectangle
 
+    blocked = dict(facecolor="0.85", edgecolor="0.5", hatch="//", lw=0.5)
     for i, j in zip(*np.nonzero(~mask)):
-        ax.add_patch(
-            Rectangle(
-                (j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.5", hatch="//", lw=0.5, zorder=4
-            )
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, zorder=4, **blocked))
+    if legend:
+        handles = [Patch(label="blocked: weight 0", **blocked)]
+        if weights is None:
+            allowed = ax.images[0].cmap(ax.images[0].norm(1.0))
+            handles.insert(0, Patch(facecolor=allowed, edgecolor="0.5", lw=0.5, label="allowed"))
+        ax.legend(
+            handles=handles,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            borderaxespad=_points_below_axes(ax) / 8 + 0.3,  # in units of the legend's font size
+            ncol=len(handles),
+            fontsize=8,
+            frameon=False,
         )
     return ax
+
+
+def _points_below_axes(ax) -> float:
+    """How far the tick labels and the x label reach below ``ax``, in points.
+
+    Points do not change when a layout later resizes the axes, so a legend placed this far
+    below the axes clears the labels in the final figure too.
+    """
+    renderer = ax.figure.canvas.get_renderer()
+    below = ax.get_window_extent(renderer).y0 - ax.get_tightbbox(renderer).y0
+    return max(float(below), 0.0) * 72 / ax.figure.dpi
 
 
 def figure_to_png(fig, dpi: int = 80) -> bytes:

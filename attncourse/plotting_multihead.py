@@ -57,7 +57,9 @@ def head_grid(
             ax.set_axis_off()  # a spare panel in the last row
             continue
         attention_heatmap(w[h], queries, keys, ax=ax, title=f"head {h}", annotate=annotate, colorbar=False)
-    fig.colorbar(axes[0, 0].images[0], ax=axes.ravel().tolist(), fraction=0.03, pad=0.02, label="weight")
+    fig.colorbar(
+        axes[0, 0].images[0], ax=axes.ravel().tolist(), fraction=0.03, pad=0.02, label="attention weight"
+    )
     if title:
         fig.suptitle(title)
     return fig

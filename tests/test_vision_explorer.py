@@ -147,3 +147,30 @@ def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
     for k in shown:
         assert painter.overlays[k].get_clim() == (0, max(tops))
     assert painter.colorbar.mappable is painter.overlays[0]
+
+
+@pytest.mark.parametrize("which", ["vision", "cross"])
+def test_no_ink_hides_a_low_weight(which):
+    """The maps are opaque; the digit's ink lies over them in translucent white, never in black."""
+    pytest.importorskip("matplotlib")
+    if which == "vision":
+        from attncourse.widgets.vision import _renderer
+
+        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 0")
+    else:
+        from attncourse.results import saved_results
+        from attncourse.widgets.cross import _renderer
+
+        renderer, controls = (
+            _renderer(saved_results("digit_captioner.json")),
+            dict(image=2, step=1, heads="each head"),
+        )
+    renderer(**controls)
+    painter = renderer.painter
+    for overlay, backdrop in zip(painter.overlays, painter.backdrops):
+        assert overlay.get_alpha() is None and backdrop.get_zorder() > overlay.get_zorder()
+        paper, ink = backdrop.cmap(0.0), backdrop.cmap(1.0)
+        assert paper[3] == 0.0  # where there is no ink the weight shows unchanged
+        assert ink[:3] == (1.0, 1.0, 1.0) and 0 < ink[3] < 1  # ink lightens the weight, never blacks it out
+        lowest = overlay.cmap(0.0)
+        assert sum(lowest[:3]) > 0.3  # the lowest weight is a colour, not black (as magma's was)

@@ -203,19 +203,28 @@ class Hatching:
         self.image.set_data(rgba)
 
 
+def _ink_colormap():
+    """White whose opacity grows with the ink: 0 (paper) clear, 1 (ink) 40 % white."""
+    from matplotlib.colors import LinearSegmentedColormap
+
+    return LinearSegmentedColormap.from_list("ink", [(1.0, 1.0, 1.0, 0.0), (1.0, 1.0, 1.0, 0.4)])
+
+
 class PatchMapsPainter(Painter):
-    """An image beside ``n_maps`` maps over its patches, each laid over the image with its largest
-    patch outlined (the Vision Transformer's and the captioner's explorers)."""
+    """An image beside ``n_maps`` maps over its patches, each drawn under the image's ink (translucent
+    white) with its largest patch outlined (the Vision Transformer's and the captioner's explorers)."""
 
     def _build_maps(self, image: Any, first_map: Any, n_maps: int, extent: Tuple[float, ...]) -> None:
         axes = self.fig.subplots(1, n_maps + 1)
         self.ax_image, self.ax_maps = axes[0], list(axes[1:])
         self.picture = self.ax_image.imshow(image, cmap="gray_r", vmin=0, vmax=1)
         self.backdrops, self.overlays, self.outlines = [], [], []
+        ink = _ink_colormap()
         for ax in self.ax_maps:
-            self.backdrops.append(ax.imshow(image, cmap="gray_r", vmin=0, vmax=1))
-            self.overlays.append(ax.imshow(first_map, cmap="magma", alpha=0.65, extent=extent))
-            self.outlines.append(ax.plot([], [], color=ACCENT, lw=2)[0])
+            # the map opaque, the digit's ink over it in translucent white: no ink hides a low weight
+            self.overlays.append(ax.imshow(first_map, cmap="viridis", extent=extent))
+            self.backdrops.append(ax.imshow(image, cmap=ink, vmin=0, vmax=1, extent=extent, zorder=2))
+            self.outlines.append(ax.plot([], [], color=ACCENT, lw=2, zorder=3)[0])
         for ax in axes:
             ax.set_xticks([]), ax.set_yticks([])
         # the maps are compared, so they share one colour scale (set per frame), shown by one bar
