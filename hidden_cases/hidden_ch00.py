@@ -146,11 +146,30 @@ def regression_from_counts():
             counts_case(
                 "6 places, queries 300 away on both sides, width 0.1", 1007, 6, 2, 0.1, far=(-300.0, 300.0)
             ),
+            counts_case(
+                "5 places, float32, up to 10^12 readings, width 1.2",
+                1008,
+                5,
+                4,
+                1.2,
+                most=10**12,
+                dtype=np.float32,
+            ),
+            counts_case(
+                "9 places, up to 10^11 readings, width 0.4",
+                1009,
+                9,
+                3,
+                0.4,
+                most=10**11,
+            ),
         ],
         "a few places",
         "a few places",
         "a few places",
         "far queries and narrow kernels",
+        "years of readings",
+        "years of readings",
     )
 
 

@@ -129,7 +129,7 @@ NEW_SITUATIONS = {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",
         "ch06.masked_logsumexp": "the log-sum-exp of the visible keys, -inf for a row with none",
         "ch06.ring_cache_attention": "a decode step against a rolling-buffer KV cache, slots not in position order",
-        "ch06.mask_from_additive": "an additive mask whose blocking value is finfo(dtype).min",
+        "ch06.mask_from_additive": "an additive bias holding position terms and blocked keys, read back as a mask",
         "ch06.local_global_attention": "windowed and full causal heads in one layer",
         "ch06.streaming_settings": "each head's StreamingLLM window and sink count read back from its weights",
         "ch06.key_major_decoder": "a causal mask on scores stored key-major, (S, L), normalised per column",

@@ -42,9 +42,21 @@ def test_a_threshold_below_float16s_minimum_is_told_what_differs():
 def test_the_dtypes_own_minimum_answers_get_full_marks():
     ex = get("ch06.mask_from_additive")
     cases = ex.public_cases() + list(HIDDEN[ex.id]())
-    for fn in (lambda b: b > np.finfo(b.dtype).min / 2, lambda b: b > np.finfo(b.dtype).min):
+    for fn in (lambda b: b > np.finfo(b.dtype).min, lambda b: np.isfinite(b) & (b != np.finfo(b.dtype).min)):
         assert check(ex.id, fn, show=False).passed
         assert all(r.passed for r in run_cases(ex, fn, cases))
+
+
+def test_half_the_dtypes_minimum_blocks_far_keys_and_is_told_so():
+    # the prompt allows position terms down to -60000, below half of float16's minimum
+    messages, results = _messages("ch06.mask_from_additive", lambda b: b > np.finfo(b.dtype).min / 2)
+    assert messages and not all(r.passed for r in results)
+    assert all("far from their query" in m for m in messages if "float16" in m)
+
+
+def test_a_bias_of_zero_alone_is_not_the_mask():
+    messages, _ = _messages("ch06.mask_from_additive", lambda b: np.asarray(b) == 0)
+    assert messages and all("position penalty" in m for m in messages[:5])
 
 
 # ----------------------------------------------------------------------------- 6.6

@@ -119,12 +119,11 @@ CORRECT = {
         ],
     },
     "ch00.regression_from_counts": {
-        "the raw readings rebuilt, einsum": """
+        "log-counts in the scores, einsum": """
             def regression_from_counts(x_query, x_place, count, y_mean, width):
-                keys = np.repeat(x_place, count)  # one key per reading
-                values = np.repeat(y_mean, count)  # any values with the place's mean give the same sum
-                a = softmax(-np.subtract.outer(x_query, keys) ** 2 / (2 * width**2))
-                return np.einsum("lr,r->l", a, values)
+                s = -np.subtract.outer(x_query, x_place) ** 2 / (2 * width**2)
+                a = softmax(s + np.log(count.astype(float)))
+                return np.einsum("ls,s->l", a, y_mean)
         """,
         "torch float32, counts times the softmax, renormalised": """
             def regression_from_counts(x_query, x_place, count, y_mean, width):
@@ -237,6 +236,13 @@ WRONG = {
             def regression_from_counts(x_query, x_place, count, y_mean, width):
                 e = count * np.exp(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2))
                 return (e / e.sum(-1, keepdims=True)) @ y_mean
+        """,
+        "the raw readings rebuilt with np.repeat": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                keys = np.repeat(x_place, count)  # one key per reading
+                values = np.repeat(y_mean, count)
+                a = softmax(-np.subtract.outer(x_query, keys) ** 2 / (2 * width**2))
+                return np.einsum("lr,r->l", a, values)
         """,
         "counts divided by the total, not renormalised": """
             def regression_from_counts(x_query, x_place, count, y_mean, width):

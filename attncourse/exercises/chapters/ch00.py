@@ -449,20 +449,27 @@ def counts_case(label, seed, S, L, width, most=20, far=(), dtype=np.float64):
 
 
 def _counts_cases():
-    return grouped(
-        "a few places",
-        Case(
-            "three places, 1, 5 and 2 readings, width 1",
-            x_query=np.array([0.0, 1.5, 2.5]),
-            x_place=np.array([0.0, 1.0, 3.0]),
-            count=np.array([1, 5, 2]),
-            y_mean=np.array([1.0, 2.0, -1.0]),
-            width=1.0,
-        ),
-        counts_case("6 places, up to 20 readings each, width 0.6", 5, 6, 5, 0.6),
-    ) + grouped(
-        "far queries and narrow kernels",
-        counts_case("5 places, a query 400 away, width 0.3", 6, 5, 3, 0.3, far=(-400.0,)),
+    return (
+        grouped(
+            "a few places",
+            Case(
+                "three places, 1, 5 and 2 readings, width 1",
+                x_query=np.array([0.0, 1.5, 2.5]),
+                x_place=np.array([0.0, 1.0, 3.0]),
+                count=np.array([1, 5, 2]),
+                y_mean=np.array([1.0, 2.0, -1.0]),
+                width=1.0,
+            ),
+            counts_case("6 places, up to 20 readings each, width 0.6", 5, 6, 5, 0.6),
+        )
+        + grouped(
+            "far queries and narrow kernels",
+            counts_case("5 places, a query 400 away, width 0.3", 6, 5, 3, 0.3, far=(-400.0,)),
+        )
+        + grouped(
+            "years of readings",
+            counts_case("7 places, up to 10^12 readings each, width 0.8", 8, 7, 4, 0.8, most=10**12),
+        )
     )
 
 
@@ -477,8 +484,9 @@ register(
         "that share a place: what do their weights have in common?",
         kind="extend",
         description="A sensor log was summarised before it reached you: the readings were taken at "
-        "`S` distinct places `x_place (S,)`, `count[j]` of them at place `j` (a positive integer), "
-        "and of their values only the mean `y_mean[j]` was kept. Return the predictions `(L,)` at "
+        "`S` distinct places `x_place (S,)`, `count[j]` of them at place `j` (a positive integer, "
+        "as large as $10^{12}$: the log ran for years), and of their values only the mean "
+        "`y_mean[j]` was kept. Return the predictions `(L,)` at "
         "`x_query (L,)` that the chapter's Gaussian-kernel regression of width `width` would make "
         "if it were run on the original readings, each reading a key at its place with its own "
         "value. Queries may lie far from every place.",
