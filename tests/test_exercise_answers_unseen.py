@@ -85,7 +85,7 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 NEW_SITUATIONS = {
     "ch00": {
         "ch00.kernel_classifier": "the regression turned into a classifier: class labels as targets, a probability per class",
-        "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
+        "ch00.additive_long_query": "the limit of additive weights as the query grows, where tanh saturates in one coordinate only",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
         "ch00.regression_from_counts": "the regression on raw readings of which only counts and means per place are kept",
     },

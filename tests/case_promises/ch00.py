@@ -45,7 +45,7 @@ def kernel_classifier(c):
     return out
 
 
-def additive_score_cost(c):
+def additive_long_query(c):
     return [] if not c else [f"a predict exercise takes no inputs, got {sorted(c)}"]
 
 
@@ -81,7 +81,7 @@ def regression_from_counts(c):
 PROMISES = {
     "ch00.kernel_regression": kernel_regression,
     "ch00.kernel_classifier": kernel_classifier,
-    "ch00.additive_score_cost": additive_score_cost,
+    "ch00.additive_long_query": additive_long_query,
     "ch00.effective_keys": effective_keys,
     "ch00.regression_from_counts": regression_from_counts,
 }
