@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from exercise_support import ROOT, load_hidden_cases
 
 from attncourse.exercises import get
@@ -66,6 +67,23 @@ def test_a_window_one_too_wide_is_not_handed_the_fix():
     assert ">=" not in d.message and "j >" not in d.message and "i - window" not in d.message
     messages, _ = _messages(ex.id, d.variant)
     assert messages and not any("not >=" in m for m in messages)
+
+
+# ----------------------------------------------------------------------------- prompts that ask
+@pytest.mark.parametrize(
+    ("ex_id", "given_away"),
+    [
+        ("ch06.mask_from_additive", "two kinds of entries"),
+        ("ch06.local_global_attention", "Exercise 5."),
+        ("ch06.key_major_decoder", "transpose"),
+        ("ch06.key_major_decoder", "triu"),
+        ("ch07.rotation_angles", "10000"),
+        ("ch07.predict_encoder_alibi_weight", "|i - j|"),
+    ],
+)
+def test_no_prompt_or_stub_holds_the_answer_or_points_at_it(ex_id, given_away):
+    ex = get(ex_id)
+    assert given_away not in ex.description and given_away not in ex.student_stub()
 
 
 # ----------------------------------------------------------------------------- predict feedback: no quantity
