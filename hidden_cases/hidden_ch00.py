@@ -97,8 +97,8 @@ def kernel_classifier():
     )
 
 
-def additive_score_cost():
-    return _kinds([Case("E_q=500, two directions of 300, h=128, 25 -> 30 tokens")], "the counts")
+def additive_long_query():
+    return _kinds([Case("four keys, w_v = (1, 2), q = c (1, 0), c -> infinity")], "prediction")
 
 
 def effective_keys():
@@ -146,18 +146,37 @@ def regression_from_counts():
             counts_case(
                 "6 places, queries 300 away on both sides, width 0.1", 1007, 6, 2, 0.1, far=(-300.0, 300.0)
             ),
+            counts_case(
+                "5 places, float32, up to 10^12 readings, width 1.2",
+                1008,
+                5,
+                4,
+                1.2,
+                most=10**12,
+                dtype=np.float32,
+            ),
+            counts_case(
+                "9 places, up to 10^11 readings, width 0.4",
+                1009,
+                9,
+                3,
+                0.4,
+                most=10**11,
+            ),
         ],
         "a few places",
         "a few places",
         "a few places",
         "far queries and narrow kernels",
+        "years of readings",
+        "years of readings",
     )
 
 
 HIDDEN = {
     "ch00.kernel_regression": kernel_regression,
     "ch00.kernel_classifier": kernel_classifier,
-    "ch00.additive_score_cost": additive_score_cost,
+    "ch00.additive_long_query": additive_long_query,
     "ch00.effective_keys": effective_keys,
     "ch00.regression_from_counts": regression_from_counts,
 }

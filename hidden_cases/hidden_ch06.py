@@ -109,26 +109,47 @@ def ring_cache_attention():
 
 
 def mask_from_additive():
-    f32, f16 = np.finfo(np.float32).min, np.finfo(np.float16).min
-    pad = np.array([[1, 0, 0], [1, 1, 1], [0, 0, 0]], dtype=bool)[:, None, None, :]
+    from attncourse.exercises.chapters.ch06.building_masks import position_bias
+
+    f16, f32, f64 = (float(np.finfo(t).min) for t in (np.float16, np.float32, np.float64))
+    pad = np.array([[1, 0, 0], [1, 1, 1], [0, 0, 0]], dtype=bool)[:, None, None, :]  # (3, 1, 1, 3)
     window = np.tril(np.ones((4, 4), dtype=bool)) & ~np.tril(np.ones((4, 4), dtype=bool), k=-2)
+    causal = np.tril(np.ones((3, 4), dtype=bool), k=1)
+    mixed = position_bias(causal, np.arange(1, 4), np.arange(4), 3.0, f64, np.float64)
+    mixed[0, 3], mixed[2, 0] = -np.inf, -np.inf
+    far = np.array([4000, 6000, 118000, 125000])  # a query at 124000: one key after it
     return _kinds(
         [
-            Case("float16 padding, a fully padded row", bias=np.where(pad, 0.0, f16).astype(np.float16)),
-            Case("float32 window (4, 4)", bias=np.where(window, 0.0, f32).astype(np.float32)),
             Case(
-                "float32, -inf and finfo.min mixed",
-                bias=np.array([[0.0, -np.inf, f32, 0.0], [f32, 0.0, -np.inf, -np.inf]], dtype=np.float32),
+                "float16 padding with position terms, a fully padded row (3, 2, 1, 3)",
+                bias=position_bias(
+                    pad, [2], np.arange(3), np.array([1.0, 0.0625])[:, None, None], f16, np.float16
+                ),
             ),
             Case(
-                "float16, -inf and finfo.min mixed",
-                bias=np.array([[0.0, -np.inf, f16, 0.0]], dtype=np.float16),
+                "float32 window (4, 4), slope 1/16, finfo.min",
+                bias=position_bias(window, np.arange(4), np.arange(4), 0.0625, f32, np.float32),
+            ),
+            Case("float64, -inf and finfo.min mixed (3, 4)", bias=mixed),
+            Case(
+                "float16, a key 60000 back, -inf and finfo.min mixed (2, 4)",
+                bias=np.stack(
+                    [
+                        position_bias(far <= 124000, [124000], far, 0.5, f16, np.float16)[0],
+                        position_bias(far <= 124000, [124000], far, 0.25, -np.inf, np.float16)[0],
+                    ]
+                ),
+            ),
+            Case(
+                "float64, a key 60000 back, finfo.min (1, 4)",
+                bias=position_bias(far <= 124000, [124000], far, 0.5, f64, np.float64),
             ),
         ],
-        "masks",
-        "masks",
-        "masks",
-        "masks",
+        "position terms and masks",
+        "position terms and masks",
+        "position terms and masks",
+        "far keys",
+        "far keys",
     )
 
 

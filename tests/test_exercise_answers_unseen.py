@@ -85,7 +85,7 @@ def test_the_answer_is_not_printed_in_the_chapter(ex):
 NEW_SITUATIONS = {
     "ch00": {
         "ch00.kernel_classifier": "the regression turned into a classifier: class labels as targets, a probability per class",
-        "ch00.additive_score_cost": "the cost of Bahdanau's score network over a bidirectional encoder and a whole translation",
+        "ch00.additive_long_query": "the limit of additive weights as the query grows, where tanh saturates in one coordinate only",
         "ch00.effective_keys": "the width experiment's few-or-all keys put as a number, 1 / P(two draws agree)",
         "ch00.regression_from_counts": "the regression on raw readings of which only counts and means per place are kept",
     },
@@ -129,7 +129,7 @@ NEW_SITUATIONS = {
         "ch06.packed_causal_mask": "documents packed into one row: causal within each document only",
         "ch06.masked_logsumexp": "the log-sum-exp of the visible keys, -inf for a row with none",
         "ch06.ring_cache_attention": "a decode step against a rolling-buffer KV cache, slots not in position order",
-        "ch06.mask_from_additive": "an additive mask whose blocking value is finfo(dtype).min",
+        "ch06.mask_from_additive": "an additive bias holding position terms and blocked keys, read back as a mask",
         "ch06.local_global_attention": "windowed and full causal heads in one layer",
         "ch06.streaming_settings": "each head's StreamingLLM window and sink count read back from its weights",
         "ch06.key_major_decoder": "a causal mask on scores stored key-major, (S, L), normalised per column",

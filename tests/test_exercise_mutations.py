@@ -339,7 +339,7 @@ WRONG_ANSWERS = [
     ("ch01.temperature_derivative", temperature_derivative_flipped, _named("ch01.temperature_derivative", 0)),
     ("ch01.entropy_gradient", entropy_gradient_wrt_p, _named("ch01.entropy_gradient", 1)),
     ("ch02.output_jacobian", output_jacobian_diagonal_only, _named("ch02.output_jacobian", 0)),
-    ("ch02.query_for_weights", query_for_weights_uncentred, "scores not centred"),
+    ("ch02.query_for_weights", query_for_weights_uncentred, "a query that works, not the shortest"),
     ("ch02.recover_key_lengths", key_lengths_without_row_constant, "no number per query"),
     ("ch02.batched_attention", attention_swapped, "q and k are swapped"),
     ("ch03.scaled_scores", scores_unscaled, "unscaled scores"),

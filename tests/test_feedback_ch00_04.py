@@ -52,7 +52,41 @@ def test_a_summary_read_as_one_reading_per_place_is_named_and_the_far_query_unde
         result = check("ch00.regression_from_counts", naive, show=False)
     failed = [c for c in result.cases if not c.passed]
     assert [c.diagnosis for c in failed] == ["underflow far from every place"]
-    assert result.earned == get("ch00.regression_from_counts").points / 2  # the far-query group only
+    ex = get("ch00.regression_from_counts")
+    groups = {c.group for c in ex.public_cases()}
+    assert result.earned == ex.points * (len(groups) - 1) / len(groups)  # the far-query group only
+
+
+def test_a_summary_rebuilt_reading_by_reading_does_not_get_full_marks():
+    def rebuilt(x_query, x_place, count, y_mean, width):  # one key per reading: 10^12 of them
+        keys, values = np.repeat(x_place, count), np.repeat(y_mean, count)
+        return softmax(-((x_query[:, None] - keys[None, :]) ** 2) / (2 * width**2)) @ values
+
+    result = check("ch00.regression_from_counts", rebuilt, show=False)
+    assert 0 < result.earned < get("ch00.regression_from_counts").points
+    assert all(not c.passed for c in result.cases if c.group == "years of readings")
+
+
+# ----------------------------------------------------------------------------- 0.3
+def test_the_dot_products_limit_is_named_and_the_limit_is_not_given():
+    ex = get("ch00.additive_long_query")
+    result = check(ex.id, lambda: np.array([1.0, 0.0, 0.0, 0.0]), show=False)
+    assert result.earned == 0
+    assert {c.diagnosis for c in result.cases if not c.passed} == {"the dot product's limit"}
+    assert "tanh(k" not in ex.description and "1 + 2" not in ex.description
+
+
+# ----------------------------------------------------------------------------- 2.3
+def test_scores_of_mean_0_are_one_query_that_works_not_the_shortest():
+    def mean_0(k, p):
+        s = np.log(p) - np.log(p).mean(axis=-1, keepdims=True)
+        return np.linalg.solve(k, s.T).T
+
+    ex = get("ch02.query_for_weights")
+    result = check(ex.id, mean_0, show=False)
+    assert result.earned == 0
+    assert {c.diagnosis for c in result.cases if not c.passed} == {"scores of mean 0"}
+    assert "mean 0" not in ex.description and "mean 0" not in result.text()
 
 
 # ----------------------------------------------------------------------------- 1.1
@@ -162,6 +196,9 @@ def test_the_smooth_maximum_without_the_product_rule_is_named_without_the_result
         ("ch00.regression_from_counts", "repeat"),
         ("ch00.effective_keys", "alpha_ij^2"),
         ("ch01.smooth_max_slope", "entropy"),
+        ("ch01.stable_softmax", "maximum"),
+        ("ch01.stable_softmax", "subtract"),
+        ("ch02.query_for_weights", "mean 0"),
         ("ch01.smooth_max_slope", "lse(z) - p"),
         ("ch01.attention_kl", "logsumexp"),
         ("ch01.log_sigmoid", "logaddexp"),
@@ -185,7 +222,7 @@ def test_no_prompt_or_stub_holds_the_result(ex_id, given_away):
 
 @pytest.mark.parametrize(
     "ex_id",
-    ["ch00.additive_score_cost", "ch03.predict_cosine_factor", "ch04.predict_distinct_weights"],
+    ["ch00.additive_long_query", "ch03.predict_cosine_factor", "ch04.predict_distinct_weights"],
 )
 def test_a_named_mistake_of_a_prediction_gives_no_number(ex_id):
     for d in get(ex_id).diagnoses:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from exercise_support import ROOT, load_hidden_cases
 
 from attncourse.exercises import get
@@ -42,9 +43,21 @@ def test_a_threshold_below_float16s_minimum_is_told_what_differs():
 def test_the_dtypes_own_minimum_answers_get_full_marks():
     ex = get("ch06.mask_from_additive")
     cases = ex.public_cases() + list(HIDDEN[ex.id]())
-    for fn in (lambda b: b > np.finfo(b.dtype).min / 2, lambda b: b > np.finfo(b.dtype).min):
+    for fn in (lambda b: b > np.finfo(b.dtype).min, lambda b: np.isfinite(b) & (b != np.finfo(b.dtype).min)):
         assert check(ex.id, fn, show=False).passed
         assert all(r.passed for r in run_cases(ex, fn, cases))
+
+
+def test_half_the_dtypes_minimum_blocks_far_keys_and_is_told_so():
+    # the prompt allows position terms down to -60000, below half of float16's minimum
+    messages, results = _messages("ch06.mask_from_additive", lambda b: b > np.finfo(b.dtype).min / 2)
+    assert messages and not all(r.passed for r in results)
+    assert all("far from their query" in m for m in messages if "float16" in m)
+
+
+def test_a_bias_of_zero_alone_is_not_the_mask():
+    messages, _ = _messages("ch06.mask_from_additive", lambda b: np.asarray(b) == 0)
+    assert messages and all("position penalty" in m for m in messages[:5])
 
 
 # ----------------------------------------------------------------------------- 6.6
@@ -54,6 +67,23 @@ def test_a_window_one_too_wide_is_not_handed_the_fix():
     assert ">=" not in d.message and "j >" not in d.message and "i - window" not in d.message
     messages, _ = _messages(ex.id, d.variant)
     assert messages and not any("not >=" in m for m in messages)
+
+
+# ----------------------------------------------------------------------------- prompts that ask
+@pytest.mark.parametrize(
+    ("ex_id", "given_away"),
+    [
+        ("ch06.mask_from_additive", "two kinds of entries"),
+        ("ch06.local_global_attention", "Exercise 5."),
+        ("ch06.key_major_decoder", "transpose"),
+        ("ch06.key_major_decoder", "triu"),
+        ("ch07.rotation_angles", "10000"),
+        ("ch07.predict_encoder_alibi_weight", "|i - j|"),
+    ],
+)
+def test_no_prompt_or_stub_holds_the_answer_or_points_at_it(ex_id, given_away):
+    ex = get(ex_id)
+    assert given_away not in ex.description and given_away not in ex.student_stub()
 
 
 # ----------------------------------------------------------------------------- predict feedback: no quantity

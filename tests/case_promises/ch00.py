@@ -45,7 +45,7 @@ def kernel_classifier(c):
     return out
 
 
-def additive_score_cost(c):
+def additive_long_query(c):
     return [] if not c else [f"a predict exercise takes no inputs, got {sorted(c)}"]
 
 
@@ -59,12 +59,17 @@ def effective_keys(c):
 
 
 def regression_from_counts(c):
-    # x_query (L,), x_place (S,) distinct, count (S,) positive integers, y_mean (S,), width > 0;
-    # queries may lie far from every place
+    # x_query (L,), x_place (S,) distinct, count (S,) positive integers up to 10^12, y_mean (S,),
+    # width > 0; queries may lie far from every place
     out = _vector("x_query", c["x_query"]) + _vector("x_place", c["x_place"]) + _vector("y_mean", c["y_mean"])
     out += _positive_number("width", c["width"])
     count = np.asarray(c["count"])
-    if count.dtype.kind not in "iu" or count.shape != np.shape(c["x_place"]) or np.any(count < 1):
+    if (
+        count.dtype.kind not in "iu"
+        or count.shape != np.shape(c["x_place"])
+        or np.any(count < 1)
+        or np.any(count > 10**12)
+    ):
         out.append("count is not one positive integer per place")
     if not out and np.shape(c["y_mean"]) != np.shape(c["x_place"]):
         out.append("y_mean is not one number per place")
@@ -76,7 +81,7 @@ def regression_from_counts(c):
 PROMISES = {
     "ch00.kernel_regression": kernel_regression,
     "ch00.kernel_classifier": kernel_classifier,
-    "ch00.additive_score_cost": additive_score_cost,
+    "ch00.additive_long_query": additive_long_query,
     "ch00.effective_keys": effective_keys,
     "ch00.regression_from_counts": regression_from_counts,
 }

@@ -88,14 +88,19 @@ def _ring(inputs):
 
 
 def _additive(inputs):
+    # bias: any shape, float16/32/64; a kept entry is a finite position term in [-60000, 0], a
+    # blocked one -inf or its own dtype's finfo.min
     bias = inputs["bias"]
-    out = r.dtype_in("bias", bias, ("float16", "float32"))
+    out = r.dtype_in("bias", bias, FLOATS)
     if out:
         return out
     a = np.asarray(bias)
-    allowed = (a == 0) | (a == -np.inf) | (a == np.finfo(a.dtype).min)
+    position = np.isfinite(a) & (a <= 0) & (a >= -60000)
+    allowed = position | (a == -np.inf) | (a == np.finfo(a.dtype).min)
     if not allowed.all():
-        out.append("bias holds entries that are neither 0, -inf nor its own dtype's finfo.min")
+        out.append(
+            "bias holds entries that are neither a position term in [-60000, 0], -inf nor its own dtype's finfo.min"
+        )
     return out
 
 

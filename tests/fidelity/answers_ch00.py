@@ -68,28 +68,23 @@ CORRECT = {
                 return out.T
         """,
     },
-    "ch00.additive_score_cost": {
-        "the literals": """
-            def additive_score_cost():
-                return 140928, 96000
+    "ch00.additive_long_query": {
+        "the limit worked out, torch": """
+            def additive_long_query():
+                s = 1 + 2 * torch.tanh(torch.tensor([0.0, 1.0, -0.5, 1.0], dtype=torch.float64))
+                return torch.softmax(s, dim=0)
         """,
-        "numpy integers": """
-            def additive_score_cost():
-                h = np.int64(128)
-                return h * (500 + 600 + 1), h * 30 * 25
+        "a very long query computed in float32": """
+            def additive_long_query():
+                k = np.array([[3, 0], [0, 1], [1, -0.5], [-1, 1]], dtype=np.float32)
+                q = np.float32(1e4) * np.array([1, 0], dtype=np.float32)
+                s = np.tanh(q + k) @ np.array([1, 2], dtype=np.float32)
+                e = np.exp(s - s.max())
+                return e / e.sum()
         """,
-        "constants in an added cell": [
-            """
-            E_Q_03, E_K_03, H_03 = 500, 2 * 300, 128
-            """,
-            """
-            def additive_score_cost():
-                return [H_03 * E_Q_03 + H_03 * E_K_03 + H_03, 25 * 30 * H_03]
-            """,
-        ],
-        "floats written down": """
-            def additive_score_cost():
-                return 140928.0, 9.6e4
+        "numbers written down, in a list": """
+            def additive_long_query():
+                return [0.0946, 0.4339, 0.03754, 0.4339]
         """,
     },
     "ch00.effective_keys": {
@@ -119,12 +114,11 @@ CORRECT = {
         ],
     },
     "ch00.regression_from_counts": {
-        "the raw readings rebuilt, einsum": """
+        "log-counts in the scores, einsum": """
             def regression_from_counts(x_query, x_place, count, y_mean, width):
-                keys = np.repeat(x_place, count)  # one key per reading
-                values = np.repeat(y_mean, count)  # any values with the place's mean give the same sum
-                a = softmax(-np.subtract.outer(x_query, keys) ** 2 / (2 * width**2))
-                return np.einsum("lr,r->l", a, values)
+                s = -np.subtract.outer(x_query, x_place) ** 2 / (2 * width**2)
+                a = softmax(s + np.log(count.astype(float)))
+                return np.einsum("ls,s->l", a, y_mean)
         """,
         "torch float32, counts times the softmax, renormalised": """
             def regression_from_counts(x_query, x_place, count, y_mean, width):
@@ -188,22 +182,25 @@ WRONG = {
                 return softmax(s @ np.eye(n_classes)[label])
         """,
     },
-    "ch00.additive_score_cost": {
-        "swapped": """
-            def additive_score_cost():
-                return 96000, 140928
+    "ch00.additive_long_query": {
+        "all the weight on k0": """
+            def additive_long_query():
+                return np.array([1.0, 0.0, 0.0, 0.0])
         """,
-        "biases counted": """
-            def additive_score_cost():
-                return 128 * 500 + 128 * 600 + 128 + 128 + 1, 96000
+        "uniform": """
+            def additive_long_query():
+                return np.full(4, 0.25)
         """,
-        "tanh once per source token and step, keys of one direction": """
-            def additive_score_cost():
-                return 128 * 500 + 128 * 300 + 128, 750
+        "the weights at c = 1": """
+            def additive_long_query():
+                k = np.array([[3, 0], [0, 1], [1, -0.5], [-1, 1]])
+                s = np.tanh(np.array([1, 0]) + k) @ np.array([1, 2])
+                return np.exp(s) / np.exp(s).sum()
         """,
-        "parameters right, tanh for the source only": """
-            def additive_score_cost():
-                return 140928, 25 * 128
+        "w_v taken as (1, 1)": """
+            def additive_long_query():
+                s = 1 + np.tanh(np.array([0.0, 1.0, -0.5, 1.0]))
+                return np.exp(s) / np.exp(s).sum()
         """,
     },
     "ch00.effective_keys": {
@@ -237,6 +234,13 @@ WRONG = {
             def regression_from_counts(x_query, x_place, count, y_mean, width):
                 e = count * np.exp(-((x_query[:, None] - x_place[None, :]) ** 2) / (2 * width**2))
                 return (e / e.sum(-1, keepdims=True)) @ y_mean
+        """,
+        "the raw readings rebuilt with np.repeat": """
+            def regression_from_counts(x_query, x_place, count, y_mean, width):
+                keys = np.repeat(x_place, count)  # one key per reading
+                values = np.repeat(y_mean, count)
+                a = softmax(-np.subtract.outer(x_query, keys) ** 2 / (2 * width**2))
+                return np.einsum("lr,r->l", a, values)
         """,
         "counts divided by the total, not renormalised": """
             def regression_from_counts(x_query, x_place, count, y_mean, width):

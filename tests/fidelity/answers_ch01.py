@@ -191,6 +191,11 @@ CORRECT = {
                 m = pair.max(axis=-1, keepdims=True)
                 return (pair - m - np.log(np.exp(pair - m).sum(axis=-1, keepdims=True)))[..., 0]
         """,
+        "one branch per sign, np.log of 1 + exp (no log1p)": """
+            def log_sigmoid(z):
+                tail = np.log(1 + np.exp(-np.abs(z)))  # exp of a number <= 0 cannot overflow
+                return np.where(z >= 0, -tail, z - tail)
+        """,
         "float32 loop over the entries, math module": """
             import math
 

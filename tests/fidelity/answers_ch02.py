@@ -53,30 +53,39 @@ CORRECT = {
         ],
     },
     "ch02.query_for_weights": {
-        "torch with the chapter's torch import": """
+        "torch, least squares on the stacked system": """
             def query_for_weights(k, p):
                 kt, pt = torch.as_tensor(k, dtype=torch.float64), torch.as_tensor(p, dtype=torch.float64)
-                s = torch.log(pt)
-                s = s - s.mean(dim=-1, keepdim=True)
-                return (torch.linalg.inv(kt) @ s.unsqueeze(-1)).squeeze(-1)
+                S = kt.shape[0]
+                # unknowns (q, c): k q - c 1 = log p; the shortest q is orthogonal to k^-1 1
+                b = torch.linalg.solve(kt, torch.ones(S, dtype=torch.float64))
+                a = torch.linalg.solve(kt, torch.log(pt).reshape(-1, S).T).T
+                q = a - (a @ b)[:, None] * b / (b @ b)
+                return q.reshape(pt.shape[:-1] + (kt.shape[1],))
         """,
-        "float32, the inverse on the right": """
+        "float32, the inverse, a loop over rows": """
             def query_for_weights(k, p):
-                s = np.log(np.asarray(p, dtype=np.float32))
-                s = s - s.mean(axis=-1, keepdims=True)
-                return s @ np.linalg.inv(np.asarray(k, dtype=np.float32)).T
+                kinv = np.linalg.inv(np.asarray(k, dtype=np.float32))
+                rows = np.atleast_2d(np.log(np.asarray(p, dtype=np.float32)))
+                b = kinv @ np.ones(kinv.shape[0], dtype=np.float32)
+                out = []
+                for s in rows:
+                    a = kinv @ s
+                    out.append(a - np.dot(a, b) / np.dot(b, b) * b)
+                out = np.array(out)
+                return out if np.ndim(p) == 2 else out[0]
         """,
-        "helper in an added cell, least squares": [
+        "helper in an added cell, projection matrix": [
             """
-            def _centred_log_23(p):
-                s = np.log(p)
-                return s - np.mean(s, axis=-1, keepdims=True)
+            def _drop_along_23(a, b):
+                P = np.eye(len(b)) - np.outer(b, b) / (b @ b)
+                return a @ P.T
             """,
             """
             def query_for_weights(k, p):
-                s = _centred_log_23(np.asarray(p, dtype=float))
-                q = np.linalg.lstsq(k, np.atleast_2d(s).T, rcond=None)[0].T
-                return q if s.ndim == 2 else q[0]
+                a = np.linalg.solve(k, np.log(p).T).T
+                b = np.linalg.solve(k, np.ones(len(k)))
+                return _drop_along_23(a, b)
             """,
         ],
     },
@@ -194,8 +203,14 @@ WRONG = {
         """,
         "k transposed": """
             def query_for_weights(k, p):
+                a = np.linalg.solve(k.T, np.log(p).T).T
+                b = np.linalg.solve(k.T, np.ones(len(k)))
+                return a - (a @ b)[..., None] / (b @ b) * b
+        """,
+        "scores of mean 0": """
+            def query_for_weights(k, p):
                 s = np.log(p) - np.log(p).mean(axis=-1, keepdims=True)
-                return np.linalg.solve(k.T, s.T).T
+                return np.linalg.solve(k, s.T).T
         """,
     },
     "ch02.predict_key_stretch": {

@@ -130,27 +130,25 @@ CORRECT = {
     "ch06.mask_from_additive": {
         "torch with the chapter's torch import": """
             def mask_from_additive(bias):
-                return torch.as_tensor(bias).eq(0)
+                t = torch.as_tensor(bias)
+                return t > torch.finfo(t.dtype).min
         """,
-        "a threshold in float64": """
+        "a fixed threshold in float64": """
             def mask_from_additive(bias):
-                return np.asarray(bias, dtype=np.float64) > -1.0
+                return np.asarray(bias, dtype=np.float64) > -62000.0
         """,
-        "helper in an added cell": [
+        "helper in an added cell, a loop": [
             """
-            def _kept_65(x):
-                return not x < 0
+            def _kept_65(x, lowest):
+                return bool(np.isfinite(x)) and x != lowest
             """,
             """
             def mask_from_additive(bias):
                 b = np.asarray(bias)
-                return np.array([_kept_65(x) for x in b.ravel()], dtype=bool).reshape(b.shape)
+                lowest = np.finfo(b.dtype).min
+                return np.array([_kept_65(x, lowest) for x in b.ravel()], dtype=bool).reshape(b.shape)
             """,
         ],
-        "above half of its own dtype's minimum": """
-            def mask_from_additive(bias):
-                return bias > np.finfo(bias.dtype).min / 2
-        """,
         "above its own dtype's minimum": """
             def mask_from_additive(bias):
                 return bias > np.finfo(bias.dtype).min
@@ -464,12 +462,20 @@ WRONG = {
         """,
         "a (B, S) result": """
             def mask_from_additive(bias):
-                b = np.asarray(bias) == 0
+                b = np.asarray(bias) > np.finfo(bias.dtype).min
                 return b.reshape(b.shape[0], -1)
         """,
         "a threshold below float16's minimum": """
             def mask_from_additive(bias):
                 return np.asarray(bias, dtype=np.float64) > -1e9
+        """,
+        "only a bias of 0 kept": """
+            def mask_from_additive(bias):
+                return np.asarray(bias) == 0
+        """,
+        "above half of its own dtype's minimum": """
+            def mask_from_additive(bias):
+                return bias > np.finfo(bias.dtype).min / 2
         """,
     },
     "ch06.local_global_attention": {

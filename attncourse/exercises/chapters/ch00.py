@@ -229,70 +229,82 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 0.3 additive score's cost
-def _additive_cost(E_q=500, E_k=600, h=128, source=25, target=30, with_v=True, per="pair-unit"):
-    parameters = h * E_q + h * E_k + (h if with_v else 0)
-    tanh = {"pair-unit": target * source * h, "pair": target * source, "key-unit": source * h}[per]
-    return np.array(parameters), np.array(tanh)
+# ----------------------------------------------------------------------------- 0.3 additive weights for a long query
+_KEYS_03 = np.array([[3.0, 0.0], [0.0, 1.0], [1.0, -0.5], [-1.0, 1.0]])  # (S, 2)
+_W_V_03 = np.array([1.0, 2.0])
+
+
+def _long_query_weights(c=None, w_v=_W_V_03, mode=None):
+    """Additive weights (W_q = W_k = I) of the four keys for the query c (1, 0); c None: the limit
+    as c grows, where the first tanh coordinate is 1 for every key and the second stays tanh(k_j2)."""
+    if mode == "dot product":
+        return np.eye(len(_KEYS_03))[0]  # every weight on the key furthest along the query
+    if mode == "all saturated":
+        return np.full(len(_KEYS_03), 1.0 / len(_KEYS_03))
+    if c is None:
+        hidden = np.stack([np.ones(len(_KEYS_03)), np.tanh(_KEYS_03[:, 1])], axis=-1)  # (S, 2)
+    else:
+        hidden = np.tanh(c * np.array([1.0, 0.0]) + _KEYS_03)  # (S, 2)
+    return softmax(hidden @ w_v)
 
 
 register(
     Exercise(
-        id="ch00.additive_score_cost",
+        id="ch00.additive_long_query",
         number="0.3",
-        title="what Bahdanau's score network costs",
+        title="additive weights for a very long query",
         points=1,
-        function="additive_score_cost",
-        hint="write down the shapes of W_q, W_k and w_v first; then ask how many (query, key) pairs the decoder scores, and what one score evaluates",
+        function="additive_long_query",
+        hint="follow each coordinate of tanh(W_q q + W_k k) separately as c grows",
         kind="predict",
-        description="A translation model reads a 25-token source with a *bidirectional* RNN encoder: two "
-        "RNNs, one left to right and one right to left, each with a hidden state of 300 numbers; the "
-        "key at a token is the two directions' states there, side by side. The decoder's state (the "
-        "query) has 500 numbers, and the score is the chapter's additive one, "
-        "$w_v^\\top \\tanh(W_q q + W_k k)$, with a hidden width $h = 128$ and no biases. The decoder "
-        "writes a 30-token translation, scoring every source token at every step. Before running "
-        "anything, write down (a) how many parameters the score network has, (b) how many "
-        "evaluations of $\\tanh$ of one number the decoder makes over the whole translation. Return "
-        "the two counts `(parameters, tanh_evaluations)` as integers.",
+        description="Take the chapter's additive score $w_v^\\top \\tanh(W_q q + W_k k)$ with "
+        "$W_q = W_k = I$ (queries, keys and the hidden layer all 2 wide) and $w_v = (1, 2)$, and four "
+        "keys `k0 = (3, 0)`, `k1 = (0, 1)`, `k2 = (1, -0.5)`, `k3 = (-1, 1)`. The query is "
+        "$q = c\\,(1, 0)$. With dot-product scores, a longer and longer query of this direction gives "
+        "more and more of its weight to `k0`, the key furthest along it. What happens to the additive "
+        "weights of the four keys as $c \\to \\infty$? Return their limit, an array of four weights in "
+        "the order `k0 .. k3` (each within 0.5 %).",
         solution='''
-            def additive_score_cost():
-                """(parameters of the additive score network, tanh evaluations for one translation)."""
+            def additive_long_query():
+                """The limit of the four additive weights as the query c (1, 0) grows without bound."""
                 ### BEGIN SOLUTION
-                E_q, E_k, h = 500, 2 * 300, 128  # a key is both directions' states side by side
-                parameters = h * E_q + h * E_k + h  # W_q (h, E_q), W_k (h, E_k), w_v (h,)
-                tanh_evaluations = 30 * 25 * h  # every (target step, source token) pair, h numbers each
-                return parameters, tanh_evaluations
+                # tanh(c + k_j1) -> 1 for every key: the first coordinate stops telling keys apart;
+                # the second, tanh(0 + k_j2), does not depend on c. The scores tend to 1 + 2 tanh(k_j2)
+                k2nd = np.array([0.0, 1.0, -0.5, 1.0])
+                scores = 1.0 + 2.0 * np.tanh(k2nd)
+                return np.exp(scores) / np.exp(scores).sum()
                 ### END SOLUTION
         ''',
-        reference=_additive_cost,
+        reference=lambda: _long_query_weights(),
         public_cases=lambda: grouped(
-            "the counts", Case("E_q=500, two directions of 300, h=128, 25 -> 30 tokens")
+            "prediction", Case("four keys, w_v = (1, 2), q = c (1, 0), c -> infinity")
         ),
-        outputs=("parameters", "tanh_evaluations"),
+        outputs=("weights",),
+        tolerance=(0.005, 0.0),
         diagnoses=(
             Diagnosis(
-                "your parameter count takes a key to be one direction's state",
-                name="one direction's key",
-                hint="a key is the two directions' states side by side",
-                variant=lambda: _additive_cost(E_k=300),
+                "that is the dot product's limit, not the additive score's",
+                name="the dot product's limit",
+                hint="what does tanh do to a coordinate that grows without bound?",
+                variant=lambda: _long_query_weights(mode="dot product"),
             ),
             Diagnosis(
-                "your parameter count leaves out one of the score network's three arrays",
+                "your weights treat every key alike: does every coordinate of the tanh grow with c?",
+                name="every coordinate saturated",
+                hint="the query has a 0 in its second coordinate",
+                variant=lambda: _long_query_weights(mode="all saturated"),
+            ),
+            Diagnosis(
+                "your weights count the two coordinates of the tanh alike",
                 name="w_v left out",
-                hint="the network is W_q, W_k and the vector w_v",
-                variant=lambda: _additive_cost(with_v=False),
+                hint="w_v weighs the hidden coordinates before they are added",
+                variant=lambda: _long_query_weights(w_v=np.ones(2)),
             ),
             Diagnosis(
-                "your tanh count treats one score as one tanh of one number",
-                name="one tanh per score",
-                hint="tanh acts on a vector of h numbers for every score",
-                variant=lambda: _additive_cost(per="pair"),
-            ),
-            Diagnosis(
-                "your tanh count is that of one decoder step",
-                name="one decoder step",
-                hint="the decoder scores every source token again at each of its steps",
-                variant=lambda: _additive_cost(per="key-unit"),
+                "those are the weights of a query of unit length, not of the limit",
+                name="the weights at c = 1",
+                hint="the question asks for c growing without bound",
+                variant=lambda: _long_query_weights(c=1.0),
             ),
         ),
     )
@@ -449,20 +461,27 @@ def counts_case(label, seed, S, L, width, most=20, far=(), dtype=np.float64):
 
 
 def _counts_cases():
-    return grouped(
-        "a few places",
-        Case(
-            "three places, 1, 5 and 2 readings, width 1",
-            x_query=np.array([0.0, 1.5, 2.5]),
-            x_place=np.array([0.0, 1.0, 3.0]),
-            count=np.array([1, 5, 2]),
-            y_mean=np.array([1.0, 2.0, -1.0]),
-            width=1.0,
-        ),
-        counts_case("6 places, up to 20 readings each, width 0.6", 5, 6, 5, 0.6),
-    ) + grouped(
-        "far queries and narrow kernels",
-        counts_case("5 places, a query 400 away, width 0.3", 6, 5, 3, 0.3, far=(-400.0,)),
+    return (
+        grouped(
+            "a few places",
+            Case(
+                "three places, 1, 5 and 2 readings, width 1",
+                x_query=np.array([0.0, 1.5, 2.5]),
+                x_place=np.array([0.0, 1.0, 3.0]),
+                count=np.array([1, 5, 2]),
+                y_mean=np.array([1.0, 2.0, -1.0]),
+                width=1.0,
+            ),
+            counts_case("6 places, up to 20 readings each, width 0.6", 5, 6, 5, 0.6),
+        )
+        + grouped(
+            "far queries and narrow kernels",
+            counts_case("5 places, a query 400 away, width 0.3", 6, 5, 3, 0.3, far=(-400.0,)),
+        )
+        + grouped(
+            "years of readings",
+            counts_case("7 places, up to 10^12 readings each, width 0.8", 8, 7, 4, 0.8, most=10**12),
+        )
     )
 
 
@@ -477,8 +496,9 @@ register(
         "that share a place: what do their weights have in common?",
         kind="extend",
         description="A sensor log was summarised before it reached you: the readings were taken at "
-        "`S` distinct places `x_place (S,)`, `count[j]` of them at place `j` (a positive integer), "
-        "and of their values only the mean `y_mean[j]` was kept. Return the predictions `(L,)` at "
+        "`S` distinct places `x_place (S,)`, `count[j]` of them at place `j` (a positive integer, "
+        "as large as $10^{12}$: the log ran for years), and of their values only the mean "
+        "`y_mean[j]` was kept. Return the predictions `(L,)` at "
         "`x_query (L,)` that the chapter's Gaussian-kernel regression of width `width` would make "
         "if it were run on the original readings, each reading a key at its place with its own "
         "value. Queries may lie far from every place.",

@@ -130,7 +130,8 @@ register(
         "holding one temperature per row (the logits' shape without its last axis), return the "
         "softmax over the last axis of each row divided by its own temperature, shape `(..., n)`. A "
         "temperature of 0 stands for greedy decoding: such a row is the limit of its softmax as its "
-        "temperature falls to 0 (work out what that is, ties included). Other temperatures are positive.",
+        "temperature falls to 0 (work out what that is, ties included). Other temperatures are positive; "
+        "every logit is a finite number.",
         solution='''
             def temperature_softmax(logits, temperature):
                 """Softmax over the last axis of logits (..., n), each row divided by its temperature (...)."""
@@ -234,9 +235,12 @@ register(
         points=2,
         hint="softmax does not change when you subtract the same number from every logit of a row",
         function="stable_softmax",
-        description="Write the softmax over the last axis from scratch (numpy only), so that it "
-        "never overflows: subtract each row's maximum before `exp`. `x` has any shape `(..., n)`; "
-        "return an array of the same shape.",
+        description="Write the softmax over the last axis from scratch (numpy only). `x` has any "
+        "shape `(..., n)` and dtype float16, float32 or float64, and its logits are not tame: a row "
+        "may lie in the thousands, far above or far below 0, next to a row of small ones, and an "
+        "entry may be `-inf` (a key that must get weight 0), though never every entry of a row. "
+        "Every row must come back as finite weights that sum to 1, as the exact softmax gives them; "
+        "return an array of `x`'s shape.",
         solution='''
             def stable_softmax(x):
                 """Softmax over the last axis of x (any shape) that never overflows."""

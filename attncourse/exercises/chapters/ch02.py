@@ -171,11 +171,19 @@ register(
 
 
 # ----------------------------------------------------------------------------- 2.3 query for given weights
-def _design(k, p, centre=True, log=True):
-    target = np.log(p) if log else np.asarray(p, dtype=np.float64)
-    if centre:
+def _design(k, p, fix="shortest", log=True, keys=None):
+    """The query (or one per row of p) with weights softmax(k @ q) = p; ``fix`` picks the free
+    constant: "shortest" (the task), "mean 0" (scores of mean 0) or "none" (scores log p)."""
+    k = np.asarray(k, dtype=np.float64)
+    target = np.log(np.asarray(p, dtype=np.float64)) if log else np.asarray(p, dtype=np.float64)
+    if fix == "mean 0":
         target = target - target.mean(axis=-1, keepdims=True)
-    return np.linalg.solve(k, target.T).T  # k q = target for each row of p
+    solve_with = k if keys is None else keys
+    a = np.linalg.solve(solve_with, target.T).T  # one query with those scores, per row
+    if fix != "shortest":
+        return a
+    b = np.linalg.solve(solve_with, np.ones(k.shape[0]))  # the direction that adds c to every score
+    return a - (a @ b)[..., None] / (b @ b) * b  # the point of the line a + c b nearest 0
 
 
 def _design_cases():
@@ -201,20 +209,25 @@ register(
         title="a query that asks for given weights",
         points=2,
         function="query_for_weights",
-        hint="softmax(s) = p fixes s only up to one number added to every score; which s has mean 0?",
+        hint="softmax(s) = p fixes s only up to one number c added to every score: the queries that work "
+        "form a line q(c); which point of a line lies nearest the origin?",
         kind="derive",
         description="Run attention backwards. There are as many keys as dimensions: `k (S, E)` with "
         "$S = E$ and `k` invertible. Given target weights `p (S,)`, all positive and summing to 1, "
         "find a query `q (E,)` whose unscaled weights `softmax(k @ q)` equal `p`. Many queries do; "
-        "return the one whose scores `k @ q` have mean 0. `p` may also be `(N, S)`, one target per "
-        "row; then return `(N, E)`, one query per row.",
+        "return the shortest of them (the least Euclidean length). `p` may also be `(N, S)`, one "
+        "target per row; then return `(N, E)`, one query per row. numpy's linear-algebra routines "
+        "(`np.linalg.solve`, `np.linalg.inv`, `np.linalg.lstsq`) may be used.",
         solution='''
             def query_for_weights(k, p):
-                """The query (E,) (or (N, E)) whose weights softmax(k @ q) are p (S,) (or (N, S)), scores of mean 0."""
+                """The shortest query (E,) (or (N, E)) whose weights softmax(k @ q) are p (S,) (or (N, S))."""
                 ### BEGIN SOLUTION
-                scores = np.log(p)  # softmax(log p) = p: any scores log p + c work
-                scores = scores - scores.mean(axis=-1, keepdims=True)  # the one with mean 0
-                return np.linalg.solve(k, scores.T).T  # k @ q = scores, for each row of p
+                # softmax(log p + c) = p for every c: the queries that work are a + c b, with
+                # k a = log p and k b = (1, ..., 1)
+                a = np.linalg.solve(k, np.log(p).T).T  # (E,) or (N, E)
+                b = np.linalg.solve(k, np.ones(k.shape[0]))  # (E,)
+                c = -(a @ b) / (b @ b)  # () or (N,): |a + c b|^2 is least where its derivative in c is 0
+                return a + np.asarray(c)[..., None] * b
                 ### END SOLUTION
         ''',
         reference=_design,
@@ -222,21 +235,25 @@ register(
         needs=NEEDS,
         diagnoses=(
             Diagnosis(
-                "softmax(k @ q) is right but the scores do not have mean 0: softmax ignores a number added "
-                "to every score, so the question picks one",
-                name="scores not centred",
-                variant=lambda k, p: _design(k, p, centre=False),
+                "softmax(k @ q) gives p, but a shorter query gives it too",
+                name="a query that works, not the shortest",
+                hint="all the queries that work differ by multiples of one vector: which one is shortest?",
+                variant=lambda k, p: _design(k, p, fix="none"),
             ),
             Diagnosis(
-                "the scores are the weights themselves (centred): softmax(p) is not p. Which scores does "
+                "softmax(k @ q) gives p, but a shorter query gives it too",
+                name="scores of mean 0",
+                hint="scores of mean 0 are one choice of the free number, not the shortest query's",
+                variant=lambda k, p: _design(k, p, fix="mean 0"),
+            ),
+            Diagnosis(
+                "the scores are the weights themselves: softmax(p) is not p. Which scores does "
                 "softmax turn into p?",
                 variant=lambda k, p: _design(k, p, log=False),
             ),
             Diagnosis(
                 "you solved with k's transpose: the scores are k @ q, one row of k per key",
-                variant=lambda k, p: (
-                    np.linalg.solve(k.T, (np.log(p) - np.log(p).mean(-1, keepdims=True)).T).T
-                ),
+                variant=lambda k, p: _design(k, p, keys=np.asarray(k, dtype=np.float64).T),
             ),
         ),
     )
@@ -390,7 +407,8 @@ register(
         "are rows of length 1, the `lengths (S,)` are positive and unknown. You are given the directions, "
         "the queries `q (L, E)` and the unscaled attention weights `weights (L, S)` the layer gave them "
         "(all positive). Recover the lengths and return them as `(S,)`. The queries are varied enough "
-        "that only one set of lengths fits.",
+        "that only one set of lengths fits. numpy's linear-algebra routines (`np.linalg.solve`, "
+        "`np.linalg.lstsq`, `np.linalg.pinv`) may be used.",
         solution='''
             def key_lengths(q, directions, weights):
                 """The lengths (S,) of the keys, from q (L, E), directions (S, E) and weights (L, S)."""

@@ -143,10 +143,10 @@ register(
         points=1,
         hint="one frequency 10000^(-2i/E) per pair of features, times each position",
         function="rotation_angles",
-        description="RoPE rotates feature pair `i` (of `E/2` pairs) at position `pos` by the angle "
-        "$pos \\cdot 10000^{-2i/E}$: fast rotations for the first pairs, slow ones for the last. "
-        "Return the `(L, E/2)` table of angles for `positions (L,)`. numpy or torch; no attncourse "
-        "function.",
+        description="Return the table of angles by which the chapter's RoPE rotates the feature "
+        "pairs of a vector of `E` features (`E` even) at each of the positions `positions (L,)`: an "
+        "array `(L, E/2)` whose entry `[l, i]` is the angle, in radians, of pair `i` at position "
+        "`positions[l]`. numpy or torch; no attncourse function.",
         solution='''
             def rotation_angles(positions, E):
                 """RoPE's rotation angle for each of positions (L,) and each feature pair: shape (L, E/2)."""
@@ -611,9 +611,9 @@ register(
         points=1,
         function="predict_encoder_alibi_weight",
         kind="predict",
-        description="An encoder reads its whole input both ways, with no causal mask, and takes ALiBi "
-        "into it: head $h$ penalises key $j$ for query $i$ by its slope times the distance $|i - j|$, "
-        "whichever side the key is on, with the chapter's slopes for $H = 8$ heads. The input has 4096 "
+        description="An encoder reads its whole input both ways, with no causal mask, and takes the "
+        "chapter's ALiBi into it, with the chapter's slopes for $H = 8$ heads: a key three tokens "
+        "after a query now costs it what a key three tokens before it costs. The input has 4096 "
         "tokens whose content scores are all the same. What share of its attention weight does the third "
         "token (position 2) keep on itself in head $h = 1$? Return it (within 0.5 %).",
         solution='''

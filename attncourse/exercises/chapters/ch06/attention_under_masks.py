@@ -107,7 +107,7 @@ register(
         "(Mistral's), the other heads are plainly causal. Write multi-head self-attention of `x (B, L, d_model)` with "
         "`W_q, W_k, W_v, W_o (d_model, d_model)` (used as `x @ W`) and `n_heads` heads scaled by "
         "$1/\\sqrt{d_{head}}$, with those masks. Head `h` owns columns `h * d_head:(h + 1) * d_head` of "
-        "`x @ W_q`, `x @ W_k` and `x @ W_v` (as in Exercise 5.3), and the merged heads go back in the "
+        "`x @ W_q`, `x @ W_k` and `x @ W_v`, and the merged heads go back in the "
         "same order before `@ W_o`. Return `(out (B, L, d_model), weights (B, n_heads, L, L))`. "
         "`softmax`, `split_heads` and `merge_heads` are handed out.",
         solution='''
@@ -339,9 +339,9 @@ register(
         function="key_major_decoder",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
-        description="An attention kernel keeps its scores *key-major*, the transpose of this chapter's "
-        "layout: row `j` of the `(..., S, L)` array belongs to key `j`, column `t` to query `t`, and "
-        "each column is normalised. A small language model trained with the kernel's causal "
+        description="An attention kernel keeps its scores *key-major*: row `j` of the "
+        "`(..., S, L)` array belongs to key `j`, column `t` to query `t`, and each column is "
+        "normalised. A small language model trained with the kernel's causal "
         "self-attention below reaches almost zero training loss, then generates nonsense; changing "
         "the token at position $t + 1$ changes the output at position $t$. Find the bug and fix it. "
         "The function returns `(out (..., L, Ev), weights (..., L, L))`, `weights` in the kernel's "
@@ -358,7 +358,7 @@ register(
                 weights = softmax(np.where(allowed, scores, -np.inf), axis=-2)  # each column, one query, sums to 1
                 return np.swapaxes(weights, -1, -2) @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
-        stub="allowed = np.tril(np.ones((L, L), dtype=bool))",
+        stub="allowed = np.tril(np.ones((L, L), dtype=bool))  # (S, L): where key j may serve query t",
         reference=_key_major,
         public_cases=_decoder_cases,
         outputs=("out", "weights"),

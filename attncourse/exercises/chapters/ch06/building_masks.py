@@ -400,63 +400,130 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 6.5 additive mask -> boolean
+# ----------------------------------------------------------------------------- 6.5 additive bias -> boolean
 F32_MIN, F16_MIN = float(np.finfo(np.float32).min), float(np.finfo(np.float16).min)
+POSITION_FLOOR = -60000.0  # the most negative position term the prompt allows
 
 
-def _additive(keep, blocked, dtype):
-    return np.where(keep, 0.0, blocked).astype(dtype)
+def position_bias(keep, q_pos, k_pos, slope, blocked, dtype):
+    """A float bias (..., L, S): a kept key gets the finite position term -slope * |q_pos - k_pos|
+    (computed in float64, then cast), a blocked one ``blocked`` (-inf, or finfo.min of ``dtype``)."""
+    q_pos, k_pos = np.asarray(q_pos, dtype=np.float64), np.asarray(k_pos, dtype=np.float64)
+    term = -np.asarray(slope, dtype=np.float64) * np.abs(q_pos[..., :, None] - k_pos[..., None, :])
+    if blocked == "min":
+        blocked = float(np.finfo(dtype).min)
+    return np.where(keep, term, blocked).astype(dtype)
 
 
 def _additive_cases():
-    pad = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)[:, None, None, :]  # (B, 1, 1, S)
-    causal = np.tril(np.ones((3, 3), dtype=bool))
+    pad = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)[:, None, None, :]  # (B, 1, 1, S)
+    slopes = np.array([0.5, 0.125])[None, :, None, None]  # (1, H, 1, 1)
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    far_keys = np.array([0, 20000, 119990, 119995, 120000, 120003])  # a query at 120000, one key after it
     return grouped(
-        "masks",
-        Case("float32, finfo.min for padding, (2, 1, 1, 4)", bias=_additive(pad, F32_MIN, np.float32)),
+        "position terms and masks",
         Case(
-            "float16, finfo.min, causal (1, 1, 3, 3)", bias=_additive(causal[None, None], F16_MIN, np.float16)
+            "float32, causal, two heads' slopes, finfo.min (2, 4, 4)",
+            bias=position_bias(
+                causal, np.arange(4), np.arange(4), np.array([0.25, 1.0])[:, None, None], "min", np.float32
+            ),
         ),
-        Case("float32, -inf, causal (3, 3)", bias=_additive(causal, -np.inf, np.float32)),
+        Case(
+            "float16 padding (2, 2, 3, 5), finfo.min",
+            bias=position_bias(pad, np.arange(2, 5), np.arange(5), slopes, "min", np.float16),
+        ),
+        Case(
+            "float64, causal (4, 4), -inf and finfo.min mixed",
+            bias=np.where(
+                np.eye(4, k=1, dtype=bool),
+                -np.inf,
+                position_bias(causal, np.arange(4), np.arange(4), 2.0, "min", np.float64),
+            ),
+        ),
+    ) + grouped(
+        "far keys",
+        Case(
+            "float16, a query at position 120000, slope 0.5, a future key blocked with finfo.min (1, 6)",
+            bias=position_bias(far_keys <= 120000, [120000], far_keys, 0.5, "min", np.float16),
+        ),
+        Case(
+            "float32, the same positions, -inf (1, 6)",
+            bias=position_bias(far_keys <= 120000, [120000], far_keys, 0.5, -np.inf, np.float32),
+        ),
     )
 
 
-def _from_additive(bias):
-    return np.asarray(bias) == 0
+def _from_additive(bias, rule="dtype min"):
+    b = np.asarray(bias)
+    if rule == "zero":
+        return b == 0
+    if rule == "finite":
+        return np.isfinite(b)
+    if rule == "half min":
+        return b > np.finfo(b.dtype).min / 2
+    return b > np.finfo(b.dtype).min  # -inf and finfo.min are the blocking values, nothing else is that low
+
+
+def _kept(bias):
+    """The reference, on any dtype (the engine hands it float64): a kept entry is a position term,
+    never below POSITION_FLOOR; every blocking value (-inf, float16's, float32's or float64's
+    finfo.min) lies below it."""
+    return np.asarray(bias) >= POSITION_FLOOR
+
+
+def _told(rule):
+    """The mistake ``rule``'s mask, or None where it agrees with the right one (cannot show)."""
+
+    def variant(bias):
+        got = _from_additive(bias, rule)
+        return None if np.array_equal(got, _from_additive(bias)) else got
+
+    return variant
 
 
 register(
     Exercise(
         id="ch06.mask_from_additive",
         number="6.5",
-        title="a boolean mask from an additive one",
+        title="a boolean mask from an additive bias",
         points=1,
-        hint="which value does a kept entry hold, whatever the dtype, and which values can a blocked one hold?",
+        hint="which values can a blocked entry hold in each dtype, and how low can a kept one go?",
         function="mask_from_additive",
-        description="Many models keep their mask as a float *bias* added to the scores: 0 where a key "
-        "may be attended, and for a blocked key a large negative number: `-inf`, or the most negative "
-        "finite number of the bias's dtype (`np.finfo(dtype).min`, as Hugging Face's "
-        "`get_extended_attention_mask` writes it). `bias` holds only these two kinds of entries and "
-        "any shape; its dtype may be float16 or float32. Return this course's boolean mask of the same "
-        "shape, True = may attend. numpy or torch; no attncourse function.",
+        description="Some models hand their attention one float *bias* added to the scores, with the "
+        "positions and the mask folded into it. For a key that may be attended, the bias is a position "
+        "term: a finite penalty that grows with the key's distance from the query, anywhere from 0 "
+        "down to -60000 (a query can sit 120000 tokens after a key). For a blocked key it is `-inf` or "
+        "the most negative finite number of the bias's dtype (`np.finfo(dtype).min`, as Hugging "
+        "Face's `get_extended_attention_mask` writes it); the position term is lost in it. `bias` has "
+        "any shape, and its dtype may be float16, float32 or float64. Return this course's boolean "
+        "mask of the same shape, True = may attend. numpy or torch; no attncourse function.",
         solution='''
             def mask_from_additive(bias):
-                """Boolean mask, True = may attend, from an additive mask (0 = keep, very negative = blocked)."""
+                """Boolean mask, True = may attend, from an additive bias (position terms, blocked keys)."""
                 ### BEGIN SOLUTION
-                return np.asarray(bias) == 0  # any blocked entry, -inf or finfo.min, is far from 0
+                # a kept entry is finite and above -60000; a blocked one is -inf or the dtype's most
+                # negative number, which in float16 (-65504) is not far below -60000: compare with it
+                return bias > np.finfo(bias.dtype).min
                 ### END SOLUTION
         ''',
-        reference=_from_additive,
+        reference=_kept,
         public_cases=_additive_cases,
         diagnoses=(
-            Diagnosis(INVERTED_MASK, variant=lambda bias: np.asarray(bias) != 0),
+            Diagnosis(INVERTED_MASK, variant=lambda bias: ~_from_additive(bias)),
+            Diagnosis(
+                "your mask blocks keys whose bias is a finite position penalty: such a key may still be "
+                "attended",
+                name="only a bias of 0 kept",
+                hint="a kept key's bias is 0 only at distance 0",
+                variant=_told("zero"),
+            ),
             Diagnosis(
                 "your mask lets queries attend to keys whose float16 bias is np.finfo(np.float16).min "
                 "(-65504): that value blocks a key",
                 name="float16's minimum kept",
                 hint="what is the most negative float16?",
                 variant=lambda bias: (
-                    np.asarray(bias, dtype=np.float64) > -np.inf
+                    np.asarray(bias, dtype=np.float64) > -1e9
                     if np.asarray(bias).dtype == np.float16 and np.any(np.asarray(bias) == F16_MIN)
                     else None
                 ),
@@ -465,12 +532,14 @@ register(
                 "your mask lets queries attend to keys whose bias is np.finfo(dtype).min: that finite "
                 "value blocks a key just as -inf does",
                 name="finite blocking values kept",
-                hint="test the kept value, not the blocked one",
-                variant=lambda bias: (
-                    np.asarray(bias) > -np.inf
-                    if np.isfinite(bias).sum() > (np.asarray(bias) == 0).sum()
-                    else None
-                ),
+                hint="the blocking values are -inf and the dtype's own finfo.min",
+                variant=_told("finite"),
+            ),
+            Diagnosis(
+                "your mask blocks keys far from their query, whose position penalty is large but finite",
+                name="far keys blocked",
+                hint="in float16, how far apart are -60000 and the blocking value?",
+                variant=_told("half min"),
             ),
         ),
     )
