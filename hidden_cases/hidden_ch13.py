@@ -1,5 +1,6 @@
 """Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays of 0 and
-1 among recovered ones, top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
+1 among recovered ones, top_k of 1 and top_k of most of the keys, chunks longer than the sequence,
+writing strengths all 1 among recovered values."""
 
 import numpy as np
 
@@ -10,8 +11,10 @@ def predict_hybrid_mib():
     return grouped("prediction", Case("the same hybrid and sequence"))
 
 
-def predict_mla_hybrid_tokens():
-    return grouped("prediction", Case("the same stack"))
+def recover_values():
+    from attncourse.exercises.chapters.ch13 import _values_cases
+
+    return _values_cases(seed=1916, hidden=True)
 
 
 def recover_decays():
@@ -124,8 +127,8 @@ def chunked_linear():
 HIDDEN = {
     "ch13.predict_hybrid_mib": predict_hybrid_mib,
     "ch13.recover_decays": recover_decays,
+    "ch13.chunked_linear": chunked_linear,
     "ch13.chunked_delta_rule": chunked_delta_rule,
     "ch13.topk_causal": topk_causal,
-    "ch13.predict_mla_hybrid_tokens": predict_mla_hybrid_tokens,
-    "ch13.chunked_linear": chunked_linear,
+    "ch13.recover_delta_values": recover_values,
 }

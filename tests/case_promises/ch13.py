@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rules import dtype_in, finite, integer, shape_is
+from ._rules import dtype_in, finite, in_range, integer, shape_is
 
 FLOATS = ("float32", "float64")
 
@@ -31,8 +31,15 @@ def _recover_decays(c):
     return p + ([] if q.shape[-2] >= 2 else ["L must be >= 2 (decays of positions 1 to L - 1)"])
 
 
+def _unit_keys(c):
+    norms = np.linalg.norm(np.asarray(c["k"], dtype=np.float64), axis=-1)
+    ok = np.allclose(norms, 1.0, atol=1e-6)
+    return [] if ok else [f"keys must have unit length, norms span {norms.min():.6g} to {norms.max():.6g}"]
+
+
 def _chunked_delta(c):
     p = _qkv(c, ("beta",)) + integer("chunk_size", c["chunk_size"])
+    p += [] if p else _unit_keys(c)
     return p + ([] if not p and c["chunk_size"] >= 1 else ["chunk_size must be >= 1"])
 
 
@@ -46,11 +53,31 @@ def _chunked_linear(c):
     return p + ([] if not p and c["chunk_size"] >= 1 else ["chunk_size must be >= 1"])
 
 
+def _recover_values(c):
+    q = np.asarray(c["q"])
+    *lead, L, E = q.shape
+    p = shape_is("k", c["k"], (*lead, L, E)) + shape_is("beta", c["beta"], (*lead, L))
+    p += shape_is("out", c["out"], (*lead, L, None))
+    for n in ("q", "k", "beta", "out"):
+        p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    if p:
+        return p
+    p += in_range("beta", np.asarray(c["beta"]), 0.0, 1.0)
+    if not np.all(np.asarray(c["beta"]) > 0):
+        p.append("beta must be in (0, 1]")
+    p += _unit_keys(c)
+    # "determined by what you are given": each query reads its own key's write
+    qk = np.sum(np.asarray(c["q"], dtype=np.float64) * np.asarray(c["k"], dtype=np.float64), -1)
+    return p + (
+        [] if np.abs(qk).min() > 0.1 else ["a query nearly orthogonal to its key: values not determined"]
+    )
+
+
 PROMISES = {
     "ch13.predict_hybrid_mib": _none,
     "ch13.recover_decays": _recover_decays,
+    "ch13.chunked_linear": _chunked_linear,
     "ch13.chunked_delta_rule": _chunked_delta,
     "ch13.topk_causal": _topk,
-    "ch13.predict_mla_hybrid_tokens": _none,
-    "ch13.chunked_linear": _chunked_linear,
+    "ch13.recover_delta_values": _recover_values,
 }

@@ -99,22 +99,55 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.predict_mla_hybrid_tokens": {
-        "the literal": """
-            def predict_mla_hybrid_tokens():
-                return 2730.7
+    "ch13.recover_delta_values": {
+        "einsum loop": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.einsum("...e,...e->...", q[..., t, :], k[..., t, :])[..., None]
+                    u = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(np.einsum("...e,...ef->...f", k[..., t, :], S) + u / beta[..., t, None])
+                    S = S + np.einsum("...e,...f->...ef", k[..., t, :], u)
+                return np.stack(vs, -2)
         """,
-        "in bytes, with numpy": """
-            def predict_mla_hybrid_tokens():
-                states = np.prod([18, 32, 128, 128, 2])
-                per_token = 6 * (512 + 64) * 2
-                return states / per_token
+        "torch, float32": """
+            def recover_values(q, k, beta, out):
+                q, k, beta, out = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, beta, out))
+                E = q.shape[-1]
+                S = torch.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qt, kt = q[..., t : t + 1, :], k[..., t : t + 1, :]  # (..., 1, E)
+                    u = (out[..., t : t + 1, :] * E**0.5 - qt @ S) / (qt * kt).sum(-1, keepdim=True)
+                    vs.append(kt @ S + u / beta[..., t, None, None])
+                    S = S + kt.transpose(-1, -2) @ u
+                return torch.cat(vs, -2).numpy()
         """,
-        "torch float32, per group of four layers": """
-            def predict_mla_hybrid_tokens():
-                state = torch.tensor(32 * 128 * 128, dtype=torch.float32)
-                return float(3 * state / torch.tensor(576.0))
-        """,
+        "the forward rule re-run on the values found so far, helper in an added cell": [
+            """
+            def _delta_state(k, v, beta):
+                S = np.zeros(k.shape[:-2] + (k.shape[-1], v.shape[-1]))
+                for t in range(k.shape[-2]):
+                    u = beta[..., t, None] * (v[..., t, :] - np.einsum("...e,...ef->...f", k[..., t, :], S))
+                    S = S + k[..., t, :, None] * u[..., None, :]
+                return S
+            """,
+            """
+            def recover_values(q, k, beta, out):
+                E, Ev = q.shape[-1], out.shape[-1]
+                v = np.zeros(q.shape[:-1] + (Ev,))
+                for t in range(q.shape[-2]):
+                    S = _delta_state(k[..., :t, :], v[..., :t, :], beta[..., :t])  # S_(t-1)
+                    held = np.einsum("...e,...ef->...f", k[..., t, :], S)
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    # sqrt(E) o_t = read + qk * beta_t * (v_t - held)
+                    v[..., t, :] = held + (np.sqrt(E) * out[..., t, :] - read) / (qk * beta[..., t, None])
+                return v
+            """,
+        ],
     },
     "ch13.predict_hybrid_mib": {
         "an expression with the chapter's numpy": """
@@ -306,22 +339,54 @@ WRONG = {
                 return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
         """,
     },
-    "ch13.predict_mla_hybrid_tokens": {
-        "keys and values per head": """
-            def predict_mla_hybrid_tokens():
-                return 18 * 32 * 128 * 128 / (6 * 2 * 32 * 128)
+    "ch13.recover_delta_values": {
+        "the scale forgotten": """
+            def recover_values(q, k, beta, out):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    u = (out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(np.einsum("...e,...ef->...f", k[..., t, :], S) + u / beta[..., t, None])
+                    S = S + k[..., t, :, None] * u[..., None, :]
+                return np.stack(vs, -2)
         """,
-        "latent only": """
-            def predict_mla_hybrid_tokens():
-                return 18 * 32 * 128 * 128 / (6 * 512)
+        "the correction divided by beta, taken for the value": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    u = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(u / beta[..., t, None])
+                    S = S + k[..., t, :, None] * u[..., None, :]
+                return np.stack(vs, -2)
         """,
-        "one layer of each": """
-            def predict_mla_hybrid_tokens():
-                return 32 * 128 * 128 / 576
+        "the state rebuilt as linear attention's": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    u = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    v_t = np.einsum("...e,...ef->...f", k[..., t, :], S) + u / beta[..., t, None]
+                    vs.append(v_t)
+                    S = S + k[..., t, :, None] * (beta[..., t, None] * v_t)[..., None, :]
+                return np.stack(vs, -2)
         """,
-        "decays stored per channel": """
-            def predict_mla_hybrid_tokens():
-                return 18 * 32 * (128 * 128 + 128) / (6 * 576)
+        "outputs read as linear attention's": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    v_t = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(v_t)
+                    S = S + k[..., t, :, None] * v_t[..., None, :]
+                return np.stack(vs, -2)
         """,
     },
     "ch13.predict_hybrid_mib": {

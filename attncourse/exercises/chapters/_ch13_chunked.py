@@ -1,5 +1,6 @@
-"""Chapter 13 exercise 13.3: the delta rule computed chunk by chunk, equal to ``ac.delta_rule``; a
-probe watches that the answer reads its inputs a chunk at a time, not one position at a time."""
+"""Chapter 13 exercises 13.3 and 13.4, the chunked forms: causal linear attention chunk by chunk (find
+the bug), then the delta rule chunk by chunk, equal to ``ac.delta_rule``, with a probe that watches that
+the answer reads its inputs a chunk at a time, not one position at a time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,141 @@ import numpy as np
 from ... import delta_rule
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
-__all__ = ["TokenReads", "chunked_delta"]
+__all__ = ["TokenReads", "chunked_delta", "chunked_linear_variant"]
+
+
+# ----------------------------------------------------------------------------- 13.3 chunked linear attention (diagnose)
+def chunked_linear_variant(q, k, v, chunk_size, write_first=False, carry=True, mask=True):
+    S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
+    outs = []
+    for s in range(0, q.shape[-2], chunk_size):
+        qc, kc, vc = (
+            q[..., s : s + chunk_size, :],
+            k[..., s : s + chunk_size, :],
+            v[..., s : s + chunk_size, :],
+        )
+        sims = qc @ np.swapaxes(kc, -1, -2)
+        inside = (np.tril(sims) if mask else sims) @ vc
+        if not carry:
+            S = np.zeros_like(S)
+        if write_first:
+            S = S + np.swapaxes(kc, -1, -2) @ vc
+        outs.append(qc @ S + inside)
+        if not write_first:
+            S = S + np.swapaxes(kc, -1, -2) @ vc
+    return np.concatenate(outs, axis=-2)
+
+
+def _linear_cases():
+    rng = np.random.default_rng(1306)
+    n = rng.normal
+    return (
+        grouped(
+            "chunks",
+            Case(
+                "L=8, chunks of 4, E=3, Ev=2",
+                q=n(size=(8, 3)),
+                k=n(size=(8, 3)),
+                v=n(size=(8, 2)),
+                chunk_size=4,
+            ),
+            Case(
+                "L=7, chunks of 3 (a short last chunk), E=2, Ev=3",
+                q=n(size=(7, 2)),
+                k=n(size=(7, 2)),
+                v=n(size=(7, 3)),
+                chunk_size=3,
+            ),
+            Case("L=5, chunks of 1", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 2)), chunk_size=1),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "2 heads, L=6, chunks of 2",
+                q=n(size=(2, 6, 3)),
+                k=n(size=(2, 6, 3)),
+                v=n(size=(2, 6, 2)),
+                chunk_size=2,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=6, chunks of 4",
+                q=n(size=(6, 4)).astype(np.float32),
+                k=n(size=(6, 4)).astype(np.float32),
+                v=n(size=(6, 2)).astype(np.float32),
+                chunk_size=4,
+            ),
+        )
+    )
+
+
+register(
+    Exercise(
+        id="ch13.chunked_linear",
+        former_ids=("ch13.fix_chunked_linear",),
+        number="13.3",
+        title="chunked causal linear attention",
+        points=2,
+        function="chunked_linear",
+        hint="for one query, list the keys that reach its output through the state and through its chunk's own products: each key up to the query must reach it exactly once, and no later key",
+        kind="diagnose",
+        forbids=("attncourse.linear_attention",),
+        description="Training kernels compute linear attention chunk by chunk: inside a chunk the masked "
+        "quadratic form, across chunks a state carried from one chunk to the next. `chunked_linear` should "
+        "return, for any `chunk_size`, the same `out (..., L, Ev)` as the recurrence "
+        "$o_t = q_t S_t$, $S_t = \\sum_{j \\le t} k_j^\\top v_j$ (no feature map, no normalisation: "
+        "`ac.linear_attention(q, k, v, normalize=False)`), for `q, k (..., L, E)`, `v (..., L, Ev)`. "
+        "Symptom: every output differs from the recurrence's. Find the bug and fix it; numpy only.",
+        solution='''
+            def chunked_linear(q, k, v, chunk_size):
+                """Causal linear attention (identity map, no normalisation), chunk by chunk: (..., L, Ev)."""
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))  # (..., E, Ev)
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = (x[..., s : s + chunk_size, :] for x in (q, k, v))  # (..., C, E), (..., C, Ev)
+                    ### BEGIN SOLUTION
+                    inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev): this chunk's keys
+                    outs.append(qc @ S + inside)  # the earlier chunks, through the state as it was
+                    S = S + np.swapaxes(kc, -1, -2) @ vc  # then write this chunk: (..., E, C) @ (..., C, Ev)
+                    ### END SOLUTION
+                return np.concatenate(outs, axis=-2)
+        ''',
+        stub="""
+            inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev)
+            S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, C) @ (..., C, Ev)
+            outs.append(qc @ S + inside)  # (..., C, Ev)
+        """,
+        reference=chunked_linear_variant,
+        public_cases=_linear_cases,
+        outputs=("out",),
+        needs=("import numpy as np", "import torch"),
+        diagnoses=(
+            Diagnosis(
+                "each chunk counts its own keys twice, and its early queries read its later keys: when is "
+                "the state read?",
+                name="state written before it is read",
+                hint="read qc @ S before adding this chunk's kc^T vc to S",
+                variant=lambda q, k, v, chunk_size: chunked_linear_variant(
+                    q, k, v, chunk_size, write_first=True
+                ),
+            ),
+            Diagnosis(
+                "the outputs only see keys of their own chunk: what happens to the state between chunks?",
+                name="state not carried",
+                hint="keep S from one chunk to the next; start it at zero once",
+                variant=lambda q, k, v, chunk_size: chunked_linear_variant(q, k, v, chunk_size, carry=False),
+            ),
+            Diagnosis(
+                "a query reads the later keys of its own chunk: which keys inside the chunk may it see?",
+                name="chunk not masked",
+                hint="keep the lower triangle of qc kc^T, the diagonal included",
+                variant=lambda q, k, v, chunk_size: chunked_linear_variant(q, k, v, chunk_size, mask=False),
+            ),
+        ),
+    )
+)
 
 
 # ----------------------------------------------------------------------------- the probe
@@ -128,7 +263,7 @@ class TokenReads:
         return None
 
 
-# ----------------------------------------------------------------------------- 13.3 chunked delta rule
+# ----------------------------------------------------------------------------- 13.4 chunked delta rule
 def chunked_delta(q, k, v, beta, chunk_size, *, carry=True, correct=True, scale=True, own_write=True):
     """The delta rule chunk by chunk (the UT form); the flags make the classic mistakes."""
     E, L = q.shape[-1], q.shape[-2]
@@ -202,7 +337,7 @@ def _v(**flags):
 register(
     Exercise(
         id="ch13.chunked_delta_rule",
-        number="13.3",
+        number="13.4",
         title="the delta rule, chunk by chunk",
         points=3,
         function="chunked_delta_rule",
@@ -210,15 +345,20 @@ register(
         kind="extend",
         forbids=("attncourse.delta_rule", "attncourse.linear_attention"),
         method=TokenReads,
-        description="Training kernels run the delta rule the way 13.6 runs linear attention: a state "
-        "carried from chunk to chunk, and inside a chunk a few matrix products for all its positions at "
-        "once. Write `chunked_delta_rule(q, k, v, beta, chunk_size)` in numpy for `q, k (..., L, E)`, "
-        "`v (..., L, Ev)`, `beta (..., L)`: it must return the same `out (..., L, Ev)` as the chapter's "
-        "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay, outputs scaled by "
-        "$1/\\sqrt{E}$) for any `chunk_size` (the last chunk may be shorter). Read `q`, `k` and `v` a "
-        "chunk at a time: an answer that indexes or iterates "
-        "any of them, a chunk of them or a copy of it one position at a time scores 0 (checked while "
-        "it runs).",
+        description="Exercise 13.3 computes linear attention chunk by chunk: a state carried from one "
+        "chunk to the next, and inside a chunk a few matrix products over all its positions at once. "
+        "Training kernels run the delta rule the same way, but the section on the delta rule measured why the "
+        "chunk cannot be copied as it is: the rule to preserve is, at every position $t$, "
+        "$u_t = \\beta_t (v_t - k_t S_{t-1})$, $S_t = S_{t-1} + k_t^\\top u_t$, "
+        "$o_t = q_t S_t / \\sqrt{E}$, where $S_{t-1}$ is the state after position $t - 1$ also when "
+        "$t - 1$ lies in the same chunk, and the corrections computed from the state the chunk starts "
+        "with miss from the chunk's second position on. Write `chunked_delta_rule(q, k, v, beta, "
+        "chunk_size)` in numpy for `q, k (..., L, E)` (unit-length keys), `v (..., L, Ev)`, "
+        "`beta (..., L)`: cut the positions into chunks of `chunk_size` (the last may be shorter), carry "
+        "the state from chunk to chunk, and return the same `out (..., L, Ev)` as the chapter's "
+        "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay) for any `chunk_size`. The "
+        "method rule below is about `q`, `k` and `v` only: arrays you compute from a chunk, and `beta`, "
+        "you may index as you like.",
         solution='''
             def chunked_delta_rule(q, k, v, beta, chunk_size):
                 """The delta rule chunk by chunk: (..., L, Ev), equal to ac.delta_rule(q, k, v, beta)[0]."""
