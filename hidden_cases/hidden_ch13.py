@@ -92,7 +92,7 @@ def topk_causal():
     )
 
 
-def chunked_linear():
+def chunked_linear_attention():
     rng = np.random.default_rng(1906)
     n = rng.normal
     return (
@@ -127,7 +127,7 @@ def chunked_linear():
 HIDDEN = {
     "ch13.predict_hybrid_mib": predict_hybrid_mib,
     "ch13.recover_decays": recover_decays,
-    "ch13.chunked_linear": chunked_linear,
+    "ch13.chunked_linear_attention": chunked_linear_attention,
     "ch13.chunked_delta_rule": chunked_delta_rule,
     "ch13.topk_causal": topk_causal,
     "ch13.recover_delta_values": recover_values,

@@ -435,7 +435,6 @@ def naming_the_cause(ex) -> dict:
 KNOWN_TO_NAME_THE_CAUSE = {
     "ch12.fix_prefix_mask",  # title: sees
     "ch13.fix_topk_causal",  # stub comment: rank
-    "ch13.fix_chunked_linear",  # title: reads
     "bugs.head_major_mask",  # id: major
     "bugs.left_pad_positions",  # title: count
 }

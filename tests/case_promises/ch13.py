@@ -76,7 +76,7 @@ def _recover_values(c):
 PROMISES = {
     "ch13.predict_hybrid_mib": _none,
     "ch13.recover_decays": _recover_decays,
-    "ch13.chunked_linear": _chunked_linear,
+    "ch13.chunked_linear_attention": _chunked_linear,
     "ch13.chunked_delta_rule": _chunked_delta,
     "ch13.topk_causal": _topk,
     "ch13.recover_delta_values": _recover_values,

@@ -220,40 +220,54 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.chunked_linear": {
+    "ch13.chunked_linear_attention": {
         "the recurrence, token by token": """
-            def chunked_linear(q, k, v, chunk_size):
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+                fq, fk = phi(q), phi(k)
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
                 outs = []
                 for t in range(q.shape[-2]):
-                    S = S + k[..., t, :, None] * v[..., t, None, :]
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+                    S = S + fk[..., t, :, None] * v[..., t, None, :]
+                    z = z + fk[..., t, :]
+                    num = np.einsum("...e,...ef->...f", fq[..., t, :], S)
+                    outs.append(num / np.sum(fq[..., t, :] * z, -1)[..., None])
                 return np.stack(outs, axis=-2)
         """,
-        "torch cumulative sum in float32": """
-            def chunked_linear(q, k, v, chunk_size):
+        "torch cumulative sums in float32": """
+            def chunked_linear_attention(q, k, v, chunk_size):
                 q, k, v = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v))
-                states = torch.cumsum(k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
-                return (q.unsqueeze(-2) @ states).squeeze(-2).numpy()
+                fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+                S = torch.cumsum(fk.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
+                z = torch.cumsum(fk, dim=-2)
+                num = (fq.unsqueeze(-2) @ S).squeeze(-2)
+                return (num / (fq * z).sum(-1, keepdim=True)).numpy()
         """,
         "the masked quadratic form with einsum": """
-            def chunked_linear(q, k, v, chunk_size):
-                L = q.shape[-2]
-                sims = np.einsum("...ie,...je->...ij", q, k) * np.tri(L)
-                return np.einsum("...ij,...jf->...if", sims, v)
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.maximum(x, 0) + np.exp(np.minimum(x, 0))
+                sims = np.einsum("...ie,...je->...ij", phi(q), phi(k)) * np.tri(q.shape[-2])
+                return np.einsum("...ij,...jf->...if", sims / sims.sum(-1, keepdims=True), v)
         """,
         "chunks with a helper in an added cell": [
             """
-            def _chunk_out(qc, kc, vc, S):
-                return qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc, S + np.swapaxes(kc, -1, -2) @ vc
+            def _lin_chunk(fqc, fkc, vc, S, z):
+                w = np.tril(fqc @ np.swapaxes(fkc, -1, -2))
+                num = fqc @ S + w @ vc
+                den = (fqc @ z[..., None])[..., 0] + w.sum(-1)
+                return num / den[..., None], S + np.swapaxes(fkc, -1, -2) @ vc, z + fkc.sum(-2)
             """,
             """
-            def chunked_linear(q, k, v, chunk_size):
+            def chunked_linear_attention(q, k, v, chunk_size):
+                fq = np.where(q > 0, q + 1, np.exp(np.minimum(q, 0)))
+                fk = np.where(k > 0, k + 1, np.exp(np.minimum(k, 0)))
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
                 outs = []
                 for s in range(0, q.shape[-2], chunk_size):
                     sl = slice(s, s + chunk_size)
-                    out, S = _chunk_out(q[..., sl, :], k[..., sl, :], v[..., sl, :], S)
+                    out, S, z = _lin_chunk(fq[..., sl, :], fk[..., sl, :], v[..., sl, :], S, z)
                     outs.append(out)
                 return np.concatenate(outs, axis=-2)
             """,
@@ -412,20 +426,38 @@ WRONG = {
                 return softmax(np.where(causal, scores, -np.inf)) @ v
         """,
     },
-    "ch13.chunked_linear": {
-        "normalised, as causal linear attention is": """
-            def chunked_linear(q, k, v, chunk_size):
-                a = np.tril(q @ np.swapaxes(k, -1, -2))
-                return (a @ v) / a.sum(-1, keepdims=True)
-        """,
-        "the state of the previous token only": """
-            def chunked_linear(q, k, v, chunk_size):
+    "ch13.chunked_linear_attention": {
+        "denominator from the state only": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                fq, fk = (np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0))) for x in (q, k))
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
                 outs = []
-                for t in range(q.shape[-2]):
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
-                    S = S + k[..., t, :, None] * v[..., t, None, :]
-                return np.stack(outs, axis=-2)
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = fq[..., s : s + chunk_size, :], fk[..., s : s + chunk_size, :], v[..., s : s + chunk_size, :]
+                    sims = np.tril(qc @ np.swapaxes(kc, -1, -2))
+                    num = qc @ S + sims @ vc
+                    den = np.einsum("...ce,...e->...c", qc, z) + 1e-9
+                    S = S + np.swapaxes(kc, -1, -2) @ vc
+                    z = z + kc.sum(-2)
+                    outs.append(num / den[..., None])
+                return np.concatenate(outs, axis=-2)
+        """,
+        "the identity feature map": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                sims = np.tril(q @ np.swapaxes(k, -1, -2))
+                return (sims / sims.sum(-1, keepdims=True)) @ v
+        """,
+        "not normalised": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+                return np.tril(phi(q) @ np.swapaxes(phi(k), -1, -2)) @ v
+        """,
+        "every key but its own": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+                sims = np.tril(phi(q) @ np.swapaxes(phi(k), -1, -2), -1) + np.eye(q.shape[-2]) * 1e-9
+                return (sims / sims.sum(-1, keepdims=True)) @ v
         """,
     },
 }

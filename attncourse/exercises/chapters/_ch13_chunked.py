@@ -15,24 +15,51 @@ __all__ = ["TokenReads", "chunked_delta", "chunked_linear_variant"]
 
 
 # ----------------------------------------------------------------------------- 13.3 chunked linear attention (diagnose)
-def chunked_linear_variant(q, k, v, chunk_size, write_first=False, carry=True, mask=True):
-    S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
+def _phi(x):
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # elu(x) + 1
+
+
+def chunked_linear_variant(
+    q,
+    k,
+    v,
+    chunk_size,
+    *,
+    late_den=False,
+    den_inside=True,
+    write_first=False,
+    carry=True,
+    mask=True,
+    norm=True,
+):
+    """Normalised causal linear attention with phi = elu + 1, chunk by chunk; the flags make the
+    classic mistakes (``late_den``: the normaliser read after the chunk's write, the handed-out bug)."""
+    fq, fk = _phi(np.asarray(q)), _phi(np.asarray(k))
+    S = np.zeros(fq.shape[:-2] + (fq.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
+    z = np.zeros(fq.shape[:-2] + (fq.shape[-1],), dtype=S.dtype)
     outs = []
-    for s in range(0, q.shape[-2], chunk_size):
+    for s in range(0, fq.shape[-2], chunk_size):
         qc, kc, vc = (
-            q[..., s : s + chunk_size, :],
-            k[..., s : s + chunk_size, :],
+            fq[..., s : s + chunk_size, :],
+            fk[..., s : s + chunk_size, :],
             v[..., s : s + chunk_size, :],
         )
         sims = qc @ np.swapaxes(kc, -1, -2)
-        inside = (np.tril(sims) if mask else sims) @ vc
+        if mask:
+            sims = np.tril(sims)
         if not carry:
-            S = np.zeros_like(S)
+            S, z = np.zeros_like(S), np.zeros_like(z)
         if write_first:
             S = S + np.swapaxes(kc, -1, -2) @ vc
-        outs.append(qc @ S + inside)
+        num = qc @ S + sims @ vc
+        den = np.einsum("...ce,...e->...c", qc, z) + (sims.sum(-1) if den_inside else 0.0)
         if not write_first:
             S = S + np.swapaxes(kc, -1, -2) @ vc
+        if late_den:
+            den = np.einsum("...ce,...e->...c", qc, z + kc.sum(-2))
+        z = z + kc.sum(-2)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a denominator of 0 is a mistake's
+            outs.append(num / den[..., None] if norm else num)
     return np.concatenate(outs, axis=-2)
 
 
@@ -81,41 +108,51 @@ def _linear_cases():
     )
 
 
+def _lv(**flags):
+    return lambda q, k, v, chunk_size: chunked_linear_variant(q, k, v, chunk_size, **flags)
+
+
 register(
     Exercise(
-        id="ch13.chunked_linear",
-        former_ids=("ch13.fix_chunked_linear",),
+        id="ch13.chunked_linear_attention",
         number="13.3",
         title="chunked causal linear attention",
         points=2,
-        function="chunked_linear",
-        hint="for one query, list the keys that reach its output through the state and through its chunk's own products: each key up to the query must reach it exactly once, and no later key",
+        function="chunked_linear_attention",
+        hint="for one query, list the keys that reach its numerator and its denominator: each key up to the query must reach both exactly once, and no later key",
         kind="diagnose",
-        forbids=("attncourse.linear_attention",),
-        description="Training kernels compute linear attention chunk by chunk: inside a chunk the masked "
-        "quadratic form, across chunks a state carried from one chunk to the next. `chunked_linear` should "
-        "return, for any `chunk_size`, the same `out (..., L, Ev)` as the recurrence "
-        "$o_t = q_t S_t$, $S_t = \\sum_{j \\le t} k_j^\\top v_j$ (no feature map, no normalisation: "
-        "`ac.linear_attention(q, k, v, normalize=False)`), for `q, k (..., L, E)`, `v (..., L, Ev)`. "
-        "Symptom: every output differs from the recurrence's. Find the bug and fix it; numpy only.",
+        forbids=("attncourse.linear_attention", "attncourse.elu_feature_map"),
+        description="Training kernels compute linear attention chunk by chunk: a state carried from one "
+        "chunk to the next, and inside a chunk a few matrix products over all its positions at once. "
+        "`chunked_linear_attention(q, k, v, chunk_size)` does this for the chapter's causal linear "
+        "attention with $\\phi(x) = \\text{elu}(x) + 1$ and its normaliser, for `q, k (..., L, E)`, "
+        "`v (..., L, Ev)`: for any `chunk_size` (the last chunk may be shorter) it should return the "
+        "same `out (..., L, Ev)` as the recurrence of the chapter's first section, "
+        "`ac.linear_attention(q, k, v, feature_map=ac.elu_feature_map)`. It does not for every "
+        "chunk size. Find which outputs are wrong, then the bug, and fix it; numpy only.",
         solution='''
-            def chunked_linear(q, k, v, chunk_size):
-                """Causal linear attention (identity map, no normalisation), chunk by chunk: (..., L, Ev)."""
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))  # (..., E, Ev)
+            def chunked_linear_attention(q, k, v, chunk_size):
+                """Causal linear attention, phi = elu + 1, normalised, chunk by chunk: (..., L, Ev)."""
+                fq, fk = (np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0))) for x in (q, k))  # phi
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))  # (..., E, Ev): sum of phi(k_j)^T v_j
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))  # (..., E): sum of phi(k_j)
                 outs = []
                 for s in range(0, q.shape[-2], chunk_size):
-                    qc, kc, vc = (x[..., s : s + chunk_size, :] for x in (q, k, v))  # (..., C, E), (..., C, Ev)
+                    qc, kc, vc = fq[..., s : s + chunk_size, :], fk[..., s : s + chunk_size, :], v[..., s : s + chunk_size, :]
+                    sims = np.tril(qc @ np.swapaxes(kc, -1, -2))  # (..., C, C)
+                    num = qc @ S + sims @ vc  # (..., C, Ev)
                     ### BEGIN SOLUTION
-                    inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev): this chunk's keys
-                    outs.append(qc @ S + inside)  # the earlier chunks, through the state as it was
-                    S = S + np.swapaxes(kc, -1, -2) @ vc  # then write this chunk: (..., E, C) @ (..., C, Ev)
+                    den = np.einsum("...ce,...e->...c", qc, z) + sims.sum(-1)  # (..., C): the earlier chunks, then this chunk's keys
+                    S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, Ev)
+                    z = z + kc.sum(-2)  # (..., E)
                     ### END SOLUTION
+                    outs.append(num / den[..., None])
                 return np.concatenate(outs, axis=-2)
         ''',
         stub="""
-            inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev)
-            S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, C) @ (..., C, Ev)
-            outs.append(qc @ S + inside)  # (..., C, Ev)
+            S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, Ev)
+            z = z + kc.sum(-2)  # (..., E)
+            den = np.einsum("...ce,...e->...c", qc, z)  # (..., C)
         """,
         reference=chunked_linear_variant,
         public_cases=_linear_cases,
@@ -123,25 +160,43 @@ register(
         needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
+                "right with chunks of 1 and at each chunk's last position, too small elsewhere: which keys "
+                "does a query's denominator sum over?",
+                name="normaliser read after the chunk's write",
+                hint="a query's denominator holds the keys up to it: phi(q) . z from before the chunk, plus "
+                "its row of the masked products",
+                variant=_lv(late_den=True),
+            ),
+            Diagnosis(
+                "each output's denominator misses some of the keys its numerator reads: which of them?",
+                name="normaliser without the chunk's own keys",
+                hint="add each query's row sum of the masked products to phi(q) . z",
+                variant=_lv(den_inside=False),
+            ),
+            Diagnosis(
                 "each chunk counts its own keys twice, and its early queries read its later keys: when is "
                 "the state read?",
                 name="state written before it is read",
                 hint="read qc @ S before adding this chunk's kc^T vc to S",
-                variant=lambda q, k, v, chunk_size: chunked_linear_variant(
-                    q, k, v, chunk_size, write_first=True
-                ),
+                variant=_lv(write_first=True),
             ),
             Diagnosis(
                 "the outputs only see keys of their own chunk: what happens to the state between chunks?",
                 name="state not carried",
-                hint="keep S from one chunk to the next; start it at zero once",
-                variant=lambda q, k, v, chunk_size: chunked_linear_variant(q, k, v, chunk_size, carry=False),
+                hint="keep S and z from one chunk to the next; start them at zero once",
+                variant=_lv(carry=False),
             ),
             Diagnosis(
                 "a query reads the later keys of its own chunk: which keys inside the chunk may it see?",
                 name="chunk not masked",
-                hint="keep the lower triangle of qc kc^T, the diagonal included",
-                variant=lambda q, k, v, chunk_size: chunked_linear_variant(q, k, v, chunk_size, mask=False),
+                hint="keep the lower triangle of phi(qc) phi(kc)^T, the diagonal included",
+                variant=_lv(mask=False),
+            ),
+            Diagnosis(
+                "the outputs grow with the number of keys read: what are they divided by?",
+                name="not normalised",
+                hint="divide each numerator by phi(q_t) . z_t, the sum of its similarities",
+                variant=_lv(norm=False),
             ),
         ),
     )
