@@ -1,5 +1,5 @@
 """Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays of 0 and
-1 among recovered ones, top_k of 1 and top_k of most of the keys, chunks longer than the sequence,
+1 among recovered ones, top_k of 1 among indexer-picked keys, chunks longer than the sequence,
 writing strengths all 1 among recovered values."""
 
 import numpy as np
@@ -75,21 +75,10 @@ def chunked_delta_rule():
     )
 
 
-def topk_causal():
-    rng = np.random.default_rng(1904)
-    n = rng.normal
-    float32 = Case(
-        "float32, L=7, top_k=3",
-        q=n(size=(7, 3)).astype(np.float32),
-        k=n(size=(7, 3)).astype(np.float32),
-        v=n(size=(7, 2)).astype(np.float32),
-        top_k=3,
-    )
-    return grouped("dtype", float32) + grouped(
-        "causal top-k",
-        Case("top_k=1, L=7", q=n(size=(7, 3)), k=n(size=(7, 3)), v=n(size=(7, 2)), top_k=1),
-        Case("top_k=6 of L=9", q=n(size=(9, 2)), k=n(size=(9, 2)), v=n(size=(9, 2)), top_k=6),
-    )
+def indexed_sparse_attention():
+    from attncourse.exercises.chapters._ch13_sparse import sparse_cases
+
+    return sparse_cases(seed=1905, hidden=True)
 
 
 def chunked_linear_attention():
@@ -129,6 +118,6 @@ HIDDEN = {
     "ch13.recover_decays": recover_decays,
     "ch13.chunked_linear_attention": chunked_linear_attention,
     "ch13.chunked_delta_rule": chunked_delta_rule,
-    "ch13.topk_causal": topk_causal,
+    "ch13.indexed_sparse_attention": indexed_sparse_attention,
     "ch13.recover_delta_values": recover_values,
 }

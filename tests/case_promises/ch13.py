@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attncourse.exercises.chapters._ch13_sparse import boundary_ties
+
 from ._rules import dtype_in, finite, in_range, integer, shape_is
 
 FLOATS = ("float32", "float64")
@@ -43,9 +45,23 @@ def _chunked_delta(c):
     return p + ([] if not p and c["chunk_size"] >= 1 else ["chunk_size must be >= 1"])
 
 
-def _topk(c):
-    p = _qkv(c) + integer("top_k", c["top_k"])
-    return p + ([] if not p and c["top_k"] >= 1 else ["top_k must be >= 1"])
+def _sparse(c):
+    q = np.asarray(c["q"])
+    *lead, H, L, E = q.shape
+    p = shape_is("k", c["k"], (*lead, H, L, E)) + shape_is("v", c["v"], (*lead, H, L, None))
+    iq = np.asarray(c["iq"])
+    p += shape_is("iq", iq, (*lead, L, None, None))
+    if not p:
+        p += shape_is("ik", c["ik"], (*lead, L, iq.shape[-1])) + shape_is(
+            "iw", c["iw"], (*lead, L, iq.shape[-2])
+        )
+    for n in ("q", "k", "v", "iq", "ik", "iw"):
+        p += dtype_in(n, c[n], FLOATS) + finite(n, c[n])
+    p += integer("top_k", c["top_k"])
+    p += [] if not p and c["top_k"] >= 1 else ["top_k must be >= 1"]
+    if not p and boundary_ties(c["iq"], c["ik"], c["iw"], int(c["top_k"])):
+        p.append("a query's top_k-th and next index scores tie (the prompt promises no tie there)")
+    return p
 
 
 def _chunked_linear(c):
@@ -78,6 +94,6 @@ PROMISES = {
     "ch13.recover_decays": _recover_decays,
     "ch13.chunked_linear_attention": _chunked_linear,
     "ch13.chunked_delta_rule": _chunked_delta,
-    "ch13.topk_causal": _topk,
+    "ch13.indexed_sparse_attention": _sparse,
     "ch13.recover_delta_values": _recover_values,
 }

@@ -174,49 +174,52 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.topk_causal": {
-        "mask with a large negative before sorting": """
-            def topk_causal(q, k, v, top_k):
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                causal = np.tril(np.ones((L, S), dtype=bool))
-                ranked = np.where(causal, scores, -np.inf)
+    "ch13.indexed_sparse_attention": {
+        "the fix, with a large negative for the later keys": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                dots = np.einsum("...thd,...sd->...ths", iq, ik)
+                index = np.einsum("...th,...ths->...ts", iw, np.maximum(dots, 0.0))
+                causal = np.tril(np.ones((L, L), dtype=bool))
+                ranked = np.where(causal, index, -1e30)
                 order = np.argsort(-ranked, axis=-1, kind="stable")[..., :top_k]
-                kept = np.zeros(scores.shape, dtype=bool)
+                kept = np.zeros(index.shape, dtype=bool)
                 np.put_along_axis(kept, order, True, axis=-1)
-                scores = np.where(kept & causal, scores, -np.inf)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                scores = np.where((kept & causal)[..., None, :, :], scores, -np.inf)
                 return softmax(scores) @ v
         """,
-        "torch topk with the chapter's torch": """
-            def topk_causal(q, k, v, top_k):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-                causal = torch.ones(L, S, dtype=torch.bool).tril()
-                scores = scores.masked_fill(~causal, float("-inf"))
-                idx = scores.topk(min(top_k, S), dim=-1).indices
-                kept = torch.zeros_like(scores, dtype=torch.bool).scatter(-1, idx, True) & causal
-                w = torch.softmax(scores.masked_fill(~kept, float("-inf")), dim=-1)
+        "torch topk, float32": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                q, k, v, iq, ik, iw = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, iq, ik, iw))
+                L = q.shape[-2]
+                index = (iw.unsqueeze(-1) * torch.relu(iq @ ik.unsqueeze(-3).transpose(-1, -2))).sum(-2)
+                causal = torch.ones(L, L, dtype=torch.bool).tril()
+                index = index.masked_fill(~causal, float("-inf"))
+                idx = index.topk(min(top_k, L), dim=-1).indices
+                kept = torch.zeros_like(index, dtype=torch.bool).scatter(-1, idx, True) & causal
+                s = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+                w = torch.softmax(s.masked_fill(~kept.unsqueeze(-3), float("-inf")), dim=-1)
                 return (w @ v).numpy()
         """,
-        "per-row loop with a helper": [
+        "loops over queries and keys, helper in an added cell": [
             """
-            def _row_topk(row_scores, allowed, top_k):
-                idx = np.flatnonzero(allowed)
-                best = idx[np.argsort(-row_scores[idx], kind="stable")[:top_k]]
-                keep = np.zeros_like(allowed)
-                keep[best] = True
-                return keep
+            def _index_score(iq_t, iw_t, ik_s):
+                return sum(w * max(float(a @ ik_s), 0.0) for w, a in zip(iw_t, iq_t))
             """,
             """
-            def topk_causal(q, k, v, top_k):
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                causal = np.tril(np.ones((L, S), dtype=bool))
-                flat = scores.reshape(-1, L, S)
-                kept = np.stack([[_row_topk(m[i], causal[i], top_k) for i in range(L)] for m in flat])
-                kept = kept.reshape(scores.shape)
-                return softmax(np.where(kept, scores, -np.inf)) @ v
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L, E = q.shape[-2], q.shape[-1]
+                out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+                for b in np.ndindex(*q.shape[:-3]):
+                    for t in range(L):
+                        s_t = [_index_score(iq[b][t], iw[b][t], ik[b][s]) for s in range(t + 1)]
+                        keep = sorted(range(t + 1), key=lambda s: (-s_t[s], s))[:top_k]
+                        for h in range(q.shape[-3]):
+                            sc = np.array([q[b][h, t] @ k[b][h, s] for s in keep]) / np.sqrt(E)
+                            w = np.exp(sc - sc.max())
+                            out[b][h, t] = (w / w.sum()) @ v[b][h, keep]
+                return out
             """,
         ],
     },
@@ -417,13 +420,33 @@ WRONG = {
                 return (8 * 2 * 4 * 128 * 2 * 4096 + 24 * 16 * 128 * 128 * 2) / 1e6
         """,
     },
-    "ch13.topk_causal": {
-        "keeps every allowed key": """
-            def topk_causal(q, k, v, top_k):
-                L, S = q.shape[-2], k.shape[-2]
+    "ch13.indexed_sparse_attention": {
+        "the ReLU after the weighted sum": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                index = np.maximum(np.einsum("...th,...thd,...sd->...ts", iw, iq, ik), 0.0)
+                causal = np.tril(np.ones((L, L), dtype=bool))
+                order = np.argsort(-np.where(causal, index, -np.inf), axis=-1, kind="stable")[..., :top_k]
+                kept = np.zeros(index.shape, dtype=bool)
+                np.put_along_axis(kept, order, True, axis=-1)
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                causal = np.tril(np.ones((L, S), dtype=bool))
-                return softmax(np.where(causal, scores, -np.inf)) @ v
+                return softmax(np.where((kept & causal)[..., None, :, :], scores, -np.inf)) @ v
+        """,
+        "keys ranked by each head's own scores": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                causal = np.tril(np.ones((L, L), dtype=bool))
+                order = np.argsort(-np.where(causal, scores, -np.inf), axis=-1, kind="stable")[..., :top_k]
+                kept = np.zeros(scores.shape, dtype=bool)
+                np.put_along_axis(kept, order, True, axis=-1)
+                return softmax(np.where(kept & causal, scores, -np.inf)) @ v
+        """,
+        "every earlier key (dense causal)": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), scores, -np.inf)) @ v
         """,
     },
     "ch13.chunked_linear_attention": {

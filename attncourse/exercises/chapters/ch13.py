@@ -1,13 +1,12 @@
 """Chapter 13 exercises: a hybrid's memory, a gated layer's decays from its outputs, chunked linear
-attention and the chunked delta rule (both in ``_ch13_chunked``), causal top-k attention, and a DeltaNet
-layer's values recovered from its outputs."""
+attention and the chunked delta rule (both in ``_ch13_chunked``), sparse attention picked by an indexer
+(``_ch13_sparse``), and a DeltaNet layer's values recovered from its outputs."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ... import delta_rule
-from ... import scaled_dot_product_attention as sdpa
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
@@ -202,109 +201,6 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 13.5 causal top-k attention (diagnose)
-def _topk_causal(q, k, v, top_k, mask_first=True, smallest=False):
-    L, S = q.shape[-2], k.shape[-2]
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
-    causal = np.tril(np.ones((L, S), dtype=bool))
-    ranked = np.where(causal, scores, -np.inf) if mask_first else scores
-    if smallest:
-        ranked = np.where(causal, -scores, -np.inf)
-    order = np.argsort(-ranked, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
-    kept = np.zeros(scores.shape, dtype=bool)
-    np.put_along_axis(kept, order, True, axis=-1)
-    return sdpa(q, k, v, kept & causal)[0]
-
-
-def _topk_cases():
-    rng = np.random.default_rng(1304)
-    n = rng.normal
-    return (
-        grouped(
-            "causal top-k",
-            Case("L=8, E=4, Ev=2, top_k=3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), top_k=3),
-            Case("L=6, E=2, Ev=3, top_k=2", q=n(size=(6, 2)), k=n(size=(6, 2)), v=n(size=(6, 3)), top_k=2),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "2 heads, L=5, top_k=2",
-                q=n(size=(2, 5, 3)),
-                k=n(size=(2, 5, 3)),
-                v=n(size=(2, 5, 2)),
-                top_k=2,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=6, top_k=4",
-                q=n(size=(6, 4)).astype(np.float32),
-                k=n(size=(6, 4)).astype(np.float32),
-                v=n(size=(6, 2)).astype(np.float32),
-                top_k=4,
-            ),
-        )
-    )
-
-
-register(
-    Exercise(
-        id="ch13.topk_causal",
-        former_ids=("ch13.fix_topk_causal",),
-        number="13.5",
-        title="causal top-k attention",
-        points=2,
-        function="topk_causal",
-        hint="rank only the keys a query may attend to: put -inf on the future before choosing the top k",
-        kind="diagnose",
-        forbids=NO_FUSED + ("attncourse.topk_attention",),
-        description="`topk_causal(q, k, v, top_k)` should return what "
-        "`ac.topk_attention(q, k, v, top_k, is_causal=True)` returns, for `q, k (..., L, E)`, "
-        "`v (..., L, Ev)`. It does not. Find the bug and fix it.",
-        solution='''
-            def topk_causal(q, k, v, top_k):
-                """What ac.topk_attention(q, k, v, top_k, is_causal=True) returns: (..., L, Ev)."""
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
-                ### BEGIN SOLUTION
-                causal = np.tril(np.ones((L, S), dtype=bool))  # (L, S)
-                order = np.argsort(-np.where(causal, scores, -np.inf), axis=-1, kind="stable")[..., :top_k]
-                kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
-                np.put_along_axis(kept, order, True, axis=-1)
-                scores = np.where(kept & causal, scores, -np.inf)
-                ### END SOLUTION
-                return softmax(scores) @ v  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
-        ''',
-        stub="""
-            causal = np.tril(np.ones((L, S), dtype=bool))  # (L, S)
-            order = np.argsort(-scores, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
-            kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
-            np.put_along_axis(kept, order, True, axis=-1)
-            scores = np.where(kept & causal, scores, -np.inf)
-        """,
-        reference=_topk_causal,
-        public_cases=_topk_cases,
-        outputs=("out",),
-        needs=("import numpy as np", "import torch", "from attncourse import softmax"),
-        diagnoses=(
-            Diagnosis(
-                "early queries read fewer keys than they may: which keys compete for the top k?",
-                name="top-k before the mask",
-                hint="mask the future keys to -inf before ranking, not after",
-                variant=lambda q, k, v, top_k: _topk_causal(q, k, v, top_k, mask_first=False),
-            ),
-            Diagnosis(
-                "each query reads the keys it matches least: which end of the ranking is kept?",
-                name="smallest scores kept",
-                hint="keep the largest scores",
-                variant=lambda q, k, v, top_k: _topk_causal(q, k, v, top_k, smallest=True),
-            ),
-        ),
-    )
-)
-
-
 # ----------------------------------------------------------------------------- 13.6 a DeltaNet layer's values (extend)
 def _recover_values(q, k, beta, out, *, scale=True, held=True, strength=True, adding=False):
     """The values a DeltaNet layer wrote, from its outputs; the flags make the classic mistakes."""
@@ -431,4 +327,4 @@ register(
     )
 )
 
-from . import _ch13_chunked  # noqa: E402,F401  (13.3, 13.4)
+from . import _ch13_chunked, _ch13_sparse  # noqa: E402,F401  (13.3, 13.4; 13.5)
