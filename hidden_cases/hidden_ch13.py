@@ -1,5 +1,6 @@
 """Hidden cases, chapter 13 (beyond softmax): a longer sequence, one head of width 1, decays of 0 and
-1 among recovered ones, top_k of 1 and top_k of most of the keys, chunks longer than the sequence."""
+1 among recovered ones, top_k of 1 among indexer-picked keys, chunks longer than the sequence,
+writing strengths all 1 among recovered values."""
 
 import numpy as np
 
@@ -10,8 +11,10 @@ def predict_hybrid_mib():
     return grouped("prediction", Case("the same hybrid and sequence"))
 
 
-def predict_mla_hybrid_tokens():
-    return grouped("prediction", Case("the same stack"))
+def recover_values():
+    from attncourse.exercises.chapters.ch13 import _values_cases
+
+    return _values_cases(seed=1916, hidden=True)
 
 
 def recover_decays():
@@ -72,24 +75,13 @@ def chunked_delta_rule():
     )
 
 
-def topk_causal():
-    rng = np.random.default_rng(1904)
-    n = rng.normal
-    float32 = Case(
-        "float32, L=7, top_k=3",
-        q=n(size=(7, 3)).astype(np.float32),
-        k=n(size=(7, 3)).astype(np.float32),
-        v=n(size=(7, 2)).astype(np.float32),
-        top_k=3,
-    )
-    return grouped("dtype", float32) + grouped(
-        "causal top-k",
-        Case("top_k=1, L=7", q=n(size=(7, 3)), k=n(size=(7, 3)), v=n(size=(7, 2)), top_k=1),
-        Case("top_k=6 of L=9", q=n(size=(9, 2)), k=n(size=(9, 2)), v=n(size=(9, 2)), top_k=6),
-    )
+def indexed_sparse_attention():
+    from attncourse.exercises.chapters._ch13_sparse import sparse_cases
+
+    return sparse_cases(seed=1905, hidden=True)
 
 
-def chunked_linear():
+def chunked_linear_attention():
     rng = np.random.default_rng(1906)
     n = rng.normal
     return (
@@ -124,8 +116,8 @@ def chunked_linear():
 HIDDEN = {
     "ch13.predict_hybrid_mib": predict_hybrid_mib,
     "ch13.recover_decays": recover_decays,
+    "ch13.chunked_linear_attention": chunked_linear_attention,
     "ch13.chunked_delta_rule": chunked_delta_rule,
-    "ch13.topk_causal": topk_causal,
-    "ch13.predict_mla_hybrid_tokens": predict_mla_hybrid_tokens,
-    "ch13.chunked_linear": chunked_linear,
+    "ch13.indexed_sparse_attention": indexed_sparse_attention,
+    "ch13.recover_delta_values": recover_values,
 }

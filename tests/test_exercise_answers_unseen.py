@@ -187,10 +187,10 @@ NEW_SITUATIONS = {
     "ch13": {
         "ch13.predict_hybrid_mib": "the memory of a hybrid configuration the chapter does not tabulate",
         "ch13.recover_decays": "a gated layer's per-token decays recovered from its outputs (the chapter runs the layer forward)",
+        "ch13.chunked_linear_attention": "a bug in the chunked form of normalised linear attention, found from which outputs are wrong (the chapter shows the recurrence and the quadratic form)",
         "ch13.chunked_delta_rule": "the delta rule in chunks (the chapter shows it one position at a time)",
-        "ch13.topk_causal": "a bug in causal top-k attention, found from its outputs (the chapter calls the package's)",
-        "ch13.predict_mla_hybrid_tokens": "a hybrid with MLA as its softmax layer and per-channel decays, which the chapter only names",
-        "ch13.chunked_linear": "the chunked form of linear attention (the chapter shows the recurrence and the quadratic form)",
+        "ch13.indexed_sparse_attention": "a bug in multi-head sparse attention whose keys a multi-head ReLU indexer picks, found from which queries are wrong (the chapter calls the package's top-k with a rank-r stand-in)",
+        "ch13.recover_delta_values": "a DeltaNet layer's values recovered from its outputs (the chapter runs the layer forward)",
     },
 }
 

@@ -37,8 +37,8 @@ FIX_TOKENS = {
     "ch10.padded_patch_mask": ["-(-", "ceil", "sizes[:, 0], sizes[:, 1]"],
     "ch11.window_prefill": ["afterwards", "cut to the last", "window - 1 tokens before"],
     "ch12.prefix_decoder_mask": ["(j < S)", "only the source's columns", "& (j < S)"],
-    "ch13.topk_causal": ["np.where(causal, scores", "before ranking", "-inf before"],
-    "ch13.chunked_linear": ["outs.append(qc @ S + inside)\n", "before adding", "as it was"],
+    "ch13.indexed_sparse_attention": ["np.where(causal, index", "before choosing", "-inf on the later"],
+    "ch13.chunked_linear_attention": ["+ sims.sum(-1)", "before the chunk", "row sum"],
 }
 # keyed by the ids the exercises have now (a renamed exercise keeps its old id in former_ids)
 FIX_TOKENS = {get(old).id: tokens for old, tokens in FIX_TOKENS.items()}

@@ -434,8 +434,6 @@ def naming_the_cause(ex) -> dict:
 # renaming them: remove an id here when it passes; a strict xfail then fails until it is removed).
 KNOWN_TO_NAME_THE_CAUSE = {
     "ch12.fix_prefix_mask",  # title: sees
-    "ch13.fix_topk_causal",  # stub comment: rank
-    "ch13.fix_chunked_linear",  # title: reads
 }
 
 

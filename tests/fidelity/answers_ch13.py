@@ -99,22 +99,55 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.predict_mla_hybrid_tokens": {
-        "the literal": """
-            def predict_mla_hybrid_tokens():
-                return 2730.7
+    "ch13.recover_delta_values": {
+        "einsum loop": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.einsum("...e,...e->...", q[..., t, :], k[..., t, :])[..., None]
+                    u = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(np.einsum("...e,...ef->...f", k[..., t, :], S) + u / beta[..., t, None])
+                    S = S + np.einsum("...e,...f->...ef", k[..., t, :], u)
+                return np.stack(vs, -2)
         """,
-        "in bytes, with numpy": """
-            def predict_mla_hybrid_tokens():
-                states = np.prod([18, 32, 128, 128, 2])
-                per_token = 6 * (512 + 64) * 2
-                return states / per_token
+        "torch, float32": """
+            def recover_values(q, k, beta, out):
+                q, k, beta, out = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, beta, out))
+                E = q.shape[-1]
+                S = torch.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qt, kt = q[..., t : t + 1, :], k[..., t : t + 1, :]  # (..., 1, E)
+                    u = (out[..., t : t + 1, :] * E**0.5 - qt @ S) / (qt * kt).sum(-1, keepdim=True)
+                    vs.append(kt @ S + u / beta[..., t, None, None])
+                    S = S + kt.transpose(-1, -2) @ u
+                return torch.cat(vs, -2).numpy()
         """,
-        "torch float32, per group of four layers": """
-            def predict_mla_hybrid_tokens():
-                state = torch.tensor(32 * 128 * 128, dtype=torch.float32)
-                return float(3 * state / torch.tensor(576.0))
-        """,
+        "the forward rule re-run on the values found so far, helper in an added cell": [
+            """
+            def _delta_state(k, v, beta):
+                S = np.zeros(k.shape[:-2] + (k.shape[-1], v.shape[-1]))
+                for t in range(k.shape[-2]):
+                    u = beta[..., t, None] * (v[..., t, :] - np.einsum("...e,...ef->...f", k[..., t, :], S))
+                    S = S + k[..., t, :, None] * u[..., None, :]
+                return S
+            """,
+            """
+            def recover_values(q, k, beta, out):
+                E, Ev = q.shape[-1], out.shape[-1]
+                v = np.zeros(q.shape[:-1] + (Ev,))
+                for t in range(q.shape[-2]):
+                    S = _delta_state(k[..., :t, :], v[..., :t, :], beta[..., :t])  # S_(t-1)
+                    held = np.einsum("...e,...ef->...f", k[..., t, :], S)
+                    read = np.einsum("...e,...ef->...f", q[..., t, :], S)
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    # sqrt(E) o_t = read + qk * beta_t * (v_t - held)
+                    v[..., t, :] = held + (np.sqrt(E) * out[..., t, :] - read) / (qk * beta[..., t, None])
+                return v
+            """,
+        ],
     },
     "ch13.predict_hybrid_mib": {
         "an expression with the chapter's numpy": """
@@ -141,86 +174,103 @@ CORRECT = {
             """,
         ],
     },
-    "ch13.topk_causal": {
-        "mask with a large negative before sorting": """
-            def topk_causal(q, k, v, top_k):
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                causal = np.tril(np.ones((L, S), dtype=bool))
-                ranked = np.where(causal, scores, -np.inf)
+    "ch13.indexed_sparse_attention": {
+        "the fix, with a large negative for the later keys": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                dots = np.einsum("...thd,...sd->...ths", iq, ik)
+                index = np.einsum("...th,...ths->...ts", iw, np.maximum(dots, 0.0))
+                causal = np.tril(np.ones((L, L), dtype=bool))
+                ranked = np.where(causal, index, -1e30)
                 order = np.argsort(-ranked, axis=-1, kind="stable")[..., :top_k]
-                kept = np.zeros(scores.shape, dtype=bool)
+                kept = np.zeros(index.shape, dtype=bool)
                 np.put_along_axis(kept, order, True, axis=-1)
-                scores = np.where(kept & causal, scores, -np.inf)
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                scores = np.where((kept & causal)[..., None, :, :], scores, -np.inf)
                 return softmax(scores) @ v
         """,
-        "torch topk with the chapter's torch": """
-            def topk_causal(q, k, v, top_k):
-                q, k, v = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(v)
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-                causal = torch.ones(L, S, dtype=torch.bool).tril()
-                scores = scores.masked_fill(~causal, float("-inf"))
-                idx = scores.topk(min(top_k, S), dim=-1).indices
-                kept = torch.zeros_like(scores, dtype=torch.bool).scatter(-1, idx, True) & causal
-                w = torch.softmax(scores.masked_fill(~kept, float("-inf")), dim=-1)
+        "torch topk, float32": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                q, k, v, iq, ik, iw = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v, iq, ik, iw))
+                L = q.shape[-2]
+                index = (iw.unsqueeze(-1) * torch.relu(iq @ ik.unsqueeze(-3).transpose(-1, -2))).sum(-2)
+                causal = torch.ones(L, L, dtype=torch.bool).tril()
+                index = index.masked_fill(~causal, float("-inf"))
+                idx = index.topk(min(top_k, L), dim=-1).indices
+                kept = torch.zeros_like(index, dtype=torch.bool).scatter(-1, idx, True) & causal
+                s = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+                w = torch.softmax(s.masked_fill(~kept.unsqueeze(-3), float("-inf")), dim=-1)
                 return (w @ v).numpy()
         """,
-        "per-row loop with a helper": [
+        "loops over queries and keys, helper in an added cell": [
             """
-            def _row_topk(row_scores, allowed, top_k):
-                idx = np.flatnonzero(allowed)
-                best = idx[np.argsort(-row_scores[idx], kind="stable")[:top_k]]
-                keep = np.zeros_like(allowed)
-                keep[best] = True
-                return keep
+            def _index_score(iq_t, iw_t, ik_s):
+                return sum(w * max(float(a @ ik_s), 0.0) for w, a in zip(iw_t, iq_t))
             """,
             """
-            def topk_causal(q, k, v, top_k):
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                causal = np.tril(np.ones((L, S), dtype=bool))
-                flat = scores.reshape(-1, L, S)
-                kept = np.stack([[_row_topk(m[i], causal[i], top_k) for i in range(L)] for m in flat])
-                kept = kept.reshape(scores.shape)
-                return softmax(np.where(kept, scores, -np.inf)) @ v
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L, E = q.shape[-2], q.shape[-1]
+                out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+                for b in np.ndindex(*q.shape[:-3]):
+                    for t in range(L):
+                        s_t = [_index_score(iq[b][t], iw[b][t], ik[b][s]) for s in range(t + 1)]
+                        keep = sorted(range(t + 1), key=lambda s: (-s_t[s], s))[:top_k]
+                        for h in range(q.shape[-3]):
+                            sc = np.array([q[b][h, t] @ k[b][h, s] for s in keep]) / np.sqrt(E)
+                            w = np.exp(sc - sc.max())
+                            out[b][h, t] = (w / w.sum()) @ v[b][h, keep]
+                return out
             """,
         ],
     },
-    "ch13.chunked_linear": {
+    "ch13.chunked_linear_attention": {
         "the recurrence, token by token": """
-            def chunked_linear(q, k, v, chunk_size):
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+                fq, fk = phi(q), phi(k)
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
                 outs = []
                 for t in range(q.shape[-2]):
-                    S = S + k[..., t, :, None] * v[..., t, None, :]
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
+                    S = S + fk[..., t, :, None] * v[..., t, None, :]
+                    z = z + fk[..., t, :]
+                    num = np.einsum("...e,...ef->...f", fq[..., t, :], S)
+                    outs.append(num / np.sum(fq[..., t, :] * z, -1)[..., None])
                 return np.stack(outs, axis=-2)
         """,
-        "torch cumulative sum in float32": """
-            def chunked_linear(q, k, v, chunk_size):
+        "torch cumulative sums in float32": """
+            def chunked_linear_attention(q, k, v, chunk_size):
                 q, k, v = (torch.as_tensor(x, dtype=torch.float32) for x in (q, k, v))
-                states = torch.cumsum(k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
-                return (q.unsqueeze(-2) @ states).squeeze(-2).numpy()
+                fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+                S = torch.cumsum(fk.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
+                z = torch.cumsum(fk, dim=-2)
+                num = (fq.unsqueeze(-2) @ S).squeeze(-2)
+                return (num / (fq * z).sum(-1, keepdim=True)).numpy()
         """,
         "the masked quadratic form with einsum": """
-            def chunked_linear(q, k, v, chunk_size):
-                L = q.shape[-2]
-                sims = np.einsum("...ie,...je->...ij", q, k) * np.tri(L)
-                return np.einsum("...ij,...jf->...if", sims, v)
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.maximum(x, 0) + np.exp(np.minimum(x, 0))
+                sims = np.einsum("...ie,...je->...ij", phi(q), phi(k)) * np.tri(q.shape[-2])
+                return np.einsum("...ij,...jf->...if", sims / sims.sum(-1, keepdims=True), v)
         """,
         "chunks with a helper in an added cell": [
             """
-            def _chunk_out(qc, kc, vc, S):
-                return qc @ S + np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc, S + np.swapaxes(kc, -1, -2) @ vc
+            def _lin_chunk(fqc, fkc, vc, S, z):
+                w = np.tril(fqc @ np.swapaxes(fkc, -1, -2))
+                num = fqc @ S + w @ vc
+                den = (fqc @ z[..., None])[..., 0] + w.sum(-1)
+                return num / den[..., None], S + np.swapaxes(fkc, -1, -2) @ vc, z + fkc.sum(-2)
             """,
             """
-            def chunked_linear(q, k, v, chunk_size):
+            def chunked_linear_attention(q, k, v, chunk_size):
+                fq = np.where(q > 0, q + 1, np.exp(np.minimum(q, 0)))
+                fk = np.where(k > 0, k + 1, np.exp(np.minimum(k, 0)))
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
                 outs = []
                 for s in range(0, q.shape[-2], chunk_size):
                     sl = slice(s, s + chunk_size)
-                    out, S = _chunk_out(q[..., sl, :], k[..., sl, :], v[..., sl, :], S)
+                    out, S, z = _lin_chunk(fq[..., sl, :], fk[..., sl, :], v[..., sl, :], S, z)
                     outs.append(out)
                 return np.concatenate(outs, axis=-2)
             """,
@@ -306,22 +356,54 @@ WRONG = {
                 return np.concatenate(outs, axis=-2) / np.sqrt(q.shape[-1])
         """,
     },
-    "ch13.predict_mla_hybrid_tokens": {
-        "keys and values per head": """
-            def predict_mla_hybrid_tokens():
-                return 18 * 32 * 128 * 128 / (6 * 2 * 32 * 128)
+    "ch13.recover_delta_values": {
+        "the scale forgotten": """
+            def recover_values(q, k, beta, out):
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    u = (out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(np.einsum("...e,...ef->...f", k[..., t, :], S) + u / beta[..., t, None])
+                    S = S + k[..., t, :, None] * u[..., None, :]
+                return np.stack(vs, -2)
         """,
-        "latent only": """
-            def predict_mla_hybrid_tokens():
-                return 18 * 32 * 128 * 128 / (6 * 512)
+        "the correction divided by beta, taken for the value": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    u = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(u / beta[..., t, None])
+                    S = S + k[..., t, :, None] * u[..., None, :]
+                return np.stack(vs, -2)
         """,
-        "one layer of each": """
-            def predict_mla_hybrid_tokens():
-                return 32 * 128 * 128 / 576
+        "the state rebuilt as linear attention's": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    u = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    v_t = np.einsum("...e,...ef->...f", k[..., t, :], S) + u / beta[..., t, None]
+                    vs.append(v_t)
+                    S = S + k[..., t, :, None] * (beta[..., t, None] * v_t)[..., None, :]
+                return np.stack(vs, -2)
         """,
-        "decays stored per channel": """
-            def predict_mla_hybrid_tokens():
-                return 18 * 32 * (128 * 128 + 128) / (6 * 576)
+        "outputs read as linear attention's": """
+            def recover_values(q, k, beta, out):
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+                vs = []
+                for t in range(q.shape[-2]):
+                    qk = np.sum(q[..., t, :] * k[..., t, :], -1)[..., None]
+                    v_t = (np.sqrt(E) * out[..., t, :] - np.einsum("...e,...ef->...f", q[..., t, :], S)) / qk
+                    vs.append(v_t)
+                    S = S + k[..., t, :, None] * v_t[..., None, :]
+                return np.stack(vs, -2)
         """,
     },
     "ch13.predict_hybrid_mib": {
@@ -338,29 +420,67 @@ WRONG = {
                 return (8 * 2 * 4 * 128 * 2 * 4096 + 24 * 16 * 128 * 128 * 2) / 1e6
         """,
     },
-    "ch13.topk_causal": {
-        "keeps every allowed key": """
-            def topk_causal(q, k, v, top_k):
-                L, S = q.shape[-2], k.shape[-2]
+    "ch13.indexed_sparse_attention": {
+        "the ReLU after the weighted sum": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                index = np.maximum(np.einsum("...th,...thd,...sd->...ts", iw, iq, ik), 0.0)
+                causal = np.tril(np.ones((L, L), dtype=bool))
+                order = np.argsort(-np.where(causal, index, -np.inf), axis=-1, kind="stable")[..., :top_k]
+                kept = np.zeros(index.shape, dtype=bool)
+                np.put_along_axis(kept, order, True, axis=-1)
                 scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                causal = np.tril(np.ones((L, S), dtype=bool))
-                return softmax(np.where(causal, scores, -np.inf)) @ v
+                return softmax(np.where((kept & causal)[..., None, :, :], scores, -np.inf)) @ v
+        """,
+        "keys ranked by each head's own scores": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                causal = np.tril(np.ones((L, L), dtype=bool))
+                order = np.argsort(-np.where(causal, scores, -np.inf), axis=-1, kind="stable")[..., :top_k]
+                kept = np.zeros(scores.shape, dtype=bool)
+                np.put_along_axis(kept, order, True, axis=-1)
+                return softmax(np.where(kept & causal, scores, -np.inf)) @ v
+        """,
+        "every earlier key (dense causal)": """
+            def indexed_sparse_attention(q, k, v, iq, ik, iw, top_k):
+                L = q.shape[-2]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                return softmax(np.where(np.tril(np.ones((L, L), dtype=bool)), scores, -np.inf)) @ v
         """,
     },
-    "ch13.chunked_linear": {
-        "normalised, as causal linear attention is": """
-            def chunked_linear(q, k, v, chunk_size):
-                a = np.tril(q @ np.swapaxes(k, -1, -2))
-                return (a @ v) / a.sum(-1, keepdims=True)
-        """,
-        "the state of the previous token only": """
-            def chunked_linear(q, k, v, chunk_size):
+    "ch13.chunked_linear_attention": {
+        "denominator from the state only": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                fq, fk = (np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0))) for x in (q, k))
                 S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))
                 outs = []
-                for t in range(q.shape[-2]):
-                    outs.append(np.einsum("...e,...ef->...f", q[..., t, :], S))
-                    S = S + k[..., t, :, None] * v[..., t, None, :]
-                return np.stack(outs, axis=-2)
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = fq[..., s : s + chunk_size, :], fk[..., s : s + chunk_size, :], v[..., s : s + chunk_size, :]
+                    sims = np.tril(qc @ np.swapaxes(kc, -1, -2))
+                    num = qc @ S + sims @ vc
+                    den = np.einsum("...ce,...e->...c", qc, z) + 1e-9
+                    S = S + np.swapaxes(kc, -1, -2) @ vc
+                    z = z + kc.sum(-2)
+                    outs.append(num / den[..., None])
+                return np.concatenate(outs, axis=-2)
+        """,
+        "the identity feature map": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                sims = np.tril(q @ np.swapaxes(k, -1, -2))
+                return (sims / sims.sum(-1, keepdims=True)) @ v
+        """,
+        "not normalised": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+                return np.tril(phi(q) @ np.swapaxes(phi(k), -1, -2)) @ v
+        """,
+        "every key but its own": """
+            def chunked_linear_attention(q, k, v, chunk_size):
+                phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+                sims = np.tril(phi(q) @ np.swapaxes(phi(k), -1, -2), -1) + np.eye(q.shape[-2]) * 1e-9
+                return (sims / sims.sum(-1, keepdims=True)) @ v
         """,
     },
 }

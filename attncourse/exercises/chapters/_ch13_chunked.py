@@ -1,5 +1,6 @@
-"""Chapter 13 exercise 13.3: the delta rule computed chunk by chunk, equal to ``ac.delta_rule``; a
-probe watches that the answer reads its inputs a chunk at a time, not one position at a time."""
+"""Chapter 13 exercises 13.3 and 13.4, the chunked forms: causal linear attention chunk by chunk (find
+the bug), then the delta rule chunk by chunk, equal to ``ac.delta_rule``, with a probe that watches that
+the answer reads its inputs a chunk at a time, not one position at a time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,196 @@ import numpy as np
 from ... import delta_rule
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
-__all__ = ["TokenReads", "chunked_delta"]
+__all__ = ["TokenReads", "chunked_delta", "chunked_linear_variant"]
+
+
+# ----------------------------------------------------------------------------- 13.3 chunked linear attention (diagnose)
+def _phi(x):
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # elu(x) + 1
+
+
+def chunked_linear_variant(
+    q,
+    k,
+    v,
+    chunk_size,
+    *,
+    late_den=False,
+    den_inside=True,
+    write_first=False,
+    carry=True,
+    mask=True,
+    norm=True,
+):
+    """Normalised causal linear attention with phi = elu + 1, chunk by chunk; the flags make the
+    classic mistakes (``late_den``: the normaliser read after the chunk's write, the handed-out bug)."""
+    fq, fk = _phi(np.asarray(q)), _phi(np.asarray(k))
+    S = np.zeros(fq.shape[:-2] + (fq.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
+    z = np.zeros(fq.shape[:-2] + (fq.shape[-1],), dtype=S.dtype)
+    outs = []
+    for s in range(0, fq.shape[-2], chunk_size):
+        qc, kc, vc = (
+            fq[..., s : s + chunk_size, :],
+            fk[..., s : s + chunk_size, :],
+            v[..., s : s + chunk_size, :],
+        )
+        sims = qc @ np.swapaxes(kc, -1, -2)
+        if mask:
+            sims = np.tril(sims)
+        if not carry:
+            S, z = np.zeros_like(S), np.zeros_like(z)
+        if write_first:
+            S = S + np.swapaxes(kc, -1, -2) @ vc
+        num = qc @ S + sims @ vc
+        den = np.einsum("...ce,...e->...c", qc, z) + (sims.sum(-1) if den_inside else 0.0)
+        if not write_first:
+            S = S + np.swapaxes(kc, -1, -2) @ vc
+        if late_den:
+            den = np.einsum("...ce,...e->...c", qc, z + kc.sum(-2))
+        z = z + kc.sum(-2)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a denominator of 0 is a mistake's
+            outs.append(num / den[..., None] if norm else num)
+    return np.concatenate(outs, axis=-2)
+
+
+def _linear_cases():
+    rng = np.random.default_rng(1306)
+    n = rng.normal
+    return (
+        grouped(
+            "chunks",
+            Case(
+                "L=8, chunks of 4, E=3, Ev=2",
+                q=n(size=(8, 3)),
+                k=n(size=(8, 3)),
+                v=n(size=(8, 2)),
+                chunk_size=4,
+            ),
+            Case(
+                "L=7, chunks of 3 (a short last chunk), E=2, Ev=3",
+                q=n(size=(7, 2)),
+                k=n(size=(7, 2)),
+                v=n(size=(7, 3)),
+                chunk_size=3,
+            ),
+            Case("L=5, chunks of 1", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 2)), chunk_size=1),
+        )
+        + grouped(
+            "batch dims",
+            Case(
+                "2 heads, L=6, chunks of 2",
+                q=n(size=(2, 6, 3)),
+                k=n(size=(2, 6, 3)),
+                v=n(size=(2, 6, 2)),
+                chunk_size=2,
+            ),
+        )
+        + grouped(
+            "dtype",
+            Case(
+                "float32, L=6, chunks of 4",
+                q=n(size=(6, 4)).astype(np.float32),
+                k=n(size=(6, 4)).astype(np.float32),
+                v=n(size=(6, 2)).astype(np.float32),
+                chunk_size=4,
+            ),
+        )
+    )
+
+
+def _lv(**flags):
+    return lambda q, k, v, chunk_size: chunked_linear_variant(q, k, v, chunk_size, **flags)
+
+
+register(
+    Exercise(
+        id="ch13.chunked_linear_attention",
+        number="13.3",
+        title="chunked causal linear attention",
+        points=2,
+        function="chunked_linear_attention",
+        hint="for one query, list the keys that reach its numerator and its denominator: each key up to the query must reach both exactly once, and no later key",
+        kind="diagnose",
+        forbids=("attncourse.linear_attention", "attncourse.elu_feature_map"),
+        description="Training kernels compute linear attention chunk by chunk: a state carried from one "
+        "chunk to the next, and inside a chunk a few matrix products over all its positions at once. "
+        "`chunked_linear_attention(q, k, v, chunk_size)` does this for the chapter's causal linear "
+        "attention with $\\phi(x) = \\text{elu}(x) + 1$ and its normaliser, for `q, k (..., L, E)`, "
+        "`v (..., L, Ev)`: for any `chunk_size` (the last chunk may be shorter) it should return the "
+        "same `out (..., L, Ev)` as the recurrence of the chapter's first section, "
+        "`ac.linear_attention(q, k, v, feature_map=ac.elu_feature_map)`. It does not for every "
+        "chunk size. Find which outputs are wrong, then the bug, and fix it; numpy only.",
+        solution='''
+            def chunked_linear_attention(q, k, v, chunk_size):
+                """Causal linear attention, phi = elu + 1, normalised, chunk by chunk: (..., L, Ev)."""
+                fq, fk = (np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0))) for x in (q, k))  # phi
+                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]))  # (..., E, Ev): sum of phi(k_j)^T v_j
+                z = np.zeros(q.shape[:-2] + (q.shape[-1],))  # (..., E): sum of phi(k_j)
+                outs = []
+                for s in range(0, q.shape[-2], chunk_size):
+                    qc, kc, vc = fq[..., s : s + chunk_size, :], fk[..., s : s + chunk_size, :], v[..., s : s + chunk_size, :]
+                    sims = np.tril(qc @ np.swapaxes(kc, -1, -2))  # (..., C, C)
+                    num = qc @ S + sims @ vc  # (..., C, Ev)
+                    ### BEGIN SOLUTION
+                    den = np.einsum("...ce,...e->...c", qc, z) + sims.sum(-1)  # (..., C): the earlier chunks, then this chunk's keys
+                    S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, Ev)
+                    z = z + kc.sum(-2)  # (..., E)
+                    ### END SOLUTION
+                    outs.append(num / den[..., None])
+                return np.concatenate(outs, axis=-2)
+        ''',
+        stub="""
+            S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, Ev)
+            z = z + kc.sum(-2)  # (..., E)
+            den = np.einsum("...ce,...e->...c", qc, z)  # (..., C)
+        """,
+        reference=chunked_linear_variant,
+        public_cases=_linear_cases,
+        outputs=("out",),
+        needs=("import numpy as np", "import torch"),
+        diagnoses=(
+            Diagnosis(
+                "right with chunks of 1 and at each chunk's last position, too small elsewhere: which keys "
+                "does a query's denominator sum over?",
+                name="normaliser read after the chunk's write",
+                hint="a query's denominator holds the keys up to it: phi(q) . z from before the chunk, plus "
+                "its row of the masked products",
+                variant=_lv(late_den=True),
+            ),
+            Diagnosis(
+                "each output's denominator misses some of the keys its numerator reads: which of them?",
+                name="normaliser without the chunk's own keys",
+                hint="add each query's row sum of the masked products to phi(q) . z",
+                variant=_lv(den_inside=False),
+            ),
+            Diagnosis(
+                "each chunk counts its own keys twice, and its early queries read its later keys: when is "
+                "the state read?",
+                name="state written before it is read",
+                hint="read qc @ S before adding this chunk's kc^T vc to S",
+                variant=_lv(write_first=True),
+            ),
+            Diagnosis(
+                "the outputs only see keys of their own chunk: what happens to the state between chunks?",
+                name="state not carried",
+                hint="keep S and z from one chunk to the next; start them at zero once",
+                variant=_lv(carry=False),
+            ),
+            Diagnosis(
+                "a query reads the later keys of its own chunk: which keys inside the chunk may it see?",
+                name="chunk not masked",
+                hint="keep the lower triangle of phi(qc) phi(kc)^T, the diagonal included",
+                variant=_lv(mask=False),
+            ),
+            Diagnosis(
+                "the outputs grow with the number of keys read: what are they divided by?",
+                name="not normalised",
+                hint="divide each numerator by phi(q_t) . z_t, the sum of its similarities",
+                variant=_lv(norm=False),
+            ),
+        ),
+    )
+)
 
 
 # ----------------------------------------------------------------------------- the probe
@@ -128,7 +318,7 @@ class TokenReads:
         return None
 
 
-# ----------------------------------------------------------------------------- 13.3 chunked delta rule
+# ----------------------------------------------------------------------------- 13.4 chunked delta rule
 def chunked_delta(q, k, v, beta, chunk_size, *, carry=True, correct=True, scale=True, own_write=True):
     """The delta rule chunk by chunk (the UT form); the flags make the classic mistakes."""
     E, L = q.shape[-1], q.shape[-2]
@@ -202,7 +392,7 @@ def _v(**flags):
 register(
     Exercise(
         id="ch13.chunked_delta_rule",
-        number="13.3",
+        number="13.4",
         title="the delta rule, chunk by chunk",
         points=3,
         function="chunked_delta_rule",
@@ -210,15 +400,20 @@ register(
         kind="extend",
         forbids=("attncourse.delta_rule", "attncourse.linear_attention"),
         method=TokenReads,
-        description="Training kernels run the delta rule the way 13.6 runs linear attention: a state "
-        "carried from chunk to chunk, and inside a chunk a few matrix products for all its positions at "
-        "once. Write `chunked_delta_rule(q, k, v, beta, chunk_size)` in numpy for `q, k (..., L, E)`, "
-        "`v (..., L, Ev)`, `beta (..., L)`: it must return the same `out (..., L, Ev)` as the chapter's "
-        "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay, outputs scaled by "
-        "$1/\\sqrt{E}$) for any `chunk_size` (the last chunk may be shorter). Read `q`, `k` and `v` a "
-        "chunk at a time: an answer that indexes or iterates "
-        "any of them, a chunk of them or a copy of it one position at a time scores 0 (checked while "
-        "it runs).",
+        description="Exercise 13.3 computes linear attention chunk by chunk: a state carried from one "
+        "chunk to the next, and inside a chunk a few matrix products over all its positions at once. "
+        "Training kernels run the delta rule the same way, but the section on the delta rule measured why the "
+        "chunk cannot be copied as it is: the rule to preserve is, at every position $t$, "
+        "$u_t = \\beta_t (v_t - k_t S_{t-1})$, $S_t = S_{t-1} + k_t^\\top u_t$, "
+        "$o_t = q_t S_t / \\sqrt{E}$, where $S_{t-1}$ is the state after position $t - 1$ also when "
+        "$t - 1$ lies in the same chunk, and the corrections computed from the state the chunk starts "
+        "with miss from the chunk's second position on. Write `chunked_delta_rule(q, k, v, beta, "
+        "chunk_size)` in numpy for `q, k (..., L, E)` (unit-length keys), `v (..., L, Ev)`, "
+        "`beta (..., L)`: cut the positions into chunks of `chunk_size` (the last may be shorter), carry "
+        "the state from chunk to chunk, and return the same `out (..., L, Ev)` as the chapter's "
+        "`ac.delta_rule(q, k, v, beta)[0]` (state from zero, no decay) for any `chunk_size`. The "
+        "method rule below is about `q`, `k` and `v` only: arrays you compute from a chunk, and `beta`, "
+        "you may index as you like.",
         solution='''
             def chunked_delta_rule(q, k, v, beta, chunk_size):
                 """The delta rule chunk by chunk: (..., L, Ev), equal to ac.delta_rule(q, k, v, beta)[0]."""

@@ -1,12 +1,12 @@
-"""Chapter 13 exercises: a hybrid's memory, a gated layer's decays from its outputs, the chunked delta
-rule (in ``_ch13_chunked``), causal top-k attention, where an MLA hybrid's cache catches up with its states, and chunked
-linear attention."""
+"""Chapter 13 exercises: a hybrid's memory, a gated layer's decays from its outputs, chunked linear
+attention and the chunked delta rule (both in ``_ch13_chunked``), sparse attention picked by an indexer
+(``_ch13_sparse``), and a DeltaNet layer's values recovered from its outputs."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ... import scaled_dot_product_attention as sdpa
+from ... import delta_rule
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__: list = []
@@ -201,305 +201,130 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 13.4 top-k after the mask (diagnose)
-def _topk_causal(q, k, v, top_k, mask_first=True, smallest=False):
-    L, S = q.shape[-2], k.shape[-2]
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
-    causal = np.tril(np.ones((L, S), dtype=bool))
-    ranked = np.where(causal, scores, -np.inf) if mask_first else scores
-    if smallest:
-        ranked = np.where(causal, -scores, -np.inf)
-    order = np.argsort(-ranked, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
-    kept = np.zeros(scores.shape, dtype=bool)
-    np.put_along_axis(kept, order, True, axis=-1)
-    return sdpa(q, k, v, kept & causal)[0]
+# ----------------------------------------------------------------------------- 13.6 a DeltaNet layer's values (extend)
+def _recover_values(q, k, beta, out, *, scale=True, held=True, strength=True, adding=False):
+    """The values a DeltaNet layer wrote, from its outputs; the flags make the classic mistakes."""
+    q, k, beta, out = (np.asarray(x, dtype=np.float64) for x in (q, k, beta, out))
+    E = q.shape[-1]
+    o = out * np.sqrt(E) if scale else out  # q_t S_t
+    S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))
+    found = []
+    for t in range(q.shape[-2]):
+        q_t, k_t, b_t = q[..., t, :], k[..., t, :], beta[..., t, None]
+        u = (o[..., t, :] - np.einsum("...e,...ef->...f", q_t, S)) / np.sum(q_t * k_t, -1)[..., None]  # u_t
+        v_t = u / b_t if strength else u
+        if held:
+            v_t = v_t + np.einsum("...e,...ef->...f", k_t, S)  # + k_t S_(t-1)
+        found.append(v_t)
+        S = S + k_t[..., :, None] * ((b_t * v_t) if adding else u)[..., None, :]
+    return np.stack(found, axis=-2)
 
 
-def _topk_cases():
-    rng = np.random.default_rng(1304)
-    n = rng.normal
+def _values_cases(seed=1316, hidden=False):
+    rng = np.random.default_rng(seed)
+    n, u = rng.normal, rng.uniform
+
+    def case(name, shape, Ev, beta=None, dtype=np.float64):
+        *lead, L, E = shape
+        k = n(size=shape)
+        k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+        q = n(size=shape)
+        along = np.sign(n(size=(*lead, L, 1))) * u(0.5, 1.5, (*lead, L, 1))  # q_t . k_t, kept away from 0
+        q = q - np.sum(q * k, -1, keepdims=True) * k + along * k
+        v = n(size=(*lead, L, Ev))
+        beta = u(0.3, 1, (*lead, L)) if beta is None else np.asarray(beta, dtype=np.float64)
+        out = delta_rule(q, k, v, beta)[0]
+        return Case(
+            name, q=q.astype(dtype), k=k.astype(dtype), beta=beta.astype(dtype), out=out.astype(dtype)
+        )
+
+    if hidden:
+        return (
+            grouped("values", case("L=9, E=2, Ev=4", (9, 2), 4))
+            + grouped("strengths of 1", case("L=6, every beta 1", (6, 3), 2, np.ones(6)))
+            + grouped("batch dims", case("batch (2, 2), L=4", (2, 2, 4, 3), 2))
+            + grouped("dtype", case("float32, L=6, E=3, Ev=2", (6, 3), 2, dtype=np.float32))
+        )
     return (
         grouped(
-            "causal top-k",
-            Case("L=8, E=4, Ev=2, top_k=3", q=n(size=(8, 4)), k=n(size=(8, 4)), v=n(size=(8, 2)), top_k=3),
-            Case("L=6, E=2, Ev=3, top_k=2", q=n(size=(6, 2)), k=n(size=(6, 2)), v=n(size=(6, 3)), top_k=2),
+            "values",
+            case("L=6, E=3, Ev=2", (6, 3), 2),
+            case("L=5, E=4, Ev=3", (5, 4), 3),
         )
         + grouped(
-            "batch dims",
-            Case(
-                "2 heads, L=5, top_k=2",
-                q=n(size=(2, 5, 3)),
-                k=n(size=(2, 5, 3)),
-                v=n(size=(2, 5, 2)),
-                top_k=2,
-            ),
+            "strengths of 1",
+            case("L=7, beta 1 at positions 2 and 5", (7, 3), 2, [0.5, 0.8, 1, 0.4, 0.6, 1, 0.7]),
         )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=6, top_k=4",
-                q=n(size=(6, 4)).astype(np.float32),
-                k=n(size=(6, 4)).astype(np.float32),
-                v=n(size=(6, 2)).astype(np.float32),
-                top_k=4,
-            ),
-        )
+        + grouped("batch dims", case("2 heads, L=5, E=3, Ev=2", (2, 5, 3), 2))
+        + grouped("dtype", case("float32, L=5, E=4, Ev=3", (5, 4), 3, dtype=np.float32))
     )
 
 
 register(
     Exercise(
-        id="ch13.topk_causal",
-        former_ids=("ch13.fix_topk_causal",),
-        number="13.4",
-        title="causal top-k attention",
-        points=2,
-        function="topk_causal",
-        hint="rank only the keys a query may attend to: put -inf on the future before choosing the top k",
-        kind="diagnose",
-        forbids=NO_FUSED + ("attncourse.topk_attention",),
-        description="`topk_causal(q, k, v, top_k)` should return what "
-        "`ac.topk_attention(q, k, v, top_k, is_causal=True)` returns, for `q, k (..., L, E)`, "
-        "`v (..., L, Ev)`. It does not. Find the bug and fix it.",
-        solution='''
-            def topk_causal(q, k, v, top_k):
-                """What ac.topk_attention(q, k, v, top_k, is_causal=True) returns: (..., L, Ev)."""
-                L, S = q.shape[-2], k.shape[-2]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (..., L, S)
-                ### BEGIN SOLUTION
-                causal = np.tril(np.ones((L, S), dtype=bool))  # (L, S)
-                order = np.argsort(-np.where(causal, scores, -np.inf), axis=-1, kind="stable")[..., :top_k]
-                kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
-                np.put_along_axis(kept, order, True, axis=-1)
-                scores = np.where(kept & causal, scores, -np.inf)
-                ### END SOLUTION
-                return softmax(scores) @ v  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
-        ''',
-        stub="""
-            causal = np.tril(np.ones((L, S), dtype=bool))  # (L, S)
-            order = np.argsort(-scores, axis=-1, kind="stable")[..., :top_k]  # (..., L, top_k)
-            kept = np.zeros(scores.shape, dtype=bool)  # (..., L, S)
-            np.put_along_axis(kept, order, True, axis=-1)
-            scores = np.where(kept & causal, scores, -np.inf)
-        """,
-        reference=_topk_causal,
-        public_cases=_topk_cases,
-        outputs=("out",),
-        needs=("import numpy as np", "import torch", "from attncourse import softmax"),
-        diagnoses=(
-            Diagnosis(
-                "early queries read fewer keys than they may: which keys compete for the top k?",
-                name="top-k before the mask",
-                hint="mask the future keys to -inf before ranking, not after",
-                variant=lambda q, k, v, top_k: _topk_causal(q, k, v, top_k, mask_first=False),
-            ),
-            Diagnosis(
-                "each query reads the keys it matches least: which end of the ranking is kept?",
-                name="smallest scores kept",
-                hint="keep the largest scores",
-                variant=lambda q, k, v, top_k: _topk_causal(q, k, v, top_k, smallest=True),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 13.5 an MLA hybrid's crossover (predict)
-def _mla_crossover(per_token=512 + 64, state_extra=0, mla_layers=6, kda_layers=18):
-    state = 32 * (128 * 128 + state_extra)  # numbers per KDA layer: 32 heads of d_k x d_v
-    return np.array(kda_layers * state / (mla_layers * per_token))  # tokens; bytes per number cancel
-
-
-register(
-    Exercise(
-        id="ch13.predict_mla_hybrid_tokens",
-        number="13.5",
-        title="predict where an MLA hybrid's cache catches up with its states",
-        points=1,
-        function="predict_mla_hybrid_tokens",
-        hint="chapter 11 counts what an MLA layer caches per token; a KDA layer keeps what a Gated DeltaNet layer keeps",
-        kind="predict",
-        description="Kimi Linear pairs Kimi Delta Attention (KDA: a Gated DeltaNet whose decay is set per key "
-        "channel, computed from each token) with chapter 11's latent attention (MLA) as its softmax layer. "
-        "Take a 24-layer stack of that kind: every fourth layer is an MLA layer with 32 heads of width 128, "
-        "a latent of width 512 and a shared RoPE key of width 64; the other layers are KDA layers with 32 "
-        "heads whose keys and values have width 128. Everything is stored in bfloat16. Before running "
-        "anything: for one sequence, at what context length $T$ (in tokens, not necessarily a whole number) "
-        "do the MLA layers' caches take exactly as much memory as the KDA layers' states? Return $T$; "
-        "within 0.5% passes.",
-        solution='''
-            def predict_mla_hybrid_tokens():
-                """The context length at which the MLA layers' caches equal the KDA layers' states."""
-                ### BEGIN SOLUTION
-                mla_per_token = 512 + 64  # latent + shared RoPE key, per token and MLA layer (chapter 11)
-                kda_state = 32 * 128 * 128  # heads x d_k x d_v per KDA layer; the decays are not kept
-                return 18 * kda_state / (6 * mla_per_token)  # 18 KDA and 6 MLA layers; bfloat16 cancels
-                ### END SOLUTION
-        ''',
-        reference=_mla_crossover,
-        needs=("import numpy as np", "import torch"),
-        public_cases=lambda: grouped("prediction", Case("24 layers, one MLA layer in four, bfloat16")),
-        tolerance=(0.005, 0.0),
-        diagnoses=(
-            Diagnosis(
-                "the MLA layers counted as caching keys and values per head: what does an MLA layer keep for a token?",
-                name="MLA cached as per-head keys and values",
-                hint="an MLA layer caches its latent and its shared RoPE key, once per token",
-                variant=lambda: _mla_crossover(per_token=2 * 32 * 128),
-            ),
-            Diagnosis(
-                "the MLA cache counted without its RoPE key: what else does an MLA layer keep for a token?",
-                name="RoPE key left out",
-                hint="the latent cannot carry the rotated key: it is cached beside it",
-                variant=lambda: _mla_crossover(per_token=512),
-            ),
-            Diagnosis(
-                "the decays counted as part of the state: does a KDA layer keep its decays from token to token?",
-                name="decays kept in the state",
-                hint="each token's decays are computed from that token and used at once",
-                variant=lambda: _mla_crossover(state_extra=128),
-            ),
-            Diagnosis(
-                "one MLA layer against one KDA layer: how many of each does the stack have?",
-                name="one layer of each",
-                hint="one layer in four is an MLA layer: 6 of them, and 18 KDA layers",
-                variant=lambda: _mla_crossover(mla_layers=1, kda_layers=1),
-            ),
-        ),
-    )
-)
-
-
-# ----------------------------------------------------------------------------- 13.6 chunked linear attention (diagnose)
-def _chunked(q, k, v, chunk_size, write_first=False, carry=True, mask=True):
-    S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))
-    outs = []
-    for s in range(0, q.shape[-2], chunk_size):
-        qc, kc, vc = (
-            q[..., s : s + chunk_size, :],
-            k[..., s : s + chunk_size, :],
-            v[..., s : s + chunk_size, :],
-        )
-        sims = qc @ np.swapaxes(kc, -1, -2)
-        inside = (np.tril(sims) if mask else sims) @ vc
-        if not carry:
-            S = np.zeros_like(S)
-        if write_first:
-            S = S + np.swapaxes(kc, -1, -2) @ vc
-        outs.append(qc @ S + inside)
-        if not write_first:
-            S = S + np.swapaxes(kc, -1, -2) @ vc
-    return np.concatenate(outs, axis=-2)
-
-
-def _chunked_cases():
-    rng = np.random.default_rng(1306)
-    n = rng.normal
-    return (
-        grouped(
-            "chunks",
-            Case(
-                "L=8, chunks of 4, E=3, Ev=2",
-                q=n(size=(8, 3)),
-                k=n(size=(8, 3)),
-                v=n(size=(8, 2)),
-                chunk_size=4,
-            ),
-            Case(
-                "L=7, chunks of 3 (a short last chunk), E=2, Ev=3",
-                q=n(size=(7, 2)),
-                k=n(size=(7, 2)),
-                v=n(size=(7, 3)),
-                chunk_size=3,
-            ),
-            Case("L=5, chunks of 1", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 2)), chunk_size=1),
-        )
-        + grouped(
-            "batch dims",
-            Case(
-                "2 heads, L=6, chunks of 2",
-                q=n(size=(2, 6, 3)),
-                k=n(size=(2, 6, 3)),
-                v=n(size=(2, 6, 2)),
-                chunk_size=2,
-            ),
-        )
-        + grouped(
-            "dtype",
-            Case(
-                "float32, L=6, chunks of 4",
-                q=n(size=(6, 4)).astype(np.float32),
-                k=n(size=(6, 4)).astype(np.float32),
-                v=n(size=(6, 2)).astype(np.float32),
-                chunk_size=4,
-            ),
-        )
-    )
-
-
-register(
-    Exercise(
-        id="ch13.chunked_linear",
-        former_ids=("ch13.fix_chunked_linear",),
+        id="ch13.recover_delta_values",
         number="13.6",
-        title="chunked causal linear attention",
+        title="a DeltaNet layer's values, from its outputs",
         points=2,
-        function="chunked_linear",
-        hint="for one query, list the keys that reach its output through the state and through its chunk's own products: each key up to the query must reach it exactly once, and no later key",
-        kind="diagnose",
-        forbids=("attncourse.linear_attention",),
-        description="Training kernels compute linear attention chunk by chunk: inside a chunk the masked "
-        "quadratic form, across chunks a state carried from one chunk to the next. `chunked_linear` should "
-        "return, for any `chunk_size`, the same `out (..., L, Ev)` as the recurrence "
-        "$o_t = q_t S_t$, $S_t = \\sum_{j \\le t} k_j^\\top v_j$ (no feature map, no normalisation: "
-        "`ac.linear_attention(q, k, v, normalize=False)`), for `q, k (..., L, E)`, `v (..., L, Ev)`. "
-        "Symptom: every output differs from the recurrence's. Find the bug and fix it; numpy only.",
+        function="recover_values",
+        hint="o_t sqrt(E) - q_t S_(t-1) is (q_t . k_t) u_t; u_t gives v_t through the rule, and S_t through the write",
+        kind="extend",
+        forbids=("attncourse.delta_rule", "attncourse.linear_attention"),
+        description="A DeltaNet layer, the chapter's `ac.delta_rule(q, k, v, beta)` (state from zero, "
+        "no decay, outputs scaled by $1/\\sqrt{E}$), has run on queries `q (..., L, E)`, unit-length "
+        "keys `k (..., L, E)`, values `v (..., L, Ev)` and writing strengths `beta (..., L)` in "
+        "`(0, 1]`. You are given `q`, `k`, `beta` and the layer's outputs `out (..., L, Ev)`, not the "
+        "values. Return the values, `v (..., L, Ev)`, in numpy (every case is made so that they are "
+        "determined by what you are given).",
         solution='''
-            def chunked_linear(q, k, v, chunk_size):
-                """Causal linear attention (identity map, no normalisation), chunk by chunk: (..., L, Ev)."""
-                S = np.zeros(q.shape[:-2] + (q.shape[-1], v.shape[-1]), dtype=np.result_type(q, k, v))  # (..., E, Ev)
-                outs = []
-                for s in range(0, q.shape[-2], chunk_size):
-                    qc, kc, vc = (x[..., s : s + chunk_size, :] for x in (q, k, v))  # (..., C, E), (..., C, Ev)
-                    ### BEGIN SOLUTION
-                    inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev): this chunk's keys
-                    outs.append(qc @ S + inside)  # the earlier chunks, through the state as it was
-                    S = S + np.swapaxes(kc, -1, -2) @ vc  # then write this chunk: (..., E, C) @ (..., C, Ev)
-                    ### END SOLUTION
-                return np.concatenate(outs, axis=-2)
+            def recover_values(q, k, beta, out):
+                """The values v (..., L, Ev) that the DeltaNet layer was given."""
+                ### BEGIN SOLUTION
+                E = q.shape[-1]
+                S = np.zeros(q.shape[:-2] + (E, out.shape[-1]))  # (..., E, Ev): the state before position t
+                found = []
+                for t in range(q.shape[-2]):
+                    q_t, k_t, b_t = q[..., t, :], k[..., t, :], beta[..., t, None]  # (..., E), (..., 1)
+                    # sqrt(E) o_t = q_t S_t = q_t S_(t-1) + (q_t . k_t) u_t: the correction u_t (..., Ev)
+                    read = np.einsum("...e,...ef->...f", q_t, S)
+                    u = (np.sqrt(E) * out[..., t, :] - read) / np.sum(q_t * k_t, -1, keepdims=True)
+                    held = np.einsum("...e,...ef->...f", k_t, S)  # k_t S_(t-1): what the key read before
+                    found.append(held + u / b_t)  # u_t = beta_t (v_t - k_t S_(t-1))
+                    S = S + k_t[..., :, None] * u[..., None, :]  # the layer's write: S_t
+                return np.stack(found, axis=-2)  # (..., L, Ev)
+                ### END SOLUTION
         ''',
-        stub="""
-            inside = np.tril(qc @ np.swapaxes(kc, -1, -2)) @ vc  # (..., C, Ev)
-            S = S + np.swapaxes(kc, -1, -2) @ vc  # (..., E, C) @ (..., C, Ev)
-            outs.append(qc @ S + inside)  # (..., C, Ev)
-        """,
-        reference=_chunked,
-        public_cases=_chunked_cases,
-        outputs=("out",),
+        reference=lambda q, k, beta, out: _recover_values(q, k, beta, out),
+        public_cases=_values_cases,
+        outputs=("v",),
         needs=("import numpy as np", "import torch"),
         diagnoses=(
             Diagnosis(
-                "each chunk counts its own keys twice, and its early queries read its later keys: when is "
-                "the state read?",
-                name="state written before it is read",
-                hint="read qc @ S before adding this chunk's kc^T vc to S",
-                variant=lambda q, k, v, chunk_size: _chunked(q, k, v, chunk_size, write_first=True),
+                "every value found is off by the same factor: what were the layer's outputs multiplied by?",
+                name="no scale",
+                hint="ac.delta_rule scales its outputs by 1 / sqrt(E): undo it first",
+                variant=lambda q, k, beta, out: _recover_values(q, k, beta, out, scale=False),
             ),
             Diagnosis(
-                "the outputs only see keys of their own chunk: what happens to the state between chunks?",
-                name="state not carried",
-                hint="keep S from one chunk to the next; start it at zero once",
-                variant=lambda q, k, v, chunk_size: _chunked(q, k, v, chunk_size, carry=False),
+                "right at position 0, wrong after it: is what a position writes into the state its value?",
+                name="what the state held left out",
+                hint="u_t = beta_t (v_t - k_t S_(t-1)): add back k_t S_(t-1)",
+                variant=lambda q, k, beta, out: _recover_values(q, k, beta, out, held=False),
             ),
             Diagnosis(
-                "a query reads the later keys of its own chunk: which keys inside the chunk may it see?",
-                name="chunk not masked",
-                hint="keep the lower triangle of qc kc^T, the diagonal included",
-                variant=lambda q, k, v, chunk_size: _chunked(q, k, v, chunk_size, mask=False),
+                "off wherever beta is below 1: what does beta do to a write?",
+                name="strength left out",
+                hint="u_t = beta_t (v_t - k_t S_(t-1)): divide by beta_t",
+                variant=lambda q, k, beta, out: _recover_values(q, k, beta, out, strength=False),
+            ),
+            Diagnosis(
+                "right at position 0, wrong after it: what does the layer add to its state at each position?",
+                name="state rebuilt by adding",
+                hint="the layer writes k_t^T u_t, the correction, not k_t^T beta_t v_t",
+                variant=lambda q, k, beta, out: _recover_values(q, k, beta, out, adding=True),
             ),
         ),
     )
 )
 
-
-from . import _ch13_chunked  # noqa: E402,F401  (13.3)
+from . import _ch13_chunked, _ch13_sparse  # noqa: E402,F401  (13.3, 13.4; 13.5)
