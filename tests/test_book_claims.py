@@ -250,6 +250,30 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
     assert rivals == [101, 177, 178]  # the offsets the prose names as scoring above offset 1
 
 
+def test_chapter_7_sinusoidal_probe_numbers_are_the_printed_ones():
+    text = _printed(CH07, "probe_tokens = torch.randint")
+    rows = {
+        int(start): (float(short), float(long), float(dims))
+        for start, short, long, dims in re.findall(
+            r"codes of positions +(\d+)\.\. *\d+: +([0-9.]+)% right in 32 tokens, +([0-9.]+)% at those positions"
+            r" of 256 tokens; +([0-9.]+) of 32 dimensions outside",
+            text,
+        )
+    }
+    assert len(rows) == 5 and 0 in rows, text
+    later = [rows[s] for s in rows if s > 0]
+    short = [r[0] for r in later]
+    long = [r[1] for r in later]
+    dims = [r[2] for r in later]
+    prose = _prose(CH07, "ch07-beyond-after")
+    assert f"it is right {min(short)}% to {max(short)}% of the time" in prose
+    assert f"the codes of positions $0, \\dots, 31$ give {rows[0][0]}%" in prose
+    assert f"Every later block has {min(dims)} to {max(dims)} of its 32 dimensions outside" in prose
+    assert max(short) / min(short) >= 4 and "the blocks differ fourfold in accuracy" in prose
+    assert all(r[1] < r[0] for r in later)  # "worse still" at every later block
+    assert f"does worse still ({min(long)}% to {max(long)}%)" in prose
+
+
 def test_chapter_7_alibi_is_as_accurate_past_the_training_length_as_inside():
     text = _printed(CH07, "class PreviousToken(nn.Module):")
     alibi = text.split("alibi:")[1]
