@@ -220,17 +220,36 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
             r"(\d+) \(\d+%\)", text.split("attended to most by queries past position 31:")[1].splitlines()[0]
         )
     ]
-    drops = [
-        int(p)
-        for p in re.findall(r"(\d+) \(\d+%\)", text.split("largest one-position drops")[1].splitlines()[0])
-    ]
+    drops = {
+        int(p): int(pct)
+        for p, pct in re.findall(
+            r"(\d+) \((\d+)%\)", text.split("largest one-position drops")[1].splitlines()[0]
+        )
+    }
+    noise = float(
+        re.search(
+            r"standard error of one position's accuracy \(1024 sequences\): at most ([0-9.]+)", text
+        ).group(1)
+    )
     wrong = sorted(set(rivals) | {d for d in top if d != 1})
     lines = {d for d in wrong if d - 1 not in wrong}  # where the chapter's plot draws a dotted line
     prose = _prose(CH07, "ch07-beyond-after")
     on_line = [p for p in drops if p in lines]
     off_line = [p for p in drops if p not in lines]
-    assert on_line == [45, 101] and off_line == [48, 54], (drops, lines)
-    assert "(45 and 101)" in prose and "those at 48 and 54 have no line" in prose
+    assert on_line == [45, 101, 177] and off_line == [100] and 101 in lines, (drops, lines)
+    assert "each of the four largest drops (45, 100, 101 and 177) is far above that" in prose
+    assert f"a standard error of at most {noise:.3f} over the 1024 sequences" in prose
+    assert min(drops.values()) / 100 > 4 * noise  # "far above": the drops are printed in whole per cent
+    assert "Three fall on a line; the one at 100 falls one position before the line at 101" in prose
+    score, share = re.search(
+        r"offset 100: mean score ([0-9.]+), the pick of (\d+)% of queries", text
+    ).groups()
+    one = float(re.search(r"mean score at offset 1: ([0-9.]+)", text).group(1))
+    assert float(score) < one  # "below offset 1 on average"
+    assert (
+        f"offset 100 scores {score}, below offset 1 on average but the pick of {share}% of the queries"
+        in prose
+    )
     off = {
         int(d): [float(x) for x in frac.split()]
         for d, frac in re.findall(
@@ -241,6 +260,50 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
     assert (
         max(off[177]) > 0.1 and max(off[178]) > 0.1 and max(off[177] + off[178]) <= 0.25
     )  # "up to a quarter"
+    assert "At offset 101 the three fastest pairs" in prose and "at 177 and 178 they are not" in prose
+    assert rivals == [101, 177, 178]  # the offsets the prose names as scoring above offset 1
+
+
+def test_chapter_7_sinusoidal_probe_numbers_are_the_printed_ones():
+    text = _printed(CH07, "probe_tokens = torch.randint")
+    rows = {
+        int(start): (float(short), float(long), float(dims))
+        for start, short, long, dims in re.findall(
+            r"codes of positions +(\d+)\.\. *\d+: +([0-9.]+)% right in 32 tokens, +([0-9.]+)% at those positions"
+            r" of 256 tokens; +([0-9.]+) of 32 dimensions outside",
+            text,
+        )
+    }
+    assert len(rows) == 5 and 0 in rows, text
+    later = [rows[s] for s in rows if s > 0]
+    short = [r[0] for r in later]
+    long = [r[1] for r in later]
+    dims = [r[2] for r in later]
+    prose = _prose(CH07, "ch07-beyond-after")
+    assert f"it is right {min(short)}% to {max(short)}% of the time" in prose
+    assert f"the codes of positions $0, \\dots, 31$ give {rows[0][0]}%" in prose
+    assert f"Every later block has {min(dims)} to {max(dims)} of its 32 dimensions outside" in prose
+    assert max(short) / min(short) >= 4 and "the blocks differ fourfold in accuracy" in prose
+    assert all(r[1] < r[0] for r in later)  # "worse still" at every later block
+    assert f"does worse still ({min(long)}% to {max(long)}%)" in prose
+
+
+def test_chapter_7_alibi_is_as_accurate_past_the_training_length_as_inside():
+    text = _printed(CH07, "class PreviousToken(nn.Module):")
+    alibi = text.split("alibi:")[1]
+    inside, past = re.search(
+        r"length 256: positions 1\.\.31 +([0-9.]+)%, past it +([0-9.]+)%", alibi
+    ).groups()
+    assert abs(float(inside) - float(past)) < 1  # "the same inside and past"
+    assert 100 - float(inside) < 5 and 100 - float(inside) > 2  # "misses about 3% inside"
+    assert f"({inside}% on positions 1..31, {past}% past them, at 256 tokens)" in _prose(
+        CH07, "ch07-beyond-after"
+    )
+    for length in (64, 128):  # the same at every longer length
+        i, q = re.search(
+            rf"length +{length}: positions 1\.\.31 +([0-9.]+)%, past it +([0-9.]+)%", alibi
+        ).groups()
+        assert abs(float(i) - float(q)) < 1
 
 
 def test_chapter_7_defines_rope_and_alibi_before_the_study_past_the_training_length():
@@ -259,7 +322,8 @@ def test_chapter_7_study_numbers_are_the_printed_ones():
         r"offset 1: ([0-9.]+); at offset 0 \(the query itself\): (-?[0-9.]+); best of offsets 2\.\.31, \d+: ([0-9.]+)",
         text,
     ).groups()
-    assert float(one) > max(float(own), float(best))  # "offset 1 scores far above offset 0 ... and 2 on"
+    assert float(one) > max(float(own), float(best))  # "offset 1 scores far above offset 0 ... 2 to 31"
+    assert "above every offset from 2 to 31" in _prose(CH07, "ch07-beyond-after")
     assert f"({one} against {own} and {best})" in _prose(CH07, "ch07-beyond-after")
 
 
