@@ -860,3 +860,15 @@ def test_chapter_1_float32_cross_entropy_through_log_softmax_is_infinite_and_thr
     assert np.array_equal(_vector(formula.group(1)), [1.0, -1.0])
     prose = _prose(CH01, "softmax-ce-underflow")
     assert "the loss is 120" in prose and "(1, -1)" in prose and "infinite" in prose and "`nan`" in prose
+
+
+def test_chapter_4_quotes_the_growth_of_the_measured_peak_from_its_printout():
+    text = _printed("04_self_attention.ipynb", "peak_bytes.append(peak)")
+    peaks = [float(p) for p in re.findall(r"peak of the call +([0-9.]+) MiB", text)]
+    growth = ", ".join(f"{b / a:.1f}" for a, b in zip(peaks[:3], peaks[1:4]))
+    last = f"{peaks[-1] / peaks[-2]:.1f}"
+    listed = ", ".join(f"{p:.2f}" for p in peaks)
+    prose = _prose("04_self_attention.ipynb", "c032")
+    assert f"({listed} MiB) grow by {growth} and {last} per doubling" in prose, (listed, growth, last)
+    summary = _prose("04_self_attention.ipynb", "c034")
+    assert f"grew by {growth.split(', ')[0]} to {last} per doubling" in summary
