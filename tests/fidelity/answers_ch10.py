@@ -173,36 +173,30 @@ CORRECT = {
     },
     "ch10.pool_real_patches": {
         "loops over images and patches": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+            def pool_real_patches(tokens, key_mask, n_registers):
+                N = tokens.shape[1] - 1 - n_registers
                 out = []
-                for b, (h, w) in enumerate(sizes):
-                    picked = []
-                    for r in range(H // P):
-                        for c in range(W // P):
-                            if r * P < h and c * P < w:
-                                picked.append(tokens[b, 1 + r * (W // P) + c])
+                for b in range(tokens.shape[0]):
+                    picked = [tokens[b, 1 + n] for n in range(N) if key_mask[b, 1 + n]]
                     out.append(np.mean(picked, axis=0))
                 return np.stack(out)
         """,
         "torch with a weighted mean": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+            def pool_real_patches(tokens, key_mask, n_registers):
                 t = torch.as_tensor(tokens)
-                s = torch.as_tensor(sizes)
-                n = t.shape[1] - 1 - n_registers
-                rows = (torch.arange(H // P) * P)[None, :, None] < s[:, :1, None]
-                cols = (torch.arange(W // P) * P)[None, None, :] < s[:, 1:, None]
-                m = (rows & cols).flatten(1).to(t.dtype)  # (B, N)
-                return torch.einsum("bn,bnd->bd", m, t[:, 1 : 1 + n]) / m.sum(1, keepdim=True)
+                m = torch.as_tensor(key_mask).clone()
+                m[:, 0] = False  # [CLS]
+                if n_registers:
+                    m[:, -n_registers:] = False
+                w = m.to(t.dtype)
+                return torch.einsum("bn,bnd->bd", w, t) / w.sum(1, keepdim=True)
         """,
-        "float32 with ceilings and slicing": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                gh, gw = H // P, W // P
-                grid = tokens[:, 1 : 1 + gh * gw].reshape(len(tokens), gh, gw, -1).astype(np.float32)
-                out = []
-                for b in range(len(tokens)):
-                    nh, nw = -(-int(sizes[b, 0]) // P), -(-int(sizes[b, 1]) // P)
-                    out.append(grid[b, :nh, :nw].reshape(-1, grid.shape[-1]).mean(axis=0))
-                return np.stack(out)
+        "float32, patches found by position": """
+            def pool_real_patches(tokens, key_mask, n_registers):
+                T = tokens.shape[1]
+                is_patch = (np.arange(T) >= 1) & (np.arange(T) < T - n_registers)
+                keep = (key_mask & is_patch).astype(np.float32)
+                return np.einsum("bt,btd->bd", keep, tokens.astype(np.float32)) / keep.sum(1, keepdims=True)
         """,
     },
 }
@@ -353,34 +347,24 @@ WRONG = {
     },
     "ch10.pool_real_patches": {
         "registers averaged in": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                B = tokens.shape[0]
-                rows = np.arange(H // P) * P < sizes[:, :1]
-                cols = np.arange(W // P) * P < sizes[:, 1:]
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1)
-                keep = np.concatenate([real, np.ones((B, n_registers), dtype=bool)], axis=1)[..., None]
+            def pool_real_patches(tokens, key_mask, n_registers):
+                keep = key_mask[:, 1:, None]
                 return (tokens[:, 1:] * keep).sum(1) / keep.sum(1)
         """,
         "every patch averaged": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                return tokens[:, 1 : 1 + (H // P) * (W // P)].mean(axis=1)
+            def pool_real_patches(tokens, key_mask, n_registers):
+                return tokens[:, 1 : tokens.shape[1] - n_registers].mean(axis=1)
         """,
         "[CLS] averaged in": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                B = tokens.shape[0]
-                rows = np.arange(H // P) * P < sizes[:, :1]
-                cols = np.arange(W // P) * P < sizes[:, 1:]
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1)
-                keep = np.concatenate([np.ones((B, 1), dtype=bool), real], axis=1)[..., None]
-                return (tokens[:, : 1 + real.shape[1]] * keep).sum(1) / keep.sum(1)
+            def pool_real_patches(tokens, key_mask, n_registers):
+                T = tokens.shape[1] - n_registers
+                keep = key_mask[:, :T, None]
+                return (tokens[:, :T] * keep).sum(1) / keep.sum(1)
         """,
-        "edge patches dropped": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                B = tokens.shape[0]
-                rows = np.arange(H // P) < sizes[:, :1] // P
-                cols = np.arange(W // P) < sizes[:, 1:] // P
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1, 1)
-                return (tokens[:, 1 : 1 + real.shape[1]] * real).sum(1) / np.maximum(real.sum(1), 1)
+        "the whole mask as it is": """
+            def pool_real_patches(tokens, key_mask, n_registers):
+                keep = key_mask[..., None]
+                return (tokens * keep).sum(1) / keep.sum(1)
         """,
     },
 }

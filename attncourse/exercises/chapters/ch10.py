@@ -73,10 +73,13 @@ register(
         description="A ViT with learned positions was trained on a grid of `gh x gw` patches: its table "
         "`pos (1 + gh * gw, d)` holds the [CLS] position in row 0, then the grid's positions listed row by "
         "row. To run it on images of another size, the grid part is resized to `nh x nw` by bilinear "
-        "interpolation with the corners aligned: new row `r` sits at old row coordinate "
-        "`r * (gh - 1) / (nh - 1)` (at 0 when `nh = 1`), and likewise the columns; a point between old "
-        "grid points is the linear blend of its neighbours along each axis. The [CLS] row is kept as it "
-        "is. Return the new table `(1 + nh * nw, d)`, [CLS] first, the new grid row by row.",
+        "interpolation with the corners aligned. What must hold: the new grid spans the old one from "
+        "corner to corner, so its four corner positions are the old four corners, and its rows lie "
+        "evenly spaced from the old first row to the old last row, its columns likewise (a new grid of "
+        "one row lies on the old first row, of one column on the old first column); where a new grid "
+        "point falls on an old one, it takes that old position; in between, each of the `d` coordinates "
+        "is bilinear in the point's place among the four old grid points around it. The [CLS] row is "
+        "kept as it is. Return the new table `(1 + nh * nw, d)`, [CLS] first, the new grid row by row.",
         solution='''
             def resize_positions(pos, gh, gw, nh, nw):
                 """(1 + gh*gw, d) -> (1 + nh*nw, d): the grid part resized bilinearly, corners aligned."""
@@ -521,31 +524,37 @@ register(
 
 
 # ----------------------------------------------------------------------------- 10.6 pooled real patches (extend)
-def _pool(tokens, sizes, H, W, P, n_registers, how="right"):
-    B = tokens.shape[0]
-    N = (H // P) * (W // P)
-    patches = np.asarray(tokens[:, 1 : 1 + N], dtype=np.float64)
-    if how == "registers_in":  # the registers averaged with the real patches
-        real = np.concatenate(
-            [_real_patches(sizes, H, W, P).reshape(B, N), np.ones((B, n_registers), bool)], 1
-        )
-        patches = np.asarray(tokens[:, 1:], dtype=np.float64)
-    elif how == "padding_in":
-        real = np.ones((B, N), dtype=bool)
-    elif how == "last_tokens":  # the patches taken as the last N tokens
-        patches = np.asarray(tokens[:, -N:], dtype=np.float64)
-        real = _real_patches(sizes, H, W, P).reshape(B, N)
+def _pool(tokens, key_mask, n_registers, how="right"):
+    """(B, d): the mean of each image's real patch tokens; `how` makes the classic mistakes."""
+    tokens, key_mask = np.asarray(tokens, dtype=np.float64), np.asarray(key_mask, dtype=bool)
+    T = tokens.shape[1]
+    N = T - 1 - n_registers
+    keep = key_mask.copy()
+    if how == "registers_in":  # the mask used as it is, [CLS] left out
+        keep[:, 0] = False
+    elif how == "cls_in":  # [CLS] averaged with the patches
+        keep[:, 1 + N :] = False
+    elif how == "padding_in":  # every patch averaged, real or not
+        keep[:] = False
+        keep[:, 1 : 1 + N] = True
+    elif how == "last_tokens":  # the patches taken as the last N tokens, under the patches' mask
+        keep = np.zeros_like(key_mask)
+        keep[:, T - N :] = key_mask[:, 1 : 1 + N]
     else:
-        real = _real_patches(sizes, H, W, P, floor=how == "floor").reshape(B, N)
-    return (patches * real[..., None]).sum(1) / real.sum(1, keepdims=True)
+        keep[:, 0] = False
+        keep[:, 1 + N :] = False
+    return (tokens * keep[..., None]).sum(1) / keep.sum(1, keepdims=True)
 
 
 def pool_case(name, rng, sizes, H, W, P, R, d, dtype=np.float64):
-    """A case of 10.6: the final tokens of a padded batch, [CLS], patches, then R registers."""
+    """A case of 10.6: the final tokens of a padded batch ([CLS], patches, then R registers) and the
+    key mask the model attended with (True for [CLS], the patches that hold a pixel, the registers)."""
     sizes = np.array(sizes, dtype=np.int64)
-    N = (H // P) * (W // P)
-    tokens = rng.normal(size=(len(sizes), 1 + N + R, d)).astype(dtype)
-    return Case(name, tokens=tokens, sizes=sizes, H=H, W=W, P=P, n_registers=R)
+    B, N = len(sizes), (H // P) * (W // P)
+    tokens = rng.normal(size=(B, 1 + N + R, d)).astype(dtype)
+    real = _real_patches(sizes, H, W, P).reshape(B, N)
+    key_mask = np.concatenate([np.ones((B, 1), bool), real, np.ones((B, R), bool)], axis=1)
+    return Case(name, tokens=tokens, key_mask=key_mask, n_registers=R)
 
 
 def _pool_cases():
@@ -585,22 +594,20 @@ register(
         hint="find the patch tokens in the sequence, mark each image's real patches, and average only those",
         description="The chapter compares reading out [CLS] with averaging the patch tokens. Here the "
         "model also carries `n_registers` *register* tokens (extra learned tokens, appended after the "
-        "patches, that hold no part of the image), and the batch is padded as in exercise 10.5: image "
-        "`b` (`sizes[b] = (h, w)`, integers) sits in the top-left corner of an `H x W` canvas cut into "
-        "`P x P` patches. The last layer's output `tokens (B, 1 + (H/P)(W/P) + n_registers, d)` holds "
-        "[CLS], the patches row by row, then the registers. Return `(B, d)`: for each image, the mean of "
-        "the tokens of the patches that hold at least one of its pixels.",
+        "patches, that hold no part of the image), and the batch is padded as in exercise 10.5: each "
+        "image sits in the top-left corner of one canvas, cut into patches. The last layer's output "
+        "`tokens (B, 1 + N + n_registers, d)` holds [CLS], the `N` patches row by row, then the "
+        "registers; `key_mask (B, 1 + N + n_registers)` is the boolean key mask the model attended "
+        "with, one column per token (True = any query may read that token: [CLS], the registers, and "
+        "the patches that hold at least one pixel of the image). Return `(B, d)`: for each image, the "
+        "mean of the tokens of the patches that hold at least one of its pixels.",
         solution='''
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+            def pool_real_patches(tokens, key_mask, n_registers):
                 """(B, d): the mean of each image's patch tokens that hold one of its pixels."""
                 ### BEGIN SOLUTION
-                B = tokens.shape[0]
-                gh, gw = H // P, W // P
-                patches = tokens[:, 1 : 1 + gh * gw]  # (B, N, d): after [CLS], before the registers
-                rows = np.arange(gh) * P < sizes[:, :1]  # (B, gh): grid rows that start inside the image
-                cols = np.arange(gw) * P < sizes[:, 1:]  # (B, gw)
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, gh * gw, 1)
-                return (patches * real).sum(axis=1) / real.sum(axis=1)
+                N = tokens.shape[1] - 1 - n_registers  # the patches lie between [CLS] and the registers
+                real = key_mask[:, 1 : 1 + N, None]  # (B, N, 1): the patches the mask lets through
+                return (tokens[:, 1 : 1 + N] * real).sum(axis=1) / real.sum(axis=1)
                 ### END SOLUTION
         ''',
         reference=_pool,
@@ -610,34 +617,31 @@ register(
             Diagnosis(
                 "the registers are averaged with the patches: which tokens hold a part of the image?",
                 name="registers pooled",
-                hint="the patch tokens are 1 .. (H/P)(W/P); the registers come after them",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "registers_in"
+                hint="the patch tokens are 1 .. N; the registers come after them, and the mask lets them through",
+                variant=lambda tokens, key_mask, n_registers: _pool(
+                    tokens, key_mask, n_registers, "registers_in"
                 ),
+            ),
+            Diagnosis(
+                "[CLS] is averaged with the patches: which tokens hold a part of the image?",
+                name="[CLS] pooled",
+                hint="column 0 of the mask is [CLS], which the mask lets through",
+                variant=lambda tokens, key_mask, n_registers: _pool(tokens, key_mask, n_registers, "cls_in"),
             ),
             Diagnosis(
                 "padding patches are averaged in: which patches hold a pixel of the image?",
                 name="padding pooled",
-                hint="average only the patches inside each image",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "padding_in"
-                ),
-            ),
-            Diagnosis(
-                "patches at the lower or right edge of an image whose sides are not multiples of P are "
-                "left out: do they hold pixels of the image?",
-                name="edge patches dropped",
-                hint="a patch holds a pixel when its first row is below h and its first column below w",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "floor"
+                hint="average only the patches the mask lets through",
+                variant=lambda tokens, key_mask, n_registers: _pool(
+                    tokens, key_mask, n_registers, "padding_in"
                 ),
             ),
             Diagnosis(
                 "the averaged tokens are shifted: where in the sequence do the patch tokens start and end?",
                 name="patches taken from the end",
                 hint="[CLS] is token 0, the patches follow it, the registers close the sequence",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "last_tokens"
+                variant=lambda tokens, key_mask, n_registers: _pool(
+                    tokens, key_mask, n_registers, "last_tokens"
                 ),
             ),
         ),
