@@ -73,19 +73,19 @@ CORRECT = {
     "ch10.predict_window_scores": {
         "the literal": """
             def predict_window_scores():
-                return 10252
+                return 7012
         """,
         "window by window, in loops": """
             def predict_window_scores():
                 total = 0
-                for rows in (7, 7, 1):
-                    for cols in (7, 7, 1):
+                for rows in (4, 7, 4):
+                    for cols in (4, 7, 4):
                         total += (rows * cols) ** 2
                 return total + 226 + 225
         """,
-        "a numpy int, four whole windows and the strips": """
+        "a numpy int, the grid cut in bands": """
             def predict_window_scores():
-                return np.int64(4 * 49**2 + 4 * 7**2 + 1) + 2 * 225 + 1
+                return np.int64((16 + 49 + 16) ** 2) + 2 * 225 + 1
         """,
         "helper in an added cell": [
             """
@@ -94,7 +94,7 @@ CORRECT = {
             """,
             """
             def predict_window_scores():
-                windows = [a * b for a in (7, 7, 1) for b in (7, 7, 1)]
+                windows = [a * b for a in (4, 7, 4) for b in (4, 7, 4)]
                 return sum(_pairs(n) for n in windows) + _pairs(226) - _pairs(225)
             """,
         ],
@@ -264,6 +264,10 @@ WRONG = {
         """,
     },
     "ch10.predict_window_scores": {
+        "the unshifted layer's count": """
+            def predict_window_scores():
+                return 4 * 49**2 + 4 * 7**2 + 1 + 2 * 225 + 1
+        """,
         "every window whole": """
             def predict_window_scores():
                 return 9 * 49**2 + 2 * 225 + 1
@@ -274,7 +278,11 @@ WRONG = {
         """,
         "no [CLS]": """
             def predict_window_scores():
-                return 4 * 49**2 + 4 * 7**2 + 1
+                return (16 + 49 + 16) ** 2
+        """,
+        "tiling moved down and right": """
+            def predict_window_scores():
+                return (9 + 49 + 25) ** 2 + 2 * 225 + 1
         """,
     },
     "ch10.conv_as_matmul": {

@@ -249,15 +249,15 @@ register(
 
 
 # ----------------------------------------------------------------------------- 10.3 window scores (predict)
-def _window_scores(side=240, P=16, M=7, windows="cut short", cls="both"):
-    """Query-key scores of one head of window attention (exercise 10.2's mask) on one image."""
+def _window_scores(side=240, P=16, M=7, shift=3, windows="cut short", cls="both"):
+    """Query-key scores of one head of window attention on one image, the tiling of M x M windows
+    moved `shift` patches up and left of the grid's corner (0: exercise 10.2's windows)."""
     g = side // P  # patches per side of the grid
+    starts = range(-shift, g, M)  # first patch row (or column) of each window along a side
+    sides = [min(start + M, g) - max(start, 0) for start in starts]
     if windows == "all full":  # every window counted with M x M patches
-        n_windows = -(-g // M)
-        inside = n_windows**2 * (M * M) ** 2
-    else:
-        sides = [min(M, g - start) for start in range(0, g, M)]  # windows along one side
-        inside = sum((a * b) ** 2 for a in sides for b in sides)
+        sides = [M] * len(sides)
+    inside = sum((a * b) ** 2 for a in sides for b in sides)
     n = g * g  # patches
     extra = {"both": 2 * n + 1, "none": 0, "one way": n + 1, "corner twice": 2 * n + 2}[cls]
     return np.array(inside + extra)
@@ -274,29 +274,49 @@ register(
         hint="list the windows along one side of the grid with their sizes; a window of n patches "
         "computes n * n scores; then add [CLS]'s row and column once each",
         kind="predict",
-        description="A ViT reads 240 x 240 images in 16 x 16 patches with the window attention of exercise "
-        "10.2: windows of 7 x 7 patches tiled from the top-left corner of the grid, cut short where they "
-        "do not fit, and a [CLS] token that attends to every token and that every token attends to. How "
-        "many query-key scores does one head of one layer compute for one image, counting one score per "
-        "pair (query, key) the mask lets through? Write the number down, exactly.",
+        description="A ViT reads 240 x 240 images in 16 x 16 patches with window attention, in two kinds "
+        "of layers that alternate, as in Swin. The first kind is exercise 10.2's: windows of 7 x 7 "
+        "patches tiled from the top-left corner of the grid, cut short where they do not fit. The second "
+        "kind moves the whole tiling 3 patches up and 3 patches to the left, so that the grid's top-left "
+        "patch sits in row 3, column 3 (counting from 0) of its window; a patch attends only to the "
+        "patches of its window, and the windows are cut short where they leave the grid. Both kinds keep "
+        "a [CLS] token that attends to every token and that every token attends to. How many query-key "
+        "scores does one head of one layer of the second kind compute for one image, counting one score "
+        "per pair (query, key) its mask lets through? Write the number down, exactly.",
         solution='''
             def predict_window_scores():
-                """Scores of one head of window attention, 240 x 240 image, P=16, 7 x 7 windows, [CLS]."""
+                """Scores of one head of a shifted window layer, 240 x 240 image, P=16, 7 x 7 windows, [CLS]."""
                 ### BEGIN SOLUTION
-                sides = [7, 7, 1]  # a 15 x 15 grid: two whole windows and one cut short along each side
+                sides = [4, 7, 4]  # a 15 x 15 grid; windows start at patch -3, 4 and 11 along each side
                 inside = sum((a * b) ** 2 for a in sides for b in sides)  # each window: its patches squared
                 cls = 2 * 15 * 15 + 1  # [CLS] reads every token, and every patch reads [CLS]
                 return inside + cls
                 ### END SOLUTION
         ''',
         reference=_window_scores,
-        public_cases=lambda: grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]")),
+        public_cases=lambda: grouped(
+            "prediction", Case("240 x 240, P=16, windows of 7 x 7 moved by 3 patches, [CLS]")
+        ),
         tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
+                "your count is the first kind of layer's: where do the second kind's windows lie?",
+                name="shift ignored",
+                hint="the tiling starts 3 patches before the grid's first row and first column",
+                variant=lambda: _window_scores(shift=0),
+            ),
+            Diagnosis(
+                "your windows are moved the other way: which patch of its window is the grid's top-left patch?",
+                name="tiling moved down and right",
+                hint="the grid's patch (0, 0) is in row 3, column 3 of its window, so that window starts 3 "
+                "patches before the grid",
+                variant=lambda: _window_scores(shift=4),
+            ),
+            Diagnosis(
                 "your count treats every window as whole: which windows does the grid cut short?",
                 name="windows counted whole",
-                hint="the grid has 15 patches a side, so the windows along a side hold 7, 7 and 1",
+                hint="the grid has 15 patches a side; the moved tiling cuts the first and the last window "
+                "along each side",
                 variant=lambda: _window_scores(windows="all full"),
             ),
             Diagnosis(
@@ -385,8 +405,9 @@ register(
         "skips pixels. Compute `Conv2d(C, D, kernel_size=P, stride=stride)` without padding, as PyTorch "
         "defines it (each output is a window's dot product with the kernel, the kernel not flipped): "
         "from `images (B, C, H, W)`, `weight (D, C, P, P)`, `bias (D,)` and the int `stride`, return "
-        "`(B, D, Ho, Wo)` with `Ho = (H - P) // stride + 1` and `Wo = (W - P) // stride + 1`. Numpy "
-        "only: no convolution routine, no `patchify`.",
+        "`(B, D, Ho, Wo)`: one output for every place of the window, `stride` pixels apart down and "
+        "across from the top-left corner, where the window lies wholly inside the image. Numpy only: no "
+        "convolution routine, no `patchify`.",
         solution='''
             def conv_as_matmul(images, weight, bias, stride):
                 """Conv2d(C, D, P, stride) without padding: (B, C, H, W) -> (B, D, Ho, Wo)."""

@@ -304,7 +304,7 @@ register(
         solution='''
             def prefix_mask(S, L):
                 """(S + L, S + L) mask: the source bidirectional, the target causal and reading the source."""
-                i = np.arange(S + L)[:, None]  # (S + L, 1)
+                i = np.arange(S + L)[:, None]  # query position
                 ### BEGIN SOLUTION
                 j = np.arange(S + L)[None, :]  # key position
                 source_block = (i < S) & (j < S)  # the source reads all of the source, and nothing else
