@@ -42,7 +42,7 @@ def window_attention_mask():
 
 
 def predict_window_scores():
-    return grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]"))
+    return grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7 moved by 3 patches, [CLS]"))
 
 
 def conv_as_matmul():

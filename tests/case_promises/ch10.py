@@ -68,20 +68,26 @@ def padded_patch_mask(inputs):
 
 
 def pool_real_patches(inputs):
-    tokens, sizes, H, W, P, R = (inputs[k] for k in ("tokens", "sizes", "H", "W", "P", "n_registers"))
-    problems = _sizes_fit(sizes, H, W, P) + integer("n_registers", R)
+    tokens, key_mask, R = inputs["tokens"], inputs["key_mask"], inputs["n_registers"]
+    problems = integer("n_registers", R) + dtype_in("key_mask", key_mask, ("bool",))
     problems += (
         dtype_in("tokens", tokens, FLOATS) + finite("tokens", tokens) + ndim_in("tokens", tokens, (3,))
     )
+    problems += ndim_in("key_mask", key_mask, (2,))
     if problems:
         return problems
-    t = _array(tokens)
+    t, m = _array(tokens), _array(key_mask)
     if R < 0:
-        problems.append(f"n_registers = {R} is negative")
-    if t.shape[1] != 1 + (H // P) * (W // P) + R:
-        problems.append(f"tokens has {t.shape[1]} tokens, not 1 + (H/P)(W/P) + n_registers")
-    if t.shape[0] != _array(sizes).shape[0]:
-        problems.append("tokens and sizes have different batch sizes")
+        return [f"n_registers = {R} is negative"]
+    if m.shape != t.shape[:2]:
+        return [f"key_mask {m.shape} is not one column per token of tokens {t.shape}"]
+    N = t.shape[1] - 1 - R
+    if N < 1:
+        problems.append("no patch token between [CLS] and the registers")
+    if not m[:, 0].all() or not m[:, 1 + N :].all():
+        problems.append("the key mask hides [CLS] or a register")
+    if not m[:, 1 : 1 + N].any(axis=1).all():
+        problems.append("an image has no patch that holds one of its pixels")
     return problems
 
 

@@ -73,19 +73,19 @@ CORRECT = {
     "ch10.predict_window_scores": {
         "the literal": """
             def predict_window_scores():
-                return 10252
+                return 7012
         """,
         "window by window, in loops": """
             def predict_window_scores():
                 total = 0
-                for rows in (7, 7, 1):
-                    for cols in (7, 7, 1):
+                for rows in (4, 7, 4):
+                    for cols in (4, 7, 4):
                         total += (rows * cols) ** 2
                 return total + 226 + 225
         """,
-        "a numpy int, four whole windows and the strips": """
+        "a numpy int, the grid cut in bands": """
             def predict_window_scores():
-                return np.int64(4 * 49**2 + 4 * 7**2 + 1) + 2 * 225 + 1
+                return np.int64((16 + 49 + 16) ** 2) + 2 * 225 + 1
         """,
         "helper in an added cell": [
             """
@@ -94,7 +94,7 @@ CORRECT = {
             """,
             """
             def predict_window_scores():
-                windows = [a * b for a in (7, 7, 1) for b in (7, 7, 1)]
+                windows = [a * b for a in (4, 7, 4) for b in (4, 7, 4)]
                 return sum(_pairs(n) for n in windows) + _pairs(226) - _pairs(225)
             """,
         ],
@@ -173,36 +173,30 @@ CORRECT = {
     },
     "ch10.pool_real_patches": {
         "loops over images and patches": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+            def pool_real_patches(tokens, key_mask, n_registers):
+                N = tokens.shape[1] - 1 - n_registers
                 out = []
-                for b, (h, w) in enumerate(sizes):
-                    picked = []
-                    for r in range(H // P):
-                        for c in range(W // P):
-                            if r * P < h and c * P < w:
-                                picked.append(tokens[b, 1 + r * (W // P) + c])
+                for b in range(tokens.shape[0]):
+                    picked = [tokens[b, 1 + n] for n in range(N) if key_mask[b, 1 + n]]
                     out.append(np.mean(picked, axis=0))
                 return np.stack(out)
         """,
         "torch with a weighted mean": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+            def pool_real_patches(tokens, key_mask, n_registers):
                 t = torch.as_tensor(tokens)
-                s = torch.as_tensor(sizes)
-                n = t.shape[1] - 1 - n_registers
-                rows = (torch.arange(H // P) * P)[None, :, None] < s[:, :1, None]
-                cols = (torch.arange(W // P) * P)[None, None, :] < s[:, 1:, None]
-                m = (rows & cols).flatten(1).to(t.dtype)  # (B, N)
-                return torch.einsum("bn,bnd->bd", m, t[:, 1 : 1 + n]) / m.sum(1, keepdim=True)
+                m = torch.as_tensor(key_mask).clone()
+                m[:, 0] = False  # [CLS]
+                if n_registers:
+                    m[:, -n_registers:] = False
+                w = m.to(t.dtype)
+                return torch.einsum("bn,bnd->bd", w, t) / w.sum(1, keepdim=True)
         """,
-        "float32 with ceilings and slicing": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                gh, gw = H // P, W // P
-                grid = tokens[:, 1 : 1 + gh * gw].reshape(len(tokens), gh, gw, -1).astype(np.float32)
-                out = []
-                for b in range(len(tokens)):
-                    nh, nw = -(-int(sizes[b, 0]) // P), -(-int(sizes[b, 1]) // P)
-                    out.append(grid[b, :nh, :nw].reshape(-1, grid.shape[-1]).mean(axis=0))
-                return np.stack(out)
+        "float32, patches found by position": """
+            def pool_real_patches(tokens, key_mask, n_registers):
+                T = tokens.shape[1]
+                is_patch = (np.arange(T) >= 1) & (np.arange(T) < T - n_registers)
+                keep = (key_mask & is_patch).astype(np.float32)
+                return np.einsum("bt,btd->bd", keep, tokens.astype(np.float32)) / keep.sum(1, keepdims=True)
         """,
     },
 }
@@ -270,6 +264,10 @@ WRONG = {
         """,
     },
     "ch10.predict_window_scores": {
+        "the unshifted layer's count": """
+            def predict_window_scores():
+                return 4 * 49**2 + 4 * 7**2 + 1 + 2 * 225 + 1
+        """,
         "every window whole": """
             def predict_window_scores():
                 return 9 * 49**2 + 2 * 225 + 1
@@ -280,7 +278,11 @@ WRONG = {
         """,
         "no [CLS]": """
             def predict_window_scores():
-                return 4 * 49**2 + 4 * 7**2 + 1
+                return (16 + 49 + 16) ** 2
+        """,
+        "tiling moved down and right": """
+            def predict_window_scores():
+                return (9 + 49 + 25) ** 2 + 2 * 225 + 1
         """,
     },
     "ch10.conv_as_matmul": {
@@ -353,34 +355,24 @@ WRONG = {
     },
     "ch10.pool_real_patches": {
         "registers averaged in": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                B = tokens.shape[0]
-                rows = np.arange(H // P) * P < sizes[:, :1]
-                cols = np.arange(W // P) * P < sizes[:, 1:]
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1)
-                keep = np.concatenate([real, np.ones((B, n_registers), dtype=bool)], axis=1)[..., None]
+            def pool_real_patches(tokens, key_mask, n_registers):
+                keep = key_mask[:, 1:, None]
                 return (tokens[:, 1:] * keep).sum(1) / keep.sum(1)
         """,
         "every patch averaged": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                return tokens[:, 1 : 1 + (H // P) * (W // P)].mean(axis=1)
+            def pool_real_patches(tokens, key_mask, n_registers):
+                return tokens[:, 1 : tokens.shape[1] - n_registers].mean(axis=1)
         """,
         "[CLS] averaged in": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                B = tokens.shape[0]
-                rows = np.arange(H // P) * P < sizes[:, :1]
-                cols = np.arange(W // P) * P < sizes[:, 1:]
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1)
-                keep = np.concatenate([np.ones((B, 1), dtype=bool), real], axis=1)[..., None]
-                return (tokens[:, : 1 + real.shape[1]] * keep).sum(1) / keep.sum(1)
+            def pool_real_patches(tokens, key_mask, n_registers):
+                T = tokens.shape[1] - n_registers
+                keep = key_mask[:, :T, None]
+                return (tokens[:, :T] * keep).sum(1) / keep.sum(1)
         """,
-        "edge patches dropped": """
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
-                B = tokens.shape[0]
-                rows = np.arange(H // P) < sizes[:, :1] // P
-                cols = np.arange(W // P) < sizes[:, 1:] // P
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, -1, 1)
-                return (tokens[:, 1 : 1 + real.shape[1]] * real).sum(1) / np.maximum(real.sum(1), 1)
+        "the whole mask as it is": """
+            def pool_real_patches(tokens, key_mask, n_registers):
+                keep = key_mask[..., None]
+                return (tokens * keep).sum(1) / keep.sum(1)
         """,
     },
 }

@@ -1,5 +1,5 @@
 """Chapter 11 exercises 11.5 and 11.6, on serving: a long prompt read in chunks by a windowed model
-that keeps only its window between chunks, and a sequence's lost block table recovered from the pool."""
+whose memory does not grow with the prompt, and a sequence's lost block table recovered from the pool."""
 
 from __future__ import annotations
 
@@ -83,11 +83,12 @@ register(
         kind="diagnose",
         forbids=NO_FUSED,
         description="A server reads a long prompt `chunk` tokens at a time through a layer with a sliding "
-        "window of `window` tokens (the query included, as `ac.sliding_window_mask`), and between chunks "
-        "it keeps only the last `window` keys and values. `window_prefill` does this for queries, keys and "
-        "values `q`, `k` `(..., T, E)` and `v` `(..., T, Ev)` and returns the `T` outputs `(..., T, Ev)`. "
-        "They should equal attention under `ac.sliding_window_mask(T, window)`; they do not. Find the bug "
-        "and fix it.",
+        "window of `window` tokens (the query included, as `ac.sliding_window_mask`); what it holds of a "
+        "prompt between chunks does not grow with the prompt's length. `window_prefill` does this for "
+        "queries, keys and values `q`, `k` `(..., T, E)` and `v` `(..., T, Ev)` and returns the `T` "
+        "outputs `(..., T, Ev)`, which must equal attention over the whole prompt under "
+        "`ac.sliding_window_mask(T, window)`. Symptom: some of its outputs differ from that attention, "
+        "others agree. Find the bug and fix it.",
         solution='''
             def window_prefill(q, k, v, window, chunk):
                 """Outputs (..., T, Ev) of a prompt read `chunk` tokens at a time."""

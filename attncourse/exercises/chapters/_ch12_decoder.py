@@ -387,8 +387,8 @@ register(
         "another (`tgt_lengths`, `T = sum(tgt_lengths)`), `memory (M, d)` their encoder outputs one "
         "after another in the same order (`src_lengths`, `M = sum(src_lengths)`, no padding anywhere), "
         "`n_heads` divides `d`, and " + WEIGHTS_TEXT + ". Return `(T, d)`: each example's rows must be what "
-        "`torch.nn.TransformerDecoderLayer(d, n_heads, d_ff, dropout=0.0, batch_first=True)` with these "
-        "weights returns for that example on its own (its target with the causal mask, its own encoder "
+        "`torch.nn.TransformerDecoderLayer(d, n_heads, d_ff, dropout=0.0, batch_first=True, "
+        "norm_first=False)` (post-norm: each LayerNorm acts after its residual sum) with these weights returns for that example on its own (its target with the causal mask, its own encoder "
         "output as the memory). The checks run that torch layer on every example and compare.",
         solution='''
             def packed_decoder_block(x, memory, tgt_lengths, src_lengths, n_heads,
@@ -622,9 +622,10 @@ register(
         "step, row by row (projected, biases included, heads side by side; `t` may be 0). `cross_k, "
         "cross_v (B, S, d)` are the cross-attention's keys and values, kept once per source, and "
         "`src_padding (B, S)` the sources' padding (True = a real token). `n_heads` and the weights are "
-        "as in 12.7, for a decoder of this one layer. Return `(out (B * K, 1, d), self_k, self_v (B * K, "
+        "as in 12.7 (the same post-norm block, `norm_first=False`), for a decoder of this one layer. Return `(out (B * K, 1, d), self_k, self_v (B * K, "
         "t + 1, d))`: `out[r]` is the layer's output at the last position of row `r`'s hypothesis (as "
-        "`torch.nn.TransformerDecoderLayer` would give it for that whole target and its source), and "
+        "`torch.nn.TransformerDecoderLayer(..., norm_first=False)` would give it for that whole target "
+        "and its source), and "
         "the caches are those of the hypotheses now in the rows.",
         solution='''
             def beam_step(x_new, parents, self_k, self_v, cross_k, cross_v, src_padding, n_heads,

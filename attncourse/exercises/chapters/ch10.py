@@ -73,10 +73,13 @@ register(
         description="A ViT with learned positions was trained on a grid of `gh x gw` patches: its table "
         "`pos (1 + gh * gw, d)` holds the [CLS] position in row 0, then the grid's positions listed row by "
         "row. To run it on images of another size, the grid part is resized to `nh x nw` by bilinear "
-        "interpolation with the corners aligned: new row `r` sits at old row coordinate "
-        "`r * (gh - 1) / (nh - 1)` (at 0 when `nh = 1`), and likewise the columns; a point between old "
-        "grid points is the linear blend of its neighbours along each axis. The [CLS] row is kept as it "
-        "is. Return the new table `(1 + nh * nw, d)`, [CLS] first, the new grid row by row.",
+        "interpolation with the corners aligned. What must hold: the new grid spans the old one from "
+        "corner to corner, so its four corner positions are the old four corners, and its rows lie "
+        "evenly spaced from the old first row to the old last row, its columns likewise (a new grid of "
+        "one row lies on the old first row, of one column on the old first column); where a new grid "
+        "point falls on an old one, it takes that old position; in between, each of the `d` coordinates "
+        "is bilinear in the point's place among the four old grid points around it. The [CLS] row is "
+        "kept as it is. Return the new table `(1 + nh * nw, d)`, [CLS] first, the new grid row by row.",
         solution='''
             def resize_positions(pos, gh, gw, nh, nw):
                 """(1 + gh*gw, d) -> (1 + nh*nw, d): the grid part resized bilinearly, corners aligned."""
@@ -246,15 +249,15 @@ register(
 
 
 # ----------------------------------------------------------------------------- 10.3 window scores (predict)
-def _window_scores(side=240, P=16, M=7, windows="cut short", cls="both"):
-    """Query-key scores of one head of window attention (exercise 10.2's mask) on one image."""
+def _window_scores(side=240, P=16, M=7, shift=3, windows="cut short", cls="both"):
+    """Query-key scores of one head of window attention on one image, the tiling of M x M windows
+    moved `shift` patches up and left of the grid's corner (0: exercise 10.2's windows)."""
     g = side // P  # patches per side of the grid
+    starts = range(-shift, g, M)  # first patch row (or column) of each window along a side
+    sides = [min(start + M, g) - max(start, 0) for start in starts]
     if windows == "all full":  # every window counted with M x M patches
-        n_windows = -(-g // M)
-        inside = n_windows**2 * (M * M) ** 2
-    else:
-        sides = [min(M, g - start) for start in range(0, g, M)]  # windows along one side
-        inside = sum((a * b) ** 2 for a in sides for b in sides)
+        sides = [M] * len(sides)
+    inside = sum((a * b) ** 2 for a in sides for b in sides)
     n = g * g  # patches
     extra = {"both": 2 * n + 1, "none": 0, "one way": n + 1, "corner twice": 2 * n + 2}[cls]
     return np.array(inside + extra)
@@ -271,29 +274,49 @@ register(
         hint="list the windows along one side of the grid with their sizes; a window of n patches "
         "computes n * n scores; then add [CLS]'s row and column once each",
         kind="predict",
-        description="A ViT reads 240 x 240 images in 16 x 16 patches with the window attention of exercise "
-        "10.2: windows of 7 x 7 patches tiled from the top-left corner of the grid, cut short where they "
-        "do not fit, and a [CLS] token that attends to every token and that every token attends to. How "
-        "many query-key scores does one head of one layer compute for one image, counting one score per "
-        "pair (query, key) the mask lets through? Write the number down, exactly.",
+        description="A ViT reads 240 x 240 images in 16 x 16 patches with window attention, in two kinds "
+        "of layers that alternate, as in Swin. The first kind is exercise 10.2's: windows of 7 x 7 "
+        "patches tiled from the top-left corner of the grid, cut short where they do not fit. The second "
+        "kind moves the whole tiling 3 patches up and 3 patches to the left, so that the grid's top-left "
+        "patch sits in row 3, column 3 (counting from 0) of its window; a patch attends only to the "
+        "patches of its window, and the windows are cut short where they leave the grid. Both kinds keep "
+        "a [CLS] token that attends to every token and that every token attends to. How many query-key "
+        "scores does one head of one layer of the second kind compute for one image, counting one score "
+        "per pair (query, key) its mask lets through? Write the number down, exactly.",
         solution='''
             def predict_window_scores():
-                """Scores of one head of window attention, 240 x 240 image, P=16, 7 x 7 windows, [CLS]."""
+                """Scores of one head of a shifted window layer, 240 x 240 image, P=16, 7 x 7 windows, [CLS]."""
                 ### BEGIN SOLUTION
-                sides = [7, 7, 1]  # a 15 x 15 grid: two whole windows and one cut short along each side
+                sides = [4, 7, 4]  # a 15 x 15 grid; windows start at patch -3, 4 and 11 along each side
                 inside = sum((a * b) ** 2 for a in sides for b in sides)  # each window: its patches squared
                 cls = 2 * 15 * 15 + 1  # [CLS] reads every token, and every patch reads [CLS]
                 return inside + cls
                 ### END SOLUTION
         ''',
         reference=_window_scores,
-        public_cases=lambda: grouped("prediction", Case("240 x 240, P=16, windows of 7 x 7, [CLS]")),
+        public_cases=lambda: grouped(
+            "prediction", Case("240 x 240, P=16, windows of 7 x 7 moved by 3 patches, [CLS]")
+        ),
         tolerance=(0.0, 0.0),
         diagnoses=(
             Diagnosis(
+                "your count is the first kind of layer's: where do the second kind's windows lie?",
+                name="shift ignored",
+                hint="the tiling starts 3 patches before the grid's first row and first column",
+                variant=lambda: _window_scores(shift=0),
+            ),
+            Diagnosis(
+                "your windows are moved the other way: which patch of its window is the grid's top-left patch?",
+                name="tiling moved down and right",
+                hint="the grid's patch (0, 0) is in row 3, column 3 of its window, so that window starts 3 "
+                "patches before the grid",
+                variant=lambda: _window_scores(shift=4),
+            ),
+            Diagnosis(
                 "your count treats every window as whole: which windows does the grid cut short?",
                 name="windows counted whole",
-                hint="the grid has 15 patches a side, so the windows along a side hold 7, 7 and 1",
+                hint="the grid has 15 patches a side; the moved tiling cuts the first and the last window "
+                "along each side",
                 variant=lambda: _window_scores(windows="all full"),
             ),
             Diagnosis(
@@ -382,8 +405,9 @@ register(
         "skips pixels. Compute `Conv2d(C, D, kernel_size=P, stride=stride)` without padding, as PyTorch "
         "defines it (each output is a window's dot product with the kernel, the kernel not flipped): "
         "from `images (B, C, H, W)`, `weight (D, C, P, P)`, `bias (D,)` and the int `stride`, return "
-        "`(B, D, Ho, Wo)` with `Ho = (H - P) // stride + 1` and `Wo = (W - P) // stride + 1`. Numpy "
-        "only: no convolution routine, no `patchify`.",
+        "`(B, D, Ho, Wo)`: one output for every place of the window, `stride` pixels apart down and "
+        "across from the top-left corner, where the window lies wholly inside the image. Numpy only: no "
+        "convolution routine, no `patchify`.",
         solution='''
             def conv_as_matmul(images, weight, bias, stride):
                 """Conv2d(C, D, P, stride) without padding: (B, C, H, W) -> (B, D, Ho, Wo)."""
@@ -521,31 +545,37 @@ register(
 
 
 # ----------------------------------------------------------------------------- 10.6 pooled real patches (extend)
-def _pool(tokens, sizes, H, W, P, n_registers, how="right"):
-    B = tokens.shape[0]
-    N = (H // P) * (W // P)
-    patches = np.asarray(tokens[:, 1 : 1 + N], dtype=np.float64)
-    if how == "registers_in":  # the registers averaged with the real patches
-        real = np.concatenate(
-            [_real_patches(sizes, H, W, P).reshape(B, N), np.ones((B, n_registers), bool)], 1
-        )
-        patches = np.asarray(tokens[:, 1:], dtype=np.float64)
-    elif how == "padding_in":
-        real = np.ones((B, N), dtype=bool)
-    elif how == "last_tokens":  # the patches taken as the last N tokens
-        patches = np.asarray(tokens[:, -N:], dtype=np.float64)
-        real = _real_patches(sizes, H, W, P).reshape(B, N)
+def _pool(tokens, key_mask, n_registers, how="right"):
+    """(B, d): the mean of each image's real patch tokens; `how` makes the classic mistakes."""
+    tokens, key_mask = np.asarray(tokens, dtype=np.float64), np.asarray(key_mask, dtype=bool)
+    T = tokens.shape[1]
+    N = T - 1 - n_registers
+    keep = key_mask.copy()
+    if how == "registers_in":  # the mask used as it is, [CLS] left out
+        keep[:, 0] = False
+    elif how == "cls_in":  # [CLS] averaged with the patches
+        keep[:, 1 + N :] = False
+    elif how == "padding_in":  # every patch averaged, real or not
+        keep[:] = False
+        keep[:, 1 : 1 + N] = True
+    elif how == "last_tokens":  # the patches taken as the last N tokens, under the patches' mask
+        keep = np.zeros_like(key_mask)
+        keep[:, T - N :] = key_mask[:, 1 : 1 + N]
     else:
-        real = _real_patches(sizes, H, W, P, floor=how == "floor").reshape(B, N)
-    return (patches * real[..., None]).sum(1) / real.sum(1, keepdims=True)
+        keep[:, 0] = False
+        keep[:, 1 + N :] = False
+    return (tokens * keep[..., None]).sum(1) / keep.sum(1, keepdims=True)
 
 
 def pool_case(name, rng, sizes, H, W, P, R, d, dtype=np.float64):
-    """A case of 10.6: the final tokens of a padded batch, [CLS], patches, then R registers."""
+    """A case of 10.6: the final tokens of a padded batch ([CLS], patches, then R registers) and the
+    key mask the model attended with (True for [CLS], the patches that hold a pixel, the registers)."""
     sizes = np.array(sizes, dtype=np.int64)
-    N = (H // P) * (W // P)
-    tokens = rng.normal(size=(len(sizes), 1 + N + R, d)).astype(dtype)
-    return Case(name, tokens=tokens, sizes=sizes, H=H, W=W, P=P, n_registers=R)
+    B, N = len(sizes), (H // P) * (W // P)
+    tokens = rng.normal(size=(B, 1 + N + R, d)).astype(dtype)
+    real = _real_patches(sizes, H, W, P).reshape(B, N)
+    key_mask = np.concatenate([np.ones((B, 1), bool), real, np.ones((B, R), bool)], axis=1)
+    return Case(name, tokens=tokens, key_mask=key_mask, n_registers=R)
 
 
 def _pool_cases():
@@ -585,22 +615,20 @@ register(
         hint="find the patch tokens in the sequence, mark each image's real patches, and average only those",
         description="The chapter compares reading out [CLS] with averaging the patch tokens. Here the "
         "model also carries `n_registers` *register* tokens (extra learned tokens, appended after the "
-        "patches, that hold no part of the image), and the batch is padded as in exercise 10.5: image "
-        "`b` (`sizes[b] = (h, w)`, integers) sits in the top-left corner of an `H x W` canvas cut into "
-        "`P x P` patches. The last layer's output `tokens (B, 1 + (H/P)(W/P) + n_registers, d)` holds "
-        "[CLS], the patches row by row, then the registers. Return `(B, d)`: for each image, the mean of "
-        "the tokens of the patches that hold at least one of its pixels.",
+        "patches, that hold no part of the image), and the batch is padded as in exercise 10.5: each "
+        "image sits in the top-left corner of one canvas, cut into patches. The last layer's output "
+        "`tokens (B, 1 + N + n_registers, d)` holds [CLS], the `N` patches row by row, then the "
+        "registers; `key_mask (B, 1 + N + n_registers)` is the boolean key mask the model attended "
+        "with, one column per token (True = any query may read that token: [CLS], the registers, and "
+        "the patches that hold at least one pixel of the image). Return `(B, d)`: for each image, the "
+        "mean of the tokens of the patches that hold at least one of its pixels.",
         solution='''
-            def pool_real_patches(tokens, sizes, H, W, P, n_registers):
+            def pool_real_patches(tokens, key_mask, n_registers):
                 """(B, d): the mean of each image's patch tokens that hold one of its pixels."""
                 ### BEGIN SOLUTION
-                B = tokens.shape[0]
-                gh, gw = H // P, W // P
-                patches = tokens[:, 1 : 1 + gh * gw]  # (B, N, d): after [CLS], before the registers
-                rows = np.arange(gh) * P < sizes[:, :1]  # (B, gh): grid rows that start inside the image
-                cols = np.arange(gw) * P < sizes[:, 1:]  # (B, gw)
-                real = (rows[:, :, None] & cols[:, None, :]).reshape(B, gh * gw, 1)
-                return (patches * real).sum(axis=1) / real.sum(axis=1)
+                N = tokens.shape[1] - 1 - n_registers  # the patches lie between [CLS] and the registers
+                real = key_mask[:, 1 : 1 + N, None]  # (B, N, 1): the patches the mask lets through
+                return (tokens[:, 1 : 1 + N] * real).sum(axis=1) / real.sum(axis=1)
                 ### END SOLUTION
         ''',
         reference=_pool,
@@ -610,34 +638,31 @@ register(
             Diagnosis(
                 "the registers are averaged with the patches: which tokens hold a part of the image?",
                 name="registers pooled",
-                hint="the patch tokens are 1 .. (H/P)(W/P); the registers come after them",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "registers_in"
+                hint="the patch tokens are 1 .. N; the registers come after them, and the mask lets them through",
+                variant=lambda tokens, key_mask, n_registers: _pool(
+                    tokens, key_mask, n_registers, "registers_in"
                 ),
+            ),
+            Diagnosis(
+                "[CLS] is averaged with the patches: which tokens hold a part of the image?",
+                name="[CLS] pooled",
+                hint="column 0 of the mask is [CLS], which the mask lets through",
+                variant=lambda tokens, key_mask, n_registers: _pool(tokens, key_mask, n_registers, "cls_in"),
             ),
             Diagnosis(
                 "padding patches are averaged in: which patches hold a pixel of the image?",
                 name="padding pooled",
-                hint="average only the patches inside each image",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "padding_in"
-                ),
-            ),
-            Diagnosis(
-                "patches at the lower or right edge of an image whose sides are not multiples of P are "
-                "left out: do they hold pixels of the image?",
-                name="edge patches dropped",
-                hint="a patch holds a pixel when its first row is below h and its first column below w",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "floor"
+                hint="average only the patches the mask lets through",
+                variant=lambda tokens, key_mask, n_registers: _pool(
+                    tokens, key_mask, n_registers, "padding_in"
                 ),
             ),
             Diagnosis(
                 "the averaged tokens are shifted: where in the sequence do the patch tokens start and end?",
                 name="patches taken from the end",
                 hint="[CLS] is token 0, the patches follow it, the registers close the sequence",
-                variant=lambda tokens, sizes, H, W, P, n_registers: _pool(
-                    tokens, sizes, H, W, P, n_registers, "last_tokens"
+                variant=lambda tokens, key_mask, n_registers: _pool(
+                    tokens, key_mask, n_registers, "last_tokens"
                 ),
             ),
         ),

@@ -36,8 +36,9 @@ register(
         description="A speech recogniser of Whisper's shape transcribes 8 audio clips at once: its encoder "
         "turns each clip into 1500 frames, and its decoder (4 layers, $d_\\text{model} = 384$) "
         "searches with 5 beams per clip, so each clip has 5 hypotheses, 5 rows of the decoder's batch. "
-        "The decoder keeps both caches of this chapter, in float16, and the 5 hypotheses of a clip "
-        "share one copy of what they can share. Before running anything: how many bytes do the "
+        "The decoder keeps both caches of this chapter, in float16. The 5 hypotheses of a clip share one "
+        "copy of whatever depends only on the clip, and of nothing else: each keeps its own copy of "
+        "whatever depends on the tokens it wrote, even where two hypotheses begin alike. Before running anything: how many bytes do the "
         "decoder's caches hold, keys and values of every layer together, once every hypothesis has "
         "written 120 tokens? Within 2% passes.",
         solution='''
@@ -303,7 +304,7 @@ register(
         solution='''
             def prefix_mask(S, L):
                 """(S + L, S + L) mask: the source bidirectional, the target causal and reading the source."""
-                i = np.arange(S + L)[:, None]  # (S + L, 1)
+                i = np.arange(S + L)[:, None]  # query position
                 ### BEGIN SOLUTION
                 j = np.arange(S + L)[None, :]  # key position
                 source_block = (i < S) & (j < S)  # the source reads all of the source, and nothing else
@@ -311,7 +312,7 @@ register(
                 return causal_mask(S + L) | source_block  # the target: everything up to itself
         ''',
         stub="""
-            source_block = i < S  # (S + L, 1)
+            source_block = i < S
         """,
         reference=_prefix,
         public_cases=_prefix_cases,
