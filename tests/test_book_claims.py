@@ -902,3 +902,36 @@ def test_chapter_1_float32_cross_entropy_through_log_softmax_is_infinite_and_thr
     assert np.array_equal(_vector(formula.group(1)), [1.0, -1.0])
     prose = _prose(CH01, "softmax-ce-underflow")
     assert "the loss is 120" in prose and "(1, -1)" in prose and "infinite" in prose and "`nan`" in prose
+
+
+def test_chapter_1_quotes_the_overflow_limits_and_explains_float16s_zero():
+    limits = dict(
+        re.findall(
+            r"(float\d+) +largest \S+: exp\(x\) = inf for x > ([0-9.]+)",
+            _printed(CH01, "np.finfo(dtype).max"),
+        )
+    )
+    assert set(limits) == {"float16", "float32", "float64"}, limits
+    prose = _prose(CH01, "softmax-18")
+    assert f"above {limits['float64']} breaks" in prose and f"one above {limits['float32']}," in prose
+    text = _printed(CH01, "half = np.array([10.0, 12.0], dtype=np.float16)")
+    exp_half = next(line for line in text.splitlines() if line.startswith("exp(half)"))
+    first = float(re.search(r"\[\s*([0-9.e+]+)\s+inf\]\s+sum inf", exp_half).group(1))
+    naive = next(line for line in text.splitlines() if line.startswith("softmax_naive(half)"))
+    assert _vector(naive)[0] == 0.0 and np.isnan(_vector(naive)[1])
+    # "e^10 ~ 22026 still fits below 65504, but the sum is inf": a finite number over inf is 0
+    assert first == pytest.approx(22026, rel=1e-3) and first < float(np.finfo(np.float16).max) < np.exp(12)
+    assert "$e^{10} \\approx 22026$ still fits below 65504" in prose and "over `inf`, 0" in prose
+
+
+def test_chapter_1_saturated_softmax_jacobian_is_taken_with_respect_to_the_scores():
+    source = "".join(next(c for c in _cells(CH01) if c.get("id") == "softmax-35")["source"])
+    assert "/ T  # dp/dx" in source
+    rows = re.findall(
+        r"T = *([0-9.]+): largest weight ([0-9.]+), norm of dp/dx ([0-9.e+-]+)", _printed(CH01, "J_T = ")
+    )
+    assert [float(t) for t, _, _ in rows] == [1.0, 0.1, 0.01], rows
+    norms = [float(n) for _, _, n in rows]
+    # "a very peaked softmax passes almost no gradient back to its scores", even after the 1/T
+    assert norms[0] > 0.1 and norms[1] < 1e-2 * norms[0] and norms[2] < 1e-30
+    assert "the Jacobian with respect to $x$ is $J / T$" in _prose(CH01, "softmax-34")
