@@ -935,3 +935,17 @@ def test_chapter_1_saturated_softmax_jacobian_is_taken_with_respect_to_the_score
     # "a very peaked softmax passes almost no gradient back to its scores", even after the 1/T
     assert norms[0] > 0.1 and norms[1] < 1e-2 * norms[0] and norms[2] < 1e-30
     assert "the Jacobian with respect to $x$ is $J / T$" in _prose(CH01, "softmax-34")
+
+
+def test_chapter_2_matrix_formula_is_tagged_unscaled_and_the_maps_number_their_keys():
+    prose = _prose(CH02, "dotattn-22")
+    assert "\\text{(unscaled)}" in prose and "chapter 3 divides them by $\\sqrt{E}$" in prose
+    source = "".join(next(c for c in _cells(CH02) if c.get("id") == "dotattn-33")["source"])
+    tokens = eval(re.search(r"^source = (\[.*\])$", source, re.MULTILINE).group(1))  # noqa: S307
+    # the prose's key numbers are the tick labels' numbers: "the" is key 0 and key 4
+    assert [i for i, t in enumerate(tokens) if t == "the"] == [0, 4]
+    assert "(keys 0 and 4)" in _prose(CH02, "dotattn-35") and "(rows 0 and 4)" in _prose(CH02, "dotattn-35")
+    figure = "".join(next(c for c in _cells(CH02) if c.get("id") == "dotattn-34")["source"])
+    assert 'source_ticks = [f"{i} {t}" for i, t in enumerate(source)]' in figure
+    assert "attention_heatmap(weights_cross, target_ticks, source_ticks" in figure
+    assert "attention_heatmap(weights_self, source_ticks, source_ticks" in figure
