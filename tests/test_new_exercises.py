@@ -679,13 +679,9 @@ def test_chapter_3_find_the_bug_symptoms_are_what_the_prompts_say():
         out_t = out_t.transpose(1, 2).reshape(2, 6, H * 5).numpy()
         agrees = np.allclose(w, w_t) and np.allclose(out, out_t)
         assert agrees == (D % 8 == 0), D
-    # 3.6: with E = 1 the weights are torch's; wider, the rows do not sum to 1
+    # 3.6: the rows of weights do not sum to 1: most well below, a few above
     log_space = stub_function(get("ch03.weights_not_normalised"))
-    for E in (1, 16, 64):
-        q, k, v = rng.normal(size=(4, E)), rng.normal(size=(7, E)), rng.normal(size=(7, 2))
-        _, w = log_space(q, k, v)
-        w_t = torch.softmax(torch.from_numpy(q @ k.T) / E**0.5, -1).numpy()
-        if E == 1:
-            assert np.allclose(w, w_t)
-        else:
-            assert not np.allclose(w.sum(-1), 1, atol=1e-3)
+    for E in (16, 64):
+        q, k, v = rng.normal(size=(300, E)), rng.normal(size=(7, E)), rng.normal(size=(7, 2))
+        sums = log_space(q, k, v)[1].sum(-1)
+        assert np.median(sums) < 0.5 and sums.max() > 1, (E, np.median(sums), sums.max())

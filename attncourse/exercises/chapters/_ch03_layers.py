@@ -193,9 +193,9 @@ register(
         "`k (..., S, E)`, `v (..., S, Ev)`, returning `(out (..., L, Ev), weights (..., L, S))`. It "
         "writes the softmax in log space, $w_j = \\exp\\big(x_j - \\log \\sum_i e^{x_i}\\big)$ with the "
         "largest $x_i$ taken out of the sum, the form libraries use when they also need the log of "
-        "the weights. Symptom: with `E = 1` it agrees with `F.scaled_dot_product_attention`; with "
-        "wider queries and keys the rows of `weights` do not sum to 1. Find the bug and fix it; you "
-        "may call `numpy` and `softmax`.",
+        "the weights. Symptom: the rows of `weights` do not sum to 1; on random queries and keys most "
+        "rows sum to well below 1 and a few to more than 1. Find the bug and fix it; you may call "
+        "`numpy` and `softmax`.",
         solution='''
             def scaled_dot_attention(q, k, v):
                 """Scaled dot-product attention of queries q over keys k and values v.
