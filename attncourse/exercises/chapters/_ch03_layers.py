@@ -203,18 +203,20 @@ register(
                 Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
                 """
                 scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                ### BEGIN SOLUTION
-                scores = scores / np.sqrt(q.shape[-1])
                 top = scores.max(axis=-1, keepdims=True)  # (..., L, 1)
-                log_total = top + np.log(np.exp(scores - top).sum(axis=-1, keepdims=True))  # (..., L, 1)
-                weights = np.exp(scores - log_total)
+                ### BEGIN SOLUTION
+                top = top / np.sqrt(q.shape[-1])
+                q_scaled = q / np.sqrt(q.shape[-1])  # (..., L, E)
+                log_x = q_scaled @ np.swapaxes(k, -1, -2)  # (..., L, S)
+                log_total = top + np.log(np.exp(log_x - top).sum(axis=-1, keepdims=True))  # (..., L, 1)
                 ### END SOLUTION
+                weights = np.exp(log_x - log_total)
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
         stub="""
-            top = scores.max(axis=-1, keepdims=True)  # (..., L, 1)
             log_total = top + np.log(np.exp(scores - top).sum(axis=-1, keepdims=True))  # (..., L, 1)
-            weights = np.exp(scores / np.sqrt(q.shape[-1]) - log_total)
+            q_scaled = q / np.sqrt(q.shape[-1])  # (..., L, E)
+            log_x = q_scaled @ np.swapaxes(k, -1, -2)  # (..., L, S)
         """,
         reference=lambda q, k, v: sdpa(q, k, v),
         public_cases=_late_scale_cases,
