@@ -74,9 +74,9 @@ def packed_head_attention():
     rng = np.random.default_rng(1303)
     return _kinds(
         [
-            _packed("6 heads, L=3, S=7, D=8, Dv=2", rng, (), 6, 3, 7, 8, 2),
-            _packed("float32, 2 heads, L=4, S=2, D=64, Dv=3", rng, (), 2, 4, 2, 64, 3, np.float32),
-            _packed("batch (3,), 4 heads, L=2, S=5, D=16, Dv=4", rng, (3,), 4, 2, 5, 16, 4),
+            _packed("6 heads, L=3, S=7, D=10, Dv=2", rng, (), 6, 3, 7, 10, 2),
+            _packed("float32, 2 heads, L=4, S=2, D=7, Dv=3", rng, (), 2, 4, 2, 7, 3, np.float32),
+            _packed("batch (3,), 4 heads, L=2, S=5, D=9, Dv=4", rng, (3,), 4, 2, 5, 9, 4),
         ],
         "values",
         "values",

@@ -107,7 +107,7 @@ NEW_SITUATIONS = {
         "ch03.recover_scale": "a layer's unknown scale picked out by its weights, some of them underflowed to 0",
         "ch03.predict_cosine_factor": "queries and keys normalised to unit length, then multiplied by a factor",
         "ch03.two_part_attention": "scores summed from two dot products of different widths, one part shared by the heads",
-        "ch03.packed_head_attention": "heads laid side by side in one axis, where the chapter's scale rule reads the wrong width",
+        "ch03.packed_head_attention": "heads padded with zeros for a kernel, where the scale must not follow the padding",
         "ch03.weights_not_normalised": "a softmax written in log space whose normaliser and exponent disagree",
     },
     "ch04": {

@@ -20,7 +20,7 @@ HIDDEN = load_hidden_cases(ROOT / "hidden_cases")
 # code, in the notebook (check) or in the grader's feedback file.
 FIX_TOKENS = {
     "ch03.fix_late_scaling": ["scale the scores, then", "scaled scores", "log_total of"],
-    "ch03.packed_head_attention": ["// n_heads", "one head's width", "shape[-1] //"],
+    "ch03.packed_head_attention": ["np.sqrt(D)", "1/sqrt(D)", "before padding"],
     "ch04.self_attention_in_blocks": ["k[..., :L", "v[..., :L", "-inf", "minus infinity"],
     "ch05.mha_forward": ["reshape(B, n_heads", "b * n_heads + h", "sequence-major"],
     "ch06.key_major_decoder": ["triu", "upper triangle", "j <= t"],

@@ -663,36 +663,28 @@ def test_chapter_3_find_the_bug_symptoms_are_what_the_prompts_say():
     torch = pytest.importorskip("torch")
     sdpa_t = torch.nn.functional.scaled_dot_product_attention
     rng = np.random.default_rng(3)
-    # 3.3: one head agrees with torch; with more heads the weights are flatter, the more the flatter
+    # 3.3: heads of width 16, 32 and 64 agree with torch run on each head; 12 wide, they do not
     packed = stub_function(get("ch03.packed_head_attention"))
-    top = []
-    for H in (1, 2, 4, 8):
-        D = 16
+    for D in (16, 32, 64, 12):
+        H = 3
         q, k, v = (
             rng.normal(size=(2, 6, H * D)),
             rng.normal(size=(2, 9, H * D)),
-            rng.normal(size=(2, 9, H * 3)),
+            rng.normal(size=(2, 9, H * 5)),
         )
-        _, w = packed(q, k, v, H)
-        split = [torch.from_numpy(x.reshape(2, -1, H, x.shape[-1] // H).swapaxes(1, 2)) for x in (q, k)]
-        w_t = torch.softmax(split[0] @ split[1].transpose(-1, -2) / D**0.5, -1).numpy()  # per head
-        if H == 1:
-            assert np.allclose(w, w_t)
-            out_t = sdpa_t(*(torch.from_numpy(x) for x in (q, k, v)))
-            assert np.allclose(packed(q, k, v, 1)[0], out_t.numpy())
-        else:
-            top.append(w.max(-1).mean() / w_t.max(-1).mean())
-    assert all(t < 1 for t in top) and np.all(np.diff(top) < 0), top
-    # 3.6: with E = 1 the weights are torch's; wider, the rows do not sum to 1
+        out, w = packed(q, k, v, H)
+        split = [torch.from_numpy(x.reshape(2, -1, H, x.shape[-1] // H).swapaxes(1, 2)) for x in (q, k, v)]
+        out_t = sdpa_t(*split)  # (2, H, L, 5)
+        w_t = torch.softmax(split[0] @ split[1].transpose(-1, -2) / D**0.5, -1).numpy()
+        out_t = out_t.transpose(1, 2).reshape(2, 6, H * 5).numpy()
+        agrees = np.allclose(w, w_t) and np.allclose(out, out_t)
+        assert agrees == (D % 8 == 0), D
+    # 3.6: the rows of weights do not sum to 1: most well below, a few above
     log_space = stub_function(get("ch03.weights_not_normalised"))
-    for E in (1, 16, 64):
-        q, k, v = rng.normal(size=(4, E)), rng.normal(size=(7, E)), rng.normal(size=(7, 2))
-        _, w = log_space(q, k, v)
-        w_t = torch.softmax(torch.from_numpy(q @ k.T) / E**0.5, -1).numpy()
-        if E == 1:
-            assert np.allclose(w, w_t)
-        else:
-            assert not np.allclose(w.sum(-1), 1, atol=1e-3)
+    for E in (16, 64):
+        q, k, v = rng.normal(size=(300, E)), rng.normal(size=(7, E)), rng.normal(size=(7, 2))
+        sums = log_space(q, k, v)[1].sum(-1)
+        assert np.median(sums) < 0.5 and sums.max() > 1, (E, np.median(sums), sums.max())
 
 
 def test_the_appendix_references_of_chapters_10_and_13_agree_with_torch():

@@ -63,6 +63,13 @@ def packed_head_attention(c):
         out.append("one head: the whole width is the head's width")
     if q.shape[-1] % H or v.shape[-1] % H:
         out.append("a last axis is not n_heads blocks")
+        return out
+    # the kernel pads a head's width to a multiple of 8: where it does, the padded width must differ
+    # from every other width a scale could wrongly be taken from
+    D = q.shape[-1] // H
+    padded = -(-D // 8) * 8
+    if padded != D and padded in (H, H * D):
+        out.append(f"the padded width {padded} equals n_heads or the whole width")
     return out
 
 

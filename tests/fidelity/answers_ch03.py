@@ -87,6 +87,22 @@ CORRECT = {
                     outs.append(w @ v[..., h * Dv:(h + 1) * Dv])
                 return np.concatenate(outs, axis=-1), np.stack(ws, axis=-3)
         """,
+        "the padded kernel kept, torch, the scale from the unpadded width": """
+            def packed_head_attention(q, k, v, n_heads):
+                q, k, v = (torch.as_tensor(x) for x in (q, k, v))
+                D, Dv = q.shape[-1] // n_heads, v.shape[-1] // n_heads
+
+                def heads(x, width):
+                    x = x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)
+                    x = F.pad(x, (0, width - x.shape[-1]))
+                    return x.transpose(-2, -3)
+
+                P, Pv = (D + 7) // 8 * 8, (Dv + 7) // 8 * 8
+                qh, kh, vh = heads(q, P), heads(k, P), heads(v, Pv)
+                w = torch.softmax(qh @ kh.transpose(-1, -2) / D**0.5, dim=-1)
+                o = (w @ vh)[..., :Dv].transpose(-2, -3)
+                return o.reshape(*o.shape[:-2], -1), w
+        """,
         "float32 einsum, the scale on q": """
             def packed_head_attention(q, k, v, n_heads):
                 f = np.float32
@@ -264,7 +280,25 @@ WRONG = {
         """,
     },
     "ch03.packed_head_attention": {
-        "the stub as given: the whole width": """
+        "the stub as given: the padded width": """
+            def packed_head_attention(q, k, v, n_heads):
+                D, Dv = q.shape[-1] // n_heads, v.shape[-1] // n_heads
+
+                def heads(x, width):
+                    x = x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)
+                    pad = [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])]
+                    return np.swapaxes(np.pad(x, pad), -2, -3)
+
+                def padded(w):
+                    return -(-w // 8) * 8
+
+                qh, kh, vh = heads(q, padded(D)), heads(k, padded(D)), heads(v, padded(Dv))
+                scale = 1 / np.sqrt(qh.shape[-1])
+                weights = softmax(qh @ np.swapaxes(kh, -1, -2) * scale)
+                out = np.swapaxes((weights @ vh)[..., :Dv], -2, -3)
+                return out.reshape(*out.shape[:-2], -1), weights
+        """,
+        "the whole width": """
             def packed_head_attention(q, k, v, n_heads):
                 def heads(x):
                     x = x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)

@@ -193,9 +193,9 @@ register(
         "`k (..., S, E)`, `v (..., S, Ev)`, returning `(out (..., L, Ev), weights (..., L, S))`. It "
         "writes the softmax in log space, $w_j = \\exp\\big(x_j - \\log \\sum_i e^{x_i}\\big)$ with the "
         "largest $x_i$ taken out of the sum, the form libraries use when they also need the log of "
-        "the weights. Symptom: with `E = 1` it agrees with `F.scaled_dot_product_attention`; with "
-        "wider queries and keys the rows of `weights` do not sum to 1. Find the bug and fix it; you "
-        "may call `numpy` and `softmax`.",
+        "the weights. Symptom: the rows of `weights` do not sum to 1; on random queries and keys most "
+        "rows sum to well below 1 and a few to more than 1. Find the bug and fix it; you may call "
+        "`numpy` and `softmax`.",
         solution='''
             def scaled_dot_attention(q, k, v):
                 """Scaled dot-product attention of queries q over keys k and values v.
@@ -203,18 +203,20 @@ register(
                 Returns (out (..., L, Ev), weights (..., L, S)), weights the softmax over the keys.
                 """
                 scores = q @ np.swapaxes(k, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-                ### BEGIN SOLUTION
-                scores = scores / np.sqrt(q.shape[-1])
                 top = scores.max(axis=-1, keepdims=True)  # (..., L, 1)
-                log_total = top + np.log(np.exp(scores - top).sum(axis=-1, keepdims=True))  # (..., L, 1)
-                weights = np.exp(scores - log_total)
+                ### BEGIN SOLUTION
+                top = top / np.sqrt(q.shape[-1])
+                q_scaled = q / np.sqrt(q.shape[-1])  # (..., L, E)
+                log_x = q_scaled @ np.swapaxes(k, -1, -2)  # (..., L, S)
+                log_total = top + np.log(np.exp(log_x - top).sum(axis=-1, keepdims=True))  # (..., L, 1)
                 ### END SOLUTION
+                weights = np.exp(log_x - log_total)
                 return weights @ v, weights  # (..., L, S) @ (..., S, Ev) -> (..., L, Ev)
         ''',
         stub="""
-            top = scores.max(axis=-1, keepdims=True)  # (..., L, 1)
             log_total = top + np.log(np.exp(scores - top).sum(axis=-1, keepdims=True))  # (..., L, 1)
-            weights = np.exp(scores / np.sqrt(q.shape[-1]) - log_total)
+            q_scaled = q / np.sqrt(q.shape[-1])  # (..., L, E)
+            log_x = q_scaled @ np.swapaxes(k, -1, -2)  # (..., L, S)
         """,
         reference=lambda q, k, v: sdpa(q, k, v),
         public_cases=_late_scale_cases,

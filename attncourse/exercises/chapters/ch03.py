@@ -212,9 +212,17 @@ register(
 )
 
 
-# ----------------------------------------------------------------------------- 3.3 heads side by side (diagnose)
+# ----------------------------------------------------------------------------- 3.3 heads padded for a kernel (diagnose)
+def _padded_width(D):
+    """The next multiple of 8 at or above D: the widths the handed-out kernel takes."""
+    return -(-D // 8) * 8
+
+
 def _packed(q, k, v, n_heads, how="right"):
-    """Attention of n_heads heads laid side by side in the last axis of q, k and v."""
+    """Attention of n_heads heads laid side by side in the last axis of q, k and v.
+
+    Zero padding of a head's features changes no dot product, so the right answer needs none.
+    """
 
     def heads(x):  # (..., N, H * W) -> (..., H, N, W)
         return np.swapaxes(x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads), -2, -3)
@@ -222,6 +230,7 @@ def _packed(q, k, v, n_heads, how="right"):
     width = q.shape[-1] // n_heads
     scale = {
         "right": 1 / np.sqrt(width),
+        "padded width": 1 / np.sqrt(_padded_width(width)),
         "packed width": 1 / np.sqrt(q.shape[-1]),
         "number of heads": 1 / np.sqrt(n_heads),
         "unscaled": 1.0,
@@ -245,15 +254,16 @@ def _packed_case(label, rng, batch, H, L, S, D, Dv, dtype=np.float64):
 
 def _packed_cases():
     rng = np.random.default_rng(303)
-    # several heads in every case, and D differs from H, Dv, S and L: a scale from another size shows
+    # several heads in every case; in every group a head width D that is not a multiple of 8, and the
+    # padded width, n_heads, n_heads * D and D all different, so a scale from any of them shows
     return grouped(
         "values",
-        _packed_case("4 heads, L=2, S=5, D=16, Dv=3", rng, (), 4, 2, 5, 16, 3),
-        _packed_case("2 heads, L=3, S=6, D=8, Dv=5", rng, (), 2, 3, 6, 8, 5),
+        _packed_case("4 heads, L=2, S=5, D=12, Dv=3", rng, (), 4, 2, 5, 12, 3),
+        _packed_case("2 heads, L=3, S=6, D=5, Dv=9", rng, (), 2, 3, 6, 5, 9),
     ) + grouped(
         "batch dimensions",
-        _packed_case("a batch of 2, 3 heads, L=2, S=4, D=32, Dv=2", rng, (2,), 3, 2, 4, 32, 2),
-        _packed_case("batch (2, 2), 8 heads, L=1, S=3, D=4, Dv=6", rng, (2, 2), 8, 1, 3, 4, 6),
+        _packed_case("a batch of 2, 3 heads, L=2, S=4, D=20, Dv=2", rng, (2,), 3, 2, 4, 20, 2),
+        _packed_case("batch (2, 2), 6 heads, L=1, S=3, D=3, Dv=6", rng, (2, 2), 6, 1, 3, 3, 6),
     )
 
 
@@ -261,20 +271,23 @@ register(
     Exercise(
         id="ch03.packed_head_attention",
         number="3.3",
-        title="attention for heads laid side by side",
+        title="attention for heads laid side by side, run by a kernel with padded widths",
         points=2,
         function="packed_head_attention",
-        hint="how many terms does one head's dot product add up?",
+        hint="what does a feature that is 0 in every query and key add to the scores, and what does the "
+        "scale stand for?",
         kind="diagnose",
         forbids=("torch.nn.functional.scaled_dot_product_attention",),
         description="This function runs `n_heads` attention heads at once. Their queries, keys and values "
         "lie side by side in the last axis: `q (..., L, n_heads * D)`, `k (..., S, n_heads * D)`, "
         "`v (..., S, n_heads * Dv)`, head `h` reading the `h`-th block of `D` (or `Dv`) entries. It "
         "should return `out (..., L, n_heads * Dv)`, the heads' outputs side by side, and "
-        "`weights (..., n_heads, L, S)`, each head's scaled dot-product attention weights. Symptom: "
-        "with one head it agrees with `F.scaled_dot_product_attention`, but with several heads its "
-        "weights are flatter than those of torch's attention run on each head's block separately, "
-        "and the more heads, the flatter. Find the bug and fix it; you may call `numpy` and `softmax`.",
+        "`weights (..., n_heads, L, S)`, each head's scaled dot-product attention weights. It was "
+        "written for a kernel that takes only head widths that are multiples of 8, so it pads each "
+        "head's features with zeros and cuts the padding off the output. Symptom: on its unit tests, "
+        "with heads of width 16, 32 and 64, it agrees with `F.scaled_dot_product_attention` run on each "
+        "head's block; in a model whose heads are 12 wide, its weights and outputs differ from torch's. "
+        "Find the bug and fix it; you may call `numpy` and `softmax`.",
         solution='''
             def packed_head_attention(q, k, v, n_heads):
                 """n_heads attention heads whose q, k, v lie side by side in the last axis.
@@ -282,26 +295,39 @@ register(
                 q (..., L, n_heads * D), k (..., S, n_heads * D), v (..., S, n_heads * Dv) ->
                 (out (..., L, n_heads * Dv), weights (..., n_heads, L, S)).
                 """
+                D, Dv = q.shape[-1] // n_heads, v.shape[-1] // n_heads
 
-                def heads(x):  # (..., N, n_heads * W) -> (..., n_heads, N, W)
+                def heads(x, width):  # (..., N, n_heads * W) -> (..., n_heads, N, width)
                     x = x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)
-                    return np.swapaxes(x, -2, -3)
+                    pad = [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])]
+                    return np.swapaxes(np.pad(x, pad), -2, -3)
 
+                def padded(w):  # the kernel takes widths that are multiples of 8
+                    return -(-w // 8) * 8
+
+                qh, kh, vh = heads(q, padded(D)), heads(k, padded(D)), heads(v, padded(Dv))
                 ### BEGIN SOLUTION
-                scale = 1 / np.sqrt(q.shape[-1] // n_heads)
+                scale = 1 / np.sqrt(D)
                 ### END SOLUTION
-                qh, kh, vh = heads(q), heads(k), heads(v)
                 weights = softmax(qh @ np.swapaxes(kh, -1, -2) * scale)  # -> (..., n_heads, L, S)
-                out = np.swapaxes(weights @ vh, -2, -3)  # -> (..., L, n_heads, Dv)
+                out = np.swapaxes((weights @ vh)[..., :Dv], -2, -3)  # -> (..., L, n_heads, Dv)
                 return out.reshape(*out.shape[:-2], -1), weights
         ''',
-        stub="scale = 1 / np.sqrt(q.shape[-1])",
+        stub="scale = 1 / np.sqrt(qh.shape[-1])",
         reference=_packed,
         public_cases=_packed_cases,
         outputs=("out", "weights"),
         distributions=("weights",),
         needs=("import numpy as np", "from attncourse import softmax"),
         diagnoses=(
+            Diagnosis(
+                "your weights are as flat as a scale of one over the square root of a head's padded "
+                "width: how many of the terms in a padded head's dot product can differ from 0?",
+                name="scaled by the padded width",
+                hint="the padding adds zeros to every dot product and nothing to its spread: the scale "
+                "is 1/sqrt(D), D the width before padding",
+                variant=lambda q, k, v, h: _packed(q, k, v, h, "padded width"),
+            ),
             Diagnosis(
                 "your weights are as flat as a scale of one over the square root of the whole last "
                 "axis of q: how many entries does one head's dot product add up?",

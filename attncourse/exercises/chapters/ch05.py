@@ -81,7 +81,7 @@ register(
         "positions its features came from before $W_O$ is applied. Its weights `W_q`, `W_k`, "
         "`W_v`, `W_o` are `(d_model, d_model)`, used as `x @ W` as in this course, and it has "
         "`n_heads` heads. Return `(W_q, W_k, W_v, W_o)` for this course's layer (head $h$ owns "
-        "features $h\\,d_{head}$ to $(h+1)\\,d_{head}$, as in 5.3) that computes the same thing for "
+        "features $h\\,d_{head}$ to $(h+1)\\,d_{head}$, as in this chapter's layer) that computes the same thing for "
         "every `x`: the same `out`, and head $h$'s weights equal to the library's head $h$'s. Move "
         "the library's numbers, do not recompute them, and keep each head's features in the order "
         "the library gives them.",
@@ -218,7 +218,7 @@ register(
         stub=STUB_LINE,
         needs=MHA_NEEDS,
         hint="what do the two copies output, and what does concat(heads) @ W_o do with two equal outputs?",
-        description="A trained layer of this course (5.3: weights `W_q`, `W_k`, `W_v`, `W_o`, each "
+        description="A trained multi-head layer of this chapter (weights `W_q`, `W_k`, `W_v`, `W_o`, each "
         "`(d_model, d_model)`, used as `x @ W`, `n_heads` heads of width $d_{head}$) turns out to "
         "hold two copies of one head: exactly two of its heads have the same blocks of `W_q`, `W_k` "
         "and `W_v`; their blocks of `W_o` differ. Return `(W_q, W_k, W_v, W_o)` of a layer with "
@@ -696,19 +696,19 @@ register(
                 B, L, d_model = x.shape
                 d_head = d_model // n_heads
 
-                def fold(t):  # (B, L, d_model) -> (B, L, H, d_head) -> (B, H, L, d_head) -> (B * H, L, d_head)
+                def fold(t):  # (B, L, d_model) -> a batch of single-head inputs, one per (sequence, head) pair
                     return t.reshape(B, L, n_heads, d_head).transpose(0, 2, 1, 3).reshape(B * n_heads, L, d_head)
 
-                def unfold(t):  # (B * H, L, n) -> (B, H, L, n)
+                def unfold(t):  # a batch of single-head results -> (B, n_heads, L, n)
                     ### BEGIN SOLUTION
                     return t.reshape(B, n_heads, L, t.shape[-1])
                     ### END SOLUTION
 
-                q, k, v = fold(x @ W_q), fold(x @ W_k), fold(x @ W_v)  # each (B * H, L, d_head)
-                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))  # (B * H, L, L)
-                heads = unfold(weights @ v)  # (B * H, L, d_head) -> (B, H, L, d_head)
-                out = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o  # (B, L, H, d_head) -> (B, L, d_model)
-                return out, unfold(weights)  # (B * H, L, L) -> (B, H, L, L)
+                q, k, v = fold(x @ W_q), fold(x @ W_k), fold(x @ W_v)
+                weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head))
+                heads = unfold(weights @ v)
+                out = heads.transpose(0, 2, 1, 3).reshape(B, L, d_model) @ W_o
+                return out, unfold(weights)
         ''',
         stub="""
             return t.reshape(n_heads, B, L, t.shape[-1]).transpose(1, 0, 2, 3)
