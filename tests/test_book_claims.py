@@ -1177,3 +1177,106 @@ def test_chapter_2_matrix_formula_is_tagged_unscaled_and_the_maps_number_their_k
     assert 'source_ticks = [f"{i} {t}" for i, t in enumerate(source)]' in figure
     assert "attention_heatmap(weights_cross, target_ticks, source_ticks" in figure
     assert "attention_heatmap(weights_self, source_ticks, source_ticks" in figure
+
+
+# -- chapter 9: what the tiled call holds, why the unfused loop is faster, the figure's numbering ---
+
+
+def test_chapter_9_tiled_peak_beyond_the_output_is_one_tile_and_four_blocks():
+    text = _printed(CH09, "settings = {  # one of L, S and b")
+    split = {
+        int(b): tuple(float(x) for x in rest)
+        for b, *rest in re.findall(
+            r"b = +(\d+): tiled - output ([0-9.]+) MiB = tile ([0-9.]+) \+ four b x E blocks ([0-9.]+)"
+            r" \+ other (-?[0-9.]+)",
+            text,
+        )
+    }
+    assert set(split) == {64, 128, 256, 512}, text
+    for b, (rest, tile, blocks, other) in split.items():
+        assert tile == pytest.approx(4 * b * b / 2**20, abs=1e-3)
+        assert blocks == pytest.approx(4 * 4 * b * 64 / 2**20, abs=1e-3)
+        assert 0 <= other < 0.1 and other < tile + blocks, (b, other)  # "small arrays"
+        assert rest == pytest.approx(_memory_table()[1024, 1024, b][5], abs=0.011)
+    others = [split[b][3] for b in sorted(split)]
+    rest, tile, blocks, other = split[512]
+    prose = _prose(CH09, "99d95720")
+    assert f"{min(others):.3f} to {max(others):.3f} MiB of small arrays" in prose
+    assert f"at $b = 512$: {tile:.3f} + {blocks:.3f} + {other:.3f} of {rest:.2f} MiB" in prose
+    intro = _prose(CH09, "ddf6cddd")
+    assert "four $b \\times E$ blocks" in intro and "with its exponentials" not in intro
+
+
+def _bench_rows() -> dict:
+    text = _printed(CH09, "print(format_table(bench))")
+    rows = {}
+    for L, name, ms, _, peak in re.findall(
+        r"^ *(\d+)  (\S.*?\S) +([0-9.]+) +([0-9.]+) +([0-9.]+) +[0-9.e+-]+$", text, re.MULTILINE
+    ):
+        rows[int(L), name] = (float(ms), float(peak))
+    assert len(rows) == 36, text
+    return rows
+
+
+def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_why():
+    rows = _bench_rows()
+    full, flash = rows[4096, "ac.scaled_dot_product_attention"], rows[4096, "ac.flash_attention"]
+    math_, default = rows[4096, "torch SDPA (math)"], rows[4096, "torch SDPA (default)"]
+    assert flash[0] < full[0] and flash[0] < math_[0]
+    prose = " ".join(_prose(CH09, cid) for cid in ("08723b8f", "ch09-pass-cost-outro", "ch09-summary"))
+    assert f"takes {flash[0]} ms against {full[0]} ms for the full computation and {math_[0]} ms" in prose
+    assert f"({flash[0]} against {full[0]} ms at $L = S = 4096$)" in prose
+    fused = float(
+        re.search(r"flash_attention / torch default: +([0-9.]+)x", _printed(CH09, "format_table")).group(1)
+    )
+    assert fused == pytest.approx(flash[0] / default[0], abs=0.01)
+    assert f"{fused:.2f} times faster still" in prose and f"({fused:.2f} times faster than the loop)" in prose
+    assert "speed comes from fusing" not in prose
+    # the pass timing: fresh whole-matrix arrays > one reused whole buffer > reused tiles
+    text = _printed(CH09, "def tile_by_tile():")
+    ns = [float(x) for x in re.findall(r": ([0-9.]+) ns per score", text)]
+    ratio = float(re.search(r"fresh arrays / tiles: ([0-9.]+)", text).group(1))
+    assert len(ns) == 3 and ns[0] > ns[1] > ns[2], text
+    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02)
+    outro = _prose(CH09, "ch09-pass-cost-outro")
+    assert (
+        f"costs {ns[0]:.2f} ns per score, over one reused whole-matrix buffer {ns[1]:.2f} ns, "
+        f"over reused $256 \\times 256$ tiles {ns[2]:.2f} ns: {ratio:.2f} times less" in outro
+    )
+
+
+def test_chapter_9_flash_peak_in_the_benchmark_is_output_plus_a_tile_and_four_blocks_per_head():
+    rows, H, L, E, b = _bench_rows(), 4, 4096, 64, 256
+    peak = rows[L, "ac.flash_attention"][1]
+    output, tiles, blocks = (4 * H * L * E / 2**20, 4 * H * b * b / 2**20, 4 * H * 4 * b * E / 2**20)
+    assert peak == pytest.approx(output + tiles + blocks, abs=0.2)
+    prose = _prose(CH09, "08723b8f")
+    assert f"its {peak} MiB are" in prose and f"the {output:.1f} MiB output" in prose
+    assert "per head (1 MiB in all)" in prose and tiles == blocks == 1
+    summary = _prose(CH09, "ch09-summary")
+    assert "measured for one head in numpy, its peak beyond the output" in summary
+
+
+def test_chapter_9_counts_blocks_from_0_and_keeps_t_a_position():
+    figure = _prose(CH09, "ch09-tiled-figure")
+    assert "K0 to K3" in figure and "V0 to V3" in figure and "Block 0 is grey" in figure
+    svg = (BOOK / "figures" / "tiled.svg").read_text(encoding="utf-8")
+    assert all(f"K{s}ᵀ" in svg for s in "₀₁₂₃") and "K₄" not in svg and "V₄" not in svg
+    assert "Block 0 is already folded" in svg
+    for cid in ("ch09-cache-timing-md", "ch09-cache-timing-outro"):
+        assert "$t$" not in _prose(CH09, cid) and "$n$" in _prose(CH09, cid)
+
+
+def test_chapter_9_tile_of_b_256_is_larger_than_an_sm_shared_memory():
+    kib = _io_table()[4096, 256][0]
+    prose = _prose(CH09, "ch09-io-count-outro")
+    assert kib > 228 and f"at $b = 256$ the table's $M$ is {kib:.0f} KiB, more than" in prose
+
+
+def test_chapter_9_cache_timing_quotes_the_first_lengths():
+    text = _printed(CH09, "first = {name: np.median(times[:32])")
+    first = dict(re.findall(r"(with(?:out)? cache) *: *([0-9.]+) ms per token at lengths 1\.\.32", text))
+    prose = _prose(CH09, "ch09-cache-timing-outro")
+    assert f"({first['with cache']} against {first['without cache']} ms)" in prose
+    assert float(first["with cache"]) < float(first["without cache"])
+    assert "not measured" in prose  # the steps of the uncached curve are not explained
