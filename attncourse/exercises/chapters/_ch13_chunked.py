@@ -83,7 +83,7 @@ def _linear_cases():
                 v=n(size=(7, 3)),
                 chunk_size=3,
             ),
-            Case("L=5, chunks of 1", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 2)), chunk_size=1),
+            Case("L=5, one chunk of 5", q=n(size=(5, 2)), k=n(size=(5, 2)), v=n(size=(5, 2)), chunk_size=5),
         )
         + grouped(
             "batch dims",
