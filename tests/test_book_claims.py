@@ -650,16 +650,19 @@ def _chapter_3_gradient_table() -> dict:
 def test_chapter_3_escaping_rows_are_quoted_from_the_gradient_printout():
     text = _printed(CH03, "largest_ratio = ")
     table = _chapter_3_gradient_table()
-    ratios = {
-        int(d): float(r) for d, r, _ in re.findall(r"^ *(\d+) +([0-9.]+) +([0-9.]+)$", text, re.MULTILINE)
-    }
+    rows = re.findall(r"^ *(\d+) +([0-9.]+) +([0-9.]+)$", text, re.MULTILINE)
+    ratios = {int(d): float(r) for d, r, _ in rows}
+    per_root = {int(d): float(x) for d, _, x in rows}
     assert sorted(ratios) == sorted(table), text
     story = _prose(CH03, "scaling-grad-story")
     # "the largest unscaled gradient is 10.2, 17.4, 20.2 and 28.5 times the largest scaled one at
-    # d_k = 64, 128, 256 and 1024, where sqrt(d_k) is 8, 11.3, 16 and 32"
+    # d_k = 64, 128, 256 and 1024, that is 1.27, 1.54, 1.26 and 0.89 times sqrt(d_k)" (the table
+    # prints ratio / sqrt(d_k), not sqrt(d_k) itself: sqrt(128) is exercise 3.4's answer)
     quoted = ", ".join(f"{ratios[d]:.1f}" for d in (64, 128, 256)) + f" and {ratios[1024]:.1f} times"
     assert quoted in story, quoted
-    assert "where $\\sqrt{d_k}$ is 8, 11.3, 16 and 32" in story
+    times = ", ".join(f"{per_root[d]:.2f}" for d in (64, 128, 256)) + f" and {per_root[1024]:.2f} times"
+    assert times in story, times
+    assert all(abs(per_root[d] - ratios[d] / d**0.5) < 0.01 + 0.05 / d**0.5 for d in ratios), per_root
     assert "inflated by the factor" not in story
     # "a factor close to the sqrt(d_k)": every ratio from d_k = 4 on within a factor 1.6 of sqrt(d_k)
     assert all(1 / 1.6 < ratios[d] / d**0.5 < 1.6 for d in ratios if d >= 4), ratios
