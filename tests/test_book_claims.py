@@ -872,3 +872,18 @@ def test_chapter_4_quotes_the_growth_of_the_measured_peak_from_its_printout():
     assert f"({listed} MiB) grow by {growth} and {last} per doubling" in prose, (listed, growth, last)
     summary = _prose("04_self_attention.ipynb", "c034")
     assert f"grew by {growth.split(', ')[0]} to {last} per doubling" in summary
+
+
+def test_chapter_4_figure_sentence_reads_the_counted_projections_and_attention():
+    text = _printed("04_self_attention.ipynb", "proj_macs.append(")
+    rows = re.findall(r"L = +(\d+): projections +([0-9,]+), attention +([0-9,]+) multiply-adds", text)
+    counts = {int(n): (int(p.replace(",", "")), int(a.replace(",", ""))) for n, p, a in rows}
+    assert sorted(counts) == [64, 128, 256, 512, 1024]
+    assert counts[64][0] > counts[64][1] and counts[128][0] < counts[128][1]  # overtaken between
+    equal_at = float(re.search(r"equal at L = .* = ([0-9.]+)", text).group(1))
+    assert 64 < equal_at < 128
+    ratio = counts[1024][1] / counts[1024][0]
+    prose = _prose("04_self_attention.ipynb", "c032")
+    assert "the projections cost more at $L = 64$" in prose
+    assert f"the two are equal at $L = {equal_at:g}$" in prose
+    assert f"$L = 1024$ the attention costs {ratio:.2f} times the projections" in prose
