@@ -1283,3 +1283,30 @@ def test_chapter_9_cache_timing_quotes_the_first_lengths():
     assert f"({first['with cache']} against {first['without cache']} ms)" in prose
     assert float(first["with cache"]) < float(first["without cache"])
     assert "not measured" in prose  # the steps of the uncached curve are not explained
+
+
+def test_chapter_4_figure_sentence_reads_the_counted_projections_and_attention():
+    text = _printed("04_self_attention.ipynb", "proj_macs.append(")
+    rows = re.findall(r"L = +(\d+): projections +([0-9,]+), attention +([0-9,]+) multiply-adds", text)
+    counts = {int(n): (int(p.replace(",", "")), int(a.replace(",", ""))) for n, p, a in rows}
+    assert sorted(counts) == [64, 128, 256, 512, 1024]
+    assert counts[64][0] > counts[64][1] and counts[128][0] < counts[128][1]  # overtaken between
+    equal_at = float(re.search(r"equal at L = .* = ([0-9.]+)", text).group(1))
+    assert 64 < equal_at < 128
+    ratio = counts[1024][1] / counts[1024][0]
+    prose = _prose("04_self_attention.ipynb", "c032")
+    assert "the projections cost more at $L = 64$" in prose
+    assert f"the two are equal at $L = {equal_at:g}$" in prose
+    assert f"$L = 1024$ the attention costs {ratio:.2f} times the projections" in prose
+
+
+def test_chapter_10_rollout_sentence_says_what_cls_keeps_and_what_the_patches_sum_to():
+    text = _printed(CH10, "cls_rollout = rollout[:, 0, 1:]")
+    own = [float(v) for v in re.search(r"on \[CLS\] itself: \[([0-9. ]+)\]", text).group(1).split()]
+    patches = [float(v) for v in re.search(r"on the 16 patches: \[([0-9. ]+)\]", text).group(1).split()]
+    assert len(own) == len(patches) == 3 and min(own) >= 0.25  # the identity halves' (1/2)^2
+    prose = _prose(CH10, "ch10-md-29")
+    assert f"the cell prints {min(own):.2f} to {max(own):.2f} for the three digits" in prose
+    assert f"sum to {min(patches):.2f} to {max(patches):.2f}, not 1" in prose
+    source = "".join(next(c for c in _cells(CH10) if c.get("id") == "ch10-rollout")["source"])
+    assert "not drawn" in source and ".contour(" in source  # the bar names the left-out share; the outline

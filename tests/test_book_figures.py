@@ -147,3 +147,19 @@ def test_every_dashed_or_dotted_reference_line_is_in_a_legend(notebook):
         for cell_id, call in _calls(notebook, name):
             if _keyword(call, "ls") is not None or _keyword(call, "linestyle") is not None:
                 assert _keyword(call, "label") is not None, f"{notebook} {cell_id}: {ast.unparse(call)}"
+
+
+def test_chapter_11_length_plot_marks_both_lengths_in_one_legend_for_both_panels():
+    notebook = "11_modern_attention.ipynb"
+    lines = [
+        ast.unparse(_keyword(c, "label"))
+        for cid, c in _calls(notebook, "axvline")
+        if cid == "ch11-extend-table"
+    ]
+    assert any("training length" in label for label in lines) and any(
+        "fine-tuning length" in label for label in lines
+    )
+    legends = [c for cid, c in _calls(notebook, "legend") if cid == "ch11-extend-table"]
+    assert len(legends) == 1 and ast.unparse(legends[0].func.value) == "fig"  # under both panels
+    freqs = "".join(next(c for c in _body_cells(notebook) if c.get("id") == "ch11-extend-freqs")["source"])
+    assert '"none": None' in freqs  # the unscaled line at ratio 1 anchors the log axis

@@ -228,6 +228,8 @@ def test_chapter_11_rope_explorer_shows_the_chapters_frequency_ratios():
         m.group(1): (float(m.group(2)), [float(x) for x in m.group(3).split()])
         for m in re.finditer(r"^(\w+) +\(factor ([0-9.]+)\) +([0-9. ]+)$", printed, re.MULTILINE)
     }
+    unscaled = rows.pop("none")  # the chapter's reference row: every pair at its own frequency
+    assert unscaled == (1.0, [1.0] * (modern.ROPE_E // 2))
     assert set(rows) == set(modern.SCALINGS) and trained == modern.ROPE_TRAIN
     default = modern.rope_scaling_view()
     assert (default.scaling, default.factor) == ("yarn", factor)  # a view the chapter prints
