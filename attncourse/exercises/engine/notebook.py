@@ -428,7 +428,7 @@ def solution_lines(exercise_id: str) -> List[str]:
     """The lines between the solution markers, stripped (what a student version must not hold).
 
     >>> solution_lines("ch03.packed_head_attention")
-    ['scale = 1 / np.sqrt(q.shape[-1] // n_heads)']
+    ['scale = 1 / np.sqrt(D)']
     """
     ex = get(exercise_id)
     out, inside = [], False
