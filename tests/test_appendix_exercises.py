@@ -174,6 +174,7 @@ def test_a5_handed_out_code_is_right_with_one_head_only():
 
 def test_a2_handed_out_code_is_right_on_one_row_and_lists_the_grids_own_vectors_elsewhere():
     """A.2's symptom: right on a grid of one row; elsewhere every returned vector is some patch's."""
+    pytest.importorskip("torch")  # the reference is the package's torch function
     from attncourse.vit import sinusoidal_positions_2d
 
     ex = get("bugs.grid_positions")

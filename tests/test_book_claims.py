@@ -220,6 +220,8 @@ def test_chapter_0_bottleneck_figure_counts_from_0():
 def test_chapter_0_prints_how_many_held_out_sequences_score_the_models():
     import inspect
 
+    pytest.importorskip("torch")  # evaluate_reversal lives with the torch models
+
     from attncourse.models.seq2seq import evaluate_reversal
 
     sweep = _printed(CH00, 'sweep = saved_results("seq2seq_lengths.json")')
