@@ -122,9 +122,8 @@ def test_every_map_is_laid_over_the_chosen_image(which):
     assert later.png != first.png
 
 
-@pytest.mark.parametrize("which", ["vision", "cross"])
-def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
-    """Maps shown side by side are compared: one scale (0 to the largest cell shown) and one bar."""
+def _painted(which: str):
+    """The painter of the ViT's or the captioner's explorer after drawing one frame."""
     pytest.importorskip("matplotlib")
     if which == "vision":
         from attncourse.widgets.vision import _renderer
@@ -139,7 +138,13 @@ def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
             dict(image=2, step=1, heads="each head"),
         )
     renderer(**controls)
-    painter = renderer.painter
+    return renderer.painter
+
+
+@pytest.mark.parametrize("which", ["vision", "cross"])
+def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
+    """Maps shown side by side are compared: one scale (0 to the largest cell shown) and one bar."""
+    painter = _painted(which)
     shown = [k for k, ax in enumerate(painter.ax_maps) if ax.get_visible()]
     assert len(shown) >= 2
     tops = {np.asarray(painter.overlays[k].get_array()).max() for k in shown}
@@ -152,21 +157,7 @@ def test_the_maps_of_a_frame_share_one_colour_scale_with_a_bar(which):
 @pytest.mark.parametrize("which", ["vision", "cross"])
 def test_no_ink_hides_a_low_weight(which):
     """The maps are opaque; the digit's ink lies over them in translucent white, never in black."""
-    pytest.importorskip("matplotlib")
-    if which == "vision":
-        from attncourse.widgets.vision import _renderer
-
-        renderer, controls = _renderer(fake_maps()), dict(image=1, patch_size=2, view="layer 0")
-    else:
-        from attncourse.results import saved_results
-        from attncourse.widgets.cross import _renderer
-
-        renderer, controls = (
-            _renderer(saved_results("digit_captioner.json")),
-            dict(image=2, step=1, heads="each head"),
-        )
-    renderer(**controls)
-    painter = renderer.painter
+    painter = _painted(which)
     for overlay, backdrop in zip(painter.overlays, painter.backdrops):
         assert overlay.get_alpha() is None and backdrop.get_zorder() > overlay.get_zorder()
         paper, ink = backdrop.cmap(0.0), backdrop.cmap(1.0)
