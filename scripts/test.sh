@@ -38,14 +38,19 @@
 #      Lighthouse) and Chromium, and skips, saying so, without them (fails under
 #      REQUIRE_BROWSER=1).
 set -euo pipefail
-. "$(dirname "$0")/setup_env.sh"
-
+# Chromium and bubblewrap are installed (where we may) while pip fills .venv: the two downloads
+# overlap, and nothing before the pytest step needs either program.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+apt_log=$(mktemp)
+apt_pid=""
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") \
+    >"$apt_log" 2>&1 &
+  apt_pid=$!
 fi
+. "$(dirname "$0")/setup_env.sh"
 
 # Beside the steps below, in the background: the Colab stand-in (it reads nothing the book build
 # writes; one BLAS thread per kernel, its own temp folder, its report in a log shown at the end),
@@ -65,7 +70,7 @@ step_times() {
   while IFS=$'\t' read -r name secs; do printf '  %-44s %5s\n' "$name" "$secs"; done <"$bg/steps"
   printf '  %-44s %5s\n' "total" "$SECONDS"
 }
-trap 'step_times; kill ${colab_pid:-} ${numpy_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
+trap 'step_times; kill ${colab_pid:-} ${numpy_pid:-} ${npm_pid:-} ${apt_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
 echo "== the Colab stand-in (runs every student edition), in the background"
 printf '%s\t%s\n' "set-up (venv, Chromium, bubblewrap)" "$SECONDS" >"$bg/steps"
 OMP_NUM_THREADS=1 python -m pytest tests/test_colab_standin.py -p no:cacheprovider \
@@ -85,9 +90,12 @@ ruff check .
 ruff format --check .
 
 # axe-core for the accessibility audit of the built pages (package.json's devDependencies),
-# from the lock file; without Node the audit skips (and fails under REQUIRE_BROWSER=1).
+# from the lock file; without Node the audit skips (and fails under REQUIRE_BROWSER=1).  In the
+# background: only the pytest step and Lighthouse read node_modules.
+npm_pid=""
 if command -v npm >/dev/null 2>&1; then
-  npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audit will skip" >&2
+  npm ci --no-audit --no-fund --loglevel=error >"$bg/npm.log" 2>&1 &
+  npm_pid=$!
 fi
 
 step "the book (executes every chapter once)"
@@ -96,6 +104,15 @@ step "the book (executes every chapter once)"
 OMP_NUM_THREADS=1 NO_OPEN=1 bash scripts/build_book.sh
 
 step "pytest, every tier but the Colab stand-in"
+if [ -n "$apt_pid" ] && ! wait "$apt_pid"; then
+  cat "$apt_log" >&2
+  echo "installing ${missing[*]} failed" >&2
+  exit 1
+fi
+if [ -n "$npm_pid" ] && ! wait "$npm_pid"; then
+  cat "$bg/npm.log" >&2
+  echo "npm ci failed: the accessibility audit will skip" >&2
+fi
 status=0
 REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --durations=15 --ignore=tests/test_colab_standin.py "$@" ||
   status=$?
