@@ -5,6 +5,8 @@ A test module or doctest module that cannot be imported because one of those lib
 installed is reported as skipped, naming the library, instead of as a collection error.  Any
 other import failure (or a missing library that *is* installed) still fails.
 
+The explorers' doctests (``attncourse/widgets``) are marked slow: they draw whole explorers.
+
 The quick tier (``-m "not slow"``) runs on every core when pytest-xdist is installed and no ``-n``
 is given (``-n 0`` for one process).
 
@@ -37,6 +39,30 @@ def pytest_cmdline_main(config):
     if config.option.numprocesses is None and config.option.markexpr.strip() == "not slow":
         config.option.numprocesses = max(1, os.cpu_count() or 1)
     return None
+
+
+_EXPLORER_DOCTESTS = os.path.join("attncourse", "widgets") + os.sep
+_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests") + os.sep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path, parent):
+    """Doctests are the package's: the test files hold none, and reading them for doctests would
+    import every test module a second time (``--doctest-modules`` applies to every collected file)."""
+    collectors = yield
+    if str(file_path).startswith(_TESTS):
+        from _pytest.doctest import DoctestModule
+
+        collectors = [c for c in collectors if not isinstance(c, DoctestModule)]
+    return collectors
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The explorers' doctests draw every explorer (1-2 s each): the full tier, not the quick one."""
+    for item in items:
+        if isinstance(item, pytest.DoctestItem) and _EXPLORER_DOCTESTS in str(item.path):
+            item.add_marker(pytest.mark.slow)
 
 
 OPTIONAL = (

@@ -444,6 +444,7 @@ ICONS_DRAWN = """() => { const out = new Set(); for (const el of document.queryS
   return [...out]; }"""
 
 
+@pytest.mark.slow
 def test_every_icon_the_built_pages_draw_is_in_the_cut_icon_font(book_browser):
     from fontTools.ttLib import TTFont
 
@@ -520,6 +521,7 @@ FOCUS_STATE = """() => {
 }"""
 
 
+@pytest.mark.slow
 def test_regions_are_measured_for_focus_as_they_come_near_and_far_sections_wait(book_server, chromium):
     from browser import BookBrowser
 

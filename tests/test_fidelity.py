@@ -89,6 +89,7 @@ def check_results():
     return out
 
 
+@pytest.mark.slow
 def test_check_gives_full_marks_to_every_correct_answer_and_less_to_every_wrong_one(check_results):
     rows = []
     for a, mark in check_results:
@@ -98,6 +99,7 @@ def test_check_gives_full_marks_to_every_correct_answer_and_less_to_every_wrong_
     assert not rows, f"{len(rows)} of {len(check_results)} answers:\n" + harness.table(rows)
 
 
+@pytest.mark.slow
 def test_the_registered_wrong_variants_score_less_than_full_and_the_same_with_hidden_cases():
     """The registry's variants (judged on their outputs: the guard forbids package code to answers)."""
     marks = harness.variant_marks(load_hidden_cases(ROOT / "hidden_cases"))

@@ -316,7 +316,8 @@ def test_a_wrong_guess_never_sees_the_expected_value(ex_id, guess):
     for text in texts:
         assert not re.search(r"expected -?\d", text), text
         for form in secret - seen:
-            assert not re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", text), (form, text)
+            if form in text:  # the cheap test first: most forms are nowhere in the text
+                assert not re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", text), (form, text)
 
 
 def test_how_far_says_it_in_words():

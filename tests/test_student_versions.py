@@ -73,6 +73,7 @@ def leaked_lines(student: dict, key: str, chapter: dict) -> list:
     return leaks
 
 
+@pytest.mark.slow
 def test_every_chapter_with_exercises_has_an_up_to_date_student_edition():
     wanted = make_student_notebooks.expected_files()
     chapters = {

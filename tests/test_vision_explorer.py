@@ -71,6 +71,7 @@ def test_saved_maps_fit_the_view():
             ) + 1e-6  # rows of weights, [CLS] excluded
 
 
+@pytest.mark.slow
 def test_frames_switch_with_every_control():
     widgets = pytest.importorskip("attncourse.widgets")
     ipywidgets = pytest.importorskip("ipywidgets")

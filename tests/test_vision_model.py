@@ -95,6 +95,7 @@ def test_bad_images_and_keep():
         vit(torch.rand(2, 1, 8, 8), keep=torch.ones(2, 15, dtype=torch.bool))
 
 
+@pytest.mark.slow
 def test_sweep_script_reduced():
     pytest.importorskip("sklearn")
     spec = importlib.util.spec_from_file_location("sweep", ROOT / "scripts/experiments/vit_digits_sweep.py")

@@ -274,6 +274,7 @@ def test_every_control_has_a_name_and_every_picture_says_what_it_shows(frames_ex
 # -- live mode (ipywidgets 7, e.g. Colab) ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_live_redraws_each_control(live_explorer):
     name, explorer = live_explorer
     render, changes, defaults = LIVE.get(name, (*EXPLORERS[name][1:], DEFAULTS[name]))
@@ -293,6 +294,7 @@ def test_live_redraws_each_control(live_explorer):
         assert len(explorer.redraw_ms) == n_redraws + 1 and explorer.redraw_ms[-1] > 0
 
 
+@pytest.mark.slow
 def test_live_frames_do_not_depend_on_the_path():
     explorer = aw.positional_explorer(mode="live")
     for encoding in ("RoPE", "sinusoidal"):
@@ -306,6 +308,7 @@ def test_live_frames_do_not_depend_on_the_path():
     assert explorer.shown() == aw.render_positional(16, 8)
 
 
+@pytest.mark.slow
 def test_live_dependent_control_follows_its_parent():
     explorer = aw.heads_explorer(mode="live")
     explorer.controls["n_heads"].value = 8
@@ -329,6 +332,7 @@ def test_live_dependent_control_follows_its_parent():
     assert efficient.specs[1].values == tuple(range(1, 6))
 
 
+@pytest.mark.slow
 def test_frames_dependent_control_has_one_widget_per_parent_value():
     if not hasattr(ipywidgets, "Stack"):
         pytest.skip("frames mode needs ipywidgets 8")
@@ -338,6 +342,7 @@ def test_frames_dependent_control_has_one_widget_per_parent_value():
     assert explorer.controls["step"] is steps[1]  # block size 2, the default
 
 
+@pytest.mark.slow
 def test_live_scores_are_editable_and_bad_text_is_reported():
     explorer = aw.softmax_explorer(mode="live")
     explorer.controls["logits"].value = "0, 0, 0, 0, 0, 9"
@@ -373,6 +378,7 @@ def test_transformer_explorer_runs_a_model():
     assert explorer.shown() == aw.render_transformer(weights, tokens[0].tolist(), 2, 0)
 
 
+@pytest.mark.slow
 def test_transformer_explorer_scores_the_held_out_batch_it_is_given():
     import html
 
@@ -423,6 +429,7 @@ def test_unknown_mode():
         aw.softmax_explorer(mode="static")
 
 
+@pytest.mark.slow
 def test_no_pyplot_figures_and_a_short_repr():
     plt.close("all")
     explorer = aw.mask_explorer(mode="live")
@@ -433,6 +440,7 @@ def test_no_pyplot_figures_and_a_short_repr():
     assert "attncourse-control-pad_length" in explorer.controls["pad_length"]._dom_classes
 
 
+@pytest.mark.slow
 def test_custom_values_and_bad_defaults():
     explorer = aw.softmax_explorer(
         temperatures=(0.5, 2.0), temperature=2.0, logits=(1.0, 0.0), labels=("a", "b"), mode="live"
@@ -474,6 +482,7 @@ def _chapter():
     return nb
 
 
+@pytest.mark.slow
 def test_insert_explorers_once(insert_script, tmp_path):
     import nbformat
 
@@ -552,6 +561,7 @@ def test_insert_explorers_passes_the_chapters_variables(insert_script, tmp_path)
 # -- the chapters' numbers on screen ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_default_pictures_show_the_chapters_numbers():
     """The default frames carry the numbers the chapters print (tests/test_explorer_ties.py reads them from the
     notebooks): chapter 4's cat -> mat 0.4241, chapter 1's weights at T = 1."""
@@ -585,6 +595,7 @@ def test_softmax_frames_let_every_score_change():
     assert "moon 5" in explorer.shown().caption
 
 
+@pytest.mark.slow
 def test_live_positional_switches_to_past_the_training_length():
     explorer = aw.positional_explorer(mode="live")
     explorer.controls["encoding"].value = "past training length"
@@ -602,6 +613,7 @@ def test_live_positional_switches_to_past_the_training_length():
     assert explorer.values()["position"] in explore.POSITIONS
 
 
+@pytest.mark.slow
 def test_heads_frames_do_not_keep_the_other_scales_maps():
     """With every head on screen, the maps after the first sit in the cached background: switching
     the scale must repaint them (the d_model frames once showed heads 2..n scaled by d_head)."""
@@ -623,6 +635,7 @@ def _drawn_outside(fig) -> tuple:
     return tuple(round(max(0.0, x), 3) for x in (-drawn.x0, -drawn.y0, drawn.x1 - width, drawn.y1 - height))
 
 
+@pytest.mark.slow
 def test_positional_text_stays_inside_the_picture_past_the_training_length():
     from attncourse.widgets.positional import PAST, _positional_renderer
 
@@ -634,6 +647,7 @@ def test_positional_text_stays_inside_the_picture_past_the_training_length():
                 assert _drawn_outside(renderer.painter.fig) == (0, 0, 0, 0), (encoding, d_model, position)
 
 
+@pytest.mark.slow
 def test_mask_alt_text_names_an_alignment_only_where_it_matters():
     """With L = S both alignments are the same mask: the alt text says "causal on", as the caption does."""
     square = aw.render_mask(1, "causal")
