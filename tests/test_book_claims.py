@@ -605,7 +605,7 @@ def test_chapter_0_sweep_panel_names_the_parameter_counts_it_compares():
         int(c.replace(",", "")) for c in re.findall(r"(?:state|attention) (\d{1,3}(?:,\d{3})*)", printed)
     ]
     assert len(counts) == 3 and len(set(counts)) == 3, printed
-    assert 'f"Same training, {min(n_parameters):,} to {max(n_parameters):,} parameters"' in source
+    assert 'f"Same training, {min(param_counts):,} to {max(param_counts):,} parameters"' in source
     # the shift's explanation is offered as a hypothesis, since no run here tests it
     assert "hypothesis that no run here tests" in _prose(CH00, "why-15b")
 
@@ -1315,3 +1315,54 @@ def test_chapter_10_rollout_sentence_says_what_cls_keeps_and_what_the_patches_su
     assert f"sum to {min(patches):.2f} to {max(patches):.2f}, not 1" in prose
     source = "".join(next(c for c in _cells(CH10) if c.get("id") == "ch10-rollout")["source"])
     assert "not drawn" in source and ".contour(" in source  # the bar names the left-out share; the outline
+
+
+# -- chapter 11: the summary and the ALiBi comparison -------------------------------------------
+
+CH11 = "11_modern_attention.ipynb"
+
+
+def test_chapter_11_summary_and_alibi_loss_ratio_are_the_printed_ones():
+    table = _printed(CH11, "gqa = saved_results(")
+    means = {
+        r.split()[0]: r.split() for r in table.splitlines() if r.split()[:1] in (["MHA"], ["GQA"], ["MQA"])
+    }
+    gqa_mean, mha_mean = means["GQA"][-2], means["MHA"][-2]
+    seeds = [float(x) for x in means["MQA"][5:-2]]
+    assert len(seeds) == 6 and sorted(seeds)[0] == 0.566 and sorted(seeds)[1] > 0.95
+    summary = next(
+        "".join(c["source"]) for c in _cells(CH11) if "".join(c["source"]).startswith("## Summary")
+    )
+    summary = " ".join(summary.split())
+    assert f"mean accuracy {gqa_mean} against {mha_mean} over six seeds" in summary
+    assert "1 lost one seed of six (0.566)" in summary
+    extend = _printed(CH11, "ALiBi's final loss over RoPE's")
+    ratios = [float(r) for r in re.search(r"seed by seed: ([0-9., ]+)", extend).group(1).split(", ")]
+    verdict = _prose(CH11, "ch11-extend-verdict")
+    assert f"{min(ratios):.1f} to {max(ratios):.1f} times RoPE's" in verdict
+    # zero-shot at 128 (four times the training length): the three scalings that keep the fastest pair
+    zero_shot = extend.split("zero-shot")[1].split("after")[0]
+    at_128 = {line.split()[0]: float(line.split()[5]) for line in zero_shot.strip().splitlines()[2:]}
+    kept = [at_128[m] for m in ("dynamic", "yarn", "llama3")]
+    assert f"held {min(kept):.2f} to {max(kept):.2f}" in summary
+    linear_32 = float(zero_shot.strip().splitlines()[2 + 1].split()[1])
+    assert f"({linear_32:.2f}, with 8 pairs per head)" in summary
+    alibi = [float(x) for x in zero_shot.strip().splitlines()[-1].split()[1::2]]
+    assert min(alibi) >= 0.91 and "ALiBi stayed at 0.91 or above at every length" in summary
+
+
+def test_appendix_prints_the_three_claims_it_makes_about_masks_and_rope():
+    notebook = "appendix_common_bugs.ipynb"
+    masks = _printed(notebook, "an additive -1e9 cast to float16")
+    assert "an additive -1e9 cast to float16: -inf" in masks
+    assert "all keys masked with -65504.0: weights [0.25, 0.25, 0.25, 0.25]" in masks
+    assert "all keys masked with -inf: weights [nan, nan, nan, nan]" in masks
+    prose = _prose(notebook, "f7513588")
+    assert (
+        "silently becomes $-\\infty$" in prose and "equal weights on the masked keys instead of NaN" in prose
+    )
+    rope = _printed(notebook, "apply_rope on one row without positions=")
+    assert "without positions= is position 0: True | not position 3: False" in rope
+    assert "without `positions=` rotates the one-row input to position 0" in _prose(
+        notebook, "bugs-rope-cache-md"
+    )
