@@ -1366,3 +1366,42 @@ def test_appendix_prints_the_three_claims_it_makes_about_masks_and_rope():
     assert "without `positions=` rotates the one-row input to position 0" in _prose(
         notebook, "bugs-rope-cache-md"
     )
+
+
+def test_chapter_9_quotes_the_benchmarks_growth_between_lengths_from_the_saved_run():
+    bench = json.loads((BOOK / "data" / "bench_cpu.json").read_text(encoding="utf-8"))
+    times = {(r["implementation"], r["L"]): r["median_s"] for r in bench["results"]}
+    names = sorted({name for name, _ in times})
+
+    def growth(a: int, b: int) -> tuple:
+        ratios = [times[n, b] / times[n, a] for n in names]
+        return min(ratios), max(ratios)
+
+    prose = _prose(CH09, "08723b8f")
+    low, high = growth(256, 512)
+    assert f"from $L = 256$ to 512 every implementation's time grows {low:.1f} to {high:.1f} times" in prose
+    low, high = growth(512, 1024)
+    assert f"from 512 to 1024 only {low:.1f} to {high:.1f} times" in prose
+    low, high = growth(512, 4096)
+    assert f"the times grow {low:.0f} to {high:.0f} times" in prose
+    default_512 = next(
+        r["peak_bytes"]
+        for r in bench["results"]
+        if r["implementation"] == "torch SDPA (default)" and r["L"] == 512
+    )
+    assert f"whose peak at 512 is {default_512 / 2**20:.1f} MiB" in prose
+
+
+def test_chapter_6_every_finite_fill_leaks_at_its_own_level_and_spreads_an_empty_row_uniformly():
+    notebook = "06_masked_attention.ipynb"
+    text = _printed(notebook, "def naive_softmax(x):")
+    table = {
+        line.split("|")[0].strip(): [c.strip() for c in line.split("|")[1:]]
+        for line in text.splitlines()[1:5]
+    }
+    assert table["-1e9"][2] == "0.7990" and table["-1e4"][1] == "0.7990" and table["0"][0] == "0.7990"
+    assert table["-inf"][:3] == ["0.0000"] * 3 and table["-inf"][3] == "nan"
+    assert "all keys blocked, fill -1e4: the weights [0.25, 0.25, 0.25, 0.25]" in text
+    prose = _prose(notebook, "ch06-031")
+    assert "$-10^9$ in the third" in prose and "every column with a real key" in prose
+    assert "x 51" not in _prose(notebook, "window-cost-end")
