@@ -1130,11 +1130,14 @@ def test_chapter_4_quotes_the_growth_of_the_measured_peak_from_its_printout():
     text = _printed("04_self_attention.ipynb", "growth = [b / a for a, b in zip(peak_bytes")
     growth = re.search(r"grows per doubling of L by ([0-9., ]+)", text).group(1).strip()
     values = [float(g) for g in growth.split(", ")]
-    assert len(values) == 4 and values == sorted(values) and values[-1] < 4.0, values
+    assert len(values) == 4 and values == sorted(values) and 3.2 < values[0] and values[-1] < 4.0, values
+    # the factors move between runs, so the prose quotes the bounds the cell asserts, not one run's values
+    source = "".join(next(c for c in _cells("04_self_attention.ipynb") if c.get("id") == "c031")["source"])
+    assert "assert growth == sorted(growth) and 3.2 < growth[0] and growth[-1] < 4" in source
     prose = _prose("04_self_attention.ipynb", "c032")
-    assert f"per doubling of $L$ ({growth}: towards the matrix's 4" in prose, growth
+    assert "(each factor between 3.2 and 4 and larger than the one before" in prose
     summary = _prose("04_self_attention.ipynb", "c034")
-    assert f"grew by {values[0]:.2f} to {values[-1]:.2f} per doubling" in summary
+    assert "grew by between 3.2 and 4 per doubling" in summary
     # the flop count leaves the softmax out, and the prose says so
     assert "the counter leaves it out" in _prose("04_self_attention.ipynb", "c026")
 

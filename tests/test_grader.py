@@ -439,6 +439,9 @@ def test_crafted_submissions_give_the_expected_gradebook(course, tmp_path, monke
     # the grader's job folders go to a temp folder of this test's own, so a grading that runs
     # beside it (another test worker) cannot upset the "nothing left behind" check
     own = own_temp_folder(tmp_path, monkeypatch)
+    # tina fills the sandbox's /tmp: a 64 MiB cap stops her second 60 MiB file, where the 256 MiB
+    # one took five (300 MiB of writes, over LIMITS' 1.5 s cell limit on a busy machine)
+    monkeypatch.setattr(sandbox, "TMP_BYTES", 64 * 2**20)
     temp_before = set(Path(tempfile.gettempdir()).glob("attncourse-grade-*"))
     out = tmp_path / "graded"
     results = grade(course["bundle"], course["subs"], out, limits=LIMITS, jobs=2, log=lambda s: None)
