@@ -1410,3 +1410,14 @@ def test_chapter_6_every_finite_fill_leaks_at_its_own_level_and_spreads_an_empty
         "$-10^4$ from the second, $-10^9$ in the third" in prose and "every column with a real key" in prose
     )
     assert "x 51" not in _prose(notebook, "window-cost-end")
+
+
+def test_chapter_7_rises_of_the_rope_curve_are_quoted_as_printed_and_within_a_few_standard_errors():
+    text = _printed(CH07, "rises = {p: -drop for p, drop in drops.items()}")
+    line = next(t for t in text.splitlines() if t.startswith("largest one-position rises"))
+    found = re.findall(r"(\d+) \(\+\d+%, (\d+) standard errors\)", line)
+    positions, errors = [int(p) for p, _ in found], [int(e) for _, e in found]
+    assert len(found) == 3 and max(errors) <= 3
+    prose = _prose(CH07, "ch07-beyond-after")
+    assert f"(at {positions[0]}, {positions[1]}\nand {positions[2]})".replace("\n", " ") in prose
+    assert f"are {min(errors)} to {max(errors)} standard errors each" in prose
