@@ -1333,10 +1333,7 @@ def test_chapter_11_summary_and_alibi_loss_ratio_are_the_printed_ones():
     gqa_mean, mha_mean = means["GQA"][-2], means["MHA"][-2]
     seeds = [float(x) for x in means["MQA"][5:-2]]
     assert len(seeds) == 6 and sorted(seeds)[0] == 0.566 and sorted(seeds)[1] > 0.95
-    summary = next(
-        "".join(c["source"]) for c in _cells(CH11) if "".join(c["source"]).startswith("## Summary")
-    )
-    summary = " ".join(summary.split())
+    summary = _prose(CH11, "ch11-summary")
     assert f"mean accuracy {gqa_mean} against {mha_mean} over six seeds" in summary
     assert "1 lost one seed of six (0.566)" in summary
     extend = _printed(CH11, "ALiBi's final loss over RoPE's")
