@@ -49,9 +49,10 @@ def _relative(target: str) -> bool:
     return not (re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith(("#", "/")))
 
 
-def _relink(source: str, stems: set[str]) -> str:
-    """Rewrite links relative to book/ so they work from student/ and in Colab."""
-    url, branch = stamp_notebooks.repository()
+def _relink(source: str, stems: set[str], repository: tuple[str, str]) -> str:
+    """Rewrite links relative to book/ so they work from student/ and in Colab; ``repository`` is
+    ``stamp_notebooks.repository()``, read once per notebook (it parses _config.yml)."""
+    url, branch = repository
     github = url.split("github.com/", 1)[1]
     raw = f"https://raw.githubusercontent.com/{github}/{branch}/book/"
     blob = f"{url}/blob/{branch}/book/"
@@ -87,10 +88,11 @@ def student_notebook(chapter_nb: dict, stem: str, stems: set[str]) -> dict:
     nb["metadata"] = {k: v for k, v in nb.get("metadata", {}).items() if k in ("kernelspec", "attncourse")}
     for cell in nb["cells"]:
         cell.get("metadata", {}).pop("execution", None)
+    repository = stamp_notebooks.repository()
     for cell in nb["cells"]:
         if cell.get("cell_type") == "markdown":
             text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            new = _relink(text, stems)
+            new = _relink(text, stems, repository)
             if new != text:
                 cell["source"] = _lines(new)
     note = {
