@@ -139,9 +139,9 @@ def test_chapter_9_cached_step_is_flat_and_the_uncached_one_grows():
     )
     assert set(found) == {"with cache", "without cache"}, text
     early, late = found["with cache"]
-    assert late / early < 1.25  # "hardly changes over these 256 lengths"
+    assert late / early < 1.5  # "hardly changes over these 256 lengths", the bound the cell asserts
     early, late = found["without cache"]
-    assert late / early > 2.5  # it grows, by the factor the prose quotes (the test below)
+    assert late / early > 2  # "more than doubles", the bound the cell asserts (the test below)
     assert "hardly changes" in _prose(CH09, "ch09-cache-timing-outro")
 
 
@@ -783,9 +783,14 @@ def test_chapter_9_times_the_steps_by_cpu_time_and_quotes_the_growth():
     text = _printed(CH09, "first = {name: np.median(times[:32])")
     grow = dict(re.findall(r"(with(?:out)? cache) *:.*, ([0-9.]+) times the first", text))
     assert set(grow) == {"with cache", "without cache"}, text
+    # one run's factors are not quoted: the prose quotes the bounds the cell asserts on every build
     prose = _prose(CH09, "ch09-cache-timing-outro")
-    fold = float(grow["without cache"])
-    assert f"grows {fold:.1f}-fold" in prose or f"about {round(fold)} times" in prose, (fold, prose)
+    assert 'growth["without cache"] > 2' in source and "more than doubles" in prose
+    assert 'growth["with cache"] < 1.5' in source and "less than 1.5 times the first 32" in prose
+    assert 'first["with cache"] > 0.7 * first["without cache"]' in source and "less than 30 %" in prose
+    assert not re.search(r"[0-9.]+-fold|[0-9]\.[0-9]+ (ms|against)", prose), prose
+    summary = _prose(CH09, "ch09-summary")
+    assert "more than doubles over 256 tokens (both asserted)" in summary
 
 
 def test_chapter_9_online_softmax_counts_elements_from_0_as_its_loop_prints():
@@ -1235,8 +1240,19 @@ def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_wh
     assert flash[0] < full[0] and flash[0] < math_[0]
     prose = " ".join(_prose(CH09, cid) for cid in ("08723b8f", "ch09-pass-cost-outro", "ch09-summary"))
     assert f"takes {flash[0]} ms against {full[0]} ms for the full computation and {math_[0]} ms" in prose
-    assert f"({flash[0]} against {full[0]} ms at $L = S = 4096$; not at $L = 256$)" in prose
-    assert rows[256, "ac.flash_attention"][0] >= rows[256, "ac.scaled_dot_product_attention"][0]
+    torch_256 = rows[256, "ac.flash_attention"][0], rows[256, "ac.scaled_dot_product_attention"][0]
+    assert (
+        f"from $L = 512$ on in both the torch and the numpy rows: {flash[0]} against {full[0]} ms at "
+        f"$L = S = 4096$; in torch it is still slower at $L = 256$, {torch_256[0]} against {torch_256[1]} ms)"
+    ) in _prose(CH09, "ch09-summary")
+    assert torch_256[0] > torch_256[1]
+    for suffix in ("", " (numpy)"):
+        for L in (512, 1024, 2048, 4096):
+            loop, whole = (
+                rows[L, "ac.flash_attention" + suffix],
+                rows[L, "ac.scaled_dot_product_attention" + suffix],
+            )
+            assert loop[0] < whole[0], (L, suffix)
     fused = float(
         re.search(r"flash_attention / torch default: +([0-9.]+)x", _printed(CH09, "format_table")).group(1)
     )
@@ -1247,13 +1263,15 @@ def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_wh
     text = _printed(CH09, "def tile_by_tile():")
     ns = [float(x) for x in re.findall(r": ([0-9.]+) ns per score", text)]
     ratio = float(re.search(r"fresh arrays / tiles: ([0-9.]+)", text).group(1))
-    assert len(ns) == 3 and ns[0] > ns[1] > ns[2], text
-    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02)
+    assert len(ns) == 3 and ns[0] > ns[1] > 1.1 * ns[2], text
+    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and ratio > 1.5
+    # the prose quotes the order and the margins the cell asserts, not one run's times
+    source = "".join(next(c for c in _cells(CH09) if "def tile_by_tile():" in "".join(c["source"]))["source"])
+    assert "assert fresh > reused > 1.1 * tiled_ns" in source
+    assert "assert fresh > 1.5 * tiled_ns" in source
     outro = _prose(CH09, "ch09-pass-cost-outro")
-    assert (
-        f"costs {ns[0]:.2f} ns per score, over one reused whole-matrix buffer {ns[1]:.2f} ns, "
-        f"over reused $256 \\times 256$ tiles {ns[2]:.2f} ns: {ratio:.2f} times less" in outro
-    )
+    assert "tiles at least 10 % less again, and the tiles less than two thirds of the fresh arrays" in outro
+    assert "ns per score" not in outro
 
 
 def test_chapter_9_flash_peak_in_the_benchmark_is_output_plus_a_tile_and_four_blocks_per_head():
@@ -1288,8 +1306,8 @@ def test_chapter_9_cache_timing_quotes_the_first_lengths():
     text = _printed(CH09, "first = {name: np.median(times[:32])")
     first = dict(re.findall(r"(with(?:out)? cache) *: *([0-9.]+) ms per token at lengths 1\.\.32", text))
     prose = _prose(CH09, "ch09-cache-timing-outro")
-    assert f"({first['with cache']} against {first['without cache']} ms)" in prose
-    assert float(first["with cache"]) < float(first["without cache"])
+    assert "Over the first 32 lengths the cache saves less than 30 % (asserted)" in prose
+    assert 0.7 * float(first["without cache"]) < float(first["with cache"]) < float(first["without cache"])
     assert "not measured" in prose  # the steps of the uncached curve are not explained
 
 
@@ -1377,6 +1395,10 @@ def test_chapter_9_quotes_the_benchmarks_growth_between_lengths_from_the_saved_r
         ratios = [times[n, b] / times[n, a] for n in names]
         return min(ratios), max(ratios)
 
+    printed = _printed(CH09, "print(format_table(bench))")  # the cell prints each step's range
+    for shorter, longer in [(256, 512), (512, 1024), (512, 4096)]:
+        low, high = growth(shorter, longer)
+        assert f"L = {shorter:4d} -> {longer:4d}: {low:5.1f} to {high:5.1f} times" in printed
     prose = _prose(CH09, "08723b8f")
     low, high = growth(256, 512)
     assert f"from $L = 256$ to 512 every implementation's time grows {low:.1f} to {high:.1f} times" in prose
