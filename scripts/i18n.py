@@ -1,0 +1,178 @@
+"""Keep the book's translation catalogs in step with its English source.
+
+usage:
+  python scripts/i18n.py update   extract the English messages and update every catalog
+  python scripts/i18n.py check    count untranslated and fuzzy entries; exit 1 if there are any
+  python scripts/i18n.py lint     list translations that lost math, code, links or numbers
+
+The English notebooks and pages are the only source.  ``update``
+
+1. extracts their messages with Sphinx's gettext builder (one ``.pot`` per page, nothing
+   executed) into ``_build/gettext``;
+2. merges them into ``locales/zh_CN/LC_MESSAGES/book/<page>.po`` with sphinx-intl: a new
+   sentence arrives untranslated, a changed one keeps its old translation marked fuzzy;
+3. writes the traditional edition, ``locales/zh_TW``, from the simplified one: OpenCC's
+   Taiwan conversion (``s2twp``, Taiwan phrases), then the glossary's 繁體 column
+   (``book/appendix_glossary.md``) where Taiwan usage differs from the conversion.  An entry of
+   a ``zh_TW`` catalog whose translator comment says ``human`` is written by a person and is
+   kept as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCALES = ROOT / "locales"
+POT_DIR = ROOT / "_build" / "gettext"
+SOURCE_LANGUAGE, DERIVED_LANGUAGE = "zh_CN", "zh_TW"
+HUMAN = "human"  # the translator comment that marks a hand-written zh_TW entry
+
+
+def extract() -> None:
+    """English messages of every page into ``_build/gettext/**/*.pot``."""
+    subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", str(ROOT), str(POT_DIR),
+         "-D", "nb_execution_mode=off", "-D", "gettext_compact=0"],
+        check=True, env={**_env(), "PYTHONPATH": str(ROOT / "book" / "_ext")}, cwd=ROOT,
+    )  # fmt: skip
+
+
+def _env() -> dict:
+    import os
+
+    return dict(os.environ)
+
+
+def glossary_overrides() -> dict[str, str]:
+    """{what OpenCC makes of a 简体 term: the glossary's 繁體 term}, where the two differ."""
+    import opencc
+
+    convert = opencc.OpenCC("s2twp").convert
+    out = {}
+    for line in (ROOT / "book" / "appendix_glossary.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or cells[0] in ("English", "") or set(cells[0]) <= set("-"):
+            continue
+        simplified, traditional = cells[1], cells[2]
+        if traditional in ("—", "") or not re.search(r"[\u4e00-\u9fff]", simplified):
+            continue
+        converted = convert(simplified)
+        if converted != traditional:
+            out[converted] = traditional
+    return out
+
+
+def derive_traditional() -> int:
+    """Write ``locales/zh_TW`` from ``locales/zh_CN``; returns the number of entries written."""
+    import opencc
+    from babel.messages.pofile import read_po, write_po
+
+    convert = opencc.OpenCC("s2twp").convert
+    overrides = sorted(glossary_overrides().items(), key=lambda kv: -len(kv[0]))  # longest first
+    written = 0
+    for source in sorted((LOCALES / SOURCE_LANGUAGE).rglob("*.po")):
+        target = LOCALES / DERIVED_LANGUAGE / source.relative_to(LOCALES / SOURCE_LANGUAGE)
+        with source.open("rb") as f:
+            catalog = read_po(f, locale=SOURCE_LANGUAGE)
+        human = {}
+        if target.exists():
+            with target.open("rb") as f:
+                human = {m.id: m for m in read_po(f, locale=DERIVED_LANGUAGE) if m.id and HUMAN in m.user_comments}
+        catalog.locale = DERIVED_LANGUAGE  # type: ignore[assignment]
+        for message in catalog:
+            if not message.id:
+                continue
+            if message.id in human:
+                message.string = human[message.id].string
+                message.user_comments = human[message.id].user_comments
+                message.flags = set(human[message.id].flags)
+            elif message.string:
+                text = convert(message.string)
+                for converted, traditional in overrides:
+                    text = text.replace(converted, traditional)
+                message.string = text
+            written += 1
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("wb") as f:
+            write_po(f, catalog, width=0)
+    return written
+
+
+def counts() -> dict[Path, tuple[int, int, int]]:
+    """{catalog: (entries, untranslated, fuzzy)} for every catalog under ``locales``."""
+    from babel.messages.pofile import read_po
+
+    out = {}
+    for path in sorted(LOCALES.rglob("*.po")):
+        with path.open("rb") as f:
+            messages = [m for m in read_po(f) if m.id]
+        out[path] = (len(messages), sum(not m.string for m in messages), sum(m.fuzzy for m in messages))
+    return out
+
+
+# What a translation must carry over from its English message unchanged: math, inline code, link
+# targets, MyST roles, and every number.
+MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.DOTALL)
+CODE = re.compile(r"``?[^`]+``?")
+TARGET = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>|\{[a-z:]+\}`[^`]*`")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+
+def kept_parts(text: str) -> list[str]:
+    """The parts of ``text`` a translation must keep as they are (math, code, targets, numbers)."""
+    parts = []
+    for pattern in (MATH, TARGET, CODE):
+        parts += [m.group(0) for m in pattern.finditer(text)]
+        text = pattern.sub(" ", text)
+    return parts + NUMBER.findall(text)
+
+
+def lint(path: Path) -> list[str]:
+    """What each translated entry of ``path`` lost or changed of its English message."""
+    from collections import Counter
+
+    from babel.messages.pofile import read_po
+
+    problems = []
+    with path.open("rb") as f:
+        for message in read_po(f):
+            if not message.id or not message.string:
+                continue
+            missing = Counter(kept_parts(message.id)) - Counter(kept_parts(message.string))
+            if missing:
+                problems.append(f"{path.name}: {message.id[:60]!r} lost {sorted(missing)}")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "check"
+    if command == "update":
+        extract()
+        subprocess.run(
+            [sys.executable, "-m", "sphinx_intl", "update", "-p", str(POT_DIR), "-l", SOURCE_LANGUAGE,
+             "-d", str(LOCALES), "-w", "0"],
+            check=True, cwd=ROOT,
+        )  # fmt: skip
+        print(f"{DERIVED_LANGUAGE}: {derive_traditional()} entries derived from {SOURCE_LANGUAGE}")
+        command = "check"
+    if command == "check":
+        bad = 0
+        for path, (n, untranslated, fuzzy) in counts().items():
+            if untranslated or fuzzy:
+                bad += 1
+                print(f"{path.relative_to(ROOT)}: {untranslated} untranslated, {fuzzy} fuzzy of {n}")
+        print("every entry is translated" if not bad else f"{bad} catalogs need work")
+        return 1 if bad else 0
+    if command == "lint":
+        problems = [p for path in sorted(LOCALES.rglob("*.po")) for p in lint(path)]
+        print("\n".join(problems) or "every translation keeps the math, code, links and numbers")
+        return 1 if problems else 0
+    raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
