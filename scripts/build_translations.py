@@ -62,6 +62,7 @@ def build(language: str) -> float:
     result = build_sphinx(
         str(ROOT),
         str(BUILD / "html" / edition.folder),
+        noconfig=True,
         path_config=str(ROOT / "_config.yml"),
         confoverrides=overrides(language),
         doctreedir=str(BUILD / f".doctrees-{language}"),
