@@ -82,7 +82,9 @@ def main(argv: list[str]) -> None:
     languages = argv or [e.language for e in EDITIONS if e.folder]
     for language in languages:
         seconds = build(language)
-        print(f"{language}: built in {seconds:.0f} s into {BUILD / 'html' / next(e.folder for e in EDITIONS if e.language == language)}")
+        print(
+            f"{language}: built in {seconds:.0f} s into {BUILD / 'html' / next(e.folder for e in EDITIONS if e.language == language)}"
+        )
 
 
 if __name__ == "__main__":

@@ -81,7 +81,9 @@ def derive_traditional() -> int:
         human = {}
         if target.exists():
             with target.open("rb") as f:
-                human = {m.id: m for m in read_po(f, locale=DERIVED_LANGUAGE) if m.id and HUMAN in m.user_comments}
+                human = {
+                    m.id: m for m in read_po(f, locale=DERIVED_LANGUAGE) if m.id and HUMAN in m.user_comments
+                }
         catalog.locale = DERIVED_LANGUAGE  # type: ignore[assignment]
         for message in catalog:
             if not message.id:
@@ -146,6 +148,81 @@ def lint(path: Path) -> list[str]:
             if missing:
                 problems.append(f"{path.name}: {message.id[:60]!r} lost {sorted(missing)}")
     return problems
+
+
+def translations(language: str, page: str) -> dict[str, str]:
+    """{English message: translation} of ``page`` (e.g. ``book/01_softmax``), fuzzy entries left out."""
+    from babel.messages.pofile import read_po
+
+    path = LOCALES / language / "LC_MESSAGES" / f"{page}.po"
+    if not path.exists():
+        return {}
+    with path.open("rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.amsmath import amsmath_plugin
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    # the syntax the book's cells use (_config.yml's myst_enable_extensions)
+    return (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .use(dollarmath_plugin)
+        .use(colon_fence_plugin)
+        .use(amsmath_plugin)
+    )
+
+
+def translate_markdown(text: str, lookup: dict[str, str]) -> tuple[str, list[str]]:
+    """``text`` (one markdown cell) with each heading, paragraph and table cell replaced by its
+    translation in ``lookup``; returns the new text and the messages that had none (kept in English).
+
+    A message is what Sphinx's gettext builder extracts: the block's inline source with its line
+    breaks turned into spaces.  Math blocks and code are not messages and stay as they are."""
+    lines = text.splitlines(True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+        trailing_newline = False
+    else:
+        trailing_newline = True
+    tokens = _markdown().parse(text)
+    new_lines: dict[int, list[str]] = {}  # first line -> its replacement; the rest of the block -> []
+    missing = []
+    for i, token in enumerate(tokens):
+        if token.type == "colon_fence" and token.map and token.content.strip():
+            start, end = token.map
+            body, lost = translate_markdown(token.content, lookup)
+            missing += lost
+            new_lines[start + 1] = [body if body.endswith("\n") else body + "\n"]
+            for n in range(start + 2, end - 1):
+                new_lines[n] = []
+            continue
+        if token.type != "inline" or not token.map or not token.content.strip():
+            continue
+        key = " ".join(token.content.split("\n")).strip()
+        if key not in lookup:
+            missing.append(key)
+            continue
+        start, end = token.map
+        if tokens[i - 1].type in ("th_open", "td_open"):  # a table cell: only its text changes
+            row = new_lines.get(start, [lines[start]])[0]
+            cell = re.compile(r"(^\s*\||(?<=\|))(\s*)" + re.escape(token.content.strip()) + r"(\s*)(?=\||$)")
+            translation = lookup[key]
+            new_lines[start] = [
+                cell.sub(lambda m: m.group(1) + m.group(2) + translation + m.group(3), row, count=1)
+            ]
+            continue
+        first = lines[start]
+        prefix = first[: first.find(token.content.split("\n")[0])]
+        new_lines[start] = [prefix + lookup[key] + "\n"]
+        for n in range(start + 1, end):
+            new_lines[n] = []
+    out = "".join("".join(new_lines.get(n, [line])) for n, line in enumerate(lines))
+    return (out if trailing_newline else out[:-1]), missing
 
 
 def main(argv: list[str]) -> int:

@@ -30,6 +30,7 @@ STUDENT = ROOT / "student"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import i18n  # noqa: E402
 import stamp_notebooks  # noqa: E402
 
 from attncourse.exercises import CHAPTERS, all_exercises  # noqa: E402
@@ -80,9 +81,48 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(True)
 
 
-def student_notebook(chapter_nb: dict, stem: str, stems: set[str]) -> dict:
-    """The student edition of one chapter notebook, as a new dict."""
+# The translated editions: student/<language>/<stem>.ipynb, written for a chapter whose page is
+# translated in full (scripts/i18n.py); until then a chapter has its English edition only.
+LANGUAGES = ("zh_CN", "zh_TW")
+STUDENT_NOTE = {
+    "en": (
+        "*Student edition.* The exercises at the end are yours to write: fill in each function, run "
+        "its cell, then run the `check` below it. The worked solutions are in the book.\n"
+        "(Made from `book/{stem}.ipynb` by `scripts/make_student_notebooks.py`: edit the chapter, "
+        "not this copy.)"
+    ),
+    "zh_CN": (
+        "*学生版。* 章末的练习由你来完成：补全每个函数，运行它所在的单元格，再运行它下面的 `check`。"
+        "参考解答在书中。\n"
+        "（由 `scripts/make_student_notebooks.py` 从 `book/{stem}.ipynb` 生成：请修改章节本身，不要修改这份副本。）"
+    ),
+    "zh_TW": (
+        "*學生版。* 章末的練習由你來完成：補全每個函式，執行它所在的儲存格，再執行它下面的 `check`。"
+        "參考解答在書中。\n"
+        "（由 `scripts/make_student_notebooks.py` 從 `book/{stem}.ipynb` 產生：請修改章節本身，不要修改這份副本。）"
+    ),
+}
+
+
+class Untranslated(Exception):
+    """A markdown block of the chapter has no translation in the language's catalog."""
+
+
+def student_notebook(chapter_nb: dict, stem: str, stems: set[str], language: str = "en") -> dict:
+    """The student edition of one chapter notebook in ``language``, as a new dict; raises
+    ``Untranslated`` when the chapter's catalog for ``language`` lacks a block."""
     nb = to_student(chapter_nb)
+    if language != "en":
+        lookup = i18n.translations(language, f"book/{stem}")
+        for cell in nb["cells"]:
+            if cell.get("cell_type") == "markdown":
+                text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                new, missing = i18n.translate_markdown(text, lookup)
+                if missing:
+                    raise Untranslated(
+                        f"{stem} ({language}): {len(missing)} blocks, first {missing[0][:60]!r}"
+                    )
+                cell["source"] = _lines(new)
     # Only what does not change when the chapter is executed again: no saved slider state, no
     # language_info (the executing Python's version), no per-cell execution timings.
     nb["metadata"] = {k: v for k, v in nb.get("metadata", {}).items() if k in ("kernelspec", "attncourse")}
@@ -99,12 +139,7 @@ def student_notebook(chapter_nb: dict, stem: str, stems: set[str]) -> dict:
         "cell_type": "markdown",
         "id": f"{stem.replace('_', '-')}-student-edition"[:64],
         "metadata": {"attncourse": {"student_note": stem}},
-        "source": _lines(
-            "*Student edition.* The exercises at the end are yours to write: fill in each function, run "
-            "its cell, then run the `check` below it. The worked solutions are in the book.\n"
-            f"(Made from `book/{stem}.ipynb` by `scripts/make_student_notebooks.py`: edit the chapter, "
-            "not this copy.)"
-        ),
+        "source": _lines(STUDENT_NOTE[language].format(stem=stem)),
     }
     nb["cells"].insert(1, note)
     return nb
@@ -123,6 +158,12 @@ def expected_files() -> dict[Path, str]:
         if source.exists():
             chapter = json.loads(source.read_text(encoding="utf-8"))
             out[STUDENT / f"{stem}.ipynb"] = render(student_notebook(chapter, stem, set(stems)))
+            for language in LANGUAGES:
+                try:
+                    edition = student_notebook(chapter, stem, set(stems), language)
+                except Untranslated:
+                    continue
+                out[STUDENT / language / f"{stem}.ipynb"] = render(edition)
     return out
 
 
@@ -136,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wanted = expected_files()
     stale = [p for p, text in wanted.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
-    extra = sorted(p for p in STUDENT.glob("*.ipynb") if p not in wanted) if STUDENT.exists() else []
+    extra = sorted(p for p in STUDENT.glob("**/*.ipynb") if p not in wanted) if STUDENT.exists() else []
     missing_chapters = [s for s in student_stems() if not (ROOT / "book" / f"{s}.ipynb").exists()]
     for stem in missing_chapters:
         print(f"book/{stem}.ipynb does not exist: no student notebook for it")
@@ -152,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     STUDENT.mkdir(exist_ok=True)
     for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(wanted[p], encoding="utf-8")
     for p in extra:
         p.unlink()
