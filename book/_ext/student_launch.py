@@ -2,7 +2,8 @@
 
 sphinx-book-theme builds the launch buttons in an ``html-page-context`` handler (priority 501)
 from the page's own path, ``book/<stem>.ipynb``.  For a chapter that has a student edition,
-``student/<stem>.ipynb`` (made by ``scripts/make_student_notebooks.py``), this handler runs just
+``student/<stem>.ipynb`` (``student/<language>/<stem>.ipynb`` on a translated page, where the
+chapter's translation is complete) (made by ``scripts/make_student_notebooks.py``), this handler runs just
 after it and points the Colab button there, so a learner who launches a chapter gets the
 exercises to write, not their solutions.  The page itself, with its worked solutions, is unchanged.
 """
@@ -16,6 +17,13 @@ from typing import Any, Dict, List
 __all__ = ["point_colab_at_student", "setup"]
 
 COLAB_BLOB = re.compile(r"^(https://colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/).+\.ipynb$")
+
+
+TOOLTIP = {
+    "en": "Open the student edition in Colab (exercises to write, no solutions)",
+    "zh_CN": "在 Colab 中打开学生版（要完成的练习，不含解答）",
+    "zh_TW": "在 Colab 中開啟學生版（要完成的練習，不含解答）",
+}
 
 
 def _buttons(context: Dict[str, Any]) -> List[dict]:
@@ -32,13 +40,18 @@ def point_colab_at_student(
 ) -> None:
     """Rewrite the Colab launch URL of ``pagename`` to ``student/<stem>.ipynb`` when that file exists."""
     stem = Path(pagename).name
-    if not (Path(app.confdir) / "student" / f"{stem}.ipynb").exists():
-        return
+    language = app.config.language or "en"
+    edition = f"student/{stem}.ipynb" if language == "en" else f"student/{language}/{stem}.ipynb"
+    if not (Path(app.confdir) / edition).exists():
+        # a translated page whose chapter has no student edition in its language yet: the English one
+        edition = f"student/{stem}.ipynb"
+        if not (Path(app.confdir) / edition).exists():
+            return
     for button in _buttons(context):
         match = COLAB_BLOB.match(str(button.get("url", "")))
         if match:
-            button["url"] = f"{match.group(1)}student/{stem}.ipynb"
-            button["tooltip"] = "Open the student edition in Colab (exercises to write, no solutions)"
+            button["url"] = f"{match.group(1)}{edition}"
+            button["tooltip"] = TOOLTIP.get(language, TOOLTIP["en"])
 
 
 def setup(app: Any) -> Dict[str, Any]:
