@@ -3,7 +3,8 @@
 usage:
   python scripts/i18n.py update   extract the English messages and update every catalog
   python scripts/i18n.py check    count untranslated and fuzzy entries; exit 1 if there are any
-  python scripts/i18n.py lint     list translations that lost math, code, links or numbers
+  python scripts/i18n.py lint     list translations that lost math, code, links or numbers, or
+                                  render a glossary term without the glossary's word for it
 
 The English notebooks and pages are the only source.  ``update``
 
@@ -225,6 +226,48 @@ def translate_markdown(text: str, lookup: dict[str, str]) -> tuple[str, list[str
     return (out if trailing_newline else out[:-1]), missing
 
 
+# Single English words checked against the glossary; the others ("key", "value", "mask", ...) are
+# ordinary English words too often ("the key point") for a check by word.
+CHECKED_WORDS = {"attention", "query", "encoder", "decoder", "embedding", "temperature", "saturation", "bottleneck"}
+
+
+def glossary_terms(language: str) -> dict[str, str]:
+    """{English term: its term in ``language``} from the glossary, for the terms the check reads:
+    every term of two words or more, and ``CHECKED_WORDS``."""
+    column = {"zh_CN": 1, "zh_TW": 2}[language]
+    out = {}
+    for line in (ROOT / "book" / "appendix_glossary.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or cells[0] in ("English", "") or set(cells[0]) <= set("-"):
+            continue
+        english = re.sub(r"\s*\(.*?\)", "", cells[0]).strip()  # "recurrent neural network (RNN)"
+        term = cells[column] if cells[column] not in ("—", "") else cells[1]
+        term = re.split(r"[（(]", term)[0].strip()  # "头（注意力头）" -> "头"
+        if (" " in english or "-" in english or english in CHECKED_WORDS) and re.search(r"[\u4e00-\u9fff]", term):
+            out[english] = term
+    return out
+
+
+def term_problems(path: Path, language: str) -> list[str]:
+    """Translations in ``path`` that render a glossary term without the glossary's word for it."""
+    from babel.messages.pofile import read_po
+
+    terms = glossary_terms(language)
+    patterns = {e: re.compile(r"\b" + re.escape(e).replace("\\ ", "[ -]") + r"(s|es)?\b", re.IGNORECASE) for e in terms}
+    problems = []
+    with path.open("rb") as f:
+        for message in read_po(f):
+            if not message.id or not message.string:
+                continue
+            prose = message.id
+            for pattern in (MATH, TARGET, CODE):
+                prose = pattern.sub(" ", prose)
+            for english, term in terms.items():
+                if patterns[english].search(prose) and term not in message.string:
+                    problems.append(f"{path.name}: {message.id[:50]!r} has {english!r} but not {term!r}")
+    return problems
+
+
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "check"
     if command == "update":
@@ -246,6 +289,12 @@ def main(argv: list[str]) -> int:
         return 1 if bad else 0
     if command == "lint":
         problems = [p for path in sorted(LOCALES.rglob("*.po")) for p in lint(path)]
+        problems += [
+            p
+            for language in (SOURCE_LANGUAGE, DERIVED_LANGUAGE)
+            for path in sorted((LOCALES / language).rglob("*.po"))
+            for p in term_problems(path, language)
+        ]
         print("\n".join(problems) or "every translation keeps the math, code, links and numbers")
         return 1 if problems else 0
     raise SystemExit(__doc__)
