@@ -14,6 +14,7 @@ Each edition goes to ``_build/html/<folder>`` (``book/_ext/language_switch.py``'
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -79,12 +80,17 @@ def build(language: str) -> float:
 
 
 def main(argv: list[str]) -> None:
-    languages = argv or [e.language for e in EDITIONS if e.folder]
-    for language in languages:
+    if not argv:
+        # One process per edition: Sphinx keeps the catalogs it has loaded in process-wide state,
+        # so a second build in the same process would fall back on the first one's translations.
+        for edition in EDITIONS:
+            if edition.folder:
+                subprocess.run([sys.executable, __file__, edition.language], check=True)
+        return
+    for language in argv:
         seconds = build(language)
-        print(
-            f"{language}: built in {seconds:.0f} s into {BUILD / 'html' / next(e.folder for e in EDITIONS if e.language == language)}"
-        )
+        folder = next(e.folder for e in EDITIONS if e.language == language)
+        print(f"{language}: built in {seconds:.0f} s into {BUILD / 'html' / folder}")
 
 
 if __name__ == "__main__":

@@ -121,13 +121,16 @@ def counts() -> dict[Path, tuple[int, int, int]]:
 # targets, MyST roles, and every number.
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.DOTALL)
 CODE = re.compile(r"``?[^`]+``?")
-TARGET = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>|\{[a-z:]+\}`[^`]*`")
+TARGET = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>")
+ROLE = re.compile(r"\{([a-z:]+)\}`(?:[^`<]*<([^`>]+)>|([^`]*))`")  # {doc}`title <target>` or {doc}`target`
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 
 def kept_parts(text: str) -> list[str]:
     """The parts of ``text`` a translation must keep as they are (math, code, targets, numbers)."""
-    parts = []
+    # a role keeps its name and target; an explicit title ({doc}`title <target>`) is translated
+    parts = [f"{{{m.group(1)}}}{m.group(2) or m.group(3)}" for m in ROLE.finditer(text)]
+    text = ROLE.sub(" ", text)
     for pattern in (MATH, TARGET, CODE):
         parts += [m.group(0) for m in pattern.finditer(text)]
         text = pattern.sub(" ", text)
@@ -228,7 +231,16 @@ def translate_markdown(text: str, lookup: dict[str, str]) -> tuple[str, list[str
 
 # Single English words checked against the glossary; the others ("key", "value", "mask", ...) are
 # ordinary English words too often ("the key point") for a check by word.
-CHECKED_WORDS = {"attention", "query", "encoder", "decoder", "embedding", "temperature", "saturation", "bottleneck"}
+CHECKED_WORDS = {
+    "attention",
+    "query",
+    "encoder",
+    "decoder",
+    "embedding",
+    "temperature",
+    "saturation",
+    "bottleneck",
+}
 
 
 def glossary_terms(language: str) -> dict[str, str]:
@@ -243,7 +255,9 @@ def glossary_terms(language: str) -> dict[str, str]:
         english = re.sub(r"\s*\(.*?\)", "", cells[0]).strip()  # "recurrent neural network (RNN)"
         term = cells[column] if cells[column] not in ("—", "") else cells[1]
         term = re.split(r"[（(]", term)[0].strip()  # "头（注意力头）" -> "头"
-        if (" " in english or "-" in english or english in CHECKED_WORDS) and re.search(r"[\u4e00-\u9fff]", term):
+        if (" " in english or "-" in english or english in CHECKED_WORDS) and re.search(
+            r"[\u4e00-\u9fff]", term
+        ):
             out[english] = term
     return out
 
@@ -253,13 +267,16 @@ def term_problems(path: Path, language: str) -> list[str]:
     from babel.messages.pofile import read_po
 
     terms = glossary_terms(language)
-    patterns = {e: re.compile(r"\b" + re.escape(e).replace("\\ ", "[ -]") + r"(s|es)?\b", re.IGNORECASE) for e in terms}
+    patterns = {
+        e: re.compile(r"\b" + re.escape(e).replace("\\ ", "[ -]") + r"(s|es)?\b", re.IGNORECASE)
+        for e in terms
+    }
     problems = []
     with path.open("rb") as f:
         for message in read_po(f):
-            if not message.id or not message.string:
-                continue
-            prose = message.id
+            if not message.id or not message.string or message.string == message.id:
+                continue  # nothing to translate (a formula, a badge) and copied as it is
+            prose = ROLE.sub(" ", message.id)
             for pattern in (MATH, TARGET, CODE):
                 prose = pattern.sub(" ", prose)
             for english, term in terms.items():

@@ -75,6 +75,28 @@ def _add_switch(app: Any, pagename: str, templatename: str, context: Dict[str, A
     context["language"] = edition_of(app.config.language).tag  # <html lang="zh-Hans">
 
 
+def _translate_toctree_captions(app: Any, doctree: Any) -> None:
+    """The part captions of the table of contents ("Core", ...) from the page's catalog: Sphinx
+    extracts them as messages but leaves the captions sphinx-external-toc sets untranslated."""
+    if edition_of(app.config.language).language == "en":
+        return
+    from pathlib import Path
+
+    from sphinx import addnodes
+    from sphinx.locale import init as init_locale
+    from sphinx.util.i18n import docname_to_domain
+
+    domain = docname_to_domain(app.env.docname, app.config.gettext_compact)
+    dirs = [str(Path(app.srcdir) / d) for d in app.config.locale_dirs]
+    catalog, found = init_locale(dirs, app.config.language, domain)
+    if not found:
+        return
+    for toctree in doctree.findall(addnodes.toctree):
+        if toctree.get("caption"):
+            toctree["caption"] = catalog.gettext(toctree["caption"])
+
+
 def setup(app: Any) -> Dict[str, Any]:
+    app.connect("doctree-read", _translate_toctree_captions)
     app.connect("html-page-context", _add_switch)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
