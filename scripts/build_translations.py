@@ -28,6 +28,31 @@ BUILD = ROOT / "_build"
 CACHE = BUILD / ".jupyter_cache"
 
 
+# What `jupyter-book build` passes to Sphinx besides the configuration file.
+JUPYTER_BOOK_ARGUMENTS = {"external_toc_path": str(ROOT / "_toc.yml"), "latex_individualpages": False}
+
+
+def sphinx(builder: str, outdir: Path, doctrees: Path, settings: dict) -> None:
+    """Run Sphinx on the book as `jupyter-book build` does (``_config.yml``, no ``conf.py``) with
+    ``settings`` on top of it; stops the program if the build fails."""
+    from jupyter_book.sphinx import build_sphinx
+
+    result = build_sphinx(
+        str(ROOT),
+        str(outdir),
+        noconfig=True,
+        path_config=str(ROOT / "_config.yml"),
+        confoverrides={**JUPYTER_BOOK_ARGUMENTS, **settings},
+        doctreedir=str(doctrees),
+        builder=builder,
+        warningiserror=True,
+        keep_going=True,
+        quiet=True,
+    )
+    if result:
+        raise SystemExit(f"the {builder} build into {outdir} failed ({result})")
+
+
 def overrides(language: str) -> dict:
     """The Sphinx settings that turn the English configuration into ``language``'s edition."""
     return {
@@ -38,9 +63,6 @@ def overrides(language: str) -> dict:
         "nb_execution_cache_path": str(CACHE),
         # jieba splits Chinese words for the search index when it is installed
         "html_search_language": "zh",
-        # what `jupyter-book build` passes besides the configuration file
-        "external_toc_path": str(ROOT / "_toc.yml"),
-        "latex_individualpages": False,
     }
 
 
@@ -53,27 +75,12 @@ def _cached_notebooks() -> set:
 
 def build(language: str) -> float:
     """Build ``language``'s edition; returns the seconds it took."""
-    from jupyter_book.sphinx import build_sphinx
-
     edition = next(e for e in EDITIONS if e.language == language)
     if not CACHE.is_dir():
         raise SystemExit(f"{CACHE} is missing: build the English book first (scripts/build_book.sh)")
     records = _cached_notebooks()
     start = time.perf_counter()
-    result = build_sphinx(
-        str(ROOT),
-        str(BUILD / "html" / edition.folder),
-        noconfig=True,
-        path_config=str(ROOT / "_config.yml"),
-        confoverrides=overrides(language),
-        doctreedir=str(BUILD / f".doctrees-{language}"),
-        builder="html",
-        warningiserror=True,
-        keep_going=True,
-        quiet=True,
-    )
-    if result:
-        raise SystemExit(f"the {language} edition failed to build ({result})")
+    sphinx("html", BUILD / "html" / edition.folder, BUILD / f".doctrees-{language}", overrides(language))
     if _cached_notebooks() != records:
         raise SystemExit(f"the {language} edition executed a notebook the English build had not cached")
     return time.perf_counter() - start

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
 LOCALES = ROOT / "locales"
 POT_DIR = ROOT / "_build" / "gettext"
 SOURCE_LANGUAGE, DERIVED_LANGUAGE = "zh_CN", "zh_TW"
@@ -34,18 +35,11 @@ HUMAN = "human"  # the translator comment that marks a hand-written zh_TW entry
 
 
 def extract() -> None:
-    """English messages of every page into ``_build/gettext/**/*.pot``."""
-    subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", str(ROOT), str(POT_DIR),
-         "-D", "nb_execution_mode=off", "-D", "gettext_compact=0"],
-        check=True, env={**_env(), "PYTHONPATH": str(ROOT / "book" / "_ext")}, cwd=ROOT,
-    )  # fmt: skip
+    """English messages of every page into ``_build/gettext/**/*.pot`` (nothing is executed)."""
+    import build_translations
 
-
-def _env() -> dict:
-    import os
-
-    return dict(os.environ)
+    settings = {"nb_execution_mode": "off", "gettext_compact": False}
+    build_translations.sphinx("gettext", POT_DIR, ROOT / "_build" / ".doctrees-gettext", settings)
 
 
 def glossary_overrides() -> dict[str, str]:
