@@ -87,8 +87,8 @@ def derive_traditional() -> int:
                 message.string = human[message.id].string
                 message.user_comments = human[message.id].user_comments
                 message.flags = set(human[message.id].flags)
-            elif message.string:
-                text = convert(message.string)
+            elif message.string and message.string != message.id:  # a copy (a formula, the glossary's
+                text = convert(message.string)  # 简体 column) stays as it is
                 for converted, traditional in overrides:
                     text = text.replace(converted, traditional)
                 message.string = text
