@@ -61,6 +61,34 @@ def glossary_overrides() -> dict[str, str]:
     return out
 
 
+# A chapter's Colab badge opens its student edition; a translated page's opens the edition in its
+# language (student/<language>/<stem>.ipynb, written once the chapter is translated in full).
+BADGE = re.compile(
+    r"^\[!\[Open in Colab\]\(([^)]+)\)\]\((https://colab\.research\.google\.com/\S+?/student/)(\w+\.ipynb)\)$"
+)
+BADGE_TEXT = {"zh_CN": "在 Colab 中打开", "zh_TW": "在 Colab 中開啟"}
+
+
+def localise_badges(language: str) -> None:
+    """Point the Colab badges of ``language``'s catalogs at the student editions in that language."""
+    from babel.messages.pofile import read_po, write_po
+
+    for path in sorted((LOCALES / language).rglob("*.po")):
+        with path.open("rb") as f:
+            catalog = read_po(f, locale=language)
+        changed = False
+        for message in catalog:
+            match = BADGE.match(message.id) if message.id else None
+            if match:
+                image, colab, notebook = match.groups()
+                new = f"[![{BADGE_TEXT[language]}]({image})]({colab}{language}/{notebook})"
+                changed |= message.string != new or message.fuzzy
+                message.string, message.flags = new, set(message.flags) - {"fuzzy"}
+        if changed:
+            with path.open("wb") as f:
+                write_po(f, catalog, width=0)
+
+
 def derive_traditional() -> int:
     """Write ``locales/zh_TW`` from ``locales/zh_CN``; returns the number of entries written."""
     import opencc
@@ -142,7 +170,8 @@ def lint(path: Path) -> list[str]:
         for message in read_po(f):
             if not message.id or not message.string:
                 continue
-            missing = Counter(kept_parts(message.id)) - Counter(kept_parts(message.string))
+            string = re.sub(r"/student/zh_(CN|TW)/", "/student/", message.string)  # a localised badge
+            missing = Counter(kept_parts(message.id)) - Counter(kept_parts(string))
             if missing:
                 problems.append(f"{path.name}: {message.id[:60]!r} lost {sorted(missing)}")
     return problems
@@ -288,7 +317,9 @@ def main(argv: list[str]) -> int:
              "-d", str(LOCALES), "-w", "0"],
             check=True, cwd=ROOT,
         )  # fmt: skip
+        localise_badges(SOURCE_LANGUAGE)
         print(f"{DERIVED_LANGUAGE}: {derive_traditional()} entries derived from {SOURCE_LANGUAGE}")
+        localise_badges(DERIVED_LANGUAGE)
         command = "check"
     if command == "check":
         bad = 0
