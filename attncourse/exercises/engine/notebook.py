@@ -147,7 +147,8 @@ def rules_line(ex: Any) -> str:
         return f"*Rules:* {PREDICT_RULE}"
     allowed = ex.allowed()
     names = ", ".join(f"`{a}`" for a in allowed) if allowed else "plain Python"
-    rule = f"*You may call:* {names}; no other `attncourse` function, and no built-in attention."
+    other = "other " if any("attncourse" in a for a in allowed) else ""
+    rule = f"*You may call:* {names}; no {other}`attncourse` function, and no built-in attention."
     method = getattr(ex, "method", None)
     if method is not None:
         rule += f" *Method rule:* {getattr(method(), 'rule', '')}".rstrip()
