@@ -699,11 +699,14 @@ def test_chapter_3_escaping_rows_are_quoted_from_the_gradient_printout():
     assert "barely move" not in summary
 
 
-def test_chapter_3_summary_calls_sqrt_dk_the_expected_spread():
+def test_chapter_3_summary_calls_sqrt_dk_the_distributions_spread():
     text = _printed(CH03, "spread_scaled = ")
     spread = re.search(r"std of the scores: unscaled ([0-9.]+)", text).group(1)
     summary = _prose(CH03, "scaling-20")
-    assert "exactly the spread" not in summary and "the expected spread" in summary
+    assert (
+        "exactly the spread" not in summary
+        and "the standard deviation of the unscaled scores' distribution" in summary
+    )
     assert (
         f"({spread} for the $d_k = 512$ row above, against $\\sqrt{{512}} \\approx {512**0.5:.1f}$)"
         in summary
