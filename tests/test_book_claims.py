@@ -1471,3 +1471,19 @@ def test_chapter_0_narrow_kernel_shares_its_weight_and_short_sources_were_seen_i
     assert float(seen[0]) == pytest.approx(1 - (1 - 1e-4) ** 25600, abs=0.005) and float(seen[1]) < 1e-3
     assert f"(the last line: {seen[0]})" in _prose(CH00, "why-16")
     assert "beats it at $n = 8$, 12 and 16" in _prose(CH00, "why-24")
+
+
+def test_chapter_10_rollout_is_more_than_a_map_of_the_ink():
+    text = _printed("10_vision_transformer.ipynb", "by_ink = ink.argsort(")
+    acc = {
+        name.strip(): float(a)
+        for name, a in re.findall(r"^ *(.+?): held-out accuracy ([0-9.]+)$", text, re.MULTILINE)
+    }
+    assert (
+        acc["top 4 by ink"] > acc["top 4 by rollout"] + 0.2
+    )  # "costs much less than removing rollout's top 4"
+    shared = float(re.search(r"ink's top 4: ([0-9.]+) of 4", text).group(1))
+    assert 0.5 <= shared <= 1.5  # "share only about one of their 4 patches"
+    assert "share only about one of their 4 patches" in _prose(
+        "10_vision_transformer.ipynb", "ch10-ablation-prose"
+    )
