@@ -699,11 +699,14 @@ def test_chapter_3_escaping_rows_are_quoted_from_the_gradient_printout():
     assert "barely move" not in summary
 
 
-def test_chapter_3_summary_calls_sqrt_dk_the_expected_spread():
+def test_chapter_3_summary_calls_sqrt_dk_the_distributions_spread():
     text = _printed(CH03, "spread_scaled = ")
     spread = re.search(r"std of the scores: unscaled ([0-9.]+)", text).group(1)
     summary = _prose(CH03, "scaling-20")
-    assert "exactly the spread" not in summary and "the expected spread" in summary
+    assert (
+        "exactly the spread" not in summary
+        and "the standard deviation of the unscaled scores' distribution" in summary
+    )
     assert (
         f"({spread} for the $d_k = 512$ row above, against $\\sqrt{{512}} \\approx {512**0.5:.1f}$)"
         in summary
@@ -1440,3 +1443,47 @@ def test_chapter_7_rises_of_the_rope_curve_are_quoted_as_printed_and_within_a_fe
     prose = _prose(CH07, "ch07-beyond-after")
     assert f"(at {positions[0]}, {positions[1]}\nand {positions[2]})".replace("\n", " ") in prose
     assert f"are {min(errors)} to {max(errors)} standard errors each" in prose
+
+
+def test_chapter_1_naive_softmax_fails_below_zero_too_and_the_jacobian_keeps_its_diagonal():
+    text = _printed(CH01, "low = np.array([-1000.0, -1001.0])")
+    assert "exp(low)              [0. 0.]" in text and "softmax_naive(low)    [nan nan]" in text
+    assert "underflows to 0 even in float64, and $0 / 0$ is `nan`" in _prose(CH01, "softmax-18")
+    # the printed norm at T = 0.01 is the exact one. With p = (1, p1, p2) and p2 negligible, J / T
+    # holds p1 / T in four places, so its norm is 2 p1 / T; losing the diagonal's largest entry
+    # (1 - p0 rounded to 0) would print sqrt(3) p1 / T instead
+    p1 = np.exp(-100.0)  # e^((1 - 2) / 0.01), over a sum that is 1 to float precision
+    line = re.search(r"T = 0.01: largest weight 1.0000, norm of dp/dx ([0-9.e+-]+)", _printed(CH01, "J_T = "))
+    assert float(line.group(1)) == pytest.approx(2 * p1 / 0.01, rel=2e-3, abs=0)
+
+
+def test_chapter_0_narrow_kernel_shares_its_weight_and_short_sources_were_seen_in_training():
+    line = re.search(
+        r"width 0.05: weight on its own point median ([0-9.]+) \(lowest ([0-9.]+)\), keys in effect median ([0-9.]+)",
+        _printed(CH00, "in_effect = 1 /"),
+    )
+    median, lowest, keys = map(float, line.groups())
+    assert (
+        0.35 <= median <= 0.65 and 1.5 <= keys <= 3.5 and lowest < median
+    )  # "about half ... a neighbour or two"
+    assert "put about half its weight on itself" in _prose(CH00, "why-06")
+    seen = re.search(r"n = 4: ([0-9.]+), n = 8: ([0-9.e-]+)", _printed(CH00, "draws = sweep")).groups()
+    assert float(seen[0]) == pytest.approx(1 - (1 - 1e-4) ** 25600, abs=0.005) and float(seen[1]) < 1e-3
+    assert f"(the last line: {seen[0]})" in _prose(CH00, "why-16")
+    assert "beats it at $n = 8$, 12 and 16" in _prose(CH00, "why-24")
+
+
+def test_chapter_10_rollout_is_more_than_a_map_of_the_ink():
+    text = _printed("10_vision_transformer.ipynb", "by_ink = ink.argsort(")
+    acc = {
+        name.strip(): float(a)
+        for name, a in re.findall(r"^ *(.+?): held-out accuracy ([0-9.]+)$", text, re.MULTILINE)
+    }
+    assert (
+        acc["top 4 by ink"] > acc["top 4 by rollout"] + 0.2
+    )  # "costs much less than removing rollout's top 4"
+    shared = float(re.search(r"ink's top 4: ([0-9.]+) of 4", text).group(1))
+    assert 0.5 <= shared <= 1.5  # "share only about one of their 4 patches"
+    assert "share only about one of their 4 patches" in _prose(
+        "10_vision_transformer.ipynb", "ch10-ablation-prose"
+    )

@@ -322,3 +322,12 @@ def test_chapter_8_prompts_state_the_question_and_agree_with_their_rules():
     assert not any(
         w in get("ch08.value_ablation_difference").description for w in ("bias slice", "add up to")
     )
+
+
+def test_a_prompt_that_allows_torch_says_so_in_its_rules_line():
+    # the prompt and the "You may call" line under it never disagree
+    from attncourse.exercises import all_exercises
+
+    for ex in all_exercises():
+        if "numpy or torch" in ex.description:
+            assert "torch" in ex.allowed(), ex.id

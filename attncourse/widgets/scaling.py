@@ -67,7 +67,7 @@ class _ScalingPainter(Painter):
         self.cells.set(view.weights[variant], "{:.1f}", 0.0, 1.0)
         self.title.set_text(
             f"{variant}: softmax({formula})\nmax {stats.max_weight:.2f} · entropy {stats.entropy:.2f} · "
-            f"grad {stats.grad_norm:.2f}"
+            f"mean ‖J‖ {stats.grad_norm:.2f}"
         )
         for name, marker in self.markers.items():
             marker.set_data([view.d_k], [view.stats[name].entropy])

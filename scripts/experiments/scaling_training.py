@@ -40,8 +40,10 @@ class RecallLayer(nn.Module):
         self.key_emb, self.value_emb = nn.Embedding(N_KEYS, D_MODEL), nn.Embedding(N_VALUES, D_MODEL)
         self.W_q, self.W_k = nn.Linear(D_MODEL, d_k, bias=False), nn.Linear(D_MODEL, d_k, bias=False)
         self.W_v, self.W_o = nn.Linear(D_MODEL, D_MODEL, bias=False), nn.Linear(D_MODEL, N_VALUES)
-        for W in (self.W_q, self.W_k):  # token vectors have entries of variance 2 (two embeddings)
-            nn.init.normal_(W.weight, std=1 / math.sqrt(2 * D_MODEL))
+        # q and k entries of variance about 1, as in chapter 3's measurements: a token is the sum of
+        # two embeddings (entries of variance 2), the query one key embedding (variance 1)
+        nn.init.normal_(self.W_k.weight, std=1 / math.sqrt(2 * D_MODEL))
+        nn.init.normal_(self.W_q.weight, std=1 / math.sqrt(D_MODEL))
 
     def forward(self, keys, values, pick):
         x = self.key_emb(keys) + self.value_emb(values)  # (B, S, d_model)
@@ -70,6 +72,10 @@ def train(d_k, scaled, seed, steps):
         logits, weights = model(keys, values, pick)
         if step == 0:
             top_weight = weights.max(-1).values.mean().item()  # at initialisation
+            with torch.no_grad():  # the variance of q's and k's entries at initialisation
+                x = model.key_emb(keys) + model.value_emb(values)
+                q0 = model.W_q(model.key_emb(keys[torch.arange(len(keys)), pick]))
+                variances = (q0.var().item(), model.W_k(x).var().item())
         loss = F.cross_entropy(logits, values[torch.arange(BATCH), pick])
         opt.zero_grad()
         loss.backward()
@@ -82,7 +88,7 @@ def train(d_k, scaled, seed, steps):
             keys, values, pick = batch(test)
             logits, _ = model(keys, values, pick)
             right.append(logits.argmax(-1) == values[torch.arange(BATCH), pick])
-    return np.array(curve), top_weight, torch.cat(right).float().mean().item()
+    return np.array(curve), top_weight, torch.cat(right).float().mean().item(), variances
 
 
 def main(argv=None):
@@ -99,13 +105,15 @@ def main(argv=None):
         for scaled in (False, True):
             for seed in args.seeds:
                 t0 = time.perf_counter()
-                curve, top_weight, accuracy = train(d_k, scaled, seed, args.steps)
+                curve, top_weight, accuracy, (var_q, var_k) = train(d_k, scaled, seed, args.steps)
                 runs.append(
                     {
                         "d_k": d_k,
                         "scaled": scaled,
                         "seed": seed,
                         "initial_largest_weight": round(top_weight, 4),
+                        "initial_variance_q": round(var_q, 3),
+                        "initial_variance_k": round(var_k, 3),
                         "held_out_accuracy": round(accuracy, 4),
                         "curve": [round(float(x), 4) for x in curve],
                         "seconds": round(time.perf_counter() - t0, 1),
@@ -116,7 +124,8 @@ def main(argv=None):
         "settings": {
             "task": f"associative recall: {S} (key, value) pairs, {N_KEYS} keys, {N_VALUES} values",
             "model": f"embeddings (d_model {D_MODEL}) and one attention layer, W_q, W_k: d_model -> d_k",
-            "init": "W_q, W_k entries N(0, 1 / (2 d_model)): q and k entries of variance about 1",
+            "init": "W_k entries N(0, 1 / (2 d_model)) (tokens: two embeddings), W_q entries "
+            "N(0, 1 / d_model) (the query: one embedding): q and k entries of variance about 1",
             "optimiser": f"Adam, lr {LR}, {args.steps} steps of {BATCH} fresh sequences",
             "seeds": args.seeds,
             "held_out_queries": 1024,

@@ -81,7 +81,7 @@ register(
         "positions its features came from before $W_O$ is applied. Its weights `W_q`, `W_k`, "
         "`W_v`, `W_o` are `(d_model, d_model)`, used as `x @ W` as in this course, and it has "
         "`n_heads` heads. Return `(W_q, W_k, W_v, W_o)` for this course's layer (head $h$ owns "
-        "features $h\\,d_{head}$ to $(h+1)\\,d_{head}$, as in this chapter's layer) that computes the same thing for "
+        "features $h\\,d_{head}$ to $(h+1)\\,d_{head} - 1$, as in this chapter's layer) that computes the same thing for "
         "every `x`: the same `out`, and head $h$'s weights equal to the library's head $h$'s. Move "
         "the library's numbers, do not recompute them, and keep each head's features in the order "
         "the library gives them.",
@@ -475,8 +475,8 @@ register(
         needs=MHA_NEEDS,
         hint="cut q, k and v at the running sum of the widths, and ask of each head what this chapter "
         "asks of every head",
-        description="Some models give their heads different widths, say one wide head and a few narrow "
-        "ones. Such a layer has weights `W_q`, `W_k`, `W_v`, `W_o`, each `(d_model, d_model)`, used as "
+        description="A layer may give its heads different widths (as when some heads of a trained "
+        "model are pruned to fewer features), say one wide head and a few narrow ones. Such a layer has weights `W_q`, `W_k`, `W_v`, `W_o`, each `(d_model, d_model)`, used as "
         "`x @ W`, and an integer array `widths` of its heads' widths, which add up to `d_model`: head $h$ owns "
         "the `widths[h]` features that follow those of heads $0, \\dots, h - 1$, in `q`, `k`, `v` "
         "and in the concatenation that meets `W_o`. Each head is an attention head of this chapter on "

@@ -147,7 +147,8 @@ def rules_line(ex: Any) -> str:
         return f"*Rules:* {PREDICT_RULE}"
     allowed = ex.allowed()
     names = ", ".join(f"`{a}`" for a in allowed) if allowed else "plain Python"
-    rule = f"*You may call:* {names}; no other `attncourse` function, and no built-in attention."
+    other = "other " if any("attncourse" in a for a in allowed) else ""
+    rule = f"*You may call:* {names}; no {other}`attncourse` function, and no built-in attention."
     method = getattr(ex, "method", None)
     if method is not None:
         rule += f" *Method rule:* {getattr(method(), 'rule', '')}".rstrip()
@@ -196,7 +197,7 @@ CHECK_INSTRUCTIONS = (
     "after a few different failing answers it says how to ask for one. "
     "The last cell re-checks your functions as they are now and adds up your points. "
     "Grading adds hidden cases of the same kinds as the ones `check` runs (other sizes, dtypes "
-    "and edge rows), and the cases are scored in groups (shape, masking, edge rows ...): a group "
+    "and edge rows), and the cases are scored in groups (for example shape, dtypes, edge rows): a group "
     "earns its share of the points only when all its cases pass; check names the groups that passed."
 )
 

@@ -254,7 +254,7 @@ register(
         "settings, and they were not recorded. You have the layer's attention weights `weights (H, L, L)` "
         "(rows: queries, columns: keys; float32 or float64; a key a query may not see has weight exactly 0, "
         "any other key a positive weight). In every head `window + n_sink < L`. Return `(window, n_sink)`, "
-        "two integer arrays of shape `(H,)`. numpy or torch; no attncourse function.",
+        "two integer arrays of shape `(H,)`.",
         solution='''
             def streaming_settings(weights):
                 """Each head's (window, n_sink), read from its attention weights: two (H,) int arrays."""

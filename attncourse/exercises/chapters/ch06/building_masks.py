@@ -38,8 +38,7 @@ register(
         hint="query i may see keys 0..i: the lower triangle",
         function="make_causal_mask",
         description="A boolean `(L, S)` mask, True where query `i` may attend to key `j`: on and below "
-        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`). "
-        "numpy or torch; no attncourse function.",
+        "the diagonal, aligned top-left (query `i` sees keys `0..i`, like torch's `is_causal=True`).",
         solution='''
             def make_causal_mask(L, S):
                 """Boolean (L, S), True = may attend: query i sees keys 0..i (top-left aligned)."""
@@ -97,7 +96,7 @@ register(
         "row `b` of `doc_ids (B, L)` gives the document each position belongs to (each document is one "
         "run of equal ids; the ids are arbitrary integers, and a row never reuses one: once a document's run ends, its id does not come back later in that row). A token must see the earlier tokens of its "
         "own document and nothing of any other document. Return the boolean `(B, L, L)` mask, "
-        "True = may attend. numpy or torch; no attncourse function.",
+        "True = may attend.",
         solution='''
             def packed_causal_mask(doc_ids):
                 """Boolean (B, L, L), True = may attend: causal, and only within the query's own document."""
@@ -215,8 +214,7 @@ register(
         description="Attention kernels and losses keep $\\log \\sum_j e^{s_j}$ of each row, its "
         "log-sum-exp, instead of the weights. Return it over the last axis of `scores`, counting only "
         "the keys where `mask` is True (`mask` broadcasts against `scores`): shape `scores.shape[:-1]`. "
-        "`scores` may hold any finite floats, and `mask` any pattern of True and False. numpy or torch; "
-        "no attncourse function.",
+        "`scores` may hold any finite floats, and `mask` any pattern of True and False.",
         solution='''
             def masked_logsumexp(scores, mask):
                 """log sum_j exp(scores[..., j]) over the keys where mask is True: shape scores.shape[:-1]."""
@@ -496,7 +494,7 @@ register(
         "the most negative finite number of the bias's dtype (`np.finfo(dtype).min`, as Hugging "
         "Face's `get_extended_attention_mask` writes it); the position term is lost in it. `bias` has "
         "any shape, and its dtype may be float16, float32 or float64. Return this course's boolean "
-        "mask of the same shape, True = may attend. numpy or torch; no attncourse function.",
+        "mask of the same shape, True = may attend.",
         solution='''
             def mask_from_additive(bias):
                 """Boolean mask, True = may attend, from an additive bias (position terms, blocked keys)."""

@@ -80,7 +80,7 @@ register(
         "holds the boolean self-attention masks of N models (True = may attend; any pattern). For each "
         "model, return the first position `t` whose cached output can differ, for some inputs, from the "
         "output of attention over the whole sequence at once under the same mask, or `L` if none can: "
-        "an integer array of shape `(N,)`. numpy or torch; no attncourse function.",
+        "an integer array of shape `(N,)`.",
         solution='''
             def first_wrong_cached_output(masks):
                 """First position whose cached output can differ from full attention, or L: (N,) ints."""
