@@ -168,8 +168,8 @@ def lint(path: Path) -> list[str]:
     problems = []
     with path.open("rb") as f:
         for message in read_po(f):
-            if not message.id or not message.string:
-                continue
+            if not message.id or not message.string or message.fuzzy:
+                continue  # a fuzzy entry is untranslated until a person confirms it (`check` counts it)
             string = re.sub(r"/student/zh_(CN|TW)/", "/student/", message.string)  # a localised badge
             missing = Counter(kept_parts(message.id)) - Counter(kept_parts(string))
             if missing:
@@ -297,7 +297,7 @@ def term_problems(path: Path, language: str) -> list[str]:
     problems = []
     with path.open("rb") as f:
         for message in read_po(f):
-            if not message.id or not message.string or message.string == message.id:
+            if not message.id or not message.string or message.string == message.id or message.fuzzy:
                 continue  # nothing to translate (a formula, a badge) and copied as it is
             prose = ROLE.sub(" ", message.id)
             for pattern in (MATH, TARGET, CODE):
