@@ -804,7 +804,10 @@ def test_chapter_9_times_the_steps_by_cpu_time_and_quotes_the_growth():
     prose = _prose(CH09, "ch09-cache-timing-outro")
     assert 'growth["without cache"] > 2' in source and "more than doubles" in prose
     assert 'growth["with cache"] < 1.5' in source and "less than 1.5 times the first 32" in prose
-    assert 'first["with cache"] > 0.7 * first["without cache"]' in source and "less than 30 %" in prose
+    assert (
+        'assert saving["first"] < saving["last"]' in source
+        and "much less than over the last 32 (asserted)" in prose
+    )
     assert not re.search(r"[0-9.]+-fold|[0-9]\.[0-9]+ (ms|against)", prose), prose
     summary = _prose(CH09, "ch09-summary")
     assert "grows far more slowly with the length (under 1.5 times over 256 tokens)" in summary
@@ -1280,14 +1283,14 @@ def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_wh
     text = _printed(CH09, "def tile_by_tile():")
     ns = [float(x) for x in re.findall(r": ([0-9.]+) ns per score", text)]
     ratio = float(re.search(r"fresh arrays / tiles: ([0-9.]+)", text).group(1))
-    assert len(ns) == 3 and ns[0] > ns[1] > 1.1 * ns[2], text
-    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and ratio > 1.5
+    assert len(ns) == 3 and ns[0] > ns[1] > ns[2], text
+    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and ratio > 1.3
     # the prose quotes the order and the margins the cell asserts, not one run's times
     source = "".join(next(c for c in _cells(CH09) if "def tile_by_tile():" in "".join(c["source"]))["source"])
-    assert "assert fresh > reused > 1.1 * tiled_ns" in source
-    assert "assert fresh > 1.5 * tiled_ns" in source
+    assert "assert fresh > reused > tiled_ns" in source
+    assert "assert fresh > 1.3 * tiled_ns" in source
     outro = _prose(CH09, "ch09-pass-cost-outro")
-    assert "tiles at least 10 % less again, and the tiles less than two thirds of the fresh arrays" in outro
+    assert "and the tiles less than 1/1.3 of the fresh arrays" in outro
     assert "ns per score" not in outro
 
 
@@ -1323,8 +1326,8 @@ def test_chapter_9_cache_timing_quotes_the_first_lengths():
     text = _printed(CH09, "first = {name: np.median(times[:32])")
     first = dict(re.findall(r"(with(?:out)? cache) *: *([0-9.]+) ms per token at lengths 1\.\.32", text))
     prose = _prose(CH09, "ch09-cache-timing-outro")
-    assert "Over the first 32 lengths the cache saves less than 30 % (asserted)" in prose
-    assert 0.7 * float(first["without cache"]) < float(first["with cache"]) < float(first["without cache"])
+    assert "Over the first 32 lengths the cache saves much less than over the last 32 (asserted)" in prose
+    assert float(first["with cache"]) < float(first["without cache"])
     assert "not measured" in prose  # the steps of the uncached curve are not explained
 
 
