@@ -139,10 +139,11 @@ def test_chapter_9_cached_step_is_flat_and_the_uncached_one_grows():
     )
     assert set(found) == {"with cache", "without cache"}, text
     early, late = found["with cache"]
-    assert late / early < 1.5  # "hardly changes over these 256 lengths", the bound the cell asserts
+    assert late / early < 1.5  # "grows far more slowly", the bound the cell asserts
     early, late = found["without cache"]
     assert late / early > 2  # "more than doubles", the bound the cell asserts (the test below)
-    assert "hardly changes" in _prose(CH09, "ch09-cache-timing-outro")
+    outro = _prose(CH09, "ch09-cache-timing-outro")
+    assert "grows far more slowly" in outro and "hardly changes" not in outro and "KVCache.append" in outro
 
 
 # -- chapter 0: the noise floor -------------------------------------------------------------------
@@ -204,9 +205,13 @@ def test_chapter_0_quotes_the_timing_ratio_it_printed():
     assert abs(float(add) / float(dot) - int(ratio)) / int(ratio) < 0.2  # the ms are rounded to 0.1
     prose = _prose(CH00, "why-22")
     # The saved ratio is one run's; the prose quotes only what the cell asserts on every run.
-    assert "took more than ten times as long" in prose and int(ratio) > 10, (ratio, prose)
+    assert "checks that it is above 2" in prose and int(ratio) > 2, (ratio, prose)
     timing = [c for c in _cells(CH00) if "t_add = fastest(" in "".join(c["source"])]
-    assert len(timing) == 1 and "assert t_add > 10 * t_dot" in "".join(timing[0]["source"])
+    assert len(timing) == 1 and "assert t_add > 2 * t_dot" in "".join(timing[0]["source"])
+    # the parts: the broadcast add and the tanh each cost more than the dot product's matrix product
+    parts = dict(re.findall(r"(q k\^T|broadcast add|tanh|@ w_v) ([0-9.]+) ms", text))
+    assert min(float(parts["broadcast add"]), float(parts["tanh"])) > 2 * float(parts["q k^T"]), parts
+    assert "each take longer than the dot product's one matrix product" in prose
 
 
 def test_chapter_0_bottleneck_figure_counts_from_0():
@@ -283,10 +288,12 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
     on_line = [p for p in drops if p in lines]
     off_line = [p for p in drops if p not in lines]
     assert on_line == [45, 101, 177] and off_line == [100] and 101 in lines, (drops, lines)
-    assert "each of the four largest drops (45, 100, 101 and 177) is far above that" in prose
+    assert "each of the four largest drops it prints (45, 100, 101 and 177) is far above that" in prose
     assert f"a standard error of at most {noise:.3f} over the 1024 sequences" in prose
     assert min(drops.values()) / 100 > 4 * noise  # "far above": the drops are printed in whole per cent
-    assert "Three fall on a line; the one at 100 falls one position before the line at 101" in prose
+    assert (
+        "Three of the four fall on a line; the one at 100 falls one position before the line at 101" in prose
+    )
     score, share = re.search(
         r"offset 100: mean score ([0-9.]+), the pick of (\d+)% of queries", text
     ).groups()
@@ -303,10 +310,18 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
         )
     }
     assert max(off[101]) < 0.1  # "all within a tenth of a turn"
+    # "at 177 and 178 only one of the three is (0.01 and 0.09 of a turn), the other two 0.14 to 0.25 off"
+    within = {d: [x for x in off[d] if x < 0.1] for d in (177, 178)}
+    others = sorted(x for d in (177, 178) for x in off[d] if x >= 0.1)
+    assert within == {177: [0.01], 178: [0.09]} and (others[0], others[-1]) == (0.14, 0.25), off
     assert (
-        max(off[177]) > 0.1 and max(off[178]) > 0.1 and max(off[177] + off[178]) <= 0.25
-    )  # "up to a quarter"
-    assert "At offset 101 the three fastest pairs" in prose and "at 177 and 178 they are not" in prose
+        "at 177 and 178 only one of the three is (0.01 and 0.09 of a turn), the other two 0.14 to 0.25"
+        in prose
+    )
+    assert (
+        "At offset 101 the three fastest pairs" in prose
+        and "inspects only those three of the 16 pairs" in prose
+    )
     assert rivals == [101, 177, 178]  # the offsets the prose names as scoring above offset 1
 
 
@@ -790,10 +805,13 @@ def test_chapter_9_times_the_steps_by_cpu_time_and_quotes_the_growth():
     prose = _prose(CH09, "ch09-cache-timing-outro")
     assert 'growth["without cache"] > 2' in source and "more than doubles" in prose
     assert 'growth["with cache"] < 1.5' in source and "less than 1.5 times the first 32" in prose
-    assert 'first["with cache"] > 0.7 * first["without cache"]' in source and "less than 30 %" in prose
+    assert (
+        'assert saving["first"] < saving["last"]' in source
+        and "much less than over the last 32 (asserted)" in prose
+    )
     assert not re.search(r"[0-9.]+-fold|[0-9]\.[0-9]+ (ms|against)", prose), prose
     summary = _prose(CH09, "ch09-summary")
-    assert "more than doubles over 256 tokens (both asserted)" in summary
+    assert "grows far more slowly with the length (under 1.5 times over 256 tokens)" in summary
 
 
 def test_chapter_9_online_softmax_counts_elements_from_0_as_its_loop_prints():
@@ -1266,14 +1284,14 @@ def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_wh
     text = _printed(CH09, "def tile_by_tile():")
     ns = [float(x) for x in re.findall(r": ([0-9.]+) ns per score", text)]
     ratio = float(re.search(r"fresh arrays / tiles: ([0-9.]+)", text).group(1))
-    assert len(ns) == 3 and ns[0] > ns[1] > 1.1 * ns[2], text
-    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and ratio > 1.5
+    assert len(ns) == 3 and ns[0] > ns[1] > ns[2], text
+    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and ratio > 1.3
     # the prose quotes the order and the margins the cell asserts, not one run's times
     source = "".join(next(c for c in _cells(CH09) if "def tile_by_tile():" in "".join(c["source"]))["source"])
-    assert "assert fresh > reused > 1.1 * tiled_ns" in source
-    assert "assert fresh > 1.5 * tiled_ns" in source
+    assert "assert fresh > reused > tiled_ns" in source
+    assert "assert fresh > 1.3 * tiled_ns" in source
     outro = _prose(CH09, "ch09-pass-cost-outro")
-    assert "tiles at least 10 % less again, and the tiles less than two thirds of the fresh arrays" in outro
+    assert "and the tiles less than 1/1.3 of the fresh arrays" in outro
     assert "ns per score" not in outro
 
 
@@ -1309,8 +1327,8 @@ def test_chapter_9_cache_timing_quotes_the_first_lengths():
     text = _printed(CH09, "first = {name: np.median(times[:32])")
     first = dict(re.findall(r"(with(?:out)? cache) *: *([0-9.]+) ms per token at lengths 1\.\.32", text))
     prose = _prose(CH09, "ch09-cache-timing-outro")
-    assert "Over the first 32 lengths the cache saves less than 30 % (asserted)" in prose
-    assert 0.7 * float(first["without cache"]) < float(first["with cache"]) < float(first["without cache"])
+    assert "Over the first 32 lengths the cache saves much less than over the last 32 (asserted)" in prose
+    assert float(first["with cache"]) < float(first["without cache"])
     assert "not measured" in prose  # the steps of the uncached curve are not explained
 
 

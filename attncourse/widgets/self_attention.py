@@ -74,8 +74,8 @@ class _SelfAttentionPainter(Painter):
             + ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, view.row)),
             "Its output, the weighted sum of the value rows: ["
             + ", ".join(f"{x:.2f}" for x in view.out[view.token])
-            + "]. The same word gets the same row wherever it stands: self-attention alone does not see "
-            "order.",
+            + "]. Shuffle the words and each word keeps the same weights, moved with the words: "
+            "self-attention alone does not see order.",
         )
 
     def alt(self, view: Any) -> str:

@@ -101,8 +101,7 @@ register(
         "scale $c > 0$ for every row. Reading its source narrowed $c$ down to the values in "
         "`candidates` (a 1-d array of positive floats, among them $1/\\sqrt{E}$, $1/E$ and 1): "
         "return the one it used (a float), read from these arrays. In some rows the layer "
-        "saturated: weights there may be exactly 0, but every row has at least two weights above 0. "
-        "You may call `numpy` and `softmax`.",
+        "saturated: weights there may be exactly 0, but every row has at least two weights above 0.",
         needs=("import numpy as np", "from attncourse import softmax"),
         solution='''
             def recover_scale(q, k, weights, candidates):

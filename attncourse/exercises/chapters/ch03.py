@@ -154,7 +154,7 @@ register(
         "`(out (..., H, L, Dv), weights (..., H, L, S))`, `weights` the softmax over the keys of the "
         "scores times one scale, chosen so that when every entry of every part is independent with "
         "mean 0 and variance 1 the scores spread as much as the chapter's scaled scores do, whatever "
-        "`Dc` and `Dr` are. You may call `numpy` and `softmax`.",
+        "`Dc` and `Dr` are.",
         solution='''
             def two_part_attention(q_c, k_c, q_r, k_r, v):
                 """Attention with scores q_c . k_c + q_r . k_r, k_r shared by the H heads.
@@ -287,7 +287,7 @@ register(
         "head's features with zeros and cuts the padding off the output. Symptom: on its unit tests, "
         "with heads of width 16, 32 and 64, it agrees with `F.scaled_dot_product_attention` run on each "
         "head's block; in a model whose heads are 12 wide, its weights and outputs differ from torch's. "
-        "Find the bug and fix it; you may call `numpy` and `softmax`.",
+        "Find the bug and fix it.",
         solution='''
             def packed_head_attention(q, k, v, n_heads):
                 """n_heads attention heads whose q, k, v lie side by side in the last axis.

@@ -162,7 +162,7 @@ register(
         "`counts (S,)` (ints), return `(out (..., L, Ev), weights (..., L, S))`: the output of scaled "
         "dot-product attention (scale $1/\\sqrt{E}$) over the sequence with every copy written out, "
         "and `weights[..., i, j]` the total weight query $i$ gives to all copies of pair $j$ "
-        "(rows sum to 1). Do not build the long sequence; you may call `numpy` and `softmax`.",
+        "(rows sum to 1). Do not build the long sequence.",
         solution='''
             def attention_with_counts(q, k, v, counts):
                 """Attention over keys repeated counts[j] times: (out (..., L, Ev), weights (..., L, S))."""
