@@ -159,6 +159,13 @@ def test_notebook_runs_in_colab_standin(colab_env, notebook, tmp_path):
     src.write_text(json.dumps(nb))
     before = _versions(python, *COLAB_OWNS, "attncourse")
     assert before["attncourse"] is None
+    try:
+        _run_and_check(python, env, notebook, src, tmp_path, before)
+    finally:  # the next notebook starts from a Colab without attncourse, whatever happened here
+        subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
+
+
+def _run_and_check(python, env, notebook, src, tmp_path, before):
     result = subprocess.run(
         [str(python), "-c", EXECUTE, str(src), str(tmp_path / "out.ipynb"), str(notebook.parent)],
         capture_output=True,
@@ -176,4 +183,3 @@ def test_notebook_runs_in_colab_standin(colab_env, notebook, tmp_path):
     assert not errors, errors[0]
     if notebook.parent.name == "student":
         _assert_nothing_scored(executed, notebook.stem)
-    subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
