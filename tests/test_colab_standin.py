@@ -39,11 +39,19 @@ NOTEBOOKS = sorted(
 pytestmark = [pytest.mark.colab, pytest.mark.slow]
 
 EXECUTE = r"""
-import sys, nbformat
+import os, shutil, sys, tempfile, nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 path, out = sys.argv[1], sys.argv[2]
 nb = nbformat.read(path, as_version=4)
-NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": sys.argv[3]}}).execute()
+# Unix sockets, not TCP ports: the book build's kernels start beside these, and a TCP port picked
+# free by one kernel manager can be taken by another before its kernel binds it.
+sockets = tempfile.mkdtemp(prefix="kernel-")
+km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
+try:
+    NotebookClient(nb, km=km, timeout=300, resources={"metadata": {"path": sys.argv[3]}}).execute()
+finally:
+    shutil.rmtree(sockets, ignore_errors=True)
 nbformat.write(nb, out)
 """
 

@@ -8,7 +8,8 @@ cross-attention of every letter over the patches beside the encoder's rollout, a
 Writes ``attncourse/data/digit_captioner.json``: per seed the held-out word and letter accuracy,
 the word accuracy with the patches shuffled and with 4 patches removed (the 4 the decoder's
 cross-attention ranks highest, the 4 it ranks highest once carried through the encoder's
-rollout back to the input patches, 4 random ones, the 4 it ranks lowest), and for the first seed the
+rollout back to the input patches, the 4 the rollout alone ranks highest, 4 random ones (the mean
+of 10 draws), the 4 it ranks lowest), and for the first seed the
 per-letter cross-attention maps and the encoder's rollout of a few held-out images.
 """
 
@@ -29,6 +30,7 @@ from attncourse.vit import digits_split
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOWN_DIGITS = (0, 4, 7)  # the first held-out image of each is drawn in the chapter
+RANDOM_DRAWS = 10  # random removals: each draw picks 4 patches per image afresh
 
 
 def word_accuracy(model, images, labels, keep=None) -> float:
@@ -45,16 +47,19 @@ def letter_accuracy(model, images, labels) -> float:
 
 
 def rankings(model, images):
-    """Each image's patches ordered, highest first, by the decoder's cross-attention (letters and
-    heads averaged) over the memory tokens, and by that row carried through the encoder's rollout
-    back to the input patches: two ``(B, N)`` orders."""
+    """Each image's patches ordered, highest first: by the decoder's cross-attention over the memory
+    tokens (heads and all ``MAX_LETTERS`` decoder positions averaged, the ones after the end mark
+    included), by that row carried through the encoder's rollout back to the input patches, and by
+    the rollout alone (each input patch's mean share over the memory tokens): three ``(B, N)``
+    orders."""
     _, cross = model.caption(images)  # (B, H, T, N) for the one decoder layer
     row = cross[-1].mean((1, 2))  # (B, N): weight on each memory token
     with torch.no_grad():
         _, self_weights = model.encode(images)
     rollout = ac.attention_rollout(self_weights)  # (B, N, N): memory token <- input patches
     through = (row[:, None, :] @ rollout)[:, 0]  # (B, 1, N) @ (B, N, N) -> (B, N): input patches
-    return row.argsort(dim=1, descending=True), through.argsort(dim=1, descending=True)
+    alone = rollout.mean(1)  # (B, N): the row a uniform cross-attention would carry back
+    return tuple(r.argsort(dim=1, descending=True) for r in (row, through, alone))
 
 
 def run_seed(seed, epochs, data):
@@ -73,8 +78,15 @@ def run_seed(seed, epochs, data):
         keep.scatter_(1, ranking[:, :k], False)
         return word_accuracy(model, x_test, y_test, keep)
 
-    order, order_through = rankings(model, x_test)
+    order, order_through, order_rollout = rankings(model, x_test)
     g = torch.Generator().manual_seed(seed)
+    random_draws = [
+        without(torch.stack([torch.randperm(n_patches, generator=g) for _ in y_test]))
+        for _ in range(RANDOM_DRAWS)
+    ]
+    shared = torch.tensor(
+        [len(set(a[:4].tolist()) & set(b[:4].tolist())) for a, b in zip(order_through, order_rollout)]
+    )
     row = {
         "seed": seed,
         "parameters": n_parameters(model),
@@ -83,9 +95,10 @@ def run_seed(seed, epochs, data):
         "shuffled_patches": round(word_accuracy(model, shuffled, y_test), 4),
         "top_4_by_cross_attention_removed": round(without(order), 4),
         "top_4_by_cross_attention_through_rollout_removed": round(without(order_through), 4),
-        "random_4_removed": round(
-            without(torch.stack([torch.randperm(n_patches, generator=g) for _ in y_test])), 4
-        ),
+        "top_4_by_rollout_alone_removed": round(without(order_rollout), 4),
+        "top_4_through_rollout_shared_with_rollout_alone": round(shared.float().mean().item(), 2),
+        "random_4_removed": round(sum(random_draws) / RANDOM_DRAWS, 4),  # the mean of the draws
+        "random_4_removed_draws": [round(a, 4) for a in random_draws],
         "bottom_4_by_cross_attention_removed": round(without(order.flip(1)), 4),
         "first_loss": round(losses[0], 4),
         "final_loss": round(sum(losses[-10:]) / 10, 4),

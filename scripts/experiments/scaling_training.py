@@ -45,10 +45,15 @@ class RecallLayer(nn.Module):
         nn.init.normal_(self.W_k.weight, std=1 / math.sqrt(2 * D_MODEL))
         nn.init.normal_(self.W_q.weight, std=1 / math.sqrt(D_MODEL))
 
-    def forward(self, keys, values, pick):
+    def queries_and_keys(self, keys, values, pick):
+        """q (B, d_k) of the asked key and k (B, S, d_k) of the tokens, and the tokens x (B, S, d_model)."""
         x = self.key_emb(keys) + self.value_emb(values)  # (B, S, d_model)
         query = self.key_emb(keys[torch.arange(len(keys)), pick])  # (B, d_model)
-        scores = (self.W_k(x) @ self.W_q(query)[:, :, None]).squeeze(-1) * self.scale  # (B, S)
+        return self.W_q(query), self.W_k(x), x
+
+    def forward(self, keys, values, pick):
+        q, k, x = self.queries_and_keys(keys, values, pick)
+        scores = (k @ q[:, :, None]).squeeze(-1) * self.scale  # (B, S)
         weights = scores.softmax(-1)
         out = (weights[:, :, None] * self.W_v(x)).sum(1)  # (B, d_model)
         return self.W_o(out), weights
@@ -73,9 +78,8 @@ def train(d_k, scaled, seed, steps):
         if step == 0:
             top_weight = weights.max(-1).values.mean().item()  # at initialisation
             with torch.no_grad():  # the variance of q's and k's entries at initialisation
-                x = model.key_emb(keys) + model.value_emb(values)
-                q0 = model.W_q(model.key_emb(keys[torch.arange(len(keys)), pick]))
-                variances = (q0.var().item(), model.W_k(x).var().item())
+                q0, k0, _ = model.queries_and_keys(keys, values, pick)
+                variances = (q0.var().item(), k0.var().item())
         loss = F.cross_entropy(logits, values[torch.arange(BATCH), pick])
         opt.zero_grad()
         loss.backward()
