@@ -1010,6 +1010,48 @@ def test_chapter_13_decode_step_times_are_the_fastest_of_repeats_and_the_cache_g
     assert "about the same time at every $T$" in prose
     assert max(recurrent) / min(recurrent) < 1.5, recurrent
     assert "fastest of 200 single steps" in _prose(CH13, "ch13-decode-time-md")
+    # "The recurrent column times one and the same step at every T: its code never receives T ... the
+    # differences between its rows are noise": recurrent() takes no argument and is timed at every T
+    assert "times one and the same step at every $T$" in prose and "its code never receives $T$" in prose
+    assert "def recurrent():" in source and "fastest_step(recurrent, repeats=20)" in source
+    # no unmeasured reading of the cache's time: no overhead share, no fused kernel
+    assert "overhead" not in prose and "fused" not in prose
+
+
+def test_chapter_13_state_update_figure_draws_the_state_after_as_large_as_the_state_before():
+    svg = (BOOK / "figures" / "state_update.svg").read_text(encoding="utf-8")
+    rects = re.findall(
+        r'<rect x="[0-9.]+" y="[0-9.]+" width="([0-9.]+)" height="([0-9.]+)" fill="#3b528b"', svg
+    )
+    assert len(rects) == 3 and len(set(rects)) == 1, rects  # S, S' (linear attention) and S (delta rule)
+    assert "S′ (E × Ev)" in svg and "same size" in svg
+    prose = _prose(CH13, "ch13-decode-after")  # the figure's beta and u come before their section
+    assert "defined in the section on the delta rule below" in prose
+
+
+def test_chapter_13_hedges_what_its_runs_do_not_measure():
+    recall_after = _prose(CH13, "ch13-recall-after")  # elu + 1's crosstalk: present, its size unmeasured
+    assert "never orthogonal" not in recall_after and "ever orthogonal" not in recall_after
+    assert "no two keys' features are exactly orthogonal" in recall_after
+    assert "how much of the fall it causes in the trained model is not measured here" in recall_after
+    assert "which do not decide it" in _prose(CH13, "ch13-back-to-back-md")
+    # at n = 1 all eight questions ask the one stored key (asked keys drawn with replacement)
+    assert "all eight questions ask the one stored key" in _prose(CH13, "ch13-back-to-back-after")
+    from attncourse.results import saved_results
+
+    assert saved_results("recall_state_size.json")["pairs"][0] == 1
+    # the explorer's linear attention is the chapter's (elu + 1, normalised), and the page says so
+    assert "the chapter's feature map, elu + 1, and each read divided by the normaliser" in _prose(
+        CH13, "ch13-explore"
+    )
+
+
+def test_chapter_13_recall_panels_are_titled_by_head_width_not_state():
+    source = "".join(next(c for c in _cells(CH13) if c.get("id") == "ch13-recall-plot")["source"])
+    assert 'title=f"head width E = {E_}"' in source and "state {E_} x" not in source
+    md = _prose(CH13, "ch13-recall-md")  # softmax has no fixed state: the E x E is said of the other two
+    assert "linear attention's and DeltaNet's states are $E \\times E$" in md
+    assert "softmax attention's cache grows with the sequence" in md
 
 
 # -- chapter 2: what a raw dot product prefers, and the plane example by hand ---------------------
