@@ -139,11 +139,14 @@ def test_chapter_9_cached_step_is_flat_and_the_uncached_one_grows():
     )
     assert set(found) == {"with cache", "without cache"}, text
     early, late = found["with cache"]
-    assert late / early < 1.5  # "grows far more slowly", the bound the cell asserts
+    assert late / early < 1.5  # "changes far less", the bound the cell asserts
     early, late = found["without cache"]
     assert late / early > 2  # "more than doubles", the bound the cell asserts (the test below)
     outro = _prose(CH09, "ch09-cache-timing-outro")
-    assert "grows far more slowly" in outro and "hardly changes" not in outro and "KVCache.append" in outro
+    assert "changes far less" in outro and "hardly changes" not in outro and "KVCache.append" in outro
+    # the O(n) growth of the cached step is argued from the code, not read from this printout
+    assert "that $O(n)$ cost is small next to running the layers on one token and below the noise" in outro
+    assert "so this cell does not show it" in outro and "grows far more slowly" not in outro
 
 
 # -- chapter 0: the noise floor -------------------------------------------------------------------
@@ -221,6 +224,9 @@ def test_chapter_0_bottleneck_figure_counts_from_0():
     assert "0" in subscripts and "4" not in subscripts, subscripts
     alt = next("".join(c["source"]) for c in _cells(CH00) if "figures/bottleneck.svg" in "".join(c["source"]))
     assert "x0 to x3" in alt and "h0 to h3" in alt and "y0 to y3" in alt and "x4" not in alt
+    # the bottom panel's decoder starts from the encoder's last state, as Seq2Seq does (s = final)
+    assert '−1</tspan> = h<tspan baseline-shift="sub" font-size="10">3</tspan>' in svg
+    assert "the decoder starts from its last state h3 (s-1 = h3)" in alt
 
 
 def test_chapter_0_prints_how_many_held_out_sequences_score_the_models():
@@ -275,33 +281,56 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
     drops = {
         int(p): int(pct)
         for p, pct in re.findall(
-            r"(\d+) \((\d+)%\)", text.split("largest one-position drops")[1].splitlines()[0]
+            r"(\d+) \((\d+)%\)", text.split("above 3 standard errors of a difference")[1].splitlines()[0]
         )
     }
-    noise = float(
-        re.search(
-            r"standard error of one position's accuracy \(1024 sequences\): at most ([0-9.]+)", text
-        ).group(1)
+    noise, se_diff = (
+        float(x)
+        for x in re.search(
+            r"standard error of one position's accuracy \(1024 sequences\): at most ([0-9.]+);"
+            r" of a difference of two positions: at most ([0-9.]+)",
+            text,
+        ).groups()
     )
+    assert abs(se_diff - 2**0.5 * noise) < 0.001  # a drop is a difference of two positions
     wrong = sorted(set(rivals) | {d for d in top if d != 1})
     lines = {d for d in wrong if d - 1 not in wrong}  # where the chapter's plot draws a dotted line
     prose = _prose(CH07, "ch07-beyond-after")
     on_line = [p for p in drops if p in lines]
     off_line = [p for p in drops if p not in lines]
-    assert on_line == [45, 101, 177] and off_line == [100] and 101 in lines, (drops, lines)
-    assert "each of the four largest drops it prints (45, 100, 101 and 177) is far above that" in prose
-    assert f"a standard error of at most {noise:.3f} over the 1024 sequences" in prose
-    assert min(drops.values()) / 100 > 4 * noise  # "far above": the drops are printed in whole per cent
+    assert on_line == [45, 101, 177] and off_line == [44, 57, 100] and 101 in lines, (drops, lines)
+    assert min(drops.values()) / 100 > 3 * se_diff  # listed by the threshold (printed in whole per cent)
     assert (
-        "Three of the four fall on a line; the one at 100 falls one position before the line at 101" in prose
+        f"a standard error of at most {noise:.3f} over the 1024 sequences, a drop from one position to the next"
+        f" (a difference of two positions) one of at most {se_diff:.3f}, and the cell lists every drop above"
+        " three times that: at 44, 45, 57, 100, 101 and 177. Three of the six fall on a line (45, 101 and 177)"
+    ) in prose
+    picks = {
+        int(d): (float(score), int(share))
+        for d, score, share, at in re.findall(
+            r"offset (\d+): mean score ([0-9.]+), the pick of (\d+)% of the queries at position (\d+)", text
+        )
+        if d == at
+    }
+    assert sorted(picks) == sorted(drops), picks
+    shares = [share for _, share in picks.values()]
+    assert (
+        f"the key that {min(shares)}% to {max(shares)}% of the queries at that position attend to most"
+        in prose
     )
-    score, share = re.search(
-        r"offset 100: mean score ([0-9.]+), the pick of (\d+)% of queries", text
+    median, above = re.search(
+        r"the pick of a median (\d+)% of their queries; above 5% at (.*)", text
     ).groups()
-    one = float(re.search(r"mean score at offset 1: ([0-9.]+)", text).group(1))
-    assert float(score) < one  # "below offset 1 on average"
     assert (
-        f"offset 100 scores {score}, below offset 1 on average but the pick of {share}% of the queries"
+        median == "0" and f"the offset new there is the pick of a median {median}% of their queries" in prose
+    )
+    assert [int(p) for p in re.findall(r"(\d+) \(\d+%\)", above)] == [102, 176, 178]
+    assert "(above 5% only at 102, 176 and 178, beside the steps at 101 and 177)" in prose
+    one = float(re.search(r"mean score at offset 1: ([0-9.]+)", text).group(1))
+    below = [picks[p][0] for p in off_line]
+    assert max(below) < one  # "below offset 1 on average"
+    assert (
+        f"scores below offset 1 on average ({below[0]:.2f}, {below[1]:.2f} and {below[2]:.2f} against {one:.2f})"
         in prose
     )
     off = {
@@ -322,6 +351,8 @@ def test_chapter_7_steps_and_turns_are_the_printed_ones():
     assert (
         "At offset 101 the three fastest pairs" in prose
         and "inspects only those three of the 16 pairs" in prose
+        and "does not say why 101, 177 and 178 outscore offset 1" in prose
+        and "$\\sum_i A_i \\cos(d\\,\\theta_i + \\phi_i)$" in prose
     )
     assert rivals == [101, 177, 178]  # the offsets the prose names as scoring above offset 1
 
@@ -356,7 +387,12 @@ def test_chapter_7_alibi_is_as_accurate_past_the_training_length_as_inside():
     inside, past = re.search(
         r"length 256: positions 1\.\.31 +([0-9.]+)%, past it +([0-9.]+)%", alibi
     ).groups()
-    assert abs(float(inside) - float(past)) < 1  # "the same inside and past"
+    gap = round(float(inside) - float(past), 1)
+    assert 0 <= gap <= 0.4  # "the same inside and past the training length within 0.4 points"
+    assert "the same inside and past the training length within 0.4 points" in _prose(
+        CH07, "ch07-beyond-after"
+    )
+    assert "as accurate past the training length as inside, within 0.4 points" in _prose(CH07, "ch07-033")
     assert 100 - float(inside) < 5 and 100 - float(inside) > 2  # "misses about 3% inside"
     assert f"({inside}% on positions 1..31, {past}% past them, at 256 tokens)" in _prose(
         CH07, "ch07-beyond-after"
@@ -365,7 +401,7 @@ def test_chapter_7_alibi_is_as_accurate_past_the_training_length_as_inside():
         i, q = re.search(
             rf"length +{length}: positions 1\.\.31 +([0-9.]+)%, past it +([0-9.]+)%", alibi
         ).groups()
-        assert abs(float(i) - float(q)) < 1
+        assert abs(float(i) - float(q)) <= 0.4 + 1e-9
 
 
 def test_chapter_7_defines_rope_and_alibi_before_the_study_past_the_training_length():
@@ -812,7 +848,10 @@ def test_chapter_9_times_the_steps_by_cpu_time_and_quotes_the_growth():
     )
     assert not re.search(r"[0-9.]+-fold|[0-9]\.[0-9]+ (ms|against)", prose), prose
     summary = _prose(CH09, "ch09-summary")
-    assert "grows far more slowly with the length (under 1.5 times over 256 tokens)" in summary
+    assert (
+        "changes far less with the length (under 1.5 times over 256 tokens; its $O(n)$ growth is below the noise"
+        in summary
+    )
 
 
 def test_chapter_9_online_softmax_counts_elements_from_0_as_its_loop_prints():
@@ -1010,6 +1049,48 @@ def test_chapter_13_decode_step_times_are_the_fastest_of_repeats_and_the_cache_g
     assert "about the same time at every $T$" in prose
     assert max(recurrent) / min(recurrent) < 1.5, recurrent
     assert "fastest of 200 single steps" in _prose(CH13, "ch13-decode-time-md")
+    # "The recurrent column times one and the same step at every T: its code never receives T ... the
+    # differences between its rows are noise": recurrent() takes no argument and is timed at every T
+    assert "times one and the same step at every $T$" in prose and "its code never receives $T$" in prose
+    assert "def recurrent():" in source and "fastest_step(recurrent, repeats=20)" in source
+    # no unmeasured reading of the cache's time: no overhead share, no fused kernel
+    assert "overhead" not in prose and "fused" not in prose
+
+
+def test_chapter_13_state_update_figure_draws_the_state_after_as_large_as_the_state_before():
+    svg = (BOOK / "figures" / "state_update.svg").read_text(encoding="utf-8")
+    rects = re.findall(
+        r'<rect x="[0-9.]+" y="[0-9.]+" width="([0-9.]+)" height="([0-9.]+)" fill="#3b528b"', svg
+    )
+    assert len(rects) == 3 and len(set(rects)) == 1, rects  # S, S' (linear attention) and S (delta rule)
+    assert "S′ (E × Ev)" in svg and "same size" in svg
+    prose = _prose(CH13, "ch13-decode-after")  # the figure's beta and u come before their section
+    assert "defined in the section on the delta rule below" in prose
+
+
+def test_chapter_13_hedges_what_its_runs_do_not_measure():
+    recall_after = _prose(CH13, "ch13-recall-after")  # elu + 1's crosstalk: present, its size unmeasured
+    assert "never orthogonal" not in recall_after and "ever orthogonal" not in recall_after
+    assert "no two keys' features are exactly orthogonal" in recall_after
+    assert "how much of the fall it causes in the trained model is not measured here" in recall_after
+    assert "which do not decide it" in _prose(CH13, "ch13-back-to-back-md")
+    # at n = 1 all eight questions ask the one stored key (asked keys drawn with replacement)
+    assert "all eight questions ask the one stored key" in _prose(CH13, "ch13-back-to-back-after")
+    from attncourse.results import saved_results
+
+    assert saved_results("recall_state_size.json")["pairs"][0] == 1
+    # the explorer's linear attention is the chapter's (elu + 1, normalised), and the page says so
+    assert "the chapter's feature map, elu + 1, and each read divided by the normaliser" in _prose(
+        CH13, "ch13-explore"
+    )
+
+
+def test_chapter_13_recall_panels_are_titled_by_head_width_not_state():
+    source = "".join(next(c for c in _cells(CH13) if c.get("id") == "ch13-recall-plot")["source"])
+    assert 'title=f"head width E = {E_}"' in source and "state {E_} x" not in source
+    md = _prose(CH13, "ch13-recall-md")  # softmax has no fixed state: the E x E is said of the other two
+    assert "linear attention's and DeltaNet's states are $E \\times E$" in md
+    assert "softmax attention's cache grows with the sequence" in md
 
 
 # -- chapter 2: what a raw dot product prefers, and the plane example by hand ---------------------
@@ -1351,8 +1432,53 @@ def test_chapter_9_counts_blocks_from_0_and_keeps_t_a_position():
     svg = (BOOK / "figures" / "tiled.svg").read_text(encoding="utf-8")
     assert all(f"K{s}ᵀ" in svg for s in "₀₁₂₃") and "K₄" not in svg and "V₄" not in svg
     assert "Block 0 is already folded" in svg
+    assert "into m, ℓ," in svg and "m, l," not in svg and "sum l " not in svg  # the text's letter
     for cid in ("ch09-cache-timing-md", "ch09-cache-timing-outro"):
         assert "$t$" not in _prose(CH09, cid) and "$n$" in _prose(CH09, cid)
+
+
+def test_chapter_9_cache_cause_is_hedged_alike_and_the_loop_ops_are_counted():
+    import inspect
+
+    from attncourse import flash
+
+    pass_outro, io_outro = _prose(CH09, "ch09-pass-cost-outro"), _prose(CH09, "ch09-io-count-outro")
+    summary = _prose(CH09, "ch09-summary")
+    assert (
+        "part probably the cache (the reused matrix against the tiles; this page does not measure the caches)"
+        in (pass_outro)
+    )
+    assert (
+        "(probably from the CPU's cache at $b = 256$, as the pass timing above suggests without measuring"
+        in (io_outro)
+    )
+    assert (
+        "probably because a tile is reused" in summary and "this page does not measure the caches" in summary
+    )
+    # the loop's body for one tile without a mask: 15 array operations, 6 over the (b, b) tile
+    source = inspect.getsource(flash._tiled_attention)
+    body = source[source.index("for j0 in range(0, S, block):") : source.index("m = m_new")]
+    calls = re.findall(r"ops\.(\w+)\(", body)
+    views = {"swap_last", "detach"}  # no pass over data
+    masked_only = {"logical_and", "logical_not", "masked_fill_"}  # only with a mask or a causal tile
+    per_tile = [c for c in calls if c not in views | masked_only] + ["sub"]  # m - shift, an operator
+    assert len(per_tile) == 15, per_tile
+    over_tile = ["matmul"] * 3 + ["amax", "sub_", "fast_exp_"]  # s = q k^T, p v, p 1; max; shift; exp
+    assert all(per_tile.count(c) >= over_tile.count(c) for c in set(over_tile))
+    assert (
+        "15 separate array operations per tile without a mask (views aside), 6 of which pass over the whole"
+        in (pass_outro)
+    )
+    assert "dozen" not in pass_outro
+
+
+def test_chapter_9_says_the_unfused_loop_does_not_keep_its_tile_on_chip_and_chunks_are_an_option():
+    figure = _prose(CH09, "ch09-tiled-figure")
+    assert (
+        "Only a kernel that fuses the steps keeps the tile there" in figure
+        and "it fits the fast" not in figure
+    )
+    assert "Prompts are often processed in chunks" in _prose(CH09, "b2b08d41")
 
 
 def test_chapter_9_tile_of_b_256_is_larger_than_an_sm_shared_memory():
@@ -1493,12 +1619,13 @@ def test_chapter_6_every_finite_fill_leaks_at_its_own_level_and_spreads_an_empty
 def test_chapter_7_rises_of_the_rope_curve_are_quoted_as_printed_and_within_a_few_standard_errors():
     text = _printed(CH07, "rises = {p: -drop for p, drop in drops.items()}")
     line = next(t for t in text.splitlines() if t.startswith("largest one-position rises"))
-    found = re.findall(r"(\d+) \(\+\d+%, (\d+) standard errors\)", line)
-    positions, errors = [int(p) for p, _ in found], [int(e) for _, e in found]
+    assert "(rise, in standard errors of a difference)" in line
+    found = re.findall(r"(\d+) \(\+\d+%, ([0-9.]+)\)", line)
+    positions, errors = [int(p) for p, _ in found], [float(e) for _, e in found]
     assert len(found) == 3 and max(errors) <= 3
     prose = _prose(CH07, "ch07-beyond-after")
     assert f"(at {positions[0]}, {positions[1]}\nand {positions[2]})".replace("\n", " ") in prose
-    assert f"are {min(errors)} to {max(errors)} standard errors each" in prose
+    assert f"are {min(errors)} to {max(errors)} standard errors of a difference each" in prose
 
 
 def test_chapter_1_naive_softmax_fails_below_zero_too_and_the_jacobian_keeps_its_diagonal():

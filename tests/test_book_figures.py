@@ -136,7 +136,7 @@ def test_chapter_13_recall_plot_names_its_reference_lines():
         for cid, c in _calls(notebook, name)
         if cid == "ch13-recall-plot"
     ]
-    assert any("state width" in label for label in labels) and any("1/64" in label for label in labels)
+    assert any("head width" in label for label in labels) and any("1/64" in label for label in labels)
     legend = [c for cid, c in _calls(notebook, "legend") if cid == "ch13-block-plot"]
     assert len(legend) == 1 and "skipped tile" in ast.unparse(legend[0])
 

@@ -45,15 +45,36 @@ def test_a_size_not_trained_has_no_accuracy_but_still_a_state():
     assert v.accuracy is None and v.saved_mean is None and v.state.shape == (16, 16)
 
 
-def test_linear_state_is_a_sum_of_outer_products_and_delta_stores_orthonormal_keys_exactly():
-    """One pair: every method stores it exactly (a unit key); more pairs than E: linear misses more."""
+def test_linear_state_uses_the_chapters_feature_map_and_delta_stores_one_pair_exactly():
+    """One pair: every method stores it exactly (a unit key; linear attention's read is normalised);
+    16 pairs at E = 16 (the setting the chapter suggests): linear attention misses more."""
+
     recall, topk = fake_recall(), fake_topk()
     for method in explore.STATE_METHODS:
         assert explore.state_view(recall, topk, method, 8, 1).recall_error == pytest.approx(0, abs=1e-12)
-    linear = explore.state_view(recall, topk, "linear", 4, 16)
-    delta = explore.state_view(recall, topk, "delta", 4, 16)
+    linear = explore.state_view(recall, topk, "linear", 16, 16)
+    delta = explore.state_view(recall, topk, "delta", 16, 16)
     assert delta.recall_error < linear.recall_error
     assert np.abs(linear.state).max() > np.abs(delta.state).max()
+
+
+def test_linear_state_is_phi_k_transposed_times_v_with_phi_elu_plus_one_as_in_the_chapter():
+    """The explorer's linear attention is the chapter's: S = phi(K)^T V, phi = elu + 1, and each key
+    reads phi(k) S / (phi(k) . z), which is ac.linear_attention with the elu feature map."""
+    import attncourse as ac
+    from attncourse.explore.state import _stored_state
+
+    for E, n in ((4, 4), (8, 16), (16, 1)):
+        rng = np.random.default_rng(1300 + 31 * E + n)  # the view's keys and values
+        keys = rng.normal(size=(n, E))
+        keys /= np.linalg.norm(keys, axis=-1, keepdims=True)
+        values = rng.normal(size=(n, E))
+        state, error = _stored_state("linear", E, n)
+        np.testing.assert_allclose(state, ac.elu_feature_map(keys).T @ values, atol=1e-12)
+        assert not np.allclose(state, keys.T @ values)  # not phi = identity
+        read = ac.linear_attention(keys, keys, values, feature_map=ac.elu_feature_map, causal=False)
+        expected = np.mean(np.linalg.norm(read - values, axis=-1) / np.linalg.norm(values, axis=-1))
+        assert error == pytest.approx(expected, abs=1e-12)
 
 
 def test_the_topk_panel_is_the_saved_runs_mean_over_seeds_at_the_chosen_top_k():
@@ -107,6 +128,10 @@ def test_the_caption_says_the_heat_map_is_random_and_the_topk_panel_is_saved():
     topk = fake_topk()
     frame = widgets.render_state(fake_recall(), topk, "linear", 8, 4, 8)
     assert "not a trained model's state" in frame.caption and "4 random unit keys" in frame.caption
+    assert (
+        "the keys through the chapter's feature map, elu + 1" in frame.caption
+        and "normaliser" in frame.caption
+    )
     exact = np.mean(topk["exact"], axis=0)[3]
     assert (
         "the saved top-k runs" in frame.caption

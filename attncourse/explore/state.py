@@ -1,4 +1,5 @@
-"""The fixed-state explorer's view: what a linear or delta state holds after storing n random pairs,
+"""The fixed-state explorer's view: what a linear or delta state holds after storing n random pairs
+(linear attention with the chapter's feature map, elu + 1, and its normaliser),
 the saved recall accuracy of the trained models at that state size, and the saved accuracy of the
 trained stack under top-k attention."""
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from .._backend import AttentionInputError
 from .._validation import positive_int, public
-from ..linear import delta_rule
+from ..linear import delta_rule, elu_feature_map, linear_attention
 
 __all__ = ["STATE_METHODS", "STATE_SIZES", "STATE_PAIRS", "STATE_TOP_K", "StateView", "state_view"]
 
@@ -31,8 +32,8 @@ class StateView:
     state_size: int
     pairs: int
     top_k: int
-    state: np.ndarray  # (E, E): the state after writing the pairs
-    recall_error: float  # mean |k_i S - v_i| / |v_i| over the stored pairs
+    state: np.ndarray  # (E, E): the state S after writing the pairs
+    recall_error: float  # mean |read_i - v_i| / |v_i| over the stored pairs (read_i: key i's read of S)
     saved_pairs: Tuple[int, ...]  # the saved runs' numbers of pairs
     saved_mean: Optional[np.ndarray]  # (len(saved_pairs),) accuracy, mean over seeds; None if not run
     saved_min: Optional[np.ndarray]
@@ -51,11 +52,14 @@ def _stored_state(method: str, E: int, n: int) -> Tuple[np.ndarray, float]:
     keys /= np.linalg.norm(keys, axis=-1, keepdims=True)  # unit keys, as the delta rule wants
     values = rng.normal(size=(n, E))
     if method == "linear":
-        state = keys.T @ values  # a sum of outer products k_i^T v_i
+        # the chapter's linear attention: S = sum phi(k_i)^T v_i with phi = elu + 1, and each key
+        # reads phi(k) S / (phi(k) . z), z = sum phi(k_i) (the normaliser)
+        state = elu_feature_map(keys).T @ values
+        read = linear_attention(keys, keys, values, feature_map=elu_feature_map, causal=False)
     else:
         _, state = delta_rule(keys, keys, values, np.ones(n))  # beta = 1, no decay
         state = np.asarray(state)
-    read = keys @ state  # (n, E): what each stored key reads back
+        read = keys @ state  # (n, E): what each stored key reads back
     error = np.linalg.norm(read - values, axis=-1) / np.linalg.norm(values, axis=-1)
     return state, float(error.mean())
 
@@ -98,7 +102,8 @@ def state_view(
         stack with top-k attention, ``ks``, ``ranks``, ``n_pairs``, ``L``, and the accuracy
         ``(seeds, ks)`` of the ``exact`` ranking and of each rank-r ``indexer``.
     method : str
-        ``"linear"`` (a sum of outer products) or ``"delta"`` (the delta rule, beta = 1).
+        ``"linear"`` (the chapter's linear attention: a sum of outer products of ``elu + 1``
+        features and values, read with its normaliser) or ``"delta"`` (the delta rule, beta = 1).
     state_size : int
         ``E``: the heat map shows an ``E x E`` state, written with ``pairs`` random unit keys of width
         ``E`` and random values of width ``E`` (not a trained model's state: the runs save none).

@@ -1,4 +1,4 @@
-"""The fixed-state explorer: a linear or delta state after n random pairs, the trained models' saved
+"""The fixed-state explorer: a linear (elu + 1) or delta state after n random pairs, the trained models' saved
 recall, and the trained stack's saved accuracy under top-k attention."""
 
 from __future__ import annotations
@@ -105,12 +105,17 @@ class _StatePainter(Painter):
             else f"{n} random unit keys with random values"
         )
         at_k = ", ".join(f"{name} {a:.2f}" for name, a in view.topk_accuracy.items())
+        if view.method == "delta":
+            numbers, how = f"{E * E} numbers", " (the delta rule with beta = 1)"
+        else:  # the chapter's linear attention: elu + 1 features, read through the normaliser z
+            numbers = f"{E * E} numbers, plus the normaliser's {E}"
+            how = ", the keys through the chapter's feature map, elu + 1 (a key k reads phi(k) S / (phi(k) . z))"
         return caption(
-            f"{_NAMES[view.method]} with a state of {E} x {E} ({E * E} numbers), {n} stored pair"
+            f"{_NAMES[view.method]} with a state of {E} x {E} ({numbers}), {n} stored pair"
             f"{'s' * (n > 1)}: {acc}.",
-            f"Left: not a trained model's state (the runs save none) but the state after writing {keys}"
-            f"{' (the delta rule with beta = 1)' if view.method == 'delta' else ''}, each frame on its own "
-            f"colour scale; reading each key back misses its value by {100 * view.recall_error:.0f}% on average.",
+            f"Left: not a trained model's state (the runs save none) but the state S after writing {keys}"
+            f"{how}, each frame on its own colour scale; reading each key back misses its value by "
+            f"{100 * view.recall_error:.0f}% on average (a read of all zeros would miss by 100%).",
             f"Right: the saved top-k runs (the chapter's four-layer all-softmax stack, {view.topk_pairs} pairs, "
             f"{view.topk_length} positions, mean over three seeds); at top_k = {view.top_k}, ranked by {at_k}.",
         )
