@@ -69,7 +69,7 @@ def test_linear_state_is_phi_k_transposed_times_v_with_phi_elu_plus_one_as_in_th
         keys = rng.normal(size=(n, E))
         keys /= np.linalg.norm(keys, axis=-1, keepdims=True)
         values = rng.normal(size=(n, E))
-        state, error = _stored_state("linear", E, n)
+        state, error, overlap = _stored_state("linear", E, n)
         np.testing.assert_allclose(state, ac.elu_feature_map(keys).T @ values, atol=1e-12)
         assert not np.allclose(state, keys.T @ values)  # not phi = identity
         read = ac.linear_attention(keys, keys, values, feature_map=ac.elu_feature_map, causal=False)
@@ -188,3 +188,43 @@ def test_the_not_trained_note_sits_inside_the_recall_plot():
     assert plot.x0 <= note.x0 and note.x1 <= plot.x1 and plot.y0 <= note.y0 and note.y1 <= plot.y1
     assert "no saved runs of DeltaNet at E = 4" in frame.caption and "nan" not in frame.caption
     assert "circled" not in frame.alt
+
+
+def test_random_keys_elu_features_are_nearly_parallel_and_the_caption_says_so():
+    """Why the linear frames miss so much even below E pairs: elu(k) + 1 of a random unit key is
+    about 1 + k, so two keys' features point nearly the same way (unit keys themselves do not)."""
+    recall, topk = fake_recall(), fake_topk()
+    linear = explore.state_view(recall, topk, "linear", 8, 4)
+    delta = explore.state_view(recall, topk, "delta", 8, 4)
+    assert linear.key_overlap > 0.8 and abs(delta.key_overlap) < 0.5
+    assert explore.state_view(recall, topk, "linear", 8, 1).key_overlap is None
+    pytest.importorskip("matplotlib")
+    widgets = pytest.importorskip("attncourse.widgets")
+    frame = widgets.render_state(recall, topk, "linear", 8, 4, 8)
+    assert f"two written features have a cosine of {linear.key_overlap:.2f} on average" in frame.caption
+    frame = widgets.render_state(recall, topk, "delta", 8, 4, 8)
+    assert f"two written keys have a cosine of {delta.key_overlap:.2f} on average" in frame.caption
+
+
+def test_chapter_13_quotes_the_explorers_linear_frames_over_its_settings():
+    """Cell ch13-explore: the features' mean cosine and the linear read's miss, over every setting of
+    the explorer with 2 to E pairs, are the ranges the prose quotes."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    recall = json.loads((root / "attncourse" / "data" / "recall_state_size.json").read_text())
+    topk = json.loads((root / "attncourse" / "data" / "recall_hybrid.json").read_text())["topk"]
+    views = [
+        explore.state_view(recall, topk, "linear", E, n)
+        for E in explore.state.STATE_SIZES
+        for n in explore.state.STATE_PAIRS
+        if 2 <= n <= E
+    ]
+    cosines = [v.key_overlap for v in views]
+    misses = [100 * v.recall_error for v in views]
+    nb = json.loads((root / "book" / "13_beyond_softmax.ipynb").read_text())
+    (cell,) = [c for c in nb["cells"] if c.get("id") == "ch13-explore"]
+    prose = " ".join("".join(cell["source"]).split())
+    assert f"mean cosine: {min(cosines):.2f} to {max(cosines):.2f} over the explorer's settings" in prose
+    assert f"miss by {min(misses):.0f}% to {max(misses):.0f}% at those settings" in prose

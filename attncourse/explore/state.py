@@ -34,6 +34,7 @@ class StateView:
     top_k: int
     state: np.ndarray  # (E, E): the state S after writing the pairs
     recall_error: float  # mean |read_i - v_i| / |v_i| over the stored pairs (read_i: key i's read of S)
+    key_overlap: Optional[float]  # mean cosine between two written keys' features (None: one pair)
     saved_pairs: Tuple[int, ...]  # the saved runs' numbers of pairs
     saved_mean: Optional[np.ndarray]  # (len(saved_pairs),) accuracy, mean over seeds; None if not run
     saved_min: Optional[np.ndarray]
@@ -46,7 +47,10 @@ class StateView:
     topk_length: int  # their sequence length
 
 
-def _stored_state(method: str, E: int, n: int) -> Tuple[np.ndarray, float]:
+def _stored_state(method: str, E: int, n: int) -> Tuple[np.ndarray, float, Optional[float]]:
+    """The state after writing ``n`` random unit keys with random values, the mean relative miss
+    of reading each key back, and the mean cosine between two different keys' features (what
+    the state writes: phi(k) for linear attention, k for the delta rule)."""
     rng = np.random.default_rng(1300 + 31 * E + n)
     keys = rng.normal(size=(n, E))
     keys /= np.linalg.norm(keys, axis=-1, keepdims=True)  # unit keys, as the delta rule wants
@@ -54,14 +58,18 @@ def _stored_state(method: str, E: int, n: int) -> Tuple[np.ndarray, float]:
     if method == "linear":
         # the chapter's linear attention: S = sum phi(k_i)^T v_i with phi = elu + 1, and each key
         # reads phi(k) S / (phi(k) . z), z = sum phi(k_i) (the normaliser)
-        state = elu_feature_map(keys).T @ values
+        features = elu_feature_map(keys)  # (n, E)
+        state = features.T @ values
         read = linear_attention(keys, keys, values, feature_map=elu_feature_map, causal=False)
     else:
+        features = keys
         _, state = delta_rule(keys, keys, values, np.ones(n))  # beta = 1, no decay
         state = np.asarray(state)
         read = keys @ state  # (n, E): what each stored key reads back
     error = np.linalg.norm(read - values, axis=-1) / np.linalg.norm(values, axis=-1)
-    return state, float(error.mean())
+    unit = features / np.linalg.norm(features, axis=-1, keepdims=True)
+    cosines = (unit @ unit.T)[~np.eye(n, dtype=bool)]  # (n (n - 1),): every ordered pair i != j
+    return state, float(error.mean()), float(cosines.mean()) if n > 1 else None
 
 
 def _topk_curves(topk: Mapping[str, Any]) -> Tuple[Tuple[int, ...], dict]:
@@ -138,7 +146,7 @@ def state_view(
         acc = np.asarray(runs, dtype=np.float64)  # (seeds, pairs)
         mean, lo, hi = acc.mean(0), acc.min(0), acc.max(0)
         accuracy = float(mean[saved_pairs.index(pairs)]) if pairs in saved_pairs else None
-    state, error = _stored_state(method, state_size, pairs)
+    state, error, overlap = _stored_state(method, state_size, pairs)
     return StateView(
         method=method,
         state_size=state_size,
@@ -146,6 +154,7 @@ def state_view(
         top_k=top_k,
         state=state,
         recall_error=error,
+        key_overlap=overlap,
         saved_pairs=saved_pairs,
         saved_mean=mean,
         saved_min=lo,

@@ -115,7 +115,14 @@ class _StatePainter(Painter):
             f"{'s' * (n > 1)}: {acc}.",
             f"Left: not a trained model's state (the runs save none) but the state S after writing {keys}"
             f"{how}, each frame on its own colour scale; reading each key back misses its value by "
-            f"{100 * view.recall_error:.0f}% on average (a read of all zeros would miss by 100%).",
+            f"{100 * view.recall_error:.0f}% on average (a read of all zeros would miss by 100%)"
+            + (
+                ""
+                if view.key_overlap is None
+                else f"; two written {'features' if view.method == 'linear' else 'keys'} have a "
+                f"cosine of {view.key_overlap:.2f} on average"
+            )
+            + ".",
             f"Right: the saved top-k runs (the chapter's four-layer all-softmax stack, {view.topk_pairs} pairs, "
             f"{view.topk_length} positions, mean over three seeds); at top_k = {view.top_k}, ranked by {at_k}.",
         )
