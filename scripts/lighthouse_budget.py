@@ -1,6 +1,7 @@
 """Lighthouse over every page of the built book, served with gzip as a static host serves it.
 
-    python scripts/lighthouse_budget.py                 # mobile preset, every page, the budget
+    python scripts/lighthouse_budget.py                 # mobile preset, every English page and
+                                                        # three of each translated edition, the budget
     python scripts/lighthouse_budget.py --preset desktop book/03_scaling.html
     python scripts/lighthouse_budget.py --no-budget --runs 3   # measure only (median of 3)
 
@@ -52,7 +53,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser import BUILD_HTML, CHROMIUM, CHROMIUM_ARGS, book_pages  # noqa: E402
+from browser import BUILD_HTML, CHROMIUM, CHROMIUM_ARGS, TRANSLATED_EDITIONS, book_pages  # noqa: E402
+
+# The translated editions' pages are the English ones' markup, scripts and styles with the text
+# translated: three stand for the rest (a chapter with formulas and explorers, the longest table,
+# the landing page), so the translations add seconds, not minutes, to the run.
+TRANSLATED_SAMPLE = ("book/09_efficient_attention.html", "book/appendix_glossary.html", "index.html")
 
 LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
 OUT = ROOT / "_build" / "lighthouse"
@@ -279,7 +285,9 @@ def main(argv=None) -> int:
     if missing:
         print(f"lighthouse budget: not run, missing {', '.join(missing)} (npm ci; apt-get install chromium)")
         return 0 if args.skip_missing else 2
-    pages = args.pages or book_pages(args.html)
+    pages = args.pages or book_pages(args.html, "en") + [
+        f"{edition}/{page}" for edition in TRANSLATED_EDITIONS for page in TRANSLATED_SAMPLE
+    ]
     a11y_pages = set(pages) if args.accessibility_on is None else set(args.accessibility_on.split(",")) - {""}
     budget = BUDGET[args.preset]
     results, failures = {}, []

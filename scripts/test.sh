@@ -135,4 +135,4 @@ step "the Lighthouse budget (every page), alone"
 lighthouse_args=(--skip-missing)
 if [ "${REQUIRE_BROWSER:-}" = 1 ]; then lighthouse_args=(); fi
 python scripts/lighthouse_budget.py "${lighthouse_args[@]}" \
-  --accessibility-on book/03_scaling.html,book/appendix_glossary.html,index.html
+  --accessibility-on book/03_scaling.html,book/appendix_glossary.html,index.html,zh/book/appendix_glossary.html

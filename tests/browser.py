@@ -41,6 +41,7 @@ __all__ = [
     "launch_chromium",
     "serve",
     "book_pages",
+    "TRANSLATED_EDITIONS",
     "why_no_chromium",
     "why_no_browser",
     "skip_or_fail",
@@ -74,13 +75,26 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
-def book_pages(html_dir: Path = BUILD_HTML) -> list:
-    """The HTML pages of the built book, relative to ``html_dir``, sorted (assets left out)."""
-    return sorted(
-        p.relative_to(html_dir).as_posix()
-        for p in Path(html_dir).rglob("*.html")
-        if not {"_static", "_sources", "_images"} & set(p.relative_to(html_dir).parts)
-    )
+# The translated editions' folders in the built site (scripts/build_translations.py).
+TRANSLATED_EDITIONS = ("zh", "zh-tw")
+
+
+def book_pages(html_dir: Path = BUILD_HTML, edition: Optional[str] = None) -> list:
+    """The HTML pages of the built book, relative to ``html_dir``, sorted (assets left out).
+
+    ``edition``: None for the pages of every edition; "en" for the English pages; "zh" or
+    "zh-tw" for a translated edition's (their paths start with that folder)."""
+    if edition not in (None, "en", *TRANSLATED_EDITIONS):
+        raise ValueError(f"edition must be None, 'en' or one of {TRANSLATED_EDITIONS}; got {edition!r}")
+    pages = []
+    for p in Path(html_dir).rglob("*.html"):
+        parts = p.relative_to(html_dir).parts
+        if {"_static", "_sources", "_images"} & set(parts):
+            continue
+        folder = parts[0] if len(parts) > 1 and parts[0] in TRANSLATED_EDITIONS else "en"
+        if edition is None or edition == folder:
+            pages.append(p.relative_to(html_dir).as_posix())
+    return sorted(pages)
 
 
 def why_no_chromium() -> Optional[str]:

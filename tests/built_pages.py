@@ -93,6 +93,7 @@ class Visit:
     visible_widget_pictures: int
     images: list
     overflow: int
+    lang: str
     axe: Optional[list] = field(default=None)  # None: not audited
 
 
@@ -115,7 +116,7 @@ def audit(page) -> list:
     return _with_every_section_drawn(page, AXE_RUN)
 
 
-def visit(browser: BookBrowser, path: str, width: int) -> Visit:
+def visit(browser: BookBrowser, path: str, width: int, audited: bool = True) -> Visit:
     page, log = browser.open(path)
     n_math = page.locator(".math").count()
     n_typeset = wait_for_math(page)
@@ -133,8 +134,9 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
         visible_widget_pictures=page.evaluate(VISIBLE_WIDGET_PICTURES) if n_widgets else 0,
         images=page.evaluate(LOAD_LAZY_IMAGES) or page.evaluate(IMAGES),
         overflow=_with_every_section_drawn(page, SIDEWAYS_OVERFLOW),
+        lang=page.evaluate("() => document.documentElement.lang"),
     )
-    if AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
+    if audited and AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
         result.axe = audit(page)
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
@@ -144,13 +146,20 @@ def visit(browser: BookBrowser, path: str, width: int) -> Visit:
 
 @pytest.fixture(scope="module")
 def visits(request, book_server, chromium) -> list:  # noqa: F811
-    """Every built page, loaded once at the importing module's ``VIEWPORT`` (each at that width
-    from the start, as on a phone: the theme sets some attributes only at load)."""
+    """Every built page of the importing module's ``EDITION`` (English by default), loaded once at
+    its ``VIEWPORT`` (each at that width from the start, as on a phone: the theme sets some
+    attributes only at load); axe audits the pages its ``AUDITED`` names (default: all)."""
     width, height = request.module.VIEWPORT
-    pages = book_pages()
-    assert "book/intro.html" in pages
+    edition = getattr(request.module, "EDITION", "en")
+    audited = getattr(request.module, "AUDITED", None)
+    pages = book_pages(edition=edition)
+    folder = "" if edition == "en" else f"{edition}/"
+    assert f"{folder}book/intro.html" in pages, f"the {edition} edition is not built"
     with BookBrowser(book_server, chromium, viewport=(width, height)) as browser:
-        return [visit(browser, path, width) for path in pages]
+        return [
+            visit(browser, path, width, audited is None or path.removeprefix(folder) in audited)
+            for path in pages
+        ]
 
 
 @pytest.mark.browser
@@ -215,7 +224,7 @@ def test_no_serious_or_critical_accessibility_violation(visits):
     if not AXE_JS.is_file():
         skip_or_fail(f"{AXE_JS} missing: run `npm ci`")
     audited = [v for v in visits if v.axe is not None]
-    assert any(v.path == "book/intro.html" for v in audited)
+    assert any(v.path.endswith("book/intro.html") for v in audited)
     blocking, minor = [], Counter()
     for v in audited:
         for violation in v.axe:
@@ -231,3 +240,18 @@ def test_no_serious_or_critical_accessibility_violation(visits):
     assert not blocking, f"{len(blocking)} serious/critical axe violations at width {width}:\n" + "\n".join(
         blocking
     )
+
+
+# What <html lang> says on each edition's pages (book/_ext/language_switch.py).
+HTML_LANG = {"": "en", "zh": "zh-Hans", "zh-tw": "zh-Hant"}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_every_page_says_its_language(visits):
+    wrong = []
+    for v in visits:
+        folder = v.path.split("/")[0] if v.path.split("/")[0] in HTML_LANG else ""
+        if v.lang != HTML_LANG[folder]:
+            wrong.append(f"{v.path}: <html lang={v.lang!r}>, not {HTML_LANG[folder]!r}")
+    assert not wrong, "\n".join(wrong)

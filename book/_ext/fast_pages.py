@@ -450,7 +450,14 @@ def _build_finished(app: Any, exception: Optional[BaseException]) -> None:
     katex_css = str(getattr(app.config, "katex_css_path", "") or "")
     if "://" in katex_css or katex_css.startswith("//"):
         katex_css = ""
-    pages = [p for p in sorted(outdir.rglob("*.html")) if not SKIP_DIRS & set(p.relative_to(outdir).parts)]
+    # A folder with a _static of its own is another build's site (a translated edition, built into
+    # the English one's folder afterwards): its pages are that build's to process.
+    nested = {d.parent.name for d in outdir.glob("*/_static")}
+    pages = [
+        p
+        for p in sorted(outdir.rglob("*.html"))
+        if not SKIP_DIRS & set(p.relative_to(outdir).parts) and p.relative_to(outdir).parts[0] not in nested
+    ]
     for path in pages:
         process_page(path, outdir, widget_js, katex_css)
     quiet_theme_focus_pass(outdir / "_static" / "scripts" / "pydata-sphinx-theme.js")

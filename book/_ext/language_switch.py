@@ -67,12 +67,12 @@ def switch_html(pagename: str, language: str | None) -> tuple[str, str]:
 
 
 def _add_switch(app: Any, pagename: str, templatename: str, context: Dict[str, Any], doctree: Any) -> None:
-    if "body" not in context:  # search, genindex: no article to put it above
+    context["language"] = edition_of(app.config.language).tag  # <html lang="zh-Hans">, every page
+    if "body" not in context:  # search, genindex: no article to put the switch above
         return
     switch, alternates = switch_html(pagename, app.config.language)
     context["body"] = switch + context["body"]
     context["metatags"] = context.get("metatags", "") + alternates
-    context["language"] = edition_of(app.config.language).tag  # <html lang="zh-Hans">
 
 
 def _translate_toctree_captions(app: Any, doctree: Any) -> None:
