@@ -10,7 +10,8 @@
 #      Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install them.
 #   2. ruff check and ruff format --check.
 #   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
-#      _build/html, and keeps the executed copies in _build/jupyter_execute/.  Beside steps 2-4,
+#      _build/html, keeps the executed copies in _build/jupyter_execute/, and builds the Chinese
+#      editions (_build/html/zh/, zh-tw/) from the same executed notebooks.  Beside steps 2-4,
 #      in the background, tests/test_colab_standin.py runs every chapter's student edition in a
 #      Colab-like venv (execution 2) and checks that it scores 0; its report is printed after
 #      step 4 and its failure fails the run.
@@ -18,13 +19,14 @@
 #      per worker at a time, each worker and its kernels on its share of the cores).
 #      tests/test_notebook_outputs.py compares the executed copies of step 3 with the outputs
 #      saved in book/*.ipynb under nbval's rules (tests/nbval_sanitize.cfg), so the check of the
-#      saved outputs costs no execution of its own; tests/test_built_pages.py loads every built
-#      page once per width in Chromium.  The exercise and grader tests execute only exercise
+#      saved outputs costs no execution of its own; tests/test_built_pages_*.py load every English
+#      page once per width in Chromium, and every Chinese page once at phone width.  The exercise and grader tests execute only exercise
 #      cells and small demo notebooks.
 #   5. the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
 #      package, no torch; set up in the background during steps 2-4), runs
 #      `python -m pytest tests -m "not slow"`; torch tests skip one by one.
-#   6. the Lighthouse budget (scripts/lighthouse_budget.py) over every page of the built book, run
+#   6. the Lighthouse budget (scripts/lighthouse_budget.py) over every English page of the built
+#      book and three pages of each Chinese edition, run
 #      last, alone, because Lighthouse's simulated timings scale with how busy the machine is:
 #      mobile preset, served with gzip, one Chromium and one Node process for all pages, only
 #      the performance category (no screenshots, no unweighted diagnostics): about 5 s a page,
