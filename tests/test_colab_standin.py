@@ -92,7 +92,7 @@ def colab_env(tmp_path_factory):
         subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
         stamp.write_text(REQUIREMENTS.read_text())
     # attncourse must come from the notebooks' install cell, so start without it.
-    subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
+    subprocess.run([str(python), "-I", "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
     # The wheel the install cell installs, built once from a clean copy of the package's sources
     # (as pip builds the git URL's fresh clone in Colab): no build/ or egg-info of this checkout.
     source = tmp_path_factory.mktemp("source")
@@ -170,7 +170,7 @@ def test_notebook_runs_in_colab_standin(colab_env, notebook, tmp_path):
     try:
         _run_and_check(python, env, notebook, src, tmp_path, before)
     finally:  # the next notebook starts from a Colab without attncourse, whatever happened here
-        subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
+        subprocess.run([str(python), "-I", "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
 
 
 def _run_and_check(python, env, notebook, src, tmp_path, before):
