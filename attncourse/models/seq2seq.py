@@ -8,8 +8,8 @@ source position ``n - 1 - t``, so a decoder that learns where to look should dra
 step ``t`` the decoder gets a **context** ``c_t`` beside the previous target symbol:
 
 * ``attention="additive"``: ``c_t = sum_s alpha_{t,s} h_s`` with
-  ``alpha_t = softmax_s(w_v . tanh(W_q s_{t-1} + W_k h_s))`` (Bahdanau's score);
-* ``attention="dot"``: the same with the score ``(W_q s_{t-1}) . h_s / sqrt(d_hidden)``;
+  ``alpha_t = softmax_s(w_v . tanh(W_q z_{t-1} + W_k h_s))`` (Bahdanau's score);
+* ``attention="dot"``: the same with the score ``(W_q z_{t-1}) . h_s / sqrt(d_hidden)``;
 * ``attention=None``: ``c_t = h_n``, the encoder's final state, at every step (the fixed-size
   state of the encoder-decoders before attention; Cho et al., 2014).
 

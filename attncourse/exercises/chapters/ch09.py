@@ -117,7 +117,7 @@ register(
         hint="the sink is one more term in each row's sum: what share of the new sum do the keys keep?",
         kind="extend",
         forbids=NO_FUSED,
-        description="Some models give every head a learned *sink* logit `z_h`: each query's softmax runs "
+        description="Some models (gpt-oss, for one) give every head a learned *sink* logit `z_h`: each query's softmax runs "
         "over its `S` scores and `z_h` together, and the sink carries no value, so a row's weights over "
         "the keys sum to less than 1 and the rest goes nowhere. A tiled pass like this chapter's ran "
         "without the sinks and saved, per query, only `out (B, H, L, Ev)` and `lse (B, H, L)`, the log "
@@ -407,8 +407,7 @@ register(
         "sequence's new token arrives as `q_new`, `k_new (B, 1, E)` and `v_new (B, 1, Ev)`. Write each new "
         "key and value into its sequence's next free slot, then attend (scaled) from each new query to "
         "its own sequence's tokens, the new one included, and to nothing else. Return "
-        "`(out (B, 1, Ev), k_cache, v_cache)`, the caches updated (a copy or in place). You may call "
-        "numpy and `softmax`; no built-in attention.",
+        "`(out (B, 1, Ev), k_cache, v_cache)`, the caches updated (a copy or in place).",
         solution='''
             def static_cache_step(q_new, k_new, v_new, k_cache, v_cache, lengths):
                 """One decoding step into a preallocated cache: (out (B, 1, Ev), k_cache, v_cache)."""
