@@ -32,6 +32,9 @@ LOCALES = ROOT / "locales"
 POT_DIR = ROOT / "_build" / "gettext"
 SOURCE_LANGUAGE, DERIVED_LANGUAGE = "zh_CN", "zh_TW"
 HUMAN = "human"  # the translator comment that marks a hand-written zh_TW entry
+# OpenCC's phrase table reads 在线 as "online" (線上) wherever it occurs, also in 在 + 线性 ("in
+# linear ..."): the conversions it gets wrong in these catalogs, put right after converting.
+CONVERSION_FIXES = {"線上性": "在線性"}
 
 
 def extract() -> None:
@@ -89,6 +92,23 @@ def localise_badges(language: str) -> None:
                 write_po(f, catalog, width=0)
 
 
+def to_traditional(text: str, convert=None, overrides=None) -> str:
+    """``text`` in Taiwan's traditional Chinese: OpenCC's s2twp, the glossary's 繁體 words where
+    they differ from the conversion, then ``CONVERSION_FIXES``."""
+    if convert is None:
+        import opencc
+
+        convert = opencc.OpenCC("s2twp").convert
+    if overrides is None:
+        overrides = sorted(glossary_overrides().items(), key=lambda kv: -len(kv[0]))  # longest first
+    text = convert(text)
+    for converted, traditional in overrides:
+        text = text.replace(converted, traditional)
+    for wrong, right in CONVERSION_FIXES.items():
+        text = text.replace(wrong, right)
+    return text
+
+
 def derive_traditional() -> int:
     """Write ``locales/zh_TW`` from ``locales/zh_CN``; returns the number of entries written."""
     import opencc
@@ -116,10 +136,8 @@ def derive_traditional() -> int:
                 message.user_comments = human[message.id].user_comments
                 message.flags = set(human[message.id].flags)
             elif message.string and message.string != message.id:  # a copy (a formula, the glossary's
-                text = convert(message.string)  # 简体 column) stays as it is
-                for converted, traditional in overrides:
-                    text = text.replace(converted, traditional)
-                message.string = text
+                message.string = to_traditional(message.string, convert, overrides)  # 简体 column)
+                # stays as it is
             written += 1
         target.parent.mkdir(parents=True, exist_ok=True)
         with target.open("wb") as f:

@@ -42,6 +42,26 @@ def test_every_block_of_the_chapter_is_in_its_catalog(chapter, language):
     )
 
 
+@pytest.mark.parametrize("language", ["zh_CN", "zh_TW"])
+def test_every_catalog_is_translated_and_none_is_fuzzy(language):
+    # A changed English sentence turns its entry fuzzy at the next `scripts/i18n.py update`: it is
+    # translated again in the same commit, so no page of a translated edition shows English.
+    catalogs = {p: c for p, c in i18n.counts().items() if p.is_relative_to(i18n.LOCALES / language)}
+    assert len(catalogs) == len(CHAPTERS) + len(list((ROOT / "book").glob("*.md"))), sorted(catalogs)
+    open_ = [f"{p.name}: {u} untranslated, {f} fuzzy" for p, (_, u, f) in catalogs.items() if u or f]
+    assert not open_, "\n".join(open_)
+
+
+def test_glossary_terms_are_rendered_with_the_glossarys_words():
+    problems = [
+        p
+        for language in ("zh_CN", "zh_TW")
+        for path in sorted((i18n.LOCALES / language).rglob("*.po"))
+        for p in i18n.term_problems(path, language)
+    ]
+    assert not problems, "\n".join(problems[:10])
+
+
 def test_translations_keep_the_math_code_links_and_numbers():
     problems = [p for path in sorted(i18n.LOCALES.rglob("*.po")) for p in i18n.lint(path)]
     assert not problems, "\n".join(problems[:10])
@@ -107,3 +127,10 @@ def test_the_switch_links_the_same_page_in_the_other_editions(pagename, language
 def test_an_unknown_language_is_an_error():
     with pytest.raises(ValueError, match="no edition for language 'fr'"):
         language_switch.edition_of("fr")
+
+
+def test_traditional_conversion_keeps_linear_after_zai():
+    """OpenCC alone turns 在线性注意力 ("in linear attention") into 線上性 ("online" + 性)."""
+    pytest.importorskip("opencc")
+    assert i18n.to_traditional("在线性注意力及其同类方法中") == "在線性注意力及其同類方法中"
+    assert i18n.to_traditional("在线 softmax") == "線上 softmax"  # online softmax stays online
