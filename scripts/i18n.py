@@ -162,7 +162,8 @@ def counts() -> dict[Path, tuple[int, int, int]]:
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.DOTALL)
 CODE = re.compile(r"``?[^`]+``?")
 TARGET = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>")
-ROLE = re.compile(r"\{([a-z:]+)\}`(?:[^`<]*<([^`>]+)>|([^`]*))`")  # {doc}`title <target>` or {doc}`target`
+# {doc}`title <target>` or {doc}`target`; not `{admonition}`, inline code that names a directive
+ROLE = re.compile(r"(?<!`)\{([a-z:]+)\}`(?:[^`<]*<([^`>]+)>|([^`]*))`")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 
@@ -303,6 +304,10 @@ def glossary_terms(language: str) -> dict[str, str]:
     return out
 
 
+# A quoted title ("Attention Is All You Need") is a name, kept in English: its words are not terms.
+QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+
+
 def term_problems(path: Path, language: str) -> list[str]:
     """Translations in ``path`` that render a glossary term without the glossary's word for it."""
     from babel.messages.pofile import read_po
@@ -318,7 +323,7 @@ def term_problems(path: Path, language: str) -> list[str]:
             if not message.id or not message.string or message.string == message.id or message.fuzzy:
                 continue  # nothing to translate (a formula, a badge) and copied as it is
             prose = ROLE.sub(" ", message.id)
-            for pattern in (MATH, TARGET, CODE):
+            for pattern in (MATH, TARGET, CODE, QUOTED):
                 prose = pattern.sub(" ", prose)
             for english, term in terms.items():
                 if patterns[english].search(prose) and term not in message.string:

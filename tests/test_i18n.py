@@ -134,3 +134,22 @@ def test_traditional_conversion_keeps_linear_after_zai():
     pytest.importorskip("opencc")
     assert i18n.to_traditional("在线性注意力及其同类方法中") == "在線性注意力及其同類方法中"
     assert i18n.to_traditional("在线 softmax") == "線上 softmax"  # online softmax stays online
+
+
+def test_a_quoted_title_is_a_name_and_not_a_term(tmp_path):
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    catalog = Catalog(locale="zh_CN")
+    catalog.add('The paper "Attention Is All You Need" (2017).', "论文 “Attention Is All You Need”（2017）。")
+    catalog.add("Attention pools the values.", "它对值做加权平均。")  # the term itself, not rendered
+    path = tmp_path / "page.po"
+    with path.open("wb") as f:
+        write_po(f, catalog)
+    problems = i18n.term_problems(path, "zh_CN")
+    assert len(problems) == 1 and "Attention pools" in problems[0], problems
+
+
+def test_inline_code_naming_a_directive_is_code_and_not_a_role():
+    parts = i18n.kept_parts("a `{admonition}` with `:class: dropdown`, and {doc}`the intro <intro>`")
+    assert sorted(parts) == sorted(["`{admonition}`", "`:class: dropdown`", "{doc}intro"]), parts
