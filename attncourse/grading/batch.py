@@ -432,8 +432,9 @@ FILE_TIME = "the file's time: the LMS's record of it was not given"
 
 
 def _assess_late(results: List[StudentGrade], submissions: List[Submission], late: LatePolicy) -> None:
-    """Each graded submission's late penalty: from the time the LMS recorded (Moodle's grading
-    worksheet as the roster), else Canvas's LATE flag, else, last, the latest notebook's file time."""
+    """Each graded submission's late penalty: with a due date, from the time the LMS recorded
+    (Moodle's grading worksheet as the roster), else the latest notebook's file time; without one,
+    from Canvas's LATE flag (``LatePolicy.assess``)."""
     by_key = {sub.student: sub for sub in submissions}
     for sg in results:
         sub = by_key.get(sg.student)

@@ -14,7 +14,6 @@ status ``method`` and the exercise scores 0 (``engine.scoring.points_earned``).
   ``block_size`` queries); with ``count_output``, the answer's reported tile count must equal the
   number of score blocks it computed.  An answer that turns its inputs into plain arrays
   (``np.asarray``) is not seen; the probe then says nothing (a limit stated on the instructors' page).
-* ``RegisteredHeads``: the answer's module must find its heads through ``parameters()``.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import Any, Callable, FrozenSet, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Tracked", "ScoreTiles", "RegisteredHeads", "WrittenDown", "probe_for"]
+__all__ = ["Tracked", "ScoreTiles", "WrittenDown", "probe_for"]
 
 _PRODUCTS = {"matmul", "dot", "einsum", "tensordot", "inner", "vdot"}
 
@@ -199,41 +198,6 @@ class _PeakMemory:
 def _num(x: np.ndarray) -> str:
     v = float(x.reshape(()))
     return str(int(v)) if v.is_integer() else f"{v:g}"
-
-
-class RegisteredHeads:
-    """The module class ``class_name`` (in the answer's namespace) must register its heads."""
-
-    def __init__(self, class_name: str, expected: Callable[..., int]) -> None:
-        self.rule = (
-            f"the count must be what `{class_name}(...).parameters()` finds (checked on your "
-            "class): changing the count alone scores 0."
-        )
-        self.class_name = class_name
-        self.expected = expected
-
-    def prepare(self, args: List[Any]) -> List[Any]:
-        return args
-
-    def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
-        cls = getattr(fn, "__globals__", {}).get(self.class_name)
-        if cls is None:
-            return f"method rule broken: the module class {self.class_name} is not defined any more"
-        try:
-            model = cls(*args)
-            found = sum(int(p.numel()) for p in model.parameters())
-        except Exception as e:  # the answer's own class failed: say so
-            return f"method rule broken: {self.class_name}{tuple(args)} failed: {type(e).__name__}: {e}"[:290]
-        want = int(self.expected(*args))
-        said = arrays[0] if arrays else None
-        if said is None or said.size != 1 or float(said.reshape(())) != want:
-            return None  # a wrong count is reported as wrong values, with its diagnosis
-        if found != want:
-            return (
-                f"method rule broken: {self.class_name}{tuple(args)}.parameters() finds {found} numbers, "
-                f"but its heads hold {want}: the count must come from what the module itself exposes"
-            )
-        return None
 
 
 class WrittenDown:
