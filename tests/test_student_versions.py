@@ -142,7 +142,7 @@ def test_the_launch_button_is_pointed_at_the_student_edition(tmp_path):
             ]
         }
 
-    app = SimpleNamespace(confdir=str(tmp_path))
+    app = SimpleNamespace(confdir=str(tmp_path), config=SimpleNamespace(language=None))
     with_student, without = context("04_self_attention"), context("intro")
     student_launch.point_colab_at_student(app, "book/04_self_attention", "page.html", with_student, None)
     student_launch.point_colab_at_student(app, "book/intro", "page.html", without, None)
@@ -151,6 +151,17 @@ def test_the_launch_button_is_pointed_at_the_student_edition(tmp_path):
     )
     assert with_student["header_buttons"][0]["buttons"][0]["url"] == "_sources/x.ipynb"
     assert without["header_buttons"][1]["buttons"][0]["url"] == colab.format("intro")
+    # a Chinese page opens the Chinese student edition, and the English one where there is none yet
+    (tmp_path / "student" / "zh_CN").mkdir()
+    (tmp_path / "student" / "zh_CN" / "04_self_attention.ipynb").write_text("{}")
+    (tmp_path / "student" / "05_multi_head_attention.ipynb").write_text("{}")
+    zh = SimpleNamespace(confdir=str(tmp_path), config=SimpleNamespace(language="zh_CN"))
+    translated, fallback = context("04_self_attention"), context("05_multi_head_attention")
+    student_launch.point_colab_at_student(zh, "book/04_self_attention", "page.html", translated, None)
+    student_launch.point_colab_at_student(zh, "book/05_multi_head_attention", "page.html", fallback, None)
+    blob = "https://colab.research.google.com/github/attncourse/attention-course/blob/main/student/"
+    assert translated["header_buttons"][1]["buttons"][0]["url"] == blob + "zh_CN/04_self_attention.ipynb"
+    assert fallback["header_buttons"][1]["buttons"][0]["url"] == blob + "05_multi_head_attention.ipynb"
 
 
 def test_the_book_config_loads_the_launch_extension():
