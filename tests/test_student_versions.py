@@ -25,7 +25,8 @@ import stamp_notebooks  # noqa: E402
 import student_launch  # noqa: E402
 
 WITH_EXERCISES = {key: stem for key, (_, stem) in CHAPTERS.items() if all_exercises(key)}
-STUDENT = sorted((ROOT / "student").glob("*.ipynb"))
+# Every student edition: the English ones in student/, the Chinese ones in student/zh_CN and zh_TW.
+STUDENT = sorted((ROOT / "student").rglob("*.ipynb"))
 OURS = ("prompt", "exercise", "check", "solution")
 
 
@@ -85,13 +86,22 @@ def test_every_chapter_with_exercises_has_an_up_to_date_student_edition():
     assert not stale, f"out of date (run python scripts/make_student_notebooks.py): {stale}"
 
 
-@pytest.mark.parametrize("path", STUDENT, ids=[p.stem for p in STUDENT])
+@pytest.mark.parametrize(
+    "path",
+    STUDENT,
+    ids=[p.stem if p.parent.name == "student" else f"{p.parent.name}-{p.stem}" for p in STUDENT],
+)
 def test_a_student_edition_holds_no_solution(path):
     key = next(k for k, stem in WITH_EXERCISES.items() if stem == path.stem)
     student = _read(path)
     text = path.read_text(encoding="utf-8")
     assert "### BEGIN SOLUTION" not in text and "### END SOLUTION" not in text
-    assert "solution-reveal" not in text and "Show a worked solution" not in text
+    assert (
+        "solution-reveal" not in text
+        and "Show a worked solution" not in text
+        and "查看参考解答" not in text
+        and "檢視參考解答" not in text
+    )
     assert all(not c.get("outputs") for c in student["cells"] if c["cell_type"] == "code")
     assert "widgets" not in student["metadata"]
     assert leaked_lines(student, key, _read(ROOT / "book" / path.name)) == []
