@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._backend import AttentionInputError, AttentionTypeError
 from .flash import KVCache, cached_attention, flash_attention, online_softmax
 from .functional import merge_heads, scaled_dot_product_attention, softmax, split_heads
+from .i18n import set_language
 from .linear import delta_rule, elu_feature_map, linear_attention
 from .masks import (
     causal_mask,
@@ -64,6 +65,7 @@ __all__ = [
     "VisionTransformer",
     "TransformerEncoderDecoder",
     "best_device",
+    "set_language",
 ]
 
 _LAZY = {

@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
         help="hand out this chapter alone (repeatable: ch06, 6, bugs); the bundle records the "
         "chapters as the assignment's (default: every notebook of SOURCE_DIR)",
     )
+    p.add_argument(
+        "--language",
+        default="en",
+        help="hand out the student editions in this language: en (default), zh_CN or zh_TW (from "
+        "student/<language>/ beside SOURCE_DIR; the bundle grades every language, and each student's "
+        "feedback is in their notebook's language)",
+    )
 
     p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
     p.add_argument(
@@ -188,6 +195,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 force=args.force,
                 host=args.host,
                 chapters=args.chapter,
+                language=args.language,
             )
         elif args.command == "grade":
             limits = Limits(

@@ -1,4 +1,5 @@
-"""Keep the book's translation catalogs in step with its English source.
+"""Keep the translation catalogs in step with their English source: the book's pages, and what
+the package says to a learner (``attncourse/locales``: ``check``, hints, the grader's feedback).
 
 usage:
   python scripts/i18n.py update   extract the English messages and update every catalog
@@ -16,7 +17,9 @@ The English notebooks and pages are the only source.  ``update``
    Taiwan conversion (``s2twp``, Taiwan phrases), then the glossary's 繁體 column
    (``book/appendix_glossary.md``) where Taiwan usage differs from the conversion.  An entry of
    a ``zh_TW`` catalog whose translator comment says ``human`` is written by a person and is
-   kept as it is.
+   kept as it is;
+4. does the same for the package's catalog (``scripts/package_messages.py``: its messages are
+   collected from the source and the exercise registry, not from Sphinx).
 """
 
 from __future__ import annotations
@@ -109,16 +112,31 @@ def to_traditional(text: str, convert=None, overrides=None) -> str:
     return text
 
 
+def catalog_pairs() -> list[tuple[Path, Path]]:
+    """(simplified catalog, the traditional one derived from it): the book's pages and the package's
+    messages (``attncourse/locales``, kept by ``scripts/package_messages.py``)."""
+    pairs = [
+        (source, LOCALES / DERIVED_LANGUAGE / source.relative_to(LOCALES / SOURCE_LANGUAGE))
+        for source in sorted((LOCALES / SOURCE_LANGUAGE).rglob("*.po"))
+    ]
+    package = ROOT / "attncourse" / "locales"
+    return pairs + [(package / f"{SOURCE_LANGUAGE}.po", package / f"{DERIVED_LANGUAGE}.po")]
+
+
+def all_catalogs() -> list[Path]:
+    return [path for pair in catalog_pairs() for path in pair]
+
+
 def derive_traditional() -> int:
-    """Write ``locales/zh_TW`` from ``locales/zh_CN``; returns the number of entries written."""
+    """Write every traditional catalog from its simplified one (``catalog_pairs``); returns the
+    number of entries written."""
     import opencc
     from babel.messages.pofile import read_po, write_po
 
     convert = opencc.OpenCC("s2twp").convert
     overrides = sorted(glossary_overrides().items(), key=lambda kv: -len(kv[0]))  # longest first
     written = 0
-    for source in sorted((LOCALES / SOURCE_LANGUAGE).rglob("*.po")):
-        target = LOCALES / DERIVED_LANGUAGE / source.relative_to(LOCALES / SOURCE_LANGUAGE)
+    for source, target in catalog_pairs():
         with source.open("rb") as f:
             catalog = read_po(f, locale=SOURCE_LANGUAGE)
         human = {}
@@ -150,7 +168,7 @@ def counts() -> dict[Path, tuple[int, int, int]]:
     from babel.messages.pofile import read_po
 
     out = {}
-    for path in sorted(LOCALES.rglob("*.po")):
+    for path in all_catalogs():
         with path.open("rb") as f:
             messages = [m for m in read_po(f) if m.id]
         out[path] = (len(messages), sum(not m.string for m in messages), sum(m.fuzzy for m in messages))
@@ -335,6 +353,9 @@ def main(argv: list[str]) -> int:
     command = argv[0] if argv else "check"
     if command == "update":
         extract()
+        import package_messages
+
+        print(f"attncourse: {package_messages.update()} messages untranslated")
         subprocess.run(
             [sys.executable, "-m", "sphinx_intl", "update", "-p", str(POT_DIR), "-l", SOURCE_LANGUAGE,
              "-d", str(LOCALES), "-w", "0"],
@@ -353,7 +374,7 @@ def main(argv: list[str]) -> int:
         print("every entry is translated" if not bad else f"{bad} catalogs need work")
         return 1 if bad else 0
     if command == "lint":
-        problems = [p for path in sorted(LOCALES.rglob("*.po")) for p in lint(path)]
+        problems = [p for path in all_catalogs() for p in lint(path)]
         problems += [
             p
             for language in (SOURCE_LANGUAGE, DERIVED_LANGUAGE)

@@ -108,6 +108,30 @@ class Untranslated(Exception):
     """A markdown block of the chapter has no translation in the language's catalog."""
 
 
+SPEAK = {
+    "zh_CN": 'ac.set_language("zh_CN")  # check、score、提示和评分反馈都用简体中文',
+    "zh_TW": 'ac.set_language("zh_TW")  # check、score、提示和評分回饋都用繁體中文',
+}
+
+
+def _speak(nb: dict, language: str) -> None:
+    """The setup cell of a translated edition sets the package's language (after its import)."""
+    for cell in nb["cells"]:
+        if cell.get("cell_type") == "code" and "colab-install" in cell.get("metadata", {}).get("tags", []):
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if "\nimport attncourse as ac\n" not in text:
+                raise ValueError(
+                    "the setup cell does not import attncourse as ac: nowhere to set the language"
+                )
+            cell["source"] = _lines(
+                text.replace(
+                    "\nimport attncourse as ac\n", f"\nimport attncourse as ac\n\n{SPEAK[language]}\n", 1
+                )
+            )
+            return
+    raise ValueError("no setup cell (tag colab-install): nowhere to set the language")
+
+
 def student_notebook(chapter_nb: dict, stem: str, stems: set[str], language: str = "en") -> dict:
     """The student edition of one chapter notebook in ``language``, as a new dict; raises
     ``Untranslated`` when the chapter's catalog for ``language`` lacks a block."""
@@ -123,6 +147,7 @@ def student_notebook(chapter_nb: dict, stem: str, stems: set[str], language: str
                         f"{stem} ({language}): {len(missing)} blocks, first {missing[0][:60]!r}"
                     )
                 cell["source"] = _lines(new)
+        _speak(nb, language)
     # Only what does not change when the chapter is executed again: no saved slider state, no
     # language_info (the executing Python's version), no per-cell execution timings.
     nb["metadata"] = {k: v for k, v in nb.get("metadata", {}).items() if k in ("kernelspec", "attncourse")}

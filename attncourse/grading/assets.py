@@ -24,7 +24,10 @@ __all__ = ["inline_images", "colab_base", "HOST_FORMS", "colab_badge", "set_badg
 
 MD_IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 HTML_IMAGE = re.compile(r"(<img\b[^>]*?\bsrc=\")([^\"]+)(\")")
-BADGE = re.compile(r"^\[!\[Open in Colab\]\([^)]*\)\]\([^)]*\)[ \t]*\n?", re.MULTILINE)
+# a Colab badge, whatever its alt text says ("Open in Colab", a translated edition's "在 Colab 中打开")
+BADGE = re.compile(
+    r"^\[!\[([^\]]*)\]\([^)]*\)\]\(https://colab\.research\.google\.com/[^)]*\)[ \t]*\n?", re.MULTILINE
+)
 _REMOTE = ("http://", "https://", "data:", "attachment:")
 
 
@@ -156,7 +159,13 @@ def colab_badge(url: str) -> str:
 def set_badges(nb: dict, notebook_name: str, base: Optional[str]) -> int:
     """Point every Colab badge of ``nb`` at ``base/notebook_name`` (or remove it if ``base`` is None)."""
     changed = 0
-    badge = colab_badge(f"{base}/{notebook_name}") + "\n"  # its image is inlined next
+
+    def badge(m: re.Match) -> str:  # its image is inlined next; a translated alt text is kept
+        return (
+            colab_badge(f"{base}/{notebook_name}").replace("Open in Colab", m.group(1) or "Open in Colab")
+            + "\n"
+        )
+
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "markdown":
             continue

@@ -27,6 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..exercises.engine.notebook import exercise_id_of, read_notebook
 from ..exercises.engine.registry import Exercise, chapter_key, get
+from ..i18n import language_of_notebook, tr
 
 __all__ = ["cell_key", "notebook_cells", "Scan", "scan_notebook", "choose_chapters"]
 
@@ -66,6 +67,7 @@ class Scan:
     unknown_ids: List[Tuple[int, str]] = field(default_factory=list)
     # chapters of the course whose exercise cells the notebook holds but the bundle does not grade
     foreign: Set[str] = field(default_factory=set)
+    language: str = "en"  # the notebook's language (its ``set_language`` call): its feedback's
 
     def chapters(self) -> Set[str]:
         """The chapters of the bundle whose exercise cells the notebook holds."""
@@ -79,13 +81,13 @@ class Scan:
         for cell in self.cells:
             if cell.get("exercise"):
                 last, count = get(cell["exercise"]).number, 0
-                names[cell["index"]] = f"exercise {last}'s cell"
+                names[cell["index"]] = tr("exercise {number}'s cell", number=last)
                 continue
             count += 1
             names[cell["index"]] = (
-                f"code cell {count} after exercise {last}'s cell"
+                tr("code cell {n} after exercise {number}'s cell", n=count, number=last)
                 if last
-                else f"code cell {count} from the top"
+                else tr("code cell {n} from the top", n=count)
             )
         return names
 
@@ -106,7 +108,7 @@ def scan_notebook(
     nb = read_notebook(raw)
     headers = {ex.header: ex.id for ex in known.values()}
     others = _course_headers()
-    out = Scan()
+    out = Scan(language=language_of_notebook(nb))
     for index, cell in enumerate(nb["cells"], 1):
         if cell.get("cell_type") != "code":
             continue

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..exercises.engine.registry import Exercise, get
+from ..i18n import tr, using
 from . import protocol
 from .assignment import choose_chapters
 from .conduct import suspicious_uses
@@ -293,6 +294,13 @@ def grade_submissions(
             return run
 
         def grade_one(sub: Submission) -> StudentGrade:
+            scans = [scanned.scans[p] for p in sub.paths if p in scanned.scans]
+            with using(scans[-1].language if scans else "en") as language:
+                sg = _grade_one(sub)
+            sg.language = language
+            return sg
+
+        def _grade_one(sub: Submission) -> StudentGrade:
             if sub.problem:
                 return error_grade(sub.student, [], sub.status, sub.problem, prepared)
             try:
@@ -301,12 +309,17 @@ def grade_submissions(
                 )
                 if sub.earlier:
                     names = ", ".join(os.path.basename(p) for p in sub.earlier)
-                    sg.notes.append(f"earlier submission(s), not graded (the latest counts): {names}")
+                    sg.notes.append(
+                        tr("earlier submission(s), not graded (the latest counts): {names}", names=names)
+                    )
                 sg.notes += sub.choice_notes
                 sg.flags += sub.flags
                 if sub.not_notebooks:
                     sg.notes.append(
-                        f"also handed in, not a notebook, not graded: {', '.join(sub.not_notebooks)}"
+                        tr(
+                            "also handed in, not a notebook, not graded: {names}",
+                            names=", ".join(sub.not_notebooks),
+                        )
                     )
                 return sg
             except Exception as e:  # a bug of ours, or something unforeseen: this student alone

@@ -21,9 +21,10 @@ import re
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from ..exercises.engine.check import _fmt_points
+from ..exercises.engine.check import _fmt_points, _width
 from ..exercises.engine.compare import CaseResult
 from ..exercises.engine.registry import Exercise, get
+from ..i18n import tr, using
 from .marking import ExerciseGrade, StudentGrade
 
 __all__ = [
@@ -115,28 +116,46 @@ def heading(sg: StudentGrade) -> str:
 
 def feedback_text(sg: StudentGrade, out_of: int) -> str:
     """The feedback a student reads: the status and its reason first, then points per exercise."""
+    with using(sg.language):
+        return _feedback_text(sg, out_of)
+
+
+def _feedback_text(sg: StudentGrade, out_of: int) -> str:
     name = heading(sg)
-    lines = [f"Feedback for {name}", "=" * (13 + len(name)), ""]
+    title = tr("Feedback for {name}", name=name)
+    lines = [title, "=" * _width(title), ""]
     reason = display_name(sg.notes[0]) if sg.status != "ok" and sg.notes else ""
-    lines.append(f"Status: {sg.status}" + (f": {reason}" if reason else ""))
-    before = f" ({_fmt_points(sg.earned)} before the late penalty)" if sg.penalty.get("percent") else ""
-    lines.append(f"Total: {_fmt_points(sg.total)} / {out_of} points{before}")
+    status = tr("Status: {status}", status=sg.status)  # the status is a keyword, as in the gradebook
+    lines.append(status + (f": {reason}" if reason else ""))
+    total = tr("Total: {total} / {out_of} points", total=_fmt_points(sg.total), out_of=out_of)
     if sg.penalty.get("percent"):
-        lines.append(f"Late penalty: {sg.penalty['percent']:g}% of the points earned: {sg.penalty['why']}")
+        total += tr(" ({earned} before the late penalty)", earned=_fmt_points(sg.earned))
+    lines.append(total)
+    if sg.penalty.get("percent"):
+        lines.append(
+            tr(
+                "Late penalty: {percent}% of the points earned: {why}",
+                percent=f"{sg.penalty['percent']:g}",
+                why=sg.penalty["why"],
+            )
+        )
     elif sg.penalty:
-        lines.append(f"Late: {sg.penalty['why']}")
-    notebooks = ", ".join(display_name(n) for n in sg.notebooks) or "(none)"
-    lines.append(f"Notebook{'s' if len(sg.notebooks) > 1 else ''} graded: {notebooks}")
+        lines.append(tr("Late: {why}", why=sg.penalty["why"]))
+    notebooks = ", ".join(display_name(n) for n in sg.notebooks) or tr("(none)")
+    graded = tr("Notebooks graded: {names}") if len(sg.notebooks) > 1 else tr("Notebook graded: {names}")
+    lines.append(graded.format(names=notebooks))
     lines.append("")
     notes = sg.notes[1:] if reason else sg.notes
     if sg.status in NOTHING_RUN:
-        lines.append(f"No exercise was graded ({len(sg.grades)} exercises, {out_of} points).")
+        lines.append(
+            tr("No exercise was graded ({n} exercises, {out_of} points).", n=len(sg.grades), out_of=out_of)
+        )
         lines.append("")
     else:
         for g in sg.grades:
             lines += _exercise_lines(g, sg.notebooks)
     if notes or sg.details:
-        lines.append("Notes")
+        lines.append(tr("Notes"))
         lines += [f"  - {display_name(n)}" for n in notes + sg.details]
         lines.append("")
     return "\n".join(lines)
@@ -145,20 +164,24 @@ def feedback_text(sg: StudentGrade, out_of: int) -> str:
 def _exercise_lines(g: ExerciseGrade, notebooks: Sequence[str] = ()) -> List[str]:
     ex = g.exercise
     passed = sum(c.passed for c in g.cases)
-    lines = [f"Exercise {ex.number} · {ex.title} ({ex.id}): {_fmt_points(g.earned)} / {ex.points}"]
+    title = tr("Exercise {number} · {title}", number=ex.number, title=tr(ex.title))
+    lines = [f"{title} ({ex.id}): {_fmt_points(g.earned)} / {ex.points}"]
     if g.notebook and len(notebooks) > 1:
-        lines.append(f"  from {display_name(g.notebook)}")
+        lines.append("  " + tr("from {name}", name=display_name(g.notebook)))
     if g.cases and passed == len(g.cases) and not g.shortcut:
-        lines.append(f"  all {len(g.cases)} cases passed")
+        lines.append("  " + tr("all {n} cases passed", n=len(g.cases)))
     elif g.cases and all(c.status == "not attempted" for c in g.cases):
-        lines.append("  not attempted")
+        lines.append("  " + tr("not attempted"))
     else:
-        lines.append(f"  {passed} of {len(g.cases)} cases passed")
+        lines.append("  " + tr("{n} of {total} cases passed", n=passed, total=len(g.cases)))
         last = None
+        prefix = tr("hidden: {name}", name="")
         for c in g.cases:
             if not c.passed:
-                label = c.name if c.name.startswith("hidden: ") or not c.hidden else f"hidden: {c.name}"
-                msg = "same problem as above" if c.message == last else c.message
+                label = (
+                    c.name if c.name.startswith(prefix) or not c.hidden else tr("hidden: {name}", name=c.name)
+                )
+                msg = tr("same problem as above") if c.message == last else c.message
                 lines.append(f"  ✗ {label}: {msg}")
                 last = c.message
     lines.append("")
@@ -258,6 +281,7 @@ def write_results(path: Path, summary: dict, results: List[StudentGrade], files:
             "notes": sg.notes,
             "details": sg.details,
             "flags": sg.flags,
+            "language": sg.language,
         }
         for sg in results
     ]
@@ -290,7 +314,7 @@ def read_students(summary: dict) -> List[StudentGrade]:
             ]
             grades.append(ExerciseGrade(get(ex_id), cases, e.get("notebook", ""), e.get("shortcut")))
         known = {"student", "feedback", "notebooks", "status", "total", "earned", "late_penalty", "seconds"}
-        known |= {"cpu_seconds", "exercises", "notes", "details", "flags"}
+        known |= {"cpu_seconds", "exercises", "notes", "details", "flags", "language"}
         out.append(
             StudentGrade(
                 s["student"],
@@ -304,6 +328,7 @@ def read_students(summary: dict) -> List[StudentGrade]:
                 {k: v for k, v in s.items() if k not in known},
                 dict(s.get("late_penalty", {})),
                 list(s.get("flags", [])),
+                str(s.get("language") or "en"),
             )
         )
     return out

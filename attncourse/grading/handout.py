@@ -18,12 +18,14 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 
 from ..exercises.engine.notebook import (
     NotebookProblem,
+    exercise_id_of,
     exercises_in,
     read_notebook,
     to_student,
     validate_notebook,
 )
 from ..exercises.engine.registry import CHAPTERS, Case, chapter_key, get
+from ..i18n import known_language
 from .assets import colab_base, inline_images, set_badges
 from .assignment import notebook_cells
 from .limits import GradingError
@@ -139,6 +141,7 @@ def assign(
     force: bool = False,
     host: Optional[str] = None,
     chapters: Optional[Sequence[str]] = None,
+    language: str = "en",
     log: Callable[[str], None] = print,
 ) -> dict:
     """Write the student versions and the private grading bundle; return the manifest.
@@ -146,11 +149,18 @@ def assign(
     Images are put inside the student notebooks (``assets.inline_images``); each Colab badge
     opens the notebook in ``host`` (where the handout will be put), or is removed without one.
     ``chapters`` (``--chapter``): hand out these chapters' notebooks alone.
+    ``language`` (``--language zh_CN`` or ``zh_TW``): hand out the translated student editions,
+    ``student/<language>/`` beside SOURCE_DIR (``scripts/make_student_notebooks.py`` writes them);
+    their exercise cells must be the English edition's, so the one bundle grades either.
     """
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():
         raise GradingError(f"{source_dir} is not a folder")
     base = colab_base(host) if host else None  # a wrong --host is refused before anything is read
+    try:
+        language = known_language(language)
+    except ValueError as e:
+        raise GradingError(str(e)) from None
     wanted = _chapter_keys(chapters) if chapters else None
     paths = _notebooks(source_dir)
     if wanted is not None:
@@ -178,6 +188,10 @@ def assign(
         students[path.name] = to_student(nb)
         mine, theirs = notebook_cells(nb), notebook_cells(students[path.name])
         cells[path.name] = {k: sorted(set(mine[k]) | set(theirs[k])) for k in mine}
+        if language != "en":
+            students[path.name] = translated_edition(source_dir, path.name, language, students[path.name])
+            translated = notebook_cells(students[path.name])
+            cells[path.name] = {k: sorted(set(cells[path.name][k]) | set(translated[k])) for k in mine}
         ids = [ex_id for _, ex_id in exercises_in(nb)]
         if ids:
             notebooks[path.name] = ids
@@ -240,6 +254,35 @@ def assign(
     if without:
         log(f"warning: no hidden cases for {', '.join(without)} (graded on the public cases only)")
     return manifest
+
+
+def translated_edition(source_dir: Path, name: str, language: str, english: dict) -> dict:
+    """The student edition of notebook ``name`` in ``language``, checked against the English one."""
+    path = Path(source_dir).resolve().parent / "student" / language / name
+    if not path.exists():
+        raise GradingError(
+            f"--language {language}: {path} does not exist (scripts/make_student_notebooks.py writes the "
+            "translated student editions of a chapter translated in full)"
+        )
+    nb = read_notebook(path.read_bytes())
+    ours, theirs = dict(exercises_in_cells(english)), dict(exercises_in_cells(nb))
+    if ours != theirs:
+        raise GradingError(
+            f"--language {language}: the exercise cells of {path} are not those of {name}: make the student "
+            "editions again (python scripts/make_student_notebooks.py)"
+        )
+    return nb
+
+
+def exercises_in_cells(nb: dict) -> List[tuple]:
+    """(exercise id, the cell's code) of each exercise cell."""
+    out = []
+    for cell in nb.get("cells", []):
+        ex_id = exercise_id_of(cell) if cell.get("cell_type") == "code" else None
+        if ex_id:
+            source = cell.get("source", "")
+            out.append((ex_id, source if isinstance(source, str) else "".join(source)))
+    return out
 
 
 def assigned_chapters(bundle: Union[Path, dict]) -> Optional[List[str]]:

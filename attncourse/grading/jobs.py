@@ -93,7 +93,7 @@ class Grader:
 
     def run(self, name: str, scan: Scan) -> NotebookRun:
         """Run one notebook; a call that ends the process costs its exercise alone (a fresh run goes on)."""
-        run = NotebookRun(name)
+        run = NotebookRun(name, language=scan.language)
         graded = {p.exercise.id for p in self.prepared}
         run.exercise_cells = [ex_id for ex_id in scan.exercise_ids if ex_id in graded]
         run.unknown_ids = [(i, protocol.clean_text(x, 100)) for i, x in scan.unknown_ids]
@@ -176,7 +176,13 @@ class Grader:
 
     def _execute(self, run: NotebookRun, cells: List[dict], job: str, first: int, deadline: float) -> None:
         run.status, run.problem, run.reply, run.stderr_tail = "ok", "", None, ""
-        request = {**self.request, "cells": cells, "prelude": self._prelude(run), "first_exercise": first}
+        request = {
+            **self.request,
+            "cells": cells,
+            "prelude": self._prelude(run),
+            "first_exercise": first,
+            "language": run.language,
+        }
         protocol.write_request(job, request)
         pass_fds: Tuple[int, ...] = ()
         seccomp_fd = None

@@ -30,6 +30,7 @@ from ..exercises.engine.compare import (
     shortcut_message,
 )
 from ..exercises.engine.registry import Case, Exercise
+from ..i18n import tr
 from .limits import MAX_TIMEOUTS, GradingError, Limits
 from .protocol import CellNote, Reply, case_file
 
@@ -129,6 +130,7 @@ class NotebookRun:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     stderr_tail: str = ""
+    language: str = "en"  # the notebook's (``i18n.language_of_notebook``): its runner speaks it
 
     def cell_shortcut(self, ex_id: str) -> Optional[str]:
         """What the exercise's own cell used at top level that the exercise forbids (or ``None``)."""
@@ -189,7 +191,7 @@ class ExerciseGrade:
 
 def case_label(case: Case, hidden: bool) -> str:
     """A case's name as every report shows it: hidden cases say so."""
-    return f"hidden: {case.name}" if hidden else case.name
+    return tr("hidden: {name}", name=tr(case.name)) if hidden else tr(case.name)
 
 
 def _failed(p: Prepared, message: str, status: str) -> List[CaseResult]:
@@ -207,16 +209,23 @@ def hide(case: CaseResult, outcome: Optional[Outcome] = None) -> CaseResult:
     if not case.hidden or case.passed:
         return case
     if outcome is not None and outcome.kind == "raised" and case.status in ("raised", "method"):
-        what = f"raised {_type_name(outcome.error_type)}"
+        what = tr("raised {error}", error=_type_name(outcome.error_type))
     elif case.status in ("not run", "timeout", "not attempted", "missing", "shortcut"):
         return CaseResult(
             case.name, False, case.message, case.status, True, "", [], case.group, case.diagnosis
         )
     else:
-        what = case.status  # "wrong values", "wrong shape", "bad output" ...
-    label = "" if not case.group or f"hidden: {case.group}" == case.name else f" (group {case.group})"
-    message = f"{what}{label}; the hidden case's details are not shown"
+        what = tr(case.status)  # "wrong values", "wrong shape", "bad output" ...
+    named = not case.group or tr("hidden: {name}", name=tr(case.group)) == case.name
+    message = tr(
+        "{what}{group}; the hidden case's details are not shown", what=what, group=_group_note(case, named)
+    )
     return CaseResult(case.name, False, message, case.status, True, "", [], case.group, case.diagnosis)
+
+
+def _group_note(case: CaseResult, named: bool = False) -> str:
+    """' (group masking)' after a hidden case's failure, unless its name already says it."""
+    return "" if named or not case.group else tr(" (group {group})", group=tr(case.group))
 
 
 # a name that spells out a case's inputs: a list, a tuple of numbers, ``L=5``
@@ -231,9 +240,9 @@ def _number_hidden(cases: List[CaseResult]) -> List[CaseResult]:
         if case.hidden:
             k += 1
             if _SPELLS_INPUTS.search(case.name) or _SPELLS_INPUTS.search(case.group or ""):
-                message = re.sub(r" \(group [^;]*\)", "", case.message) if not case.passed else case.message
+                message = case.message.replace(_group_note(case), "") if not case.passed else case.message
                 case = CaseResult(
-                    f"hidden: case {k}",
+                    tr("hidden: case {k}", k=k),
                     case.passed,
                     message,
                     case.status,
@@ -250,7 +259,7 @@ def _number_hidden(cases: List[CaseResult]) -> List[CaseResult]:
 def _type_name(error_type: str) -> str:
     """An exception's type name as reported, cut to a plain identifier (the name is the student's)."""
     name = "".join(ch for ch in str(error_type)[:60] if ch.isalnum() or ch in "._")
-    return name or "an exception"
+    return name or tr("an exception")
 
 
 def _shortcut_text(exercise: Exercise, name: str) -> str:
@@ -274,6 +283,8 @@ class StudentGrade:
     penalty: Dict[str, object] = field(default_factory=dict)
     # for the instructor's "needs a look" list: short reasons (several notebooks, no LMS time, ...)
     flags: List[str] = field(default_factory=list)
+    # the language of the student's feedback: their (latest) notebook's
+    language: str = "en"
 
     @property
     def earned(self) -> float:
@@ -363,56 +374,123 @@ def _run_notes(run: NotebookRun, limits: Limits, tag: Callable[[str], str]) -> T
     if run.status in ("malformed", "other_chapter"):
         return [tag(run.problem)], []
     if run.status == "timeout":
-        notes.append(tag(f"stopped at the {limits.time_s:g} s time limit while running {run.stopped_in}"))
+        notes.append(
+            tag(
+                tr(
+                    "stopped at the {limit} s time limit while running {where}",
+                    limit=f"{limits.time_s:g}",
+                    where=run.stopped_in,
+                )
+            )
+        )
     elif run.status == "memory":
-        notes.append(tag(f"ran out of memory (limit {limits.memory_mb} MiB) while running {run.stopped_in}"))
+        notes.append(
+            tag(
+                tr(
+                    "ran out of memory (limit {limit} MiB) while running {where}",
+                    limit=limits.memory_mb,
+                    where=run.stopped_in,
+                )
+            )
+        )
     elif run.status == "crashed":
         code = run.exit_code
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        how = f" ({how})" if code is not None else ""
-        notes.append(tag(f"the notebook ended the grading process early{how} while running {run.stopped_in}"))
+        if code is not None and code < 0:
+            how = tr(" (killed by signal {signal})", signal=-code)
+        else:
+            how = tr(" (exit code {code})", code=code) if code is not None else ""
+        notes.append(
+            tag(
+                tr(
+                    "the notebook ended the grading process early{how} while running {where}",
+                    how=how,
+                    where=run.stopped_in,
+                )
+            )
+        )
         if run.problem:
             details.append(tag(run.problem))
         # what it printed, unless the cases' inputs had reached it: hidden inputs never reach a student
         if run.stderr_tail.strip() and (run.stopped_at.startswith("cell ") or not run.stopped_at):
-            details.append(tag("last output: " + run.stderr_tail.strip().splitlines()[-1][:300]))
+            details.append(
+                tag(tr("last output: {text}", text=run.stderr_tail.strip().splitlines()[-1][:300]))
+            )
     cells = run.reply.cells if run.reply is not None else []
     syntax, errors = _cells(cells, "syntax"), _cells(cells, "error")
     exits, timeouts = _cells(cells, "exit"), _cells(cells, "timeout")
     memory = [n for n in errors if n.error_type == "MemoryError"]
     errors = [n for n in errors if n.error_type != "MemoryError"]
-    name = lambda i: run.cell_names.get(i, f"cell {i}")  # noqa: E731
+    name = lambda i: run.cell_names.get(i) or tr("cell {i}", i=i)  # noqa: E731
     listing = lambda ns: "; ".join(name(n.index) for n in ns)  # noqa: E731
     if syntax:
-        notes.append(tag(f"syntax errors in {listing(syntax)}"))
+        notes.append(tag(tr("syntax errors in {cells}", cells=listing(syntax))))
     if errors:
-        notes.append(tag(f"errors in {listing(errors)}"))
+        notes.append(tag(tr("errors in {cells}", cells=listing(errors))))
     if memory:
-        notes.append(tag(f"out of memory (limit {limits.memory_mb} MiB) in {listing(memory)}"))
+        notes.append(
+            tag(
+                tr(
+                    "out of memory (limit {limit} MiB) in {cells}",
+                    limit=limits.memory_mb,
+                    cells=listing(memory),
+                )
+            )
+        )
     if exits:
-        notes.append(tag(f"sys.exit() in {listing(exits)} (ignored)"))
+        notes.append(tag(tr("sys.exit() in {cells} (ignored)", cells=listing(exits))))
     if timeouts:
-        notes.append(tag(f"over the {limits.cell_s:g} s cell limit (stopped): {listing(timeouts)}"))
+        notes.append(
+            tag(
+                tr(
+                    "over the {limit} s cell limit (stopped): {cells}",
+                    limit=f"{limits.cell_s:g}",
+                    cells=listing(timeouts),
+                )
+            )
+        )
     if run.reply is not None and run.reply.output_truncated:
-        notes.append(tag(f"printed more than {limits.output_chars} characters (cut)"))
+        notes.append(tag(tr("printed more than {n} characters (cut)", n=limits.output_chars)))
     for index, ex_id in run.unknown_ids:
-        notes.append(tag(f"unknown exercise id {ex_id!r} in {name(index)}"))
+        notes.append(tag(tr("unknown exercise id {id} in {cell}", id=repr(ex_id), cell=name(index))))
     notes += [tag(n) for n in run.notes_extra]
     for n in _cells(cells, "shortcut"):
         if not n.exercise:
             notes.append(
-                tag(f"{name(n.index)}, a cell of the student's own, used {n.message} (noted, not marked)")
+                tag(
+                    tr(
+                        "{cell}, a cell of the student's own, used {what} (noted, not marked)",
+                        cell=name(n.index),
+                        what=n.message,
+                    )
+                )
             )
     for n in syntax:
         details.append(tag(f"{name(n.index)}: {n.message}"))
     for n in errors + memory:
         where = _CELL.sub(lambda m: name(int(m.group(1))), n.where) if n.where else ""
         where = f" ({where})" if where else ""
-        details.append(tag(f"{name(n.index)} raised {n.error_type}: {n.message}{where}"))
+        error = f"{n.error_type}: {n.message}{where}"
+        details.append(tag(tr("{cell} raised {error}", cell=name(n.index), error=error)))
     for n in exits:
-        details.append(tag(f"{name(n.index)} called sys.exit({n.message}); the grader carried on"))
+        details.append(
+            tag(
+                tr(
+                    "{cell} called sys.exit({code}); the grader carried on",
+                    cell=name(n.index),
+                    code=n.message,
+                )
+            )
+        )
     for n in timeouts:
-        details.append(tag(f"{name(n.index)} ran longer than {limits.cell_s:g} s and was stopped"))
+        details.append(
+            tag(
+                tr(
+                    "{cell} ran longer than {limit} s and was stopped",
+                    cell=name(n.index),
+                    limit=f"{limits.cell_s:g}",
+                )
+            )
+        )
     return notes, details
 
 
@@ -455,10 +533,10 @@ def student_grade(
             if not any(g.exercise.function in r.reply.defined for r in ran)
         ]
         if missing:
-            notes.append("not found: " + ", ".join(missing))
+            notes.append(tr("not found: {names}", names=", ".join(missing)))
     for g in grades:
         if g.shortcut:
-            notes.append(f"{g.exercise.id}: 0 points, {SHORTCUT_MESSAGE.format(name=g.shortcut)}")
+            notes.append(tr("{id}: 0 points, " + SHORTCUT_MESSAGE, id=g.exercise.id, name=g.shortcut))
     return StudentGrade(
         student,
         [r.notebook for r in runs],
@@ -468,4 +546,5 @@ def student_grade(
         grades,
         {r.notebook: round(r.seconds, 3) for r in runs},
         {r.notebook: round(r.cpu_seconds, 3) for r in runs},
+        language=runs[-1].language if runs else "en",
     )

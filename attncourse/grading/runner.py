@@ -36,6 +36,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..i18n import set_language
 from .limits import MAX_TIMEOUTS
 from .namespace import plan
 
@@ -343,6 +344,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     job_dir = os.path.realpath(argv[0])
     os.chdir(job_dir)
     request = protocol.read_request(job_dir)
+    try:  # the notebook's language: what the runner words (an answer's output problems) is in it
+        set_language(request.get("language") or "en")
+    except ValueError:
+        pass
     apply_resource_limits(request["limits"]["rlimits"])
     reply = protocol.ReplyWriter(job_dir, len(request["exercises"]))
     reply.save("cells")

@@ -9,6 +9,7 @@ from typing import Any, Callable, List, Optional
 import numpy as np
 
 from ... import delta_rule
+from ...i18n import tr
 from ..engine.registry import Case, Diagnosis, Exercise, grouped, register
 
 __all__ = ["TokenReads", "chunked_delta", "chunked_linear_variant"]
@@ -311,9 +312,12 @@ class TokenReads:
     def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
         for name, (count, _) in zip(("q", "k", "v"), self.counts):
             if count > self.chunks:
-                return (
-                    f"method rule broken: your answer read {count} single positions of `{name}` for "
-                    f"{self.chunks} chunks; the chunked form reads each chunk's rows at once"
+                return tr(
+                    "method rule broken: your answer read {count} single positions of `{name}` for "
+                    "{chunks} chunks; the chunked form reads each chunk's rows at once",
+                    count=count,
+                    name=name,
+                    chunks=self.chunks,
                 )
         return None
 

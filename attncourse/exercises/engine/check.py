@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import html
 import sys
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from ...i18n import tr
 from .compare import (
     METHOD_ERROR,
     NOT_ATTEMPTED,
@@ -59,6 +61,14 @@ HIDDEN_NOTE = (
 )
 
 GREEN, AMBER, RED, GREY = "#1b7f3b", "#a15c00", "#b3261e", "#666666"
+
+
+START_HERE = "not attempted yet: write your answer in the exercise cell, run it, then run this check again"
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced terminal (a CJK character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _fmt_points(x: float) -> str:
@@ -172,10 +182,12 @@ class CheckResult(_Shown):
         return next((c.message for c in self.cases if not c.passed), "")
 
     def _title(self) -> str:
-        return f"Exercise {self.number} · {self.title}" if self.number else "check"
+        if not self.number:
+            return "check"
+        return tr("Exercise {number} · {title}", number=self.number, title=tr(self.title))
 
     def _score(self) -> str:
-        return f"{_fmt_points(self.earned)}/{self.points} points"
+        return tr("{earned}/{points} points", earned=_fmt_points(self.earned), points=self.points)
 
     def _lines(self) -> List[tuple]:
         """(mark, case name, status, message or "", detail lines) for every case.
@@ -188,12 +200,12 @@ class CheckResult(_Shown):
             if c.passed:
                 rows.append(("✓", c.name, "", "", []))
                 continue
-            message = "same problem as above" if c.message == last else c.message
+            message = tr("same problem as above") if c.message == last else c.message
             details: List[str] = []
             if not detailed and c.status != "not attempted":
-                details = ([f"inputs: {c.inputs}"] if c.inputs else []) + list(c.details)
+                details = ([tr("inputs: {inputs}", inputs=c.inputs)] if c.inputs else []) + list(c.details)
                 detailed = True
-            rows.append(("✗", c.name, c.status, message, details))
+            rows.append(("✗", c.name, tr(c.status), message, details))
             last = c.message
         return rows
 
@@ -202,32 +214,37 @@ class CheckResult(_Shown):
             return f"{self._title()}: {self.problem}"
         head = f"{self._title()}: {self._score()}"
         if self.not_attempted:
-            return f"{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, run it, then run this check again"
+            return f"{head} · {tr(START_HERE)}"
         head += self._verdict()
         lines = [head]
         for mark, name, status, msg, details in self._lines():
             label = f"{name} [{status}]" if status else name
             lines.append(f"  {mark} {label}" + (f": {msg}" if msg else ""))
             lines += [f"      {d}" for d in details]
-        lines += [f"  hint: {h}" for h in self.hints]
+        lines += ["  " + tr("hint: {hint}", hint=tr(h)) for h in self.hints]
         lines += [f"  {self.offer}"] if self.offer else []
         return "\n".join(lines)
 
     def _verdict(self) -> str:
         if self.shortcut:
-            return " · the reference may not be used here, so this exercise scores 0"
+            return " · " + tr("the reference may not be used here, so this exercise scores 0")
         if self.method_broken:
-            return " · the method rule is broken, so this exercise scores 0"
+            return " · " + tr("the method rule is broken, so this exercise scores 0")
         if self.passed:
-            return " ✓ all cases passed (grading adds hidden cases of the same kinds)"
+            return " ✓ " + tr("all cases passed (grading adds hidden cases of the same kinds)")
         verdicts = group_verdicts(self.cases)
         won, total = sum(verdicts.values()), len(verdicts)
         if total > 1 and len(self.cases) > total:
-            passed = ", ".join(g for g, ok in verdicts.items() if ok) or "none"
-            failed = ", ".join(g for g, ok in verdicts.items() if not ok)
-            return (
-                f" · {won} of {total} groups of cases passed (a group counts only when all its cases "
-                f"pass); passed: {passed}; not passed: {failed}"
+            comma = tr(", ")
+            passed = comma.join(tr(g) for g, ok in verdicts.items() if ok) or tr("none")
+            failed = comma.join(tr(g) for g, ok in verdicts.items() if not ok)
+            return " · " + tr(
+                "{won} of {total} groups of cases passed (a group counts only when all its cases pass); "
+                "passed: {passed}; not passed: {failed}",
+                won=won,
+                total=total,
+                passed=passed,
+                failed=failed,
             )
         return ""
 
@@ -242,10 +259,7 @@ class CheckResult(_Shown):
             return f'<div style="{style}"><b>{esc(self._title())}</b>: {esc(self.problem)}</div>'
         head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{esc(self._score())}</b>'
         if self.not_attempted:
-            return (
-                f'<div style="{style}">{head} · {NOT_ATTEMPTED}: write your answer in the exercise cell, '
-                "run it, then run this check again</div>"
-            )
+            return f'<div style="{style}">{head} · {esc(tr(START_HERE))}</div>'
         head += esc(self._verdict())
         items = []
         for mark, name, status, msg, details in self._lines():
@@ -259,7 +273,9 @@ class CheckResult(_Shown):
             items.append(
                 f'<li style="list-style:none"><span style="color:{c}">{mark}</span> {esc(name)}{tag}{detail}{more}</li>'
             )
-        items += [f'<li style="list-style:none">💡 hint: {esc(h)}</li>' for h in self.hints]
+        items += [
+            f'<li style="list-style:none">💡 {esc(tr("hint: {hint}", hint=tr(h)))}</li>' for h in self.hints
+        ]
         items += [f'<li style="list-style:none;color:{GREY}">{esc(self.offer)}</li>'] if self.offer else []
         return f'<div style="{style}">{head}<ul style="margin:0.2em 0 0 0;padding-left:0.4em">{"".join(items)}</ul></div>'
 
@@ -281,33 +297,37 @@ class ScoreReport(_Shown):
         return sum(ex.points for ex, _ in self.rows)
 
     def _title(self) -> str:
-        return CHAPTERS[self.chapter][0] if self.chapter in CHAPTERS else "score"
+        return tr(CHAPTERS[self.chapter][0]) if self.chapter in CHAPTERS else "score"
 
     @staticmethod
     def _status(r: Optional[CheckResult]) -> str:
         if r is None:
-            return "not checked yet"
+            return tr("not checked yet")
         if r.not_attempted or (r.untouched and not r.passed):
-            return NOT_ATTEMPTED
+            return tr(NOT_ATTEMPTED)
         if r.shortcut:
-            return "0: the reference may not be used here"
+            return tr("0: the reference may not be used here")
         if r.method_broken:
-            return "0: the method rule is broken"
+            return tr("0: the method rule is broken")
         if r.passed:
-            return "all cases passed"
-        return f"{r.n_passed} of {len(r.cases)} cases passed"
+            return tr("all cases passed")
+        return tr("{n} of {total} cases passed", n=r.n_passed, total=len(r.cases))
 
     def text(self) -> str:
         if self.problem:
             return f"score: {self.problem}"
-        lines = [f"{self._title()}: {_fmt_points(self.earned)}/{self.points} points"]
-        width = max((len(f"{ex.number} {ex.title}") for ex, _ in self.rows), default=0)
-        for ex, r in self.rows:
+        total = tr("{earned}/{points} points", earned=_fmt_points(self.earned), points=self.points)
+        lines = [f"{self._title()}: {total}"]
+        labels = [
+            tr("Exercise {number} · {title}", number=ex.number, title=tr(ex.title)) for ex, _ in self.rows
+        ]
+        width = max((_width(label) for label in labels), default=0)
+        for (ex, r), label in zip(self.rows, labels):
             mark = "·" if r is None else "✓" if r.passed else "✗"
             got = _fmt_points(r.earned) if r is not None else "0"
-            label = f"{ex.number} {ex.title}".ljust(width)
-            lines.append(f"  {mark} Exercise {label}  {got}/{ex.points}  {self._status(r)}")
-        lines.append(HIDDEN_NOTE)
+            label += " " * (width - _width(label))
+            lines.append(f"  {mark} {label}  {got}/{ex.points}  {self._status(r)}")
+        lines.append(tr(HIDDEN_NOTE))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -322,16 +342,17 @@ class ScoreReport(_Shown):
             c = GREY if r is None else GREEN if r.passed else RED
             got = _fmt_points(r.earned) if r is not None else "0"
             rows.append(
-                f'<tr><td style="color:{c};padding:0 0.4em">{mark}</td><td style="padding:0 0.6em 0 0">Exercise {esc(ex.number)}</td>'
-                f'<td style="padding:0 0.8em 0 0">{esc(ex.title)}</td><td style="text-align:right;padding:0 0.8em 0 0">{got}/{ex.points}</td>'
+                f'<tr><td style="color:{c};padding:0 0.4em">{mark}</td><td style="padding:0 0.6em 0 0">{esc(tr("Exercise {number}", number=ex.number))}</td>'
+                f'<td style="padding:0 0.8em 0 0">{esc(tr(ex.title))}</td><td style="text-align:right;padding:0 0.8em 0 0">{got}/{ex.points}</td>'
                 f'<td style="color:{GREY}">{esc(self._status(r))}</td></tr>'
             )
         style = (
             f"border-left:4px solid {color};padding:0.3em 0.8em;margin:0.3em 0;"
             "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:0.95em"
         )
-        head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{_fmt_points(self.earned)}/{self.points} points</b>'
-        note = f'<div style="color:{GREY};font-size:0.9em">{esc(HIDDEN_NOTE)}</div>'
+        total = tr("{earned}/{points} points", earned=_fmt_points(self.earned), points=self.points)
+        head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{esc(total)}</b>'
+        note = f'<div style="color:{GREY};font-size:0.9em">{esc(tr(HIDDEN_NOTE))}</div>'
         return f'<div style="{style}">{head}<table style="border-collapse:collapse;margin-top:0.2em">{"".join(rows)}</table>{note}</div>'
 
 
@@ -462,9 +483,8 @@ def _hints(exercise: Exercise, cases: List[CaseResult]) -> List[str]:
 
 def _offer(exercise: Exercise) -> str:
     """The one line that says how to ask for the hint (the hint itself is shown only when asked)."""
-    return (
-        f"stuck? a hint is there when you ask for it: check({exercise.id!r}, {exercise.function}, hint=True)"
-    )
+    call = f"check({exercise.id!r}, {exercise.function}, hint=True)"
+    return tr("stuck? a hint is there when you ask for it: {call}", call=call)
 
 
 def check(
@@ -487,9 +507,11 @@ def check(
     else:
         result = CheckResult(exercise.id, exercise.number, exercise.title, exercise.points)
         if fn is None or not callable(fn):
-            got = "nothing" if fn is None else f"a {type(fn).__name__}"
-            result.problem = (
-                f"pass your function itself, e.g. check({exercise.id!r}, {exercise.function}); got {got}"
+            got = tr("nothing") if fn is None else tr("a {type}", type=type(fn).__name__)
+            result.problem = tr(
+                "pass your function itself, e.g. {call}; got {got}",
+                call=f"check({exercise.id!r}, {exercise.function})",
+                got=got,
             )
         else:
             result.cases = run_cases(exercise, fn, exercise.public_cases())
@@ -519,7 +541,10 @@ def score(chapter: Any = None, *, show: bool = True, namespace: Optional[dict] =
         if chapter is None:
             if not _RESULTS:
                 raise KeyError(
-                    "no exercise has been checked yet in this kernel; pass a chapter, e.g. score('ch01')"
+                    tr(
+                        "no exercise has been checked yet in this kernel; pass a chapter, e.g. {call}",
+                        call="score('ch01')",
+                    )
                 )
             chapter = list(_RESULTS)[-1].split(".")[0]
         key = chapter_key(chapter)

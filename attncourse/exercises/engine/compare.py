@@ -33,6 +33,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ...i18n import tr
 from .outputs import OutputProblem, to_arrays
 from .registry import Case, Exercise
 from .scoring import groups_passed, points_earned
@@ -119,10 +120,12 @@ def shortcut_message(name: str, allowed: Sequence[str] = ()) -> str:
 
     ``allowed`` (``Exercise.allowed()``) is named, so the learner knows what is left to use.
     """
-    may = f" This exercise lets you call: {', '.join(allowed)}." if allowed else ""
-    return (
-        f"the reference may not be used here: your answer calls {name}, which does what this exercise "
-        f"asks you to write; it scores 0 until it works without it.{may}"
+    may = tr(" This exercise lets you call: {names}.", names=", ".join(allowed)) if allowed else ""
+    return tr(
+        "the reference may not be used here: your answer calls {name}, which does what this exercise "
+        "asks you to write; it scores 0 until it works without it.{may}",
+        name=name,
+        may=may,
     )
 
 
@@ -227,7 +230,7 @@ def _matches(
 
 
 def _label(name: str) -> str:
-    return "your result" if name == "result" else f"`{name}`"
+    return tr("your result") if name == "result" else f"`{name}`"
 
 
 def _entry(e: Any, g: Any, hide: str) -> str:
@@ -235,10 +238,10 @@ def _entry(e: Any, g: Any, hide: str) -> str:
     'got 0.6 (about 2 times too large)' or 'got 0.6, which is wrong'."""
     if hide != SHOW:
         if hide == ONLY_WRONG or isinstance(e, (bool, np.bool_)) or isinstance(g, (bool, np.bool_)):
-            return f"got {fmt(g)}, which is wrong"
-        return f"got {fmt(g)} ({how_far(e, g)})"
+            return tr("got {got}, which is wrong", got=fmt(g))
+        return tr("got {got} ({how_far})", got=fmt(g), how_far=how_far(e, g))
     es, gs = fmt_pair(e, g)
-    return f"expected {es}, got {gs}"
+    return tr("expected {expected}, got {got}", expected=es, got=gs)
 
 
 def _first_differences(
@@ -257,7 +260,13 @@ def _first_differences(
     shown = "; ".join(
         f"{_index(tuple(i))}: {_entry(expected[tuple(i)], got[tuple(i)], hide)}" for i in where[:MAX_SHOWN]
     )
-    return f"{label}: {len(where)} of {expected.size} entries differ; first at {shown}"
+    return tr(
+        "{label}: {n} of {size} entries differ; first at {shown}",
+        label=label,
+        n=len(where),
+        size=expected.size,
+        shown=shown,
+    )
 
 
 def _near_miss(expected: np.ndarray, got: np.ndarray, first: Tuple[int, ...], tol: Tolerance) -> str:
@@ -266,7 +275,12 @@ def _near_miss(expected: np.ndarray, got: np.ndarray, first: Tuple[int, ...], to
     allowed = tol.allowed(e, expected.astype(np.float64))
     if tol.stated:
         return ""
-    return f" (off by {abs(g - e):.2g}; {tol.precision} precision allows {allowed:.2g} there)"
+    return tr(
+        " (off by {off}; {precision} precision allows {allowed} there)",
+        off=f"{abs(g - e):.2g}",
+        precision=tol.precision,
+        allowed=f"{allowed:.2g}",
+    )
 
 
 def _mismatch(
@@ -283,32 +297,54 @@ def _mismatch(
         hint = ""
         es, gs = expected.shape, got.shape
         if len(es) >= 2 and gs == es[:-2] + (es[-1], es[-2]):
-            hint = " (the last two axes are swapped)"
+            hint = tr(" (the last two axes are swapped)")
         elif expected.size == got.size:
-            hint = " (the right number of entries in the wrong arrangement)"
-        return "wrong shape", f"{label} has the wrong shape: expected {es}, got {gs}{hint}"
+            hint = tr(" (the right number of entries in the wrong arrangement)")
+        return "wrong shape", tr(
+            "{label} has the wrong shape: expected {expected}, got {got}{hint}",
+            label=label,
+            expected=es,
+            got=gs,
+            hint=hint,
+        )
     if expected.size == got.size == 1:
         expected, got = expected.reshape(()), got.reshape(())
     if expected.dtype == np.bool_ and got.dtype != np.bool_:
         return (
             "bad output",
-            f"{label} should be a boolean mask (dtype bool, True = may attend); got dtype {got.dtype}",
+            tr(
+                "{label} should be a boolean mask (dtype bool, True = may attend); got dtype {dtype}",
+                label=label,
+                dtype=got.dtype,
+            ),
         )
     if expected.dtype == np.bool_:
         wrong = np.argwhere(expected != got)
         first = tuple(wrong[0]) if len(wrong) else ()
-        where = f" at {_index(first)}" if first else ""
-        return "wrong values", (
-            f"{label}: {len(wrong)} of {expected.size} entries differ; first{where}: "
-            f"{_entry(expected[first], got[first], hide)}"
+        entry = _entry(expected[first], got[first], hide)
+        if first:
+            return "wrong values", tr(
+                "{label}: {n} of {size} entries differ; first at {where}: {entry}",
+                label=label,
+                n=len(wrong),
+                size=expected.size,
+                where=_index(first),
+                entry=entry,
+            )
+        return "wrong values", tr(
+            "{label}: {n} of {size} entries differ; first: {entry}",
+            label=label,
+            n=len(wrong),
+            size=expected.size,
+            entry=entry,
         )
     if got.dtype.kind not in "iuf":
-        return "bad output", f"{label} has dtype {got.dtype}; expected numbers"
+        return "bad output", tr("{label} has dtype {dtype}; expected numbers", label=label, dtype=got.dtype)
     if hide == ONLY_WRONG:  # no direction, no size, no place: nothing to bisect on
-        return "wrong values", f"{label} is wrong"
+        return "wrong values", tr("{label} is wrong", label=label)
     if expected.ndim == 0:
         if hide != SHOW:  # one number: "too high" or "2 times too small" would let it be bisected
-            return "wrong values", f"{label} is wrong"
+            return "wrong values", tr("{label} is wrong", label=label)
         near = _near_miss(expected, got, (), tol) if expected.dtype.kind == "f" else ""
         return "wrong values", f"{label}: {_entry(expected[()], got[()], False)}{near}"
     g = got.astype(np.float64)
@@ -317,26 +353,50 @@ def _mismatch(
     if bad.any():
         first = tuple(np.argwhere(bad)[0])
         what = "NaN" if np.isnan(g[first]) else "inf"
-        return "wrong values", f"{label} has {what} at {_index(first)} where a finite number was expected"
+        return "wrong values", tr(
+            "{label} has {what} at {where} where a finite number was expected",
+            label=label,
+            what=what,
+            where=_index(first),
+        )
     if distribution:
         e_sum, g_sum = e.sum(axis=-1), g.sum(axis=-1)
         off = np.abs(g_sum - e_sum) > tol.atol + tol.rtol
         if off.any():
             first = tuple(np.argwhere(off)[0]) if g_sum.ndim else ()
-            row = f"row {_index(first)}" if first else "the weights"
-            verb = "does" if first else "do"
+            sums = fmt(g_sum[first])
+            if e_sum[first] > 0.5 and first:
+                return "wrong values", tr(
+                    "row {row} of {label} does not sum to 1 (sums to {sums})",
+                    row=_index(first),
+                    label=label,
+                    sums=sums,
+                )
             if e_sum[first] > 0.5:
-                return "wrong values", f"{row} of {label} {verb} not sum to 1 (sums to {fmt(g_sum[first])})"
-            return "wrong values", (
-                f"{row} of {label} has nothing to attend to, so it should be all zeros "
-                f"(sums to {fmt(g_sum[first])})"
+                return "wrong values", tr(
+                    "the weights of {label} do not sum to 1 (sums to {sums})", label=label, sums=sums
+                )
+            if first:
+                return "wrong values", tr(
+                    "row {row} of {label} has nothing to attend to, so it should be all zeros (sums to {sums})",
+                    row=_index(first),
+                    label=label,
+                    sums=sums,
+                )
+            return "wrong values", tr(
+                "the weights of {label} have nothing to attend to, so they should be all zeros (sums to {sums})",
+                label=label,
+                sums=sums,
             )
     wrong = _off(expected, got, tol)
     first = tuple(np.argwhere(wrong)[0]) if wrong.any() else tuple(0 for _ in e.shape)
     near = "" if hide != SHOW else _near_miss(expected, got, first, tol)
-    return "wrong values", (
-        f"{label} differs from the expected values; the first difference is at {_index(first)}: "
-        f"{_entry(e[first], g[first], hide)}{near}"
+    return "wrong values", tr(
+        "{label} differs from the expected values; the first difference is at {where}: {entry}{near}",
+        label=label,
+        where=_index(first),
+        entry=_entry(e[first], g[first], hide),
+        near=near,
     )
 
 
@@ -386,7 +446,7 @@ def judge(
     ``diagnose`` is false), ``diagnosis`` names it and, except in a ``diagnose`` exercise (where the
     cause is what the learner finds: ``_shown``), the mistake's message replaces what differs.
     """
-    name = f"hidden: {case.name}" if hidden else case.name
+    name = tr("hidden: {name}", name=tr(case.name)) if hidden else tr(case.name)
     inputs = describe_inputs(case)
     hide = _hiding(exercise)
 
@@ -404,11 +464,14 @@ def judge(
         allowed = exercise.allowed() if hasattr(exercise, "allowed") else ()
         return fail(shortcut_message(outcome.shortcut, allowed), "shortcut")
     if outcome.kind == "missing":
-        return fail(f"`{exercise.function}` is not defined", "missing")
+        return fail(tr("`{function}` is not defined", function=exercise.function), "missing")
     if outcome.kind == "not_run":
-        return fail(outcome.message or "was not run", "not run")
+        return fail(tr(outcome.message or "was not run"), "not run")
     if outcome.kind == "timeout":
-        return fail(f"did not finish within {outcome.seconds:g} s (an endless loop?)", "timeout")
+        return fail(
+            tr("did not finish within {seconds} s (an endless loop?)", seconds=f"{outcome.seconds:g}"),
+            "timeout",
+        )
     if outcome.kind == "raised" and outcome.error_type == METHOD_ERROR:
         return fail(outcome.message, "method")
     if outcome.kind == "raised":
@@ -416,9 +479,9 @@ def judge(
         if outcome.error_type == "NotImplementedError" and not any(
             diagnose and _raised_by(d, text, outcome.where) for d in exercise.diagnoses
         ):
-            return fail(NOT_ATTEMPTED, "not attempted")
+            return fail(tr(NOT_ATTEMPTED), "not attempted")
         where = f" ({outcome.where})" if outcome.where else ""
-        plain = f"raised {text}{where}"
+        plain = tr("raised {error}{where}", error=text, where=where)
         for d in exercise.diagnoses if diagnose else ():
             if _raised_by(d, text, outcome.where):
                 return fail(plain, "raised", diagnosis=d)
@@ -433,7 +496,7 @@ def judge(
         return CaseResult(name, True, "", "passed", hidden, inputs, [], group)
 
     # What differs, output by output: the status, the headline and the details.
-    status, headline, details = "wrong values", "does not match the expected result", []
+    status, headline, details = "wrong values", tr("does not match the expected result"), []
     first, floats = True, False
     for out_name, e, g in zip(exercise.outputs, expected, got):
         if _close(e, g, tol, exact_ints=exact_ints):
@@ -448,12 +511,12 @@ def judge(
     if tol.stated:
         phrase = tol.describe()
         details.append(
-            "accepted: exactly the expected value"
-            if phrase == "exactly"
-            else f"accepted: within {phrase} of the expected value"
+            tr("accepted: exactly the expected value")
+            if not (tol.rtol or tol.atol)
+            else tr("accepted: within {phrase} of the expected value", phrase=phrase)
         )
     elif status == "wrong values" and floats:
-        details.append(f"compared at {tol.describe()}")
+        details.append(tr("compared at {tolerance}", tolerance=tol.describe()))
         if tol.lowered:
             headline += f"; {tol.lowered_note()}"
     for d in exercise.diagnoses if diagnose else ():
@@ -479,7 +542,7 @@ def _shown(exercise: Exercise, diagnosis: Any, plain: str) -> str:
     """What the feedback shows for an answer that matches ``diagnosis``: its message (the symptom and
     the question that leads to the mistake), or in a ``diagnose`` exercise, where the cause is what
     the learner finds, ``plain``: what any wrong answer gets.  The message then comes with the hint."""
-    return plain if getattr(exercise, "kind", "") == "diagnose" else diagnosis.message
+    return plain if getattr(exercise, "kind", "") == "diagnose" else tr(diagnosis.message)
 
 
 def settle_diagnoses(

@@ -48,7 +48,8 @@ __all__ = ["Guard", "allowed_names", "TORCH_ATTENTION"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 # Files of the package that hold no answer: the exercise machinery, the command line, plotting and
-# widgets (they draw, they compute nothing an exercise asks for), the device helper.
+# widgets (they draw, they compute nothing an exercise asks for), the device helper, the messages
+# (i18n: the engine words its feedback through it while an answer runs).
 # _validation.py holds the decorator that names a public function in its errors: its wrapper frame
 # is neutral, and the decorated function's own frame, one level down, is what gets recognised.
 _NEUTRAL_TOP = {
@@ -59,6 +60,7 @@ _NEUTRAL_TOP = {
     "__main__.py",
     "_validation.py",
     "_backend.py",
+    "i18n.py",
 }
 _NEUTRAL_PREFIXES = ("plotting", "widgets", "grading")
 _REFERENCE_FILES = re.compile(r"^chapters/(ch\d\d|bugs|_shared)\.py$")

@@ -22,6 +22,8 @@ from typing import Any, Callable, FrozenSet, List, Optional, Sequence
 
 import numpy as np
 
+from ...i18n import tr
+
 __all__ = ["Tracked", "ScoreTiles", "WrittenDown", "probe_for"]
 
 _PRODUCTS = {"matmul", "dot", "einsum", "tensordot", "inner", "vdot"}
@@ -134,10 +136,12 @@ class ScoreTiles:
         peak = self.memory.stop()
         if not shapes and self.full_bytes and peak > self.full_bytes // 2:
             # the inputs were turned into plain arrays, but the memory the answer held still tells
-            return (
-                f"method rule broken: your answer held {peak / 2**10:.0f} KiB at once, as much as the "
-                f"whole ({self.full_bytes / 2**10:.0f} KiB) matrix of scores; with block_size="
-                f"{self.block} it may hold only blocks of block_size keys"
+            return tr(
+                "method rule broken: your answer held {held} KiB at once, as much as the whole ({full} KiB) "
+                "matrix of scores; with block_size={block} it may hold only blocks of block_size keys",
+                held=f"{peak / 2**10:.0f}",
+                full=f"{self.full_bytes / 2**10:.0f}",
+                block=self.block,
             )
         if not shapes or not self.block:
             return None  # nothing seen (plain arrays, a small case): no verdict
@@ -147,16 +151,21 @@ class ScoreTiles:
             if cols > b or (self.square and rows > b):
                 held = f"(..., {rows}, {cols})"
                 allowed = f"(..., {b}, {b})" if self.square else f"(..., L, {b})"
-                return (
-                    f"method rule broken: your answer computed a {held} block of scores at once, but "
-                    f"with block_size={b} no block may be larger than {allowed}"
+                return tr(
+                    "method rule broken: your answer computed a {held} block of scores at once, but with "
+                    "block_size={block} no block may be larger than {allowed}",
+                    held=held,
+                    block=b,
+                    allowed=allowed,
                 )
         if self.count_output is not None and self.count_output < len(arrays):
             said = arrays[self.count_output]
             if said.size == 1 and float(said.reshape(())) != len(shapes):
-                return (
-                    f"method rule broken: your answer says it computed {_num(said)} tiles, but it "
-                    f"computed {len(shapes)} blocks of scores"
+                return tr(
+                    "method rule broken: your answer says it computed {said} tiles, but it computed {n} "
+                    "blocks of scores",
+                    said=_num(said),
+                    n=len(shapes),
                 )
         return None
 
@@ -217,9 +226,10 @@ class WrittenDown:
     def verdict(self, fn: Callable[..., Any], args: List[Any], arrays: List[np.ndarray]) -> Optional[str]:
         peak = self.memory.stop()
         if peak > self.LIMIT:
-            return (
-                f"method rule broken: a prediction is written down, not computed, but your answer "
-                f"allocated {peak / 2**20:.1f} MiB of arrays to find it"
+            return tr(
+                "method rule broken: a prediction is written down, not computed, but your answer "
+                "allocated {mib} MiB of arrays to find it",
+                mib=f"{peak / 2**20:.1f}",
             )
         return None
 

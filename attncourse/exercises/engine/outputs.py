@@ -16,6 +16,8 @@ from typing import Any, List, Sequence
 
 import numpy as np
 
+from ...i18n import tr
+
 __all__ = ["OutputProblem", "to_arrays", "error_where", "short_message", "MAX_MESSAGE"]
 
 MAX_MESSAGE = 300
@@ -28,13 +30,13 @@ class OutputProblem(Exception):
 def _describe(value: Any) -> str:
     name = type(value).__name__
     if isinstance(value, (tuple, list)):
-        return f"a {name} of {len(value)} items"
-    return f"a {name}" if name[0] not in "aeiouAEIOU" else f"an {name}"
+        return tr("a {type} of {n} items", type=name, n=len(value))
+    return tr("a {type}", type=name) if name[0] not in "aeiouAEIOU" else tr("an {type}", type=name)
 
 
 def _one_array(value: Any, label: str) -> np.ndarray:
     if value is None:
-        raise OutputProblem(f"{label} is None: did you forget `return`?")
+        raise OutputProblem(tr("{label} is None: did you forget `return`?", label=label))
     mod = type(value).__module__ or ""
     if mod.startswith("torch") and hasattr(value, "detach"):
         t = value.detach()
@@ -45,14 +47,21 @@ def _one_array(value: Any, label: str) -> np.ndarray:
             t = t.float()
         value = t.numpy()
     if isinstance(value, str):
-        raise OutputProblem(f"{label} is a string, not an array")
+        raise OutputProblem(tr("{label} is a string, not an array", label=label))
     try:
         arr = np.asarray(value)
     except Exception:
-        raise OutputProblem(f"{label} is {_describe(value)}, not an array") from None
+        raise OutputProblem(
+            tr("{label} is {what}, not an array", label=label, what=_describe(value))
+        ) from None
     if arr.dtype.kind not in "biuf":
         raise OutputProblem(
-            f"{label} is {_describe(value)} that is not an array of numbers (dtype {arr.dtype})"
+            tr(
+                "{label} is {what} that is not an array of numbers (dtype {dtype})",
+                label=label,
+                what=_describe(value),
+                dtype=arr.dtype,
+            )
         )
     return np.ascontiguousarray(arr)
 
@@ -71,17 +80,35 @@ def to_arrays(value: Any, outputs: Sequence[str]) -> List[np.ndarray]:
     """
     if len(outputs) == 1:
         if value is None:
-            raise OutputProblem("your function returned None: did you forget `return`?")
+            raise OutputProblem(tr("your function returned None: did you forget `return`?"))
         if isinstance(value, (tuple, list)) and value and not _is_number_list(value):
-            raise OutputProblem(f"expected one array, but your function returned {_describe(value)}")
-        return [_one_array(value, "your result")]
+            raise OutputProblem(
+                tr("expected one array, but your function returned {what}", what=_describe(value))
+            )
+        return [_one_array(value, tr("your result"))]
     names = ", ".join(outputs)
     if not isinstance(value, (tuple, list)):
         if value is None:
-            raise OutputProblem(f"your function returned None: did you forget `return {names}`?")
-        raise OutputProblem(f"expected {len(outputs)} results ({names}) as a tuple; got {_describe(value)}")
+            raise OutputProblem(
+                tr("your function returned None: did you forget `return {names}`?", names=names)
+            )
+        raise OutputProblem(
+            tr(
+                "expected {n} results ({names}) as a tuple; got {what}",
+                n=len(outputs),
+                names=names,
+                what=_describe(value),
+            )
+        )
     if len(value) != len(outputs):
-        raise OutputProblem(f"expected {len(outputs)} results ({names}); got {_describe(value)}")
+        raise OutputProblem(
+            tr(
+                "expected {n} results ({names}); got {what}",
+                n=len(outputs),
+                names=names,
+                what=_describe(value),
+            )
+        )
     return [_one_array(v, f"`{name}`") for v, name in zip(value, outputs)]
 
 
@@ -98,7 +125,7 @@ def short_message(exc: BaseException) -> str:
     try:
         text = str(exc)
     except Exception:
-        text = "(the exception's message could not be shown)"
+        text = tr("(the exception's message could not be shown)")
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first if len(first) <= MAX_MESSAGE else first[: MAX_MESSAGE - 1] + "…"
 
@@ -124,5 +151,9 @@ def error_where(tb: Any) -> str:
     if len(code) > 80:
         code = code[:79] + "…"
     cell = re.match(r"<cell (\d+)>", f.filename)
-    prefix = f"cell {cell.group(1)}, line {f.lineno}" if cell else f"line {f.lineno}"
+    prefix = (
+        tr("cell {cell}, line {line}", cell=cell.group(1), line=f.lineno)
+        if cell
+        else tr("line {line}", line=f.lineno)
+    )
     return f"{prefix}: {code}" if code else prefix

@@ -44,6 +44,8 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ...i18n import tr
+
 __all__ = [
     "TOLERANCES",
     "FLOOR",
@@ -124,25 +126,30 @@ class Tolerance:
         """'float32 precision (rtol 1e-05, atol 1e-05 x the largest expected magnitude)'."""
         if self.stated:
             return _stated_phrase(self.rtol, self.atol)
-        return (
-            f"{self.precision} precision (rtol {self.rtol:g}, atol {self.atol:g} x the largest "
-            "expected magnitude, at least 1)"
+        return tr(
+            "{precision} precision (rtol {rtol}, atol {atol} x the largest expected magnitude, at least 1)",
+            precision=self.precision,
+            rtol=f"{self.rtol:g}",
+            atol=f"{self.atol:g}",
         )
 
-    def lowered_note(self, what: str = "your result") -> str:
-        return (
-            f"{what} is {self.answer_precision} while the case's inputs are {self.case_precision}, "
-            f"so it is compared at {self.precision} precision"
+    def lowered_note(self, what: str = "") -> str:
+        return tr(
+            "{what} is {answer} while the case's inputs are {case}, so it is compared at {precision} precision",
+            what=what or tr("your result"),
+            answer=self.answer_precision,
+            case=self.case_precision,
+            precision=self.precision,
         )
 
 
 def _stated_phrase(rtol: float, atol: float) -> str:
     parts = []
     if rtol:
-        parts.append(f"{rtol:.0%} relative" if rtol >= 0.01 else f"rtol {rtol:g}")
+        parts.append(tr("{percent} relative", percent=f"{rtol:.0%}") if rtol >= 0.01 else f"rtol {rtol:g}")
     if atol:
         parts.append(f"atol {atol:g}")
-    return " or ".join(parts) if parts else "exactly"
+    return tr(" or ").join(parts) if parts else tr("exactly")
 
 
 def tolerance_for(
@@ -204,27 +211,36 @@ def how_far(expected: float, got: float) -> str:
     """
     e, g = float(expected), float(got)
     if not math.isfinite(g):
-        return "not a finite number"
+        return tr("not a finite number")
     if e == 0:
-        return "too high" if g > 0 else "too low"
+        return tr("too high") if g > 0 else tr("too low")
     if g == 0:
-        return "zero, and it should not be: what contributes to it?"
+        return tr("zero, and it should not be: what contributes to it?")
     if (e > 0) != (g > 0):
-        return "the wrong sign"
+        return tr("the wrong sign")
     ratio = g / e
-    word, r = ("large", ratio) if ratio > 1 else ("small", 1 / ratio)
+    large, r = ratio > 1, ratio if ratio > 1 else 1 / ratio
     if r >= 10**1.5:
-        return f"about 10^{round(math.log10(r))} times too {word} (off by orders of magnitude)"
+        power = round(math.log10(r))
+        if large:
+            return tr("about 10^{power} times too large (off by orders of magnitude)", power=power)
+        return tr("about 10^{power} times too small (off by orders of magnitude)", power=power)
     for k in (2, 3, 4, 5, 6, 8):
         if abs(r / k - 1) < 0.03:
-            return f"about {k} times too {word}"
+            return tr("about {k} times too large", k=k) if large else tr("about {k} times too small", k=k)
     if r >= 10**0.5:
-        return f"about 10 times too {word} (off by an order of magnitude)"
-    side = "high" if g > e else "low"
+        if large:
+            return tr("about 10 times too large (off by an order of magnitude)")
+        return tr("about 10 times too small (off by an order of magnitude)")
+    high = g > e
     if r < 1.01:
-        return f"close, but too {side} (within 1%)"
+        return tr("close, but too high (within 1%)") if high else tr("close, but too low (within 1%)")
     if r < 1.1:
-        return f"close, but too {side} (within 10%)"
+        return tr("close, but too high (within 10%)") if high else tr("close, but too low (within 10%)")
     if r < 1.5:
-        return f"too {side}, by less than half"
-    return f"too {side}, by a factor between 1.5 and 3"
+        return tr("too high, by less than half") if high else tr("too low, by less than half")
+    return (
+        tr("too high, by a factor between 1.5 and 3")
+        if high
+        else tr("too low, by a factor between 1.5 and 3")
+    )
