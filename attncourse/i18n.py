@@ -37,6 +37,7 @@ __all__ = [
     "language",
     "using",
     "tr",
+    "retranslate",
     "catalog",
     "language_of_notebook",
     "known_language",
@@ -137,6 +138,42 @@ def tr(message: str, **fields: Any) -> str:
         return message
     text = catalog(language()).get(message, message)
     return text.format(**fields) if fields else text
+
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+@lru_cache(maxsize=None)
+def _templates(name: str) -> tuple:
+    """(pattern that matches the English message with its fields filled in, translation), the
+    messages with the most fixed text first."""
+    out = []
+    for english, translated in catalog(name).items():
+        parts = _FIELD.split(english)
+        fields = parts[1::2]
+        if not fields or len(set(fields)) != len(fields):
+            continue
+        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+        out.append((sum(map(len, parts[0::2])), re.compile(regex + r"\Z", re.DOTALL), translated))
+    return tuple((pattern, translated) for _, pattern, translated in sorted(out, key=lambda t: -t[0]))
+
+
+def retranslate(text: str) -> str:
+    """A message that was worded in English (its fields filled in), in the current language.
+
+    The grader words its notes in English for the instructor's summary; a student's feedback file
+    shows them through this, in the notebook's language.  What matches no message stays as it is.
+    """
+    table = catalog(language())
+    if not table or not text:
+        return text
+    if text in table:
+        return table[text]
+    for pattern, translated in _templates(language()):
+        m = pattern.match(text)
+        if m:
+            return translated.format(**{k: retranslate(v) for k, v in m.groupdict().items()})
+    return text
 
 
 _SET = re.compile(r"""set_language\(\s*["']([A-Za-z_-]+)["']\s*\)""")

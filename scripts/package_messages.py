@@ -17,6 +17,7 @@ message exists, a new message arrives untranslated, a message no longer used is 
 from __future__ import annotations
 
 import ast
+from datetime import datetime, timezone
 import re
 import sys
 from pathlib import Path
@@ -95,7 +96,17 @@ def update() -> int:
     if path.exists():
         with path.open("rb") as f:
             old = {m.id: m for m in read_po(f, locale=SOURCE_LANGUAGE) if m.id}
-    catalog = Catalog(locale=SOURCE_LANGUAGE, project="attncourse", domain="attncourse")
+    fixed = datetime(
+        2026, 1, 1, tzinfo=timezone.utc
+    )  # a stable header: the file changes with its messages only
+    catalog = Catalog(
+        locale=SOURCE_LANGUAGE,
+        project="attncourse",
+        domain="attncourse",
+        creation_date=fixed,
+        revision_date=fixed,
+        fuzzy=False,
+    )
     missing = 0
     for message, where in messages().items():
         kept = old.get(message)

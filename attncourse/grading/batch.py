@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..exercises.engine.registry import Exercise, get
-from ..i18n import tr, using
+from ..i18n import tr
 from . import protocol
 from .assignment import choose_chapters
 from .conduct import suspicious_uses
@@ -294,10 +294,11 @@ def grade_submissions(
             return run
 
         def grade_one(sub: Submission) -> StudentGrade:
+            # the cases are judged in the notebook's language (``student_grade``); the notes stay in
+            # English for the instructor's summary, and the feedback file shows them translated
             scans = [scanned.scans[p] for p in sub.paths if p in scanned.scans]
-            with using(scans[-1].language if scans else "en") as language:
-                sg = _grade_one(sub)
-            sg.language = language
+            sg = _grade_one(sub)
+            sg.language = scans[-1].language if scans else "en"
             return sg
 
         def _grade_one(sub: Submission) -> StudentGrade:

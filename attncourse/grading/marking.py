@@ -30,7 +30,7 @@ from ..exercises.engine.compare import (
     shortcut_message,
 )
 from ..exercises.engine.registry import Case, Exercise
-from ..i18n import tr
+from ..i18n import tr, using
 from .limits import MAX_TIMEOUTS, GradingError, Limits
 from .protocol import CellNote, Reply, case_file
 
@@ -501,7 +501,9 @@ def student_grade(
     order, latest last); ``policy`` is ``latest`` or ``best`` (``--resubmissions``)."""
     if policy not in ("latest", "best"):
         raise ValueError(f"policy must be 'latest' or 'best', not {policy!r}")
-    grades = [_grade_exercise(e, p, runs, limits, policy) for e, p in enumerate(prepared)]
+    language = runs[-1].language if runs else "en"
+    with using(language):  # what each case says is in the notebook's language; the notes in English
+        grades = [_grade_exercise(e, p, runs, limits, policy) for e, p in enumerate(prepared)]
     multi = len(runs) > 1
     notes: List[str] = []
     details: List[str] = []
@@ -546,5 +548,5 @@ def student_grade(
         grades,
         {r.notebook: round(r.seconds, 3) for r in runs},
         {r.notebook: round(r.cpu_seconds, 3) for r in runs},
-        language=runs[-1].language if runs else "en",
+        language=language,
     )
