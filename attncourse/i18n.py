@@ -72,6 +72,7 @@ _DEFAULT = [_from_environment()]  # the process's language (set_language)
 def set_language(name: str) -> None:
     """Speak ``name`` ("en", "zh_CN" or "zh_TW") from now on in this process."""
     _DEFAULT[0] = known_language(name)
+    _load(_DEFAULT[0])
 
 
 def language() -> str:
@@ -83,6 +84,7 @@ def language() -> str:
 def using(name: Optional[str]) -> Iterator[str]:
     """Speak ``name`` inside the block (this thread only); ``None`` keeps the current language."""
     token = _LOCAL.set(known_language(name) if name else language())
+    _load(language())
     try:
         yield language()
     finally:
@@ -126,6 +128,13 @@ def catalog(name: str) -> Dict[str, str]:
     if name == "en" or not path.exists():
         return {}
     return read_po(path.read_text(encoding="utf-8"))
+
+
+def _load(name: str) -> None:
+    """Read the catalog now, when the language is chosen: never first while an answer runs, where a
+    method rule measures the memory the answer allocates (a ``predict`` answer may allocate none)."""
+    catalog(name)
+    _templates(name)
 
 
 def tr(message: str, **fields: Any) -> str:
@@ -196,3 +205,7 @@ def language_of_notebook(nb: dict) -> str:
             except ValueError:
                 return "en"
     return "en"
+
+
+if _DEFAULT[0] != "en":  # set from the environment: read its catalog now (see ``_load``)
+    _load(_DEFAULT[0])
