@@ -56,6 +56,13 @@ def test_translations_keep_their_fields_and_code(language):
     assert not bad, "\n".join(bad[:10])
 
 
+def test_the_catalogs_are_package_data():
+    # Colab installs the package from git: the catalogs must travel with it
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'attncourse = \[[^\]]*"locales/\*\.po"', text)
+    assert sorted(p.name for p in i18n.CATALOGS.glob("*.po")) == ["zh_CN.po", "zh_TW.po"]
+
+
 def test_a_message_is_looked_up_then_formatted_and_english_is_the_default():
     assert i18n.language() == "en"
     assert i18n.tr("{n} of {total} cases passed", n=1, total=3) == "1 of 3 cases passed"
