@@ -220,3 +220,41 @@ def test_the_summary_renders_in_chromium_at_phone_width_and_passes_axe(tmp_path,
         shots = Path(os.environ.get("ATTNCOURSE_SCREENSHOTS", tmp_path))
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / "summary-390.png"), full_page=True)
+
+
+HEADINGS = ["Needs a look", "Integrity flags", "Most common mistakes", "Slowest notebooks"]
+
+
+def run_in(languages):
+    """The run's data with each student's ``language`` (``None``: not given)."""
+    data = run_data()
+    for s, language in zip(data["students"], languages):
+        if language:
+            s["language"] = language
+    return data
+
+
+def test_the_page_speaks_the_language_most_of_its_students_wrote_in(monkeypatch):
+    from attncourse import i18n
+
+    data = run_in(["zh_CN", "zh_CN", "zh_CN", "en", "zh_TW"])
+    page = render_summary(data)
+    assert '<html lang="zh-CN">' in page and i18n.language() == "en"  # the page's language, then back
+    with i18n.using("zh_CN"):
+        said = {english: i18n.tr(english) for english in HEADINGS}
+    for english, chinese in said.items():
+        if chinese != english:  # translated in the catalog (a new message may not be yet)
+            assert f">{html.escape(chinese)}</h2>" in page and f">{english}</h2>" not in page
+    # the headings go through the catalog: with stand-ins for the ones not translated yet, every one
+    stand_ins = i18n.catalog("zh_CN")
+    for english in HEADINGS:
+        if said[english] == english:
+            monkeypatch.setitem(stand_ins, english, f"（译）{english}")
+    page = render_summary(data)
+    with i18n.using("zh_CN"):
+        assert all(f">{html.escape(i18n.tr(h))}</h2>" in page and f">{h}</h2>" not in page for h in HEADINGS)
+    assert '<html lang="zh-TW">' in render_summary(run_in(["zh_TW", "zh_TW", "zh_TW", "en", "zh_CN"]))
+    # English: an all-English run, one that names no language, and a tie with English
+    for languages in (["en"] * 5, [None] * 5, ["zh_TW", "zh_TW", "en", None, "zh_CN"]):
+        page = render_summary(run_in(languages))
+        assert '<html lang="en">' in page and all(f">{h}</h2>" in page for h in HEADINGS), languages

@@ -124,7 +124,7 @@ def _feedback_text(sg: StudentGrade, out_of: int) -> str:
     name = heading(sg)
     title = tr("Feedback for {name}", name=name)
     lines = [title, "=" * _width(title), ""]
-    reason = display_name(_note(sg.notes[0])) if sg.status != "ok" and sg.notes else ""
+    reason = display_name(shown_note(sg.notes[0])) if sg.status != "ok" and sg.notes else ""
     status = tr("Status: {status}", status=sg.status)  # the status is a keyword, as in the gradebook
     lines.append(status + (f": {reason}" if reason else ""))
     total = tr("Total: {total} / {out_of} points", total=_fmt_points(sg.total), out_of=out_of)
@@ -156,7 +156,7 @@ def _feedback_text(sg: StudentGrade, out_of: int) -> str:
             lines += _exercise_lines(g, sg.notebooks)
     if notes or sg.details:
         lines.append(tr("Notes"))
-        lines += [f"  - {display_name(_note(n))}" for n in notes + sg.details]
+        lines += [f"  - {display_name(shown_note(n))}" for n in notes + sg.details]
         lines.append("")
     return "\n".join(lines)
 
@@ -164,7 +164,7 @@ def _feedback_text(sg: StudentGrade, out_of: int) -> str:
 _TAGGED = re.compile(r"^([^:\n]+\.ipynb): (.*)$", re.DOTALL)
 
 
-def _note(note: str) -> str:
+def shown_note(note: str) -> str:
     """A grader's note (worded in English, for the instructor) in the feedback's language."""
     m = _TAGGED.match(note)
     if m:  # "name.ipynb: note" when a student handed in several notebooks

@@ -14,6 +14,9 @@ Plain data in, HTML out: no scripts, no external files; every string from a run 
 name, a file name, a note) is escaped.  Optional entries are read when present: per student
 ``mistakes`` (exercise id -> names, added by ``write_summary`` from the run), ``late`` and a
 late ``penalty``; the run's ``exercises`` (id, number, title, points).
+The page speaks the language most of the run's students wrote in (their ``language``; English when
+none is given or on a tie with English): its sentences through ``i18n.tr``, the grader's notes (kept
+in English in ``results.json``) through ``i18n.retranslate``; statuses, ids and names stay as they are.
 """
 
 from __future__ import annotations
@@ -25,11 +28,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .gradebook import display_name
+from ..i18n import LANGUAGES, known_language, retranslate, tr, using
+from .gradebook import display_name, shown_note
 
-__all__ = ["render_summary", "write_summary", "histogram_bins", "sandbox_notes", "mistakes_of"]
+__all__ = [
+    "render_summary",
+    "write_summary",
+    "histogram_bins",
+    "sandbox_notes",
+    "mistakes_of",
+    "page_language",
+]
 
-# What the sandbox stopped, found in a student's notes: (heading, pattern)
+# What the sandbox stopped, found in a student's notes: (heading, pattern); shown through ``_caught``
 CAUGHT: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
     ("time limit", re.compile(r"time limit|cell limit|s limit of one call|ran past")),
     ("memory limit", re.compile(r"out of memory")),
@@ -115,7 +126,7 @@ def histogram_bins(scores: Sequence[float], maximum: float) -> List[Tuple[str, i
 
 def _svg_histogram(uid: str, title: str, bins: List[Tuple[str, int]], unit: str) -> str:
     """An SVG bar chart with ``<title>``/``<desc>`` (its text alternative), and the counts as a table
-    for screen readers."""
+    for screen readers.  ``unit`` labels the axis and the table's column; the bins count points."""
     w, h, pad, base = 320, 140, 4, 112
     top = max((n for _, n in bins), default=0) or 1
     step = (w - 2 * pad) / max(len(bins), 1)
@@ -140,21 +151,35 @@ def _svg_histogram(uid: str, title: str, bins: List[Tuple[str, int]], unit: str)
     if bins and "–" in bins[-1][0]:
         end = bins[-1][0].split("–")[1]
         parts.append(f'<text x="{w - pad}" y="{base + 14}" text-anchor="end">{_t(end)}</text>')
-    desc = "; ".join(f"{label} {unit}: {n}" for label, n in bins)
+    desc = tr(
+        "Students by score: {counts}",
+        counts="; ".join(tr("{score} points: {n}", score=label, n=n) for label, n in bins),
+    )
     svg = (
         f'<svg viewBox="0 0 {w} {h}" role="img" aria-labelledby="{uid}-t {uid}-d">'
-        f'<title id="{uid}-t">{_t(title)}</title><desc id="{uid}-d">Students by score: {_t(desc)}</desc>'
+        f'<title id="{uid}-t">{_t(title)}</title><desc id="{uid}-d">{_t(desc)}</desc>'
         f'<line class="axis" x1="{pad}" y1="{base + 0.5}" x2="{w - pad}" y2="{base + 0.5}"/>'
         + "".join(parts)
         + f'<text x="{w / 2}" y="{h - 2}" text-anchor="middle">{_t(unit)}</text></svg>'
     )
     rows = "".join(f'<tr><td>{_t(label)}</td><td class="n">{n}</td></tr>' for label, n in bins)
     table = (
-        f'<div class="visually-hidden"><table><caption>{_t(title)}: students by score</caption>'
-        f'<thead><tr><th scope="col">{_t(unit)}</th><th scope="col">students</th></tr></thead>'
+        f'<div class="visually-hidden"><table><caption>{_t(tr("{title}: students by score", title=title))}</caption>'
+        f'<thead><tr><th scope="col">{_t(unit)}</th><th scope="col">{_t(tr("students"))}</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
     )
     return svg + table
+
+
+def _caught(kind: str) -> str:
+    """The heading of what the sandbox stopped (a ``CAUGHT`` kind), in the page's language."""
+    said = {
+        "time limit": tr("time limit"),
+        "memory limit": tr("memory limit"),
+        "output cap": tr("output cap"),
+        "process ended or killed": tr("process ended or killed"),
+    }
+    return said.get(kind, kind)  # sys.exit() is code
 
 
 def sandbox_notes(students: Iterable[dict]) -> List[Tuple[str, str, str]]:
@@ -236,30 +261,38 @@ def banner(data: dict, students: List[dict]) -> List[str]:
     unmatched = (data.get("roster") or {}).get("unmatched") or []
     if unmatched:
         out.append(
-            f"{len(unmatched)} submission(s) match no student of the roster: their grades cannot be "
-            "imported and no LMS file was written unless --allow-unmatched was given: "
-            + ", ".join(display_name(str(k)) for k in unmatched[:10])
+            tr(
+                "{n} submission(s) match no student of the roster: their grades cannot be imported and no LMS "
+                "file was written unless --allow-unmatched was given: {names}",
+                n=len(unmatched),
+                names=", ".join(display_name(str(k)) for k in unmatched[:10]),
+            )
         )
     handed = [s for s in students if s.get("status") not in NOT_GRADED]
     late = [s for s in handed if _late(s)]
     if len(handed) >= 2 and len(late) == len(handed):
         out.append(
-            f"every one of the {len(handed)} graded submissions is late: check --due, and where the "
-            "submission times come from (a Moodle zip stamps every file with the download's time; give "
-            "Moodle's grading worksheet as --roster)"
+            tr(
+                "every one of the {n} graded submissions is late: check --due, and where the submission times "
+                "come from (a Moodle zip stamps every file with the download's time; give Moodle's grading "
+                "worksheet as --roster)",
+                n=len(handed),
+            )
         )
     if data.get("sandbox_warning"):
-        out.append(str(data["sandbox_warning"]))
+        out.append(retranslate(str(data["sandbox_warning"])))
     return out
 
 
 def needs_a_look(s: dict) -> List[str]:
-    """Why a student's row needs the instructor's look (empty when it does not)."""
+    """Why a student's row needs the instructor's look (empty when it does not), in the page's language."""
     why = []
     status = str(s.get("status", ""))
     notes = [str(n) for n in s.get("notes") or []]
     if status in NOT_GRADED and status != "missing":
-        why.append(f"{status}: {notes[0]}" if notes else status)
+        why.append(
+            f"{status}: {shown_note(notes[0])}" if notes else status
+        )  # a status keyword, then the note
     elif status in ("timeout", "crashed", "memory"):
         why.append(status)
     exercises = s.get("exercises") or {}
@@ -269,15 +302,15 @@ def needs_a_look(s: dict) -> List[str]:
         and results
         and all(c.get("status") in ("not attempted", "missing", "not run") for c in results)
     ):
-        why.append("blank: no exercise attempted")
+        why.append(tr("blank: no exercise attempted"))
     elif (
         status not in NOT_GRADED
         and exercises
         and not any(float(e.get("earned") or 0) for e in exercises.values())
     ):
-        why.append("0 points: blank, or nothing right")
+        why.append(tr("0 points: blank, or nothing right"))
     if any(re.search(r"\b(syntax )?errors in ", n) for n in notes):
-        why.append("cell errors")
+        why.append(tr("cell errors"))
     hidden_only = [
         ex_id
         for ex_id, e in exercises.items()
@@ -285,37 +318,61 @@ def needs_a_look(s: dict) -> List[str]:
         and all(c.get("passed") for c in e.get("results") or [] if not c.get("hidden"))
     ]
     if hidden_only:
-        why.append("fails only hidden cases: " + ", ".join(hidden_only))
+        why.append(tr("fails only hidden cases: {exercises}", exercises=", ".join(hidden_only)))
     if any("matches no student" in n or "more than one student" in n for n in notes):
-        why.append("matches no student of the roster")
-    why += [str(f) for f in s.get("flags") or []]
+        why.append(tr("matches no student of the roster"))
+    why += [shown_note(str(f)) for f in s.get("flags") or []]
     return why
 
 
 def integrity(s: dict) -> List[str]:
-    """Shortcuts and reaching for the network, files or processes, as the notes and marks say."""
-    found = [m.group(0) for n in s.get("notes") or [] for m in INTEGRITY.finditer(str(n))]
+    """Shortcuts and reaching for the network, files or processes, as the notes and marks say (found
+    in the English notes, said in the page's language)."""
+    found = [retranslate(m.group(0)) for n in s.get("notes") or [] for m in INTEGRITY.finditer(str(n))]
     for ex_id, e in (s.get("exercises") or {}).items():
         if e.get("shortcut"):
-            found.append(f"{ex_id}: used {e['shortcut']}")
+            found.append(tr("{exercise}: used {name}", exercise=ex_id, name=e["shortcut"]))
     return found
 
 
 def _late_by(s: dict) -> str:
     p = _penalty(s)
     if p.get("late_by"):
-        return str(p["late_by"])
+        return retranslate(str(p["late_by"]))
     if p.get("days_late") is not None:
-        return f"{p['days_late']} days"
-    return "flagged late" if _late(s) else ""
+        return tr("{n} days", n=str(p["days_late"]))
+    return tr("flagged late") if _late(s) else ""
 
 
-_CLASS = {"total": ' class="n"', **{h: ' class="nw"' for h in ("status", "late by", "penalty", "feedback")}}
+# The per-student table's columns: (key, class)
+_COLUMNS = (
+    ("student", ""),
+    ("total", ' class="n"'),
+    ("status", ' class="nw"'),
+    ("late by", ' class="nw"'),
+    ("penalty", ' class="nw"'),
+    ("flags", ""),
+    ("feedback", ' class="nw"'),
+)
+
+
+def _column(key: str) -> str:
+    """A column's heading in the page's language."""
+    said = {
+        "student": tr("student"),
+        "total": tr("total"),
+        "status": tr("status"),
+        "late by": tr("late by"),
+        "penalty": tr("penalty"),
+        "flags": tr("flags"),
+        "feedback": tr("feedback"),
+    }
+    return said[key]
 
 
 def student_rows(students: List[dict], possible: float) -> str:
     """The per-student table (cards on a narrow screen)."""
-    head = ["student", "total", "status", "late by", "penalty", "flags", "feedback"]
+    head = [(_t(_column(key)), cls) for key, cls in _COLUMNS]
     rows = []
     for s in sorted(students, key=lambda s: str(s.get("name") or s.get("student"))):
         p = _penalty(s)
@@ -324,23 +381,26 @@ def student_rows(students: List[dict], possible: float) -> str:
         cells = [
             f"<bdi>{_t(_who(s))}</bdi>",
             f"{_t(_pts(float(s.get('total') or 0)))} / {_t(_pts(possible))}",
-            _t(s.get("status", "")),
+            _t(s.get("status", "")),  # a status keyword
             _t(_late_by(s)),
             _t(f"-{p['percent']:g}%") if p.get("percent") else "",
             _t("; ".join(flags)),
-            f'<a href="{_t(link)}" title="{_t(link)}">feedback</a>' if link else "",
+            f'<a href="{_t(link)}" title="{_t(link)}">{_t(tr("feedback"))}</a>' if link else "",
         ]
         rows.append(
             "<tr>"
-            + "".join(f'<td data-label="{h}"{_CLASS.get(h, "")}>{c}</td>' for h, c in zip(head, cells))
+            + "".join(f'<td data-label="{h}"{cls}>{c}</td>' for (h, cls), c in zip(head, cells))
             + "</tr>"
         )
-    th = "".join(f'<th scope="col"{_CLASS.get(h, "")}>{h}</th>' for h in head)
+    th = "".join(f'<th scope="col"{cls}>{h}</th>' for h, cls in head)
     return f'<table class="cards"><thead><tr>{th}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def _table(head: Sequence[str], rows: List[Sequence[str]], numeric: Sequence[int] = ()) -> str:
-    th = "".join(f'<th scope="col"{" class=n" if i in numeric else ""}>{h}</th>' for i, h in enumerate(head))
+    """A table; ``head`` is plain text (escaped here), ``rows`` HTML."""
+    th = "".join(
+        f'<th scope="col"{" class=n" if i in numeric else ""}>{_t(h)}</th>' for i, h in enumerate(head)
+    )
     body = "".join(
         "<tr>"
         + "".join(f"<td{' class=n' if i in numeric else ''}>{c}</td>" for i, c in enumerate(r))
@@ -350,56 +410,101 @@ def _table(head: Sequence[str], rows: List[Sequence[str]], numeric: Sequence[int
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
+HTML_LANG = {"en": "en", "zh_CN": "zh-CN", "zh_TW": "zh-TW"}
+
+
+def page_language(data: dict) -> str:
+    """The language most of the run's students wrote in (``language`` of each, "en" where not given);
+    English when there are none, or where English ties for the most; between two others that tie, the
+    first of ``i18n.LANGUAGES``.
+
+    >>> page_language({"students": [{"language": "zh_CN"}, {"language": "zh_CN"}, {}]})
+    'zh_CN'
+    >>> page_language({"students": [{"language": "zh_TW"}, {}]}), page_language({"students": []})
+    ('en', 'en')
+    """
+    counts: Counter = Counter()
+    for s in data.get("students") or []:
+        if isinstance(s, dict):
+            try:
+                counts[known_language(str(s.get("language") or "en"))] += 1
+            except ValueError:
+                counts["en"] += 1
+    if not counts:
+        return "en"
+    most = max(counts.values())
+    return next(name for name in LANGUAGES if counts[name] == most)  # LANGUAGES starts with "en"
+
+
 def render_summary(data: dict, title: Optional[str] = None) -> str:
-    """The summary page of a run's ``results.json`` data (see the module's docstring)."""
+    """The summary page of a run's ``results.json`` data (see the module's docstring), in the language
+    of most of its students (``page_language``)."""
+    language = page_language(data)
+    with using(language):
+        return _render_summary(data, title, HTML_LANG[language])
+
+
+def _render_summary(data: dict, title: Optional[str], lang: str) -> str:
     students = [s for s in data.get("students", []) if isinstance(s, dict)]
     handed_in = [s for s in students if s.get("status") != "missing"]
     chapters = ", ".join(str(c) for c in data.get("chapters", []))
-    title = title or f"Grading summary{': ' + chapters if chapters else ''}"
+    if not title:
+        title = tr("Grading summary: {chapters}", chapters=chapters) if chapters else tr("Grading summary")
     possible = float(data.get("points_possible") or 0)
     out = [
         "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        f'<html lang="{lang}"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_t(title)}</title><style>{CSS}</style></head><body><main>",
         f"<h1>{_t(title)}</h1>",
     ]
-    facts = [f"{len(students)} students", f"{sum(len(s.get('notebooks') or []) for s in students)} notebooks"]
+    facts = [
+        tr("{n} students", n=len(students)),
+        tr("{n} notebooks", n=sum(len(s.get("notebooks") or []) for s in students)),
+    ]
     if possible:
-        facts.append(f"out of {_pts(possible)} points")
+        facts.append(tr("out of {points} points", points=_pts(possible)))
     if data.get("seconds") is not None:
-        facts.append(f"graded in {float(data['seconds']):.1f} s")
+        facts.append(tr("graded in {seconds} s", seconds=f"{float(data['seconds']):.1f}"))
     if data.get("sandbox"):
-        facts.append(f"sandbox: {data['sandbox']}")
+        facts.append(tr("sandbox: {sandbox}", sandbox=data["sandbox"]))
     out.append(f'<p class="muted">{_t(" · ".join(facts))}</p>')
     for line in banner(data, students):
-        out.append(f'<p class="banner" role="alert">Warning: {_t(line)}</p>')
+        out.append(f'<p class="banner" role="alert">{_t(tr("Warning: {warning}", warning=line))}</p>')
     totals = [float(s.get("total") or 0) for s in handed_in]
     if totals:
-        stats = f"mean {sum(totals) / len(totals):.2f} · median {_pts(round(_median(totals), 2))}"
-        out.append(f"<p><strong>Totals of the {len(totals)} who handed in:</strong> {_t(stats)}</p>")
+        label = tr("Totals of the {n} who handed in:", n=len(totals))
+        stats = tr(
+            "mean {mean} · median {median}",
+            mean=f"{sum(totals) / len(totals):.2f}",
+            median=_pts(round(_median(totals), 2)),
+        )
+        out.append(f"<p><strong>{_t(label)}</strong> {_t(stats)}</p>")
 
     look = [(s, needs_a_look(s)) for s in students]
     look = [(s, why) for s, why in look if why]
-    out.append('<section aria-labelledby="h-look"><h2 id="h-look">Needs a look</h2>')
+    out.append(f'<section aria-labelledby="h-look"><h2 id="h-look">{_t(tr("Needs a look"))}</h2>')
     if look:
         out.append("<ul>")
         out += [f"<li><bdi>{_t(_who(s))}</bdi>: {_t('; '.join(why))}</li>" for s, why in look]
         out.append("</ul>")
     else:
-        out.append("<p>Nothing: every submission was graded as handed in.</p>")
+        out.append(f"<p>{_t(tr('Nothing: every submission was graded as handed in.'))}</p>")
     out.append("</section>")
     flagged = [(s, integrity(s)) for s in students]
     flagged = [(s, what) for s, what in flagged if what]
-    out.append('<section aria-labelledby="h-integrity"><h2 id="h-integrity">Integrity flags</h2>')
+    out.append(
+        f'<section aria-labelledby="h-integrity"><h2 id="h-integrity">{_t(tr("Integrity flags"))}</h2>'
+    )
     if flagged:
         out.append("<ul>")
         out += [f"<li><bdi>{_t(_who(s))}</bdi>: {_t('; '.join(what))}</li>" for s, what in flagged]
         out.append("</ul>")
     else:
-        out.append("<p>None: no shortcut, and no reaching for the network, files or processes.</p>")
+        none = tr("None: no shortcut, and no reaching for the network, files or processes.")
+        out.append(f"<p>{_t(none)}</p>")
     out.append("</section>")
-    out.append('<section aria-labelledby="h-students"><h2 id="h-students">Students</h2>')
+    out.append(f'<section aria-labelledby="h-students"><h2 id="h-students">{_t(tr("Students"))}</h2>')
     out.append(student_rows(students, possible))
     out.append("</section>")
 
@@ -408,22 +513,31 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
     rows = [[_t(k), str(n)] for k, n in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0]))]
     late = [s for s in students if _late(s)]
     penalised = [s for s in students if _penalty(s).get("percent")]
-    out.append('<section aria-labelledby="h-status"><h2 id="h-status">Statuses</h2>')
-    out.append(_table(["status", "students"], rows, numeric=(1,)))
-    counts = f"{statuses.get('missing', 0)} missing (no submission), {len(late)} late"
+    out.append(f'<section aria-labelledby="h-status"><h2 id="h-status">{_t(tr("Statuses"))}</h2>')
+    out.append(_table([tr("status"), tr("students")], rows, numeric=(1,)))
     if penalised:
-        counts += f", {len(penalised)} with a late penalty"
-    out.append(f"<p>{_t(counts)}.</p></section>")
+        counts = tr(
+            "{missing} missing (no submission), {late} late, {penalised} with a late penalty.",
+            missing=statuses.get("missing", 0),
+            late=len(late),
+            penalised=len(penalised),
+        )
+    else:
+        counts = tr(
+            "{missing} missing (no submission), {late} late.",
+            missing=statuses.get("missing", 0),
+            late=len(late),
+        )
+    out.append(f"<p>{_t(counts)}</p></section>")
 
     # distributions
-    out.append('<section aria-labelledby="h-scores"><h2 id="h-scores">Scores</h2>')
-    unit = "points"
-    out.append(
-        f'<p class="muted">{len(handed_in)} students who handed something in; bars count students.</p>'
-    )
+    out.append(f'<section aria-labelledby="h-scores"><h2 id="h-scores">{_t(tr("Scores"))}</h2>')
+    unit = tr("points")
+    who = tr("{n} students who handed something in; bars count students.", n=len(handed_in))
+    out.append(f'<p class="muted">{_t(who)}</p>')
     out.append('<div class="grid">')
     if possible:
-        caption = f"Total, out of {_pts(possible)}"
+        caption = tr("Total, out of {points}", points=_pts(possible))
         out.append(
             f"<figure><figcaption>{_t(caption)}</figcaption>"
             + _svg_histogram("hist-total", caption, histogram_bins(totals, possible), unit)
@@ -432,12 +546,18 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
     for i, ex in enumerate(_exercises(data)):
         scores = [float((s.get("exercises") or {}).get(ex["id"], {}).get("earned", 0)) for s in handed_in]
         full = sum(1 for x in scores if x >= float(ex.get("points") or 0) > 0)
-        number = f"Exercise {ex.get('number')} · " if ex.get("number") else ""
-        caption = f"{number}{ex.get('title', ex['id'])} ({_pts(float(ex.get('points') or 0))} pt)"
+        name, points = tr(str(ex.get("title") or ex["id"])), _pts(float(ex.get("points") or 0))
+        if ex.get("number"):
+            caption = tr(
+                "Exercise {number} · {title} ({points} pt)", number=ex["number"], title=name, points=points
+            )
+        else:
+            caption = tr("{title} ({points} pt)", title=name, points=points)
+        marks = tr("{n} of {total} full marks · {id}", n=full, total=len(scores), id=ex["id"])
         out.append(
             f"<figure><figcaption>{_t(caption)}</figcaption>"
             + _svg_histogram(f"hist-{i}", caption, histogram_bins(scores, float(ex.get("points") or 0)), unit)
-            + f'<p class="muted">{full} of {len(scores)} full marks · {_t(ex["id"])}</p></figure>'
+            + f'<p class="muted">{_t(marks)}</p></figure>'
         )
     out.append("</div></section>")
 
@@ -447,26 +567,31 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
         for ex_id, names in (s.get("mistakes") or {}).items():
             for name in set(names):
                 made[(str(ex_id), str(name))] += 1
-    out.append('<section aria-labelledby="h-mistakes"><h2 id="h-mistakes">Most common mistakes</h2>')
+    out.append(
+        f'<section aria-labelledby="h-mistakes"><h2 id="h-mistakes">{_t(tr("Most common mistakes"))}</h2>'
+    )
     if made:
-        rows = [[_t(name), _t(ex_id), str(n)] for (ex_id, name), n in made.most_common(MISTAKES)]
-        out.append(_table(["mistake", "exercise", "students"], rows, numeric=(2,)))
+        rows = [[_t(tr(name)), _t(ex_id), str(n)] for (ex_id, name), n in made.most_common(MISTAKES)]
+        out.append(_table([tr("mistake"), tr("exercise"), tr("students")], rows, numeric=(2,)))
     else:
-        out.append("<p>No named mistake was recognised.</p>")
+        out.append(f"<p>{_t(tr('No named mistake was recognised.'))}</p>")
     out.append("</section>")
 
     # the sandbox
     caught = sandbox_notes(students)
-    out.append('<section aria-labelledby="h-sandbox"><h2 id="h-sandbox">Stopped by the sandbox</h2>')
+    out.append(
+        f'<section aria-labelledby="h-sandbox"><h2 id="h-sandbox">{_t(tr("Stopped by the sandbox"))}</h2>'
+    )
     if caught:
         out.append("<ul>")
         out += [
-            f"<li><strong>{_t(kind)}</strong>: <bdi>{_t(who)}</bdi>: {_t(note)}</li>"
+            f"<li><strong>{_t(_caught(kind))}</strong>: <bdi>{_t(who)}</bdi>: {_t(shown_note(note))}</li>"
             for kind, who, note in caught
         ]
         out.append("</ul>")
     else:
-        out.append("<p>Nothing: no notebook hit a time, memory or output limit or ended its run.</p>")
+        nothing = tr("Nothing: no notebook hit a time, memory or output limit or ended its run.")
+        out.append(f"<p>{_t(nothing)}</p>")
     out.append("</section>")
 
     # slowest
@@ -477,24 +602,28 @@ def render_summary(data: dict, title: Optional[str] = None) -> str:
         if isinstance(sec, (int, float))
     ]
     timed.sort(key=lambda t: -t[0])
-    out.append('<section aria-labelledby="h-slow"><h2 id="h-slow">Slowest notebooks</h2>')
+    out.append(f'<section aria-labelledby="h-slow"><h2 id="h-slow">{_t(tr("Slowest notebooks"))}</h2>')
     if timed:
         rows = [[f"<bdi>{_t(who)}</bdi>", _t(nb), f"{sec:.1f}"] for sec, who, nb in timed[:SLOWEST]]
-        out.append(_table(["student", "notebook", "seconds"], rows, numeric=(2,)))
+        out.append(_table([tr("student"), tr("notebook"), tr("seconds")], rows, numeric=(2,)))
     else:
-        out.append("<p>No notebook was run.</p>")
+        out.append(f"<p>{_t(tr('No notebook was run.'))}</p>")
     out.append("</section></main></body></html>")
     return "\n".join(out) + "\n"
 
 
 def write_summary(out_dir: Path, results: Sequence[object] = (), exercises: Sequence[object] = ()) -> Path:
     """Write ``out_dir/summary.html`` from ``out_dir/results.json``, with the named mistakes of
-    ``results`` (the run's ``StudentGrade`` rows) and the run's ``exercises``."""
+    ``results`` (the run's ``StudentGrade`` rows) and the run's ``exercises``, in the language of
+    most of the students (``page_language``)."""
     out_dir = Path(out_dir)
     data = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
     mistakes = mistakes_of(results)
+    languages = {sg.student: sg.language for sg in results if getattr(sg, "language", None)}
     for s in data.get("students", []):
         s.setdefault("mistakes", mistakes.get(s.get("student"), {}))
+        if s.get("student") in languages:
+            s.setdefault("language", languages[s.get("student")])
     if exercises:
         data["exercises"] = [
             {"id": ex.id, "number": ex.number, "title": ex.title, "points": ex.points} for ex in exercises
