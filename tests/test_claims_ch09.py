@@ -268,19 +268,21 @@ def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_wh
     assert f"is {fused:.2f} times faster still" in prose and f"({fused:.2f} times the loop;" in prose
     assert "this page does not separate them" in prose and "not separated here" in prose  # not fusion alone
     assert "speed comes from fusing" not in prose
-    # the pass timing: fresh whole-matrix arrays > one reused whole buffer > reused tiles
+    # the pass timing: fresh whole-matrix arrays cost more than either way of reusing a buffer; which
+    # reuse is faster (the tiles or one whole matrix) goes either way between machines, so no order
     text = _printed(CH09, "def tile_by_tile():")
     ns = [float(x) for x in re.findall(r": ([0-9.]+) ns per score", text)]
     ratio = float(re.search(r"fresh arrays / tiles: ([0-9.]+)", text).group(1))
-    assert len(ns) == 3 and ns[0] > ns[1] > ns[2], text
-    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and ratio > 1.3
-    # the prose quotes the order and the margins the cell asserts, not one run's times
+    reuse = float(re.search(r"reused matrix / tiles: ([0-9.]+)", text).group(1))
+    assert len(ns) == 3 and ns[0] > 1.1 * max(ns[1], ns[2]), text
+    assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and reuse == pytest.approx(ns[1] / ns[2], abs=0.02)
+    # the prose quotes the margin the cell asserts, not one run's times, and no order of the two reuses
     source = "".join(next(c for c in _cells(CH09) if "def tile_by_tile():" in "".join(c["source"]))["source"])
-    assert "assert fresh > reused > tiled_ns" in source
-    assert "assert fresh > 1.3 * tiled_ns" in source
+    assert "assert fresh > 1.1 * max(reused, tiled_ns)" in source
     outro = _prose(CH09, "ch09-pass-cost-outro")
-    assert "and the tiles less than 1/1.3 of the fresh arrays" in outro
-    assert "ns per score" not in outro
+    assert "fresh whole-matrix arrays cost more than 1.1 times either way of reusing a buffer" in outro
+    assert "depends on the machine's caches, which this page does not measure" in outro
+    assert "ns per score" not in outro and "less again" not in outro
 
 
 def test_chapter_9_flash_peak_in_the_benchmark_is_output_plus_a_tile_and_four_blocks_per_head():
@@ -313,14 +315,8 @@ def test_chapter_9_cache_cause_is_hedged_alike_and_the_loop_ops_are_counted():
 
     pass_outro, io_outro = _prose(CH09, "ch09-pass-cost-outro"), _prose(CH09, "ch09-io-count-outro")
     summary = _prose(CH09, "ch09-summary")
-    assert (
-        "part probably the cache (the reused matrix against the tiles; this page does not measure the caches)"
-        in (pass_outro)
-    )
-    assert (
-        "(probably from the CPU's cache at $b = 256$, as the pass timing above suggests without measuring"
-        in (io_outro)
-    )
+    assert "depends on the machine's caches, which this page does not measure" in pass_outro
+    assert "(probably from the CPU's cache at $b = 256$, which this page does not measure" in io_outro
     assert (
         "probably because a tile is reused" in summary and "this page does not measure the caches" in summary
     )
