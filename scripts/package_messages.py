@@ -17,9 +17,9 @@ message exists, a new message arrives untranslated, a message no longer used is 
 from __future__ import annotations
 
 import ast
-from datetime import datetime, timezone
 import re
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List
 
@@ -30,8 +30,11 @@ SOURCE_LANGUAGE, DERIVED_LANGUAGE = "zh_CN", "zh_TW"
 WORDS = re.compile(r"[A-Za-z]{3,}")  # a message with no word needs no translation ("L=2, S=3")
 
 
+SEPARATORS = (", ",)  # joins a list in a sentence: a message without words ("、" in Chinese)
+
+
 def _add(found: Dict[str, List[str]], message: str, where: str) -> None:
-    if isinstance(message, str) and WORDS.search(message):
+    if isinstance(message, str) and (WORDS.search(message) or message in SEPARATORS):
         found.setdefault(message, [])
         if where not in found[message]:
             found[message].append(where)

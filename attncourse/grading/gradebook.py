@@ -193,7 +193,7 @@ def _exercise_lines(g: ExerciseGrade, notebooks: Sequence[str] = ()) -> List[str
                     c.name if c.name.startswith(prefix) or not c.hidden else tr("hidden: {name}", name=c.name)
                 )
                 msg = tr("same problem as above") if c.message == last else c.message
-                lines.append(f"  ✗ {label}: {msg}")
+                lines.append("  ✗ " + tr("{case}: {message}", case=label, message=msg))
                 last = c.message
     lines.append("")
     return lines

@@ -219,7 +219,7 @@ class CheckResult(_Shown):
         lines = [head]
         for mark, name, status, msg, details in self._lines():
             label = f"{name} [{status}]" if status else name
-            lines.append(f"  {mark} {label}" + (f": {msg}" if msg else ""))
+            lines.append(f"  {mark} " + (tr("{case}: {message}", case=label, message=msg) if msg else label))
             lines += [f"      {d}" for d in details]
         lines += ["  " + tr("hint: {hint}", hint=tr(h)) for h in self.hints]
         lines += [f"  {self.offer}"] if self.offer else []
@@ -265,7 +265,7 @@ class CheckResult(_Shown):
         for mark, name, status, msg, details in self._lines():
             c = GREEN if mark == "✓" else RED
             tag = f' <span style="color:{GREY}">[{esc(status)}]</span>' if status else ""
-            detail = f": {esc(msg)}" if msg else ""
+            detail = esc(tr("{case}: {message}", case="", message=msg)) if msg else ""
             more = "".join(
                 f'<div style="color:{GREY};margin-left:1.4em;font-family:monospace;font-size:0.9em">{esc(d)}</div>'
                 for d in details
