@@ -134,7 +134,9 @@ def _sweep():
         for language in LANGUAGES:
             quick = language == "zh_CN" and ex.chapter not in seen
             seen.add(ex.chapter)
-            yield pytest.param(ex, language, id=f"{ex.id}-{language}", marks=() if quick else pytest.mark.slow)
+            yield pytest.param(
+                ex, language, id=f"{ex.id}-{language}", marks=() if quick else pytest.mark.slow
+            )
 
 
 @pytest.mark.parametrize("ex, language", list(_sweep()))
