@@ -137,7 +137,7 @@ def _load(name: str) -> None:
     _templates(name)
 
 
-def tr(message: str, **fields: Any) -> str:
+def tr(message: str, /, **fields: Any) -> str:
     """``message`` in the current language, its ``{fields}`` filled in.
 
     >>> tr("{n} of {total} cases passed", n=2, total=3)
