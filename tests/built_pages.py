@@ -45,20 +45,12 @@ NOT_AUDITED = ("search.html", "genindex.html")
 SHOTS = os.environ.get("ATTNCOURSE_SCREENSHOTS")
 
 # Every rule axe runs by default (WCAG 2.0-2.2 A/AA and best practices), results as plain data.
-# The colour-contrast rule over KaTeX's formulas (thousands of nodes a chapter, drawn in the text's
-# own colours) is most of an audit's time: it runs in full on FORMULA_CONTRAST's pages, and elsewhere
-# on everything but the formulas' HTML (which KaTeX hides from assistive technology anyway).
-AXE_RUN = """async (full) => {
-    const flat = r => r.violations.map(v => ({
+AXE_RUN = """async () => {
+    const results = await axe.run(document, {resultTypes: ['violations']});
+    return results.violations.map(v => ({
         id: v.id, impact: v.impact, help: v.help,
         targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5), count: v.nodes.length}));
-    if (full) return flat(await axe.run(document, {resultTypes: ['violations']}));
-    const rest = await axe.run(document, {resultTypes: ['violations'], rules: {'color-contrast': {enabled: false}}});
-    const contrast = await axe.run({exclude: [['.katex-html']]},
-        {resultTypes: ['violations'], runOnly: {type: 'rule', values: ['color-contrast']}});
-    return flat(rest).concat(flat(contrast));
 }"""
-FORMULA_CONTRAST = ("book/03_scaling.html", "book/09_efficient_attention.html", "book/appendix_notation.html")
 # Images load lazily (book/_ext/fast_pages.py): have them all load first, as scrolling would.
 LOAD_LAZY_IMAGES = """async () => {
     const lazy = Array.from(document.querySelectorAll('img[loading="lazy"]'));
@@ -105,15 +97,15 @@ class Visit:
     axe: Optional[list] = field(default=None)  # None: not audited
 
 
-def _with_every_section_drawn(page, script: str, *arg):
+def _with_every_section_drawn(page, script: str):
     page.evaluate(DRAW_EVERY_SECTION)
     try:
-        return page.evaluate(script, *arg)
+        return page.evaluate(script)
     finally:
         page.evaluate(DRAW_SECTIONS_BY_NEED)
 
 
-def audit(page, full: bool = True) -> list:
+def audit(page) -> list:
     """axe-core's violations on an open page, as dicts (id, impact, help, targets, count).
 
     Every section is drawn first, as it is when the reader reaches it: axe finds an element's
@@ -121,7 +113,7 @@ def audit(page, full: bool = True) -> list:
     (content-visibility, book/_static/course.css)."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
-    return _with_every_section_drawn(page, AXE_RUN, full)
+    return _with_every_section_drawn(page, AXE_RUN)
 
 
 def visit(browser: BookBrowser, path: str, width: int, audited: bool = True) -> Visit:
@@ -145,7 +137,7 @@ def visit(browser: BookBrowser, path: str, width: int, audited: bool = True) -> 
         lang=page.evaluate("() => document.documentElement.lang"),
     )
     if audited and AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:
-        result.axe = audit(page, full=path.split("/", 1)[-1] in FORMULA_CONTRAST or path in FORMULA_CONTRAST)
+        result.axe = audit(page)
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / f"{Path(path).stem}-{width}.png"), full_page=False)
