@@ -30,7 +30,7 @@ SOURCE_LANGUAGE, DERIVED_LANGUAGE = "zh_CN", "zh_TW"
 WORDS = re.compile(r"[A-Za-z]{3,}")  # a message with no word needs no translation ("L=2, S=3")
 
 
-SEPARATORS = (", ",)  # joins a list in a sentence: a message without words ("、" in Chinese)
+SEPARATORS = (", ", " or ")  # join parts of a sentence: messages without a word ("、", " 或 " in Chinese)
 
 
 def _add(found: Dict[str, List[str]], message: str, where: str) -> None:

@@ -66,6 +66,11 @@ GREEN, AMBER, RED, GREY = "#1b7f3b", "#a15c00", "#b3261e", "#666666"
 START_HERE = "not attempted yet: write your answer in the exercise cell, run it, then run this check again"
 
 
+def _colon() -> str:
+    """': ' between a label and what follows it ('：' in Chinese)."""
+    return tr("{case}: {message}", case="", message="")
+
+
 def _width(text: str) -> int:
     """Columns ``text`` takes in a monospaced terminal (a CJK character takes two)."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
@@ -211,8 +216,8 @@ class CheckResult(_Shown):
 
     def text(self) -> str:
         if self.problem:
-            return f"{self._title()}: {self.problem}"
-        head = f"{self._title()}: {self._score()}"
+            return tr("{case}: {message}", case=self._title(), message=self.problem)
+        head = tr("{case}: {message}", case=self._title(), message=self._score())
         if self.not_attempted:
             return f"{head} · {tr(START_HERE)}"
         head += self._verdict()
@@ -256,8 +261,8 @@ class CheckResult(_Shown):
             "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:0.95em;line-height:1.45"
         )
         if self.problem:
-            return f'<div style="{style}"><b>{esc(self._title())}</b>: {esc(self.problem)}</div>'
-        head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{esc(self._score())}</b>'
+            return f'<div style="{style}"><b>{esc(self._title())}</b>{_colon()}{esc(self.problem)}</div>'
+        head = f'<b>{esc(self._title())}</b>{_colon()}<b style="color:{color}">{esc(self._score())}</b>'
         if self.not_attempted:
             return f'<div style="{style}">{head} · {esc(tr(START_HERE))}</div>'
         head += esc(self._verdict())
@@ -351,7 +356,7 @@ class ScoreReport(_Shown):
             "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:0.95em"
         )
         total = tr("{earned}/{points} points", earned=_fmt_points(self.earned), points=self.points)
-        head = f'<b>{esc(self._title())}</b>: <b style="color:{color}">{esc(total)}</b>'
+        head = f'<b>{esc(self._title())}</b>{_colon()}<b style="color:{color}">{esc(total)}</b>'
         note = f'<div style="color:{GREY};font-size:0.9em">{esc(tr(HIDDEN_NOTE))}</div>'
         return f'<div style="{style}">{head}<table style="border-collapse:collapse;margin-top:0.2em">{"".join(rows)}</table>{note}</div>'
 
