@@ -120,5 +120,5 @@ def test_chapter_12_training_step_sentences_read_its_printout():
     loop_prose = _prose(CH12, "ch12-train-loop-md")
     assert f"({every:.4f} against {real:.4f}" in loop_prose
     greedy_prose = _prose(CH12, "ch12-greedy-md")
-    assert f"from {losses[0]:.4f}" in greedy_prose and f"to {losses[-1]:.4f} at the last step" in greedy_prose
-    assert losses != sorted(losses, reverse=True)  # "not steadily"
+    assert f"from {losses[0]:.4f}" in greedy_prose and "to under 0.01 at the last step" in greedy_prose
+    assert losses[-1] < 0.01 and "so the fall need not be steady" in greedy_prose  # one batch each

@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from attncourse import i18n
 from attncourse.exercises import CHAPTERS, all_exercises, get
+from attncourse.exercises.engine.compare import NOT_ATTEMPTED
 from attncourse.exercises.engine.registry import STUB_LINE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,7 +147,8 @@ def test_colab_requirements_pin_what_colab_ships():
 
 
 def _assert_nothing_scored(executed: dict, stem: str) -> None:
-    """Every check cell says 0 points, "not attempted yet" for an empty stub; the score is 0."""
+    """Every check cell says 0 points, "not attempted yet" for an empty stub, in the edition's
+    language (its first cell's ``set_language``); the score is 0."""
 
     def text(cell):
         return "".join(cell["outputs"][0]["data"]["text/plain"])
@@ -153,15 +156,17 @@ def _assert_nothing_scored(executed: dict, stem: str) -> None:
     key = next(k for k, (_, chapter) in CHAPTERS.items() if chapter == stem)
     checks = [c for c in executed["cells"] if "check" in c["metadata"].get("attncourse", {})]
     assert len(checks) == len(all_exercises(key))
-    for cell in checks:
-        assert re.match(r"Exercise [0-9A.]+ · .*: 0/\d+ points", text(cell)), text(cell)
-        if get(cell["metadata"]["attncourse"]["check"]).stub in (
-            None,
-            STUB_LINE,
-        ):  # a diagnose stub is the buggy code
-            assert "not attempted yet" in text(cell), text(cell)
-    score = next(c for c in executed["cells"] if "score" in c["metadata"].get("attncourse", {}))
-    assert re.search(r": 0/\d+ points", text(score)), text(score)
+    with i18n.using(i18n.language_of_notebook(executed)):
+        for cell in checks:
+            ex = get(cell["metadata"]["attncourse"]["check"])
+            title = i18n.tr("Exercise {number} · {title}", number=ex.number, title=i18n.tr(ex.title))
+            points = i18n.tr("{earned}/{points} points", earned="0", points=ex.points)
+            assert text(cell).startswith(i18n.tr("{case}: {message}", case=title, message=points)), text(cell)
+            if ex.stub in (None, STUB_LINE):  # a diagnose stub is the buggy code
+                assert i18n.tr(NOT_ATTEMPTED) in text(cell), text(cell)
+        score = next(c for c in executed["cells"] if "score" in c["metadata"].get("attncourse", {}))
+        total = sum(ex.points for ex in all_exercises(key))
+        assert i18n.tr("{earned}/{points} points", earned="0", points=total) in text(score), text(score)
 
 
 def _id(notebook: Path) -> str:

@@ -323,9 +323,7 @@ class ScoreReport(_Shown):
             return f"score: {self.problem}"
         total = tr("{earned}/{points} points", earned=_fmt_points(self.earned), points=self.points)
         lines = [f"{self._title()}: {total}"]
-        labels = [
-            tr("Exercise {number} · {title}", number=ex.number, title=tr(ex.title)) for ex, _ in self.rows
-        ]
+        labels = [tr("Exercise {number}", number=ex.number) + " " + tr(ex.title) for ex, _ in self.rows]
         width = max((_width(label) for label in labels), default=0)
         for (ex, r), label in zip(self.rows, labels):
             mark = "·" if r is None else "✓" if r.passed else "✗"
