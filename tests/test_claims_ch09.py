@@ -268,20 +268,22 @@ def test_chapter_9_unfused_loop_beats_the_full_computation_and_the_prose_says_wh
     assert f"is {fused:.2f} times faster still" in prose and f"({fused:.2f} times the loop;" in prose
     assert "this page does not separate them" in prose and "not separated here" in prose  # not fusion alone
     assert "speed comes from fusing" not in prose
-    # the pass timing: fresh whole-matrix arrays cost more than either way of reusing a buffer; which
-    # reuse is faster (the tiles or one whole matrix) goes either way between machines, so no order
+    # the pass timing: fresh whole-matrix arrays cost more than one reused whole-matrix buffer; the
+    # tiles' time goes either way between machines and runs (faster than one reused matrix in the
+    # saved run, no faster than fresh arrays in another), so the page neither asserts nor orders it
     text = _printed(CH09, "def tile_by_tile():")
     ns = [float(x) for x in re.findall(r": ([0-9.]+) ns per score", text)]
     ratio = float(re.search(r"fresh arrays / tiles: ([0-9.]+)", text).group(1))
     reuse = float(re.search(r"reused matrix / tiles: ([0-9.]+)", text).group(1))
-    assert len(ns) == 3 and ns[0] > 1.1 * max(ns[1], ns[2]), text
+    assert len(ns) == 3 and ns[0] > 1.1 * ns[1], text
     assert ratio == pytest.approx(ns[0] / ns[2], abs=0.02) and reuse == pytest.approx(ns[1] / ns[2], abs=0.02)
     # the prose quotes the margin the cell asserts, not one run's times, and no order of the two reuses
     source = "".join(next(c for c in _cells(CH09) if "def tile_by_tile():" in "".join(c["source"]))["source"])
-    assert "assert fresh > 1.1 * max(reused, tiled_ns)" in source
+    assert "assert fresh > 1.1 * reused, pass_ns" in source and "max(reused, tiled_ns)" not in source
     outro = _prose(CH09, "ch09-pass-cost-outro")
-    assert "fresh whole-matrix arrays cost more than 1.1 times either way of reusing a buffer" in outro
-    assert "depends on the machine's caches, which this page does not measure" in outro
+    assert "fresh whole-matrix arrays cost more than 1.1 times one reused whole-matrix buffer" in outro
+    assert "tiles beat either depends on the machine's caches and on what else it runs" in outro
+    assert "which this page does not measure" in outro and "either way of reusing" not in outro
     assert "ns per score" not in outro and "less again" not in outro
 
 
@@ -315,7 +317,10 @@ def test_chapter_9_cache_cause_is_hedged_alike_and_the_loop_ops_are_counted():
 
     pass_outro, io_outro = _prose(CH09, "ch09-pass-cost-outro"), _prose(CH09, "ch09-io-count-outro")
     summary = _prose(CH09, "ch09-summary")
-    assert "depends on the machine's caches, which this page does not measure" in pass_outro
+    assert (
+        "depends on the machine's caches and on what else it runs, which this page does not measure"
+        in pass_outro
+    )
     assert "(probably from the CPU's cache at $b = 256$, which this page does not measure" in io_outro
     assert (
         "probably because a tile is reused" in summary and "this page does not measure the caches" in summary
