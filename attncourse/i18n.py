@@ -167,11 +167,14 @@ def _templates(name: str) -> tuple:
     return tuple((pattern, translated) for _, pattern, translated in sorted(out, key=lambda t: -t[0]))
 
 
-def retranslate(text: str) -> str:
+def retranslate(text: str, *, nested: bool = True) -> str:
     """A message that was worded in English (its fields filled in), in the current language.
 
     The grader words its notes in English for the instructor's summary; a student's feedback file
     shows them through this, in the notebook's language.  What matches no message stays as it is.
+    With ``nested`` a field's value is a message too (a note inside a note); without it a field
+    is data and kept as it is (an explorer's caption: "on" in "the cat sat on the mat" is a word
+    of the sentence, not the option label "on").
     """
     table = catalog(language())
     if not table or not text:
@@ -181,7 +184,10 @@ def retranslate(text: str) -> str:
     for pattern, translated in _templates(language()):
         m = pattern.match(text)
         if m:
-            return translated.format(**{k: retranslate(v) for k, v in m.groupdict().items()})
+            fields = m.groupdict()
+            if nested:
+                fields = {k: retranslate(v) for k, v in fields.items()}
+            return translated.format(**fields)
     return text
 
 

@@ -45,6 +45,9 @@ def sphinx(builder: str, outdir: Path, doctrees: Path, settings: dict) -> None:
         confoverrides={**JUPYTER_BOOK_ARGUMENTS, **settings},
         doctreedir=str(doctrees),
         builder=builder,
+        # every page written again: a page's explorers take their words from the package's catalog,
+        # which Sphinx does not track (book/_ext/explorer_language.py)
+        force_all=True,
         warningiserror=True,
         keep_going=True,
         quiet=True,

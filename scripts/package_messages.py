@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "attncourse"
 CATALOGS = PACKAGE / "locales"
 SOURCE_LANGUAGE, DERIVED_LANGUAGE = "zh_CN", "zh_TW"
-WORDS = re.compile(r"[A-Za-z]{3,}")  # a message with no word needs no translation ("L=2, S=3")
+# A message with no word needs no translation ("L=2, S=3"); a short word alone is one ("on").
+WORDS = re.compile(r"[A-Za-z]{3,}|\A[a-z]{2}\Z")
 
 
 SEPARATORS = (", ", " or ")  # join parts of a sentence: messages without a word ("、", " 或 " in Chinese)

@@ -196,3 +196,25 @@ def test_the_built_book_links_colab_to_the_student_editions():
         )
         assert links and all(link.endswith(f"/student/{stem}.ipynb") for link in links), (stem, links)
         assert "In Colab, install attncourse" not in page.read_text(), f"{stem}: the install cell shows"
+
+
+@pytest.mark.parametrize("language", ["zh_CN", "zh_TW"])
+def test_a_chinese_edition_runs_the_english_editions_code_and_sets_its_language(language):
+    """What the Colab stand-in runs of one edition stands for the others: a translated edition's
+    code cells are the English edition's, in the same order, with one line more (its setup cell's
+    ``set_language``)."""
+    speak = make_student_notebooks.SPEAK[language]
+    english = sorted((ROOT / "student").glob("*.ipynb"))
+    assert len(english) == len(WITH_EXERCISES)
+    for path in english:
+        translated = ROOT / "student" / language / path.name
+        assert translated.exists(), translated
+        ours = [_source(c) for c in _read(path)["cells"] if c["cell_type"] == "code"]
+        theirs = [_source(c) for c in _read(translated)["cells"] if c["cell_type"] == "code"]
+        assert len(theirs) == len(ours), path.name
+        changed = [(a, b) for a, b in zip(ours, theirs) if a != b]
+        assert len(changed) == 1, f"{translated}: {len(changed)} code cells differ from the English edition's"
+        a, b = changed[0]
+        assert b == a.replace("\nimport attncourse as ac\n", f"\nimport attncourse as ac\n\n{speak}\n", 1), (
+            translated
+        )

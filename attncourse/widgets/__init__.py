@@ -41,6 +41,7 @@ HTML book; ipywidgets 8), ``mode="live"`` redraws from Python (ipywidgets 7, e.g
 import ipywidgets as widgets  # noqa: F401  (the module the explorers are built from)
 
 from ._core import DPI, MODES, Control, DependentControl, Explorer, Frame, ipywidgets_major, resolve_mode
+from ._language import state_texts, translate_state
 from .cross import cross_explorer, render_cross
 from .dot_product import dot_product_explorer, render_dot_product
 from .efficient import efficient_explorer, render_efficient
@@ -57,6 +58,8 @@ from .transformer import render_transformer, transformer_explorer
 from .vision import render_vision, vision_explorer
 
 __all__ = [
+    "state_texts",
+    "translate_state",
     "DPI",
     "MODES",
     "Frame",

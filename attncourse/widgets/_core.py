@@ -31,6 +31,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import ipywidgets as widgets
 
+from ..i18n import tr
+
 __all__ = [
     "DPI",
     "MODES",
@@ -420,7 +422,7 @@ class Explorer(widgets.VBox):
                 self._refresh_dependents()
                 frame = self.render(**self.values())
             except ValueError as error:  # e.g. scores typed in a text box that do not parse
-                self.caption.value = caption(f"<b>Not drawn:</b> {html.escape(str(error))}")
+                self.caption.value = caption(tr("<b>Not drawn:</b> {error}", error=html.escape(str(error))))
                 return
         finally:
             self._updating = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..explore import cross as view_of
+from ..i18n import tr
 from ._core import Control, Explorer, Frame, caption
 from ._paint import PatchMapsPainter, Renderer
 
@@ -27,22 +28,42 @@ class _CrossPainter(PatchMapsPainter):
         self.image_title.set_text(f"label {view.label}: {shown}")
         self._paint_maps(view, lambda r, c: (2 * c - 0.5, 2 * r - 0.5, 2))
         tops = ", ".join(f"({r}, {c})" for r, c in view.top_patches)
-        what = (
-            "the decoder's cross-attention over the 16 patches, heads averaged, beside the encoder's rollout"
-            if view.heads == "averaged"
-            else "each head's cross-attention over the 16 patches"
-        )
+        fields = dict(written=view.written, step=str(view.step), letter=view.letter)
+        if view.heads == "averaged":
+            first = tr(
+                "The captioner wrote '{written}'; step {step} writes '{letter}'. Shown: the decoder's "
+                "cross-attention over the 16 patches, heads averaged, beside the encoder's rollout.",
+                **fields,
+            )
+        else:
+            first = tr(
+                "The captioner wrote '{written}'; step {step} writes '{letter}'. "
+                "Shown: each head's cross-attention over the 16 patches.",
+                **fields,
+            )
         return caption(
-            f"The captioner wrote '{view.written}'; step {view.step} writes '{view.letter}'. Shown: {what}.",
-            f"Largest cell (outlined, row and column on the 4 x 4 grid): {tops}.",
+            first, tr("Largest cell (outlined, row and column on the 4 x 4 grid): {cells}.", cells=tops)
         )
 
     def alt(self, view: Any) -> str:
-        maps = "its heads' mean and the encoder's rollout" if view.heads == "averaged" else "one map per head"
-        return (
-            f"A handwritten {view.label} of 8 by 8 pixels, and, for the letter '{view.letter}' of the "
-            f"written name '{view.written}', {maps} laid over the image, each with its largest patch outlined."
+        fields = dict(digit=str(view.label), letter=view.letter, written=view.written)
+        if view.heads == "averaged":
+            return tr(
+                "A handwritten {digit} of 8 by 8 pixels, and, for the letter '{letter}' of the written name "
+                "'{written}', its heads' mean and the encoder's rollout laid over the image, each with its "
+                "largest patch outlined.",
+                **fields,
+            )
+        return tr(
+            "A handwritten {digit} of 8 by 8 pixels, and, for the letter '{letter}' of the written name "
+            "'{written}', one map per head laid over the image, each with its largest patch outlined.",
+            **fields,
         )
+
+
+def _heads_label(heads: str) -> str:
+    """One of ``CROSS_HEADS`` as the reader reads it."""
+    return tr("averaged") if heads == "averaged" else tr("each head")
 
 
 def _renderer(captions: Mapping[str, Any]) -> Renderer:
@@ -81,7 +102,7 @@ def cross_explorer(
         [
             Control(
                 "image",
-                "digit",
+                tr("digit"),
                 tuple(range(len(shown))),
                 int(image),
                 kind="toggle",
@@ -89,15 +110,24 @@ def cross_explorer(
             ),
             Control(
                 "step",
-                "step",
+                tr("step"),
                 view_of.CROSS_STEPS,
                 int(step),
                 kind="toggle",
                 labels=tuple(str(s) for s in view_of.CROSS_STEPS),
             ),
-            Control("heads", "heads", view_of.CROSS_HEADS, heads, kind="toggle"),
+            Control(
+                "heads",
+                tr("heads"),
+                view_of.CROSS_HEADS,
+                heads,
+                kind="toggle",
+                labels=tuple(_heads_label(h) for h in view_of.CROSS_HEADS),
+            ),
         ],
         _renderer(captions),
-        alt="A digit and where each letter of its name, written by the captioner's decoder, reads the image.",
+        alt=tr(
+            "A digit and where each letter of its name, written by the captioner's decoder, reads the image."
+        ),
         mode=mode,
     )

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..explore import dot_product as view_of
+from ..i18n import tr
 from ._core import Control, Explorer, Frame, caption
 from ._paint import ACCENT, BAR_COLOUR, Painter, Renderer
 
@@ -83,19 +84,30 @@ class _DotProductPainter(Painter):
             text.set_position((bar.get_x() + bar.get_width() / 2, w + 0.02))
             text.set_text(f"{w:.2f}")
         return caption(
-            f"q = ({view.q[0]:.2f}, {view.q[1]:.2f}): scores "
-            + ", ".join(f"{n} {s:.2f}" for n, s in zip(self.names, view.scores)),
-            "weights "
-            + ", ".join(f"{n} {w:.3f}" for n, w in zip(self.names, view.weights))
-            + f"; output = Σ weight · value = ({view.out[0]:.2f}, {view.out[1]:.2f})",
+            tr(
+                "q = ({qx}, {qy}): scores {scores}",
+                qx=f"{view.q[0]:.2f}",
+                qy=f"{view.q[1]:.2f}",
+                scores=", ".join(f"{n} {s:.2f}" for n, s in zip(self.names, view.scores)),
+            ),
+            tr(
+                "weights {weights}; output = Σ weight · value = ({ox}, {oy})",
+                weights=", ".join(f"{n} {w:.3f}" for n, w in zip(self.names, view.weights)),
+                ox=f"{view.out[0]:.2f}",
+                oy=f"{view.out[1]:.2f}",
+            ),
         )
 
     def alt(self, view: Any) -> str:
         top = int(np.argmax(view.weights))
-        return (
-            f"A query arrow at {view.angle:g} degrees, length {view.length:g}, among five key arrows in the "
-            f"plane, with the output (the weighted mean of the values) as a star; bar charts of the five "
-            f"scores and of the weights, the largest {view.weights[top]:.2f} on {self.names[top]}."
+        return tr(
+            "A query arrow at {angle} degrees, length {length}, among five key arrows in the plane, with "
+            "the output (the weighted mean of the values) as a star; bar charts of the five scores and of "
+            "the weights, the largest {top} on {key}.",
+            angle=f"{view.angle:g}",
+            length=f"{view.length:g}",
+            top=f"{view.weights[top]:.2f}",
+            key=self.names[top],
         )
 
 
@@ -128,14 +140,16 @@ def dot_product_explorer(
         [
             Control(
                 "angle",
-                "query angle",
+                tr("query angle"),
                 view_of.ANGLES,
                 int(angle),
                 labels=tuple(f"{a}°" for a in view_of.ANGLES),
             ),
-            Control("length", "query length", view_of.LENGTHS, float(length)),
+            Control("length", tr("query length"), view_of.LENGTHS, float(length)),
         ],
         _renderer(),
-        alt="A query and five keys in the plane, with bar charts of the scores and the attention weights.",
+        alt=tr(
+            "A query and five keys in the plane, with bar charts of the scores and the attention weights."
+        ),
         mode=mode,
     )

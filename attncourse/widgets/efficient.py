@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..explore import efficient as view_of
+from ..i18n import tr
 from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import ACCENT, BAR_COLOUR, LINE_COLOURS, Painter, Renderer
 
@@ -91,31 +92,82 @@ class _EfficientPainter(Painter):
         self.title_weights.set_text(f"weights so far; output {view.out_so_far:.4f} (exact {view.out:.4f})")
         self.here.set_data([b, b], [b, view.n_blocks])
         return caption(
-            f"Block size {b}, after {view.step} of {view.n_blocks} blocks (keys 0 to {seen - 1} seen): running "
-            f"max m = {m:g}, running sum ℓ = {view.running_sum[-1]:.4f}, output so far "
-            f"{view.out_so_far:.4f} (exact {view.out:.4f}).",
-            "After each block: m = "
-            + ", ".join(f"{x:g}" for x in view.running_max)
-            + "; ℓ = "
-            + ", ".join(f"{x:.4f}" for x in view.running_sum)
-            + "; output "
-            + ", ".join(f"{x:.4f}" for x in view.running_out)
-            + f".  Held at once: {view.floats_held} score{'s' * (view.floats_held != 1)} per query of "
-            f"{view.floats_full}; the loop takes {view.n_blocks} step{'s' * (view.n_blocks != 1)}.",
+            tr(
+                "Block size {b}, after {step} of {n} blocks (keys 0 to {last} seen): running max m = {m}, "
+                "running sum ℓ = {ell}, output so far {out} (exact {exact}).",
+                b=b,
+                step=view.step,
+                n=view.n_blocks,
+                last=seen - 1,
+                m=f"{m:g}",
+                ell=f"{view.running_sum[-1]:.4f}",
+                out=f"{view.out_so_far:.4f}",
+                exact=f"{view.out:.4f}",
+            ),
+            self._history(view),
+        )
+
+    @staticmethod
+    def _history(view: Any) -> str:
+        """The caption's second line: the running values after each block, and what the loop holds."""
+        fields = dict(
+            maxes=", ".join(f"{x:g}" for x in view.running_max),
+            sums=", ".join(f"{x:.4f}" for x in view.running_sum),
+            outs=", ".join(f"{x:.4f}" for x in view.running_out),
+            held=view.floats_held,
+            full=view.floats_full,
+            n=view.n_blocks,
+        )
+        one_score, one_step = view.floats_held == 1, view.n_blocks == 1
+        if one_score and one_step:
+            return tr(
+                "After each block: m = {maxes}; ℓ = {sums}; output {outs}.  Held at once: {held} score per "
+                "query of {full}; the loop takes {n} step.",
+                **fields,
+            )
+        if one_score:
+            return tr(
+                "After each block: m = {maxes}; ℓ = {sums}; output {outs}.  Held at once: {held} score per "
+                "query of {full}; the loop takes {n} steps.",
+                **fields,
+            )
+        if one_step:
+            return tr(
+                "After each block: m = {maxes}; ℓ = {sums}; output {outs}.  Held at once: {held} scores per "
+                "query of {full}; the loop takes {n} step.",
+                **fields,
+            )
+        return tr(
+            "After each block: m = {maxes}; ℓ = {sums}; output {outs}.  Held at once: {held} scores per "
+            "query of {full}; the loop takes {n} steps.",
+            **fields,
         )
 
     def alt(self, view: Any) -> str:
         seen = min(view.step * view.block_size, view_of.ROW_LENGTH)
-        done = "equal to" if view.step == view.n_blocks else "not yet equal to"
-        return (
-            f"The online softmax with block size {view.block_size}, after {view.step} of "
-            f"{view.n_blocks} blocks: "
-            f"a bar chart of the {view_of.ROW_LENGTH} scores {', '.join(f'{x:g}' for x in view.scores)} "
-            f"with the first {seen} seen and "
-            f"the running maximum "
-            f"{view.running_max[-1]:.2f} as a line; the weights so far, {done} the exact softmax; and, "
-            "against "
-            f"the block size, the scores held per query rising while the loop's steps fall."
+        fields = dict(
+            b=view.block_size,
+            step=view.step,
+            n=view.n_blocks,
+            S=view_of.ROW_LENGTH,
+            scores=", ".join(f"{x:g}" for x in view.scores),
+            seen=seen,
+            m=f"{view.running_max[-1]:.2f}",
+        )
+        if view.step == view.n_blocks:
+            return tr(
+                "The online softmax with block size {b}, after {step} of {n} blocks: a bar chart of the {S} "
+                "scores {scores} with the first {seen} seen and the running maximum {m} as a line; the weights "
+                "so far, equal to the exact softmax; and, against the block size, the scores held per query "
+                "rising while the loop's steps fall.",
+                **fields,
+            )
+        return tr(
+            "The online softmax with block size {b}, after {step} of {n} blocks: a bar chart of the {S} "
+            "scores {scores} with the first {seen} seen and the running maximum {m} as a line; the weights "
+            "so far, not yet equal to the exact softmax; and, against the block size, the scores held per "
+            "query rising while the loop's steps fall.",
+            **fields,
         )
 
 
@@ -130,7 +182,7 @@ def render_efficient(block_size: int = view_of.DEFAULT_BLOCK_SIZE, step: int = 1
 
 def _step_control(values: dict) -> Control:
     total = view_of.n_blocks(values["block_size"])
-    return Control("step", "blocks seen", tuple(range(1, total + 1)), 1)
+    return Control("step", tr("blocks seen"), tuple(range(1, total + 1)), 1)
 
 
 def efficient_explorer(*, block_size: int = view_of.DEFAULT_BLOCK_SIZE, mode: str = "auto") -> Explorer:
@@ -155,10 +207,10 @@ def efficient_explorer(*, block_size: int = view_of.DEFAULT_BLOCK_SIZE, mode: st
     return Explorer(
         "efficient",
         [
-            Control("block_size", "block size", view_of.BLOCK_SIZES, int(block_size)),
+            Control("block_size", tr("block size"), view_of.BLOCK_SIZES, int(block_size)),
             DependentControl("step", _step_control),
         ],
         _renderer(),
-        alt="The online softmax over a row of scores, block by block, and the block size's trade-off.",
+        alt=tr("The online softmax over a row of scores, block by block, and the block size's trade-off."),
         mode=mode,
     )

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import explore, toy_data
 from ..explore.heads import HEAD_SCALES
+from ..i18n import tr
 from ..plotting import attention_heatmap
 from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import CellLabels, Painter, Renderer
@@ -129,60 +130,112 @@ class _HeadsPainter(Painter):
         if not shown.all_heads:
             w = view.weights[head]
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
-            focus = (
-                f"Head {head} of {view.n_heads} (heads 0 to {view.n_heads - 1}, d_head = {view.d_head}): "
-                f"its largest weight, {w[i, j]:.2f}, is "
-                f"'{tokens[i]}' (position {i}) attending to '{tokens[j]}' (position {j})."
+            focus = tr(
+                "Head {head} of {n} (heads 0 to {last}, d_head = {d_head}): its largest weight, {w}, is "
+                "'{query}' (position {i}) attending to '{key}' (position {j}).",
+                head=head,
+                n=view.n_heads,
+                last=view.n_heads - 1,
+                d_head=view.d_head,
+                w=f"{w[i, j]:.2f}",
+                query=tokens[i],
+                i=i,
+                key=tokens[j],
+                j=j,
+            )
+        elif view.n_heads > 1:
+            focus = tr(
+                "All {n} heads, each with its own d_head = {d_head} slice of the projections.",
+                n=view.n_heads,
+                d_head=view.d_head,
             )
         else:
-            focus = (
-                f"All {view.n_heads} heads, each with its own d_head = {view.d_head} slice of the "
-                "projections."
-                if view.n_heads > 1
-                else f"One head: d_head = d_model = {view.d_head}, the projections whole."
-            )
-        query = ""
+            focus = tr("One head: d_head = d_model = {d_head}, the projections whole.", d_head=view.d_head)
+        query = []
         if toy_data.HEADS_QUERY in tokens:  # the query whose rows chapter 5 prints
             i = tokens.index(toy_data.HEADS_QUERY)
-            query = f"Query '{tokens[i]}', its largest weight (uniform: 1/{L} = {1 / L:.2f}): " + (
-                "; ".join(
-                    f"head {h} '{tokens[int(view.weights[h, i].argmax())]}' {view.weights[h, i].max():.2f}"
-                    for h in picked
+            query.append(
+                tr(
+                    "Query '{query}', its largest weight (uniform: 1/{L} = {uniform}): {heads}.",
+                    query=tokens[i],
+                    L=L,
+                    uniform=f"{1 / L:.2f}",
+                    heads="; ".join(  # data, as it is in every language: each head, its most-weighted key, the weight
+                        f"head {h} '{tokens[int(view.weights[h, i].argmax())]}' {view.weights[h, i].max():.2f}"
+                        for h in picked
+                    ),
                 )
-                + "."
+            )
+        scale = dict(
+            by="d_head" if view.scale_by == "d_head" else "d_model",
+            factor=f"{1 / view.scale:.3g}",
+            entropy=f"{view.mean_entropy:.3f}",
+            L=L,
+            uniform=f"{math.log(L):.3f}",
+        )
+        if view.scale_by == "d_model" and view.n_heads > 1:
+            scale_line = tr(
+                "Scores divided by √{by} = {factor}; mean row entropy {entropy} nats "
+                "(uniform: ln {L} = {uniform}), flatter than with √d_head.",
+                **scale,
+            )
+        else:
+            scale_line = tr(
+                "Scores divided by √{by} = {factor}; mean row entropy {entropy} nats (uniform: ln {L} = {uniform}).",
+                **scale,
             )
         return caption(
             focus,
-            *([query] if query else []),
-            f"n_heads = {view.n_heads}, d_model = {view.d_model}, d_head = {view.d_head}; "
-            f"each head's slice of W_Q, W_K, W_V: {view.n_params_per_head} weights; "
-            f"all parameters (W_Q, W_K, W_V, W_O, no biases): {view.n_params}.",
-            f"Scores divided by √{'d_head' if view.scale_by == 'd_head' else 'd_model'} = "
-            f"{1 / view.scale:.3g}; mean row entropy {view.mean_entropy:.3f} nats "
-            f"(uniform: ln {L} = {math.log(L):.3f})"
-            + (", flatter than with √d_head." if view.scale_by == "d_model" and view.n_heads > 1 else "."),
-            "Rows are queries, columns keys, over the sentence: " + " ".join(tokens) + ". "
-            f"Chapter 5's untrained layer (d_model = {view.d_model}); its per-head maps are the four heads "
-            "with √d_head, and the other head counts cut the same W_Q, W_K, W_V into other slices.",
+            *query,
+            tr(
+                "n_heads = {n}, d_model = {d_model}, d_head = {d_head}; each head's slice of W_Q, W_K, W_V: "
+                "{per_head} weights; all parameters (W_Q, W_K, W_V, W_O, no biases): {params}.",
+                n=view.n_heads,
+                d_model=view.d_model,
+                d_head=view.d_head,
+                per_head=view.n_params_per_head,
+                params=view.n_params,
+            ),
+            scale_line,
+            tr(
+                "Rows are queries, columns keys, over the sentence: {sentence}. Chapter 5's untrained layer "
+                "(d_model = {d_model}); its per-head maps are the four heads with √d_head, and the other head "
+                "counts cut the same W_Q, W_K, W_V into other slices.",
+                sentence=" ".join(tokens),
+                d_model=view.d_model,
+            ),
         )
 
     def alt(self, shown: Any) -> str:
         view, head = shown.view, shown.head
+        fields = dict(n=view.n_heads, d_head=view.d_head, by=view.scale_by, sentence=" ".join(view.tokens))
         if not shown.all_heads:
             w = view.weights[head]
             i, j = np.unravel_index(int(np.argmax(w)), w.shape)
-            return (
-                f"The attention heatmap of head {head} of {view.n_heads} (d_head = {view.d_head}, scores "
-                f"divided by the square root of {view.scale_by}) over the "
-                f"sentence '{' '.join(view.tokens)}', weights written in each cell; the largest, "
-                f"{w[i, j]:.2f}, "
-                f"is '{view.tokens[i]}' attending to '{view.tokens[j]}'."
+            return tr(
+                "The attention heatmap of head {head} of {n} (d_head = {d_head}, scores divided by the square "
+                "root of {by}) over the sentence '{sentence}', weights written in each cell; the largest, {w}, "
+                "is '{query}' attending to '{key}'.",
+                head=head,
+                w=f"{w[i, j]:.2f}",
+                query=view.tokens[i],
+                key=view.tokens[j],
+                **fields,
             )
-        return (
-            f"{view.n_heads} attention heatmap{'s' if view.n_heads > 1 else ''}, one per head "
-            f"(d_head = {view.d_head}, scores divided by the square root of {view.scale_by}), over the "
-            f"sentence '{' '.join(view.tokens)}'; rows are queries, "
-            f"columns keys; {view.n_params} parameters whatever the number of heads."
+        if view.n_heads > 1:
+            return tr(
+                "{n} attention heatmaps, one per head (d_head = {d_head}, scores divided by the square root of "
+                "{by}), over the sentence '{sentence}'; rows are queries, columns keys; {params} parameters "
+                "whatever the number of heads.",
+                params=view.n_params,
+                **fields,
+            )
+        return tr(
+            "{n} attention heatmap, one per head (d_head = {d_head}, scores divided by the square root of "
+            "{by}), over the sentence '{sentence}'; rows are queries, columns keys; {params} parameters "
+            "whatever the number of heads.",
+            params=view.n_params,
+            **fields,
         )
 
 
@@ -224,10 +277,10 @@ def _head_control(values: dict) -> Control:
     heads = tuple(range(values["n_heads"])) if values["n_heads"] > 1 else ()  # one head: "all" is it
     return Control(
         "head",
-        "which head",
+        tr("which head"),
         (ALL_HEADS,) + heads,
         ALL_HEADS,
-        labels=(ALL_HEADS,) + tuple(str(h) for h in heads),
+        labels=(tr("all"),) + tuple(str(h) for h in heads),
     )
 
 
@@ -275,19 +328,21 @@ def heads_explorer(
     return Explorer(
         "heads",
         [
-            Control("n_heads", "n_heads", explore.divisors(d_model), int(n_heads)),
+            Control("n_heads", tr("n_heads"), explore.divisors(d_model), int(n_heads)),
             DependentControl("head", _head_control),
             Control(
                 "scale_by",
-                "scores divided by",
+                tr("scores divided by"),
                 HEAD_SCALES,
                 scale_by,
                 kind="toggle",
-                labels=("√d_head", "√d_model (bug)"),
+                labels=("√d_head", tr("√d_model (bug)")),
             ),
         ],
         _heads_renderer(d_model, tokens, seed),
-        alt="One attention heatmap per head, or one head's, over a six-word sentence, with the scores "
-        "divided by the square root of d_head or, the bug, of d_model.",
+        alt=tr(
+            "One attention heatmap per head, or one head's, over a six-word sentence, with the scores "
+            "divided by the square root of d_head or, the bug, of d_model."
+        ),
         mode=mode,
     )

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..explore import kernel as view_of
+from ..i18n import tr
 from ._core import Control, Explorer, Frame, caption
 from ._paint import ACCENT, BAR_COLOUR, LINE_COLOURS, Painter, Renderer
 
@@ -63,32 +64,61 @@ class _KernelPainter(Painter):
             self.title_weights.set_text(
                 f"weights of the query x = {view.query:g} (largest {view.weights.max():.2f})"
             )
-        n_half = int(np.sum(view.weights >= 0.5 * view.weights.max()))
-        where = "the training point" if view.leave_one_out else "x ="
+        fields = dict(
+            width=f"{view.width:g}",
+            x=f"{view.query:.3g}",
+            prediction=f"{view.prediction:.3f}",
+            true=f"{float(view_of.true_function(np.array(view.query))):.3f}",
+            largest=f"{view.weights.max():.3f}",
+            n=str(int(np.sum(view.weights >= 0.5 * view.weights.max()))),
+            keys=str(len(view.weights)),
+        )
+        if view.leave_one_out:
+            first = tr(
+                "Kernel width {width}: the prediction at the training point {x} is {prediction} (true value "
+                "{true}); its largest weight is {largest}, and {n} of the {keys} keys get at least half of "
+                "it. Leave-one-out: its weight on its own key is 0.",
+                **fields,
+            )
+        else:
+            first = tr(
+                "Kernel width {width}: the prediction at x = {x} is {prediction} (true value {true}); its "
+                "largest weight is {largest}, and {n} of the {keys} keys get at least half of it.",
+                **fields,
+            )
         return caption(
-            f"Kernel width {view.width:g}: the prediction at {where} {view.query:.3g} is {view.prediction:.3f} "
-            f"(true value {float(view_of.true_function(np.array(view.query))):.3f}); its largest weight is "
-            f"{view.weights.max():.3f}, and {n_half} of the {len(view.weights)} keys get at least half of "
-            "it." + (" Leave-one-out: its weight on its own key is 0." if view.leave_one_out else ""),
-            f"Mean squared error of the curve against the true function: {view.mse:.3f}.",
-            f"Error at the training points against their noisy values: {view.train_mse:.3f} when each may "
-            f"attend to itself, {view.loo_mse:.3f} leave-one-out.",
+            first,
+            tr("Mean squared error of the curve against the true function: {mse}.", mse=f"{view.mse:.3f}"),
+            tr(
+                "Error at the training points against their noisy values: {train} when each may attend to "
+                "itself, {loo} leave-one-out.",
+                train=f"{view.train_mse:.3f}",
+                loo=f"{view.loo_mse:.3f}",
+            ),
         )
 
     def alt(self, view: Any) -> str:
         if view.leave_one_out:
-            return (
-                f"Leave-one-out kernel regression with width {view.width:g}: each of {len(view.x_key)} noisy points "
-                f"predicted from the others (error {view.loo_mse:.3f}), and the weights of the training "
-                f"point x = {view.query:.2f}, zero on itself, the largest {view.weights.max():.2f}."
+            return tr(
+                "Leave-one-out kernel regression with width {width}: each of {n} noisy points predicted "
+                "from the others (error {error}), and the weights of the training point x = {x}, zero on "
+                "itself, the largest {largest}.",
+                width=f"{view.width:g}",
+                n=str(len(view.x_key)),
+                error=f"{view.loo_mse:.3f}",
+                x=f"{view.query:.2f}",
+                largest=f"{view.weights.max():.2f}",
             )
-        return (
-            f"Kernel regression with width {view.width:g}: {len(view.x_key)} noisy points, the true function and the "
-            "prediction "
-            f"curve (mean squared error {view.mse:.3f}), the query x = {view.query:g} marked with its "
-            "prediction "
-            f"{view.prediction:.2f}; beside it, the query's weights over the keys, the largest "
-            f"{view.weights.max():.2f}."
+        return tr(
+            "Kernel regression with width {width}: {n} noisy points, the true function and the prediction "
+            "curve (mean squared error {error}), the query x = {x} marked with its prediction {prediction}; "
+            "beside it, the query's weights over the keys, the largest {largest}.",
+            width=f"{view.width:g}",
+            n=str(len(view.x_key)),
+            error=f"{view.mse:.3f}",
+            x=f"{view.query:g}",
+            prediction=f"{view.prediction:.2f}",
+            largest=f"{view.weights.max():.2f}",
         )
 
 
@@ -136,19 +166,21 @@ def kernel_explorer(
     return Explorer(
         "kernel",
         [
-            Control("width", "kernel width w", view_of.WIDTHS, float(width)),
-            Control("query", "query x", view_of.QUERIES, float(query)),
+            Control("width", tr("kernel width w"), view_of.WIDTHS, float(width)),
+            Control("query", tr("query x"), view_of.QUERIES, float(query)),
             Control(
                 "leave_one_out",
-                "leave-one-out",
+                tr("leave-one-out"),
                 view_of.LEAVE_ONE_OUT,
                 bool(leave_one_out),
                 kind="toggle",
-                labels=("off", "on"),
+                labels=(tr("off"), tr("on")),
             ),
         ],
         _renderer(seed),
-        alt="Kernel regression on noisy points at one kernel width, and one query's attention weights; "
-        "leave-one-out on or off.",
+        alt=tr(
+            "Kernel regression on noisy points at one kernel width, and one query's attention weights; "
+            "leave-one-out on or off."
+        ),
         mode=mode,
     )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import explore
+from ..i18n import tr
 from ..plotting import heatmap, mask_overlay
 from ..toy_data import SENTENCE
 from ._core import Control, Explorer, Frame, caption, resolve_mode
@@ -16,14 +17,24 @@ __all__ = ["MASK_KINDS", "render_mask", "mask_explorer"]
 
 # What the blocked score cells say, per fill.
 _FILL_TEXT = {"-inf": "−∞", "-1e9": "−1e9", "0": "0", "-1e9 fp16": "−∞"}
-_FILL_NOTE = {
-    "-inf": " (attncourse's softmax: a row with no key is all zeros)",
-    "-1e9": " (float64; a row with no key spreads its weight over blocked keys)",
-    "0": " (e^0 = 1: blocked keys keep weight)",
-    "-1e9 fp16": " (float16 scores: -1e9 overflows to -inf, and a plain softmax of a row of -inf is NaN)",
-}
 # The mask control: padding alone, or with the causal mask; with L < S, the two alignments.
 MASK_KINDS = ("padding", "causal", "causal, L = S/2, top-left", "causal, L = S/2, bottom-right")
+
+
+def _mask_label(kind: str) -> str:
+    """What the mask control's button for ``kind`` (one of MASK_KINDS) says."""
+    if kind == "padding":
+        return tr("padding")
+    if kind == "causal":
+        return tr("causal")
+    if kind == "causal, L = S/2, top-left":
+        return tr("causal, L = S/2, top-left")
+    return tr("causal, L = S/2, bottom-right")
+
+
+def _side_label(side: str) -> str:
+    """What the padding-side control's button for ``side`` ("right" or "left") says."""
+    return tr("left") if side == "left" else tr("right")
 
 
 def _mask_settings(kind: str, S: int) -> Tuple[bool, Optional[int], str]:
@@ -144,36 +155,348 @@ class _MaskPainter(Painter):
             f"L = {L}, S = {S}, {view.pad_length} padded on the {view.pad_side}; {kind}; "
             f"fill {view.fill}: {outcome}"
         )
-        return caption(
-            f"The explorer's own data, not the chapter's batch: the sentence '{' '.join(view.sentence)}'"
-            f"{' (padding replaces its last tokens)' if view.pad_length else ''} and random q, k of width "
-            f"E = {view.width} (seed {view.seed}); scores q·k/√{view.width}.",
-            f"L = {L} queries{f' (the last {L} tokens)' if L < S else ''} against S = {S} keys, {view.pad_length} padded on the "
-            f"{view.pad_side}, causal {('on, ' + view.align if L < S else 'on') if view.causal else 'off'}: "
-            f"{int(mask.sum())} of {mask.size} query-key pairs may attend.",
-            f"Blocked scores filled with {view.fill}{_FILL_NOTE[view.fill]}; largest share of a row's "
-            f"weight on blocked keys: {view.blocked_weight:.3f}. Row sums of the weights: "
-            + ", ".join("nan" if np.isnan(s) else f"{s:.2f}" for s in view.row_sums)
-            + (f" (rows {', '.join(str(i) for i in empty)} have no key to attend to)" if empty else ""),
-        )
+        return caption(_data_line(view), _pairs_line(view), _fill_line(view))
 
     def alt(self, view: Any) -> str:
-        blocked = int((~view.mask).sum())
-        if view.nan_rows:
-            rows = f"; rows {', '.join(str(i) for i in view.nan_rows)} are NaN"
-        elif view.empty_rows and view.blocked_weight <= 0.005:
-            rows = f"; rows {', '.join(str(i) for i in view.empty_rows)} are all zero"
-        else:
-            rows = ""
-        L, S = view.mask.shape
-        causal = ("on, " + view.align if L < S else "on") if view.causal else "off"  # as the caption says it
-        return (
-            f"Three heatmaps of {len(view.queries)} queries over the keys '{' '.join(view.tokens)}' "
-            f"({view.pad_length} padded on the {view.pad_side}, causal "
-            f"{causal}): the mask with {blocked} of {view.mask.size} cells "
-            f"blocked (hatched), the scores with the blocked cells filled with {view.fill}, and the weights, "
-            f"with up to {view.blocked_weight:.2f} of a row's weight on blocked keys{rows}."
+        return _alt_text(view)
+
+
+def _causal(view: Any) -> str:
+    """The causal mask as the caption and the alt text say it: off, on, or on with its diagonal where L < S."""
+    L, S = view.mask.shape
+    return ("on, " + view.align if L < S else "on") if view.causal else "off"
+
+
+# Each line in one piece per variant (the padding side, the causal mask, the fill, the rows with
+# nothing to attend to), so that a translation is one whole sentence and the book's English lines
+# can be matched back to it; the values (numbers, tokens, the fill) are the fields ``f``.
+_PAIRS: Dict[Tuple[str, bool, str], Callable[[dict], str]] = {  # (pad side, L < S, causal)
+    ("right", False, "off"): lambda f: tr(
+        "L = {L} queries against S = {S} keys, {pad} padded on the right, causal off: {allowed} "
+        "of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("right", False, "on"): lambda f: tr(
+        "L = {L} queries against S = {S} keys, {pad} padded on the right, causal on: {allowed} "
+        "of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("right", True, "off"): lambda f: tr(
+        "L = {L} queries (the last {last} tokens) against S = {S} keys, {pad} padded on the "
+        "right, causal off: {allowed} of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("right", True, "on, top-left"): lambda f: tr(
+        "L = {L} queries (the last {last} tokens) against S = {S} keys, {pad} padded on the "
+        "right, causal on, top-left: {allowed} of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("right", True, "on, bottom-right"): lambda f: tr(
+        "L = {L} queries (the last {last} tokens) against S = {S} keys, {pad} padded on the "
+        "right, causal on, bottom-right: {allowed} of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("left", False, "off"): lambda f: tr(
+        "L = {L} queries against S = {S} keys, {pad} padded on the left, causal off: {allowed} "
+        "of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("left", False, "on"): lambda f: tr(
+        "L = {L} queries against S = {S} keys, {pad} padded on the left, causal on: {allowed} of "
+        "{pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("left", True, "off"): lambda f: tr(
+        "L = {L} queries (the last {last} tokens) against S = {S} keys, {pad} padded on the "
+        "left, causal off: {allowed} of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("left", True, "on, top-left"): lambda f: tr(
+        "L = {L} queries (the last {last} tokens) against S = {S} keys, {pad} padded on the "
+        "left, causal on, top-left: {allowed} of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+    ("left", True, "on, bottom-right"): lambda f: tr(
+        "L = {L} queries (the last {last} tokens) against S = {S} keys, {pad} padded on the "
+        "left, causal on, bottom-right: {allowed} of {pairs} query-key pairs may attend.",
+        **f,
+    ),
+}
+_FILLS: Dict[Tuple[str, bool], Callable[[dict], str]] = {  # (fill, some rows have no key)
+    ("-inf", False): lambda f: tr(
+        "Blocked scores filled with -inf (attncourse's softmax: a row with no key is all zeros); "
+        "largest share of a row's weight on blocked keys: {share}. Row sums of the weights: "
+        "{sums}",
+        **f,
+    ),
+    ("-inf", True): lambda f: tr(
+        "Blocked scores filled with -inf (attncourse's softmax: a row with no key is all zeros); "
+        "largest share of a row's weight on blocked keys: {share}. Row sums of the weights: "
+        "{sums} (rows {rows} have no key to attend to)",
+        **f,
+    ),
+    ("-1e9", False): lambda f: tr(
+        "Blocked scores filled with -1e9 (float64; a row with no key spreads its weight over "
+        "blocked keys); largest share of a row's weight on blocked keys: {share}. Row sums of "
+        "the weights: {sums}",
+        **f,
+    ),
+    ("-1e9", True): lambda f: tr(
+        "Blocked scores filled with -1e9 (float64; a row with no key spreads its weight over "
+        "blocked keys); largest share of a row's weight on blocked keys: {share}. Row sums of "
+        "the weights: {sums} (rows {rows} have no key to attend to)",
+        **f,
+    ),
+    ("0", False): lambda f: tr(
+        "Blocked scores filled with 0 (e^0 = 1: blocked keys keep weight); largest share of a "
+        "row's weight on blocked keys: {share}. Row sums of the weights: {sums}",
+        **f,
+    ),
+    ("0", True): lambda f: tr(
+        "Blocked scores filled with 0 (e^0 = 1: blocked keys keep weight); largest share of a "
+        "row's weight on blocked keys: {share}. Row sums of the weights: {sums} (rows {rows} "
+        "have no key to attend to)",
+        **f,
+    ),
+    ("-1e9 fp16", False): lambda f: tr(
+        "Blocked scores filled with -1e9 fp16 (float16 scores: -1e9 overflows to -inf, and a "
+        "plain softmax of a row of -inf is NaN); largest share of a row's weight on blocked "
+        "keys: {share}. Row sums of the weights: {sums}",
+        **f,
+    ),
+    ("-1e9 fp16", True): lambda f: tr(
+        "Blocked scores filled with -1e9 fp16 (float16 scores: -1e9 overflows to -inf, and a "
+        "plain softmax of a row of -inf is NaN); largest share of a row's weight on blocked "
+        "keys: {share}. Row sums of the weights: {sums} (rows {rows} have no key to attend to)",
+        **f,
+    ),
+}
+_ALTS: Dict[
+    Tuple[str, str, str], Callable[[dict], str]
+] = {  # (pad side, causal, rows: "", "NaN", "all zero")
+    ("right", "off", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "off): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys.",
+        **f,
+    ),
+    ("right", "off", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "off): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("right", "off", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "off): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("right", "on", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys.",
+        **f,
+    ),
+    ("right", "on", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("right", "on", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("right", "on, top-left", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on, top-left): the mask with {blocked} of {cells} cells blocked (hatched), the scores "
+        "with the blocked cells filled with {fill}, and the weights, with up to {share} of a "
+        "row's weight on blocked keys.",
+        **f,
+    ),
+    ("right", "on, top-left", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on, top-left): the mask with {blocked} of {cells} cells blocked (hatched), the scores "
+        "with the blocked cells filled with {fill}, and the weights, with up to {share} of a "
+        "row's weight on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("right", "on, top-left", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on, top-left): the mask with {blocked} of {cells} cells blocked (hatched), the scores "
+        "with the blocked cells filled with {fill}, and the weights, with up to {share} of a "
+        "row's weight on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("right", "on, bottom-right", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on, bottom-right): the mask with {blocked} of {cells} cells blocked (hatched), the "
+        "scores with the blocked cells filled with {fill}, and the weights, with up to {share} "
+        "of a row's weight on blocked keys.",
+        **f,
+    ),
+    ("right", "on, bottom-right", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on, bottom-right): the mask with {blocked} of {cells} cells blocked (hatched), the "
+        "scores with the blocked cells filled with {fill}, and the weights, with up to {share} "
+        "of a row's weight on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("right", "on, bottom-right", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the right, causal "
+        "on, bottom-right): the mask with {blocked} of {cells} cells blocked (hatched), the "
+        "scores with the blocked cells filled with {fill}, and the weights, with up to {share} "
+        "of a row's weight on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("left", "off", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "off): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys.",
+        **f,
+    ),
+    ("left", "off", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "off): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("left", "off", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "off): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("left", "on", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys.",
+        **f,
+    ),
+    ("left", "on", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("left", "on", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on): the mask with {blocked} of {cells} cells blocked (hatched), the scores with the "
+        "blocked cells filled with {fill}, and the weights, with up to {share} of a row's weight "
+        "on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("left", "on, top-left", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on, top-left): the mask with {blocked} of {cells} cells blocked (hatched), the scores "
+        "with the blocked cells filled with {fill}, and the weights, with up to {share} of a "
+        "row's weight on blocked keys.",
+        **f,
+    ),
+    ("left", "on, top-left", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on, top-left): the mask with {blocked} of {cells} cells blocked (hatched), the scores "
+        "with the blocked cells filled with {fill}, and the weights, with up to {share} of a "
+        "row's weight on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("left", "on, top-left", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on, top-left): the mask with {blocked} of {cells} cells blocked (hatched), the scores "
+        "with the blocked cells filled with {fill}, and the weights, with up to {share} of a "
+        "row's weight on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+    ("left", "on, bottom-right", ""): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on, bottom-right): the mask with {blocked} of {cells} cells blocked (hatched), the "
+        "scores with the blocked cells filled with {fill}, and the weights, with up to {share} "
+        "of a row's weight on blocked keys.",
+        **f,
+    ),
+    ("left", "on, bottom-right", "NaN"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on, bottom-right): the mask with {blocked} of {cells} cells blocked (hatched), the "
+        "scores with the blocked cells filled with {fill}, and the weights, with up to {share} "
+        "of a row's weight on blocked keys; rows {rows} are NaN.",
+        **f,
+    ),
+    ("left", "on, bottom-right", "all zero"): lambda f: tr(
+        "Three heatmaps of {n} queries over the keys '{keys}' ({pad} padded on the left, causal "
+        "on, bottom-right): the mask with {blocked} of {cells} cells blocked (hatched), the "
+        "scores with the blocked cells filled with {fill}, and the weights, with up to {share} "
+        "of a row's weight on blocked keys; rows {rows} are all zero.",
+        **f,
+    ),
+}
+
+
+def _data_line(view: Any) -> str:
+    """The caption's first line: the explorer's sentence, q and k."""
+    f = dict(sentence=" ".join(view.sentence), E=view.width, seed=view.seed, width=view.width)
+    if view.pad_length:
+        return tr(
+            "The explorer's own data, not the chapter's batch: the sentence '{sentence}' (padding replaces its "
+            "last tokens) and random q, k of width E = {E} (seed {seed}); scores q·k/√{width}.",
+            **f,
         )
+    return tr(
+        "The explorer's own data, not the chapter's batch: the sentence '{sentence}' and random q, k of width "
+        "E = {E} (seed {seed}); scores q·k/√{width}.",
+        **f,
+    )
+
+
+def _pairs_line(view: Any) -> str:
+    """The caption's second line: the queries, the keys, the padding, the causal mask and what may attend."""
+    L, S = view.mask.shape
+    f = dict(L=L, last=L, S=S, pad=view.pad_length, allowed=int(view.mask.sum()), pairs=view.mask.size)
+    return _PAIRS[view.pad_side, L < S, _causal(view)](f)
+
+
+def _fill_line(view: Any) -> str:
+    """The caption's third line: the fill and what it does, the weight on blocked keys, the row sums."""
+    f = dict(
+        share=f"{view.blocked_weight:.3f}",
+        sums=", ".join("nan" if np.isnan(s) else f"{s:.2f}" for s in view.row_sums),
+        rows=", ".join(str(i) for i in view.empty_rows),
+    )
+    return _FILLS[view.fill, bool(view.empty_rows)](f)
+
+
+def _alt_text(view: Any) -> str:
+    """The picture's alt text."""
+    if view.nan_rows:
+        said, rows = "NaN", view.nan_rows
+    elif view.empty_rows and view.blocked_weight <= 0.005:
+        said, rows = "all zero", view.empty_rows
+    else:
+        said, rows = "", ()
+    f = dict(
+        n=len(view.queries),
+        keys=" ".join(view.tokens),
+        pad=view.pad_length,
+        blocked=int((~view.mask).sum()),
+        cells=view.mask.size,
+        fill=view.fill,
+        share=f"{view.blocked_weight:.2f}",
+        rows=", ".join(str(i) for i in rows),
+    )
+    return _ALTS[view.pad_side, _causal(view), said](f)
 
 
 def _mask_renderer(
@@ -259,16 +582,30 @@ def mask_explorer(
         pad_lengths = range(len(tokens) + 1) if resolve_mode(mode) == "live" else (pad_length,)
     lengths = tuple(sorted({int(n) for n in pad_lengths} | {int(pad_length)}))
     controls = [
-        Control("mask", "mask", MASK_KINDS, mask, kind="toggle"),
-        Control("pad_side", "padding on the", explore.PAD_SIDES, pad_side, kind="toggle"),
-        Control("fill", "blocked scores filled with", explore.FILLS, fill, kind="toggle"),
+        Control(
+            "mask",
+            tr("mask"),
+            MASK_KINDS,
+            mask,
+            kind="toggle",
+            labels=tuple(_mask_label(k) for k in MASK_KINDS),
+        ),
+        Control(
+            "pad_side",
+            tr("padding on the"),
+            explore.PAD_SIDES,
+            pad_side,
+            kind="toggle",
+            labels=tuple(_side_label(side) for side in explore.PAD_SIDES),
+        ),
+        Control("fill", tr("blocked scores filled with"), explore.FILLS, fill, kind="toggle"),
     ]
     if len(lengths) > 1:
-        controls.insert(2, Control("pad_length", "padded tokens", lengths, int(pad_length)))
+        controls.insert(2, Control("pad_length", tr("padded tokens"), lengths, int(pad_length)))
     return Explorer(
         "mask",
         controls,
         _mask_renderer(tokens, seed, int(pad_length)),
-        alt="Three heatmaps: the boolean mask, the masked scores and the attention weights.",
+        alt=tr("Three heatmaps: the boolean mask, the masked scores and the attention weights."),
         mode=mode,
     )

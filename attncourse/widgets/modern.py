@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..explore import modern as view_of
+from ..i18n import tr
 from ._core import Control, Explorer, Frame, caption
 from ._paint import ACCENT, LINE_COLOURS, Painter, Renderer
 
@@ -57,40 +58,116 @@ class _CachePainter(Painter):
             else "full causal"
         )
         self.title_mask.set_text(pattern)
-        if view.window:
-            window = f"a window of {view.window} tokens + {view.sinks} sinks"
-        elif view.sinks:
-            window = (
-                f"no window (the {view.sinks} sinks count only beside a window: every token is kept anyway)"
-            )
+        if view.crossover is None:
+            second = tr("The window caps the cache below the weights.")
         else:
-            window = "no window"
-        return caption(
-            f"{_model(view.kind)}, {window}: {view.per_token_kib:.1f} KiB of keys and values per token; "
-            f"{view.cache_gib[-1]:.2f} GiB for one sequence of 128k tokens (weights {view.weights_gib:.1f} GiB).",
-            "The window caps the cache below the weights."
-            if when is None
-            else f"The cache equals the weights at {when}.",
-        )
+            second = tr("The cache equals the weights at {tokens} tokens.", tokens=f"{view.crossover:,}")
+        return caption(_cache_summary(view), second)
 
     def alt(self, view: Any) -> str:
-        window = (
-            f"with a window of {view.window} and {view.sinks} sinks"
-            if view.window
-            else "without a window (sinks change nothing then)"
-            if view.sinks
-            else "without a window"
+        fields = dict(
+            model=view_of.BASE_MODEL,
+            kind=view.kind,
+            kib=f"{view.per_token_kib:.1f}",
+            window=str(view.window),
+            sinks=str(view.sinks),
         )
-        return (
-            f"KV cache of {_model(view.kind)} {window}: a log-log line of GiB against "
-            f"tokens, {view.per_token_kib:.1f} KiB per token, next to a dashed line at the weights; "
-            f"and the attention pattern of 16 tokens ({'window of 4 with sinks' if view.window else 'causal'})."
+        own = view.kind == view_of.DEFAULT_KIND  # the model as published: no "with <kind>"
+        if view.window and own:
+            return tr(
+                "KV cache of {model} with a window of {window} and {sinks} sinks: a log-log line of GiB "
+                "against tokens, {kib} KiB per token, next to a dashed line at the weights; and the attention "
+                "pattern of 16 tokens (window of 4 with sinks).",
+                **fields,
+            )
+        if view.window:
+            return tr(
+                "KV cache of {model} with {kind} with a window of {window} and {sinks} sinks: a log-log line of "
+                "GiB against tokens, {kib} KiB per token, next to a dashed line at the weights; and the "
+                "attention pattern of 16 tokens (window of 4 with sinks).",
+                **fields,
+            )
+        if view.sinks and own:
+            return tr(
+                "KV cache of {model} without a window (sinks change nothing then): a log-log line of GiB "
+                "against tokens, {kib} KiB per token, next to a dashed line at the weights; and the attention "
+                "pattern of 16 tokens (causal).",
+                **fields,
+            )
+        if view.sinks:
+            return tr(
+                "KV cache of {model} with {kind} without a window (sinks change nothing then): a log-log line "
+                "of GiB against tokens, {kib} KiB per token, next to a dashed line at the weights; and the "
+                "attention pattern of 16 tokens (causal).",
+                **fields,
+            )
+        if own:
+            return tr(
+                "KV cache of {model} without a window: a log-log line of GiB against tokens, {kib} KiB per "
+                "token, next to a dashed line at the weights; and the attention pattern of 16 tokens (causal).",
+                **fields,
+            )
+        return tr(
+            "KV cache of {model} with {kind} without a window: a log-log line of GiB against tokens, {kib} KiB "
+            "per token, next to a dashed line at the weights; and the attention pattern of 16 tokens (causal).",
+            **fields,
         )
 
 
 def _model(kind: str) -> str:
-    """Llama-3-8B as published (GQA-8), or "Llama-3-8B with MHA" for the others."""
+    """Llama-3-8B as published (GQA-8), or "Llama-3-8B with MHA" for the others (the plot's title)."""
     return view_of.BASE_MODEL if kind == view_of.DEFAULT_KIND else f"{view_of.BASE_MODEL} with {kind}"
+
+
+def _cache_summary(view: Any) -> str:
+    """The caption's first line: the model, its window, and what its cache holds."""
+    fields = dict(
+        model=view_of.BASE_MODEL,
+        kind=view.kind,
+        kib=f"{view.per_token_kib:.1f}",
+        gib=f"{view.cache_gib[-1]:.2f}",
+        weights=f"{view.weights_gib:.1f}",
+        window=str(view.window),
+        sinks=str(view.sinks),
+    )
+    own = view.kind == view_of.DEFAULT_KIND  # the model as published: no "with <kind>"
+    if view.window and own:
+        return tr(
+            "{model}, a window of {window} tokens + {sinks} sinks: {kib} KiB of keys and values per token; "
+            "{gib} GiB for one sequence of 128k tokens (weights {weights} GiB).",
+            **fields,
+        )
+    if view.window:
+        return tr(
+            "{model} with {kind}, a window of {window} tokens + {sinks} sinks: {kib} KiB of keys and values "
+            "per token; {gib} GiB for one sequence of 128k tokens (weights {weights} GiB).",
+            **fields,
+        )
+    if view.sinks and own:
+        return tr(
+            "{model}, no window (the {sinks} sinks count only beside a window: every token is kept anyway): "
+            "{kib} KiB of keys and values per token; {gib} GiB for one sequence of 128k tokens (weights "
+            "{weights} GiB).",
+            **fields,
+        )
+    if view.sinks:
+        return tr(
+            "{model} with {kind}, no window (the {sinks} sinks count only beside a window: every token is "
+            "kept anyway): {kib} KiB of keys and values per token; {gib} GiB for one sequence of 128k tokens "
+            "(weights {weights} GiB).",
+            **fields,
+        )
+    if own:
+        return tr(
+            "{model}, no window: {kib} KiB of keys and values per token; {gib} GiB for one sequence of 128k "
+            "tokens (weights {weights} GiB).",
+            **fields,
+        )
+    return tr(
+        "{model} with {kind}, no window: {kib} KiB of keys and values per token; {gib} GiB for one sequence "
+        "of 128k tokens (weights {weights} GiB).",
+        **fields,
+    )
 
 
 def _cache_renderer() -> Renderer:
@@ -118,12 +195,14 @@ def modern_explorer(*, mode: str = "auto") -> Explorer:
     return Explorer(
         "modern",
         [
-            Control("kind", "attention", tuple(view_of.ATTENTION_KINDS), view_of.DEFAULT_KIND, kind="toggle"),
-            Control("window", "window", view_of.WINDOWS, 0, kind="toggle", labels=("none", "4096")),
-            Control("sinks", "sinks", view_of.SINKS, 0, kind="toggle"),
+            Control(
+                "kind", tr("attention"), tuple(view_of.ATTENTION_KINDS), view_of.DEFAULT_KIND, kind="toggle"
+            ),
+            Control("window", tr("window"), view_of.WINDOWS, 0, kind="toggle", labels=(tr("none"), "4096")),
+            Control("sinks", tr("sinks"), view_of.SINKS, 0, kind="toggle"),
         ],
         _cache_renderer(),
-        alt=(
+        alt=tr(
             "Llama-3-8B's KV cache against its weights with its own GQA or with MHA, MQA or MLA, and the "
             "window-with-sinks mask."
         ),
@@ -161,19 +240,81 @@ class _RopePainter(Painter):
             f"trained on {view_of.ROPE_TRAIN}"
         )
         return caption(
-            f"{view.scaling}, factor {view.factor}: {kept} of {pairs} pairs keep their frequency, {divided} "
-            f"are divided by {view.factor}, the rest lie between or beyond; lowest ratio "
-            f"{view.ratio.min():.4f}.",
-            "Ratio per pair, fast to slow: " + ", ".join(f"{r:.3f}" for r in view.ratio) + ".",
-            f"Attention factor {view.attention_factor:.3f} (scores grow by its square).",
+            _rope_summary(view, kept, divided),
+            tr("Ratio per pair, fast to slow: {ratios}.", ratios=", ".join(f"{r:.3f}" for r in view.ratio)),
+            tr(
+                "Attention factor {factor} (scores grow by its square).",
+                factor=f"{view.attention_factor:.3f}",
+            ),
         )
 
     def alt(self, view: Any) -> str:
-        return (
-            f"RoPE frequencies under {view.scaling} scaling with factor {view.factor}: the ratio of scaled to "
-            f"unscaled frequency for each of {len(view.ratio)} pairs against the pair's wavelength, from "
-            f"{view.ratio.max():.2f} for the fastest pairs to {view.ratio.min():.3f} for the slowest."
+        fields = dict(
+            scaling=view.scaling,
+            factor=str(view.factor),
+            pairs=str(len(view.ratio)),
+            highest=f"{view.ratio.max():.2f}",
+            lowest=f"{view.ratio.min():.3f}",
         )
+        if view.scaling == "linear":
+            return tr(
+                "RoPE frequencies under linear scaling with factor {factor}: the ratio of scaled to unscaled "
+                "frequency for each of {pairs} pairs against the pair's wavelength, from {highest} for the "
+                "fastest pairs to {lowest} for the slowest.",
+                **fields,
+            )
+        if view.scaling == "dynamic":
+            return tr(
+                "RoPE frequencies under dynamic scaling with factor {factor}: the ratio of scaled to unscaled "
+                "frequency for each of {pairs} pairs against the pair's wavelength, from {highest} for the "
+                "fastest pairs to {lowest} for the slowest.",
+                **fields,
+            )
+        return tr(  # yarn, llama3: names, shown as they are
+            "RoPE frequencies under {scaling} scaling with factor {factor}: the ratio of scaled to unscaled "
+            "frequency for each of {pairs} pairs against the pair's wavelength, from {highest} for the "
+            "fastest pairs to {lowest} for the slowest.",
+            **fields,
+        )
+
+
+def _rope_summary(view: Any, kept: int, divided: int) -> str:
+    """The caption's first line: how many pairs keep their frequency and how many are divided by the factor."""
+    fields = dict(
+        scaling=view.scaling,
+        factor=str(view.factor),
+        kept=str(kept),
+        pairs=str(len(view.ratio)),
+        divided=str(divided),
+        divisor=str(view.factor),
+        lowest=f"{view.ratio.min():.4f}",
+    )
+    if view.scaling == "linear":
+        return tr(
+            "linear, factor {factor}: {kept} of {pairs} pairs keep their frequency, {divided} are divided by "
+            "{divisor}, the rest lie between or beyond; lowest ratio {lowest}.",
+            **fields,
+        )
+    if view.scaling == "dynamic":
+        return tr(
+            "dynamic, factor {factor}: {kept} of {pairs} pairs keep their frequency, {divided} are divided by "
+            "{divisor}, the rest lie between or beyond; lowest ratio {lowest}.",
+            **fields,
+        )
+    return tr(  # yarn, llama3: names, shown as they are
+        "{scaling}, factor {factor}: {kept} of {pairs} pairs keep their frequency, {divided} are divided by "
+        "{divisor}, the rest lie between or beyond; lowest ratio {lowest}.",
+        **fields,
+    )
+
+
+def _scaling_label(scaling: str) -> str:
+    """One of ``SCALINGS`` as an option label: the English words translated, "yarn" and "llama3" as is."""
+    if scaling == "linear":
+        return tr("linear")
+    if scaling == "dynamic":
+        return tr("dynamic")
+    return scaling
 
 
 def _rope_renderer() -> Renderer:
@@ -201,10 +342,17 @@ def rope_scaling_explorer(*, mode: str = "auto") -> Explorer:
     return Explorer(
         "rope_scaling",
         [
-            Control("scaling", "scaling", view_of.SCALINGS, "yarn", kind="toggle"),
-            Control("factor", "factor", view_of.FACTORS, 4, kind="toggle"),
+            Control(
+                "scaling",
+                tr("scaling"),
+                view_of.SCALINGS,
+                "yarn",
+                kind="toggle",
+                labels=tuple(_scaling_label(s) for s in view_of.SCALINGS),
+            ),
+            Control("factor", tr("factor"), view_of.FACTORS, 4, kind="toggle"),
         ],
         _rope_renderer(),
-        alt="RoPE's per-pair frequencies under linear, dynamic, YaRN and Llama-3 scaling.",
+        alt=tr("RoPE's per-pair frequencies under linear, dynamic, YaRN and Llama-3 scaling."),
         mode=mode,
     )

@@ -8,6 +8,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from .. import explore
+from ..i18n import tr
 from ..plotting import heatmap
 from ._core import Control, DependentControl, Explorer, Frame, caption
 from ._paint import ACCENT, BAR_COLOUR, LINE_COLOURS, Painter, Renderer
@@ -144,11 +145,26 @@ class _PositionalPainter(Painter):
         self.title_row.set_text(f"position {position} ({where} N): {n_out} outside (red)")
         self.title_curve.set_text("dimensions outside the training range")
         return caption(
-            f"Sinusoidal encoding, d_model = {d_model}, trained on positions 0..{N - 1}: position {position} "
-            f"has {n_out} of {d_model} dimensions outside the range those positions covered.",
-            f"Every position below N = {N} has 0; position {N} has {int(view.outside[N])}, and positions "
-            f"{N + 1}..{P - 1} between {int(view.outside[N + 1 :].min())} and {int(view.outside[N + 1 :].max())}: "
-            "values a model trained on N positions never saw.",
+            tr(
+                "Sinusoidal encoding, d_model = {d_model}, trained on positions 0..{last}: position {position} "
+                "has {n_out} of {total} dimensions outside the range those positions covered.",
+                d_model=d_model,
+                last=N - 1,
+                position=position,
+                n_out=n_out,
+                total=d_model,
+            ),
+            tr(
+                "Every position below N = {N} has 0; position {at} has {n_at}, and positions "
+                "{first}..{last} between {low} and {high}: values a model trained on N positions never saw.",
+                N=N,
+                at=N,
+                n_at=int(view.outside[N]),
+                first=N + 1,
+                last=P - 1,
+                low=int(view.outside[N + 1 :].min()),
+                high=int(view.outside[N + 1 :].max()),
+            ),
         )
 
     def paint(self, shown: Any) -> str:
@@ -208,42 +224,66 @@ class _PositionalPainter(Painter):
             self.title_row.set_text(f"encoding of position {position}")
             self.title_curve.set_text(f"PE[{position}] · PE[j]: {d_model // 2} at offset 0")
         near = np.abs(view.offsets) <= 2
-        what = "RoPE scores of the query" if rope else "Dot products of the encoding"
+        first = dict(d_model=d_model, position=position, start=", ".join(f"{x:.2f}" for x in row[:6]))
+        second = dict(
+            offsets=", ".join(str(o) for o in view.offsets[near]),
+            values=", ".join(f"{x:.2f}" for x in curve[near]),
+        )
+        if rope:
+            return caption(
+                tr(
+                    "RoPE, d_model = {d_model}, position {position}: the rotated query starts {start}, ...",
+                    **first,
+                ),
+                tr(
+                    "RoPE scores of the query with the keys at offsets {offsets}: {values} (the same curve, "
+                    "shifted, at every position).",
+                    **second,
+                ),
+            )
         return caption(
-            f"{shown.encoding}, d_model = {d_model}, position {position}: "
-            + ("the rotated query starts " if rope else "the encoding starts ")
-            + ", ".join(f"{x:.2f}" for x in row[:6])
-            + ", ...",
-            f"{what} with the keys at offsets "
-            + ", ".join(str(o) for o in view.offsets[near])
-            + ": "
-            + ", ".join(f"{x:.2f}" for x in curve[near])
-            + " (the same curve, shifted, at every position).",
+            tr(
+                "sinusoidal, d_model = {d_model}, position {position}: the encoding starts {start}, ...",
+                **first,
+            ),
+            tr(
+                "Dot products of the encoding with the keys at offsets {offsets}: {values} (the same curve, "
+                "shifted, at every position).",
+                **second,
+            ),
         )
 
     def alt(self, shown: Any) -> str:
         view = shown.view
         if shown.encoding == PAST:
-            return (
-                f"The sinusoidal table for d_model = {view.d_model} over {view.pe.shape[0]} positions with a "
-                f"dashed line at the training length N = {view.train_length} and position {view.position} "
-                f"outlined; a bar chart of that position's encoding against the range each dimension took in "
-                f"training, {int(view.outside[view.position])} dimensions outside it; and the count of such "
-                f"dimensions against the position, 0 before N and {int(view.outside[view.train_length])} at N."
+            return tr(
+                "The sinusoidal table for d_model = {d_model} over {P} positions with a dashed line at the "
+                "training length N = {N} and position {position} outlined; a bar chart of that position's "
+                "encoding against the range each dimension took in training, {n_out} dimensions outside it; "
+                "and the count of such dimensions against the position, 0 before N and {n_at} at N.",
+                d_model=view.d_model,
+                P=view.pe.shape[0],
+                N=view.train_length,
+                position=view.position,
+                n_out=int(view.outside[view.position]),
+                n_at=int(view.outside[view.train_length]),
             )
         if shown.encoding == "RoPE":
-            return (
-                f"RoPE with d_model = {view.d_model}: the matrix of scores of a query and a key rotated to "
-                "every "
-                f"pair of positions, constant along each diagonal, with row {view.position} outlined; a "
-                "bar chart "
-                f"of the query rotated to position {view.position}; and its scores against the offset."
+            return tr(
+                "RoPE with d_model = {d_model}: the matrix of scores of a query and a key rotated to every "
+                "pair of positions, constant along each diagonal, with row {row} outlined; a bar chart of the "
+                "query rotated to position {position}; and its scores against the offset.",
+                d_model=view.d_model,
+                row=view.position,
+                position=view.position,
             )
-        return (
-            f"Sinusoidal encoding table for d_model = {view.d_model} with position {view.position} "
-            "outlined, a "
-            f"bar chart of that position's encoding, and the dot product of encodings against the offset "
-            f"(peak {view.d_model // 2} at offset 0)."
+        return tr(
+            "Sinusoidal encoding table for d_model = {d_model} with position {position} outlined, a bar "
+            "chart of that position's encoding, and the dot product of encodings against the offset (peak "
+            "{peak} at offset 0).",
+            d_model=view.d_model,
+            position=view.position,
+            peak=view.d_model // 2,
         )
 
 
@@ -326,18 +366,26 @@ def positional_explorer(
     def position_control(values: dict) -> Control:
         if values["encoding"] == PAST:  # past the training length: positions up to 4 N
             start = position if position in past_positions else past_positions[0]
-            return Control("position", "position", past_positions, start)
-        return Control("position", "position", positions, int(position))
+            return Control("position", tr("position"), past_positions, start)
+        return Control("position", tr("position"), positions, int(position))
 
     return Explorer(
         "positional",
         [
-            Control("encoding", "encoding", ENCODINGS, encoding, kind="toggle"),
+            Control(
+                "encoding",
+                tr("encoding"),
+                ENCODINGS,
+                encoding,
+                kind="toggle",
+                labels=(tr("sinusoidal"), "RoPE", tr("past training length")),
+            ),
             Control("d_model", "d_model", tuple(int(d) for d in d_model_values), int(d_model)),
             DependentControl("position", position_control),
         ],
         _positional_renderer(d_model_values, n_positions, seed),
-        alt="Sinusoidal encodings or RoPE scores: a heatmap, one position's vector, and scores against "
-        "offset.",
+        alt=tr(
+            "Sinusoidal encodings or RoPE scores: a heatmap, one position's vector, and scores against offset."
+        ),
         mode=mode,
     )

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence, Tuple
 
 from .. import explore
+from ..i18n import tr
 from ..plotting import attention_heatmap
 from ._core import Control, Explorer, Frame, caption
 from ._paint import LINE_COLOURS, CellLabels, Painter, Renderer
@@ -75,28 +76,62 @@ class _ScalingPainter(Painter):
         self.here.set_xdata([view.d_k, view.d_k])
         self.suptitle.set_text(f"d_k = {view.d_k}: score spread {stats.score_std:.2f} {variant}")
         L, S = view.weights["scaled"].shape
-        return caption(
-            f"d_k = {view.d_k}, {variant} scores; means over chapter 3's {view.n_queries_averaged} random "
-            f"rows, each a query against its own {S} keys (the map shows the first {L}).",
-            *(
-                f"{name}: score std {view.stats[name].score_std:.3g}, largest weight "
-                f"{view.stats[name].max_weight:.3f}, "
-                f"entropy {view.stats[name].entropy:.3f} nats (uniform {view.max_entropy:.3f}), "
-                f"softmax Jacobian norm median {view.stats[name].median_grad_norm:.3g}, mean "
-                f"{view.stats[name].grad_norm:.3f}"
-                for name in explore.VARIANTS
-            ),
-        )
+        fields = dict(d_k=str(view.d_k), n=str(view.n_queries_averaged), S=str(S), L=str(L))
+        if variant == "unscaled":
+            heading = tr(
+                "d_k = {d_k}, unscaled scores; means over chapter 3's {n} random rows, each a query against "
+                "its own {S} keys (the map shows the first {L}).",
+                **fields,
+            )
+        else:
+            heading = tr(
+                "d_k = {d_k}, scaled scores; means over chapter 3's {n} random rows, each a query against "
+                "its own {S} keys (the map shows the first {L}).",
+                **fields,
+            )
+        return caption(heading, *(_stats_line(name, view) for name in explore.VARIANTS))
 
     def alt(self, shown: Any) -> str:
         view, variant = shown.view, shown.variant
         stats = view.stats[variant]
-        return (
-            f"At d_k = {view.d_k}, {variant}: a heatmap of the attention weights of 6 rows, each a query over "
-            "its own 16 keys (mean "
-            f"largest weight {stats.max_weight:.2f}), and the mean entropy against d_k from 1 to 1024, the "
-            f"unscaled curve falling, the scaled one flat (here {stats.entropy:.2f} nats {variant})."
+        fields = dict(d_k=str(view.d_k), largest=f"{stats.max_weight:.2f}", entropy=f"{stats.entropy:.2f}")
+        if variant == "unscaled":
+            return tr(
+                "At d_k = {d_k}, unscaled: a heatmap of the attention weights of 6 rows, each a query over "
+                "its own 16 keys (mean largest weight {largest}), and the mean entropy against d_k from 1 to "
+                "1024, the unscaled curve falling, the scaled one flat (here {entropy} nats unscaled).",
+                **fields,
+            )
+        return tr(
+            "At d_k = {d_k}, scaled: a heatmap of the attention weights of 6 rows, each a query over its "
+            "own 16 keys (mean largest weight {largest}), and the mean entropy against d_k from 1 to 1024, "
+            "the unscaled curve falling, the scaled one flat (here {entropy} nats scaled).",
+            **fields,
         )
+
+
+def _stats_line(variant: str, view: explore.ScalingView) -> str:
+    """The caption line of one variant's numbers."""
+    stats = view.stats[variant]
+    fields = dict(
+        std=f"{stats.score_std:.3g}",
+        largest=f"{stats.max_weight:.3f}",
+        entropy=f"{stats.entropy:.3f}",
+        uniform=f"{view.max_entropy:.3f}",
+        median=f"{stats.median_grad_norm:.3g}",
+        mean=f"{stats.grad_norm:.3f}",
+    )
+    if variant == "unscaled":
+        return tr(
+            "unscaled: score std {std}, largest weight {largest}, entropy {entropy} nats (uniform "
+            "{uniform}), softmax Jacobian norm median {median}, mean {mean}",
+            **fields,
+        )
+    return tr(
+        "scaled: score std {std}, largest weight {largest}, entropy {entropy} nats (uniform {uniform}), "
+        "softmax Jacobian norm median {median}, mean {mean}",
+        **fields,
+    )
 
 
 def _scaling_renderer(seed: int, d_k_values: Sequence[int]) -> Renderer:
@@ -158,15 +193,15 @@ def scaling_explorer(
         [
             Control(
                 "variant",
-                "scores",
+                tr("scores"),
                 explore.VARIANTS,
                 variant,
                 kind="toggle",
-                labels=("unscaled q·k", "scaled q·k/√d_k"),
+                labels=(tr("unscaled q·k"), tr("scaled q·k/√d_k")),
             ),
             Control("d_k", "d_k", d_k_values, int(d_k)),
         ],
         _scaling_renderer(seed, d_k_values),
-        alt="Heatmaps of attention weights without and with scaling, and entropy against d_k.",
+        alt=tr("Heatmaps of attention weights without and with scaling, and entropy against d_k."),
         mode=mode,
     )

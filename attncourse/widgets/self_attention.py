@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..explore import self_attention as view_of
+from ..i18n import tr
 from ..plotting import attention_heatmap
 from ..toy_data import SENTENCE
 from ._core import Control, Explorer, Frame, caption
@@ -69,22 +70,35 @@ class _SelfAttentionPainter(Painter):
         word = tokens[view.token]
         self.title_map.set_text(f"softmax(QKᵀ/2), {view.order} order")
         self.title_row.set_text(f"'{word}' (position {view.token}) attends to")
+        # The quotes are part of the word fields: a bare token such as "on" is also a catalog message
+        # (an option label), and retranslate would translate it inside a line.
         return caption(
-            f"Query '{word}' at position {view.token} of '{' '.join(tokens)}': weights "
-            + ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, view.row)),
-            "Its output, the weighted sum of the value rows: ["
-            + ", ".join(f"{x:.2f}" for x in view.out[view.token])
-            + "]. Shuffle the words and each word keeps the same weights, moved with the words: "
-            "self-attention alone does not see order.",
+            tr(
+                "Query {word} at position {position} of {sentence}: weights {weights}",
+                word=f"'{word}'",
+                position=str(view.token),
+                sentence=f"'{' '.join(tokens)}'",
+                weights=", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, view.row)),
+            ),
+            tr(
+                "Its output, the weighted sum of the value rows: [{output}]. Shuffle the words and each word "
+                "keeps the same weights, moved with the words: self-attention alone does not see order.",
+                output=", ".join(f"{x:.2f}" for x in view.out[view.token]),
+            ),
         )
 
     def alt(self, view: Any) -> str:
         word, top = view.tokens[view.token], int(np.argmax(view.row))
-        return (
-            f"A heatmap of the self-attention weights over '{' '.join(view.tokens)}' with the row of "
-            f"'{word}' "
-            f"(position {view.token}) outlined, and a bar chart of that row: its largest weight, "
-            f"{view.row[top]:.2f}, is on '{view.tokens[top]}' (position {top})."
+        return tr(
+            "A heatmap of the self-attention weights over {sentence} with the row of {word} (position "
+            "{position}) outlined, and a bar chart of that row: its largest weight, {top}, is on {top_word} "
+            "(position {top_position}).",
+            sentence=f"'{' '.join(view.tokens)}'",
+            word=f"'{word}'",
+            position=str(view.token),
+            top=f"{view.row[top]:.2f}",
+            top_word=f"'{view.tokens[top]}'",
+            top_position=str(top),
         )
 
 
@@ -113,14 +127,25 @@ def self_attention_explorer(
     >>> ex.values()
     {'order': 'original', 'token': 1}
     """
+    order_names = {"original": tr("original"), "shuffled": tr("shuffled")}
     return Explorer(
         "self_attention",
         [
-            Control("order", "word order", tuple(view_of.ORDERS), order, kind="toggle"),
-            Control("token", "query token (position)", tuple(range(len(SENTENCE))), int(token), kind="int"),
+            Control(
+                "order",
+                tr("word order"),
+                tuple(view_of.ORDERS),
+                order,
+                kind="toggle",
+                labels=tuple(order_names[o] for o in view_of.ORDERS),
+            ),
+            Control(
+                "token", tr("query token (position)"), tuple(range(len(SENTENCE))), int(token), kind="int"
+            ),
         ],
         _renderer(),
-        alt="A heatmap of self-attention weights over a six-word sentence and a bar chart of one token's "
-        "row.",
+        alt=tr(
+            "A heatmap of self-attention weights over a six-word sentence and a bar chart of one token's row."
+        ),
         mode=mode,
     )

@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import explore
+from ..i18n import tr
 from ._core import Control, DependentControl, Explorer, Frame, caption, resolve_mode
 from ._paint import ACCENT, BAR_COLOUR, Painter, Renderer
 
@@ -67,9 +68,6 @@ class _SoftmaxPainter(Painter):
     def background_key(self, shown: Any) -> Any:
         return (shown.view.temperature, *self._range(shown.view))  # the score axis, in units of score / T
 
-    def _edited(self, shown: Any) -> str:
-        return "" if shown.chosen is None else f"editing the score of '{self.labels[shown.chosen]}' (red); "
-
     def paint(self, shown: Any) -> str:
         view = shown.view
         scaled = view.scaled_logits
@@ -85,26 +83,49 @@ class _SoftmaxPainter(Painter):
             text.set_text(f"{w:.2f}")
         self.title_scores.set_text(f"scores / T   (T = {view.temperature:g})")
         self.title_weights.set_text(f"weights: entropy {view.entropy:.2f} of {view.max_entropy:.2f} nats")
+        fields = dict(
+            scores=", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits)),
+            T=f"{view.temperature:g}",
+            weights=", ".join(f"{label} {w:.3f}" for label, w in zip(self.labels, view.weights)),
+        )
+        if shown.chosen is None:
+            first = tr("scores {scores}; T = {T}: weights {weights}", **fields)
+        else:
+            first = tr(
+                "editing the score of '{word}' (red); scores {scores}; T = {T}: weights {weights}",
+                word=self.labels[shown.chosen],
+                **fields,
+            )
         return caption(
-            self._edited(shown)
-            + "scores "
-            + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits))
-            + "; "
-            f"T = {view.temperature:g}: weights "
-            + ", ".join(f"{label} {w:.3f}" for label, w in zip(self.labels, view.weights)),
-            f"entropy {view.entropy:.3f} nats (uniform: {view.max_entropy:.3f}); "
-            f"top weight {view.max_weight:.3f}",
+            first,
+            tr(
+                "entropy {entropy} nats (uniform: {uniform}); top weight {top}",
+                entropy=f"{view.entropy:.3f}",
+                uniform=f"{view.max_entropy:.3f}",
+                top=f"{view.max_weight:.3f}",
+            ),
         )
 
     def alt(self, shown: Any) -> str:
         view = shown.view
-        weights = ", ".join(f"{label} {w:.2f}" for label, w in zip(self.labels, view.weights))
-        edited = "" if shown.chosen is None else f", the score of '{self.labels[shown.chosen]}' in red"
-        return (
-            f"Two bar charts at temperature T = {view.temperature:g}{edited}: the scores ("
-            + ", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits))
-            + ") divided by T, and the "
-            f"softmax weights ({weights}); entropy {view.entropy:.2f} of at most {view.max_entropy:.2f} nats."
+        fields = dict(
+            T=f"{view.temperature:g}",
+            scores=", ".join(f"{label} {x:g}" for label, x in zip(self.labels, view.logits)),
+            weights=", ".join(f"{label} {w:.2f}" for label, w in zip(self.labels, view.weights)),
+            entropy=f"{view.entropy:.2f}",
+            most=f"{view.max_entropy:.2f}",
+        )
+        if shown.chosen is None:
+            return tr(
+                "Two bar charts at temperature T = {T}: the scores ({scores}) divided by T, and the "
+                "softmax weights ({weights}); entropy {entropy} of at most {most} nats.",
+                **fields,
+            )
+        return tr(
+            "Two bar charts at temperature T = {T}, the score of '{word}' in red: the scores ({scores}) "
+            "divided by T, and the softmax weights ({weights}); entropy {entropy} of at most {most} nats.",
+            word=self.labels[shown.chosen],
+            **fields,
         )
 
 
@@ -153,9 +174,13 @@ def _scores_parser(n: int) -> Callable[[str], Tuple[float, ...]]:
         try:
             scores = tuple(float(x) for x in text.replace(";", ",").split(",") if x.strip())
         except ValueError:
-            raise ValueError(f"scores: type {n} numbers separated by commas; got {text!r}.") from None
+            raise ValueError(
+                tr("scores: type {n} numbers separated by commas; got {text}.", n=n, text=repr(text))
+            ) from None
         if len(scores) != n or not all(math.isfinite(x) for x in scores):
-            raise ValueError(f"scores: type {n} finite numbers separated by commas; got {text!r}.")
+            raise ValueError(
+                tr("scores: type {n} finite numbers separated by commas; got {text}.", n=n, text=repr(text))
+            )
         return scores
 
     return parse
@@ -215,13 +240,13 @@ def softmax_explorer(
     if temperatures is None:
         temperatures = explore.TEMPERATURES if live else explore.FRAME_TEMPERATURES
     temperature_control = Control(
-        "temperature", "temperature T", tuple(float(t) for t in temperatures), float(temperature)
+        "temperature", tr("temperature T"), tuple(float(t) for t in temperatures), float(temperature)
     )
     if live:
         scores_controls: list = [
             Control(
                 "logits",
-                "scores (" + ", ".join(labels) + ")",
+                tr("scores ({words})", words=", ".join(labels)),
                 (logits,),
                 logits,
                 kind="text",
@@ -234,16 +259,16 @@ def softmax_explorer(
         def score_control(values: dict) -> Control:
             own = logits[labels.index(values["word"])]
             options = tuple(sorted({float(x) for x in score_values} | {own}))
-            return Control("score", f"score of '{values['word']}'", options, own)
+            return Control("score", tr("score of '{word}'", word=values["word"]), options, own)
 
         scores_controls = [
-            Control("word", "change the score of", labels, labels[0], kind="toggle"),
+            Control("word", tr("change the score of"), labels, labels[0], kind="toggle"),
             DependentControl("score", score_control),
         ]
     return Explorer(
         "softmax",
         [temperature_control, *scores_controls],
         _softmax_renderer(logits, labels, score_values),
-        alt="Bar charts of the scores divided by the temperature and of the softmax weights.",
+        alt=tr("Bar charts of the scores divided by the temperature and of the softmax weights."),
         mode=mode,
     )

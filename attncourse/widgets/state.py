@@ -8,12 +8,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..explore import state as view_of
+from ..i18n import tr
 from ._core import Control, Explorer, Frame, caption
 from ._paint import ACCENT, Painter, Renderer
 
 __all__ = ["state_explorer", "render_state"]
 
-_NAMES = {"linear": "linear attention", "delta": "DeltaNet"}
+_NAMES = {"linear": "linear attention", "delta": "DeltaNet"}  # in the plots' titles (English)
 # the top-k panel's rankings: the exact scores, then the rank-r stand-in indexers
 # (colour, marker, line width): the exact ranking thick and grey underneath, so a rank-r indexer that
 # ranks exactly (rank 4 = the full score at the stack's width 4) is seen lying on it
@@ -95,49 +96,201 @@ class _StatePainter(Painter):
             self.missing.set_text("")
             self.curve_title.set_text(f"trained {_NAMES[view.method]}, E = {E}: three seeds")
         self.topk_here.set_xdata([view.top_k, view.top_k])
-        if view.accuracy is None:
-            acc = f"no saved runs of {_NAMES[view.method]} at E = {E}"
-        else:
-            acc = f"recall accuracy of the trained models {view.accuracy:.2f} (mean over three seeds; chance 0.016)"
-        keys = (
-            "one random unit key with a random value"
-            if n == 1
-            else f"{n} random unit keys with random values"
-        )
-        at_k = ", ".join(f"{name} {a:.2f}" for name, a in view.topk_accuracy.items())
-        if view.method == "delta":
-            numbers, how = f"{E * E} numbers", " (the delta rule with beta = 1)"
-        else:  # the chapter's linear attention: elu + 1 features, read through the normaliser z
-            numbers = f"{E * E} numbers, plus the normaliser's {E}"
-            how = ", the keys through the chapter's feature map, elu + 1 (a key k reads phi(k) S / (phi(k) . z))"
-        return caption(
-            f"{_NAMES[view.method]} with a state of {E} x {E} ({numbers}), {n} stored pair"
-            f"{'s' * (n > 1)}: {acc}.",
-            f"Left: not a trained model's state (the runs save none) but the state S after writing {keys}"
-            f"{how}, each frame on its own colour scale; reading each key back misses its value by "
-            f"{100 * view.recall_error:.0f}% on average (a read of all zeros would miss by 100%)"
-            + (
-                ""
-                if view.key_overlap is None
-                else f"; two written {'features' if view.method == 'linear' else 'keys'} have a "
-                f"cosine of {view.key_overlap:.2f} on average"
-            )
-            + ".",
-            f"Right: the saved top-k runs (the chapter's four-layer all-softmax stack, {view.topk_pairs} pairs, "
-            f"{view.topk_length} positions, mean over three seeds); at top_k = {view.top_k}, ranked by {at_k}.",
-        )
+        return caption(_summary(view), _left(view), _right(view))
 
     def alt(self, view: Any) -> str:
-        pairs = f"{view.pairs} random pair{'s' * (view.pairs > 1)}"
-        if view.accuracy is None:
-            curve = "an empty recall plot (no saved runs at this state size)"
-        else:
-            curve = f"the trained models' recall accuracy against stored pairs with the current number circled (saved recall {view.accuracy:.2f})"
-        return (
-            f"Three panels: the {view.state_size} by {view.state_size} state of {_NAMES[view.method]} after "
-            f"{pairs} as a heat map; {curve}; and the trained stack's saved accuracy against top_k for the "
-            f"exact ranking and each stand-in indexer, with top_k = {view.top_k} marked."
+        fields = dict(rows=str(view.state_size), cols=str(view.state_size), k=str(view.top_k))
+        if view.pairs > 1:
+            fields["n"] = str(view.pairs)
+        if view.accuracy is not None:
+            fields["recall"] = f"{view.accuracy:.2f}"
+        if view.method == "linear":
+            return _linear_alt(view, fields)
+        return _delta_alt(view, fields)
+
+
+def _linear_alt(view: Any, fields: dict) -> str:
+    """The alt text of a frame of linear attention."""
+    if view.accuracy is None and view.pairs == 1:
+        return tr(
+            "Three panels: the {rows} by {cols} state of linear attention after 1 random pair as a heat map; "
+            "an empty recall plot (no saved runs at this state size); and the trained stack's saved accuracy "
+            "against top_k for the exact ranking and each stand-in indexer, with top_k = {k} marked.",
+            **fields,
         )
+    if view.accuracy is None:
+        return tr(
+            "Three panels: the {rows} by {cols} state of linear attention after {n} random pairs as a heat "
+            "map; an empty recall plot (no saved runs at this state size); and the trained stack's saved "
+            "accuracy against top_k for the exact ranking and each stand-in indexer, with top_k = {k} marked.",
+            **fields,
+        )
+    if view.pairs == 1:
+        return tr(
+            "Three panels: the {rows} by {cols} state of linear attention after 1 random pair as a heat map; "
+            "the trained models' recall accuracy against stored pairs with the current number circled (saved "
+            "recall {recall}); and the trained stack's saved accuracy against top_k for the exact ranking and "
+            "each stand-in indexer, with top_k = {k} marked.",
+            **fields,
+        )
+    return tr(
+        "Three panels: the {rows} by {cols} state of linear attention after {n} random pairs as a heat map; "
+        "the trained models' recall accuracy against stored pairs with the current number circled (saved "
+        "recall {recall}); and the trained stack's saved accuracy against top_k for the exact ranking and "
+        "each stand-in indexer, with top_k = {k} marked.",
+        **fields,
+    )
+
+
+def _delta_alt(view: Any, fields: dict) -> str:
+    """The alt text of a frame of DeltaNet."""
+    if view.accuracy is None and view.pairs == 1:
+        return tr(
+            "Three panels: the {rows} by {cols} state of DeltaNet after 1 random pair as a heat map; an empty "
+            "recall plot (no saved runs at this state size); and the trained stack's saved accuracy against "
+            "top_k for the exact ranking and each stand-in indexer, with top_k = {k} marked.",
+            **fields,
+        )
+    if view.accuracy is None:
+        return tr(
+            "Three panels: the {rows} by {cols} state of DeltaNet after {n} random pairs as a heat map; an "
+            "empty recall plot (no saved runs at this state size); and the trained stack's saved accuracy "
+            "against top_k for the exact ranking and each stand-in indexer, with top_k = {k} marked.",
+            **fields,
+        )
+    if view.pairs == 1:
+        return tr(
+            "Three panels: the {rows} by {cols} state of DeltaNet after 1 random pair as a heat map; the "
+            "trained models' recall accuracy against stored pairs with the current number circled (saved "
+            "recall {recall}); and the trained stack's saved accuracy against top_k for the exact ranking and "
+            "each stand-in indexer, with top_k = {k} marked.",
+            **fields,
+        )
+    return tr(
+        "Three panels: the {rows} by {cols} state of DeltaNet after {n} random pairs as a heat map; the "
+        "trained models' recall accuracy against stored pairs with the current number circled (saved recall "
+        "{recall}); and the trained stack's saved accuracy against top_k for the exact ranking and each "
+        "stand-in indexer, with top_k = {k} marked.",
+        **fields,
+    )
+
+
+def _method_label(method: str) -> str:
+    """One of ``STATE_METHODS`` as an option label: "linear" in the reader's language, "delta" as is."""
+    return tr("linear") if method == "linear" else method
+
+
+def _summary(view: Any) -> str:
+    """The caption's first line: the method, its state's size, the stored pairs and the saved recall."""
+    E, n = view.state_size, view.pairs
+    fields = dict(rows=str(E), cols=str(E), numbers=str(E * E), n=str(n))
+    linear = view.method == "linear"
+    if view.accuracy is None:  # the saved runs have no model of this method and size
+        fields["E"] = str(E)
+        if linear and n == 1:
+            return tr(
+                "linear attention with a state of {rows} x {cols} ({numbers} numbers, plus the normaliser's "
+                "{z}), 1 stored pair: no saved runs of linear attention at E = {E}.",
+                z=str(E),
+                **fields,
+            )
+        if linear:
+            return tr(
+                "linear attention with a state of {rows} x {cols} ({numbers} numbers, plus the normaliser's "
+                "{z}), {n} stored pairs: no saved runs of linear attention at E = {E}.",
+                z=str(E),
+                **fields,
+            )
+        if n == 1:
+            return tr(
+                "DeltaNet with a state of {rows} x {cols} ({numbers} numbers), 1 stored pair: no saved runs "
+                "of DeltaNet at E = {E}.",
+                **fields,
+            )
+        return tr(
+            "DeltaNet with a state of {rows} x {cols} ({numbers} numbers), {n} stored pairs: no saved runs "
+            "of DeltaNet at E = {E}.",
+            **fields,
+        )
+    fields["accuracy"] = f"{view.accuracy:.2f}"
+    if linear and n == 1:
+        return tr(
+            "linear attention with a state of {rows} x {cols} ({numbers} numbers, plus the normaliser's {z}), "
+            "1 stored pair: recall accuracy of the trained models {accuracy} (mean over three seeds; chance "
+            "0.016).",
+            z=str(E),
+            **fields,
+        )
+    if linear:
+        return tr(
+            "linear attention with a state of {rows} x {cols} ({numbers} numbers, plus the normaliser's {z}), "
+            "{n} stored pairs: recall accuracy of the trained models {accuracy} (mean over three seeds; "
+            "chance 0.016).",
+            z=str(E),
+            **fields,
+        )
+    if n == 1:
+        return tr(
+            "DeltaNet with a state of {rows} x {cols} ({numbers} numbers), 1 stored pair: recall accuracy of "
+            "the trained models {accuracy} (mean over three seeds; chance 0.016).",
+            **fields,
+        )
+    return tr(
+        "DeltaNet with a state of {rows} x {cols} ({numbers} numbers), {n} stored pairs: recall accuracy of "
+        "the trained models {accuracy} (mean over three seeds; chance 0.016).",
+        **fields,
+    )
+
+
+def _left(view: Any) -> str:
+    """The caption's second line: how the state on the left was written, and how well it reads back."""
+    fields = dict(error=f"{100 * view.recall_error:.0f}")
+    linear = view.method == "linear"
+    if view.key_overlap is None:  # one pair: no two keys to compare
+        if linear:
+            return tr(
+                "Left: not a trained model's state (the runs save none) but the state S after writing one "
+                "random unit key with a random value, the keys through the chapter's feature map, elu + 1 (a "
+                "key k reads phi(k) S / (phi(k) . z)), each frame on its own colour scale; reading each key "
+                "back misses its value by {error}% on average (a read of all zeros would miss by 100%).",
+                **fields,
+            )
+        return tr(
+            "Left: not a trained model's state (the runs save none) but the state S after writing one random "
+            "unit key with a random value (the delta rule with beta = 1), each frame on its own colour scale; "
+            "reading each key back misses its value by {error}% on average (a read of all zeros would miss by "
+            "100%).",
+            **fields,
+        )
+    fields.update(n=str(view.pairs), cosine=f"{view.key_overlap:.2f}")
+    if linear:
+        return tr(
+            "Left: not a trained model's state (the runs save none) but the state S after writing {n} random "
+            "unit keys with random values, the keys through the chapter's feature map, elu + 1 (a key k reads "
+            "phi(k) S / (phi(k) . z)), each frame on its own colour scale; reading each key back misses its "
+            "value by {error}% on average (a read of all zeros would miss by 100%); two written features have "
+            "a cosine of {cosine} on average.",
+            **fields,
+        )
+    return tr(
+        "Left: not a trained model's state (the runs save none) but the state S after writing {n} random unit "
+        "keys with random values (the delta rule with beta = 1), each frame on its own colour scale; reading "
+        "each key back misses its value by {error}% on average (a read of all zeros would miss by 100%); two "
+        "written keys have a cosine of {cosine} on average.",
+        **fields,
+    )
+
+
+def _right(view: Any) -> str:
+    """The caption's third line: the saved top-k runs at the chosen top_k (the rankings named as in the legend)."""
+    return tr(
+        "Right: the saved top-k runs (the chapter's four-layer all-softmax stack, {pairs} pairs, {length} "
+        "positions, mean over three seeds); at top_k = {k}, ranked by {accuracies}.",
+        pairs=str(view.topk_pairs),
+        length=str(view.topk_length),
+        k=str(view.top_k),
+        accuracies=", ".join(f"{name} {a:.2f}" for name, a in view.topk_accuracy.items()),
+    )
 
 
 def _renderer(recall: Mapping[str, Any], topk: Mapping[str, Any]) -> Renderer:
@@ -187,13 +340,22 @@ def state_explorer(
     return Explorer(
         "state",
         [
-            Control("method", "method", view_of.STATE_METHODS, method, kind="toggle"),
+            Control(
+                "method",
+                tr("update rule"),  # not "method": the catalog's "method" is the grader's status
+                view_of.STATE_METHODS,
+                method,
+                kind="toggle",
+                labels=tuple(_method_label(m) for m in view_of.STATE_METHODS),
+            ),
             Control("state_size", "E", view_of.STATE_SIZES, int(state_size), kind="toggle"),
-            Control("pairs", "pairs", view_of.STATE_PAIRS, int(pairs), kind="toggle"),
-            Control("top_k", "top-k", view_of.STATE_TOP_K, int(top_k), kind="toggle"),
+            Control("pairs", tr("pairs"), view_of.STATE_PAIRS, int(pairs), kind="toggle"),
+            Control("top_k", tr("top-k"), view_of.STATE_TOP_K, int(top_k), kind="toggle"),
         ],
         _renderer(recall, topk),
-        alt="A fixed-size state after storing random key/value pairs, the trained models' saved recall "
-        "accuracy, and the trained stack's saved accuracy under top-k attention.",
+        alt=tr(
+            "A fixed-size state after storing random key/value pairs, the trained models' saved recall "
+            "accuracy, and the trained stack's saved accuracy under top-k attention."
+        ),
         mode=mode,
     )

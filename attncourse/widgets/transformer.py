@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..explore import transformer as view_of
+from ..i18n import tr
 from ..plotting import attention_heatmap, heatmap
 from ._core import Control, Explorer, Frame, caption
 from ._paint import ACCENT, Painter, Renderer
@@ -73,30 +74,58 @@ class _TransformerPainter(Painter):
             outline.set_xy((view.head - 0.5, view.layer - 0.5))
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
         self.title.set_text(f"layer {view.layer}, head {view.head}")
+        where = dict(layer=view.layer, head=view.head)
+        tokens = " ".join(view.tokens)
         if view.held_out:
             seq_prev = view.sequence_previous[view.layer, view.head]
             seq_ind = view.sequence_induction[view.layer, view.head]
             return caption(
-                f"Layer {view.layer}, head {view.head}: previous-token score {prev:.2f}, "
-                f"induction score {ind:.2f}, averaged over {view.n_scored} held-out sequences (the tables).",
-                f"On the sequence shown, {' '.join(view.tokens)}: mean weight on the previous token "
-                f"{seq_prev:.2f}; on the keys right after an earlier copy of the query's token (circled) "
-                f"{seq_ind:.2f}.",
+                tr(
+                    "Layer {layer}, head {head}: previous-token score {prev}, induction score {ind}, averaged "
+                    "over {n} held-out sequences (the tables).",
+                    prev=f"{prev:.2f}",
+                    ind=f"{ind:.2f}",
+                    n=view.n_scored,
+                    **where,
+                ),
+                tr(
+                    "On the sequence shown, {tokens}: mean weight on the previous token {prev}; on the keys "
+                    "right after an earlier copy of the query's token (circled) {ind}.",
+                    tokens=tokens,
+                    prev=f"{seq_prev:.2f}",
+                    ind=f"{seq_ind:.2f}",
+                ),
             )
         return caption(
-            f"Layer {view.layer}, head {view.head}: mean weight on the previous token {prev:.2f}; "
-            f"on the key right after an earlier copy of the query's token (circled) {ind:.2f}.",
-            f"Over the sequence {' '.join(view.tokens)}.",
+            tr(
+                "Layer {layer}, head {head}: mean weight on the previous token {prev}; on the key right after "
+                "an earlier copy of the query's token (circled) {ind}.",
+                prev=f"{prev:.2f}",
+                ind=f"{ind:.2f}",
+                **where,
+            ),
+            tr("Over the sequence {tokens}.", tokens=tokens),
         )
 
     def alt(self, view: Any) -> str:
         prev, ind = view.previous_scores[view.layer, view.head], view.induction_scores[view.layer, view.head]
-        over = f", averaged over {view.n_scored} held-out sequences" if view.held_out else ""
-        return (
-            f"The attention map of layer {view.layer}, head {view.head} over a "
-            f"{len(view.tokens)}-token "
-            f"sequence, with the cells right after an earlier copy circled; beside it, tables of every "
-            f"head's previous-token score (this head {prev:.2f}) and induction score (this head {ind:.2f}){over}."
+        fields = dict(
+            layer=view.layer, head=view.head, L=len(view.tokens), prev=f"{prev:.2f}", ind=f"{ind:.2f}"
+        )
+        if view.held_out:
+            return tr(
+                "The attention map of layer {layer}, head {head} over a {L}-token sequence, with the cells "
+                "right after an earlier copy circled; beside it, tables of every head's previous-token score "
+                "(this head {prev}) and induction score (this head {ind}), averaged over {n} held-out "
+                "sequences.",
+                n=view.n_scored,
+                **fields,
+            )
+        return tr(
+            "The attention map of layer {layer}, head {head} over a {L}-token sequence, with the cells right "
+            "after an earlier copy circled; beside it, tables of every head's previous-token score (this "
+            "head {prev}) and induction score (this head {ind}).",
+            **fields,
         )
 
 
@@ -206,7 +235,7 @@ def transformer_explorer(
         [
             Control(
                 "layer",
-                "layer",
+                tr("layer"),
                 tuple(range(n_layers)),
                 int(layer),
                 kind="toggle",
@@ -214,7 +243,7 @@ def transformer_explorer(
             ),
             Control(
                 "head",
-                "head",
+                tr("head"),
                 tuple(range(H)),
                 int(head),
                 kind="toggle",
@@ -222,6 +251,6 @@ def transformer_explorer(
             ),
         ],
         _renderer(maps, labels, scores),
-        alt="A trained model's attention map for one layer and head, with tables scoring every head.",
+        alt=tr("A trained model's attention map for one layer and head, with tables scoring every head."),
         mode=mode,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..explore import vision as view_of
+from ..i18n import tr
 from ._core import Control, Explorer, Frame, caption
 from ._paint import PatchMapsPainter, Renderer
 
@@ -33,22 +34,50 @@ class _VisionPainter(PatchMapsPainter):
         self.grid_lines += [self.ax_image.axhline(y - 0.5, color="tab:orange", lw=1) for y in range(P, H, P)]
         self.image_title.set_text(f"label {view.label}, {P}x{P} patches")
         self._paint_maps(view, lambda r, c: (c * P - 0.5, r * P - 0.5, P))
+        fields = dict(height=str(P), width=str(P), n=str(view.grid[0] * view.grid[1]))
         if view.view == "rollout":
-            what = "the rollout's share of each patch in the final [CLS] token"
+            first = tr(
+                "{height} x {width} patches: N = {n} tokens and [CLS]. "
+                "Shown: the rollout's share of each patch in the final [CLS] token.",
+                **fields,
+            )
         else:
-            what = f"the weight [CLS] puts on each patch in {view.view}, head by head"
+            first = tr(
+                "{height} x {width} patches: N = {n} tokens and [CLS]. "
+                "Shown: the weight [CLS] puts on each patch in layer {layer}, head by head.",
+                layer=_layer(view.view),
+                **fields,
+            )
         tops = ", ".join(f"({r}, {c})" for r, c in view.top_patches)
-        return caption(
-            f"{P} x {P} patches: N = {view.grid[0] * view.grid[1]} tokens and [CLS]. Shown: {what}.",
-            f"Largest cell (outlined, row and column on the grid): {tops}.",
-        )
+        return caption(first, tr("Largest cell (outlined, row and column on the grid): {cells}.", cells=tops))
 
     def alt(self, view: Any) -> str:
-        maps = "one rollout map" if view.view == "rollout" else f"{len(view.maps)} head maps of {view.view}"
-        return (
-            f"A handwritten {view.label} of 8 by 8 pixels with a grid of {view.patch_size} by {view.patch_size} "
-            f"patches drawn over it, and {maps} laid over the image, each with its largest patch outlined."
+        fields = dict(digit=str(view.label), height=str(view.patch_size), width=str(view.patch_size))
+        if view.view == "rollout":
+            return tr(
+                "A handwritten {digit} of 8 by 8 pixels with a grid of {height} by {width} patches drawn over "
+                "it, and one rollout map laid over the image, each with its largest patch outlined.",
+                **fields,
+            )
+        return tr(
+            "A handwritten {digit} of 8 by 8 pixels with a grid of {height} by {width} patches drawn over "
+            "it, and {k} head maps of layer {layer} laid over the image, each with its largest patch outlined.",
+            k=str(len(view.maps)),
+            layer=_layer(view.view),
+            **fields,
         )
+
+
+def _layer(view: str) -> str:
+    """The layer's number of a view "layer n" of ``VISION_VIEWS``."""
+    return view.partition(" ")[2]
+
+
+def _view_label(view: str) -> str:
+    """One of ``VISION_VIEWS`` as an option label: the rollout, or a layer ("layer 1")."""
+    if view == "rollout":
+        return tr("rollout")
+    return tr("layer {n}", n=_layer(view))
 
 
 def _renderer(maps: Mapping[str, Any]) -> Renderer:
@@ -90,7 +119,7 @@ def vision_explorer(
         [
             Control(
                 "image",
-                "image",
+                tr("image"),
                 tuple(range(n_images)),
                 int(image),
                 kind="toggle",
@@ -98,15 +127,25 @@ def vision_explorer(
             ),
             Control(
                 "patch_size",
-                "patch size",
+                tr("patch size"),
                 sizes,
                 int(patch_size),
                 kind="toggle",
                 labels=tuple(f"{p}x{p}" for p in sizes),
             ),
-            Control("view", "[CLS] reads", view_of.VISION_VIEWS, view, kind="toggle"),
+            Control(
+                "view",
+                tr("[CLS] reads"),
+                view_of.VISION_VIEWS,
+                view,
+                kind="toggle",
+                labels=tuple(_view_label(v) for v in view_of.VISION_VIEWS),
+            ),
         ],
         _renderer(maps),
-        alt="A digit with its patch grid and where the Vision Transformer's [CLS] token looks, per head or by rollout.",
+        alt=tr(
+            "A digit with its patch grid and where the Vision Transformer's [CLS] token looks, per head or by "
+            "rollout."
+        ),
         mode=mode,
     )
