@@ -77,7 +77,18 @@ def _state(name: str, mode: str, language: str = "en") -> dict:
     ipywidgets.Widget.close_all()
     with i18n.using(language):
         FACTORIES[name](mode)  # its widgets stay registered until the next close_all
-    return ipywidgets.Widget.get_manager_state()["state"]
+    state = ipywidgets.Widget.get_manager_state()["state"]
+    ipywidgets.Widget.close_all()
+    return state
+
+
+_ENGLISH: dict = {}  # an explorer's English frames, drawn once for both languages (one worker runs a file)
+
+
+def _english_frames(name: str) -> dict:
+    if name not in _ENGLISH:
+        _ENGLISH[name] = _state(name, "frames")
+    return _ENGLISH[name]
 
 
 def _skip_without_stack():
@@ -88,9 +99,9 @@ def _skip_without_stack():
 @pytest.mark.parametrize("name, language", PARAMS)
 def test_the_english_state_rewritten_is_the_explorer_drawn_in_chinese(name, language):
     _skip_without_stack()
-    english = aw.state_texts(_state(name, "frames"))
+    english = aw.state_texts(_english_frames(name))
     drawn = aw.state_texts(_state(name, "frames", language))
-    rewritten = aw.state_texts(aw.translate_state(_state(name, "frames"), language))
+    rewritten = aw.state_texts(aw.translate_state(_english_frames(name), language))
     assert len(english) == len(drawn) == len(rewritten)
     differ = [(e, d, r) for e, d, r in zip(english, drawn, rewritten) if d != r]
     assert not differ, f"{len(differ)} of {len(drawn)} lines; the first: {differ[0]}"
