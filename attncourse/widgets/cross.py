@@ -47,6 +47,21 @@ class _CrossPainter(PatchMapsPainter):
 
     def alt(self, view: Any) -> str:
         fields = dict(digit=str(view.label), letter=view.letter, written=view.written)
+        if view.letter == "end":  # the end mark after the name, not one of its letters
+            if view.heads == "averaged":
+                return tr(
+                    "A handwritten {digit} of 8 by 8 pixels, and, for the end mark after the written name "
+                    "'{written}', its heads' mean and the encoder's rollout laid over the image, each with "
+                    "its largest patch outlined.",
+                    digit=fields["digit"],
+                    written=fields["written"],
+                )
+            return tr(
+                "A handwritten {digit} of 8 by 8 pixels, and, for the end mark after the written name "
+                "'{written}', one map per head laid over the image, each with its largest patch outlined.",
+                digit=fields["digit"],
+                written=fields["written"],
+            )
         if view.heads == "averaged":
             return tr(
                 "A handwritten {digit} of 8 by 8 pixels, and, for the letter '{letter}' of the written name "
