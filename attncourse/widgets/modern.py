@@ -73,6 +73,20 @@ class _CachePainter(Painter):
             sinks=str(view.sinks),
         )
         own = view.kind == view_of.DEFAULT_KIND  # the model as published: no "with <kind>"
+        if view.window and not view.sinks and own:
+            return tr(
+                "KV cache of {model} with a window of {window} and no sinks: a log-log line of GiB against "
+                "tokens, {kib} KiB per token, next to a dashed line at the weights; and the attention pattern "
+                "of 16 tokens (window of 4, no sinks).",
+                **fields,
+            )
+        if view.window and not view.sinks:
+            return tr(
+                "KV cache of {model} with {kind} with a window of {window} and no sinks: a log-log line of GiB "
+                "against tokens, {kib} KiB per token, next to a dashed line at the weights; and the attention "
+                "pattern of 16 tokens (window of 4, no sinks).",
+                **fields,
+            )
         if view.window and own:
             return tr(
                 "KV cache of {model} with a window of {window} and {sinks} sinks: a log-log line of GiB "
