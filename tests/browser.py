@@ -30,6 +30,7 @@ from typing import Iterator, Optional
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from built_book import book_pending
 
 __all__ = [
     "REPO_ROOT",
@@ -110,6 +111,8 @@ def why_no_chromium() -> Optional[str]:
 
 def why_no_browser(html_dir: Path = BUILD_HTML) -> Optional[str]:
     """Why the browser tests over ``html_dir`` cannot run here, or None when they can."""
+    if Path(html_dir) == BUILD_HTML:
+        book_pending(html_dir)
     if not (Path(html_dir) / "index.html").is_file():
         return f"the book is not built ({html_dir}/index.html missing): run `jupyter-book build . -W`"
     return why_no_chromium()

@@ -21,7 +21,14 @@ def _has_cuda() -> bool:
     return torch.cuda.is_available()
 
 
+# Fixtures that hand a test the built book: a test using one reads ``_build/`` (tests/built_book.py).
+BUILT_BOOK_FIXTURES = {"book_server", "book_browser", "built_book", "built_pages", "visits"}
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if BUILT_BOOK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.book)
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU on this machine")

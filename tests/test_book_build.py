@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from built_book import book_pending
 from browser import (  # noqa: F401  (chromium, book_server and book_browser are fixtures)
     BUILD_HTML,
     REPO_ROOT,
@@ -175,6 +176,7 @@ def test_vendored_files_are_complete():
 @pytest.fixture(scope="module")
 def built_book() -> Path:
     """``_build/html``; skips (fails under REQUIRE_BROWSER=1) when the book is not built."""
+    book_pending(BUILD_HTML)
     if not (BUILD_HTML / "index.html").is_file():
         skip_or_fail(f"the book is not built ({BUILD_HTML}): run `jupyter-book build . -W`")
     return BUILD_HTML

@@ -8,8 +8,8 @@ opens) must execute without error, attncourse must have been installed by the in
 itself, without upgrading anything Colab had, and with no exercise done every check must say
 0 points ("not attempted yet" where the stub is empty) and the chapter's score 0.
 
-This is the one execution of each student edition per test run; the chapters themselves are
-executed by the book build.
+Each chapter's student edition runs once per test run, in one of the three languages (see
+``NOTEBOOKS``); the chapters themselves are executed by the book build.
 """
 
 from __future__ import annotations
@@ -38,12 +38,13 @@ NOTEBOOKS = sorted(
     for p in (ROOT / "book").glob("*.ipynb")
 )
 # The Chinese student editions run the English ones' code, with the language set in the setup
-# cell (tests/test_student_versions.py checks it cell by cell): every chapter's edition runs once
-# more in Chinese here, simplified and traditional in turn, so every check cell and score cell is
-# seen speaking Chinese, in both scripts, in a Colab-like kernel.
-_CHINESE = sorted(p for p in NOTEBOOKS if p.parent.name == "student")
-NOTEBOOKS += [
-    ROOT / "student" / ("zh_CN" if i % 2 == 0 else "zh_TW") / p.name for i, p in enumerate(_CHINESE)
+# cell (tests/test_student_versions.py checks it cell by cell), so each chapter runs once, in
+# English, simplified and traditional Chinese in turn: every chapter's code runs in a Colab-like
+# kernel, and each language's check and score cells are seen on five chapters.
+LANGUAGES = ("en", "zh_CN", "zh_TW")
+NOTEBOOKS = [
+    p if LANGUAGES[i % 3] == "en" or p.parent.name != "student" else p.parent / LANGUAGES[i % 3] / p.name
+    for i, p in enumerate(NOTEBOOKS)
 ]
 
 pytestmark = [pytest.mark.colab, pytest.mark.slow]

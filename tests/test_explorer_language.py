@@ -153,6 +153,7 @@ def _built_states(folder: str) -> dict:
     return out
 
 
+@pytest.mark.book
 @pytest.mark.parametrize("folder", ["zh", "zh-tw"])
 def test_the_translated_books_explorers_speak_their_language(folder):
     """Every explorer of the built zh and zh-tw books: no English line left, and the same number of

@@ -421,6 +421,7 @@ def _transformer_frames(page: Path) -> dict:
     return frames
 
 
+@pytest.mark.book
 def test_chapter_8_explorer_tables_are_the_chapters_held_out_scores():
     # The page and the executed notebook of one build: the same execution, the same trained model.
     page = built_file(BUILT / "html" / "book" / "08_transformer_block.html")

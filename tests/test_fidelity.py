@@ -114,22 +114,19 @@ def test_the_registered_wrong_variants_score_less_than_full_and_the_same_with_hi
     assert not rows, f"{len(rows)} registered variants:\n" + harness.table(rows)
 
 
-@pytest.mark.slow
-def test_the_grader_gives_every_answer_the_mark_check_gives(check_results, tmp_path_factory):
-    """Every slot notebook of every chapter graded in one ``attncourse grade`` run."""
-    if not SLOTS:
-        pytest.skip("no answers module yet")
-    base = tmp_path_factory.mktemp("fidelity")
+def _grader_agrees_with_check(layout, check_results, base: Path) -> None:
+    """Grade ``layout``'s slot notebooks (chapter -> slots) and compare every answer's mark with
+    the one ``check`` gave it."""
     bundle = harness.assign(base / "handout")
     notebooks = {}
-    for chapter, chapter_slots in SLOTS.items():
+    for chapter, chapter_slots in layout.items():
         student = harness.student_notebook(chapter, base / "handout" / "student")
         for i, slot in enumerate(chapter_slots):
             notebooks[harness.notebook_name(chapter, i)] = harness.build_notebook(student, slot)
     graded = harness.grade_notebooks(bundle, notebooks, base / "grade")
     checked = {(a.exercise_id, a.label): mark for a, mark in check_results}
     rows, n = [], 0
-    for chapter, chapter_slots in SLOTS.items():
+    for chapter, chapter_slots in layout.items():
         for i, slot in enumerate(chapter_slots):
             for ex_id, a in slot.items():
                 n += 1
@@ -143,3 +140,25 @@ def test_the_grader_gives_every_answer_the_mark_check_gives(check_results, tmp_p
         f"{len(rows)} of {n} answers ({differ} with different marks in check and grader):\n"
         + harness.table(rows)
     )
+
+
+@pytest.mark.slow
+def test_the_grader_gives_a_sample_of_the_answers_the_mark_check_gives(check_results, tmp_path_factory):
+    """Every exercise's first and last correct answer and its first wrong one, graded: three slot
+    notebooks a chapter (``harness.sample_slots``)."""
+    if not SLOTS:
+        pytest.skip("no answers module yet")
+    sample = harness.sample_slots(ANSWERS)
+    assert {a.exercise_id for slots in sample.values() for slot in slots for a in slot.values()} == {
+        a.exercise_id for a in ANSWERS
+    }
+    _grader_agrees_with_check(sample, check_results, tmp_path_factory.mktemp("fidelity-sample"))
+
+
+@pytest.mark.slow
+@pytest.mark.sweep
+def test_the_grader_gives_every_answer_the_mark_check_gives(check_results, tmp_path_factory):
+    """Every slot notebook of every chapter graded (the full sweep: ``-m sweep``)."""
+    if not SLOTS:
+        pytest.skip("no answers module yet")
+    _grader_agrees_with_check(SLOTS, check_results, tmp_path_factory.mktemp("fidelity"))

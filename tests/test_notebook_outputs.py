@@ -133,6 +133,7 @@ def _executed_copy(notebook: Path) -> Path:
     return built_file(EXECUTED / notebook.relative_to(ROOT))
 
 
+@pytest.mark.book
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_saved_outputs_are_what_the_build_printed(notebook):
     executed = json.loads(_executed_copy(notebook).read_text(encoding="utf-8"))

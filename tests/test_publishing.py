@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from browser import BUILD_HTML, book_pages, skip_or_fail
+from built_book import book_pending
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -132,6 +133,7 @@ def test_no_colour_map_that_fails_in_grey_scale():
 
 @pytest.fixture(scope="module")
 def built_pages():
+    book_pending(BUILD_HTML)
     if not (BUILD_HTML / "index.html").is_file():
         skip_or_fail(f"the book is not built ({BUILD_HTML})")
     return book_pages()

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from built_book import book_pending
 
 from attncourse.exercises import CHAPTERS, all_exercises
 from attncourse.exercises.engine.notebook import replace_solutions, solution_lines
@@ -182,9 +183,11 @@ def test_the_book_config_loads_the_launch_extension():
     assert "student" in config["exclude_patterns"]
 
 
+@pytest.mark.book
 def test_the_built_book_links_colab_to_the_student_editions():
     """On the built HTML (skipped when the book is not built): badge and launch button agree."""
     html_dir = ROOT / "_build" / "html" / "book"
+    book_pending(html_dir)
     if not html_dir.exists():
         pytest.skip("the book is not built (jupyter-book build . -W)")
     for stem in WITH_EXERCISES.values():

@@ -25,7 +25,7 @@ import pytest
 
 from browser import BUILD_HTML, BookBrowser, serve, wait_for_widgets, why_no_browser
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.book]
 
 REQUIRE = os.environ.get("REQUIRE_BROWSER") == "1"
 HTML_DIR = Path(os.environ.get("ATTNCOURSE_BOOK_HTML", BUILD_HTML))

@@ -14,9 +14,13 @@ stub.  A slot is one notebook, built from the chapter's student notebook, and it
   in notebook order, all in one namespace; then ``score(chapter)`` re-checks every function as it
   is defined at the end (a helper redefined by a later cell is what ``score`` and the grader see,
   so helpers of different exercises should have different names);
-* **grader** (``grade_notebooks``): every slot notebook of every chapter in one submissions folder,
-  one ``attncourse grade --sandbox none --jobs 2`` against a bundle made by ``attncourse assign``,
-  marks read from ``results.json``.
+* **grader** (``grade_notebooks``): the slot notebooks of each chapter in one submissions folder,
+  one ``attncourse grade --sandbox none --jobs 2 --chapter CHAPTER`` a chapter against a bundle made
+  by ``attncourse assign``, marks read from ``results.json``.
+
+``sample_slots`` lays out three slots a chapter (each exercise's first and last correct answer and
+its first wrong one): the grader's run over them is the one CI makes; ``slots`` (every answer) is
+the full sweep, a tier of its own (``-m sweep``).
 
 The registry's own wrong variants (``Diagnosis.variant``) live in the package, which the guard
 forbids to answers, so they cannot be handed in as notebook code: ``variant_marks`` judges their
@@ -176,6 +180,24 @@ def slots(answers: Sequence[Answer]) -> Dict[str, List[Dict[str, Answer]]]:
     return out
 
 
+def sample_slots(answers: Sequence[Answer]) -> Dict[str, List[Dict[str, Answer]]]:
+    """chapter -> three slots: every exercise's first correct answer, its last correct one (another
+    style: the answers modules list einsum, loops, torch... in turn) and its first wrong one."""
+    full = slots(answers)
+    out: Dict[str, List[Dict[str, Answer]]] = {}
+    for chapter, chapter_slots in full.items():
+        first, last, wrong = {}, {}, {}
+        for slot in chapter_slots:
+            for ex_id, a in slot.items():
+                if a.correct:
+                    first.setdefault(ex_id, a)
+                    last[ex_id] = a
+                else:
+                    wrong.setdefault(ex_id, a)
+        out[chapter] = [s for s in (first, last, wrong) if s]
+    return out
+
+
 def build_notebook(student: dict, slot: Dict[str, Answer]) -> dict:
     """The student notebook with each exercise cell of ``slot`` replaced by the answer's cells."""
     nb = copy.deepcopy(student)
@@ -268,29 +290,32 @@ def assign(out_dir: Path) -> Path:
 
 
 def grade_notebooks(bundle: Path, notebooks: Dict[str, dict], work: Path) -> Dict[str, Dict[str, Mark]]:
-    """One ``attncourse grade --sandbox none`` over ``notebooks`` (name -> notebook).
+    """One ``attncourse grade --sandbox none`` per chapter over ``notebooks`` (name -> notebook,
+    each named ``notebook_name(chapter, i)``), each run assigning its chapter alone, as a course
+    hands out one chapter at a time (a run that assigns every chapter delivers every chapter's
+    cases to every notebook, and takes twice as long a notebook).
 
-    Returns name -> exercise id -> mark, from ``results.json``.
+    Returns name -> exercise id -> mark, from each run's ``results.json``.
     """
     from attncourse.cli import main
 
-    subs, out = work / "submissions", work / "results"
-    subs.mkdir(parents=True)
-    for name, nb in notebooks.items():
-        (subs / f"{name}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    # every chapter of the run is the assignment's (no majority decides for a folder of several)
-    chapters = sorted({name.split("-")[0] for name in notebooks})
-    assigned = [arg for chapter in chapters for arg in ("--chapter", chapter)]
-    code = main(["grade", str(bundle), str(subs), str(out), "--sandbox", "none", *assigned, *FAST])
-    assert code == 0, f"attncourse grade exited with {code}"
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     marks: Dict[str, Dict[str, Mark]] = {}
-    for student in results["students"]:
-        # "not found: ..." names the other chapters' functions (every slot notebook holds one chapter)
-        notes = "; ".join(n for n in student.get("notes", []) if not n.startswith("not found"))[:90]
-        marks[student["student"]] = {
-            ex_id: Mark(round(float(g["earned"]), 2), notes) for ex_id, g in student["exercises"].items()
-        }
+    for chapter in sorted({name.split("-")[0] for name in notebooks}):
+        subs, out = work / chapter / "submissions", work / chapter / "results"
+        subs.mkdir(parents=True)
+        for name, nb in notebooks.items():
+            if name.split("-")[0] == chapter:
+                (subs / f"{name}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+        code = main(
+            ["grade", str(bundle), str(subs), str(out), "--sandbox", "none", "--chapter", chapter, *FAST]
+        )
+        assert code == 0, f"attncourse grade exited with {code} on {chapter}"
+        results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        for student in results["students"]:
+            notes = "; ".join(student.get("notes", []))[:90]
+            marks[student["student"]] = {
+                ex_id: Mark(round(float(g["earned"]), 2), notes) for ex_id, g in student["exercises"].items()
+            }
     return marks
 
 
