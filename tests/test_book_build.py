@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-
 from built_book import book_pending
+
 from browser import (  # noqa: F401  (chromium, book_server and book_browser are fixtures)
     BUILD_HTML,
     REPO_ROOT,

@@ -13,9 +13,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from built_book import book_pending
 
 from browser import BUILD_HTML, book_pages, skip_or_fail
-from built_book import book_pending
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
