@@ -2,41 +2,46 @@
 # The full test tier: what CI runs (.ci/run is this script on a fresh clone).
 #
 #   bash scripts/test.sh               everything below
-#   bash scripts/test.sh -k flash      extra arguments go to both pytest runs (steps 3 and 4)
+#   bash scripts/test.sh -k flash      extra arguments go to every pytest run but the numpy tier's
+#   FULL_SWEEP=1 bash scripts/test.sh  the full sweeps too (marked `sweep`)
 #   python -m pytest -m "not slow"     the quick tier alone (under a minute, no book build)
 #
-# Steps, and how often each chapter notebook is executed:
+# Steps, and how often each chapter notebook is executed (the step times are printed at the end):
 #   1. set-up: .venv with the CPU build of torch unless it has one (scripts/setup_env.sh);
 #      Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install them.
 #   2. ruff check and ruff format --check.
 #   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
 #      _build/html, keeps the executed copies in _build/jupyter_execute/, and builds the Chinese
-#      editions (_build/html/zh/, zh-tw/) from the same executed notebooks.  Beside steps 2-4,
-#      in the background, tests/test_colab_standin.py runs every chapter's student edition in a
-#      Colab-like venv (execution 2) and checks that it scores 0; its report is printed after
-#      step 4 and its failure fails the run.
-#   4. pytest on everything else, slow tests included, on two workers (pytest-xdist, one file
-#      per worker at a time, each worker and its kernels on its share of the cores).
+#      editions (_build/html/zh/, zh-tw/) from the same executed notebooks.
+#      Beside it, in the background and at a lower priority:
+#      - tests/test_colab_standin.py runs each chapter's student edition once (execution 2; in
+#        English, simplified or traditional Chinese in turn) in a Colab-like venv and checks that
+#        it scores 0;
+#      - every test that reads no built book (not marked `book`), slow tests included, on two
+#        workers (pytest-xdist, one file per worker at a time); npm ci (axe-core, Lighthouse)
+#        first.  The exercise and grader tests execute only exercise cells and small demo
+#        notebooks; the fidelity suite grades a sample of its answers (FULL_SWEEP=1: all);
+#      - the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
+#        package, no torch) runs `python -m pytest tests -m "not slow"`; torch tests skip one by one.
+#      Their reports are printed after step 4, and any failure fails the run.
+#   4. pytest on the built book (tests marked `book`), on two workers.
 #      tests/test_notebook_outputs.py compares the executed copies of step 3 with the outputs
 #      saved in book/*.ipynb under nbval's rules (tests/nbval_sanitize.cfg), so the check of the
 #      saved outputs costs no execution of its own; tests/test_built_pages_*.py load every English
-#      page once per width in Chromium, and every Chinese page once at phone width.  The exercise and grader tests execute only exercise
-#      cells and small demo notebooks.
-#   5. the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
-#      package, no torch; set up in the background during steps 2-4), runs
-#      `python -m pytest tests -m "not slow"`; torch tests skip one by one.
-#   6. the Lighthouse budget (scripts/lighthouse_budget.py) over every English page of the built
+#      page once per width in Chromium, and every Chinese page once at phone width (axe-core
+#      audits every English page at phone width, and three pages of each other sweep).
+#   5. the Lighthouse budget (scripts/lighthouse_budget.py) over every English page of the built
 #      book and three pages of each Chinese edition, run
 #      last, alone, because Lighthouse's simulated timings scale with how busy the machine is:
 #      mobile preset, served with gzip, one Chromium and one Node process for all pages, only
-#      the performance category (no screenshots, no unweighted diagnostics): about 5 s a page,
-#      ~100 s for the book's 20.  Each page must score >= 90 for performance, paint its first
+#      the performance category (no screenshots, no unweighted diagnostics): about 5 s a page.
+#      Each page must score >= 90 for performance, paint its first
 #      text within 2 s, shift less than 0.1 and transfer at most 400 KiB; a page over
 #      budget is run four more times and judged on the median of five (Lighthouse's advice).  Lighthouse's accessibility category
 #      (it must score 100) runs on three pages that stand for the rest (a chapter with formulas
-#      and explorers, a text-only page, the landing page): it costs another ~3 s a page, and
-#      axe-core already audits every page at both widths in step 4.  Every page and category:
-#      `python scripts/lighthouse_budget.py` (~140 s).  It needs Node (npm ci brings
+#      and explorers, a text-only page, the landing page), and axe-core already audits every
+#      page in step 4.  Every page and category:
+#      `python scripts/lighthouse_budget.py`.  It needs Node (npm ci brings
 #      Lighthouse) and Chromium, and skips, saying so, without them (fails under
 #      REQUIRE_BROWSER=1).
 set -euo pipefail
@@ -54,10 +59,11 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
 fi
 . "$(dirname "$0")/setup_env.sh"
 
-# Beside the steps below, in the background: the Colab stand-in (it reads nothing the book build
-# writes; one BLAS thread per kernel, its own temp folder, its report in a log shown at the end),
-# and the set-up of the numpy-only venv.  The book build keeps about one core busy (Sphinx and
-# one kernel at a time), so the two cores stay busy and the run takes minutes less.
+# Beside the steps below, in the background, each at a lower priority than the book build: the
+# Colab stand-in (it reads nothing the book build writes; one BLAS thread per kernel, its own temp
+# folder, its report in a log shown at the end), the numpy-only tier (its venv made first), and
+# (after ruff) the tests that read no built book.  The book build keeps about one core busy
+# (Sphinx and one kernel at a time); these keep the other busy, and both once it is done.
 bg=$(mktemp -d)
 # Step times, printed at the end of every run (a failed one too): "name<TAB>seconds" lines.
 step_name="" step_start=$SECONDS
@@ -68,7 +74,7 @@ step() {  # step NAME: close the step before, open NAME
 }
 step_times() {
   step ""
-  echo "== step times (seconds; the Colab stand-in and the numpy venv set-up ran beside them)"
+  echo "== step times (seconds; the Colab stand-in, the numpy-only tier and the tests that read no built book ran beside them)"
   while IFS=$'\t' read -r name secs; do printf '  %-44s %5s\n' "$name" "$secs"; done <"$bg/steps"
   printf '  %-44s %5s\n' "total" "$SECONDS"
 }
@@ -84,7 +90,10 @@ numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git 
   [ -x "$numpy_venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$numpy_venv"
   "$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
   "$numpy_venv/bin/python" -m pip install -q --no-deps -e .
-) >"$bg/numpy-setup.log" 2>&1 &
+  # the browser checks run in the main venv; here, without playwright, they skip rather than fail
+  OMP_NUM_THREADS=1 exec env -u REQUIRE_BROWSER nice -n 10 "$numpy_venv/bin/python" -m pytest tests \
+    -m "not slow" -q -p no:cacheprovider
+) >"$bg/numpy.log" 2>&1 &
 numpy_pid=$!
 
 step "ruff"
@@ -141,10 +150,11 @@ if [ "$colab_status" -ne 0 ] && [ "$colab_status" -ne 5 ]; then status=$colab_st
 
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 
-step "pytest -m 'not slow' with numpy only"
-wait "$numpy_pid" || { cat "$bg/numpy-setup.log"; exit 1; }
-# the browser checks ran above; here, without playwright, they skip rather than fail
-env -u REQUIRE_BROWSER "$numpy_venv/bin/python" -m pytest tests -m "not slow" -q -p no:cacheprovider
+step "waiting for the numpy-only tier (pytest -m 'not slow' without torch)"
+numpy_status=0
+wait "$numpy_pid" || numpy_status=$?
+tail -n 3 "$bg/numpy.log"
+if [ "$numpy_status" -ne 0 ]; then cat "$bg/numpy.log"; exit "$numpy_status"; fi
 
 step "the Lighthouse budget (every page), alone"
 lighthouse_args=(--skip-missing)

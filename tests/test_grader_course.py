@@ -189,6 +189,44 @@ def test_read_ahead_scores_zero_and_helpers_score_what_check_gives(handout, tmp_
     assert rows["own"]["total"] == "1"
 
 
+# An answer that is right only if the grader delivered the inputs of its own chapter's functions
+# and of no other chapter's (request.json lists the exercises; case files are named E_C_A.npy).
+ONLY_ITS_OWN_INPUTS = """
+import json
+import os
+
+def temperature_softmax(logits, temperature):
+    with open("request.json", encoding="utf-8") as f:
+        exercises = json.load(f)["exercises"]
+    seen = {exercises[int(name.split("_")[0])]["id"].split(".")[0] for name in os.listdir("cases")
+            if name.endswith(".npy")}
+    if seen != {"ch01"}:
+        raise ValueError(sorted(seen))
+    t = np.asarray(temperature, dtype=float)[..., None]
+    s = logits - logits.max(axis=-1, keepdims=True)
+    greedy = t == 0
+    z = np.exp(np.where(greedy, 0.0, s / np.where(greedy, 1.0, t)))
+    top = (s == 0).astype(float)
+    return np.where(greedy, top / top.sum(axis=-1, keepdims=True), z / z.sum(axis=-1, keepdims=True))
+"""
+
+
+def test_a_notebook_gets_the_inputs_of_the_functions_it_defines_alone(handout, tmp_path):
+    """A bundle of two chapters graded as one assignment: a chapter 1 notebook is given chapter 1's
+    inputs, not chapter 6's (its cases run as before; a course's many chapters cost no more)."""
+    needs_bwrap()
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nb = json.loads(json.dumps(handout["student"]["ch01"]))
+    answer(nb, "ch01.temperature_softmax", ONLY_ITS_OWN_INPUTS)
+    (subs / "ada.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    out = tmp_path / "out"
+    chapters = ["--chapter", "ch01", "--chapter", "ch06"]
+    assert main(["grade", str(handout["bundle"]), str(subs), str(out), *chapters, *FAST]) == 0
+    row = gradebook(out / "gradebook.csv")["ada"]
+    assert row["ch01.temperature_softmax"] == str(get("ch01.temperature_softmax").points), row
+
+
 BIG = """
 def entropy_gradient(x):
     return np.zeros(9_000_000)

@@ -73,13 +73,17 @@ class Grader:
                 "rlimits": resource_limits(limits),
             },
         }
-        # the cases' inputs, held here and written into a job folder only after its cells have run
-        self.case_files: Dict[str, bytes] = {}
+        # the cases' inputs, held here and written into a job folder only after its cells have run;
+        # by function name: a notebook gets the inputs of the functions it defined, which alone the
+        # runner calls (a course that hands out every chapter at once would otherwise write every
+        # chapter's inputs into every job folder)
+        self.case_files: Dict[str, Dict[str, bytes]] = {}
         for p in prepared:
+            files = self.case_files.setdefault(p.exercise.function, {})
             for specs in p.args:
                 for spec in specs:
                     if "array" in spec:
-                        self.case_files[spec["array"]] = Path(work, spec["array"]).read_bytes()
+                        files[spec["array"]] = Path(work, spec["array"]).read_bytes()
         self._counter = 0
         self._lock = threading.Lock()
 
@@ -249,6 +253,16 @@ class Grader:
             run.status = "crashed"
             run.stderr_tail = _tail(job + ".log")
 
+    def _inputs_for(self, job_fd: int) -> Dict[str, bytes]:
+        """The case files of the functions the runner says it defined (every one when its reply
+        cannot be read; a reply is the notebook's word, and every one is what it had before)."""
+        try:
+            reply = protocol.read_reply(job_fd, self.caps)
+        except protocol.ProtocolError:
+            reply = None
+        wanted = self.case_files.keys() if reply is None else set(reply.defined) & self.case_files.keys()
+        return {name: data for function in wanted for name, data in self.case_files[function].items()}
+
     def _describe(self, progress: str, names: Optional[Dict[int, str]] = None) -> str:
         if progress.startswith("cell "):
             index = progress.split()[1]
@@ -282,7 +296,7 @@ class Grader:
                     break
             if not delivered and protocol.read_progress(job_fd) == "cases":
                 delivered = True
-                problem = protocol.deliver_cases(job_fd, self.case_files)
+                problem = protocol.deliver_cases(job_fd, self._inputs_for(job_fd))
                 if problem:
                     break
                 delay = 0.002

@@ -292,8 +292,7 @@ def assign(out_dir: Path) -> Path:
 def grade_notebooks(bundle: Path, notebooks: Dict[str, dict], work: Path) -> Dict[str, Dict[str, Mark]]:
     """One ``attncourse grade --sandbox none`` per chapter over ``notebooks`` (name -> notebook,
     each named ``notebook_name(chapter, i)``), each run assigning its chapter alone, as a course
-    hands out one chapter at a time (a run that assigns every chapter delivers every chapter's
-    cases to every notebook, and takes twice as long a notebook).
+    hands out one chapter at a time.
 
     Returns name -> exercise id -> mark, from each run's ``results.json``.
     """
