@@ -173,16 +173,21 @@ def lighthouse_many(
     reports: Path = None,
     accessibility: bool = True,
     calibrate: bool = True,
+    readings: list = None,
 ) -> list:
     """One Lighthouse run of each of ``urls``, in turn, in one Node process (``RUNNER``): the key
     numbers of each report, in order.  ``reports``: a folder for the full JSON reports;
     ``accessibility``: whether the accessibility category runs too (its axe-core audit is
-    about a third of a chapter page's run), else its score is None."""
+    about a third of a chapter page's run), else its score is None; ``readings``: the host's
+    benchmarkIndex readings so far in this run (the runner calibrates on them instead of
+    measuring anew; the new readings are appended)."""
     if not urls:
         return []
     env = {**os.environ, **({"LIGHTHOUSE_REPORTS": str(reports)} if reports else {})}
     env["LIGHTHOUSE_CATEGORIES"] = "performance,accessibility" if accessibility else "performance"
     env["LIGHTHOUSE_CALIBRATE"] = "1" if calibrate else "0"
+    if readings is not None:
+        env["LIGHTHOUSE_READINGS"] = ",".join(f"{x:.0f}" for x in readings)
     done = subprocess.run(
         ["node", str(RUNNER), str(port), preset, *urls],
         capture_output=True,
@@ -200,6 +205,8 @@ def lighthouse_many(
             why = line["error"] if line else f"no result (exit {done.returncode}): {done.stderr[-2000:]}"
             raise RuntimeError(f"lighthouse failed on {url}: {why}")
         results.append(line)
+        if readings is not None and line.get("benchmark_index"):
+            readings.append(line["benchmark_index"])
     return results
 
 
@@ -299,13 +306,14 @@ def main(argv=None) -> int:
         reports.mkdir(parents=True, exist_ok=True)
     with serve_gzip(args.html) as base, chromium(port):
         runs = {path: [] for path in pages}
+        readings: list = []  # the host's benchmarkIndex, every reading of the run
 
         def measure(paths: list, reports: Path = None) -> None:
             with_a11y = [p for p in paths if p in a11y_pages]
             without = [p for p in paths if p not in a11y_pages]
             for group, a11y in ((with_a11y, True), (without, False)):
                 found = lighthouse_many(
-                    [base + p for p in group], port, args.preset, reports, a11y, not args.no_calibrate
+                    [base + p for p in group], port, args.preset, reports, a11y, not args.no_calibrate, readings
                 )
                 for path, r in zip(group, found):
                     runs[path].append(r)

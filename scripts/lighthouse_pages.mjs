@@ -95,14 +95,16 @@ function summary(lhr) {
 }
 
 // One host speed for the run: the median of every benchmarkIndex measured so far (a single
-// reading moves by a third from one page to the next on a quiet host).
-const readings = [];
+// reading moves by a third from one page to the next on a quiet host), those of the earlier
+// Node processes of the same run included (LIGHTHOUSE_READINGS, comma-separated): the
+// calibration runs are made once a run, by its first process.
+const readings = (process.env.LIGHTHOUSE_READINGS || "").split(",").filter(Boolean).map(Number);
 function hostIndex() {
   if (!readings.length) return null;
   const sorted = [...readings].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }
-let index = null; // the host's benchmarkIndex, as hostIndex() estimates it
+let index = hostIndex(); // the host's benchmarkIndex, as hostIndex() estimates it (null: none yet)
 for (const url of urls) {
   const started = Date.now();
   try {
