@@ -313,7 +313,13 @@ def main(argv=None) -> int:
             without = [p for p in paths if p not in a11y_pages]
             for group, a11y in ((with_a11y, True), (without, False)):
                 found = lighthouse_many(
-                    [base + p for p in group], port, args.preset, reports, a11y, not args.no_calibrate, readings
+                    [base + p for p in group],
+                    port,
+                    args.preset,
+                    reports,
+                    a11y,
+                    not args.no_calibrate,
+                    readings,
                 )
                 for path, r in zip(group, found):
                     runs[path].append(r)
