@@ -8,8 +8,7 @@ import numpy as np
 from ... import scaled_dot_product_attention as sdpa
 from ... import softmax
 from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
-from ._shared import swap
-from .ch03 import TIMES_SQRT, UNSCALED
+from ._shared import TIMES_SQRT, UNSCALED, swap
 
 __all__: list = []
 

@@ -10,6 +10,9 @@ from ... import softmax
 from ..engine.registry import SHARED_MISTAKES, Diagnosis
 
 __all__ = [
+    "UNSCALED",
+    "DIVIDED_BY_E",
+    "TIMES_SQRT",
     "INVERTED_MASK",
     "D_MODEL_SCALE",
     "NO_MAX",
@@ -101,3 +104,22 @@ def inverted_mask(fn: Callable[..., Any], position: int) -> Diagnosis:
 
 def masked_softmax_reference(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return softmax(np.where(mask, scores, -np.inf))
+
+
+# The scale of dot-product scores (chapter 3 and its layers).
+UNSCALED = (
+    "the scores are larger than expected by a factor of sqrt(E), whatever the inputs: what makes "
+    "them grow with the width E?"
+)
+DIVIDED_BY_E = (
+    "the scores are smaller than expected by a factor of sqrt(E): the scores' variance is E; what is "
+    "their standard deviation?"
+)
+TIMES_SQRT = "the scores are E times the expected ones: did the scale go the right way?"
+SHARED_MISTAKES.update(
+    {
+        UNSCALED: ("unscaled scores", "divide the scores by sqrt(E), the width of q and k"),
+        DIVIDED_BY_E: ("divided by E", "divide by sqrt(E), not E"),
+        TIMES_SQRT: ("multiplied by sqrt(E)", "divide by sqrt(E) instead of multiplying"),
+    }
+)

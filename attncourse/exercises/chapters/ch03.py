@@ -5,27 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import softmax
-from ..engine.registry import SHARED_MISTAKES, STUB_LINE, Case, Diagnosis, Exercise, grouped, register
-from ._shared import swap
+from ..engine.registry import STUB_LINE, Case, Diagnosis, Exercise, grouped, register
+from ._shared import DIVIDED_BY_E, TIMES_SQRT, UNSCALED, swap
 
 __all__: list = []
-
-UNSCALED = (
-    "the scores are larger than expected by a factor of sqrt(E), whatever the inputs: what makes "
-    "them grow with the width E?"
-)
-DIVIDED_BY_E = (
-    "the scores are smaller than expected by a factor of sqrt(E): the scores' variance is E; what is "
-    "their standard deviation?"
-)
-TIMES_SQRT = "the scores are E times the expected ones: did the scale go the right way?"
-SHARED_MISTAKES.update(
-    {
-        UNSCALED: ("unscaled scores", "divide the scores by sqrt(E), the width of q and k"),
-        DIVIDED_BY_E: ("divided by E", "divide by sqrt(E), not E"),
-        TIMES_SQRT: ("multiplied by sqrt(E)", "divide by sqrt(E) instead of multiplying"),
-    }
-)
 
 
 # ----------------------------------------------------------------------------- 3.1 scaled scores
