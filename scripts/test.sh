@@ -7,8 +7,9 @@
 #   python -m pytest -m "not slow"     the quick tier alone (under a minute, no book build)
 #
 # Steps, and how often each chapter notebook is executed (the step times are printed at the end):
-#   1. set-up: .venv with the CPU build of torch unless it has one (scripts/setup_env.sh);
-#      Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install them.
+#   1. set-up: .venv with the CPU build of torch unless it has one (scripts/setup_env.sh); beside
+#      it, Chromium (browser tests) and bubblewrap (the grader's sandbox) where we may install
+#      them, npm ci, the Colab stand-in's venv and the numpy-only tier's (see step 3).
 #   2. ruff check and ruff format --check.
 #   3. the book build (scripts/build_book.sh): executes every chapter (execution 1) into
 #      _build/html, keeps the executed copies in _build/jupyter_execute/, and builds the Chinese
@@ -18,11 +19,12 @@
 #        English, simplified or traditional Chinese in turn) in a Colab-like venv and checks that
 #        it scores 0;
 #      - every test that reads no built book (not marked `book`), slow tests included, on two
-#        workers (pytest-xdist, one file per worker at a time); npm ci (axe-core, Lighthouse)
-#        first.  The exercise and grader tests execute only exercise cells and small demo
+#        workers (pytest-xdist, one file per worker at a time), once npm ci (axe-core,
+#        Lighthouse) and the apt-get of step 1 are done.  The exercise and grader tests execute only exercise cells and small demo
 #        notebooks; the fidelity suite grades a sample of its answers (FULL_SWEEP=1: all);
 #      - the numpy-only tier: a second venv, _build/venv-numpy (numpy, pytest, hypothesis and the
-#        package, no torch) runs `python -m pytest tests -m "not slow"`; torch tests skip one by one.
+#        package, no torch) runs `python -m pytest tests -m "not slow and not book"`; torch tests
+#        skip one by one.
 #      Their reports are printed after step 4, and any failure fails the run.
 #   4. pytest on the built book (tests marked `book`), on two workers.
 #      tests/test_notebook_outputs.py compares the executed copies of step 3 with the outputs
@@ -45,25 +47,6 @@
 #      Lighthouse) and Chromium, and skips, saying so, without them (fails under
 #      REQUIRE_BROWSER=1).
 set -euo pipefail
-# Chromium and bubblewrap are installed (where we may) while pip fills .venv: the two downloads
-# overlap, and nothing before the pytest step needs either program.
-missing=()
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
-apt_log=$(mktemp)
-apt_pid=""
-if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") \
-    >"$apt_log" 2>&1 &
-  apt_pid=$!
-fi
-. "$(dirname "$0")/setup_env.sh"
-
-# Beside the steps below, in the background, each at a lower priority than the book build: the
-# Colab stand-in (it reads nothing the book build writes; one BLAS thread per kernel, its own temp
-# folder, its report in a log shown at the end), the numpy-only tier (its venv made first), and
-# (after ruff) the tests that read no built book.  The book build keeps about one core busy
-# (Sphinx and one kernel at a time); these keep the other busy, and both once it is done.
 bg=$(mktemp -d)
 # Step times, printed at the end of every run (a failed one too): "name<TAB>seconds" lines.
 step_name="" step_start=$SECONDS
@@ -78,23 +61,60 @@ step_times() {
   while IFS=$'\t' read -r name secs; do printf '  %-44s %5s\n' "$name" "$secs"; done <"$bg/steps"
   printf '  %-44s %5s\n' "total" "$SECONDS"
 }
-trap 'step_times; kill ${colab_pid:-} ${beside_pid:-} ${numpy_pid:-} ${apt_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
-echo "== the Colab stand-in (runs every chapter's student edition), in the background"
-printf '%s\t%s\n' "set-up (venv, Chromium, bubblewrap)" "$SECONDS" >"$bg/steps"
-OMP_NUM_THREADS=1 nice -n 5 python -m pytest tests/test_colab_standin.py -p no:cacheprovider \
-  --basetemp "$bg/tmp" "$@" >"$bg/colab.log" 2>&1 &
+trap 'step_times; kill ${colab_pid:-} ${beside_pid:-} ${numpy_pid:-} ${apt_pid:-} ${npm_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
+step "set-up (venv, Chromium, bubblewrap; npm ci, the Colab and numpy-only venvs beside it)"
+
+# While pip fills .venv, in the background: Chromium and bubblewrap (where we may install them),
+# npm ci (axe-core and Lighthouse, from package.json's lock file; without Node the audits skip,
+# and fail under REQUIRE_BROWSER=1), the Colab stand-in's venv (tests/colab_venv.py) and the
+# numpy-only tier (its venv, then its tests, at a low priority).  None of them needs .venv, and
+# nothing before the pytest steps needs them.
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+apt_log=$(mktemp)
+apt_pid=""
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") \
+    >"$apt_log" 2>&1 &
+  apt_pid=$!
+fi
+npm_pid=""
+if command -v npm >/dev/null 2>&1; then
+  (npm ci --no-audit --no-fund --loglevel=error && touch "$bg/npm.ok") >"$bg/npm.log" 2>&1 &
+  npm_pid=$!
+fi
+# The Colab stand-in: its venv now, its notebooks (tests/test_colab_standin.py, in .venv's pytest)
+# once .venv is ready; it reads nothing the book build writes (one BLAS thread per kernel, its
+# own temp folder, its report in a log shown at the end).
+(
+  set -e
+  "${PYTHON:-python3}" tests/colab_venv.py
+  while [ ! -e "$bg/venv.ok" ]; do sleep 1; done
+  OMP_NUM_THREADS=1 exec nice -n 5 .venv/bin/python -m pytest tests/test_colab_standin.py \
+    -p no:cacheprovider --basetemp "$bg/tmp" "$@"
+) >"$bg/colab.log" 2>&1 &
 colab_pid=$!
 numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
 (
   set -e
   [ -x "$numpy_venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$numpy_venv"
   "$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
+  while [ ! -e "$bg/venv.ok" ]; do sleep 1; done   # one editable install of the checkout at a time
   "$numpy_venv/bin/python" -m pip install -q --no-deps -e .
   # the browser checks run in the main venv; here, without playwright, they skip rather than fail
+  # (the tests of the built book, which is being built, ran in .venv)
   OMP_NUM_THREADS=1 exec env -u REQUIRE_BROWSER nice -n 10 "$numpy_venv/bin/python" -m pytest tests \
-    -m "not slow" -q -p no:cacheprovider
+    -m "not slow and not book" -q -p no:cacheprovider
 ) >"$bg/numpy.log" 2>&1 &
 numpy_pid=$!
+. "$(dirname "$0")/setup_env.sh"
+touch "$bg/venv.ok"
+
+# Beside the steps below, in the background, each at a lower priority than the book build: the
+# Colab stand-in and the numpy-only tier (started above), and (after ruff) the tests that read no
+# built book.  The book build keeps about one core busy (Sphinx and one kernel at a time); these
+# keep the other busy, and both once it is done.
 
 step "ruff"
 ruff check .
@@ -107,12 +127,12 @@ if [ "${FULL_SWEEP:-}" = 1 ]; then skipped=colab; fi   # (colab: the stand-in, r
 
 # Beside the book build, in the background: every test that does not read the built book (not
 # marked `book`), on two workers, at a lower priority than the build.  It needs Chromium and
-# bubblewrap (apt-get above) and axe-core (npm ci, from package.json's lock file; without Node
-# the audits skip, and fail under REQUIRE_BROWSER=1), so it waits for both.
+# bubblewrap (apt-get) and axe-core (npm ci), so it waits for both.
 (
-  if [ -n "$apt_pid" ]; then while kill -0 "$apt_pid" 2>/dev/null; do sleep 1; done; fi
-  if command -v npm >/dev/null 2>&1; then
-    npm ci --no-audit --no-fund --loglevel=error || echo "npm ci failed: the accessibility audits will skip"
+  for pid in $apt_pid $npm_pid; do while kill -0 "$pid" 2>/dev/null; do sleep 1; done; done
+  if [ -n "$npm_pid" ] && [ ! -e "$bg/npm.ok" ]; then
+    cat "$bg/npm.log"
+    echo "npm ci failed: the accessibility audits will skip"
   fi
   OMP_NUM_THREADS=1 ATTNCOURSE_BOOK_PENDING=1 REQUIRE_BUILT_BOOK=1 exec nice -n 10 python -m pytest \
     -n 2 --dist loadfile --durations=10 -p no:cacheprovider -m "not book and not ($skipped)" \

@@ -19,10 +19,9 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
-import venv
 from pathlib import Path
 
+import colab_venv
 import pytest
 
 from attncourse import i18n
@@ -31,7 +30,7 @@ from attncourse.exercises.engine.compare import NOT_ATTEMPTED
 from attncourse.exercises.engine.registry import STUB_LINE
 
 ROOT = Path(__file__).resolve().parents[1]
-REQUIREMENTS = ROOT / "tests" / "colab-requirements.txt"
+REQUIREMENTS = colab_venv.REQUIREMENTS
 # What a Colab user opens: a chapter's student edition where it has one (its badge points there).
 NOTEBOOKS = sorted(
     ROOT / "student" / p.name if (ROOT / "student" / p.name).exists() else p
@@ -93,15 +92,7 @@ def _versions(python: Path, *names: str) -> dict:
 def colab_env(tmp_path_factory):
     """A venv with Colab's versions, and an IPython profile that imports google.colab."""
     # Outside the checkout, so the book build never sees it; kept between runs.
-    cache = Path(
-        os.environ.get("COLAB_STANDIN_DIR", Path(tempfile.gettempdir()) / "attncourse-colab-standin")
-    )
-    python = cache / "venv" / "bin" / "python"
-    stamp = cache / "requirements.txt"
-    if not python.exists() or not stamp.exists() or stamp.read_text() != REQUIREMENTS.read_text():
-        venv.EnvBuilder(with_pip=True, clear=True).create(cache / "venv")
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
-        stamp.write_text(REQUIREMENTS.read_text())
+    python = colab_venv.ensure()
     # attncourse must come from the notebooks' install cell, so start without it.
     subprocess.run([str(python), "-I", "-m", "pip", "uninstall", "-q", "-y", "attncourse"], check=False)
     # The wheel the install cell installs, built once from a clean copy of the package's sources
