@@ -89,7 +89,7 @@ fi
 # own temp folder, its report in a log shown at the end).
 (
   set -e
-  "${PYTHON:-python3}" tests/colab_venv.py
+  nice -n 5 "${PYTHON:-python3}" tests/colab_venv.py   # after .venv's pip, which the build waits for
   while [ ! -e "$bg/venv.ok" ]; do sleep 1; done
   OMP_NUM_THREADS=1 exec nice -n 5 .venv/bin/python -m pytest tests/test_colab_standin.py \
     -p no:cacheprovider --basetemp "$bg/tmp" "$@"
@@ -99,7 +99,7 @@ numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git 
 (
   set -e
   [ -x "$numpy_venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$numpy_venv"
-  "$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
+  nice -n 10 "$numpy_venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=8" "hypothesis>=6.100"
   while [ ! -e "$bg/venv.ok" ]; do sleep 1; done   # one editable install of the checkout at a time
   "$numpy_venv/bin/python" -m pip install -q --no-deps -e .
   # the browser checks run in the main venv; here, without playwright, they skip rather than fail
