@@ -122,8 +122,8 @@ ruff format --check .
 
 # The full sweeps (marked `sweep`: every answer of the fidelity suite through the grader, where
 # the slow tier grades a sample) run only with FULL_SWEEP=1.
-skipped=sweep
-if [ "${FULL_SWEEP:-}" = 1 ]; then skipped=colab; fi   # (colab: the stand-in, run on its own above)
+not_sweep=" and not sweep"
+if [ "${FULL_SWEEP:-}" = 1 ]; then not_sweep=""; fi
 
 # Beside the book build, in the background: every test that does not read the built book (not
 # marked `book`), on two workers, at a lower priority than the build.  It needs Chromium and
@@ -135,7 +135,7 @@ if [ "${FULL_SWEEP:-}" = 1 ]; then skipped=colab; fi   # (colab: the stand-in, r
     echo "npm ci failed: the accessibility audits will skip"
   fi
   OMP_NUM_THREADS=1 ATTNCOURSE_BOOK_PENDING=1 REQUIRE_BUILT_BOOK=1 exec nice -n 10 python -m pytest \
-    -n 2 --dist loadfile --durations=10 -p no:cacheprovider -m "not book and not ($skipped)" \
+    -n 2 --dist loadfile --durations=10 -p no:cacheprovider -m "not book$not_sweep" \
     --ignore=tests/test_colab_standin.py "$@"
 ) >"$bg/beside.log" 2>&1 &
 beside_pid=$!
@@ -153,7 +153,7 @@ if [ -n "$apt_pid" ] && ! wait "$apt_pid"; then
 fi
 status=0
 REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --durations=10 -p no:cacheprovider \
-  -m "book and not ($skipped)" "$@" || status=$?
+  -m "book$not_sweep" "$@" || status=$?
 
 step "waiting for the tests beside the build"
 beside_status=0
