@@ -36,7 +36,7 @@
 #      book and three pages of each Chinese edition, run
 #      last, alone, because Lighthouse's simulated timings scale with how busy the machine is:
 #      mobile preset, served with gzip, one Chromium and one Node process for all pages, only
-#      the performance category (no screenshots, no unweighted diagnostics): about 5 s a page.
+#      the performance category (no screenshots, no unweighted diagnostics): about 4 s a page.
 #      Each page must score >= 90 for performance, paint its first
 #      text within 2 s, shift less than 0.1 and transfer at most 400 KiB; a page over
 #      budget is run four more times and judged on the median of five (Lighthouse's advice).  Lighthouse's accessibility category
@@ -48,18 +48,33 @@
 #      REQUIRE_BROWSER=1).
 set -euo pipefail
 bg=$(mktemp -d)
-# Step times, printed at the end of every run (a failed one too): "name<TAB>seconds" lines.
-step_name="" step_start=$SECONDS
+# Step times, printed at the end of every run (a failed one too): "name<TAB>seconds<TAB>busy"
+# lines, busy being the CPU time the whole machine spent in the step (from /proc/stat, so the
+# work beside the step counts too: how close the step came to keeping every core busy).
+cores=$(nproc 2>/dev/null || echo 1)
+tick=$(getconf CLK_TCK 2>/dev/null || echo 100)
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat 2>/dev/null || echo 0; }
+step_name="" step_start=$SECONDS step_busy=$(busy_ticks) run_busy=$step_busy
 step() {  # step NAME: close the step before, open NAME
-  if [ -n "$step_name" ]; then printf '%s\t%s\n' "$step_name" "$((SECONDS - step_start))" >>"$bg/steps"; fi
-  step_name=$1 step_start=$SECONDS
+  local now
+  now=$(busy_ticks)
+  if [ -n "$step_name" ]; then
+    printf '%s\t%s\t%s\n' "$step_name" "$((SECONDS - step_start))" "$(((now - step_busy) / tick))" >>"$bg/steps"
+  fi
+  step_name=$1 step_start=$SECONDS step_busy=$now
   if [ -n "$1" ]; then echo "== $1"; fi
 }
 step_times() {
   step ""
   echo "== step times (seconds; the Colab stand-in, the numpy-only tier and the tests that read no built book ran beside them)"
-  while IFS=$'\t' read -r name secs; do printf '  %-44s %5s\n' "$name" "$secs"; done <"$bg/steps"
-  printf '  %-44s %5s\n' "total" "$SECONDS"
+  printf '  %-44s %5s %9s\n' "" "wall" "CPU busy"
+  while IFS=$'\t' read -r name secs busy; do
+    printf '  %-44s %5s %6s s  (%s%% of %s cores)\n' "$name" "$secs" "$busy" \
+      "$((secs > 0 ? 100 * busy / (secs * cores) : 0))" "$cores"
+  done <"$bg/steps"
+  local busy=$((($(busy_ticks) - run_busy) / tick))
+  printf '  %-44s %5s %6s s  (%s%% of %s cores)\n' "total" "$SECONDS" "$busy" \
+    "$((SECONDS > 0 ? 100 * busy / (SECONDS * cores) : 0))" "$cores"
 }
 trap 'step_times; kill ${colab_pid:-} ${beside_pid:-} ${numpy_pid:-} ${apt_pid:-} ${npm_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
 step "set-up (venv, Chromium, bubblewrap; npm ci, the Colab and numpy-only venvs beside it)"

@@ -44,12 +44,45 @@ BLOCKING = ("serious", "critical")
 NOT_AUDITED = ("search.html", "genindex.html")
 SHOTS = os.environ.get("ATTNCOURSE_SCREENSHOTS")
 
-# Every rule axe runs by default (WCAG 2.0-2.2 A/AA and best practices), results as plain data.
-AXE_RUN = """async () => {
-    const results = await axe.run(document, {resultTypes: ['violations']});
+# Every rule axe runs by default (WCAG 2.0-2.2 A/AA and best practices), results as plain data;
+# CONTEXT and OPTIONS are axe.run's (what to audit, null for the whole page; which rules).
+AXE_RUN = """async ([context, options]) => {
+    const results = await axe.run(context || document, {...options, resultTypes: ['violations']});
     return results.violations.map(v => ({
         id: v.id, impact: v.impact, help: v.help,
         targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5), count: v.nodes.length}));
+}"""
+# The tokens of highlighted code are most of a chapter's elements (8,900 of 13,600 in chapter 8)
+# and most of axe's time, for a dozen looks.  axe's contrast verdict on a token depends on its
+# colour, size, weight and opacity and on the background behind it: the first token of each such
+# look is found, the code blocks that hold one keep their markup, and the others are audited
+# with their text as plain text (the blocks themselves, their colours, scrolling and labels,
+# stay), then put back.
+SAMPLE_CODE_TOKENS = """() => {
+    const seen = new Set();
+    const opaque = (c) => c !== 'transparent' && !/^rgba\\(.*, 0\\)$/.test(c);
+    for (const token of document.querySelectorAll('.highlight pre span')) {
+        if (!token.textContent.trim()) continue;
+        const style = getComputedStyle(token);
+        let behind = 'none';
+        for (let el = token; el; el = el.parentElement) {
+            const c = getComputedStyle(el).backgroundColor;
+            if (opaque(c)) { behind = c; break; }
+        }
+        const look = [style.color, style.fontSize, style.fontWeight, style.opacity, behind].join('|');
+        if (!seen.has(look)) { seen.add(look); token.closest('pre').setAttribute('data-axe-keep', ''); }
+    }
+}"""
+CODE_AS_TEXT = """() => {
+    window.__codeMarkup = Array.from(document.querySelectorAll('.highlight pre:not([data-axe-keep])'), pre => {
+        const markup = pre.innerHTML;
+        pre.textContent = pre.textContent;
+        return [pre, markup];
+    });
+}"""
+CODE_AS_WAS = """() => {
+    for (const [pre, markup] of window.__codeMarkup || []) pre.innerHTML = markup;
+    delete window.__codeMarkup;
 }"""
 # Images load lazily (book/_ext/fast_pages.py): have them all load first, as scrolling would.
 LOAD_LAZY_IMAGES = """async () => {
@@ -110,10 +143,21 @@ def audit(page) -> list:
 
     Every section is drawn first, as it is when the reader reaches it: axe finds an element's
     background by what is drawn at its place, and a section off the screen is not drawn yet
-    (content-visibility, book/_static/course.css)."""
+    (content-visibility, book/_static/course.css).  Of the code blocks, those that hold the first
+    token of each look keep their markup (``SAMPLE_CODE_TOKENS``)."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
-    return _with_every_section_drawn(page, AXE_RUN)
+    page.evaluate(DRAW_EVERY_SECTION)
+    try:
+        page.evaluate(SAMPLE_CODE_TOKENS)
+        page.evaluate(CODE_AS_TEXT)
+        try:
+            violations = page.evaluate(AXE_RUN, [None, {}])
+        finally:
+            page.evaluate(CODE_AS_WAS)
+        return violations
+    finally:
+        page.evaluate(DRAW_SECTIONS_BY_NEED)
 
 
 def visit(browser: BookBrowser, path: str, width: int, audited: bool = True) -> Visit:

@@ -616,8 +616,11 @@ def book_notebooks_with_exercises() -> list:
     return [p for p in sorted((ROOT / "book").glob("*.ipynb")) if exercises_in(read_notebook(p.read_bytes()))]
 
 
-def test_the_book_loop_solutions_full_marks_students_zero(tmp_path):
-    """assign the real book, then grade its solution notebooks and its student notebooks."""
+def test_the_book_loop_students_zero(tmp_path):
+    """validate and assign the real book, then grade its student notebooks, all in one student's
+    folder: 0 points, and every empty stub "not attempted".  The book's own notebooks (the worked solutions) are graded from
+    the same handout, every chapter in one run, by test_grader_namespace.py's
+    test_the_books_solutions_score_full_marks_with_no_error_note_and_every_imported_name_there."""
     needs_bwrap()
     pytest.importorskip("torch")  # the common-bugs exercises need it in the grading Python
     notebooks = book_notebooks_with_exercises()
@@ -627,27 +630,25 @@ def test_the_book_loop_solutions_full_marks_students_zero(tmp_path):
     assert main(["validate", str(ROOT / "book")]) == 0
     assert main(["assign", str(ROOT / "book"), str(tmp_path / "handout")]) == 0
     subs = tmp_path / "submissions"
-    (subs / "solutions").mkdir(parents=True)
-    (subs / "students").mkdir()
+    (subs / "students").mkdir(parents=True)
     for path in notebooks:
-        shutil.copy(path, subs / "solutions" / path.name)
         shutil.copy(tmp_path / "handout" / "student" / path.name, subs / "students" / path.name)
     limits = Limits(time_s=300, cell_s=120, case_s=30)
-    results = {
-        r.student: r
-        for r in grade(
-            tmp_path / "handout" / "grading",
-            subs,
-            tmp_path / "graded",
-            limits=limits,
-            python=python,
-            log=lambda s: None,
-        )
-    }
-    solutions, students = results["solutions"], results["students"]
-    assert [(g.exercise.id, g.earned) for g in solutions.grades if g.earned != g.exercise.points] == []
-    assert solutions.status == "ok" and students.status == "ok"
+    (students,) = grade(
+        tmp_path / "handout" / "grading",
+        subs,
+        tmp_path / "graded",
+        limits=limits,
+        python=python,
+        log=lambda s: None,
+    )
+    assert students.student == "students" and students.status == "ok"
     assert students.total == 0
+    from attncourse.exercises.engine.notebook import exercises_in, read_notebook
+
+    assert {g.exercise.id for g in students.grades} == {
+        ex_id for path in notebooks for _, ex_id in exercises_in(read_notebook(path.read_bytes()))
+    }
     assert all(
         c.status == "not attempted"
         for g in students.grades
