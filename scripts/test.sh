@@ -75,30 +75,6 @@ step_times() {
   local busy=$((($(busy_ticks) - run_busy) / tick))
   printf '  %-44s %5s %6s s  (%s%% of %s cores)\n' "total" "$SECONDS" "$busy" \
     "$((SECONDS > 0 ? 100 * busy / (SECONDS * cores) : 0))" "$cores"
-  if [ -s "$bg/cpu" ]; then
-    echo "== CPU time of each job (seconds, user + system; jobs beside each other overlap in time)"
-    while IFS=$'\t' read -r name secs; do printf '  %-60s %5s\n' "$name" "$secs"; done <"$bg/cpu"
-  fi
-}
-# The CPU time of each job (its processes and theirs, user and system), printed with the step
-# times: where the machine's time went.  A job's subshell ends with `job_cpu NAME`.
-job_cpu() {
-  local f
-  f=$(mktemp "$bg/times.XXXXXX")
-  times >"$f"   # a builtin: the shell's own, then its children's (every process it waited for)
-  awk -v name="$1" 'NR == 2 {
-    s = 0
-    for (i = 1; i <= 2; i++) { split($i, t, "m"); sub("s", "", t[2]); s += t[1] * 60 + t[2] }
-    printf "%s\t%.0f\n", name, s }' "$f" >>"$bg/cpu"
-  rm -f "$f"
-}
-timed() {  # timed NAME COMMAND...: run COMMAND (in a subshell) and record its CPU time as NAME
-  (
-    rc=0
-    "${@:2}" || rc=$?
-    job_cpu "$1"
-    exit "$rc"
-  )
 }
 trap 'step_times; kill ${colab_pid:-} ${beside_pid:-} ${numpy_pid:-} ${apt_pid:-} ${npm_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
 step "set-up (venv, Chromium, bubblewrap; npm ci, the Colab and numpy-only venvs beside it)"
@@ -114,14 +90,13 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 apt_log=$(mktemp)
 apt_pid=""
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  timed "apt-get install ${missing[*]}" \
-    bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"' _ "${missing[@]}" \
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") \
     >"$apt_log" 2>&1 &
   apt_pid=$!
 fi
 npm_pid=""
 if command -v npm >/dev/null 2>&1; then
-  timed "npm ci" npm ci --no-audit --no-fund --loglevel=error >"$bg/npm.log" 2>&1 &
+  npm ci --no-audit --no-fund --loglevel=error >"$bg/npm.log" 2>&1 &
   npm_pid=$!
 fi
 # The Colab stand-in: its venv now, its notebooks (tests/test_colab_standin.py, in .venv's pytest)
@@ -131,11 +106,8 @@ fi
   set -e
   nice -n 5 "${PYTHON:-python3}" tests/colab_venv.py   # after .venv's pip, which the build waits for
   while [ ! -e "$bg/venv.ok" ]; do sleep 1; done
-  rc=0
-  OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python -m pytest tests/test_colab_standin.py \
-    -p no:cacheprovider --basetemp "$bg/tmp" "$@" || rc=$?
-  job_cpu "the Colab stand-in (its venv, then its notebooks)"
-  exit "$rc"
+  OMP_NUM_THREADS=1 exec nice -n 5 .venv/bin/python -m pytest tests/test_colab_standin.py \
+    -p no:cacheprovider --basetemp "$bg/tmp" "$@"
 ) >"$bg/colab.log" 2>&1 &
 colab_pid=$!
 numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git and ruff
@@ -147,16 +119,12 @@ numpy_venv=_build/venv-numpy   # under _build/: outside the book's sources, git 
   "$numpy_venv/bin/python" -m pip install -q --no-deps -e .
   # the browser checks run in the main venv; here, without playwright, they skip rather than fail
   # (the tests of the built book, which is being built, ran in .venv)
-  rc=0
-  OMP_NUM_THREADS=1 env -u REQUIRE_BROWSER nice -n 10 "$numpy_venv/bin/python" -m pytest tests \
-    -m "not slow and not book" -q -p no:cacheprovider || rc=$?
-  job_cpu "the numpy-only tier (its venv, then its tests)"
-  exit "$rc"
+  OMP_NUM_THREADS=1 exec env -u REQUIRE_BROWSER nice -n 10 "$numpy_venv/bin/python" -m pytest tests \
+    -m "not slow and not book" -q -p no:cacheprovider
 ) >"$bg/numpy.log" 2>&1 &
 numpy_pid=$!
 . "$(dirname "$0")/setup_env.sh"
 touch "$bg/venv.ok"
-job_cpu "set-up: .venv (pip), and any job above that ended before it"
 
 # Beside the steps below, in the background, each at a lower priority than the book build: the
 # Colab stand-in and the numpy-only tier (started above), and (after ruff) the tests that read no
@@ -181,19 +149,16 @@ if [ "${FULL_SWEEP:-}" = 1 ]; then not_sweep=""; fi
     cat "$bg/npm.log"
     echo "npm ci failed: the accessibility audits will skip"
   fi
-  rc=0
-  OMP_NUM_THREADS=1 ATTNCOURSE_BOOK_PENDING=1 REQUIRE_BUILT_BOOK=1 nice -n 10 python -m pytest \
+  OMP_NUM_THREADS=1 ATTNCOURSE_BOOK_PENDING=1 REQUIRE_BUILT_BOOK=1 exec nice -n 10 python -m pytest \
     -n 2 --dist loadfile --durations=10 -p no:cacheprovider -m "not book$not_sweep" \
-    --ignore=tests/test_colab_standin.py "$@" || rc=$?
-  job_cpu "the tests that read no built book"
-  exit "$rc"
+    --ignore=tests/test_colab_standin.py "$@"
 ) >"$bg/beside.log" 2>&1 &
 beside_pid=$!
 
 step "the book (executes every chapter once)"
 # One thread per kernel here too: two multi-threaded torch jobs on two cores slow each other
 # down several times over (printed outputs are the same with one thread or more).
-timed "the book build" env OMP_NUM_THREADS=1 NO_OPEN=1 bash scripts/build_book.sh
+OMP_NUM_THREADS=1 NO_OPEN=1 bash scripts/build_book.sh
 
 step "pytest on the built book"
 if [ -n "$apt_pid" ] && ! wait "$apt_pid"; then
@@ -202,8 +167,8 @@ if [ -n "$apt_pid" ] && ! wait "$apt_pid"; then
   exit 1
 fi
 status=0
-timed "the tests of the built book" env REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile \
-  --durations=10 -p no:cacheprovider -m "book$not_sweep" "$@" || status=$?
+REQUIRE_BUILT_BOOK=1 python -m pytest -n 2 --dist loadfile --durations=10 -p no:cacheprovider \
+  -m "book$not_sweep" "$@" || status=$?
 
 step "waiting for the tests beside the build"
 beside_status=0
@@ -229,5 +194,5 @@ if [ "$numpy_status" -ne 0 ]; then cat "$bg/numpy.log"; exit "$numpy_status"; fi
 step "the Lighthouse budget (every page), alone"
 lighthouse_args=(--skip-missing)
 if [ "${REQUIRE_BROWSER:-}" = 1 ]; then lighthouse_args=(); fi
-timed "Lighthouse" python scripts/lighthouse_budget.py "${lighthouse_args[@]}" \
+python scripts/lighthouse_budget.py "${lighthouse_args[@]}" \
   --accessibility-on book/03_scaling.html,book/appendix_glossary.html,index.html,zh/book/appendix_glossary.html
