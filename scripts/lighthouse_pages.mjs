@@ -111,6 +111,13 @@ function hostIndex() {
   return sorted[Math.floor(sorted.length / 2)];
 }
 let index = hostIndex(); // the host's benchmarkIndex, as hostIndex() estimates it (null: none yet)
+// One Lighthouse run at MULTIPLIER (null: the preset's slowdown); its reading joins the others.
+async function measured(url, multiplier) {
+  const result = await lighthouse(url, flagsFor(multiplier), config);
+  const found = result?.lhr?.environment?.benchmarkIndex;
+  if (found) readings.push(found);
+  return { result, found };
+}
 for (const url of urls) {
   const started = Date.now();
   try {
@@ -121,28 +128,22 @@ for (const url of urls) {
       // is so high that a reading a third too high (the spread on a quiet host) would still
       // leave the preset's slowdown; otherwise two more readings, and the page again at the
       // slowdown their median gives.
-      result = await lighthouse(url, flagsFor(null), config);
-      const first = result?.lhr?.environment?.benchmarkIndex;
-      if (first) readings.push(first);
-      if (!first || slowdownFor((first * 3) / 4) !== PRESET_SLOWDOWN) {
-        for (let i = 0; i < 2; i++) {
-          const probe = await lighthouse(url, flagsFor(null), config);
-          const found = probe?.lhr?.environment?.benchmarkIndex;
-          if (found) readings.push(found);
-        }
-        result = null;
+      const first = await measured(url, null);
+      if (first.found && slowdownFor((first.found * 3) / 4) === PRESET_SLOWDOWN) {
+        result = first.result;
+        multiplier = PRESET_SLOWDOWN;
+      } else {
+        for (let i = 0; i < 2; i++) await measured(url, null);
       }
       index = hostIndex();
-      if (result) multiplier = result.lhr.configSettings?.throttling?.cpuSlowdownMultiplier ?? null;
     }
     if (!result) {
       multiplier = calibrate && index ? slowdownFor(index) : null;
-      result = await lighthouse(url, flagsFor(multiplier), config);
+      ({ result } = await measured(url, multiplier));
     }
     if (!result || result.lhr.runtimeError) {
       throw new Error(result ? result.lhr.runtimeError.message : "no result");
     }
-    if (result.lhr.environment?.benchmarkIndex) readings.push(result.lhr.environment.benchmarkIndex);
     if (calibrate) index = hostIndex();
     const line = { url, seconds: (Date.now() - started) / 1000, calibrated_from: multiplier === null ? null : index, ...summary(result.lhr) };
     if (process.env.LIGHTHOUSE_REPORTS) {

@@ -64,17 +64,15 @@ step() {  # step NAME: close the step before, open NAME
   step_name=$1 step_start=$SECONDS step_busy=$now
   if [ -n "$1" ]; then echo "== $1"; fi
 }
+step_row() {  # step_row NAME SECONDS BUSY
+  printf '  %-44s %5s %6s s  (%s%% of %s cores)\n' "$1" "$2" "$3" "$(($2 > 0 ? 100 * $3 / ($2 * cores) : 0))" "$cores"
+}
 step_times() {
   step ""
   echo "== step times (seconds; the Colab stand-in, the numpy-only tier and the tests that read no built book ran beside them)"
   printf '  %-44s %5s %9s\n' "" "wall" "CPU busy"
-  while IFS=$'\t' read -r name secs busy; do
-    printf '  %-44s %5s %6s s  (%s%% of %s cores)\n' "$name" "$secs" "$busy" \
-      "$((secs > 0 ? 100 * busy / (secs * cores) : 0))" "$cores"
-  done <"$bg/steps"
-  local busy=$((($(busy_ticks) - run_busy) / tick))
-  printf '  %-44s %5s %6s s  (%s%% of %s cores)\n' "total" "$SECONDS" "$busy" \
-    "$((SECONDS > 0 ? 100 * busy / (SECONDS * cores) : 0))" "$cores"
+  while IFS=$'\t' read -r name secs busy; do step_row "$name" "$secs" "$busy"; done <"$bg/steps"
+  step_row "total" "$SECONDS" "$((($(busy_ticks) - run_busy) / tick))"
 }
 trap 'step_times; kill ${colab_pid:-} ${beside_pid:-} ${numpy_pid:-} ${apt_pid:-} ${npm_pid:-} 2>/dev/null || true; rm -rf "$bg"' EXIT
 step "set-up (venv, Chromium, bubblewrap; npm ci, the Colab and numpy-only venvs beside it)"

@@ -18,6 +18,7 @@ Everything here skips when the book, Chromium or axe-core is missing, unless ``R
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -130,12 +131,19 @@ class Visit:
     axe: Optional[list] = field(default=None)  # None: not audited
 
 
-def _with_every_section_drawn(page, script: str):
-    page.evaluate(DRAW_EVERY_SECTION)
+@contextlib.contextmanager
+def _while(page, script: str, undo: str):
+    """``script`` evaluated on the page for the ``with`` block, then ``undo``."""
+    page.evaluate(script)
     try:
-        return page.evaluate(script)
+        yield
     finally:
-        page.evaluate(DRAW_SECTIONS_BY_NEED)
+        page.evaluate(undo)
+
+
+def _overflow(page) -> int:
+    with _while(page, DRAW_EVERY_SECTION, DRAW_SECTIONS_BY_NEED):
+        return page.evaluate(SIDEWAYS_OVERFLOW)
 
 
 def audit(page) -> list:
@@ -147,17 +155,10 @@ def audit(page) -> list:
     token of each look keep their markup (``SAMPLE_CODE_TOKENS``)."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
-    page.evaluate(DRAW_EVERY_SECTION)
-    try:
+    with _while(page, DRAW_EVERY_SECTION, DRAW_SECTIONS_BY_NEED):
         page.evaluate(SAMPLE_CODE_TOKENS)
-        page.evaluate(CODE_AS_TEXT)
-        try:
-            violations = page.evaluate(AXE_RUN, [None, {}])
-        finally:
-            page.evaluate(CODE_AS_WAS)
-        return violations
-    finally:
-        page.evaluate(DRAW_SECTIONS_BY_NEED)
+        with _while(page, CODE_AS_TEXT, CODE_AS_WAS):
+            return page.evaluate(AXE_RUN, [None, {}])
 
 
 def visit(browser: BookBrowser, path: str, width: int, audited: bool = True) -> Visit:
@@ -177,7 +178,7 @@ def visit(browser: BookBrowser, path: str, width: int, audited: bool = True) -> 
         widget_error=bool(n_widgets) and "Error displaying widget" in page.inner_text("body"),
         visible_widget_pictures=page.evaluate(VISIBLE_WIDGET_PICTURES) if n_widgets else 0,
         images=page.evaluate(LOAD_LAZY_IMAGES) or page.evaluate(IMAGES),
-        overflow=_with_every_section_drawn(page, SIDEWAYS_OVERFLOW),
+        overflow=_overflow(page),
         lang=page.evaluate("() => document.documentElement.lang"),
     )
     if audited and AXE_JS.is_file() and Path(path).name not in NOT_AUDITED:

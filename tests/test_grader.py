@@ -25,6 +25,7 @@ from grader_support import chapter_notebook, code, exercise_cell, needs_bwrap
 from attncourse.cli import main
 from attncourse.exercises import get
 from attncourse.exercises.engine import registry as _registry
+from attncourse.exercises.engine.notebook import exercises_in, read_notebook
 from attncourse.grading import Limits, grade, sandbox
 
 pytestmark = pytest.mark.slow
@@ -611,15 +612,14 @@ def test_a_shortcut_scores_zero_with_the_reason(course, tmp_path, monkeypatch):
 
 
 def book_notebooks_with_exercises() -> list:
-    from attncourse.exercises.engine.notebook import exercises_in, read_notebook
-
     return [p for p in sorted((ROOT / "book").glob("*.ipynb")) if exercises_in(read_notebook(p.read_bytes()))]
 
 
 def test_the_book_loop_students_zero(tmp_path):
     """validate and assign the real book, then grade its student notebooks, all in one student's
-    folder: 0 points, and every empty stub "not attempted".  The book's own notebooks (the worked solutions) are graded from
-    the same handout, every chapter in one run, by test_grader_namespace.py's
+    folder: 0 points, and every empty stub "not attempted".  The book's own notebooks (the worked
+    solutions) are graded from the same handout, every chapter in one run, by
+    test_grader_namespace.py's
     test_the_books_solutions_score_full_marks_with_no_error_note_and_every_imported_name_there."""
     needs_bwrap()
     pytest.importorskip("torch")  # the common-bugs exercises need it in the grading Python
@@ -644,8 +644,6 @@ def test_the_book_loop_students_zero(tmp_path):
     )
     assert students.student == "students" and students.status == "ok"
     assert students.total == 0
-    from attncourse.exercises.engine.notebook import exercises_in, read_notebook
-
     assert {g.exercise.id for g in students.grades} == {
         ex_id for path in notebooks for _, ex_id in exercises_in(read_notebook(path.read_bytes()))
     }
